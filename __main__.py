@@ -1,0 +1,7 @@
+"""`python -m seance` — same as the `seance` console script."""
+
+import sys
+
+from seance.core.cli import main
+
+sys.exit(main())

@@ -1,0 +1,154 @@
+"""`seance show` and `seance tree`: one session's context and tree, as JSON or text.
+
+The JSON shapes are a contract other tools depend on:
+
+    show --json  {"path", "id", "leafId", "thinkingLevel", "model": {"provider", "modelId"} | null,
+                  "messages": [{"role", "text"}]}
+    tree --json  {"path", "id", "leafId", "nodes": [{"id", "parentId", "type", "label"}]}
+
+Extra keys (`problems`, `entryId`, ...) may be added; none may be removed or renamed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from .context import build_session_context
+from .session import NotASession, Session, read_session
+from .summary import entry_summary, tool_calls_by_id
+from .text import display_text
+
+_MAX_PROBLEMS_SHOWN = 5
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    show = commands.add_parser("show", help="print the context a session resumes with")
+    show.add_argument("session", metavar="SESSION", help="session file path or id prefix")
+    show.add_argument("--leaf", metavar="ENTRY_ID", help="resume point (default: the session's leaf)")
+    show.add_argument("--json", action="store_true", help="print JSON (a stable contract)")
+    show.set_defaults(handler=run_show)
+
+    tree = commands.add_parser("tree", help="show a session's tree (the tree view, or --json / --text)")
+    tree.add_argument("session", metavar="SESSION", help="session file path or id prefix")
+    tree.add_argument("--json", action="store_true", help="print JSON (a stable contract)")
+    tree.add_argument("--text", action="store_true", help="print the tree as text instead of opening the UI")
+    tree.set_defaults(handler=run_tree)
+
+
+def open_session_arg(argument: str, cwd: str | None = None) -> Session:
+    """Load SESSION given as a path, or (when the catalog is present) as an id prefix."""
+    from .cli import EXIT_BAD_INPUT, EXIT_NOT_FOUND, CliError
+
+    path = Path(argument).expanduser()
+    if not path.exists() and not _looks_like_path(argument):
+        try:
+            from .cli_catalog import resolve_session_arg
+        except ImportError:
+            resolve_session_arg = None  # type: ignore[assignment]
+        if resolve_session_arg is not None:
+            path = resolve_session_arg(argument, cwd)
+        else:
+            raise CliError(f"{argument}: no such session file", EXIT_NOT_FOUND)
+    result = read_session(path)
+    if isinstance(result, NotASession):
+        code = EXIT_NOT_FOUND if result.reason == "no such file" else EXIT_BAD_INPUT
+        raise CliError(f"{result.path}: not a session ({result.reason})", code)
+    _report_problems(result)
+    return result
+
+
+def _looks_like_path(argument: str) -> bool:
+    return "/" in argument or os.sep in argument or argument.endswith(".jsonl")
+
+
+def _report_problems(session: Session) -> None:
+    problems = session.problems
+    if not problems:
+        return
+    shown = "; ".join(problems[:_MAX_PROBLEMS_SHOWN])
+    more = f" (+{len(problems) - _MAX_PROBLEMS_SHOWN} more)" if len(problems) > _MAX_PROBLEMS_SHOWN else ""
+    print(f"seance: {session.path.name}: skipped or repaired: {shown}{more}", file=sys.stderr)
+
+
+def write_json(payload: Any) -> None:
+    sys.stdout.buffer.write(orjson.dumps(payload, option=orjson.OPT_INDENT_2) + b"\n")
+    sys.stdout.flush()
+
+
+def show_payload(session: Session, leaf: str | None = None) -> dict[str, Any]:
+    """The `show --json` object for a session at `leaf` (default: its leaf)."""
+    context = build_session_context(session) if leaf is None else build_session_context(session, leaf)
+    return {
+        "path": str(session.path),
+        "id": session.id,
+        **context.to_json(),
+        "problems": session.problems,
+    }
+
+
+def tree_payload(session: Session) -> dict[str, Any]:
+    """The `tree --json` object: depth-first pre-order, children oldest first."""
+    tree = session.tree
+    nodes = [
+        {
+            "id": entry_id,
+            "parentId": tree.parent[entry_id],
+            "type": tree.by_id[entry_id].get("type"),
+            "label": tree.labels.get(entry_id),
+        }
+        for entry_id, _depth in tree.preorder()
+    ]
+    return {"path": str(session.path), "id": session.id, "leafId": tree.leaf_id, "nodes": nodes,
+            "problems": session.problems}
+
+
+def run_show(args: argparse.Namespace) -> int:
+    from .cli import CliError
+
+    session = open_session_arg(args.session, getattr(args, "cwd", None))
+    if args.leaf is not None and args.leaf not in session.tree.by_id:
+        raise CliError(f"{session.path.name}: no entry {args.leaf!r}")
+    payload = show_payload(session, args.leaf)
+    if args.json:
+        write_json(payload)
+        return 0
+    model = payload["model"]
+    out = sys.stdout
+    print(f"session  {session.id}  ({session.path})", file=out)
+    if session.name:
+        print(f"name     {display_text(session.name)}", file=out)
+    print(f"leaf     {payload['leafId']}", file=out)
+    print(f"model    {model['provider']}/{model['modelId']}" if model else "model    (none)", file=out)
+    print(f"thinking {payload['thinkingLevel']}", file=out)
+    print(f"messages {len(payload['messages'])}", file=out)
+    for message in payload["messages"]:
+        text = display_text(message["text"], 200) or "(no text)"
+        print(f"  {message['role']:>17}: {text}", file=out)
+    return 0
+
+
+def run_tree(args: argparse.Namespace) -> int:
+    session = open_session_arg(args.session, getattr(args, "cwd", None))
+    if args.json:
+        write_json(tree_payload(session))
+        return 0
+    if not args.text and sys.stdin.isatty() and sys.stdout.isatty():
+        from .cli import _run_ui
+
+        args.tree_session = session
+        return _run_ui(args)
+    tree = session.tree
+    calls = tool_calls_by_id(session.entries)
+    for entry_id, depth in tree.preorder():
+        entry = tree.by_id[entry_id]
+        label = tree.labels.get(entry_id)
+        marker = "*" if entry_id == tree.leaf_id else " "
+        tag = f"[{display_text(label)}] " if label else ""
+        print(f"{marker} {'  ' * depth}{entry_id} {tag}{entry_summary(entry, 100, calls)}")
+    return 0

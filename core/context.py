@@ -1,0 +1,143 @@
+"""What the model receives when a session is resumed at a given entry (pi's buildSessionContext).
+
+Walk root → leaf.  Settings: the latest `thinking_level_change` (default "off"); the model
+from the latest `model_change` or assistant message on the path, whichever comes last.
+Messages: with a compaction on the path, its summary first, then the path entries from
+`firstKeptEntryId` up to the compaction, then everything after it; otherwise every entry.
+`message` entries pass through, `custom_message` becomes role `custom`, `branch_summary`
+becomes role `branchSummary`.  oh-my-pi extras: `mode_change` and `ttsr_injection` rules.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .session import Session
+from .text import message_text
+from .tree import SessionTree, timestamp_ms
+
+_DEFAULT = object()
+
+
+@dataclass(slots=True)
+class ContextMessage:
+    """One message the model will receive, and the entry it came from."""
+
+    role: str
+    message: dict[str, Any]
+    entry_id: str
+
+    @property
+    def text(self) -> str:
+        return message_text(self.message)
+
+
+@dataclass(slots=True)
+class SessionContext:
+    leaf_id: str | None
+    thinking_level: str = "off"
+    model: dict[str, Any] | None = None
+    messages: list[ContextMessage] = field(default_factory=list)
+    mode: str = "none"
+    mode_data: Any = None
+    injected_rules: list[str] = field(default_factory=list)
+    compaction: dict[str, Any] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "leafId": self.leaf_id,
+            "thinkingLevel": self.thinking_level,
+            "model": self.model,
+            "messages": [{"role": m.role, "text": m.text, "entryId": m.entry_id} for m in self.messages],
+            "mode": self.mode,
+            "injectedRules": self.injected_rules,
+        }
+
+
+def _as_message(entry: dict[str, Any]) -> ContextMessage | None:
+    kind = entry.get("type")
+    if kind == "message":
+        message = entry.get("message")
+        if not isinstance(message, dict):
+            return None
+        role = message.get("role")
+        return ContextMessage(role if isinstance(role, str) else "unknown", message, entry["id"])
+    if kind == "custom_message":
+        message = {
+            "role": "custom",
+            "customType": entry.get("customType"),
+            "content": entry.get("content"),
+            "display": entry.get("display"),
+            "details": entry.get("details"),
+            "timestamp": timestamp_ms(entry.get("timestamp")),
+        }
+        return ContextMessage("custom", message, entry["id"])
+    if kind == "branch_summary" and entry.get("summary"):
+        message = {"role": "branchSummary", "summary": entry.get("summary"), "fromId": entry.get("fromId")}
+        return ContextMessage("branchSummary", message, entry["id"])
+    return None
+
+
+def build_session_context(session: Session | SessionTree, leaf: Any = _DEFAULT) -> SessionContext:
+    """The context at `leaf` (an entry id), at the session's leaf by default.
+
+    `leaf=None` means "before the first entry" (empty), as in pi.  An id that is not in the
+    session falls back to the last entry, also as in pi; the CLI checks ids before calling.
+    """
+    tree = session.tree if isinstance(session, Session) else session
+    if leaf is None:
+        return SessionContext(leaf_id=None)
+    target = tree.leaf_id if leaf is _DEFAULT else leaf
+    if target not in tree.by_id:
+        target = tree.entries[-1]["id"] if tree.entries else None
+    if target is None:
+        return SessionContext(leaf_id=None)
+    path = tree.path_to(target)
+    context = SessionContext(leaf_id=target)
+    compaction_index = -1
+    for index, entry in enumerate(path):
+        kind = entry.get("type")
+        if kind == "thinking_level_change":
+            context.thinking_level = entry.get("thinkingLevel")
+        elif kind == "model_change":
+            if entry.get("role") in (None, "default"):
+                context.model = {"provider": entry.get("provider"), "modelId": entry.get("modelId")}
+        elif kind == "message":
+            message = entry.get("message")
+            if isinstance(message, dict) and message.get("role") == "assistant":
+                context.model = {"provider": message.get("provider"), "modelId": message.get("model")}
+        elif kind == "compaction":
+            compaction_index = index
+        elif kind == "mode_change":
+            mode = entry.get("mode")
+            context.mode = mode if isinstance(mode, str) else "none"
+            context.mode_data = entry.get("data")
+        elif kind == "ttsr_injection":
+            rules = entry.get("injectedRules")
+            for rule in rules if isinstance(rules, list) else ():
+                if isinstance(rule, str) and rule not in context.injected_rules:
+                    context.injected_rules.append(rule)
+    messages = context.messages
+    if compaction_index >= 0:
+        compaction = path[compaction_index]
+        context.compaction = compaction
+        summary = {
+            "role": "compactionSummary",
+            "summary": compaction.get("summary"),
+            "tokensBefore": compaction.get("tokensBefore"),
+        }
+        messages.append(ContextMessage("compactionSummary", summary, compaction["id"]))
+        first_kept = compaction.get("firstKeptEntryId")
+        keeping = False
+        for entry in path[:compaction_index]:
+            keeping = keeping or entry["id"] == first_kept
+            if keeping and (message := _as_message(entry)):
+                messages.append(message)
+        rest = path[compaction_index + 1 :]
+    else:
+        rest = path
+    for entry in rest:
+        if message := _as_message(entry):
+            messages.append(message)
+    return context

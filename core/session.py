@@ -1,0 +1,248 @@
+"""Load one session file into the normalised model — read-only, never raising on bad input.
+
+`read_session(path)` returns a `Session` or a `NotASession` that says why.  Everything that
+was skipped on the way (bad lines, entries without ids, duplicate ids, broken parents) is
+listed in `Session.problems`, so a caller can tell the user instead of failing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from . import dialects
+from .jsonl import Skipped, parse_jsonl
+from .migrate import CURRENT_VERSION, header_version, migrate
+from .tree import SessionTree
+
+
+@dataclass(frozen=True, slots=True)
+class FileStamp:
+    """What a file looked like when it was read: used to refuse writes if it changed."""
+
+    size: int
+    mtime_ns: int
+    digest: str
+
+    @classmethod
+    def of_bytes(cls, data: bytes, stat: os.stat_result) -> FileStamp:
+        return cls(stat.st_size, stat.st_mtime_ns, hashlib.blake2b(data, digest_size=16).hexdigest())
+
+
+@dataclass(frozen=True, slots=True)
+class NotASession:
+    """A file that cannot be read as a session, and the reason in one line."""
+
+    path: Path
+    reason: str
+
+    def __bool__(self) -> bool:  # `if result:` reads naturally for callers
+        return False
+
+
+@dataclass(eq=False)
+class Session:
+    """A session file, normalised to pi's v3 shape and migrated in memory."""
+
+    path: Path
+    header: dict[str, Any]
+    entries: list[dict[str, Any]]
+    stamp: FileStamp
+    disk_version: int
+    dialect: str
+    title_slot: dict[str, Any] | None = None
+    title_slot_bytes: int = 0
+    migrations: list[str] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+
+    @property
+    def id(self) -> str:
+        return self.header["id"]
+
+    @property
+    def cwd(self) -> str:
+        cwd = self.header.get("cwd")
+        return cwd if isinstance(cwd, str) else ""
+
+    @cached_property
+    def tree(self) -> SessionTree:
+        return SessionTree(self.entries)
+
+    @property
+    def leaf_id(self) -> str | None:
+        return self.tree.leaf_id
+
+    @property
+    def needs_migration(self) -> bool:
+        return bool(self.migrations)
+
+    @property
+    def problems(self) -> list[str]:
+        """Everything skipped or repaired while reading, as one-line messages."""
+        return [str(item) for item in self.skipped] + self.tree.problems
+
+    @property
+    def name(self) -> str | None:
+        return session_name(self)
+
+
+def session_name(session: Session) -> str | None:
+    """The display name: pi's `session_info`, else omp's title slot / `title_change`, else header title.
+
+    Like pi 0.73, the latest `session_info` decides, so an empty one clears the name.
+    """
+    info_seen = False
+    info_name: str | None = None
+    change_title: str | None = None
+    for entry in session.entries:
+        kind = entry.get("type")
+        if kind == "session_info":
+            info_seen = True
+            name = entry.get("name")
+            info_name = name.strip() or None if isinstance(name, str) else None
+        elif kind == "title_change":
+            title = entry.get("title")
+            change_title = title.strip() or None if isinstance(title, str) else None
+    if info_seen:
+        return info_name
+    if session.title_slot is not None:
+        return dialects.slot_title(session.title_slot) or change_title
+    if change_title:
+        return change_title
+    title = session.header.get("title")
+    return title.strip() or None if isinstance(title, str) else None
+
+
+def parse_session_bytes(path: Path, data: bytes, stat: os.stat_result) -> Session | NotASession:
+    """Parse, normalise and migrate (in memory) the bytes of one session file."""
+    records, skipped = parse_jsonl(data)
+    if not records:
+        reason = "empty file" if not data.strip() else "no readable JSON line"
+        return NotASession(path, reason)
+    title_slot = None
+    slot_bytes = 0
+    first = 0
+    if records[0].value.get("type") == dialects.TITLE_SLOT_TYPE:
+        title_slot = records[0].value
+        slot_bytes = records[0].end + 1
+        first = 1
+    if first >= len(records):
+        return NotASession(path, "only a title line, no session header")
+    head = records[first].value
+    if head.get("type") not in dialects.HEADER_TYPES or not isinstance(head.get("id"), str):
+        return NotASession(path, f"line {records[first].line} is not a session header")
+    raw_entries = [record for record in records[first + 1 :]]
+    snake = dialects.is_snake_dialect(head, [record.value for record in raw_entries])
+    header = dialects.normalise_header(head, snake)
+    disk_version = header_version(header)
+    entries: list[dict[str, Any]] = []
+    lines: list[int] = []
+    for record in raw_entries:
+        entry = dialects.normalise_entry(record.value, snake)
+        if entry.get("type") in dialects.HEADER_TYPES:
+            skipped.append(Skipped(record.line, "a second session header"))
+            continue
+        entries.append(entry)
+        lines.append(record.line)
+    has_ids = any(isinstance(entry.get("id"), str) for entry in entries)
+    migrations = migrate(header, entries, has_ids=has_ids)
+    entries = _valid_entries(entries, lines, skipped)
+    dialect = "operator" if snake else ("omp" if title_slot is not None or _omp_markers(entries) else "pi")
+    return Session(
+        path=path,
+        header=header,
+        entries=entries,
+        stamp=FileStamp.of_bytes(data, stat),
+        disk_version=disk_version,
+        dialect=dialect,
+        title_slot=title_slot,
+        title_slot_bytes=slot_bytes,
+        migrations=migrations,
+        skipped=sorted(skipped, key=lambda item: item.line),
+    )
+
+
+_OMP_TYPES = frozenset({"ttsr_injection", "session_init", "mode_change", "title_change", "service_tier_change"})
+
+
+def _omp_markers(entries: list[dict[str, Any]]) -> bool:
+    return any(entry.get("type") in _OMP_TYPES for entry in entries[:200])
+
+
+def _valid_entries(entries: list[dict[str, Any]], lines: list[int], skipped: list[Skipped]) -> list[dict[str, Any]]:
+    """Drop entries that cannot be placed (no id, no type); keep the last of duplicate ids."""
+    last_index: dict[str, int] = {}
+    for index, entry in enumerate(entries):
+        entry_id = entry.get("id")
+        if isinstance(entry_id, str) and entry_id and isinstance(entry.get("type"), str):
+            last_index[entry_id] = index
+    kept: list[dict[str, Any]] = []
+    for index, entry in enumerate(entries):
+        entry_id = entry.get("id")
+        if not isinstance(entry.get("type"), str):
+            skipped.append(Skipped(lines[index], "entry without a string type"))
+        elif not isinstance(entry_id, str) or not entry_id:
+            skipped.append(Skipped(lines[index], "entry without a string id"))
+        elif last_index[entry_id] != index:
+            skipped.append(Skipped(lines[index], f"duplicate id {entry_id} (the later entry is used)"))
+        else:
+            parent = entry.get("parentId")
+            if parent is not None and not isinstance(parent, str):
+                skipped.append(Skipped(lines[index], f"parentId of entry {entry_id} is not a string; shown as a root"))
+                entry["parentId"] = None
+            kept.append(entry)
+    return kept
+
+
+def read_session(path: str | os.PathLike[str]) -> Session | NotASession:
+    """Read a session file.  Never raises for bad content or a vanished/unreadable file."""
+    file_path = Path(path).expanduser().absolute()
+    try:
+        with open(file_path, "rb") as handle:
+            stat = os.fstat(handle.fileno())
+            if not _is_regular(stat):
+                return NotASession(file_path, "not a regular file")
+            data = handle.read()
+    except FileNotFoundError:
+        return NotASession(file_path, "no such file")
+    except IsADirectoryError:
+        return NotASession(file_path, "is a directory")
+    except PermissionError:
+        return NotASession(file_path, "permission denied")
+    except OSError as error:
+        return NotASession(file_path, error.strerror or str(error))
+    return parse_session_bytes(file_path, data, stat)
+
+
+def _is_regular(stat: os.stat_result) -> bool:
+    import stat as stat_module
+
+    return stat_module.S_ISREG(stat.st_mode)
+
+
+class SessionError(Exception):
+    """A session operation that cannot be carried out; the message is for the user."""
+
+
+def load_session(path: str | os.PathLike[str]) -> Session:
+    """Like `read_session`, but raises `SessionError` for a file that is not a session."""
+    result = read_session(path)
+    if isinstance(result, NotASession):
+        raise SessionError(f"{result.path}: not a session ({result.reason})")
+    return result
+
+
+__all__ = [
+    "CURRENT_VERSION",
+    "FileStamp",
+    "NotASession",
+    "Session",
+    "SessionError",
+    "load_session",
+    "read_session",
+    "session_name",
+]

@@ -1,0 +1,151 @@
+"""One-line summaries of entries, following pi's `/tree` rendering rules.
+
+`summarize(entry)` returns a `Summary` whose `kind` names a style (the UI maps kinds to
+component classes) and whose `prefix`/`text` are plain, sanitised strings.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from .text import content_text, display_text
+
+_TEXT_LIMIT = 200
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    kind: str  # user | assistant | error | tool | bash | custom | compaction | branch | dim | other
+    prefix: str
+    text: str
+
+    def plain(self) -> str:
+        return f"{self.prefix}{self.text}"
+
+
+def tool_calls_by_id(entries: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """toolCallId -> the assistant's toolCall block, to summarise tool results."""
+    calls: dict[str, dict[str, Any]] = {}
+    for entry in entries:
+        message = entry.get("message")
+        if entry.get("type") != "message" or not isinstance(message, dict) or message.get("role") != "assistant":
+            continue
+        content = message.get("content")
+        for block in content if isinstance(content, list) else ():
+            if isinstance(block, dict) and block.get("type") == "toolCall" and isinstance(block.get("id"), str):
+                calls[block["id"]] = block
+    return calls
+
+
+def _home_short(path: str) -> str:
+    home = os.environ.get("HOME", "")
+    return "~" + path[len(home) :] if home and path.startswith(home) else path
+
+
+def format_tool_call(name: Any, args: Any) -> str:
+    """`[bash: ls -la]`, `[read: ~/p/f.py:10-29]` ... like pi's tree."""
+    args = args if isinstance(args, dict) else {}
+    name = str(name)
+    path = _home_short(str(args.get("path") or args.get("file_path") or ""))
+    if name == "read":
+        offset, limit = args.get("offset"), args.get("limit")
+        if offset is not None or limit is not None:
+            start = offset if isinstance(offset, int) else 1
+            end = f"-{start + limit - 1}" if isinstance(limit, int) else ""
+            path += f":{start}{end}"
+        return f"[read: {path}]"
+    if name in ("write", "edit"):
+        return f"[{name}: {path}]"
+    if name == "bash":
+        raw = str(args.get("command") or "")
+        command = display_text(raw)[:50]
+        return f"[bash: {command}{'...' if len(raw) > 50 else ''}]"
+    if name == "grep":
+        return f"[grep: /{args.get('pattern') or ''}/ in {_home_short(str(args.get('path') or '.'))}]"
+    if name == "find":
+        return f"[find: {args.get('pattern') or ''} in {_home_short(str(args.get('path') or '.'))}]"
+    if name == "ls":
+        return f"[ls: {_home_short(str(args.get('path') or '.'))}]"
+    try:
+        encoded = orjson.dumps(args).decode()
+    except TypeError:
+        encoded = str(args)
+    return f"[{name}: {encoded[:40]}{'...' if len(encoded) > 40 else ''}]"
+
+
+def summarize(entry: dict[str, Any], tool_calls: dict[str, dict[str, Any]] | None = None) -> Summary:
+    """The one-line rendering of an entry (text already free of controls)."""
+    kind = entry.get("type")
+    if kind == "message":
+        return _summarize_message(entry.get("message"), tool_calls or {})
+    if kind == "custom_message":
+        text = content_text(entry.get("content"), "")
+        return Summary("custom", f"[{display_text(entry.get('customType'))}]: ", display_text(text, _TEXT_LIMIT))
+    if kind == "compaction":
+        tokens = entry.get("tokensBefore")
+        count = round(tokens / 1000) if isinstance(tokens, int | float) and not isinstance(tokens, bool) else "?"
+        return Summary("compaction", "", f"[compaction: {count}k tokens]")
+    if kind == "branch_summary":
+        return Summary("branch", "[branch summary]: ", display_text(entry.get("summary"), _TEXT_LIMIT))
+    if kind == "model_change":
+        return Summary("dim", "", f"[model: {display_text(entry.get('modelId'))}]")
+    if kind == "thinking_level_change":
+        return Summary("dim", "", f"[thinking: {display_text(entry.get('thinkingLevel'))}]")
+    if kind == "custom":
+        return Summary("dim", "", f"[custom: {display_text(entry.get('customType'))}]")
+    if kind == "label":
+        label = entry.get("label")
+        return Summary("dim", "", f"[label: {display_text(label) if label else '(cleared)'}]")
+    if kind == "session_info":
+        return Summary("dim", "", f"[title: {display_text(entry.get('name')) or 'empty'}]")
+    if kind == "title_change":
+        return Summary("dim", "", f"[title: {display_text(entry.get('title')) or 'empty'}]")
+    if kind == "mode_change":
+        return Summary("dim", "", f"[mode: {display_text(entry.get('mode'))}]")
+    if kind == "ttsr_injection":
+        rules = entry.get("injectedRules")
+        count = len(rules) if isinstance(rules, list) else 0
+        return Summary("dim", "", f"[rules injected: {count}]")
+    if kind == "session_init":
+        return Summary("dim", "", f"[session init: {display_text(entry.get('task'), 60)}]")
+    if kind == "leaf":
+        return Summary("dim", "", f"[leaf → {display_text(entry.get('targetId'))}]")
+    return Summary("other", "", f"[{display_text(kind)}]")
+
+
+def _summarize_message(message: Any, tool_calls: dict[str, dict[str, Any]]) -> Summary:
+    if not isinstance(message, dict):
+        return Summary("other", "", "[message]")
+    role = message.get("role")
+    if role == "user":
+        return Summary("user", "user: ", display_text(content_text(message.get("content"), ""), _TEXT_LIMIT))
+    if role == "assistant":
+        text = display_text(content_text(message.get("content"), ""), _TEXT_LIMIT)
+        if text:
+            return Summary("assistant", "assistant: ", text)
+        if message.get("stopReason") == "aborted":
+            return Summary("assistant", "assistant: ", "(aborted)")
+        if message.get("errorMessage"):
+            return Summary("error", "assistant: ", display_text(message.get("errorMessage"), 80))
+        return Summary("assistant", "assistant: ", "(no content)")
+    if role == "toolResult":
+        call = tool_calls.get(message.get("toolCallId")) if isinstance(message.get("toolCallId"), str) else None
+        if call:
+            return Summary("tool", "", format_tool_call(call.get("name"), call.get("arguments")))
+        return Summary("tool", "", f"[{display_text(message.get('toolName') or 'tool')}]")
+    if role == "bashExecution":
+        return Summary("bash", "", f"[bash]: {display_text(message.get('command'))}")
+    if role == "custom":
+        text = content_text(message.get("content"), "")
+        return Summary("custom", f"[{display_text(message.get('customType'))}]: ", display_text(text, _TEXT_LIMIT))
+    return Summary("dim", "", f"[{display_text(role)}]")
+
+
+def entry_summary(entry: dict[str, Any], limit: int | None = None,
+                  tool_calls: dict[str, dict[str, Any]] | None = None) -> str:
+    """Plain one-line text of an entry, cut to `limit` characters."""
+    return display_text(summarize(entry, tool_calls).plain(), limit)

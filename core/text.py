@@ -1,0 +1,57 @@
+"""Text helpers shared by listing, context and display: message text and sanitising.
+
+Session text is data.  `display_text` removes what a terminal would interpret (C0/C1
+controls, escape sequences) and bidi overrides that could reorder what the user sees.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+_CONTROL = re.compile(
+    "[\x00-\x1f\x7f-\x9f"  # C0, DEL, C1 (ESC, CSI, OSC ... all land here)
+    "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"  # bidi marks, embeddings, overrides, isolates
+    "]"
+)
+_SPACES = re.compile(r"\s+")
+
+
+def display_text(value: object, limit: int | None = None) -> str:
+    """One clean line for a list row: controls become spaces, runs of space fold to one."""
+    text = value if isinstance(value, str) else ("" if value is None else str(value))
+    if limit is not None and len(text) > limit * 4:
+        text = text[: limit * 4]
+    text = _SPACES.sub(" ", _CONTROL.sub(" ", text)).strip()
+    if limit is not None and len(text) > limit:
+        text = text[: max(limit - 1, 0)] + "…"
+    return text
+
+
+def safe_multiline(value: object) -> str:
+    """Multi-line text with controls removed but newlines and tabs kept (for previews)."""
+    text = value if isinstance(value, str) else ("" if value is None else str(value))
+    text = text.replace("\r\n", "\n").replace("\t", "    ")
+    return _CONTROL.sub(lambda m: "\n" if m.group() == "\n" else "", text)
+
+
+def content_text(content: Any, joiner: str) -> str:
+    """Text of a message `content`: the string itself, or its text blocks joined."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return joiner.join(
+            block["text"]
+            for block in content
+            if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str)
+        )
+    return ""
+
+
+def message_text(message: dict[str, Any]) -> str:
+    """The contract text of a context message (see `seance show --json`)."""
+    role = message.get("role")
+    if role in ("compactionSummary", "branchSummary"):
+        summary = message.get("summary")
+        return summary if isinstance(summary, str) else ""
+    return content_text(message.get("content"), "\n")

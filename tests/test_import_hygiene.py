@@ -1,0 +1,40 @@
+"""core/ must stay headless: importing any of its modules may not load Textual or Rich."""
+
+from __future__ import annotations
+
+import pkgutil
+import subprocess
+import sys
+
+import seance.core
+
+
+def _core_modules() -> list[str]:
+    return sorted(f"seance.core.{info.name}" for info in pkgutil.iter_modules(seance.core.__path__))
+
+
+def test_core_has_modules() -> None:
+    assert "seance.core.session" in _core_modules()
+
+
+def test_core_imports_no_textual_or_rich() -> None:
+    modules = _core_modules()
+    code = (
+        "import importlib, sys\n"
+        f"for name in {modules!r}: importlib.import_module(name)\n"
+        "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'rich'))\n"
+        "print(','.join(bad))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "", f"core pulled in: {result.stdout.strip()}"
+
+
+def test_cli_ls_path_does_not_import_textual() -> None:
+    code = (
+        "import sys\n"
+        "from seance.core.cli import build_parser\n"
+        "build_parser()\n"
+        "print(any(m.startswith('textual') for m in sys.modules))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "False"
