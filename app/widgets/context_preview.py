@@ -1,0 +1,353 @@
+"""ContextPreview: what the model will receive if a session is resumed at a given entry.
+
+Used by the session list (the highlighted session at its leaf) and by the tree screen (the
+highlighted node).  Loading and building happen in an exclusive, debounced thread worker, so
+moving the cursor or typing never waits for a big file; the worker posts a `Loaded` message
+and the handler on the UI thread swaps the text in.
+
+Every string from the session is shown as plain `Content` (never markup), sanitised by
+`seance.core.text`.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from seance.core.context import ContextMessage, build_session_context
+from seance.core.session import NotASession, Session, read_session
+from seance.core.summary import format_tool_call, tool_calls_by_id
+from seance.core.text import content_text, display_text, safe_multiline
+from textual import work
+from textual.app import ComposeResult
+from textual.containers import Vertical, VerticalScroll
+from textual.content import Content
+from textual.message import Message
+from textual.widgets import Static
+from textual.worker import get_current_worker
+
+DEFAULT: Any = object()
+"""Sentinel for `leaf_id`: the session's own leaf (where it would resume by default)."""
+
+DEBOUNCE_SECONDS = 0.12
+TAIL_MESSAGES = 200
+BODY_LIMIT = 2_000
+TOOL_OUTPUT_LIMIT = 400
+TOOL_OUTPUT_LINES = 6
+_STYLES = Path(__file__).resolve().parent.parent.parent / "styles" / "preview.tcss"
+
+
+# -- the document (pure data, built in the worker thread) -------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PreviewBlock:
+    """One message of the context: a styled title line and an optional body."""
+
+    kind: str  # user | assistant | tool | error | custom | branch | bash | compaction | other
+    title: str
+    body: str = ""
+    calls: tuple[str, ...] = ()
+
+
+@dataclass(slots=True)
+class PreviewDoc:
+    """Everything the pane shows, ready to render."""
+
+    header: list[tuple[str, str]] = field(default_factory=list)
+    blocks: list[PreviewBlock] = field(default_factory=list)
+    earlier: int = 0
+    notice: str | None = None
+
+
+def _clip(text: str, limit: int, max_lines: int | None = None) -> str:
+    """Sanitised multi-line text cut to `limit` characters (and `max_lines` lines)."""
+    clean = safe_multiline(text).strip("\n")
+    cut = len(clean) > limit
+    clean = clean[:limit]
+    if max_lines is not None:
+        lines = clean.split("\n")
+        if len(lines) > max_lines:
+            clean, cut = "\n".join(lines[:max_lines]), True
+    if cut:
+        hidden = len(safe_multiline(text).strip("\n")) - len(clean)
+        clean += f"\n… ({hidden:,} more characters)"
+    return clean
+
+
+def _message_block(item: ContextMessage, calls: dict[str, dict[str, Any]]) -> PreviewBlock:
+    message, role = item.message, item.role
+    if role == "user":
+        content = message.get("content")
+        images = sum(1 for b in content if isinstance(b, dict) and b.get("type") == "image") if isinstance(
+            content, list
+        ) else 0
+        body = _clip(content_text(content, "\n"), BODY_LIMIT)
+        if images:
+            body = f"{body}\n[{images} image{'s' if images > 1 else ''}]".strip()
+        return PreviewBlock("user", "user", body)
+    if role == "assistant":
+        content = message.get("content")
+        blocks = content if isinstance(content, list) else []
+        tool_lines = tuple(
+            format_tool_call(block.get("name"), block.get("arguments"))
+            for block in blocks
+            if isinstance(block, dict) and block.get("type") == "toolCall"
+        )
+        body = _clip(content_text(content, "\n"), BODY_LIMIT)
+        if message.get("errorMessage"):
+            return PreviewBlock("error", "assistant (error)", _clip(str(message.get("errorMessage")), BODY_LIMIT))
+        if not body and not tool_lines:
+            body = "(aborted)" if message.get("stopReason") == "aborted" else "(no content)"
+        return PreviewBlock("assistant", "assistant", body, tool_lines)
+    if role == "toolResult":
+        call_id = message.get("toolCallId")
+        call = calls.get(call_id) if isinstance(call_id, str) else None
+        title = (
+            format_tool_call(call.get("name"), call.get("arguments"))
+            if call
+            else f"[{display_text(message.get('toolName') or 'tool')}]"
+        )
+        kind = "error" if message.get("isError") else "tool"
+        return PreviewBlock(kind, f"result {title}", _clip(content_text(message.get("content"), "\n"),
+                                                          TOOL_OUTPUT_LIMIT, TOOL_OUTPUT_LINES))
+    if role == "bashExecution":
+        return PreviewBlock("bash", f"[bash]: {display_text(message.get('command'))}",
+                            _clip(str(message.get("output") or ""), TOOL_OUTPUT_LIMIT, TOOL_OUTPUT_LINES))
+    if role == "custom":
+        return PreviewBlock("custom", f"[{display_text(message.get('customType'))}]",
+                            _clip(content_text(message.get("content"), "\n"), BODY_LIMIT))
+    if role == "branchSummary":
+        return PreviewBlock("branch", "branch summary", _clip(item.text, BODY_LIMIT))
+    if role == "compactionSummary":
+        tokens = message.get("tokensBefore")
+        count = f"{round(tokens / 1000)}k" if isinstance(tokens, int | float) and not isinstance(tokens, bool) else "?"
+        return PreviewBlock("compaction", f"compaction summary ({count} tokens before)", _clip(item.text, BODY_LIMIT))
+    return PreviewBlock("other", f"[{display_text(role)}]", _clip(item.text, BODY_LIMIT))
+
+
+def _message_chars(item: ContextMessage) -> int:
+    """Characters the model reads for a message: its text plus tool-call arguments."""
+    size = len(item.text)
+    if item.role == "bashExecution":
+        size += len(str(item.message.get("command") or "")) + len(str(item.message.get("output") or ""))
+    content = item.message.get("content")
+    for block in content if isinstance(content, list) else ():
+        if isinstance(block, dict) and block.get("type") == "toolCall":
+            size += len(str(block.get("name") or "")) + len(str(block.get("arguments") or ""))
+    return size
+
+
+def _cost(entry: dict[str, Any]) -> float:
+    message = entry.get("message")
+    if entry.get("type") != "message" or not isinstance(message, dict) or message.get("role") != "assistant":
+        return 0.0
+    usage = message.get("usage")
+    cost = usage.get("cost") if isinstance(usage, dict) else None
+    total = cost.get("total") if isinstance(cost, dict) else None
+    return float(total) if isinstance(total, int | float) and not isinstance(total, bool) else 0.0
+
+
+def build_preview(session: Session, leaf_id: Any = DEFAULT, tail: int = TAIL_MESSAGES) -> PreviewDoc:
+    """The preview document for `session` resumed at `leaf_id` (pure; safe in a thread)."""
+    tree = session.tree
+    context = build_session_context(session) if leaf_id is DEFAULT else build_session_context(session, leaf_id)
+    path = tree.path_to(context.leaf_id)
+    doc = PreviewDoc()
+    model = context.model
+    if model and (model.get("provider") or model.get("modelId")):
+        names = (model.get("provider"), model.get("modelId"))
+        doc.header.append(("model", "/".join(display_text(name) for name in names if name)))
+    doc.header.append(("thinking", display_text(context.thinking_level) or "off"))
+    tokens = sum(_message_chars(item) for item in context.messages) // 4
+    doc.header.append(("context", f"~{tokens:,} tokens · {len(context.messages):,} messages"))
+    cost = sum(_cost(entry) for entry in path)
+    if cost:
+        doc.header.append(("cost", f"${cost:,.2f}" if cost >= 0.01 else f"${cost:.4f}"))
+    branches = tree.branch_points()
+    doc.header.append(("branches", f"{branches:,} branch point{'s' if branches != 1 else ''}"))
+    labels = [display_text(tree.labels[entry["id"]]) for entry in path if entry["id"] in tree.labels]
+    if labels:
+        doc.header.append(("labels", ", ".join(f"[{label}]" for label in labels)))
+    if context.mode and context.mode != "none":
+        doc.header.append(("mode", display_text(context.mode)))
+    if session.problems:
+        doc.header.append(("skipped", f"{len(session.problems)} problem(s) while reading"))
+    messages = context.messages
+    if len(messages) > tail:
+        doc.earlier = len(messages) - tail
+        messages = messages[-tail:]
+    calls = tool_calls_by_id(path)
+    doc.blocks = [_message_block(item, calls) for item in messages]
+    if not context.messages:
+        doc.notice = "Nothing to send yet: the context is empty at this point."
+    return doc
+
+
+class _SessionCache:
+    """A few recently read sessions, keyed by path and validated by size and mtime."""
+
+    def __init__(self, size: int = 4) -> None:
+        self._items: OrderedDict[Path, tuple[tuple[int, int], Session]] = OrderedDict()
+        self._size = size
+        self._lock = threading.Lock()
+
+    def read(self, path: Path) -> Session | NotASession:
+        try:
+            stat = os.stat(path)
+            key = (stat.st_size, stat.st_mtime_ns)
+        except OSError:
+            key = None
+        with self._lock:
+            cached = self._items.get(path)
+            if cached is not None and cached[0] == key:
+                self._items.move_to_end(path)
+                return cached[1]
+        result = read_session(path)
+        if isinstance(result, Session) and key is not None:
+            with self._lock:
+                self._items[path] = (key, result)
+                while len(self._items) > self._size:
+                    self._items.popitem(last=False)
+        return result
+
+
+# -- the widget ---------------------------------------------------------------------------
+
+
+class ContextPreview(Vertical):
+    """A scrollable pane showing the context a resume at some entry would send."""
+
+    DEFAULT_CSS = _STYLES.read_text(encoding="utf-8")
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "context-preview--key",
+        "context-preview--user",
+        "context-preview--assistant",
+        "context-preview--tool",
+        "context-preview--error",
+        "context-preview--custom",
+        "context-preview--branch",
+        "context-preview--bash",
+        "context-preview--compaction",
+        "context-preview--other",
+        "context-preview--call",
+        "context-preview--body",
+        "context-preview--muted",
+    }
+
+    class Loaded(Message, bubble=False):
+        """The worker finished building a document for request `token`."""
+
+        def __init__(self, token: int, doc: PreviewDoc) -> None:
+            super().__init__()
+            self.token = token
+            self.doc = doc
+
+    def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(name=name, id=id, classes=classes)
+        self._token = 0
+        self._doc: PreviewDoc | None = None
+        self._cache = _SessionCache()
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="preview-header", markup=False)
+        with VerticalScroll(id="preview-scroll", can_focus=False):
+            yield Static(id="preview-body", markup=False)
+
+    def on_mount(self) -> None:
+        self._render_doc()
+
+    @property
+    def document(self) -> PreviewDoc | None:
+        """The document currently shown (None while empty or loading)."""
+        return self._doc
+
+    # -- public API -----------------------------------------------------------------------
+
+    def show(self, path: Path | None, leaf_id: Any = DEFAULT) -> None:
+        """Preview the session at `path` resumed at `leaf_id` (debounced; None clears)."""
+        self._token += 1
+        if path is None:
+            self.workers.cancel_group(self, "context-preview")
+            self._doc = None
+            self._render_doc()
+            return
+        self._load(self._token, Path(path), None, leaf_id)
+
+    def show_session(self, session: Session, leaf_id: Any = DEFAULT) -> None:
+        """Preview an already loaded session resumed at `leaf_id` (debounced)."""
+        self._token += 1
+        self._load(self._token, session.path, session, leaf_id)
+
+    # -- worker and handler ---------------------------------------------------------------
+
+    @work(thread=True, exclusive=True, group="context-preview", exit_on_error=False)
+    def _load(self, token: int, path: Path, session: Session | None, leaf_id: Any) -> None:
+        worker = get_current_worker()
+        time.sleep(DEBOUNCE_SECONDS)
+        if worker.is_cancelled:
+            return
+        if session is None:
+            result = self._cache.read(path)
+            if isinstance(result, NotASession):
+                self.post_message(self.Loaded(token, PreviewDoc(notice=f"Not a session: {result.reason}")))
+                return
+            session = result
+        if worker.is_cancelled:
+            return
+        try:
+            doc = build_preview(session, leaf_id)
+        except Exception as error:  # a malformed entry must not take the pane down
+            doc = PreviewDoc(notice=f"Cannot build the context: {display_text(error)}")
+        if not worker.is_cancelled:
+            self.post_message(self.Loaded(token, doc))
+
+    def on_context_preview_loaded(self, message: Loaded) -> None:
+        if message.token != self._token:
+            return  # a newer request is on its way
+        self._doc = message.doc
+        self._render_doc()
+        self.query_one("#preview-scroll", VerticalScroll).scroll_end(animate=False, immediate=False)
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        if self.is_mounted:
+            self._render_doc()
+
+    # -- rendering ------------------------------------------------------------------------
+
+    def _style(self, kind: str):
+        return self.get_visual_style(f"context-preview--{kind}", partial=True)
+
+    def _render_doc(self) -> None:
+        header = self.query_one("#preview-header", Static)
+        body = self.query_one("#preview-body", Static)
+        doc = self._doc
+        if doc is None:
+            header.update("")
+            header.display = False
+            body.update(Content.styled("No session selected", self._style("muted")))
+            return
+        key_style = self._style("key")
+        header.display = bool(doc.header)
+        header.update(Content("   ").join(Content.assemble((f"{key} ", key_style), value) for key, value in doc.header))
+        parts: list[Content] = []
+        if doc.notice:
+            parts.append(Content.styled(doc.notice, self._style("muted")))
+        if doc.earlier:
+            parts.append(Content.styled(f"… {doc.earlier:,} earlier messages not shown", self._style("muted")))
+        body_style = self._style("body")
+        call_style = self._style("call")
+        for block in doc.blocks:
+            lines = [Content.styled(block.title, self._style(block.kind))]
+            if block.body:
+                lines.append(Content.styled(block.body, body_style))
+            lines.extend(Content.styled(f"→ {call}", call_style) for call in block.calls)
+            parts.append(Content("\n").join(lines))
+        body.update(Content("\n\n").join(parts))
