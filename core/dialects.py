@@ -91,3 +91,21 @@ def slot_title(slot: dict[str, Any] | None) -> str | None:
         return None
     title = slot.get("title")
     return title if isinstance(title, str) and title.strip() else None
+
+
+def _snake(key: str) -> str:
+    return "".join(f"_{char.lower()}" if char.isupper() else char for char in key)
+
+
+def denormalise_entry(entry: dict[str, Any], dialect: str) -> dict[str, Any]:
+    """An entry seance writes, in the dialect of the file it goes into."""
+    if dialect != "operator":
+        return entry
+    out = {_snake(key): value for key, value in entry.items()}
+    stamp = out.get("timestamp")
+    if isinstance(stamp, str):
+        try:
+            out["timestamp"] = datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+        except ValueError:
+            pass
+    return out

@@ -149,7 +149,8 @@ def parse_session_bytes(path: Path, data: bytes, stat: os.stat_result) -> Sessio
         entries.append(entry)
         lines.append(record.line)
     has_ids = any(isinstance(entry.get("id"), str) for entry in entries)
-    migrations = migrate(header, entries, has_ids=has_ids)
+    # The Python port has its own format and versioning: never re-shape it into pi's.
+    migrations = [] if snake else migrate(header, entries, has_ids=has_ids)
     entries = _valid_entries(entries, lines, skipped)
     dialect = "operator" if snake else ("omp" if title_slot is not None or _omp_markers(entries) else "pi")
     return Session(

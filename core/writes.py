@@ -19,6 +19,7 @@ from typing import Any
 
 import orjson
 
+from . import dialects
 from .session import FileStamp, Session, SessionError, load_session, read_session
 
 TITLE_SLOT_SIZE = 256
@@ -107,7 +108,7 @@ def append_entry(session: Session, entry: dict[str, Any]) -> None:
             f"{session.path}: is an old (v{session.disk_version}) session; persist its migration first"
         )
     _check_unchanged(session.path, session.stamp)
-    line = dumps_line(entry)
+    line = dumps_line(dialects.denormalise_entry(entry, session.dialect))
     fd = os.open(session.path, os.O_WRONLY | os.O_APPEND)
     try:
         if session.stamp.size and not _ends_with_newline(session.path):

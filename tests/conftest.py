@@ -59,3 +59,40 @@ def corpus() -> Path:
     if not CORPUS.is_dir():
         pytest.skip(f"the shared corpus is not at {CORPUS}")
     return CORPUS
+
+
+ORACLE_DIR = TESTS_ROOT / "oracle"
+PI_PACKAGE = ORACLE_DIR / "node_modules" / "@mariozechner" / "pi-coding-agent"
+
+
+def node_oracle_available() -> bool:
+    import shutil
+
+    return shutil.which("node") is not None and PI_PACKAGE.is_dir()
+
+
+def run_node(script: str, *args: str, timeout: float = 300) -> str:
+    """Run one of tests/oracle's scripts with pi's real implementation; return stdout."""
+    import subprocess
+
+    result = subprocess.run(
+        ["node", str(ORACLE_DIR / script), *args], capture_output=True, text=True, timeout=timeout
+    )
+    if result.returncode != 0:
+        raise AssertionError(f"node {script} failed ({result.returncode}):\n{result.stderr[-4000:]}")
+    return result.stdout
+
+
+# Two oracle runs: a deterministic one (seeded fake clock and ids, reproducible failures)
+# and a live one (real clock and randomness), so CI keeps exploring new shapes.
+ORACLE_RUNS = {"seeded": ("--count", "60", "--seed", "7"), "live": ("--count", "30", "--seed", "11", "--live")}
+
+
+@pytest.fixture(scope="session", params=sorted(ORACLE_RUNS))
+def pi_oracle(request, tmp_path_factory) -> Path:
+    """A directory where pi's own SessionManager wrote sessions/ and its reading, expected.json."""
+    if not node_oracle_available():
+        pytest.skip("node or tests/oracle/node_modules missing: run `npm ci` in tests/oracle")
+    out = tmp_path_factory.mktemp(f"pi-oracle-{request.param}")
+    run_node("generate.mjs", str(out), *ORACLE_RUNS[request.param])
+    return out

@@ -1,0 +1,54 @@
+"""oh-my-pi's content-addressed blob store, read lazily.
+
+omp externalises large base64 images to `~/.omp/agent/blobs/<sha256>` and leaves the
+string `blob:sha256:<hex>` in the session line.  Listing and context building never
+need the bytes, so seance resolves a reference only when something asks for the image.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+BLOB_PREFIX = "blob:sha256:"
+_HEX = re.compile(r"^[a-f0-9]{64}$")  # also the path-traversal guard
+
+
+def default_blob_dir() -> Path:
+    agent = os.environ.get("PI_CODING_AGENT_DIR")
+    return Path(agent).expanduser() / "blobs" if agent else Path.home() / ".omp" / "agent" / "blobs"
+
+
+def is_blob_ref(value: Any) -> bool:
+    return isinstance(value, str) and value.startswith(BLOB_PREFIX)
+
+
+class BlobStore:
+    """Reads blobs by reference; a missing or invalid reference resolves to None."""
+
+    def __init__(self, root: Path | None = None) -> None:
+        self.root = root or default_blob_dir()
+
+    def path_of(self, ref: str) -> Path | None:
+        digest = ref[len(BLOB_PREFIX) :] if is_blob_ref(ref) else ""
+        return self.root / digest if _HEX.match(digest) else None
+
+    def read(self, ref: str) -> bytes | None:
+        path = self.path_of(ref)
+        if path is None:
+            return None
+        try:
+            return path.read_bytes()
+        except OSError:
+            return None
+
+    def image_base64(self, block: dict[str, Any]) -> str | None:
+        """The base64 data of an image content block, resolving a blob reference if needed."""
+        data = block.get("data")
+        if not is_blob_ref(data):
+            return data if isinstance(data, str) else None
+        raw = self.read(data)
+        return base64.b64encode(raw).decode("ascii") if raw is not None else None

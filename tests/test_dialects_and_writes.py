@@ -1,0 +1,224 @@
+"""Dialects (omp, the Python port), migrations, and the race-safe write API."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+from pathlib import Path
+
+import orjson
+import pytest
+from seance.core.blobs import BlobStore
+from seance.core.context import build_session_context
+from seance.core.session import Session, SessionError, load_session, read_session
+from seance.core.writes import (
+    FileChangedError,
+    persist_migration,
+    rename_session,
+    set_label,
+    title_slot_bytes,
+)
+
+
+def _write(path: Path, objs: list[dict], prefix: bytes = b"") -> Path:
+    path.write_bytes(prefix + b"".join(orjson.dumps(o) + b"\n" for o in objs))
+    return path
+
+
+V1 = [
+    {"type": "session", "id": "old", "timestamp": "2025-01-01T00:00:00.000Z", "cwd": "/p"},
+    {"type": "message", "timestamp": "2025-01-01T00:00:01.000Z", "message": {"role": "user", "content": "one"}},
+    {"type": "message", "timestamp": "2025-01-01T00:00:02.000Z",
+     "message": {"role": "assistant", "content": [{"type": "text", "text": "two"}], "provider": "p", "model": "m"}},
+    {"type": "message", "timestamp": "2025-01-01T00:00:03.000Z", "message": {"role": "hookMessage", "content": "h"}},
+    {"type": "compaction", "timestamp": "2025-01-01T00:00:04.000Z", "summary": "S", "firstKeptEntryIndex": 2},
+    {"type": "message", "timestamp": "2025-01-01T00:00:05.000Z", "message": {"role": "user", "content": "three"}},
+]
+
+
+def test_v1_migration_in_memory_with_stable_ids(tmp_path: Path) -> None:
+    path = _write(tmp_path / "v1.jsonl", V1)
+    first, second = load_session(path), load_session(path)
+    ids = [e["id"] for e in first.entries]
+    assert ids == [e["id"] for e in second.entries], "same file, same ids"
+    assert all(len(i) == 8 and int(i, 16) >= 0 for i in ids)
+    assert [e["parentId"] for e in first.entries] == [None, *ids[:-1]]
+    compaction = first.entries[3]
+    assert compaction["firstKeptEntryId"] == ids[1]  # index 2 counts the header as 0
+    assert "firstKeptEntryIndex" not in compaction
+    assert first.entries[2]["message"]["role"] == "custom"
+    context = build_session_context(first)
+    assert [(m.role, m.text) for m in context.messages] == [
+        ("compactionSummary", "S"), ("assistant", "two"), ("custom", "h"), ("user", "three")]
+
+
+def test_persist_migration_is_atomic_and_explicit(tmp_path: Path) -> None:
+    path = _write(tmp_path / "v1.jsonl", V1)
+    session = load_session(path)
+    assert persist_migration(session) is True
+    reread = load_session(path)
+    assert reread.disk_version == 3 and not reread.needs_migration
+    assert [e["id"] for e in reread.entries] == [e["id"] for e in session.entries]
+    assert persist_migration(reread) is False
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_persist_migration_refuses_if_the_file_changed(tmp_path: Path) -> None:
+    path = _write(tmp_path / "v1.jsonl", V1)
+    session = load_session(path)
+    with open(path, "ab") as handle:  # an agent appends meanwhile
+        handle.write(orjson.dumps(V1[1]) + b"\n")
+    before = path.read_bytes()
+    with pytest.raises(FileChangedError):
+        persist_migration(session)
+    assert path.read_bytes() == before
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+V3 = [
+    {"type": "session", "version": 3, "id": "s3", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/p"},
+    {"type": "message", "id": "a1", "parentId": None, "timestamp": "2026-01-01T00:00:01.000Z",
+     "message": {"role": "user", "content": "q"}},
+    {"type": "message", "id": "a2", "parentId": "a1", "timestamp": "2026-01-01T00:00:02.000Z",
+     "message": {"role": "assistant", "content": [{"type": "text", "text": "a"}], "provider": "p", "model": "m"}},
+]
+
+
+def test_set_label_appends_one_line_the_pi_way(tmp_path: Path) -> None:
+    path = _write(tmp_path / "s.jsonl", V3)
+    before = path.read_bytes()
+    entry = set_label(path, "a1", "  checkpoint ")
+    after = path.read_bytes()
+    assert after.startswith(before) and after.count(b"\n") == before.count(b"\n") + 1
+    assert entry["parentId"] == "a2" and entry["label"] == "checkpoint"
+    assert load_session(path).tree.labels == {"a1": "checkpoint"}
+    set_label(path, "a1", "")
+    assert load_session(path).tree.labels == {}
+    with pytest.raises(SessionError):
+        set_label(path, "nope", "x")
+
+
+def test_append_never_glues_onto_a_torn_line(tmp_path: Path) -> None:
+    path = _write(tmp_path / "s.jsonl", V3)
+    with open(path, "ab") as handle:
+        handle.write(b'{"type":"message","id":"torn"')
+    set_label(path, "a2", "x")
+    session = load_session(path)
+    assert session.tree.labels == {"a2": "x"}
+    assert [s.reason for s in session.skipped] == ["not valid JSON"]
+
+
+def test_rename_pi_dialect(tmp_path: Path) -> None:
+    path = _write(tmp_path / "s.jsonl", V3)
+    assert rename_session(path, " New name ") == "session_info"
+    assert load_session(path).name == "New name"
+    with pytest.raises(SessionError):
+        rename_session(path, "   ")
+    user_only = _write(tmp_path / "u.jsonl", V3[:2])
+    with pytest.raises(SessionError, match="no assistant reply"):
+        rename_session(user_only, "x")
+
+
+def test_rename_refuses_when_an_agent_is_writing(tmp_path: Path, monkeypatch) -> None:
+    path = _write(tmp_path / "s.jsonl", V3)
+    import seance.core.writes as writes
+
+    real_load = writes.load_session
+
+    def load_then_agent_appends(p):
+        session = real_load(p)
+        with open(path, "ab") as handle:
+            handle.write(orjson.dumps(V3[1] | {"id": "zz"}) + b"\n")
+        return session
+
+    monkeypatch.setattr(writes, "load_session", load_then_agent_appends)
+    before_agent = path.read_bytes()
+    with pytest.raises(FileChangedError):
+        rename_session(path, "x")
+    assert path.read_bytes().startswith(before_agent)
+    assert b"session_info" not in path.read_bytes()
+
+
+def test_omp_title_slot_rename_in_place(tmp_path: Path) -> None:
+    slot = title_slot_bytes("", "2026-01-01T00:00:00.000Z", "auto")
+    assert len(slot) == 256
+    path = _write(tmp_path / "omp.jsonl", V3, prefix=slot)
+    size = path.stat().st_size
+    assert load_session(path).name is None
+    assert rename_session(path, "ü" * 300) == "title-slot"
+    assert path.stat().st_size == size
+    session = load_session(path)
+    assert session.name and set(session.name) == {"ü"} and len(session.name) < 300
+    assert session.id == "s3" and [e["id"] for e in session.entries] == ["a1", "a2"]
+
+
+def test_omp_model_change_and_extras(tmp_path: Path) -> None:
+    path = _write(tmp_path / "omp.jsonl", [
+        V3[0], V3[1],
+        {"type": "model_change", "id": "m1", "parentId": "a1", "timestamp": "2026-01-01T00:00:03.000Z",
+         "model": "openai/gpt-4o"},
+        {"type": "mode_change", "id": "m2", "parentId": "m1", "timestamp": "2026-01-01T00:00:04.000Z",
+         "mode": "plan", "data": {"planFile": "/tmp/p.md"}},
+        {"type": "ttsr_injection", "id": "m3", "parentId": "m2", "timestamp": "2026-01-01T00:00:05.000Z",
+         "injectedRules": ["r1", "r2", "r1"]},
+        {"type": "model_change", "id": "m4", "parentId": "m3", "timestamp": "2026-01-01T00:00:06.000Z",
+         "model": "anthropic/claude", "role": "smol"},
+        {"type": "title_change", "id": "m5", "parentId": "m4", "timestamp": "2026-01-01T00:00:07.000Z",
+         "title": "Planned"},
+        {"type": "brand_new_type", "id": "m6", "parentId": "m5", "timestamp": "2026-01-01T00:00:08.000Z"},
+    ])
+    session = load_session(path)
+    assert session.dialect == "omp" and session.name == "Planned"
+    context = build_session_context(session)
+    assert context.model == {"provider": "openai", "modelId": "gpt-4o"}
+    assert (context.mode, context.injected_rules) == ("plan", ["r1", "r2"])
+    assert session.entries[-1]["type"] == "brand_new_type", "unknown entry types are kept"
+
+
+def test_omp_blob_references_resolve_lazily(tmp_path: Path) -> None:
+    raw = b"\x89PNG fake image bytes"
+    digest = hashlib.sha256(raw).hexdigest()
+    (tmp_path / "blobs").mkdir()
+    (tmp_path / "blobs" / digest).write_bytes(raw)
+    store = BlobStore(tmp_path / "blobs")
+    block = {"type": "image", "data": f"blob:sha256:{digest}", "mimeType": "image/png"}
+    assert base64.b64decode(store.image_base64(block)) == raw
+    assert store.read("blob:sha256:../../etc/passwd") is None
+    assert store.read(f"blob:sha256:{'0' * 64}") is None
+
+
+def test_python_port_dialect(tmp_path: Path) -> None:
+    path = _write(tmp_path / "op.jsonl", [
+        {"type": "session_header", "id": "port", "timestamp": 1767225600.5, "cwd": "/proj"},
+        {"type": "message", "id": "a1", "parent_id": None, "timestamp": 1767225601.0,
+         "message": {"role": "user", "content": "q1"}},
+        {"type": "message", "id": "a2", "parent_id": "a1", "timestamp": 1767225602.0,
+         "message": {"role": "assistant", "content": [{"type": "text", "text": "r1"}], "provider": "p", "model": "m"}},
+        {"type": "compaction", "id": "a3", "parent_id": "a2", "timestamp": 1767225603.0, "summary": "S",
+         "first_kept_entry_id": "a2", "tokens_before": 1200},
+        {"type": "message", "id": "a4", "parent_id": "a3", "timestamp": 1767225604.0,
+         "message": {"role": "user", "content": "q2"}},
+        {"type": "leaf", "id": "a5", "parent_id": "a4", "timestamp": 1767225605.0, "target_id": "a2"},
+        {"type": "label", "id": "a6", "parent_id": "a5", "timestamp": 1767225606.0, "target_id": "a1", "label": "L"},
+        {"type": "leaf", "id": "a7", "parent_id": "a6", "timestamp": 1767225607.0, "target_id": "a4"},
+    ])
+    session = read_session(path)
+    assert isinstance(session, Session) and session.dialect == "operator"
+    assert session.header["timestamp"] == "2026-01-01T00:00:00.500Z"
+    assert session.leaf_id == "a4" and session.tree.labels == {"a1": "L"}
+    context = build_session_context(session)
+    assert [(m.role, m.text) for m in context.messages] == [
+        ("compactionSummary", "S"), ("assistant", "r1"), ("user", "q2")]
+    assert not session.migrations, "the port's own format is never re-shaped into pi's"
+    set_label(path, "a2", "mine")
+    written = orjson.loads(path.read_bytes().splitlines()[-1])
+    assert written["target_id"] == "a2" and isinstance(written["timestamp"], float)
+    assert load_session(path).tree.labels == {"a1": "L", "a2": "mine"}
+
+
+def test_writes_keep_file_mode(tmp_path: Path) -> None:
+    path = _write(tmp_path / "v1.jsonl", V1)
+    os.chmod(path, 0o600)
+    persist_migration(load_session(path))
+    assert path.stat().st_mode & 0o777 == 0o600
