@@ -8,6 +8,7 @@ each bad line becomes a `Skipped` record that says where and why.
 from __future__ import annotations
 
 from dataclasses import dataclass
+import json
 from typing import Any
 
 import orjson
@@ -34,6 +35,18 @@ class Record:
     value: dict[str, Any]
 
 
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _loads_slow(text: str) -> Any:
+    """The stdlib parser, for what orjson refuses but JSON allows (integers beyond 64 bits)."""
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except (ValueError, RecursionError) as error:
+        raise orjson.JSONDecodeError(str(error), text, 0) from error
+
+
 def _loads(raw: bytes) -> tuple[Any, bool]:
     """Parse one line; retry with U+FFFD replacement when the bytes are not UTF-8.
 
@@ -43,11 +56,11 @@ def _loads(raw: bytes) -> tuple[Any, bool]:
         return orjson.loads(raw), False
     except orjson.JSONDecodeError:
         try:
-            raw.decode("utf-8")
+            text = raw.decode("utf-8")
         except UnicodeDecodeError:
             # Node reads files as UTF-8 with replacement; so do we.
-            return orjson.loads(raw.decode("utf-8", "replace")), True
-        raise
+            return _loads_slow(raw.decode("utf-8", "replace")), True
+        return _loads_slow(text), False
 
 
 def _describe_failure(raw: bytes) -> str:

@@ -65,6 +65,15 @@ def test_malformed_glued_torn_and_non_object_lines_are_skipped_and_said(tmp_path
     assert [m.text for m in build_session_context(session).messages] == ["hi", "hello"]
 
 
+def test_json_that_orjson_refuses_but_pi_reads(tmp_path: Path) -> None:
+    big = b'{"type":"message","id":"a","parentId":null,"n":123456789012345678901234567890,' \
+          b'"message":{"role":"user","content":"big"}}\n'
+    path = _write(tmp_path / "s.jsonl", [HEADER, big, b'{"type":"x","id":"b","v":NaN}\n'])
+    session = _load(path)
+    assert [e["id"] for e in session.entries] == ["a"]
+    assert [item.line for item in session.skipped] == [3]
+
+
 def test_bytes_that_are_not_utf8_never_crash(tmp_path: Path) -> None:
     raw = orjson.dumps(_msg("a", None, text="caf\u00e9")).replace("caf\u00e9".encode(), b"caf\xe9\xff")
     path = _write(tmp_path / "s.jsonl", [HEADER, raw + b"\n", b"\xff\xfe\x00garbage\n"])
