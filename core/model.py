@@ -39,12 +39,17 @@ class SessionSummary:
     output_tokens: int = 0
     cost: float = 0.0
     last_stop: str | None = None  # how the last turn ended: stop | toolUse | error | aborted | length | user
+    prefix_text: str = ""  # quick summaries only: the user/assistant text inside the 4 KB prefix
     extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     @property
     def title(self) -> str:
-        """What a row shows: the name, else the first message — one clean line."""
-        return display_text(self.name) if self.name else display_text(self.first_message)
+        """What a row shows, one clean line: the name, else the first prompt, else the id, else the file name."""
+        for candidate in (self.name, self.first_message if self.first_message != "(no messages)" else None, self.id):
+            text = display_text(candidate) if candidate else ""
+            if text:
+                return text
+        return display_text(self.path.rsplit("/", 1)[-1])
 
     def to_pi_json(self) -> dict[str, Any]:
         """The `seance ls --json` object; keys and values match pi's `SessionManager.list()`."""

@@ -1,0 +1,290 @@
+"""The catalog: every session under the roots, quick (4 KB prefixes) or exact (the index).
+
+    catalog = Catalog()                   # default roots; Catalog([Path(...)]) for --root
+    catalog.quick(cwd)                    # prefix metadata, no index, newest mtime first
+    catalog.list(cwd)                     # exact metadata, index brought up to date first
+    catalog.refresh(progress, cancel)     # index everything incl. full text
+    catalog.search_text(match)            # FTS5 hits, one per session
+
+Methods may be called from any thread (a Textual thread worker included): each thread gets
+its own SQLite connection and index writes are serialised.  Nothing here writes a session
+file.  When the index cannot be used at all, listing still works from full reads.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .discovery import Discovery, FileInfo, default_roots, discover, stat_file
+from .index import Index, IndexUnavailable, Row, TextHit, decode_summary, fts_quote
+from .metadata import MetaState, NotSessionFile, ScanResult, scan_file, summary_from_scan
+from .model import SessionSummary
+from .prefix import quick_summaries
+
+Progress = Callable[[int, int], None]
+Cancel = Callable[[], bool]
+
+_COMMIT_EVERY_FILES = 256
+_COMMIT_EVERY_SECONDS = 0.5
+
+
+class Cancelled(Exception):
+    """`refresh` was cancelled; what was indexed so far is kept."""
+
+
+@dataclass
+class RefreshStats:
+    """What the last refresh did (for `seance index` and the UI's status line)."""
+
+    files: int = 0
+    reused: int = 0
+    appended: int = 0
+    read: int = 0
+    skipped: list[tuple[Path, str]] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+def same_dir(left: str, right: str) -> bool:
+    """Header cwd comparison: resolved paths, a trailing slash ignored."""
+    return _resolved(left) == _resolved(right)
+
+
+_RESOLVED: dict[str, str] = {}
+
+
+def _resolved(path: str) -> str:
+    cached = _RESOLVED.get(path)
+    if cached is None:
+        if not path:
+            cached = ""
+        else:
+            try:
+                cached = os.path.realpath(os.path.expanduser(path))
+            except (OSError, ValueError):
+                cached = os.path.normpath(path)
+        _RESOLVED[path] = cached
+    return cached
+
+
+def in_project(summaries: list[SessionSummary], cwd: str) -> list[SessionSummary]:
+    target = _resolved(cwd)
+    return [summary for summary in summaries if summary.cwd and _resolved(summary.cwd) == target]
+
+
+def _scan(info: FileInfo, state: MetaState | None, want_text: bool) -> tuple[ScanResult, list[tuple[str, str]] | None]:
+    texts: list[tuple[str, str]] | None = [] if want_text else None
+    sink = (lambda field_name, text: texts.append((field_name, text))) if texts is not None else None
+    return scan_file(info.path, state=state, sink=sink), texts
+
+
+class Catalog:
+    """Discovery, prefix metadata and the persistent index behind one thread-safe object."""
+
+    def __init__(self, roots: list[Path] | None = None, *, cache_dir: Path | None = None) -> None:
+        self.explicit_roots = roots is not None
+        self.roots: list[Path] = [Path(root) for root in roots] if roots is not None else default_roots()
+        self._cache_dir = cache_dir
+        self._index: Index | None = None
+        self._index_error: str | None = None
+        self._refresh_lock = threading.Lock()
+        self.last_discovery: Discovery | None = None
+        self.last_stats = RefreshStats()
+
+    # -- discovery and the quick path -----------------------------------------------------------
+
+    def discover(self) -> Discovery:
+        """The session candidates under the roots, and what was skipped."""
+        found = discover(self.roots if self.explicit_roots else None)
+        self.last_discovery = found
+        return found
+
+    def quick(self, cwd: str | None = None) -> list[SessionSummary]:
+        """Prefix-only summaries (`exact=False`), newest mtime first; `cwd` None = all projects."""
+        found = self.discover()
+        skipped: list[tuple[str, str]] = []
+        summaries = quick_summaries(found.infos, skipped)
+        found.skipped.extend((Path(path), reason) for path, reason in skipped)
+        return in_project(summaries, cwd) if cwd is not None else summaries
+
+    # -- the index -------------------------------------------------------------------------------
+
+    @property
+    def index(self) -> Index | None:
+        """The open index, or None when it cannot be used (listing then reads files directly)."""
+        if self._index is None and self._index_error is None:
+            try:
+                self._index = Index(self._cache_dir)
+            except (IndexUnavailable, sqlite3.Error, OSError) as error:
+                self._index_error = str(error)
+        return self._index
+
+    @property
+    def index_problem(self) -> str | None:
+        """Why the index was rebuilt or is unavailable, for a status line; None when all is well."""
+        if self._index_error:
+            return self._index_error
+        return self._index.rebuilt_reason if self._index is not None else None
+
+    def refresh(self, progress: Progress | None = None, cancel: Cancel | None = None, *,
+                full_text: bool = True) -> list[SessionSummary]:
+        """Bring the index up to date (only changed files are read; appended ones from the last
+        offset) and return every exact summary, newest first.  Raises `Cancelled` on cancel."""
+        with self._refresh_lock:
+            try:
+                return self._refresh(progress, cancel, full_text)
+            except sqlite3.DatabaseError as error:
+                if self._index is None:
+                    raise
+                self._index.reset(f"index failed in use ({error}); rebuilt")
+                return self._refresh(progress, cancel, full_text)
+
+    def list(self, cwd: str | None = None, *, full_text: bool = False) -> list[SessionSummary]:
+        """Exact summaries (refreshing the index as needed), newest first, filtered to `cwd`."""
+        summaries = self.refresh(full_text=full_text)
+        return in_project(summaries, cwd) if cwd is not None else summaries
+
+    def _refresh(self, progress: Progress | None, cancel: Cancel | None, full_text: bool) -> list[SessionSummary]:
+        started = time.perf_counter()
+        found = self.discover()
+        stats = RefreshStats(files=len(found.infos), skipped=found.skipped)
+        index = self.index
+        rows = index.rows() if index is not None else {}
+        summaries: list[SessionSummary] = []
+        todo: list[tuple[FileInfo, Row | None]] = []
+        for info in found.infos:
+            row = rows.get(info.path)
+            fresh = row is not None and row.size == info.size and row.mtime_ns == info.mtime_ns
+            if fresh and row is not None and (not full_text or row.text_seq >= 0 or not row.session):
+                stats.reused += 1
+                if row.session and row.summary is not None:
+                    summaries.append(decode_summary(row.summary))
+                else:
+                    stats.skipped.append((Path(info.path), row.reason or "not a session"))
+            else:
+                todo.append((info, row))
+        if todo:
+            summaries.extend(self._read_changed(todo, stats, progress, cancel, full_text, len(found.infos)))
+        if index is not None:
+            self._prune(rows, found)
+        summaries.sort(key=lambda summary: summary.modified_ms, reverse=True)
+        stats.seconds = time.perf_counter() - started
+        self.last_stats = stats
+        return summaries
+
+    def _read_changed(self, todo: list[tuple[FileInfo, Row | None]], stats: RefreshStats,
+                      progress: Progress | None, cancel: Cancel | None, full_text: bool,
+                      total: int) -> list[SessionSummary]:
+        index = self.index
+        out: list[SessionSummary] = []
+        pending: list[tuple] = []
+        last_commit = time.perf_counter()
+        done = total - len(todo)
+        for info, row in todo:
+            if cancel is not None and cancel():
+                self._flush(pending)
+                raise Cancelled()
+            state = None
+            want_text = full_text or (row is not None and row.text_seq >= 0)
+            # Continue from the saved state, unless text is wanted and was never indexed.
+            if index is not None and row is not None and row.session and not (want_text and row.text_seq < 0):
+                saved = index.state(row.file_id)
+                state = MetaState.from_json(saved) if saved else None
+            try:
+                result, texts = _scan(info, state, want_text and index is not None)
+            except NotSessionFile as error:
+                pending.append(("not", info.path, info.size, info.mtime_ns, str(error)))
+                stats.skipped.append((Path(info.path), str(error)))
+            except OSError as error:
+                stats.skipped.append((Path(info.path), error.strerror or str(error)))
+            else:
+                summary = summary_from_scan(info.path, result)
+                out.append(summary)
+                if result.continued:
+                    stats.appended += 1
+                else:
+                    stats.read += 1
+                text_seq = row.text_seq if row is not None else -1
+                pending.append(("ok", summary, result.state.to_json(), texts, result.continued, text_seq))
+            done += 1
+            if progress is not None:
+                progress(done, total)
+            now = time.perf_counter()
+            if len(pending) >= _COMMIT_EVERY_FILES or now - last_commit > _COMMIT_EVERY_SECONDS:
+                self._flush(pending)
+                last_commit = now
+        self._flush(pending)
+        return out
+
+    def _flush(self, pending: list[tuple]) -> None:
+        """Write the pending rows in one transaction, so readers see progress while we build."""
+        index = self.index
+        if index is None or not pending:
+            pending.clear()
+            return
+        with index.writing() as writer:
+            for item in pending:
+                if item[0] == "ok":
+                    _, summary, state, texts, continued, text_seq = item
+                    writer.put_session(summary, state, texts, continued=continued, text_seq=text_seq)
+                else:
+                    _, path, size, mtime_ns, reason = item
+                    writer.put_not_session(path, size, mtime_ns, reason)
+        pending.clear()
+
+    def _prune(self, rows: dict[str, Row], found: Discovery) -> None:
+        """Drop rows of files that are gone from the roots just scanned."""
+        present = {info.path for info in found.infos}
+        roots = [os.path.abspath(root) + os.sep for root in self.roots]
+        gone = [path for path in rows if path not in present and any(path.startswith(root) for root in roots)]
+        if gone and self._index is not None:
+            with self._index.writing() as writer:
+                for path in gone:
+                    writer.forget(path)
+
+    # -- single files, search, forgetting ----------------------------------------------------
+
+    def summary(self, path: Path) -> SessionSummary | None:
+        """Exact summary of one file, re-indexing it if it changed; None if not a session or gone."""
+        info = stat_file(os.path.abspath(path))
+        if isinstance(info, str):
+            return None
+        index = self.index
+        row = index.row(info.path) if index is not None else None
+        if row is not None and row.size == info.size and row.mtime_ns == info.mtime_ns:
+            return decode_summary(row.summary) if row.session and row.summary else None
+        stats = RefreshStats()
+        found = self._read_changed([(info, row)], stats, None, None, False, 1)
+        return found[0] if found else None
+
+    def search_text(self, fts_query: str, limit: int = 500) -> list[TextHit]:
+        """Full-text hits (best per session) for an FTS5 MATCH string; build it with `fts_quote`.
+
+        Searches what `refresh()` indexed.  Raises `ValueError` for a malformed MATCH string.
+        """
+        index = self.index
+        if index is None:
+            return []
+        try:
+            return index.search(fts_query, limit)
+        except sqlite3.OperationalError as error:
+            raise ValueError(f"bad full-text query: {error}") from error
+
+    def forget(self, path: Path) -> None:
+        """Drop a file from the index (after it was deleted or moved away)."""
+        index = self.index
+        if index is not None:
+            with index.writing() as writer:
+                writer.forget(os.path.abspath(path))
+
+    def close(self) -> None:
+        if self._index is not None:
+            self._index.close()
+
+
+__all__ = ["Cancelled", "Catalog", "RefreshStats", "TextHit", "fts_quote", "in_project", "same_dir"]

@@ -1,0 +1,274 @@
+"""`seance ls` and `seance index`, and id-prefix lookup for SESSION arguments.
+
+`ls` prints newest `modified` first.  Scope: the current project (header cwd equals
+`--cwd` or the working directory, wherever the file lives) unless `--all`.  `--quick`
+reads only 4 KB prefixes (no index); otherwise the index is brought up to date first.
+
+Exit codes: 0 when the listing ran (an empty project is a valid, empty answer); 1 when
+`--query` matched nothing (like grep); 2 for bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from .catalog import Catalog, in_project
+from .model import SessionSummary
+from .text import display_text
+
+SORTS = ("recent", "created", "relevance", "threaded")
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    ls = commands.add_parser("ls", help="list sessions, newest first (pi's list() as JSON with --json)")
+    # SUPPRESS: `seance --root X ls` and `seance ls --root X` both work (no subparser default overwrites X).
+    ls.add_argument("--root", action="append", metavar="DIR", default=argparse.SUPPRESS,
+                    help="sessions root (repeatable; default: pi's, oh-my-pi's and the Python port's)")
+    scope = ls.add_mutually_exclusive_group()
+    scope.add_argument("--all", action="store_true", default=argparse.SUPPRESS,
+                       help="every project, not only the current one")
+    scope.add_argument("--cwd", metavar="DIR", default=argparse.SUPPRESS,
+                       help="project directory (default: the current one)")
+    ls.add_argument("--query", "-q", metavar="Q", help="filter with the search query language")
+    ls.add_argument("--sort", choices=SORTS, default=None, help="order (default: recent; relevance with --query)")
+    ls.add_argument("--quick", action="store_true", help="4 KB prefix metadata only: no index, no full reads")
+    ls.add_argument("--json", action="store_true", help="print a JSON array with pi's SessionInfo keys")
+    ls.set_defaults(handler=run_ls)
+
+    index = commands.add_parser("index", help="bring the session index (metadata and full text) up to date")
+    index.add_argument("--root", action="append", metavar="DIR", default=argparse.SUPPRESS,
+                       help="sessions root (repeatable)")
+    index.add_argument("--rebuild", action="store_true", help="throw the index away and build it again")
+    index.set_defaults(handler=run_index)
+
+
+def _catalog(args: argparse.Namespace) -> Catalog:
+    roots = getattr(args, "root", None)
+    return Catalog([Path(root).expanduser() for root in roots] if roots else None)
+
+
+def _cwd(args: argparse.Namespace) -> str | None:
+    if getattr(args, "all", False):
+        return None
+    cwd = getattr(args, "cwd", None)
+    return os.path.abspath(os.path.expanduser(cwd)) if cwd else os.getcwd()
+
+
+# -- ls ------------------------------------------------------------------------------------------
+
+
+def apply_query(summaries: list[SessionSummary], query: str, catalog: Catalog) -> list[SessionSummary]:
+    """Filter and rank by `query`: the search module's language when present, else a title substring.
+
+    Hook: `seance.core.search.filter_sessions(query, summaries, catalog=catalog)` returning the
+    matching summaries best first.  Raises `CliError` for an invalid query.
+    """
+    from .cli import CliError
+
+    try:
+        from . import search
+    except ImportError:
+        search = None  # type: ignore[assignment]
+    filter_sessions = getattr(search, "filter_sessions", None)
+    if filter_sessions is not None:
+        try:
+            return list(filter_sessions(query, summaries, catalog=catalog))
+        except ValueError as error:
+            raise CliError(f"bad query: {error}") from error
+    needle = query.casefold()
+    return [summary for summary in summaries if needle in summary.title.casefold()]
+
+
+def threaded(summaries: list[SessionSummary]) -> list[tuple[SessionSummary, int]]:
+    """Forks under their parent (by `parentSession` path or id), each level in the given order."""
+    by_key: dict[str, SessionSummary] = {}
+    for summary in summaries:
+        by_key[summary.path] = summary
+        by_key.setdefault(summary.id, summary)
+    children: dict[str, list[SessionSummary]] = {}
+    roots: list[SessionSummary] = []
+    for summary in summaries:
+        parent = by_key.get(summary.parent_session or "")
+        if parent is not None and parent is not summary:
+            children.setdefault(parent.path, []).append(summary)
+        else:
+            roots.append(summary)
+    out: list[tuple[SessionSummary, int]] = []
+    seen: set[str] = set()
+
+    def walk(node: SessionSummary, depth: int) -> None:
+        if node.path in seen:
+            return
+        seen.add(node.path)
+        out.append((node, depth))
+        for child in children.get(node.path, ()):
+            walk(child, depth + 1)
+
+    for root in roots:
+        walk(root, 0)
+    for summary in summaries:  # a parent cycle leaves nodes unreached: show them flat
+        if summary.path not in seen:
+            walk(summary, 0)
+    return out
+
+
+def _age(modified_ms: float, now: float) -> str:
+    seconds = max(now - modified_ms / 1000, 0)
+    if seconds < 60:
+        return "now"
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            value = int(seconds // size)
+            if unit == "d" and value >= 30:
+                return datetime.fromtimestamp(modified_ms / 1000, tz=UTC).strftime("%Y-%m-%d")
+            return f"{value}{unit}"
+    return "now"
+
+
+def _home_short(path: str) -> str:
+    home = os.path.expanduser("~")
+    return "~" + path[len(home) :] if home != "/" and (path == home or path.startswith(home + os.sep)) else path
+
+
+def run_ls(args: argparse.Namespace) -> int:
+    from .cli import EXIT_NOT_FOUND, EXIT_OK
+
+    catalog = _catalog(args)
+    try:
+        cwd = _cwd(args)
+        summaries = catalog.quick(cwd) if args.quick else catalog.list(cwd)
+        sort = args.sort or ("relevance" if args.query else "recent")
+        if args.query:
+            summaries = apply_query(summaries, args.query, catalog)
+        if sort == "created":
+            summaries = sorted(summaries, key=lambda summary: summary.created or "", reverse=True)
+        elif sort == "recent" and args.query:
+            summaries = sorted(summaries, key=lambda summary: summary.modified_ms, reverse=True)
+        rows = threaded(summaries) if sort == "threaded" else [(summary, 0) for summary in summaries]
+        _report_skipped(catalog)
+        if args.json:
+            payload: list[dict[str, Any]] = []
+            for summary, depth in rows:
+                item = summary.to_pi_json()
+                if sort == "threaded":
+                    item["depth"] = depth
+                payload.append(item)
+            sys.stdout.buffer.write(orjson.dumps(payload, option=orjson.OPT_INDENT_2) + b"\n")
+        else:
+            _print_rows(rows, show_cwd=cwd is None)
+        sys.stdout.flush()
+    finally:
+        catalog.close()
+    return EXIT_NOT_FOUND if args.query and not rows else EXIT_OK
+
+
+def _print_rows(rows: list[tuple[SessionSummary, int]], show_cwd: bool) -> None:
+    now = time.time()
+    out = sys.stdout
+    for summary, depth in rows:
+        count = f"{summary.message_count}{'' if summary.exact else '+'}"
+        parts = [f"{_age(summary.modified_ms, now):>10}", f"{count:>6}", "  " * depth + display_text(summary.title, 80)]
+        if show_cwd:
+            parts.append(f"  ({display_text(_home_short(summary.cwd)) or '?'})")
+        out.write(" ".join(parts) + "\n")
+
+
+def _report_skipped(catalog: Catalog) -> None:
+    problem = catalog.index_problem
+    if problem:
+        print(f"seance: {problem}", file=sys.stderr)
+    skipped = catalog.last_discovery.skipped if catalog.last_discovery else []
+    if skipped:
+        shown = "; ".join(f"{path}: {reason}" for path, reason in skipped[:3])
+        more = f" (+{len(skipped) - 3} more)" if len(skipped) > 3 else ""
+        print(f"seance: skipped {len(skipped)} file(s) that are not sessions: {shown}{more}", file=sys.stderr)
+
+
+# -- index ---------------------------------------------------------------------------------------
+
+
+class _Bar:
+    """A one-line progress bar on stderr (only when stderr is a terminal)."""
+
+    def __init__(self) -> None:
+        self.enabled = sys.stderr.isatty()
+        self.last = 0.0
+
+    def __call__(self, done: int, total: int) -> None:
+        now = time.monotonic()
+        if not self.enabled or (now - self.last < 0.05 and done < total):
+            return
+        self.last = now
+        width = 30
+        filled = int(width * done / total) if total else width
+        sys.stderr.write(f"\rindexing [{'#' * filled}{'.' * (width - filled)}] {done}/{total}")
+        sys.stderr.flush()
+
+    def finish(self) -> None:
+        if self.enabled:
+            sys.stderr.write("\r\x1b[K")
+            sys.stderr.flush()
+
+
+def run_index(args: argparse.Namespace) -> int:
+    catalog = _catalog(args)
+    bar = _Bar()
+    try:
+        if args.rebuild and catalog.index is not None:
+            catalog.index.reset()
+        summaries = catalog.refresh(progress=bar)
+    finally:
+        bar.finish()
+        catalog.close()
+    stats = catalog.last_stats
+    _report_skipped(catalog)
+    print(
+        f"indexed {len(summaries)} sessions in {stats.seconds:.2f}s "
+        f"({stats.read} read, {stats.appended} appended, {stats.reused} unchanged, {len(stats.skipped)} skipped)"
+    )
+    return 0
+
+
+# -- SESSION id prefixes -------------------------------------------------------------------------
+
+
+def _keys(summary: SessionSummary) -> tuple[str, str, str]:
+    stem = Path(summary.path).name.removesuffix(".jsonl").casefold()
+    return summary.id.casefold(), stem, stem.rpartition("_")[2]
+
+
+def find_by_prefix(key: str, summaries: list[SessionSummary], cwd: str | None) -> SessionSummary | None:
+    """pi/omp resume-key rule: case-insensitive prefix of the id, the file name, or the id after
+    the file-name timestamp; the current project first, then all; the most recent wins."""
+    needle = key.casefold()
+    if not needle:
+        return None
+    ordered = sorted(summaries, key=lambda summary: summary.modified_ms, reverse=True)
+    scopes = [in_project(ordered, cwd), ordered] if cwd else [ordered]
+    for scope in scopes:
+        for summary in scope:
+            if any(part.startswith(needle) for part in _keys(summary)):
+                return summary
+    return None
+
+
+def resolve_session_arg(arg: str, cwd: str | None = None, *, roots: list[Path] | None = None) -> Path:
+    """The session file an id prefix names (see `find_by_prefix`); `CliError(EXIT_NOT_FOUND)` if none."""
+    from .cli import EXIT_NOT_FOUND, CliError
+
+    catalog = Catalog(roots)
+    try:
+        found = find_by_prefix(arg.strip(), catalog.quick(), os.path.abspath(cwd) if cwd else os.getcwd())
+    finally:
+        catalog.close()
+    if found is None:
+        raise CliError(f'session "{arg}" not found', EXIT_NOT_FOUND)
+    return Path(found.path)

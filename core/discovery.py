@@ -1,0 +1,159 @@
+"""Find session files under the sessions roots, and say what was skipped and why.
+
+A root holds project buckets (pi's `--<cwd>--`, oh-my-pi's `-<home-relative>` and `-tmp-…`
+spellings); the bucket name is never decoded — the header's `cwd` is the truth.  Files one
+level under a root and files directly in a root (a flat custom session dir) are sessions;
+deeper files (oh-my-pi's artifact folders, sub-agent transcripts) are not.
+
+Discovery costs one `os.scandir` per directory and one (cached) stat per file, and never
+raises for what it finds on disk: a directory named `*.jsonl`, a dangling link, a symlink
+loop, an unreadable directory or a file that vanished mid-scan becomes a `(path, reason)`
+pair in `Discovery.skipped`.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat as stat_module
+from dataclasses import dataclass, field
+from pathlib import Path
+
+SESSION_SUFFIX = ".jsonl"
+
+
+@dataclass(frozen=True, slots=True)
+class FileInfo:
+    """A session candidate and the stat the index keys on."""
+
+    path: str
+    size: int
+    mtime_ns: int
+
+
+@dataclass
+class Discovery:
+    """What one scan found: candidate files (with their stat) and the things it skipped."""
+
+    infos: list[FileInfo] = field(default_factory=list)
+    skipped: list[tuple[Path, str]] = field(default_factory=list)
+
+    @property
+    def files(self) -> list[Path]:
+        return [Path(info.path) for info in self.infos]
+
+
+def agent_dir() -> Path:
+    """pi's agent dir: `$PI_CODING_AGENT_DIR` (with `~` expanded), else `~/.pi/agent`."""
+    override = os.environ.get("PI_CODING_AGENT_DIR")
+    return Path(override).expanduser() if override else Path.home() / ".pi" / "agent"
+
+
+def default_roots() -> list[Path]:
+    """pi's, oh-my-pi's and the Python port's sessions roots (existing or not)."""
+    home = Path.home()
+    roots = [agent_dir() / "sessions", home / ".omp" / "agent" / "sessions"]
+    profiles = home / ".operator" / "profiles"
+    try:
+        roots.extend(sorted(entry / "sessions" for entry in profiles.iterdir() if entry.is_dir()))
+    except OSError:
+        pass
+    return roots
+
+
+def _reason(error: OSError, is_link: bool) -> str:
+    if error.errno == errno.ELOOP:
+        return "symlink loop"
+    if isinstance(error, FileNotFoundError):
+        return "dangling symlink" if is_link else "vanished during the scan"
+    if isinstance(error, PermissionError):
+        return "permission denied"
+    return error.strerror or str(error)
+
+
+class _Scanner:
+    def __init__(self) -> None:
+        self.result = Discovery()
+        self._seen: set[tuple[int, int]] = set()
+
+    def root(self, root: Path, explicit: bool) -> None:
+        try:
+            entries = list(os.scandir(root))
+        except FileNotFoundError:
+            if explicit:
+                self.result.skipped.append((root, "no such directory"))
+            return
+        except NotADirectoryError:
+            self.result.skipped.append((root, "not a directory"))
+            return
+        except OSError as error:
+            self.result.skipped.append((root, _reason(error, False)))
+            return
+        for entry in sorted(entries, key=lambda item: item.name):
+            kind = self._kind(entry)
+            if kind == "dir":
+                self.bucket(entry)
+
+    def bucket(self, bucket: os.DirEntry[str]) -> None:
+        try:
+            entries = list(os.scandir(bucket.path))
+        except OSError as error:
+            self.result.skipped.append((Path(bucket.path), _reason(error, bucket.is_symlink())))
+            return
+        for entry in sorted(entries, key=lambda item: item.name):
+            if entry.name.endswith(SESSION_SUFFIX):
+                self._kind(entry)
+
+    def _kind(self, entry: os.DirEntry[str]) -> str | None:
+        """Record a session file candidate; return "dir" for a directory worth descending into."""
+        is_session_name = entry.name.endswith(SESSION_SUFFIX)
+        try:
+            info = entry.stat()
+        except OSError as error:
+            if is_session_name or entry.is_symlink():
+                self.result.skipped.append((Path(entry.path), _reason(error, entry.is_symlink())))
+            return None
+        mode = info.st_mode
+        if stat_module.S_ISDIR(mode):
+            if is_session_name:
+                self.result.skipped.append((Path(entry.path), "a directory named *.jsonl"))
+                return None
+            key = (info.st_dev, info.st_ino)
+            if key in self._seen:  # a symlinked bucket seen already, or a link back up
+                return None
+            self._seen.add(key)
+            return "dir"
+        if not is_session_name:
+            return None
+        if not stat_module.S_ISREG(mode):
+            self.result.skipped.append((Path(entry.path), "not a regular file"))
+            return None
+        key = (info.st_dev, info.st_ino)
+        if key in self._seen:
+            return None
+        self._seen.add(key)
+        self.result.infos.append(FileInfo(entry.path, info.st_size, info.st_mtime_ns))
+        return "file"
+
+
+def discover(roots: list[Path] | None = None) -> Discovery:
+    """Scan `roots` (default: `default_roots()`, silently skipping missing ones)."""
+    explicit = roots is not None
+    scanner = _Scanner()
+    for root in roots if roots is not None else default_roots():
+        scanner.root(Path(os.path.abspath(Path(root).expanduser())), explicit)
+    return scanner.result
+
+
+def stat_file(path: str | os.PathLike[str]) -> FileInfo | str:
+    """A fresh `FileInfo` for one file, or the reason it is not a readable regular file."""
+    text = os.fspath(path)
+    try:
+        info = os.stat(text)
+    except OSError as error:
+        return _reason(error, os.path.islink(text))
+    if stat_module.S_ISDIR(info.st_mode):
+        return "is a directory"
+    if not stat_module.S_ISREG(info.st_mode):
+        return "not a regular file"
+    return FileInfo(text, info.st_size, info.st_mtime_ns)

@@ -1,0 +1,479 @@
+"""Exact list metadata of a session file, equal to pi 0.73's `SessionManager.list()` field for field.
+
+pi's `buildSessionInfo` reads the whole file, `JSON.parse`s every non-blank line (skipping
+malformed ones) and requires the first parsed value to be the `session` header.  Then:
+
+* `name` — the LATEST `session_info` decides (trimmed; an empty one clears it).  For
+  oh-my-pi files (title slot, `title_change`) and Python-port files seance follows
+  `seance.core.session.session_name`; pi cannot read those files at all.
+* `messageCount` — every `message` entry, any role, all branches.
+* `firstMessage` — the first user text that is not empty (string content, or text blocks
+  joined by one space), else `(no messages)`.
+* `modified` — the latest user/assistant message time (`message.timestamp` in epoch ms,
+  else the entry's ISO timestamp); else the header timestamp; else the file's mtime.
+* `created` — the header timestamp; `cwd` — the header's if a string, else `""`.
+
+On top of that, seance's own: branch points, labels, compactions, models, token and cost
+totals from assistant `usage`, and how the last turn ended.
+
+`MetaState` is an accumulator that can be saved and continued: the index keeps it and, when
+a file has only grown, feeds just the appended bytes (`scan_file(..., state=saved)`).
+The text sink collects user/assistant text, tool names and bash commands for full-text search.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+
+from . import dialects
+from .model import SessionSummary
+
+NO_MESSAGES = "(no messages)"
+READ_BLOCK = 8 << 20  # bytes per read: bounds memory on huge files
+_FINGERPRINT_HEAD = 4096
+_FINGERPRINT_TAIL = 64
+_BOM = b"\xef\xbb\xbf"
+# JavaScript's String.prototype.trim() set (Python's str.strip() differs: it strips \x1c-\x1f, not U+FEFF).
+_JS_SPACE = " \t\n\v\f\r\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a" \
+    "\u2028\u2029\u202f\u205f\u3000\ufeff"
+
+TextSink = Callable[[str, str], None]  # (field, text): field is user|assistant|tool|bash
+
+
+def js_trim(text: str) -> str:
+    return text.strip(_JS_SPACE)
+
+
+def iso_ms(ms: int) -> str:
+    """Epoch milliseconds as JavaScript's `Date.prototype.toISOString()` prints them."""
+    seconds, millis = divmod(int(ms), 1000)
+    moment = datetime.fromtimestamp(seconds, tz=UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{millis:03d}Z"
+
+
+def parse_time_ms(value: Any) -> int | None:
+    """`new Date(value).getTime()` for the values sessions hold: ISO strings, epoch ms/seconds."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        if value != value or value in (float("inf"), float("-inf")):
+            return None
+        return int(value * 1000) if abs(value) < 1e11 else int(value)
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    delta = moment - datetime(1970, 1, 1, tzinfo=UTC)
+    return (delta.days * 86400 + delta.seconds) * 1000 + delta.microseconds // 1000
+
+
+def _loads_lenient(raw: bytes) -> Any:
+    """Parse a line orjson refused, the way `JSON.parse` on Node's UTF-8 decoding would."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        text = raw.decode("utf-8", "replace")
+        try:
+            return orjson.loads(text)
+        except orjson.JSONDecodeError:
+            pass
+    # Lone surrogate escapes and >64-bit integers: valid for JSON.parse, refused by orjson.
+    return json.loads(text, parse_constant=_reject_constant)
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(name)
+
+
+def _content_text(content: Any, joiner: str) -> str:
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    parts = []
+    for block in content:
+        if isinstance(block, dict) and block.get("type") == "text":
+            text = block.get("text")
+            parts.append(text if isinstance(text, str) else ("" if text is None else str(text)))
+    return joiner.join(parts)
+
+
+_STATE_FIELDS = (
+    "offset", "header_done", "slot", "slot_title", "id", "cwd", "parent_session", "created", "created_ms",
+    "header_title", "snake", "message_count", "first_message", "last_activity", "info_seen", "info_name",
+    "change_title", "labels", "compactions", "models", "input_tokens", "output_tokens", "cost", "last_stop",
+    "last_entry_id", "branched", "omp", "head_hash", "tail_bytes", "bad_lines",
+)
+
+
+@dataclass(slots=True)
+class MetaState:
+    """Everything needed to finish or continue a scan; JSON-serialisable via `to_json`."""
+
+    offset: int = 0  # bytes consumed: the end of the last newline-terminated line
+    header_done: bool = False
+    slot: bool = False  # oh-my-pi title slot seen
+    slot_title: str | None = None
+    id: str = ""
+    cwd: str = ""
+    parent_session: str | None = None
+    created: str | None = None
+    created_ms: int | None = None
+    header_title: str | None = None
+    snake: bool = False
+    message_count: int = 0
+    first_message: str = ""
+    last_activity: float | None = None
+    info_seen: bool = False
+    info_name: str | None = None
+    change_title: str | None = None
+    labels: dict[str, str] | None = None
+    compactions: int = 0
+    models: list[str] | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost: float = 0.0
+    last_stop: str | None = None
+    last_entry_id: str | None = None
+    branched: list[str] | None = None
+    omp: bool = False
+    head_hash: str = ""
+    tail_bytes: str = ""
+    bad_lines: int = 0
+
+    def to_json(self) -> bytes:
+        return orjson.dumps({name: getattr(self, name) for name in _STATE_FIELDS})
+
+    @classmethod
+    def from_json(cls, data: bytes) -> MetaState:
+        values = orjson.loads(data)
+        return cls(**{name: values[name] for name in _STATE_FIELDS if name in values})
+
+    def copy(self) -> MetaState:
+        clone = MetaState(**{name: getattr(self, name) for name in _STATE_FIELDS})
+        clone.labels = dict(self.labels) if self.labels else None
+        clone.models = list(self.models) if self.models else None
+        clone.branched = list(self.branched) if self.branched else None
+        return clone
+
+    # -- results -------------------------------------------------------------------------
+
+    @property
+    def is_session(self) -> bool:
+        return self.header_done
+
+    @property
+    def name(self) -> str | None:
+        """As `session.session_name`: session_info, else title slot / title_change, else header title."""
+        if self.info_seen:
+            return self.info_name
+        if self.slot:
+            return self.slot_title or self.change_title
+        return self.change_title or self.header_title
+
+    def modified_ms(self, mtime_ns: int) -> int:
+        if self.last_activity is not None and self.last_activity > 0:
+            return int(self.last_activity)  # new Date(float) truncates
+        if self.created_ms is not None:
+            return self.created_ms
+        return mtime_ns // 1_000_000
+
+    @property
+    def dialect(self) -> str:
+        return "operator" if self.snake else ("omp" if self.slot or self.omp else "pi")
+
+    @property
+    def branch_points(self) -> int:
+        return len(self.branched or ())
+
+    @property
+    def label_values(self) -> tuple[str, ...]:
+        return tuple(sorted(set((self.labels or {}).values())))
+
+
+class NotSessionFile(Exception):
+    """The file's first JSON value is not a session header; `str()` is the reason."""
+
+
+_OMP_TYPES = frozenset({"ttsr_injection", "session_init", "mode_change", "title_change", "service_tier_change"})
+
+
+class _Scanner:
+    """Feeds lines into a `MetaState`; one instance per scan."""
+
+    def __init__(self, state: MetaState, sink: TextSink | None) -> None:
+        self.state = state
+        self.sink = sink
+
+    def feed_lines(self, lines: list[bytes]) -> None:
+        loads = orjson.loads
+        decode_error = orjson.JSONDecodeError
+        entry = self.entry
+        for line in lines:
+            try:
+                value = loads(line)
+            except decode_error:
+                if not line.strip():
+                    continue
+                try:
+                    value = _loads_lenient(line)
+                except ValueError:
+                    self.state.bad_lines += 1
+                    continue
+            if type(value) is dict:
+                entry(value)
+            elif not self.state.header_done:
+                raise NotSessionFile("the first JSON line is not a session header")
+            else:
+                self.state.bad_lines += 1
+
+    def header(self, value: dict[str, Any]) -> None:
+        state = self.state
+        kind = value.get("type")
+        if kind == dialects.TITLE_SLOT_TYPE and not state.slot:
+            state.slot = True
+            state.slot_title = dialects.slot_title(value)
+            return
+        if kind not in dialects.HEADER_TYPES or not isinstance(value.get("id"), str):
+            raise NotSessionFile("the first JSON line is not a session header")
+        state.snake = kind == "session_header" or "parent_session" in value or "parent_id" in value
+        if state.snake:
+            value = dialects.normalise_header(value, True)
+        state.header_done = True
+        state.id = value["id"]
+        cwd = value.get("cwd")
+        state.cwd = cwd if isinstance(cwd, str) else ""
+        parent = value.get("parentSession")
+        state.parent_session = parent if isinstance(parent, str) else None
+        state.created_ms = parse_time_ms(value.get("timestamp"))
+        state.created = iso_ms(state.created_ms) if state.created_ms is not None else None
+        title = value.get("title")
+        state.header_title = js_trim(title) or None if isinstance(title, str) else None
+
+    def entry(self, value: dict[str, Any]) -> None:
+        state = self.state
+        if not state.header_done:
+            self.header(value)
+            return
+        if state.snake:
+            value = dialects.normalise_entry(value, True)
+        kind = value.get("type")
+        entry_id = value.get("id")
+        parent = value.get("parentId")
+        if parent is not None and parent != state.last_entry_id and isinstance(parent, str):
+            # Appending under anything but the previous entry starts a new branch at `parent`.
+            if state.branched is None:
+                state.branched = []
+            if parent not in state.branched:
+                state.branched.append(parent)
+        if isinstance(entry_id, str):
+            state.last_entry_id = entry_id
+        if kind == "message":
+            self.message(value)
+        elif kind == "session_info":
+            state.info_seen = True
+            name = value.get("name")
+            state.info_name = (js_trim(name) or None) if isinstance(name, str) else None
+        elif kind == "label":
+            target = value.get("targetId")
+            if isinstance(target, str):
+                label = value.get("label")
+                labels = state.labels if state.labels is not None else {}
+                if isinstance(label, str) and label.strip():
+                    labels[target] = label
+                else:
+                    labels.pop(target, None)
+                state.labels = labels or None
+        elif kind == "compaction":
+            state.compactions += 1
+        elif kind == "model_change":
+            provider, model = value.get("provider"), value.get("modelId")
+            if not isinstance(model, str):
+                model = value.get("model")
+            if isinstance(model, str):
+                self.model(f"{provider}/{model}" if isinstance(provider, str) and provider else model)
+        elif kind in _OMP_TYPES:
+            state.omp = True
+            if kind == "title_change":
+                title = value.get("title")
+                state.change_title = (js_trim(title) or None) if isinstance(title, str) else None
+
+    def model(self, name: str) -> None:
+        models = self.state.models
+        if models is None:
+            self.state.models = [name]
+        elif name not in models:
+            models.append(name)
+
+    def message(self, value: dict[str, Any]) -> None:
+        state = self.state
+        state.message_count += 1
+        message = value.get("message")
+        if type(message) is not dict:
+            return
+        role = message.get("role")
+        if role == "assistant":
+            stop = message.get("stopReason")
+            state.last_stop = stop if isinstance(stop, str) else "stop"
+            self.assistant_extras(message)
+        elif isinstance(role, str):
+            state.last_stop = role
+        if (role != "user" and role != "assistant") or "content" not in message:
+            return
+        stamp = message.get("timestamp")
+        if type(stamp) is int or type(stamp) is float:
+            moment = int(stamp * 1000) if state.snake and stamp < 1e11 else stamp
+        else:
+            moment = parse_time_ms(value.get("timestamp")) if isinstance(value.get("timestamp"), str) else None
+        if moment is not None:  # Math.max(last ?? 0, moment)
+            last = state.last_activity or 0
+            state.last_activity = moment if moment > last else last
+        content = message["content"]
+        text = content if type(content) is str else _content_text(content, " ")
+        if not text:
+            return
+        if self.sink is not None:
+            self.sink(role, text)
+        if role == "user" and not state.first_message:
+            state.first_message = text
+
+    def assistant_extras(self, message: dict[str, Any]) -> None:
+        state = self.state
+        model = message.get("model")
+        if isinstance(model, str) and model:
+            provider = message.get("provider")
+            self.model(f"{provider}/{model}" if isinstance(provider, str) and provider else model)
+        usage = message.get("usage")
+        if type(usage) is dict:
+            tokens_in, tokens_out = usage.get("input"), usage.get("output")
+            if type(tokens_in) is int:
+                state.input_tokens += tokens_in
+            if type(tokens_out) is int:
+                state.output_tokens += tokens_out
+            cost = usage.get("cost")
+            total = cost.get("total") if type(cost) is dict else None
+            if type(total) in (int, float):
+                state.cost += total
+        if self.sink is not None:
+            content = message.get("content")
+            for block in content if type(content) is list else ():
+                if type(block) is dict and block.get("type") == "toolCall":
+                    name = block.get("name")
+                    if isinstance(name, str):
+                        self.sink("tool", name)
+                        arguments = block.get("arguments")
+                        command = arguments.get("command") if type(arguments) is dict else None
+                        if isinstance(command, str) and command:
+                            self.sink("bash", command)
+
+
+@dataclass(frozen=True, slots=True)
+class ScanResult:
+    """A finished scan: the saved state (up to the last full line) and the state including a torn tail."""
+
+    state: MetaState  # continue from here next time
+    final: MetaState  # what the file means now (may include an unterminated last line)
+    size: int
+    mtime_ns: int
+    continued: bool = False  # True when only the bytes after the saved offset were read
+
+
+def _fingerprint(handle: Any, state: MetaState) -> tuple[str, str]:
+    handle.seek(0)
+    head = handle.read(min(_FINGERPRINT_HEAD, state.offset))
+    start = max(state.offset - _FINGERPRINT_TAIL, 0)
+    handle.seek(start)
+    tail = handle.read(state.offset - start)
+    return hashlib.blake2b(head, digest_size=12).hexdigest(), tail.hex()
+
+
+def can_continue(state: MetaState, handle: Any, size: int) -> bool:
+    """True when the file still starts with the bytes `state` was computed from."""
+    if not state.header_done or size < state.offset or state.offset == 0:
+        return False
+    return _fingerprint(handle, state) == (state.head_hash, state.tail_bytes)
+
+
+def scan_file(path: str | os.PathLike[str], *, state: MetaState | None = None,
+              sink: TextSink | None = None) -> ScanResult:
+    """Read a session file (or only what was appended after `state.offset`) into metadata.
+
+    Raises `NotSessionFile` for a file whose first JSON value is not a header, and `OSError`
+    for a file that cannot be read.  A `state` whose prefix no longer matches is ignored.
+    """
+    with open(path, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        continued = state is not None and can_continue(state, handle, info.st_size)
+        state = state.copy() if continued and state is not None else MetaState()
+        scanner = _Scanner(state, sink)
+        handle.seek(state.offset)
+        consumed = state.offset  # file offset where `carry` starts
+        carry = b""
+        while True:
+            block = handle.read(READ_BLOCK)
+            if not block:
+                break
+            if consumed == 0 and not carry and block.startswith(_BOM):  # Node's trim() drops a BOM
+                block = block[3:]
+                consumed = 3
+            data = carry + block if carry else block
+            cut = data.rfind(b"\n")
+            if cut == -1:
+                carry = data
+                continue
+            scanner.feed_lines(data[:cut].split(b"\n"))
+            consumed += cut + 1
+            carry = data[cut + 1 :]
+        state.offset = consumed
+        if state.header_done:
+            state.head_hash, state.tail_bytes = _fingerprint(handle, state)
+    final = state
+    if carry.strip():  # an unterminated last line counts now, but is re-read once it is complete
+        final = state.copy()
+        _Scanner(final, sink).feed_lines([carry])
+    if not final.header_done:
+        raise NotSessionFile("empty file" if not info.st_size else "no session header")
+    return ScanResult(state, final, info.st_size, info.st_mtime_ns, continued)
+
+
+
+def summary_from_scan(path: str, result: ScanResult) -> SessionSummary:
+    """The exact `SessionSummary` of a finished scan."""
+    final = result.final
+    modified_ms = final.modified_ms(result.mtime_ns)
+    return SessionSummary(
+        path=path,
+        id=final.id,
+        cwd=final.cwd,
+        name=final.name,
+        parent_session=final.parent_session,
+        created=final.created,
+        modified=iso_ms(modified_ms),
+        modified_ms=modified_ms,
+        message_count=final.message_count,
+        first_message=final.first_message or NO_MESSAGES,
+        size=result.size,
+        mtime_ns=result.mtime_ns,
+        exact=True,
+        dialect=final.dialect,
+        branch_points=final.branch_points,
+        labels=final.label_values,
+        compactions=final.compactions,
+        models=tuple(final.models or ()),
+        input_tokens=final.input_tokens,
+        output_tokens=final.output_tokens,
+        cost=final.cost,
+        last_stop=final.last_stop,
+    )

@@ -1,0 +1,133 @@
+"""Prefix metadata for the first paint: one stat and the first 4096 bytes of a file.
+
+Like oh-my-pi's `scanSessionFile`: complete lines of the prefix are parsed (the cut-off
+last line is not), a title slot is peeled off, and what the prefix cannot know is marked:
+`exact=False`, `message_count` is a lower bound (the larger of the parsed message entries
+and the `"type":"message"` markers in the raw bytes, which also sees the cut-off line), and
+`modified` is the file's mtime.  A header longer than the prefix is read with a tolerant
+string scanner, and when no user text is in a complete line the raw bytes are searched.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import orjson
+
+from . import dialects
+from .discovery import FileInfo
+from .metadata import NO_MESSAGES, MetaState, NotSessionFile, _Scanner, iso_ms
+from .model import SessionSummary
+
+PREFIX_BYTES = 4096
+
+_MESSAGE_MARKER = re.compile(rb'"type"\s*:\s*"message"')
+_ROLE = re.compile(rb'"role"\s*:\s*"(user|assistant|developer)"')
+_TEXT_AFTER_ROLE = re.compile(rb'"(?:content|text)"\s*:\s*"((?:[^"\\]|\\.)*)"')
+
+
+def _string_property(raw: bytes, key: str) -> str | None:
+    """The value of `"key": "..."` in a possibly cut-off JSON line, or None."""
+    match = re.search(rb'"' + re.escape(key.encode()) + rb'"\s*:\s*"((?:[^"\\]|\\.)*)"', raw)
+    if not match:
+        return None
+    try:
+        return orjson.loads(b'"' + match.group(1) + b'"')
+    except orjson.JSONDecodeError:
+        return None
+
+
+def _tolerant_header(raw: bytes) -> dict[str, Any] | None:
+    kind = _string_property(raw, "type")
+    session_id = _string_property(raw, "id")
+    if kind not in dialects.HEADER_TYPES or session_id is None:
+        return None
+    header: dict[str, Any] = {"type": kind, "id": session_id}
+    for key in ("cwd", "timestamp", "parentSession", "title"):
+        value = _string_property(raw, key)
+        if value is not None:
+            header[key] = value
+    return header
+
+
+def _raw_first_message(raw: bytes) -> str | None:
+    """The first user (else assistant) text in the raw prefix, even on a cut-off line."""
+    fallback = None
+    for match in _ROLE.finditer(raw):
+        text_match = _TEXT_AFTER_ROLE.search(raw, match.end())
+        if not text_match:
+            continue
+        try:
+            text = orjson.loads(b'"' + text_match.group(1) + b'"')
+        except orjson.JSONDecodeError:
+            continue
+        if not text:
+            continue
+        if match.group(1) == b"user":
+            return text
+        fallback = fallback or text
+    return fallback
+
+
+def read_prefix(info: FileInfo) -> SessionSummary:
+    """Prefix metadata of one file.  Raises `NotSessionFile` or `OSError`."""
+    with open(info.path, "rb") as handle:
+        raw = handle.read(PREFIX_BYTES)
+    return summary_from_prefix(info, raw)
+
+
+def summary_from_prefix(info: FileInfo, raw: bytes) -> SessionSummary:
+    complete = len(raw) < PREFIX_BYTES or raw.endswith(b"\n")
+    lines = raw.split(b"\n")
+    cut_line = b"" if complete else lines.pop()
+    state = MetaState()
+    texts: list[str] = []
+    scanner = _Scanner(state, lambda field, text: texts.append(text) if field in ("user", "assistant") else None)
+    scanner.feed_lines(lines)
+    if not state.header_done:
+        header = _tolerant_header(cut_line)
+        if header is None:
+            raise NotSessionFile("no session header in the first 4 KB")
+        scanner.header(header)
+    count = max(state.message_count, len(_MESSAGE_MARKER.findall(raw)))
+    first = state.first_message or _raw_first_message(raw) or NO_MESSAGES
+    mtime_ms = info.mtime_ns // 1_000_000
+    return SessionSummary(
+        path=info.path,
+        id=state.id,
+        cwd=state.cwd,
+        name=state.name,
+        parent_session=state.parent_session,
+        created=state.created,
+        modified=iso_ms(mtime_ms),
+        modified_ms=mtime_ms,
+        message_count=count,
+        first_message=first,
+        size=info.size,
+        mtime_ns=info.mtime_ns,
+        exact=False,
+        dialect=state.dialect,
+        labels=state.label_values,
+        models=tuple(state.models or ()),
+        prefix_text=" ".join(texts),
+    )
+
+
+def quick_summaries(infos: list[FileInfo], skipped: list[tuple[str, str]] | None = None) -> list[SessionSummary]:
+    """Prefix summaries of many files, newest mtime first; failures go to `skipped`."""
+    out: list[SessionSummary] = []
+    for info in infos:
+        try:
+            out.append(read_prefix(info))
+        except NotSessionFile as error:
+            if skipped is not None:
+                skipped.append((info.path, str(error)))
+        except OSError as error:
+            if skipped is not None:
+                skipped.append((info.path, error.strerror or str(error)))
+    out.sort(key=lambda summary: summary.modified_ms, reverse=True)
+    return out
+
+
+__all__ = ["PREFIX_BYTES", "quick_summaries", "read_prefix", "summary_from_prefix"]
