@@ -1,0 +1,144 @@
+"""The UI commands behind `seance`, `seance pick`, `seance --demo` and `seance tree SESSION`.
+
+Contract (like fzf): the UI draws on the terminal (stderr), never on stdout; after it closes,
+the answer alone is printed on stdout.
+
+    seance pick    Enter: the session's absolute path (or with --json {"action", "path", "id",
+                   "leafId", "cwd"}), exit 0.  Esc on an empty query / Ctrl+C: nothing, exit 130.
+                   No session file under the roots at all: a message on stderr, exit 1.
+    seance         the browser: Enter opens the selected session's tree; resuming from there
+                   prints the path as `pick` does (so `pi --session "$(seance)"` works);
+                   leaving without choosing prints nothing, exit 130.
+    seance --demo  the browser on a generated sessions root in a temporary directory.
+    seance tree S  (on a terminal) the tree view of one session; Enter prints its path.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from seance.core.catalog import Catalog
+
+from .app import SeanceApp
+from .results import PickResult
+from .screens.session_list import PickerOptions, SessionPickerScreen
+
+EXIT_OK, EXIT_NOT_FOUND, EXIT_CANCELLED = 0, 1, 130
+DEMO_SESSIONS, DEMO_PROJECTS = 80, 6
+
+
+def run_ui(args: argparse.Namespace) -> int:
+    """Run the UI command in `args`; print the result after the UI has closed; return the exit code."""
+    if getattr(args, "tree_session", None) is not None:
+        return _run_tree(args)
+    if getattr(args, "demo", False):
+        return _run_demo(args)
+    roots = [Path(root).expanduser() for root in args.root] if getattr(args, "root", None) else None
+    catalog = Catalog(roots)
+    found = catalog.discover()
+    if not found.infos:
+        where = ", ".join(str(root) for root in catalog.roots) or "(no sessions root)"
+        print(f"seance: no sessions found under {where}", file=sys.stderr)
+        for path, reason in found.skipped[:5]:
+            print(f"seance: skipped {path}: {reason}", file=sys.stderr)
+        return EXIT_NOT_FOUND
+    picking = getattr(args, "command", None) == "pick"
+    options = PickerOptions(enter="resume" if picking else "tree")
+    return _pick(catalog, args, options)
+
+
+def _pick(catalog: Catalog, args: argparse.Namespace, options: PickerOptions) -> int:
+    cwd = os.path.abspath(os.path.expanduser(args.cwd)) if getattr(args, "cwd", None) else os.getcwd()
+    scope = "all" if getattr(args, "all", False) else "project"
+    query = getattr(args, "query", "") or ""
+
+    def make_screen() -> SessionPickerScreen:
+        return SessionPickerScreen(catalog, cwd=cwd, scope=scope, query=query, options=options)
+
+    return _print_result(_run_app(SeanceApp(make_screen)), as_json=getattr(args, "json", False))
+
+
+def _run_app(app: SeanceApp) -> Any:
+    """Run `app` with the terminal's size even when stdout is a pipe or a file (`$(seance pick)`)."""
+    with _stdout_on_terminal():
+        return app.run()
+
+
+@contextmanager
+def _stdout_on_terminal() -> Iterator[None]:
+    """While the UI runs, point fd 1 at the terminal on stderr; restore it for the answer.
+
+    Textual sizes the screen from stdout; redirected, it would fall back to 80x24.  Nothing is
+    written to the real stdout meanwhile, so the caller's pipe receives only the answer.
+    """
+    try:
+        redirect = not os.isatty(1) and os.isatty(2)
+    except OSError:
+        redirect = False
+    if not redirect:
+        yield
+        return
+    sys.stdout.flush()
+    saved = os.dup(1)
+    os.dup2(2, 1)
+    try:
+        yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+def _print_result(result: Any, *, as_json: bool) -> int:
+    if not isinstance(result, PickResult):
+        return EXIT_CANCELLED
+    if as_json:
+        print(json.dumps(result.to_json(), ensure_ascii=False))
+    else:
+        print(result.path)
+    return EXIT_OK
+
+
+def _run_tree(args: argparse.Namespace) -> int:
+    from .screens.session_tree import SessionTreeScreen
+
+    session = args.tree_session
+    path = Path(session.path).resolve()
+
+    result = _run_app(SeanceApp(lambda: SessionTreeScreen(path, standalone=True)))
+    if result is None or getattr(result, "action", None) not in ("resume", "fork"):
+        return EXIT_CANCELLED
+    pick = PickResult(result.action, Path(getattr(result, "path", None) or path), getattr(result, "leaf_id", None),
+                      session_id=session.id, cwd=session.cwd)
+    return _print_result(pick, as_json=getattr(args, "json", False))
+
+
+def _run_demo(args: argparse.Namespace) -> int:
+    """Browse a freshly generated demo root, so a new user sees seance work on any machine."""
+    from seance.core.generate import generate_corpus
+
+    with tempfile.TemporaryDirectory(prefix="seance-demo-") as tmp:
+        root = Path(tmp) / "sessions"
+        print(f"seance: generating demo sessions in {root} (removed on exit)…", file=sys.stderr)
+        corpus = generate_corpus(root, sessions=DEMO_SESSIONS, projects=DEMO_PROJECTS, seed=7,
+                                 mean_bytes=20_000, now_ms=int(time.time() * 1000))
+        catalog = Catalog([root], cache_dir=Path(tmp) / "cache")
+        args.cwd = str(_busiest_project(catalog)) if corpus.files else None
+        return _pick(catalog, args, PickerOptions(enter="tree"))
+
+
+def _busiest_project(catalog: Catalog) -> str | None:
+    """The demo's "current folder": the project with the most sessions."""
+    counts: dict[str, int] = {}
+    for summary in catalog.quick(None):
+        counts[summary.cwd] = counts.get(summary.cwd, 0) + 1
+    return max(counts, key=lambda cwd: counts[cwd]) if counts else None

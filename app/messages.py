@@ -1,0 +1,63 @@
+"""Messages that carry data from workers to the screens that own the state.
+
+Workers never touch widgets: they post one of these, and a handler on the screen applies it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from textual.message import Message
+
+if TYPE_CHECKING:
+    from seance.core.model import SessionSummary
+
+
+@dataclass
+class SessionsLoaded(Message):
+    """A scope's session list arrived: `exact` once the index refresh has finished."""
+
+    scope: str
+    summaries: list[SessionSummary]
+    exact: bool
+    generation: int
+
+
+@dataclass
+class LoadProgress(Message):
+    """The index refresh read `done` of `total` files."""
+
+    done: int
+    total: int
+    generation: int
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, LoadProgress)
+
+
+@dataclass
+class LoadFailed(Message):
+    """Listing sessions failed; `text` is a one-line message for the status bar."""
+
+    text: str
+    generation: int
+
+
+@dataclass
+class SessionsChanged(Message):
+    """The watcher saw session files appear, change or disappear (already coalesced)."""
+
+    changed: list[SessionSummary] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    restored: bool = False  # an undone delete: not "new"
+
+
+@dataclass
+class SearchDone(Message):
+    """Ranked hits for `query_text`; `top` moves the cursor to the best hit (a new query)."""
+
+    query_text: str
+    hits: list
+    error: str | None = None
+    top: bool = False

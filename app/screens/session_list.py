@@ -1,0 +1,653 @@
+"""SessionPickerScreen: pi's `/resume` picker, made instant, searchable, live and embeddable.
+
+The screen owns the state (scope, sort, filters, query, the loaded summaries) and applies
+what its workers post: the catalog's quick 4 KB listing first (rows appear at once), then
+the exact index refresh with progress, full-text search merged into the ranking, and live
+changes from a file watcher.  It dismisses with a `PickResult` (resume / fork) or None.
+
+Everything it needs comes in through `__init__`, so a host agent's Textual app can
+`push_screen(SessionPickerScreen(catalog, cwd=...), callback)` or
+`await push_screen_wait(...)`; CSS travels with the screen (CSS_PATH) and uses theme
+variables only.  Keys the picker needs from the input (Tab, Enter, Home/End, Ctrl+D, Ctrl+C,
+Esc) are priority bindings of the screen; a host's own priority bindings still win.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from seance.core.catalog import Cancelled, in_project, same_dir
+from seance.core.model import SessionSummary
+from seance.core.search import QueryError, parse_query, search_iter
+from seance.core.session import SessionError
+from seance.core.text import display_text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal
+from textual.screen import Screen
+from textual.widgets import Footer, Input
+from textual.worker import get_current_worker
+
+from ..commands import PickerCommands
+from ..messages import LoadFailed, LoadProgress, SearchDone, SessionsChanged, SessionsLoaded
+from ..results import PickResult
+from ..rows import SORTS, hit_rows, plain_rows
+from ..widgets.session_list import SessionList, SessionRow, utc_now
+from ..widgets.status_bar import StatusBar
+from .confirm import STYLES, ConfirmScreen
+from .help import HelpScreen
+from .rename import RenameScreen
+
+Scope = Literal["project", "all"]
+NARROW = 100  # below this many columns the preview hides itself
+FULL_TEXT_LIMIT = 500
+SEARCH_DEBOUNCE = 0.03
+WATCH_DEBOUNCE_MS = 200
+
+EMPTY = {
+    ("project", False): "No sessions in current folder. Press Tab to view all.",
+    ("all", False): "No sessions found",
+    ("project", True): "No named sessions in current folder. Press ctrl+n to show all, or Tab to view all.",
+    ("all", True): "No named sessions found. Press ctrl+n to show all.",
+}
+
+
+@dataclass(frozen=True)
+class PickerOptions:
+    """How the picker behaves in its host.
+
+    `enter`: what Enter does — "resume" dismisses with the session (the `/resume` contract),
+    "tree" opens the tree view first (the standalone browser).  `open_session`: the session
+    the host has open (protected from deletion).  `watch`: follow the roots live.
+    """
+
+    watch: bool = True
+    show_preview: bool = True
+    open_session: str | None = None
+    enter: Literal["resume", "tree"] = "resume"
+    rename: bool = True
+
+
+@dataclass
+class _Deleted:
+    receipt: Any
+    summary: SessionSummary
+
+
+class SessionPickerScreen(Screen[PickResult | None]):
+    """Search, browse and pick a session; dismisses with a `PickResult` or None on cancel."""
+
+    CSS_PATH: ClassVar[list] = [STYLES / "session_list.tcss"]
+    AUTO_FOCUS = "#search"
+    COMMANDS: ClassVar[set] = {PickerCommands}
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("up", "cursor(-1)", "Up", show=False, priority=True),
+        Binding("down", "cursor(1)", "Down", show=False, priority=True),
+        Binding("pageup", "page(-1)", "Page up", show=False, priority=True),
+        Binding("pagedown", "page(1)", "Page down", show=False, priority=True),
+        Binding("home", "first", "First", show=False, priority=True),
+        Binding("end", "last", "Last", show=False, priority=True),
+        Binding("enter", "select", "Resume", priority=True),
+        Binding("escape", "cancel", "Clear/cancel", show=False, priority=True),
+        Binding("ctrl+c", "quit", "Cancel", show=False, priority=True),
+        Binding("tab", "toggle_scope", "Scope", priority=True),
+        Binding("ctrl+s", "cycle_sort", "Sort", priority=True),
+        Binding("ctrl+n", "toggle_named", "Named", priority=True),
+        Binding("ctrl+p", "toggle_paths", "Paths", priority=True),
+        Binding("ctrl+d", "delete", "Delete", priority=True),
+        Binding("ctrl+z", "undo_delete", "Undo", show=False, priority=True),
+        Binding("ctrl+r", "rename", "Rename", priority=True),
+        Binding("ctrl+t", "tree", "Tree", priority=True),
+        Binding("ctrl+o,f3", "toggle_preview", "Preview", priority=True),
+        Binding("f1", "help", "Help", priority=True),
+        Binding("question_mark", "help_if_empty", "Help", show=False, priority=True),
+    ]
+
+    def __init__(
+        self,
+        catalog: Any,
+        *,
+        cwd: str | os.PathLike[str] | None = None,
+        scope: Scope = "project",
+        query: str = "",
+        clock: Callable[[], datetime] = utc_now,
+        options: PickerOptions | None = None,
+        name: str | None = None,
+        id: str | None = None,
+        classes: str | None = None,
+    ) -> None:
+        super().__init__(name=name, id=id, classes=classes)
+        self.catalog = catalog
+        self.cwd = str(Path(cwd or os.getcwd()).resolve())
+        self.options = options or PickerOptions()
+        self.clock = clock
+        self.scope: Scope = scope
+        self.sort = SORTS[0]
+        self.named_only = False
+        self.show_paths = False
+        self.preview_wanted = self.options.show_preview
+        self._initial_query = query
+        self._query = query
+        self._summaries: dict[str, list[SessionSummary]] = {}
+        self._exact: set[str] = set()
+        self._loading: set[str] = set()
+        self._generation = 0
+        self._hits: list[Any] | None = None
+        self._known: set[str] = set()
+        self._deleted: list[_Deleted] = []
+        self._preview_path: str | None = None
+
+    # -- layout --------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield Input(self._initial_query, placeholder="Search sessions… (words, \"phrase\", re:regex, label:x)",
+                    id="search", select_on_focus=False)
+        with Horizontal(id="body"):
+            yield SessionList(clock=self.clock, id="sessions")
+            yield from self._compose_preview()
+        yield StatusBar(id="status")
+        yield Footer()
+
+    def _compose_preview(self) -> ComposeResult:
+        try:
+            from ..widgets.context_preview import ContextPreview
+        except ImportError:  # pragma: no cover - the preview ships with seance
+            return
+        yield ContextPreview(id="preview")
+
+    @property
+    def session_list(self) -> SessionList:
+        return self.query_one(SessionList)
+
+    @property
+    def status(self) -> StatusBar:
+        return self.query_one(StatusBar)
+
+    @property
+    def search_input(self) -> Input:
+        return self.query_one("#search", Input)
+
+    def on_mount(self) -> None:
+        self.status.scope = self.scope
+        self.status.sort = self.sort
+        self._update_preview_visibility()
+        self._load(self.scope)
+        if self.options.watch:
+            self._watch()
+
+    def on_resize(self) -> None:
+        self._update_preview_visibility()
+
+    # -- loading -------------------------------------------------------------------------
+
+    def _load(self, scope: str) -> None:
+        """Start listing `scope`: the quick listing, then the exact refresh."""
+        self._generation += 1
+        self._loading.add(scope)
+        self.status.loading = scope not in self._summaries
+        self._load_worker(scope, self._generation)
+
+    @work(thread=True, exclusive=True, group="load", exit_on_error=False)
+    def _load_worker(self, scope: str, generation: int) -> None:
+        """Quick listing of `scope` (if not shown yet), then the exact refresh of both scopes."""
+        worker = get_current_worker()
+        try:
+            if scope not in self._summaries:
+                self.post_message(SessionsLoaded(scope, self.catalog.quick(self._scope_cwd(scope)), False, generation))
+            if worker.is_cancelled:
+                return
+            last = [0.0]
+
+            def progress(done: int, total: int) -> None:
+                now = time.monotonic()
+                if now - last[0] > 0.1 or done == total:
+                    last[0] = now
+                    self.post_message(LoadProgress(done, total, generation))
+
+            try:
+                everything = self.catalog.refresh(progress, lambda: worker.is_cancelled)
+            except Cancelled:
+                return
+            if not worker.is_cancelled:
+                self.post_message(SessionsLoaded("all", everything, True, generation))
+                self.post_message(SessionsLoaded("project", in_project(everything, self.cwd), True, generation))
+        except Exception as error:  # an unreadable root, a broken index: say so, keep going
+            self.post_message(LoadFailed(f"Failed to load sessions: {display_text(error)}", generation))
+
+    def _scope_cwd(self, scope: str) -> str | None:
+        return self.cwd if scope == "project" else None
+
+    @on(SessionsLoaded)
+    def _sessions_loaded(self, message: SessionsLoaded) -> None:
+        first = message.scope not in self._summaries
+        self._summaries[message.scope] = message.summaries
+        if message.exact:
+            self._exact.add(message.scope)
+            self._loading.discard(message.scope)
+            self.status.progress = None
+        self._known.update(summary.path for summary in message.summaries)
+        if message.scope == self.scope:
+            self.status.loading = False
+            # Until the user moves, the exact listing replaces the quick one from the top.
+            self._rebuild(top=first or not self.session_list.touched)
+
+    @on(LoadProgress)
+    def _load_progress(self, message: LoadProgress) -> None:
+        if message.generation == self._generation:
+            self.status.progress = (message.done, message.total) if message.done < message.total else None
+
+    @on(LoadFailed)
+    def _load_failed(self, message: LoadFailed) -> None:
+        self.status.loading = False
+        self.status.progress = None
+        self._loading.clear()
+        self.status.show_message(message.text, error=True)
+        if self.scope not in self._summaries:
+            self._summaries[self.scope] = []
+            self._rebuild(top=True)
+
+    # -- rows ----------------------------------------------------------------------------
+
+    def _visible_summaries(self) -> list[SessionSummary]:
+        summaries = self._summaries.get(self.scope, [])
+        if self.named_only:
+            summaries = [summary for summary in summaries if summary.name and summary.name.strip()]
+        return summaries
+
+    def _rebuild(self, *, top: bool = False) -> None:
+        """Recompute the rows for the current scope, filters, sort and query."""
+        summaries = self._visible_summaries()
+        self.status.total = len(summaries)
+        self.session_list.set_display(show_cwd=self.scope == "all", show_path=self.show_paths,
+                                      empty_text=EMPTY[(self.scope, self.named_only)])
+        if not self._query.strip():
+            self._hits = None
+            self._set_rows(plain_rows(summaries, self.sort), top=top)
+            return
+        self._search(self._query, summaries, top)
+
+    def _set_rows(self, rows: Sequence[SessionRow], *, top: bool) -> None:
+        self.session_list.set_rows(rows, top=top)
+        self.status.shown = len(rows)
+        if not rows:
+            self._show_preview(None)
+
+    def _search(self, text: str, summaries: list[SessionSummary], top: bool) -> None:
+        try:
+            query = parse_query(text)
+        except QueryError as error:
+            self.status.show_message(str(error), error=True)
+            self._set_rows([], top=True)
+            return
+        if self.status.message_is_error:
+            self.status.show_message("")
+        self._search_worker(text, query, summaries, self.scope == "all", top)
+
+    @work(thread=True, exclusive=True, group="search", exit_on_error=False)
+    def _search_worker(self, text: str, query: Any, summaries: list[SessionSummary], paths: bool, top: bool) -> None:
+        worker = get_current_worker()
+        time.sleep(SEARCH_DEBOUNCE)
+        if worker.is_cancelled:
+            return
+        text_hits: dict[str, Any] = {}
+        fts = query.fts_match()
+        if fts:
+            try:
+                for hit in self.catalog.search_text(fts, FULL_TEXT_LIMIT):
+                    text_hits.setdefault(hit.path, hit)
+            except Exception as error:  # no index yet, or FTS unavailable: rank without it
+                self.post_message(SearchDone(text, [], error=f"full-text search unavailable: {display_text(error)}"))
+        hits: list[Any] = []
+        for step in search_iter(summaries, query, text_hits=text_hits, paths=paths, chunk=1024):
+            if worker.is_cancelled:
+                return
+            if step.hits is not None:
+                hits = step.hits
+            else:
+                time.sleep(0)  # let the UI thread take the GIL between chunks
+        if not worker.is_cancelled:
+            self.post_message(SearchDone(text, hits, top=top))
+
+    @on(SearchDone)
+    def _search_done(self, message: SearchDone) -> None:
+        if message.error:
+            self.status.show_message(message.error, error=True)
+            if not message.hits:
+                return
+        if message.query_text != self._query:
+            return  # a newer query is running
+        self._hits = message.hits
+        self._set_rows(hit_rows(message.hits, self.sort), top=message.top)
+
+    @on(Input.Changed, "#search")
+    def _query_changed(self, event: Input.Changed) -> None:
+        if event.value == self._query:
+            return
+        self._query = event.value
+        self._rebuild(top=True)
+
+    # -- cursor and preview ----------------------------------------------------------------
+
+    @on(SessionList.Highlighted)
+    def _highlighted(self, event: SessionList.Highlighted) -> None:
+        self._show_preview(event.row.path if event.row else None)
+        if event.row is not None and self.session_list.cursor == 0:
+            self.status.new_count = 0
+
+    @on(SessionList.Selected)
+    def _selected(self, event: SessionList.Selected) -> None:
+        self.action_select()
+
+    def _preview(self) -> Any | None:
+        try:
+            return self.query_one("#preview")
+        except Exception:
+            return None
+
+    def _preview_visible(self) -> bool:
+        return self.preview_wanted and self.size.width >= NARROW and self._preview() is not None
+
+    def _update_preview_visibility(self) -> None:
+        visible = self._preview_visible()
+        self.set_class(not visible, "-no-preview")
+        if visible:
+            row = self.session_list.highlighted
+            self._show_preview(row.path if row else None)
+
+    def _show_preview(self, path: str | None) -> None:
+        preview = self._preview()
+        if preview is None or not self._preview_visible():
+            return
+        if path == self._preview_path and path is not None:
+            return
+        self._preview_path = path
+        preview.show(Path(path) if path else None)
+
+    def action_cursor(self, delta: int) -> None:
+        self.session_list.move_cursor(delta)
+
+    def action_page(self, direction: int) -> None:
+        self.session_list.page(direction)
+
+    def action_first(self) -> None:
+        self.session_list.set_cursor(0)
+        self.status.new_count = 0
+
+    def action_last(self) -> None:
+        self.session_list.set_cursor(len(self.session_list.rows) - 1)
+
+    # -- results -------------------------------------------------------------------------
+
+    def _result(self, row: SessionRow, action: Literal["resume", "fork"] = "resume",
+                leaf_id: str | None = None) -> PickResult:
+        summary = row.summary
+        return PickResult(action, Path(summary.path), leaf_id, session_id=summary.id or None, cwd=summary.cwd or None)
+
+    def action_select(self) -> None:
+        row = self.session_list.highlighted
+        if row is None:
+            return
+        if self.options.enter == "tree":
+            self.action_tree()
+        else:
+            self.dismiss(self._result(row))
+
+    def action_cancel(self) -> None:
+        """Esc: clear the query first, then cancel."""
+        if self.search_input.value:
+            self.search_input.value = ""
+            return
+        self.dismiss(None)
+
+    def action_quit(self) -> None:
+        self.dismiss(None)
+
+    # -- scope, sort, filters ----------------------------------------------------------------
+
+    def action_toggle_scope(self) -> None:
+        self.scope = "all" if self.scope == "project" else "project"
+        self.status.scope = self.scope
+        self.status.new_count = 0
+        if self.scope in self._summaries:
+            self._rebuild(top=True)
+        else:
+            self.status.loading = True
+            self.session_list.set_rows([], top=True)
+            self.session_list.set_display(empty_text="Loading…")
+            self.status.shown = self.status.total = 0
+            if self.scope not in self._loading:
+                self._load(self.scope)
+
+    def action_cycle_sort(self) -> None:
+        self.sort = SORTS[(SORTS.index(self.sort) + 1) % len(SORTS)]
+        self.status.sort = self.sort
+        if self._hits is not None:
+            self._set_rows(hit_rows(self._hits, self.sort), top=False)
+        else:
+            self._rebuild()
+
+    def action_toggle_named(self) -> None:
+        self.named_only = not self.named_only
+        self.status.named_only = self.named_only
+        self._rebuild(top=True)
+
+    def action_toggle_paths(self) -> None:
+        self.show_paths = not self.show_paths
+        self.session_list.set_display(show_path=self.show_paths)
+
+    def action_toggle_preview(self) -> None:
+        self.preview_wanted = not self.preview_wanted
+        if self.preview_wanted and self.size.width < NARROW:
+            self.notify(f"The preview needs a terminal at least {NARROW} columns wide.", severity="warning")
+        self._preview_path = None
+        self._update_preview_visibility()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """"?" opens the help only while the query is empty; after that it is part of the query."""
+        return not (action == "help_if_empty" and self.is_mounted and self.search_input.value)
+
+    def action_help_if_empty(self) -> None:
+        self.action_help()
+
+    def action_help(self) -> None:
+        self.app.push_screen(HelpScreen())
+
+    # -- delete / undo -----------------------------------------------------------------------
+
+    def action_delete(self) -> None:
+        row = self.session_list.highlighted
+        if row is None:
+            return
+        if self.options.open_session and _same_file(row.path, self.options.open_session):
+            self.status.show_message("Cannot delete the currently active session", error=True)
+            return
+        summary = row.summary
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self._trash_worker(summary)
+
+        self.app.push_screen(ConfirmScreen("Delete session?", summary.title or summary.path,
+                                           confirm_label="Move to Trash"), answered)
+
+    @work(thread=True, group="writes", exit_on_error=False)
+    def _trash_worker(self, summary: SessionSummary) -> None:
+        from seance.core.trash import trash_session
+
+        try:
+            receipt = trash_session(summary.path, open_session=self.options.open_session)
+        except (SessionError, OSError) as error:
+            self.app.call_from_thread(self.status.show_message, f"Failed to delete: {display_text(error)}", error=True)
+            return
+        self._forget(summary.path)
+        self.app.call_from_thread(self._deleted_done, _Deleted(receipt, summary))
+
+    def _deleted_done(self, deleted: _Deleted) -> None:
+        self._deleted.append(deleted)
+        self._drop_paths([deleted.summary.path])
+        self.status.show_message("Session moved to trash · ctrl+z to undo")
+        self.notify("Session moved to trash. Press ctrl+z to undo.", title="Deleted", timeout=6)
+
+    def action_undo_delete(self) -> None:
+        if not self._deleted:
+            self.status.show_message("Nothing to undo")
+            return
+        self._undo_worker(self._deleted.pop())
+
+    @work(thread=True, group="writes", exit_on_error=False)
+    def _undo_worker(self, deleted: _Deleted) -> None:
+        from seance.core.trash import undo
+
+        try:
+            undo(deleted.receipt)
+        except (SessionError, OSError) as error:
+            self.app.call_from_thread(self.status.show_message, f"Undo failed: {display_text(error)}", error=True)
+            return
+        summary = self._summary_of(deleted.summary.path) or deleted.summary
+        self.post_message(SessionsChanged(changed=[summary], restored=True))
+        self.app.call_from_thread(self.status.show_message, "Session restored")
+
+    def _forget(self, path: str) -> None:
+        forget = getattr(self.catalog, "forget", None)
+        if forget is not None:
+            try:
+                forget(path)
+            except Exception:  # the index heals on the next refresh
+                pass
+
+    def _summary_of(self, path: str) -> SessionSummary | None:
+        try:
+            return self.catalog.summary(path)
+        except Exception:
+            return None
+
+    # -- rename --------------------------------------------------------------------------
+
+    def action_rename(self) -> None:
+        row = self.session_list.highlighted
+        if row is None or not self.options.rename:
+            return
+        summary = row.summary
+
+        def answered(name: str | None) -> None:
+            if name:
+                self._rename_worker(summary, name)
+
+        self.app.push_screen(RenameScreen(summary.name, summary.title), answered)
+
+    @work(thread=True, group="writes", exit_on_error=False)
+    def _rename_worker(self, summary: SessionSummary, name: str) -> None:
+        from seance.core.writes import rename_session
+
+        try:
+            rename_session(summary.path, name)
+        except (SessionError, OSError) as error:
+            self.app.call_from_thread(self.status.show_message, f"Rename failed: {display_text(error)}", error=True)
+            return
+        updated = self._summary_of(summary.path)
+        if updated is not None:
+            self.post_message(SessionsChanged(changed=[updated]))
+        self.app.call_from_thread(self.status.show_message, f"Session renamed to {display_text(name, 60)}")
+
+    # -- tree ----------------------------------------------------------------------------
+
+    def action_tree(self) -> None:
+        row = self.session_list.highlighted
+        if row is None:
+            return
+        try:
+            from .session_tree import SessionTreeScreen
+        except ImportError:
+            self.status.show_message("The tree view is not available", error=True)
+            return
+
+        def chosen(result: Any) -> None:
+            if result is None or getattr(result, "action", None) not in ("resume", "fork"):
+                return
+            path = Path(getattr(result, "path", None) or row.path)
+            summary = row.summary
+            self.dismiss(PickResult(result.action, path, getattr(result, "leaf_id", None),
+                                    session_id=summary.id or None, cwd=summary.cwd or None))
+
+        self.app.push_screen(SessionTreeScreen(Path(row.path), clock=self.clock), chosen)
+
+    # -- live updates --------------------------------------------------------------------
+
+    def _roots(self) -> list[Path]:
+        roots = getattr(self.catalog, "roots", None) or []
+        return [Path(root) for root in roots if Path(root).is_dir()]
+
+    @work(exclusive=True, group="watch", exit_on_error=False)
+    async def _watch(self) -> None:
+        """Follow the roots: coalesced changes become one `SessionsChanged` per batch."""
+        from watchfiles import Change, awatch
+
+        roots = self._roots()
+        if not roots:
+            return
+
+        def jsonl_only(change: Change, path: str) -> bool:
+            return path.endswith(".jsonl")
+
+        async for changes in awatch(*roots, watch_filter=jsonl_only, debounce=WATCH_DEBOUNCE_MS, step=50,
+                                    recursive=True):
+            paths = sorted({path for _, path in changes})
+            summaries = await asyncio.to_thread(self._summaries_of, paths)
+            changed = [summary for summary in summaries if summary is not None]
+            removed = [path for path, summary in zip(paths, summaries, strict=True) if summary is None]
+            self.post_message(SessionsChanged(changed=changed, removed=removed))
+
+    def _summaries_of(self, paths: list[str]) -> list[SessionSummary | None]:
+        return [self._summary_of(path) if os.path.exists(path) else None for path in paths]
+
+    @on(SessionsChanged)
+    def _sessions_changed(self, message: SessionsChanged) -> None:
+        if message.removed:
+            self._drop_paths(message.removed, rebuild=False)
+        new = 0
+        for summary in message.changed:
+            for scope, summaries in self._summaries.items():
+                if scope == "project" and not self._in_project(summary):
+                    continue
+                index = next((i for i, known in enumerate(summaries) if known.path == summary.path), None)
+                if index is None:
+                    summaries.append(summary)
+                else:
+                    summaries[index] = summary
+            if summary.path not in self._known and not message.restored:
+                self._known.add(summary.path)
+                new += self._in_scope(summary)
+        if (new and self.session_list.cursor > 0) or (new and self.session_list.scroll_offset.y > 0):
+            self.status.new_count += new
+        self._rebuild()
+
+    def _in_project(self, summary: SessionSummary) -> bool:
+        return bool(summary.cwd) and same_dir(summary.cwd, self.cwd)
+
+    def _in_scope(self, summary: SessionSummary) -> bool:
+        return self.scope == "all" or self._in_project(summary)
+
+    def _drop_paths(self, paths: Sequence[str], *, rebuild: bool = True) -> None:
+        gone = set(paths)
+        for scope, summaries in self._summaries.items():
+            self._summaries[scope] = [summary for summary in summaries if summary.path not in gone]
+        if self._hits is not None:
+            self._hits = [hit for hit in self._hits if hit.summary.path not in gone]
+        if rebuild:
+            self._rebuild()
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.abspath(a) == os.path.abspath(b)

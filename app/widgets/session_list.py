@@ -1,0 +1,403 @@
+"""A virtual session list: Line API over any number of rows, drawing only what is visible.
+
+`SessionList` holds a sequence of `SessionRow`s (a summary plus how to show it: fork prefix,
+match spans, full-text snippet) and renders each visible line on demand, so 100,000 rows cost
+no more than 40.  The cursor is tracked by *identity* (the session path): when rows are
+replaced — a live update, an exact refresh, a new sort — the selected session keeps the cursor
+and stays where it was on screen, so rows arriving above do not move what the user is reading.
+
+Everything shown comes from session files and is treated as data: it goes through
+`display_text` and into `Content` objects, never through markup.
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from itertools import accumulate
+from typing import Any, ClassVar
+
+from seance.core.model import SessionSummary
+from seance.core.text import display_text
+from textual import events
+from textual.cache import LRUCache
+from textual.content import Content, Span
+from textual.geometry import Region, Size
+from textual.message import Message
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+Clock = Callable[[], datetime]
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class SessionRow:
+    """One session as the list shows it: the summary, its fork prefix, and the search hit.
+
+    `hit` (a `seance.core.search.Hit`) is kept whole: highlight spans and the full-text
+    snippet are computed only when the row is drawn.
+    """
+
+    summary: SessionSummary
+    prefix: str = ""  # threaded sort: "├─ " / "│  └─ " ...
+    hit: Any = None
+
+    @property
+    def path(self) -> str:
+        return self.summary.path
+
+    @property
+    def has_snippet(self) -> bool:
+        return self.hit is not None and self.hit.tier == "full-text"
+
+    @property
+    def height(self) -> int:
+        return 2 if self.has_snippet else 1
+
+    def title_spans(self) -> list[tuple[int, int]]:
+        return self.hit.title_spans() if self.hit is not None else []
+
+    def snippet(self) -> tuple[str, tuple[tuple[int, int], ...]]:
+        found = self.hit.snippet() if self.has_snippet else None
+        return (found.text, tuple(found.spans)) if found is not None else ("", ())
+
+
+def relative_age(modified_ms: float, now: datetime) -> str:
+    """pi's compact age: now, 5m, 2h, 3d, 2w, 1mo, 1y."""
+    seconds = max(now.timestamp() - modified_ms / 1000.0, 0.0)
+    minutes = int(seconds // 60)
+    if minutes < 1:
+        return "now"
+    if minutes < 60:
+        return f"{minutes}m"
+    hours = minutes // 60
+    if hours < 24:
+        return f"{hours}h"
+    days = hours // 24
+    if days < 7:
+        return f"{days}d"
+    if days < 30:
+        return f"{days // 7}w"
+    if days < 365:
+        return f"{days // 30}mo"
+    return f"{days // 365}y"
+
+
+def short_path(path: str, width: int, home: str = os.path.expanduser("~")) -> str:
+    """`~`-shortened path, cut from the left to `width` cells ("…/project/src")."""
+    text = display_text(path)
+    if home and home != "/" and (text == home or text.startswith(home + os.sep)):
+        text = "~" + text[len(home):]
+    if len(text) > width:
+        text = "…" + text[len(text) - width + 1:]
+    return text
+
+
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def same_length_plain(text: str) -> str:
+    """Controls and bidi marks become spaces one for one, so match offsets stay valid."""
+    return _UNSAFE.sub(" ", text)
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+class SessionList(ScrollView, can_focus=False):
+    """The scrolling list of sessions: cursor, click, double-click, wheel.
+
+    It is not focusable: the search input keeps the focus and the screen forwards the
+    navigation keys, so typing always goes to the query.
+    """
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "session-list--cursor",
+        "session-list--pointer",
+        "session-list--prefix",
+        "session-list--named",
+        "session-list--match",
+        "session-list--meta",
+        "session-list--snippet",
+        "session-list--empty",
+    }
+
+    DEFAULT_CSS = """
+    SessionList {
+        overflow-x: hidden;
+        overflow-y: auto;
+    }
+    """
+
+    class Highlighted(Message):
+        """The cursor moved to another session (or to none)."""
+
+        def __init__(self, session_list: SessionList, row: SessionRow | None) -> None:
+            super().__init__()
+            self.session_list = session_list
+            self.row = row
+
+        @property
+        def control(self) -> SessionList:
+            return self.session_list
+
+    class Selected(Message):
+        """A row was double-clicked: the user wants this session."""
+
+        def __init__(self, session_list: SessionList, row: SessionRow) -> None:
+            super().__init__()
+            self.session_list = session_list
+            self.row = row
+
+        @property
+        def control(self) -> SessionList:
+            return self.session_list
+
+    def __init__(
+        self,
+        *,
+        clock: Clock = utc_now,
+        name: str | None = None,
+        id: str | None = None,
+        classes: str | None = None,
+    ) -> None:
+        super().__init__(name=name, id=id, classes=classes)
+        self._clock = clock
+        self._rows: Sequence[SessionRow] = ()
+        self._line_starts: list[int] = []  # first line of each row; empty when every row is one line
+        self._line_count = 0
+        self._index_of: dict[str, int] = {}
+        self._cursor = 0
+        self.touched = False  # the user moved the cursor since the rows were last reset to the top
+        self._show_cwd = False
+        self._show_path = False
+        self._empty_text = ""
+        self._now = clock()
+        self._cache: LRUCache[tuple, Strip] = LRUCache(1024)
+
+    # -- state -------------------------------------------------------------------------
+
+    @property
+    def rows(self) -> Sequence[SessionRow]:
+        return self._rows
+
+    @property
+    def cursor(self) -> int:
+        return self._cursor
+
+    @property
+    def highlighted(self) -> SessionRow | None:
+        """The row under the cursor, if any."""
+        return self._rows[self._cursor] if self._rows else None
+
+    def index_of(self, path: str) -> int | None:
+        return self._index_of.get(path)
+
+    def set_rows(self, rows: Sequence[SessionRow], *, keep: str | None = None, top: bool = False) -> None:
+        """Replace every row.
+
+        The cursor follows the session at path `keep` (default: the current one) and that row
+        keeps its position on screen.  With `top`, the cursor goes to the first row instead.
+        """
+        old_row = self.highlighted
+        keep = keep if keep is not None else (old_row.path if old_row else None)
+        old_screen_y = self._line_of(self._cursor) - self.scroll_offset.y if old_row else 0
+        self._rows = rows
+        heights = [row.height for row in rows] if any(row.has_snippet for row in rows) else None
+        if heights is None:
+            self._line_starts = []
+            self._line_count = len(rows)
+        else:
+            self._line_starts = [0, *accumulate(heights)]
+            self._line_count = self._line_starts.pop()
+        self._index_of = {row.path: index for index, row in enumerate(rows)}
+        self._cache.clear()
+        self._now = self._clock()
+        self.virtual_size = Size(self.scrollable_content_region.width, self._line_count)
+        found = None if top or keep is None else self._index_of.get(keep)
+        if top:
+            self.touched = False
+        if found is None:
+            self._cursor = 0 if top else min(self._cursor, max(len(rows) - 1, 0))
+            if top:
+                self.scroll_to(y=0, animate=False, immediate=True)
+        else:
+            self._cursor = found
+            if old_row is not None and 0 <= old_screen_y < self.scrollable_content_region.height:
+                self.scroll_to(y=max(self._line_of(found) - old_screen_y, 0), animate=False, immediate=True)
+        self._scroll_cursor_into_view()
+        self.refresh()
+        new_row = self.highlighted
+        if (new_row is None) != (old_row is None) or (new_row and old_row and new_row.summary is not old_row.summary):
+            self.post_message(self.Highlighted(self, new_row))
+
+    def update_row(self, row: SessionRow) -> bool:
+        """Swap one row in place (same path, same height); False when it is not shown."""
+        index = self._index_of.get(row.path)
+        if index is None or self._rows[index].height != row.height:
+            return False
+        rows = list(self._rows)
+        rows[index] = row
+        self._rows = rows
+        self._cache.clear()
+        self.refresh_line_of(index)
+        if index == self._cursor:
+            self.post_message(self.Highlighted(self, row))
+        return True
+
+    def set_display(self, *, show_cwd: bool | None = None, show_path: bool | None = None,
+                    empty_text: str | None = None) -> None:
+        """Change what the rows show; repaints without touching the rows or the cursor."""
+        if show_cwd is not None:
+            self._show_cwd = show_cwd
+        if show_path is not None:
+            self._show_path = show_path
+        if empty_text is not None:
+            self._empty_text = empty_text
+        self._cache.clear()
+        self.refresh()
+
+    # -- cursor ------------------------------------------------------------------------
+
+    def move_cursor(self, delta: int) -> None:
+        """Move by `delta` rows, clamped (no wrap, as in pi)."""
+        self.set_cursor(self._cursor + delta)
+
+    def page(self, direction: int) -> None:
+        """Move by one screenful of rows."""
+        self.move_cursor(direction * max(self._rows_per_page(), 1))
+
+    def set_cursor(self, index: int) -> None:
+        """Put the cursor on row `index` (clamped) and scroll it into view."""
+        if not self._rows:
+            return
+        self.touched = True
+        index = max(0, min(index, len(self._rows) - 1))
+        if index == self._cursor:
+            self._scroll_cursor_into_view()
+            return
+        old = self._cursor
+        self._cursor = index
+        self.refresh_line_of(old)
+        self.refresh_line_of(index)
+        self._scroll_cursor_into_view()
+        self.post_message(self.Highlighted(self, self._rows[index]))
+
+    def _rows_per_page(self) -> int:
+        height = self.scrollable_content_region.height
+        average = self._line_count / len(self._rows) if self._rows else 1
+        return int(height / average) if average else height
+
+    def _scroll_cursor_into_view(self) -> None:
+        if not self._rows:
+            return
+        row = self._rows[self._cursor]
+        self.scroll_to_region(Region(0, self._line_of(self._cursor), 1, row.height),
+                              animate=False, immediate=True, force=True)
+
+    # -- lines -------------------------------------------------------------------------
+
+    def _line_of(self, index: int) -> int:
+        return self._line_starts[index] if self._line_starts else index
+
+    def _row_at_line(self, line: int) -> tuple[int, int] | None:
+        if line < 0 or line >= self._line_count:
+            return None
+        if not self._line_starts:
+            return line, 0
+        index = bisect.bisect_right(self._line_starts, line) - 1
+        return index, line - self._line_starts[index]
+
+    def refresh_line_of(self, index: int) -> None:
+        if 0 <= index < len(self._rows):
+            y = self._line_of(index) - self.scroll_offset.y
+            for offset in range(self._rows[index].height):
+                self.refresh_line(y + offset)
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._cache.clear()
+        self.virtual_size = Size(self.scrollable_content_region.width, self._line_count)
+
+    def render_line(self, y: int) -> Strip:
+        width = self.scrollable_content_region.width
+        located = self._row_at_line(self.scroll_offset.y + y)
+        if located is None:
+            if not self._rows and y == 0 and self._empty_text:
+                style = self.get_visual_style("session-list--empty")
+                content = Content(self._empty_text).truncate(width, ellipsis=True, pad=True)
+                return Strip(content.render_segments(style), width)
+            return Strip.blank(width, self.rich_style)
+        index, subline = located
+        is_cursor = index == self._cursor
+        row = self._rows[index]
+        key = (id(row), subline, is_cursor, width)
+        strip = self._cache.get(key)
+        if strip is None:
+            strip = self._render_row_line(row, subline, is_cursor, width)
+            self._cache[key] = strip
+        return strip
+
+    def _render_row_line(self, row: SessionRow, subline: int, is_cursor: bool, width: int) -> Strip:
+        base = self.get_visual_style("session-list--cursor") if is_cursor else self.get_visual_style()
+        content = self._title_line(row, is_cursor, width) if subline == 0 else self._snippet_line(row, width)
+        segments = content.render_segments(base)
+        strip = Strip(segments, content.cell_length)
+        return strip.extend_cell_length(width, base.rich_style).crop(0, width).apply_meta(
+            {"row": self._index_of.get(row.path, -1)}
+        )
+
+    def _title_line(self, row: SessionRow, is_cursor: bool, width: int) -> Content:
+        summary = row.summary
+        pointer = Content.styled("› ", self.get_visual_style("session-list--pointer")) if is_cursor else Content("  ")
+        prefix = Content.styled(row.prefix, self.get_visual_style("session-list--prefix")) if row.prefix else Content()
+        right = self._right_part(summary, width)
+        room = max(width - pointer.cell_length - prefix.cell_length - right.cell_length - 1, 10)
+        title = Content(summary.title)
+        if summary.name:
+            title = title.stylize(self.get_visual_style("session-list--named"))
+        if spans := row.title_spans():
+            match = self.get_visual_style("session-list--match")
+            title = title.add_spans([Span(start, end, match) for start, end in spans])
+        title = title.truncate(room, ellipsis=True)
+        gap = max(width - pointer.cell_length - prefix.cell_length - title.cell_length - right.cell_length, 1)
+        return Content.assemble(pointer, prefix, title, " " * gap, right)
+
+    def _right_part(self, summary: SessionSummary, width: int) -> Content:
+        parts: list[str] = []
+        if self._show_path:
+            parts.append(short_path(summary.path, max(width // 3, 12)))
+        if self._show_cwd:
+            parts.append(short_path(summary.cwd, max(width // 5, 12)))
+        count = f"{summary.message_count}{'' if summary.exact else '+'}"
+        parts.append(f"{count:>5} {relative_age(summary.modified_ms, self._now):>3}")
+        return Content.styled(" ".join(parts), self.get_visual_style("session-list--meta"))
+
+    def _snippet_line(self, row: SessionRow, width: int) -> Content:
+        style = self.get_visual_style("session-list--snippet")
+        indent = "    " + " " * len(row.prefix)
+        text, spans = row.snippet()
+        snippet = Content.styled(same_length_plain(text), style)
+        if spans:
+            match = self.get_visual_style("session-list--match")
+            snippet = snippet.add_spans([Span(start, end, match) for start, end in spans])
+        return Content.assemble(indent, snippet).truncate(width, ellipsis=True)
+
+    # -- mouse -------------------------------------------------------------------------
+
+    def _index_at(self, event: events.MouseEvent) -> int | None:
+        located = self._row_at_line(self.scroll_offset.y + event.y)
+        return located[0] if located else None
+
+    async def _on_click(self, event: events.Click) -> None:
+        index = self._index_at(event)
+        if index is None:
+            return
+        event.stop()
+        self.set_cursor(index)
+        if event.chain >= 2:
+            self.post_message(self.Selected(self, self._rows[index]))

@@ -1,0 +1,76 @@
+"""The one-line status under the session list: scope, sort, filters, counts, progress, errors.
+
+It renders state the screen owns; the screen sets the reactives.  A message (an error such as
+an invalid regex or an unreadable root, or a notice) replaces nothing: it is appended in its
+own colour so the counts stay visible.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual.content import Content
+from textual.reactive import reactive
+from textual.widget import Widget
+
+
+class StatusBar(Widget):
+    """Scope · sort · filters · N sessions · indexing n/m · N new · message."""
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "status-bar--scope",
+        "status-bar--dim",
+        "status-bar--error",
+        "status-bar--notice",
+        "status-bar--new",
+    }
+
+    DEFAULT_CSS = """
+    StatusBar {
+        height: 1;
+    }
+    """
+
+    scope: reactive[str] = reactive("project")
+    sort: reactive[str] = reactive("threaded")
+    named_only: reactive[bool] = reactive(False)
+    shown: reactive[int] = reactive(0)
+    total: reactive[int] = reactive(0)
+    progress: reactive[tuple[int, int] | None] = reactive(None)
+    loading: reactive[bool] = reactive(False)
+    new_count: reactive[int] = reactive(0)
+    message: reactive[str] = reactive("")
+    message_is_error: reactive[bool] = reactive(False)
+
+    def show_message(self, text: str, *, error: bool = False) -> None:
+        """Show a one-line message (errors in the error colour) until the next one."""
+        self.message_is_error = error
+        self.message = text
+
+    def render(self) -> Content:
+        dim = self.get_visual_style("status-bar--dim")
+        scope_style = self.get_visual_style("status-bar--scope")
+        parts: list[Content] = []
+        current, other = ("◉", "○") if self.scope == "project" else ("○", "◉")
+        parts.append(Content.assemble(
+            (f"{current} Current Folder", scope_style if self.scope == "project" else dim),
+            (" | ", dim),
+            (f"{other} All", scope_style if self.scope == "all" else dim),
+        ))
+        parts.append(Content.styled(f"Sort: {self.sort.capitalize()}", dim))
+        parts.append(Content.styled(f"Name: {'Named' if self.named_only else 'All'}", dim))
+        if self.loading:
+            parts.append(Content.styled("Loading…", dim))
+        else:
+            count = f"{self.shown:,}" if self.shown == self.total else f"{self.shown:,} of {self.total:,}"
+            parts.append(Content.styled(f"{count} session{'' if self.total == 1 and self.shown == 1 else 's'}",
+                                        dim))
+        if self.progress is not None:
+            done, total = self.progress
+            parts.append(Content.styled(f"indexing {done:,}/{total:,}", dim))
+        if self.new_count:
+            parts.append(Content.styled(f"↑ {self.new_count} new", self.get_visual_style("status-bar--new")))
+        if self.message:
+            style = "status-bar--error" if self.message_is_error else "status-bar--notice"
+            parts.append(Content.styled(self.message, self.get_visual_style(style)))
+        return Content.styled(" · ", dim).join(parts)
