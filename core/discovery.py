@@ -89,7 +89,7 @@ class _Scanner:
         except OSError as error:
             self.result.skipped.append((root, _reason(error, False)))
             return
-        for entry in sorted(entries, key=lambda item: item.name):
+        for entry in sorted(entries, key=lambda item: (item.is_symlink(), item.name)):  # real buckets first
             kind = self._kind(entry)
             if kind == "dir":
                 self.bucket(entry)

@@ -24,7 +24,7 @@ PREFIX_BYTES = 4096
 
 _MESSAGE_MARKER = re.compile(rb'"type"\s*:\s*"message"')
 _ROLE = re.compile(rb'"role"\s*:\s*"(user|assistant|developer)"')
-_TEXT_AFTER_ROLE = re.compile(rb'"(?:content|text)"\s*:\s*"((?:[^"\\]|\\.)*)"')
+_TEXT_AFTER_ROLE = re.compile(rb'"(?:content|text)"\s*:\s*"((?:[^"\\]|\\.)*)(?:"|\\?$)')
 
 
 def _string_property(raw: bytes, key: str) -> str | None:
@@ -51,6 +51,16 @@ def _tolerant_header(raw: bytes) -> dict[str, Any] | None:
     return header
 
 
+def _json_string(body: bytes) -> str:
+    """Decode a JSON string body that may be cut off (mid-escape, mid-UTF-8 sequence)."""
+    for cut in range(0, 7):
+        try:
+            return orjson.loads(b'"' + body[: len(body) - cut] + b'"')
+        except orjson.JSONDecodeError:
+            continue
+    return ""
+
+
 def _raw_first_message(raw: bytes) -> str | None:
     """The first user (else assistant) text in the raw prefix, even on a cut-off line."""
     fallback = None
@@ -58,10 +68,7 @@ def _raw_first_message(raw: bytes) -> str | None:
         text_match = _TEXT_AFTER_ROLE.search(raw, match.end())
         if not text_match:
             continue
-        try:
-            text = orjson.loads(b'"' + text_match.group(1) + b'"')
-        except orjson.JSONDecodeError:
-            continue
+        text = _json_string(text_match.group(1))
         if not text:
             continue
         if match.group(1) == b"user":

@@ -1,0 +1,152 @@
+"""`seance ls`, `seance index` and id-prefix SESSION arguments, through the real CLI entry point."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from conftest import corpus_files
+from seance.core.cli import EXIT_NOT_FOUND, CliError, main
+from seance.core.cli_catalog import resolve_session_arg
+from seance.core.generate import bucket_name
+
+PI_KEYS = {"path", "id", "cwd", "name", "parentSession", "created", "modified", "messageCount", "firstMessage"}
+
+
+def make(root: Path, cwd: str, session_id: str, stamp: str, text: str, ts: int, **header: object) -> Path:
+    path = root / bucket_name(cwd) / f"{stamp}_{session_id}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lines = [
+        {"type": "session", "version": 3, "id": session_id, "timestamp": "2025-01-01T00:00:00.000Z", "cwd": cwd,
+         **header},
+        {"type": "message", "id": "a1", "parentId": None, "timestamp": "2025-01-01T00:00:01.000Z",
+         "message": {"role": "user", "content": text, "timestamp": ts}},
+    ]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> dict[str, Path]:
+    root = tmp_path / "sessions"
+    here, there = tmp_path / "here", tmp_path / "there"
+    here.mkdir()
+    there.mkdir()
+    old = make(root, str(here), "0aaa1111-0000", "2025-01-01T00-00-00-000Z", "old prompt about otters", 1_000)
+    new = make(root, str(here), "0bbb2222-0000", "2025-01-02T00-00-00-000Z", "new prompt about badgers", 3_000)
+    other = make(root, str(there), "0aaa9999-0000", "2025-01-03T00-00-00-000Z", "elsewhere otters", 5_000,
+                 parentSession=str(old))
+    for path, ms in ((old, 1_000), (new, 3_000), (other, 5_000)):
+        os.utime(path, ns=(ms * 1_000_000, ms * 1_000_000))
+    (root / "--broken--").mkdir()
+    (root / "--broken--" / "junk.jsonl").write_text("not json\n")
+    return {"root": root, "here": here, "there": there, "old": old, "new": new, "other": other}
+
+
+def ls(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(["ls", *args])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_ls_json_current_project(store, capsys, monkeypatch) -> None:
+    monkeypatch.chdir(store["here"])
+    code, out, err = ls(capsys, "--root", str(store["root"]), "--json")
+    rows = json.loads(out)
+    assert code == 0
+    assert [row["path"] for row in rows] == [str(store["new"]), str(store["old"])]
+    assert set(rows[0]) == PI_KEYS
+    assert rows[0]["firstMessage"] == "new prompt about badgers"
+    assert "junk.jsonl" in err  # skipped and said so
+
+
+def test_ls_all_quick_and_cwd(store, capsys) -> None:
+    _code, out, _ = ls(capsys, "--root", str(store["root"]), "--all", "--json")
+    exact = json.loads(out)
+    assert [row["id"] for row in exact] == ["0aaa9999-0000", "0bbb2222-0000", "0aaa1111-0000"]
+    _, out, _ = ls(capsys, "--root", str(store["root"]), "--all", "--json", "--quick")
+    quick = json.loads(out)
+    assert [row["id"] for row in quick] == [row["id"] for row in exact]
+    _, out, _ = ls(capsys, "--root", str(store["root"]), "--cwd", str(store["there"]), "--json")
+    assert [row["id"] for row in json.loads(out)] == ["0aaa9999-0000"]
+
+
+def test_ls_query_sort_and_exit_codes(store, capsys) -> None:
+    root = str(store["root"])
+    code, out, _ = ls(capsys, "--root", root, "--all", "--json", "--query", "otters", "--sort", "recent")
+    assert code == 0
+    assert [row["id"] for row in json.loads(out)] == ["0aaa9999-0000", "0aaa1111-0000"]
+    code, out, _ = ls(capsys, "--root", root, "--all", "--query", "no such words anywhere")
+    assert code == EXIT_NOT_FOUND and out == ""
+    _, out, _ = ls(capsys, "--root", root, "--all", "--json", "--sort", "created")
+    assert len(json.loads(out)) == 3
+    _, out, _ = ls(capsys, "--root", root, "--all", "--json", "--sort", "threaded")
+    threaded = [(row["id"], row["depth"]) for row in json.loads(out)]
+    assert threaded == [("0bbb2222-0000", 0), ("0aaa1111-0000", 0), ("0aaa9999-0000", 1)]
+    with pytest.raises(SystemExit) as exit_info:
+        main(["ls", "--sort", "sideways"])
+    assert exit_info.value.code == 2
+
+
+def test_ls_text_rows(store, capsys) -> None:
+    code, out, _ = ls(capsys, "--root", str(store["root"]), "--all")
+    lines = out.splitlines()
+    assert code == 0 and len(lines) == 3
+    assert "elsewhere otters" in lines[0] and "there" in lines[0]
+
+
+def test_root_before_the_command_is_kept(store, capsys) -> None:
+    assert main(["--root", str(store["root"]), "ls", "--all", "--json"]) == 0
+    assert len(json.loads(capsys.readouterr().out)) == 3
+
+
+def test_index_command(store, capsys) -> None:
+    assert main(["index", "--root", str(store["root"])]) == 0
+    assert "indexed 3 sessions" in capsys.readouterr().out
+    assert main(["index", "--root", str(store["root"])]) == 0
+    assert "(0 read, 0 appended, 4 unchanged, 1 skipped)" in capsys.readouterr().out
+    assert main(["index", "--rebuild", "--root", str(store["root"])]) == 0
+    assert "3 read" in capsys.readouterr().out
+
+
+def test_resolve_session_arg(store, monkeypatch) -> None:
+    roots = [store["root"]]
+    here = str(store["here"])
+    # id prefix, case-insensitive; the current project wins over a newer match elsewhere
+    assert resolve_session_arg("0AAA", here, roots=roots) == store["old"]
+    assert resolve_session_arg("0aaa", str(store["there"]), roots=roots) == store["other"]
+    # file-name prefix, and the id after the file-name timestamp
+    assert resolve_session_arg("2025-01-02", here, roots=roots) == store["new"]
+    # not in the current project: found in all projects
+    assert resolve_session_arg("0aaa9", here, roots=roots) == store["other"]
+    with pytest.raises(CliError) as error:
+        resolve_session_arg("zzz", here, roots=roots)
+    assert error.value.code == EXIT_NOT_FOUND
+
+
+def test_show_takes_an_id_prefix(store, capsys, monkeypatch) -> None:
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(store["root"].parent))
+    monkeypatch.setenv("HOME", str(store["root"].parent))
+    monkeypatch.chdir(store["here"])
+    assert main(["show", "0bbb", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["id"] == "0bbb2222-0000"
+    assert main(["show", "0ccc", "--json"]) == EXIT_NOT_FOUND
+
+
+def test_every_corpus_file_lists(capsys) -> None:
+    files = corpus_files()
+    if not files:
+        pytest.skip("no shared corpus")
+    roots = sorted({str(path.parent) for path in files})
+    args = [arg for root in roots for arg in ("--root", root)]
+    code, out, err = ls(capsys, *args, "--all", "--json")
+    rows = json.loads(out)
+    assert code == 0
+    listed = {row["path"] for row in rows}
+    skipped = err.count(".jsonl")
+    assert len(listed) >= len(files) - skipped
+    assert all(set(row) >= PI_KEYS for row in rows)
+    code, out, _ = ls(capsys, *args, "--all", "--json", "--quick")
+    assert {row["path"] for row in json.loads(out)} == listed

@@ -1,0 +1,206 @@
+"""The persistent index: reuse, appends, rewrites, corruption, schema, FTS, scopes, threads."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+import threading
+from pathlib import Path
+
+import pytest
+from seance.core.catalog import Cancelled, Catalog
+from seance.core.generate import generate_corpus
+from seance.core.index import DB_NAME, SCHEMA_VERSION, fts_quote
+
+HEADER = {"type": "session", "version": 3, "id": "s-1", "timestamp": "2025-01-02T03:04:05.678Z", "cwd": "/proj"}
+
+
+def line(value: dict) -> str:
+    return json.dumps(value) + "\n"
+
+
+def user(entry_id: str, parent: str | None, text: str, ts: int = 1_700_000_000_000) -> dict:
+    return {"type": "message", "id": entry_id, "parentId": parent, "timestamp": "2025-01-02T03:05:00.000Z",
+            "message": {"role": "user", "content": text, "timestamp": ts}}
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    root = tmp_path / "sessions"
+    generate_corpus(root, sessions=12, projects=3, seed=3, mean_bytes=8_000)
+    return root
+
+
+def exact(root: Path, cache: Path) -> list:
+    catalog = Catalog([root], cache_dir=cache)
+    try:
+        return catalog.list()
+    finally:
+        catalog.close()
+
+
+def test_unchanged_files_are_reused(corpus: Path, tmp_path: Path) -> None:
+    catalog = Catalog([corpus], cache_dir=tmp_path / "cache")
+    first = catalog.list()
+    assert catalog.last_stats.read == 12
+    second = catalog.list()
+    assert (catalog.last_stats.read, catalog.last_stats.reused) == (0, 12)
+    assert first == second
+    assert all(summary.exact for summary in second)
+    assert [summary.modified_ms for summary in second] == sorted((s.modified_ms for s in second), reverse=True)
+
+
+def test_appended_file_is_read_from_the_offset(corpus: Path, tmp_path: Path) -> None:
+    catalog = Catalog([corpus], cache_dir=tmp_path / "cache")
+    catalog.refresh()
+    target = Path(catalog.list()[-1].path)
+    with open(target, "a") as handle:
+        handle.write(line(user("ffff0001", None, "appended zebracorn words", ts=2_000_000_000_000)))
+        handle.write(line({"type": "session_info", "id": "ffff0002", "parentId": "ffff0001", "name": "renamed"}))
+    after = catalog.refresh()
+    assert (catalog.last_stats.appended, catalog.last_stats.read) == (1, 0)
+    fresh = exact(corpus, tmp_path / "other-cache")
+    assert after == fresh
+    assert after[0].path == str(target) and after[0].name == "renamed"
+    assert [hit.path for hit in catalog.search_text(fts_quote("zebracorn"))] == [str(target)]
+    assert [hit.field for hit in catalog.search_text(fts_quote("renamed"))] == ["name"]
+
+
+def test_shrunk_or_rewritten_file_is_read_again(tmp_path: Path) -> None:
+    root = tmp_path / "sessions"
+    path = root / "--proj--" / "a.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text(line(HEADER) + line(user("a", None, "first")) + line(user("b", "a", "second")))
+    catalog = Catalog([root], cache_dir=tmp_path / "cache")
+    assert catalog.list()[0].message_count == 2
+    path.write_text(line({**HEADER, "id": "s-2"}) + line(user("a", None, "only")))
+    result = catalog.list()
+    assert (catalog.last_stats.read, result[0].id, result[0].message_count) == (1, "s-2", 1)
+    # same size, different bytes (an in-place rewrite like omp's title slot)
+    text = path.read_text().replace("only", "ONLY")
+    path.write_text(text)
+    assert catalog.list()[0].first_message == "ONLY"
+    assert catalog.search_text(fts_quote("first")) == []
+
+
+def test_corrupt_index_is_rebuilt(corpus: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    expected = exact(corpus, cache)
+    (cache / DB_NAME).write_bytes(b"this is not a database" * 200)
+    for suffix in ("-wal", "-shm"):
+        (cache / f"{DB_NAME}{suffix}").unlink(missing_ok=True)
+    catalog = Catalog([corpus], cache_dir=cache)
+    assert catalog.list() == expected
+    assert "corrupt" in (catalog.index_problem or "") or "schema" in (catalog.index_problem or "")
+
+
+def test_older_schema_is_rebuilt(corpus: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    old = sqlite3.connect(cache / DB_NAME)
+    old.execute("CREATE TABLE files (path TEXT PRIMARY KEY, summary TEXT)")
+    old.execute("INSERT INTO files VALUES ('/nowhere.jsonl', 'stale')")
+    old.execute(f"PRAGMA user_version = {SCHEMA_VERSION - 1}")
+    old.commit()
+    old.close()
+    catalog = Catalog([corpus], cache_dir=cache)
+    assert len(catalog.list()) == 12
+    assert catalog.last_stats.read == 12
+    assert "schema" in (catalog.index_problem or "")
+
+
+def test_deleting_the_cache_loses_nothing(corpus: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    first = exact(corpus, cache)
+    shutil.rmtree(cache)
+    assert exact(corpus, cache) == first
+
+
+def test_full_text_finds_what_the_prefix_cannot(tmp_path: Path) -> None:
+    root = tmp_path / "sessions"
+    path = root / "--proj--" / "a.jsonl"
+    path.parent.mkdir(parents=True)
+    filler = [user(f"{index:08x}", None, "filler words " * 40) for index in range(20)]
+    late = {"type": "message", "id": "late", "parentId": None, "timestamp": "2025-01-02T03:05:00.000Z",
+            "message": {"role": "assistant", "content": [
+                {"type": "text", "text": "the quokka appears late"},
+                {"type": "toolCall", "id": "t1", "name": "bash", "arguments": {"command": "grep -rn wombat ."}}]}}
+    path.write_text(line(HEADER) + "".join(line(entry) for entry in filler) + line(late))
+    assert path.stat().st_size > 4096 * 2
+    catalog = Catalog([root], cache_dir=tmp_path / "cache")
+    assert "quokka" not in catalog.quick()[0].prefix_text
+    catalog.list()  # metadata only: no text yet
+    assert catalog.search_text(fts_quote("quokka")) == []
+    catalog.refresh()
+    hits = catalog.search_text(fts_quote("quokka"))
+    assert [(hit.path, hit.field) for hit in hits] == [(str(path), "assistant")]
+    assert hits[0].snippet[hits[0].spans[0][0]:hits[0].spans[0][1]] == "quokka"
+    assert [hit.field for hit in catalog.search_text(fts_quote("wombat"))] == ["bash"]
+    assert [hit.field for hit in catalog.search_text("proj")] == ["cwd"]
+    with pytest.raises(ValueError):
+        catalog.search_text('"unbalanced')
+    catalog.forget(path)
+    assert catalog.search_text(fts_quote("quokka")) == []
+
+
+def test_scopes_compare_resolved_header_cwd(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (tmp_path / "alias").symlink_to(project)
+    root = tmp_path / "sessions"
+    for name, cwd in (("a", str(project)), ("b", str(tmp_path / "alias") + "/"), ("c", "/elsewhere")):
+        path = root / "--anything--" / f"{name}.jsonl"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(line({**HEADER, "id": name, "cwd": cwd}))
+    catalog = Catalog([root], cache_dir=tmp_path / "cache")
+    assert sorted(summary.id for summary in catalog.list(str(project))) == ["a", "b"]
+    assert sorted(summary.id for summary in catalog.quick(str(project))) == ["a", "b"]
+    assert len(catalog.list()) == 3
+
+
+def test_not_sessions_are_remembered_and_reported(tmp_path: Path) -> None:
+    root = tmp_path / "sessions"
+    (root / "--p--").mkdir(parents=True)
+    (root / "--p--" / "notes.jsonl").write_text('{"type": "note"}\n')
+    (root / "--p--" / "ok.jsonl").write_text(line(HEADER))
+    catalog = Catalog([root], cache_dir=tmp_path / "cache")
+    assert len(catalog.list()) == 1
+    assert [path.name for path, _ in catalog.last_stats.skipped] == ["notes.jsonl"]
+    catalog.list()
+    assert catalog.last_stats.read == 0
+    assert [path.name for path, _ in catalog.last_stats.skipped] == ["notes.jsonl"]
+    assert catalog.summary(root / "--p--" / "notes.jsonl") is None
+    assert catalog.summary(root / "--p--" / "ok.jsonl").id == "s-1"
+    assert catalog.summary(root / "--p--" / "gone.jsonl") is None
+
+
+def test_progress_and_cancel(corpus: Path, tmp_path: Path) -> None:
+    catalog = Catalog([corpus], cache_dir=tmp_path / "cache")
+    seen: list[tuple[int, int]] = []
+    with pytest.raises(Cancelled):
+        catalog.refresh(progress=lambda done, total: seen.append((done, total)), cancel=lambda: len(seen) >= 5)
+    assert seen == [(index, 12) for index in range(1, 6)]
+    catalog.refresh()
+    assert (catalog.last_stats.reused, catalog.last_stats.read) == (5, 7)
+
+
+def test_usable_from_threads_while_building(corpus: Path, tmp_path: Path) -> None:
+    catalog = Catalog([corpus], cache_dir=tmp_path / "cache")
+    errors: list[BaseException] = []
+    results: list[int] = []
+
+    def build() -> None:
+        try:
+            results.append(len(catalog.refresh()))
+        except BaseException as error:  # pragma: no cover - reported below
+            errors.append(error)
+
+    worker = threading.Thread(target=build)
+    worker.start()
+    for _ in range(20):
+        catalog.search_text(fts_quote("the"))
+        catalog.quick()
+    worker.join()
+    assert errors == [] and results == [12]
+    assert len(catalog.search_text(fts_quote("dev"))) == 12  # every cwd

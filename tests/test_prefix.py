@@ -1,0 +1,87 @@
+"""Prefix metadata: what one stat and 4 KB can tell, and the display-name fallbacks."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from seance.core.discovery import stat_file
+from seance.core.metadata import NotSessionFile
+from seance.core.prefix import PREFIX_BYTES, read_prefix
+
+HEADER = {"type": "session", "version": 3, "id": "0190abcd-1111", "timestamp": "2025-01-02T03:04:05.678Z",
+          "cwd": "/proj"}
+
+
+def write(path: Path, *values: object) -> Path:
+    path.write_text("".join(json.dumps(value) + "\n" for value in values))
+    return path
+
+
+def user(entry_id: str, text: str) -> dict:
+    return {"type": "message", "id": entry_id, "parentId": None, "timestamp": "2025-01-02T03:05:00.000Z",
+            "message": {"role": "user", "content": text, "timestamp": 1}}
+
+
+def prefix(path: Path):
+    info = stat_file(path)
+    assert not isinstance(info, str)
+    return read_prefix(info)
+
+
+def test_small_file_is_read_like_a_full_one(tmp_path: Path) -> None:
+    path = write(tmp_path / "s.jsonl", {**HEADER, "parentSession": "/p.jsonl"}, user("a", "hello there"),
+                 {"type": "session_info", "id": "n", "name": "My name"})
+    result = prefix(path)
+    assert (result.id, result.cwd, result.name, result.parent_session) == ("0190abcd-1111", "/proj", "My name",
+                                                                           "/p.jsonl")
+    assert (result.first_message, result.message_count, result.created) == ("hello there", 1, HEADER["timestamp"])
+    assert not result.exact
+    assert result.modified_ms == path.stat().st_mtime_ns // 1_000_000
+    assert result.prefix_text == "hello there"
+
+
+def test_count_is_a_lower_bound_including_the_cut_off_line(tmp_path: Path) -> None:
+    entries = [user(f"{index:08x}", "word " * 60) for index in range(40)]
+    path = write(tmp_path / "s.jsonl", HEADER, *entries)
+    assert path.stat().st_size > PREFIX_BYTES
+    result = prefix(path)
+    complete_lines = path.read_bytes()[:PREFIX_BYTES].count(b"\n") - 1
+    assert result.message_count == complete_lines + 1  # the marker on the cut-off line counts too
+    assert result.message_count < 40
+
+
+def test_first_prompt_found_in_a_cut_off_line(tmp_path: Path) -> None:
+    long_prompt = "needle " + "x" * 6000
+    path = write(tmp_path / "s.jsonl", HEADER, user("a", long_prompt))
+    result = prefix(path)
+    assert result.first_message.startswith("needle xxx")
+    assert result.message_count == 1
+
+
+def test_giant_header_is_read_tolerantly(tmp_path: Path) -> None:
+    header = {**HEADER, "title": "Big one", "blob": "y" * 5000}
+    path = write(tmp_path / "s.jsonl", header, user("a", "later"))
+    result = prefix(path)
+    assert (result.id, result.cwd, result.name) == ("0190abcd-1111", "/proj", "Big one")
+
+
+def test_not_a_session(tmp_path: Path) -> None:
+    with pytest.raises(NotSessionFile):
+        prefix(write(tmp_path / "a.jsonl", {"type": "message"}))
+    path = tmp_path / "b.jsonl"
+    path.write_bytes(b"x" * 5000)
+    with pytest.raises(NotSessionFile):
+        prefix(path)
+
+
+def test_display_name_fallbacks(tmp_path: Path) -> None:
+    named = prefix(write(tmp_path / "a.jsonl", {**HEADER, "title": "Header\x1b[31m title"}, user("a", "p")))
+    assert named.title == "Header [31m title"  # control characters stripped
+    prompt = prefix(write(tmp_path / "b.jsonl", HEADER, user("a", "first\nprompt")))
+    assert prompt.title == "first prompt"
+    only_id = prefix(write(tmp_path / "c.jsonl", HEADER))
+    assert only_id.title == "0190abcd-1111"
+    no_id = prefix(write(tmp_path / "2025_x.jsonl", {**HEADER, "id": ""}))
+    assert no_id.title == "2025_x.jsonl"
