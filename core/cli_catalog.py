@@ -37,7 +37,9 @@ def register(commands: argparse._SubParsersAction) -> None:
                        help="every project, not only the current one")
     scope.add_argument("--cwd", metavar="DIR", default=argparse.SUPPRESS,
                        help="project directory (default: the current one)")
-    ls.add_argument("--query", "-q", metavar="Q", help="filter with the search query language")
+    ls.add_argument("--query", "-q", metavar="Q",
+                    help='filter and rank: fuzzy words, "phrase", re:regex, !not, id: name: cwd: label: model: '
+                         "after: before:")
     ls.add_argument("--sort", choices=SORTS, default=None, help="order (default: recent; relevance with --query)")
     ls.add_argument("--quick", action="store_true", help="4 KB prefix metadata only: no index, no full reads")
     ls.add_argument("--json", action="store_true", help="print a JSON array with pi's SessionInfo keys")
@@ -65,26 +67,25 @@ def _cwd(args: argparse.Namespace) -> str | None:
 # -- ls ------------------------------------------------------------------------------------------
 
 
-def apply_query(summaries: list[SessionSummary], query: str, catalog: Catalog) -> list[SessionSummary]:
-    """Filter and rank by `query`: the search module's language when present, else a title substring.
+def apply_query(summaries: list[SessionSummary], query: str, catalog: Catalog | None,
+                all_projects: bool = False) -> list[SessionSummary]:
+    """Filter and rank by `query` in seance's query language (`seance.core.search`), best first.
 
-    Hook: `seance.core.search.filter_sessions(query, summaries, catalog=catalog)` returning the
-    matching summaries best first.  Raises `CliError` for an invalid query.
+    With a catalog, full-text hits from the index take part; without one (`--quick`) only
+    the prefix text is searched.  Raises `CliError` for an invalid query (a bad regex...).
     """
     from .cli import CliError
+    from .search import parse_query, search
 
     try:
-        from . import search
-    except ImportError:
-        search = None  # type: ignore[assignment]
-    filter_sessions = getattr(search, "filter_sessions", None)
-    if filter_sessions is not None:
-        try:
-            return list(filter_sessions(query, summaries, catalog=catalog))
-        except ValueError as error:
-            raise CliError(f"bad query: {error}") from error
-    needle = query.casefold()
-    return [summary for summary in summaries if needle in summary.title.casefold()]
+        parsed = parse_query(query)
+    except ValueError as error:
+        raise CliError(f"bad query: {error}") from error
+    match = parsed.fts_match()
+    text_hits = None
+    if catalog is not None and match:
+        text_hits = {hit.path: hit for hit in catalog.search_text(match)}
+    return [hit.summary for hit in search(summaries, parsed, text_hits=text_hits, paths=all_projects)]
 
 
 def threaded(summaries: list[SessionSummary]) -> list[tuple[SessionSummary, int]]:
@@ -144,10 +145,11 @@ def run_ls(args: argparse.Namespace) -> int:
     catalog = _catalog(args)
     try:
         cwd = _cwd(args)
-        summaries = catalog.quick(cwd) if args.quick else catalog.list(cwd)
+        # A query searches full text, so its index is brought up to date too.
+        summaries = catalog.quick(cwd) if args.quick else catalog.list(cwd, full_text=bool(args.query))
         sort = args.sort or ("relevance" if args.query else "recent")
         if args.query:
-            summaries = apply_query(summaries, args.query, catalog)
+            summaries = apply_query(summaries, args.query, None if args.quick else catalog, cwd is None)
         if sort == "created":
             summaries = sorted(summaries, key=lambda summary: summary.created or "", reverse=True)
         elif sort == "recent" and args.query:

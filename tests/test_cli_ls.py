@@ -75,7 +75,7 @@ def test_ls_all_quick_and_cwd(store, capsys) -> None:
 
 def test_ls_query_sort_and_exit_codes(store, capsys) -> None:
     root = str(store["root"])
-    code, out, _ = ls(capsys, "--root", root, "--all", "--json", "--query", "otters", "--sort", "recent")
+    code, out, _ = ls(capsys, "--root", root, "--all", "--json", "--query", "\"otters\"", "--sort", "recent")
     assert code == 0
     assert [row["id"] for row in json.loads(out)] == ["0aaa9999-0000", "0aaa1111-0000"]
     code, out, _ = ls(capsys, "--root", root, "--all", "--query", "no such words anywhere")
@@ -150,3 +150,17 @@ def test_every_corpus_file_lists(capsys) -> None:
     assert all(set(row) >= PI_KEYS for row in rows)
     code, out, _ = ls(capsys, *args, "--all", "--json", "--quick")
     assert {row["path"] for row in json.loads(out)} == listed
+
+
+def test_ls_query_uses_full_text_and_reports_bad_queries(store, capsys) -> None:
+    root = str(store["root"])
+    with open(store["old"], "a") as handle:
+        handle.write(json.dumps({"type": "message", "id": "b2", "parentId": "a1",
+                                 "message": {"role": "assistant", "content": "x " * 3000 + "platypus", "timestamp": 1}})
+                     + "\n")
+    code, out, _ = ls(capsys, "--root", root, "--all", "--json", "--query", "platypus")
+    assert code == 0 and [row["id"] for row in json.loads(out)] == ["0aaa1111-0000"]
+    code, out, _ = ls(capsys, "--root", root, "--all", "--json", "--query", "platypus", "--quick")
+    assert code == EXIT_NOT_FOUND  # past the 4 KB prefix: --quick cannot see it
+    code, _, err = ls(capsys, "--root", root, "--all", "--query", "re:(")
+    assert code == 2 and "bad query" in err
