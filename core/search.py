@@ -1,0 +1,807 @@
+"""Session search: a small query language, tiered ranking and highlight spans — pure functions.
+
+Query language (whitespace separates terms; every term must match):
+
+    fix auth          fuzzy tokens (fzf-like: the letters in order, ranked with rapidfuzz)
+    "exact phrase"    a phrase (whitespace-normalised, case-insensitive substring);
+                      an unbalanced quote makes the quotes plain characters to ignore
+    re:pat  re:"a b"  a case-insensitive Python regex (an invalid one is a `QueryError`)
+    !word  !"a b"     negation: excludes sessions containing it (works on any term or filter)
+    id:  name:  cwd:  path:  label:  model:    field filters (id: is an id prefix, the
+                      others case-insensitive substrings; label/model match any of them)
+    after:YYYY-MM-DD  before:YYYY-MM-DD        last activity (`modified`), local days;
+                      after: includes the day, before: excludes it
+
+A term with an empty value (`re:`, `cwd:` while the user is still typing) is ignored.
+
+Searched for text terms: the id (prefix only: a short hex run inside a uuid is noise), the
+name, the first message, the message text seance holds for the session (the 4 KB prefix, or
+what the caller passes), and full-text hits from the index (`text_hits`).  cwd and path are
+matched by text terms only when the caller asks for it (`paths=True`, meant for the
+all-projects scope): in the current-project scope every session has the same cwd, so a token
+taken from the folder name would match every row (pi does this; tau PR #420 removed it).
+Even then a cwd/path-only match ranks last.  `cwd:` and `path:` always work.
+
+Ranking tiers: exact (the whole query equals the id, name or first message) > prefix >
+substring (every term in the id/name/first message) > full text (some term only in the
+message text or the index) > fuzzy > path; ties by recency (`modified_ms`, newest first).
+A session's tier is its weakest term's.  Highlight spans are computed on demand
+(`highlight`, `Hit.title_spans`), so a UI pays for visible rows only.
+
+Scoring is chunked: `search_iter` yields after every `chunk` sessions so a UI worker can
+check for cancellation and let the event loop breathe; `search` runs it to completion.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, NamedTuple, Protocol
+
+from rapidfuzz import fuzz
+
+from .model import SessionSummary
+from .text import _CONTROL
+
+Span = tuple[int, int]
+
+TIERS = ("exact", "prefix", "substring", "full-text", "fuzzy", "path")
+EXACT, PREFIX, SUBSTRING, FULL_TEXT, FUZZY, PATH = range(len(TIERS))
+FILTER_ONLY = "filter"  # the tier name of every hit when a query has no text terms
+
+FIELDS = ("id", "name", "cwd", "path", "label", "model", "after", "before")
+
+_TITLE_LIMIT = 300  # fuzzy and title tiers look at this much of the name / first message
+_TEXT_LIMIT = 64 * 1024  # message text held per session for substring / regex terms
+_MIN_FUZZY = 3  # shorter tokens only match as substrings (a 2-letter subsequence is noise)
+_SNIPPET_BEFORE, _SNIPPET_AFTER = 40, 80
+
+
+class QueryError(ValueError):
+    """The query cannot be used; the message says why, in one line, for the user."""
+
+
+class TextHit(Protocol):
+    """A full-text hit from the catalog's index (`Catalog.search_text`)."""
+
+    path: str
+    snippet: str
+    field: str
+
+
+@dataclass(frozen=True, slots=True)
+class Term:
+    """One query term.  `text` is case-folded for fuzzy/phrase terms and field values."""
+
+    kind: str  # fuzzy | phrase | regex | field
+    text: str
+    negated: bool = False
+    field: str | None = None
+    pattern: re.Pattern[str] | None = None
+    bound_ms: float | None = None  # after:/before: as epoch milliseconds
+
+    @property
+    def is_text(self) -> bool:
+        return self.kind != "field"
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    """A parsed query.  Build it with `parse_query`."""
+
+    source: str
+    terms: tuple[Term, ...] = ()
+
+    @property
+    def positive(self) -> tuple[Term, ...]:
+        """Text terms that must match (fuzzy, phrase, regex)."""
+        return tuple(term for term in self.terms if term.is_text and not term.negated)
+
+    @property
+    def negative(self) -> tuple[Term, ...]:
+        return tuple(term for term in self.terms if term.is_text and term.negated)
+
+    @property
+    def filters(self) -> tuple[Term, ...]:
+        return tuple(term for term in self.terms if not term.is_text)
+
+    @property
+    def is_empty(self) -> bool:
+        return not self.terms
+
+    def fts_match(self) -> str | None:
+        """A safe FTS5 MATCH string for the catalog's full-text index, or None if none applies.
+
+        Every term is quoted (so no user text is FTS5 syntax); fuzzy tokens become prefix
+        queries (`"auth"*`), phrases stay phrases, negations become `NOT`.  Regexes and field
+        filters have no FTS form and are checked by `search` itself.
+        """
+        positive = [_fts_phrase(term) for term in self.positive if term.kind in ("fuzzy", "phrase")]
+        positive = [part for part in positive if part]
+        if not positive:
+            return None
+        negative = [_fts_phrase(term) for term in self.negative if term.kind in ("fuzzy", "phrase")]
+        return " ".join(positive) + "".join(f" NOT {part}" for part in negative if part)
+
+
+def _fts_phrase(term: Term) -> str:
+    if not any(char.isalnum() for char in term.text):
+        return ""  # punctuation only: FTS5 would see an empty phrase
+    quoted = '"' + term.text.replace('"', '""') + '"'
+    return quoted + "*" if term.kind == "fuzzy" else quoted
+
+
+# ---------------------------------------------------------------------------- parsing
+
+_FIELD_PREFIX = re.compile(r"(?i)(id|name|cwd|path|label|model|after|before):")
+
+
+def parse_query(text: str) -> Query:
+    """Parse the query language (see the module docstring).  Raises `QueryError`."""
+    tokens = _tokenize(text)
+    terms = [term for token in tokens if (term := _term(*token)) is not None]
+    return Query(text, tuple(terms))
+
+
+def _tokenize(text: str) -> list[tuple[str, str, bool]]:
+    """Split into (head, value, quoted) tokens: `!name:"a b"` -> ("!name:", "a b", True).
+
+    `head` is what comes before the first quote (operators live there), `value` the rest.
+    An unbalanced quote drops every quote character and splits on whitespace (like pi).
+    """
+    if text.count('"') % 2:
+        return [(part, "", False) for part in text.replace('"', " ").split()]
+    tokens: list[tuple[str, str, bool]] = []
+    head: list[str] = []
+    value: list[str] = []
+    quoted = False
+    index = 0
+    while index < len(text):
+        char = text[index]
+        if char == '"':
+            end = text.index('"', index + 1)
+            value.append(text[index + 1 : end])
+            quoted = True
+            index = end
+        elif char.isspace() and (head or value or quoted):
+            tokens.append(("".join(head), "".join(value), quoted))
+            head, value, quoted = [], [], False
+        elif not char.isspace():
+            (value if quoted else head).append(char)
+        index += 1
+    if head or value or quoted:
+        tokens.append(("".join(head), "".join(value), quoted))
+    return tokens
+
+
+def _term(head: str, value: str, quoted: bool) -> Term | None:
+    """Interpret one token; operators are recognised only outside quotes."""
+    if head == "!" and not quoted:
+        return None  # a negation still being typed
+    negated = head.startswith("!")
+    if negated:
+        head = head[1:]
+    if head[:3].lower() == "re:":
+        return _regex_term(head[3:] + value, negated)
+    match = _FIELD_PREFIX.match(head)
+    if match:
+        return _field_term(match.group(1).lower(), (head[match.end() :] + value).strip(), negated)
+    text = _normalise(head + value)
+    if not text:
+        return None
+    return Term("phrase" if quoted else "fuzzy", fold(text), negated)
+
+
+def _regex_term(pattern: str, negated: bool) -> Term | None:
+    if not pattern:
+        return None
+    try:
+        compiled = re.compile(pattern, re.IGNORECASE)
+    except re.error as error:
+        where = f" at {error.pos}" if error.pos is not None else ""
+        raise QueryError(f"re: {error.msg}{where}") from None
+    return Term("regex", pattern, negated, pattern=compiled)
+
+
+def _field_term(name: str, value: str, negated: bool) -> Term | None:
+    if not value:
+        return None
+    if name in ("after", "before"):
+        try:
+            day = datetime.strptime(value, "%Y-%m-%d")
+        except ValueError:
+            raise QueryError(f"{name}: expects a date as YYYY-MM-DD, not {value!r}") from None
+        return Term("field", value, negated, field=name, bound_ms=day.timestamp() * 1000)
+    return Term("field", fold(_normalise(value)), negated, field=name)
+
+
+_WHITESPACE = re.compile(r"\s+")
+
+
+def _normalise(text: str) -> str:
+    return _WHITESPACE.sub(" ", text).strip()
+
+
+def fold(text: str) -> str:
+    """Lower-case without changing the length, so offsets in the result are offsets in `text`."""
+    lowered = text.lower()
+    if len(lowered) == len(text):
+        return lowered
+    return "".join(char.lower()[:1] or char for char in text)  # e.g. "İ" lowers to two chars
+
+
+# ---------------------------------------------------------------------------- haystacks
+
+
+@dataclass(slots=True)
+class _Haystack:
+    """What search needs of one summary, folded once and reused while the summary lives."""
+
+    summary: SessionSummary
+    ident: str
+    name: str
+    first: str
+    text: str  # message text (folded, whitespace-normalised)
+    cwd: str
+    path: str
+    labels: tuple[str, ...]
+    models: tuple[str, ...]
+
+
+def _one_line(text: str, limit: int | None = None) -> str:
+    """`display_text` without its per-space regex: the hot path when folding 10k sessions."""
+    if limit is not None:
+        text = text[: limit * 4]
+    if _CONTROL.search(text):
+        text = _CONTROL.sub(" ", text)
+    text = " ".join(text.split())
+    return text[:limit] if limit is not None else text
+
+
+def session_text(summary: SessionSummary) -> str:
+    """The message text a summary carries (the 4 KB prefix's), on one clean line.
+
+    Exact summaries carry none: text beyond the prefix is the index's business, passed to
+    `search` as `text_hits`.
+    """
+    text = getattr(summary, "prefix_text", "") or (summary.extra or {}).get("text") or ""
+    return _one_line(text[:_TEXT_LIMIT]) if isinstance(text, str) else ""
+
+
+def _make_haystack(summary: SessionSummary) -> _Haystack:
+    return _Haystack(
+        summary=summary,
+        ident=_one_line(summary.id.lower()),
+        name=fold(_one_line(summary.name or "", _TITLE_LIMIT)),
+        first=fold(_one_line(summary.first_message, _TITLE_LIMIT)),
+        text=fold(session_text(summary)),
+        cwd=fold(summary.cwd),
+        path=fold(summary.path),
+        labels=tuple(fold(label) for label in summary.labels),
+        models=tuple(fold(model) for model in summary.models),
+    )
+
+
+@dataclass(slots=True)
+class _Block:
+    """One chunk of haystacks, with strings joined once for C-speed scans.
+
+    `titles` holds two lines per session (name, first message), `starts` their offsets;
+    `ids` is "\n" + one id per line; `shown` is what each row shows (name, else first message).
+    """
+
+    hays: list[_Haystack]
+    titles: str
+    starts: list[int]
+    ids: str
+    shown: list[str]
+
+    @classmethod
+    def of(cls, hays: list[_Haystack]) -> _Block:
+        lines = [value for hay in hays for value in (hay.name, hay.first)]
+        starts, offset = [], 0
+        for line in lines:
+            starts.append(offset)
+            offset += len(line) + 1
+        ids = "\n" + "\n".join(hay.ident for hay in hays)
+        return cls(hays, "\n".join(lines), starts, ids, [hay.name or hay.first for hay in hays])
+
+    def line_at(self, offset: int) -> int:
+        return bisect_right(self.starts, offset) - 1
+
+    def line_end(self, line: int) -> int:
+        return self.starts[line + 1] - 1 if line + 1 < len(self.starts) else len(self.titles)
+
+
+class _Cache:
+    """Haystacks and blocks keyed by object identity (summaries are immutable).
+
+    A changed session is a new summary object and is folded again; what is no longer
+    searched is dropped when the cache outgrows the searched list.
+    """
+
+    def __init__(self) -> None:
+        self._hays: dict[int, _Haystack] = {}
+        self._blocks: dict[tuple[int, ...], _Block] = {}
+
+    def haystack(self, summary: SessionSummary) -> _Haystack:
+        found = self._hays.get(id(summary))
+        if found is None or found.summary is not summary:  # the haystack keeps its summary alive
+            found = self._hays[id(summary)] = _make_haystack(summary)
+        return found
+
+    def cached_block(self, summaries: Sequence[SessionSummary]) -> _Block | None:
+        return self._blocks.get(tuple(map(id, summaries)))
+
+    def block(self, summaries: Sequence[SessionSummary]) -> _Block:
+        key = tuple(map(id, summaries))
+        found = self._blocks.get(key)
+        if found is None:
+            found = self._blocks[key] = _Block.of([self.haystack(summary) for summary in summaries])
+        return found
+
+    def prune(self, keep: Sequence[SessionSummary], blocks: int) -> None:
+        if len(self._hays) > 2 * len(keep) + 1024:
+            alive = {id(summary) for summary in keep}
+            self._hays = {key: value for key, value in self._hays.items() if key in alive}
+        if len(self._blocks) > 2 * blocks + 8:
+            self._blocks = {}
+
+
+_CACHE = _Cache()
+
+
+# ---------------------------------------------------------------------------- hits
+
+
+class Snippet(NamedTuple):
+    """A short excerpt around a full-text match, with highlight spans into `text`."""
+
+    text: str
+    spans: tuple[Span, ...]
+
+
+class Hit(NamedTuple):
+    """One matching session: how well (tier, score) and where (field) it matched.
+
+    A named tuple, because a search may build ten thousand of them per keystroke.
+    """
+
+    summary: SessionSummary
+    tier: str  # one of TIERS, or "filter" when the query has no text terms
+    field: str  # id | name | first message | text | cwd | path | filter (or the index's field)
+    score: float  # 0-100: the mean rapidfuzz score for fuzzy hits, 100 otherwise
+    query: Query
+    text_hit: Any = None  # the index's TextHit when the match came from there
+    sort_key: tuple[float, ...] = ()
+
+    def title_spans(self) -> list[Span]:
+        """Highlight spans in `summary.title` (merged, sorted); computed on demand."""
+        return highlight(self.summary.title, self.query)
+
+    def snippet(self) -> Snippet | None:
+        """For a full-text hit: an excerpt of the matching text with its highlight spans."""
+        if self.tier != TIERS[FULL_TEXT]:
+            return None
+        snippet = getattr(self.text_hit, "snippet", None)
+        if isinstance(snippet, str) and snippet:
+            spans = tuple(getattr(self.text_hit, "spans", ()) or ())
+            text = _one_line(snippet)
+            if spans and text == snippet:  # the index marked the matched words itself
+                return Snippet(text, spans)
+        else:
+            text = make_snippet(session_text(self.summary), self.query)
+        if not text:
+            return None
+        return Snippet(text, tuple(highlight(text, self.query)))
+
+
+class SearchProgress(NamedTuple):
+    """One step of `search_iter`: how far it got; `hits` is set on the last step only."""
+
+    scanned: int
+    total: int
+    hits: list[Hit] | None = None
+
+    @property
+    def done(self) -> bool:
+        return self.hits is not None
+
+
+# ---------------------------------------------------------------------------- matching
+
+
+class _Match(NamedTuple):
+    tier: int
+    field: str
+    score: float = 100.0
+
+
+_FIELD_OF_LINE = ("name", "first message")
+
+
+def _fuzzy_regex(term: str) -> re.Pattern[str]:
+    """The letters of `term` in order, from the start: possessive, so linear time."""
+    return re.compile("".join(f"[^{re.escape(char)}]*+{re.escape(char)}" for char in term))
+
+
+def _tight_window(hay: str, term: str) -> Span | None:
+    """fzf v1: the first in-order occurrence, then shrunk from its end backwards."""
+    position = -1
+    for char in term:
+        position = hay.find(char, position + 1)
+        if position < 0:
+            return None
+    end = cursor = position + 1
+    for char in reversed(term):
+        cursor = hay.rfind(char, 0, cursor)
+    return cursor, end
+
+
+def _window_ok(start: int, end: int, length: int) -> bool:
+    """Letters spread over a long stretch are a coincidence, not a match."""
+    return end - start <= max(3 * length, length + 8)
+
+
+class _Matcher:
+    """Matches blocks of haystacks against one query, term by term (every term must match)."""
+
+    def __init__(self, query: Query, text_hits: Mapping[str, Any] | None, paths: bool) -> None:
+        self.query = query
+        self.text_hits = text_hits or {}
+        self.paths = paths
+        self.positive = query.positive
+        self.negative = query.negative
+        self.filters = query.filters
+        self.whole = " ".join(term.text for term in self.positive if term.kind in ("fuzzy", "phrase"))
+        self.fuzzy_patterns = {
+            term.text: _fuzzy_regex(term.text)
+            for term in self.positive
+            if term.kind == "fuzzy" and len(term.text) >= _MIN_FUZZY
+        }
+
+    # -- filters and negation
+
+    def alive(self, hays: list[_Haystack]) -> list[int]:
+        """Indices of the sessions that pass the field filters and negations."""
+        indices = range(len(hays))
+        if not self.filters and not self.negative:
+            return list(indices)
+        return [
+            index
+            for index in indices
+            if all(_filter_matches(term, hays[index]) != term.negated for term in self.filters)
+            and not any(self._contains(term, hays[index]) for term in self.negative)
+        ]
+
+    def _contains(self, term: Term, hay: _Haystack) -> bool:
+        values = [hay.name, hay.first, hay.text] + ([hay.cwd, hay.path] if self.paths else [])
+        if term.kind == "regex":
+            assert term.pattern is not None
+            return any(term.pattern.search(value) for value in values)
+        return hay.ident.startswith(term.text) or any(term.text in value for value in values)
+
+    # -- positive terms
+
+    def scan(self, block: _Block, alive: list[int]) -> dict[int, _Match]:
+        """The sessions of `block` (among `alive`) where every positive term matches."""
+        matches: dict[int, _Match] | None = None
+        candidates = alive
+        for term in self.positive:
+            found = self._scan_regex(term, block, candidates) if term.kind == "regex" else (
+                self._scan_text(term, block, candidates)
+            )
+            if matches is None:
+                matches = found
+            else:  # AND: keep the weakest tier, sum the scores
+                matches = {
+                    index: _Match(max(old.tier, new.tier), (old if old.tier >= new.tier else new).field,
+                                  old.score + new.score)
+                    for index, old in matches.items()
+                    if (new := found.get(index)) is not None
+                }
+            candidates = list(matches)
+            if not candidates:
+                break
+        return matches or {}
+
+    def _scan_text(self, term: Term, block: _Block, candidates: list[int]) -> dict[int, _Match]:
+        text, hays, titles, starts = term.text, block.hays, block.titles, block.starts
+        wanted = set(candidates)
+        found: dict[int, _Match] = {}
+        position = titles.find(text)
+        while position >= 0:  # name / first message: prefix or substring
+            line = block.line_at(position)
+            index = line >> 1
+            if index in wanted:
+                tier = PREFIX if position == starts[line] else SUBSTRING
+                old = found.get(index)
+                if old is None or tier < old.tier:
+                    found[index] = _Match(tier, _FIELD_OF_LINE[line & 1])
+            position = titles.find(text, block.line_end(line) + 1)
+        position = block.ids.find("\n" + text)
+        while position >= 0:  # id prefix (a hex run inside an id is noise, not a match)
+            index = block.ids.count("\n", 0, position)
+            if index in wanted:
+                found[index] = _Match(PREFIX, "id")
+            position = block.ids.find("\n" + text, position + 1)
+        rest = [index for index in candidates if index not in found]
+        for index in rest:
+            if text in hays[index].text:
+                found[index] = _Match(FULL_TEXT, "text")
+        if self.text_hits:
+            for index in rest:
+                hit = self.text_hits.get(hays[index].summary.path)
+                if hit is not None and index not in found:
+                    field = str(getattr(hit, "field", "") or "text")
+                    if self.paths or field != "cwd":  # the cwd only counts where paths do
+                        found[index] = _Match(FULL_TEXT, field)
+        pattern = self.fuzzy_patterns.get(text) if term.kind == "fuzzy" else None
+        if pattern is not None:  # fuzzy: only what the row shows, so every hit can be highlighted
+            match, shown = pattern.match, block.shown
+            for index in rest:
+                if index not in found and match(shown[index]):
+                    window = _tight_window(shown[index], text)
+                    if window is not None and _window_ok(*window, len(text)):
+                        field = "name" if hays[index].name else "first message"
+                        found[index] = _Match(FUZZY, field, fuzz.partial_ratio(text, shown[index]))
+        if self.paths:
+            for index in rest:
+                if index not in found:
+                    hay = hays[index]
+                    if text in hay.cwd or text in hay.path:
+                        found[index] = _Match(PATH, "cwd" if text in hay.cwd else "path")
+        return found
+
+    def _scan_regex(self, term: Term, block: _Block, candidates: list[int]) -> dict[int, _Match]:
+        search_in = term.pattern.search  # type: ignore[union-attr]
+        found: dict[int, _Match] = {}
+        for index in candidates:
+            hay = block.hays[index]
+            if search_in(hay.ident):
+                found[index] = _Match(SUBSTRING, "id")
+            elif search_in(hay.name):
+                found[index] = _Match(SUBSTRING, "name")
+            elif search_in(hay.first):
+                found[index] = _Match(SUBSTRING, "first message")
+            elif search_in(hay.text):
+                found[index] = _Match(FULL_TEXT, "text")
+            elif self.paths and (search_in(hay.cwd) or search_in(hay.path)):
+                found[index] = _Match(PATH, "cwd" if search_in(hay.cwd) else "path")
+        return found
+
+    # -- hits
+
+    def hits(self, block: _Block) -> list[Hit]:
+        """Every hit of one block, sorted by rank then recency."""
+        alive = self.alive(block.hays)
+        hays, query, count = block.hays, self.query, len(self.positive)
+        if not count:
+            return sorted(
+                (Hit(hays[i].summary, FILTER_ONLY, "filter", 100.0, query, None, (0, 0, -hays[i].summary.modified_ms))
+                 for i in alive),
+                key=_sort_key,
+            )
+        found: list[Hit] = []
+        for index, match in self.scan(block, alive).items():
+            hay = hays[index]
+            tier, name = match.tier, match.field
+            whole = self._whole_tier(hay)
+            if whole is not None and whole.tier <= tier:
+                tier, name = whole.tier, whole.field
+            score = match.score / count
+            text_hit = self.text_hits.get(hay.summary.path) if tier == FULL_TEXT else None
+            key = (tier, -round(score) if tier == FUZZY else 0, -hay.summary.modified_ms)
+            found.append(Hit(hay.summary, TIERS[tier], name, score, query, text_hit, key))
+        found.sort(key=_sort_key)
+        return found
+
+    def _whole_tier(self, hay: _Haystack) -> _Match | None:
+        """The whole query as the id, name or first message (exact), or their start (prefix)."""
+        whole = self.whole
+        if not whole:
+            return None
+        fields = ((hay.ident, "id"), (hay.name, "name"), (hay.first, "first message"))
+        for value, name in fields:
+            if value == whole:
+                return _Match(EXACT, name)
+        for value, name in fields:
+            if value.startswith(whole):
+                return _Match(PREFIX, name)
+        return None
+
+
+def _filter_matches(term: Term, hay: _Haystack) -> bool:
+    name, value = term.field, term.text
+    summary = hay.summary
+    if name == "id":
+        return hay.ident.startswith(value)
+    if name == "name":
+        return bool(summary.name) and value in hay.name
+    if name == "cwd":
+        return value in hay.cwd
+    if name == "path":
+        return value in hay.path
+    if name == "label":
+        return any(value in label for label in hay.labels)
+    if name == "model":
+        return any(value in model for model in hay.models)
+    assert term.bound_ms is not None
+    if name == "after":
+        return summary.modified_ms >= term.bound_ms
+    return summary.modified_ms < term.bound_ms  # before
+
+
+def _sort_key(hit: Hit) -> tuple[float, ...]:
+    return hit.sort_key
+
+
+# ---------------------------------------------------------------------------- search
+
+
+_FOLD_STEP = 256  # sessions folded between yields when the cache is cold
+
+
+def search_iter(
+    summaries: Sequence[SessionSummary],
+    query: Query | str,
+    *,
+    text_hits: Mapping[str, Any] | None = None,
+    paths: bool = False,
+    chunk: int = 2048,
+) -> Iterator[SearchProgress]:
+    """Rank `summaries` for `query`, yielding a `SearchProgress` between chunks of work.
+
+    The last step carries the ranked hits.  `text_hits` maps a session path to the index's
+    `TextHit` for `query.fts_match()`.  An empty query returns every session, newest first.
+    Folding sessions seen for the first time yields every 256 sessions, so no step is long.
+    """
+    parsed = parse_query(query) if isinstance(query, str) else query
+    matcher = _Matcher(parsed, text_hits, paths)
+    total = len(summaries)
+    chunk = max(chunk, 1)
+    hits: list[Hit] = []
+    for start in range(0, total, chunk):
+        part = summaries[start : start + chunk]
+        block = _CACHE.cached_block(part)
+        if block is None:
+            for offset in range(0, len(part), _FOLD_STEP):
+                for summary in part[offset : offset + _FOLD_STEP]:
+                    _CACHE.haystack(summary)
+                yield SearchProgress(start + offset, total)
+            block = _CACHE.block(part)
+        hits.extend(matcher.hits(block))  # sorted runs: the final sort merges them cheaply
+        if start + chunk < total:
+            yield SearchProgress(start + chunk, total)
+    hits.sort(key=_sort_key)
+    _CACHE.prune(summaries, -(-total // chunk))
+    yield SearchProgress(total, total, hits)
+
+
+def search(
+    summaries: Sequence[SessionSummary],
+    query: Query | str,
+    *,
+    text_hits: Mapping[str, Any] | None = None,
+    paths: bool = False,
+) -> list[Hit]:
+    """`search_iter` run to completion: the ranked hits."""
+    for step in search_iter(summaries, query, text_hits=text_hits, paths=paths):
+        if step.hits is not None:
+            return step.hits
+    return []
+
+
+# ---------------------------------------------------------------------------- highlight
+
+
+def highlight(text: str, query: Query | str) -> list[Span]:
+    """Where `query` matches in `text` (a title or snippet): sorted, merged (start, end) spans.
+
+    Offsets index the original `text`.  Fuzzy tokens highlight their first substring
+    occurrence (preferring a word start), else the tightest in-order letters (fzf v1).
+    """
+    if isinstance(query, str):
+        try:
+            query = parse_query(query)
+        except QueryError:
+            return []
+    folded = fold(text)
+    spans: list[Span] = []
+    for term in query.terms:
+        if term.negated:
+            continue
+        if term.kind == "regex":
+            assert term.pattern is not None
+            spans.extend(match.span() for match in term.pattern.finditer(text) if match.end() > match.start())
+        elif term.kind == "phrase" or (term.kind == "field" and term.field == "name"):
+            spans.extend(_occurrences(folded, term.text))
+        elif term.kind == "fuzzy":
+            spans.extend(_fuzzy_spans(folded, term.text))
+    return merge_spans(spans)
+
+
+def _occurrences(folded: str, needle: str) -> list[Span]:
+    spans = []
+    start = folded.find(needle)
+    while needle and start >= 0:
+        spans.append((start, start + len(needle)))
+        start = folded.find(needle, start + len(needle))
+    return spans
+
+
+def _fuzzy_spans(folded: str, term: str) -> list[Span]:
+    start = folded.find(term)
+    if start >= 0:
+        for match in re.finditer(re.escape(term), folded):
+            if match.start() == 0 or not folded[match.start() - 1].isalnum():
+                start = match.start()
+                break
+        return [(start, start + len(term))]
+    if len(term) < _MIN_FUZZY:
+        return []
+    window = _tight_window(folded, term)
+    if window is None:
+        return []
+    positions, cursor = [], window[0]
+    for char in term:
+        cursor = folded.find(char, cursor)
+        positions.append((cursor, cursor + 1))
+        cursor += 1
+    return positions
+
+
+def merge_spans(spans: Sequence[Span]) -> list[Span]:
+    """Sort spans and merge overlapping or touching ones into runs."""
+    merged: list[Span] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            if end > merged[-1][1]:
+                merged[-1] = (merged[-1][0], end)
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def make_snippet(text: str, query: Query, before: int = _SNIPPET_BEFORE, after: int = _SNIPPET_AFTER) -> str:
+    """An excerpt of `text` around the first match of any positive term ("" if none)."""
+    folded = fold(text)
+    first: int | None = None
+    for term in query.positive:
+        if term.kind == "regex":
+            assert term.pattern is not None
+            found = term.pattern.search(text)
+            position = found.start() if found else -1
+        else:
+            position = folded.find(term.text)
+        if position >= 0 and (first is None or position < first):
+            first = position
+    if first is None:
+        return ""
+    start, end = max(0, first - before), min(len(text), first + after)
+    return ("…" if start else "") + text[start:end].strip() + ("…" if end < len(text) else "")
+
+
+
+def filter_sessions(query: str, summaries: Sequence[SessionSummary], *, catalog: Any = None,
+                    paths: bool | None = None) -> list[SessionSummary]:
+    """`seance ls --query`: the matching summaries, best first.  Raises `QueryError`.
+
+    With a `catalog`, full-text hits come from its index (`search_text`).  `paths` defaults
+    to "the list spans several projects": cwd and path only tell sessions apart there.
+    """
+    parsed = parse_query(query)
+    text_hits: dict[str, Any] = {}
+    fts = parsed.fts_match()
+    if catalog is not None and fts:
+        try:
+            for hit in catalog.search_text(fts):
+                text_hits.setdefault(hit.path, hit)
+        except ValueError:
+            pass  # the index refused the query: rank with what the summaries hold
+    if paths is None:
+        paths = len({summary.cwd for summary in summaries}) > 1
+    return [hit.summary for hit in search(summaries, parsed, text_hits=text_hits, paths=paths)]
