@@ -1,0 +1,186 @@
+"""core.trash: freedesktop Trash layout, unique names, artifacts folders, refusal and undo."""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+from pathlib import Path
+
+import pytest
+from seance.core import trash as trash_module
+from seance.core.session import SessionError
+from seance.core.trash import (
+    TrashError,
+    TrashReceipt,
+    read_trashinfo,
+    trash_dir,
+    trash_session,
+    undo,
+)
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch) -> Path:
+    """A fake HOME and XDG_DATA_HOME, so nothing touches the real Trash."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    (tmp_path / "home").mkdir()
+    return tmp_path
+
+
+def make_session(folder: Path, name: str = "2025-01-01T00-00-00-000Z_abc.jsonl", text: str = "x") -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    path.write_text('{"type":"session","version":3,"id":"abc","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}\n'
+                    + text + "\n")
+    return path
+
+
+def test_trash_dir_follows_xdg(home, monkeypatch) -> None:
+    assert trash_dir() == home / "data" / "Trash"
+    monkeypatch.delenv("XDG_DATA_HOME")
+    assert trash_dir() == home / "home" / ".local" / "share" / "Trash"
+    monkeypatch.setenv("XDG_DATA_HOME", "relative/ignored")  # the spec wants absolute paths
+    assert trash_dir() == home / "home" / ".local" / "share" / "Trash"
+
+
+def test_trash_writes_the_freedesktop_layout(home) -> None:
+    session = make_session(home / "sessions" / "--p--", "2025 with space_abc.jsonl")
+    content = session.read_bytes()
+    receipt = trash_session(session)
+    item = receipt.session
+    assert not session.exists()
+    assert item.trashed == home / "data" / "Trash" / "files" / session.name
+    assert item.trashed.read_bytes() == content
+    info = item.info.read_text()
+    assert info.startswith("[Trash Info]\n")
+    assert re.search(r"^Path=.*2025%20with%20space_abc\.jsonl$", info, re.MULTILINE)
+    assert re.search(r"^DeletionDate=\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d$", info, re.MULTILINE)
+    original, _date = read_trashinfo(item.info)
+    assert original == session
+
+
+def test_same_name_twice_gets_unique_names(home) -> None:
+    first = trash_session(make_session(home / "a"))
+    second = trash_session(make_session(home / "b"))
+    third = trash_session(make_session(home / "c"))
+    names = [receipt.session.trashed.name for receipt in (first, second, third)]
+    assert names == [
+        "2025-01-01T00-00-00-000Z_abc.jsonl",
+        "2025-01-01T00-00-00-000Z_abc.2.jsonl",
+        "2025-01-01T00-00-00-000Z_abc.3.jsonl",
+    ]
+    assert third.session.info.name == "2025-01-01T00-00-00-000Z_abc.3.jsonl.trashinfo"
+    assert undo(second) == [home / "b" / "2025-01-01T00-00-00-000Z_abc.jsonl"]
+    assert (home / "b" / "2025-01-01T00-00-00-000Z_abc.jsonl").exists()
+
+
+def test_artifacts_folder_goes_along_and_comes_back(home) -> None:
+    session = make_session(home / "s")
+    artifacts = session.with_suffix("")
+    (artifacts / "sub").mkdir(parents=True)
+    (artifacts / "1.bash.log").write_text("log")
+    (artifacts / "sub" / "agent.jsonl").write_text("{}")
+    receipt = trash_session(session)
+    assert [item.original for item in receipt.items] == [session, artifacts]
+    assert not artifacts.exists()
+    assert (receipt.items[1].trashed / "sub" / "agent.jsonl").read_text() == "{}"
+    assert undo(receipt) == [session, artifacts]
+    assert (artifacts / "1.bash.log").read_text() == "log"
+    assert not any((home / "data" / "Trash" / "info").iterdir())
+    assert not any((home / "data" / "Trash" / "files").iterdir())
+
+
+def test_the_open_session_is_refused(home) -> None:
+    session = make_session(home / "s")
+    with pytest.raises(TrashError, match="open session"):
+        trash_session(session, open_session=session)
+    link = home / "link.jsonl"
+    link.symlink_to(session)
+    with pytest.raises(TrashError, match="open session"):
+        trash_session(session, open_session=link)  # the same file by another name
+    assert session.exists()
+    assert issubclass(TrashError, SessionError)
+
+
+def test_missing_and_directory_are_refused(home) -> None:
+    with pytest.raises(TrashError, match="no such file"):
+        trash_session(home / "nope.jsonl")
+    (home / "dir.jsonl").mkdir()
+    with pytest.raises(TrashError, match="is a directory"):
+        trash_session(home / "dir.jsonl")
+
+
+def test_undo_refuses_when_something_is_back(home) -> None:
+    session = make_session(home / "s")
+    receipt = trash_session(session)
+    session.write_text("a new file at the same path")
+    with pytest.raises(TrashError, match="exists there now"):
+        undo(receipt)
+    assert session.read_text() == "a new file at the same path"
+    assert receipt.session.trashed.exists()  # nothing moved
+
+
+def test_undo_refuses_when_the_trash_was_emptied(home) -> None:
+    receipt = trash_session(make_session(home / "s"))
+    receipt.session.trashed.unlink()
+    with pytest.raises(TrashError, match="no longer in the Trash"):
+        undo(receipt)
+
+
+def test_undo_recreates_a_vanished_bucket(home) -> None:
+    session = make_session(home / "s" / "--bucket--")
+    receipt = trash_session(session)
+    session.parent.rmdir()
+    undo(receipt)
+    assert session.exists()
+
+
+def test_receipt_round_trips_through_json(home) -> None:
+    receipt = trash_session(make_session(home / "s"))
+    again = TrashReceipt.from_json(receipt.to_json())
+    assert again == receipt
+    with pytest.raises(TrashError, match="not a trash receipt"):
+        TrashReceipt.from_json({"items": []})
+    with pytest.raises(TrashError, match="not a trash receipt"):
+        TrashReceipt.from_json({"deletedAt": "x"})
+
+
+def test_cross_device_move_copies_then_removes(home, monkeypatch) -> None:
+    session = make_session(home / "s", text="payload")
+    artifacts = session.with_suffix("")
+    artifacts.mkdir()
+    (artifacts / "draft.txt").write_text("draft")
+    real_rename = os.rename
+
+    def no_cross_device(source, destination):
+        raise OSError(errno.EXDEV, "Invalid cross-device link")
+
+    monkeypatch.setattr(trash_module.os, "rename", no_cross_device)
+    receipt = trash_session(session)
+    assert not session.exists() and not artifacts.exists()
+    assert receipt.session.trashed.read_text().endswith("payload\n")
+    assert (receipt.items[1].trashed / "draft.txt").read_text() == "draft"
+    undo(receipt)
+    monkeypatch.setattr(trash_module.os, "rename", real_rename)
+    assert session.read_text().endswith("payload\n")
+    assert (artifacts / "draft.txt").read_text() == "draft"
+
+
+def test_failed_copy_leaves_the_original(home, monkeypatch) -> None:
+    session = make_session(home / "s", text="keep me")
+
+    def no_cross_device(source, destination):
+        raise OSError(errno.EXDEV, "Invalid cross-device link")
+
+    def broken_copy(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(trash_module.os, "rename", no_cross_device)
+    monkeypatch.setattr(trash_module.shutil, "copy2", broken_copy)
+    with pytest.raises(OSError, match="No space"):
+        trash_session(session)
+    assert session.read_text().endswith("keep me\n")
+    trash = home / "data" / "Trash"
+    assert list((trash / "files").iterdir()) == [] and list((trash / "info").iterdir()) == []
