@@ -42,7 +42,8 @@ def write_session(root: Path, spec: Spec, *, mtime: bool = True) -> Path:
     """Write one pi v3 session: header, user/assistant turns, optional name and parent."""
     path = session_path(root, spec)
     path.parent.mkdir(parents=True, exist_ok=True)
-    start = NOW - spec.age - timedelta(minutes=len(spec.prompts) * 2)
+    step = 90 if spec.replies else 60  # seconds per turn: the last message lands at NOW - age
+    start = NOW - spec.age - timedelta(seconds=step * len(spec.prompts))
     header = {"type": "session", "version": 3, "id": spec.sid, "timestamp": iso(start), "cwd": spec.cwd}
     if spec.parent:
         header["parentSession"] = str(session_path(root, Spec(spec.parent, spec.cwd)))

@@ -76,6 +76,15 @@ class PickerOptions:
     rename: bool = True
 
 
+class SearchInput(Input):
+    """The query input; lets "?" through to the help binding while the query is empty."""
+
+    def check_consume_key(self, key: str, character: str | None) -> bool:
+        if character == "?" and not self.value:
+            return False
+        return super().check_consume_key(key, character)
+
+
 @dataclass
 class _Deleted:
     receipt: Any
@@ -108,8 +117,7 @@ class SessionPickerScreen(Screen[PickResult | None]):
         Binding("ctrl+r", "rename", "Rename", priority=True),
         Binding("ctrl+t", "tree", "Tree", priority=True),
         Binding("ctrl+o,f3", "toggle_preview", "Preview", priority=True),
-        Binding("f1", "help", "Help", priority=True),
-        Binding("question_mark", "help_if_empty", "Help", show=False, priority=True),
+        Binding("f1,question_mark", "help", "Help", priority=True),
     ]
 
     def __init__(
@@ -149,7 +157,7 @@ class SessionPickerScreen(Screen[PickResult | None]):
     # -- layout --------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
-        yield Input(self._initial_query, placeholder="Search sessions… (words, \"phrase\", re:regex, label:x)",
+        yield SearchInput(self._initial_query, placeholder="Search sessions… (words, \"phrase\", re:regex, label:x)",
                     id="search", select_on_focus=False)
         with Horizontal(id="body"):
             yield SessionList(clock=self.clock, id="sessions")
@@ -271,6 +279,8 @@ class SessionPickerScreen(Screen[PickResult | None]):
                                       empty_text=EMPTY[(self.scope, self.named_only)])
         if not self._query.strip():
             self._hits = None
+            if self.status.message_is_error:
+                self.status.show_message("")
             self._set_rows(plain_rows(summaries, self.sort), top=top)
             return
         self._search(self._query, summaries, top)
@@ -451,12 +461,6 @@ class SessionPickerScreen(Screen[PickResult | None]):
         self._preview_path = None
         self._update_preview_visibility()
 
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """"?" opens the help only while the query is empty; after that it is part of the query."""
-        return not (action == "help_if_empty" and self.is_mounted and self.search_input.value)
-
-    def action_help_if_empty(self) -> None:
-        self.action_help()
 
     def action_help(self) -> None:
         self.app.push_screen(HelpScreen())

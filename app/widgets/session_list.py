@@ -15,6 +15,7 @@ from __future__ import annotations
 import bisect
 import os
 import re
+import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -327,10 +328,12 @@ class SessionList(ScrollView, can_focus=False):
         width = self.scrollable_content_region.width
         located = self._row_at_line(self.scroll_offset.y + y)
         if located is None:
-            if not self._rows and y == 0 and self._empty_text:
-                style = self.get_visual_style("session-list--empty")
-                content = Content(self._empty_text).truncate(width, ellipsis=True, pad=True)
-                return Strip(content.render_segments(style), width)
+            if not self._rows and self._empty_text:
+                lines = textwrap.wrap(self._empty_text, max(width - 2, 10)) or [""]
+                if y < len(lines):
+                    style = self.get_visual_style("session-list--empty")
+                    content = Content("  " + lines[y]).truncate(width, pad=True)
+                    return Strip(content.render_segments(style), width)
             return Strip.blank(width, self.rich_style)
         index, subline = located
         is_cursor = index == self._cursor

@@ -1,0 +1,484 @@
+"""Pilot tests of the session list: every key, the mouse, search, scopes, sorts and messages."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from seance.app.results import PickResult
+from seance.app.rows import threaded
+from seance.app.screens.confirm import ConfirmScreen
+from seance.app.screens.help import HelpScreen
+from seance.app.screens.rename import RenameScreen
+from seance.app.screens.session_list import EMPTY, PickerOptions
+from seance.app.widgets.session_list import relative_age
+from seance.core.catalog import Catalog
+from textual import events
+from textual.widgets import Input
+from ui_harness import SIZE, cursor_title, picker_app, screen_of, settle, titles, visible_text
+from ui_sessions import NOW, OTHER, PROJECT, Spec, make_root, session_path, write_session
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    return make_root(tmp_path)
+
+
+# -- first paint, rows, status -------------------------------------------------------------------
+
+
+async def test_current_folder_threaded_rows(root: Path) -> None:
+    async with picker_app(root).run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = screen_of(pilot)
+        assert titles(pilot) == [
+            "fix the auth bug in login",  # s-auth, and its fork right under it
+            "fix the auth bug in login",
+            "Release 1.0",
+            "update the README",
+            "ancient history",
+        ]
+        rows = screen.session_list.rows
+        assert rows[1].prefix == "└─ " and rows[1].summary.id == "s-fork"
+        assert rows[0].summary.exact, "the exact index refresh replaced the quick listing"
+        lines = visible_text(pilot)
+        assert lines[0].startswith("› fix the auth bug in login")
+        assert lines[1].startswith("  └─ fix the auth bug in login")
+        assert lines[0].split()[-2:] == ["4", "5m"]  # message count and age from the fixed clock
+        assert lines[4].split()[-1] == "1y"
+        status = screen.status.render().plain
+        assert "◉ Current Folder" in status and "Sort: Threaded" in status and "5 sessions" in status
+
+
+def test_relative_age_steps() -> None:
+    ms = NOW.timestamp() * 1000
+    minute = 60_000
+    expected = {0: "now", 5: "5m", 120: "2h", 3 * 1440: "3d", 15 * 1440: "2w", 45 * 1440: "1mo", 800 * 1440: "2y"}
+    for minutes, text in expected.items():
+        assert relative_age(ms - minutes * minute, NOW) == text
+
+
+def test_threaded_breaks_parent_cycles(tmp_path: Path) -> None:
+    root = make_root(tmp_path, [Spec("a", PROJECT, parent="b"), Spec("b", PROJECT, parent="a"),
+                                Spec("c", PROJECT, parent="missing")])
+    rows = threaded(Catalog([root]).list(None))
+    assert sorted(row.summary.id for row in rows) == ["a", "b", "c"]
+
+
+# -- navigation keys -------------------------------------------------------------------------------
+
+
+async def test_arrow_page_home_end_keys_move_the_cursor(tmp_path: Path) -> None:
+    specs = [Spec(f"s{number:02d}", PROJECT, (f"prompt number {number:02d}",), age=_minutes(number))
+             for number in range(60)]
+    async with picker_app(make_root(tmp_path, specs)).run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        widget = screen_of(pilot).session_list
+        await pilot.press("down", "down")
+        assert cursor_title(pilot) == "prompt number 02"
+        await pilot.press("up")
+        assert widget.cursor == 1
+        await pilot.press("up", "up")
+        assert widget.cursor == 0, "clamped at the top, no wrap"
+        await pilot.press("pagedown")
+        page = widget.cursor
+        assert page >= 10
+        await pilot.press("pageup")
+        assert widget.cursor == 0
+        await pilot.press("end")
+        assert cursor_title(pilot) == "prompt number 59"
+        assert widget.scroll_offset.y > 0, "the cursor row was scrolled into view"
+        await pilot.press("down")
+        assert widget.cursor == 59
+        await pilot.press("home")
+        assert widget.cursor == 0 and widget.scroll_offset.y == 0
+        assert screen_of(pilot).search_input.value == "", "navigation keys never edit the query"
+
+
+async def test_enter_resumes_the_selected_session(root: Path) -> None:
+    app = picker_app(root)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("down", "down", "enter")
+    assert app.return_value == PickResult("resume", session_path(root, Spec("s-named", PROJECT)), None,
+                                          session_id="s-named", cwd=PROJECT)
+
+
+async def test_escape_clears_the_query_then_cancels(root: Path) -> None:
+    app = picker_app(root)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press(*"zebra")
+        await settle(pilot)
+        assert len(titles(pilot)) == 1
+        await pilot.press("escape")
+        await settle(pilot)
+        assert screen_of(pilot).search_input.value == ""
+        assert len(titles(pilot)) == 5
+        await pilot.press("escape")
+        await pilot.pause()
+    assert app.return_value is None
+
+
+async def test_ctrl_c_cancels_even_with_a_query(root: Path) -> None:
+    app = picker_app(root, query="auth")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+    assert app.return_value is None and app.return_code == 0
+
+
+# -- scope, sort, filters -------------------------------------------------------------------------
+
+
+async def test_tab_toggles_current_folder_and_all(root: Path) -> None:
+    async with picker_app(root).run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = screen_of(pilot)
+        await pilot.press("tab")
+        await settle(pilot)
+        assert screen.scope == "all" and len(titles(pilot)) == 8
+        assert "◉ All" in screen.status.render().plain
+        assert any("demo/other" in line for line in visible_text(pilot)), "all scope shows the cwd"
+        assert screen.search_input.has_focus, "tab did not move the focus"
+        await pilot.press("tab")
+        await settle(pilot)
+        assert screen.scope == "project" and len(titles(pilot)) == 5
+
+
+async def test_ctrl_s_cycles_sort_orders(root: Path) -> None:
+    async with picker_app(root).run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = screen_of(pilot)
+        await pilot.press("down")  # the fork
+        await pilot.press("ctrl+s")
+        assert screen.sort == "recent" and "Sort: Recent" in screen.status.render().plain
+        rows = screen.session_list.rows
+        assert all(row.prefix == "" for row in rows)
+        assert [row.summary.id for row in rows] == ["s-auth", "s-fork", "s-named", "s-docs", "s-old"]
+        assert screen.session_list.highlighted.summary.id == "s-fork", "the cursor follows the session"
+        await pilot.press("ctrl+s")
+        assert screen.sort == "created"
+        await pilot.press("ctrl+s")
+        assert screen.sort == "relevance"
+        await pilot.press("ctrl+s")
+        assert screen.sort == "threaded"
+
+
+async def test_ctrl_n_shows_named_sessions_only(root: Path) -> None:
+    async with picker_app(root).run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+n")
+        await settle(pilot)
+        assert titles(pilot) == ["Release 1.0"]
+        assert "Name: Named" in screen_of(pilot).status.render().plain
+        await pilot.press("ctrl+n")
+        await settle(pilot)
+        assert len(titles(pilot)) == 5
+
+
+async def test_ctrl_p_shows_file_paths(root: Path) -> None:
+    async with picker_app(root).run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert not any(".jsonl" in line for line in visible_text(pilot))
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        assert ".jsonl" in visible_text(pilot)[0]
+        assert screen_of(pilot).search_input.value == ""
+
+
+# -- search -------------------------------------------------------------------------------------
+
+
+async def test_typing_filters_and_highlights(root: Path) -> None:
+    async with picker_app(root).run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press(*"release")
+        await settle(pilot)
+        rows = screen_of(pilot).session_list.rows
+        assert rows[0].summary.title == "Release 1.0"
+        assert rows[0].title_spans() == [(0, 7)]
+        assert f"{len(rows)} of 5 sessions" in screen_of(pilot).status.render().plain
+
+
+async def test_full_text_hit_shows_a_snippet_line(root: Path) -> None:
+    async with picker_app(root).run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press(*"zebra")
+        await settle(pilot)
+        rows = screen_of(pilot).session_list.rows
+        assert [row.summary.id for row in rows] == ["s-docs"]
+        assert rows[0].height == 2
+        lines = visible_text(pilot)
+        assert lines[0].startswith("› update the README")
+        assert "zebra crossing" in lines[1]
+
+
+async def test_invalid_regex_is_a_status_message(root: Path) -> None:
+    async with picker_app(root).run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press(*"re:(unclosed")
+        await settle(pilot)
+        screen = screen_of(pilot)
+        assert screen.status.message_is_error and screen.status.message
+        assert titles(pilot) == []
+        await pilot.press("escape")
+        await settle(pilot)
+        assert len(titles(pilot)) == 5 and not screen.status.message
+
+
+async def test_initial_query_is_applied(root: Path) -> None:
+    async with picker_app(root, query="parser", scope="all").run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert titles(pilot) == ["refactor the parser"]
+        assert screen_of(pilot).search_input.value == "parser"
+
+
+# -- empty states -----------------------------------------------------------------------------------
+
+
+async def test_empty_current_folder_message(tmp_path: Path) -> None:
+    root = make_root(tmp_path, [Spec("only", OTHER)])
+    async with picker_app(root).run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert _joined(visible_text(pilot)) == EMPTY[("project", False)]
+        await pilot.press("enter")  # nothing to resume: stays open
+        await pilot.press("ctrl+n")
+        await settle(pilot)
+        assert _joined(visible_text(pilot)) == EMPTY[("project", True)]
+        await pilot.press("tab")
+        await settle(pilot)
+        assert _joined(visible_text(pilot)) == EMPTY[("all", True)]
+        await pilot.press("ctrl+n")
+        await settle(pilot)
+        assert titles(pilot) == ["hello"]
+
+
+async def test_unreadable_root_is_reported_not_raised(tmp_path: Path) -> None:
+    async with picker_app(tmp_path / "missing").run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = screen_of(pilot)
+        assert titles(pilot) == []
+        assert _joined(visible_text(pilot)) == EMPTY[("project", False)]
+        assert screen.is_current
+
+
+# -- delete, undo, rename ----------------------------------------------------------------------------
+
+
+async def test_ctrl_d_confirm_trash_and_undo(root: Path, tmp_path: Path, monkeypatch) -> None:
+    pytest.importorskip("seance.core.trash")
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    path = session_path(root, Spec("s-named", PROJECT))
+    async with picker_app(root).run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("down", "down")
+        await pilot.press("ctrl+d")
+        await pilot.pause()
+        assert isinstance(pilot.app.screen, ConfirmScreen)
+        await pilot.press("x")  # swallowed
+        assert isinstance(pilot.app.screen, ConfirmScreen)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert path.exists() and len(titles(pilot)) == 5
+        await pilot.press("ctrl+d")
+        await pilot.pause()
+        await pilot.press("enter")
+        await settle(pilot)
+        assert not path.exists()
+        assert "Release 1.0" not in titles(pilot)
+        assert "ctrl+z" in screen_of(pilot).status.message
+        await pilot.press("ctrl+z")
+        await settle(pilot)
+        assert path.exists()
+        assert "Release 1.0" in titles(pilot)
+
+
+async def test_the_open_session_cannot_be_deleted(root: Path) -> None:
+    open_path = str(session_path(root, Spec("s-auth", PROJECT)))
+    async with picker_app(root, options=PickerOptions(watch=False, open_session=open_path)).run_test(
+            size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+d")
+        await pilot.pause()
+        screen = screen_of(pilot)
+        assert screen.status.message == "Cannot delete the currently active session"
+        assert Path(open_path).exists()
+
+
+async def test_ctrl_r_renames_the_session(root: Path) -> None:
+    path = session_path(root, Spec("s-docs", PROJECT))
+    async with picker_app(root).run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("down", "down", "down")
+        assert cursor_title(pilot) == "update the README"
+        await pilot.press("ctrl+r")
+        await pilot.pause()
+        assert isinstance(pilot.app.screen, RenameScreen)
+        await pilot.press(*"Docs pass", "enter")
+        await settle(pilot)
+        assert cursor_title(pilot) == "Docs pass"
+        assert screen_of(pilot).session_list.highlighted.summary.name == "Docs pass"
+        assert '"name": "Docs pass"' in path.read_text().replace('"name":"', '"name": "')
+
+
+async def test_rename_cancel_and_blank_name(root: Path) -> None:
+    path = session_path(root, Spec("s-auth", PROJECT))
+    before = path.read_bytes()
+    async with picker_app(root).run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+r")
+        await pilot.pause()
+        rename = pilot.app.screen
+        rename.query_one(Input).value = "   "
+        await pilot.press("enter")
+        await pilot.pause()
+        assert pilot.app.screen is rename, "a blank name is refused and the dialog stays"
+        await pilot.press("escape")
+        await pilot.pause()
+        assert screen_of(pilot).is_current
+    assert path.read_bytes() == before
+
+
+# -- tree, help, preview, palette ----------------------------------------------------------------------
+
+
+async def test_ctrl_t_opens_the_tree_and_resumes_at_its_choice(root: Path) -> None:
+    from seance.app.screens.session_tree import SessionTreeScreen
+
+    app = picker_app(root)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+t")
+        await settle(pilot)
+        assert isinstance(app.screen, SessionTreeScreen)
+        await pilot.press("escape")
+        await settle(pilot)
+        assert screen_of(pilot).is_current
+        await pilot.press("ctrl+t")
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+    result = app.return_value
+    assert isinstance(result, PickResult) and result.action == "resume"
+    assert result.path == session_path(root, Spec("s-auth", PROJECT))
+    assert result.session_id == "s-auth"
+
+
+async def test_browse_mode_enter_opens_the_tree(root: Path) -> None:
+    from seance.app.screens.session_tree import SessionTreeScreen
+
+    app = picker_app(root, options=PickerOptions(watch=False, enter="tree"))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, SessionTreeScreen)
+
+
+async def test_f1_and_question_mark_open_help(root: Path) -> None:
+    async with picker_app(root).run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("f1")
+        await pilot.pause()
+        assert isinstance(pilot.app.screen, HelpScreen)
+        await pilot.press("escape")
+        await pilot.pause()
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(pilot.app.screen, HelpScreen)
+        await pilot.press("escape")
+        await pilot.pause()
+        await pilot.press("a", "question_mark")
+        await pilot.pause()
+        assert screen_of(pilot).search_input.value == "a?", "after the first character ? is part of the query"
+
+
+async def test_preview_toggle_and_narrow_terminal(root: Path) -> None:
+    async with picker_app(root).run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = screen_of(pilot)
+        preview = screen.query_one("#preview")
+        assert preview.display and preview.document is not None
+        await pilot.press("ctrl+o")
+        await pilot.pause()
+        assert screen.has_class("-no-preview") and not preview.display
+        await pilot.press("f3")
+        await pilot.pause()
+        assert preview.display
+    async with picker_app(root).run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        assert not screen_of(pilot).query_one("#preview").display
+
+
+async def test_command_palette_runs_picker_actions(root: Path) -> None:
+    async with picker_app(root).run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("f2")
+        await pilot.pause()
+        await pilot.press(*"cycle sort")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert screen_of(pilot).sort == "recent"
+
+
+# -- mouse ---------------------------------------------------------------------------------------------
+
+
+async def test_click_selects_double_click_resumes_wheel_scrolls(tmp_path: Path) -> None:
+    specs = [Spec(f"s{number:02d}", PROJECT, (f"prompt number {number:02d}",), age=_minutes(number))
+             for number in range(60)]
+    app = picker_app(make_root(tmp_path, specs))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        widget = screen_of(pilot).session_list
+        await pilot.click(widget, offset=(5, 3))
+        assert widget.cursor == 3
+        assert screen_of(pilot).search_input.has_focus
+        await pilot._post_mouse_events([events.MouseScrollDown], widget, offset=(5, 3))
+        await pilot.pause()
+        assert widget.scroll_offset.y > 0 and widget.cursor == 3, "the wheel scrolls, the cursor stays"
+        await pilot._post_mouse_events([events.MouseScrollUp], widget, offset=(5, 3))
+        await pilot.pause()
+        await pilot.double_click(widget, offset=(5, 4))
+        await pilot.pause()
+    assert app.return_value is not None and app.return_value.session_id == "s04"
+
+
+# -- safety -----------------------------------------------------------------------------------------------
+
+
+async def test_session_text_is_never_markup(root: Path) -> None:
+    app = picker_app(root, scope="all")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        line = next(line for line in visible_text(pilot) if "[bold]" in line)
+        assert "[bold]x[/] and [@click=app.quit]quit[/]" in line
+        assert "\x1b" not in line and "\u202e" not in line
+        await pilot.press(*"click")
+        await settle(pilot)
+        widget = screen_of(pilot).session_list
+        await pilot.click(widget, offset=(30, 0))
+        await pilot.pause()
+        assert app.is_running, "clicking a title with [@click=...] ran nothing"
+
+
+def _joined(lines: list[str]) -> str:
+    return " ".join(line.strip() for line in lines if line.strip())
+
+
+def _minutes(number: int):
+    from datetime import timedelta
+
+    return timedelta(minutes=10 * (number + 1))
+
+
+async def test_write_session_helper_roundtrip(tmp_path: Path) -> None:
+    """The fixture writer produces files the catalog reads exactly."""
+    root = tmp_path / "r"
+    write_session(root, Spec("x", PROJECT, ("one", "two"), name="Named"))
+    [summary] = Catalog([root]).list(None)
+    assert summary.name == "Named" and summary.message_count == 4 and summary.cwd == PROJECT

@@ -1,0 +1,59 @@
+"""Shared set-up for the session-list UI tests: a real catalog over real files, a fixed clock."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from seance.app.app import SeanceApp
+from seance.app.screens.session_list import PickerOptions, SessionPickerScreen
+from seance.core.catalog import Catalog
+from textual.pilot import Pilot
+from textual.widgets import Input
+from ui_sessions import PROJECT, clock
+
+SIZE = (120, 30)
+
+
+def picker_app(root: Path, *, scope: str = "project", query: str = "", cwd: str = PROJECT,
+               options: PickerOptions | None = None, cache_dir: Path | None = None) -> SeanceApp:
+    """The standalone app around a picker on `root`; watchers off unless `options` says so."""
+    catalog = Catalog([root], cache_dir=cache_dir)
+
+    def make_screen() -> SessionPickerScreen:
+        return SessionPickerScreen(catalog, cwd=cwd, scope=scope, query=query, clock=clock,
+                                   options=options or PickerOptions(watch=False))
+
+    app = SeanceApp(make_screen, theme="textual-dark")
+    app.animation_level = "none"
+    return app
+
+
+async def settle(pilot: Pilot, rounds: int = 3) -> None:
+    """Let workers finish and their messages land (loading, search, preview)."""
+    for _ in range(rounds):
+        await pilot.pause()
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause(0.05)
+    for widget in pilot.app.screen.query(Input):
+        widget.cursor_blink = False
+
+
+def screen_of(pilot: Pilot) -> SessionPickerScreen:
+    screen = pilot.app.screen
+    assert isinstance(screen, SessionPickerScreen), type(screen)
+    return screen
+
+
+def titles(pilot: Pilot) -> list[str]:
+    return [row.summary.title for row in screen_of(pilot).session_list.rows]
+
+
+def cursor_title(pilot: Pilot) -> str | None:
+    row = screen_of(pilot).session_list.highlighted
+    return row.summary.title if row else None
+
+
+def visible_text(pilot: Pilot) -> list[str]:
+    """The list's visible lines as plain text."""
+    widget = screen_of(pilot).session_list
+    return [widget.render_line(y).text for y in range(widget.size.height)]
