@@ -1,0 +1,316 @@
+"""Resume, continue and switch: which session file an agent should open, and opening it.
+
+* `resolve(key, ...)` — pi/oh-my-pi's resume key: a case-insensitive prefix of the id, of the
+  file name, or of the id after the file-name timestamp (`<ts>_<id>.jsonl`); the current
+  project first, then all; the most recent wins.  A match in another project says so.
+* `fork_into(path, cwd, sessions_dir)` — copy a session into a project: a new id,
+  `parentSession` = the source path, the new cwd, the same entries (after the in-memory
+  migration), written atomically as `<ts>_<id>.jsonl` in the cwd's `--<cwd>--` bucket.
+* `continue_session(...)` — the terminal breadcrumb (`<agent dir>/terminal-sessions/<terminal
+  id>`: cwd, then session path), valid only if its cwd matches and the file exists; else the
+  project's newest file by mtime.
+* `switch_session(path, agent_dir)` — an embedding agent's set-session-file: load, persist a
+  pending migration race-safely, initialise a missing or empty target as a new session, and
+  write the breadcrumb (best effort).
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .model import SessionSummary
+from .session import NotASession, Session, SessionError, load_session, read_session
+from .writes import atomic_write, dumps_line, now_iso, persist_migration
+
+BREADCRUMB_DIR = "terminal-sessions"
+
+
+# ---------------------------------------------------------------------------- resolve
+
+
+@dataclass(frozen=True, slots=True)
+class Resolution:
+    """The session a resume key named, and whether it belongs to another project."""
+
+    summary: SessionSummary
+    other_project: bool
+
+    @property
+    def path(self) -> Path:
+        return Path(self.summary.path)
+
+
+def _resolved(path: str) -> str:
+    if not path:
+        return ""
+    try:
+        return os.path.realpath(os.path.expanduser(path))
+    except (OSError, ValueError):
+        return os.path.normpath(path)
+
+
+def same_project(left: str, right: str) -> bool:
+    """Two cwds name the same directory (symlinks resolved, trailing slash ignored)."""
+    return bool(left) and bool(right) and _resolved(left) == _resolved(right)
+
+
+def key_matches(key: str, summary: SessionSummary) -> bool:
+    """`key` (already case-folded) prefixes the id, the file name, or the id in the file name."""
+    name = os.path.basename(summary.path).casefold()
+    stem = name.removesuffix(".jsonl")
+    return summary.id.casefold().startswith(key) or name.startswith(key) or stem.rpartition("_")[2].startswith(key)
+
+
+def resolve(key: str, summaries_current: Sequence[SessionSummary], summaries_all: Sequence[SessionSummary],
+            cwd: str) -> Resolution | None:
+    """The session `key` names: the most recent match in the current project, else in all.
+
+    Raises `SessionError` for an empty key (it would match everything).
+    """
+    needle = key.strip().casefold()
+    if not needle:
+        raise SessionError("an empty session key matches every session; give an id prefix")
+    for scope in (summaries_current, summaries_all):
+        matches = [summary for summary in scope if key_matches(needle, summary)]
+        if matches:
+            best = max(matches, key=lambda summary: summary.modified_ms)
+            return Resolution(best, other_project=not same_project(best.cwd, cwd))
+    return None
+
+
+# ---------------------------------------------------------------------------- fork
+
+
+def bucket_name(cwd: str) -> str:
+    """pi's per-project folder: `--<cwd>--`, one leading / or \\ stripped, / \\ : as -."""
+    trimmed = cwd[1:] if cwd[:1] in ("/", "\\") else cwd
+    return "--" + trimmed.replace("/", "-").replace("\\", "-").replace(":", "-") + "--"
+
+
+def session_file_name(timestamp: str, session_id: str) -> str:
+    """pi's `<ISO timestamp with : and . as ->_<id>.jsonl`."""
+    return f"{timestamp.replace(':', '-').replace('.', '-')}_{session_id}.jsonl"
+
+
+def fork_into(path: str | os.PathLike[str], cwd: str, sessions_dir: str | os.PathLike[str]) -> Path:
+    """Copy a session into `cwd`'s bucket under `sessions_dir` as a new session; returns its path.
+
+    The copy has a new id, `parentSession` = the source path, `cwd` = the new cwd and every
+    entry of the source (migrated in memory; the source file is not touched).  An oh-my-pi
+    title slot becomes the header's `title`, so pi can read the copy.
+    """
+    source = load_session(path)
+    new_id = str(uuid.uuid4())
+    timestamp = now_iso()
+    header: dict[str, Any] = {
+        **source.header,
+        "type": "session",
+        "id": new_id,
+        "timestamp": timestamp,
+        "cwd": cwd,
+        "parentSession": str(source.path),
+    }
+    slot_title = (source.title_slot or {}).get("title")
+    if isinstance(slot_title, str) and slot_title.strip():
+        header["title"] = slot_title
+    bucket = Path(sessions_dir) / bucket_name(cwd)
+    bucket.mkdir(parents=True, exist_ok=True)
+    target = bucket / session_file_name(timestamp, new_id)
+    if os.path.lexists(target):
+        raise SessionError(f"{target}: already exists")
+    data = dumps_line(header) + b"".join(dumps_line(entry) for entry in source.entries)
+    atomic_write(target, data, None)
+    return target
+
+
+# ---------------------------------------------------------------------------- breadcrumbs
+
+# oh-my-pi's order (it writes the breadcrumbs seance reads): the most specific pane first.
+_TERMINAL_ENV = (
+    ("TMUX_PANE", "tmux"),
+    ("CMUX_SURFACE_ID", "cmux"),
+    ("KITTY_WINDOW_ID", "kitty"),
+    ("WEZTERM_PANE", "wezterm"),
+    ("TERM_SESSION_ID", "apple"),
+    ("WT_SESSION", "wt"),
+)
+
+
+def _stdin_tty() -> str | None:
+    """The path of the terminal on stdin (`/dev/pts/3`), or None."""
+    try:
+        if not os.isatty(0):
+            return None
+    except OSError:
+        return None
+    try:
+        return os.readlink("/proc/self/fd/0")
+    except OSError:
+        try:
+            return os.ttyname(0)
+        except OSError:
+            return None
+
+
+def terminal_id(env: Mapping[str, str] | None = None, tty: str | None = None) -> str | None:
+    """Which terminal this is, as oh-my-pi names it: `pts-3`, else `tmux-%3`, `kitty-1` ...
+
+    `tty` defaults to the terminal on stdin; None (no terminal, no known variable) means
+    breadcrumbs are not used.
+    """
+    env = os.environ if env is None else env
+    tty = _stdin_tty() if tty is None else tty
+    if tty and tty.startswith("/dev/"):
+        return _safe(tty.removeprefix("/dev/"))
+    zellij = env.get("ZELLIJ_PANE_ID")
+    if zellij:
+        session = env.get("ZELLIJ_SESSION_NAME")
+        return _safe(f"zellij-{session}-{zellij}" if session else f"zellij-{zellij}")
+    for variable, prefix in _TERMINAL_ENV:
+        value = env.get(variable)
+        if value:
+            return _safe(f"{prefix}-{value}")
+    return None
+
+
+def _safe(name: str) -> str:
+    cleaned = name.replace("/", "-").replace("\\", "-").replace("\x00", "")
+    return cleaned if cleaned not in ("", ".", "..") else "-"
+
+
+def breadcrumb_path(agent_dir: str | os.PathLike[str], terminal: str) -> Path:
+    return Path(agent_dir) / BREADCRUMB_DIR / terminal
+
+
+def write_breadcrumb(agent_dir: str | os.PathLike[str], cwd: str, session_path: str | os.PathLike[str],
+                     terminal: str | None = None) -> Path | None:
+    """Remember this terminal's session (best effort: returns None instead of raising)."""
+    terminal = terminal or terminal_id()
+    if terminal is None:
+        return None
+    crumb = breadcrumb_path(agent_dir, terminal)
+    try:
+        crumb.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(crumb, f"{cwd}\n{os.path.abspath(session_path)}\n".encode(), None)
+    except OSError:
+        return None
+    return crumb
+
+
+def read_breadcrumb(agent_dir: str | os.PathLike[str], cwd: str, terminal: str | None = None) -> Path | None:
+    """The session this terminal last used in `cwd`, if the breadcrumb is valid."""
+    terminal = terminal or terminal_id()
+    if terminal is None:
+        return None
+    try:
+        lines = breadcrumb_path(agent_dir, terminal).read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+    if len(lines) < 2 or not same_project(lines[0], cwd):
+        return None
+    session = Path(lines[1].strip())
+    return session if session.is_absolute() and session.is_file() else None
+
+
+def newest_by_mtime(summaries: Iterable[SessionSummary]) -> SessionSummary | None:
+    """The most recently written session file (its mtime, as oh-my-pi's `--continue`)."""
+    best: tuple[int, SessionSummary] | None = None
+    for summary in summaries:
+        mtime = summary.mtime_ns
+        if not mtime:
+            try:
+                mtime = os.stat(summary.path).st_mtime_ns
+            except OSError:
+                continue
+        if best is None or mtime > best[0]:
+            best = (mtime, summary)
+    return best[1] if best else None
+
+
+def continue_session(cwd: str, summaries_current: Sequence[SessionSummary], agent_dirs: Iterable[Path],
+                     terminal: str | None = None) -> Path | None:
+    """`--continue`: this terminal's breadcrumb for `cwd`, else the project's newest file."""
+    for agent_dir in agent_dirs:
+        crumb = read_breadcrumb(agent_dir, cwd, terminal)
+        if crumb is not None:
+            return crumb
+    newest = newest_by_mtime(summaries_current)
+    return Path(newest.path) if newest is not None else None
+
+
+# ---------------------------------------------------------------------------- switch
+
+# Reasons `read_session` gives for a file an agent may start over in (pi and oh-my-pi do).
+_START_OVER = frozenset({"no such file", "empty file"})
+
+
+def new_session_header(cwd: str, session_id: str | None = None) -> dict[str, Any]:
+    return {"type": "session", "version": 3, "id": session_id or str(uuid.uuid4()), "timestamp": now_iso(),
+            "cwd": cwd}
+
+
+def switch_session(path: str | os.PathLike[str], agent_dir: str | os.PathLike[str] | None = None, *,
+                   cwd: str | None = None, terminal: str | None = None) -> Session:
+    """Set-session-file semantics for an agent embedding seance; returns the loaded session.
+
+    * a missing or empty file starts a new session at that path: its header is written at
+      once (pi and oh-my-pi write it too, so the file exists for `--continue`);
+    * a file with content that is not a session is moved to the Trash first (pi would
+      truncate it; seance never destroys data), then started over the same way;
+    * a pending migration (v1/v2 file) is persisted atomically, refused if the file changed;
+    * the terminal breadcrumb is written last, best effort, with the session's cwd.
+    """
+    target = Path(os.path.abspath(os.path.expanduser(path)))
+    here = cwd or os.getcwd()
+    result = read_session(target)
+    if isinstance(result, NotASession):
+        _start_over(target, result, here)
+        result = load_session(target)
+    if result.needs_migration:
+        persist_migration(result)
+        result = load_session(target)
+    if agent_dir is not None:
+        write_breadcrumb(agent_dir, result.cwd or here, target, terminal)
+    return result
+
+
+def _not_a_header(reason: str) -> bool:
+    """`read_session` found content, but no session header in it."""
+    return reason == "no readable JSON line" or reason.startswith("only a title line") or (
+        reason.startswith("line ") and reason.endswith("is not a session header")
+    )
+
+
+def _start_over(target: Path, problem: NotASession, cwd: str) -> None:
+    if problem.reason not in _START_OVER:
+        if not _not_a_header(problem.reason):  # a directory, no permission, an I/O error ...
+            raise SessionError(f"{target}: cannot be used as a session ({problem.reason})")
+        from .trash import trash_path
+
+        trash_path(target)  # content that is not a session: keep it, in the Trash
+    target.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(target, dumps_line(new_session_header(cwd)), None)
+
+
+__all__ = [
+    "Resolution",
+    "breadcrumb_path",
+    "bucket_name",
+    "continue_session",
+    "fork_into",
+    "key_matches",
+    "new_session_header",
+    "newest_by_mtime",
+    "read_breadcrumb",
+    "resolve",
+    "same_project",
+    "session_file_name",
+    "switch_session",
+    "terminal_id",
+    "write_breadcrumb",
+]
