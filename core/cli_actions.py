@@ -1,0 +1,244 @@
+"""`seance resolve`, `continue`, `rm` and `rename`: what an agent or a shell script needs.
+
+    seance resolve KEY [--cwd DIR] [--fork] [--json]   the file a resume key (id prefix) names
+    seance continue [--cwd DIR] [--json]               the file `--continue` opens here
+    seance rm SESSION | --undo                         to the Trash, and back
+    seance rename SESSION NAME                         pi: session_info entry; omp: title slot
+
+SESSION is a path or an id prefix.  Paths go to stdout (one per line), messages to stderr.
+Exit codes: 0 ok, 1 nothing found (or nothing to undo), 2 bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from .catalog import Catalog, in_project
+from .resume import Resolution, continue_session, fork_into, resolve
+from .text import display_text
+from .trash import TrashError, TrashReceipt, trash_session, undo
+from .writes import atomic_write, rename_session
+
+RECEIPT_NAME = "last-rm.json"
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    resolve_cmd = commands.add_parser("resolve", help="print the session file a resume key (id prefix) names")
+    resolve_cmd.add_argument("key", metavar="KEY", help="prefix of a session id or file name (case-insensitive)")
+    _scope_options(resolve_cmd)
+    resolve_cmd.add_argument("--fork", action="store_true",
+                             help="a match in another project is copied into this one; print the copy")
+    resolve_cmd.add_argument("--json", action="store_true", help="print a JSON object")
+    resolve_cmd.set_defaults(handler=run_resolve)
+
+    continue_cmd = commands.add_parser("continue", help="print the session --continue opens here")
+    _scope_options(continue_cmd)
+    continue_cmd.add_argument("--json", action="store_true", help="print a JSON object")
+    continue_cmd.set_defaults(handler=run_continue)
+
+    rm = commands.add_parser("rm", help="move a session (and its artifacts folder) to the Trash")
+    rm.add_argument("session", metavar="SESSION", nargs="?", help="session file path or id prefix")
+    rm.add_argument("--undo", action="store_true", help="restore what the last `seance rm` moved")
+    _scope_options(rm)
+    rm.set_defaults(handler=run_rm)
+
+    rename = commands.add_parser("rename", help="name a session (pi: session_info entry; omp: title slot)")
+    rename.add_argument("session", metavar="SESSION", help="session file path or id prefix")
+    rename.add_argument("name", metavar="NAME", help="the new name")
+    _scope_options(rename)
+    rename.set_defaults(handler=run_rename)
+
+
+def _scope_options(parser: argparse.ArgumentParser) -> None:
+    # SUPPRESS: a subcommand default must not overwrite `seance --cwd X resolve ...`.
+    parser.add_argument("--cwd", metavar="DIR", default=argparse.SUPPRESS,
+                        help="project directory (default: the current one)")
+    parser.add_argument("--root", action="append", metavar="DIR", default=argparse.SUPPRESS,
+                        help="sessions root (repeatable)")
+
+
+def _roots(args: argparse.Namespace) -> list[Path] | None:
+    roots = getattr(args, "root", None)
+    return [Path(root).expanduser() for root in roots] if roots else None
+
+
+def _cwd(args: argparse.Namespace) -> str:
+    cwd = getattr(args, "cwd", None)
+    return os.path.abspath(os.path.expanduser(cwd)) if cwd else os.getcwd()
+
+
+def _write_json(payload: Any) -> None:
+    sys.stdout.buffer.write(orjson.dumps(payload, option=orjson.OPT_INDENT_2) + b"\n")
+    sys.stdout.flush()
+
+
+def session_path_arg(argument: str, cwd: str, roots: list[Path] | None = None) -> Path:
+    """SESSION as a path (which may be a broken file: rm must reach it) or an id prefix."""
+    from .cli import EXIT_NOT_FOUND, CliError
+
+    path = Path(argument).expanduser()
+    if os.path.lexists(path):
+        return Path(os.path.abspath(path))
+    if "/" in argument or os.sep in argument or argument.endswith(".jsonl"):
+        raise CliError(f"{argument}: no such session file", EXIT_NOT_FOUND)
+    from .cli_catalog import resolve_session_arg
+
+    return resolve_session_arg(argument, cwd, roots=roots)
+
+
+# -- resolve -------------------------------------------------------------------------------------
+
+
+def run_resolve(args: argparse.Namespace) -> int:
+    from .cli import EXIT_NOT_FOUND, CliError
+
+    cwd = _cwd(args)
+    catalog = Catalog(_roots(args))
+    try:
+        everything = catalog.quick()
+        found = resolve(args.key, in_project(everything, cwd), everything, cwd)
+        if found is None:
+            raise CliError(f'session "{args.key}" not found', EXIT_NOT_FOUND)
+        path, forked_from = found.path, None
+        if found.other_project and args.fork:
+            path = fork_into(found.path, cwd, _root_of(found.path, catalog.roots))
+            forked_from = str(found.path)
+            print(f"seance: forked {found.path.name} from {display_text(found.summary.cwd)} into {path}",
+                  file=sys.stderr)
+        elif found.other_project:
+            print(f"seance: {found.path.name} is in another project ({display_text(found.summary.cwd)}); "
+                  "--fork copies it into this one", file=sys.stderr)
+    finally:
+        catalog.close()
+    if args.json:
+        _write_json(_resolution_json(found, path, forked_from))
+    else:
+        print(path)
+    return 0
+
+
+def _root_of(path: Path, roots: list[Path]) -> Path:
+    """The sessions root holding `path` (a fork lands next to its source), else the first root."""
+    for root in roots:
+        try:
+            path.relative_to(os.path.abspath(root))
+        except ValueError:
+            continue
+        return Path(os.path.abspath(root))
+    if roots:
+        return Path(os.path.abspath(roots[0]))
+    return path.parent.parent
+
+
+def _resolution_json(found: Resolution, path: Path, forked_from: str | None) -> dict[str, Any]:
+    return {
+        "path": str(path),
+        "id": found.summary.id if forked_from is None else path.stem.rpartition("_")[2],
+        "cwd": found.summary.cwd,
+        "otherProject": found.other_project,
+        "forkedFrom": forked_from,
+    }
+
+
+# -- continue ------------------------------------------------------------------------------------
+
+
+def agent_dirs() -> list[Path]:
+    """Where breadcrumbs live: pi's agent dir and oh-my-pi's."""
+    from .discovery import agent_dir
+
+    return [agent_dir(), Path.home() / ".omp" / "agent"]
+
+
+def run_continue(args: argparse.Namespace) -> int:
+    from .cli import EXIT_NOT_FOUND, CliError
+
+    cwd = _cwd(args)
+    catalog = Catalog(_roots(args))
+    try:
+        path = continue_session(cwd, catalog.quick(cwd), agent_dirs())
+    finally:
+        catalog.close()
+    if path is None:
+        raise CliError(f"no session in {cwd}", EXIT_NOT_FOUND)
+    if args.json:
+        _write_json({"path": str(path), "cwd": cwd})
+    else:
+        print(path)
+    return 0
+
+
+# -- rm ------------------------------------------------------------------------------------------
+
+
+def receipt_path() -> Path:
+    from .index import default_cache_dir
+
+    return default_cache_dir() / RECEIPT_NAME
+
+
+def run_rm(args: argparse.Namespace) -> int:
+    from .cli import EXIT_BAD_INPUT, CliError
+
+    if args.undo:
+        if args.session:
+            raise CliError("rm --undo takes no SESSION (it restores the last `seance rm`)", EXIT_BAD_INPUT)
+        return _undo_last()
+    if not args.session:
+        raise CliError("rm needs a SESSION (a path or an id prefix), or --undo", EXIT_BAD_INPUT)
+    path = session_path_arg(args.session, _cwd(args), _roots(args))
+    receipt = trash_session(path)
+    _save_receipt(receipt)
+    catalog = Catalog(_roots(args))
+    try:
+        catalog.forget(path)
+    finally:
+        catalog.close()
+    for item in receipt.items:
+        print(f"seance: moved to the Trash: {item.original} -> {item.trashed}", file=sys.stderr)
+    print("seance: undo with `seance rm --undo`", file=sys.stderr)
+    print(receipt.session.trashed)
+    return 0
+
+
+def _save_receipt(receipt: TrashReceipt) -> None:
+    target = receipt_path()
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(target, orjson.dumps(receipt.to_json()), None)
+    except OSError as error:  # the delete itself worked; only `rm --undo` will not know it
+        print(f"seance: could not remember the deletion for --undo: {error}", file=sys.stderr)
+
+
+def _undo_last() -> int:
+    from .cli import EXIT_NOT_FOUND, CliError
+
+    target = receipt_path()
+    try:
+        receipt = TrashReceipt.from_json(orjson.loads(target.read_bytes()))
+    except FileNotFoundError:
+        raise CliError("nothing to undo", EXIT_NOT_FOUND) from None
+    except (OSError, orjson.JSONDecodeError, TrashError) as error:
+        raise CliError(f"cannot read the last deletion ({error})", EXIT_NOT_FOUND) from None
+    for restored in undo(receipt):
+        print(restored)
+    target.unlink(missing_ok=True)
+    return 0
+
+
+# -- rename --------------------------------------------------------------------------------------
+
+
+def run_rename(args: argparse.Namespace) -> int:
+    path = session_path_arg(args.session, _cwd(args), _roots(args))
+    stored = rename_session(path, args.name)
+    where = "title slot" if stored == "title-slot" else "session_info entry"
+    print(f"renamed {path.name}: {display_text(args.name.strip())} ({where})", file=sys.stderr)
+    print(path)
+    return 0

@@ -1,0 +1,239 @@
+"""`seance resolve / continue / rm / rename` end to end, and rename's race safety."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import orjson
+import pytest
+from seance.core import writes
+from seance.core.cli import main
+from seance.core.resume import bucket_name, session_file_name, write_breadcrumb
+from seance.core.session import SessionError, load_session
+from seance.core.writes import TITLE_SLOT_SIZE, FileChangedError, rename_session, title_slot_bytes
+
+STAMP = "2025-01-01T00:00:00.000Z"
+
+
+@pytest.fixture
+def env(tmp_path, monkeypatch) -> Path:
+    """Fake HOME, agent dir and Trash; a sessions root at tmp/sessions."""
+    for name in ("home", "data", "agent", "sessions"):
+        (tmp_path / name).mkdir()
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent"))
+    for variable in ("TMUX_PANE", "KITTY_WINDOW_ID", "TERM_SESSION_ID", "WT_SESSION", "ZELLIJ_PANE_ID",
+                     "WEZTERM_PANE", "CMUX_SURFACE_ID"):
+        monkeypatch.delenv(variable, raising=False)
+    return tmp_path
+
+
+def write_session(root: Path, cwd: str, sid: str, *, assistant: bool = True, mtime_s: int | None = None) -> Path:
+    entries = [
+        {"type": "session", "version": 3, "id": sid, "timestamp": STAMP, "cwd": cwd},
+        {"type": "message", "id": "u1", "parentId": None, "timestamp": STAMP,
+         "message": {"role": "user", "content": f"question in {sid}"}},
+    ]
+    if assistant:
+        entries.append({"type": "message", "id": "a1", "parentId": "u1", "timestamp": STAMP,
+                        "message": {"role": "assistant", "content": [{"type": "text", "text": "answer"}]}})
+    bucket = root / bucket_name(cwd)
+    bucket.mkdir(parents=True, exist_ok=True)
+    path = bucket / session_file_name(STAMP, sid)
+    path.write_bytes(b"".join(orjson.dumps(entry) + b"\n" for entry in entries))
+    if mtime_s is not None:
+        os.utime(path, (mtime_s, mtime_s))
+    return path
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+# ---------------------------------------------------------------------------- resolve
+
+
+def test_resolve_prints_the_path(env, capsys) -> None:
+    root = env / "sessions"
+    here = write_session(root, "/proj/here", "aaaa1111-0000", mtime_s=1_000)
+    write_session(root, "/proj/other", "aaaa2222-0000", mtime_s=2_000)
+    code, out, err = run(capsys, "resolve", "AAAA", "--root", str(root), "--cwd", "/proj/here")
+    assert (code, out, err) == (0, f"{here}\n", "")  # the current project wins over a newer one
+
+
+def test_resolve_other_project_is_reported(env, capsys) -> None:
+    root = env / "sessions"
+    there = write_session(root, "/proj/other", "bbbb0000-0000")
+    code, out, err = run(capsys, "--root", str(root), "--cwd", "/proj/here", "resolve", "bbbb", "--json")
+    assert code == 0 and "another project (/proj/other)" in err
+    assert orjson.loads(out) == {"path": str(there), "id": "bbbb0000-0000", "cwd": "/proj/other",
+                                 "otherProject": True, "forkedFrom": None}
+
+
+def test_resolve_fork_copies_into_this_project(env, capsys) -> None:
+    root = env / "sessions"
+    there = write_session(root, "/proj/other", "cccc0000-0000")
+    code, out, err = run(capsys, "resolve", "cccc", "--fork", "--root", str(root), "--cwd", "/proj/here")
+    assert code == 0 and "forked" in err
+    copy = Path(out.strip())
+    assert copy.parent == root / "--proj-here--"
+    forked = load_session(copy)
+    assert forked.cwd == "/proj/here" and forked.header["parentSession"] == str(there)
+    code, out, _ = run(capsys, "resolve", forked.id[:8], "--root", str(root), "--cwd", "/proj/here", "--json")
+    assert orjson.loads(out)["otherProject"] is False
+
+
+def test_resolve_not_found_and_bad_key(env, capsys) -> None:
+    root = env / "sessions"
+    write_session(root, "/p", "dddd0000")
+    code, out, err = run(capsys, "resolve", "zzzz", "--root", str(root))
+    assert (code, out) == (1, "") and 'session "zzzz" not found' in err
+    code, _, err = run(capsys, "resolve", " ", "--root", str(root))
+    assert code == 2 and "empty session key" in err
+
+
+# ---------------------------------------------------------------------------- continue
+
+
+def test_continue_uses_breadcrumb_then_newest(env, capsys, monkeypatch) -> None:
+    root = env / "sessions"
+    older = write_session(root, "/proj", "old0", mtime_s=1_000)
+    newer = write_session(root, "/proj", "new0", mtime_s=2_000)
+    code, out, _ = run(capsys, "continue", "--root", str(root), "--cwd", "/proj")
+    assert (code, out) == (0, f"{newer}\n")
+    monkeypatch.setattr("seance.core.resume._stdin_tty", lambda: None)
+    monkeypatch.setenv("TMUX_PANE", "%7")
+    write_breadcrumb(env / "agent", "/proj", older)
+    assert (env / "agent" / "terminal-sessions" / "tmux-%7").exists()
+    code, out, _ = run(capsys, "continue", "--root", str(root), "--cwd", "/proj", "--json")
+    assert orjson.loads(out) == {"path": str(older), "cwd": "/proj"}
+    code, out, err = run(capsys, "continue", "--root", str(root), "--cwd", "/empty")
+    assert (code, out) == (1, "") and "no session in /empty" in err
+
+
+# ---------------------------------------------------------------------------- rm
+
+
+def test_rm_moves_to_trash_and_undo_restores(env, capsys) -> None:
+    root = env / "sessions"
+    session = write_session(root, "/proj", "eeee0000-1111")
+    artifacts = session.with_suffix("")
+    artifacts.mkdir()
+    (artifacts / "1.bash.log").write_text("log")
+    content = session.read_bytes()
+    code, out, err = run(capsys, "rm", "eeee", "--root", str(root), "--cwd", "/proj")
+    trashed = env / "data" / "Trash" / "files" / session.name
+    assert (code, out) == (0, f"{trashed}\n") and "rm --undo" in err
+    assert not session.exists() and not artifacts.exists()
+    assert (env / "data" / "Trash" / "info" / f"{session.name}.trashinfo").exists()
+    code, out, _ = run(capsys, "rm", "--undo")
+    assert (code, out) == (0, f"{session}\n{artifacts}\n")
+    assert session.read_bytes() == content and (artifacts / "1.bash.log").read_text() == "log"
+    code, _, err = run(capsys, "rm", "--undo")
+    assert code == 1 and "nothing to undo" in err
+
+
+def test_rm_reaches_a_broken_file_by_path(env, capsys) -> None:
+    broken = env / "sessions" / "broken.jsonl"
+    broken.write_text("garbage\n")
+    code, _, _ = run(capsys, "rm", str(broken))
+    assert code == 0 and not broken.exists()
+
+
+def test_rm_bad_input(env, capsys) -> None:
+    assert run(capsys, "rm")[0] == 2
+    assert run(capsys, "rm", "x", "--undo")[0] == 2
+    code, _, err = run(capsys, "rm", str(env / "missing.jsonl"))
+    assert code == 1 and "no such session file" in err
+    code, _, err = run(capsys, "rm", "ffff", "--root", str(env / "sessions"))
+    assert code == 1 and "not found" in err
+
+
+def test_rm_undo_refuses_when_the_path_is_taken(env, capsys) -> None:
+    root = env / "sessions"
+    session = write_session(root, "/proj", "gggg0000")
+    assert run(capsys, "rm", str(session))[0] == 0
+    session.write_text("new content")
+    code, _, err = run(capsys, "rm", "--undo")
+    assert code == 2 and "exists there now" in err
+    assert session.read_text() == "new content"
+
+
+# ---------------------------------------------------------------------------- rename
+
+
+def test_rename_pi_appends_session_info(env, capsys) -> None:
+    root = env / "sessions"
+    session = write_session(root, "/proj", "hhhh0000")
+    before = session.read_bytes()
+    code, out, err = run(capsys, "rename", "hhhh", "  Release prep  ", "--root", str(root), "--cwd", "/proj")
+    assert (code, out) == (0, f"{session}\n") and "session_info" in err
+    after = session.read_bytes()
+    assert after.startswith(before)
+    entry = orjson.loads(after[len(before):])
+    assert entry["type"] == "session_info" and entry["name"] == "Release prep" and entry["parentId"] == "a1"
+    assert load_session(session).name == "Release prep"
+
+
+def test_rename_refused_before_the_first_assistant_message(env, capsys) -> None:
+    session = write_session(env / "sessions", "/proj", "iiii0000", assistant=False)
+    before = session.read_bytes()
+    code, _, err = run(capsys, "rename", str(session), "name")
+    assert code == 2 and "no assistant reply yet" in err
+    assert session.read_bytes() == before
+
+
+def test_rename_omp_rewrites_the_title_slot_in_place(env, capsys) -> None:
+    session = write_session(env / "sessions", "/proj", "jjjj0000")
+    session.write_bytes(title_slot_bytes("", STAMP) + session.read_bytes())
+    size, tail = session.stat().st_size, session.read_bytes()[TITLE_SLOT_SIZE:]
+    code, _, err = run(capsys, "rename", str(session), "Ünïcode title ✓")
+    assert code == 0 and "title slot" in err
+    data = session.read_bytes()
+    assert len(data) == size and data[TITLE_SLOT_SIZE:] == tail
+    assert load_session(session).name == "Ünïcode title ✓"
+
+
+def test_rename_bad_input(env, capsys) -> None:
+    session = write_session(env / "sessions", "/proj", "kkkk0000")
+    assert run(capsys, "rename", str(session), "   ")[0] == 2
+    assert run(capsys, "rename", str(env / "nope.jsonl"), "x")[0] == 1
+
+
+def _append_after_read(monkeypatch, line: bytes) -> None:
+    """Make rename's read return the file as it was, then let an 'agent' append to it."""
+    real_load = writes.load_session
+
+    def load_then_append(path):
+        session = real_load(path)
+        with open(path, "ab") as handle:
+            handle.write(line)
+        return session
+
+    monkeypatch.setattr(writes, "load_session", load_then_append)
+
+
+def test_rename_race_pi_append_is_refused(env, monkeypatch) -> None:
+    session = write_session(env / "sessions", "/proj", "llll0000")
+    late = b'{"type":"message","id":"u2","parentId":"a1","timestamp":"x","message":{"role":"user","content":"hi"}}\n'
+    expected = session.read_bytes() + late
+    _append_after_read(monkeypatch, late)
+    with pytest.raises(FileChangedError, match="nothing was written"):
+        rename_session(session, "racy")
+    assert session.read_bytes() == expected  # the agent's line, and nothing of ours
+
+
+def test_rename_race_omp_slot_is_refused(env, monkeypatch) -> None:
+    session = write_session(env / "sessions", "/proj", "mmmm0000")
+    session.write_bytes(title_slot_bytes("Old", STAMP) + session.read_bytes())
+    late = b'{"type":"custom","id":"c9","parentId":"a1","timestamp":"x","customType":"session_exit"}\n'
+    expected = session.read_bytes() + late
+    _append_after_read(monkeypatch, late)
+    with pytest.raises(FileChangedError):
+        rename_session(session, "racy")
+    assert session.read_bytes() == expected
+    assert issubclass(FileChangedError, SessionError)
