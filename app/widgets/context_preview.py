@@ -287,7 +287,7 @@ class ContextPreview(Vertical):
 
     # -- worker and handler ---------------------------------------------------------------
 
-    @work(thread=True, exclusive=True, group="context-preview", exit_on_error=False)
+    @work(thread=True, exclusive=True, group="context-preview", exit_on_error=False, description="context preview")
     def _load(self, token: int, path: Path, session: Session | None, leaf_id: Any) -> None:
         worker = get_current_worker()
         time.sleep(DEBOUNCE_SECONDS)

@@ -1,0 +1,322 @@
+"""SessionTreeScreen: any session's branches, labels and compactions — preview and resume at any node.
+
+pi's `/tree` selector as a Textual screen, for sessions that are not open in an agent: the
+tree (a virtual `TreeView` over the pure `TreeModel`), a search line, a status line and the
+`ContextPreview` of the highlighted node.  Keys follow pi: ↑/↓ wrap, PgUp/PgDn, Home/End,
+Ctrl+←/→ (or ←/→) fold or jump between branch points, Ctrl+D/T/U/L/A filters and Ctrl+O to
+cycle, typing searches, Backspace edits the search, Esc clears it first, Shift+L edits a
+label, Enter resumes.  The screen dismisses with a `TreeResult`, or None on Esc.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import ClassVar, Literal
+
+from seance.app.tree_model import FILTER_TAGS, TreeModel, resume_point
+from seance.app.widgets.context_preview import ContextPreview
+from seance.app.widgets.label_dialog import LabelDialog
+from seance.app.widgets.tree_view import TreeView
+from seance.core.session import NotASession, Session, SessionError, read_session
+from seance.core.text import display_text
+from seance.core.tree import timestamp_ms
+from seance.core.writes import set_label
+from textual import events, on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.content import Content
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Static
+
+STYLES = Path(__file__).resolve().parent.parent.parent / "styles"
+GC_FREEZE_ENTRIES = 5_000
+"""Sessions this big are frozen out of the cyclic GC while the screen shows them."""
+PREVIEW_MIN_WIDTH = 100
+"""Below this terminal width the preview pane is hidden so the tree keeps its room."""
+
+
+@dataclass(frozen=True, slots=True)
+class TreeResult:
+    """Resume `path` at `leaf_id` (None: before the first entry); `prefill` is text offered back."""
+
+    action: Literal["resume"]
+    path: Path
+    leaf_id: str | None
+    prefill: str | None = None
+
+
+def _age(moment_ms: float, now: datetime) -> str:
+    """Compact relative age: now, 5m, 2h, 3d, 2w, 1mo, 1y."""
+    seconds = max(0.0, now.timestamp() - moment_ms / 1000)
+    for size, unit in ((31_536_000, "y"), (2_592_000, "mo"), (604_800, "w"), (86_400, "d"), (3_600, "h"), (60, "m")):
+        if seconds >= size:
+            return f"{int(seconds // size)}{unit}"
+    return "now"
+
+
+class SessionTreeScreen(Screen["TreeResult | None"]):
+    """The tree of one session file, pi's `/tree` keys, a live context preview."""
+
+    CSS_PATH = STYLES / "tree.tcss"
+    AUTO_FOCUS = "TreeView"
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "back", "Back", show=False),
+        Binding("ctrl+c", "back", "Back", show=False),
+        Binding("ctrl+d", "filter('default')", "Default filter", show=False),
+        Binding("ctrl+t", "filter('no-tools')", "No tools", show=False),
+        Binding("ctrl+u", "filter('user-only')", "User only", show=False),
+        Binding("ctrl+l", "filter('labeled-only')", "Labeled only", show=False),
+        Binding("ctrl+a", "filter('all')", "All entries", show=False),
+        Binding("ctrl+o", "cycle_filter(1)", "Cycle filter", show=False),
+        Binding("ctrl+shift+o", "cycle_filter(-1)", "Cycle filter back", show=False),
+        Binding("L,shift+l", "edit_label", "Label", show=False),
+        Binding("backspace", "backspace", "Edit search", show=False),
+    ]
+
+    class Loaded(Message):
+        """The worker read the session and built its tree model."""
+
+        def __init__(self, session: Session, model: TreeModel) -> None:
+            super().__init__()
+            self.session = session
+            self.model = model
+
+    class LoadFailed(Message):
+        def __init__(self, reason: str) -> None:
+            super().__init__()
+            self.reason = reason
+
+    class LabelWritten(Message):
+        def __init__(self, entry_id: str, label: str) -> None:
+            super().__init__()
+            self.entry_id = entry_id
+            self.label = label
+
+    class LabelFailed(Message):
+        def __init__(self, reason: str) -> None:
+            super().__init__()
+            self.reason = reason
+
+    def __init__(self, session_path: Path, *, clock: Callable[[], datetime] | None = None, standalone: bool = False,
+                 name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(name=name, id=id, classes=classes)
+        self.session_path = Path(session_path)
+        self.clock = clock or (lambda: datetime.now(UTC))
+        self.standalone = standalone
+        self.session: Session | None = None
+        self.model: TreeModel | None = None
+        self._froze_gc = False
+
+    # -- layout ---------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="tree-head"):
+            yield Static(Content.styled(f"Session Tree  {display_text(self.session_path.name)}"), id="tree-title")
+            yield Static(self._help_text(), id="tree-help")
+            yield Static(id="tree-search")
+        with Horizontal(id="tree-body"):
+            with Vertical(id="tree-pane"):
+                yield Static(Content("Loading…"), id="tree-message")
+                yield TreeView(id="tree-view")
+            yield ContextPreview(id="tree-preview")
+        yield Static(id="tree-status")
+
+    def _help_text(self) -> Content:
+        back = "quit" if self.standalone else "back"
+        return Content(
+            "↑/↓ move · PgUp/PgDn page · ←/→ fold/branch · Shift+L label · "
+            f"^D/^T/^U/^L/^A filters (^O cycle) · type to search · Enter resume · Esc {back}"
+        )
+
+    def on_mount(self) -> None:
+        self.query_one(TreeView).display = False
+        self._refresh_search()
+        self._refresh_status()
+        self._load()
+
+    def on_unmount(self) -> None:
+        if self._froze_gc:
+            gc.unfreeze()
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.query_one(ContextPreview).display = event.size.width >= PREVIEW_MIN_WIDTH
+
+    # -- loading --------------------------------------------------------------------------
+
+    @work(thread=True, exclusive=True, group="tree-load", exit_on_error=False, description="load session")
+    def _load(self) -> None:
+        result = read_session(self.session_path)
+        if isinstance(result, NotASession):
+            self.post_message(self.LoadFailed(f"{result.path}: not a session ({result.reason})"))
+            return
+        try:
+            model = TreeModel(result.tree)
+        except Exception as error:  # a session core could read must not crash the screen
+            self.post_message(self.LoadFailed(f"{result.path}: cannot build the tree ({display_text(error)})"))
+            return
+        self.post_message(self.Loaded(result, model))
+
+    def on_session_tree_screen_loaded(self, message: Loaded) -> None:
+        self.session, self.model = message.session, message.model
+        if len(message.session.entries) >= GC_FREEZE_ENTRIES and not gc.get_freeze_count():
+            # A big session is millions of long-lived objects; without this every full
+            # garbage collection walks them all and each keystroke pays for it.
+            gc.freeze()
+            self._froze_gc = True
+        tree_view = self.query_one(TreeView)
+        self.query_one("#tree-message", Static).display = False
+        tree_view.display = True
+        title = self.query_one("#tree-title", Static)
+        title.update(self._title(message.session))
+        tree_view.set_model(message.model)
+        tree_view.focus()
+        self._refresh_status()
+        self._prepare_search(message.model)
+
+    @work(thread=True, exclusive=True, group="tree-search-index", exit_on_error=False, description="search index")
+    def _prepare_search(self, model: TreeModel) -> None:
+        """Build the whole-text search index in the background, so the first keystroke is quick."""
+        model.prepare_search()
+
+    def on_session_tree_screen_load_failed(self, message: LoadFailed) -> None:
+        note = self.query_one("#tree-message", Static)
+        note.update(Content(display_text(message.reason)))
+        note.add_class("-error")
+        self._refresh_status()
+
+    def _title(self, session: Session) -> Content:
+        name = session.name or self.session_path.name
+        parts = [f"Session Tree  {display_text(name)}"]
+        entries = len(session.entries)
+        parts.append(f"{entries:,} entr{'y' if entries == 1 else 'ies'}")
+        started = timestamp_ms(session.header.get("timestamp"))
+        if started != float("inf"):
+            parts.append(f"started {_age(started, self.clock())} ago")
+        if session.cwd:
+            parts.append(display_text(session.cwd))
+        return Content("  ·  ".join(parts))
+
+    # -- status and search lines --------------------------------------------------------
+
+    def _refresh_search(self) -> None:
+        query = self.model.query if self.model else ""
+        self.query_one("#tree-search", Static).update(
+            Content.assemble(("Type to search: ", "dim"), (display_text(query), "bold"))
+        )
+
+    def _refresh_status(self) -> None:
+        model = self.model
+        parts: list[str] = []
+        if model is None:
+            parts.append("loading…" if self.session is None else "")
+        else:
+            position = model.cursor + 1 if model.rows else 0
+            parts.append(f"({position}/{len(model.rows)})")
+            parts.append(f"filter: {model.filter_mode} {FILTER_TAGS[model.filter_mode]}".rstrip())
+            if model.query:
+                parts.append(f"search: {display_text(model.query)}")
+            if model.folded:
+                parts.append(f"{len(model.folded)} folded")
+        if self.session is not None and self.session.problems:
+            count = len(self.session.problems)
+            parts.append(f"{count} problem{'s' if count != 1 else ''} while reading (skipped or repaired)")
+        self.query_one("#tree-status", Static).update(Content("  ·  ".join(part for part in parts if part)))
+
+    # -- tree events ----------------------------------------------------------------------
+
+    @on(TreeView.Highlighted)
+    def _highlighted(self, event: TreeView.Highlighted) -> None:
+        self._refresh_status()
+        if self.session is not None and event.entry_id is not None:
+            self.query_one(ContextPreview).show_session(self.session, event.entry_id)
+
+    @on(TreeView.Selected)
+    def _selected(self, event: TreeView.Selected) -> None:
+        if self.session is None:
+            return
+        entry = self.session.tree.by_id[event.entry_id]
+        leaf_id, prefill = resume_point(entry, self.session.tree.parent.get(event.entry_id))
+        self.dismiss(TreeResult("resume", self.session.path, leaf_id, prefill))
+
+    # -- keys -----------------------------------------------------------------------------
+
+    def _changed(self) -> None:
+        self.query_one(TreeView).sync()
+        self._refresh_search()
+        self._refresh_status()
+
+    def on_key(self, event: events.Key) -> None:
+        """Printable text goes to the search, as in pi (no input box to focus first)."""
+        if self.model is None or not event.is_printable or not event.character or event.key in ("L", "shift+l"):
+            return
+        if not isinstance(self.focused, TreeView):
+            return
+        event.stop()
+        event.prevent_default()
+        self.model.set_query(self.model.query + event.character)
+        self._changed()
+
+    def action_backspace(self) -> None:
+        if self.model is not None and self.model.query:
+            self.model.set_query(self.model.query[:-1])
+            self._changed()
+
+    def action_back(self) -> None:
+        """Esc: clear the search first (and its folds); otherwise leave the screen."""
+        if self.model is not None and self.model.query:
+            self.model.set_query("")
+            self._changed()
+            return
+        self.dismiss(None)
+
+    def action_filter(self, mode: str) -> None:
+        if self.model is not None:
+            self.model.toggle_filter(mode)
+            self._changed()
+
+    def action_cycle_filter(self, step: int) -> None:
+        if self.model is not None:
+            self.model.cycle_filter(step)
+            self._changed()
+
+    # -- labels ---------------------------------------------------------------------------
+
+    def action_edit_label(self) -> None:
+        model = self.model
+        if model is None or model.selected_id is None:
+            return
+        entry_id = model.selected_id
+        summary = display_text(model.summary(entry_id).plain(), 100)
+
+        def done(label: str | None) -> None:
+            if label is not None:
+                self._write_label(entry_id, label)
+
+        self.app.push_screen(LabelDialog(model.tree.labels.get(entry_id), summary), callback=done)
+
+    @work(thread=True, group="tree-label", exit_on_error=False, description="write label")
+    def _write_label(self, entry_id: str, label: str) -> None:
+        try:
+            set_label(self.session_path, entry_id, label)
+        except SessionError as error:
+            self.post_message(self.LabelFailed(str(error)))
+        except OSError as error:
+            self.post_message(self.LabelFailed(f"{self.session_path}: {error.strerror or error}"))
+        else:
+            self.post_message(self.LabelWritten(entry_id, label))
+
+    def on_session_tree_screen_label_written(self, message: LabelWritten) -> None:
+        if self.model is not None:
+            self.model.set_label(message.entry_id, message.label)
+            self._changed()
+        self.notify("Label saved" if message.label else "Label removed", timeout=2)
+
+    def on_session_tree_screen_label_failed(self, message: LabelFailed) -> None:
+        self.notify(display_text(message.reason), title="Label not saved", severity="error", timeout=6)

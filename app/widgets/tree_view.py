@@ -1,0 +1,269 @@
+"""TreeView: a virtual (Line API) view of a `TreeModel` — only the visible lines are rendered.
+
+The model (pure, in `seance.app.tree_model`) decides which entries are visible and how their
+prefixes look; this widget draws the lines in view, moves the cursor and posts
+`Highlighted` / `Selected`.  Opening or scrolling a 20,000-entry session costs the rows on
+screen, not the session's size.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import ClassVar
+
+from seance.app.tree_model import FILTER_TAGS, Row, TreeModel
+from seance.core.text import display_text
+from textual import events
+from textual.binding import Binding, BindingType
+from textual.cache import LRUCache
+from textual.content import Content
+from textual.geometry import Region, Size
+from textual.message import Message
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+from textual.style import Style
+
+# Summary kind -> (component class of its prefix, component class of its text).
+_KIND_STYLES: dict[str, tuple[str | None, str | None]] = {
+    "user": ("tree-view--user", None),
+    "assistant": ("tree-view--assistant", None),
+    "error": ("tree-view--assistant", "tree-view--error"),
+    "tool": (None, "tree-view--dim"),
+    "bash": (None, "tree-view--dim"),
+    "custom": ("tree-view--custom", None),
+    "compaction": (None, "tree-view--compaction"),
+    "branch": ("tree-view--branch", None),
+    "dim": (None, "tree-view--dim"),
+    "other": (None, "tree-view--dim"),
+}
+_MUTED_TEXTS = frozenset({"(aborted)", "(no content)"})
+
+
+class TreeView(ScrollView, can_focus=True):
+    """Scrollable, virtual list of the visible rows of a session tree."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("up", "cursor_up", "Up", show=False),
+        Binding("down", "cursor_down", "Down", show=False),
+        Binding("pageup", "page_up", "Page up", show=False),
+        Binding("pagedown", "page_down", "Page down", show=False),
+        Binding("home", "first", "First", show=False),
+        Binding("end", "last", "Last", show=False),
+        Binding("ctrl+left,left,alt+left", "fold_or_up", "Fold/branch ↑", key_display="^←"),
+        Binding("ctrl+right,right,alt+right", "unfold_or_down", "Unfold/branch ↓", key_display="^→"),
+        Binding("enter", "select", "Resume here"),
+    ]
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "tree-view--cursor",
+        "tree-view--cursor-marker",
+        "tree-view--guide",
+        "tree-view--fold",
+        "tree-view--active",
+        "tree-view--label",
+        "tree-view--user",
+        "tree-view--assistant",
+        "tree-view--error",
+        "tree-view--custom",
+        "tree-view--compaction",
+        "tree-view--branch",
+        "tree-view--dim",
+        "tree-view--empty",
+    }
+
+    class Highlighted(Message):
+        """The cursor moved to another entry."""
+
+        def __init__(self, tree_view: TreeView, entry_id: str | None) -> None:
+            super().__init__()
+            self.tree_view = tree_view
+            self.entry_id = entry_id
+
+        @property
+        def control(self) -> TreeView:
+            return self.tree_view
+
+    class Selected(Message):
+        """Enter (or a double click) on an entry."""
+
+        def __init__(self, tree_view: TreeView, entry_id: str) -> None:
+            super().__init__()
+            self.tree_view = tree_view
+            self.entry_id = entry_id
+
+        @property
+        def control(self) -> TreeView:
+            return self.tree_view
+
+    def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(name=name, id=id, classes=classes)
+        self.model: TreeModel | None = None
+        self._generation = 0
+        self._lines: LRUCache[tuple[int, bool, int, int], Strip] = LRUCache(512)
+        self._highlighted: str | None = None
+        self._seen_version = -1
+
+    # -- model ----------------------------------------------------------------------------
+
+    def set_model(self, model: TreeModel) -> None:
+        """Show `model` (cursor where the model has it, normally on the session's leaf)."""
+        self.model = model
+        self.rows_changed()
+
+    def sync(self) -> None:
+        """Catch up with the model after any change (rows, labels or only the cursor)."""
+        if self.model is not None and self.model.version != self._seen_version:
+            self.rows_changed()
+        else:
+            self._cursor_moved()
+
+    def rows_changed(self) -> None:
+        """The model's rows or labels changed: drop cached lines and redraw."""
+        self._seen_version = self.model.version if self.model else -1
+        self._generation += 1
+        self._lines.clear()
+        rows = len(self.model.rows) if self.model else 0
+        self.virtual_size = Size(self.scrollable_content_region.width, max(rows, 2))
+        self._cursor_moved(center=True)
+        self.refresh()
+
+    def _cursor_moved(self, center: bool = False) -> None:
+        model = self.model
+        if model is None:
+            return
+        if model.rows:
+            self.scroll_to_region(
+                Region(0, model.cursor, 1, 1), animate=False, immediate=True, center=center, force=True
+            )
+        self.refresh()
+        if model.selected_id != self._highlighted:
+            self._highlighted = model.selected_id
+            self.post_message(self.Highlighted(self, self._highlighted))
+
+    @property
+    def page_height(self) -> int:
+        return max(1, self.scrollable_content_region.height)
+
+    # -- actions --------------------------------------------------------------------------
+
+    def _act(self, operation: Callable[[TreeModel], object]) -> None:
+        if self.model is not None:
+            operation(self.model)
+            self.sync()
+
+    def action_cursor_up(self) -> None:
+        self._act(lambda model: model.move(-1))
+
+    def action_cursor_down(self) -> None:
+        self._act(lambda model: model.move(1))
+
+    def action_page_up(self) -> None:
+        self._act(lambda model: model.page(-1, self.page_height))
+
+    def action_page_down(self) -> None:
+        self._act(lambda model: model.page(1, self.page_height))
+
+    def action_first(self) -> None:
+        self._act(TreeModel.home)
+
+    def action_last(self) -> None:
+        self._act(TreeModel.end)
+
+    def action_fold_or_up(self) -> None:
+        self._act(TreeModel.fold_or_up)
+
+    def action_unfold_or_down(self) -> None:
+        self._act(TreeModel.unfold_or_down)
+
+    def action_select(self) -> None:
+        if self.model is not None and self.model.selected_id is not None:
+            self.post_message(self.Selected(self, self.model.selected_id))
+
+    def on_click(self, event: events.Click) -> None:
+        if self.model is None or not self.model.rows:
+            return
+        index = self.scroll_offset.y + event.y
+        if 0 <= index < len(self.model.rows):
+            self.model._select(index)
+            self._cursor_moved()
+            if event.chain >= 2:
+                self.action_select()
+
+    # -- rendering ------------------------------------------------------------------------
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._lines.clear()
+
+    def on_resize(self) -> None:
+        self._lines.clear()
+        if self.model is not None:
+            self.virtual_size = Size(self.scrollable_content_region.width, max(len(self.model.rows), 2))
+
+    def render_line(self, y: int) -> Strip:
+        width = self.scrollable_content_region.width
+        model = self.model
+        index = self.scroll_offset.y + y
+        base = self.get_visual_style()
+        if model is None:
+            return Strip.blank(width, base.rich_style)
+        if not model.rows:
+            return self._empty_line(index, width, base)
+        if index >= len(model.rows):
+            return Strip.blank(width, base.rich_style)
+        selected = index == model.cursor
+        key = (index, selected, width, self._generation)
+        strip = self._lines.get(key)
+        if strip is None:
+            style = self.get_visual_style("tree-view--cursor") if selected else base
+            content = self.row_content(model.rows[index], selected).truncate(width, ellipsis=True)
+            strip = Strip(content.render_segments(style)).extend_cell_length(width, style.rich_style).crop(0, width)
+            self._lines[key] = strip
+        return strip
+
+    def _part(self, component: str) -> Style:
+        return self.get_visual_style(component, partial=True)
+
+    def row_content(self, row: Row, selected: bool) -> Content:
+        """One row as Content: cursor, tree prefix, fold marker, active dot, label, summary."""
+        model = self.model
+        assert model is not None
+        prefix, fold = model.prefix(row)
+        parts: list[tuple[str, Style] | str] = [
+            ("› ", self._part("tree-view--cursor-marker")) if selected else "  ",
+            (prefix, self._part("tree-view--guide")),
+        ]
+        if fold:
+            parts.append((fold, self._part("tree-view--fold")))
+        if row.id in model.active_path:
+            parts.append(("• ", self._part("tree-view--active")))
+        label = model.tree.labels.get(row.id)
+        if label:
+            parts.append((f"[{display_text(label)}] ", self._part("tree-view--label")))
+        summary = model.summary(row.id)
+        prefix_class, text_class = _KIND_STYLES.get(summary.kind, (None, None))
+        if summary.prefix:
+            parts.append((summary.prefix, self._part(prefix_class)) if prefix_class else summary.prefix)
+        if summary.text in _MUTED_TEXTS:
+            text_class = "tree-view--dim"
+        parts.append((summary.text, self._part(text_class)) if text_class else summary.text)
+        return Content.assemble(*parts)
+
+    def _empty_line(self, index: int, width: int, base: Style) -> Strip:
+        model = self.model
+        assert model is not None
+        if model.query:
+            lines = [
+                f'No entries match search "{display_text(model.query)}"',
+                "Press Backspace or Esc to clear the search",
+            ]
+        elif model.tree.by_id and model.filter_mode != "all":
+            lines = [
+                f"{len(model.tree.by_id):,} entries hidden by the current filter {FILTER_TAGS[model.filter_mode]}",
+                "Press Ctrl+A to show all, Ctrl+D for default",
+            ]
+        else:
+            lines = ["No entries found"]
+        text = lines[index] if index < len(lines) else ""
+        content = Content.styled(f"  {text}", self._part("tree-view--empty")).truncate(width, ellipsis=True)
+        return Strip(content.render_segments(base)).extend_cell_length(width, base.rich_style).crop(0, width)
