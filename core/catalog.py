@@ -19,7 +19,11 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from operator import itemgetter
 from pathlib import Path
+from typing import Any
+
+import orjson
 
 from .discovery import Discovery, FileInfo, default_roots, discover, stat_file
 from .index import Index, IndexUnavailable, Row, TextHit, decode_summary, fts_quote
@@ -93,6 +97,7 @@ class Catalog:
         self._index: Index | None = None
         self._index_error: str | None = None
         self._refresh_lock = threading.Lock()
+        self._index_lock = threading.Lock()
         self.last_discovery: Discovery | None = None
         self.last_stats = RefreshStats()
 
@@ -118,10 +123,12 @@ class Catalog:
     def index(self) -> Index | None:
         """The open index, or None when it cannot be used (listing then reads files directly)."""
         if self._index is None and self._index_error is None:
-            try:
-                self._index = Index(self._cache_dir)
-            except (IndexUnavailable, sqlite3.Error, OSError) as error:
-                self._index_error = str(error)
+            with self._index_lock:
+                if self._index is None and self._index_error is None:
+                    try:
+                        self._index = Index(self._cache_dir)
+                    except (IndexUnavailable, sqlite3.Error, OSError) as error:
+                        self._index_error = str(error)
         return self._index
 
     @property
@@ -135,47 +142,69 @@ class Catalog:
                 full_text: bool = True) -> list[SessionSummary]:
         """Bring the index up to date (only changed files are read; appended ones from the last
         offset) and return every exact summary, newest first.  Raises `Cancelled` on cancel."""
+        return [payload for _modified, _cwd, payload in self._refreshed(progress, cancel, full_text, False)]
+
+    def list(self, cwd: str | None = None, *, full_text: bool = False) -> list[SessionSummary]:
+        """Exact summaries (refreshing the index as needed), newest first, filtered to `cwd`."""
+        return self._in_scope(self._refreshed(None, None, full_text, False), cwd)
+
+    def list_pi_json(self, cwd: str | None = None) -> bytes:
+        """`list(cwd)` as the `ls --json` array, straight from the index's stored objects.
+
+        The fast path for scripts: a warm call decodes no summaries at all.
+        """
+        items = self._in_scope(self._refreshed(None, None, False, True), cwd)
+        return b"[" + b",".join(items) + b"]"
+
+    def _in_scope(self, items: list[tuple[int, str, Any]], cwd: str | None) -> list[Any]:
+        if cwd is None:
+            return [payload for _modified, _cwd, payload in items]
+        target = _resolved(cwd)
+        return [payload for _modified, item_cwd, payload in items if item_cwd and _resolved(item_cwd) == target]
+
+    def _refreshed(self, progress: Progress | None, cancel: Cancel | None, full_text: bool,
+                   as_json: bool) -> list[tuple[int, str, Any]]:
         with self._refresh_lock:
             try:
-                return self._refresh(progress, cancel, full_text)
+                return self._refresh(progress, cancel, full_text, as_json)
             except sqlite3.DatabaseError as error:
                 if self._index is None:
                     raise
                 self._index.reset(f"index failed in use ({error}); rebuilt")
-                return self._refresh(progress, cancel, full_text)
+                return self._refresh(progress, cancel, full_text, as_json)
 
-    def list(self, cwd: str | None = None, *, full_text: bool = False) -> list[SessionSummary]:
-        """Exact summaries (refreshing the index as needed), newest first, filtered to `cwd`."""
-        summaries = self.refresh(full_text=full_text)
-        return in_project(summaries, cwd) if cwd is not None else summaries
-
-    def _refresh(self, progress: Progress | None, cancel: Cancel | None, full_text: bool) -> list[SessionSummary]:
+    def _refresh(self, progress: Progress | None, cancel: Cancel | None, full_text: bool,
+                 as_json: bool) -> list[tuple[int, str, Any]]:
+        """(modified_ms, cwd, summary or ls-json bytes) of every session, newest first."""
         started = time.perf_counter()
         found = self.discover()
         stats = RefreshStats(files=len(found.infos), skipped=found.skipped)
         index = self.index
-        rows = index.rows() if index is not None else {}
-        summaries: list[SessionSummary] = []
+        rows = index.rows("pi_json" if as_json else "summary") if index is not None else {}
+        items: list[tuple[int, str, Any]] = []
         todo: list[tuple[FileInfo, Row | None]] = []
+        decode = bytes if as_json else decode_summary
         for info in found.infos:
             row = rows.get(info.path)
-            fresh = row is not None and row.size == info.size and row.mtime_ns == info.mtime_ns
-            if fresh and row is not None and (not full_text or row.text_seq >= 0 or not row.session):
+            if (row is not None and row.size == info.size and row.mtime_ns == info.mtime_ns
+                    and (not full_text or row.text_seq >= 0 or not row.session)):
                 stats.reused += 1
-                if row.session and row.summary is not None:
-                    summaries.append(decode_summary(row.summary))
+                if row.session and row.payload is not None:
+                    items.append((row.modified_ms, row.cwd, decode(row.payload)))
                 else:
                     stats.skipped.append((Path(info.path), row.reason or "not a session"))
             else:
                 todo.append((info, row))
         if todo:
-            summaries.extend(self._read_changed(todo, stats, progress, cancel, full_text, len(found.infos)))
+            for summary in self._read_changed(todo, stats, progress, cancel, full_text, len(found.infos)):
+                payload = orjson.dumps(summary.to_pi_json()) if as_json else summary
+                items.append((int(summary.modified_ms), summary.cwd, payload))
         if index is not None:
             self._prune(rows, found)
-        summaries.sort(key=lambda summary: summary.modified_ms, reverse=True)
+        items.sort(key=itemgetter(0), reverse=True)
         stats.seconds = time.perf_counter() - started
         self.last_stats = stats
-        return summaries
+        return items
 
     def _read_changed(self, todo: list[tuple[FileInfo, Row | None]], stats: RefreshStats,
                       progress: Progress | None, cancel: Cancel | None, full_text: bool,
@@ -257,7 +286,7 @@ class Catalog:
         index = self.index
         row = index.row(info.path) if index is not None else None
         if row is not None and row.size == info.size and row.mtime_ns == info.mtime_ns:
-            return decode_summary(row.summary) if row.session and row.summary else None
+            return decode_summary(row.payload) if row.session and row.payload else None
         stats = RefreshStats()
         found = self._read_changed([(info, row)], stats, None, None, False, 1)
         return found[0] if found else None

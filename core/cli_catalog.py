@@ -145,6 +145,12 @@ def run_ls(args: argparse.Namespace) -> int:
     catalog = _catalog(args)
     try:
         cwd = _cwd(args)
+        if args.json and not args.quick and not args.query and args.sort in (None, "recent"):
+            payload = catalog.list_pi_json(cwd)  # the fast path: no summary is decoded
+            _report_skipped(catalog)
+            sys.stdout.buffer.write(payload + b"\n")
+            sys.stdout.flush()
+            return EXIT_OK
         # A query searches full text, so its index is brought up to date too.
         summaries = catalog.quick(cwd) if args.quick else catalog.list(cwd, full_text=bool(args.query))
         sort = args.sort or ("relevance" if args.query else "recent")

@@ -21,14 +21,14 @@ import os
 import sqlite3
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import orjson
 
 from .model import SessionSummary
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 _APPLICATION_ID = 0x5345414E  # "SEAN"
 DB_NAME = "index.sqlite"
 CHUNK_CHARS = 8192
@@ -36,22 +36,26 @@ _SEQ_BITS = 20
 _META_SEQS = 4  # 0 name, 1 labels, 2 cwd, 3 id
 _META_FIELDS = ("name", "label", "cwd", "id")
 
-_SCHEMA = f"""
-PRAGMA application_id = {_APPLICATION_ID};
-CREATE TABLE files (
-    file_id INTEGER PRIMARY KEY,
-    path TEXT NOT NULL UNIQUE,
-    size INTEGER NOT NULL,
-    mtime_ns INTEGER NOT NULL,
-    session INTEGER NOT NULL,
-    reason TEXT,
-    summary BLOB,
-    state BLOB,
-    text_seq INTEGER NOT NULL DEFAULT -1
-);
-CREATE VIRTUAL TABLE fts USING fts5(body, field UNINDEXED, tokenize = 'unicode61 remove_diacritics 2');
-PRAGMA user_version = {SCHEMA_VERSION};
-"""
+_FTS_TABLE = "CREATE VIRTUAL TABLE fts USING fts5(body, field UNINDEXED, tokenize = 'unicode61 remove_diacritics 2')"
+_SCHEMA = (
+    f"PRAGMA application_id = {_APPLICATION_ID}",
+    """CREATE TABLE files (
+        file_id INTEGER PRIMARY KEY,
+        path TEXT NOT NULL UNIQUE,
+        size INTEGER NOT NULL,
+        mtime_ns INTEGER NOT NULL,
+        session INTEGER NOT NULL,
+        reason TEXT,
+        modified_ms INTEGER,
+        cwd TEXT,
+        summary BLOB,
+        pi_json BLOB,
+        state BLOB,
+        text_seq INTEGER NOT NULL DEFAULT -1
+    )""",
+    _FTS_TABLE,
+    f"PRAGMA user_version = {SCHEMA_VERSION}",
+)
 
 _SUMMARY_FIELDS = tuple(f.name for f in dataclasses.fields(SessionSummary) if f.name not in ("extra", "prefix_text"))
 
@@ -60,11 +64,17 @@ def encode_summary(summary: SessionSummary) -> bytes:
     return orjson.dumps([getattr(summary, name) for name in _SUMMARY_FIELDS])
 
 
+_LABELS, _MODELS = _SUMMARY_FIELDS.index("labels"), _SUMMARY_FIELDS.index("models")
+assert tuple(f.name for f in dataclasses.fields(SessionSummary))[: len(_SUMMARY_FIELDS)] == _SUMMARY_FIELDS, (
+    "decode_summary builds SessionSummary positionally: prefix_text and extra must be its last fields"
+)
+
+
 def decode_summary(data: bytes) -> SessionSummary:
-    values = dict(zip(_SUMMARY_FIELDS, orjson.loads(data), strict=True))
-    values["labels"] = tuple(values["labels"])
-    values["models"] = tuple(values["models"])
-    return SessionSummary(**values)
+    values = orjson.loads(data)
+    values[_LABELS] = tuple(values[_LABELS])
+    values[_MODELS] = tuple(values[_MODELS])
+    return SessionSummary(*values)
 
 
 def default_cache_dir() -> Path:
@@ -76,28 +86,57 @@ def default_cache_dir() -> Path:
     return Path(user_cache_dir("seance", appauthor=False))
 
 
-@dataclass(frozen=True, slots=True)
-class Row:
-    """What the stat check needs of an indexed file."""
+class Row(NamedTuple):
+    """What the stat check needs of an indexed file (a tuple: ten thousand per refresh)."""
 
     file_id: int
     size: int
     mtime_ns: int
-    session: bool
+    session: int  # 1 a session, 0 not
     text_seq: int  # -1: no text indexed; else the next free chunk seq
-    summary: bytes | None
     reason: str | None
+    modified_ms: int | None
+    cwd: str | None
+    payload: bytes | None  # the encoded summary, or the `ls --json` object (see `rows`)
 
 
-@dataclass(frozen=True, slots=True)
 class TextHit:
-    """A full-text match: the session file, a snippet with highlight spans, and the field it is in."""
+    """A full-text match: the session file, the field it is in, and a snippet with highlight spans.
 
-    path: str
-    snippet: str
-    field: str  # user | assistant | tool | bash | name | label | cwd | id
-    spans: tuple[tuple[int, int], ...] = ()
-    rank: float = 0.0
+    The snippet is made on first access (one small query), so a search over thousands of
+    sessions only pays for the rows a UI shows.  `field` is user | assistant | tool | bash |
+    name | label | cwd | id.
+    """
+
+    __slots__ = ("_index", "_match", "_rowid", "_snippet", "field", "path")
+
+    def __init__(self, path: str, field: str, *, index: Index | None = None, match: str = "", rowid: int = 0,
+                 snippet: tuple[str, tuple[tuple[int, int], ...]] | None = None) -> None:
+        self.path = path
+        self.field = field
+        self._index = index
+        self._match = match
+        self._rowid = rowid
+        self._snippet = snippet
+
+    def _made(self) -> tuple[str, tuple[tuple[int, int], ...]]:
+        if self._snippet is None:
+            marked = self._index.snippet(self._rowid, self._match) if self._index is not None else ""
+            self._snippet = _spans(marked)
+        return self._snippet
+
+    @property
+    def snippet(self) -> str:
+        """A short excerpt (plain text, `…` where cut) around the match."""
+        return self._made()[0]
+
+    @property
+    def spans(self) -> tuple[tuple[int, int], ...]:
+        """(start, end) of the matched words in `snippet`."""
+        return self._made()[1]
+
+    def __repr__(self) -> str:
+        return f"TextHit(path={self.path!r}, field={self.field!r})"
 
 
 _OPEN, _CLOSE = "\ue000", "\ue001"
@@ -163,7 +202,7 @@ class Index:
             raise IndexUnavailable(f"cannot create the cache dir {self.cache_dir}: {error}") from error
         try:
             self._validate_or_create()
-        except sqlite3.OperationalError as error:
+        except sqlite3.OperationalError as error:  # "not a database" is a DatabaseError, below
             if "locked" in str(error) or "busy" in str(error):
                 # Another process holds it: use a private index rather than wait or trust it.
                 self.path = self.cache_dir / f"index-{os.getpid()}.sqlite"
@@ -176,22 +215,30 @@ class Index:
             self._rebuild(f"corrupt index ({error})")
 
     def _validate_or_create(self) -> None:
+        """Check the schema, or (re)create it — inside one write transaction, so two seance
+        processes (or threads) opening a fresh cache at once cannot both create it."""
         connection = self._connect()
         try:
+            connection.execute("BEGIN IMMEDIATE")
             version = connection.execute("PRAGMA user_version").fetchone()[0]
             application = connection.execute("PRAGMA application_id").fetchone()[0]
-            tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-        finally:
-            connection.close()
-        if not tables and version == 0:
-            self._create()
-        elif version != SCHEMA_VERSION or application != _APPLICATION_ID or not {"files", "fts"} <= tables:
-            self._rebuild(f"index schema {version} is not {SCHEMA_VERSION}")
-
-    def _create(self) -> None:
-        connection = self._connect()
-        try:
-            connection.executescript(_SCHEMA)
+            tables = connection.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table'").fetchall()
+            names = {name for name, _sql in tables}
+            if version == SCHEMA_VERSION and application == _APPLICATION_ID and {"files", "fts"} <= names:
+                connection.execute("COMMIT")
+                return
+            if tables or version:
+                self.rebuilt_reason = f"index schema {version} is not {SCHEMA_VERSION}; rebuilt"
+                virtual_first = sorted(tables, key=lambda item: "VIRTUAL" not in (item[1] or "").upper())
+                for name, _sql in virtual_first:  # a virtual table takes its shadow tables with it
+                    connection.execute(f'DROP TABLE IF EXISTS "{name.replace(chr(34), chr(34) * 2)}"')
+            for statement in _SCHEMA:
+                connection.execute(statement)
+            connection.execute("COMMIT")
+        except BaseException:
+            if connection.in_transaction:
+                connection.execute("ROLLBACK")
+            raise
         finally:
             connection.close()
 
@@ -201,15 +248,23 @@ class Index:
                 os.unlink(f"{self.path}{suffix}")
 
     def _rebuild(self, reason: str) -> None:
+        """Delete the files and start empty: for an index SQLite itself cannot read."""
         self.rebuilt_reason = reason
         self._close_connections()
         self._delete_files()
-        self._create()
+        self._validate_or_create()
 
-    def reset(self, reason: str = "rebuild requested") -> None:
-        """Throw the index away and start empty (corruption found in use, or `index --rebuild`)."""
+    def reset(self, reason: str | None = None) -> None:
+        """Start empty.  With a `reason` (corruption found in use) the files are deleted; without
+        one (`seance index --rebuild`) the tables are emptied in a transaction other readers survive."""
         with self._write_lock:
-            self._rebuild(reason)
+            if reason is not None:
+                self._rebuild(reason)
+                return
+            with self.writing() as writer:
+                writer.db.execute("DROP TABLE fts")
+                writer.db.execute(_FTS_TABLE)
+                writer.db.execute("DELETE FROM files")
 
     def _close_connections(self) -> None:
         self._generation += 1
@@ -233,63 +288,75 @@ class Index:
 
     # -- reading -------------------------------------------------------------------------------
 
-    def rows(self) -> dict[str, Row]:
-        """Every indexed file: one SELECT, used for the stat check."""
+    def rows(self, payload: str = "summary") -> dict[str, Row]:
+        """Every indexed file: one SELECT, used for the stat check.
+
+        `payload` is the column carried along: "summary" (for `decode_summary`) or "pi_json"
+        (the ready `ls --json` object, so a warm listing decodes nothing).
+        """
+        column = {"summary": "summary", "pi_json": "pi_json"}[payload]
+        make = Row._make
         return {
-            path: Row(file_id, size, mtime_ns, bool(session), text_seq, summary, reason)
-            for path, file_id, size, mtime_ns, session, text_seq, summary, reason in self.db.execute(
-                "SELECT path, file_id, size, mtime_ns, session, text_seq, summary, reason FROM files"
+            row[0]: make(row[1:])
+            for row in self.db.execute(
+                f"SELECT path, file_id, size, mtime_ns, session, text_seq, reason, modified_ms, cwd, {column} "
+                "FROM files"
             )
         }
 
     def row(self, path: str) -> Row | None:
         found = self.db.execute(
-            "SELECT file_id, size, mtime_ns, session, text_seq, summary, reason FROM files WHERE path = ?", (path,)
+            "SELECT file_id, size, mtime_ns, session, text_seq, reason, modified_ms, cwd, summary FROM files "
+            "WHERE path = ?", (path,)
         ).fetchone()
         if found is None:
             return None
-        file_id, size, mtime_ns, session, text_seq, summary, reason = found
-        return Row(file_id, size, mtime_ns, bool(session), text_seq, summary, reason)
+        return Row._make(found)
 
     def state(self, file_id: int) -> bytes | None:
         found = self.db.execute("SELECT state FROM files WHERE file_id = ?", (file_id,)).fetchone()
         return found[0] if found else None
 
     def search(self, match: str, limit: int = 500) -> list[TextHit]:
-        """The best hit per file for an FTS5 MATCH expression, best first.
+        """One hit per file for an FTS5 MATCH expression, up to `limit` files.
 
-        Raises `sqlite3.OperationalError` for a malformed MATCH expression.
+        Not ranked (bm25 over every match costs too much per keystroke; callers rank by their
+        own tiers and recency).  A file's metadata rows (name, labels, cwd, id) come before its
+        text chunks, so a name match is the hit reported.  Raises `sqlite3.OperationalError`
+        for a malformed MATCH expression.
         """
         db = self.db
-        best: dict[int, tuple[float, int, str]] = {}
-        for rowid, field, rank in db.execute(
-            "SELECT rowid, field, rank FROM fts WHERE fts MATCH ? ORDER BY rank LIMIT ?", (match, limit * 8)
-        ):
-            file_id = rowid >> _SEQ_BITS
-            if file_id not in best:
-                best[file_id] = (rank, rowid, field)
-                if len(best) >= limit:
-                    break
-        if not best:
+        first: dict[int, tuple[int, str]] = {}
+        cursor = db.execute("SELECT rowid, field FROM fts WHERE fts MATCH ?", (match,))
+        try:
+            for rowid, field in cursor:
+                file_id = rowid >> _SEQ_BITS
+                if file_id not in first:
+                    first[file_id] = (rowid, field)
+                    if len(first) >= limit:
+                        break
+        finally:
+            cursor.close()  # an unfinished statement would pin this connection's read snapshot
+        if not first:
             return []
-        rowids = [rowid for _rank, rowid, _field in best.values()]
-        marks = ",".join("?" * len(rowids))
-        snippets = dict(
-            db.execute(
-                f"SELECT rowid, snippet(fts, 0, '{_OPEN}', '{_CLOSE}', '…', 16) FROM fts "
-                f"WHERE fts MATCH ? AND rowid IN ({marks})",
-                (match, *rowids),
-            )
-        )
-        ids = ",".join(str(file_id) for file_id in best)
-        paths = dict(db.execute(f"SELECT file_id, path FROM files WHERE file_id IN ({ids})"))
-        hits = []
-        for file_id, (rank, rowid, field) in sorted(best.items(), key=lambda item: item[1][0]):
-            if file_id not in paths:
-                continue
-            text, spans = _spans(snippets.get(rowid, ""))
-            hits.append(TextHit(paths[file_id], text, field, spans, rank))
-        return hits
+        ids = ",".join(str(file_id) for file_id in first)
+        paths = dict(db.execute(f"SELECT file_id, path FROM files WHERE file_id IN ({ids})").fetchall())
+        return [
+            TextHit(paths[file_id], field, index=self, match=match, rowid=rowid)
+            for file_id, (rowid, field) in first.items()
+            if file_id in paths
+        ]
+
+    def snippet(self, rowid: int, match: str) -> str:
+        """The marked-up snippet of one FTS row for `match` ("" when gone or on error)."""
+        try:
+            found = self.db.execute(
+                f"SELECT snippet(fts, 0, '{_OPEN}', '{_CLOSE}', '…', 16) FROM fts WHERE fts MATCH ? AND rowid = ?",
+                (match, rowid),
+            ).fetchone()
+        except sqlite3.Error:
+            return ""
+        return found[0] if found else ""
 
     # -- writing -------------------------------------------------------------------------------
 
@@ -344,9 +411,10 @@ class Writer:
             text_seq = self._insert_texts(file_id, text_seq, texts)
             self._insert_meta(file_id, summary)
         self.db.execute(
-            "UPDATE files SET size = ?, mtime_ns = ?, session = 1, reason = NULL, summary = ?, state = ?, "
-            "text_seq = ? WHERE file_id = ?",
-            (summary.size, summary.mtime_ns, encode_summary(summary), state, text_seq, file_id),
+            "UPDATE files SET size = ?, mtime_ns = ?, session = 1, reason = NULL, modified_ms = ?, cwd = ?, "
+            "summary = ?, pi_json = ?, state = ?, text_seq = ? WHERE file_id = ?",
+            (summary.size, summary.mtime_ns, int(summary.modified_ms), summary.cwd, encode_summary(summary),
+             orjson.dumps(summary.to_pi_json()), state, text_seq, file_id),
         )
 
     def _insert_meta(self, file_id: int, summary: SessionSummary) -> None:
@@ -384,8 +452,8 @@ class Writer:
         file_id = self._file_id(path)
         self._drop_text(file_id)
         self.db.execute(
-            "UPDATE files SET size = ?, mtime_ns = ?, session = 0, reason = ?, summary = NULL, state = NULL, "
-            "text_seq = -1 WHERE file_id = ?",
+            "UPDATE files SET size = ?, mtime_ns = ?, session = 0, reason = ?, modified_ms = NULL, cwd = NULL, "
+            "summary = NULL, pi_json = NULL, state = NULL, text_seq = -1 WHERE file_id = ?",
             (size, mtime_ns, reason, file_id),
         )
 

@@ -218,9 +218,12 @@ class _Scanner:
         self.sink = sink
 
     def feed_lines(self, lines: list[bytes]) -> None:
+        """The hot loop: pi-dialect `message` entries are handled inline, everything else by `entry`."""
+        state = self.state
         loads = orjson.loads
         decode_error = orjson.JSONDecodeError
         entry = self.entry
+        sink = self.sink
         for line in lines:
             try:
                 value = loads(line)
@@ -230,14 +233,86 @@ class _Scanner:
                 try:
                     value = _loads_lenient(line)
                 except ValueError:
-                    self.state.bad_lines += 1
+                    state.bad_lines += 1
                     continue
-            if type(value) is dict:
+            if type(value) is not dict:
+                if not state.header_done:
+                    raise NotSessionFile("the first JSON line is not a session header")
+                state.bad_lines += 1
+                continue
+            if state.header_done and (state.snake or "parent_id" in value):
+                value = self.normalise(value)
+            if not state.header_done or value.get("type") != "message":
                 entry(value)
-            elif not self.state.header_done:
-                raise NotSessionFile("the first JSON line is not a session header")
+                continue
+            # -- a message entry (the vast majority of lines) --
+            parent = value.get("parentId")
+            if parent is not None and parent != state.last_entry_id and type(parent) is str:
+                self.branch(parent)
+            entry_id = value.get("id")
+            if type(entry_id) is str:
+                state.last_entry_id = entry_id
+            state.message_count += 1
+            message = value.get("message")
+            if type(message) is not dict:
+                continue
+            role = message.get("role")
+            if role == "assistant":
+                stop = message.get("stopReason")
+                state.last_stop = stop if type(stop) is str else "stop"
+                self.assistant_extras(message)
+                if "content" not in message:
+                    continue
+            elif role == "user":
+                state.last_stop = "user"
+                if "content" not in message:
+                    continue
             else:
-                self.state.bad_lines += 1
+                if type(role) is str:
+                    state.last_stop = role
+                continue
+            stamp = message.get("timestamp")
+            if type(stamp) is int or type(stamp) is float:
+                last = state.last_activity or 0
+                state.last_activity = stamp if stamp > last else last
+            else:
+                self.activity_from_entry(value)
+            if sink is None and (role == "assistant" or state.first_message):
+                continue  # the text is only needed for the first message and full-text search
+            content = message["content"]
+            text = content if type(content) is str else _content_text(content, " ")
+            if not text:
+                continue
+            if sink is not None:
+                sink(role, text)
+            if role == "user" and not state.first_message:
+                state.first_message = text
+
+    def normalise(self, value: dict[str, Any]) -> dict[str, Any]:
+        """A Python-port entry in pi's shape (its message timestamps are Unix seconds)."""
+        self.state.snake = True
+        value = dialects.normalise_entry(value, True)
+        message = value.get("message")
+        if type(message) is dict:
+            stamp = message.get("timestamp")
+            if type(stamp) in (int, float) and stamp < 1e11:
+                message["timestamp"] = int(stamp * 1000)
+        return value
+
+    def branch(self, parent: str) -> None:
+        """Appending under anything but the previous entry starts a new branch at `parent`."""
+        branched = self.state.branched
+        if branched is None:
+            self.state.branched = [parent]
+        elif parent not in branched:
+            branched.append(parent)
+
+    def activity_from_entry(self, value: dict[str, Any]) -> None:
+        stamp = value.get("timestamp")
+        moment = parse_time_ms(stamp) if isinstance(stamp, str) else None
+        if moment is not None:  # Math.max(last ?? 0, moment)
+            last = self.state.last_activity or 0
+            self.state.last_activity = moment if moment > last else last
 
     def header(self, value: dict[str, Any]) -> None:
         state = self.state
@@ -267,22 +342,14 @@ class _Scanner:
         if not state.header_done:
             self.header(value)
             return
-        if state.snake:
-            value = dialects.normalise_entry(value, True)
         kind = value.get("type")
         entry_id = value.get("id")
         parent = value.get("parentId")
         if parent is not None and parent != state.last_entry_id and isinstance(parent, str):
-            # Appending under anything but the previous entry starts a new branch at `parent`.
-            if state.branched is None:
-                state.branched = []
-            if parent not in state.branched:
-                state.branched.append(parent)
+            self.branch(parent)
         if isinstance(entry_id, str):
             state.last_entry_id = entry_id
-        if kind == "message":
-            self.message(value)
-        elif kind == "session_info":
+        if kind == "session_info":
             state.info_seen = True
             name = value.get("name")
             state.info_name = (js_trim(name) or None) if isinstance(name, str) else None
@@ -316,38 +383,6 @@ class _Scanner:
             self.state.models = [name]
         elif name not in models:
             models.append(name)
-
-    def message(self, value: dict[str, Any]) -> None:
-        state = self.state
-        state.message_count += 1
-        message = value.get("message")
-        if type(message) is not dict:
-            return
-        role = message.get("role")
-        if role == "assistant":
-            stop = message.get("stopReason")
-            state.last_stop = stop if isinstance(stop, str) else "stop"
-            self.assistant_extras(message)
-        elif isinstance(role, str):
-            state.last_stop = role
-        if (role != "user" and role != "assistant") or "content" not in message:
-            return
-        stamp = message.get("timestamp")
-        if type(stamp) is int or type(stamp) is float:
-            moment = int(stamp * 1000) if state.snake and stamp < 1e11 else stamp
-        else:
-            moment = parse_time_ms(value.get("timestamp")) if isinstance(value.get("timestamp"), str) else None
-        if moment is not None:  # Math.max(last ?? 0, moment)
-            last = state.last_activity or 0
-            state.last_activity = moment if moment > last else last
-        content = message["content"]
-        text = content if type(content) is str else _content_text(content, " ")
-        if not text:
-            return
-        if self.sink is not None:
-            self.sink(role, text)
-        if role == "user" and not state.first_message:
-            state.first_message = text
 
     def assistant_extras(self, message: dict[str, Any]) -> None:
         state = self.state

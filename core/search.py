@@ -34,11 +34,14 @@ check for cancellation and let the event loop breathe; `search` runs it to compl
 
 from __future__ import annotations
 
+import math
+import operator
 import re
 from bisect import bisect_right
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 from typing import Any, NamedTuple, Protocol
 
 from rapidfuzz import fuzz
@@ -285,35 +288,61 @@ def _make_haystack(summary: SessionSummary) -> _Haystack:
     )
 
 
+def _line_starts(lines: list[str], offset: int = 0) -> list[int]:
+    """Offsets where each line starts once the lines are joined with one separator."""
+    starts = []
+    for line in lines:
+        starts.append(offset)
+        offset += len(line) + 1
+    return starts
+
+
 @dataclass(slots=True)
 class _Block:
-    """One chunk of haystacks, with strings joined once for C-speed scans.
+    """One chunk of haystacks as parallel lists, for tight comprehensions instead of method calls.
 
-    `titles` holds two lines per session (name, first message), `starts` their offsets;
-    `ids` is "\n" + one id per line; `shown` is what each row shows (name, else first message).
+    `pairs[i]` is name and first message joined by "\n" (one substring test for both);
+    `shown[i]` what the row shows; `ids` is "\n" + one id per line, for a C-speed prefix scan.
     """
 
     hays: list[_Haystack]
-    titles: str
-    starts: list[int]
-    ids: str
+    summaries: list[SessionSummary]
+    recency: list[float]  # -modified_ms: the last sort key
+    names: list[str]
+    firsts: list[str]
+    pairs: list[str]
     shown: list[str]
+    idents: list[str]
+    texts: list[str]
+    ids: str
+    id_starts: list[int]
+    exact: dict[str, list[tuple[int, str]]]  # an id, name or first message -> where it is all of it
+    ordered: bool  # newest first already (the catalog's order): no sort needed within a tier
 
     @classmethod
     def of(cls, hays: list[_Haystack]) -> _Block:
-        lines = [value for hay in hays for value in (hay.name, hay.first)]
-        starts, offset = [], 0
-        for line in lines:
-            starts.append(offset)
-            offset += len(line) + 1
-        ids = "\n" + "\n".join(hay.ident for hay in hays)
-        return cls(hays, "\n".join(lines), starts, ids, [hay.name or hay.first for hay in hays])
-
-    def line_at(self, offset: int) -> int:
-        return bisect_right(self.starts, offset) - 1
-
-    def line_end(self, line: int) -> int:
-        return self.starts[line + 1] - 1 if line + 1 < len(self.starts) else len(self.titles)
+        idents = [hay.ident for hay in hays]
+        exact: dict[str, list[tuple[int, str]]] = {}
+        for index, hay in enumerate(hays):
+            for value, field in ((hay.ident, "id"), (hay.name, "name"), (hay.first, "first message")):
+                if value:
+                    exact.setdefault(value, []).append((index, field))
+        recency = [-hay.summary.modified_ms for hay in hays]
+        return cls(
+            hays=hays,
+            summaries=[hay.summary for hay in hays],
+            recency=recency,
+            names=[hay.name for hay in hays],
+            firsts=[hay.first for hay in hays],
+            pairs=[f"{hay.name}\n{hay.first}" for hay in hays],
+            shown=[hay.name or hay.first for hay in hays],
+            idents=idents,
+            texts=[hay.text for hay in hays],
+            ids="\n" + "\n".join(idents),
+            id_starts=_line_starts(idents),
+            exact=exact,
+            ordered=all(map(operator.le, recency, recency[1:])),
+        )
 
 
 class _Cache:
@@ -376,7 +405,6 @@ class Hit(NamedTuple):
     score: float  # 0-100: the mean rapidfuzz score for fuzzy hits, 100 otherwise
     query: Query
     text_hit: Any = None  # the index's TextHit when the match came from there
-    sort_key: tuple[float, ...] = ()
 
     def title_spans(self) -> list[Span]:
         """Highlight spans in `summary.title` (merged, sorted); computed on demand."""
@@ -414,18 +442,36 @@ class SearchProgress(NamedTuple):
 # ---------------------------------------------------------------------------- matching
 
 
-class _Match(NamedTuple):
-    tier: int
-    field: str
-    score: float = 100.0
+# A term's match in one session: (tier, field, score).  Plain tuples: thousands per keystroke.
+_Match = tuple[int, str, float]
 
 
-_FIELD_OF_LINE = ("name", "first message")
+_PREFIX_NAME = (PREFIX, "name", 100.0)
+_PREFIX_FIRST = (PREFIX, "first message", 100.0)
+_PREFIX_ID = (PREFIX, "id", 100.0)
+_SUBSTRING_NAME = (SUBSTRING, "name", 100.0)
+_SUBSTRING_FIRST = (SUBSTRING, "first message", 100.0)
+_FULL_TEXT = (FULL_TEXT, "text", 100.0)
 
 
-def _fuzzy_regex(term: str) -> re.Pattern[str]:
-    """The letters of `term` in order, from the start: possessive, so linear time."""
-    return re.compile("".join(f"[^{re.escape(char)}]*+{re.escape(char)}" for char in term))
+def _max_span(length: int) -> int:
+    """How far apart a fuzzy token's letters may be: further is a coincidence, not a match."""
+    return max(3 * length, length + 8)
+
+
+@lru_cache(maxsize=256)
+def fuzzy_pattern(term: str, groups: bool = False) -> re.Pattern[str]:
+    """The letters of `term` in order, each within a bounded gap of the previous one.
+
+    Gaps are possessive (`[^h]{0,G}+h` takes the first "h" within G characters), so a
+    match is found in linear time; with `groups`, each letter is a group (for highlights).
+    """
+    gap = _max_span(len(term)) - len(term)
+    parts = []
+    for position, char in enumerate(term):
+        letter = f"({re.escape(char)})" if groups else re.escape(char)
+        parts.append(letter if position == 0 else f"[^{re.escape(char)}]{{0,{gap}}}+{letter}")
+    return re.compile("".join(parts))
 
 
 def _tight_window(hay: str, term: str) -> Span | None:
@@ -441,9 +487,34 @@ def _tight_window(hay: str, term: str) -> Span | None:
     return cursor, end
 
 
-def _window_ok(start: int, end: int, length: int) -> bool:
-    """Letters spread over a long stretch are a coincidence, not a match."""
-    return end - start <= max(3 * length, length + 8)
+def fuzzy_positions(hay: str, term: str) -> list[int] | None:
+    """Where the letters of `term` match in `hay` (both folded), or None if they do not.
+
+    The leftmost bounded-gap match, or fzf v1's tightest window when that one is too wide.
+    """
+    match = fuzzy_pattern(term, True).search(hay)
+    if match is None:
+        return None
+    if match.end() - match.start() <= _max_span(len(term)):
+        return [match.start(group) for group in range(1, len(term) + 1)]
+    window = _tight_window(hay, term)
+    if window is None or window[1] - window[0] > _max_span(len(term)):
+        return None
+    positions, cursor = [], window[0]
+    for char in term:
+        cursor = hay.find(char, cursor)
+        positions.append(cursor)
+        cursor += 1
+    return positions
+
+
+def _fuzzy_ok(pattern: re.Pattern[str], hay: str, term: str) -> bool:
+    match = pattern.search(hay)
+    if match is None:
+        return False
+    if match.end() - match.start() <= _max_span(len(term)):
+        return True
+    return fuzzy_positions(hay, term) is not None  # a later start may be tighter
 
 
 class _Matcher:
@@ -458,7 +529,7 @@ class _Matcher:
         self.filters = query.filters
         self.whole = " ".join(term.text for term in self.positive if term.kind in ("fuzzy", "phrase"))
         self.fuzzy_patterns = {
-            term.text: _fuzzy_regex(term.text)
+            term.text: fuzzy_pattern(term.text)
             for term in self.positive
             if term.kind == "fuzzy" and len(term.text) >= _MIN_FUZZY
         }
@@ -498,8 +569,7 @@ class _Matcher:
                 matches = found
             else:  # AND: keep the weakest tier, sum the scores
                 matches = {
-                    index: _Match(max(old.tier, new.tier), (old if old.tier >= new.tier else new).field,
-                                  old.score + new.score)
+                    index: (*(old if old[0] >= new[0] else new)[:2], old[2] + new[2])
                     for index, old in matches.items()
                     if (new := found.get(index)) is not None
                 }
@@ -509,51 +579,50 @@ class _Matcher:
         return matches or {}
 
     def _scan_text(self, term: Term, block: _Block, candidates: list[int]) -> dict[int, _Match]:
-        text, hays, titles, starts = term.text, block.hays, block.titles, block.starts
-        wanted = set(candidates)
+        text = term.text
+        names, firsts, pairs = block.names, block.firsts, block.pairs
         found: dict[int, _Match] = {}
-        position = titles.find(text)
-        while position >= 0:  # name / first message: prefix or substring
-            line = block.line_at(position)
-            index = line >> 1
-            if index in wanted:
-                tier = PREFIX if position == starts[line] else SUBSTRING
-                old = found.get(index)
-                if old is None or tier < old.tier:
-                    found[index] = _Match(tier, _FIELD_OF_LINE[line & 1])
-            position = titles.find(text, block.line_end(line) + 1)
+        for index in [index for index in candidates if text in pairs[index]]:  # name / first message
+            name = names[index]
+            if name.startswith(text):
+                found[index] = _PREFIX_NAME
+            elif firsts[index].startswith(text):
+                found[index] = _PREFIX_FIRST
+            else:
+                found[index] = _SUBSTRING_NAME if text in name else _SUBSTRING_FIRST
         position = block.ids.find("\n" + text)
-        while position >= 0:  # id prefix (a hex run inside an id is noise, not a match)
-            index = block.ids.count("\n", 0, position)
-            if index in wanted:
-                found[index] = _Match(PREFIX, "id")
-            position = block.ids.find("\n" + text, position + 1)
-        rest = [index for index in candidates if index not in found]
-        for index in rest:
-            if text in hays[index].text:
-                found[index] = _Match(FULL_TEXT, "text")
+        if position >= 0:  # id prefix (a hex run inside an id is noise, not a match)
+            wanted = set(candidates)
+            while position >= 0:
+                index = bisect_right(block.id_starts, position) - 1
+                if index in wanted and found.get(index, _PREFIX_ID)[0] >= PREFIX:
+                    found[index] = _PREFIX_ID
+                position = block.ids.find("\n" + text, position + 1)
+        rest = [index for index in candidates if index not in found] if found else candidates
+        texts = block.texts
+        for index in [index for index in rest if text in texts[index]]:
+            found[index] = _FULL_TEXT
         if self.text_hits:
+            summaries = block.summaries
             for index in rest:
-                hit = self.text_hits.get(hays[index].summary.path)
+                hit = self.text_hits.get(summaries[index].path)
                 if hit is not None and index not in found:
                     field = str(getattr(hit, "field", "") or "text")
                     if self.paths or field != "cwd":  # the cwd only counts where paths do
-                        found[index] = _Match(FULL_TEXT, field)
+                        found[index] = (FULL_TEXT, field, 100.0)
         pattern = self.fuzzy_patterns.get(text) if term.kind == "fuzzy" else None
         if pattern is not None:  # fuzzy: only what the row shows, so every hit can be highlighted
-            match, shown = pattern.match, block.shown
-            for index in rest:
-                if index not in found and match(shown[index]):
-                    window = _tight_window(shown[index], text)
-                    if window is not None and _window_ok(*window, len(text)):
-                        field = "name" if hays[index].name else "first message"
-                        found[index] = _Match(FUZZY, field, fuzz.partial_ratio(text, shown[index]))
+            shown = block.shown
+            for index in [index for index in rest if index not in found and _fuzzy_ok(pattern, shown[index], text)]:
+                field = "name" if names[index] else "first message"
+                found[index] = (FUZZY, field, fuzz.partial_ratio(text, shown[index]))
         if self.paths:
+            hays = block.hays
             for index in rest:
                 if index not in found:
                     hay = hays[index]
                     if text in hay.cwd or text in hay.path:
-                        found[index] = _Match(PATH, "cwd" if text in hay.cwd else "path")
+                        found[index] = (PATH, "cwd" if text in hay.cwd else "path", 100.0)
         return found
 
     def _scan_regex(self, term: Term, block: _Block, candidates: list[int]) -> dict[int, _Match]:
@@ -562,56 +631,56 @@ class _Matcher:
         for index in candidates:
             hay = block.hays[index]
             if search_in(hay.ident):
-                found[index] = _Match(SUBSTRING, "id")
+                found[index] = (SUBSTRING, "id", 100.0)
             elif search_in(hay.name):
-                found[index] = _Match(SUBSTRING, "name")
+                found[index] = (SUBSTRING, "name", 100.0)
             elif search_in(hay.first):
-                found[index] = _Match(SUBSTRING, "first message")
+                found[index] = (SUBSTRING, "first message", 100.0)
             elif search_in(hay.text):
-                found[index] = _Match(FULL_TEXT, "text")
+                found[index] = (FULL_TEXT, "text", 100.0)
             elif self.paths and (search_in(hay.cwd) or search_in(hay.path)):
-                found[index] = _Match(PATH, "cwd" if search_in(hay.cwd) else "path")
+                found[index] = (PATH, "cwd" if search_in(hay.cwd) else "path", 100.0)
         return found
 
     # -- hits
 
-    def hits(self, block: _Block) -> list[Hit]:
-        """Every hit of one block, sorted by rank then recency."""
+    def collect(self, block: _Block, buckets: list[list[Hit]]) -> None:
+        """Append the hits of one block to `buckets` (one list per tier), in block order."""
         alive = self.alive(block.hays)
-        hays, query, count = block.hays, self.query, len(self.positive)
+        summaries, query, count = block.summaries, self.query, len(self.positive)
+        new_hit = _new_hit
         if not count:
-            return sorted(
-                (Hit(hays[i].summary, FILTER_ONLY, "filter", 100.0, query, None, (0, 0, -hays[i].summary.modified_ms))
-                 for i in alive),
-                key=_sort_key,
-            )
-        found: list[Hit] = []
-        for index, match in self.scan(block, alive).items():
-            hay = hays[index]
-            tier, name = match.tier, match.field
-            whole = self._whole_tier(hay)
-            if whole is not None and whole.tier <= tier:
-                tier, name = whole.tier, whole.field
-            score = match.score / count
-            text_hit = self.text_hits.get(hay.summary.path) if tier == FULL_TEXT else None
-            key = (tier, -round(score) if tier == FUZZY else 0, -hay.summary.modified_ms)
-            found.append(Hit(hay.summary, TIERS[tier], name, score, query, text_hit, key))
-        found.sort(key=_sort_key)
-        return found
-
-    def _whole_tier(self, hay: _Haystack) -> _Match | None:
-        """The whole query as the id, name or first message (exact), or their start (prefix)."""
+            buckets[0].extend(new_hit(Hit, (summaries[index], FILTER_ONLY, "filter", 100.0, query, None))
+                              for index in alive)
+            return
+        matches = self.scan(block, alive)
         whole = self.whole
-        if not whole:
-            return None
-        fields = ((hay.ident, "id"), (hay.name, "name"), (hay.first, "first message"))
-        for value, name in fields:
-            if value == whole:
-                return _Match(EXACT, name)
-        for value, name in fields:
-            if value.startswith(whole):
-                return _Match(PREFIX, name)
-        return None
+        if whole and matches:
+            self._upgrade_whole(block, matches, several=count > 1)
+        text_hits = self.text_hits
+        for index in sorted(matches) if len(matches) > 1 else matches:
+            tier, name, score = matches[index]
+            if count > 1:
+                score /= count
+            text_hit = text_hits.get(summaries[index].path) if tier == FULL_TEXT else None
+            buckets[tier].append(new_hit(Hit, (summaries[index], TIERS[tier], name, score, query, text_hit)))
+
+    def _upgrade_whole(self, block: _Block, matches: dict[int, _Match], several: bool) -> None:
+        """Exact: the whole query is the id, name or first message.  Prefix: it starts one
+        (for a single term the scan found that already)."""
+        whole = self.whole
+        for index, field in block.exact.get(whole, ()):
+            if index in matches:
+                matches[index] = (EXACT, field, matches[index][2])
+        if several:
+            idents, names, firsts = block.idents, block.names, block.firsts
+            for index, (tier, _name, score) in matches.items():
+                if tier == SUBSTRING:
+                    for value, field in ((idents[index], "id"), (names[index], "name"),
+                                         (firsts[index], "first message")):
+                        if value.startswith(whole):
+                            matches[index] = (PREFIX, field, score)
+                            break
 
 
 def _filter_matches(term: Term, hay: _Haystack) -> bool:
@@ -635,8 +704,15 @@ def _filter_matches(term: Term, hay: _Haystack) -> bool:
     return summary.modified_ms < term.bound_ms  # before
 
 
-def _sort_key(hit: Hit) -> tuple[float, ...]:
-    return hit.sort_key
+_new_hit = tuple.__new__  # builds a Hit without NamedTuple's Python-level __new__
+
+
+def _newest_first(hit: Hit) -> float:
+    return -hit.summary.modified_ms
+
+
+def _fuzzy_order(hit: Hit) -> tuple[float, float]:
+    return -round(hit.score), -hit.summary.modified_ms
 
 
 # ---------------------------------------------------------------------------- search
@@ -663,7 +739,8 @@ def search_iter(
     matcher = _Matcher(parsed, text_hits, paths)
     total = len(summaries)
     chunk = max(chunk, 1)
-    hits: list[Hit] = []
+    buckets: list[list[Hit]] = [[] for _ in TIERS]
+    ordered, last = True, -math.inf
     for start in range(0, total, chunk):
         part = summaries[start : start + chunk]
         block = _CACHE.cached_block(part)
@@ -673,12 +750,18 @@ def search_iter(
                     _CACHE.haystack(summary)
                 yield SearchProgress(start + offset, total)
             block = _CACHE.block(part)
-        hits.extend(matcher.hits(block))  # sorted runs: the final sort merges them cheaply
+        ordered = ordered and block.ordered and last <= block.recency[0]
+        last = block.recency[-1]
+        matcher.collect(block, buckets)
         if start + chunk < total:
             yield SearchProgress(start + chunk, total)
-    hits.sort(key=_sort_key)
+    for tier, bucket in enumerate(buckets):
+        if tier == FUZZY:
+            bucket.sort(key=_fuzzy_order)
+        elif not ordered:
+            bucket.sort(key=_newest_first)  # stable: equal times keep the input order
     _CACHE.prune(summaries, -(-total // chunk))
-    yield SearchProgress(total, total, hits)
+    yield SearchProgress(total, total, [hit for bucket in buckets for hit in bucket])
 
 
 def search(
@@ -743,15 +826,8 @@ def _fuzzy_spans(folded: str, term: str) -> list[Span]:
         return [(start, start + len(term))]
     if len(term) < _MIN_FUZZY:
         return []
-    window = _tight_window(folded, term)
-    if window is None:
-        return []
-    positions, cursor = [], window[0]
-    for char in term:
-        cursor = folded.find(char, cursor)
-        positions.append((cursor, cursor + 1))
-        cursor += 1
-    return positions
+    positions = fuzzy_positions(folded, term)
+    return [(position, position + 1) for position in positions] if positions is not None else []
 
 
 def merge_spans(spans: Sequence[Span]) -> list[Span]:

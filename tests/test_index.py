@@ -204,3 +204,13 @@ def test_usable_from_threads_while_building(corpus: Path, tmp_path: Path) -> Non
     worker.join()
     assert errors == [] and results == [12]
     assert len(catalog.search_text(fts_quote("dev"))) == 12  # every cwd
+
+
+def test_json_fast_path_equals_the_summaries(corpus: Path, tmp_path: Path) -> None:
+    catalog = Catalog([corpus], cache_dir=tmp_path / "cache")
+    cold = json.loads(catalog.list_pi_json())  # reads every file
+    expected = [summary.to_pi_json() for summary in catalog.list()]
+    assert cold == expected
+    assert json.loads(catalog.list_pi_json()) == expected  # straight from the index
+    cwd = expected[0]["cwd"]
+    assert json.loads(catalog.list_pi_json(cwd)) == [row for row in expected if row["cwd"] == cwd]

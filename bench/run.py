@@ -1,0 +1,223 @@
+"""The catalog benchmark: floors, seance's listings, the index, queries, peak RSS, and pi.
+
+    python bench/run.py                       # 10,000 sessions, ~600 MB, into bench/out (gitignored)
+    python bench/run.py --sessions 1000       # a quicker look
+
+Every measurement is the wall time of a child process (Python start-up included, as a
+user would see it), best of `--repeat` runs; peak RSS comes from each child's rusage
+(`os.wait4`).  The generated corpus is kept and reused when the parameters match.
+The OS page cache is warm for every run (dropping it needs root); the first floor run
+warms it.  Prints a Markdown table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent
+REPO = BENCH.parent
+PI_PACKAGE = REPO / "tests" / "oracle" / "node_modules" / "@mariozechner" / "pi-coding-agent"
+
+FULL_TEXT_QUERY = """
+import json, sys, time
+from pathlib import Path
+from seance.core.catalog import Catalog
+from seance.core.index import fts_quote
+catalog = Catalog([Path(sys.argv[1])])
+timings = []
+for term in sys.argv[2:]:
+    best = None
+    for _ in range(5):
+        started = time.perf_counter()
+        hits = catalog.search_text(term)
+        elapsed = time.perf_counter() - started
+        best = elapsed if best is None else min(best, elapsed)
+    timings.append({"query": term, "ms": best * 1000, "hits": len(hits)})
+print(json.dumps(timings))
+"""
+
+FUZZY_QUERY = """
+import json, sys, time, statistics
+from pathlib import Path
+from seance.core.catalog import Catalog
+catalog = Catalog([Path(sys.argv[1])])
+summaries = catalog.quick()
+try:
+    from seance.core.search import search
+    def run(query):
+        return len(search(summaries, query, paths=True))
+    engine = "seance.core.search"
+except ImportError:
+    from rapidfuzz import fuzz, process
+    titles = [summary.title for summary in summaries]
+    def run(query):
+        return len(process.extract(query, titles, scorer=fuzz.WRatio, limit=100, score_cutoff=60))
+    engine = "rapidfuzz WRatio"
+run("warm up the caches")
+timings = []
+for word in sys.argv[2:]:
+    for end in range(1, len(word) + 1):
+        started = time.perf_counter()
+        count = run(word[:end])
+        timings.append((time.perf_counter() - started) * 1000)
+print(json.dumps({"engine": engine, "sessions": len(summaries), "median_ms": statistics.median(timings),
+                  "max_ms": max(timings), "keystrokes": len(timings)}))
+"""
+
+
+@dataclass
+class Run:
+    seconds: float
+    rss_mb: float
+    stdout: str
+
+
+def run(command: list[str], env: dict[str, str] | None = None, capture: bool = False) -> Run:
+    """Run a child to completion; its wall time and its own peak RSS (os.wait4)."""
+    started = time.perf_counter()
+    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE if capture else subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, cwd=REPO)
+    stdout = b""
+    if capture:
+        assert process.stdout is not None
+        stdout = process.stdout.read()
+    assert process.stderr is not None
+    stderr = process.stderr.read()
+    _pid, status, usage = os.wait4(process.pid, 0)
+    elapsed = time.perf_counter() - started
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode != 0:
+        raise SystemExit(f"{command[:4]} failed ({process.returncode}): {stderr.decode(errors='replace')[-2000:]}")
+    return Run(elapsed, usage.ru_maxrss / 1024, stdout.decode())
+
+
+def best(command: list[str], repeat: int, env: dict[str, str] | None = None, fresh_cache: bool = False,
+         capture: bool = False) -> Run:
+    runs = []
+    for _ in range(repeat):
+        if fresh_cache and env is not None:
+            shutil.rmtree(env["SEANCE_CACHE_DIR"], ignore_errors=True)
+        runs.append(run(command, env, capture))
+    fastest = min(runs, key=lambda item: item.seconds)
+    return Run(fastest.seconds, max(item.rss_mb for item in runs), fastest.stdout)
+
+
+def corpus(out: Path, sessions: int, projects: int, seed: int, mean_bytes: int, huge: int) -> Path:
+    """Generate (or reuse) the corpus; returns the sessions root."""
+    key = f"{sessions}-{projects}-{seed}-{mean_bytes}-{huge}"
+    root = out / f"corpus-{key}" / "sessions"
+    stamp = root.parent / "complete"
+    if not stamp.exists():
+        shutil.rmtree(root.parent, ignore_errors=True)
+        # In a child, so this process stays small (a child's peak RSS starts at its parent's).
+        subprocess.run([sys.executable, "-m", "seance.core.generate", str(root), "--sessions", str(sessions),
+                        "--projects", str(projects), "--seed", str(seed), "--mean-bytes", str(mean_bytes),
+                        "--huge", str(huge)], check=True, cwd=REPO)
+        stamp.write_text(key)
+    return root
+
+
+def machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    memory = ""
+    try:
+        total_kb = int(Path("/proc/meminfo").read_text().split()[1])
+        memory = f", {total_kb / 1024 / 1024:.0f} GB RAM"
+    except (OSError, ValueError, IndexError):
+        pass
+    return (f"{cpu}, {os.cpu_count()} CPUs{memory}; {platform.system()} {platform.release()}; "
+            f"Python {platform.python_version()}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sessions", type=int, default=10_000)
+    parser.add_argument("--projects", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--mean-bytes", type=int, default=40_000)
+    parser.add_argument("--huge", type=int, default=5)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--out", type=Path, default=BENCH / "out")
+    parser.add_argument("--no-pi", action="store_true", help="skip pi's own listAll")
+    args = parser.parse_args()
+
+    root = corpus(args.out, args.sessions, args.projects, args.seed, args.mean_bytes, args.huge)
+    files = sorted(root.glob("*/*.jsonl"))
+    total_bytes = sum(path.stat().st_size for path in files)
+    python = sys.executable
+    seance = [python, "-m", "seance"]
+    cache = Path(tempfile.mkdtemp(prefix="seance-bench-cache-"))
+    env = {**os.environ, "SEANCE_CACHE_DIR": str(cache)}
+    ls_all = [*seance, "ls", "--all", "--json", "--root", str(root)]
+    rows: list[tuple[str, str, str, str]] = []
+
+    def add(name: str, result: Run, target: str = "") -> None:
+        rows.append((name, f"{result.seconds:.3f} s", f"{result.rss_mb:.0f} MB", target))
+        print(f"{name}: {result.seconds:.3f} s, {result.rss_mb:.0f} MB", file=sys.stderr)
+
+    floors = [python, str(BENCH / "floors.py")]
+    run([*floors, "full", str(root)])  # warm the page cache
+    prefix_floor = best([*floors, "prefix", str(root)], args.repeat)
+    full_floor = best([*floors, "full", str(root)], args.repeat)
+    add("prefix floor (stat + 4 KB + orjson, one process)", prefix_floor)
+    add("full floor (read all + orjson every line, one process)", full_floor)
+    quick = best([*ls_all, "--quick"], args.repeat, env)
+    add("seance ls --quick", quick, f"≤ 2× prefix floor: {quick.seconds / prefix_floor.seconds:.2f}×")
+    cold = best(ls_all, max(args.repeat - 1, 1), env, fresh_cache=True)
+    add("seance ls, cold (empty index)", cold, f"≤ 2× full floor: {cold.seconds / full_floor.seconds:.2f}×")
+    warm = best(ls_all, args.repeat, env)
+    add("seance ls, warm", warm, f"≤ 0.5× prefix floor: {warm.seconds / prefix_floor.seconds:.2f}×")
+    build = best([*seance, "index", "--rebuild", "--root", str(root)], 1, env)
+    add("seance index --rebuild (metadata + full text)", build,
+        f"≤ 5× full floor: {build.seconds / full_floor.seconds:.2f}×")
+
+    text = json.loads(run([python, "-c", FULL_TEXT_QUERY, str(root), '"sqlite"', '"fts5" "cursor"', '"bench"*',
+                           '"exception retry"'], env, capture=True).stdout)
+    worst = max(item["ms"] for item in text)
+    rows.append(("full-text query (FTS5, best per session, snippets)", f"{worst:.1f} ms (worst of {len(text)})", "",
+                 "≤ 50 ms: " + ", ".join(f"{item['query']} {item['ms']:.1f} ms/{item['hits']} hits" for item in text)))
+    fuzzy = json.loads(run([python, "-c", FUZZY_QUERY, str(root), "sqlite", "thread worker", "refactr"], env,
+                           capture=True).stdout)
+    rows.append((f"keystroke fuzzy query ({fuzzy['engine']}, {fuzzy['sessions']} prefix titles)",
+                 f"{fuzzy['median_ms']:.1f} ms median", "", f"≤ 30 ms; max {fuzzy['max_ms']:.1f} ms over "
+                 f"{fuzzy['keystrokes']} keystrokes"))
+    peak = max(quick.rss_mb, cold.rss_mb, warm.rss_mb, build.rss_mb)
+    rows.append(("peak RSS of any seance child", f"{peak:.0f} MB", "", "≤ 300 MB"))
+
+    if not args.no_pi and shutil.which("node") and PI_PACKAGE.is_dir():
+        agent = Path(tempfile.mkdtemp(prefix="seance-bench-pi-"))
+        (agent / "sessions").symlink_to(root)
+        pi = best(["node", str(BENCH / "pi_list.mjs")], max(args.repeat - 1, 1),
+                  {**os.environ, "PI_CODING_AGENT_DIR": str(agent)})
+        add("pi 0.73.1 SessionManager.listAll (node)", pi, f"seance ls cold is {pi.seconds / cold.seconds:.1f}× "
+            f"faster, warm {pi.seconds / warm.seconds:.0f}× faster")
+        shutil.rmtree(agent, ignore_errors=True)
+    shutil.rmtree(cache, ignore_errors=True)
+
+    print(f"\n{len(files)} sessions, {total_bytes / 1e6:.0f} MB, {args.projects} projects; {machine()}\n")
+    print("| measurement | time | peak RSS | target / notes |")
+    print("|---|---|---|---|")
+    for name, seconds, rss, target in rows:
+        print(f"| {name} | {seconds} | {rss} | {target} |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
