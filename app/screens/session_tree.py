@@ -131,8 +131,8 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
     def _help_text(self) -> Content:
         back = "quit" if self.standalone else "back"
         return Content(
-            "↑/↓ move · PgUp/PgDn page · ←/→ fold/branch · Shift+L label · "
-            f"^D/^T/^U/^L/^A filters (^O cycle) · type to search · Enter resume · Esc {back}"
+            "↑↓ move  PgUp/PgDn page  ←→ fold/branch  L label  "
+            f"^D^T^U^L^A filter  ^O cycle  type: search  Enter resume  Esc {back}"
         )
 
     def on_mount(self) -> None:

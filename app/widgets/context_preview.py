@@ -59,7 +59,7 @@ class PreviewBlock:
 class PreviewDoc:
     """Everything the pane shows, ready to render."""
 
-    header: list[tuple[str, str]] = field(default_factory=list)
+    header: list[tuple[str, str]] = field(default_factory=list)  # (what, self-describing text)
     blocks: list[PreviewBlock] = field(default_factory=list)
     earlier: int = 0
     notice: str | None = None
@@ -163,7 +163,7 @@ def build_preview(session: Session, leaf_id: Any = DEFAULT, tail: int = TAIL_MES
     if model and (model.get("provider") or model.get("modelId")):
         names = (model.get("provider"), model.get("modelId"))
         doc.header.append(("model", "/".join(display_text(name) for name in names if name)))
-    doc.header.append(("thinking", display_text(context.thinking_level) or "off"))
+    doc.header.append(("thinking", f"thinking {display_text(context.thinking_level) or 'off'}"))
     tokens = sum(_message_chars(item) for item in context.messages) // 4
     doc.header.append(("context", f"~{tokens:,} tokens · {len(context.messages):,} messages"))
     cost = sum(_cost(entry) for entry in path)
@@ -175,9 +175,9 @@ def build_preview(session: Session, leaf_id: Any = DEFAULT, tail: int = TAIL_MES
     if labels:
         doc.header.append(("labels", ", ".join(f"[{label}]" for label in labels)))
     if context.mode and context.mode != "none":
-        doc.header.append(("mode", display_text(context.mode)))
+        doc.header.append(("mode", f"mode {display_text(context.mode)}"))
     if session.problems:
-        doc.header.append(("skipped", f"{len(session.problems)} problem(s) while reading"))
+        doc.header.append(("skipped", f"{len(session.problems)} problem(s) skipped while reading"))
     messages = context.messages
     if len(messages) > tail:
         doc.earlier = len(messages) - tail
@@ -334,9 +334,9 @@ class ContextPreview(Vertical):
             header.display = False
             body.update(Content.styled("No session selected", self._style("muted")))
             return
-        key_style = self._style("key")
         header.display = bool(doc.header)
-        header.update(Content("   ").join(Content.assemble((f"{key} ", key_style), value) for key, value in doc.header))
+        separator = Content.styled(" · ", self._style("key"))
+        header.update(separator.join(Content(value) for _key, value in doc.header))
         parts: list[Content] = []
         if doc.notice:
             parts.append(Content.styled(doc.notice, self._style("muted")))

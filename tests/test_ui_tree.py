@@ -1,0 +1,426 @@
+"""SessionTreeScreen through Pilot: every key, the label dialog, errors, the preview and snapshots."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from seance.app.screens.session_tree import SessionTreeScreen, TreeResult
+from seance.app.tree_model import TreeModel
+from seance.app.widgets.context_preview import ContextPreview
+from seance.app.widgets.label_dialog import LabelDialog
+from seance.app.widgets.tree_view import TreeView
+from seance.core.session import load_session
+from textual.app import App
+from textual.widgets import Input, Static
+
+SIZE = (120, 32)
+NOW = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
+
+
+# -- a fixed session with branches, labels, a compaction and tool results ---------------------
+
+
+def _entry(entries: list[dict[str, Any]], entry_id: str, parent: str | None, **fields: Any) -> str:
+    stamp = f"2025-02-20T10:{len(entries) // 60:02d}:{len(entries) % 60:02d}.000Z"
+    entries.append({"id": entry_id, "parentId": parent, "timestamp": stamp, **fields})
+    return entry_id
+
+
+def _user(entries: list, entry_id: str, parent: str | None, text: str) -> str:
+    return _entry(entries, entry_id, parent, type="message", message={"role": "user", "content": text})
+
+
+def _assistant(entries: list, entry_id: str, parent: str, text: str, call: dict | None = None) -> str:
+    content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
+    if call:
+        content.append({"type": "toolCall", **call})
+    message = {"role": "assistant", "content": content, "provider": "anthropic", "model": "claude-sonnet-4-5",
+               "usage": {"cost": {"total": 0.25}}, "stopReason": "toolUse" if call else "stop"}
+    return _entry(entries, entry_id, parent, type="message", message=message)
+
+
+def write_session(path: Path, *, version: int = 3) -> Path:
+    """Root prompt, a tool round, then two branches; branch A has a compaction and the leaf."""
+    entries: list[dict[str, Any]] = []
+    _entry(entries, "m0", None, type="model_change", provider="anthropic", modelId="claude-sonnet-4-5")
+    _user(entries, "u1", "m0", "Refactor the parser [bold]x[/] please")
+    _assistant(entries, "a1", "u1", "", {"id": "c1", "name": "bash", "arguments": {"command": "ls -la src"}})
+    _entry(entries, "t1", "a1", type="message",
+           message={"role": "toolResult", "toolCallId": "c1", "toolName": "bash", "content": "main.py\nparser.py"})
+    _assistant(entries, "a2", "t1", "The parser lives in src/parser.py.")
+    _user(entries, "uA", "a2", "Try approach A: a recursive descent parser")
+    _assistant(entries, "aA", "uA", "Approach A done.")
+    _entry(entries, "cA", "aA", type="compaction", summary="Work so far: approach A.", firstKeptEntryId="aA",
+           tokensBefore=175_300)
+    _user(entries, "uA2", "cA", "Now add tests for approach A")
+    _assistant(entries, "aA2", "uA2", "Tests added.")
+    _user(entries, "uB", "a2", "Actually, try approach B: a table-driven parser")
+    _entry(entries, "bB", "uB", type="branch_summary", fromId="aA2", summary="Approach A was abandoned.")
+    _assistant(entries, "aB", "bB", "Approach B sketched.")
+    _entry(entries, "l1", "aA2", type="label", targetId="uA", label="milestone")
+    _entry(entries, "th", "l1", type="thinking_level_change", thinkingLevel="high")
+    _entry(entries, "leaf", "th", type="leaf", targetId="aA2")
+    header = {"type": "session", "version": version, "id": "tree-ui-session", "timestamp": "2024-12-01T09:00:00.000Z",
+              "cwd": "/home/u/project"}
+    path.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in [header, *entries]))
+    return path
+
+
+@pytest.fixture
+def session_file(tmp_path: Path) -> Path:
+    return write_session(tmp_path / "session.jsonl")
+
+
+class TreeApp(App[Any]):
+    """Pushes the tree screen and records what it dismisses with and what it notifies."""
+
+    def __init__(self, path: Path, *, standalone: bool = False) -> None:
+        super().__init__()
+        self.path = path
+        self.standalone = standalone
+        self.results: list[Any] = []
+        self.notes: list[tuple[str, str]] = []
+
+    def on_mount(self) -> None:
+        self.theme = "textual-dark"
+        self.animation_level = "none"
+        self.push_screen(SessionTreeScreen(self.path, clock=lambda: NOW, standalone=self.standalone),
+                         callback=self.results.append)
+
+    def notify(self, message: str, *, title: str = "", severity: str = "information", **kwargs: Any) -> None:
+        self.notes.append((severity, message))
+        super().notify(message, title=title, severity=severity, **kwargs)
+
+
+async def settle(pilot) -> None:
+    """Let the loader, the preview's debounce and any write finish."""
+    for _ in range(3):
+        await pilot.pause()
+        await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+def screen_of(app: TreeApp) -> SessionTreeScreen:
+    screen = app.screen
+    assert isinstance(screen, SessionTreeScreen)
+    return screen
+
+
+def model_of(app: TreeApp) -> TreeModel:
+    model = screen_of(app).model
+    assert model is not None
+    return model
+
+
+def status(app: TreeApp) -> str:
+    return str(app.screen.query_one("#tree-status", Static).render())
+
+
+# -- loading ----------------------------------------------------------------------------------
+
+
+async def test_opens_on_the_leaf_with_pi_structure(session_file: Path) -> None:
+    app = TreeApp(session_file)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        model = model_of(app)
+        assert model.selected_id == "aA2"
+        assert [model.row_text(row) for row in model.rows] == [
+            "• user: Refactor the parser [bold]x[/] please",
+            "• [bash: ls -la src]",
+            "• assistant: The parser lives in src/parser.py.",
+            "├⊟ • [milestone] user: Try approach A: a recursive descent parser",
+            "│     • assistant: Approach A done.",
+            "│     • [compaction: 175k tokens]",
+            "│     • user: Now add tests for approach A",
+            "│     • assistant: Tests added.",
+            "└⊟ user: Actually, try approach B: a table-driven parser",
+            "      [branch summary]: Approach A was abandoned.",
+            "      assistant: Approach B sketched.",
+        ]
+        assert status(app).startswith("(8/11)  ·  filter: default")
+        assert app.screen.focused is app.screen.query_one(TreeView)
+
+
+async def test_not_a_session_shows_a_message_not_a_traceback(tmp_path: Path) -> None:
+    bad = tmp_path / "notes.jsonl"
+    bad.write_text("this is not json\n{\"also\": \"not a header\"}\n")
+    app = TreeApp(bad)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        message = str(app.screen.query_one("#tree-message", Static).render())
+        assert "not a session" in message
+        assert screen_of(app).model is None
+        await pilot.press("escape")
+        await pilot.pause()
+    assert app.results == [None]
+
+
+async def test_skipped_lines_are_counted_in_the_status_line(session_file: Path) -> None:
+    with session_file.open("ab") as handle:
+        handle.write(b"{broken json\n")
+    app = TreeApp(session_file)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert "1 problem while reading" in status(app)
+
+
+# -- movement -----------------------------------------------------------------------------------
+
+
+async def test_up_down_wrap_page_home_end(session_file: Path) -> None:
+    app = TreeApp(session_file)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        model = model_of(app)
+        await pilot.press("down", "down", "down")
+        assert model.cursor == 10
+        await pilot.press("down")
+        assert model.cursor == 0  # wrapped
+        await pilot.press("up")
+        assert model.cursor == 10
+        await pilot.press("home")
+        assert model.cursor == 0
+        await pilot.press("pagedown")
+        assert model.cursor == 10  # the page is taller than the tree
+        await pilot.press("pageup")
+        assert model.cursor == 0
+        await pilot.press("end")
+        assert model.cursor == 10
+        assert status(app).startswith("(11/11)")
+
+
+async def test_fold_unfold_and_branch_jumps(session_file: Path) -> None:
+    app = TreeApp(session_file)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        model = model_of(app)
+        await pilot.press("ctrl+left")  # on aA2: not foldable, jump up to the segment start
+        assert model.selected_id == "uA"
+        await pilot.press("ctrl+left")  # fold it
+        assert model.folded == {"uA"}
+        assert model.rows.ids == ["u1", "t1", "a2", "uA", "uB", "bB", "aB"]
+        assert model.row_text(model.rows[3]).startswith("├⊞ ")
+        await pilot.press("ctrl+right")  # unfold
+        assert not model.folded and len(model.rows) == 11
+        await pilot.press("right")  # ←/→ do the same: jump down to the branch end
+        assert model.selected_id == "aA2"
+        await pilot.press("left")
+        assert model.selected_id == "uA"
+        await pilot.press("left")
+        assert model.folded == {"uA"}
+        await pilot.press("right")
+        assert not model.folded
+
+
+# -- filters and search ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("keys", "mode", "tag"),
+    [
+        (("ctrl+t",), "no-tools", "[no-tools]"),
+        (("ctrl+u",), "user-only", "[user]"),
+        (("ctrl+l",), "labeled-only", "[labeled]"),
+        (("ctrl+a",), "all", "[all]"),
+        (("ctrl+a", "ctrl+d"), "default", ""),
+        (("ctrl+t", "ctrl+t"), "default", ""),
+        (("ctrl+o", "ctrl+o", "ctrl+o"), "labeled-only", "[labeled]"),
+    ],
+)
+async def test_filter_keys(session_file: Path, keys: tuple[str, ...], mode: str, tag: str) -> None:
+    app = TreeApp(session_file)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press(*keys)
+        model = model_of(app)
+        assert model.filter_mode == mode
+        assert f"filter: {mode} {tag}".rstrip() in status(app)
+        expected = {"no-tools": 10, "user-only": 4, "labeled-only": 1, "all": 15, "default": 11}[mode]
+        assert len(model.rows) == expected
+
+
+async def test_type_to_search_backspace_and_escape(session_file: Path) -> None:
+    app = TreeApp(session_file)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        model = model_of(app)
+        await pilot.press(*"approach b")
+        assert model.query == "approach b"
+        assert model.rows.ids == ["uB", "bB", "aB"]  # bB: "abandoned"; every word must match
+        assert "Type to search: approach b" in str(app.screen.query_one("#tree-search", Static).render())
+        assert "search: approach b" in status(app)
+        await pilot.press("backspace", "backspace")
+        assert model.query == "approach"
+        await pilot.press("escape")  # clears the search first
+        assert model.query == "" and len(model.rows) == 11
+        assert app.results == []
+        await pilot.press("escape")  # then leaves
+        await pilot.pause()
+    assert app.results == [None]
+
+
+async def test_search_without_hits_says_so(session_file: Path) -> None:
+    app = TreeApp(session_file)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press(*"zzz")
+        tree_view = app.screen.query_one(TreeView)
+        assert model_of(app).rows.ids == []
+        assert "No entries match search" in tree_view.render_line(0).text
+        assert status(app).startswith("(0/0)")
+
+
+async def test_ctrl_c_leaves_like_escape(session_file: Path) -> None:
+    app = TreeApp(session_file, standalone=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert "Esc quit" in str(app.screen.query_one("#tree-help", Static).render())
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+    assert app.results == [None]
+
+
+# -- Enter ----------------------------------------------------------------------------------------
+
+
+async def test_enter_on_a_user_message_resumes_before_it_with_its_text(session_file: Path) -> None:
+    app = TreeApp(session_file)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("up")  # uA2
+        await pilot.press("enter")
+        await pilot.pause()
+    assert app.results == [TreeResult("resume", session_file.resolve(), "cA", "Now add tests for approach A")]
+
+
+async def test_enter_on_the_root_prompt_resumes_before_everything(session_file: Path) -> None:
+    app = TreeApp(session_file)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("home", "enter")
+        await pilot.pause()
+    result = app.results[0]
+    assert (result.leaf_id, result.prefill) == ("m0", "Refactor the parser [bold]x[/] please")
+
+
+async def test_enter_on_other_entries_resumes_at_them(session_file: Path) -> None:
+    app = TreeApp(session_file)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("end", "enter")
+        await pilot.pause()
+    assert app.results == [TreeResult("resume", session_file.resolve(), "aB", None)]
+
+
+# -- labels ---------------------------------------------------------------------------------------
+
+
+async def test_shift_l_edits_the_label_through_core(session_file: Path) -> None:
+    app = TreeApp(session_file)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("end")  # aB
+        await pilot.press("L")
+        await pilot.pause()
+        assert isinstance(app.screen, LabelDialog)
+        assert app.screen.query_one(Input).value == ""
+        await pilot.press(*"plan b", "enter")
+        await settle(pilot)
+        model = model_of(app)
+        assert model.tree.labels["aB"] == "plan b"
+        assert model.row_text(model.rows[model.cursor]) == "      [plan b] assistant: Approach B sketched."
+        assert ("information", "Label saved") in app.notes
+        assert load_session(session_file).tree.labels["aB"] == "plan b"
+        # Edit the existing label: the dialog is prefilled; an empty label clears it.
+        await pilot.press("shift+l")
+        await pilot.pause()
+        field = app.screen.query_one(Input)
+        assert field.value == "plan b"
+        field.value = ""
+        await pilot.press("enter")
+        await settle(pilot)
+        assert "aB" not in model.tree.labels
+        assert "aB" not in load_session(session_file).tree.labels
+
+
+async def test_label_dialog_escape_writes_nothing(session_file: Path) -> None:
+    before = session_file.read_bytes()
+    app = TreeApp(session_file)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("L", *"nope", "escape")
+        await settle(pilot)
+        assert isinstance(app.screen, SessionTreeScreen)
+        assert app.results == []
+    assert session_file.read_bytes() == before
+
+
+async def test_label_write_errors_become_a_notification(tmp_path: Path) -> None:
+    old = write_session(tmp_path / "old.jsonl", version=2)  # must be migrated before any append
+    before = old.read_bytes()
+    app = TreeApp(old)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("L", *"x", "enter")
+        await settle(pilot)
+        assert isinstance(app.screen, SessionTreeScreen)
+        assert any(severity == "error" and "migration" in note for severity, note in app.notes)
+    assert old.read_bytes() == before
+
+
+# -- preview ----------------------------------------------------------------------------------------
+
+
+async def test_preview_follows_the_cursor(session_file: Path) -> None:
+    app = TreeApp(session_file)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        preview = app.screen.query_one(ContextPreview)
+        doc = preview.document
+        assert doc is not None
+        assert doc.blocks[0].kind == "compaction"  # the compaction summary comes first
+        assert dict(doc.header)["model"] == "anthropic/claude-sonnet-4-5"
+        assert "[milestone]" in dict(doc.header)["labels"]
+        await pilot.press("end")  # aB on the other branch: no compaction, a branch summary
+        await settle(pilot)
+        doc = preview.document
+        assert doc is not None and [block.kind for block in doc.blocks].count("compaction") == 0
+        assert "branch" in [block.kind for block in doc.blocks]
+        assert doc.blocks[-1].body == "Approach B sketched."
+
+
+async def test_preview_hides_on_a_narrow_terminal(session_file: Path) -> None:
+    app = TreeApp(session_file)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        assert not app.screen.query_one(ContextPreview).display
+
+
+# -- snapshots ----------------------------------------------------------------------------------------
+
+
+SNAPSHOT_KEYS = {
+    "branches": (),
+    "folded": ("ctrl+left", "ctrl+left"),
+    "no_tools": ("ctrl+t",),
+    "user_only": ("ctrl+u",),
+    "labeled_only": ("ctrl+l",),
+    "all": ("ctrl+a",),
+    "search": tuple("approach"),
+    "compaction": ("up", "up"),
+}
+
+
+@pytest.mark.parametrize("keys", list(SNAPSHOT_KEYS.values()), ids=list(SNAPSHOT_KEYS))
+async def test_snapshots(session_file: Path, snap_app, keys: tuple[str, ...]) -> None:
+    app = TreeApp(session_file)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press(*keys)
+        await settle(pilot)
+        assert await snap_app(pilot)
