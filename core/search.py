@@ -581,15 +581,12 @@ class _Matcher:
     def _scan_text(self, term: Term, block: _Block, candidates: list[int]) -> dict[int, _Match]:
         text = term.text
         names, firsts, pairs = block.names, block.firsts, block.pairs
-        found: dict[int, _Match] = {}
-        for index in [index for index in candidates if text in pairs[index]]:  # name / first message
-            name = names[index]
-            if name.startswith(text):
-                found[index] = _PREFIX_NAME
-            elif firsts[index].startswith(text):
-                found[index] = _PREFIX_FIRST
-            else:
-                found[index] = _SUBSTRING_NAME if text in name else _SUBSTRING_FIRST
+        in_title = [index for index in candidates if text in pairs[index]]  # name / first message
+        found: dict[int, _Match] = dict.fromkeys(in_title, _SUBSTRING_FIRST)
+        if in_title:  # later updates win: name prefix > first-message prefix > name substring
+            found.update(dict.fromkeys([index for index in in_title if text in names[index]], _SUBSTRING_NAME))
+            found.update(dict.fromkeys([index for index in in_title if firsts[index].startswith(text)], _PREFIX_FIRST))
+            found.update(dict.fromkeys([index for index in in_title if names[index].startswith(text)], _PREFIX_NAME))
         position = block.ids.find("\n" + text)
         if position >= 0:  # id prefix (a hex run inside an id is noise, not a match)
             wanted = set(candidates)
@@ -657,13 +654,10 @@ class _Matcher:
         whole = self.whole
         if whole and matches:
             self._upgrade_whole(block, matches, several=count > 1)
-        text_hits = self.text_hits
-        for index in sorted(matches) if len(matches) > 1 else matches:
-            tier, name, score = matches[index]
-            if count > 1:
-                score /= count
-            text_hit = text_hits.get(summaries[index].path) if tier == FULL_TEXT else None
-            buckets[tier].append(new_hit(Hit, (summaries[index], TIERS[tier], name, score, query, text_hit)))
+        text_hits, add = self.text_hits, [bucket.append for bucket in buckets]
+        for index, (tier, name, score) in sorted(matches.items()):
+            text_hit = text_hits.get(summaries[index].path) if text_hits and tier == FULL_TEXT else None
+            add[tier](new_hit(Hit, (summaries[index], TIERS[tier], name, score / count, query, text_hit)))
 
     def _upgrade_whole(self, block: _Block, matches: dict[int, _Match], several: bool) -> None:
         """Exact: the whole query is the id, name or first message.  Prefix: it starts one
@@ -748,8 +742,9 @@ def search_iter(
             for offset in range(0, len(part), _FOLD_STEP):
                 for summary in part[offset : offset + _FOLD_STEP]:
                     _CACHE.haystack(summary)
-                yield SearchProgress(start + offset, total)
+                yield SearchProgress(start, total)  # still folding this chunk
             block = _CACHE.block(part)
+            yield SearchProgress(start, total)
         ordered = ordered and block.ordered and last <= block.recency[0]
         last = block.recency[-1]
         matcher.collect(block, buckets)

@@ -432,3 +432,30 @@ def test_filter_sessions_uses_the_catalog_index() -> None:
     assert catalog.queries == ['"kubernetes"*']
     with pytest.raises(ValueError, match="re: "):
         filter_sessions("re:(", sessions)
+
+
+def test_id_prefix_maps_to_the_right_session_in_big_blocks() -> None:
+    sessions = [summary(f"{index:04x}-{index}", f"title {index}", modified_ms=index) for index in range(3000)]
+    hits = search(sessions, "0a1")
+    expected = [f"{index:04x}-{index}" for index in range(3000) if f"{index:04x}".startswith("0a1")]
+    assert sorted(ids(hits)) == sorted(expected)
+    assert {(hit.tier, hit.field) for hit in hits} == {("prefix", "id")}
+
+
+def test_newest_first_input_and_shuffled_input_rank_the_same() -> None:
+    import random
+
+    rng = random.Random(5)
+    words = ["auth", "authentication", "fix auth", "docker", "a u t h", "au th", "the auth bug"]
+    sessions = [
+        summary(f"id{index:04d}", rng.choice(words), text=rng.choice(["", "auth in text"]), modified_ms=10_000 - index)
+        for index in range(600)
+    ]
+    shuffled = sessions[:]
+    rng.shuffle(shuffled)
+    for query in ["auth", "au", "ath", "auth !docker", ""]:
+        expected = [(hit.summary.id, hit.tier) for hit in search(sessions, query)]
+        assert [(hit.summary.id, hit.tier) for hit in search(shuffled, query)] == expected, query
+        ranks = [("exact", "prefix", "substring", "full-text", "fuzzy", "path", "filter").index(tier)
+                 for _id, tier in expected]
+        assert ranks == sorted(ranks) or query == "", query
