@@ -26,9 +26,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import orjson
@@ -55,8 +56,12 @@ def js_trim(text: str) -> str:
 def iso_ms(ms: int) -> str:
     """Epoch milliseconds as JavaScript's `Date.prototype.toISOString()` prints them."""
     seconds, millis = divmod(int(ms), 1000)
-    moment = datetime.fromtimestamp(seconds, tz=UTC)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{millis:03d}Z"
+    t = time.gmtime(seconds)
+    return f"{t.tm_year:04d}-{t.tm_mon:02d}-{t.tm_mday:02d}T{t.tm_hour:02d}:{t.tm_min:02d}:{t.tm_sec:02d}.{millis:03d}Z"
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MILLISECOND = timedelta(milliseconds=1)
 
 
 def parse_time_ms(value: Any) -> int | None:
@@ -75,8 +80,7 @@ def parse_time_ms(value: Any) -> int | None:
         return None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
-    delta = moment - datetime(1970, 1, 1, tzinfo=UTC)
-    return (delta.days * 86400 + delta.seconds) * 1000 + delta.microseconds // 1000
+    return (moment - _EPOCH) // _MILLISECOND
 
 
 def _loads_lenient(raw: bytes) -> Any:
@@ -213,9 +217,10 @@ _OMP_TYPES = frozenset({"ttsr_injection", "session_init", "mode_change", "title_
 class _Scanner:
     """Feeds lines into a `MetaState`; one instance per scan."""
 
-    def __init__(self, state: MetaState, sink: TextSink | None) -> None:
+    def __init__(self, state: MetaState, sink: TextSink | None, *, extras: bool = True) -> None:
         self.state = state
         self.sink = sink
+        self.extras = extras  # False (prefix scans): no branch points, models, usage or tool names
 
     def feed_lines(self, lines: list[bytes]) -> None:
         """The hot loop: pi-dialect `message` entries are handled inline, everything else by `entry`."""
@@ -224,6 +229,7 @@ class _Scanner:
         decode_error = orjson.JSONDecodeError
         entry = self.entry
         sink = self.sink
+        extras = self.extras
         for line in lines:
             try:
                 value = loads(line)
@@ -246,12 +252,13 @@ class _Scanner:
                 entry(value)
                 continue
             # -- a message entry (the vast majority of lines) --
-            parent = value.get("parentId")
-            if parent is not None and parent != state.last_entry_id and type(parent) is str:
-                self.branch(parent)
-            entry_id = value.get("id")
-            if type(entry_id) is str:
-                state.last_entry_id = entry_id
+            if extras:
+                parent = value.get("parentId")
+                if parent is not None and parent != state.last_entry_id and type(parent) is str:
+                    self.branch(parent)
+                entry_id = value.get("id")
+                if type(entry_id) is str:
+                    state.last_entry_id = entry_id
             state.message_count += 1
             message = value.get("message")
             if type(message) is not dict:
@@ -260,7 +267,8 @@ class _Scanner:
             if role == "assistant":
                 stop = message.get("stopReason")
                 state.last_stop = stop if type(stop) is str else "stop"
-                self.assistant_extras(message)
+                if extras:
+                    self.assistant_extras(message)
                 if "content" not in message:
                     continue
             elif role == "user":
@@ -332,8 +340,14 @@ class _Scanner:
         state.cwd = cwd if isinstance(cwd, str) else ""
         parent = value.get("parentSession")
         state.parent_session = parent if isinstance(parent, str) else None
-        state.created_ms = parse_time_ms(value.get("timestamp"))
-        state.created = iso_ms(state.created_ms) if state.created_ms is not None else None
+        stamp = value.get("timestamp")
+        state.created_ms = parse_time_ms(stamp)
+        if state.created_ms is None:
+            state.created = None
+        elif type(stamp) is str and len(stamp) == 24 and stamp[10] == "T" and stamp[19] == "." and stamp[23] == "Z":
+            state.created = stamp  # already what toISOString() would print
+        else:
+            state.created = iso_ms(state.created_ms)
         title = value.get("title")
         state.header_title = js_trim(title) or None if isinstance(title, str) else None
 

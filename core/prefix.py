@@ -2,14 +2,15 @@
 
 Like oh-my-pi's `scanSessionFile`: complete lines of the prefix are parsed (the cut-off
 last line is not), a title slot is peeled off, and what the prefix cannot know is marked:
-`exact=False`, `message_count` is a lower bound (the larger of the parsed message entries
-and the `"type":"message"` markers in the raw bytes, which also sees the cut-off line), and
+`exact=False`, `message_count` is a lower bound (the parsed message entries plus a
+`"type":"message"` marker on the cut-off line), and
 `modified` is the file's mtime.  A header longer than the prefix is read with a tolerant
 string scanner, and when no user text is in a complete line the raw bytes are searched.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Any
 
@@ -79,8 +80,11 @@ def _raw_first_message(raw: bytes) -> str | None:
 
 def read_prefix(info: FileInfo) -> SessionSummary:
     """Prefix metadata of one file.  Raises `NotSessionFile` or `OSError`."""
-    with open(info.path, "rb") as handle:
-        raw = handle.read(PREFIX_BYTES)
+    descriptor = os.open(info.path, os.O_RDONLY)  # no buffered file object: one of these per session
+    try:
+        raw = os.read(descriptor, PREFIX_BYTES)
+    finally:
+        os.close(descriptor)
     return summary_from_prefix(info, raw)
 
 
@@ -90,14 +94,14 @@ def summary_from_prefix(info: FileInfo, raw: bytes) -> SessionSummary:
     cut_line = b"" if complete else lines.pop()
     state = MetaState()
     texts: list[str] = []
-    scanner = _Scanner(state, lambda field, text: texts.append(text) if field in ("user", "assistant") else None)
+    scanner = _Scanner(state, lambda _field, text: texts.append(text), extras=False)
     scanner.feed_lines(lines)
     if not state.header_done:
         header = _tolerant_header(cut_line)
         if header is None:
             raise NotSessionFile("no session header in the first 4 KB")
         scanner.header(header)
-    count = max(state.message_count, len(_MESSAGE_MARKER.findall(raw)))
+    count = state.message_count + len(_MESSAGE_MARKER.findall(cut_line))  # the cut-off line counts too
     first = state.first_message or _raw_first_message(raw) or NO_MESSAGES
     mtime_ms = info.mtime_ns // 1_000_000
     return SessionSummary(
