@@ -205,6 +205,7 @@ async def test_fold_unfold_and_branch_jumps(session_file: Path) -> None:
         assert model.folded == {"uA"}
         assert model.rows.ids == ["u1", "t1", "a2", "uA", "uB", "bB", "aB"]
         assert model.row_text(model.rows[3]).startswith("├⊞ ")
+        assert status(app).startswith("(4/7)") and "1 folded" in status(app)
         await pilot.press("ctrl+right")  # unfold
         assert not model.folded and len(model.rows) == 11
         await pilot.press("right")  # ←/→ do the same: jump down to the branch end
@@ -336,6 +337,8 @@ async def test_shift_l_edits_the_label_through_core(session_file: Path) -> None:
         assert model.row_text(model.rows[model.cursor]) == "      [plan b] assistant: Approach B sketched."
         assert ("information", "Label saved") in app.notes
         assert load_session(session_file).tree.labels["aB"] == "plan b"
+        preview = app.screen.query_one(ContextPreview).document
+        assert preview is not None and "[plan b]" in dict(preview.header)["labels"]
         # Edit the existing label: the dialog is prefilled; an empty label clears it.
         await pilot.press("shift+l")
         await pilot.pause()

@@ -231,9 +231,12 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
 
     # -- tree events ----------------------------------------------------------------------
 
+    @on(TreeView.Changed)
+    def _tree_changed(self) -> None:
+        self._refresh_status()
+
     @on(TreeView.Highlighted)
     def _highlighted(self, event: TreeView.Highlighted) -> None:
-        self._refresh_status()
         if self.session is not None and event.entry_id is not None:
             self.query_one(ContextPreview).show_session(self.session, event.entry_id)
 
@@ -316,6 +319,8 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
         if self.model is not None:
             self.model.set_label(message.entry_id, message.label)
             self._changed()
+            if self.session is not None and self.model.selected_id is not None:
+                self.query_one(ContextPreview).show_session(self.session, self.model.selected_id)
         self.notify("Label saved" if message.label else "Label removed", timeout=2)
 
     def on_session_tree_screen_label_failed(self, message: LabelFailed) -> None:

@@ -83,6 +83,17 @@ class TreeView(ScrollView, can_focus=True):
         def control(self) -> TreeView:
             return self.tree_view
 
+    class Changed(Message):
+        """The rows or the cursor position changed (a status line may want to say so)."""
+
+        def __init__(self, tree_view: TreeView) -> None:
+            super().__init__()
+            self.tree_view = tree_view
+
+        @property
+        def control(self) -> TreeView:
+            return self.tree_view
+
     class Selected(Message):
         """Enter (or a double click) on an entry."""
 
@@ -136,6 +147,7 @@ class TreeView(ScrollView, can_focus=True):
                 Region(0, model.cursor, 1, 1), animate=False, immediate=True, center=center, force=True
             )
         self.refresh()
+        self.post_message(self.Changed(self))
         if model.selected_id != self._highlighted:
             self._highlighted = model.selected_id
             self.post_message(self.Highlighted(self, self._highlighted))
