@@ -239,7 +239,8 @@ class Catalog:
                 else:
                     stats.read += 1
                 text_seq = row.text_seq if row is not None else -1
-                pending.append(("ok", summary, result.state.to_json(), texts, result.continued, text_seq))
+                pending.append(("ok", summary, result.state.to_json(), texts, result.continued, text_seq,
+                                row is not None))
             done += 1
             if progress is not None:
                 progress(done, total)
@@ -259,8 +260,8 @@ class Catalog:
         with index.writing() as writer:
             for item in pending:
                 if item[0] == "ok":
-                    _, summary, state, texts, continued, text_seq = item
-                    writer.put_session(summary, state, texts, continued=continued, text_seq=text_seq)
+                    _, summary, state, texts, continued, text_seq, known = item
+                    writer.put_session(summary, state, texts, continued=continued, text_seq=text_seq, known=known)
                 else:
                     _, path, size, mtime_ns, reason = item
                     writer.put_not_session(path, size, mtime_ns, reason)

@@ -395,26 +395,42 @@ class Writer:
         self.db.execute("DELETE FROM fts WHERE rowid BETWEEN ? AND ?", (low, high))
 
     def put_session(self, summary: SessionSummary, state: bytes, texts: list[tuple[str, str]] | None,
-                    *, continued: bool, text_seq: int) -> None:
+                    *, continued: bool, text_seq: int, known: bool = True) -> None:
         """Store a session's summary and state; append (continued) or replace its text chunks.
 
-        `texts` None means the text is not indexed (and any stale text is dropped).
+        `texts` None means the text is not indexed (and any stale text is dropped).  `known`
+        False promises the path has no row yet: one INSERT instead of a lookup, a delete and
+        an update (the cold-index case, ten thousand times).
         """
-        file_id = self._file_id(summary.path)
-        if texts is None or not continued or text_seq < 0:
-            self._drop_text(file_id)
+        columns = (summary.size, summary.mtime_ns, int(summary.modified_ms), summary.cwd,
+                   encode_summary(summary), orjson.dumps(summary.to_pi_json()), state)
+        cursor = None
+        if not known:
+            try:
+                cursor = self.db.execute(
+                    "INSERT INTO files (path, size, mtime_ns, session, modified_ms, cwd, summary, pi_json, state) "
+                    "VALUES (?, ?, ?, 1, ?, ?, ?, ?, ?)", (summary.path, *columns),
+                )
+            except sqlite3.IntegrityError:  # another thread or process indexed it meanwhile
+                cursor = None
+        if cursor is not None:
+            if texts is None:
+                return
+            file_id = int(cursor.lastrowid or 0)
             text_seq = -1
         else:
-            self._drop_text(file_id, meta_only=True)
+            file_id = self._file_id(summary.path)
+            if texts is None or not continued or text_seq < 0:
+                self._drop_text(file_id)
+                text_seq = -1
+            else:
+                self._drop_text(file_id, meta_only=True)
         if texts is not None:
-            text_seq = max(text_seq, _META_SEQS)
-            text_seq = self._insert_texts(file_id, text_seq, texts)
+            text_seq = self._insert_texts(file_id, max(text_seq, _META_SEQS), texts)
             self._insert_meta(file_id, summary)
         self.db.execute(
             "UPDATE files SET size = ?, mtime_ns = ?, session = 1, reason = NULL, modified_ms = ?, cwd = ?, "
-            "summary = ?, pi_json = ?, state = ?, text_seq = ? WHERE file_id = ?",
-            (summary.size, summary.mtime_ns, int(summary.modified_ms), summary.cwd, encode_summary(summary),
-             orjson.dumps(summary.to_pi_json()), state, text_seq, file_id),
+            "summary = ?, pi_json = ?, state = ?, text_seq = ? WHERE file_id = ?", (*columns, text_seq, file_id),
         )
 
     def _insert_meta(self, file_id: int, summary: SessionSummary) -> None:

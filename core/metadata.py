@@ -23,10 +23,10 @@ The text sink collects user/assistant text, tool names and bash commands for ful
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import time
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -221,6 +221,8 @@ class _Scanner:
         self.state = state
         self.sink = sink
         self.extras = extras  # False (prefix scans): no branch points, models, usage or tool names
+        self.last_model: Any = None
+        self.last_provider: Any = None
 
     def feed_lines(self, lines: list[bytes]) -> None:
         """The hot loop: pi-dialect `message` entries are handled inline, everything else by `entry`."""
@@ -401,9 +403,11 @@ class _Scanner:
     def assistant_extras(self, message: dict[str, Any]) -> None:
         state = self.state
         model = message.get("model")
-        if isinstance(model, str) and model:
-            provider = message.get("provider")
-            self.model(f"{provider}/{model}" if isinstance(provider, str) and provider else model)
+        provider = message.get("provider")
+        if model != self.last_model or provider != self.last_provider:  # a session rarely switches
+            self.last_model, self.last_provider = model, provider
+            if isinstance(model, str) and model:
+                self.model(f"{provider}/{model}" if isinstance(provider, str) and provider else model)
         usage = message.get("usage")
         if type(usage) is dict:
             tokens_in, tokens_out = usage.get("input"), usage.get("output")
@@ -439,20 +443,21 @@ class ScanResult:
     continued: bool = False  # True when only the bytes after the saved offset were read
 
 
-def _fingerprint(handle: Any, state: MetaState) -> tuple[str, str]:
-    handle.seek(0)
-    head = handle.read(min(_FINGERPRINT_HEAD, state.offset))
-    start = max(state.offset - _FINGERPRINT_TAIL, 0)
-    handle.seek(start)
-    tail = handle.read(state.offset - start)
-    return hashlib.blake2b(head, digest_size=12).hexdigest(), tail.hex()
+def _head_hash(head: bytes) -> str:
+    return f"{len(head)}:{zlib.crc32(head):08x}"
 
 
-def can_continue(state: MetaState, handle: Any, size: int) -> bool:
+def _tail(descriptor: int, offset: int) -> str:
+    start = max(offset - _FINGERPRINT_TAIL, 0)
+    return os.pread(descriptor, offset - start, start).hex()
+
+
+def can_continue(state: MetaState, descriptor: int, size: int) -> bool:
     """True when the file still starts with the bytes `state` was computed from."""
     if not state.header_done or size < state.offset or state.offset == 0:
         return False
-    return _fingerprint(handle, state) == (state.head_hash, state.tail_bytes)
+    head = os.pread(descriptor, min(_FINGERPRINT_HEAD, state.offset), 0)
+    return _head_hash(head) == state.head_hash and _tail(descriptor, state.offset) == state.tail_bytes
 
 
 def scan_file(path: str | os.PathLike[str], *, state: MetaState | None = None,
@@ -462,32 +467,40 @@ def scan_file(path: str | os.PathLike[str], *, state: MetaState | None = None,
     Raises `NotSessionFile` for a file whose first JSON value is not a header, and `OSError`
     for a file that cannot be read.  A `state` whose prefix no longer matches is ignored.
     """
-    with open(path, "rb") as handle:
-        info = os.fstat(handle.fileno())
-        continued = state is not None and can_continue(state, handle, info.st_size)
+    descriptor = os.open(path, os.O_RDONLY)  # plain descriptor: no buffered object per file
+    try:
+        info = os.fstat(descriptor)
+        continued = state is not None and can_continue(state, descriptor, info.st_size)
         state = state.copy() if continued and state is not None else MetaState()
+        start = state.offset
         scanner = _Scanner(state, sink)
-        handle.seek(state.offset)
-        consumed = state.offset  # file offset where `carry` starts
+        consumed = start  # file offset where `carry` starts
         carry = b""
+        first = b""
         while True:
-            block = handle.read(READ_BLOCK)
+            block = os.pread(descriptor, READ_BLOCK, consumed + len(carry))
             if not block:
                 break
-            if consumed == 0 and not carry and block.startswith(_BOM):  # Node's trim() drops a BOM
-                block = block[3:]
-                consumed = 3
+            if consumed == 0 and not carry:
+                first = block[:_FINGERPRINT_HEAD]
+                if block.startswith(_BOM):  # Node's trim() drops a BOM
+                    block = block[3:]
+                    consumed = 3
             data = carry + block if carry else block
-            cut = data.rfind(b"\n")
-            if cut == -1:
-                carry = data
-                continue
-            scanner.feed_lines(data[:cut].split(b"\n"))
-            consumed += cut + 1
-            carry = data[cut + 1 :]
+            lines = data.split(b"\n")
+            carry = lines.pop()  # after the last newline: an unfinished line, or b""
+            if lines:
+                scanner.feed_lines(lines)
+                consumed += len(data) - len(carry)
         state.offset = consumed
         if state.header_done:
-            state.head_hash, state.tail_bytes = _fingerprint(handle, state)
+            if start == 0:
+                state.head_hash = _head_hash(first[:consumed])
+            elif start < _FINGERPRINT_HEAD:  # the hashed head grew
+                state.head_hash = _head_hash(os.pread(descriptor, min(_FINGERPRINT_HEAD, consumed), 0))
+            state.tail_bytes = _tail(descriptor, consumed)
+    finally:
+        os.close(descriptor)
     final = state
     if carry.strip():  # an unterminated last line counts now, but is re-read once it is complete
         final = state.copy()
@@ -495,7 +508,6 @@ def scan_file(path: str | os.PathLike[str], *, state: MetaState | None = None,
     if not final.header_done:
         raise NotSessionFile("empty file" if not info.st_size else "no session header")
     return ScanResult(state, final, info.st_size, info.st_mtime_ns, continued)
-
 
 
 def summary_from_scan(path: str, result: ScanResult) -> SessionSummary:
