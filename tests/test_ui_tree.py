@@ -97,11 +97,17 @@ class TreeApp(App[Any]):
 
 
 async def settle(pilot) -> None:
-    """Let the loader, the preview's debounce and any write finish."""
-    for _ in range(3):
+    """Let the loader, the preview's debounce and any write finish (the box may be busy)."""
+    for _ in range(100):
         await pilot.pause()
         await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
+        await pilot.pause()
+        previews = pilot.app.screen.query(ContextPreview)
+        screen = pilot.app.screen
+        loading = isinstance(screen, SessionTreeScreen) and screen.session is None and screen.load_error is None
+        if not any(preview.pending for preview in previews) and not loading and not pilot.app.workers:
+            return
+        await pilot.pause(0.05)
 
 
 def screen_of(app: TreeApp) -> SessionTreeScreen:
@@ -154,6 +160,7 @@ async def test_not_a_session_shows_a_message_not_a_traceback(tmp_path: Path) -> 
         await settle(pilot)
         message = str(app.screen.query_one("#tree-message", Static).render())
         assert "not a session" in message
+        assert screen_of(app).load_error == message
         assert screen_of(app).model is None
         await pilot.press("escape")
         await pilot.pause()

@@ -113,6 +113,7 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
         self.session: Session | None = None
         self.model: TreeModel | None = None
         self._froze_gc = False
+        self.load_error: str | None = None
 
     # -- layout ---------------------------------------------------------------------------
 
@@ -186,6 +187,7 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
         model.prepare_search()
 
     def on_session_tree_screen_load_failed(self, message: LoadFailed) -> None:
+        self.load_error = message.reason
         note = self.query_one("#tree-message", Static)
         note.update(Content(display_text(message.reason)))
         note.add_class("-error")

@@ -252,6 +252,7 @@ class ContextPreview(Vertical):
     def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(name=name, id=id, classes=classes)
         self._token = 0
+        self._shown_token = 0
         self._doc: PreviewDoc | None = None
         self._cache = _SessionCache()
 
@@ -268,6 +269,11 @@ class ContextPreview(Vertical):
         """The document currently shown (None while empty or loading)."""
         return self._doc
 
+    @property
+    def pending(self) -> bool:
+        """True while a requested preview has not been shown yet."""
+        return self._shown_token != self._token
+
     # -- public API -----------------------------------------------------------------------
 
     def show(self, path: Path | None, leaf_id: Any = DEFAULT) -> None:
@@ -275,6 +281,7 @@ class ContextPreview(Vertical):
         self._token += 1
         if path is None:
             self.workers.cancel_group(self, "context-preview")
+            self._shown_token = self._token
             self._doc = None
             self._render_doc()
             return
@@ -311,6 +318,7 @@ class ContextPreview(Vertical):
     def on_context_preview_loaded(self, message: Loaded) -> None:
         if message.token != self._token:
             return  # a newer request is on its way
+        self._shown_token = message.token
         self._doc = message.doc
         self._render_doc()
         self.query_one("#preview-scroll", VerticalScroll).scroll_end(animate=False, immediate=False)
