@@ -87,6 +87,18 @@ def _scan(info: FileInfo, state: MetaState | None, want_text: bool) -> tuple[Sca
     return scan_file(info.path, state=state, sink=sink), texts
 
 
+def _write_batch(index: Index, batch: list[tuple]) -> None:
+    """Write scanned rows in one transaction, so readers see progress while the index builds."""
+    with index.writing() as writer:
+        for item in batch:
+            if item[0] == "ok":
+                _, summary, state, texts, continued, text_seq, known = item
+                writer.put_session(summary, state, texts, continued=continued, text_seq=text_seq, known=known)
+            else:
+                _, path, size, mtime_ns, reason = item
+                writer.put_not_session(path, size, mtime_ns, reason)
+
+
 class Catalog:
     """Discovery, prefix metadata and the persistent index behind one thread-safe object."""
 
@@ -214,57 +226,48 @@ class Catalog:
         pending: list[tuple] = []
         last_commit = time.perf_counter()
         done = total - len(todo)
-        for info, row in todo:
-            if cancel is not None and cancel():
-                self._flush(pending)
-                raise Cancelled()
-            state = None
-            want_text = full_text or (row is not None and row.text_seq >= 0)
-            # Continue from the saved state, unless text is wanted and was never indexed.
-            if index is not None and row is not None and row.session and not (want_text and row.text_seq < 0):
-                saved = index.state(row.file_id)
-                state = MetaState.from_json(saved) if saved else None
-            try:
-                result, texts = _scan(info, state, want_text and index is not None)
-            except NotSessionFile as error:
-                pending.append(("not", info.path, info.size, info.mtime_ns, str(error)))
-                stats.skipped.append((Path(info.path), str(error)))
-            except OSError as error:
-                stats.skipped.append((Path(info.path), error.strerror or str(error)))
-            else:
-                summary = summary_from_scan(info.path, result)
-                out.append(summary)
-                if result.continued:
-                    stats.appended += 1
+        try:
+            for info, row in todo:
+                if cancel is not None and cancel():
+                    raise Cancelled()
+                state = None
+                want_text = full_text or (row is not None and row.text_seq >= 0)
+                # Continue from the saved state, unless text is wanted and was never indexed.
+                if index is not None and row is not None and row.session and not (want_text and row.text_seq < 0):
+                    saved = index.state(row.file_id)
+                    state = MetaState.from_json(saved) if saved else None
+                try:
+                    result, texts = _scan(info, state, want_text and index is not None)
+                except NotSessionFile as error:
+                    pending.append(("not", info.path, info.size, info.mtime_ns, str(error)))
+                    stats.skipped.append((Path(info.path), str(error)))
+                except OSError as error:
+                    stats.skipped.append((Path(info.path), error.strerror or str(error)))
                 else:
-                    stats.read += 1
-                text_seq = row.text_seq if row is not None else -1
-                pending.append(("ok", summary, result.state.to_json(), texts, result.continued, text_seq,
-                                row is not None))
-            done += 1
-            if progress is not None:
-                progress(done, total)
-            now = time.perf_counter()
-            if len(pending) >= _COMMIT_EVERY_FILES or now - last_commit > _COMMIT_EVERY_SECONDS:
-                self._flush(pending)
-                last_commit = now
-        self._flush(pending)
+                    summary = summary_from_scan(info.path, result)
+                    out.append(summary)
+                    if result.continued:
+                        stats.appended += 1
+                    else:
+                        stats.read += 1
+                    text_seq = row.text_seq if row is not None else -1
+                    pending.append(("ok", summary, result.state.to_json(), texts, result.continued, text_seq,
+                                    row is not None))
+                done += 1
+                if progress is not None:
+                    progress(done, total)
+                now = time.perf_counter()
+                if len(pending) >= _COMMIT_EVERY_FILES or now - last_commit > _COMMIT_EVERY_SECONDS:
+                    self._flush(pending)
+                    last_commit = now
+        finally:  # on cancel too: what was read so far is kept
+            self._flush(pending)
         return out
 
     def _flush(self, pending: list[tuple]) -> None:
-        """Write the pending rows in one transaction, so readers see progress while we build."""
-        index = self.index
-        if index is None or not pending:
-            pending.clear()
-            return
-        with index.writing() as writer:
-            for item in pending:
-                if item[0] == "ok":
-                    _, summary, state, texts, continued, text_seq, known = item
-                    writer.put_session(summary, state, texts, continued=continued, text_seq=text_seq, known=known)
-                else:
-                    _, path, size, mtime_ns, reason = item
-                    writer.put_not_session(path, size, mtime_ns, reason)
+        # (A writer thread overlapping SQLite with parsing was tried: GIL hand-offs made it slower.)
+        if pending and self.index is not None:
+            _write_batch(self.index, pending)
         pending.clear()
 
     def _prune(self, rows: dict[str, Row], found: Discovery) -> None:

@@ -280,7 +280,7 @@ class Index:
     def db(self) -> sqlite3.Connection:
         """This thread's connection."""
         local = self._local
-        if getattr(local, "generation", None) != self._generation or local.connection is None:
+        if getattr(local, "generation", None) != self._generation or getattr(local, "connection", None) is None:
             local.connection = self._connect()
             local.generation = self._generation
             self._connections.append(local.connection)
