@@ -5,6 +5,7 @@
     catalog.list(cwd)                     # exact metadata, index brought up to date first
     catalog.refresh(progress, cancel)     # index everything incl. full text
     catalog.search_text(match)            # FTS5 hits, one per session
+    catalog.summary(path)                 # one file, exact, re-indexed if it changed
 
 Methods may be called from any thread (a Textual thread worker included): each thread gets
 its own SQLite connection and index writes are serialised.  Nothing here writes a session
@@ -17,7 +18,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from operator import itemgetter
 from pathlib import Path
@@ -25,6 +26,7 @@ from typing import Any
 
 import orjson
 
+from . import scanpool
 from .discovery import Discovery, FileInfo, default_roots, discover, stat_file
 from .index import Index, IndexUnavailable, Row, TextHit, decode_summary, fts_quote
 from .metadata import MetaState, NotSessionFile, ScanResult, scan_file, summary_from_scan
@@ -102,7 +104,11 @@ def _write_batch(index: Index, batch: list[tuple]) -> None:
 class Catalog:
     """Discovery, prefix metadata and the persistent index behind one thread-safe object."""
 
-    def __init__(self, roots: list[Path] | None = None, *, cache_dir: Path | None = None) -> None:
+    def __init__(self, roots: list[Path] | None = None, *, cache_dir: Path | None = None,
+                 workers: int = 1) -> None:
+        """`workers` > 1 lets big cold reads fork that many scanning processes (Linux only);
+        only a single-threaded caller such as the CLI should ask for it."""
+        self.workers = workers if scanpool.available() else 1
         self.explicit_roots = roots is not None
         self.roots: list[Path] = [Path(root) for root in roots] if roots is not None else default_roots()
         self._cache_dir = cache_dir
@@ -125,6 +131,7 @@ class Catalog:
         """Prefix-only summaries (`exact=False`), newest mtime first; `cwd` None = all projects."""
         found = self.discover()
         skipped: list[tuple[str, str]] = []
+        # Serial on purpose: a 4 KB read is cheaper than shipping its summary back from a worker.
         summaries = quick_summaries(found.infos, skipped)
         found.skipped.extend((Path(path), reason) for path, reason in skipped)
         return in_project(summaries, cwd) if cwd is not None else summaries
@@ -221,38 +228,29 @@ class Catalog:
     def _read_changed(self, todo: list[tuple[FileInfo, Row | None]], stats: RefreshStats,
                       progress: Progress | None, cancel: Cancel | None, full_text: bool,
                       total: int) -> list[SessionSummary]:
-        index = self.index
+        """Scan the changed files (appended ones from their saved offset) and index them."""
         out: list[SessionSummary] = []
         pending: list[tuple] = []
         last_commit = time.perf_counter()
         done = total - len(todo)
+        outcomes = self._outcomes(todo, full_text)
         try:
-            for info, row in todo:
+            for info, row, outcome in outcomes:
                 if cancel is not None and cancel():
                     raise Cancelled()
-                state = None
-                want_text = full_text or (row is not None and row.text_seq >= 0)
-                # Continue from the saved state, unless text is wanted and was never indexed.
-                if index is not None and row is not None and row.session and not (want_text and row.text_seq < 0):
-                    saved = index.state(row.file_id)
-                    state = MetaState.from_json(saved) if saved else None
-                try:
-                    result, texts = _scan(info, state, want_text and index is not None)
-                except NotSessionFile as error:
-                    pending.append(("not", info.path, info.size, info.mtime_ns, str(error)))
-                    stats.skipped.append((Path(info.path), str(error)))
-                except OSError as error:
-                    stats.skipped.append((Path(info.path), error.strerror or str(error)))
-                else:
-                    summary = summary_from_scan(info.path, result)
+                if outcome[0] == "ok":
+                    _, summary, state, continued, texts = outcome
                     out.append(summary)
-                    if result.continued:
+                    if continued:
                         stats.appended += 1
                     else:
                         stats.read += 1
                     text_seq = row.text_seq if row is not None else -1
-                    pending.append(("ok", summary, result.state.to_json(), texts, result.continued, text_seq,
-                                    row is not None))
+                    pending.append(("ok", summary, state, texts, continued, text_seq, row is not None))
+                else:
+                    if outcome[0] == "not":
+                        pending.append(("not", info.path, info.size, info.mtime_ns, outcome[1]))
+                    stats.skipped.append((Path(info.path), outcome[1]))
                 done += 1
                 if progress is not None:
                     progress(done, total)
@@ -261,8 +259,47 @@ class Catalog:
                     self._flush(pending)
                     last_commit = now
         finally:  # on cancel too: what was read so far is kept
+            outcomes.close()
             self._flush(pending)
         return out
+
+    def _outcomes(self, todo: list[tuple[FileInfo, Row | None]],
+                  full_text: bool) -> Generator[tuple[FileInfo, Row | None, tuple], None, None]:
+        """(file, row, outcome) per changed file; metadata-only scans of many files run
+        in worker processes (see `scanpool`) while this process writes the index."""
+        index = self.index
+        jobs: list[tuple[FileInfo, Row | None, MetaState | None, bool]] = []
+        for info, row in todo:
+            want_text = index is not None and (full_text or (row is not None and row.text_seq >= 0))
+            state = None
+            # Continue from the saved state, unless text is wanted and was never indexed.
+            if index is not None and row is not None and row.session and not (want_text and row.text_seq < 0):
+                saved = index.state(row.file_id)
+                state = MetaState.from_json(saved) if saved else None
+            jobs.append((info, row, state, want_text))
+        text_jobs = [job for job in jobs if job[3]]
+        meta_jobs = [job for job in jobs if not job[3]]
+        if self.workers > 1 and len(meta_jobs) >= scanpool.MIN_FILES:
+            jobs = text_jobs  # full-text scans stay here (their text would be pickled back)
+        else:
+            meta_jobs = []
+        for info, row, state, want_text in jobs:
+            try:
+                result, texts = _scan(info, state, want_text)
+            except NotSessionFile as error:
+                yield info, row, ("not", str(error))
+            except OSError as error:
+                yield info, row, ("error", error.strerror or str(error))
+            else:
+                yield info, row, ("ok", summary_from_scan(info.path, result), result.state.to_json(), result.continued,
+                                  texts)
+        if meta_jobs:
+            items = [(info, state.to_json() if state is not None else None) for info, _row, state, _want in meta_jobs]
+            rows = iter(meta_jobs)
+            for chunk, results in scanpool.map_chunks(scanpool.scan_chunk, items, self.workers):
+                for (info, _saved), result in zip(chunk, results, strict=True):
+                    row = next(rows)[1]
+                    yield info, row, (*result, None) if result[0] == "ok" else result
 
     def _flush(self, pending: list[tuple]) -> None:
         # (A writer thread overlapping SQLite with parsing was tried: GIL hand-offs made it slower.)
@@ -296,9 +333,11 @@ class Catalog:
         return found[0] if found else None
 
     def search_text(self, fts_query: str, limit: int = 500) -> list[TextHit]:
-        """Full-text hits (best per session) for an FTS5 MATCH string; build it with `fts_quote`.
+        """Full-text hits, one per session, for an FTS5 MATCH string; build it with `fts_quote`.
 
-        Searches what `refresh()` indexed.  Raises `ValueError` for a malformed MATCH string.
+        Unranked (callers rank by their own tiers and recency): a session's name, label, cwd
+        or id row wins over its text.  Searches what `refresh()` indexed (text is indexed
+        by `refresh()`, not by `list()`).  Raises `ValueError` for a malformed MATCH string.
         """
         index = self.index
         if index is None:

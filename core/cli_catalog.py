@@ -53,8 +53,11 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def _catalog(args: argparse.Namespace) -> Catalog:
+    from .scanpool import default_workers
+
     roots = getattr(args, "root", None)
-    return Catalog([Path(root).expanduser() for root in roots] if roots else None)
+    # The CLI is single-threaded, so big cold reads may fork scanning processes.
+    return Catalog([Path(root).expanduser() for root in roots] if roots else None, workers=default_workers())
 
 
 def _cwd(args: argparse.Namespace) -> str | None:

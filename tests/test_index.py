@@ -214,3 +214,24 @@ def test_json_fast_path_equals_the_summaries(corpus: Path, tmp_path: Path) -> No
     assert json.loads(catalog.list_pi_json()) == expected  # straight from the index
     cwd = expected[0]["cwd"]
     assert json.loads(catalog.list_pi_json(cwd)) == [row for row in expected if row["cwd"] == cwd]
+
+
+def test_worker_processes_give_the_same_results(tmp_path: Path) -> None:
+    root = tmp_path / "many"
+    generate_corpus(root, sessions=300, projects=5, seed=9, mean_bytes=1_500)
+    (root / "--p--" / "junk.jsonl").parent.mkdir(exist_ok=True)
+    (root / "--p--" / "junk.jsonl").write_text("no header\n")
+    serial = Catalog([root], cache_dir=tmp_path / "serial")
+    parallel = Catalog([root], cache_dir=tmp_path / "parallel", workers=2)
+    expected = serial.list()
+    seen: list[int] = []
+    with pytest.raises(Cancelled):  # a cancel stops the workers and keeps what was read
+        parallel.refresh(progress=lambda done, total: seen.append(done), cancel=lambda: len(seen) >= 70,
+                         full_text=False)
+    assert parallel.list() == expected
+    assert parallel.last_stats.reused >= 70
+    assert [path.name for path, _ in parallel.last_stats.skipped] == ["junk.jsonl"]
+    first = Path(expected[0].path)
+    with open(first, "a") as handle:
+        handle.write(line(user("ffff0009", None, "late words", ts=2_100_000_000_000)))
+    assert parallel.list()[0].message_count == expected[0].message_count + 1

@@ -1,0 +1,71 @@
+"""Parallel scanning for big cold reads: worker processes, so parsing uses every core.
+
+Parsing JSON lines is CPU-bound Python; threads would share one interpreter lock.  The
+catalog hands chunks of files to forked workers and consumes the results in order, writing
+the index while the workers parse the next chunks.  Forking is only done where it is safe
+and cheap: Linux, and only when the caller says so (`Catalog(workers=N)`, used by the
+single-threaded CLI).  A UI process with threads keeps the serial path.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any, TypeVar
+
+from .discovery import FileInfo
+from .metadata import MetaState, NotSessionFile, scan_file, summary_from_scan
+
+CHUNK = 64  # files per task: big enough to amortise pickling, small enough to balance
+MIN_FILES = 256  # below this, start-up costs more than it saves
+
+Item = TypeVar("Item")
+
+
+def available() -> bool:
+    return sys.platform.startswith("linux")
+
+
+def default_workers() -> int:
+    """Workers for a CLI run: `$SEANCE_WORKERS`, else the usable CPUs (at most 4); 1 without fork."""
+    import os
+
+    if not available():
+        return 1
+    override = os.environ.get("SEANCE_WORKERS", "")
+    if override.isdigit():
+        return max(1, int(override))
+    return max(1, min(4, len(os.sched_getaffinity(0))))
+
+
+def scan_chunk(chunk: Sequence[tuple[FileInfo, bytes | None]]) -> list[tuple[Any, ...]]:
+    """Exact metadata (no text) of each file: ("ok", summary, state_json, continued) | ("not"|"error", reason)."""
+    out: list[tuple[Any, ...]] = []
+    for info, saved in chunk:
+        try:
+            result = scan_file(info.path, state=MetaState.from_json(saved) if saved else None)
+        except NotSessionFile as error:
+            out.append(("not", str(error)))
+        except OSError as error:
+            out.append(("error", error.strerror or str(error)))
+        else:
+            out.append(("ok", summary_from_scan(info.path, result), result.state.to_json(), result.continued))
+    return out
+
+
+def map_chunks(function: Callable[[Sequence[Item]], list[Any]], items: Sequence[Item],
+               workers: int) -> Iterator[tuple[Sequence[Item], list[Any]]]:
+    """(chunk, results) in order, computed by `workers` forked processes.
+
+    Closing the iterator early (a cancel) drops the chunks not started yet.
+    """
+    chunks = [items[start : start + CHUNK] for start in range(0, len(items), CHUNK)]
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"))
+    try:
+        futures = [pool.submit(function, chunk) for chunk in chunks]
+        for chunk, future in zip(chunks, futures, strict=True):
+            yield chunk, future.result()
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
