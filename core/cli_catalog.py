@@ -172,7 +172,7 @@ def run_ls(args: argparse.Namespace) -> int:
                 if sort == "threaded":
                     item["depth"] = depth
                 payload.append(item)
-            sys.stdout.buffer.write(orjson.dumps(payload, option=orjson.OPT_INDENT_2) + b"\n")
+            sys.stdout.buffer.write(orjson.dumps(payload) + b"\n")  # compact, like the fast path
         else:
             _print_rows(rows, show_cwd=cwd is None)
         sys.stdout.flush()

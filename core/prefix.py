@@ -105,23 +105,10 @@ def summary_from_prefix(info: FileInfo, raw: bytes) -> SessionSummary:
     first = state.first_message or _raw_first_message(raw) or NO_MESSAGES
     mtime_ms = info.mtime_ns // 1_000_000
     return SessionSummary(
-        path=info.path,
-        id=state.id,
-        cwd=state.cwd,
-        name=state.name,
-        parent_session=state.parent_session,
-        created=state.created,
-        modified=iso_ms(mtime_ms),
-        modified_ms=mtime_ms,
-        message_count=count,
-        first_message=first,
-        size=info.size,
-        mtime_ns=info.mtime_ns,
-        exact=False,
-        dialect=state.dialect,
-        labels=state.label_values,
-        models=tuple(state.models or ()),
-        prefix_text=" ".join(texts),
+        path=info.path, id=state.id, cwd=state.cwd, name=state.name, parent_session=state.parent_session,
+        created=state.created, modified=iso_ms(mtime_ms), modified_ms=mtime_ms, message_count=count,
+        first_message=first, size=info.size, mtime_ns=info.mtime_ns, exact=False, dialect=state.dialect,
+        labels=state.label_values, compactions=state.compactions, prefix_text=" ".join(texts),
     )
 
 
