@@ -1,14 +1,16 @@
 """The persistent session index: exact metadata and full text, in SQLite, never the truth.
 
 One SQLite file (WAL) in the user cache dir (`$SEANCE_CACHE_DIR` overrides).  A row per
-file, keyed by `(path, size, mtime_ns)`, holds the exact summary and the saved scan state;
-an FTS5 table holds the searchable text in chunks.  The session files are always the
-truth: a corrupt, foreign or older-schema index is deleted and rebuilt, a locked one is
-replaced by a private one, and deleting the cache loses nothing.
+file, keyed by `(path, size, mtime_ns)`, holds the exact summary, the ready `ls --json`
+object and the saved scan state; an FTS5 table holds the searchable text in chunks.  The
+session files are always the truth: an index SQLite cannot read is deleted and rebuilt, a
+foreign or older-schema one has its tables dropped and recreated (in one transaction), a
+locked one is replaced by a private one, and deleting the cache loses nothing.
 
 FTS rows use rowid `file_id << 20 | seq`: seq 0-3 are the file's metadata rows (name,
-labels, cwd), replaced on every update; seq >= 4 are text chunks, appended as the file
-grows.  Deleting a file's rows is one rowid range.
+labels, cwd, id), replaced on every update; seq >= 4 are text chunks (user and assistant
+text, tool names, bash commands), appended as the file grows.  Deleting a file's rows is
+one rowid range.
 
 Threads: every thread gets its own connection (`threading.local`); writers take a lock.
 """
