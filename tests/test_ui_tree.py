@@ -225,6 +225,17 @@ async def test_fold_unfold_and_branch_jumps(session_file: Path) -> None:
         assert not model.folded
 
 
+async def test_click_selects_and_double_click_resumes(session_file: Path) -> None:
+    app = TreeApp(session_file)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.click(TreeView, offset=(10, 2))
+        assert model_of(app).selected_id == "a2"
+        await pilot.click(TreeView, offset=(10, 10), times=2)
+        await pilot.pause()
+    assert app.results == [TreeResult("resume", session_file.resolve(), "aB", None)]
+
+
 # -- filters and search ---------------------------------------------------------------------------
 
 
