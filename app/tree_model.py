@@ -114,30 +114,29 @@ def _has_text(content: Any) -> bool:
     if isinstance(content, str):
         return bool(content.strip())
     if isinstance(content, list):
-        return any(
-            isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str)
-            and block["text"].strip()
-            for block in content
-        )
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "text":
+                text = block.get("text")
+                if isinstance(text, str) and text.strip():
+                    return True
     return False
 
 
 def _category(entry: dict[str, Any]) -> int:
     kind = entry.get("type")
-    if kind in SETTINGS_TYPES:
-        return _SETTINGS
-    if kind != "message":
-        return _OTHER
+    if kind != "message":  # most entries are messages: test that first
+        return _SETTINGS if kind in SETTINGS_TYPES else _OTHER
     message = entry.get("message")
-    role = message.get("role") if isinstance(message, dict) else None
+    if not isinstance(message, dict):
+        return _OTHER
+    role = message.get("role")
     if role == "user":
         return _USER
     if role == "toolResult":
         return _TOOL_RESULT
-    if role == "assistant":
+    if role == "assistant" and not _has_text(message.get("content")):
         stop = message.get("stopReason")
-        error_or_aborted = bool(stop) and stop not in ("stop", "toolUse")
-        if not _has_text(message.get("content")) and not error_or_aborted:
+        if not stop or stop in ("stop", "toolUse"):  # an error or abort stays visible
             return _TEXTLESS_ASSISTANT
     return _OTHER
 
