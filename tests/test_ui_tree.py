@@ -167,6 +167,19 @@ async def test_not_a_session_shows_a_message_not_a_traceback(tmp_path: Path) -> 
     assert app.results == [None]
 
 
+async def test_an_empty_session_says_so_and_keys_do_nothing(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text('{"type":"session","version":3,"id":"e","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/x"}\n')
+    app = TreeApp(empty)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("up", "down", "pagedown", "ctrl+left", "ctrl+right", "ctrl+o", "L", "x", "escape", "enter")
+        await settle(pilot)
+        assert "No entries found" in app.screen.query_one(TreeView).render_line(0).text
+        assert status(app).startswith("(0/0)")
+        assert app.results == []
+
+
 async def test_skipped_lines_are_counted_in_the_status_line(session_file: Path) -> None:
     with session_file.open("ab") as handle:
         handle.write(b"{broken json\n")
