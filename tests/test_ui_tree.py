@@ -78,18 +78,19 @@ def session_file(tmp_path: Path) -> Path:
 class TreeApp(App[Any]):
     """Pushes the tree screen and records what it dismisses with and what it notifies."""
 
-    def __init__(self, path: Path, *, standalone: bool = False) -> None:
+    def __init__(self, path: Path, *, standalone: bool = False, session: Any = None) -> None:
         super().__init__()
         self.path = path
         self.standalone = standalone
+        self.session = session
         self.results: list[Any] = []
         self.notes: list[tuple[str, str]] = []
 
     def on_mount(self) -> None:
         self.theme = "textual-dark"
         self.animation_level = "none"
-        self.push_screen(SessionTreeScreen(self.path, clock=lambda: NOW, standalone=self.standalone),
-                         callback=self.results.append)
+        screen = SessionTreeScreen(self.path, clock=lambda: NOW, standalone=self.standalone, session=self.session)
+        self.push_screen(screen, callback=self.results.append)
 
     def notify(self, message: str, *, title: str = "", severity: str = "information", **kwargs: Any) -> None:
         self.notes.append((severity, message))
@@ -178,6 +179,33 @@ async def test_an_empty_session_says_so_and_keys_do_nothing(tmp_path: Path) -> N
         assert "No entries found" in app.screen.query_one(TreeView).render_line(0).text
         assert status(app).startswith("(0/0)")
         assert app.results == []
+
+
+async def test_a_session_the_caller_already_read_is_not_read_again(session_file: Path) -> None:
+    session = load_session(session_file)
+    session_file.write_text("overwritten: the screen must use the session it was given\n")
+    app = TreeApp(session_file, session=session)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert screen_of(app).session is session
+        assert len(model_of(app).rows) == 11
+
+
+async def test_deep_trees_keep_room_for_the_text(tmp_path: Path) -> None:
+    entries: list[dict[str, Any]] = []
+    parent = _user(entries, "r", None, "root")
+    for depth in range(30):  # each level branches: a dead end and the way on
+        _user(entries, f"dead{depth}", parent, f"dead end {depth}")
+        parent = _user(entries, f"on{depth}", parent, f"deeper {depth}")
+    header = {"type": "session", "version": 3, "id": "deep", "timestamp": "2025-01-01T00:00:00.000Z", "cwd": "/"}
+    path = tmp_path / "deep.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in [header, *entries]))
+    app = TreeApp(path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        tree_view = app.screen.query_one(TreeView)
+        line = tree_view.render_line(model_of(app).cursor - tree_view.scroll_offset.y).text
+        assert line.startswith("› …  ") and "deeper 29" in line
 
 
 async def test_skipped_lines_are_counted_in_the_status_line(session_file: Path) -> None:

@@ -105,9 +105,12 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
             self.reason = reason
 
     def __init__(self, session_path: Path, *, clock: Callable[[], datetime] | None = None, standalone: bool = False,
-                 name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
+                 session: Session | None = None, name: str | None = None, id: str | None = None,
+                 classes: str | None = None) -> None:
+        """`session`: the file already read by the caller (skips reading it again)."""
         super().__init__(name=name, id=id, classes=classes)
         self.session_path = Path(session_path)
+        self._given_session = session
         self.clock = clock or (lambda: datetime.now(UTC))
         self.standalone = standalone
         self.session: Session | None = None
@@ -153,7 +156,7 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
 
     @work(thread=True, exclusive=True, group="tree-load", exit_on_error=False, description="load session")
     def _load(self) -> None:
-        result = read_session(self.session_path)
+        result = self._given_session or read_session(self.session_path)
         if isinstance(result, NotASession):
             self.post_message(self.LoadFailed(f"{result.path}: not a session ({result.reason})"))
             return

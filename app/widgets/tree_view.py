@@ -39,6 +39,19 @@ _KIND_STYLES: dict[str, tuple[str | None, str | None]] = {
 _MUTED_TEXTS = frozenset({"(aborted)", "(no content)"})
 
 
+def _cap_depth(prefix: str, fold: str, width: int) -> tuple[str, str]:
+    """Keep room for the text in deep trees: older levels fold into a leading `…` (as omp does).
+
+    At least max(24, width / 2) columns stay for the entry; the prefix is cut at whole levels
+    (3 columns each) so the remaining connectors and gutters still line up.
+    """
+    room = width - 2 - len(fold) - max(24, width // 2)
+    if len(prefix) <= room:
+        return prefix, fold
+    levels = max(0, room // 3 - 1)
+    return "…  " + (prefix[-levels * 3 :] if levels else ""), fold
+
+
 class TreeView(ScrollView, can_focus=True):
     """Scrollable, virtual list of the visible rows of a session tree."""
 
@@ -240,7 +253,7 @@ class TreeView(ScrollView, can_focus=True):
         """One row as Content: cursor, tree prefix, fold marker, active dot, label, summary."""
         model = self.model
         assert model is not None
-        prefix, fold = model.prefix(row)
+        prefix, fold = _cap_depth(*model.prefix(row), width=self.scrollable_content_region.width)
         parts: list[tuple[str, Style] | str] = [
             ("› ", self._part("tree-view--cursor-marker")) if selected else "  ",
             (prefix, self._part("tree-view--guide")),
