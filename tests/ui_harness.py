@@ -32,7 +32,9 @@ async def settle(pilot: Pilot, rounds: int = 3) -> None:
     """Let workers finish and their messages land (loading, search, preview)."""
     for _ in range(rounds):
         await pilot.pause()
-        await pilot.app.workers.wait_for_complete()
+        for worker in list(pilot.app.workers):
+            if worker.group != "watch" and not worker.is_finished:  # the watcher runs until the end
+                await worker.wait()
         await pilot.pause(0.05)
     for widget in pilot.app.screen.query(Input):
         widget.cursor_blink = False

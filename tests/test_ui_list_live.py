@@ -1,0 +1,97 @@
+"""Live updates: the watcher adds, updates and removes rows while the cursor keeps its session."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+from pathlib import Path
+
+from seance.app.screens.session_list import PickerOptions
+from textual.pilot import Pilot
+from ui_harness import SIZE, picker_app, screen_of, settle
+from ui_sessions import PROJECT, Spec, make_root, session_path, write_session
+
+
+async def wait_until(pilot: Pilot, condition, timeout: float = 8.0) -> bool:
+    """Poll `condition` while the app runs (the watcher debounces ~200 ms)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while loop.time() < deadline:
+        if condition():
+            return True
+        await pilot.pause(0.1)
+    return condition()
+
+
+async def test_new_changed_and_deleted_sessions_update_in_place(tmp_path: Path) -> None:
+    root = make_root(tmp_path)
+    app = picker_app(root, options=PickerOptions(watch=True))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.pause(0.5)  # the watcher is running
+        screen = screen_of(pilot)
+        widget = screen.session_list
+        await pilot.press("down", "down")
+        chosen = widget.highlighted.path
+        screen_y = widget.cursor - widget.scroll_offset.y
+
+        write_session(root, Spec("s-brand-new", PROJECT, ("a session written just now",), timedelta(seconds=5)))
+        assert await wait_until(pilot, lambda: any(row.summary.id == "s-brand-new" for row in widget.rows))
+        await settle(pilot)
+        assert widget.rows[0].summary.id == "s-brand-new", "newest first"
+        assert widget.highlighted.path == chosen, "the cursor stays on the same session"
+        assert widget.cursor - widget.scroll_offset.y == screen_y + 1, "everything fits: the rows shift by one"
+        assert "1 new" in screen.status.render().plain
+
+        docs = session_path(root, Spec("s-docs", PROJECT))
+        write_session(root, Spec("s-docs", PROJECT, ("update the README", "one more", "and another"),
+                                 timedelta(days=2)))
+        assert await wait_until(
+            pilot, lambda: next(row for row in widget.rows if row.path == str(docs)).summary.message_count == 6)
+        assert widget.highlighted.path == chosen
+
+        session_path(root, Spec("s-old", PROJECT)).unlink()
+        assert await wait_until(pilot, lambda: all(row.summary.id != "s-old" for row in widget.rows))
+        assert widget.highlighted.path == chosen
+
+
+async def test_rows_arriving_above_do_not_move_the_viewport(tmp_path: Path) -> None:
+    specs = [Spec(f"s{number:02d}", PROJECT, (f"prompt number {number:02d}",), timedelta(hours=number + 1))
+             for number in range(60)]
+    root = make_root(tmp_path, specs)
+    app = picker_app(root, options=PickerOptions(watch=True))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.pause(0.5)
+        widget = screen_of(pilot).session_list
+        await pilot.press("pagedown", "pagedown", "down")
+        chosen = widget.highlighted.path
+        top_line = widget.scroll_offset.y
+        first_visible = widget.rows[top_line].path
+        screen_y = widget.cursor - top_line
+        assert top_line > 0
+        for number in range(3):
+            write_session(root, Spec(f"new{number}", PROJECT, ("fresh",), timedelta(seconds=number + 1)))
+        assert await wait_until(pilot, lambda: len(widget.rows) == 63)
+        await settle(pilot)
+        assert widget.highlighted.path == chosen
+        assert widget.cursor - widget.scroll_offset.y == screen_y
+        assert widget.rows[widget.scroll_offset.y].path == first_visible, "the same rows are on screen"
+        assert "3 new" in screen_of(pilot).status.render().plain
+        await pilot.press("home")
+        assert "new" not in screen_of(pilot).status.render().plain
+
+
+async def test_live_rows_respect_the_query(tmp_path: Path) -> None:
+    root = make_root(tmp_path)
+    app = picker_app(root, query="zebra", options=PickerOptions(watch=True))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.pause(0.5)
+        widget = screen_of(pilot).session_list
+        assert [row.summary.id for row in widget.rows] == ["s-docs"]
+        write_session(root, Spec("s-unrelated", PROJECT, ("nothing to see",), timedelta(seconds=5)))
+        write_session(root, Spec("s-zebra", PROJECT, ("zebra stripes everywhere",), timedelta(seconds=5)))
+        assert await wait_until(pilot, lambda: len(widget.rows) == 2)
+        await settle(pilot)
+        assert {row.summary.id for row in widget.rows} == {"s-docs", "s-zebra"}
