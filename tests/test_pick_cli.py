@@ -1,0 +1,132 @@
+"""`seance pick` for real, in a tmux terminal: the answer on stdout, the exit code, nothing else.
+
+Each test runs its own tmux server (a private socket), so it never touches the user's tmux.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from ui_sessions import PROJECT, Spec, make_root, session_path
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+
+
+class Terminal:
+    """One `seance` command in a detached 120x40 tmux session; stdout to a file, then the exit code."""
+
+    def __init__(self, workdir: Path, socket: str) -> None:
+        self.workdir = workdir
+        self.socket = socket
+        self.out = workdir / "out.txt"
+        self.rc = workdir / "rc.txt"
+
+    def tmux(self, *args: str) -> str:
+        result = subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True, text=True, check=False)
+        return result.stdout
+
+    def start(self, *seance_args: str) -> None:
+        env = f"SEANCE_CACHE_DIR={shlex.quote(str(self.workdir / 'cache'))} TERM=xterm-256color"
+        command = " ".join(shlex.quote(part) for part in (sys.executable, "-m", "seance", *seance_args))
+        script = f"cd {shlex.quote(str(self.workdir))} && env {env} {command} > out.txt; echo $? > rc.txt"
+        self.tmux("new-session", "-d", "-s", "pick", "-x", "120", "-y", "40", script)
+
+    def screen(self) -> str:
+        return self.tmux("capture-pane", "-p", "-t", "pick")
+
+    def wait_for(self, text: str, timeout: float = 20.0) -> str:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            screen = self.screen()
+            if text in screen:
+                return screen
+            time.sleep(0.1)
+        raise AssertionError(f"{text!r} never appeared on screen:\n{self.screen()}")
+
+    def keys(self, *keys: str) -> None:
+        for key in keys:
+            self.tmux("send-keys", "-t", "pick", key)
+            time.sleep(0.15)
+
+    def result(self, timeout: float = 20.0) -> tuple[int, str]:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.rc.exists() and self.rc.read_text().strip():
+                return int(self.rc.read_text()), self.out.read_text()
+            time.sleep(0.1)
+        raise AssertionError(f"seance did not exit:\n{self.screen()}")
+
+
+@pytest.fixture
+def terminal(tmp_path: Path) -> Iterator[Terminal]:
+    term = Terminal(tmp_path, f"seance-test-{os.getpid()}-{tmp_path.name}")
+    yield term
+    term.tmux("kill-server")
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    return make_root(tmp_path)
+
+
+def test_enter_prints_the_path_and_exits_0(terminal: Terminal, root: Path) -> None:
+    terminal.start("pick", "--root", str(root), "--cwd", PROJECT)
+    terminal.wait_for("5 sessions")
+    terminal.keys("Down", "Down", "Enter")
+    code, out = terminal.result()
+    assert code == 0
+    assert out == f"{session_path(root, Spec('s-named', PROJECT))}\n"
+
+
+def test_escape_prints_nothing_and_exits_130(terminal: Terminal, root: Path) -> None:
+    terminal.start("pick", "--root", str(root), "--cwd", PROJECT)
+    terminal.wait_for("5 sessions")
+    terminal.keys("z", "e", "b")
+    terminal.wait_for("zeb")
+    terminal.keys("Escape")  # clears the query
+    terminal.wait_for("5 sessions")
+    terminal.keys("Escape")  # cancels
+    code, out = terminal.result()
+    assert (code, out) == (130, "")
+
+
+def test_ctrl_c_cancels(terminal: Terminal, root: Path) -> None:
+    terminal.start("pick", "--root", str(root), "--all")
+    terminal.wait_for("8 sessions")
+    terminal.keys("C-c")
+    assert terminal.result() == (130, "")
+
+
+def test_json_query_and_all_scope(terminal: Terminal, root: Path) -> None:
+    terminal.start("pick", "--root", str(root), "--all", "--query", "parser", "--json")
+    terminal.wait_for("1 of 8 sessions")
+    terminal.keys("Enter")
+    code, out = terminal.result()
+    assert code == 0
+    assert json.loads(out) == {
+        "action": "resume",
+        "path": str(session_path(root, Spec("s-other1", "/work/demo/other"))),
+        "id": "s-other1",
+        "leafId": None,
+        "cwd": "/work/demo/other",
+    }
+
+
+def test_no_sessions_anywhere_is_exit_1(tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    result = subprocess.run([sys.executable, "-m", "seance", "pick", "--root", str(empty)], capture_output=True,
+                            text=True, env={**os.environ, "SEANCE_CACHE_DIR": str(tmp_path / "cache")}, timeout=60,
+                            check=False)
+    assert result.returncode == 1
+    assert result.stdout == ""
+    assert "no sessions found" in result.stderr and "Traceback" not in result.stderr
