@@ -43,7 +43,7 @@ class ConfirmScreen(ModalScreen[bool]):
                 yield Button(Content("Cancel"), id="no")
 
     def on_mount(self) -> None:
-        self.query_one("#no", Button).focus()
+        self.query_one("#yes", Button).focus()  # Enter confirms, as in pi; Esc is the way out
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()

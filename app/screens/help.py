@@ -14,13 +14,13 @@ from textual.widgets import Label, Static
 from .confirm import STYLES
 
 KEYS: list[tuple[str, str]] = [
-    ("type", "search (fuzzy words, \"exact phrase\", re:regex)"),
+    ("type", "search: words, \"a phrase\", re:regex, !not, label:x"),
     ("↑ ↓ PgUp PgDn Home End", "move the cursor"),
     ("Enter / double-click", "resume the selected session"),
     ("Esc", "clear the query, then cancel"),
     ("Ctrl+C", "cancel"),
     ("Tab", "current folder ↔ all projects"),
-    ("Ctrl+S", "sort: threaded → recent → created → relevance"),
+    ("Ctrl+S", "sort: threaded, recent, created, relevance"),
     ("Ctrl+N", "named sessions only"),
     ("Ctrl+P", "show file paths"),
     ("Ctrl+D", "move the session to the Trash (confirm)"),

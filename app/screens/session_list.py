@@ -51,6 +51,7 @@ NARROW = 100  # below this many columns the preview hides itself
 FULL_TEXT_LIMIT = 500
 SEARCH_DEBOUNCE = 0.03
 WATCH_DEBOUNCE_MS = 200
+QUICK_FIRST_FILES = 300  # more files than this to index: paint the quick listing first
 
 EMPTY = {
     ("project", False): "No sessions in current folder. Press Tab to view all.",
@@ -206,28 +207,42 @@ class SessionPickerScreen(Screen[PickResult | None]):
 
     @work(thread=True, exclusive=True, group="load", exit_on_error=False)
     def _load_worker(self, scope: str, generation: int) -> None:
-        """Quick listing of `scope` (if not shown yet), then the exact refresh of both scopes."""
+        """First rows as fast as possible, then the exact refresh of both scopes.
+
+        A warm index answers exactly in a fraction of a second, so the refresh goes first; if
+        it finds many files to read (a cold index), it is stopped at once, the quick 4 KB
+        listing paints the rows, and the refresh resumes (it keeps what it indexed).
+        """
         worker = get_current_worker()
+        last = [0.0]
+        painted = [scope in self._summaries]
+        stop_early = [False]
+
+        def progress(done: int, total: int) -> None:
+            if not painted[0] and total - done > QUICK_FIRST_FILES:
+                stop_early[0] = True
+            now = time.monotonic()
+            if now - last[0] > 0.1 or done == total:
+                last[0] = now
+                self.post_message(LoadProgress(done, total, generation))
+
+        def cancel() -> bool:
+            return worker.is_cancelled or stop_early[0]
+
         try:
-            if scope not in self._summaries:
-                self.post_message(SessionsLoaded(scope, self.catalog.quick(self._scope_cwd(scope)), False, generation))
-            if worker.is_cancelled:
-                return
-            last = [0.0]
-
-            def progress(done: int, total: int) -> None:
-                now = time.monotonic()
-                if now - last[0] > 0.1 or done == total:
-                    last[0] = now
-                    self.post_message(LoadProgress(done, total, generation))
-
             try:
-                everything = self.catalog.refresh(progress, lambda: worker.is_cancelled)
+                everything = self.catalog.refresh(progress, cancel)
             except Cancelled:
-                return
+                if worker.is_cancelled:
+                    return
+                self.post_message(SessionsLoaded(scope, self.catalog.quick(self._scope_cwd(scope)), False, generation))
+                painted[0], stop_early[0] = True, False
+                everything = self.catalog.refresh(progress, cancel)
             if not worker.is_cancelled:
                 self.post_message(SessionsLoaded("all", everything, True, generation))
                 self.post_message(SessionsLoaded("project", in_project(everything, self.cwd), True, generation))
+        except Cancelled:
+            return
         except Exception as error:  # an unreadable root, a broken index: say so, keep going
             self.post_message(LoadFailed(f"Failed to load sessions: {display_text(error)}", generation))
 
