@@ -7,8 +7,8 @@ each bad line becomes a `Skipped` record that says where and why.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 import json
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -78,28 +78,31 @@ def parse_jsonl(data: bytes, *, first_line: int = 1, base_offset: int = 0) -> tu
     """
     records: list[Record] = []
     skipped: list[Skipped] = []
-    pos = 0
-    line_no = first_line - 1
-    size = len(data)
-    while pos < size:
-        newline = data.find(b"\n", pos)
-        end = size if newline == -1 else newline
-        line_no += 1
-        raw = data[pos:end]
-        start = pos
-        pos = end + 1
-        if not raw.strip():
-            continue
+    append = records.append
+    loads = orjson.loads
+    decode_error = orjson.JSONDecodeError
+    start = 0
+    lines = data.split(b"\n")
+    last = len(lines) - 1
+    for index, raw in enumerate(lines):
+        end = start + len(raw)
+        line_start, start = start, end + 1
         try:
-            value, replaced = _loads(raw)
-        except orjson.JSONDecodeError:
-            reason = "torn last line (no newline)" if newline == -1 else _describe_failure(raw)
-            skipped.append(Skipped(line_no, reason))
-            continue
-        if not isinstance(value, dict):
-            skipped.append(Skipped(line_no, f"a JSON {type(value).__name__}, not an object"))
+            value = loads(raw)
+            replaced = False
+        except decode_error:
+            if not raw.strip():
+                continue
+            try:
+                value, replaced = _loads(raw)
+            except decode_error:
+                reason = "torn last line (no newline)" if index == last else _describe_failure(raw)
+                skipped.append(Skipped(first_line + index, reason))
+                continue
+        if type(value) is not dict:
+            skipped.append(Skipped(first_line + index, f"a JSON {type(value).__name__}, not an object"))
             continue
         if replaced:
-            skipped.append(Skipped(line_no, "bytes that are not UTF-8 were replaced (line kept)"))
-        records.append(Record(line_no, base_offset + start, base_offset + end, value))
+            skipped.append(Skipped(first_line + index, "bytes that are not UTF-8 were replaced (line kept)"))
+        append(Record(first_line + index, base_offset + line_start, base_offset + end, value))
     return records, skipped

@@ -7,6 +7,7 @@ listed in `Session.problems`, so a caller can tell the user instead of failing.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import os
 from dataclasses import dataclass, field
@@ -119,6 +120,18 @@ def session_name(session: Session) -> str | None:
 
 def parse_session_bytes(path: Path, data: bytes, stat: os.stat_result) -> Session | NotASession:
     """Parse, normalise and migrate (in memory) the bytes of one session file."""
+    # Parsing allocates hundreds of thousands of containers that all survive: the cyclic
+    # GC would rescan them over and over for nothing.
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _parse_session_bytes(path, data, stat)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+
+
+def _parse_session_bytes(path: Path, data: bytes, stat: os.stat_result) -> Session | NotASession:
     records, skipped = parse_jsonl(data)
     if not records:
         reason = "empty file" if not data.strip() else "no readable JSON line"

@@ -95,10 +95,9 @@ class SessionTree:
                 self.parent[entry_id] = parent
                 self.children.setdefault(parent, []).append(entry_id)
         self._break_cycles(order)
-        stamps = {entry_id: timestamp_ms(entry.get("timestamp")) for entry_id, entry in by_id.items()}
         for kids in self.children.values():
-            if len(kids) > 1:
-                kids.sort(key=stamps.__getitem__)
+            if len(kids) > 1:  # only branch points need timestamps parsed
+                kids.sort(key=lambda kid: timestamp_ms(by_id[kid].get("timestamp")))
 
     def _break_cycles(self, order: dict[str, int]) -> None:
         """Entries not reachable from a root sit on or under a parent cycle: cut each cycle."""
