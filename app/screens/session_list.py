@@ -205,7 +205,7 @@ class SessionPickerScreen(Screen[PickResult | None]):
         self.status.loading = scope not in self._summaries
         self._load_worker(scope, self._generation)
 
-    @work(thread=True, exclusive=True, group="load", exit_on_error=False)
+    @work(thread=True, exclusive=True, group="load", exit_on_error=False, description="list sessions")
     def _load_worker(self, scope: str, generation: int) -> None:
         """First rows as fast as possible, then the exact refresh of both scopes.
 
@@ -317,7 +317,7 @@ class SessionPickerScreen(Screen[PickResult | None]):
             self.status.show_message("")
         self._search_worker(text, query, summaries, self.scope == "all", top)
 
-    @work(thread=True, exclusive=True, group="search", exit_on_error=False)
+    @work(thread=True, exclusive=True, group="search", exit_on_error=False, description="search")
     def _search_worker(self, text: str, query: Any, summaries: list[SessionSummary], paths: bool, top: bool) -> None:
         worker = get_current_worker()
         time.sleep(SEARCH_DEBOUNCE)
@@ -498,7 +498,7 @@ class SessionPickerScreen(Screen[PickResult | None]):
         self.app.push_screen(ConfirmScreen("Delete session?", summary.title or summary.path,
                                            confirm_label="Move to Trash"), answered)
 
-    @work(thread=True, group="writes", exit_on_error=False)
+    @work(thread=True, group="writes", exit_on_error=False, description="trash")
     def _trash_worker(self, summary: SessionSummary) -> None:
         from seance.core.trash import trash_session
 
@@ -522,7 +522,7 @@ class SessionPickerScreen(Screen[PickResult | None]):
             return
         self._undo_worker(self._deleted.pop())
 
-    @work(thread=True, group="writes", exit_on_error=False)
+    @work(thread=True, group="writes", exit_on_error=False, description="undo trash")
     def _undo_worker(self, deleted: _Deleted) -> None:
         from seance.core.trash import undo
 
@@ -563,7 +563,7 @@ class SessionPickerScreen(Screen[PickResult | None]):
 
         self.app.push_screen(RenameScreen(summary.name, summary.title), answered)
 
-    @work(thread=True, group="writes", exit_on_error=False)
+    @work(thread=True, group="writes", exit_on_error=False, description="rename")
     def _rename_worker(self, summary: SessionSummary, name: str) -> None:
         from seance.core.writes import rename_session
 
@@ -605,7 +605,7 @@ class SessionPickerScreen(Screen[PickResult | None]):
         roots = getattr(self.catalog, "roots", None) or []
         return [Path(root) for root in roots if Path(root).is_dir()]
 
-    @work(exclusive=True, group="watch", exit_on_error=False)
+    @work(exclusive=True, group="watch", exit_on_error=False, description="watch roots")
     async def _watch(self) -> None:
         """Follow the roots: coalesced changes become one `SessionsChanged` per batch."""
         from watchfiles import Change, awatch
