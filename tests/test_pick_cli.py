@@ -130,3 +130,28 @@ def test_no_sessions_anywhere_is_exit_1(tmp_path: Path) -> None:
     assert result.returncode == 1
     assert result.stdout == ""
     assert "no sessions found" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_browse_enter_opens_the_tree_and_enter_there_prints_the_path(terminal: Terminal, root: Path) -> None:
+    terminal.start("--root", str(root), "--cwd", PROJECT)
+    terminal.wait_for("5 sessions")
+    terminal.keys("Enter")
+    terminal.wait_for("Session Tree")
+    terminal.keys("Escape")  # back to the list
+    terminal.wait_for("5 sessions")
+    terminal.keys("Enter")
+    terminal.wait_for("Session Tree")
+    terminal.keys("Enter")
+    code, out = terminal.result()
+    assert (code, out) == (0, f"{session_path(root, Spec('s-auth', PROJECT))}\n")
+
+
+def test_demo_generates_a_root_and_browses_it(terminal: Terminal) -> None:
+    terminal.start("--demo")
+    screen = terminal.wait_for("Current Folder", timeout=60)
+    assert "Traceback" not in screen
+    terminal.wait_for("›")  # rows
+    terminal.keys("Tab")
+    terminal.wait_for("◉ All")
+    terminal.keys("Escape")
+    assert terminal.result() == (130, "")
