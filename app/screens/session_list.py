@@ -18,7 +18,7 @@ import asyncio
 import os
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar, Literal
@@ -136,6 +136,9 @@ class SessionPickerScreen(Screen[PickResult | None]):
     ) -> None:
         super().__init__(name=name, id=id, classes=classes)
         self.catalog = catalog
+        if options is not None and options.enter == "tree":  # the browser: Enter explores first
+            self._bindings.key_to_bindings["enter"] = [
+                replace(binding, description="Open") for binding in self._bindings.key_to_bindings["enter"]]
         self.cwd = str(Path(cwd or os.getcwd()).resolve())
         self.options = options or PickerOptions()
         self.clock = clock
@@ -633,20 +636,24 @@ class SessionPickerScreen(Screen[PickResult | None]):
         if message.removed:
             self._drop_paths(message.removed, rebuild=False)
         new = 0
-        for summary in message.changed:
-            for scope, summaries in self._summaries.items():
+        for scope, summaries in self._summaries.items():
+            position = {summary.path: index for index, summary in enumerate(summaries)}
+            for summary in message.changed:
                 if scope == "project" and not self._in_project(summary):
                     continue
-                index = next((i for i, known in enumerate(summaries) if known.path == summary.path), None)
+                index = position.get(summary.path)
                 if index is None:
+                    position[summary.path] = len(summaries)
                     summaries.append(summary)
                 else:
                     summaries[index] = summary
+        for summary in message.changed:
             if summary.path not in self._known and not message.restored:
                 self._known.add(summary.path)
                 new += self._in_scope(summary)
-        if (new and self.session_list.cursor > 0) or (new and self.session_list.scroll_offset.y > 0):
-            self.status.new_count += new
+        widget = self.session_list
+        if new and (widget.cursor > 0 or widget.scroll_offset.y > 0):
+            self.status.new_count += new  # they arrived above what the user is looking at
         self._rebuild()
 
     def _in_project(self, summary: SessionSummary) -> bool:

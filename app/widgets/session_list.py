@@ -237,20 +237,6 @@ class SessionList(ScrollView, can_focus=False):
         if (new_row is None) != (old_row is None) or (new_row and old_row and new_row.summary is not old_row.summary):
             self.post_message(self.Highlighted(self, new_row))
 
-    def update_row(self, row: SessionRow) -> bool:
-        """Swap one row in place (same path, same height); False when it is not shown."""
-        index = self._index_of.get(row.path)
-        if index is None or self._rows[index].height != row.height:
-            return False
-        rows = list(self._rows)
-        rows[index] = row
-        self._rows = rows
-        self._cache.clear()
-        self.refresh_line_of(index)
-        if index == self._cursor:
-            self.post_message(self.Highlighted(self, row))
-        return True
-
     def set_display(self, *, show_cwd: bool | None = None, show_path: bool | None = None,
                     empty_text: str | None = None) -> None:
         """Change what the rows show; repaints without touching the rows or the cursor."""

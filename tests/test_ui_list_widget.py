@@ -1,0 +1,93 @@
+"""The virtual session list on its own: 100,000 rows, identity-kept cursor, two-line rows."""
+
+from __future__ import annotations
+
+from seance.app.widgets.session_list import SessionList, SessionRow
+from seance.core.model import SessionSummary
+from textual.app import App, ComposeResult
+from ui_sessions import NOW, clock
+
+NOW_MS = NOW.timestamp() * 1000
+
+
+def summary(number: int) -> SessionSummary:
+    return SessionSummary(path=f"/sessions/{number:06d}.jsonl", id=f"id{number}", cwd="/p", name=None,
+                          parent_session=None, created=None, modified="", modified_ms=NOW_MS - number * 60_000,
+                          message_count=number % 50, first_message=f"session number {number}", exact=True)
+
+
+class ListApp(App[None]):
+    def compose(self) -> ComposeResult:
+        yield SessionList(clock=clock)
+
+
+class FakeHit:
+    """Stands in for a search Hit: a full-text tier with a snippet."""
+
+    tier = "full-text"
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def title_spans(self) -> list[tuple[int, int]]:
+        return [(0, 7)]
+
+    def snippet(self):
+        class Snippet:
+            text = self.text
+            spans = ((0, 3),)
+
+        return Snippet()
+
+
+async def test_hundred_thousand_rows_render_and_navigate() -> None:
+    app = ListApp()
+    async with app.run_test(size=(100, 20)) as pilot:
+        widget = app.query_one(SessionList)
+        widget.set_rows([SessionRow(summary(number)) for number in range(100_000)], top=True)
+        await pilot.pause()
+        assert widget.virtual_size.height == 100_000
+        assert widget.render_line(0).text.startswith("› session number 0")
+        widget.set_cursor(99_999)
+        await pilot.pause()
+        assert widget.highlighted.summary.id == "id99999"
+        assert widget.render_line(widget.size.height - 1).text.startswith("› session number 99999")
+        widget.page(-1)
+        assert widget.cursor == 99_999 - widget.size.height
+
+
+async def test_cursor_follows_identity_across_replacements() -> None:
+    app = ListApp()
+    async with app.run_test(size=(100, 20)) as pilot:
+        widget = app.query_one(SessionList)
+        rows = [SessionRow(summary(number)) for number in range(100)]
+        widget.set_rows(rows, top=True)
+        await pilot.pause()
+        widget.set_cursor(50)
+        await pilot.pause()
+        screen_y = widget.cursor - widget.scroll_offset.y
+        widget.set_rows([SessionRow(summary(number)) for number in range(-10, 100)])
+        await pilot.pause()
+        assert widget.highlighted.summary.id == "id50" and widget.cursor == 60
+        assert widget.cursor - widget.scroll_offset.y == screen_y
+        widget.set_rows([row for row in rows if row.summary.id != "id50"])  # the selected one vanished
+        await pilot.pause()
+        assert widget.highlighted is not None
+        widget.set_rows([], top=True)
+        assert widget.highlighted is None
+
+
+async def test_snippet_rows_take_two_lines() -> None:
+    app = ListApp()
+    async with app.run_test(size=(100, 20)) as pilot:
+        widget = app.query_one(SessionList)
+        rows = [SessionRow(summary(0)), SessionRow(summary(1), hit=FakeHit("zebra \x1b[31m crossing")),
+                SessionRow(summary(2))]
+        widget.set_rows(rows, top=True)
+        await pilot.pause()
+        lines = [widget.render_line(y).text for y in range(4)]
+        assert lines[1].startswith("  session number 1")
+        assert lines[2].strip().startswith("zebra") and "\x1b" not in lines[2]
+        assert lines[3].startswith("  session number 2")
+        widget.move_cursor(2)
+        assert widget.highlighted.summary.id == "id2"
