@@ -22,11 +22,20 @@ all-projects scope): in the current-project scope every session has the same cwd
 taken from the folder name would match every row (pi does this; tau PR #420 removed it).
 Even then a cwd/path-only match ranks last.  `cwd:` and `path:` always work.
 
+Fuzzy tokens (3+ letters) match only the title a row shows (the name, else the first
+message), so every fuzzy hit can be highlighted; the letters must lie within
+max(3n, n+8) characters of each other (a spread-out subsequence is a coincidence in long
+text — pi's weakness), and rapidfuzz's `partial_ratio` ranks them.  Shorter tokens match
+as substrings only.
+
 Ranking tiers: exact (the whole query equals the id, name or first message) > prefix >
 substring (every term in the id/name/first message) > full text (some term only in the
-message text or the index) > fuzzy > path; ties by recency (`modified_ms`, newest first).
-A session's tier is its weakest term's.  Highlight spans are computed on demand
-(`highlight`, `Hit.title_spans`), so a UI pays for visible rows only.
+message text or the index) > fuzzy > path; ties by recency (`modified_ms`, newest first),
+fuzzy hits by score first.  A session's tier is its weakest term's.  Highlight spans are
+computed on demand (`highlight`, `Hit.title_spans`), so a UI pays for visible rows only.
+
+Negation and field filters see the summary (and its prefix text); in the index, `fts_match`
+carries negations as `NOT`, so full-text hits respect them too.
 
 Scoring is chunked: `search_iter` yields after every `chunk` sessions so a UI worker can
 check for cancellation and let the event loop breathe; `search` runs it to completion.
