@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sqlite3
 import sys
 from pathlib import Path
 from typing import Any
@@ -195,16 +196,23 @@ def run_rm(args: argparse.Namespace) -> int:
     path = session_path_arg(args.session, _cwd(args), _roots(args))
     receipt = trash_session(path)
     _save_receipt(receipt)
-    catalog = Catalog(_roots(args))
-    try:
-        catalog.forget(path)
-    finally:
-        catalog.close()
+    _forget(path, _roots(args))
     for item in receipt.items:
         print(f"seance: moved to the Trash: {item.original} -> {item.trashed}", file=sys.stderr)
     print("seance: undo with `seance rm --undo`", file=sys.stderr)
     print(receipt.session.trashed)
     return 0
+
+
+def _forget(path: Path, roots: list[Path] | None) -> None:
+    """Drop the file from the index now (best effort: the next refresh notices anyway)."""
+    catalog = Catalog(roots)
+    try:
+        catalog.forget(path)
+    except (OSError, sqlite3.Error):
+        pass
+    finally:
+        catalog.close()
 
 
 def _save_receipt(receipt: TrashReceipt) -> None:
