@@ -156,7 +156,7 @@ class SessionPickerScreen(Screen[PickResult | None]):
         self._hits: list[Any] | None = None
         self._known: set[str] = set()
         self._deleted: list[_Deleted] = []
-        self._preview_path: str | None = None
+        self._preview_key: tuple | None = None  # what the preview shows: path and file stamp
 
     # -- layout --------------------------------------------------------------------------
 
@@ -367,7 +367,7 @@ class SessionPickerScreen(Screen[PickResult | None]):
 
     @on(SessionList.Highlighted)
     def _highlighted(self, event: SessionList.Highlighted) -> None:
-        self._show_preview(event.row.path if event.row else None)
+        self._show_preview(event.row)
         if event.row is not None and self.session_list.cursor == 0:
             self.status.new_count = 0
 
@@ -389,16 +389,18 @@ class SessionPickerScreen(Screen[PickResult | None]):
         self.set_class(not visible, "-no-preview")
         if visible:
             row = self.session_list.highlighted
-            self._show_preview(row.path if row else None)
+            self._show_preview(row)
 
-    def _show_preview(self, path: str | None) -> None:
+    def _show_preview(self, row: SessionRow | None) -> None:
+        """Preview the row's session; again only if it is another session or its file changed."""
         preview = self._preview()
         if preview is None or not self._preview_visible():
             return
-        if path == self._preview_path and path is not None:
+        key = (row.path, row.summary.size, row.summary.mtime_ns) if row is not None else None
+        if key == self._preview_key and key is not None:
             return
-        self._preview_path = path
-        preview.show(Path(path) if path else None)
+        self._preview_key = key
+        preview.show(Path(row.path) if row is not None else None)
 
     def action_cursor(self, delta: int) -> None:
         self.session_list.move_cursor(delta)
@@ -476,7 +478,7 @@ class SessionPickerScreen(Screen[PickResult | None]):
         self.preview_wanted = not self.preview_wanted
         if self.preview_wanted and self.size.width < NARROW:
             self.notify(f"The preview needs a terminal at least {NARROW} columns wide.", severity="warning")
-        self._preview_path = None
+        self._preview_key = None
         self._update_preview_visibility()
 
 
