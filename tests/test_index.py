@@ -235,3 +235,17 @@ def test_worker_processes_give_the_same_results(tmp_path: Path) -> None:
     with open(first, "a") as handle:
         handle.write(line(user("ffff0009", None, "late words", ts=2_100_000_000_000)))
     assert parallel.list()[0].message_count == expected[0].message_count + 1
+
+
+def test_snippets_are_made_from_the_chunk() -> None:
+    from seance.core.index import make_snippet
+
+    body = "intro " * 30 + "the Refactoring of\nthe parser and a refactor plan " + "tail " * 40
+    text, spans = make_snippet(body, '"refactor"* NOT "parser"')
+    assert text.startswith("…") and text.endswith("…") and "\n" not in text
+    assert [text[start:end] for start, end in spans] == ["Refactoring", "refactor"]
+    text, spans = make_snippet(body, '"of the parser"')
+    assert [text[start:end] for start, end in spans] == ["of\nthe parser".replace("\n", " ")]
+    text, spans = make_snippet("short text", "missing")
+    assert (text, spans) == ("short text", ())
+    assert make_snippet("a proj b", "proj")[1] == ((2, 6),)
