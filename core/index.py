@@ -22,6 +22,7 @@ import dataclasses
 import os
 import re
 import sqlite3
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -81,9 +82,13 @@ def decode_summary(data: bytes) -> SessionSummary:
 
 
 def default_cache_dir() -> Path:
+    """`$SEANCE_CACHE_DIR`, else the platform's user cache dir for "seance"."""
     override = os.environ.get("SEANCE_CACHE_DIR")
     if override:
         return Path(override).expanduser()
+    if sys.platform.startswith("linux"):  # platformdirs' XDG rule, without its ~10 ms import
+        base = os.environ.get("XDG_CACHE_HOME", "").strip() or os.path.expanduser("~/.cache")
+        return Path(base) / "seance"
     from platformdirs import user_cache_dir
 
     return Path(user_cache_dir("seance", appauthor=False))

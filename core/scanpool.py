@@ -9,10 +9,8 @@ single-threaded CLI).  A UI process with threads keeps the serial path.
 
 from __future__ import annotations
 
-import multiprocessing
 import sys
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from typing import Any, TypeVar
 
 from .discovery import FileInfo
@@ -61,6 +59,9 @@ def map_chunks(function: Callable[[Sequence[Item]], list[Any]], items: Sequence[
 
     Closing the iterator early (a cancel) drops the chunks not started yet.
     """
+    import multiprocessing  # here, not at the top: ~30 ms that a warm `seance ls` never needs
+    from concurrent.futures import ProcessPoolExecutor
+
     chunks = [items[start : start + CHUNK] for start in range(0, len(items), CHUNK)]
     pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"))
     try:

@@ -249,3 +249,15 @@ def test_snippets_are_made_from_the_chunk() -> None:
     text, spans = make_snippet("short text", "missing")
     assert (text, spans) == ("short text", ())
     assert make_snippet("a proj b", "proj")[1] == ((2, 6),)
+
+
+def test_default_cache_dir_follows_platformdirs(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from platformdirs import user_cache_dir
+    from seance.core.index import default_cache_dir
+
+    monkeypatch.setenv("SEANCE_CACHE_DIR", str(tmp_path / "mine"))
+    assert default_cache_dir() == tmp_path / "mine"
+    monkeypatch.delenv("SEANCE_CACHE_DIR")
+    for xdg in ("", str(tmp_path / "xdg")):
+        monkeypatch.setenv("XDG_CACHE_HOME", xdg)
+        assert default_cache_dir() == Path(user_cache_dir("seance", appauthor=False))
