@@ -45,6 +45,14 @@ class LoadFailed(Message):
 
 
 @dataclass
+class Skipped(Message):
+    """The refresh skipped files or roots; `text` says how many and why (the first one)."""
+
+    text: str
+    root_problem: bool
+
+
+@dataclass
 class SessionsChanged(Message):
     """The watcher saw session files appear, change or disappear (already coalesced)."""
 

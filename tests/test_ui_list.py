@@ -261,6 +261,7 @@ async def test_unreadable_root_is_reported_not_raised(tmp_path: Path) -> None:
         screen = screen_of(pilot)
         assert titles(pilot) == []
         assert _joined(visible_text(pilot)) == EMPTY[("project", False)]
+        assert screen.status.message_is_error and "no such directory" in screen.status.message
         assert screen.is_current
 
 

@@ -37,7 +37,7 @@ from textual.widgets import Footer, Input
 from textual.worker import get_current_worker
 
 from ..commands import PickerCommands
-from ..messages import LoadFailed, LoadProgress, SearchDone, SessionsChanged, SessionsLoaded
+from ..messages import LoadFailed, LoadProgress, SearchDone, SessionsChanged, SessionsLoaded, Skipped
 from ..results import PickResult
 from ..rows import SORTS, hit_rows, plain_rows
 from ..widgets.session_list import SessionList, SessionRow, utc_now
@@ -150,7 +150,6 @@ class SessionPickerScreen(Screen[PickResult | None]):
         self._initial_query = query
         self._query = query
         self._summaries: dict[str, list[SessionSummary]] = {}
-        self._exact: set[str] = set()
         self._loading: set[str] = set()
         self._generation = 0
         self._hits: list[Any] | None = None
@@ -244,10 +243,29 @@ class SessionPickerScreen(Screen[PickResult | None]):
             if not worker.is_cancelled:
                 self.post_message(SessionsLoaded("all", everything, True, generation))
                 self.post_message(SessionsLoaded("project", in_project(everything, self.cwd), True, generation))
+                self._report_skipped()
         except Cancelled:
             return
         except Exception as error:  # an unreadable root, a broken index: say so, keep going
             self.post_message(LoadFailed(f"Failed to load sessions: {display_text(error)}", generation))
+
+    def _report_skipped(self) -> None:
+        """Never hide silently: say how many files or roots the refresh skipped, and why."""
+        stats = getattr(self.catalog, "last_stats", None)
+        skipped = list(getattr(stats, "skipped", None) or [])
+        if not skipped:
+            return
+        roots = {str(root) for root in getattr(self.catalog, "roots", [])}
+        root_problems = [(path, reason) for path, reason in skipped if str(path) in roots]
+        path, reason = (root_problems or skipped)[0]
+        more = f" (+{len(skipped) - 1} more)" if len(skipped) > 1 else ""
+        text = f"skipped {display_text(path)}: {display_text(reason)}{more}"
+        self.post_message(Skipped(text, bool(root_problems)))
+
+    @on(Skipped)
+    def _skipped(self, message: Skipped) -> None:
+        if not self.status.message:
+            self.status.show_message(message.text, error=message.root_problem)
 
     def _scope_cwd(self, scope: str) -> str | None:
         return self.cwd if scope == "project" else None
@@ -257,7 +275,6 @@ class SessionPickerScreen(Screen[PickResult | None]):
         first = message.scope not in self._summaries
         self._summaries[message.scope] = message.summaries
         if message.exact:
-            self._exact.add(message.scope)
             self._loading.discard(message.scope)
             self.status.progress = None
         self._known.update(summary.path for summary in message.summaries)
