@@ -8,6 +8,7 @@ from textual.content import Content
 # (action, title, help) — the action runs on the screen that owns this provider.
 PICKER_COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("select", "Resume session", "Resume the selected session (Enter)"),
+    ("fork", "Fork session", "Pick the selected session to fork it into a new one (Ctrl+F)"),
     ("tree", "Open tree view", "Browse the selected session's tree and resume at any entry (Ctrl+T)"),
     ("toggle_scope", "Toggle scope", "Current folder ↔ all projects (Tab)"),
     ("cycle_sort", "Cycle sort", "Threaded → recent → created → relevance (Ctrl+S)"),

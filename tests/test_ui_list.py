@@ -104,6 +104,16 @@ async def test_enter_resumes_the_selected_session(root: Path) -> None:
                                           session_id="s-named", cwd=PROJECT)
 
 
+async def test_ctrl_f_picks_a_fork(root: Path) -> None:
+    app = picker_app(root)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+f")
+        await pilot.pause()
+    assert app.return_value == PickResult("fork", session_path(root, Spec("s-auth", PROJECT)), None,
+                                          session_id="s-auth", cwd=PROJECT)
+
+
 async def test_escape_clears_the_query_then_cancels(root: Path) -> None:
     app = picker_app(root)
     async with app.run_test(size=SIZE) as pilot:

@@ -27,6 +27,7 @@ KEYS: list[tuple[str, str]] = [
     ("Ctrl+Z", "undo the last delete"),
     ("Ctrl+R", "rename the session"),
     ("Ctrl+T", "tree of the session (resume at any entry)"),
+    ("Ctrl+F", "fork the session (pick it as a fork)"),
     ("Ctrl+O / F3", "show or hide the preview"),
     ("F2", "command palette"),
     ("F1 / ?", "this help (? when the query is empty)"),

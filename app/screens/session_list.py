@@ -117,6 +117,7 @@ class SessionPickerScreen(Screen[PickResult | None]):
         Binding("ctrl+z", "undo_delete", "Undo", show=False, priority=True),
         Binding("ctrl+r", "rename", "Rename", priority=True),
         Binding("ctrl+t", "tree", "Tree", priority=True),
+        Binding("ctrl+f", "fork", "Fork", show=False, priority=True),
         Binding("ctrl+o,f3", "toggle_preview", "Preview", priority=True),
         Binding("f1,question_mark", "help", "Help", priority=True),
     ]
@@ -447,6 +448,12 @@ class SessionPickerScreen(Screen[PickResult | None]):
             self.action_tree()
         else:
             self.dismiss(self._result(row))
+
+    def action_fork(self) -> None:
+        """Dismiss with a fork of the selected session at its leaf (the host writes the new file)."""
+        row = self.session_list.highlighted
+        if row is not None:
+            self.dismiss(self._result(row, "fork"))
 
     def action_cancel(self) -> None:
         """Esc: clear the query first, then cancel."""
