@@ -4,10 +4,12 @@
     python bench/run.py --sessions 1000       # a quicker look
 
 Every measurement is the wall time of a child process (Python start-up included, as a
-user would see it), best of `--repeat` runs; peak RSS comes from each child's rusage
-(`os.wait4`).  The generated corpus is kept and reused when the parameters match.
-The OS page cache is warm for every run (dropping it needs root); the first floor run
-warms it.  Prints a Markdown table.
+user would see it); peak RSS comes from each child's rusage (`os.wait4`).  Each seance
+command runs right after its floor, `--repeat` times, and the ratio is the median of those
+back-to-back pairs: on a shared machine the load changes by the minute, and a ratio of two
+numbers taken at different times would measure the neighbours.  The generated corpus is
+kept and reused when the parameters match.  The OS page cache is warm for every run
+(dropping it needs root); the first floor run warms it.  Prints a Markdown table.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import json
 import os
 import platform
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -193,22 +196,43 @@ def main() -> int:
 
     floors = [python, str(BENCH / "floors.py")]
     run([*floors, "full", str(root)], env)  # warm the page cache
-    prefix_floor = best([*floors, "prefix", str(root)], args.repeat, env)
-    full_floor = best([*floors, "full", str(root)], args.repeat, env)
-    add("prefix floor (stat + 4 KB + orjson, one process)", prefix_floor)
-    add("full floor (read all + orjson every line, one process)", full_floor)
-    quick = best([*ls_all, "--quick"], args.repeat, env)
-    add("seance ls --quick", quick, f"≤ 2× prefix floor: {quick.seconds / prefix_floor.seconds:.2f}×")
-    cold = best(ls_all, max(args.repeat - 1, 1), env, fresh_cache=True)
-    add("seance ls, cold (empty index)", cold, f"≤ 2× full floor: {cold.seconds / full_floor.seconds:.2f}×")
-    warm = best(ls_all, args.repeat, env)
-    add("seance ls, warm", warm, f"≤ 0.5× prefix floor: {warm.seconds / prefix_floor.seconds:.2f}×")
+    prefix_cmd, full_cmd = [*floors, "prefix", str(root)], [*floors, "full", str(root)]
+    ratios: dict[str, list[float]] = {}
+    times: dict[str, list[Run]] = {}
+
+    def pair(name: str, floor: list[str], command: list[str], fresh: bool = False) -> None:
+        """Run the floor and then the command back to back, so both see the same machine load."""
+        base = run(floor, env)
+        if fresh:
+            shutil.rmtree(cache, ignore_errors=True)
+        result = run(command, env)
+        times.setdefault(name, []).append(result)
+        times.setdefault(floor[-2], []).append(base)
+        ratios.setdefault(name, []).append(result.seconds / base.seconds)
+
+    run(ls_all, env)  # build the index once so `warm` is warm
+    for _ in range(args.repeat):
+        pair("quick", prefix_cmd, [*ls_all, "--quick"])
+        pair("warm", prefix_cmd, ls_all)
+        pair("cold", full_cmd, ls_all, fresh=True)
+    pair("index", full_cmd, [*seance, "index", "--rebuild", "--root", str(root)])
+
+    def fastest(name: str) -> Run:
+        return min(times[name], key=lambda item: item.seconds)
+
+    def ratio(name: str) -> str:
+        return f"{statistics.median(ratios[name]):.2f}× (median of {len(ratios[name])} back-to-back pairs)"
+
+    add("prefix floor (stat + 4 KB + orjson, one process)", fastest("prefix"))
+    add("full floor (read all + orjson every line, one process)", fastest("full"))
+    add("seance ls --quick", fastest("quick"), f"≤ 2× prefix floor: {ratio('quick')}")
+    add("seance ls, cold (empty index)", fastest("cold"), f"≤ 2× full floor: {ratio('cold')}")
+    add("seance ls, warm", fastest("warm"), f"≤ 0.5× prefix floor: {ratio('warm')}")
     inside = json.loads(run([python, "-c", WARM_IN_PROCESS, str(root)], env, capture=True).stdout)["seconds"]
     rows.append(("… warm refresh in-process (no interpreter start-up or imports)", f"{inside:.3f} s", "",
-                 f"{inside / prefix_floor.seconds:.2f}× prefix floor"))
-    build = best([*seance, "index", "--rebuild", "--root", str(root)], 1, env)
-    add("seance index --rebuild (metadata + full text)", build,
-        f"≤ 5× full floor: {build.seconds / full_floor.seconds:.2f}×")
+                 f"{inside / fastest('prefix').seconds:.2f}× the fastest prefix floor"))
+    add("seance index --rebuild (metadata + full text)", fastest("index"), f"≤ 5× full floor: {ratio('index')}")
+    cold, warm = fastest("cold"), fastest("warm")
 
     text = json.loads(run([python, "-c", FULL_TEXT_QUERY, str(root), '"sqlite"', '"fts5" "cursor"', '"bench"*',
                            '"exception retry"'], env, capture=True).stdout)
@@ -220,7 +244,7 @@ def main() -> int:
     rows.append((f"keystroke fuzzy query ({fuzzy['engine']}, {fuzzy['sessions']} prefix titles)",
                  f"{fuzzy['median_ms']:.1f} ms median", "", f"≤ 30 ms; max {fuzzy['max_ms']:.1f} ms over "
                  f"{fuzzy['keystrokes']} keystrokes"))
-    peak = max(quick.rss_mb, cold.rss_mb, warm.rss_mb, build.rss_mb)
+    peak = max(item.rss_mb for name in ("quick", "cold", "warm", "index") for item in times[name])
     rows.append(("peak RSS of any seance child", f"{peak:.0f} MB", "", "≤ 300 MB"))
 
     if not args.no_pi and shutil.which("node") and PI_PACKAGE.is_dir():
