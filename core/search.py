@@ -64,7 +64,7 @@ TIERS = ("exact", "prefix", "substring", "full-text", "fuzzy", "path")
 EXACT, PREFIX, SUBSTRING, FULL_TEXT, FUZZY, PATH = range(len(TIERS))
 FILTER_ONLY = "filter"  # the tier name of every hit when a query has no text terms
 
-FIELDS = ("id", "name", "cwd", "path", "label", "model", "after", "before")
+FIELDS = ("id", "name", "cwd", "path", "label", "model", "after", "before")  # `field:` filters
 
 _TITLE_LIMIT = 300  # fuzzy and title tiers look at this much of the name / first message
 _TEXT_LIMIT = 64 * 1024  # message text held per session for substring / regex terms
@@ -148,7 +148,7 @@ def _fts_phrase(term: Term) -> str:
 
 # ---------------------------------------------------------------------------- parsing
 
-_FIELD_PREFIX = re.compile(r"(?i)(id|name|cwd|path|label|model|after|before):")
+_FIELD_PREFIX = re.compile(f"(?i)({'|'.join(FIELDS)}):")
 
 
 def parse_query(text: str) -> Query:
