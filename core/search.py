@@ -865,23 +865,3 @@ def make_snippet(text: str, query: Query, before: int = _SNIPPET_BEFORE, after: 
     return ("…" if start else "") + text[start:end].strip() + ("…" if end < len(text) else "")
 
 
-
-def filter_sessions(query: str, summaries: Sequence[SessionSummary], *, catalog: Any = None,
-                    paths: bool | None = None) -> list[SessionSummary]:
-    """`seance ls --query`: the matching summaries, best first.  Raises `QueryError`.
-
-    With a `catalog`, full-text hits come from its index (`search_text`).  `paths` defaults
-    to "the list spans several projects": cwd and path only tell sessions apart there.
-    """
-    parsed = parse_query(query)
-    text_hits: dict[str, Any] = {}
-    fts = parsed.fts_match()
-    if catalog is not None and fts:
-        try:
-            for hit in catalog.search_text(fts):
-                text_hits.setdefault(hit.path, hit)
-        except ValueError:
-            pass  # the index refused the query: rank with what the summaries hold
-    if paths is None:
-        paths = len({summary.cwd for summary in summaries}) > 1
-    return [hit.summary for hit in search(summaries, parsed, text_hits=text_hits, paths=paths)]

@@ -414,26 +414,6 @@ def test_changed_summary_is_searched_fresh() -> None:
     assert ids(search([after], "new")) == ["a"]
 
 
-def test_filter_sessions_uses_the_catalog_index() -> None:
-    from seance.core.search import filter_sessions
-
-    sessions = [summary("a", "alpha", modified_ms=2), summary("b", "beta", modified_ms=1)]
-
-    class FakeCatalog:
-        def __init__(self) -> None:
-            self.queries: list[str] = []
-
-        def search_text(self, match: str, limit: int = 500):
-            self.queries.append(match)
-            return [FakeTextHit(sessions[1].path, "deep in beta: kubernetes", "assistant")]
-
-    catalog = FakeCatalog()
-    assert filter_sessions("kubernetes", sessions, catalog=catalog) == [sessions[1]]
-    assert catalog.queries == ['"kubernetes"*']
-    with pytest.raises(ValueError, match="re: "):
-        filter_sessions("re:(", sessions)
-
-
 def test_id_prefix_maps_to_the_right_session_in_big_blocks() -> None:
     sessions = [summary(f"{index:04x}-{index}", f"title {index}", modified_ms=index) for index in range(3000)]
     hits = search(sessions, "0a1")
