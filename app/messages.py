@@ -22,6 +22,7 @@ class SessionsLoaded(Message):
     summaries: list[SessionSummary]
     exact: bool
     generation: int
+    partial: bool = False  # only the newest files: the first screenful while the rest loads
 
 
 @dataclass

@@ -493,3 +493,26 @@ async def test_write_session_helper_roundtrip(tmp_path: Path) -> None:
     write_session(root, Spec("x", PROJECT, ("one", "two"), name="Named"))
     [summary] = Catalog([root]).list(None)
     assert summary.name == "Named" and summary.message_count == 4 and summary.cwd == PROJECT
+
+
+async def test_cold_index_paints_the_newest_files_first(root: Path, monkeypatch) -> None:
+    """A cold index stops its refresh at once, shows the newest prefixes, then the quick and exact lists."""
+    from seance.app.screens import session_list as module
+
+    monkeypatch.setattr(module, "QUICK_FIRST_FILES", 1)
+    monkeypatch.setattr(module, "FIRST_SCREEN_FILES", 3)
+    first_screens: list[int] = []
+    original = module.quick_summaries
+
+    def spy(infos, *args):
+        first_screens.append(len(infos))
+        return original(infos, *args)
+
+    monkeypatch.setattr(module, "quick_summaries", spy)
+    async with picker_app(root, scope="all").run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        rows = screen_of(pilot).session_list.rows
+        assert first_screens == [3]
+        assert len(rows) == 8 and all(row.summary.exact for row in rows)
+        status = screen_of(pilot).status.render().plain
+        assert "8 sessions" in status and "Loading" not in status and "indexing" not in status

@@ -25,6 +25,7 @@ from typing import Any, ClassVar, Literal
 
 from seance.core.catalog import Cancelled, in_project, same_dir
 from seance.core.model import SessionSummary
+from seance.core.prefix import quick_summaries
 from seance.core.search import QueryError, parse_query, search_iter
 from seance.core.session import SessionError
 from seance.core.text import display_text
@@ -52,6 +53,7 @@ FULL_TEXT_LIMIT = 500
 SEARCH_DEBOUNCE = 0.03
 WATCH_DEBOUNCE_MS = 200
 QUICK_FIRST_FILES = 300  # more files than this to index: paint the quick listing first
+FIRST_SCREEN_FILES = 200  # on a cold index, the newest files are shown before the full quick listing
 
 EMPTY = {
     ("project", False): "No sessions in current folder. Press Tab to view all.",
@@ -205,7 +207,7 @@ class SessionPickerScreen(Screen[PickResult | None]):
         """Start listing `scope`: the quick listing, then the exact refresh."""
         self._generation += 1
         self._loading.add(scope)
-        self.status.loading = scope not in self._summaries
+        self.status.listing = scope not in self._summaries
         self._load_worker(scope, self._generation)
 
     @work(thread=True, exclusive=True, group="load", exit_on_error=False, description="list sessions")
@@ -238,6 +240,7 @@ class SessionPickerScreen(Screen[PickResult | None]):
             except Cancelled:
                 if worker.is_cancelled:
                     return
+                self._first_screen(scope, generation)
                 self.post_message(SessionsLoaded(scope, self.catalog.quick(self._scope_cwd(scope)), False, generation))
                 painted[0], stop_early[0] = True, False
                 everything = self.catalog.refresh(progress, cancel)
@@ -249,6 +252,17 @@ class SessionPickerScreen(Screen[PickResult | None]):
             return
         except Exception as error:  # an unreadable root, a broken index: say so, keep going
             self.post_message(LoadFailed(f"Failed to load sessions: {display_text(error)}", generation))
+
+    def _first_screen(self, scope: str, generation: int) -> None:
+        """Cold index: the newest files' 4 KB prefixes first, so rows appear before the full listing."""
+        infos = sorted(self.catalog.discover().infos, key=lambda info: info.mtime_ns, reverse=True)
+        if len(infos) <= FIRST_SCREEN_FILES:
+            return
+        first = quick_summaries(infos[:FIRST_SCREEN_FILES])
+        cwd = self._scope_cwd(scope)
+        first = in_project(first, cwd) if cwd is not None else first
+        if first:
+            self.post_message(SessionsLoaded(scope, first, False, generation, partial=True))
 
     def _report_skipped(self) -> None:
         """Never hide silently: say how many files or roots the refresh skipped, and why."""
@@ -280,7 +294,7 @@ class SessionPickerScreen(Screen[PickResult | None]):
             self.status.progress = None
         self._known.update(summary.path for summary in message.summaries)
         if message.scope == self.scope:
-            self.status.loading = False
+            self.status.listing = message.partial
             # Until the user moves, the exact listing replaces the quick one from the top.
             self._rebuild(top=first or not self.session_list.touched)
 
@@ -291,7 +305,7 @@ class SessionPickerScreen(Screen[PickResult | None]):
 
     @on(LoadFailed)
     def _load_failed(self, message: LoadFailed) -> None:
-        self.status.loading = False
+        self.status.listing = False
         self.status.progress = None
         self._loading.clear()
         self.status.show_message(message.text, error=True)
@@ -474,7 +488,7 @@ class SessionPickerScreen(Screen[PickResult | None]):
         if self.scope in self._summaries:
             self._rebuild(top=True)
         else:
-            self.status.loading = True
+            self.status.listing = True
             self.session_list.set_rows([], top=True)
             self.session_list.set_display(empty_text="Loading…")
             self.status.shown = self.status.total = 0

@@ -37,7 +37,7 @@ class StatusBar(Widget):
     shown: reactive[int] = reactive(0)
     total: reactive[int] = reactive(0)
     progress: reactive[tuple[int, int] | None] = reactive(None)
-    loading: reactive[bool] = reactive(False)
+    listing: reactive[bool] = reactive(False)  # (not `loading`: that is Widget's spinner overlay)
     new_count: reactive[int] = reactive(0)
     message: reactive[str] = reactive("")
     message_is_error: reactive[bool] = reactive(False)
@@ -59,7 +59,7 @@ class StatusBar(Widget):
         ))
         parts.append(Content.styled(f"Sort: {self.sort.capitalize()}", dim))
         parts.append(Content.styled(f"Name: {'Named' if self.named_only else 'All'}", dim))
-        if self.loading:
+        if self.listing:
             parts.append(Content.styled("Loading…", dim))
         else:
             count = f"{self.shown:,}" if self.shown == self.total else f"{self.shown:,} of {self.total:,}"
