@@ -483,47 +483,23 @@ def fuzzy_pattern(term: str, groups: bool = False) -> re.Pattern[str]:
     return re.compile("".join(parts))
 
 
-def _tight_window(hay: str, term: str) -> Span | None:
-    """fzf v1: the first in-order occurrence, then shrunk from its end backwards."""
-    position = -1
-    for char in term:
-        position = hay.find(char, position + 1)
-        if position < 0:
-            return None
-    end = cursor = position + 1
-    for char in reversed(term):
-        cursor = hay.rfind(char, 0, cursor)
-    return cursor, end
+def _fuzzy_match(pattern: re.Pattern[str], hay: str, length: int) -> re.Match[str] | None:
+    """The first in-order occurrence spanning at most `_max_span(length)` characters.
+
+    From each start, the possessive gaps take the earliest next letter, so that start's
+    span is as small as it can be; later starts are tried only while spans are too wide.
+    """
+    limit = _max_span(length)
+    match = pattern.search(hay)
+    while match is not None and match.end() - match.start() > limit:
+        match = pattern.search(hay, match.start() + 1)
+    return match
 
 
 def fuzzy_positions(hay: str, term: str) -> list[int] | None:
-    """Where the letters of `term` match in `hay` (both folded), or None if they do not.
-
-    The leftmost bounded-gap match, or fzf v1's tightest window when that one is too wide.
-    """
-    match = fuzzy_pattern(term, True).search(hay)
-    if match is None:
-        return None
-    if match.end() - match.start() <= _max_span(len(term)):
-        return [match.start(group) for group in range(1, len(term) + 1)]
-    window = _tight_window(hay, term)
-    if window is None or window[1] - window[0] > _max_span(len(term)):
-        return None
-    positions, cursor = [], window[0]
-    for char in term:
-        cursor = hay.find(char, cursor)
-        positions.append(cursor)
-        cursor += 1
-    return positions
-
-
-def _fuzzy_ok(pattern: re.Pattern[str], hay: str, term: str) -> bool:
-    match = pattern.search(hay)
-    if match is None:
-        return False
-    if match.end() - match.start() <= _max_span(len(term)):
-        return True
-    return fuzzy_positions(hay, term) is not None  # a later start may be tighter
+    """Where the letters of `term` match in `hay` (both folded), or None if they do not."""
+    match = _fuzzy_match(fuzzy_pattern(term, True), hay, len(term))
+    return None if match is None else [match.start(group) for group in range(1, len(term) + 1)]
 
 
 class _Matcher:
@@ -618,8 +594,9 @@ class _Matcher:
                         found[index] = (FULL_TEXT, field, 100.0)
         pattern = self.fuzzy_patterns.get(text) if term.kind == "fuzzy" else None
         if pattern is not None:  # fuzzy: only what the row shows, so every hit can be highlighted
-            shown = block.shown
-            for index in [index for index in rest if index not in found and _fuzzy_ok(pattern, shown[index], text)]:
+            shown, length = block.shown, len(text)
+            fuzzy = [index for index in rest if index not in found and _fuzzy_match(pattern, shown[index], length)]
+            for index in fuzzy:
                 field = "name" if names[index] else "first message"
                 found[index] = (FUZZY, field, fuzz.partial_ratio(text, shown[index]))
         if self.paths:
@@ -789,7 +766,7 @@ def highlight(text: str, query: Query | str) -> list[Span]:
     """Where `query` matches in `text` (a title or snippet): sorted, merged (start, end) spans.
 
     Offsets index the original `text`.  Fuzzy tokens highlight their first substring
-    occurrence (preferring a word start), else the tightest in-order letters (fzf v1).
+    occurrence (preferring a word start), else the in-order letters the matcher accepted.
     """
     if isinstance(query, str):
         try:

@@ -439,3 +439,13 @@ def test_newest_first_input_and_shuffled_input_rank_the_same() -> None:
         ranks = [("exact", "prefix", "substring", "full-text", "fuzzy", "path", "filter").index(tier)
                  for _id, tier in expected]
         assert ranks == sorted(ranks) or query == "", query
+
+
+def test_fuzzy_finds_a_later_tight_occurrence() -> None:
+    wide = "a" + "x" * 7 + "b" + "x" * 7 + "c"  # letters in order, but 17 characters apart
+    assert ids(search([summary("w", wide)], "abc")) == []
+    title = wide + " axbxc"
+    (hit,) = search([summary("t", title)], "abc")
+    assert hit.tier == "fuzzy"
+    assert [title[s:e] for s, e in hit.title_spans()] == ["a", "b", "c"]
+    assert [s for s, _e in hit.title_spans()] == [18, 20, 22]
