@@ -12,7 +12,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS, REPO_ROOT, node_oracle_available
+from conftest import CORPUS, REPO_ROOT, corpus_files, node_oracle_available
 from seance.core.cli import main
 from seance.core.generate import generate_corpus
 
@@ -57,15 +57,20 @@ def test_ls_equals_pi_on_the_corpus_pi_files(capsys: pytest.CaptureFixture[str])
 @pytest.mark.skipif(not node_oracle_available(), reason="node or tests/oracle/node_modules missing")
 @pytest.mark.parametrize("where", ["corpus", "generated"])
 def test_ls_equals_pi_live(where: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """pi's listAll run now, over the shared corpus's pi files or a generated store."""
+    """pi's listAll run now, over every file of the shared corpus or over a generated store.
+
+    seance also lists what pi cannot read (oh-my-pi's title-slot files); every other row,
+    and the order, must be pi's.
+    """
     agent = tmp_path / "agent"
     agent.mkdir()
     if where == "corpus":
-        if not (CORPUS / "pi").is_dir():
+        files = corpus_files()
+        if not files:
             pytest.skip("no shared corpus")
-        bucket = agent / "sessions" / "--bucket--"
-        bucket.mkdir(parents=True)  # a real directory: pi's listAll skips symlinked buckets
-        for source in (CORPUS / "pi").glob("*.jsonl"):
+        for number, source in enumerate(files):
+            bucket = agent / "sessions" / f"--bucket-{number:03d}--"
+            bucket.mkdir(parents=True)  # a real directory: pi's listAll skips symlinked buckets
             (bucket / source.name).symlink_to(source)
     else:
         generate_corpus(agent / "sessions", sessions=25, projects=4, seed=5, mean_bytes=6_000)
@@ -75,4 +80,9 @@ def test_ls_equals_pi_live(where: str, tmp_path: Path, capsys: pytest.CaptureFix
     )
     expected = json.loads(result.stdout)
     assert expected, "pi listed nothing"
-    assert [{key: row[key] for key in PI_KEYS} for row in seance_ls(capsys, agent / "sessions")] == expected
+    got = [{key: row[key] for key in PI_KEYS} for row in seance_ls(capsys, agent / "sessions")]
+    listed_by_pi = {row["path"] for row in expected}
+    assert [row for row in got if row["path"] in listed_by_pi] == expected
+    for row in got:
+        if row["path"] not in listed_by_pi:
+            assert json.loads(Path(row["path"]).read_bytes().split(b"\n", 1)[0])["type"] == "title"
