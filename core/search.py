@@ -323,6 +323,8 @@ class _Block:
     shown: list[str]
     idents: list[str]
     texts: list[str]
+    cwds: list[str]
+    paths: list[str]
     ids: str
     id_starts: list[int]
     exact: dict[str, list[tuple[int, str]]]  # an id, name or first message -> where it is all of it
@@ -347,6 +349,8 @@ class _Block:
             shown=[hay.name or hay.first for hay in hays],
             idents=idents,
             texts=[hay.text for hay in hays],
+            cwds=[hay.cwd for hay in hays],
+            paths=[hay.path for hay in hays],
             ids="\n" + "\n".join(idents),
             id_starts=_line_starts(idents),
             exact=exact,
@@ -461,6 +465,8 @@ _PREFIX_ID = (PREFIX, "id", 100.0)
 _SUBSTRING_NAME = (SUBSTRING, "name", 100.0)
 _SUBSTRING_FIRST = (SUBSTRING, "first message", 100.0)
 _FULL_TEXT = (FULL_TEXT, "text", 100.0)
+_PATH_CWD = (PATH, "cwd", 100.0)
+_PATH_PATH = (PATH, "path", 100.0)
 
 
 def _max_span(length: int) -> int:
@@ -600,12 +606,10 @@ class _Matcher:
                 field = "name" if names[index] else "first message"
                 found[index] = (FUZZY, field, fuzz.partial_ratio(text, shown[index]))
         if self.paths:
-            hays = block.hays
-            for index in rest:
-                if index not in found:
-                    hay = hays[index]
-                    if text in hay.cwd or text in hay.path:
-                        found[index] = (PATH, "cwd" if text in hay.cwd else "path", 100.0)
+            cwds, paths = block.cwds, block.paths
+            left = [index for index in rest if index not in found]
+            for index in [index for index in left if text in cwds[index] or text in paths[index]]:
+                found[index] = _PATH_CWD if text in cwds[index] else _PATH_PATH
         return found
 
     def _scan_regex(self, term: Term, block: _Block, candidates: list[int]) -> dict[int, _Match]:
