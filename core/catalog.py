@@ -28,7 +28,7 @@ import orjson
 
 from . import scanpool
 from .discovery import Discovery, FileInfo, default_roots, discover, stat_file
-from .index import Index, IndexUnavailable, Row, TextHit, decode_summary, fts_quote
+from .index import Index, IndexUnavailable, Row, TextHit, decode_summary, fts_quote, is_lock_error
 from .metadata import MetaState, NotSessionFile, ScanResult, scan_file, summary_from_scan
 from .model import SessionSummary
 from .prefix import quick_summaries
@@ -89,6 +89,13 @@ def _scan(info: FileInfo, state: MetaState | None, want_text: bool) -> tuple[Sca
     return scan_file(info.path, state=state, sink=sink), texts
 
 
+def _flush(index: Index | None, pending: list[tuple]) -> None:
+    # (A writer thread overlapping SQLite with parsing was tried: GIL hand-offs made it slower.)
+    if pending and index is not None:
+        _write_batch(index, pending)
+    pending.clear()
+
+
 def _write_batch(index: Index, batch: list[tuple]) -> None:
     """Write scanned rows in one transaction, so readers see progress while the index builds."""
     with index.writing() as writer:
@@ -118,6 +125,7 @@ class Catalog:
         self._index_lock = threading.Lock()
         self.last_discovery: Discovery | None = None
         self.last_stats = RefreshStats()
+        self.lock_waits = 0  # refreshes that listed from the files because another writer held the index
 
     # -- discovery and the quick path -----------------------------------------------------------
 
@@ -185,20 +193,22 @@ class Catalog:
                    as_json: bool) -> list[tuple[int, str, Any]]:
         with self._refresh_lock:
             try:
-                return self._refresh(progress, cancel, full_text, as_json)
+                return self._refresh(progress, cancel, full_text, as_json, self.index)
             except sqlite3.DatabaseError as error:
                 if self._index is None:
                     raise
+                if is_lock_error(error):  # another seance is writing for long: list from the files this time
+                    self.lock_waits += 1
+                    return self._refresh(progress, cancel, full_text, as_json, None)
                 self._index.reset(f"index failed in use ({error}); rebuilt")
-                return self._refresh(progress, cancel, full_text, as_json)
+                return self._refresh(progress, cancel, full_text, as_json, self.index)
 
     def _refresh(self, progress: Progress | None, cancel: Cancel | None, full_text: bool,
-                 as_json: bool) -> list[tuple[int, str, Any]]:
+                 as_json: bool, index: Index | None) -> list[tuple[int, str, Any]]:
         """(modified_ms, cwd, summary or ls-json bytes) of every session, newest first."""
         started = time.perf_counter()
         found = self.discover()
         stats = RefreshStats(files=len(found.infos), skipped=found.skipped)
-        index = self.index
         rows = index.rows("pi_json" if as_json else "summary") if index is not None else {}
         items: list[tuple[int, str, Any]] = []
         todo: list[tuple[FileInfo, Row | None]] = []
@@ -215,11 +225,11 @@ class Catalog:
             else:
                 todo.append((info, row))
         if todo:
-            for summary in self._read_changed(todo, stats, progress, cancel, full_text, len(found.infos)):
+            for summary in self._read_changed(todo, stats, progress, cancel, full_text, len(found.infos), index):
                 payload = orjson.dumps(summary.to_pi_json()) if as_json else summary
                 items.append((int(summary.modified_ms), summary.cwd, payload))
         if index is not None:
-            self._prune(rows, found)
+            self._prune(index, rows, found)
         items.sort(key=itemgetter(0), reverse=True)
         stats.seconds = time.perf_counter() - started
         self.last_stats = stats
@@ -227,13 +237,13 @@ class Catalog:
 
     def _read_changed(self, todo: list[tuple[FileInfo, Row | None]], stats: RefreshStats,
                       progress: Progress | None, cancel: Cancel | None, full_text: bool,
-                      total: int) -> list[SessionSummary]:
+                      total: int, index: Index | None) -> list[SessionSummary]:
         """Scan the changed files (appended ones from their saved offset) and index them."""
         out: list[SessionSummary] = []
         pending: list[tuple] = []
         last_commit = time.perf_counter()
         done = total - len(todo)
-        outcomes = self._outcomes(todo, full_text)
+        outcomes = self._outcomes(todo, full_text, index)
         try:
             for info, row, outcome in outcomes:
                 if cancel is not None and cancel():
@@ -256,18 +266,17 @@ class Catalog:
                     progress(done, total)
                 now = time.perf_counter()
                 if len(pending) >= _COMMIT_EVERY_FILES or now - last_commit > _COMMIT_EVERY_SECONDS:
-                    self._flush(pending)
+                    _flush(index, pending)
                     last_commit = now
         finally:  # on cancel too: what was read so far is kept
             outcomes.close()
-            self._flush(pending)
+            _flush(index, pending)
         return out
 
-    def _outcomes(self, todo: list[tuple[FileInfo, Row | None]],
-                  full_text: bool) -> Generator[tuple[FileInfo, Row | None, tuple], None, None]:
+    def _outcomes(self, todo: list[tuple[FileInfo, Row | None]], full_text: bool,
+                  index: Index | None) -> Generator[tuple[FileInfo, Row | None, tuple], None, None]:
         """(file, row, outcome) per changed file; metadata-only scans of many files run
         in worker processes (see `scanpool`) while this process writes the index."""
-        index = self.index
         jobs: list[tuple[FileInfo, Row | None, MetaState | None, bool]] = []
         for info, row in todo:
             want_text = index is not None and (full_text or (row is not None and row.text_seq >= 0))
@@ -301,19 +310,13 @@ class Catalog:
                     row = next(rows)[1]
                     yield info, row, (*result, None) if result[0] == "ok" else result
 
-    def _flush(self, pending: list[tuple]) -> None:
-        # (A writer thread overlapping SQLite with parsing was tried: GIL hand-offs made it slower.)
-        if pending and self.index is not None:
-            _write_batch(self.index, pending)
-        pending.clear()
-
-    def _prune(self, rows: dict[str, Row], found: Discovery) -> None:
+    def _prune(self, index: Index, rows: dict[str, Row], found: Discovery) -> None:
         """Drop rows of files that are gone from the roots just scanned."""
         present = {info.path for info in found.infos}
         roots = [os.path.abspath(root) + os.sep for root in self.roots]
         gone = [path for path in rows if path not in present and any(path.startswith(root) for root in roots)]
-        if gone and self._index is not None:
-            with self._index.writing() as writer:
+        if gone:
+            with index.writing() as writer:
                 for path in gone:
                     writer.forget(path)
 
@@ -329,7 +332,12 @@ class Catalog:
         if row is not None and row.size == info.size and row.mtime_ns == info.mtime_ns:
             return decode_summary(row.payload) if row.session and row.payload else None
         stats = RefreshStats()
-        found = self._read_changed([(info, row)], stats, None, None, False, 1)
+        try:
+            found = self._read_changed([(info, row)], stats, None, None, False, 1, index)
+        except sqlite3.DatabaseError as error:
+            if not is_lock_error(error):
+                raise
+            found = self._read_changed([(info, row)], stats, None, None, False, 1, None)
         return found[0] if found else None
 
     def search_text(self, fts_query: str, limit: int = 500) -> list[TextHit]:

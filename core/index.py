@@ -198,12 +198,20 @@ def fts_quote(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
 
 
+def is_lock_error(error: BaseException) -> bool:
+    """SQLite's "database is locked/busy": another writer, not a broken index."""
+    message = str(error).lower()
+    return isinstance(error, sqlite3.OperationalError) and ("locked" in message or "busy" in message)
+
+
 class IndexUnavailable(Exception):
     """The index could not be opened at all (the caller lists without it)."""
 
 
 class Index:
     """The SQLite index file; safe to use from several threads."""
+
+    busy_timeout = 5.0  # seconds to wait for another writer (batches commit every 0.5 s)
 
     def __init__(self, cache_dir: Path | None = None) -> None:
         self.cache_dir = cache_dir if cache_dir is not None else default_cache_dir()
@@ -218,7 +226,8 @@ class Index:
     # -- opening, validating, rebuilding -----------------------------------------------------
 
     def _connect(self) -> sqlite3.Connection:
-        connection = sqlite3.connect(self.path, timeout=5.0, check_same_thread=False, isolation_level=None)
+        connection = sqlite3.connect(self.path, timeout=self.busy_timeout, check_same_thread=False,
+                                     isolation_level=None)
         connection.execute("PRAGMA journal_mode = WAL")
         connection.execute("PRAGMA synchronous = NORMAL")
         connection.execute("PRAGMA temp_store = MEMORY")
@@ -233,7 +242,7 @@ class Index:
         try:
             self._validate_or_create()
         except sqlite3.OperationalError as error:  # "not a database" is a DatabaseError, below
-            if "locked" in str(error) or "busy" in str(error):
+            if is_lock_error(error):
                 # Another process holds it: use a private index rather than wait or trust it.
                 self.path = self.cache_dir / f"index-{os.getpid()}.sqlite"
                 self._delete_files()
@@ -305,6 +314,8 @@ class Index:
 
     def close(self) -> None:
         self._close_connections()
+        if self.path.name != DB_NAME:  # a private index (the shared one was locked) is not kept
+            self._delete_files()
 
     @property
     def db(self) -> sqlite3.Connection:

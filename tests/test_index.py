@@ -261,3 +261,35 @@ def test_default_cache_dir_follows_platformdirs(monkeypatch: pytest.MonkeyPatch,
     for xdg in ("", str(tmp_path / "xdg")):
         monkeypatch.setenv("XDG_CACHE_HOME", xdg)
         assert default_cache_dir() == Path(user_cache_dir("seance", appauthor=False))
+
+
+def test_a_locked_index_is_never_thrown_away(corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from seance.core.index import Index
+
+    monkeypatch.setattr(Index, "busy_timeout", 0.2)
+    cache = tmp_path / "cache"
+    expected = exact(corpus, cache)
+    holder = sqlite3.connect(cache / DB_NAME, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")  # another seance in the middle of a long write
+    try:
+        # opened while locked: a private index, deleted on close
+        private = Catalog([corpus], cache_dir=cache)
+        assert private.list() == expected
+        assert "locked" in (private.index_problem or "")
+        private.close()
+        assert sorted(path.name for path in cache.iterdir() if path.name.startswith("index-")) == []
+        # locked after opening: this refresh lists from the files, the shared index stays
+        opened = Catalog([corpus], cache_dir=cache)
+        holder.execute("ROLLBACK")
+        assert opened.list() == expected
+        holder.execute("BEGIN EXCLUSIVE")
+        target = Path(expected[-1].path)
+        with open(target, "a") as handle:
+            handle.write(line(user("ffff0003", None, "while locked", ts=2_200_000_000_000)))
+        assert opened.list()[0].path == str(target)
+        assert opened.lock_waits == 1
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert opened.list()[0].path == str(target)  # and the index catches up once it is free
+    assert opened.last_stats.appended == 1
