@@ -358,9 +358,14 @@ class Catalog:
     def forget(self, path: Path) -> None:
         """Drop a file from the index (after it was deleted or moved away)."""
         index = self.index
-        if index is not None:
+        if index is None:
+            return
+        try:
             with index.writing() as writer:
                 writer.forget(os.path.abspath(path))
+        except sqlite3.DatabaseError as error:  # the next refresh prunes it anyway
+            if not is_lock_error(error):
+                raise
 
     def close(self) -> None:
         if self._index is not None:
