@@ -67,13 +67,14 @@ _RESOLVED: dict[str, str] = {}
 def _resolved(path: str) -> str:
     cached = _RESOLVED.get(path)
     if cached is None:
-        if not path:
-            cached = ""
+        expanded = os.path.expanduser(path)
+        if not os.path.isabs(expanded):  # a Windows or relative header cwd: never joined to ours
+            cached = path.rstrip("/\\") or path
         else:
             try:
-                cached = os.path.realpath(os.path.expanduser(path))
+                cached = os.path.realpath(expanded)
             except (OSError, ValueError):
-                cached = os.path.normpath(path)
+                cached = os.path.normpath(expanded)
         _RESOLVED[path] = cached
     return cached
 

@@ -144,19 +144,21 @@ def test_full_text_finds_what_the_prefix_cannot(tmp_path: Path) -> None:
     assert catalog.search_text(fts_quote("quokka")) == []
 
 
-def test_scopes_compare_resolved_header_cwd(tmp_path: Path) -> None:
+def test_scopes_compare_resolved_header_cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     project = tmp_path / "project"
     project.mkdir()
     (tmp_path / "alias").symlink_to(project)
+    monkeypatch.chdir(tmp_path)  # a relative header cwd "project" must not be taken as ./project
     root = tmp_path / "sessions"
-    for name, cwd in (("a", str(project)), ("b", str(tmp_path / "alias") + "/"), ("c", "/elsewhere")):
+    for name, cwd in (("a", str(project)), ("b", str(tmp_path / "alias") + "/"), ("c", "/elsewhere"),
+                      ("d", "project")):
         path = root / "--anything--" / f"{name}.jsonl"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(line({**HEADER, "id": name, "cwd": cwd}))
     catalog = Catalog([root], cache_dir=tmp_path / "cache")
     assert sorted(summary.id for summary in catalog.list(str(project))) == ["a", "b"]
     assert sorted(summary.id for summary in catalog.quick(str(project))) == ["a", "b"]
-    assert len(catalog.list()) == 3
+    assert len(catalog.list()) == 4
 
 
 def test_not_sessions_are_remembered_and_reported(tmp_path: Path) -> None:
