@@ -61,9 +61,12 @@ def _command_modules() -> list:
 
 def _register_ui(commands: argparse._SubParsersAction) -> None:
     pick = commands.add_parser("pick", help="pick a session (fzf-like: path on stdout, exit code)")
-    pick.add_argument("--all", action="store_true", help="start in the all-projects scope")
-    pick.add_argument("--cwd", metavar="DIR", help="project directory (default: the current one)")
-    pick.add_argument("--root", action="append", metavar="DIR", help="sessions root (repeatable)")
+    # SUPPRESS: `seance --all pick` and `seance pick --all` mean the same; the subcommand's
+    # defaults must not overwrite flags given before it.
+    pick.add_argument("--all", action="store_true", default=argparse.SUPPRESS, help="start in the all-projects scope")
+    pick.add_argument("--cwd", metavar="DIR", default=argparse.SUPPRESS, help="project directory (default: here)")
+    pick.add_argument("--root", action="append", metavar="DIR", default=argparse.SUPPRESS,
+                      help="sessions root (repeatable)")
     pick.add_argument("--query", "-q", default="", help="initial query")
     pick.add_argument("--json", action="store_true", help="print a JSON object instead of the path")
     pick.set_defaults(handler=_run_ui)
