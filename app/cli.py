@@ -114,11 +114,10 @@ def _run_tree(args: argparse.Namespace) -> int:
     session = args.tree_session
     path = Path(session.path).resolve()
 
-    result = _run_app(SeanceApp(lambda: SessionTreeScreen(path, standalone=True)))
+    result = _run_app(SeanceApp(lambda: SessionTreeScreen(path, standalone=True, session=session)))
     if result is None or getattr(result, "action", None) not in ("resume", "fork"):
         return EXIT_CANCELLED
-    pick = PickResult(result.action, Path(getattr(result, "path", None) or path), getattr(result, "leaf_id", None),
-                      session_id=session.id, cwd=session.cwd)
+    pick = PickResult.from_tree(result, path=path, session_id=session.id, cwd=session.cwd)
     return _print_result(pick, as_json=getattr(args, "json", False))
 
 

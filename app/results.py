@@ -14,7 +14,9 @@ class PickResult:
     """The user chose a session: resume it (at `leaf_id`, or its own leaf when None) or fork it.
 
     `session_id` and `cwd` come from the session header, so a caller can `cd` and resume
-    without reading the file again.
+    without reading the file again.  From the tree view, choosing a user message resumes at
+    its parent with the message offered back as `prefill` (pi's /tree); choosing a root user
+    message resumes before the first entry: `reset` is True (pi's `resetLeaf()`).
     """
 
     action: PickAction
@@ -22,6 +24,22 @@ class PickResult:
     leaf_id: str | None = None
     session_id: str | None = None
     cwd: str | None = None
+    prefill: str | None = None
+    reset: bool = False
+
+    @classmethod
+    def from_tree(cls, result: Any, *, path: Path, session_id: str | None, cwd: str | None) -> PickResult:
+        """The picker's result for a `TreeResult` (resume at a node of the session's tree)."""
+        leaf_id = getattr(result, "leaf_id", None)
+        return cls(
+            getattr(result, "action", "resume"),
+            Path(getattr(result, "path", None) or path),
+            leaf_id,
+            session_id=session_id,
+            cwd=cwd,
+            prefill=getattr(result, "prefill", None),
+            reset=leaf_id is None,
+        )
 
     def to_json(self) -> dict[str, Any]:
         """The `seance pick --json` object."""
@@ -31,4 +49,6 @@ class PickResult:
             "id": self.session_id,
             "leafId": self.leaf_id,
             "cwd": self.cwd,
+            "prefill": self.prefill,
+            "reset": self.reset,
         }

@@ -118,6 +118,8 @@ def test_json_query_and_all_scope(terminal: Terminal, root: Path) -> None:
         "id": "s-other1",
         "leafId": None,
         "cwd": "/work/demo/other",
+        "prefill": None,
+        "reset": False,
     }
 
 

@@ -13,6 +13,7 @@ from seance.app.screens.rename import RenameScreen
 from seance.app.screens.session_list import EMPTY, PickerOptions
 from seance.app.widgets.session_list import relative_age
 from seance.core.catalog import Catalog
+from seance.core.session import load_session
 from textual import events
 from textual.widgets import Input
 from ui_harness import SIZE, cursor_title, picker_app, screen_of, settle, titles, visible_text
@@ -376,6 +377,25 @@ async def test_ctrl_t_opens_the_tree_and_resumes_at_its_choice(root: Path) -> No
     assert isinstance(result, PickResult) and result.action == "resume"
     assert result.path == session_path(root, Spec("s-auth", PROJECT))
     assert result.session_id == "s-auth"
+    session = load_session(result.path)
+    assert result.leaf_id == session.leaf_id and not result.reset
+
+
+async def test_tree_choice_of_the_first_prompt_resumes_from_the_start(root: Path) -> None:
+    """pi's /tree: a root user message resumes before the first entry, its text offered back."""
+    app = picker_app(root)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+t")
+        await settle(pilot)
+        await pilot.press("home", "enter")
+        await settle(pilot)
+    result = app.return_value
+    session = load_session(result.path)
+    first = session.tree.by_id[session.tree.roots[0]]
+    assert first["message"]["role"] == "user"
+    assert (result.leaf_id, result.reset, result.prefill) == (None, True, "fix the auth bug in login")
+    assert result.to_json()["reset"] is True
 
 
 async def test_browse_mode_enter_opens_the_tree(root: Path) -> None:

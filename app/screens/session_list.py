@@ -635,10 +635,9 @@ class SessionPickerScreen(Screen[PickResult | None]):
         def chosen(result: Any) -> None:
             if result is None or getattr(result, "action", None) not in ("resume", "fork"):
                 return
-            path = Path(getattr(result, "path", None) or row.path)
             summary = row.summary
-            self.dismiss(PickResult(result.action, path, getattr(result, "leaf_id", None),
-                                    session_id=summary.id or None, cwd=summary.cwd or None))
+            self.dismiss(PickResult.from_tree(result, path=Path(row.path), session_id=summary.id or None,
+                                              cwd=summary.cwd or None))
 
         self.app.push_screen(SessionTreeScreen(Path(row.path), clock=self.clock), chosen)
 
