@@ -200,7 +200,7 @@ def _report_skipped(catalog: Catalog) -> None:
     if skipped:
         shown = "; ".join(f"{path}: {reason}" for path, reason in skipped[:3])
         more = f" (+{len(skipped) - 3} more)" if len(skipped) > 3 else ""
-        print(f"seance: skipped {len(skipped)} file(s) that are not sessions: {shown}{more}", file=sys.stderr)
+        print(f"seance: skipped {len(skipped)} (not a session or not readable): {shown}{more}", file=sys.stderr)
 
 
 # -- index ---------------------------------------------------------------------------------------
