@@ -14,15 +14,15 @@ import argparse
 import os
 import sys
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import orjson
 
+from . import listing
 from .catalog import Catalog, in_project
 from .model import SessionSummary
-from .text import display_text
+from .text import display_text, home_short, relative_age
 
 SORTS = ("recent", "created", "relevance", "threaded")
 
@@ -91,57 +91,6 @@ def apply_query(summaries: list[SessionSummary], query: str, catalog: Catalog | 
     return [hit.summary for hit in search(summaries, parsed, text_hits=text_hits, paths=all_projects)]
 
 
-def threaded(summaries: list[SessionSummary]) -> list[tuple[SessionSummary, int]]:
-    """Forks under their parent (by `parentSession` path or id), each level in the given order."""
-    by_key: dict[str, SessionSummary] = {}
-    for summary in summaries:
-        by_key[summary.path] = summary
-        by_key.setdefault(summary.id, summary)
-    children: dict[str, list[SessionSummary]] = {}
-    roots: list[SessionSummary] = []
-    for summary in summaries:
-        parent = by_key.get(summary.parent_session or "")
-        if parent is not None and parent is not summary:
-            children.setdefault(parent.path, []).append(summary)
-        else:
-            roots.append(summary)
-    out: list[tuple[SessionSummary, int]] = []
-    seen: set[str] = set()
-
-    def walk(node: SessionSummary, depth: int) -> None:
-        if node.path in seen:
-            return
-        seen.add(node.path)
-        out.append((node, depth))
-        for child in children.get(node.path, ()):
-            walk(child, depth + 1)
-
-    for root in roots:
-        walk(root, 0)
-    for summary in summaries:  # a parent cycle leaves nodes unreached: show them flat
-        if summary.path not in seen:
-            walk(summary, 0)
-    return out
-
-
-def _age(modified_ms: float, now: float) -> str:
-    seconds = max(now - modified_ms / 1000, 0)
-    if seconds < 60:
-        return "now"
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if seconds >= size:
-            value = int(seconds // size)
-            if unit == "d" and value >= 30:
-                return datetime.fromtimestamp(modified_ms / 1000, tz=UTC).strftime("%Y-%m-%d")
-            return f"{value}{unit}"
-    return "now"
-
-
-def _home_short(path: str) -> str:
-    home = os.path.expanduser("~")
-    return "~" + path[len(home) :] if home != "/" and (path == home or path.startswith(home + os.sep)) else path
-
-
 def run_ls(args: argparse.Namespace) -> int:
     from .cli import EXIT_NOT_FOUND, EXIT_OK
 
@@ -160,17 +109,20 @@ def run_ls(args: argparse.Namespace) -> int:
         if args.query:
             summaries = apply_query(summaries, args.query, None if args.quick else catalog, cwd is None)
         if sort == "created":
-            summaries = sorted(summaries, key=lambda summary: summary.created or "", reverse=True)
+            summaries = listing.by_created(summaries)
         elif sort == "recent" and args.query:
-            summaries = sorted(summaries, key=lambda summary: summary.modified_ms, reverse=True)
-        rows = threaded(summaries) if sort == "threaded" else [(summary, 0) for summary in summaries]
+            summaries = listing.by_recent(summaries)
+        if sort == "threaded":
+            rows = listing.threaded(summaries)
+        else:
+            rows = [listing.ThreadedRow(summary, 0, "") for summary in summaries]
         _report_skipped(catalog)
         if args.json:
             payload: list[dict[str, Any]] = []
-            for summary, depth in rows:
-                item = summary.to_pi_json()
+            for row in rows:
+                item = row.summary.to_pi_json()
                 if sort == "threaded":
-                    item["depth"] = depth
+                    item["depth"] = row.depth
                 payload.append(item)
             sys.stdout.buffer.write(orjson.dumps(payload) + b"\n")  # compact, like the fast path
         else:
@@ -181,14 +133,16 @@ def run_ls(args: argparse.Namespace) -> int:
     return EXIT_NOT_FOUND if args.query and not rows else EXIT_OK
 
 
-def _print_rows(rows: list[tuple[SessionSummary, int]], show_cwd: bool) -> None:
-    now = time.time()
+def _print_rows(rows: list[listing.ThreadedRow], show_cwd: bool) -> None:
+    now_ms = time.time() * 1000
     out = sys.stdout
-    for summary, depth in rows:
+    for row in rows:
+        summary = row.summary
         count = f"{summary.message_count}{'' if summary.exact else '+'}"
-        parts = [f"{_age(summary.modified_ms, now):>10}", f"{count:>6}", "  " * depth + display_text(summary.title, 80)]
+        parts = [f"{relative_age(summary.modified_ms, now_ms):>4}", f"{count:>6}",
+                 row.prefix + display_text(summary.title, 80)]
         if show_cwd:
-            parts.append(f"  ({display_text(_home_short(summary.cwd)) or '?'})")
+            parts.append(f"  ({display_text(home_short(summary.cwd)) or '?'})")
         out.write(" ".join(parts) + "\n")
 
 

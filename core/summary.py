@@ -6,13 +6,12 @@ component classes) and whose `prefix`/`text` are plain, sanitised strings.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
-from .text import content_text, display_text
+from .text import content_text, display_text, home_short
 
 _TEXT_LIMIT = 200
 
@@ -41,16 +40,11 @@ def tool_calls_by_id(entries: list[dict[str, Any]]) -> dict[str, dict[str, Any]]
     return calls
 
 
-def _home_short(path: str) -> str:
-    home = os.environ.get("HOME", "")
-    return "~" + path[len(home) :] if home and path.startswith(home) else path
-
-
 def format_tool_call(name: Any, args: Any) -> str:
     """`[bash: ls -la]`, `[read: ~/p/f.py:10-29]` ... like pi's tree."""
     args = args if isinstance(args, dict) else {}
     name = str(name)
-    path = _home_short(str(args.get("path") or args.get("file_path") or ""))
+    path = home_short(str(args.get("path") or args.get("file_path") or ""))
     if name == "read":
         offset, limit = args.get("offset"), args.get("limit")
         if offset is not None or limit is not None:
@@ -65,11 +59,11 @@ def format_tool_call(name: Any, args: Any) -> str:
         command = display_text(raw)[:50]
         return f"[bash: {command}{'...' if len(raw) > 50 else ''}]"
     if name == "grep":
-        return f"[grep: /{args.get('pattern') or ''}/ in {_home_short(str(args.get('path') or '.'))}]"
+        return f"[grep: /{args.get('pattern') or ''}/ in {home_short(str(args.get('path') or '.'))}]"
     if name == "find":
-        return f"[find: {args.get('pattern') or ''} in {_home_short(str(args.get('path') or '.'))}]"
+        return f"[find: {args.get('pattern') or ''} in {home_short(str(args.get('path') or '.'))}]"
     if name == "ls":
-        return f"[ls: {_home_short(str(args.get('path') or '.'))}]"
+        return f"[ls: {home_short(str(args.get('path') or '.'))}]"
     try:
         encoded = orjson.dumps(args).decode()
     except TypeError:

@@ -6,6 +6,7 @@ controls, escape sequences) and bidi overrides that could reorder what the user 
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Any
 
@@ -55,3 +56,31 @@ def message_text(message: dict[str, Any]) -> str:
         summary = message.get("summary")
         return summary if isinstance(summary, str) else ""
     return content_text(message.get("content"), "\n")
+
+
+def home_short(path: str) -> str:
+    """`/home/me/p` -> `~/p`, as pi shows paths (only at a path boundary)."""
+    home = os.environ.get("HOME") or os.path.expanduser("~")
+    if home and home != "/" and (path == home or path.startswith(home.rstrip(os.sep) + os.sep)):
+        return "~" + path[len(home.rstrip(os.sep)) :]
+    return path
+
+
+_AGE_UNITS = ((365, "y"), (30, "mo"), (7, "w"), (1, "d"))
+
+
+def relative_age(moment_ms: float, now_ms: float) -> str:
+    """pi's compact age of a moment: now, 5m, 2h, 3d, 2w, 1mo, 1y (both in epoch ms)."""
+    minutes = int(max(now_ms - moment_ms, 0.0) // 60_000)
+    if minutes < 1:
+        return "now"
+    if minutes < 60:
+        return f"{minutes}m"
+    hours = minutes // 60
+    if hours < 24:
+        return f"{hours}h"
+    days = hours // 24
+    for size, unit in _AGE_UNITS:
+        if days >= size:
+            return f"{days // size}{unit}"
+    return f"{hours}h"  # pragma: no cover - days >= 1 always matches above

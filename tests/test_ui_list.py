@@ -11,9 +11,9 @@ from seance.app.screens.confirm import ConfirmScreen
 from seance.app.screens.help import HelpScreen
 from seance.app.screens.rename import RenameScreen
 from seance.app.screens.session_list import EMPTY, PickerOptions
-from seance.app.widgets.session_list import relative_age
 from seance.core.catalog import Catalog
 from seance.core.session import load_session
+from seance.core.text import relative_age
 from textual import events
 from textual.widgets import Input
 from ui_harness import SIZE, cursor_title, picker_app, screen_of, settle, titles, visible_text
@@ -56,7 +56,7 @@ def test_relative_age_steps() -> None:
     minute = 60_000
     expected = {0: "now", 5: "5m", 120: "2h", 3 * 1440: "3d", 15 * 1440: "2w", 45 * 1440: "1mo", 800 * 1440: "2y"}
     for minutes, text in expected.items():
-        assert relative_age(ms - minutes * minute, NOW) == text
+        assert relative_age(ms - minutes * minute, ms) == text
 
 
 def test_threaded_breaks_parent_cycles(tmp_path: Path) -> None:

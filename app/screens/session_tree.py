@@ -22,7 +22,7 @@ from seance.app.widgets.context_preview import ContextPreview
 from seance.app.widgets.label_dialog import LabelDialog
 from seance.app.widgets.tree_view import TreeView
 from seance.core.session import NotASession, Session, SessionError, read_session
-from seance.core.text import display_text
+from seance.core.text import display_text, relative_age
 from seance.core.tree import timestamp_ms
 from seance.core.writes import set_label
 from textual import events, on, work
@@ -49,15 +49,6 @@ class TreeResult:
     path: Path
     leaf_id: str | None
     prefill: str | None = None
-
-
-def _age(moment_ms: float, now: datetime) -> str:
-    """Compact relative age: now, 5m, 2h, 3d, 2w, 1mo, 1y."""
-    seconds = max(0.0, now.timestamp() - moment_ms / 1000)
-    for size, unit in ((31_536_000, "y"), (2_592_000, "mo"), (604_800, "w"), (86_400, "d"), (3_600, "h"), (60, "m")):
-        if seconds >= size:
-            return f"{int(seconds // size)}{unit}"
-    return "now"
 
 
 class SessionTreeScreen(Screen["TreeResult | None"]):
@@ -203,7 +194,7 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
         parts.append(f"{entries:,} entr{'y' if entries == 1 else 'ies'}")
         started = timestamp_ms(session.header.get("timestamp"))
         if started != float("inf"):
-            parts.append(f"started {_age(started, self.clock())} ago")
+            parts.append(f"started {relative_age(started, self.clock().timestamp() * 1000)} ago")
         if session.cwd:
             parts.append(display_text(session.cwd))
         return Content("  ·  ".join(parts))

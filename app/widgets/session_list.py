@@ -23,7 +23,7 @@ from itertools import accumulate
 from typing import Any, ClassVar
 
 from seance.core.model import SessionSummary
-from seance.core.text import display_text
+from seance.core.text import display_text, relative_age
 from textual import events
 from textual.cache import LRUCache
 from textual.content import Content, Span
@@ -65,27 +65,6 @@ class SessionRow:
     def snippet(self) -> tuple[str, tuple[tuple[int, int], ...]]:
         found = self.hit.snippet() if self.has_snippet else None
         return (found.text, tuple(found.spans)) if found is not None else ("", ())
-
-
-def relative_age(modified_ms: float, now: datetime) -> str:
-    """pi's compact age: now, 5m, 2h, 3d, 2w, 1mo, 1y."""
-    seconds = max(now.timestamp() - modified_ms / 1000.0, 0.0)
-    minutes = int(seconds // 60)
-    if minutes < 1:
-        return "now"
-    if minutes < 60:
-        return f"{minutes}m"
-    hours = minutes // 60
-    if hours < 24:
-        return f"{hours}h"
-    days = hours // 24
-    if days < 7:
-        return f"{days}d"
-    if days < 30:
-        return f"{days // 7}w"
-    if days < 365:
-        return f"{days // 30}mo"
-    return f"{days // 365}y"
 
 
 def short_path(path: str, width: int, home: str = os.path.expanduser("~")) -> str:
@@ -363,7 +342,7 @@ class SessionList(ScrollView, can_focus=False):
         if self._show_cwd:
             parts.append(short_path(summary.cwd, max(width // 5, 12)))
         count = f"{summary.message_count}{'' if summary.exact else '+'}"
-        parts.append(f"{count:>5} {relative_age(summary.modified_ms, self._now):>3}")
+        parts.append(f"{count:>5} {relative_age(summary.modified_ms, self._now.timestamp() * 1000):>3}")
         return Content.styled(" ".join(parts), self.get_visual_style("session-list--meta"))
 
     def _snippet_line(self, row: SessionRow, width: int) -> Content:
