@@ -20,7 +20,7 @@ from typing import Any
 import orjson
 
 from . import listing
-from .catalog import Catalog, in_project
+from .catalog import Catalog
 from .model import SessionSummary
 from .text import display_text, home_short, relative_age
 
@@ -205,35 +205,20 @@ def run_index(args: argparse.Namespace) -> int:
 # -- SESSION id prefixes -------------------------------------------------------------------------
 
 
-def _keys(summary: SessionSummary) -> tuple[str, str, str]:
-    stem = Path(summary.path).name.removesuffix(".jsonl").casefold()
-    return summary.id.casefold(), stem, stem.rpartition("_")[2]
-
-
-def find_by_prefix(key: str, summaries: list[SessionSummary], cwd: str | None) -> SessionSummary | None:
-    """pi/omp resume-key rule: case-insensitive prefix of the id, the file name, or the id after
-    the file-name timestamp; the current project first, then all; the most recent wins."""
-    needle = key.casefold()
-    if not needle:
-        return None
-    ordered = sorted(summaries, key=lambda summary: summary.modified_ms, reverse=True)
-    scopes = [in_project(ordered, cwd), ordered] if cwd else [ordered]
-    for scope in scopes:
-        for summary in scope:
-            if any(part.startswith(needle) for part in _keys(summary)):
-                return summary
-    return None
-
-
 def resolve_session_arg(arg: str, cwd: str | None = None, *, roots: list[Path] | None = None) -> Path:
-    """The session file an id prefix names (see `find_by_prefix`); `CliError(EXIT_NOT_FOUND)` if none."""
+    """The session file a resume key names (`seance.core.resume.resolve`: the current project
+    first, then all, the most recent wins); `CliError(EXIT_NOT_FOUND)` if none."""
+    from .catalog import in_project
     from .cli import EXIT_NOT_FOUND, CliError
+    from .resume import resolve
 
+    here = os.path.abspath(cwd) if cwd else os.getcwd()
     catalog = Catalog(roots)
     try:
-        found = find_by_prefix(arg.strip(), catalog.quick(), os.path.abspath(cwd) if cwd else os.getcwd())
+        everything = catalog.quick()
     finally:
         catalog.close()
+    found = resolve(arg, in_project(everything, here), everything, here)
     if found is None:
         raise CliError(f'session "{arg}" not found', EXIT_NOT_FOUND)
-    return Path(found.path)
+    return found.path

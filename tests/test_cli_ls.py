@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 from conftest import corpus_files
-from seance.core.cli import EXIT_NOT_FOUND, CliError, main
+from seance.core.cli import EXIT_BAD_INPUT, EXIT_NOT_FOUND, CliError, main
 from seance.core.cli_catalog import resolve_session_arg
 from seance.core.generate import bucket_name
+from seance.core.session import SessionError
 
 PI_KEYS = {"path", "id", "cwd", "name", "parentSession", "created", "modified", "messageCount", "firstMessage"}
 
@@ -124,6 +125,17 @@ def test_resolve_session_arg(store, monkeypatch) -> None:
     with pytest.raises(CliError) as error:
         resolve_session_arg("zzz", here, roots=roots)
     assert error.value.code == EXIT_NOT_FOUND
+
+
+def test_resolve_session_arg_follows_the_resume_rule(store) -> None:
+    """SESSION lookup is `seance.core.resume.resolve`: a whole file name is a prefix of itself,
+    and an empty key is bad input, not a silent "not found"."""
+    roots = [store["root"]]
+    here = str(store["here"])
+    assert resolve_session_arg(store["new"].name.upper(), here, roots=roots) == store["new"]
+    with pytest.raises(SessionError) as error:
+        resolve_session_arg("  ", here, roots=roots)
+    assert getattr(error.value, "code", EXIT_BAD_INPUT) == EXIT_BAD_INPUT
 
 
 def test_show_takes_an_id_prefix(store, capsys, monkeypatch) -> None:
