@@ -19,6 +19,8 @@ _EXPORTS = {
     "PickResult": ".results",
     "PickerOptions": ".screens.session_list",
     "SessionPickerScreen": ".screens.session_list",
+    "SessionTreeScreen": ".screens.session_tree",
+    "TreeResult": ".screens.session_tree",
     "SeanceApp": ".app",
     "run_ui": ".cli",
 }
