@@ -341,18 +341,20 @@ class Catalog:
             found = self._read_changed([(info, row)], stats, None, None, False, 1, None)
         return found[0] if found else None
 
-    def search_text(self, fts_query: str, limit: int = 500) -> list[TextHit]:
+    def search_text(self, fts_query: str, limit: int = 500, *, include_cwd: bool = True) -> list[TextHit]:
         """Full-text hits, one per session, for an FTS5 MATCH string; build it with `fts_quote`.
 
         Unranked (callers rank by their own tiers and recency): a session's name, label, cwd
-        or id row wins over its text.  Searches what `refresh()` indexed (text is indexed
-        by `refresh()`, not by `list()`).  Raises `ValueError` for a malformed MATCH string.
+        or id row wins over its text.  `include_cwd=False` leaves the cwd out (one project's
+        scope, where the cwd does not count), so the session's text hit is the one reported.
+        Searches what `refresh()` indexed (text is indexed by `refresh()`, not by `list()`).
+        Raises `ValueError` for a malformed MATCH string.
         """
         index = self.index
         if index is None:
             return []
         try:
-            return index.search(fts_query, limit)
+            return index.search(fts_query, limit, include_cwd=include_cwd)
         except sqlite3.OperationalError as error:
             raise ValueError(f"bad full-text query: {error}") from error
 

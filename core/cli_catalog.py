@@ -87,7 +87,8 @@ def apply_query(summaries: list[SessionSummary], query: str, catalog: Catalog | 
     match = parsed.fts_match()
     text_hits = None
     if catalog is not None and match:
-        text_hits = {hit.path: hit for hit in catalog.search_text(match)}
+        # the cwd only counts where paths do (`search(paths=...)`): there it may be the hit
+        text_hits = {hit.path: hit for hit in catalog.search_text(match, include_cwd=all_projects)}
     return [hit.summary for hit in search(summaries, parsed, text_hits=text_hits, paths=all_projects)]
 
 

@@ -358,17 +358,20 @@ class Index:
         found = self.db.execute("SELECT state FROM files WHERE file_id = ?", (file_id,)).fetchone()
         return found[0] if found else None
 
-    def search(self, match: str, limit: int = 500) -> list[TextHit]:
+    def search(self, match: str, limit: int = 500, *, include_cwd: bool = True) -> list[TextHit]:
         """One hit per file for an FTS5 MATCH expression, up to `limit` files.
 
         Not ranked (bm25 over every match costs too much per keystroke; callers rank by their
         own tiers and recency).  A file's metadata rows (name, labels, cwd, id) come before its
-        text chunks, so a name match is the hit reported.  Raises `sqlite3.OperationalError`
-        for a malformed MATCH expression.
+        text chunks, so a name match is the hit reported.  Without `include_cwd` the cwd rows
+        are not searched at all (in one project's scope the cwd does not count, and a cwd hit
+        must not stand in for the session's text hit).  Raises `sqlite3.OperationalError` for
+        a malformed MATCH expression.
         """
         db = self.db
         first: dict[int, tuple[int, str]] = {}
-        cursor = db.execute("SELECT rowid, field FROM fts WHERE fts MATCH ?", (match,))
+        sql = "SELECT rowid, field FROM fts WHERE fts MATCH ?" + ("" if include_cwd else " AND field != 'cwd'")
+        cursor = db.execute(sql, (match,))
         try:
             for rowid, field in cursor:
                 file_id = rowid >> _SEQ_BITS

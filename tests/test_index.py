@@ -144,6 +144,20 @@ def test_full_text_finds_what_the_prefix_cannot(tmp_path: Path) -> None:
     assert catalog.search_text(fts_quote("quokka")) == []
 
 
+def test_a_cwd_hit_does_not_hide_the_text_hit(tmp_path: Path) -> None:
+    """Where the cwd does not count (one project's scope), the session's text hit is reported."""
+    root = tmp_path / "sessions"
+    path = root / "--proj--" / "a.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text(line(HEADER) + line(user("00000001", None, "the proj plan")))
+    catalog = Catalog([root], cache_dir=tmp_path / "cache")
+    catalog.refresh()
+    assert [hit.field for hit in catalog.search_text(fts_quote("proj"))] == ["cwd"]
+    assert [hit.field for hit in catalog.search_text(fts_quote("proj"), include_cwd=False)] == ["user"]
+    assert catalog.search_text(fts_quote("nowhere"), include_cwd=False) == []
+    catalog.close()
+
+
 def test_scopes_compare_resolved_header_cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     project = tmp_path / "project"
     project.mkdir()
