@@ -522,9 +522,9 @@ def scan_file(path: str | os.PathLike[str], *, state: MetaState | None = None,
     finally:
         os.close(descriptor)
     final = state
-    if carry.strip():  # an unterminated last line counts now, but is re-read once it is complete
-        final = state.copy()
-        _Scanner(final, sink).feed_lines([carry])
+    if carry.strip():  # an unterminated last line counts now, but is re-read once it is complete,
+        final = state.copy()  # so its text waits until then: sent now, it would be indexed twice
+        _Scanner(final, None).feed_lines([carry])
     if not final.header_done:
         raise NotSessionFile("empty file" if not info.st_size else "no session header")
     return ScanResult(state, final, info.st_size, info.st_mtime_ns, continued)

@@ -67,6 +67,38 @@ def test_appended_file_is_read_from_the_offset(corpus: Path, tmp_path: Path) -> 
     assert [hit.field for hit in catalog.search_text(fts_quote("renamed"))] == ["name"]
 
 
+AFTER = line(user("00000003", "00000002", "after", ts=1_700_000_002_000))
+
+
+@pytest.mark.parametrize(("cut", "rest", "messages"), [(0, "\n", 2), (0, "\n" + AFTER, 3), (10, "", 2)],
+                         ids=["newline", "newline-and-more", "mid-json"])
+def test_a_torn_last_line_is_indexed_once_when_completed(tmp_path: Path, cut: int, rest: str, messages: int) -> None:
+    """A last line without its newline counts in the metadata now; its text is indexed once, when complete.
+
+    `cut` bytes of the torn line are missing (inside its JSON: it does not count until finished)."""
+    root = tmp_path / "sessions"
+    path = root / "--proj--" / "a.jsonl"
+    path.parent.mkdir(parents=True)
+    torn = line(user("00000002", "00000001", "torn zebracorn words", ts=1_700_000_001_000)).rstrip("\n")
+    rest = (torn[len(torn) - cut:] + "\n" if cut else "") + rest
+    path.write_text(line(HEADER) + line(user("00000001", None, "whole line")) + torn[: len(torn) - cut])
+    catalog = Catalog([root], cache_dir=tmp_path / "cache")
+    catalog.refresh()
+    assert catalog.list() == exact(root, tmp_path / "before")
+    with open(path, "a") as handle:
+        handle.write(rest)
+    after = catalog.refresh()
+    assert catalog.last_stats.appended == 1
+    assert after == exact(root, tmp_path / "fresh")
+    assert after[0].message_count == messages
+    assert [hit.path for hit in catalog.search_text(fts_quote("zebracorn"))] == [str(path)]
+    catalog.close()
+    db = sqlite3.connect(tmp_path / "cache" / DB_NAME)
+    bodies = [body for (body,) in db.execute("SELECT body FROM fts WHERE fts MATCH 'zebracorn'")]
+    db.close()
+    assert sum(body.count("zebracorn") for body in bodies) == 1
+
+
 def test_shrunk_or_rewritten_file_is_read_again(tmp_path: Path) -> None:
     root = tmp_path / "sessions"
     path = root / "--proj--" / "a.jsonl"
