@@ -29,7 +29,18 @@ class CliError(SessionError):
         self.code = code
 
 
-def build_parser() -> argparse.ArgumentParser:
+# Which module registers each headless command: `seance ls` imports only cli_catalog (and
+# what it needs), not the session reader, the writers or the Trash.  Order = `--help` order.
+COMMAND_MODULES = {
+    "show": "cli_session", "tree": "cli_session",
+    "ls": "cli_catalog", "index": "cli_catalog",
+    "resolve": "cli_actions", "continue": "cli_actions", "rm": "cli_actions", "rename": "cli_actions",
+}
+_VALUED_OPTIONS = ("--root", "--cwd")  # top-level options that take the next argument
+
+
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The `seance` parser; given `argv`, only the module of the command it names is imported."""
     parser = argparse.ArgumentParser(
         prog="seance",
         description="Browse, search and resume pi / oh-my-pi coding-agent sessions.",
@@ -39,18 +50,43 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--all", action="store_true", help="start in the all-projects scope")
     parser.add_argument("--cwd", metavar="DIR", help="project directory (default: the current one)")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module in _command_modules():
+    for module in _command_modules(_command_in(argv) if argv is not None else None):
         module.register(commands)
     _register_ui(commands)
     return parser
 
 
-def _command_modules() -> list:
-    """The headless command groups, each a module with `register(subparsers)`."""
+def _command_in(argv: list[str]) -> str | None:
+    """The subcommand `argv` names (the first positional argument), or None."""
+    takes_value = False
+    for token in argv:
+        if takes_value:
+            takes_value = False
+        elif token == "--":
+            return None
+        elif token.startswith("-"):
+            # argparse accepts unambiguous abbreviations (`--ro DIR`)
+            takes_value = "=" not in token and len(token) > 2 and any(
+                option.startswith(token) for option in _VALUED_OPTIONS)
+        else:
+            return token
+    return None
+
+
+def _command_modules(command: str | None = None) -> list:
+    """The headless command groups, each a module with `register(subparsers)`: the one that
+    registers `command`, or all of them (for `--help`, the UI, or an unknown command's error)."""
     import importlib
 
+    wanted = COMMAND_MODULES.get(command or "")
+    if command == "pick":
+        names: list[str] = []
+    elif wanted:
+        names = [wanted]
+    else:
+        names = list(dict.fromkeys(COMMAND_MODULES.values()))
     modules = []
-    for name in ("cli_session", "cli_catalog", "cli_actions"):
+    for name in names:
         try:
             modules.append(importlib.import_module(f"{__package__}.{name}"))
         except ModuleNotFoundError as error:
@@ -82,7 +118,9 @@ def _run_ui(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `seance` console script and `python -m seance`."""
-    parser = build_parser()
+    if argv is None:
+        argv = sys.argv[1:]
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     handler: Handler = getattr(args, "handler", _run_ui)
     try:

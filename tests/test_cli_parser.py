@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import argparse
+
 import pytest
-from seance.core.cli import build_parser
+from seance.core.cli import COMMAND_MODULES, _command_in, build_parser
 
 
 @pytest.mark.parametrize(
@@ -26,3 +28,37 @@ def test_every_command_is_registered() -> None:
     commands = parser._subparsers._group_actions[0].choices  # argparse keeps them here
     for name in ("show", "tree", "ls", "index", "resolve", "continue", "rm", "rename", "pick"):
         assert name in commands
+
+
+def test_each_command_is_registered_by_its_module() -> None:
+    """`COMMAND_MODULES` (what `seance CMD` imports) names the module that really registers CMD."""
+    import importlib
+
+    for command, module in COMMAND_MODULES.items():
+        parser = argparse.ArgumentParser()
+        importlib.import_module(f"seance.core.{module}").register(parser.add_subparsers())
+        assert command in parser._subparsers._group_actions[0].choices, (command, module)
+
+
+@pytest.mark.parametrize(
+    ("argv", "command"),
+    [
+        (["ls", "--all"], "ls"),
+        (["--root", "ls", "index"], "index"),  # "ls" is --root's value
+        (["--ro", "show", "--cwd=x", "rm", "k"], "rm"),  # an abbreviated option takes its value too
+        (["--all", "--cwd", "/w", "pick"], "pick"),
+        (["--all"], None),
+        (["--", "ls"], None),
+    ],
+)
+def test_the_command_is_found_past_global_options(argv: list[str], command: str | None) -> None:
+    assert _command_in(argv) == command
+    args = build_parser(argv).parse_args(argv) if command else None
+    assert args is None or args.command == command
+
+
+def test_an_unknown_command_is_refused_with_every_command_listed(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        build_parser(["nope"]).parse_args(["nope"])
+    error = capsys.readouterr().err
+    assert "invalid choice: 'nope'" in error and all(name in error for name in COMMAND_MODULES)

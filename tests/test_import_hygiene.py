@@ -38,3 +38,26 @@ def test_cli_ls_path_does_not_import_textual() -> None:
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "False"
+
+
+def test_seance_ls_imports_only_what_listing_needs(tmp_path) -> None:
+    """`seance ls` starts fast: no session reader, context, writers, Trash or fuzzy matcher."""
+    code = (
+        "import sys\n"
+        "from seance.core.cli import main\n"
+        f"code = main(['ls', '--all', '--json', '--quick', '--root', {str(tmp_path)!r}])\n"
+        "heavy = ('rapidfuzz', 'textual', 'rich', 'seance.core.context', 'seance.core.summary', "
+        "'seance.core.writes', 'seance.core.trash', 'seance.core.resume', 'seance.core.search')\n"
+        "print(code, ','.join(sorted(m for m in sys.modules if m.startswith(heavy))))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.split("\n")[-2] == "0 ", result.stdout
+
+
+def test_the_core_package_imports_its_names_lazily() -> None:
+    code = (
+        "import sys, seance.core\n"
+        "print('seance.core.context' in sys.modules, seance.core.build_session_context.__module__)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.split() == ["False", "seance.core.context"]
