@@ -84,6 +84,11 @@ def in_project(summaries: list[SessionSummary], cwd: str) -> list[SessionSummary
     return [summary for summary in summaries if summary.cwd and _resolved(summary.cwd) == target]
 
 
+def _as_row(raw: tuple | None) -> Row | None:
+    """A `Index.rows()` tuple as a `Row` (only for the few files a refresh reads again)."""
+    return Row._make(raw[1:]) if raw is not None else None
+
+
 def _scan(info: FileInfo, state: MetaState | None, want_text: bool) -> tuple[ScanResult, list[tuple[str, str]] | None]:
     texts: list[tuple[str, str]] | None = [] if want_text else None
     sink = (lambda field_name, text: texts.append((field_name, text))) if texts is not None else None
@@ -209,27 +214,32 @@ class Catalog:
         """(modified_ms, cwd, summary or ls-json bytes) of every session, newest first."""
         started = time.perf_counter()
         found = self.discover()
-        stats = RefreshStats(files=len(found.infos), skipped=found.skipped)
+        infos = found.infos
+        stats = RefreshStats(files=len(infos), skipped=found.skipped)
         rows = index.rows("pi_json" if as_json else "summary") if index is not None else {}
-        items: list[tuple[int, str, Any]] = []
-        todo: list[tuple[FileInfo, Row | None]] = []
-        decode = bytes if as_json else decode_summary
-        for info in found.infos:
-            row = rows.get(info.path)
-            if (row is not None and row.size == info.size and row.mtime_ns == info.mtime_ns
-                    and (not full_text or row.text_seq >= 0 or not row.session)):
-                stats.reused += 1
-                if row.session and row.payload is not None:
-                    items.append((row.modified_ms, row.cwd, decode(row.payload)))
-                else:
-                    stats.skipped.append((Path(info.path), row.reason or "not a session"))
-            else:
-                todo.append((info, row))
+        # An unchanged file's row is found by its stat in C (`FileInfo` == its stat key): no
+        # per-file Python on a warm listing.  Rows are (path, file_id, size, mtime_ns, session,
+        # text_seq, reason, modified_ms, cwd, payload).
+        matched = list(map(rows.get, infos)) if rows else [None] * len(infos)
+        if full_text:  # a session whose text was never indexed is read again
+            matched = [row if row is None or row[5] >= 0 or not row[4] else None for row in matched]
+        todo = [info for info, row in zip(infos, matched, strict=True) if row is None]
+        reused = [row for row in matched if row is not None]
+        stats.reused = len(reused)
+        if as_json:
+            items = [(row[7], row[8], row[9]) for row in reused if row[4] and row[9] is not None]
+        else:
+            items = [(row[7], row[8], decode_summary(row[9])) for row in reused if row[4] and row[9] is not None]
+        if len(items) < len(reused):
+            stats.skipped.extend((Path(row[0]), row[6] or "not a session")
+                                 for row in reused if not (row[4] and row[9] is not None))
         if todo:
-            for summary in self._read_changed(todo, stats, progress, cancel, full_text, len(found.infos), index):
+            by_path = {row[0]: row for row in rows.values()} if rows else {}
+            changed = [(info, _as_row(by_path.get(info.path))) for info in todo]
+            for summary in self._read_changed(changed, stats, progress, cancel, full_text, len(infos), index):
                 payload = orjson.dumps(summary.to_pi_json()) if as_json else summary
                 items.append((int(summary.modified_ms), summary.cwd, payload))
-        if index is not None:
+        if index is not None and len(reused) < len(rows):  # some indexed file was not seen unchanged
             self._prune(index, rows, found)
         items.sort(key=itemgetter(0), reverse=True)
         stats.seconds = time.perf_counter() - started
@@ -311,11 +321,11 @@ class Catalog:
                     row = next(rows)[1]
                     yield info, row, (*result, None) if result[0] == "ok" else result
 
-    def _prune(self, index: Index, rows: dict[str, Row], found: Discovery) -> None:
+    def _prune(self, index: Index, rows: dict[tuple[str, int, int], tuple], found: Discovery) -> None:
         """Drop rows of files that are gone from the roots just scanned."""
         present = {info.path for info in found.infos}
         roots = [os.path.abspath(root) + os.sep for root in self.roots]
-        gone = [path for path in rows if path not in present and any(path.startswith(root) for root in roots)]
+        gone = [path for path, *_ in rows if path not in present and any(path.startswith(root) for root in roots)]
         if gone:
             with index.writing() as writer:
                 for path in gone:

@@ -25,6 +25,7 @@ import sqlite3
 import sys
 import threading
 from collections.abc import Iterator
+from operator import itemgetter
 from pathlib import Path
 from typing import NamedTuple
 
@@ -92,6 +93,9 @@ def default_cache_dir() -> Path:
     from platformdirs import user_cache_dir
 
     return Path(user_cache_dir("seance", appauthor=False))
+
+
+_STAT_KEY = itemgetter(0, 2, 3)  # (path, size, mtime_ns) of a `rows()` tuple
 
 
 class Row(NamedTuple):
@@ -232,6 +236,8 @@ class Index:
         connection.execute("PRAGMA synchronous = NORMAL")
         connection.execute("PRAGMA temp_store = MEMORY")
         connection.execute("PRAGMA cache_size = -16000")
+        # Reads straight from the page cache: a warm listing scans the whole files table once.
+        connection.execute("PRAGMA mmap_size = 268435456")
         return connection
 
     def _open(self) -> None:
@@ -329,21 +335,20 @@ class Index:
 
     # -- reading -------------------------------------------------------------------------------
 
-    def rows(self, payload: str = "summary") -> dict[str, Row]:
-        """Every indexed file: one SELECT, used for the stat check.
+    def rows(self, payload: str = "summary") -> dict[tuple[str, int, int], tuple]:
+        """Every indexed file, keyed by the stat the index trusts: one SELECT, for the stat check.
 
-        `payload` is the column carried along: "summary" (for `decode_summary`) or "pi_json"
-        (the ready `ls --json` object, so a warm listing decodes nothing).
+        Keys are `(path, size, mtime_ns)`, which hash and compare like a `FileInfo`, so an
+        unchanged file's row is a C-level dict lookup.  Values are raw tuples `(path, *Row)`
+        (`Row._make(value[1:])` when the fields are wanted).  `payload` is the column carried
+        along: "summary" (for `decode_summary`) or "pi_json" (the ready `ls --json` object, so
+        a warm listing decodes nothing).
         """
         column = {"summary": "summary", "pi_json": "pi_json"}[payload]
-        make = Row._make
-        return {
-            row[0]: make(row[1:])
-            for row in self.db.execute(
-                f"SELECT path, file_id, size, mtime_ns, session, text_seq, reason, modified_ms, cwd, {column} "
-                "FROM files"
-            )
-        }
+        found = self.db.execute(
+            f"SELECT path, file_id, size, mtime_ns, session, text_seq, reason, modified_ms, cwd, {column} FROM files"
+        ).fetchall()
+        return dict(zip(map(_STAT_KEY, found), found, strict=True))
 
     def row(self, path: str) -> Row | None:
         found = self.db.execute(
