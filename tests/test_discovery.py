@@ -89,3 +89,17 @@ def test_default_roots_follow_the_environment(tmp_path: Path, monkeypatch: pytes
     session(tmp_path / ".pi" / "agent" / "sessions" / "--p--" / "a.jsonl")
     assert len(discover().files) == 1  # missing default roots are not reported
     assert discover().skipped == []
+
+
+def test_a_file_linked_twice_is_listed_once_in_order(tmp_path: Path) -> None:
+    """Hard and symbolic links to one session count once (the first by name); the rest are listed."""
+    root = tmp_path / "sessions"
+    first = session(root / "--a--" / "1.jsonl")
+    os.link(first, root / "--a--" / "2-hard.jsonl")
+    third = session(root / "--a--" / "3.jsonl")
+    (root / "--b--").mkdir()
+    (root / "--b--" / "0-link.jsonl").symlink_to(third)
+    fourth = session(root / "--b--" / "4.jsonl")
+    found = discover([root])
+    assert found.files == [first, third, fourth]
+    assert found.skipped == []
