@@ -141,12 +141,15 @@ class Catalog:
         self.last_discovery = found
         return found
 
-    def quick(self, cwd: str | None = None) -> list[SessionSummary]:
-        """Prefix-only summaries (`exact=False`), newest mtime first; `cwd` None = all projects."""
+    def quick(self, cwd: str | None = None, *, text: bool = True) -> list[SessionSummary]:
+        """Prefix-only summaries (`exact=False`), newest mtime first; `cwd` None = all projects.
+
+        `text=False` leaves `prefix_text` empty: cheaper, for a listing that is not searched.
+        """
         found = self.discover()
         skipped: list[tuple[str, str]] = []
         # Serial on purpose: a 4 KB read is cheaper than shipping its summary back from a worker.
-        summaries = quick_summaries(found.infos, skipped)
+        summaries = quick_summaries(found.infos, skipped, text=text)
         found.skipped.extend((Path(path), reason) for path, reason in skipped)
         return in_project(summaries, cwd) if cwd is not None else summaries
 

@@ -105,7 +105,8 @@ def run_ls(args: argparse.Namespace) -> int:
             sys.stdout.flush()
             return EXIT_OK
         # A query searches full text, so its index is brought up to date too.
-        summaries = catalog.quick(cwd) if args.quick else catalog.list(cwd, full_text=bool(args.query))
+        summaries = (catalog.quick(cwd, text=bool(args.query)) if args.quick
+                     else catalog.list(cwd, full_text=bool(args.query)))
         sort = args.sort or ("relevance" if args.query else "recent")
         if args.query:
             summaries = apply_query(summaries, args.query, None if args.quick else catalog, cwd is None)

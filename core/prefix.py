@@ -78,30 +78,37 @@ def _raw_first_message(raw: bytes) -> str | None:
     return fallback
 
 
-def read_prefix(info: FileInfo) -> SessionSummary:
+def read_prefix(info: FileInfo, *, text: bool = True) -> SessionSummary:
     """Prefix metadata of one file.  Raises `NotSessionFile` or `OSError`."""
     descriptor = os.open(info.path, os.O_RDONLY)  # no buffered file object: one of these per session
     try:
         raw = os.read(descriptor, PREFIX_BYTES)
     finally:
         os.close(descriptor)
-    return summary_from_prefix(info, raw)
+    return summary_from_prefix(info, raw, text=text)
 
 
-def summary_from_prefix(info: FileInfo, raw: bytes) -> SessionSummary:
+def summary_from_prefix(info: FileInfo, raw: bytes, *, text: bool = True) -> SessionSummary:
+    """Prefix metadata of `raw`; `text=False` leaves `prefix_text` empty (a plain listing
+    needs no searchable text, and the scanner then skips every text past the first prompt)."""
     complete = len(raw) < PREFIX_BYTES or raw.endswith(b"\n")
     lines = raw.split(b"\n")
-    cut_line = b"" if complete else lines.pop()
+    cut_line = lines.pop()  # after the last newline: b"" when complete (no parse error raised for it)
+    if complete and cut_line:
+        lines.append(cut_line)  # a short file without a trailing newline: its last line is whole
+        cut_line = b""
     state = MetaState()
     texts: list[str] = []
-    scanner = _Scanner(state, lambda _field, text: texts.append(text), extras=False)
+    scanner = _Scanner(state, (lambda _field, text: texts.append(text)) if text else None, extras=False)
     scanner.feed_lines(lines)
     if not state.header_done:
         header = _tolerant_header(cut_line)
         if header is None:
             raise NotSessionFile("no session header in the first 4 KB")
         scanner.header(header)
-    count = state.message_count + len(_MESSAGE_MARKER.findall(cut_line))  # the cut-off line counts too
+    count = state.message_count  # the cut-off line counts too:
+    if b'"message"' in cut_line:  # (a plain substring test first: most cut lines are text)
+        count += len(_MESSAGE_MARKER.findall(cut_line))
     first = state.first_message or _raw_first_message(raw) or NO_MESSAGES
     mtime_ms = info.mtime_ns // 1_000_000
     return SessionSummary(
@@ -112,12 +119,14 @@ def summary_from_prefix(info: FileInfo, raw: bytes) -> SessionSummary:
     )
 
 
-def quick_summaries(infos: list[FileInfo], skipped: list[tuple[str, str]] | None = None) -> list[SessionSummary]:
-    """Prefix summaries of many files, newest mtime first; failures go to `skipped`."""
+def quick_summaries(infos: list[FileInfo], skipped: list[tuple[str, str]] | None = None, *,
+                    text: bool = True) -> list[SessionSummary]:
+    """Prefix summaries of many files, newest mtime first; failures go to `skipped`.
+    `text=False`: no `prefix_text` (see `summary_from_prefix`)."""
     out: list[SessionSummary] = []
     for info in infos:
         try:
-            out.append(read_prefix(info))
+            out.append(read_prefix(info, text=text))
         except NotSessionFile as error:
             if skipped is not None:
                 skipped.append((info.path, str(error)))

@@ -85,3 +85,27 @@ def test_display_name_fallbacks(tmp_path: Path) -> None:
     assert only_id.title == "0190abcd-1111"
     no_id = prefix(write(tmp_path / "2025_x.jsonl", {**HEADER, "id": ""}))
     assert no_id.title == "2025_x.jsonl"
+
+
+def test_without_text_only_the_prefix_text_is_left_out(tmp_path: Path) -> None:
+    """`text=False` (a plain listing) changes nothing but `prefix_text`, on every corpus file too."""
+    from dataclasses import replace
+
+    from conftest import corpus_files
+
+    assistant = {"type": "message", "id": "b", "parentId": "a", "timestamp": "2025-01-02T03:06:00.000Z",
+                 "message": {"role": "assistant", "content": [{"type": "text", "text": "answer words"}]}}
+    made = [write(tmp_path / "s.jsonl", HEADER, assistant, user("a", "the first prompt"), user("c", "second"))]
+    checked = 0
+    for path in made + corpus_files():
+        info = stat_file(path)
+        if isinstance(info, str):
+            continue
+        try:
+            with_text = read_prefix(info)
+        except NotSessionFile:
+            continue
+        assert read_prefix(info, text=False) == replace(with_text, prefix_text=""), path
+        checked += 1
+    assert checked >= 1
+    assert "answer words" in read_prefix(stat_file(made[0])).prefix_text
