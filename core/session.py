@@ -7,7 +7,6 @@ listed in `Session.problems`, so a caller can tell the user instead of failing.
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import os
 from dataclasses import dataclass, field
@@ -16,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from . import dialects
+from .gcpause import gc_paused
 from .jsonl import Skipped, parse_jsonl
 from .migrate import CURRENT_VERSION, header_version, migrate
 from .tree import SessionTree
@@ -71,7 +71,8 @@ class Session:
 
     @cached_property
     def tree(self) -> SessionTree:
-        return SessionTree(self.entries)
+        with gc_paused():
+            return SessionTree(self.entries)
 
     @property
     def leaf_id(self) -> str | None:
@@ -120,15 +121,8 @@ def session_name(session: Session) -> str | None:
 
 def parse_session_bytes(path: Path, data: bytes, stat: os.stat_result) -> Session | NotASession:
     """Parse, normalise and migrate (in memory) the bytes of one session file."""
-    # Parsing allocates hundreds of thousands of containers that all survive: the cyclic
-    # GC would rescan them over and over for nothing.
-    gc_was_enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with gc_paused():
         return _parse_session_bytes(path, data, stat)
-    finally:
-        if gc_was_enabled:
-            gc.enable()
 
 
 def _parse_session_bytes(path: Path, data: bytes, stat: os.stat_result) -> Session | NotASession:

@@ -21,6 +21,7 @@ from seance.app.tree_model import FILTER_TAGS, TreeModel, resume_point
 from seance.app.widgets.context_preview import ContextPreview
 from seance.app.widgets.label_dialog import LabelDialog
 from seance.app.widgets.tree_view import TreeView
+from seance.core.gcpause import gc_paused
 from seance.core.session import NotASession, Session, SessionError, read_session
 from seance.core.text import display_text, relative_age
 from seance.core.tree import timestamp_ms
@@ -152,7 +153,8 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
             self.post_message(self.LoadFailed(f"{result.path}: not a session ({result.reason})"))
             return
         try:
-            model = TreeModel(result.tree)
+            with gc_paused():
+                model = TreeModel(result.tree)
         except Exception as error:  # a session core could read must not crash the screen
             self.post_message(self.LoadFailed(f"{result.path}: cannot build the tree ({display_text(error)})"))
             return
