@@ -22,16 +22,17 @@ from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from operator import itemgetter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from . import scanpool
 from .discovery import Discovery, FileInfo, default_roots, discover, stat_file
 from .index import Index, IndexUnavailable, Row, TextHit, decode_summary, fts_quote, is_lock_error
-from .metadata import MetaState, NotSessionFile, ScanResult, scan_file, summary_from_scan
 from .model import SessionSummary
-from .prefix import quick_summaries
+
+if TYPE_CHECKING:  # imported where used: a warm listing reads no file, so it needs neither
+    from .metadata import MetaState, ScanResult
 
 Progress = Callable[[int, int], None]
 Cancel = Callable[[], bool]
@@ -84,12 +85,9 @@ def in_project(summaries: list[SessionSummary], cwd: str) -> list[SessionSummary
     return [summary for summary in summaries if summary.cwd and _resolved(summary.cwd) == target]
 
 
-def _as_row(raw: tuple | None) -> Row | None:
-    """A `Index.rows()` tuple as a `Row` (only for the few files a refresh reads again)."""
-    return Row._make(raw[1:]) if raw is not None else None
-
-
 def _scan(info: FileInfo, state: MetaState | None, want_text: bool) -> tuple[ScanResult, list[tuple[str, str]] | None]:
+    from .metadata import scan_file
+
     texts: list[tuple[str, str]] | None = [] if want_text else None
     sink = (lambda field_name, text: texts.append((field_name, text))) if texts is not None else None
     return scan_file(info.path, state=state, sink=sink), texts
@@ -146,6 +144,8 @@ class Catalog:
 
         `text=False` leaves `prefix_text` empty: cheaper, for a listing that is not searched.
         """
+        from .prefix import quick_summaries
+
         found = self.discover()
         skipped: list[tuple[str, str]] = []
         # Serial on purpose: a 4 KB read is cheaper than shipping its summary back from a worker.
@@ -219,26 +219,27 @@ class Catalog:
         found = self.discover()
         infos = found.infos
         stats = RefreshStats(files=len(infos), skipped=found.skipped)
-        rows = index.rows("pi_json" if as_json else "summary") if index is not None else {}
+        rows = index.rows("pi_json" if as_json else "summary", text_seq=full_text) if index is not None else {}
         # An unchanged file's row is found by its stat in C (`FileInfo` == its stat key): no
-        # per-file Python on a warm listing.  Rows are (path, file_id, size, mtime_ns, session,
-        # text_seq, reason, modified_ms, cwd, payload).
+        # per-file Python on a warm listing.  Rows are (path, size, mtime_ns, session, reason,
+        # modified_ms, cwd, payload[, text_seq]).
         matched = list(map(rows.get, infos)) if rows else [None] * len(infos)
         if full_text:  # a session whose text was never indexed is read again
-            matched = [row if row is None or row[5] >= 0 or not row[4] else None for row in matched]
+            matched = [row if row is None or row[8] >= 0 or not row[3] else None for row in matched]
         todo = [info for info, row in zip(infos, matched, strict=True) if row is None]
         reused = [row for row in matched if row is not None]
         stats.reused = len(reused)
         if as_json:
-            items = [(row[7], row[8], row[9]) for row in reused if row[4] and row[9] is not None]
+            items = [(row[5], row[6], row[7]) for row in reused if row[3] and row[7] is not None]
         else:
-            items = [(row[7], row[8], decode_summary(row[9])) for row in reused if row[4] and row[9] is not None]
+            items = [(row[5], row[6], decode_summary(row[7])) for row in reused if row[3] and row[7] is not None]
         if len(items) < len(reused):
-            stats.skipped.extend((Path(row[0]), row[6] or "not a session")
-                                 for row in reused if not (row[4] and row[9] is not None))
+            stats.skipped.extend((Path(row[0]), row[4] or "not a session")
+                                 for row in reused if not (row[3] and row[7] is not None))
         if todo:
-            by_path = {row[0]: row for row in rows.values()} if rows else {}
-            changed = [(info, _as_row(by_path.get(info.path))) for info in todo]
+            known = {path for path, *_ in rows} if rows else set()
+            changed = [(info, index.row(info.path) if index is not None and info.path in known else None)
+                       for info in todo]
             for summary in self._read_changed(changed, stats, progress, cancel, full_text, len(infos), index):
                 payload = orjson.dumps(summary.to_pi_json()) if as_json else summary
                 items.append((int(summary.modified_ms), summary.cwd, payload))
@@ -291,6 +292,8 @@ class Catalog:
                   index: Index | None) -> Generator[tuple[FileInfo, Row | None, tuple], None, None]:
         """(file, row, outcome) per changed file; metadata-only scans of many files run
         in worker processes (see `scanpool`) while this process writes the index."""
+        from .metadata import MetaState, NotSessionFile, summary_from_scan
+
         jobs: list[tuple[FileInfo, Row | None, MetaState | None, bool]] = []
         for info, row in todo:
             want_text = index is not None and (full_text or (row is not None and row.text_seq >= 0))

@@ -95,7 +95,7 @@ def default_cache_dir() -> Path:
     return Path(user_cache_dir("seance", appauthor=False))
 
 
-_STAT_KEY = itemgetter(0, 2, 3)  # (path, size, mtime_ns) of a `rows()` tuple
+_STAT_KEY = itemgetter(0, 1, 2)  # (path, size, mtime_ns) of a `rows()` tuple
 
 
 class Row(NamedTuple):
@@ -335,18 +335,20 @@ class Index:
 
     # -- reading -------------------------------------------------------------------------------
 
-    def rows(self, payload: str = "summary") -> dict[tuple[str, int, int], tuple]:
+    def rows(self, payload: str = "summary", *, text_seq: bool = False) -> dict[tuple[str, int, int], tuple]:
         """Every indexed file, keyed by the stat the index trusts: one SELECT, for the stat check.
 
         Keys are `(path, size, mtime_ns)`, which hash and compare like a `FileInfo`, so an
-        unchanged file's row is a C-level dict lookup.  Values are raw tuples `(path, *Row)`
-        (`Row._make(value[1:])` when the fields are wanted).  `payload` is the column carried
-        along: "summary" (for `decode_summary`) or "pi_json" (the ready `ls --json` object, so
-        a warm listing decodes nothing).
+        unchanged file's row is a C-level dict lookup.  Values are `(path, size, mtime_ns,
+        session, reason, modified_ms, cwd, payload)`, plus `text_seq` when asked for: only
+        what a listing needs (`row(path)` has the rest, for the few files read again).
+        `payload` is the column carried along: "summary" (for `decode_summary`) or "pi_json"
+        (the ready `ls --json` object, so a warm listing decodes nothing).
         """
         column = {"summary": "summary", "pi_json": "pi_json"}[payload]
+        extra = ", text_seq" if text_seq else ""
         found = self.db.execute(
-            f"SELECT path, file_id, size, mtime_ns, session, text_seq, reason, modified_ms, cwd, {column} FROM files"
+            f"SELECT path, size, mtime_ns, session, reason, modified_ms, cwd, {column}{extra} FROM files"
         ).fetchall()
         return dict(zip(map(_STAT_KEY, found), found, strict=True))
 

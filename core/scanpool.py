@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from .discovery import FileInfo
-from .metadata import MetaState, NotSessionFile, scan_file, summary_from_scan
+if TYPE_CHECKING:
+    from .discovery import FileInfo
 
 CHUNK = 64  # files per task: big enough to amortise pickling, small enough to balance
 MIN_FILES = 256  # below this, start-up costs more than it saves
@@ -40,6 +40,8 @@ def default_workers() -> int:
 
 def scan_chunk(chunk: Sequence[tuple[FileInfo, bytes | None]]) -> list[tuple[Any, ...]]:
     """Exact metadata (no text) of each file: ("ok", summary, state_json, continued) | ("not"|"error", reason)."""
+    from .metadata import MetaState, NotSessionFile, scan_file, summary_from_scan  # a worker's import, not ls's
+
     out: list[tuple[Any, ...]] = []
     for info, saved in chunk:
         try:
