@@ -218,7 +218,7 @@ class Catalog:
         started = time.perf_counter()
         found = self.discover()
         infos = found.infos
-        stats = RefreshStats(files=len(infos), skipped=found.skipped)
+        stats = RefreshStats(files=len(infos), skipped=list(found.skipped))  # a copy: it grows below
         rows = index.rows("pi_json" if as_json else "summary", text_seq=full_text) if index is not None else {}
         # An unchanged file's row is found by its stat in C (`FileInfo` == its stat key): no
         # per-file Python on a warm listing.  Rows are (path, size, mtime_ns, session, reason,
@@ -228,11 +228,11 @@ class Catalog:
             matched = [row if row is None or row[8] >= 0 or not row[3] else None for row in matched]
         todo = [info for info, row in zip(infos, matched, strict=True) if row is None]
         reused = [row for row in matched if row is not None]
-        stats.reused = len(reused)
         if as_json:
             items = [(row[5], row[6], row[7]) for row in reused if row[3] and row[7] is not None]
         else:
             items = [(row[5], row[6], decode_summary(row[7])) for row in reused if row[3] and row[7] is not None]
+        stats.reused = len(items)  # unchanged sessions; unchanged non-sessions count as skipped
         if len(items) < len(reused):
             stats.skipped.extend((Path(row[0]), row[4] or "not a session")
                                  for row in reused if not (row[3] and row[7] is not None))
@@ -316,6 +316,8 @@ class Catalog:
                 yield info, row, ("not", str(error))
             except OSError as error:
                 yield info, row, ("error", error.strerror or str(error))
+            except Exception as error:  # one poisoned file must not lose every other row
+                yield info, row, ("error", f"cannot be read ({type(error).__name__}: {error})")
             else:
                 yield info, row, ("ok", summary_from_scan(info.path, result), result.state.to_json(), result.continued,
                                   texts)

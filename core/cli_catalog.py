@@ -118,7 +118,7 @@ def run_ls(args: argparse.Namespace) -> int:
             rows = listing.threaded(summaries)
         else:
             rows = [listing.ThreadedRow(summary, 0, "") for summary in summaries]
-        _report_skipped(catalog)
+        _report_skipped(catalog, quick=args.quick)
         if args.json:
             payload: list[dict[str, Any]] = []
             for row in rows:
@@ -148,11 +148,15 @@ def _print_rows(rows: list[listing.ThreadedRow], show_cwd: bool) -> None:
         out.write(" ".join(parts) + "\n")
 
 
-def _report_skipped(catalog: Catalog) -> None:
+def _report_skipped(catalog: Catalog, *, quick: bool = False) -> None:
     problem = catalog.index_problem
     if problem:
         print(f"seance: {problem}", file=sys.stderr)
-    skipped = catalog.last_discovery.skipped if catalog.last_discovery else []
+    # A refresh's stats hold discovery's skips plus the files read and found wanting.
+    if quick:
+        skipped = catalog.last_discovery.skipped if catalog.last_discovery else []
+    else:
+        skipped = catalog.last_stats.skipped
     if skipped:
         shown = "; ".join(f"{path}: {reason}" for path, reason in skipped[:3])
         more = f" (+{len(skipped) - 3} more)" if len(skipped) > 3 else ""

@@ -53,6 +53,11 @@ def js_trim(text: str) -> str:
     return text.strip(_JS_SPACE)
 
 
+# The years `toISOString()` prints as YYYY (0001..9999): anything outside is a bogus time,
+# treated as unparseable (and it would overflow gmtime and SQLite's 64-bit integers).
+MIN_MS = -62_135_596_800_000
+MAX_MS = 253_402_300_799_999
+
 _DAYS: dict[int, str] = {}
 _TWO = [f"{number:02d}" for number in range(60)]
 _THREE = [f"{number:03d}" for number in range(1000)]
@@ -64,7 +69,10 @@ def iso_ms(ms: int) -> str:
     Called for every session of a listing, so the date part is cached per day and the time
     is assembled from lookup tables (several times faster than strftime or format specs).
     """
-    seconds, millis = divmod(int(ms), 1000)
+    ms = int(ms)
+    if not MIN_MS <= ms <= MAX_MS:  # callers pass checked times; never let a bogus one raise
+        ms = MIN_MS if ms < MIN_MS else MAX_MS
+    seconds, millis = divmod(ms, 1000)
     day, second = divmod(seconds, 86400)
     date = _DAYS.get(day)
     if date is None:
@@ -86,7 +94,8 @@ def parse_time_ms(value: Any) -> int | None:
     if isinstance(value, int | float):
         if value != value or value in (float("inf"), float("-inf")):
             return None
-        return int(value * 1000) if abs(value) < 1e11 else int(value)
+        moment = value * 1000 if abs(value) < 1e11 else value
+        return int(moment) if MIN_MS <= moment <= MAX_MS else None
     if not isinstance(value, str) or not value:
         return None
     try:
@@ -203,7 +212,7 @@ class MetaState:
         return self.change_title or self.header_title
 
     def modified_ms(self, mtime_ns: int) -> int:
-        if self.last_activity is not None and self.last_activity > 0:
+        if self.last_activity is not None and 0 < self.last_activity <= MAX_MS:
             return int(self.last_activity)  # new Date(float) truncates
         if self.created_ms is not None:
             return self.created_ms
@@ -269,7 +278,7 @@ class _Scanner:
                 value = self.normalise(value)
             kind = value.get("type")
             if kind != "message" or not state.header_done:
-                if kind in _PLAIN_TYPES and state.header_done and not extras:
+                if type(kind) is str and kind in _PLAIN_TYPES and state.header_done and not extras:
                     continue  # nothing in it for a prefix scan (thinking changes, extension state...)
                 entry(value)
                 continue
@@ -347,6 +356,8 @@ class _Scanner:
     def header(self, value: dict[str, Any]) -> None:
         state = self.state
         kind = value.get("type")
+        if not isinstance(kind, str):  # `"type": [...]` is no header (and unhashable)
+            raise NotSessionFile("the first JSON line is not a session header")
         if kind == dialects.TITLE_SLOT_TYPE and not state.slot:
             state.slot = True
             state.slot_title = dialects.slot_title(value)
@@ -379,6 +390,8 @@ class _Scanner:
             self.header(value)
             return
         kind = value.get("type")
+        if not isinstance(kind, str):  # an entry without a usable type counts for nothing
+            kind = ""
         entry_id = value.get("id")
         parent = value.get("parentId")
         if parent is not None and parent != state.last_entry_id and isinstance(parent, str):

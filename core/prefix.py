@@ -133,6 +133,9 @@ def quick_summaries(infos: list[FileInfo], skipped: list[tuple[str, str]] | None
         except OSError as error:
             if skipped is not None:
                 skipped.append((info.path, error.strerror or str(error)))
+        except Exception as error:  # one poisoned file must not hide the others
+            if skipped is not None:
+                skipped.append((info.path, f"cannot be read ({type(error).__name__}: {error})"))
     out.sort(key=lambda summary: summary.modified_ms, reverse=True)
     return out
 

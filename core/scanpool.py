@@ -50,6 +50,8 @@ def scan_chunk(chunk: Sequence[tuple[FileInfo, bytes | None]]) -> list[tuple[Any
             out.append(("not", str(error)))
         except OSError as error:
             out.append(("error", error.strerror or str(error)))
+        except Exception as error:  # one poisoned file must not fail its whole chunk
+            out.append(("error", f"cannot be read ({type(error).__name__}: {error})"))
         else:
             out.append(("ok", summary_from_scan(info.path, result), result.state.to_json(), result.continued))
     return out

@@ -140,7 +140,7 @@ def _parse_session_bytes(path: Path, data: bytes, stat: os.stat_result) -> Sessi
     if first >= len(records):
         return NotASession(path, "only a title line, no session header")
     head = records[first].value
-    if head.get("type") not in dialects.HEADER_TYPES or not isinstance(head.get("id"), str):
+    if not _is_header(head) or not isinstance(head.get("id"), str):
         return NotASession(path, f"line {records[first].line} is not a session header")
     raw_entries = [record for record in records[first + 1 :]]
     snake = dialects.is_snake_dialect(head, [record.value for record in raw_entries])
@@ -150,7 +150,7 @@ def _parse_session_bytes(path: Path, data: bytes, stat: os.stat_result) -> Sessi
     lines: list[int] = []
     for record in raw_entries:
         entry = dialects.normalise_entry(record.value, snake)
-        if entry.get("type") in dialects.HEADER_TYPES:
+        if _is_header(entry):
             skipped.append(Skipped(record.line, "a second session header"))
             continue
         entries.append(entry)
@@ -172,6 +172,12 @@ def _parse_session_bytes(path: Path, data: bytes, stat: os.stat_result) -> Sessi
         migrations=migrations,
         skipped=sorted(skipped, key=lambda item: item.line),
     )
+
+
+def _is_header(value: dict[str, Any]) -> bool:
+    """A session header line (its `type` checked as a string first: a list is unhashable)."""
+    kind = value.get("type")
+    return isinstance(kind, str) and kind in dialects.HEADER_TYPES
 
 
 _OMP_TYPES = frozenset({"ttsr_injection", "session_init", "mode_change", "title_change", "service_tier_change"})
