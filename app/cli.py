@@ -52,7 +52,7 @@ def run_ui(args: argparse.Namespace) -> int:
             print(f"seance: skipped {path}: {reason}", file=sys.stderr)
         return EXIT_NOT_FOUND
     picking = getattr(args, "command", None) == "pick"
-    options = PickerOptions(enter="resume" if picking else "tree")
+    options = PickerOptions(enter="resume" if picking else "tree", owns_process=True)
     return _pick(catalog, args, options)
 
 
@@ -114,7 +114,7 @@ def _run_tree(args: argparse.Namespace) -> int:
     session = args.tree_session
     path = Path(session.path).resolve()
 
-    result = _run_app(SeanceApp(lambda: SessionTreeScreen(path, standalone=True, session=session)))
+    result = _run_app(SeanceApp(lambda: SessionTreeScreen(path, standalone=True, session=session, freeze_gc=True)))
     if result is None or getattr(result, "action", None) not in ("resume", "fork"):
         return EXIT_CANCELLED
     pick = PickResult.from_tree(result, path=path, session_id=session.id, cwd=session.cwd)
@@ -132,7 +132,7 @@ def _run_demo(args: argparse.Namespace) -> int:
                                  mean_bytes=20_000, now_ms=int(time.time() * 1000))
         catalog = Catalog([root], cache_dir=Path(tmp) / "cache")
         args.cwd = str(_busiest_project(catalog)) if corpus.files else None
-        return _pick(catalog, args, PickerOptions(enter="tree"))
+        return _pick(catalog, args, PickerOptions(enter="tree", owns_process=True))
 
 
 def _busiest_project(catalog: Catalog) -> str | None:

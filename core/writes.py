@@ -49,7 +49,11 @@ def _check_unchanged(path: Path, stamp: FileStamp, *, verify_content: bool = Tru
 
 
 def atomic_write(path: Path, data: bytes, expected: FileStamp | None) -> None:
-    """Replace `path` with `data`: temp + fsync + rename, refused if the file changed."""
+    """Replace `path` with `data`: temp + fsync + rename, refused if the file changed.
+
+    A symlinked session is replaced at its target: the link stays a link.
+    """
+    path = Path(os.path.realpath(path))
     directory = path.parent
     fd, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
     try:
@@ -144,12 +148,26 @@ def _has_assistant(session: Session) -> bool:
     )
 
 
+def load_for_write(path: str | os.PathLike[str]) -> Session:
+    """Load a session about to receive an explicit write, persisting a pending migration first.
+
+    pi migrates an old (v1/v2) file on open and rewrites it before appending; an append in
+    the new shape onto an old file would be unreadable, so the user's explicit write is also
+    the moment the migration is persisted (atomically, refused if the file changed).
+    """
+    session = load_session(path)
+    if session.needs_migration:
+        persist_migration(session)
+        session = load_session(path)
+    return session
+
+
 def set_label(path: str | os.PathLike[str], target_id: str, label: str | None) -> dict[str, Any]:
     """Set (or clear, with an empty label) the label of an entry, the way pi writes it.
 
     One `label` entry is appended as a child of the session's current leaf.
     """
-    session = load_session(path)
+    session = load_for_write(path)
     if target_id not in session.tree.by_id:
         raise SessionError(f"{session.path}: no entry {target_id}")
     text = (label or "").strip()
@@ -172,10 +190,10 @@ def rename_session(path: str | os.PathLike[str], name: str) -> str:
     pi dialect: append a `session_info` entry (pi persists nothing before the first
     assistant message, so neither do we).  oh-my-pi: rewrite the 256-byte title slot in place.
     """
-    session = load_session(path)
     text = name.strip()
     if not text:
         raise SessionError("a name cannot be empty")
+    session = load_session(path)
     if session.title_slot is not None:
         write_title_slot(session, text)
         return "title-slot"
@@ -183,6 +201,8 @@ def rename_session(path: str | os.PathLike[str], name: str) -> str:
         raise SessionError(
             f"{session.path}: has no assistant reply yet; pi does not persist a name before one"
         )
+    if session.needs_migration:
+        session = load_for_write(path)
     entry = {
         "type": "session_info",
         "id": new_entry_id(session),

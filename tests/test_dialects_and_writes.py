@@ -222,3 +222,25 @@ def test_writes_keep_file_mode(tmp_path: Path) -> None:
     os.chmod(path, 0o600)
     persist_migration(load_session(path))
     assert path.stat().st_mode & 0o777 == 0o600
+
+
+def test_explicit_writes_on_an_old_session_persist_its_migration_first(tmp_path: Path) -> None:
+    """pi rewrites a v1 file on open before appending; a label or name does the same here."""
+    path = _write(tmp_path / "v1.jsonl", V1)
+    ids = [e["id"] for e in load_session(path).entries]
+    set_label(path, ids[0], "start")
+    session = load_session(path)
+    assert session.disk_version == 3 and not session.needs_migration
+    assert [e["id"] for e in session.entries][: len(ids)] == ids
+    assert session.tree.labels == {ids[0]: "start"}
+    assert rename_session(path, "Old one") == "session_info"
+    assert load_session(path).name == "Old one"
+
+
+def test_a_symlinked_session_stays_a_link_when_rewritten(tmp_path: Path) -> None:
+    target = _write(tmp_path / "real.jsonl", V1)
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(target)
+    persist_migration(load_session(link))
+    assert link.is_symlink()
+    assert load_session(target).disk_version == 3

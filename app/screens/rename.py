@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from seance.core.text import display_text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
@@ -25,7 +26,7 @@ class RenameScreen(ModalScreen[str | None]):
 
     def __init__(self, current_name: str | None, title: str) -> None:
         super().__init__(classes="seance-modal")
-        self._current = current_name or ""
+        self._current = display_text(current_name or "")
         self._title = title
 
     def compose(self) -> ComposeResult:

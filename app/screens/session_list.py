@@ -70,6 +70,8 @@ class PickerOptions:
     `enter`: what Enter does — "resume" dismisses with the session (the `/resume` contract),
     "tree" opens the tree view first (the standalone browser).  `open_session`: the session
     the host has open (protected from deletion).  `watch`: follow the roots live.
+    `owns_process`: seance's own app, not a host's (process-wide tuning such as freezing
+    the garbage collector for a huge session's tree is allowed).
     """
 
     watch: bool = True
@@ -77,6 +79,7 @@ class PickerOptions:
     open_session: str | None = None
     enter: Literal["resume", "tree"] = "resume"
     rename: bool = True
+    owns_process: bool = False
 
 
 class SearchInput(Input):
@@ -515,7 +518,8 @@ class SessionPickerScreen(Screen[PickResult | None]):
     def action_toggle_preview(self) -> None:
         self.preview_wanted = not self.preview_wanted
         if self.preview_wanted and self.size.width < NARROW:
-            self.notify(f"The preview needs a terminal at least {NARROW} columns wide.", severity="warning")
+            self.notify(f"The preview needs a terminal at least {NARROW} columns wide.", severity="warning",
+                        markup=False)
         self._preview_key = None
         self._update_preview_visibility()
 
@@ -557,7 +561,7 @@ class SessionPickerScreen(Screen[PickResult | None]):
         self._deleted.append(deleted)
         self._drop_paths([deleted.summary.path])
         self.status.show_message("Session moved to trash · ctrl+z to undo")
-        self.notify("Session moved to trash. Press ctrl+z to undo.", title="Deleted", timeout=6)
+        self.notify("Session moved to trash. Press ctrl+z to undo.", title="Deleted", timeout=6, markup=False)
 
     def action_undo_delete(self) -> None:
         if not self._deleted:
@@ -639,7 +643,8 @@ class SessionPickerScreen(Screen[PickResult | None]):
             self.dismiss(PickResult.from_tree(result, path=Path(row.path), session_id=summary.id or None,
                                               cwd=summary.cwd or None))
 
-        self.app.push_screen(SessionTreeScreen(Path(row.path), clock=self.clock), chosen)
+        tree = SessionTreeScreen(Path(row.path), clock=self.clock, freeze_gc=self.options.owns_process)
+        self.app.push_screen(tree, chosen)
 
     # -- live updates --------------------------------------------------------------------
 

@@ -97,9 +97,13 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
             self.reason = reason
 
     def __init__(self, session_path: Path, *, clock: Callable[[], datetime] | None = None, standalone: bool = False,
-                 session: Session | None = None, name: str | None = None, id: str | None = None,
-                 classes: str | None = None) -> None:
-        """`session`: the file already read by the caller (skips reading it again)."""
+                 session: Session | None = None, freeze_gc: bool = False, name: str | None = None,
+                 id: str | None = None, classes: str | None = None) -> None:
+        """`session`: the file already read by the caller (skips reading it again).
+
+        `freeze_gc`: move a big session's objects out of the collector's reach while the screen
+        is open — process-wide, so only for seance's own app, never inside a host's.
+        """
         super().__init__(name=name, id=id, classes=classes)
         self.session_path = Path(session_path)
         self._given_session = session
@@ -108,6 +112,7 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
         self.session: Session | None = None
         self.model: TreeModel | None = None
         self._froze_gc = False
+        self.freeze_gc = freeze_gc
         self.load_error: str | None = None
 
     # -- layout ---------------------------------------------------------------------------
@@ -148,7 +153,11 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
 
     @work(thread=True, exclusive=True, group="tree-load", exit_on_error=False, description="load session")
     def _load(self) -> None:
-        result = self._given_session or read_session(self.session_path)
+        try:
+            result = self._given_session or read_session(self.session_path)
+        except Exception as error:  # whatever the file holds, the screen says so instead of hanging
+            self.post_message(self.LoadFailed(f"{self.session_path}: cannot read ({display_text(error)})"))
+            return
         if isinstance(result, NotASession):
             self.post_message(self.LoadFailed(f"{result.path}: not a session ({result.reason})"))
             return
@@ -162,7 +171,7 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
 
     def on_session_tree_screen_loaded(self, message: Loaded) -> None:
         self.session, self.model = message.session, message.model
-        if len(message.session.entries) >= GC_FREEZE_ENTRIES and not gc.get_freeze_count():
+        if self.freeze_gc and len(message.session.entries) >= GC_FREEZE_ENTRIES and not gc.get_freeze_count():
             # A big session is millions of long-lived objects; without this every full
             # garbage collection walks them all and each keystroke pays for it.
             gc.freeze()
@@ -319,7 +328,7 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
             self._changed()
             if self.session is not None and self.model.selected_id is not None:
                 self.query_one(ContextPreview).show_session(self.session, self.model.selected_id)
-        self.notify("Label saved" if message.label else "Label removed", timeout=2)
+        self.notify("Label saved" if message.label else "Label removed", timeout=2, markup=False)
 
     def on_session_tree_screen_label_failed(self, message: LabelFailed) -> None:
-        self.notify(display_text(message.reason), title="Label not saved", severity="error", timeout=6)
+        self.notify(display_text(message.reason), title="Label not saved", severity="error", timeout=6, markup=False)

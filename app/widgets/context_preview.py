@@ -301,7 +301,11 @@ class ContextPreview(Vertical):
         if worker.is_cancelled:
             return
         if session is None:
-            result = self._cache.read(path)
+            try:
+                result = self._cache.read(path)
+            except Exception as error:  # say it in the pane; never leave it blank
+                self.post_message(self.Loaded(token, PreviewDoc(notice=f"Cannot read: {display_text(error)}")))
+                return
             if isinstance(result, NotASession):
                 self.post_message(self.Loaded(token, PreviewDoc(notice=f"Not a session: {result.reason}")))
                 return

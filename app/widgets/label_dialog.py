@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import ClassVar
 
+from seance.core.text import display_text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
@@ -38,7 +39,8 @@ class LabelDialog(ModalScreen[str | None]):
             yield Static(Content("Label (empty to remove):"), id="label-title")
             if self.entry_text:
                 yield Static(Content(self.entry_text), id="label-entry", markup=False)
-            yield Input(value=self.current, placeholder="label", id="label-input", select_on_focus=False)
+            yield Input(value=display_text(self.current or ""), placeholder="label", id="label-input",
+                        select_on_focus=False)
             yield Static(Content("enter save  ·  esc cancel"), id="label-hint")
 
     def on_mount(self) -> None:
