@@ -422,17 +422,27 @@ async def test_label_dialog_escape_writes_nothing(session_file: Path) -> None:
     assert session_file.read_bytes() == before
 
 
-async def test_label_write_errors_become_a_notification(tmp_path: Path) -> None:
-    old = write_session(tmp_path / "old.jsonl", version=2)  # must be migrated before any append
-    before = old.read_bytes()
+async def test_label_write_errors_become_a_notification(session_file: Path) -> None:
+    app = TreeApp(session_file)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        session_file.unlink()  # the session vanished while it was open
+        await pilot.press("L", *"x", "enter")
+        await settle(pilot)
+        assert isinstance(app.screen, SessionTreeScreen)
+        assert any(severity == "error" and "no such file" in note for severity, note in app.notes)
+    assert not session_file.exists(), "nothing was written"
+
+
+async def test_a_label_on_an_old_session_persists_its_migration_first(tmp_path: Path) -> None:
+    old = write_session(tmp_path / "old.jsonl", version=2)
     app = TreeApp(old)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await pilot.press("L", *"x", "enter")
         await settle(pilot)
-        assert isinstance(app.screen, SessionTreeScreen)
-        assert any(severity == "error" and "migration" in note for severity, note in app.notes)
-    assert old.read_bytes() == before
+    session = load_session(old)
+    assert session.disk_version == 3 and "x" in session.tree.labels.values()
 
 
 # -- preview ----------------------------------------------------------------------------------------
