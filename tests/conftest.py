@@ -95,4 +95,7 @@ def pi_oracle(request, tmp_path_factory) -> Path:
         pytest.skip("node or tests/oracle/node_modules missing: run `npm ci` in tests/oracle")
     out = tmp_path_factory.mktemp(f"pi-oracle-{request.param}")
     run_node("generate.mjs", str(out), *ORACLE_RUNS[request.param])
+    # A live run is not reproducible from its seed: its files stay in pytest's basetemp
+    # (the last three runs are kept), and this line in a failure's output says where.
+    print(f"pi oracle ({request.param}) wrote {out}")
     return out
