@@ -153,6 +153,16 @@ class Catalog:
         found.skipped.extend((Path(path), reason) for path, reason in skipped)
         return in_project(summaries, cwd) if cwd is not None else summaries
 
+    def quick_pi_json(self, cwd: str | None = None) -> bytes:
+        """`quick(cwd)` as the `ls --quick --json` array, built without summary objects."""
+        from .prefix import quick_pi_json
+
+        found = self.discover()
+        skipped: list[tuple[str, str]] = []
+        items = quick_pi_json(found.infos, skipped)
+        found.skipped.extend((Path(path), reason) for path, reason in skipped)
+        return orjson.dumps(self._in_scope(items, cwd))
+
     # -- the index -------------------------------------------------------------------------------
 
     @property

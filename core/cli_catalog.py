@@ -98,9 +98,10 @@ def run_ls(args: argparse.Namespace) -> int:
     catalog = _catalog(args)
     try:
         cwd = _cwd(args)
-        if args.json and not args.quick and not args.query and args.sort in (None, "recent"):
-            payload = catalog.list_pi_json(cwd)  # the fast path: no summary is decoded
-            _report_skipped(catalog)
+        if args.json and not args.query and args.sort in (None, "recent"):
+            # the fast paths: no summary is decoded (warm) or built (quick)
+            payload = catalog.quick_pi_json(cwd) if args.quick else catalog.list_pi_json(cwd)
+            _report_skipped(catalog, quick=args.quick)
             sys.stdout.buffer.write(payload + b"\n")
             sys.stdout.flush()
             return EXIT_OK

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any
+from collections.abc import Callable, Iterator
+from operator import itemgetter
+from typing import Any, TypeVar
 
 import orjson
 
@@ -22,6 +24,8 @@ from .metadata import NO_MESSAGES, MetaState, NotSessionFile, _Scanner, iso_ms
 from .model import SessionSummary
 
 PREFIX_BYTES = 4096
+
+Item = TypeVar("Item")
 
 _MESSAGE_MARKER = re.compile(rb'"type"\s*:\s*"message"')
 _ROLE = re.compile(rb'"role"\s*:\s*"(user|assistant|developer)"')
@@ -78,19 +82,21 @@ def _raw_first_message(raw: bytes) -> str | None:
     return fallback
 
 
-def read_prefix(info: FileInfo, *, text: bool = True) -> SessionSummary:
-    """Prefix metadata of one file.  Raises `NotSessionFile` or `OSError`."""
+def _read(info: FileInfo) -> bytes:
     descriptor = os.open(info.path, os.O_RDONLY)  # no buffered file object: one of these per session
     try:
-        raw = os.read(descriptor, PREFIX_BYTES)
+        return os.read(descriptor, PREFIX_BYTES)
     finally:
         os.close(descriptor)
-    return summary_from_prefix(info, raw, text=text)
 
 
-def summary_from_prefix(info: FileInfo, raw: bytes, *, text: bool = True) -> SessionSummary:
-    """Prefix metadata of `raw`; `text=False` leaves `prefix_text` empty (a plain listing
-    needs no searchable text, and the scanner then skips every text past the first prompt)."""
+def read_prefix(info: FileInfo, *, text: bool = True) -> SessionSummary:
+    """Prefix metadata of one file.  Raises `NotSessionFile` or `OSError`."""
+    return summary_from_prefix(info, _read(info), text=text)
+
+
+def _scan_prefix(raw: bytes, text: bool) -> tuple[MetaState, int, str, list[str]]:
+    """(state, message count lower bound, first message, texts) of a 4 KB prefix."""
     complete = len(raw) < PREFIX_BYTES or raw.endswith(b"\n")
     lines = raw.split(b"\n")
     cut_line = lines.pop()  # after the last newline: b"" when complete (no parse error raised for it)
@@ -109,7 +115,13 @@ def summary_from_prefix(info: FileInfo, raw: bytes, *, text: bool = True) -> Ses
     count = state.message_count  # the cut-off line counts too:
     if b'"message"' in cut_line:  # (a plain substring test first: most cut lines are text)
         count += len(_MESSAGE_MARKER.findall(cut_line))
-    first = state.first_message or _raw_first_message(raw) or NO_MESSAGES
+    return state, count, state.first_message or _raw_first_message(raw) or NO_MESSAGES, texts
+
+
+def summary_from_prefix(info: FileInfo, raw: bytes, *, text: bool = True) -> SessionSummary:
+    """Prefix metadata of `raw`; `text=False` leaves `prefix_text` empty (a plain listing
+    needs no searchable text, and the scanner then skips every text past the first prompt)."""
+    state, count, first, texts = _scan_prefix(raw, text)
     mtime_ms = info.mtime_ns // 1_000_000
     return SessionSummary(
         path=info.path, id=state.id, cwd=state.cwd, name=state.name, parent_session=state.parent_session,
@@ -119,14 +131,23 @@ def summary_from_prefix(info: FileInfo, raw: bytes, *, text: bool = True) -> Ses
     )
 
 
-def quick_summaries(infos: list[FileInfo], skipped: list[tuple[str, str]] | None = None, *,
-                    text: bool = True) -> list[SessionSummary]:
-    """Prefix summaries of many files, newest mtime first; failures go to `skipped`.
-    `text=False`: no `prefix_text` (see `summary_from_prefix`)."""
-    out: list[SessionSummary] = []
+def pi_json_from_prefix(info: FileInfo, raw: bytes) -> dict[str, Any]:
+    """`summary_from_prefix(info, raw).to_pi_json()` without the summary: `ls --quick --json`
+    builds ten thousand of these, and a frozen 24-field summary costs as much as the parse."""
+    state, count, first, _texts = _scan_prefix(raw, False)
+    return {
+        "path": info.path, "id": state.id, "cwd": state.cwd, "name": state.name,
+        "parentSession": state.parent_session, "created": state.created,
+        "modified": iso_ms(info.mtime_ns // 1_000_000), "messageCount": count, "firstMessage": first,
+    }
+
+
+def _each(infos: list[FileInfo], skipped: list[tuple[str, str]] | None,
+          build: Callable[[FileInfo, bytes], Item]) -> Iterator[tuple[FileInfo, Item]]:
+    """`build(info, prefix)` of every readable session; failures go to `skipped`."""
     for info in infos:
         try:
-            out.append(read_prefix(info, text=text))
+            yield info, build(info, _read(info))
         except NotSessionFile as error:
             if skipped is not None:
                 skipped.append((info.path, str(error)))
@@ -136,8 +157,28 @@ def quick_summaries(infos: list[FileInfo], skipped: list[tuple[str, str]] | None
         except Exception as error:  # one poisoned file must not hide the others
             if skipped is not None:
                 skipped.append((info.path, f"cannot be read ({type(error).__name__}: {error})"))
+
+
+def quick_summaries(infos: list[FileInfo], skipped: list[tuple[str, str]] | None = None, *,
+                    text: bool = True) -> list[SessionSummary]:
+    """Prefix summaries of many files, newest mtime first; failures go to `skipped`.
+    `text=False`: no `prefix_text` (see `summary_from_prefix`)."""
+    def build(info: FileInfo, raw: bytes) -> SessionSummary:
+        return summary_from_prefix(info, raw, text=text)
+
+    out = [summary for _info, summary in _each(infos, skipped, build)]
     out.sort(key=lambda summary: summary.modified_ms, reverse=True)
     return out
 
 
-__all__ = ["PREFIX_BYTES", "quick_summaries", "read_prefix", "summary_from_prefix"]
+def quick_pi_json(infos: list[FileInfo], skipped: list[tuple[str, str]] | None = None
+                  ) -> list[tuple[int, str, dict[str, Any]]]:
+    """(mtime ms, cwd, `ls --json` object) of many files, newest mtime first, as `quick_summaries`
+    orders them; failures go to `skipped`."""
+    out = [(info.mtime_ns // 1_000_000, item["cwd"], item) for info, item in _each(infos, skipped, pi_json_from_prefix)]
+    out.sort(key=itemgetter(0), reverse=True)
+    return out
+
+
+__all__ = ["PREFIX_BYTES", "pi_json_from_prefix", "quick_pi_json", "quick_summaries", "read_prefix",
+           "summary_from_prefix"]

@@ -74,6 +74,19 @@ def test_ls_all_quick_and_cwd(store, capsys) -> None:
     assert [row["id"] for row in json.loads(out)] == ["0aaa9999-0000"]
 
 
+def test_ls_quick_json_is_the_quick_summaries(store, capsys) -> None:
+    """The quick JSON fast path prints what `Catalog.quick` knows, in scope, and reports the skips."""
+    from seance.core.catalog import Catalog
+
+    catalog = Catalog([store["root"]])
+    for scope in (["--all"], ["--cwd", str(store["here"])]):
+        code, out, err = ls(capsys, "--root", str(store["root"]), *scope, "--json", "--quick")
+        cwd = None if scope == ["--all"] else str(store["here"])
+        assert code == 0 and json.loads(out) == [summary.to_pi_json() for summary in catalog.quick(cwd)]
+        assert "junk.jsonl" in err
+    catalog.close()
+
+
 def test_ls_query_sort_and_exit_codes(store, capsys) -> None:
     root = str(store["root"])
     code, out, _ = ls(capsys, "--root", root, "--all", "--json", "--query", "\"otters\"", "--sort", "recent")

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from seance.core.discovery import stat_file
 from seance.core.metadata import NotSessionFile
-from seance.core.prefix import PREFIX_BYTES, read_prefix
+from seance.core.prefix import PREFIX_BYTES, pi_json_from_prefix, quick_pi_json, quick_summaries, read_prefix
 
 HEADER = {"type": "session", "version": 3, "id": "0190abcd-1111", "timestamp": "2025-01-02T03:04:05.678Z",
           "cwd": "/proj"}
@@ -109,3 +109,28 @@ def test_without_text_only_the_prefix_text_is_left_out(tmp_path: Path) -> None:
         checked += 1
     assert checked >= 1
     assert "answer words" in read_prefix(stat_file(made[0])).prefix_text
+
+
+def test_the_quick_json_path_equals_the_summaries(tmp_path: Path) -> None:
+    """`ls --quick --json` builds pi's objects without summaries: the same objects, order and skips."""
+    from conftest import corpus_files
+
+    long_header = {**HEADER, "cwd": "/p" + "x" * (PREFIX_BYTES + 10)}  # only the tolerant scanner reads it
+    made = [write(tmp_path / "a.jsonl", HEADER, user("a", "first")),
+            write(tmp_path / "b.jsonl", long_header),
+            write(tmp_path / "c.jsonl", {"type": "message"}),  # not a session
+            write(tmp_path / "d.jsonl", {**HEADER, "id": "d"}, {"type": "session_info", "id": "n", "name": "N"})]
+    infos = [info for info in map(stat_file, made + corpus_files()) if not isinstance(info, str)]
+    for info in infos:
+        with open(info.path, "rb") as handle:
+            raw = handle.read(PREFIX_BYTES)
+        try:
+            expected = read_prefix(info).to_pi_json()
+        except NotSessionFile:
+            continue
+        assert pi_json_from_prefix(info, raw) == expected, info.path
+    skipped_summaries: list[tuple[str, str]] = []
+    skipped_json: list[tuple[str, str]] = []
+    summaries = quick_summaries(infos, skipped_summaries, text=False)
+    assert [item for _ms, _cwd, item in quick_pi_json(infos, skipped_json)] == [s.to_pi_json() for s in summaries]
+    assert skipped_json == skipped_summaries and [path for path, _ in skipped_json] == [str(made[2])]
