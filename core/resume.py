@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from .model import SessionSummary
-from .session import NotASession, Session, SessionError, load_session, read_session
+from .session import FileStamp, NotASession, Session, SessionError, load_session, read_session
 from .writes import atomic_write, dumps_line, now_iso, persist_migration
 
 BREADCRUMB_DIR = "terminal-sessions"
@@ -245,10 +245,6 @@ def continue_session(cwd: str, summaries_current: Sequence[SessionSummary], agen
 
 # ---------------------------------------------------------------------------- switch
 
-# Reasons `read_session` gives for a file an agent may start over in (pi and oh-my-pi do).
-_START_OVER = frozenset({"no such file", "empty file"})
-
-
 def new_session_header(cwd: str, session_id: str | None = None) -> dict[str, Any]:
     return {"type": "session", "version": 3, "id": session_id or str(uuid.uuid4()), "timestamp": now_iso(),
             "cwd": cwd}
@@ -287,14 +283,46 @@ def _not_a_header(reason: str) -> bool:
 
 
 def _start_over(target: Path, problem: NotASession, cwd: str) -> None:
-    if problem.reason not in _START_OVER:
+    """Write a new header at `target` — unless another process got there first: then the
+    caller loads whatever that process wrote (a create is exclusive, an empty file's
+    rewrite is refused if the file changed since it was seen empty)."""
+    header = dumps_line(new_session_header(cwd))
+    if problem.reason == "empty file":
+        try:
+            with open(target, "rb") as handle:
+                stat = os.fstat(handle.fileno())
+                blank = handle.read()
+        except FileNotFoundError:
+            blank = None  # gone meanwhile: create it below
+        if blank is not None:
+            if blank.strip():
+                return  # filled since it was read: load that
+            atomic_write(target, header, FileStamp.of_bytes(blank, stat))  # FileChangedError if written meanwhile
+            return
+    elif problem.reason != "no such file":
         if not _not_a_header(problem.reason):  # a directory, no permission, an I/O error ...
             raise SessionError(f"{target}: cannot be used as a session ({problem.reason})")
         from .trash import trash_path
 
         trash_path(target)  # content that is not a session: keep it, in the Trash
     target.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(target, dumps_line(new_session_header(cwd)), None)
+    _create_exclusively(target, header)
+
+
+def _create_exclusively(target: Path, data: bytes) -> None:
+    """Create `target` with `data` (O_EXCL: never over a file another process just created)."""
+    try:
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return  # created meanwhile: the caller loads it
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+    except BaseException:
+        os.unlink(target)
+        raise
 
 
 __all__ = [

@@ -293,3 +293,57 @@ def test_switch_refuses_a_directory(tmp_path) -> None:
     folder.mkdir()
     with pytest.raises(SessionError, match="cannot be used"):
         switch_session(folder, None)
+
+
+def _racing_read(monkeypatch, target: Path, reason: str, other: bytes) -> None:
+    """`read_session` sees `reason`; another process writes `other` at `target` right then."""
+    from seance.core import resume
+    from seance.core.session import NotASession, read_session
+
+    calls = []
+
+    def read(path):
+        if not calls:
+            calls.append(path)
+            target.write_bytes(other)
+            return NotASession(Path(path), reason)
+        return read_session(path)
+
+    monkeypatch.setattr(resume, "read_session", read)
+
+
+OTHER = lines({"type": "session", "version": 3, "id": "other-process", "timestamp": "2025-01-01T00:00:00.000Z",
+               "cwd": "/elsewhere"})
+
+
+def test_switch_never_overwrites_a_file_created_meanwhile(tmp_path, monkeypatch) -> None:
+    target = tmp_path / "fresh.jsonl"
+    _racing_read(monkeypatch, target, "no such file", OTHER)
+    loaded = switch_session(target, None, cwd="/proj")
+    assert loaded.id == "other-process" and target.read_bytes() == OTHER
+
+
+def test_switch_never_overwrites_an_empty_file_filled_meanwhile(tmp_path, monkeypatch) -> None:
+    target = tmp_path / "empty.jsonl"
+    target.write_bytes(b"")
+    _racing_read(monkeypatch, target, "empty file", OTHER)
+    loaded = switch_session(target, None, cwd="/proj")
+    assert loaded.id == "other-process" and target.read_bytes() == OTHER
+
+
+def test_switch_refuses_when_an_empty_file_is_written_during_the_start(tmp_path, monkeypatch) -> None:
+    from seance.core import writes
+
+    target = tmp_path / "empty.jsonl"
+    target.write_bytes(b"\n")
+    real_check = writes._check_unchanged
+
+    def fill_then_check(path, stamp, **kwargs):
+        with open(path, "ab") as handle:  # the agent writes its header between our look and our rename
+            handle.write(OTHER)
+        return real_check(path, stamp, **kwargs)
+
+    monkeypatch.setattr(writes, "_check_unchanged", fill_then_check)
+    with pytest.raises(FileChangedError):
+        switch_session(target, None, cwd="/proj")
+    assert target.read_bytes() == b"\n" + OTHER
