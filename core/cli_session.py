@@ -38,6 +38,8 @@ def register(commands: argparse._SubParsersAction) -> None:
     tree.add_argument("session", metavar="SESSION", help="session file path or id prefix")
     tree.add_argument("--json", action="store_true", help="print JSON (a stable contract)")
     tree.add_argument("--text", action="store_true", help="print the tree as text instead of opening the UI")
+    tree.add_argument("--pick", action="store_true",
+                      help="after the tree view closes, print the chosen resume point as JSON (like pick --json)")
     tree.set_defaults(handler=run_tree)
 
 
@@ -138,17 +140,26 @@ def run_tree(args: argparse.Namespace) -> int:
     if args.json:
         write_json(tree_payload(session))
         return 0
-    if not args.text and sys.stdin.isatty() and sys.stdout.isatty():
+    # The UI reads keys from stdin and draws on stderr; stdout may be redirected, like
+    # `pick`, so `$(seance tree S)` gets the chosen path.
+    if not args.text and sys.stdin.isatty() and sys.stderr.isatty():
         from .cli import _run_ui
 
         args.tree_session = session
+        args.json = args.pick  # the UI's result is printed like `pick --json`
         return _run_ui(args)
     tree = session.tree
     calls = tool_calls_by_id(session.entries)
-    for entry_id, depth in tree.preorder():
+    # Like pi's /tree, a single-child chain stays flat: only a branch point indents.
+    indent: dict[str, int] = {}
+    for entry_id, _depth in tree.preorder():
+        parent = tree.parent[entry_id]
+        siblings = tree.kids(parent)
+        base = indent[parent] if parent is not None else 0
+        indent[entry_id] = base + (1 if len(siblings) > 1 else 0)
         entry = tree.by_id[entry_id]
         label = tree.labels.get(entry_id)
         marker = "*" if entry_id == tree.leaf_id else " "
         tag = f"[{display_text(label)}] " if label else ""
-        print(f"{marker} {'  ' * depth}{entry_id} {tag}{entry_summary(entry, 100, calls)}")
+        print(f"{marker} {'  ' * indent[entry_id]}{entry_id} {tag}{entry_summary(entry, 100, calls)}")
     return 0
