@@ -17,7 +17,7 @@ _EXPORTS = {
     "FileStamp": "session",
     "NotASession": "session",
     "Session": "session",
-    "SessionError": "session",
+    "SessionError": "errors",
     "load_session": "session",
     "read_session": "session",
     "Summary": "summary",

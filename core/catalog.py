@@ -24,11 +24,9 @@ from operator import itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import orjson
-
 from . import scanpool
 from .discovery import Discovery, FileInfo, default_roots, discover, stat_file
-from .index import Index, IndexUnavailable, Row, TextHit, decode_summary, fts_quote, is_lock_error
+from .index import Index, IndexUnavailable, Row, TextHit, decode_summary, encode_pi_json, fts_quote, is_lock_error
 from .model import SessionSummary
 
 if TYPE_CHECKING:  # imported where used: a warm listing reads no file, so it needs neither
@@ -161,6 +159,8 @@ class Catalog:
         skipped: list[tuple[str, str]] = []
         items = quick_pi_json(found.infos, skipped)
         found.skipped.extend((Path(path), reason) for path, reason in skipped)
+        import orjson
+
         return orjson.dumps(self._in_scope(items, cwd))
 
     # -- the index -------------------------------------------------------------------------------
@@ -251,7 +251,7 @@ class Catalog:
             changed = [(info, index.row(info.path) if index is not None and info.path in known else None)
                        for info in todo]
             for summary in self._read_changed(changed, stats, progress, cancel, full_text, len(infos), index):
-                payload = orjson.dumps(summary.to_pi_json()) if as_json else summary
+                payload = encode_pi_json(summary) if as_json else summary
                 items.append((int(summary.modified_ms), summary.cwd, payload))
         if index is not None and len(reused) < len(rows):  # some indexed file was not seen unchanged
             self._prune(index, rows, found)

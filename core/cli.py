@@ -14,7 +14,7 @@ import argparse
 import sys
 from collections.abc import Callable
 
-from .session import SessionError
+from .errors import SessionError
 
 EXIT_OK, EXIT_NOT_FOUND, EXIT_BAD_INPUT, EXIT_CANCELLED = 0, 1, 2, 130
 

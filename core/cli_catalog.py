@@ -17,8 +17,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from . import listing
 from .catalog import Catalog
 from .model import SessionSummary
@@ -127,6 +125,8 @@ def run_ls(args: argparse.Namespace) -> int:
                 if sort == "threaded":
                     item["depth"] = row.depth
                 payload.append(item)
+            import orjson
+
             sys.stdout.buffer.write(orjson.dumps(payload) + b"\n")  # compact, like the fast path
         else:
             _print_rows(rows, show_cwd=cwd is None)

@@ -29,8 +29,6 @@ from operator import itemgetter
 from pathlib import Path
 from typing import NamedTuple
 
-import orjson
-
 from .model import SessionSummary
 
 SCHEMA_VERSION = 2
@@ -66,6 +64,8 @@ _SUMMARY_FIELDS = tuple(f.name for f in dataclasses.fields(SessionSummary) if f.
 
 
 def encode_summary(summary: SessionSummary) -> bytes:
+    import orjson  # here and below, not at the top: a warm `seance ls --json` never needs it
+
     return orjson.dumps([getattr(summary, name) for name in _SUMMARY_FIELDS])
 
 
@@ -75,7 +75,16 @@ assert tuple(f.name for f in dataclasses.fields(SessionSummary))[: len(_SUMMARY_
 )
 
 
+def encode_pi_json(summary: SessionSummary) -> bytes:
+    """The stored `ls --json` object of a summary (what a warm listing writes out as is)."""
+    import orjson
+
+    return orjson.dumps(summary.to_pi_json())
+
+
 def decode_summary(data: bytes) -> SessionSummary:
+    import orjson
+
     values = orjson.loads(data)
     values[_LABELS] = tuple(values[_LABELS])
     values[_MODELS] = tuple(values[_MODELS])
@@ -451,7 +460,7 @@ class Writer:
         an update (the cold-index case, ten thousand times).
         """
         columns = (summary.size, summary.mtime_ns, int(summary.modified_ms), summary.cwd,
-                   encode_summary(summary), orjson.dumps(summary.to_pi_json()), state)
+                   encode_summary(summary), encode_pi_json(summary), state)
         cursor = None
         if not known:
             try:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from . import dialects
+from .errors import SessionError  # re-exported: its home is errors.py (cheap for the CLI to import)
 from .gcpause import gc_paused
 from .jsonl import Skipped, parse_jsonl
 from .migrate import CURRENT_VERSION, header_version, migrate
@@ -236,10 +237,6 @@ def _is_regular(stat: os.stat_result) -> bool:
     import stat as stat_module
 
     return stat_module.S_ISREG(stat.st_mode)
-
-
-class SessionError(Exception):
-    """A session operation that cannot be carried out; the message is for the user."""
 
 
 def load_session(path: str | os.PathLike[str]) -> Session:

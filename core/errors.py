@@ -1,0 +1,14 @@
+"""`SessionError`, on its own so that raising or catching it imports nothing else.
+
+`seance.core.session` re-exports it (its historical home); the CLI imports it from here, so a
+`seance ls` does not load the session reader just to know its error type.
+"""
+
+from __future__ import annotations
+
+
+class SessionError(Exception):
+    """A session operation that cannot be carried out; the message is for the user."""
+
+
+__all__ = ["SessionError"]
