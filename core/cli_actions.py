@@ -2,7 +2,7 @@
 
     seance resolve KEY [--cwd DIR] [--fork] [--json]   the file a resume key (id prefix) names
     seance continue [--cwd DIR] [--json]               the file `--continue` opens here
-    seance rm SESSION | --undo                         to the Trash, and back
+    seance rm SESSION [--force] | --undo               to the Trash, and back (latest first)
     seance rename SESSION NAME                         pi: session_info entry; omp: title slot
 
 SESSION is a path or an id prefix.  Paths go to stdout (one per line), messages to stderr.
@@ -12,9 +12,12 @@ Exit codes: 0 ok, 1 nothing found (or nothing to undo), 2 bad input.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import fcntl
 import os
 import sqlite3
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,10 +26,11 @@ import orjson
 from .catalog import Catalog, in_project
 from .resume import Resolution, continue_session, fork_into, resolve
 from .text import display_text
-from .trash import TrashError, TrashReceipt, trash_session, undo
+from .trash import NotASessionFile, TrashError, TrashReceipt, trash_session, undo
 from .writes import atomic_write, rename_session
 
-RECEIPT_NAME = "last-rm.json"
+RECEIPT_NAME = "last-rm.json"  # a JSON list of receipts, newest last
+RECEIPTS_KEPT = 50
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -45,7 +49,8 @@ def register(commands: argparse._SubParsersAction) -> None:
 
     rm = commands.add_parser("rm", help="move a session (and its artifacts folder) to the Trash")
     rm.add_argument("session", metavar="SESSION", nargs="?", help="session file path or id prefix")
-    rm.add_argument("--undo", action="store_true", help="restore what the last `seance rm` moved")
+    rm.add_argument("--undo", action="store_true", help="restore what the latest `seance rm` moved (repeatable)")
+    rm.add_argument("--force", action="store_true", help="also a file that does not read as a session (alone)")
     _scope_options(rm)
     rm.set_defaults(handler=run_rm)
 
@@ -194,7 +199,10 @@ def run_rm(args: argparse.Namespace) -> int:
     if not args.session:
         raise CliError("rm needs a SESSION (a path or an id prefix), or --undo", EXIT_BAD_INPUT)
     path = session_path_arg(args.session, _cwd(args), _roots(args))
-    receipt = trash_session(path)
+    try:
+        receipt = trash_session(path, force=args.force)
+    except NotASessionFile as error:
+        raise CliError(f"{error} (`seance rm --force` moves the file alone)", EXIT_BAD_INPUT) from None
     _save_receipt(receipt)
     _forget(path, _roots(args))
     for item in receipt.items:
@@ -215,29 +223,80 @@ def _forget(path: Path, roots: list[Path] | None) -> None:
         catalog.close()
 
 
-def _save_receipt(receipt: TrashReceipt) -> None:
+@contextlib.contextmanager
+def _receipts_locked() -> Iterator[Path]:
+    """The receipts file, locked against a concurrent `seance rm` (whose receipt would be lost)."""
     target = receipt_path()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(target.with_name(f"{RECEIPT_NAME}.lock"), os.O_RDWR | os.O_CREAT, 0o600)
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(target, orjson.dumps(receipt.to_json()), None)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield target
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def _read_receipts(target: Path) -> list[Any]:
+    """The saved receipts, oldest first (a single object: the format before the stack)."""
+    try:
+        data = orjson.loads(target.read_bytes())
+    except FileNotFoundError:
+        return []
+    return data if isinstance(data, list) else [data]
+
+
+def _write_receipts(target: Path, receipts: list[Any]) -> None:
+    if receipts:
+        atomic_write(target, orjson.dumps(receipts[-RECEIPTS_KEPT:]), None)
+    else:
+        target.unlink(missing_ok=True)
+
+
+def _save_receipt(receipt: TrashReceipt) -> None:
+    try:
+        with _receipts_locked() as target:
+            try:
+                receipts = _read_receipts(target)
+            except orjson.JSONDecodeError as error:  # unreadable history: start a new one
+                print(f"seance: earlier deletions cannot be undone ({target}: {error})", file=sys.stderr)
+                receipts = []
+            _write_receipts(target, [*receipts, receipt.to_json()])
     except OSError as error:  # the delete itself worked; only `rm --undo` will not know it
         print(f"seance: could not remember the deletion for --undo: {error}", file=sys.stderr)
 
 
 def _undo_last() -> int:
+    """Undo the latest `seance rm` still on the stack, and drop it from there."""
     from .cli import EXIT_NOT_FOUND, CliError
 
-    target = receipt_path()
-    try:
-        receipt = TrashReceipt.from_json(orjson.loads(target.read_bytes()))
-    except FileNotFoundError:
-        raise CliError("nothing to undo", EXIT_NOT_FOUND) from None
-    except (OSError, orjson.JSONDecodeError, TrashError) as error:
-        raise CliError(f"cannot read the last deletion ({error})", EXIT_NOT_FOUND) from None
-    for restored in undo(receipt):
-        print(restored)
-    target.unlink(missing_ok=True)
+    with _receipts_locked() as target:
+        try:
+            receipts = _read_receipts(target)
+        except (OSError, orjson.JSONDecodeError) as error:
+            raise CliError(f"cannot read the deletions to undo ({error})", EXIT_NOT_FOUND) from None
+        if not receipts:
+            raise CliError("nothing to undo", EXIT_NOT_FOUND)
+        try:
+            receipt = TrashReceipt.from_json(receipts[-1])
+            restored = undo(receipt)
+        except TrashError as error:
+            if not _undoable(receipts[-1]):  # emptied from the Trash, or malformed: it can never be undone
+                _write_receipts(target, receipts[:-1])
+                raise CliError(f"{error}; dropped from the undo list", EXIT_NOT_FOUND) from None
+            raise  # e.g. the original path is taken: keep it, the user may free the path and retry
+        _write_receipts(target, receipts[:-1])
+    for path in restored:
+        print(path)
     return 0
+
+
+def _undoable(saved: Any) -> bool:
+    """A saved receipt whose items are all still in the Trash."""
+    try:
+        receipt = TrashReceipt.from_json(saved)
+    except TrashError:
+        return False
+    return all(os.path.lexists(item.trashed) for item in receipt.items)
 
 
 # -- rename --------------------------------------------------------------------------------------

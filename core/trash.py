@@ -6,6 +6,9 @@ home trash (`$XDG_DATA_HOME/Trash`, else `~/.local/share/Trash`): `files/NAME` p
 manager can restore them too.  The name is reserved by creating the `.trashinfo` with
 O_EXCL, so two deletes never pick the same name.
 
+Only a file that reads as a session is deleted (unless forced), and only a session takes
+its artifacts folder along: `notes.jsonl` must never drag a `notes/` folder into the Trash.
+
 On the same filesystem the move is one `rename`.  Across filesystems the item is copied into
 the trash, fsynced, and only then is the original removed (a failed copy leaves the
 original untouched).  `send2trash` would do the move but does not say which name it chose,
@@ -23,11 +26,15 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote
 
-from .session import SessionError
+from .session import NotASession, SessionError, read_session
 
 
 class TrashError(SessionError):
     """A delete or undo that cannot be done; nothing was changed."""
+
+
+class NotASessionFile(TrashError):
+    """`trash_session` was given a file that does not read as a session (and no `force`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +94,9 @@ def artifacts_dir(session_path: Path) -> Path | None:
     return session_path.with_suffix("") if session_path.suffix == ".jsonl" else None
 
 
-def _same_file(left: Path, right: Path) -> bool:
+def same_file(left: str | os.PathLike[str], right: str | os.PathLike[str]) -> bool:
+    """True when two paths name the same file (a symlink or hard link included); if either
+    cannot be stat'ed, when their resolved paths are equal."""
     try:
         return os.path.samefile(left, right)
     except OSError:
@@ -95,22 +104,29 @@ def _same_file(left: Path, right: Path) -> bool:
 
 
 def trash_session(path: str | os.PathLike[str], *, open_session: str | os.PathLike[str] | None = None,
-                  trash: Path | None = None) -> TrashReceipt:
+                  trash: Path | None = None, force: bool = False) -> TrashReceipt:
     """Move a session file (and its artifacts folder, if any) to the Trash.
 
-    Refuses the session that is open (`open_session`) and a path that is not a file.
+    Refuses the session that is open (`open_session`), a path that is not a file, and
+    (raising `NotASessionFile`) a file that does not read as a session unless `force`;
+    a forced non-session goes alone, without the folder beside it.
     """
     session_path = Path(os.path.abspath(os.path.expanduser(path)))
-    if open_session is not None and _same_file(session_path, Path(open_session)):
+    if open_session is not None and same_file(session_path, open_session):
         raise TrashError(f"{session_path.name}: is the open session; it cannot be deleted")
     if not os.path.lexists(session_path):
         raise TrashError(f"{session_path}: no such file")
     if os.path.isdir(session_path) and not os.path.islink(session_path):
         raise TrashError(f"{session_path}: is a directory, not a session file")
+    verdict = read_session(session_path)
+    problem = verdict.reason if isinstance(verdict, NotASession) else None
+    del verdict  # only the verdict is needed: let a big session's entries go
+    if problem is not None and not force:
+        raise NotASessionFile(f"{session_path}: not a session ({problem}); not moved to the Trash")
     target = trash if trash is not None else trash_dir()
     moment = datetime.now().replace(microsecond=0)
     items = [trash_path(session_path, trash=target, when=moment)]
-    artifacts = artifacts_dir(session_path)
+    artifacts = artifacts_dir(session_path) if problem is None else None
     if artifacts is not None and os.path.isdir(artifacts) and not os.path.islink(artifacts):
         try:
             items.append(trash_path(artifacts, trash=target, when=moment))
@@ -235,11 +251,13 @@ def read_trashinfo(info: Path) -> tuple[Path, str]:
 
 
 __all__ = [
+    "NotASessionFile",
     "TrashError",
     "TrashReceipt",
     "TrashedItem",
     "artifacts_dir",
     "read_trashinfo",
+    "same_file",
     "trash_dir",
     "trash_path",
     "trash_session",

@@ -137,11 +137,67 @@ def test_rm_moves_to_trash_and_undo_restores(env, capsys) -> None:
     assert code == 1 and "nothing to undo" in err
 
 
-def test_rm_reaches_a_broken_file_by_path(env, capsys) -> None:
+def test_rm_reaches_a_broken_file_by_path_only_with_force(env, capsys) -> None:
     broken = env / "sessions" / "broken.jsonl"
     broken.write_text("garbage\n")
-    code, _, _ = run(capsys, "rm", str(broken))
+    code, out, err = run(capsys, "rm", str(broken))
+    assert (code, out) == (2, "") and "not a session" in err and "--force" in err and broken.exists()
+    code, _, _ = run(capsys, "rm", "--force", str(broken))
     assert code == 0 and not broken.exists()
+
+
+def test_rm_refuses_any_file_that_is_not_a_session(env, capsys, monkeypatch) -> None:
+    project = env / "p"
+    (project / "data").mkdir(parents=True)
+    (project / "data" / "keep.txt").write_text("keep")
+    (project / "README.md").write_text("x\n")
+    (project / "data.jsonl").write_text('{"a":1}\n')
+    monkeypatch.chdir(env)
+    for name in ("p/README.md", "p/data.jsonl"):
+        code, _, err = run(capsys, "rm", name)
+        assert code == 2 and err.count("\n") == 1 and "not a session" in err
+    assert (project / "README.md").exists() and (project / "data.jsonl").exists()
+    assert run(capsys, "rm", "--force", "p/data.jsonl")[0] == 0
+    assert not (project / "data.jsonl").exists() and (project / "data" / "keep.txt").read_text() == "keep"
+    assert run(capsys, "rm", "--undo")[1] == f"{project / 'data.jsonl'}\n"
+
+
+def test_rm_undo_walks_back_a_stack_of_deletions(env, capsys, monkeypatch) -> None:
+    from seance.core import cli_actions
+
+    monkeypatch.setattr(cli_actions, "RECEIPTS_KEPT", 2)
+    root = env / "sessions"
+    sessions = [write_session(root, "/proj", f"{n}{n}{n}{n}0000") for n in "hjk"]
+    for session in sessions:
+        assert run(capsys, "rm", str(session))[0] == 0
+    assert not any(session.exists() for session in sessions)
+    assert run(capsys, "rm", "--undo")[1] == f"{sessions[2]}\n"  # the latest first
+    assert run(capsys, "rm", "--undo")[1] == f"{sessions[1]}\n"
+    code, _, err = run(capsys, "rm", "--undo")  # only the latest 2 are kept
+    assert code == 1 and "nothing to undo" in err and not sessions[0].exists()
+
+
+def test_rm_undo_drops_a_deletion_emptied_from_the_trash(env, capsys) -> None:
+    root = env / "sessions"
+    first, second = (write_session(root, "/proj", sid) for sid in ("mmmm0000", "nnnn0000"))
+    assert run(capsys, "rm", str(first))[0] == 0
+    code, out, _ = run(capsys, "rm", str(second))
+    Path(out.strip()).unlink()  # the user emptied the Trash
+    code, _, err = run(capsys, "rm", "--undo")
+    assert code == 1 and "no longer in the Trash" in err and "dropped" in err
+    assert run(capsys, "rm", "--undo")[1] == f"{first}\n"
+
+
+def test_rm_undo_reads_the_single_receipt_of_older_versions(env, capsys) -> None:
+    from seance.core.cli_actions import receipt_path
+
+    session = write_session(env / "sessions", "/proj", "pppp0000")
+    assert run(capsys, "rm", str(session))[0] == 0
+    target = receipt_path()
+    (saved,) = orjson.loads(target.read_bytes())
+    target.write_bytes(orjson.dumps(saved))  # the format before the stack: one object
+    assert run(capsys, "rm", "--undo")[1] == f"{session}\n"
+    assert not target.exists()
 
 
 def test_rm_bad_input(env, capsys) -> None:

@@ -11,9 +11,11 @@ import pytest
 from seance.core import trash as trash_module
 from seance.core.session import SessionError
 from seance.core.trash import (
+    NotASessionFile,
     TrashError,
     TrashReceipt,
     read_trashinfo,
+    same_file,
     trash_dir,
     trash_session,
     undo,
@@ -184,3 +186,31 @@ def test_failed_copy_leaves_the_original(home, monkeypatch) -> None:
     assert session.read_text().endswith("keep me\n")
     trash = home / "data" / "Trash"
     assert list((trash / "files").iterdir()) == [] and list((trash / "info").iterdir()) == []
+
+
+@pytest.mark.parametrize("content", ["# README\n", '{"a":1}\n', ""])
+def test_a_file_that_is_not_a_session_is_refused_and_its_neighbour_folder_kept(home, content) -> None:
+    folder = home / "p"
+    (folder / "data").mkdir(parents=True)
+    (folder / "data" / "keep.txt").write_text("keep")
+    path = folder / "data.jsonl"
+    path.write_text(content)
+    with pytest.raises(NotASessionFile, match="not a session"):
+        trash_session(path)
+    assert path.read_text() == content and (folder / "data" / "keep.txt").exists()
+    assert issubclass(NotASessionFile, TrashError)
+    receipt = trash_session(path, force=True)  # forced: the file alone, never the folder beside it
+    assert [item.original for item in receipt.items] == [path]
+    assert not path.exists() and (folder / "data" / "keep.txt").read_text() == "keep"
+    assert undo(receipt) == [path] and path.read_text() == content
+
+
+def test_same_file(home) -> None:
+    session = make_session(home / "s")
+    link = home / "link.jsonl"
+    link.symlink_to(session)
+    hard = home / "hard.jsonl"
+    os.link(session, hard)
+    assert same_file(session, link) and same_file(str(hard), session)
+    assert not same_file(session, home / "other.jsonl")
+    assert same_file(home / "gone" / ".." / "gone.jsonl", home / "gone.jsonl")  # neither exists: by path
