@@ -131,6 +131,28 @@ async def test_escape_clears_the_query_then_cancels(root: Path) -> None:
     assert app.return_value is None
 
 
+async def test_clearing_the_query_keeps_the_selected_session(root: Path) -> None:
+    async with picker_app(root).run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press(*"readme")
+        await settle(pilot)
+        assert cursor_title(pilot) == "update the README"
+        selected = screen_of(pilot).session_list.highlighted.path
+        await pilot.press("escape")  # Esc clears the query: the full list, same session selected
+        await settle(pilot)
+        assert len(titles(pilot)) == 5
+        assert screen_of(pilot).session_list.highlighted.path == selected
+        await pilot.press(*"e")
+        await settle(pilot)
+        await pilot.press("down")
+        selected = screen_of(pilot).session_list.highlighted.path
+        assert selected != screen_of(pilot).session_list.rows[0].path
+        await pilot.press("backspace")  # clearing by hand does the same
+        await settle(pilot)
+        assert len(titles(pilot)) == 5
+        assert screen_of(pilot).session_list.highlighted.path == selected
+
+
 async def test_ctrl_c_cancels_even_with_a_query(root: Path) -> None:
     app = picker_app(root, query="auth")
     async with app.run_test(size=SIZE) as pilot:

@@ -396,7 +396,9 @@ class SessionPickerScreen(Screen[PickResult | None]):
         if event.value == self._query:
             return
         self._query = event.value
-        self._rebuild(top=True)
+        # A new query shows its best hit first; clearing it goes back to the full list with the
+        # cursor still on the session the user was looking at (found by path).
+        self._rebuild(top=bool(event.value.strip()))
 
     # -- cursor and preview ----------------------------------------------------------------
 
