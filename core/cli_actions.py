@@ -23,7 +23,9 @@ from typing import Any
 
 import orjson
 
+from . import cli_args
 from .catalog import Catalog, in_project
+from .cli_args import scope_options, session_path, write_json
 from .resume import Resolution, continue_session, fork_into, resolve
 from .text import display_text
 from .trash import NotASessionFile, TrashError, TrashReceipt, trash_session, undo
@@ -36,14 +38,14 @@ RECEIPTS_KEPT = 50
 def register(commands: argparse._SubParsersAction) -> None:
     resolve_cmd = commands.add_parser("resolve", help="print the session file a resume key (id prefix) names")
     resolve_cmd.add_argument("key", metavar="KEY", help="prefix of a session id or file name (case-insensitive)")
-    _scope_options(resolve_cmd)
+    scope_options(resolve_cmd)
     resolve_cmd.add_argument("--fork", action="store_true",
                              help="a match in another project is copied into this one; print the copy")
     resolve_cmd.add_argument("--json", action="store_true", help="print a JSON object")
     resolve_cmd.set_defaults(handler=run_resolve)
 
     continue_cmd = commands.add_parser("continue", help="print the session --continue opens here")
-    _scope_options(continue_cmd)
+    scope_options(continue_cmd)
     continue_cmd.add_argument("--json", action="store_true", help="print a JSON object")
     continue_cmd.set_defaults(handler=run_continue)
 
@@ -51,51 +53,14 @@ def register(commands: argparse._SubParsersAction) -> None:
     rm.add_argument("session", metavar="SESSION", nargs="?", help="session file path or id prefix")
     rm.add_argument("--undo", action="store_true", help="restore what the latest `seance rm` moved (repeatable)")
     rm.add_argument("--force", action="store_true", help="also a file that does not read as a session (alone)")
-    _scope_options(rm)
+    scope_options(rm)
     rm.set_defaults(handler=run_rm)
 
     rename = commands.add_parser("rename", help="name a session (pi: session_info entry; omp: title slot)")
     rename.add_argument("session", metavar="SESSION", help="session file path or id prefix")
     rename.add_argument("name", metavar="NAME", help="the new name")
-    _scope_options(rename)
+    scope_options(rename)
     rename.set_defaults(handler=run_rename)
-
-
-def _scope_options(parser: argparse.ArgumentParser) -> None:
-    # SUPPRESS: a subcommand default must not overwrite `seance --cwd X resolve ...`.
-    parser.add_argument("--cwd", metavar="DIR", default=argparse.SUPPRESS,
-                        help="project directory (default: the current one)")
-    parser.add_argument("--root", action="append", metavar="DIR", default=argparse.SUPPRESS,
-                        help="sessions root (repeatable)")
-
-
-def _roots(args: argparse.Namespace) -> list[Path] | None:
-    roots = getattr(args, "root", None)
-    return [Path(root).expanduser() for root in roots] if roots else None
-
-
-def _cwd(args: argparse.Namespace) -> str:
-    cwd = getattr(args, "cwd", None)
-    return os.path.abspath(os.path.expanduser(cwd)) if cwd else os.getcwd()
-
-
-def _write_json(payload: Any) -> None:
-    sys.stdout.buffer.write(orjson.dumps(payload, option=orjson.OPT_INDENT_2) + b"\n")
-    sys.stdout.flush()
-
-
-def session_path_arg(argument: str, cwd: str, roots: list[Path] | None = None) -> Path:
-    """SESSION as a path (which may be a broken file: rm must reach it) or an id prefix."""
-    from .cli import EXIT_NOT_FOUND, CliError
-
-    path = Path(argument).expanduser()
-    if os.path.lexists(path):
-        return Path(os.path.abspath(path))
-    if "/" in argument or os.sep in argument or argument.endswith(".jsonl"):
-        raise CliError(f"{argument}: no such session file", EXIT_NOT_FOUND)
-    from .cli_catalog import resolve_session_arg
-
-    return resolve_session_arg(argument, cwd, roots=roots)
 
 
 # -- resolve -------------------------------------------------------------------------------------
@@ -104,8 +69,8 @@ def session_path_arg(argument: str, cwd: str, roots: list[Path] | None = None) -
 def run_resolve(args: argparse.Namespace) -> int:
     from .cli import EXIT_NOT_FOUND, CliError
 
-    cwd = _cwd(args)
-    catalog = Catalog(_roots(args))
+    cwd = cli_args.cwd(args)
+    catalog = Catalog(cli_args.roots(args))
     try:
         everything = catalog.quick()
         found = resolve(args.key, in_project(everything, cwd), everything, cwd)
@@ -123,7 +88,7 @@ def run_resolve(args: argparse.Namespace) -> int:
     finally:
         catalog.close()
     if args.json:
-        _write_json(_resolution_json(found, path, forked_from))
+        write_json(_resolution_json(found, path, forked_from))
     else:
         print(path)
     return 0
@@ -165,8 +130,8 @@ def agent_dirs() -> list[Path]:
 def run_continue(args: argparse.Namespace) -> int:
     from .cli import EXIT_NOT_FOUND, CliError
 
-    cwd = _cwd(args)
-    catalog = Catalog(_roots(args))
+    cwd = cli_args.cwd(args)
+    catalog = Catalog(cli_args.roots(args))
     try:
         path = continue_session(cwd, catalog.quick(cwd), agent_dirs())
     finally:
@@ -174,7 +139,7 @@ def run_continue(args: argparse.Namespace) -> int:
     if path is None:
         raise CliError(f"no session in {cwd}", EXIT_NOT_FOUND)
     if args.json:
-        _write_json({"path": str(path), "cwd": cwd})
+        write_json({"path": str(path), "cwd": cwd})
     else:
         print(path)
     return 0
@@ -198,13 +163,13 @@ def run_rm(args: argparse.Namespace) -> int:
         return _undo_last()
     if not args.session:
         raise CliError("rm needs a SESSION (a path or an id prefix), or --undo", EXIT_BAD_INPUT)
-    path = session_path_arg(args.session, _cwd(args), _roots(args))
+    path = session_path(args.session, args)
     try:
         receipt = trash_session(path, force=args.force)
     except NotASessionFile as error:
         raise CliError(f"{error} (`seance rm --force` moves the file alone)", EXIT_BAD_INPUT) from None
     _save_receipt(receipt)
-    _forget(path, _roots(args))
+    _forget(path, cli_args.roots(args))
     for item in receipt.items:
         print(f"seance: moved to the Trash: {item.original} -> {item.trashed}", file=sys.stderr)
     print("seance: undo with `seance rm --undo`", file=sys.stderr)
@@ -303,7 +268,7 @@ def _undoable(saved: Any) -> bool:
 
 
 def run_rename(args: argparse.Namespace) -> int:
-    path = session_path_arg(args.session, _cwd(args), _roots(args))
+    path = session_path(args.session, args)
     stored = rename_session(path, args.name)
     where = "title slot" if stored == "title-slot" else "session_info entry"
     print(f"renamed {path.name}: {display_text(args.name.strip())} ({where})", file=sys.stderr)

@@ -12,13 +12,10 @@ Extra keys (`problems`, `entryId`, ...) may be added; none may be removed or ren
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-from pathlib import Path
 from typing import Any
 
-import orjson
-
+from .cli_args import scope_options, session_path, write_json
 from .context import build_session_context
 from .session import NotASession, Session, read_session
 from .summary import entry_summary, tool_calls_by_id
@@ -32,6 +29,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     show.add_argument("session", metavar="SESSION", help="session file path or id prefix")
     show.add_argument("--leaf", metavar="ENTRY_ID", help="resume point (default: the session's leaf)")
     show.add_argument("--json", action="store_true", help="print JSON (a stable contract)")
+    scope_options(show)
     show.set_defaults(handler=run_show)
 
     tree = commands.add_parser("tree", help="show a session's tree (the tree view, or --json / --text)")
@@ -40,33 +38,20 @@ def register(commands: argparse._SubParsersAction) -> None:
     tree.add_argument("--text", action="store_true", help="print the tree as text instead of opening the UI")
     tree.add_argument("--pick", action="store_true",
                       help="after the tree view closes, print the chosen resume point as JSON (like pick --json)")
+    scope_options(tree)
     tree.set_defaults(handler=run_tree)
 
 
-def open_session_arg(argument: str, cwd: str | None = None) -> Session:
-    """Load SESSION given as a path, or (when the catalog is present) as an id prefix."""
+def open_session_arg(args: argparse.Namespace) -> Session:
+    """Load the SESSION argument: a path, or an id prefix under `--root` from `--cwd`."""
     from .cli import EXIT_BAD_INPUT, EXIT_NOT_FOUND, CliError
 
-    path = Path(argument).expanduser()
-    if not path.exists() and not _looks_like_path(argument):
-        try:
-            from .cli_catalog import resolve_session_arg
-        except ImportError:
-            resolve_session_arg = None  # type: ignore[assignment]
-        if resolve_session_arg is not None:
-            path = resolve_session_arg(argument, cwd)
-        else:
-            raise CliError(f"{argument}: no such session file", EXIT_NOT_FOUND)
-    result = read_session(path)
+    result = read_session(session_path(args.session, args))
     if isinstance(result, NotASession):
         code = EXIT_NOT_FOUND if result.reason == "no such file" else EXIT_BAD_INPUT
         raise CliError(f"{result.path}: not a session ({result.reason})", code)
     _report_problems(result)
     return result
-
-
-def _looks_like_path(argument: str) -> bool:
-    return "/" in argument or os.sep in argument or argument.endswith(".jsonl")
 
 
 def _report_problems(session: Session) -> None:
@@ -76,11 +61,6 @@ def _report_problems(session: Session) -> None:
     shown = "; ".join(problems[:_MAX_PROBLEMS_SHOWN])
     more = f" (+{len(problems) - _MAX_PROBLEMS_SHOWN} more)" if len(problems) > _MAX_PROBLEMS_SHOWN else ""
     print(f"seance: {session.path.name}: skipped or repaired: {shown}{more}", file=sys.stderr)
-
-
-def write_json(payload: Any) -> None:
-    sys.stdout.buffer.write(orjson.dumps(payload, option=orjson.OPT_INDENT_2) + b"\n")
-    sys.stdout.flush()
 
 
 def show_payload(session: Session, leaf: str | None = None) -> dict[str, Any]:
@@ -113,7 +93,7 @@ def tree_payload(session: Session) -> dict[str, Any]:
 def run_show(args: argparse.Namespace) -> int:
     from .cli import CliError
 
-    session = open_session_arg(args.session, getattr(args, "cwd", None))
+    session = open_session_arg(args)
     if args.leaf is not None and args.leaf not in session.tree.by_id:
         raise CliError(f"{session.path.name}: no entry {args.leaf!r}")
     payload = show_payload(session, args.leaf)
@@ -136,7 +116,7 @@ def run_show(args: argparse.Namespace) -> int:
 
 
 def run_tree(args: argparse.Namespace) -> int:
-    session = open_session_arg(args.session, getattr(args, "cwd", None))
+    session = open_session_arg(args)
     if args.json:
         write_json(tree_payload(session))
         return 0

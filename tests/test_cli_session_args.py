@@ -1,0 +1,73 @@
+"""SESSION arguments: one resolver for show, tree, rm and rename, honouring --root and --cwd
+given before or after the subcommand."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+from seance.core.cli import main
+from seance.core.resume import bucket_name, session_file_name
+
+STAMP = "2025-01-01T00:00:00.000Z"
+
+
+@pytest.fixture
+def root(tmp_path: Path, monkeypatch) -> Path:
+    """A sessions root outside the default roots (HOME and the agent dirs are empty)."""
+    for name in ("home", "data", "agent"):
+        (tmp_path / name).mkdir()
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent"))
+    monkeypatch.chdir(tmp_path)
+    root = tmp_path / "sessions"
+    for cwd, sid, text in (("/one", "abcd-1111", "in project one"), ("/two", "abcd-2222", "in project two")):
+        bucket = root / bucket_name(cwd)
+        bucket.mkdir(parents=True)
+        entries = [
+            {"type": "session", "version": 3, "id": sid, "timestamp": STAMP, "cwd": cwd},
+            {"type": "message", "id": "u1", "parentId": None, "timestamp": STAMP,
+             "message": {"role": "user", "content": text}},
+            {"type": "message", "id": "a1", "parentId": "u1", "timestamp": STAMP,
+             "message": {"role": "assistant", "content": [{"type": "text", "text": "ok"}]}},
+        ]
+        (bucket / session_file_name(STAMP, sid)).write_bytes(b"".join(orjson.dumps(e) + b"\n" for e in entries))
+    return root
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize("command", ["show", "tree"])
+@pytest.mark.parametrize("placement", ["before", "after"])
+def test_show_and_tree_honour_root_and_cwd(root, capsys, command, placement) -> None:
+    for cwd, sid in (("/one", "abcd-1111"), ("/two", "abcd-2222")):
+        flags = ["--root", str(root), "--cwd", cwd]
+        argv = [*flags, command, "abcd", "--json"] if placement == "before" else [command, "abcd", "--json", *flags]
+        code, out, err = run(capsys, *argv)
+        assert (code, err) == (0, "")
+        assert orjson.loads(out)["id"] == sid
+
+
+def test_flags_after_the_command_win_over_those_before(root, capsys) -> None:
+    code, out, _ = run(capsys, "--cwd", "/one", "--root", str(root / "nowhere"), "show", "abcd", "--json",
+                       "--root", str(root), "--cwd", "/two")
+    assert code == 0 and orjson.loads(out)["id"] == "abcd-2222"
+
+
+def test_an_unknown_prefix_under_root_is_not_found(root, capsys) -> None:
+    code, out, err = run(capsys, "--root", str(root), "show", "zzzz")
+    assert (code, out) == (1, "") and 'session "zzzz" not found' in err
+
+
+def test_rename_and_rm_honour_root_before_the_command(root, capsys) -> None:
+    code, out, _ = run(capsys, "--root", str(root), "--cwd", "/two", "rename", "abcd", "New name")
+    assert code == 0 and out.strip().endswith("abcd-2222.jsonl")
+    code, out, _ = run(capsys, "--root", str(root), "--cwd", "/one", "rm", "abcd")
+    assert code == 0 and out.strip().endswith("abcd-1111.jsonl")
+    assert [path.name for path in root.rglob("*.jsonl")] == [session_file_name(STAMP, "abcd-2222")]
