@@ -769,8 +769,8 @@ def search(
 def highlight(text: str, query: Query | str) -> list[Span]:
     """Where `query` matches in `text` (a title or snippet): sorted, merged (start, end) spans.
 
-    Offsets index the original `text`.  Fuzzy tokens highlight their first substring
-    occurrence (preferring a word start), else the in-order letters the matcher accepted.
+    Offsets index the original `text`.  Every occurrence of a word or phrase is highlighted;
+    a fuzzy token that is no substring highlights the in-order letters the matcher accepted.
     """
     if isinstance(query, str):
         try:
@@ -802,13 +802,8 @@ def _occurrences(folded: str, needle: str) -> list[Span]:
 
 
 def _fuzzy_spans(folded: str, term: str) -> list[Span]:
-    start = folded.find(term)
-    if start >= 0:
-        for match in re.finditer(re.escape(term), folded):
-            if match.start() == 0 or not folded[match.start() - 1].isalnum():
-                start = match.start()
-                break
-        return [(start, start + len(term))]
+    if occurrences := _occurrences(folded, term):
+        return occurrences
     if len(term) < _MIN_FUZZY:
         return []
     positions = fuzzy_positions(folded, term)

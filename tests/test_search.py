@@ -363,7 +363,9 @@ def test_local_snippet_around_match() -> None:
     [
         ("Fix the auth bug", "auth", ["auth"]),
         ("Fix the auth bug", "fix bug", ["Fix", "bug"]),
-        ("reauth then auth", "auth", ["auth"]),  # prefers a word start
+        ("reauth then auth", "auth", ["auth", "auth"]),  # every occurrence, not only the first
+        ("Fix it, then fix it again", "fix", ["Fix", "fix"]),
+        ("a b a b", '"a b"', ["a b", "a b"]),
         ("session picker", "sesspick", ["sess", "pick"]),
         ("Straße über Äpfel", "über", ["über"]),
         ("İstanbul trip to İzmir", "izmir", ["İzmir"]),  # İ lowers to 2 chars; offsets stay right

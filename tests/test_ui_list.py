@@ -11,6 +11,7 @@ from seance.app.screens.confirm import ConfirmScreen
 from seance.app.screens.help import HelpScreen
 from seance.app.screens.rename import RenameScreen
 from seance.app.screens.session_list import EMPTY, PickerOptions
+from seance.app.widgets.session_list import scroll_to_match
 from seance.core.catalog import Catalog
 from seance.core.session import load_session
 from seance.core.text import relative_age
@@ -233,6 +234,29 @@ async def test_typing_filters_and_highlights(root: Path) -> None:
         assert rows[0].summary.title == "Release 1.0"
         assert rows[0].title_spans() == [(0, 7)]
         assert f"{len(rows)} of 5 sessions" in screen_of(pilot).status.render().plain
+
+
+async def test_a_match_beyond_the_visible_title_scrolls_into_view(tmp_path: Path) -> None:
+    long_prompt = " ".join(["padding words before it"] * 12) + " the needle here and more words after the needle"
+    root = make_root(tmp_path, [Spec("long", PROJECT, (long_prompt,)), Spec("short", PROJECT, ("a needle early",))])
+    async with picker_app(root).run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press(*"needle")
+        await settle(pilot)
+        lines = visible_text(pilot)
+        long_line = next(line for line in lines if "the needle here" in line)
+        assert long_line[2] == "…" and "the needle here" in long_line, lines
+        assert any(line.startswith("  a needle early") for line in lines)  # an early match stays put
+        row = next(row for row in screen_of(pilot).session_list.rows if row.summary.id == "long")
+        assert len(row.title_spans()) == 2  # both occurrences are highlighted
+
+
+def test_scroll_to_match_keeps_the_first_match_visible() -> None:
+    title = "x" * 100 + " match"
+    text, spans = scroll_to_match(title, [(101, 106)], 40)
+    assert text.startswith("…") and len(text[: spans[0][1]]) < 40
+    assert [text[a:b] for a, b in spans] == ["match"]
+    assert scroll_to_match("match early", [(0, 5)], 40) == ("match early", [(0, 5)])
 
 
 async def test_full_text_hit_shows_a_snippet_line(root: Path) -> None:

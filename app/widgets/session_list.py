@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from itertools import accumulate
 from typing import Any, ClassVar
 
+from rich.cells import cell_len
 from seance.core.model import SessionSummary
 from seance.core.text import display_text, relative_age
 from textual import events
@@ -83,6 +84,26 @@ _UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\
 def same_length_plain(text: str) -> str:
     """Controls and bidi marks become spaces one for one, so match offsets stay valid."""
     return _UNSAFE.sub(" ", text)
+
+
+def scroll_to_match(title: str, spans: Sequence[tuple[int, int]], room: int) -> tuple[str, list[tuple[int, int]]]:
+    """Cut the start of `title` ("…" instead) when its first match lies beyond `room` cells.
+
+    A search hit must show why it matched: a long first message whose matching words come
+    late would otherwise be truncated before them.  Returns the text to draw and its spans.
+    """
+    if not spans or cell_len(title[: spans[0][1]]) < room:
+        return title, list(spans)
+    first_start, first_end = spans[0]
+    lead = max(room // 3, 1)  # some words before the match, for context
+    start = first_start
+    while start > 0 and cell_len(title[start - 1 : first_start]) <= lead:
+        start -= 1
+    while start < first_start and cell_len(title[start:first_end]) >= room - 1:
+        start += 1
+    shift = 1 - start  # "…" takes the place of title[:start]
+    shifted = [(max(a + shift, 1), b + shift) for a, b in spans if b > start]
+    return "…" + title[start:], shifted
 
 
 def utc_now() -> datetime:
@@ -325,10 +346,11 @@ class SessionList(ScrollView, can_focus=False):
         prefix = Content.styled(row.prefix, self.get_visual_style("session-list--prefix")) if row.prefix else Content()
         right = self._right_part(summary, width)
         room = max(width - pointer.cell_length - prefix.cell_length - right.cell_length - 1, 10)
-        title = Content(summary.title)
+        text, spans = scroll_to_match(summary.title, row.title_spans(), room)
+        title = Content(text)
         if summary.name:
             title = title.stylize(self.get_visual_style("session-list--named"))
-        if spans := row.title_spans():
+        if spans:
             match = self.get_visual_style("session-list--match")
             title = title.add_spans([Span(start, end, match) for start, end in spans])
         title = title.truncate(room, ellipsis=True)
