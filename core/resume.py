@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .catalog import same_dir
 from .model import SessionSummary
 from .session import FileStamp, NotASession, Session, SessionError, load_session, read_session
 from .writes import atomic_write, dumps_line, now_iso, persist_migration
@@ -45,18 +46,10 @@ class Resolution:
         return Path(self.summary.path)
 
 
-def _resolved(path: str) -> str:
-    if not path:
-        return ""
-    try:
-        return os.path.realpath(os.path.expanduser(path))
-    except (OSError, ValueError):
-        return os.path.normpath(path)
-
-
 def same_project(left: str, right: str) -> bool:
-    """Two cwds name the same directory (symlinks resolved, trailing slash ignored)."""
-    return bool(left) and bool(right) and _resolved(left) == _resolved(right)
+    """Two cwds name the same directory: the catalog's rule (`same_dir`), so `resolve` and
+    `in_project` never disagree; an empty cwd is no project."""
+    return bool(left) and bool(right) and same_dir(left, right)
 
 
 def key_matches(key: str, summary: SessionSummary) -> bool:

@@ -347,3 +347,15 @@ def test_switch_refuses_when_an_empty_file_is_written_during_the_start(tmp_path,
     with pytest.raises(FileChangedError):
         switch_session(target, None, cwd="/proj")
     assert target.read_bytes() == b"\n" + OTHER
+
+
+def test_a_relative_header_cwd_is_never_this_project(tmp_path, monkeypatch) -> None:
+    """resolve's `other_project` agrees with the catalog's `in_project` (one cwd rule)."""
+    from seance.core.catalog import in_project
+
+    monkeypatch.chdir(tmp_path)
+    everything = [summary("/s/--x--/2025-01-02T00-00-00-000Z_rel-1.jsonl", "rel-1", ".", 10)]
+    here = in_project(everything, str(tmp_path))
+    assert here == []
+    found = resolve("rel", here, everything, str(tmp_path))
+    assert found is not None and found.other_project
