@@ -222,7 +222,7 @@ def resolve_session_arg(arg: str, cwd: str | None = None, *, roots: list[Path] |
     here = os.path.abspath(cwd) if cwd else os.getcwd()
     catalog = Catalog(roots)
     try:
-        everything = catalog.quick()
+        everything = catalog.quick(text=False)  # keys only: no prefix text to collect
     finally:
         catalog.close()
     found = resolve(arg, in_project(everything, here), everything, here)
