@@ -354,6 +354,25 @@ async def test_ctrl_d_confirm_trash_and_undo(root: Path, tmp_path: Path, monkeyp
         assert "Release 1.0" in titles(pilot)
 
 
+async def test_delete_and_rename_dialogs_show_two_lines_of_a_long_first_message(tmp_path: Path) -> None:
+    long_prompt = "\n".join(f"line {number} of a very long first message with many words" for number in range(40))
+    root = make_root(tmp_path, [Spec("long", PROJECT, (long_prompt,))])
+    async with picker_app(root).run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        for key, kind in (("ctrl+d", ConfirmScreen), ("ctrl+r", RenameScreen)):
+            await pilot.press(key)
+            await pilot.pause()
+            dialog = pilot.app.screen
+            assert isinstance(dialog, kind)
+            detail = dialog.query_one("#dialog-detail")
+            assert 1 <= detail.size.height <= 2
+            assert str(detail.render()).startswith("line 0 of a very long")
+            hint = str(dialog.query_one("#dialog-hint").render())
+            assert hint.startswith("Enter ") and hint.endswith(" · Esc cancel")
+            await pilot.press("escape")
+            await pilot.pause()
+
+
 async def test_the_open_session_cannot_be_deleted(root: Path) -> None:
     open_path = str(session_path(root, Spec("s-auth", PROJECT)))
     async with picker_app(root, options=PickerOptions(watch=False, open_session=open_path)).run_test(

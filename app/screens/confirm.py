@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import ClassVar
 
 import seance
+from seance.core.text import display_text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
@@ -14,6 +15,12 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Label
 
 STYLES = Path(seance.__file__).resolve().parent / "styles"
+DETAIL_CHARS = 100  # a dialog's detail (a session's first message) is cut to about two lines
+
+
+def dialog_detail(text: str) -> str:
+    """The first words of `text` on one clean line, short enough for two lines of a dialog."""
+    return display_text(text, DETAIL_CHARS)
 
 
 class ConfirmScreen(ModalScreen[bool]):
@@ -29,7 +36,7 @@ class ConfirmScreen(ModalScreen[bool]):
     def __init__(self, title: str, detail: str = "", *, confirm_label: str = "Delete") -> None:
         super().__init__(classes="seance-modal")
         self._title = title
-        self._detail = detail
+        self._detail = dialog_detail(detail)
         self._confirm_label = confirm_label
 
     def compose(self) -> ComposeResult:
@@ -37,7 +44,7 @@ class ConfirmScreen(ModalScreen[bool]):
             yield Label(Content(self._title), id="dialog-title")
             if self._detail:
                 yield Label(Content(self._detail), id="dialog-detail")
-            yield Label(Content("[Enter] confirm · [Esc] cancel"), id="dialog-hint")
+            yield Label(Content("Enter confirm · Esc cancel"), id="dialog-hint")
             with Horizontal(id="dialog-buttons"):
                 yield Button(Content(self._confirm_label), variant="error", id="yes")
                 yield Button(Content("Cancel"), id="no")

@@ -54,7 +54,7 @@ class HelpScreen(ModalScreen[None]):
             with VerticalScroll(id="help-body"):
                 for key, what in self._keys:
                     yield Static(Content.assemble((key.ljust(width), "bold"), what), classes="help-row")
-            yield Label(Content("Esc to close"), id="dialog-hint")
+            yield Label(Content("Esc close"), id="dialog-hint")
 
     def action_close(self) -> None:
         self.dismiss(None)

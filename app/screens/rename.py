@@ -12,7 +12,7 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label
 
-from .confirm import STYLES
+from .confirm import STYLES, dialog_detail
 
 
 class RenameScreen(ModalScreen[str | None]):
@@ -27,14 +27,14 @@ class RenameScreen(ModalScreen[str | None]):
     def __init__(self, current_name: str | None, title: str) -> None:
         super().__init__(classes="seance-modal")
         self._current = display_text(current_name or "")
-        self._title = title
+        self._title = dialog_detail(title)
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
             yield Label(Content("Rename Session"), id="dialog-title")
             yield Label(Content(self._title), id="dialog-detail")
             yield Input(self._current, placeholder="a name for this session", id="rename-input", select_on_focus=False)
-            yield Label(Content("Enter to save · Esc to cancel"), id="dialog-hint")
+            yield Label(Content("Enter save · Esc cancel"), id="dialog-hint")
 
     def on_mount(self) -> None:
         self.query_one(Input).focus()
@@ -43,7 +43,7 @@ class RenameScreen(ModalScreen[str | None]):
         event.stop()
         name = event.value.strip()
         if not name:
-            self.query_one("#dialog-hint", Label).update(Content("A name cannot be empty · Esc to cancel"))
+            self.query_one("#dialog-hint", Label).update(Content("A name cannot be empty · Esc cancel"))
             return
         self.dismiss(name)
 

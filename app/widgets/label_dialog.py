@@ -17,6 +17,8 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
+from ..screens.confirm import dialog_detail
+
 _STYLES = Path(__file__).resolve().parent.parent.parent / "styles" / "tree.tcss"
 
 
@@ -32,7 +34,7 @@ class LabelDialog(ModalScreen[str | None]):
                  id: str | None = None, classes: str | None = None) -> None:
         super().__init__(name=name, id=id, classes=classes)
         self.current = current or ""
-        self.entry_text = entry_text
+        self.entry_text = dialog_detail(entry_text)
 
     def compose(self) -> ComposeResult:
         with Vertical(id="label-dialog"):
@@ -41,7 +43,7 @@ class LabelDialog(ModalScreen[str | None]):
                 yield Static(Content(self.entry_text), id="label-entry", markup=False)
             yield Input(value=display_text(self.current or ""), placeholder="label", id="label-input",
                         select_on_focus=False)
-            yield Static(Content("enter save  ·  esc cancel"), id="label-hint")
+            yield Static(Content("Enter save · Esc cancel"), id="label-hint")
 
     def on_mount(self) -> None:
         self.query_one(Input).focus()
