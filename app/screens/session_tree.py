@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import ClassVar, Literal
 
-from seance.app.tree_model import FILTER_TAGS, TreeModel, resume_point
+from seance.app.tree_model import TreeModel, resume_point
 from seance.app.widgets.context_preview import ContextPreview
 from seance.app.widgets.label_dialog import LabelDialog
 from seance.app.widgets.tree_view import TreeView
@@ -226,7 +226,7 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
         else:
             position = model.cursor + 1 if model.rows else 0
             parts.append(f"({position}/{len(model.rows)})")
-            parts.append(f"filter: {model.filter_mode} {FILTER_TAGS[model.filter_mode]}".rstrip())
+            parts.append(f"filter: {model.filter_mode}")
             if model.query:
                 parts.append(f"search: {display_text(model.query)}")
             if model.folded:
