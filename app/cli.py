@@ -45,15 +45,32 @@ def run_ui(args: argparse.Namespace) -> int:
     roots = [Path(root).expanduser() for root in args.root] if getattr(args, "root", None) else None
     catalog = Catalog(roots)
     found = catalog.discover()
-    if not found.infos:
+    skipped = list(found.skipped)
+    if not _any_session(found.infos, skipped):
         where = ", ".join(str(root) for root in catalog.roots) or "(no sessions root)"
         print(f"seance: no sessions found under {where}", file=sys.stderr)
-        for path, reason in found.skipped[:5]:
+        for path, reason in skipped[:5]:
             print(f"seance: skipped {path}: {reason}", file=sys.stderr)
+        if len(skipped) > 5:
+            print(f"seance: ... and {len(skipped) - 5} more skipped", file=sys.stderr)
         return EXIT_NOT_FOUND
     picking = getattr(args, "command", None) == "pick"
     options = PickerOptions(enter="resume" if picking else "tree", owns_process=True)
     return _pick(catalog, args, options)
+
+
+def _any_session(infos: list[Any], skipped: list[tuple[str, str]], batch: int = 64) -> bool:
+    """Is any candidate file a session?  Newest first, a batch of 4 KB prefixes at a time, so a
+    normal root answers after the first batch; non-session files found on the way go to `skipped`."""
+    from seance.core.prefix import quick_summaries
+
+    newest = sorted(infos, key=lambda info: info.mtime_ns, reverse=True)
+    for start in range(0, len(newest), batch):
+        problems: list[tuple[str, str]] = []
+        if quick_summaries(newest[start : start + batch], problems, text=False):
+            return True
+        skipped.extend(problems)
+    return False
 
 
 def _pick(catalog: Catalog, args: argparse.Namespace, options: PickerOptions) -> int:

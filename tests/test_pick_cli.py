@@ -134,6 +134,19 @@ def test_no_sessions_anywhere_is_exit_1(tmp_path: Path) -> None:
     assert "no sessions found" in result.stderr and "Traceback" not in result.stderr
 
 
+def test_files_that_are_not_sessions_are_exit_1(tmp_path: Path) -> None:
+    bucket = tmp_path / "junk" / "--work-x--"
+    bucket.mkdir(parents=True)
+    (bucket / "a.jsonl").write_text('{"foo": 1}\n')
+    (bucket / "b.jsonl").write_text("not json at all\n")
+    result = subprocess.run([sys.executable, "-m", "seance", "pick", "--root", str(tmp_path / "junk")],
+                            capture_output=True, text=True, timeout=60, check=False,
+                            env={**os.environ, "SEANCE_CACHE_DIR": str(tmp_path / "cache")})
+    assert result.returncode == 1 and result.stdout == ""
+    assert "no sessions found" in result.stderr and "a.jsonl" in result.stderr and "b.jsonl" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
 def test_browse_enter_opens_the_tree_and_enter_there_prints_the_path(terminal: Terminal, root: Path) -> None:
     terminal.start("--root", str(root), "--cwd", PROJECT)
     terminal.wait_for("5 sessions")
