@@ -322,6 +322,26 @@ async def test_unreadable_root_is_reported_not_raised(tmp_path: Path) -> None:
         assert screen.is_current
 
 
+async def test_a_load_failure_stays_on_the_status_line(root: Path, monkeypatch) -> None:
+    def broken(*args, **kwargs):
+        raise RuntimeError("index is on fire")
+
+    monkeypatch.setattr(Catalog, "refresh", broken)
+    async with picker_app(root).run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        status = screen_of(pilot).status
+        assert status.message_is_error and "index is on fire" in status.message
+        await pilot.press(*"auth", "escape")  # a query and its clearing leave the load's error alone
+        await settle(pilot)
+        assert "index is on fire" in status.message
+        await pilot.press(*"re:(")  # a query error replaces it and goes with the query
+        await settle(pilot)
+        assert status.message_is_error and "index is on fire" not in status.message
+        await pilot.press("escape")
+        await settle(pilot)
+        assert not status.message
+
+
 # -- delete, undo, rename ----------------------------------------------------------------------------
 
 

@@ -162,6 +162,7 @@ class SessionPickerScreen(Screen[PickResult | None]):
         self._known: set[str] = set()
         self._deleted: list[_Deleted] = []
         self._preview_key: tuple | None = None  # what the preview shows: path and file stamp
+        self._query_error: str | None = None  # the status error the query caused (not a load's)
 
     # -- layout --------------------------------------------------------------------------
 
@@ -210,6 +211,8 @@ class SessionPickerScreen(Screen[PickResult | None]):
         """Start listing `scope`: the quick listing, then the exact refresh."""
         self._generation += 1
         self._loading.add(scope)
+        if self.status.message_is_error and self.status.message != self._query_error:
+            self.status.show_message("")  # a new load: the last one's failure no longer stands
         self.status.listing = scope not in self._summaries
         self._load_worker(scope, self._generation)
 
@@ -332,11 +335,20 @@ class SessionPickerScreen(Screen[PickResult | None]):
                                       empty_text=EMPTY[(self.scope, self.named_only)])
         if not self._query.strip():
             self._hits = None
-            if self.status.message_is_error:
-                self.status.show_message("")
+            self._clear_query_error()
             self._set_rows(plain_rows(summaries, self.sort), top=top)
             return
         self._search(self._query, summaries, top)
+
+    def _show_query_error(self, text: str) -> None:
+        self.status.show_message(text, error=True)
+        self._query_error = text
+
+    def _clear_query_error(self) -> None:
+        """Clear the status error if the query caused it; a load or skip error stays until the next load."""
+        if self._query_error is not None and self.status.message == self._query_error:
+            self.status.show_message("")
+        self._query_error = None
 
     def _set_rows(self, rows: Sequence[SessionRow], *, top: bool) -> None:
         self.session_list.set_rows(rows, top=top)
@@ -348,11 +360,10 @@ class SessionPickerScreen(Screen[PickResult | None]):
         try:
             query = parse_query(text)
         except QueryError as error:
-            self.status.show_message(str(error), error=True)
+            self._show_query_error(str(error))
             self._set_rows([], top=True)
             return
-        if self.status.message_is_error:
-            self.status.show_message("")
+        self._clear_query_error()
         self._search_worker(text, query, summaries, self.scope == "all", top)
 
     @work(thread=True, exclusive=True, group="search", exit_on_error=False, description="search")
@@ -383,7 +394,7 @@ class SessionPickerScreen(Screen[PickResult | None]):
     @on(SearchDone)
     def _search_done(self, message: SearchDone) -> None:
         if message.error:
-            self.status.show_message(message.error, error=True)
+            self._show_query_error(message.error)
             if not message.hits:
                 return
         if message.query_text != self._query:
