@@ -393,6 +393,18 @@ async def test_delete_and_rename_dialogs_show_two_lines_of_a_long_first_message(
             await pilot.pause()
 
 
+async def test_ctrl_z_undoes_typing_when_there_is_no_delete_to_undo(root: Path) -> None:
+    async with picker_app(root).run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press(*"auth", "space", *"bug")
+        await pilot.press("ctrl+z")
+        await settle(pilot)
+        assert screen_of(pilot).search_input.value == "auth bu", "the input's own undo ran"
+        assert not screen_of(pilot).status.message
+        await pilot.press("escape", "ctrl+z")  # clearing the query can be undone too
+        assert screen_of(pilot).search_input.value == "auth bu"
+
+
 async def test_the_open_session_cannot_be_deleted(root: Path) -> None:
     open_path = str(session_path(root, Spec("s-auth", PROJECT)))
     async with picker_app(root, options=PickerOptions(watch=False, open_session=open_path)).run_test(

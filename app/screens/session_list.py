@@ -83,7 +83,30 @@ class PickerOptions:
 
 
 class SearchInput(Input):
-    """The query input; lets "?" through to the help binding while the query is empty."""
+    """The query input: Ctrl+Z undoes edits (one step per change, clearing with Esc included);
+    "?" goes through to the help binding while the query is empty."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("ctrl+z", "undo", "Undo typing", show=False)]
+    UNDO_STEPS = 200
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._history: list[str] = []
+        self._undoing = False
+
+    def watch_value(self, old: str, new: str) -> None:
+        if old != new and not self._undoing:
+            self._history = [*self._history[-self.UNDO_STEPS + 1 :], old]
+
+    def action_undo(self) -> None:
+        if not self._history:
+            return
+        self._undoing = True
+        try:
+            self.value = self._history.pop()
+        finally:
+            self._undoing = False
+        self.cursor_position = len(self.value)
 
     def check_consume_key(self, key: str, character: str | None) -> bool:
         if character == "?" and not self.value:
@@ -576,11 +599,15 @@ class SessionPickerScreen(Screen[PickResult | None]):
         self.status.show_message("Session moved to trash · ctrl+z to undo")
         self.notify("Session moved to trash. Press ctrl+z to undo.", title="Deleted", timeout=6, markup=False)
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Ctrl+Z is the picker's only while a delete can be undone; otherwise the query input undoes typing."""
+        if action == "undo_delete":
+            return bool(self._deleted)
+        return True
+
     def action_undo_delete(self) -> None:
-        if not self._deleted:
-            self.status.show_message("Nothing to undo")
-            return
-        self._undo_worker(self._deleted.pop())
+        if self._deleted:
+            self._undo_worker(self._deleted.pop())
 
     @work(thread=True, group="writes", exit_on_error=False, description="undo trash")
     def _undo_worker(self, deleted: _Deleted) -> None:
