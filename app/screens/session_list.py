@@ -90,8 +90,9 @@ class SearchInput(Input):
     UNDO_STEPS = 200
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
         self._history: list[str] = []
+        self._undoing = True  # the initial query is no edit
+        super().__init__(*args, **kwargs)
         self._undoing = False
 
     def watch_value(self, old: str, new: str) -> None:
