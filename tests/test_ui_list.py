@@ -506,6 +506,21 @@ async def test_browse_mode_enter_opens_the_tree(root: Path) -> None:
         assert isinstance(app.screen, SessionTreeScreen)
 
 
+@pytest.mark.parametrize(("enter", "expected"), [("resume", "resume the selected"), ("tree", "open the selected")])
+async def test_help_lists_the_screens_bindings(root: Path, enter: str, expected: str) -> None:
+    async with picker_app(root, options=PickerOptions(watch=False, enter=enter)).run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        rows = dict(screen_of(pilot).help_rows())
+        assert rows["Enter"].startswith(expected) and rows["double-click"] == rows["Enter"]
+        assert rows["↑ ↓ PgUp PgDn Home End"] == "move the cursor"
+        assert "Ctrl+O / F3" in rows and "F1 / ?" in rows and rows["F2"] == "command palette"
+        assert len(rows) == 18  # type, 15 binding rows, double-click, F2
+        await pilot.press("f1")
+        await pilot.pause()
+        text = " ".join(str(row.render()) for row in pilot.app.screen.query(".help-row"))
+        assert expected in text and "Ctrl+T" in text
+
+
 async def test_f1_and_question_mark_open_help(root: Path) -> None:
     async with picker_app(root).run_test(size=SIZE) as pilot:
         await settle(pilot)

@@ -1,7 +1,8 @@
-"""The help modal: every key of the session list, and the query syntax."""
+"""The help modal: a screen's keys (from its bindings) and a few text-only rows such as the query syntax."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import ClassVar
 
 from textual.app import ComposeResult
@@ -13,25 +14,34 @@ from textual.widgets import Label, Static
 
 from .confirm import STYLES
 
-KEYS: list[tuple[str, str]] = [
-    ("type", "search: words, \"a phrase\", re:regex, !not, label:x"),
-    ("↑ ↓ PgUp PgDn Home End", "move the cursor"),
-    ("Enter / double-click", "resume the selected session"),
-    ("Esc", "clear the query, then cancel"),
-    ("Ctrl+C", "cancel"),
-    ("Tab", "current folder ↔ all projects"),
-    ("Ctrl+S", "sort: threaded, recent, created, relevance"),
-    ("Ctrl+N", "named sessions only"),
-    ("Ctrl+P", "show file paths"),
-    ("Ctrl+D", "move the session to the Trash (confirm)"),
-    ("Ctrl+Z", "undo the last delete"),
-    ("Ctrl+R", "rename the session"),
-    ("Ctrl+T", "tree of the session (resume at any entry)"),
-    ("Ctrl+F", "fork the session (pick it as a fork)"),
-    ("Ctrl+O / F3", "show or hide the preview"),
-    ("F2", "command palette"),
-    ("F1 / ?", "this help (? when the query is empty)"),
-]
+KEY_NAMES = {
+    "up": "↑", "down": "↓", "left": "←", "right": "→", "pageup": "PgUp", "pagedown": "PgDn",
+    "question_mark": "?", "escape": "Esc", "enter": "Enter", "tab": "Tab", "home": "Home", "end": "End",
+}
+
+
+def key_label(key: str) -> str:
+    """How help shows a Textual key name: "ctrl+s" -> "Ctrl+S", "pageup" -> "PgUp", "question_mark" -> "?"."""
+    return "+".join(KEY_NAMES.get(part, part.upper() if len(part) <= 2 else part.capitalize())
+                    for part in key.split("+"))
+
+
+def binding_rows(bindings: Iterable[Binding]) -> list[tuple[str, str]]:
+    """Help rows from key bindings: one per help text (the binding's tooltip, else its description).
+
+    Bindings sharing a text share a row ("↑ ↓ PgUp PgDn Home End  move the cursor"), so the
+    screen's BINDINGS stay the one list of its keys and help cannot drift from them.
+    """
+    rows: dict[str, list[str]] = {}
+    for binding in bindings:
+        what = binding.tooltip or binding.description
+        if not what:
+            continue
+        keys = rows.setdefault(what, [])
+        for key in binding.key.split(","):
+            if (label := key_label(key.strip())) not in keys:
+                keys.append(label)
+    return [((" / " if len(keys) <= 2 else " ").join(keys), what) for what, keys in rows.items()]
 
 
 class HelpScreen(ModalScreen[None]):
@@ -43,9 +53,9 @@ class HelpScreen(ModalScreen[None]):
         Binding("escape,f1,question_mark,q,enter,ctrl+c", "close", "Close", priority=True),
     ]
 
-    def __init__(self, keys: list[tuple[str, str]] | None = None) -> None:
+    def __init__(self, keys: list[tuple[str, str]]) -> None:
         super().__init__(classes="seance-modal")
-        self._keys = keys or KEYS
+        self._keys = keys
 
     def compose(self) -> ComposeResult:
         width = max(len(key) for key, _ in self._keys) + 2

@@ -44,7 +44,7 @@ from ..rows import SORTS, hit_rows, plain_rows
 from ..widgets.session_list import SessionList, SessionRow, utc_now
 from ..widgets.status_bar import StatusBar
 from .confirm import STYLES, ConfirmScreen
-from .help import HelpScreen
+from .help import HelpScreen, binding_rows, key_label
 from .rename import RenameScreen
 
 Scope = Literal["project", "all"]
@@ -54,6 +54,10 @@ SEARCH_DEBOUNCE = 0.03
 WATCH_DEBOUNCE_MS = 200
 QUICK_FIRST_FILES = 300  # more files than this to index: paint the quick listing first
 FIRST_SCREEN_FILES = 200  # on a cold index, the newest files are shown before the full quick listing
+
+SEARCH_HELP = "search: words, \"a phrase\", re:regex, !not, label:x"
+RESUME_HELP = "resume the selected session"
+OPEN_HELP = "open the selected session's tree (resume from there)"
 
 EMPTY = {
     ("project", False): "No sessions in current folder. Press Tab to view all.",
@@ -128,27 +132,28 @@ class SessionPickerScreen(Screen[PickResult | None]):
     AUTO_FOCUS = "#search"
     COMMANDS: ClassVar[set] = {PickerCommands}
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up", "cursor(-1)", "Up", show=False, priority=True),
-        Binding("down", "cursor(1)", "Down", show=False, priority=True),
-        Binding("pageup", "page(-1)", "Page up", show=False, priority=True),
-        Binding("pagedown", "page(1)", "Page down", show=False, priority=True),
-        Binding("home", "first", "First", show=False, priority=True),
-        Binding("end", "last", "Last", show=False, priority=True),
-        Binding("enter", "select", "Resume", priority=True),
-        Binding("escape", "cancel", "Clear/cancel", show=False, priority=True),
-        Binding("ctrl+c", "quit", "Cancel", show=False, priority=True),
-        Binding("tab", "toggle_scope", "Scope", priority=True),
-        Binding("ctrl+s", "cycle_sort", "Sort", priority=True),
-        Binding("ctrl+n", "toggle_named", "Named", priority=True),
-        Binding("ctrl+p", "toggle_paths", "Paths", priority=True),
-        Binding("ctrl+d", "delete", "Delete", priority=True),
-        Binding("ctrl+z", "undo_delete", "Undo", show=False, priority=True),
-        Binding("ctrl+r", "rename", "Rename", priority=True),
-        Binding("ctrl+t", "tree", "Tree", priority=True),
-        Binding("ctrl+f", "fork", "Fork", show=False, priority=True),
-        Binding("ctrl+o,f3", "toggle_preview", "Preview", priority=True),
-        Binding("f1,question_mark", "help", "Help", priority=True),
+    BINDINGS: ClassVar[list[BindingType]] = [  # `tooltip` is the help text; see `help_rows`
+        Binding("up", "cursor(-1)", "Up", show=False, priority=True, tooltip="move the cursor"),
+        Binding("down", "cursor(1)", "Down", show=False, priority=True, tooltip="move the cursor"),
+        Binding("pageup", "page(-1)", "Page up", show=False, priority=True, tooltip="move the cursor"),
+        Binding("pagedown", "page(1)", "Page down", show=False, priority=True, tooltip="move the cursor"),
+        Binding("home", "first", "First", show=False, priority=True, tooltip="move the cursor"),
+        Binding("end", "last", "Last", show=False, priority=True, tooltip="move the cursor"),
+        Binding("enter", "select", "Resume", priority=True, tooltip=RESUME_HELP),
+        Binding("escape", "cancel", "Clear/cancel", show=False, priority=True, tooltip="clear the query, then cancel"),
+        Binding("ctrl+c", "quit", "Cancel", show=False, priority=True, tooltip="cancel"),
+        Binding("tab", "toggle_scope", "Scope", priority=True, tooltip="current folder ↔ all projects"),
+        Binding("ctrl+s", "cycle_sort", "Sort", priority=True, tooltip="sort: threaded, recent, created, relevance"),
+        Binding("ctrl+n", "toggle_named", "Named", priority=True, tooltip="named sessions only"),
+        Binding("ctrl+p", "toggle_paths", "Paths", priority=True, tooltip="show file paths"),
+        Binding("ctrl+d", "delete", "Delete", priority=True, tooltip="move the session to the Trash (confirm)"),
+        Binding("ctrl+z", "undo_delete", "Undo", show=False, priority=True,
+                tooltip="undo the last delete (else undo typing)"),
+        Binding("ctrl+r", "rename", "Rename", priority=True, tooltip="rename the session"),
+        Binding("ctrl+t", "tree", "Tree", priority=True, tooltip="tree of the session (resume at any entry)"),
+        Binding("ctrl+f", "fork", "Fork", show=False, priority=True, tooltip="fork the session (pick it as a fork)"),
+        Binding("ctrl+o,f3", "toggle_preview", "Preview", priority=True, tooltip="show or hide the preview"),
+        Binding("f1,question_mark", "help", "Help", priority=True, tooltip="this help (? when the query is empty)"),
     ]
 
     def __init__(
@@ -168,7 +173,8 @@ class SessionPickerScreen(Screen[PickResult | None]):
         self.catalog = catalog
         if options is not None and options.enter == "tree":  # the browser: Enter explores first
             self._bindings.key_to_bindings["enter"] = [
-                replace(binding, description="Open") for binding in self._bindings.key_to_bindings["enter"]]
+                replace(binding, description="Open", tooltip=OPEN_HELP)
+                for binding in self._bindings.key_to_bindings["enter"]]
         self.cwd = str(Path(cwd or os.getcwd()).resolve())
         self.options = options or PickerOptions()
         self.clock = clock
@@ -562,7 +568,20 @@ class SessionPickerScreen(Screen[PickResult | None]):
 
 
     def action_help(self) -> None:
-        self.app.push_screen(HelpScreen())
+        self.app.push_screen(HelpScreen(self.help_rows()))
+
+    def help_rows(self) -> list[tuple[str, str]]:
+        """The help lines: the query syntax, then this screen's bindings as they are now."""
+        live = self._bindings.key_to_bindings  # this screen's keys, as __init__ adjusted them, in BINDINGS order
+        keys = dict.fromkeys(key.strip() for binding in self.BINDINGS if isinstance(binding, Binding)
+                             for key in binding.key.split(","))
+        bindings = [binding for key in keys for binding in live.get(key, ()) if binding.tooltip]
+        rows = [("type", SEARCH_HELP), *binding_rows(bindings)]
+        enter = next(what for _key, what in rows if what in (RESUME_HELP, OPEN_HELP))
+        rows.append(("double-click", enter))
+        if self.app.ENABLE_COMMAND_PALETTE:
+            rows.append((key_label(self.app.COMMAND_PALETTE_BINDING), "command palette"))
+        return rows
 
     # -- delete / undo -----------------------------------------------------------------------
 
