@@ -70,3 +70,10 @@ class SearchDone(Message):
     hits: list
     error: str | None = None
     top: bool = False
+
+
+@dataclass
+class Watching(Message):
+    """The file watcher is set up on `roots`: every change from now on will be reported."""
+
+    roots: list

@@ -28,7 +28,7 @@ async def test_new_changed_and_deleted_sessions_update_in_place(tmp_path: Path) 
     app = picker_app(root, options=PickerOptions(watch=True))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await pilot.pause(0.5)  # the watcher is running
+        assert await wait_until(pilot, lambda: screen_of(pilot).watching)  # the watcher is set up
         screen = screen_of(pilot)
         widget = screen.session_list
         await pilot.press("down", "down")
@@ -62,7 +62,7 @@ async def test_rows_arriving_above_do_not_move_the_viewport(tmp_path: Path) -> N
     app = picker_app(root, options=PickerOptions(watch=True))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await pilot.pause(0.5)
+        assert await wait_until(pilot, lambda: screen_of(pilot).watching)
         widget = screen_of(pilot).session_list
         await pilot.press("pagedown", "pagedown", "down")
         chosen = widget.highlighted.path
@@ -87,7 +87,7 @@ async def test_live_rows_respect_the_query(tmp_path: Path) -> None:
     app = picker_app(root, query="zebra", options=PickerOptions(watch=True))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await pilot.pause(0.5)
+        assert await wait_until(pilot, lambda: screen_of(pilot).watching)
         widget = screen_of(pilot).session_list
         assert [row.summary.id for row in widget.rows] == ["s-docs"]
         write_session(root, Spec("s-unrelated", PROJECT, ("nothing to see",), timedelta(seconds=5)))

@@ -38,7 +38,7 @@ from textual.widgets import Footer, Input
 from textual.worker import get_current_worker
 
 from ..commands import PickerCommands
-from ..messages import LoadFailed, LoadProgress, SearchDone, SessionsChanged, SessionsLoaded, Skipped
+from ..messages import LoadFailed, LoadProgress, SearchDone, SessionsChanged, SessionsLoaded, Skipped, Watching
 from ..results import PickResult
 from ..rows import SORTS, hit_rows, plain_rows
 from ..widgets.session_list import SessionList, SessionRow, utc_now
@@ -52,6 +52,7 @@ NARROW = 100  # below this many columns the preview hides itself
 FULL_TEXT_LIMIT = 500
 SEARCH_DEBOUNCE = 0.03
 WATCH_DEBOUNCE_MS = 200
+WATCH_TIMEOUT_MS = 500  # how often the idle watcher wakes (its first wake-up reports it ready)
 QUICK_FIRST_FILES = 300  # more files than this to index: paint the quick listing first
 FIRST_SCREEN_FILES = 200  # on a cold index, the newest files are shown before the full quick listing
 
@@ -192,6 +193,7 @@ class SessionPickerScreen(Screen[PickResult | None]):
         self._known: set[str] = set()
         self._deleted: list[_Deleted] = []
         self._preview_key: tuple | None = None  # what the preview shows: path and file stamp
+        self.watching = False  # the file watcher is set up: changes from now on are seen
         self._query_error: str | None = None  # the status error the query caused (not a load's)
 
     # -- layout --------------------------------------------------------------------------
@@ -724,13 +726,24 @@ class SessionPickerScreen(Screen[PickResult | None]):
         def jsonl_only(change: Change, path: str) -> bool:
             return path.endswith(".jsonl")
 
+        ready = False
+        # yield_on_timeout: an empty batch every WATCH_TIMEOUT_MS, the first one saying the watch is set up.
         async for changes in awatch(*roots, watch_filter=jsonl_only, debounce=WATCH_DEBOUNCE_MS, step=50,
-                                    recursive=True):
+                                    recursive=True, rust_timeout=WATCH_TIMEOUT_MS, yield_on_timeout=True):
+            if not ready:
+                ready = True
+                self.post_message(Watching(roots))
+            if not changes:
+                continue
             paths = sorted({path for _, path in changes})
             summaries = await asyncio.to_thread(self._summaries_of, paths)
             changed = [summary for summary in summaries if summary is not None]
             removed = [path for path, summary in zip(paths, summaries, strict=True) if summary is None]
             self.post_message(SessionsChanged(changed=changed, removed=removed))
+
+    @on(Watching)
+    def _watching(self, message: Watching) -> None:
+        self.watching = True
 
     def _summaries_of(self, paths: list[str]) -> list[SessionSummary | None]:
         return [self._summary_of(path) if os.path.exists(path) else None for path in paths]
