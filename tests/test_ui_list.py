@@ -47,6 +47,7 @@ async def test_current_folder_threaded_rows(root: Path) -> None:
         assert lines[0].startswith("› fix the auth bug in login")
         assert lines[1].startswith("  └─ fix the auth bug in login")
         assert lines[0].split()[-2:] == ["4", "5m"]  # message count and age from the fixed clock
+        assert lines[0].endswith("5m ") and lines[4].endswith("1y "), "a gutter keeps ages off the divider"
         assert lines[4].split()[-1] == "1y"
         status = screen.status.render().plain
         assert "◉ Current Folder" in status and "Sort: Threaded" in status and "5 sessions" in status

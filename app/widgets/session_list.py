@@ -333,7 +333,8 @@ class SessionList(ScrollView, can_focus=False):
 
     def _render_row_line(self, row: SessionRow, subline: int, is_cursor: bool, width: int) -> Strip:
         base = self.get_visual_style("session-list--cursor") if is_cursor else self.get_visual_style()
-        content = self._title_line(row, is_cursor, width) if subline == 0 else self._snippet_line(row, width)
+        inner = width - (0 if self.show_vertical_scrollbar else 1)  # a gutter before the preview's divider
+        content = self._title_line(row, is_cursor, inner) if subline == 0 else self._snippet_line(row, inner)
         segments = content.render_segments(base)
         strip = Strip(segments, content.cell_length)
         return strip.extend_cell_length(width, base.rich_style).crop(0, width).apply_meta(
