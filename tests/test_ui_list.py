@@ -600,7 +600,7 @@ async def test_session_text_is_never_markup(root: Path) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         line = next(line for line in visible_text(pilot) if "[bold]" in line)
-        assert "[bold]x[/] and [@click=app.quit]quit[/]" in line
+        assert "[bold]x[/] and [@click=app.quit]quit[/" in line  # shown literally (the row may cut the end)
         assert "\x1b" not in line and "\u202e" not in line
         await pilot.press(*"click")
         await settle(pilot)
