@@ -42,6 +42,16 @@ _PROJECTS = ("api-server", "web-client", "infra", "notes", "pi-mono", "seance", 
              "game-engine", "blog", "cli-tools", "data-pipeline")
 
 
+def short_title(sentence: str, limit: int = 40) -> str:
+    """A session name from a sentence: its first whole words, at most `limit` characters, no full stop."""
+    title = ""
+    for word in sentence.rstrip(".").split():
+        if title and len(title) + 1 + len(word) > limit:
+            break
+        title = f"{title} {word}" if title else word
+    return title[:limit]
+
+
 def bucket_name(cwd: str) -> str:
     """pi's per-project directory: `--<cwd>--`, one leading slash dropped, `/ \\ :` as `-`."""
     body = cwd[1:] if cwd[:1] in ("/", "\\") else cwd
@@ -241,8 +251,12 @@ def _write(path: Path, lines: list[bytes], mtime_ms: int) -> int:
 
 def generate_corpus(root: Path, sessions: int = 60, projects: int = 6, *, seed: int = 1,
                     mean_bytes: int = 60_000, huge: int = 0, huge_bytes: int = 12_000_000,
-                    now_ms: int = DEFAULT_NOW_MS, days: int = 90) -> GeneratedCorpus:
-    """Write `sessions` sessions over `projects` projects under `root` (pi's bucket layout)."""
+                    now_ms: int = DEFAULT_NOW_MS, days: int = 90, cleared_names: bool = True) -> GeneratedCorpus:
+    """Write `sessions` sessions over `projects` projects under `root` (pi's bucket layout).
+
+    `cleared_names`: about 2% of sessions end with an empty `session_info` name, as pi writes
+    a cleared name (realism for benchmarks and conformance); a demo turns it off.
+    """
     rng = random.Random(seed)
     text = _Text(rng)
     root.mkdir(parents=True, exist_ok=True)
@@ -268,7 +282,7 @@ def generate_corpus(root: Path, sessions: int = 60, projects: int = 6, *, seed: 
             writer.assistant_turn()
             turns += 1
             if named and turns == 1:
-                writer.append("session_info", {"name": text.prose(1)[:60].rstrip(".")})
+                writer.append("session_info", {"name": short_title(text.prose(1))})
             if rng.random() < 0.08:
                 writer.label()
             if compacted_at is not None and writer.size > compacted_at:
@@ -279,7 +293,7 @@ def generate_corpus(root: Path, sessions: int = 60, projects: int = 6, *, seed: 
             if turns > 1 and rng.random() < 0.1:
                 writer.branch()
                 writer.assistant_turn()
-        if rng.random() < 0.02:
+        if rng.random() < 0.02 and cleared_names:
             writer.append("session_info", {"name": ""})  # a cleared name, as pi writes it
         bucket = root / bucket_name(cwd)
         bucket.mkdir(exist_ok=True)

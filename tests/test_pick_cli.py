@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import shlex
 import shutil
 import subprocess
@@ -170,3 +171,19 @@ def test_demo_generates_a_root_and_browses_it(terminal: Terminal) -> None:
     terminal.wait_for("◉ All")
     terminal.keys("Escape")
     assert terminal.result() == (130, "")
+
+
+def test_demo_names_are_short_whole_words_and_never_empty(tmp_path: Path) -> None:
+    from seance.app.cli import DEMO_PROJECTS, DEMO_SESSIONS
+    from seance.core.generate import _Text, generate_corpus, short_title
+
+    assert short_title("Refactor the memory latency fix before release tomorrow morning.", 30) == \
+        "Refactor the memory latency"
+    corpus = generate_corpus(tmp_path / "demo", sessions=DEMO_SESSIONS, projects=DEMO_PROJECTS, seed=7,
+                             mean_bytes=2_000, cleared_names=False)
+    names = [json.loads(line)["name"] for path in corpus.files for line in path.read_text().splitlines()
+             if '"session_info"' in line]
+    assert names and all(name and name == name.strip() and len(name) <= 40 for name in names)
+    pool = _Text(random.Random(7)).sentences  # what generate_corpus(seed=7) draws its prose from
+    assert all(any(sentence.rstrip(".") == name or sentence.startswith(name + " ") for sentence in pool)
+               for name in names), "names end at a word boundary"
