@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 from textual.app import App
 from textual.screen import Screen
 
-from .screens.confirm import STYLES
+from .paths import STYLES
 
 
 class SeanceApp(App[Any]):

@@ -88,3 +88,14 @@ async def test_picker_css_travels_with_the_screen(tmp_path: Path) -> None:
         assert status.styles.background != app.screen.styles.background
         for path in SessionPickerScreen.CSS_PATH:
             assert Path(path).is_file()
+
+
+def test_the_styles_path_has_one_home() -> None:
+    import seance.app
+    from seance.app.paths import STYLES
+
+    package = Path(seance.app.__file__).parent
+    others = [path for path in package.rglob("*.py") if path.name != "paths.py" and '"styles"' in path.read_text()]
+    assert others == [], "compute the styles/ path only in app/paths.py"
+    assert all((STYLES / name).is_file() for name in ("app.tcss", "modal.tcss", "preview.tcss", "session_list.tcss",
+                                                       "tree.tcss"))

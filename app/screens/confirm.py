@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import ClassVar
 
-import seance
 from seance.core.text import display_text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -14,7 +13,8 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label
 
-STYLES = Path(seance.__file__).resolve().parent / "styles"
+from ..paths import STYLES
+
 DETAIL_CHARS = 100  # a dialog's detail (a session's first message) is cut to about two lines
 
 

@@ -12,7 +12,8 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label
 
-from .confirm import STYLES, dialog_detail
+from ..paths import STYLES
+from .confirm import dialog_detail
 
 
 class RenameScreen(ModalScreen[str | None]):

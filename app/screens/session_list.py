@@ -29,6 +29,7 @@ from seance.core.prefix import quick_summaries
 from seance.core.search import QueryError, parse_query, search_iter
 from seance.core.session import SessionError
 from seance.core.text import display_text
+from seance.core.trash import same_file
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -39,11 +40,12 @@ from textual.worker import get_current_worker
 
 from ..commands import PickerCommands
 from ..messages import LoadFailed, LoadProgress, SearchDone, SessionsChanged, SessionsLoaded, Skipped, Watching
+from ..paths import STYLES
 from ..results import PickResult
 from ..rows import SORTS, hit_rows, plain_rows
 from ..widgets.session_list import SessionList, SessionRow, utc_now
 from ..widgets.status_bar import StatusBar
-from .confirm import STYLES, ConfirmScreen
+from .confirm import ConfirmScreen
 from .help import HelpScreen, binding_rows, key_label
 from .rename import RenameScreen
 
@@ -591,7 +593,7 @@ class SessionPickerScreen(Screen[PickResult | None]):
         row = self.session_list.highlighted
         if row is None:
             return
-        if self.options.open_session and _same_file(row.path, self.options.open_session):
+        if self.options.open_session and same_file(row.path, self.options.open_session):
             self.status.show_message("Cannot delete the currently active session", error=True)
             return
         summary = row.summary
@@ -787,10 +789,3 @@ class SessionPickerScreen(Screen[PickResult | None]):
             self._hits = [hit for hit in self._hits if hit.summary.path not in gone]
         if rebuild:
             self._rebuild()
-
-
-def _same_file(a: str, b: str) -> bool:
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return os.path.abspath(a) == os.path.abspath(b)

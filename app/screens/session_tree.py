@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import ClassVar, Literal
 
+from seance.app.paths import STYLES
 from seance.app.tree_model import TreeModel, resume_point
 from seance.app.widgets.context_preview import ContextPreview
 from seance.app.widgets.label_dialog import LabelDialog
@@ -35,7 +36,6 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Static
 
-STYLES = Path(__file__).resolve().parent.parent.parent / "styles"
 GC_FREEZE_ENTRIES = 5_000
 """Sessions this big are frozen out of the cyclic GC while the screen shows them."""
 PREVIEW_MIN_WIDTH = 100

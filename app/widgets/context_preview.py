@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
+from seance.app.paths import STYLES
 from seance.core.context import ContextMessage, build_session_context
 from seance.core.session import NotASession, Session, read_session
 from seance.core.summary import format_tool_call, tool_calls_by_id
@@ -39,7 +40,6 @@ TAIL_MESSAGES = 200
 BODY_LIMIT = 2_000
 TOOL_OUTPUT_LIMIT = 400
 TOOL_OUTPUT_LINES = 6
-_STYLES = Path(__file__).resolve().parent.parent.parent / "styles" / "preview.tcss"
 
 
 # -- the document (pure data, built in the worker thread) -------------------------------
@@ -223,7 +223,7 @@ class _SessionCache:
 class ContextPreview(Vertical):
     """A scrollable pane showing the context a resume at some entry would send."""
 
-    DEFAULT_CSS = _STYLES.read_text(encoding="utf-8")
+    DEFAULT_CSS = (STYLES / "preview.tcss").read_text(encoding="utf-8")
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
         "context-preview--key",

@@ -6,7 +6,6 @@ Writing the label is the caller's job (through `seance.core.writes.set_label`).
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import ClassVar
 
 from seance.core.text import display_text
@@ -17,15 +16,14 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
+from ..paths import STYLES
 from ..screens.confirm import dialog_detail
-
-_STYLES = Path(__file__).resolve().parent.parent.parent / "styles" / "tree.tcss"
 
 
 class LabelDialog(ModalScreen[str | None]):
     """Edit the label of one entry: Enter saves, Esc cancels, empty removes."""
 
-    CSS_PATH = _STYLES
+    CSS_PATH = STYLES / "tree.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,ctrl+c", "cancel", "Cancel", show=False),
     ]
