@@ -246,20 +246,10 @@ class TreeModel:
         elif kind == "custom_message":
             parts.append(str(entry.get("customType") or ""))
             parts.append(content_text(entry.get("content"), "\n"))
-        elif kind == "compaction":
-            parts.append("compaction")
         elif kind == "branch_summary":
             parts.append(f"branch summary {entry.get('summary') or ''}")
-        elif kind == "session_info":
-            parts.append(f"title {entry.get('name') or ''}")
-        elif kind == "model_change":
-            parts.append(f"model {entry.get('modelId') or ''}")
-        elif kind == "thinking_level_change":
-            parts.append(f"thinking {entry.get('thinkingLevel') or ''}")
-        elif kind == "custom":
-            parts.append(f"custom {entry.get('customType') or ''}")
-        elif kind == "label":
-            parts.append(f"label {entry.get('label') or ''}")
+        else:  # every other type (unknown ones too) is searched as its row reads: core.summary is the one table
+            parts.append(self.summary(entry_id).plain())
         return " ".join(parts).lower()
 
     # -- visibility ---------------------------------------------------------------------

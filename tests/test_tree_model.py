@@ -213,6 +213,23 @@ def test_search_covers_whole_text_and_is_an_and_of_words() -> None:
     assert model.rows.ids == ["long", "a", "u2"]
 
 
+def test_every_entry_type_is_searchable_as_its_row_reads() -> None:
+    b = Build()
+    b.user("u", None, "hello")
+    b.add("title", "u", type="title_change", title="Quarterly Report")
+    b.add("mode", "title", type="mode_change", mode="plan")
+    b.add("init", "mode", type="session_init", task="refactor the parser")
+    b.add("rules", "init", type="ttsr_injection", injectedRules=["a", "b"])
+    b.add("odd", "rules", type="future_kind_xyz")
+    model = TreeModel(b.tree(), filter_mode="all")
+    for query, expected in [("quarterly", "title"), ("mode plan", "mode"), ("session init parser", "init"),
+                            ("rules injected", "rules"), ("future_kind_xyz", "odd")]:
+        model.set_query(query)
+        assert model.rows.ids == [expected], query
+    for entry_id in ("title", "mode", "init", "rules", "odd"):
+        assert model.search_text(entry_id) == model.summary(entry_id).plain().lower()
+
+
 def test_search_and_filter_changes_clear_folds() -> None:
     model = TreeModel(illustration())
     model.select_id("uB")
