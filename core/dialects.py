@@ -12,8 +12,10 @@ Normalising never drops an entry: unknown types pass through untouched.
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
+
+from .timefmt import iso_ms, parse_time_ms
 
 HEADER_TYPES = frozenset({"session", "session_header"})
 TITLE_SLOT_TYPE = "title"
@@ -30,12 +32,8 @@ def iso_timestamp(value: Any) -> Any:
     """Float/int Unix seconds (the Python port) become pi's ISO-8601 UTC strings."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return value
-    seconds = value / 1000 if value > 1e11 else value  # accept epoch ms as well
-    try:
-        moment = datetime.fromtimestamp(seconds, tz=UTC)
-    except (OverflowError, OSError, ValueError):
-        return value
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+    ms = parse_time_ms(value)  # seconds, or epoch ms as well
+    return value if ms is None else iso_ms(ms)
 
 
 def is_snake_dialect(header: dict[str, Any], sample: list[dict[str, Any]]) -> bool:
@@ -105,7 +103,7 @@ def denormalise_entry(entry: dict[str, Any], dialect: str) -> dict[str, Any]:
     stamp = out.get("timestamp")
     if isinstance(stamp, str):
         try:
-            out["timestamp"] = datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+            out["timestamp"] = datetime.fromisoformat(stamp).timestamp()
         except ValueError:
             pass
     return out

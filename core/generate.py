@@ -21,6 +21,8 @@ from typing import Any
 
 import orjson
 
+from .timefmt import iso_ms as iso
+
 DEFAULT_NOW_MS = 1_767_225_600_000  # 2026-01-01T00:00:00Z: fixed, so output is reproducible
 
 _VOCABULARY = (
@@ -58,12 +60,6 @@ def bucket_name(cwd: str) -> str:
     for char in "/\\:":
         body = body.replace(char, "-")
     return f"--{body}--"
-
-
-def iso(ms: int) -> str:
-    from .metadata import iso_ms
-
-    return iso_ms(ms)
 
 
 @dataclass

@@ -11,22 +11,17 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
+
+from .timefmt import parse_time_ms
 
 _INFINITY = float("inf")
 
 
 def timestamp_ms(value: Any) -> float:
     """Milliseconds since the epoch for an ISO string (pi's `new Date(ts).getTime()`)."""
-    if isinstance(value, str) and value:
-        try:
-            return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp() * 1000
-        except ValueError:
-            return _INFINITY
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return float(value) * (1 if value > 1e11 else 1000)
-    return _INFINITY
+    ms = parse_time_ms(value)
+    return _INFINITY if ms is None else float(ms)
 
 
 @dataclass(slots=True)

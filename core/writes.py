@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import secrets
 import tempfile
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -21,17 +20,13 @@ import orjson
 
 from . import dialects
 from .session import FileStamp, Session, SessionError, load_session, read_session
+from .timefmt import now_iso
 
 TITLE_SLOT_SIZE = 256
 
 
 class FileChangedError(SessionError):
     """The file changed on disk since it was read; nothing was written."""
-
-
-def now_iso() -> str:
-    moment = datetime.now(UTC)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
 
 
 def _check_unchanged(path: Path, stamp: FileStamp, *, verify_content: bool = True) -> None:
