@@ -25,7 +25,7 @@ Even then a cwd/path-only match ranks last.  `cwd:` and `path:` always work.
 Fuzzy tokens (3+ letters) match only the title a row shows (the name, else the first
 message), so every fuzzy hit can be highlighted; the letters must lie within
 max(3n, n+8) characters of each other (a spread-out subsequence is a coincidence in long
-text — pi's weakness), and rapidfuzz's `partial_ratio` ranks them.  Shorter tokens match
+text — pi's weakness), and rapidfuzz's `partial_ratio` of the matched stretch ranks them.  Shorter tokens match
 as substrings only.
 
 Ranking tiers: exact (the whole query equals the id, name or first message) > prefix >
@@ -39,10 +39,13 @@ carries negations as `NOT`, so full-text hits respect them too.
 
 Scoring is chunked: `search_iter` yields after every `chunk` sessions so a UI worker can
 check for cancellation and let the event loop breathe; `search` runs it to completion.
+Per chunk, what the terms before the last matched is memoised: typing the second word of
+a query scans that word only, over the sessions the first one left.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import operator
 import re
@@ -329,6 +332,15 @@ class _Block:
     id_starts: list[int]
     exact: dict[str, list[tuple[int, str]]]  # an id, name or first message -> where it is all of it
     ordered: bool  # newest first already (the catalog's order): no sort needed within a tier
+    # (scope, terms) -> the sessions every one of those terms matches (index hits aside): the
+    # next keystroke usually repeats the terms before the last, and re-scans only the last
+    memo: dict[tuple, dict[int, _Match]] = dataclasses.field(default_factory=dict)
+    _positions: dict[str, int] | None = None  # path -> index, built when index hits first come
+
+    def position_of(self, path: str) -> int | None:
+        if self._positions is None:
+            self._positions = {summary.path: index for index, summary in enumerate(self.summaries)}
+        return self._positions.get(path)
 
     @classmethod
     def of(cls, hays: list[_Haystack]) -> _Block:
@@ -519,6 +531,8 @@ class _Matcher:
         self.negative = query.negative
         self.filters = query.filters
         self.whole = " ".join(term.text for term in self.positive if term.kind in ("fuzzy", "phrase"))
+        self.scope = (paths, tuple(map(_term_key, self.filters + self.negative)))  # what `alive` depends on
+        self.keys = tuple(map(_term_key, self.positive))
         self.fuzzy_patterns = {
             term.text: fuzzy_pattern(term.text)
             for term in self.positive
@@ -550,24 +564,63 @@ class _Matcher:
 
     def scan(self, block: _Block, alive: list[int]) -> dict[int, _Match]:
         """The sessions of `block` (among `alive`) where every positive term matches."""
-        matches: dict[int, _Match] | None = None
-        candidates = alive
-        for term in self.positive:
-            found = self._scan_regex(term, block, candidates) if term.kind == "regex" else (
-                self._scan_text(term, block, candidates)
-            )
-            if matches is None:
-                matches = found
-            else:  # AND: keep the weakest tier, sum the scores
-                matches = {
-                    index: (*(old if old[0] >= new[0] else new)[:2], old[2] + new[2])
-                    for index, old in matches.items()
-                    if (new := found.get(index)) is not None
-                }
-            candidates = list(matches)
-            if not candidates:
+        matches = self._chain(block, alive)
+        if self.text_hits:
+            self._with_text_hits(block, alive, matches)
+        return matches
+
+    def _chain(self, block: _Block, alive: list[int]) -> dict[int, _Match]:
+        """Every term matched on its own (index hits aside), term after term over what the
+        previous ones left; each prefix of the chain is memoised on the block.  A fresh dict."""
+        memo, scope, keys = block.memo, self.scope, self.keys
+        depth, matches = 0, None
+        for known in range(len(keys), 0, -1):  # the longest chain already scanned
+            matches = memo.get((scope, keys[:known]))
+            if matches is not None:
+                depth = known
                 break
-        return matches or {}
+        for position in range(depth, len(keys)):
+            candidates = alive if matches is None else list(matches)
+            found = self._scan_term(self.positive[position], block, candidates)
+            matches = found if matches is None else _both(matches, found)
+            if len(memo) >= _MEMO_LIMIT:
+                memo.clear()
+            memo[(scope, keys[: position + 1])] = matches
+            if not matches:
+                break
+        return dict(matches) if matches else {}
+
+    def _with_text_hits(self, block: _Block, alive: list[int], matches: dict[int, _Match]) -> None:
+        """Sessions the index found the query in: a fuzzy, path or missing match of a fuzzy or
+        phrase term counts as a full-text hit there (a regex term must still match itself)."""
+        rows: dict[int, str] = {}
+        for path, hit in self.text_hits.items():
+            index = block.position_of(path)
+            field_name = str(getattr(hit, "field", "") or "text")
+            if index is not None and (self.paths or field_name != "cwd"):  # the cwd only counts where paths do
+                rows[index] = field_name
+        if not rows:
+            return
+        if self.filters or self.negative:
+            allowed = set(alive)
+            rows = {index: name for index, name in rows.items() if index in allowed}
+        found = [self._scan_term(term, block, list(rows)) for term in self.positive]
+        for index, field_name in rows.items():
+            combined: _Match | None = None
+            for term, term_found in zip(self.positive, found, strict=True):
+                match = term_found.get(index)
+                if term.kind != "regex" and (match is None or match[0] > FULL_TEXT):
+                    match = (FULL_TEXT, field_name, 100.0)
+                if match is None:
+                    break
+                combined = match if combined is None else _both_one(combined, match)
+            else:
+                matches[index] = combined  # type: ignore[assignment]
+
+    def _scan_term(self, term: Term, block: _Block, candidates: list[int]) -> dict[int, _Match]:
+        if term.kind == "regex":
+            return self._scan_regex(term, block, candidates)
+        return self._scan_text(term, block, candidates)
 
     def _scan_text(self, term: Term, block: _Block, candidates: list[int]) -> dict[int, _Match]:
         text = term.text
@@ -590,21 +643,19 @@ class _Matcher:
         texts = block.texts
         for index in [index for index in rest if text in texts[index]]:
             found[index] = _FULL_TEXT
-        if self.text_hits:
-            summaries = block.summaries
-            for index in rest:
-                hit = self.text_hits.get(summaries[index].path)
-                if hit is not None and index not in found:
-                    field = str(getattr(hit, "field", "") or "text")
-                    if self.paths or field != "cwd":  # the cwd only counts where paths do
-                        found[index] = (FULL_TEXT, field, 100.0)
         pattern = self.fuzzy_patterns.get(text) if term.kind == "fuzzy" else None
         if pattern is not None:  # fuzzy: only what the row shows, so every hit can be highlighted
-            shown, length = block.shown, len(text)
-            fuzzy = [index for index in rest if index not in found and _fuzzy_match(pattern, shown[index], length)]
-            for index in fuzzy:
-                field = "name" if names[index] else "first message"
-                found[index] = (FUZZY, field, fuzz.partial_ratio(text, shown[index]))
+            shown, length, ratio = block.shown, len(text), fuzz.partial_ratio
+            first, limit = pattern.search, _max_span(length)
+            # the first occurrence is usually tight enough; `_fuzzy_match` looks further when not
+            fuzzy = [(index, match) for index in rest if index not in found
+                     and (match := first(shown[index]))
+                     and (match.end() - match.start() <= limit
+                          or (match := _fuzzy_match(pattern, shown[index], length)))]
+            for index, match in fuzzy:
+                # scored where it matched (what the row highlights), not against the whole title
+                window = shown[index][max(match.start() - length, 0) : match.end() + length]
+                found[index] = (FUZZY, "name" if names[index] else "first message", ratio(text, window))
         if self.paths:
             cwds, paths = block.cwds, block.paths
             left = [index for index in rest if index not in found]
@@ -665,6 +716,23 @@ class _Matcher:
                         if value.startswith(whole):
                             matches[index] = (PREFIX, field, score)
                             break
+
+
+_MEMO_LIMIT = 16  # memoised term chains per block (each at most a dict of `chunk` entries)
+
+
+def _term_key(term: Term) -> tuple:
+    return term.kind, term.text, term.negated, term.field, term.bound_ms
+
+
+def _both_one(old: _Match, new: _Match) -> _Match:
+    """Two terms' matches in one session: the weaker tier and its field, the scores summed."""
+    return (*(old if old[0] >= new[0] else new)[:2], old[2] + new[2])
+
+
+def _both(matches: dict[int, _Match], found: dict[int, _Match]) -> dict[int, _Match]:
+    """AND: the sessions in both, each with `_both_one` of its two matches."""
+    return {index: _both_one(old, new) for index, old in matches.items() if (new := found.get(index)) is not None}
 
 
 def _filter_matches(term: Term, hay: _Haystack) -> bool:

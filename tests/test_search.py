@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 import pytest
@@ -344,6 +344,52 @@ def test_text_hits_in_cwd_ignored_in_current_scope() -> None:
     text_hits = {session.path: FakeTextHit(session.path, "/home/u/seance", "cwd")}
     assert search(sessions, "seance", text_hits=text_hits) == []
     assert ids(search(sessions, "seance", text_hits=text_hits, paths=True)) == ["a"]
+
+
+def test_text_hits_count_for_every_term_but_not_for_a_regex() -> None:
+    sessions = [summary("a", "docker notes"), summary("b", "unrelated")]
+    text_hits = {session.path: FakeTextHit(session.path, "…", "assistant") for session in sessions}
+    hits = search(sessions, "docker quota", text_hits=text_hits)
+    assert [(hit.summary.id, hit.tier) for hit in hits] == [("a", "full-text"), ("b", "full-text")]
+    assert ids(search(sessions, "docker re:quota", text_hits=text_hits)) == []  # the regex must match itself
+    assert ids(search(sessions, "docker re:not", text_hits=text_hits)) == ["a"]
+
+
+def test_an_index_hit_outranks_a_fuzzy_match_of_the_same_term() -> None:
+    sessions = [summary("a", "fix the authentication")]
+    text_hits = {sessions[0].path: FakeTextHit(sessions[0].path, "…fxauth…", "assistant")}
+    assert [hit.tier for hit in search(sessions, "fxauth")] == ["fuzzy"]
+    assert [(hit.tier, hit.field) for hit in search(sessions, "fxauth", text_hits=text_hits)] == [
+        ("full-text", "assistant")]
+
+
+def _fresh(sessions: list[SessionSummary]) -> list[SessionSummary]:
+    """Equal summaries that are new objects: nothing of an earlier search is reused for them."""
+    return [replace(session) for session in sessions]
+
+
+def _outcome(hits) -> list[tuple]:
+    return [(hit.summary.id, hit.tier, hit.field, round(hit.score, 6)) for hit in hits]
+
+
+def test_typing_gives_what_a_fresh_search_gives() -> None:
+    """Each keystroke reuses the scan of the terms before the last: never a different answer."""
+    words = ["docker", "build", "cache", "fix", "auth", "quota", "kube", "the"]
+    sessions = [
+        summary(f"s{index:02d}", " ".join(words[(index * step) % len(words)] for step in (1, 3, 5)),
+                name="release notes" if index % 7 == 0 else None,
+                text=" ".join(words[(index + step) % len(words)] for step in range(index % 5)),
+                modified_ms=1_700_000_000_000 + index)
+        for index in range(60)
+    ]
+    text_hits = {session.path: FakeTextHit(session.path, "…", "assistant") for session in sessions[::9]}
+    for typed in ("docker buil", "fix auth quota", "the cache", "kube !fix", "fix re:a.t", "relnotes dock"):
+        for hits_given in (None, text_hits):
+            for end in [*range(1, len(typed) + 1), *range(len(typed) - 1, 0, -1)]:
+                query = typed[:end]
+                reused = search(sessions, query, text_hits=hits_given, paths=True)
+                assert _outcome(reused) == _outcome(search(_fresh(sessions), query, text_hits=hits_given,
+                                                           paths=True)), query
 
 
 def test_local_snippet_around_match() -> None:

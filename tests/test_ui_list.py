@@ -649,3 +649,23 @@ async def test_cold_index_paints_the_newest_files_first(root: Path, monkeypatch)
         assert len(rows) == 8 and all(row.summary.exact for row in rows)
         status = screen_of(pilot).status.render().plain
         assert "8 sessions" in status and "Loading" not in status and "indexing" not in status
+
+
+@pytest.mark.parametrize("owns_process", [True, False])
+async def test_own_app_freezes_the_loaded_list_out_of_the_collector(root: Path, owns_process: bool) -> None:
+    """Only seance's own app touches the process's collector; a host's picker never does."""
+    import gc
+
+    gc.unfreeze()
+    try:
+        options = PickerOptions(watch=False, owns_process=owns_process)
+        async with picker_app(root, options=options).run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            after_load = gc.get_freeze_count()
+            await pilot.press(*"fix")
+            await settle(pilot)
+            assert titles(pilot)[0] == "fix the auth bug in login"
+            assert (after_load > 0) == owns_process
+            assert (gc.get_freeze_count() > after_load) == owns_process, "the haystacks built by the search too"
+    finally:
+        gc.unfreeze()

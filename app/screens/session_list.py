@@ -15,6 +15,7 @@ Esc) are priority bindings of the screen; a host's own priority bindings still w
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import time
 from collections.abc import Callable, Sequence
@@ -78,7 +79,7 @@ class PickerOptions:
     "tree" opens the tree view first (the standalone browser).  `open_session`: the session
     the host has open (protected from deletion).  `watch`: follow the roots live.
     `owns_process`: seance's own app, not a host's (process-wide tuning such as freezing
-    the garbage collector for a huge session's tree is allowed).
+    the garbage collector over the loaded list, or a huge session's tree, is allowed).
     """
 
     watch: bool = True
@@ -192,6 +193,7 @@ class SessionPickerScreen(Screen[PickResult | None]):
         self._loading: set[str] = set()
         self._generation = 0
         self._hits: list[Any] | None = None
+        self._freeze_after_search = False
         self._known: set[str] = set()
         self._deleted: list[_Deleted] = []
         self._preview_key: tuple | None = None  # what the preview shows: path and file stamp
@@ -332,6 +334,8 @@ class SessionPickerScreen(Screen[PickResult | None]):
         if message.exact:
             self._loading.discard(message.scope)
             self.status.progress = None
+            self._freeze_long_lived()
+            self._freeze_after_search = True  # the first search builds the haystacks
         self._known.update(summary.path for summary in message.summaries)
         if message.scope == self.scope:
             self.status.listing = message.partial
@@ -435,6 +439,17 @@ class SessionPickerScreen(Screen[PickResult | None]):
             return  # a newer query is running
         self._hits = message.hits
         self._set_rows(hit_rows(message.hits, self.sort), top=message.top)
+        if self._freeze_after_search:
+            self._freeze_after_search = False
+            self._freeze_long_lived()
+
+    def _freeze_long_lived(self) -> None:
+        """Ten thousand summaries and their search haystacks live as long as the picker: out
+        of the collector's reach, a full collection no longer walks them all in the middle of
+        a keystroke's search.  Refcounting still frees what a refresh replaces.  Only in
+        seance's own app: a host's process is the host's business."""
+        if self.options.owns_process:
+            gc.freeze()
 
     @on(Input.Changed, "#search")
     def _query_changed(self, event: Input.Changed) -> None:
