@@ -26,7 +26,19 @@ from typing import TYPE_CHECKING, Any
 
 from . import scanpool
 from .discovery import Discovery, FileInfo, default_roots, discover, stat_file
-from .index import Index, IndexUnavailable, Row, TextHit, decode_summary, encode_pi_json, fts_quote, is_lock_error
+from .index import (
+    Index,
+    IndexUnavailable,
+    Listing,
+    Row,
+    TextHit,
+    decode_summary,
+    encode_pi_json,
+    files_key,
+    fts_quote,
+    is_lock_error,
+    scope_key,
+)
 from .model import SessionSummary
 
 if TYPE_CHECKING:  # imported where used: a warm listing reads no file, so it needs neither
@@ -52,6 +64,7 @@ class RefreshStats:
     appended: int = 0
     read: int = 0
     skipped: list[tuple[Path, str]] = field(default_factory=list)
+    failed: int = 0  # files that could not be read this time (not remembered: tried again next time)
     seconds: float = 0.0
 
 
@@ -96,6 +109,32 @@ def _flush(index: Index | None, pending: list[tuple]) -> None:
     if pending and index is not None:
         _write_batch(index, pending)
     pending.clear()
+
+
+def _stored_listing(index: Index | None, scope: bytes, files: bytes) -> Listing | None:
+    if index is None:
+        return None
+    try:
+        return index.listing(scope, files)
+    except (sqlite3.Error, ValueError):  # a locked or damaged index: the files are listed instead
+        return None
+
+
+def _store_listing(index: Index, scope: bytes, files: bytes, listing: Listing) -> None:
+    try:
+        index.put_listing(scope, files, listing)
+    except sqlite3.Error:  # only a shortcut for next time: another writer may have the index
+        pass
+
+
+def _json_array(items: list[bytes]) -> bytes:
+    """Encoded JSON values as one JSON array."""
+    if len(items) < 2:
+        return b"[" + b"".join(items) + b"]"
+    # the brackets go on the end items, so the megabytes are copied once, by the join
+    items[0] = b"[" + items[0]
+    items[-1] += b"]"
+    return b",".join(items)
 
 
 def _write_batch(index: Index, batch: list[tuple]) -> None:
@@ -197,10 +236,25 @@ class Catalog:
     def list_pi_json(self, cwd: str | None = None) -> bytes:
         """`list(cwd)` as the `ls --json` array, straight from the index's stored objects.
 
-        The fast path for scripts: a warm call decodes no summaries at all.
+        The fast path for scripts: a warm call decodes no summaries at all, and when not one
+        file changed since the last call (the same paths, sizes and mtimes) the answer is the
+        one stored then: one stat per file and one lookup.
         """
-        items = self._in_scope(self._refreshed(None, None, False, True), cwd)
-        return b"[" + b",".join(items) + b"]"
+        found = self.discover()
+        index, discovered_skips = self.index, len(found.skipped)
+        scope, files = scope_key(None if cwd is None else _resolved(cwd)), files_key(found.infos)
+        stored = _stored_listing(index, scope, files)
+        if stored is not None:
+            skipped = [*found.skipped, *((Path(path), reason) for path, reason in stored.skipped)]
+            self.last_stats = RefreshStats(files=len(found.infos), reused=stored.reused, skipped=skipped)
+            return stored.payload
+        lock_waits = self.lock_waits
+        payload = _json_array(self._in_scope(self._refreshed(None, None, False, True, found), cwd))
+        stats = self.last_stats
+        if index is not None and self._index is index and self.lock_waits == lock_waits and not stats.failed:
+            not_sessions = [(str(path), reason) for path, reason in stats.skipped[discovered_skips:]]
+            _store_listing(index, scope, files, Listing(payload, stats.reused, not_sessions))
+        return payload
 
     def _in_scope(self, items: list[tuple[int, str, Any]], cwd: str | None) -> list[Any]:
         if cwd is None:
@@ -209,24 +263,25 @@ class Catalog:
         return [payload for _modified, item_cwd, payload in items if item_cwd and _resolved(item_cwd) == target]
 
     def _refreshed(self, progress: Progress | None, cancel: Cancel | None, full_text: bool,
-                   as_json: bool) -> list[tuple[int, str, Any]]:
+                   as_json: bool, found: Discovery | None = None) -> list[tuple[int, str, Any]]:
         with self._refresh_lock:
             try:
-                return self._refresh(progress, cancel, full_text, as_json, self.index)
+                return self._refresh(progress, cancel, full_text, as_json, self.index, found)
             except sqlite3.DatabaseError as error:
                 if self._index is None:
                     raise
                 if is_lock_error(error):  # another seance is writing for long: list from the files this time
                     self.lock_waits += 1
-                    return self._refresh(progress, cancel, full_text, as_json, None)
+                    return self._refresh(progress, cancel, full_text, as_json, None, found)
                 self._index.reset(f"index failed in use ({error}); rebuilt")
-                return self._refresh(progress, cancel, full_text, as_json, self.index)
+                return self._refresh(progress, cancel, full_text, as_json, self.index, found)
 
     def _refresh(self, progress: Progress | None, cancel: Cancel | None, full_text: bool,
-                 as_json: bool, index: Index | None) -> list[tuple[int, str, Any]]:
-        """(modified_ms, cwd, summary or ls-json bytes) of every session, newest first."""
+                 as_json: bool, index: Index | None, found: Discovery | None = None) -> list[tuple[int, str, Any]]:
+        """(modified_ms, cwd, summary or ls-json bytes) of every session, newest first
+        (`found`: a discovery just made, else one is made now)."""
         started = time.perf_counter()
-        found = self.discover()
+        found = found if found is not None else self.discover()
         infos = found.infos
         stats = RefreshStats(files=len(infos), skipped=list(found.skipped))  # a copy: it grows below
         rows = index.rows("pi_json" if as_json else "summary", text_seq=full_text) if index is not None else {}
@@ -285,6 +340,8 @@ class Catalog:
                 else:
                     if outcome[0] == "not":
                         pending.append(("not", info.path, info.size, info.mtime_ns, outcome[1]))
+                    else:
+                        stats.failed += 1
                     stats.skipped.append((Path(info.path), outcome[1]))
                 done += 1
                 if progress is not None:

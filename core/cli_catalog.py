@@ -100,7 +100,8 @@ def run_ls(args: argparse.Namespace) -> int:
             # the fast paths: no summary is decoded (warm) or built (quick)
             payload = catalog.quick_pi_json(cwd) if args.quick else catalog.list_pi_json(cwd)
             _report_skipped(catalog, quick=args.quick)
-            sys.stdout.buffer.write(payload + b"\n")
+            sys.stdout.buffer.write(payload)
+            sys.stdout.buffer.write(b"\n")
             sys.stdout.flush()
             return EXIT_OK
         # A query searches full text, so its index is brought up to date too.

@@ -1,8 +1,9 @@
 """The persistent session index: exact metadata and full text, in SQLite, never the truth.
 
 One SQLite file (WAL) in the user cache dir (`$SEANCE_CACHE_DIR` overrides).  A row per
-file, keyed by `(path, size, mtime_ns)`, holds the exact summary, the ready `ls --json`
-object and the saved scan state; an FTS5 table holds the searchable text in chunks.  The
+file, keyed by `(path, size, mtime_ns)`, holds the exact summary and the ready `ls --json`
+object; `states` keeps each session's saved scan state (read only to continue an appended
+file); an FTS5 table holds the searchable text in chunks.  The
 session files are always the truth: an index SQLite cannot read is deleted and rebuilt, a
 foreign or older-schema one has its tables dropped and recreated (in one transaction), a
 locked one is replaced by a private one, and deleting the cache loses nothing.
@@ -31,7 +32,7 @@ from typing import NamedTuple
 
 from .model import SessionSummary
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 _APPLICATION_ID = 0x5345414E  # "SEAN"
 DB_NAME = "index.sqlite"
 CHUNK_CHARS = 8192
@@ -53,12 +54,20 @@ _SCHEMA = (
         cwd TEXT,
         summary BLOB,
         pi_json BLOB,
-        state BLOB,
         text_seq INTEGER NOT NULL DEFAULT -1
     )""",
+    # The scan state (~1 KB a session) is only read to continue an appended file: kept out of
+    # `files`, whose every row a warm listing reads.
+    "CREATE TABLE states (file_id INTEGER PRIMARY KEY, state BLOB NOT NULL)",
+    # Whole `ls --json` answers, each valid only for the exact files (paths and stats) it was
+    # made from: an unchanged store is listed with one stat per file and one lookup.
+    "CREATE TABLE listings (scope BLOB PRIMARY KEY, files BLOB NOT NULL, payload BLOB NOT NULL, "
+    "reused INTEGER NOT NULL, skipped BLOB NOT NULL)",
     _FTS_TABLE,
     f"PRAGMA user_version = {SCHEMA_VERSION}",
 )
+
+_TABLES = {"files", "states", "listings", "fts"}
 
 _SUMMARY_FIELDS = tuple(f.name for f in dataclasses.fields(SessionSummary) if f.name not in ("extra", "prefix_text"))
 
@@ -105,6 +114,34 @@ def default_cache_dir() -> Path:
 
 
 _STAT_KEY = itemgetter(0, 1, 2)  # (path, size, mtime_ns) of a `rows()` tuple
+LISTINGS_KEPT = 8  # stored `ls --json` answers (one per scope: all projects, or a project)
+_FILE_KEY = "%s\0%d\0%d".__mod__  # NUL cannot be in a path: distinct file lists, distinct keys
+
+
+def _encode(text: str) -> bytes:
+    return text.encode("utf-8", "surrogateescape")  # a file name need not be UTF-8
+
+
+def _decode(data: bytes) -> str:
+    return data.decode("utf-8", "surrogateescape")
+
+
+def files_key(infos: list) -> bytes:
+    """Every file's path and stat, in order, as one value: what a stored listing is valid for."""
+    return _encode("\0".join(map(_FILE_KEY, infos)))
+
+
+def scope_key(cwd: str | None) -> bytes:
+    """A stored listing's scope: all projects (None) or one project directory."""
+    return b"" if cwd is None else b"cwd\0" + _encode(cwd)
+
+
+class Listing(NamedTuple):
+    """A stored `ls --json` answer: the array, how many sessions it reused, what it skipped."""
+
+    payload: bytes
+    reused: int
+    skipped: list[tuple[str, str]]  # (path, reason) of the indexed files that are not sessions
 
 
 class Row(NamedTuple):
@@ -241,6 +278,9 @@ class Index:
     def _connect(self) -> sqlite3.Connection:
         connection = sqlite3.connect(self.path, timeout=self.busy_timeout, check_same_thread=False,
                                      isolation_level=None)
+        # Before WAL creates the file (no effect on an existing one): a warm listing reads
+        # every `files` row, and big pages make that fewer, larger reads.
+        connection.execute("PRAGMA page_size = 16384")
         connection.execute("PRAGMA journal_mode = WAL")
         connection.execute("PRAGMA synchronous = NORMAL")
         connection.execute("PRAGMA temp_store = MEMORY")
@@ -278,7 +318,7 @@ class Index:
             application = connection.execute("PRAGMA application_id").fetchone()[0]
             tables = connection.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table'").fetchall()
             names = {name for name, _sql in tables}
-            if version == SCHEMA_VERSION and application == _APPLICATION_ID and {"files", "fts"} <= names:
+            if version == SCHEMA_VERSION and application == _APPLICATION_ID and names >= _TABLES:
                 connection.execute("COMMIT")
                 return
             if tables or version:
@@ -319,6 +359,8 @@ class Index:
                 writer.db.execute("DROP TABLE fts")
                 writer.db.execute(_FTS_TABLE)
                 writer.db.execute("DELETE FROM files")
+                writer.db.execute("DELETE FROM states")
+                writer.db.execute("DELETE FROM listings")
 
     def _close_connections(self) -> None:
         self._generation += 1
@@ -371,8 +413,28 @@ class Index:
         return Row._make(found)
 
     def state(self, file_id: int) -> bytes | None:
-        found = self.db.execute("SELECT state FROM files WHERE file_id = ?", (file_id,)).fetchone()
+        found = self.db.execute("SELECT state FROM states WHERE file_id = ?", (file_id,)).fetchone()
         return found[0] if found else None
+
+    def listing(self, scope: bytes, files: bytes) -> Listing | None:
+        """The stored answer for `scope` if it was made from exactly `files` (`files_key`)."""
+        found = self.db.execute(
+            "SELECT payload, reused, skipped FROM listings WHERE scope = ? AND files = ?", (scope, files)
+        ).fetchone()
+        if found is None:
+            return None
+        payload, reused, skipped = found
+        parts = _decode(skipped).split("\0") if skipped else []
+        return Listing(payload, reused, list(zip(parts[::2], parts[1::2], strict=True)))
+
+    def put_listing(self, scope: bytes, files: bytes, listing: Listing) -> None:
+        """Store an answer for `scope` (replacing the one before); the newest few scopes are kept."""
+        skipped = _encode("\0".join(part for pair in listing.skipped for part in pair))
+        with self.writing() as writer:
+            writer.db.execute("INSERT OR REPLACE INTO listings (scope, files, payload, reused, skipped) "
+                              "VALUES (?, ?, ?, ?, ?)", (scope, files, listing.payload, listing.reused, skipped))
+            writer.db.execute("DELETE FROM listings WHERE rowid NOT IN "
+                              "(SELECT rowid FROM listings ORDER BY rowid DESC LIMIT ?)", (LISTINGS_KEPT,))
 
     def search(self, match: str, limit: int = 500, *, include_cwd: bool = True) -> list[TextHit]:
         """One hit per file for an FTS5 MATCH expression, up to `limit` files.
@@ -460,20 +522,21 @@ class Writer:
         an update (the cold-index case, ten thousand times).
         """
         columns = (summary.size, summary.mtime_ns, int(summary.modified_ms), summary.cwd,
-                   encode_summary(summary), encode_pi_json(summary), state)
+                   encode_summary(summary), encode_pi_json(summary))
         cursor = None
         if not known:
             try:
                 cursor = self.db.execute(
-                    "INSERT INTO files (path, size, mtime_ns, session, modified_ms, cwd, summary, pi_json, state) "
-                    "VALUES (?, ?, ?, 1, ?, ?, ?, ?, ?)", (summary.path, *columns),
+                    "INSERT INTO files (path, size, mtime_ns, session, modified_ms, cwd, summary, pi_json) "
+                    "VALUES (?, ?, ?, 1, ?, ?, ?, ?)", (summary.path, *columns),
                 )
             except sqlite3.IntegrityError:  # another thread or process indexed it meanwhile
                 cursor = None
         if cursor is not None:
+            file_id = int(cursor.lastrowid or 0)
+            self.db.execute("INSERT OR REPLACE INTO states (file_id, state) VALUES (?, ?)", (file_id, state))
             if texts is None:
                 return
-            file_id = int(cursor.lastrowid or 0)
             text_seq = -1
         else:
             file_id = self._file_id(summary.path)
@@ -487,8 +550,9 @@ class Writer:
             self._insert_meta(file_id, summary)
         self.db.execute(
             "UPDATE files SET size = ?, mtime_ns = ?, session = 1, reason = NULL, modified_ms = ?, cwd = ?, "
-            "summary = ?, pi_json = ?, state = ?, text_seq = ? WHERE file_id = ?", (*columns, text_seq, file_id),
+            "summary = ?, pi_json = ?, text_seq = ? WHERE file_id = ?", (*columns, text_seq, file_id),
         )
+        self.db.execute("INSERT OR REPLACE INTO states (file_id, state) VALUES (?, ?)", (file_id, state))
 
     def _insert_meta(self, file_id: int, summary: SessionSummary) -> None:
         base = file_id << _SEQ_BITS
@@ -526,12 +590,14 @@ class Writer:
         self._drop_text(file_id)
         self.db.execute(
             "UPDATE files SET size = ?, mtime_ns = ?, session = 0, reason = ?, modified_ms = NULL, cwd = NULL, "
-            "summary = NULL, pi_json = NULL, state = NULL, text_seq = -1 WHERE file_id = ?",
+            "summary = NULL, pi_json = NULL, text_seq = -1 WHERE file_id = ?",
             (size, mtime_ns, reason, file_id),
         )
+        self.db.execute("DELETE FROM states WHERE file_id = ?", (file_id,))
 
     def forget(self, path: str) -> None:
         found = self.db.execute("SELECT file_id FROM files WHERE path = ?", (path,)).fetchone()
         if found:
             self._drop_text(found[0])
             self.db.execute("DELETE FROM files WHERE file_id = ?", (found[0],))
+            self.db.execute("DELETE FROM states WHERE file_id = ?", (found[0],))

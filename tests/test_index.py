@@ -223,6 +223,31 @@ def test_not_sessions_are_remembered_and_reported(tmp_path: Path) -> None:
     assert catalog.summary(root / "--p--" / "gone.jsonl") is None
 
 
+def test_scan_states_follow_their_sessions(tmp_path: Path) -> None:
+    """A state row exists exactly for each indexed session: none left by a file that stopped
+    being a session or went away."""
+    root = tmp_path / "sessions"
+    bucket = root / "--p--"
+    bucket.mkdir(parents=True)
+    for name in ("a", "b", "c"):
+        (bucket / f"{name}.jsonl").write_text(line({**HEADER, "id": f"s-{name}"}))
+    catalog = Catalog([root], cache_dir=tmp_path / "cache")
+    catalog.list()
+
+    def stated() -> set[str]:
+        rows = catalog.index.db.execute(
+            "SELECT path FROM files JOIN states USING (file_id) WHERE session").fetchall()
+        count = catalog.index.db.execute("SELECT count(*) FROM states").fetchone()[0]
+        assert count == len(rows)
+        return {Path(path).name for (path,) in rows}
+
+    assert stated() == {"a.jsonl", "b.jsonl", "c.jsonl"}
+    (bucket / "b.jsonl").write_text('{"type": "note"}\n')
+    (bucket / "c.jsonl").unlink()
+    assert [summary.id for summary in catalog.list()] == ["s-a"]
+    assert stated() == {"a.jsonl"}
+
+
 def test_progress_and_cancel(corpus: Path, tmp_path: Path) -> None:
     catalog = Catalog([corpus], cache_dir=tmp_path / "cache")
     seen: list[tuple[int, int]] = []
@@ -262,6 +287,67 @@ def test_json_fast_path_equals_the_summaries(corpus: Path, tmp_path: Path) -> No
     assert json.loads(catalog.list_pi_json()) == expected  # straight from the index
     cwd = expected[0]["cwd"]
     assert json.loads(catalog.list_pi_json(cwd)) == [row for row in expected if row["cwd"] == cwd]
+
+
+def test_a_stored_listing_is_only_the_answer_while_no_file_changed(corpus: Path, tmp_path: Path) -> None:
+    """`ls --json` keeps its last answer per scope; every kind of change must bring a new one
+    (compared with a catalog on a fresh cache each time)."""
+    catalog = Catalog([corpus], cache_dir=tmp_path / "cache")
+    files = sorted(corpus.rglob("*.jsonl"))
+    cwd = json.loads(catalog.list_pi_json())[0]["cwd"]
+    fresh_caches = iter(range(100))
+
+    def check(step: str) -> None:
+        for scope in (None, cwd):
+            reference = Catalog([corpus], cache_dir=tmp_path / f"fresh-{next(fresh_caches)}")
+            expected = json.loads(reference.list_pi_json(scope))
+            assert json.loads(catalog.list_pi_json(scope)) == expected, step
+            stored = json.loads(catalog.list_pi_json(scope))  # unchanged since: the stored answer
+            assert stored == expected, step
+            assert sorted(map(str, (path for path, _ in catalog.last_stats.skipped))) == sorted(
+                map(str, (path for path, _ in reference.last_stats.skipped))), step
+            reference.close()
+
+    check("first")
+    with open(files[0], "a") as handle:
+        handle.write(line(user("ffff0001", None, "appended", ts=2_000_000_000_000)))
+    check("appended")
+    files[1].write_text('{"type": "note"}\n')
+    check("no longer a session")
+    files[2].rename(files[2].with_name("renamed.jsonl"))
+    check("renamed")
+    files[3].unlink()
+    check("deleted")
+    shutil.copy(files[4], files[4].with_name("copy.jsonl"))
+    check("added")
+    data = files[5].read_bytes()
+    session_id = json.loads(data.split(b"\n", 1)[0])["id"]
+    other_id = session_id[:-1] + ("0" if session_id[-1] != "0" else "1")
+    files[5].write_bytes(data.replace(session_id.encode(), other_id.encode(), 1))  # same size, new mtime
+    check("rewritten in place, same size")
+
+
+def test_a_file_that_could_not_be_read_is_tried_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A read error is not remembered, by the index or by a stored listing: the same file
+    (same size and mtime, e.g. after a chmod) is read again next time."""
+    from seance.core import catalog as catalog_module
+
+    root = tmp_path / "sessions"
+    (root / "--p--").mkdir(parents=True)
+    (root / "--p--" / "flaky.jsonl").write_text(line(HEADER))
+    real_scan = catalog_module._scan
+
+    def denied(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    catalog = Catalog([root], cache_dir=tmp_path / "cache")
+    monkeypatch.setattr(catalog_module, "_scan", denied)
+    assert json.loads(catalog.list_pi_json()) == []
+    assert [(path.name, reason) for path, reason in catalog.last_stats.skipped] == [
+        ("flaky.jsonl", "Permission denied")]
+    monkeypatch.setattr(catalog_module, "_scan", real_scan)
+    assert [row["id"] for row in json.loads(catalog.list_pi_json())] == ["s-1"]
+    assert catalog.last_stats.skipped == []
 
 
 def test_worker_processes_give_the_same_results(tmp_path: Path) -> None:
