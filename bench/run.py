@@ -54,14 +54,16 @@ import json, sys, time
 from pathlib import Path
 from seance.core.catalog import Catalog
 catalog = Catalog([Path(sys.argv[1])])
-catalog.list_pi_json()
-best = None
-for _ in range(5):
-    started = time.perf_counter()
-    catalog.list_pi_json()
-    elapsed = time.perf_counter() - started
-    best = elapsed if best is None else min(best, elapsed)
-print(json.dumps({"seconds": best}))
+def best_of(call):
+    call()
+    best = None
+    for _ in range(5):
+        started = time.perf_counter()
+        call()
+        elapsed = time.perf_counter() - started
+        best = elapsed if best is None else min(best, elapsed)
+    return best
+print(json.dumps({"json": best_of(catalog.list_pi_json), "summaries": best_of(catalog.list)}))
 """
 
 FUZZY_QUERY = """
@@ -230,9 +232,11 @@ def main() -> int:
     add("seance ls --quick", fastest("quick"), f"≤ 2× prefix floor: {ratio('quick')}")
     add("seance ls, cold (empty index)", fastest("cold"), f"≤ 2× full floor: {ratio('cold')}")
     add("seance ls, warm", fastest("warm"), f"≤ 0.5× prefix floor: {ratio('warm')}")
-    inside = json.loads(run([python, "-c", WARM_IN_PROCESS, str(root)], env, capture=True).stdout)["seconds"]
-    rows.append(("… warm refresh in-process (no interpreter start-up or imports)", f"{inside:.3f} s", "",
-                 f"{inside / fastest('prefix').seconds:.2f}× the fastest prefix floor"))
+    inside = json.loads(run([python, "-c", WARM_IN_PROCESS, str(root)], env, capture=True).stdout)
+    rows.append(("… the same in-process (no interpreter start-up or imports)", f"{inside['json']:.3f} s", "",
+                 f"{inside['json'] / fastest('prefix').seconds:.2f}× the fastest prefix floor"))
+    rows.append(("… the picker's exact refresh in-process (`Catalog.list()`, summaries decoded)",
+                 f"{inside['summaries']:.3f} s", "", "what the UI pays when the index is warm"))
     add("seance index --rebuild (metadata + full text)", fastest("index"), f"≤ 5× full floor: {ratio('index')}")
     cold, warm = fastest("cold"), fastest("warm")
 
