@@ -192,15 +192,21 @@ class Catalog:
 
     def quick_pi_json(self, cwd: str | None = None) -> bytes:
         """`quick(cwd)` as the `ls --quick --json` array, built without summary objects."""
-        from .prefix import quick_pi_json
+        from .prefix import quick_pi_json, quick_pi_json_chunk
 
         found = self.discover()
         skipped: list[tuple[str, str]] = []
-        items = quick_pi_json(found.infos, skipped)
+        if self.workers > 1 and len(found.infos) >= scanpool.MIN_FILES:  # parsing is the cost: every core
+            items: list[tuple[int, str, bytes]] = []
+            for _chunk, (chunk_items, chunk_skipped) in scanpool.map_chunks(quick_pi_json_chunk, found.infos,
+                                                                            self.workers):
+                items += chunk_items
+                skipped += chunk_skipped
+            items.sort(key=itemgetter(0), reverse=True)  # stable: ties keep discovery order, as serially
+        else:
+            items = quick_pi_json(found.infos, skipped)
         found.skipped.extend((Path(path), reason) for path, reason in skipped)
-        import orjson
-
-        return orjson.dumps(self._in_scope(items, cwd))
+        return _json_array(self._in_scope(items, cwd))
 
     # -- the index -------------------------------------------------------------------------------
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from operator import itemgetter
 from typing import Any, TypeVar
 
@@ -142,7 +142,7 @@ def pi_json_from_prefix(info: FileInfo, raw: bytes) -> dict[str, Any]:
     }
 
 
-def _each(infos: list[FileInfo], skipped: list[tuple[str, str]] | None,
+def _each(infos: Sequence[FileInfo], skipped: list[tuple[str, str]] | None,
           build: Callable[[FileInfo, bytes], Item]) -> Iterator[tuple[FileInfo, Item]]:
     """`build(info, prefix)` of every readable session; failures go to `skipped`."""
     for info in infos:
@@ -171,14 +171,21 @@ def quick_summaries(infos: list[FileInfo], skipped: list[tuple[str, str]] | None
     return out
 
 
-def quick_pi_json(infos: list[FileInfo], skipped: list[tuple[str, str]] | None = None
-                  ) -> list[tuple[int, str, dict[str, Any]]]:
-    """(mtime ms, cwd, `ls --json` object) of many files, newest mtime first, as `quick_summaries`
-    orders them; failures go to `skipped`."""
-    out = [(info.mtime_ns // 1_000_000, item["cwd"], item) for info, item in _each(infos, skipped, pi_json_from_prefix)]
+def quick_pi_json(infos: Sequence[FileInfo], skipped: list[tuple[str, str]] | None = None
+                  ) -> list[tuple[int, str, bytes]]:
+    """(mtime ms, cwd, encoded `ls --json` object) of many files, newest mtime first, as
+    `quick_summaries` orders them; failures go to `skipped`."""
+    out = [(info.mtime_ns // 1_000_000, item["cwd"], orjson.dumps(item))
+           for info, item in _each(infos, skipped, pi_json_from_prefix)]
     out.sort(key=itemgetter(0), reverse=True)
     return out
 
 
-__all__ = ["PREFIX_BYTES", "pi_json_from_prefix", "quick_pi_json", "quick_summaries", "read_prefix",
-           "summary_from_prefix"]
+def quick_pi_json_chunk(infos: Sequence[FileInfo]) -> list[list]:
+    """`quick_pi_json` of one chunk of files, in a worker process: [items, skipped]."""
+    skipped: list[tuple[str, str]] = []
+    return [quick_pi_json(infos, skipped), skipped]
+
+
+__all__ = ["PREFIX_BYTES", "pi_json_from_prefix", "quick_pi_json", "quick_pi_json_chunk", "quick_summaries",
+           "read_prefix", "summary_from_prefix"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sqlite3
 import threading
@@ -369,6 +370,28 @@ def test_worker_processes_give_the_same_results(tmp_path: Path) -> None:
     with open(first, "a") as handle:
         handle.write(line(user("ffff0009", None, "late words", ts=2_100_000_000_000)))
     assert parallel.list()[0].message_count == expected[0].message_count + 1
+
+
+def test_quick_json_from_workers_is_the_serial_one(tmp_path: Path) -> None:
+    """`ls --quick --json` parses prefixes in worker processes for big stores: same rows, same
+    order (ties in mtime keep discovery order), same skips."""
+    root = tmp_path / "many"
+    generate_corpus(root, sessions=300, projects=5, seed=11, mean_bytes=1_500)
+    (root / "--p--").mkdir(exist_ok=True)
+    (root / "--p--" / "junk.jsonl").write_text("no header\n")
+    files = sorted(root.rglob("*.jsonl"))
+    for path in files[::7]:  # many equal mtimes, so the order of ties is tested
+        os.utime(path, ns=(1_700_000_000_000_000_000, 1_700_000_000_000_000_000))
+    serial = Catalog([root], cache_dir=tmp_path / "serial")
+    parallel = Catalog([root], cache_dir=tmp_path / "parallel", workers=2)
+    expected = serial.quick_pi_json()
+    assert parallel.quick_pi_json() == expected
+    assert json.loads(expected) == [summary.to_pi_json() for summary in serial.quick(text=False)]
+    assert parallel.last_discovery is not None and serial.last_discovery is not None
+    assert parallel.last_discovery.skipped == serial.last_discovery.skipped
+    assert [path.name for path, _ in parallel.last_discovery.skipped] == ["junk.jsonl"]
+    cwd = json.loads(expected)[0]["cwd"]
+    assert parallel.quick_pi_json(cwd) == serial.quick_pi_json(cwd)
 
 
 def test_snippets_are_made_from_the_chunk() -> None:

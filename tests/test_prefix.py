@@ -132,5 +132,6 @@ def test_the_quick_json_path_equals_the_summaries(tmp_path: Path) -> None:
     skipped_summaries: list[tuple[str, str]] = []
     skipped_json: list[tuple[str, str]] = []
     summaries = quick_summaries(infos, skipped_summaries, text=False)
-    assert [item for _ms, _cwd, item in quick_pi_json(infos, skipped_json)] == [s.to_pi_json() for s in summaries]
+    assert [json.loads(item) for _ms, _cwd, item in quick_pi_json(infos, skipped_json)] == [
+        s.to_pi_json() for s in summaries]
     assert skipped_json == skipped_summaries and [path for path, _ in skipped_json] == [str(made[2])]
