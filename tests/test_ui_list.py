@@ -669,3 +669,36 @@ async def test_own_app_freezes_the_loaded_list_out_of_the_collector(root: Path, 
             assert (gc.get_freeze_count() > after_load) == owns_process, "the haystacks built by the search too"
     finally:
         gc.unfreeze()
+
+
+async def test_a_big_tree_freezes_and_unfreezes_then_the_list_freezes_again(tmp_path: Path) -> None:
+    """The tree of a huge session leaves the collector as it found it, and the list, back on
+    top, goes out of its reach again after its next search."""
+    import gc
+
+    from seance.app.screens.session_tree import GC_FREEZE_ENTRIES, SessionTreeScreen
+
+    big = Spec("big", PROJECT, prompts=tuple(f"step {index}" for index in range(GC_FREEZE_ENTRIES // 2 + 1)))
+    root = make_root(tmp_path, [big, Spec("small", PROJECT, prompts=("fix the bug",))])
+    gc.unfreeze()
+    try:
+        options = PickerOptions(watch=False, owns_process=True, enter="tree")
+        async with picker_app(root, options=options).run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            assert gc.get_freeze_count() > 0
+            await pilot.press(*"step")
+            await settle(pilot)
+            assert cursor_title(pilot).startswith("step 0")
+            await pilot.press("enter")
+            await settle(pilot)
+            assert isinstance(pilot.app.screen, SessionTreeScreen)
+            assert pilot.app.screen._froze_gc
+            await pilot.press("escape", "escape")
+            await settle(pilot)
+            assert not isinstance(pilot.app.screen, SessionTreeScreen)
+            assert gc.get_freeze_count() == 0, "the tree gave its objects back to the collector"
+            await pilot.press("s")
+            await settle(pilot)
+            assert gc.get_freeze_count() > 0, "the list froze again after its next search"
+    finally:
+        gc.unfreeze()

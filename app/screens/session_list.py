@@ -443,6 +443,11 @@ class SessionPickerScreen(Screen[PickResult | None]):
             self._freeze_after_search = False
             self._freeze_long_lived()
 
+    def on_screen_resume(self) -> None:
+        # back from a screen (a big tree unfreezes everything when it closes): the list and
+        # its haystacks go out of the collector's reach again after the next search
+        self._freeze_after_search = self.options.owns_process and bool(self._summaries)
+
     def _freeze_long_lived(self) -> None:
         """Ten thousand summaries and their search haystacks live as long as the picker: out
         of the collector's reach, a full collection no longer walks them all in the middle of

@@ -144,7 +144,7 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
 
     def on_unmount(self) -> None:
         if self._froze_gc:
-            gc.unfreeze()
+            gc.unfreeze()  # the tree's objects go back within reach, to be collected with the screen
 
     def on_resize(self, event: events.Resize) -> None:
         self.query_one(ContextPreview).display = event.size.width >= PREVIEW_MIN_WIDTH
@@ -171,7 +171,7 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
 
     def on_session_tree_screen_loaded(self, message: Loaded) -> None:
         self.session, self.model = message.session, message.model
-        if self.freeze_gc and len(message.session.entries) >= GC_FREEZE_ENTRIES and not gc.get_freeze_count():
+        if self.freeze_gc and len(message.session.entries) >= GC_FREEZE_ENTRIES:
             # A big session is millions of long-lived objects; without this every full
             # garbage collection walks them all and each keystroke pays for it.
             gc.freeze()
