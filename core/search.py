@@ -641,8 +641,7 @@ class _Matcher:
                 position = block.ids.find("\n" + text, position + 1)
         rest = [index for index in candidates if index not in found] if found else candidates
         texts = block.texts
-        for index in [index for index in rest if text in texts[index]]:
-            found[index] = _FULL_TEXT
+        found.update(dict.fromkeys([index for index in rest if text in texts[index]], _FULL_TEXT))
         pattern = self.fuzzy_patterns.get(text) if term.kind == "fuzzy" else None
         if pattern is not None:  # fuzzy: only what the row shows, so every hit can be highlighted
             shown, length, ratio = block.shown, len(text), fuzz.partial_ratio
@@ -659,8 +658,8 @@ class _Matcher:
         if self.paths:
             cwds, paths = block.cwds, block.paths
             left = [index for index in rest if index not in found]
-            for index in [index for index in left if text in cwds[index] or text in paths[index]]:
-                found[index] = _PATH_CWD if text in cwds[index] else _PATH_PATH
+            found.update(dict.fromkeys([index for index in left if text in paths[index]], _PATH_PATH))
+            found.update(dict.fromkeys([index for index in left if text in cwds[index]], _PATH_CWD))  # cwd wins
         return found
 
     def _scan_regex(self, term: Term, block: _Block, candidates: list[int]) -> dict[int, _Match]:
@@ -695,10 +694,11 @@ class _Matcher:
         whole = self.whole
         if whole and matches:
             self._upgrade_whole(block, matches, several=count > 1)
-        text_hits, add = self.text_hits, [bucket.append for bucket in buckets]
-        for index, (tier, name, score) in sorted(matches.items()):
+        text_hits, add, tiers = self.text_hits, [bucket.append for bucket in buckets], TIERS
+        for index in sorted(matches):  # block order (sorting ints, not the items, is the cheap sort)
+            tier, name, score = matches[index]
             text_hit = text_hits.get(summaries[index].path) if text_hits and tier == FULL_TEXT else None
-            add[tier](new_hit(Hit, (summaries[index], TIERS[tier], name, score / count, query, text_hit)))
+            add[tier](new_hit(Hit, (summaries[index], tiers[tier], name, score / count, query, text_hit)))
 
     def _upgrade_whole(self, block: _Block, matches: dict[int, _Match], several: bool) -> None:
         """Exact: the whole query is the id, name or first message.  Prefix: it starts one
