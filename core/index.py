@@ -322,7 +322,13 @@ class Index:
                 connection.execute("COMMIT")
                 return
             if tables or version:
-                self.rebuilt_reason = f"index schema {version} is not {SCHEMA_VERSION}; rebuilt"
+                if version != SCHEMA_VERSION:
+                    reason = f"index schema {version} is not {SCHEMA_VERSION}"
+                elif application != _APPLICATION_ID:
+                    reason = "not a seance index"
+                else:
+                    reason = f"index tables missing ({', '.join(sorted(_TABLES - names))})"
+                self.rebuilt_reason = f"{reason}; rebuilt"
                 virtual_first = sorted(tables, key=lambda item: "VIRTUAL" not in (item[1] or "").upper())
                 for name, _sql in virtual_first:  # a virtual table takes its shadow tables with it
                     connection.execute(f'DROP TABLE IF EXISTS "{name.replace(chr(34), chr(34) * 2)}"')

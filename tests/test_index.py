@@ -143,6 +143,18 @@ def test_older_schema_is_rebuilt(corpus: Path, tmp_path: Path) -> None:
     assert "schema" in (catalog.index_problem or "")
 
 
+def test_an_index_missing_a_table_is_rebuilt_and_says_so(corpus: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    Catalog([corpus], cache_dir=cache).list()
+    damaged = sqlite3.connect(cache / DB_NAME)
+    damaged.execute("DROP TABLE listings")
+    damaged.commit()
+    damaged.close()
+    catalog = Catalog([corpus], cache_dir=cache)
+    assert len(catalog.list()) == 12 and catalog.last_stats.read == 12
+    assert catalog.index_problem == "index tables missing (listings); rebuilt"
+
+
 def test_deleting_the_cache_loses_nothing(corpus: Path, tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     first = exact(corpus, cache)
