@@ -248,7 +248,8 @@ class Catalog:
         """
         found = self.discover()
         index, discovered_skips = self.index, len(found.skipped)
-        scope, files = scope_key(None if cwd is None else _resolved(cwd)), files_key(found.infos)
+        roots = [os.fspath(root) for root in self.roots] if self.explicit_roots else []
+        scope, files = scope_key(roots, None if cwd is None else _resolved(cwd)), files_key(found.infos)
         stored = _stored_listing(index, scope, files)
         if stored is not None:
             skipped = [*found.skipped, *((Path(path), reason) for path, reason in stored.skipped)]

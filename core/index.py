@@ -131,9 +131,10 @@ def files_key(infos: list) -> bytes:
     return _encode("\0".join(map(_FILE_KEY, infos)))
 
 
-def scope_key(cwd: str | None) -> bytes:
-    """A stored listing's scope: all projects (None) or one project directory."""
-    return b"" if cwd is None else b"cwd\0" + _encode(cwd)
+def scope_key(roots: list[str], cwd: str | None) -> bytes:
+    """A stored listing's scope: the roots listed, and all projects (None) or one project
+    directory (so `--root A` and `--root B` runs do not replace each other's answer)."""
+    return _encode("\0".join([*roots, "" if cwd is None else f"cwd:{cwd}"]))
 
 
 class Listing(NamedTuple):

@@ -340,6 +340,25 @@ def test_a_stored_listing_is_only_the_answer_while_no_file_changed(corpus: Path,
     check("rewritten in place, same size")
 
 
+def test_stored_listings_are_kept_per_roots_and_scope(tmp_path: Path) -> None:
+    roots = []
+    for name in ("a", "b"):
+        root = tmp_path / name
+        (root / "--p--").mkdir(parents=True)
+        (root / "--p--" / "s.jsonl").write_text(line({**HEADER, "id": f"s-{name}"}))
+        roots.append(root)
+    cache = tmp_path / "cache"
+    for _ in range(2):
+        for root in roots:
+            catalog = Catalog([root], cache_dir=cache)
+            assert [row["id"] for row in json.loads(catalog.list_pi_json())] == [f"s-{root.name}"]
+            assert [row["id"] for row in json.loads(catalog.list_pi_json("/proj"))] == [f"s-{root.name}"]
+            catalog.close()
+    check = Catalog(roots, cache_dir=cache)
+    assert check.index is not None
+    assert check.index.db.execute("SELECT count(*) FROM listings").fetchone()[0] == 4
+
+
 def test_a_file_that_could_not_be_read_is_tried_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A read error is not remembered, by the index or by a stored listing: the same file
     (same size and mtime, e.g. after a chmod) is read again next time."""
