@@ -54,6 +54,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
+from itertools import chain
 from typing import Any, NamedTuple, Protocol
 
 from rapidfuzz import fuzz
@@ -818,7 +819,7 @@ def search_iter(
         elif not ordered:
             bucket.sort(key=_newest_first)  # stable: equal times keep the input order
     _CACHE.prune(summaries, -(-total // chunk))
-    yield SearchProgress(total, total, [hit for bucket in buckets for hit in bucket])
+    yield SearchProgress(total, total, list(chain.from_iterable(buckets)))
 
 
 def search(
