@@ -25,8 +25,8 @@ Even then a cwd/path-only match ranks last.  `cwd:` and `path:` always work.
 Fuzzy tokens (3+ letters) match only the title a row shows (the name, else the first
 message), so every fuzzy hit can be highlighted; the letters must lie within
 max(3n, n+8) characters of each other (a spread-out subsequence is a coincidence in long
-text — pi's weakness), and rapidfuzz's `partial_ratio` of the matched stretch ranks them.  Shorter tokens match
-as substrings only.
+text — pi's weakness), and rapidfuzz's `partial_ratio` of the matched stretch ranks them.
+Shorter tokens match as substrings only.
 
 Ranking tiers: exact (the whole query equals the id, name or first message) > prefix >
 substring (every term in the id/name/first message) > full text (some term only in the
