@@ -3,10 +3,11 @@
 One SQLite file (WAL) in the user cache dir (`$SEANCE_CACHE_DIR` overrides).  A row per
 file, keyed by `(path, size, mtime_ns)`, holds the exact summary and the ready `ls --json`
 object; `states` keeps each session's saved scan state (read only to continue an appended
-file); an FTS5 table holds the searchable text in chunks.  The
-session files are always the truth: an index SQLite cannot read is deleted and rebuilt, a
-foreign or older-schema one has its tables dropped and recreated (in one transaction), a
-locked one is replaced by a private one, and deleting the cache loses nothing.
+file); `listings` keeps the last few whole `ls --json` answers with the exact stats they
+were made from; an FTS5 table holds the searchable text in chunks.  The session files are
+always the truth: an index SQLite cannot read is deleted and rebuilt, a foreign or
+older-schema one has its tables dropped and recreated (in one transaction), a locked one
+is replaced by a private one, and deleting the cache loses nothing.
 
 FTS rows use rowid `file_id << 20 | seq`: seq 0-3 are the file's metadata rows (name,
 labels, cwd, id), replaced on every update; seq >= 4 are text chunks (user and assistant
@@ -114,7 +115,7 @@ def default_cache_dir() -> Path:
 
 
 _STAT_KEY = itemgetter(0, 1, 2)  # (path, size, mtime_ns) of a `rows()` tuple
-LISTINGS_KEPT = 8  # stored `ls --json` answers (one per scope: all projects, or a project)
+LISTINGS_KEPT = 8  # stored `ls --json` answers (one per roots and scope: all projects, or one)
 _FILE_KEY = "%s\0%d\0%d".__mod__  # NUL cannot be in a path: distinct file lists, distinct keys
 
 
@@ -541,8 +542,8 @@ class Writer:
                 cursor = None
         if cursor is not None:
             file_id = int(cursor.lastrowid or 0)
-            self.db.execute("INSERT OR REPLACE INTO states (file_id, state) VALUES (?, ?)", (file_id, state))
             if texts is None:
+                self._put_state(file_id, state)
                 return
             text_seq = -1
         else:
@@ -559,6 +560,9 @@ class Writer:
             "UPDATE files SET size = ?, mtime_ns = ?, session = 1, reason = NULL, modified_ms = ?, cwd = ?, "
             "summary = ?, pi_json = ?, text_seq = ? WHERE file_id = ?", (*columns, text_seq, file_id),
         )
+        self._put_state(file_id, state)
+
+    def _put_state(self, file_id: int, state: bytes) -> None:
         self.db.execute("INSERT OR REPLACE INTO states (file_id, state) VALUES (?, ?)", (file_id, state))
 
     def _insert_meta(self, file_id: int, summary: SessionSummary) -> None:
