@@ -135,8 +135,8 @@ class SessionList(ScrollView, can_focus=False):
     }
     """
 
-    class Highlighted(Message):
-        """The cursor moved to another session (or to none)."""
+    class RowMessage(Message):
+        """Something happened to a row of the list (as Textual's `OptionList.OptionMessage`)."""
 
         def __init__(self, session_list: SessionList, row: SessionRow | None) -> None:
             super().__init__()
@@ -147,17 +147,11 @@ class SessionList(ScrollView, can_focus=False):
         def control(self) -> SessionList:
             return self.session_list
 
-    class Selected(Message):
+    class Highlighted(RowMessage):
+        """The cursor moved to another session (or to none)."""
+
+    class Selected(RowMessage):
         """A row was double-clicked: the user wants this session."""
-
-        def __init__(self, session_list: SessionList, row: SessionRow) -> None:
-            super().__init__()
-            self.session_list = session_list
-            self.row = row
-
-        @property
-        def control(self) -> SessionList:
-            return self.session_list
 
     def __init__(
         self,

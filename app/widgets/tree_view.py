@@ -84,20 +84,8 @@ class TreeView(ScrollView, can_focus=True):
         "tree-view--empty",
     }
 
-    class Highlighted(Message):
-        """The cursor moved to another entry."""
-
-        def __init__(self, tree_view: TreeView, entry_id: str | None) -> None:
-            super().__init__()
-            self.tree_view = tree_view
-            self.entry_id = entry_id
-
-        @property
-        def control(self) -> TreeView:
-            return self.tree_view
-
-    class Changed(Message):
-        """The rows or the cursor position changed (a status line may want to say so)."""
+    class TreeViewMessage(Message):
+        """A message from the tree view; `control` is the view."""
 
         def __init__(self, tree_view: TreeView) -> None:
             super().__init__()
@@ -107,17 +95,21 @@ class TreeView(ScrollView, can_focus=True):
         def control(self) -> TreeView:
             return self.tree_view
 
-    class Selected(Message):
-        """Enter (or a double click) on an entry."""
+    class Changed(TreeViewMessage):
+        """The rows or the cursor position changed (a status line may want to say so)."""
 
-        def __init__(self, tree_view: TreeView, entry_id: str) -> None:
-            super().__init__()
-            self.tree_view = tree_view
+    class EntryMessage(TreeViewMessage):
+        """Something happened to one entry (as Textual's `OptionList.OptionMessage`)."""
+
+        def __init__(self, tree_view: TreeView, entry_id: str | None) -> None:
+            super().__init__(tree_view)
             self.entry_id = entry_id
 
-        @property
-        def control(self) -> TreeView:
-            return self.tree_view
+    class Highlighted(EntryMessage):
+        """The cursor moved to another entry."""
+
+    class Selected(EntryMessage):
+        """Enter (or a double click) on an entry."""
 
     def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(name=name, id=id, classes=classes)
