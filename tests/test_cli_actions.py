@@ -7,6 +7,7 @@ from pathlib import Path
 
 import orjson
 import pytest
+
 from seance.core import writes
 from seance.core.cli import main
 from seance.core.resume import bucket_name, session_file_name, write_breadcrumb

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from conftest import corpus_files
+
 from seance.core.cli import EXIT_BAD_INPUT, EXIT_NOT_FOUND, CliError, main
 from seance.core.cli_catalog import resolve_session_arg
 from seance.core.generate import bucket_name

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 import pytest
+
 from seance.core.cli import COMMAND_MODULES, _command_in, build_parser
 
 

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from seance.core.cli_session import show_payload, tree_payload
 from seance.core.session import load_session
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import orjson
 import pytest
+
 from seance.core.context import build_session_context
 from seance.core.session import NotASession, Session, read_session
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from conftest import CORPUS, corpus_files, node_oracle_available, run_node
+
 from seance.core.context import build_session_context
 from seance.core.session import NotASession, Session, read_session
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import orjson
 import pytest
+
 from seance.core.blobs import BlobStore
 from seance.core.context import build_session_context
 from seance.core.session import Session, SessionError, load_session, read_session

@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
+
 from seance.core.discovery import default_roots, discover
 
 HEADER = {"type": "session", "version": 3, "id": "x", "timestamp": "2025-01-01T00:00:00.000Z", "cwd": "/p"}

@@ -5,13 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import ClassVar
 
-from seance.app import PickerOptions, PickResult, SessionPickerScreen
-from seance.core.catalog import Catalog
 from textual import work
 from textual.app import App, ComposeResult
 from textual.widgets import Static
 from ui_harness import settle
 from ui_sessions import PROJECT, Spec, clock, make_root, session_path
+
+from seance.app import PickerOptions, PickResult, SessionPickerScreen
+from seance.core.catalog import Catalog
 
 
 class HostApp(App[None]):

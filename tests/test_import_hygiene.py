@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import pytest
+
 import seance.core
 
 

@@ -10,6 +10,7 @@ import threading
 from pathlib import Path
 
 import pytest
+
 from seance.core.catalog import Cancelled, Catalog
 from seance.core.generate import generate_corpus
 from seance.core.index import DB_NAME, SCHEMA_VERSION, fts_quote
@@ -441,6 +442,7 @@ def test_snippets_are_made_from_the_chunk() -> None:
 
 def test_default_cache_dir_follows_platformdirs(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     from platformdirs import user_cache_dir
+
     from seance.core.index import default_cache_dir
 
     monkeypatch.setenv("SEANCE_CACHE_DIR", str(tmp_path / "mine"))

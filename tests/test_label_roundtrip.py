@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pytest
 from conftest import node_oracle_available, run_node
+from test_ui_tree import TreeApp, model_of, settle
+
 from seance.app.screens.session_tree import SessionTreeScreen
 from seance.core.session import load_session
-from test_ui_tree import TreeApp, model_of, settle
 
 pytestmark = pytest.mark.skipif(
     not node_oracle_available(), reason="node or tests/oracle/node_modules missing: run `npm ci` in tests/oracle"

@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
+
 from seance.core.metadata import MetaState, NotSessionFile, iso_ms, parse_time_ms, scan_file, summary_from_scan
 
 HEADER = {"type": "session", "version": 3, "id": "abc-123", "timestamp": "2025-01-02T03:04:05.678Z", "cwd": "/p"}

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from seance.core import metadata
 from seance.core.catalog import Catalog
 from seance.core.cli import main

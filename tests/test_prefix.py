@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from seance.core.discovery import stat_file
 from seance.core.metadata import NotSessionFile
 from seance.core.prefix import PREFIX_BYTES, pi_json_from_prefix, quick_pi_json, quick_summaries, read_prefix

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import orjson
 import pytest
+
 from seance.core.catalog import Catalog
 from seance.core.model import SessionSummary
 from seance.core.resume import (

@@ -7,6 +7,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 import pytest
+
 from seance.core.model import SessionSummary
 from seance.core.search import (
     QueryError,

@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
+
 from seance.core import trash as trash_module
 from seance.core.session import SessionError
 from seance.core.trash import (

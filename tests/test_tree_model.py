@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from conftest import node_oracle_available, run_node
+
 from seance.app.tree_model import FILTERS, TreeModel, resume_point
 from seance.core.session import load_session
 from seance.core.tree import SessionTree

@@ -5,6 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from textual import events
+from textual.widgets import Input
+from ui_harness import SIZE, cursor_title, picker_app, screen_of, settle, titles, visible_text
+from ui_sessions import NOW, OTHER, PROJECT, Spec, make_root, session_path, write_session
+
 from seance.app.results import PickResult
 from seance.app.rows import threaded
 from seance.app.screens.confirm import ConfirmScreen
@@ -15,10 +20,6 @@ from seance.app.widgets.session_list import scroll_to_match
 from seance.core.catalog import Catalog
 from seance.core.session import load_session
 from seance.core.text import relative_age
-from textual import events
-from textual.widgets import Input
-from ui_harness import SIZE, cursor_title, picker_app, screen_of, settle, titles, visible_text
-from ui_sessions import NOW, OTHER, PROJECT, Spec, make_root, session_path, write_session
 
 
 @pytest.fixture

@@ -6,10 +6,11 @@ import asyncio
 from datetime import timedelta
 from pathlib import Path
 
-from seance.app.screens.session_list import PickerOptions
 from textual.pilot import Pilot
 from ui_harness import SIZE, picker_app, screen_of, settle
 from ui_sessions import PROJECT, Spec, make_root, session_path, write_session
+
+from seance.app.screens.session_list import PickerOptions
 
 
 async def wait_until(pilot: Pilot, condition, timeout: float = 8.0) -> bool:

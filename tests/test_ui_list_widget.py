@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from seance.app.widgets.session_list import SessionList, SessionRow
-from seance.core.model import SessionSummary
 from textual.app import App, ComposeResult
 from ui_sessions import NOW, clock
+
+from seance.app.widgets.session_list import SessionList, SessionRow
+from seance.core.model import SessionSummary
 
 NOW_MS = NOW.timestamp() * 1000
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import orjson
+from textual.app import App
+from textual.widgets import Input
+from ui_harness import settle
+
 from seance.app.screens.rename import RenameScreen
 from seance.app.screens.session_tree import SessionTreeScreen
 from seance.app.widgets.label_dialog import LabelDialog
 from seance.core.session import SessionError
-from textual.app import App
-from textual.widgets import Input
-from ui_harness import settle
 
 HOSTILE = "[bold]x[/] [@click=app.quit]go[/] \x1b[31mred\x1b]8;;http://e.vil\x07 \u202eevil"
 

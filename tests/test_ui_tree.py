@@ -8,14 +8,15 @@ from typing import Any
 
 import orjson
 import pytest
+from textual.app import App
+from textual.widgets import Input, Static
+
 from seance.app.screens.session_tree import SessionTreeScreen, TreeResult
 from seance.app.tree_model import TreeModel
 from seance.app.widgets.context_preview import ContextPreview
 from seance.app.widgets.label_dialog import LabelDialog
 from seance.app.widgets.tree_view import TreeView
 from seance.core.session import load_session
-from textual.app import App
-from textual.widgets import Input, Static
 
 SIZE = (120, 32)
 NOW = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from seance.app.app import SeanceApp
-from seance.app.screens.session_list import PickerOptions, SessionPickerScreen
-from seance.core.catalog import Catalog
 from textual.pilot import Pilot
 from textual.widgets import Input
 from ui_sessions import PROJECT, clock
+
+from seance.app.app import SeanceApp
+from seance.app.screens.session_list import PickerOptions, SessionPickerScreen
+from seance.core.catalog import Catalog
 
 SIZE = (120, 30)
 

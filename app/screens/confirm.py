@@ -5,13 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import ClassVar
 
-from seance.core.text import display_text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label
+
+from seance.core.text import display_text
 
 from ..paths import STYLES
 

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from seance.core.text import display_text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label
+
+from seance.core.text import display_text
 
 from ..paths import STYLES
 from .confirm import dialog_detail

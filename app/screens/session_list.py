@@ -24,13 +24,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from seance.core.catalog import Cancelled, in_project, same_dir
-from seance.core.model import SessionSummary
-from seance.core.prefix import quick_summaries
-from seance.core.search import QueryError, parse_query, search_iter
-from seance.core.session import SessionError
-from seance.core.text import display_text
-from seance.core.trash import same_file
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -38,6 +31,14 @@ from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import Footer, Input
 from textual.worker import get_current_worker
+
+from seance.core.catalog import Cancelled, in_project, same_dir
+from seance.core.model import SessionSummary
+from seance.core.prefix import quick_summaries
+from seance.core.search import QueryError, parse_query, search_iter
+from seance.core.session import SessionError
+from seance.core.text import display_text
+from seance.core.trash import same_file
 
 from ..commands import PickerCommands
 from ..messages import LoadFailed, LoadProgress, SearchDone, SessionsChanged, SessionsLoaded, Skipped, Watching

@@ -17,6 +17,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import ClassVar, Literal
 
+from textual import events, on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.content import Content
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Static
+
 from seance.app.paths import STYLES
 from seance.app.tree_model import TreeModel, resume_point
 from seance.app.widgets.context_preview import ContextPreview
@@ -27,14 +36,6 @@ from seance.core.session import NotASession, Session, SessionError, read_session
 from seance.core.text import display_text, relative_age
 from seance.core.tree import timestamp_ms
 from seance.core.writes import set_label
-from textual import events, on, work
-from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical
-from textual.content import Content
-from textual.message import Message
-from textual.screen import Screen
-from textual.widgets import Static
 
 GC_FREEZE_ENTRIES = 5_000
 """Sessions this big are frozen out of the cyclic GC while the screen shows them."""

@@ -19,11 +19,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from seance.app.paths import STYLES
-from seance.core.context import ContextMessage, build_session_context
-from seance.core.session import NotASession, Session, read_session
-from seance.core.summary import format_tool_call, tool_calls_by_id
-from seance.core.text import content_text, display_text, safe_multiline
 from textual import work
 from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
@@ -31,6 +26,12 @@ from textual.content import Content
 from textual.message import Message
 from textual.widgets import Static
 from textual.worker import get_current_worker
+
+from seance.app.paths import STYLES
+from seance.core.context import ContextMessage, build_session_context
+from seance.core.session import NotASession, Session, read_session
+from seance.core.summary import format_tool_call, tool_calls_by_id
+from seance.core.text import content_text, display_text, safe_multiline
 
 DEFAULT: Any = object()
 """Sentinel for `leaf_id`: the session's own leaf (where it would resume by default)."""

@@ -23,8 +23,6 @@ from itertools import accumulate
 from typing import Any, ClassVar
 
 from rich.cells import cell_len
-from seance.core.model import SessionSummary
-from seance.core.text import display_text, relative_age
 from textual import events
 from textual.cache import LRUCache
 from textual.content import Content, Span
@@ -32,6 +30,9 @@ from textual.geometry import Region, Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
+
+from seance.core.model import SessionSummary
+from seance.core.text import display_text, relative_age
 
 Clock = Callable[[], datetime]
 

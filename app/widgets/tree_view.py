@@ -11,8 +11,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import ClassVar
 
-from seance.app.tree_model import FILTER_TAGS, Row, TreeModel
-from seance.core.text import display_text
 from textual import events
 from textual.binding import Binding, BindingType
 from textual.cache import LRUCache
@@ -22,6 +20,9 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.style import Style
+
+from seance.app.tree_model import FILTER_TAGS, Row, TreeModel
+from seance.core.text import display_text
 
 # Summary kind -> (component class of its prefix, component class of its text).
 _KIND_STYLES: dict[str, tuple[str | None, str | None]] = {
