@@ -145,8 +145,15 @@ def _run_demo(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="seance-demo-") as tmp:
         root = Path(tmp) / "sessions"
         print(f"seance: generating demo sessions in {root} (removed on exit)…", file=sys.stderr)
-        corpus = generate_corpus(root, sessions=DEMO_SESSIONS, projects=DEMO_PROJECTS, seed=7,
-                                 mean_bytes=20_000, now_ms=int(time.time() * 1000), cleared_names=False)
+        corpus = generate_corpus(
+            root,
+            sessions=DEMO_SESSIONS,
+            projects=DEMO_PROJECTS,
+            seed=7,
+            mean_bytes=20_000,
+            now_ms=int(time.time() * 1000),
+            cleared_names=False,
+        )
         catalog = Catalog([root], cache_dir=Path(tmp) / "cache")
         args.cwd = str(_busiest_project(catalog)) if corpus.files else None
         return _pick(catalog, args, PickerOptions(enter="tree", owns_process=True))

@@ -29,6 +29,7 @@ class PickerCommands(Provider):
     def _commands(self):
         screen = self.screen
         for action, title, help_text in PICKER_COMMANDS:
+
             async def run(action: str = action) -> None:
                 await screen.run_action(action)
 

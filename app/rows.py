@@ -38,6 +38,7 @@ def hit_rows(hits: Sequence[Any], sort: str) -> list[SessionRow]:
     if sort == "recent":
         hits = sorted(hits, key=lambda hit: hit.summary.modified_ms, reverse=True)
     elif sort == "created":
-        hits = sorted(hits, key=lambda hit: (hit.summary.created or hit.summary.modified, hit.summary.path),
-                      reverse=True)
+        hits = sorted(
+            hits, key=lambda hit: (hit.summary.created or hit.summary.modified, hit.summary.path), reverse=True
+        )
     return [SessionRow(hit.summary, hit=hit) for hit in hits]

@@ -90,8 +90,15 @@ class Rows(Sequence[Row]):
 
     __slots__ = ("_connector", "_gutters", "_ids", "_indent", "_last", "_virtual")
 
-    def __init__(self, ids: list[str], indent: list[int], connector: bytearray, last: bytearray,
-                 gutters: list[tuple[Gutter, ...]], virtual: bytearray) -> None:
+    def __init__(
+        self,
+        ids: list[str],
+        indent: list[int],
+        connector: bytearray,
+        last: bytearray,
+        gutters: list[tuple[Gutter, ...]],
+        virtual: bytearray,
+    ) -> None:
         self._ids, self._indent, self._connector = ids, indent, connector
         self._last, self._gutters, self._virtual = last, gutters, virtual
 
@@ -101,8 +108,14 @@ class Rows(Sequence[Row]):
     def __getitem__(self, index: int) -> Row:  # type: ignore[override]
         if index < 0:
             index += len(self._ids)
-        return Row(self._ids[index], self._indent[index], bool(self._connector[index]), bool(self._last[index]),
-                   self._gutters[index], bool(self._virtual[index]))
+        return Row(
+            self._ids[index],
+            self._indent[index],
+            bool(self._connector[index]),
+            bool(self._last[index]),
+            self._gutters[index],
+            bool(self._virtual[index]),
+        )
 
     @property
     def ids(self) -> list[str]:
@@ -169,9 +182,7 @@ class TreeModel:
         self.order = self._ordered_preorder()
         self._position = {entry_id: position for position, entry_id in enumerate(self.order)}
         parent, position, by_id = tree.parent, self._position, tree.by_id
-        self._parent_position = [
-            -1 if (up := parent[entry_id]) is None else position[up] for entry_id in self.order
-        ]
+        self._parent_position = [-1 if (up := parent[entry_id]) is None else position[up] for entry_id in self.order]
         self._categories = [_category(by_id[entry_id]) for entry_id in self.order]
         self._leaf_position = position.get(self.leaf_id, -1) if self.leaf_id else -1
         self._tool_calls: dict[str, dict[str, Any]] | None = None

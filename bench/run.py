@@ -107,8 +107,9 @@ class Run:
 def run(command: list[str], env: dict[str, str] | None = None, capture: bool = False) -> Run:
     """Run a child to completion; its wall time and its own peak RSS (os.wait4)."""
     started = time.perf_counter()
-    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE if capture else subprocess.DEVNULL,
-                               stderr=subprocess.PIPE, cwd=REPO)
+    process = subprocess.Popen(
+        command, env=env, stdout=subprocess.PIPE if capture else subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=REPO
+    )
     stdout = b""
     if capture:
         assert process.stdout is not None
@@ -123,8 +124,9 @@ def run(command: list[str], env: dict[str, str] | None = None, capture: bool = F
     return Run(elapsed, usage.ru_maxrss / 1024, stdout.decode())
 
 
-def best(command: list[str], repeat: int, env: dict[str, str] | None = None, fresh_cache: bool = False,
-         capture: bool = False) -> Run:
+def best(
+    command: list[str], repeat: int, env: dict[str, str] | None = None, fresh_cache: bool = False, capture: bool = False
+) -> Run:
     runs = []
     for _ in range(repeat):
         if fresh_cache and env is not None:
@@ -142,9 +144,26 @@ def corpus(out: Path, sessions: int, projects: int, seed: int, mean_bytes: int, 
     if not stamp.exists():
         shutil.rmtree(root.parent, ignore_errors=True)
         # In a child, so this process stays small (a child's peak RSS starts at its parent's).
-        subprocess.run([sys.executable, "-m", "seance.core.generate", str(root), "--sessions", str(sessions),
-                        "--projects", str(projects), "--seed", str(seed), "--mean-bytes", str(mean_bytes),
-                        "--huge", str(huge)], check=True, cwd=REPO)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "seance.core.generate",
+                str(root),
+                "--sessions",
+                str(sessions),
+                "--projects",
+                str(projects),
+                "--seed",
+                str(seed),
+                "--mean-bytes",
+                str(mean_bytes),
+                "--huge",
+                str(huge),
+            ],
+            check=True,
+            cwd=REPO,
+        )
         stamp.write_text(key)
     return root
 
@@ -164,8 +183,10 @@ def machine() -> str:
         memory = f", {total_kb / 1024 / 1024:.0f} GB RAM"
     except (OSError, ValueError, IndexError):
         pass
-    return (f"{cpu}, {os.cpu_count()} CPUs{memory}; {platform.system()} {platform.release()}; "
-            f"Python {platform.python_version()}")
+    return (
+        f"{cpu}, {os.cpu_count()} CPUs{memory}; {platform.system()} {platform.release()}; "
+        f"Python {platform.python_version()}"
+    )
 
 
 def main() -> int:
@@ -233,33 +254,68 @@ def main() -> int:
     add("seance ls, cold (empty index)", fastest("cold"), f"≤ 2× full floor: {ratio('cold')}")
     add("seance ls, warm", fastest("warm"), f"≤ 0.5× prefix floor: {ratio('warm')}")
     inside = json.loads(run([python, "-c", WARM_IN_PROCESS, str(root)], env, capture=True).stdout)
-    rows.append(("… the same in-process (no interpreter start-up or imports)", f"{inside['json']:.3f} s", "",
-                 f"{inside['json'] / fastest('prefix').seconds:.2f}× the fastest prefix floor"))
-    rows.append(("… the picker's exact refresh in-process (`Catalog.list()`, summaries decoded)",
-                 f"{inside['summaries']:.3f} s", "", "what the UI pays when the index is warm"))
+    rows.append(
+        (
+            "… the same in-process (no interpreter start-up or imports)",
+            f"{inside['json']:.3f} s",
+            "",
+            f"{inside['json'] / fastest('prefix').seconds:.2f}× the fastest prefix floor",
+        )
+    )
+    rows.append(
+        (
+            "… the picker's exact refresh in-process (`Catalog.list()`, summaries decoded)",
+            f"{inside['summaries']:.3f} s",
+            "",
+            "what the UI pays when the index is warm",
+        )
+    )
     add("seance index --rebuild (metadata + full text)", fastest("index"), f"≤ 5× full floor: {ratio('index')}")
     cold, warm = fastest("cold"), fastest("warm")
 
-    text = json.loads(run([python, "-c", FULL_TEXT_QUERY, str(root), '"sqlite"', '"fts5" "cursor"', '"bench"*',
-                           '"exception retry"'], env, capture=True).stdout)
+    text = json.loads(
+        run(
+            [python, "-c", FULL_TEXT_QUERY, str(root), '"sqlite"', '"fts5" "cursor"', '"bench"*', '"exception retry"'],
+            env,
+            capture=True,
+        ).stdout
+    )
     worst = max(item["ms"] for item in text)
-    rows.append(("full-text query (FTS5, ≤500 sessions + 50 snippets)", f"{worst:.1f} ms (worst of {len(text)})", "",
-                 "≤ 50 ms: " + ", ".join(f"{item['query']} {item['ms']:.1f} ms/{item['hits']} hits" for item in text)))
-    fuzzy = json.loads(run([python, "-c", FUZZY_QUERY, str(root), "sqlite", "thread worker", "refactr"], env,
-                           capture=True).stdout)
-    rows.append((f"keystroke fuzzy query ({fuzzy['engine']}, {fuzzy['sessions']} prefix titles)",
-                 f"{fuzzy['median_ms']:.1f} ms median", "", f"≤ 30 ms; max {fuzzy['max_ms']:.1f} ms over "
-                 f"{fuzzy['keystrokes']} keystrokes"))
+    rows.append(
+        (
+            "full-text query (FTS5, ≤500 sessions + 50 snippets)",
+            f"{worst:.1f} ms (worst of {len(text)})",
+            "",
+            "≤ 50 ms: " + ", ".join(f"{item['query']} {item['ms']:.1f} ms/{item['hits']} hits" for item in text),
+        )
+    )
+    fuzzy = json.loads(
+        run([python, "-c", FUZZY_QUERY, str(root), "sqlite", "thread worker", "refactr"], env, capture=True).stdout
+    )
+    rows.append(
+        (
+            f"keystroke fuzzy query ({fuzzy['engine']}, {fuzzy['sessions']} prefix titles)",
+            f"{fuzzy['median_ms']:.1f} ms median",
+            "",
+            f"≤ 30 ms; max {fuzzy['max_ms']:.1f} ms over {fuzzy['keystrokes']} keystrokes",
+        )
+    )
     peak = max(item.rss_mb for name in ("quick", "cold", "warm", "index") for item in times[name])
     rows.append(("peak RSS of any seance child", f"{peak:.0f} MB", "", "≤ 300 MB"))
 
     if not args.no_pi and shutil.which("node") and PI_PACKAGE.is_dir():
         agent = Path(tempfile.mkdtemp(prefix="seance-bench-pi-"))
         (agent / "sessions").symlink_to(root)
-        pi = best(["node", str(BENCH / "pi_list.mjs")], max(args.repeat - 1, 1),
-                  {**os.environ, "PI_CODING_AGENT_DIR": str(agent)})
-        add("pi 0.73.1 SessionManager.listAll (node)", pi, f"seance ls cold is {pi.seconds / cold.seconds:.1f}× "
-            f"faster, warm {pi.seconds / warm.seconds:.0f}× faster")
+        pi = best(
+            ["node", str(BENCH / "pi_list.mjs")],
+            max(args.repeat - 1, 1),
+            {**os.environ, "PI_CODING_AGENT_DIR": str(agent)},
+        )
+        add(
+            "pi 0.73.1 SessionManager.listAll (node)",
+            pi,
+            f"seance ls cold is {pi.seconds / cold.seconds:.1f}× faster, warm {pi.seconds / warm.seconds:.0f}× faster",
+        )
         shutil.rmtree(agent, ignore_errors=True)
     shutil.rmtree(cache, ignore_errors=True)
 

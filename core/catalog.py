@@ -152,8 +152,7 @@ def _write_batch(index: Index, batch: list[tuple]) -> None:
 class Catalog:
     """Discovery, prefix metadata and the persistent index behind one thread-safe object."""
 
-    def __init__(self, roots: list[Path] | None = None, *, cache_dir: Path | None = None,
-                 workers: int = 1) -> None:
+    def __init__(self, roots: list[Path] | None = None, *, cache_dir: Path | None = None, workers: int = 1) -> None:
         """`workers` > 1 lets big cold reads fork that many scanning processes (Linux only);
         only a single-threaded caller such as the CLI should ask for it."""
         self.workers = workers if scanpool.available() else 1
@@ -198,8 +197,9 @@ class Catalog:
         skipped: list[tuple[str, str]] = []
         if self.workers > 1 and len(found.infos) >= scanpool.MIN_FILES:  # parsing is the cost: every core
             items: list[tuple[int, str, bytes]] = []
-            for _chunk, (chunk_items, chunk_skipped) in scanpool.map_chunks(quick_pi_json_chunk, found.infos,
-                                                                            self.workers):
+            for _chunk, (chunk_items, chunk_skipped) in scanpool.map_chunks(
+                quick_pi_json_chunk, found.infos, self.workers
+            ):
                 items += chunk_items
                 skipped += chunk_skipped
             items.sort(key=itemgetter(0), reverse=True)  # stable: ties keep discovery order, as serially
@@ -229,8 +229,9 @@ class Catalog:
             return self._index_error
         return self._index.rebuilt_reason if self._index is not None else None
 
-    def refresh(self, progress: Progress | None = None, cancel: Cancel | None = None, *,
-                full_text: bool = True) -> list[SessionSummary]:
+    def refresh(
+        self, progress: Progress | None = None, cancel: Cancel | None = None, *, full_text: bool = True
+    ) -> list[SessionSummary]:
         """Bring the index up to date (only changed files are read; appended ones from the last
         offset) and return every exact summary, newest first.  Raises `Cancelled` on cancel."""
         return [payload for _modified, _cwd, payload in self._refreshed(progress, cancel, full_text, False)]
@@ -269,8 +270,14 @@ class Catalog:
         target = _resolved(cwd)
         return [payload for _modified, item_cwd, payload in items if item_cwd and _resolved(item_cwd) == target]
 
-    def _refreshed(self, progress: Progress | None, cancel: Cancel | None, full_text: bool,
-                   as_json: bool, found: Discovery | None = None) -> list[tuple[int, str, Any]]:
+    def _refreshed(
+        self,
+        progress: Progress | None,
+        cancel: Cancel | None,
+        full_text: bool,
+        as_json: bool,
+        found: Discovery | None = None,
+    ) -> list[tuple[int, str, Any]]:
         with self._refresh_lock:
             try:
                 return self._refresh(progress, cancel, full_text, as_json, self.index, found)
@@ -283,8 +290,15 @@ class Catalog:
                 self._index.reset(f"index failed in use ({error}); rebuilt")
                 return self._refresh(progress, cancel, full_text, as_json, self.index, found)
 
-    def _refresh(self, progress: Progress | None, cancel: Cancel | None, full_text: bool,
-                 as_json: bool, index: Index | None, found: Discovery | None = None) -> list[tuple[int, str, Any]]:
+    def _refresh(
+        self,
+        progress: Progress | None,
+        cancel: Cancel | None,
+        full_text: bool,
+        as_json: bool,
+        index: Index | None,
+        found: Discovery | None = None,
+    ) -> list[tuple[int, str, Any]]:
         """(modified_ms, cwd, summary or ls-json bytes) of every session, newest first
         (`found`: a discovery just made, else one is made now)."""
         started = time.perf_counter()
@@ -306,12 +320,14 @@ class Catalog:
             items = [(row[5], row[6], decode_summary(row[7])) for row in reused if row[3] and row[7] is not None]
         stats.reused = len(items)  # unchanged sessions; unchanged non-sessions count as skipped
         if len(items) < len(reused):
-            stats.skipped.extend((Path(row[0]), row[4] or "not a session")
-                                 for row in reused if not (row[3] and row[7] is not None))
+            stats.skipped.extend(
+                (Path(row[0]), row[4] or "not a session") for row in reused if not (row[3] and row[7] is not None)
+            )
         if todo:
             known = {path for path, *_ in rows} if rows else set()
-            changed = [(info, index.row(info.path) if index is not None and info.path in known else None)
-                       for info in todo]
+            changed = [
+                (info, index.row(info.path) if index is not None and info.path in known else None) for info in todo
+            ]
             for summary in self._read_changed(changed, stats, progress, cancel, full_text, len(infos), index):
                 payload = encode_pi_json(summary) if as_json else summary
                 items.append((int(summary.modified_ms), summary.cwd, payload))
@@ -322,9 +338,16 @@ class Catalog:
         self.last_stats = stats
         return items
 
-    def _read_changed(self, todo: list[tuple[FileInfo, Row | None]], stats: RefreshStats,
-                      progress: Progress | None, cancel: Cancel | None, full_text: bool,
-                      total: int, index: Index | None) -> list[SessionSummary]:
+    def _read_changed(
+        self,
+        todo: list[tuple[FileInfo, Row | None]],
+        stats: RefreshStats,
+        progress: Progress | None,
+        cancel: Cancel | None,
+        full_text: bool,
+        total: int,
+        index: Index | None,
+    ) -> list[SessionSummary]:
         """Scan the changed files (appended ones from their saved offset) and index them."""
         out: list[SessionSummary] = []
         pending: list[tuple] = []
@@ -362,8 +385,9 @@ class Catalog:
             _flush(index, pending)
         return out
 
-    def _outcomes(self, todo: list[tuple[FileInfo, Row | None]], full_text: bool,
-                  index: Index | None) -> Generator[tuple[FileInfo, Row | None, tuple], None, None]:
+    def _outcomes(
+        self, todo: list[tuple[FileInfo, Row | None]], full_text: bool, index: Index | None
+    ) -> Generator[tuple[FileInfo, Row | None, tuple], None, None]:
         """(file, row, outcome) per changed file; metadata-only scans of many files run
         in worker processes (see `scanpool`) while this process writes the index."""
         from .metadata import MetaState, NotSessionFile, summary_from_scan
@@ -393,8 +417,11 @@ class Catalog:
             except Exception as error:  # one poisoned file must not lose every other row
                 yield info, row, ("error", f"cannot be read ({type(error).__name__}: {error})")
             else:
-                yield info, row, ("ok", summary_from_scan(info.path, result), result.state.to_json(), result.continued,
-                                  texts)
+                yield (
+                    info,
+                    row,
+                    ("ok", summary_from_scan(info.path, result), result.state.to_json(), result.continued, texts),
+                )
         if meta_jobs:
             items = [(info, state.to_json() if state is not None else None) for info, _row, state, _want in meta_jobs]
             rows = iter(meta_jobs)

@@ -32,9 +32,14 @@ class CliError(SessionError):
 # Which module registers each headless command: `seance ls` imports only cli_catalog (and
 # what it needs), not the session reader, the writers or the Trash.  Order = `--help` order.
 COMMAND_MODULES = {
-    "show": "cli_session", "tree": "cli_session",
-    "ls": "cli_catalog", "index": "cli_catalog",
-    "resolve": "cli_actions", "continue": "cli_actions", "rm": "cli_actions", "rename": "cli_actions",
+    "show": "cli_session",
+    "tree": "cli_session",
+    "ls": "cli_catalog",
+    "index": "cli_catalog",
+    "resolve": "cli_actions",
+    "continue": "cli_actions",
+    "rm": "cli_actions",
+    "rename": "cli_actions",
 }
 _VALUED_OPTIONS = ("--root", "--cwd")  # top-level options that take the next argument
 
@@ -66,8 +71,9 @@ def _command_in(argv: list[str]) -> str | None:
             return None
         elif token.startswith("-"):
             # argparse accepts unambiguous abbreviations (`--ro DIR`)
-            takes_value = "=" not in token and len(token) > 2 and any(
-                option.startswith(token) for option in _VALUED_OPTIONS)
+            takes_value = (
+                "=" not in token and len(token) > 2 and any(option.startswith(token) for option in _VALUED_OPTIONS)
+            )
         else:
             return token
     return None
@@ -101,8 +107,9 @@ def _register_ui(commands: argparse._SubParsersAction) -> None:
     # defaults must not overwrite flags given before it.
     pick.add_argument("--all", action="store_true", default=argparse.SUPPRESS, help="start in the all-projects scope")
     pick.add_argument("--cwd", metavar="DIR", default=argparse.SUPPRESS, help="project directory (default: here)")
-    pick.add_argument("--root", action="append", metavar="DIR", default=argparse.SUPPRESS,
-                      help="sessions root (repeatable)")
+    pick.add_argument(
+        "--root", action="append", metavar="DIR", default=argparse.SUPPRESS, help="sessions root (repeatable)"
+    )
     pick.add_argument("--query", "-q", default="", help="initial query")
     pick.add_argument("--json", action="store_true", help="print a JSON object instead of the path")
     pick.set_defaults(handler=_run_ui)
@@ -136,6 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         return EXIT_OK
     except OSError as error:
-        print(f"seance: {error.strerror or error}: {getattr(error, 'filename', '') or ''}".rstrip(": "),
-              file=sys.stderr)
+        print(
+            f"seance: {error.strerror or error}: {getattr(error, 'filename', '') or ''}".rstrip(": "), file=sys.stderr
+        )
         return EXIT_BAD_INPUT

@@ -39,8 +39,9 @@ def register(commands: argparse._SubParsersAction) -> None:
     resolve_cmd = commands.add_parser("resolve", help="print the session file a resume key (id prefix) names")
     resolve_cmd.add_argument("key", metavar="KEY", help="prefix of a session id or file name (case-insensitive)")
     scope_options(resolve_cmd)
-    resolve_cmd.add_argument("--fork", action="store_true",
-                             help="a match in another project is copied into this one; print the copy")
+    resolve_cmd.add_argument(
+        "--fork", action="store_true", help="a match in another project is copied into this one; print the copy"
+    )
     resolve_cmd.add_argument("--json", action="store_true", help="print a JSON object")
     resolve_cmd.set_defaults(handler=run_resolve)
 
@@ -80,11 +81,15 @@ def run_resolve(args: argparse.Namespace) -> int:
         if found.other_project and args.fork:
             path = fork_into(found.path, cwd, _root_of(found.path, catalog.roots))
             forked_from = str(found.path)
-            print(f"seance: forked {found.path.name} from {display_text(found.summary.cwd)} into {path}",
-                  file=sys.stderr)
+            print(
+                f"seance: forked {found.path.name} from {display_text(found.summary.cwd)} into {path}", file=sys.stderr
+            )
         elif found.other_project:
-            print(f"seance: {found.path.name} is in another project ({display_text(found.summary.cwd)}); "
-                  "--fork copies it into this one", file=sys.stderr)
+            print(
+                f"seance: {found.path.name} is in another project ({display_text(found.summary.cwd)}); "
+                "--fork copies it into this one",
+                file=sys.stderr,
+            )
     finally:
         catalog.close()
     if args.json:

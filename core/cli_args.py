@@ -20,10 +20,12 @@ import orjson
 def scope_options(parser: argparse.ArgumentParser) -> None:
     """`--cwd` and `--root` on a subcommand, as copies of the top-level flags."""
     # SUPPRESS: a subcommand default must not overwrite `seance --cwd X show ...`.
-    parser.add_argument("--cwd", metavar="DIR", default=argparse.SUPPRESS,
-                        help="project directory (default: the current one)")
-    parser.add_argument("--root", action="append", metavar="DIR", default=argparse.SUPPRESS,
-                        help="sessions root (repeatable)")
+    parser.add_argument(
+        "--cwd", metavar="DIR", default=argparse.SUPPRESS, help="project directory (default: the current one)"
+    )
+    parser.add_argument(
+        "--root", action="append", metavar="DIR", default=argparse.SUPPRESS, help="sessions root (repeatable)"
+    )
 
 
 def roots(args: argparse.Namespace) -> list[Path] | None:

@@ -28,24 +28,35 @@ SORTS = ("recent", "created", "relevance", "threaded")
 def register(commands: argparse._SubParsersAction) -> None:
     ls = commands.add_parser("ls", help="list sessions, newest first (pi's list() as JSON with --json)")
     # SUPPRESS: `seance --root X ls` and `seance ls --root X` both work (no subparser default overwrites X).
-    ls.add_argument("--root", action="append", metavar="DIR", default=argparse.SUPPRESS,
-                    help="sessions root (repeatable; default: pi's, oh-my-pi's and the Python port's)")
+    ls.add_argument(
+        "--root",
+        action="append",
+        metavar="DIR",
+        default=argparse.SUPPRESS,
+        help="sessions root (repeatable; default: pi's, oh-my-pi's and the Python port's)",
+    )
     scope = ls.add_mutually_exclusive_group()
-    scope.add_argument("--all", action="store_true", default=argparse.SUPPRESS,
-                       help="every project, not only the current one")
-    scope.add_argument("--cwd", metavar="DIR", default=argparse.SUPPRESS,
-                       help="project directory (default: the current one)")
-    ls.add_argument("--query", "-q", metavar="Q",
-                    help='filter and rank: fuzzy words, "phrase", re:regex, !not, id: name: cwd: label: model: '
-                         "after: before:")
+    scope.add_argument(
+        "--all", action="store_true", default=argparse.SUPPRESS, help="every project, not only the current one"
+    )
+    scope.add_argument(
+        "--cwd", metavar="DIR", default=argparse.SUPPRESS, help="project directory (default: the current one)"
+    )
+    ls.add_argument(
+        "--query",
+        "-q",
+        metavar="Q",
+        help='filter and rank: fuzzy words, "phrase", re:regex, !not, id: name: cwd: label: model: after: before:',
+    )
     ls.add_argument("--sort", choices=SORTS, default=None, help="order (default: recent; relevance with --query)")
     ls.add_argument("--quick", action="store_true", help="4 KB prefix metadata only: no index, no full reads")
     ls.add_argument("--json", action="store_true", help="print a JSON array with pi's SessionInfo keys")
     ls.set_defaults(handler=run_ls)
 
     index = commands.add_parser("index", help="bring the session index (metadata and full text) up to date")
-    index.add_argument("--root", action="append", metavar="DIR", default=argparse.SUPPRESS,
-                       help="sessions root (repeatable)")
+    index.add_argument(
+        "--root", action="append", metavar="DIR", default=argparse.SUPPRESS, help="sessions root (repeatable)"
+    )
     index.add_argument("--rebuild", action="store_true", help="throw the index away and build it again")
     index.set_defaults(handler=run_index)
 
@@ -68,8 +79,9 @@ def _cwd(args: argparse.Namespace) -> str | None:
 # -- ls ------------------------------------------------------------------------------------------
 
 
-def apply_query(summaries: list[SessionSummary], query: str, catalog: Catalog | None,
-                all_projects: bool = False) -> list[SessionSummary]:
+def apply_query(
+    summaries: list[SessionSummary], query: str, catalog: Catalog | None, all_projects: bool = False
+) -> list[SessionSummary]:
     """Filter and rank by `query` in seance's query language (`seance.core.search`), best first.
 
     With a catalog, full-text hits from the index take part; without one (`--quick`) only
@@ -105,8 +117,9 @@ def run_ls(args: argparse.Namespace) -> int:
             sys.stdout.flush()
             return EXIT_OK
         # A query searches full text, so its index is brought up to date too.
-        summaries = (catalog.quick(cwd, text=bool(args.query)) if args.quick
-                     else catalog.list(cwd, full_text=bool(args.query)))
+        summaries = (
+            catalog.quick(cwd, text=bool(args.query)) if args.quick else catalog.list(cwd, full_text=bool(args.query))
+        )
         sort = args.sort or ("relevance" if args.query else "recent")
         if args.query:
             summaries = apply_query(summaries, args.query, None if args.quick else catalog, cwd is None)
@@ -143,8 +156,11 @@ def _print_rows(rows: list[listing.ThreadedRow], show_cwd: bool) -> None:
     for row in rows:
         summary = row.summary
         count = f"{summary.message_count}{'' if summary.exact else '+'}"
-        parts = [f"{relative_age(summary.modified_ms, now_ms):>4}", f"{count:>6}",
-                 row.prefix + display_text(summary.title, 80)]
+        parts = [
+            f"{relative_age(summary.modified_ms, now_ms):>4}",
+            f"{count:>6}",
+            row.prefix + display_text(summary.title, 80),
+        ]
         if show_cwd:
             parts.append(f"  ({display_text(home_short(summary.cwd)) or '?'})")
         out.write(" ".join(parts) + "\n")

@@ -36,8 +36,11 @@ def register(commands: argparse._SubParsersAction) -> None:
     tree.add_argument("session", metavar="SESSION", help="session file path or id prefix")
     tree.add_argument("--json", action="store_true", help="print JSON (a stable contract)")
     tree.add_argument("--text", action="store_true", help="print the tree as text instead of opening the UI")
-    tree.add_argument("--pick", action="store_true",
-                      help="after the tree view closes, print the chosen resume point as JSON (like pick --json)")
+    tree.add_argument(
+        "--pick",
+        action="store_true",
+        help="after the tree view closes, print the chosen resume point as JSON (like pick --json)",
+    )
     scope_options(tree)
     tree.set_defaults(handler=run_tree)
 
@@ -86,8 +89,13 @@ def tree_payload(session: Session) -> dict[str, Any]:
         }
         for entry_id, _depth in tree.preorder()
     ]
-    return {"path": str(session.path), "id": session.id, "leafId": tree.leaf_id, "nodes": nodes,
-            "problems": session.problems}
+    return {
+        "path": str(session.path),
+        "id": session.id,
+        "leafId": tree.leaf_id,
+        "nodes": nodes,
+        "problems": session.problems,
+    }
 
 
 def run_show(args: argparse.Namespace) -> int:

@@ -115,13 +115,18 @@ class _Scanner:
             return
         keys = [(info.st_dev, info.st_ino) for info in stats]
         seen = self._seen
-        if (any(info.st_mode & 0o170000 != stat_module.S_IFREG for info in stats)
-                or not seen.isdisjoint(keys) or len(set(keys)) != len(keys)):
+        if (
+            any(info.st_mode & 0o170000 != stat_module.S_IFREG for info in stats)
+            or not seen.isdisjoint(keys)
+            or len(set(keys)) != len(keys)
+        ):
             self._one_by_one(entries)  # not a regular file, or a link to one seen already
             return
         seen.update(keys)
-        self.result.infos += [_new_info(FileInfo, (entry.path, info.st_size, info.st_mtime_ns))
-                              for entry, info in zip(entries, stats, strict=True)]
+        self.result.infos += [
+            _new_info(FileInfo, (entry.path, info.st_size, info.st_mtime_ns))
+            for entry, info in zip(entries, stats, strict=True)
+        ]
 
     def _one_by_one(self, entries: list[os.DirEntry[str]]) -> None:
         seen = self._seen

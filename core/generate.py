@@ -34,14 +34,50 @@ _VOCABULARY = (
     "select insert update delete refactor rename extract inline optimise benchmark profile memory latency fix"
 )
 _WORDS = tuple(_VOCABULARY.split())
-_MODELS = (("anthropic", "claude-sonnet-4-5"), ("anthropic", "claude-opus-4-1"), ("openai", "gpt-5"),
-           ("google", "gemini-2.5-pro"))
-_FILES = ("src/main.py", "src/app.ts", "lib/session.rs", "core/index.py", "README.md", "tests/test_tree.py",
-          "package.json", "docs/usage.md", "cmd/server/main.go", "web/src/App.tsx")
-_COMMANDS = ("ls -la", "git status", "pytest -q tests", "npm test", "cargo build --release", "rg -n TODO src",
-             "git diff --stat", "make lint", "python -m pip list", "go test ./...")
-_PROJECTS = ("api-server", "web-client", "infra", "notes", "pi-mono", "seance", "dotfiles", "ml-experiments",
-             "game-engine", "blog", "cli-tools", "data-pipeline")
+_MODELS = (
+    ("anthropic", "claude-sonnet-4-5"),
+    ("anthropic", "claude-opus-4-1"),
+    ("openai", "gpt-5"),
+    ("google", "gemini-2.5-pro"),
+)
+_FILES = (
+    "src/main.py",
+    "src/app.ts",
+    "lib/session.rs",
+    "core/index.py",
+    "README.md",
+    "tests/test_tree.py",
+    "package.json",
+    "docs/usage.md",
+    "cmd/server/main.go",
+    "web/src/App.tsx",
+)
+_COMMANDS = (
+    "ls -la",
+    "git status",
+    "pytest -q tests",
+    "npm test",
+    "cargo build --release",
+    "rg -n TODO src",
+    "git diff --stat",
+    "make lint",
+    "python -m pip list",
+    "go test ./...",
+)
+_PROJECTS = (
+    "api-server",
+    "web-client",
+    "infra",
+    "notes",
+    "pi-mono",
+    "seance",
+    "dotfiles",
+    "ml-experiments",
+    "game-engine",
+    "blog",
+    "cli-tools",
+    "data-pipeline",
+)
 
 
 def short_title(sentence: str, limit: int = 40) -> str:
@@ -75,8 +111,7 @@ class _Text:
     def __init__(self, rng: random.Random) -> None:
         self.rng = rng
         self.sentences = [
-            " ".join(rng.choice(_WORDS) for _ in range(rng.randint(5, 18))).capitalize() + "."
-            for _ in range(400)
+            " ".join(rng.choice(_WORDS) for _ in range(rng.randint(5, 18))).capitalize() + "." for _ in range(400)
         ]
         self.code_lines = [
             f"{'    ' * rng.randint(0, 3)}{rng.choice(['def', 'return', 'if', 'for', 'let', 'const', 'fn'])} "
@@ -116,8 +151,13 @@ class _SessionWriter:
         self.ids: list[str] = []
         self.user_entries: list[tuple[str, str | None]] = []  # (id, parentId) of user messages
         self.provider, self.model = rng.choice(_MODELS)
-        header: dict[str, Any] = {"type": "session", "version": 3, "id": self.session_id,
-                                  "timestamp": iso(start_ms), "cwd": cwd}
+        header: dict[str, Any] = {
+            "type": "session",
+            "version": 3,
+            "id": self.session_id,
+            "timestamp": iso(start_ms),
+            "cwd": cwd,
+        }
         if parent:
             header["parentSession"] = parent
         self._line(header)
@@ -199,12 +239,21 @@ class _SessionWriter:
         tokens_in, tokens_out = rng.randint(2_000, 150_000), rng.randint(50, 4_000)
         cost = round(tokens_in * 3e-6 + tokens_out * 15e-6, 6)
         message: dict[str, Any] = {
-            "role": "assistant", "content": content, "api": "messages", "provider": self.provider,
+            "role": "assistant",
+            "content": content,
+            "api": "messages",
+            "provider": self.provider,
             "model": self.model,
-            "usage": {"input": tokens_in, "output": tokens_out, "cacheRead": 0, "cacheWrite": 0,
-                      "totalTokens": tokens_in + tokens_out,
-                      "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": cost}},
-            "stopReason": stop, "timestamp": self._tick(2_000, 60_000),
+            "usage": {
+                "input": tokens_in,
+                "output": tokens_out,
+                "cacheRead": 0,
+                "cacheWrite": 0,
+                "totalTokens": tokens_in + tokens_out,
+                "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": cost},
+            },
+            "stopReason": stop,
+            "timestamp": self._tick(2_000, 60_000),
         }
         if stop == "error":
             message["errorMessage"] = "overloaded_error: the service is temporarily overloaded"
@@ -214,9 +263,16 @@ class _SessionWriter:
         rng = self.rng
         size = int(rng.lognormvariate(7.5, 1.2))
         output = self.text.code(min(size, 60_000)) if call["name"] != "edit" else "Applied 1 edit."
-        self.message({"role": "toolResult", "toolCallId": call["id"], "toolName": call["name"],
-                      "content": [{"type": "text", "text": output}], "isError": rng.random() < 0.05,
-                      "timestamp": self._tick(50, 3_000)})
+        self.message(
+            {
+                "role": "toolResult",
+                "toolCallId": call["id"],
+                "toolName": call["name"],
+                "content": [{"type": "text", "text": output}],
+                "isError": rng.random() < 0.05,
+                "timestamp": self._tick(50, 3_000),
+            }
+        )
 
     # -- extras ---------------------------------------------------------------------------------
 
@@ -234,8 +290,14 @@ class _SessionWriter:
 
     def compaction(self) -> None:
         keep = self.user_entries[-1][0] if self.user_entries else self.ids[0]
-        self.append("compaction", {"summary": self.text.prose(8), "firstKeptEntryId": keep,
-                                   "tokensBefore": self.rng.randint(80_000, 190_000)})
+        self.append(
+            "compaction",
+            {
+                "summary": self.text.prose(8),
+                "firstKeptEntryId": keep,
+                "tokensBefore": self.rng.randint(80_000, 190_000),
+            },
+        )
 
 
 def _write(path: Path, lines: list[bytes], mtime_ms: int) -> int:
@@ -245,9 +307,19 @@ def _write(path: Path, lines: list[bytes], mtime_ms: int) -> int:
     return len(data)
 
 
-def generate_corpus(root: Path, sessions: int = 60, projects: int = 6, *, seed: int = 1,
-                    mean_bytes: int = 60_000, huge: int = 0, huge_bytes: int = 12_000_000,
-                    now_ms: int = DEFAULT_NOW_MS, days: int = 90, cleared_names: bool = True) -> GeneratedCorpus:
+def generate_corpus(
+    root: Path,
+    sessions: int = 60,
+    projects: int = 6,
+    *,
+    seed: int = 1,
+    mean_bytes: int = 60_000,
+    huge: int = 0,
+    huge_bytes: int = 12_000_000,
+    now_ms: int = DEFAULT_NOW_MS,
+    days: int = 90,
+    cleared_names: bool = True,
+) -> GeneratedCorpus:
     """Write `sessions` sessions over `projects` projects under `root` (pi's bucket layout).
 
     `cleared_names`: about 2% of sessions end with an empty `session_info` name, as pi writes
@@ -256,8 +328,10 @@ def generate_corpus(root: Path, sessions: int = 60, projects: int = 6, *, seed: 
     rng = random.Random(seed)
     text = _Text(rng)
     root.mkdir(parents=True, exist_ok=True)
-    cwds = [f"/home/dev/{_PROJECTS[index % len(_PROJECTS)]}{'' if index < len(_PROJECTS) else f'-{index}'}"
-            for index in range(max(projects, 1))]
+    cwds = [
+        f"/home/dev/{_PROJECTS[index % len(_PROJECTS)]}{'' if index < len(_PROJECTS) else f'-{index}'}"
+        for index in range(max(projects, 1))
+    ]
     corpus = GeneratedCorpus(root)
     huge_slots = set(rng.sample(range(sessions), min(huge, sessions))) if sessions else set()
     starts = sorted(now_ms - rng.randint(0, days * 86_400_000) for _ in range(sessions))
@@ -312,8 +386,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mean-bytes", type=int, default=60_000)
     parser.add_argument("--huge", type=int, default=0)
     args = parser.parse_args(argv)
-    corpus = generate_corpus(args.out, args.sessions, args.projects, seed=args.seed, mean_bytes=args.mean_bytes,
-                             huge=args.huge)
+    corpus = generate_corpus(
+        args.out, args.sessions, args.projects, seed=args.seed, mean_bytes=args.mean_bytes, huge=args.huge
+    )
     print(f"wrote {len(corpus.files)} sessions, {corpus.bytes / 1e6:.1f} MB under {corpus.root}")
     return 0
 

@@ -170,8 +170,16 @@ class TextHit:
 
     __slots__ = ("_index", "_match", "_rowid", "_snippet", "field", "path")
 
-    def __init__(self, path: str, field: str, *, index: Index | None = None, match: str = "", rowid: int = 0,
-                 snippet: tuple[str, tuple[tuple[int, int], ...]] | None = None) -> None:
+    def __init__(
+        self,
+        path: str,
+        field: str,
+        *,
+        index: Index | None = None,
+        match: str = "",
+        rowid: int = 0,
+        snippet: tuple[str, tuple[tuple[int, int], ...]] | None = None,
+    ) -> None:
         self.path = path
         self.field = field
         self._index = index
@@ -240,8 +248,11 @@ def make_snippet(body: str, match: str) -> tuple[str, tuple[tuple[int, int], ...
     window = _BLANK.sub(" ", body[start:end])  # one character for one: offsets stay valid
     lead = "…" if start else ""
     text = lead + window + ("…" if end < len(body) else "")
-    spans = tuple((hit.start() + len(lead), hit.end() + len(lead)) for hit in pattern.finditer(window)) \
-        if pattern is not None else ()
+    spans = (
+        tuple((hit.start() + len(lead), hit.end() + len(lead)) for hit in pattern.finditer(window))
+        if pattern is not None
+        else ()
+    )
     return text, spans
 
 
@@ -278,8 +289,9 @@ class Index:
     # -- opening, validating, rebuilding -----------------------------------------------------
 
     def _connect(self) -> sqlite3.Connection:
-        connection = sqlite3.connect(self.path, timeout=self.busy_timeout, check_same_thread=False,
-                                     isolation_level=None)
+        connection = sqlite3.connect(
+            self.path, timeout=self.busy_timeout, check_same_thread=False, isolation_level=None
+        )
         # Before WAL creates the file (no effect on an existing one): a warm listing reads
         # every `files` row, and big pages make that fewer, larger reads.
         connection.execute("PRAGMA page_size = 16384")
@@ -414,7 +426,8 @@ class Index:
     def row(self, path: str) -> Row | None:
         found = self.db.execute(
             "SELECT file_id, size, mtime_ns, session, text_seq, reason, modified_ms, cwd, summary FROM files "
-            "WHERE path = ?", (path,)
+            "WHERE path = ?",
+            (path,),
         ).fetchone()
         if found is None:
             return None
@@ -439,10 +452,14 @@ class Index:
         """Store an answer for `scope` (replacing the one before); the newest few scopes are kept."""
         skipped = _encode("\0".join(part for pair in listing.skipped for part in pair))
         with self.writing() as writer:
-            writer.db.execute("INSERT OR REPLACE INTO listings (scope, files, payload, reused, skipped) "
-                              "VALUES (?, ?, ?, ?, ?)", (scope, files, listing.payload, listing.reused, skipped))
-            writer.db.execute("DELETE FROM listings WHERE rowid NOT IN "
-                              "(SELECT rowid FROM listings ORDER BY rowid DESC LIMIT ?)", (LISTINGS_KEPT,))
+            writer.db.execute(
+                "INSERT OR REPLACE INTO listings (scope, files, payload, reused, skipped) VALUES (?, ?, ?, ?, ?)",
+                (scope, files, listing.payload, listing.reused, skipped),
+            )
+            writer.db.execute(
+                "DELETE FROM listings WHERE rowid NOT IN (SELECT rowid FROM listings ORDER BY rowid DESC LIMIT ?)",
+                (LISTINGS_KEPT,),
+            )
 
     def search(self, match: str, limit: int = 500, *, include_cwd: bool = True) -> list[TextHit]:
         """One hit per file for an FTS5 MATCH expression, up to `limit` files.
@@ -511,9 +528,7 @@ class Writer:
         found = self.db.execute("SELECT file_id FROM files WHERE path = ?", (path,)).fetchone()
         if found:
             return found[0]
-        cursor = self.db.execute(
-            "INSERT INTO files (path, size, mtime_ns, session) VALUES (?, 0, 0, 0)", (path,)
-        )
+        cursor = self.db.execute("INSERT INTO files (path, size, mtime_ns, session) VALUES (?, 0, 0, 0)", (path,))
         return int(cursor.lastrowid or 0)
 
     def _drop_text(self, file_id: int, meta_only: bool = False) -> None:
@@ -521,22 +536,37 @@ class Writer:
         high = low + (_META_SEQS - 1 if meta_only else (1 << _SEQ_BITS) - 1)
         self.db.execute("DELETE FROM fts WHERE rowid BETWEEN ? AND ?", (low, high))
 
-    def put_session(self, summary: SessionSummary, state: bytes, texts: list[tuple[str, str]] | None,
-                    *, continued: bool, text_seq: int, known: bool = True) -> None:
+    def put_session(
+        self,
+        summary: SessionSummary,
+        state: bytes,
+        texts: list[tuple[str, str]] | None,
+        *,
+        continued: bool,
+        text_seq: int,
+        known: bool = True,
+    ) -> None:
         """Store a session's summary and state; append (continued) or replace its text chunks.
 
         `texts` None means the text is not indexed (and any stale text is dropped).  `known`
         False promises the path has no row yet: one INSERT instead of a lookup, a delete and
         an update (the cold-index case, ten thousand times).
         """
-        columns = (summary.size, summary.mtime_ns, int(summary.modified_ms), summary.cwd,
-                   encode_summary(summary), encode_pi_json(summary))
+        columns = (
+            summary.size,
+            summary.mtime_ns,
+            int(summary.modified_ms),
+            summary.cwd,
+            encode_summary(summary),
+            encode_pi_json(summary),
+        )
         cursor = None
         if not known:
             try:
                 cursor = self.db.execute(
                     "INSERT INTO files (path, size, mtime_ns, session, modified_ms, cwd, summary, pi_json) "
-                    "VALUES (?, ?, ?, 1, ?, ?, ?, ?)", (summary.path, *columns),
+                    "VALUES (?, ?, ?, 1, ?, ?, ?, ?)",
+                    (summary.path, *columns),
                 )
             except sqlite3.IntegrityError:  # another thread or process indexed it meanwhile
                 cursor = None
@@ -558,7 +588,8 @@ class Writer:
             self._insert_meta(file_id, summary)
         self.db.execute(
             "UPDATE files SET size = ?, mtime_ns = ?, session = 1, reason = NULL, modified_ms = ?, cwd = ?, "
-            "summary = ?, pi_json = ?, text_seq = ? WHERE file_id = ?", (*columns, text_seq, file_id),
+            "summary = ?, pi_json = ?, text_seq = ? WHERE file_id = ?",
+            (*columns, text_seq, file_id),
         )
         self._put_state(file_id, state)
 

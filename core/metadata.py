@@ -42,8 +42,10 @@ _FINGERPRINT_HEAD = 4096
 _FINGERPRINT_TAIL = 64
 _BOM = b"\xef\xbb\xbf"
 # JavaScript's String.prototype.trim() set (Python's str.strip() differs: it strips \x1c-\x1f, not U+FEFF).
-_JS_SPACE = " \t\n\v\f\r\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a" \
+_JS_SPACE = (
+    " \t\n\v\f\r\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
     "\u2028\u2029\u202f\u205f\u3000\ufeff"
+)
 
 TextSink = Callable[[str, str], None]  # (field, text): field is user|assistant|tool|bash
 
@@ -84,10 +86,36 @@ def _content_text(content: Any, joiner: str) -> str:
 
 
 _STATE_FIELDS = (
-    "offset", "header_done", "slot", "slot_title", "id", "cwd", "parent_session", "created", "created_ms",
-    "header_title", "snake", "message_count", "first_message", "last_activity", "info_seen", "info_name",
-    "change_title", "labels", "compactions", "models", "input_tokens", "output_tokens", "cost", "last_stop",
-    "last_entry_id", "branched", "omp", "head_hash", "tail_bytes", "bad_lines",
+    "offset",
+    "header_done",
+    "slot",
+    "slot_title",
+    "id",
+    "cwd",
+    "parent_session",
+    "created",
+    "created_ms",
+    "header_title",
+    "snake",
+    "message_count",
+    "first_message",
+    "last_activity",
+    "info_seen",
+    "info_name",
+    "change_title",
+    "labels",
+    "compactions",
+    "models",
+    "input_tokens",
+    "output_tokens",
+    "cost",
+    "last_stop",
+    "last_entry_id",
+    "branched",
+    "omp",
+    "head_hash",
+    "tail_bytes",
+    "bad_lines",
 )
 
 
@@ -438,8 +466,9 @@ def can_continue(state: MetaState, descriptor: int, size: int) -> bool:
     return _head_hash(head) == state.head_hash and _tail(descriptor, state.offset) == state.tail_bytes
 
 
-def scan_file(path: str | os.PathLike[str], *, state: MetaState | None = None,
-              sink: TextSink | None = None) -> ScanResult:
+def scan_file(
+    path: str | os.PathLike[str], *, state: MetaState | None = None, sink: TextSink | None = None
+) -> ScanResult:
     """Read a session file (or only what was appended after `state.offset`) into metadata.
 
     Raises `NotSessionFile` for a file whose first JSON value is not a header, and `OSError`

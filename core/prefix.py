@@ -124,10 +124,23 @@ def summary_from_prefix(info: FileInfo, raw: bytes, *, text: bool = True) -> Ses
     state, count, first, texts = _scan_prefix(raw, text)
     mtime_ms = info.mtime_ns // 1_000_000
     return SessionSummary(
-        path=info.path, id=state.id, cwd=state.cwd, name=state.name, parent_session=state.parent_session,
-        created=state.created, modified=iso_ms(mtime_ms), modified_ms=mtime_ms, message_count=count,
-        first_message=first, size=info.size, mtime_ns=info.mtime_ns, exact=False, dialect=state.dialect,
-        labels=state.label_values, compactions=state.compactions, prefix_text=" ".join(texts),
+        path=info.path,
+        id=state.id,
+        cwd=state.cwd,
+        name=state.name,
+        parent_session=state.parent_session,
+        created=state.created,
+        modified=iso_ms(mtime_ms),
+        modified_ms=mtime_ms,
+        message_count=count,
+        first_message=first,
+        size=info.size,
+        mtime_ns=info.mtime_ns,
+        exact=False,
+        dialect=state.dialect,
+        labels=state.label_values,
+        compactions=state.compactions,
+        prefix_text=" ".join(texts),
     )
 
 
@@ -136,14 +149,21 @@ def pi_json_from_prefix(info: FileInfo, raw: bytes) -> dict[str, Any]:
     builds ten thousand of these, and a frozen 24-field summary costs as much as the parse."""
     state, count, first, _texts = _scan_prefix(raw, False)
     return {
-        "path": info.path, "id": state.id, "cwd": state.cwd, "name": state.name,
-        "parentSession": state.parent_session, "created": state.created,
-        "modified": iso_ms(info.mtime_ns // 1_000_000), "messageCount": count, "firstMessage": first,
+        "path": info.path,
+        "id": state.id,
+        "cwd": state.cwd,
+        "name": state.name,
+        "parentSession": state.parent_session,
+        "created": state.created,
+        "modified": iso_ms(info.mtime_ns // 1_000_000),
+        "messageCount": count,
+        "firstMessage": first,
     }
 
 
-def _each(infos: Sequence[FileInfo], skipped: list[tuple[str, str]] | None,
-          build: Callable[[FileInfo, bytes], Item]) -> Iterator[tuple[FileInfo, Item]]:
+def _each(
+    infos: Sequence[FileInfo], skipped: list[tuple[str, str]] | None, build: Callable[[FileInfo, bytes], Item]
+) -> Iterator[tuple[FileInfo, Item]]:
     """`build(info, prefix)` of every readable session; failures go to `skipped`."""
     for info in infos:
         try:
@@ -159,10 +179,12 @@ def _each(infos: Sequence[FileInfo], skipped: list[tuple[str, str]] | None,
                 skipped.append((info.path, f"cannot be read ({type(error).__name__}: {error})"))
 
 
-def quick_summaries(infos: list[FileInfo], skipped: list[tuple[str, str]] | None = None, *,
-                    text: bool = True) -> list[SessionSummary]:
+def quick_summaries(
+    infos: list[FileInfo], skipped: list[tuple[str, str]] | None = None, *, text: bool = True
+) -> list[SessionSummary]:
     """Prefix summaries of many files, newest mtime first; failures go to `skipped`.
     `text=False`: no `prefix_text` (see `summary_from_prefix`)."""
+
     def build(info: FileInfo, raw: bytes) -> SessionSummary:
         return summary_from_prefix(info, raw, text=text)
 
@@ -171,12 +193,15 @@ def quick_summaries(infos: list[FileInfo], skipped: list[tuple[str, str]] | None
     return out
 
 
-def quick_pi_json(infos: Sequence[FileInfo], skipped: list[tuple[str, str]] | None = None
-                  ) -> list[tuple[int, str, bytes]]:
+def quick_pi_json(
+    infos: Sequence[FileInfo], skipped: list[tuple[str, str]] | None = None
+) -> list[tuple[int, str, bytes]]:
     """(mtime ms, cwd, encoded `ls --json` object) of many files, newest mtime first, as
     `quick_summaries` orders them; failures go to `skipped`."""
-    out = [(info.mtime_ns // 1_000_000, item["cwd"], orjson.dumps(item))
-           for info, item in _each(infos, skipped, pi_json_from_prefix)]
+    out = [
+        (info.mtime_ns // 1_000_000, item["cwd"], orjson.dumps(item))
+        for info, item in _each(infos, skipped, pi_json_from_prefix)
+    ]
     out.sort(key=itemgetter(0), reverse=True)
     return out
 
@@ -187,5 +212,12 @@ def quick_pi_json_chunk(infos: Sequence[FileInfo]) -> list[list]:
     return [quick_pi_json(infos, skipped), skipped]
 
 
-__all__ = ["PREFIX_BYTES", "pi_json_from_prefix", "quick_pi_json", "quick_pi_json_chunk", "quick_summaries",
-           "read_prefix", "summary_from_prefix"]
+__all__ = [
+    "PREFIX_BYTES",
+    "pi_json_from_prefix",
+    "quick_pi_json",
+    "quick_pi_json_chunk",
+    "quick_summaries",
+    "read_prefix",
+    "summary_from_prefix",
+]

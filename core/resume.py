@@ -59,8 +59,9 @@ def key_matches(key: str, summary: SessionSummary) -> bool:
     return summary.id.casefold().startswith(key) or name.startswith(key) or stem.rpartition("_")[2].startswith(key)
 
 
-def resolve(key: str, summaries_current: Sequence[SessionSummary], summaries_all: Sequence[SessionSummary],
-            cwd: str) -> Resolution | None:
+def resolve(
+    key: str, summaries_current: Sequence[SessionSummary], summaries_all: Sequence[SessionSummary], cwd: str
+) -> Resolution | None:
     """The session `key` names: the most recent match in the current project, else in all.
 
     Raises `SessionError` for an empty key (it would match everything).
@@ -180,8 +181,9 @@ def breadcrumb_path(agent_dir: str | os.PathLike[str], terminal: str) -> Path:
     return Path(agent_dir) / BREADCRUMB_DIR / terminal
 
 
-def write_breadcrumb(agent_dir: str | os.PathLike[str], cwd: str, session_path: str | os.PathLike[str],
-                     terminal: str | None = None) -> Path | None:
+def write_breadcrumb(
+    agent_dir: str | os.PathLike[str], cwd: str, session_path: str | os.PathLike[str], terminal: str | None = None
+) -> Path | None:
     """Remember this terminal's session (best effort: returns None instead of raising)."""
     terminal = terminal or terminal_id()
     if terminal is None:
@@ -225,8 +227,9 @@ def newest_by_mtime(summaries: Iterable[SessionSummary]) -> SessionSummary | Non
     return best[1] if best else None
 
 
-def continue_session(cwd: str, summaries_current: Sequence[SessionSummary], agent_dirs: Iterable[Path],
-                     terminal: str | None = None) -> Path | None:
+def continue_session(
+    cwd: str, summaries_current: Sequence[SessionSummary], agent_dirs: Iterable[Path], terminal: str | None = None
+) -> Path | None:
     """`--continue`: this terminal's breadcrumb for `cwd`, else the project's newest file."""
     for agent_dir in agent_dirs:
         crumb = read_breadcrumb(agent_dir, cwd, terminal)
@@ -238,13 +241,18 @@ def continue_session(cwd: str, summaries_current: Sequence[SessionSummary], agen
 
 # ---------------------------------------------------------------------------- switch
 
+
 def new_session_header(cwd: str, session_id: str | None = None) -> dict[str, Any]:
-    return {"type": "session", "version": 3, "id": session_id or str(uuid.uuid4()), "timestamp": now_iso(),
-            "cwd": cwd}
+    return {"type": "session", "version": 3, "id": session_id or str(uuid.uuid4()), "timestamp": now_iso(), "cwd": cwd}
 
 
-def switch_session(path: str | os.PathLike[str], agent_dir: str | os.PathLike[str] | None = None, *,
-                   cwd: str | None = None, terminal: str | None = None) -> Session:
+def switch_session(
+    path: str | os.PathLike[str],
+    agent_dir: str | os.PathLike[str] | None = None,
+    *,
+    cwd: str | None = None,
+    terminal: str | None = None,
+) -> Session:
     """Set-session-file semantics for an agent embedding seance; returns the loaded session.
 
     * a missing or empty file starts a new session at that path: its header is written at
@@ -270,8 +278,10 @@ def switch_session(path: str | os.PathLike[str], agent_dir: str | os.PathLike[st
 
 def _not_a_header(reason: str) -> bool:
     """`read_session` found content, but no session header in it."""
-    return reason == "no readable JSON line" or reason.startswith("only a title line") or (
-        reason.startswith("line ") and reason.endswith("is not a session header")
+    return (
+        reason == "no readable JSON line"
+        or reason.startswith("only a title line")
+        or (reason.startswith("line ") and reason.endswith("is not a session header"))
     )
 
 

@@ -57,8 +57,9 @@ def scan_chunk(chunk: Sequence[tuple[FileInfo, bytes | None]]) -> list[tuple[Any
     return out
 
 
-def map_chunks(function: Callable[[Sequence[Item]], list[Any]], items: Sequence[Item],
-               workers: int) -> Iterator[tuple[Sequence[Item], list[Any]]]:
+def map_chunks(
+    function: Callable[[Sequence[Item]], list[Any]], items: Sequence[Item], workers: int
+) -> Iterator[tuple[Sequence[Item], list[Any]]]:
     """(chunk, results) in order, computed by `workers` forked processes.
 
     Closing the iterator early (a cancel) drops the chunks not started yet.

@@ -648,10 +648,13 @@ class _Matcher:
             shown, length, ratio = block.shown, len(text), fuzz.partial_ratio
             first, limit = pattern.search, _max_span(length)
             # the first occurrence is usually tight enough; `_fuzzy_match` looks further when not
-            fuzzy = [(index, match) for index in rest if index not in found
-                     and (match := first(shown[index]))
-                     and (match.end() - match.start() <= limit
-                          or (match := _fuzzy_match(pattern, shown[index], length)))]
+            fuzzy = [
+                (index, match)
+                for index in rest
+                if index not in found
+                and (match := first(shown[index]))
+                and (match.end() - match.start() <= limit or (match := _fuzzy_match(pattern, shown[index], length)))
+            ]
             for index, match in fuzzy:
                 # scored where it matched (what the row highlights), not against the whole title
                 window = shown[index][max(match.start() - length, 0) : match.end() + length]
@@ -688,8 +691,9 @@ class _Matcher:
         summaries, query, count = block.summaries, self.query, len(self.positive)
         new_hit = _new_hit
         if not count:
-            buckets[0].extend(new_hit(Hit, (summaries[index], FILTER_ONLY, "filter", 100.0, query, None))
-                              for index in alive)
+            buckets[0].extend(
+                new_hit(Hit, (summaries[index], FILTER_ONLY, "filter", 100.0, query, None)) for index in alive
+            )
             return
         matches = self.scan(block, alive)
         whole = self.whole
@@ -712,8 +716,11 @@ class _Matcher:
             idents, names, firsts = block.idents, block.names, block.firsts
             for index, (tier, _name, score) in matches.items():
                 if tier == SUBSTRING:
-                    for value, field in ((idents[index], "id"), (names[index], "name"),
-                                         (firsts[index], "first message")):
+                    for value, field in (
+                        (idents[index], "id"),
+                        (names[index], "name"),
+                        (firsts[index], "first message"),
+                    ):
                         if value.startswith(whole):
                             matches[index] = (PREFIX, field, score)
                             break
@@ -912,5 +919,3 @@ def make_snippet(text: str, query: Query, before: int = _SNIPPET_BEFORE, after: 
         return ""
     start, end = max(0, first - before), min(len(text), first + after)
     return ("…" if start else "") + text[start:end].strip() + ("…" if end < len(text) else "")
-
-

@@ -139,7 +139,8 @@ def _summarize_message(message: Any, tool_calls: dict[str, dict[str, Any]]) -> S
     return Summary("dim", "", f"[{display_text(role)}]")
 
 
-def entry_summary(entry: dict[str, Any], limit: int | None = None,
-                  tool_calls: dict[str, dict[str, Any]] | None = None) -> str:
+def entry_summary(
+    entry: dict[str, Any], limit: int | None = None, tool_calls: dict[str, dict[str, Any]] | None = None
+) -> str:
     """Plain one-line text of an entry, cut to `limit` characters."""
     return display_text(summarize(entry, tool_calls).plain(), limit)

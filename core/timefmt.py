@@ -65,7 +65,6 @@ def parse_time_ms(value: Any) -> int | None:
     return (moment - _EPOCH) // _MILLISECOND
 
 
-
 def now_ms() -> int:
     return time.time_ns() // 1_000_000
 

@@ -71,8 +71,7 @@ class TrashReceipt:
         """Rebuild a receipt (e.g. the one `seance rm` saved); raises `TrashError` if malformed."""
         try:
             items = tuple(
-                TrashedItem(Path(item["original"]), Path(item["trashed"]), Path(item["info"]))
-                for item in data["items"]
+                TrashedItem(Path(item["original"]), Path(item["trashed"]), Path(item["info"])) for item in data["items"]
             )
             deleted_at = str(data["deletedAt"])
         except (KeyError, TypeError) as error:
@@ -103,8 +102,13 @@ def same_file(left: str | os.PathLike[str], right: str | os.PathLike[str]) -> bo
         return os.path.realpath(left) == os.path.realpath(right)
 
 
-def trash_session(path: str | os.PathLike[str], *, open_session: str | os.PathLike[str] | None = None,
-                  trash: Path | None = None, force: bool = False) -> TrashReceipt:
+def trash_session(
+    path: str | os.PathLike[str],
+    *,
+    open_session: str | os.PathLike[str] | None = None,
+    trash: Path | None = None,
+    force: bool = False,
+) -> TrashReceipt:
     """Move a session file (and its artifacts folder, if any) to the Trash.
 
     Refuses the session that is open (`open_session`), a path that is not a file, and

@@ -118,9 +118,7 @@ class SessionTree:
             self.children[old_parent].remove(cut)
             self.parent[cut] = None
             self.roots.append(cut)
-            self.problems.append(
-                f"entries {' → '.join(cycle)} form a parent cycle; {cut} is shown as a root"
-            )
+            self.problems.append(f"entries {' → '.join(cycle)} form a parent cycle; {cut} is shown as a root")
             reached.update(self._reach([cut]))
         self.roots.sort(key=order.__getitem__)
 

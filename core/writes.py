@@ -103,9 +103,7 @@ def persist_migration(session: Session) -> bool:
 def append_entry(session: Session, entry: dict[str, Any]) -> None:
     """Append one entry as a single write, refused if the file changed since it was read."""
     if session.needs_migration:
-        raise SessionError(
-            f"{session.path}: is an old (v{session.disk_version}) session; persist its migration first"
-        )
+        raise SessionError(f"{session.path}: is an old (v{session.disk_version}) session; persist its migration first")
     _check_unchanged(session.path, session.stamp)
     line = dumps_line(dialects.denormalise_entry(entry, session.dialect))
     fd = os.open(session.path, os.O_WRONLY | os.O_APPEND)
@@ -193,9 +191,7 @@ def rename_session(path: str | os.PathLike[str], name: str) -> str:
         write_title_slot(session, text)
         return "title-slot"
     if not _has_assistant(session):
-        raise SessionError(
-            f"{session.path}: has no assistant reply yet; pi does not persist a name before one"
-        )
+        raise SessionError(f"{session.path}: has no assistant reply yet; pi does not persist a name before one")
     if session.needs_migration:
         session = load_for_write(path)
     entry = {

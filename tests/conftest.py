@@ -75,9 +75,7 @@ def run_node(script: str, *args: str, timeout: float = 300) -> str:
     """Run one of tests/oracle's scripts with pi's real implementation; return stdout."""
     import subprocess
 
-    result = subprocess.run(
-        ["node", str(ORACLE_DIR / script), *args], capture_output=True, text=True, timeout=timeout
-    )
+    result = subprocess.run(["node", str(ORACLE_DIR / script), *args], capture_output=True, text=True, timeout=timeout)
     if result.returncode != 0:
         raise AssertionError(f"node {script} failed ({result.returncode}):\n{result.stderr[-4000:]}")
     return result.stdout

@@ -25,8 +25,15 @@ def env(tmp_path, monkeypatch) -> Path:
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
     monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent"))
-    for variable in ("TMUX_PANE", "KITTY_WINDOW_ID", "TERM_SESSION_ID", "WT_SESSION", "ZELLIJ_PANE_ID",
-                     "WEZTERM_PANE", "CMUX_SURFACE_ID"):
+    for variable in (
+        "TMUX_PANE",
+        "KITTY_WINDOW_ID",
+        "TERM_SESSION_ID",
+        "WT_SESSION",
+        "ZELLIJ_PANE_ID",
+        "WEZTERM_PANE",
+        "CMUX_SURFACE_ID",
+    ):
         monkeypatch.delenv(variable, raising=False)
     return tmp_path
 
@@ -34,12 +41,24 @@ def env(tmp_path, monkeypatch) -> Path:
 def write_session(root: Path, cwd: str, sid: str, *, assistant: bool = True, mtime_s: int | None = None) -> Path:
     entries = [
         {"type": "session", "version": 3, "id": sid, "timestamp": STAMP, "cwd": cwd},
-        {"type": "message", "id": "u1", "parentId": None, "timestamp": STAMP,
-         "message": {"role": "user", "content": f"question in {sid}"}},
+        {
+            "type": "message",
+            "id": "u1",
+            "parentId": None,
+            "timestamp": STAMP,
+            "message": {"role": "user", "content": f"question in {sid}"},
+        },
     ]
     if assistant:
-        entries.append({"type": "message", "id": "a1", "parentId": "u1", "timestamp": STAMP,
-                        "message": {"role": "assistant", "content": [{"type": "text", "text": "answer"}]}})
+        entries.append(
+            {
+                "type": "message",
+                "id": "a1",
+                "parentId": "u1",
+                "timestamp": STAMP,
+                "message": {"role": "assistant", "content": [{"type": "text", "text": "answer"}]},
+            }
+        )
     bucket = root / bucket_name(cwd)
     bucket.mkdir(parents=True, exist_ok=True)
     path = bucket / session_file_name(STAMP, sid)
@@ -71,8 +90,13 @@ def test_resolve_other_project_is_reported(env, capsys) -> None:
     there = write_session(root, "/proj/other", "bbbb0000-0000")
     code, out, err = run(capsys, "--root", str(root), "--cwd", "/proj/here", "resolve", "bbbb", "--json")
     assert code == 0 and "another project (/proj/other)" in err
-    assert orjson.loads(out) == {"path": str(there), "id": "bbbb0000-0000", "cwd": "/proj/other",
-                                 "otherProject": True, "forkedFrom": None}
+    assert orjson.loads(out) == {
+        "path": str(there),
+        "id": "bbbb0000-0000",
+        "cwd": "/proj/other",
+        "otherProject": True,
+        "forkedFrom": None,
+    }
 
 
 def test_resolve_fork_copies_into_this_project(env, capsys) -> None:
@@ -231,7 +255,7 @@ def test_rename_pi_appends_session_info(env, capsys) -> None:
     assert (code, out) == (0, f"{session}\n") and "session_info" in err
     after = session.read_bytes()
     assert after.startswith(before)
-    entry = orjson.loads(after[len(before):])
+    entry = orjson.loads(after[len(before) :])
     assert entry["type"] == "session_info" and entry["name"] == "Release prep" and entry["parentId"] == "a1"
     assert load_session(session).name == "Release prep"
 

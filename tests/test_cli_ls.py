@@ -21,10 +21,21 @@ def make(root: Path, cwd: str, session_id: str, stamp: str, text: str, ts: int, 
     path = root / bucket_name(cwd) / f"{stamp}_{session_id}.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)
     lines = [
-        {"type": "session", "version": 3, "id": session_id, "timestamp": "2025-01-01T00:00:00.000Z", "cwd": cwd,
-         **header},
-        {"type": "message", "id": "a1", "parentId": None, "timestamp": "2025-01-01T00:00:01.000Z",
-         "message": {"role": "user", "content": text, "timestamp": ts}},
+        {
+            "type": "session",
+            "version": 3,
+            "id": session_id,
+            "timestamp": "2025-01-01T00:00:00.000Z",
+            "cwd": cwd,
+            **header,
+        },
+        {
+            "type": "message",
+            "id": "a1",
+            "parentId": None,
+            "timestamp": "2025-01-01T00:00:01.000Z",
+            "message": {"role": "user", "content": text, "timestamp": ts},
+        },
     ]
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
     return path
@@ -38,8 +49,9 @@ def store(tmp_path: Path) -> dict[str, Path]:
     there.mkdir()
     old = make(root, str(here), "0aaa1111-0000", "2025-01-01T00-00-00-000Z", "old prompt about otters", 1_000)
     new = make(root, str(here), "0bbb2222-0000", "2025-01-02T00-00-00-000Z", "new prompt about badgers", 3_000)
-    other = make(root, str(there), "0aaa9999-0000", "2025-01-03T00-00-00-000Z", "elsewhere otters", 5_000,
-                 parentSession=str(old))
+    other = make(
+        root, str(there), "0aaa9999-0000", "2025-01-03T00-00-00-000Z", "elsewhere otters", 5_000, parentSession=str(old)
+    )
     for path, ms in ((old, 1_000), (new, 3_000), (other, 5_000)):
         os.utime(path, ns=(ms * 1_000_000, ms * 1_000_000))
     (root / "--broken--").mkdir()
@@ -90,7 +102,7 @@ def test_ls_quick_json_is_the_quick_summaries(store, capsys) -> None:
 
 def test_ls_query_sort_and_exit_codes(store, capsys) -> None:
     root = str(store["root"])
-    code, out, _ = ls(capsys, "--root", root, "--all", "--json", "--query", "\"otters\"", "--sort", "recent")
+    code, out, _ = ls(capsys, "--root", root, "--all", "--json", "--query", '"otters"', "--sort", "recent")
     assert code == 0
     assert [row["id"] for row in json.loads(out)] == ["0aaa9999-0000", "0aaa1111-0000"]
     code, out, _ = ls(capsys, "--root", root, "--all", "--query", "no such words anywhere")
@@ -181,9 +193,17 @@ def test_every_corpus_file_lists(capsys) -> None:
 def test_ls_query_uses_full_text_and_reports_bad_queries(store, capsys) -> None:
     root = str(store["root"])
     with open(store["old"], "a") as handle:
-        handle.write(json.dumps({"type": "message", "id": "b2", "parentId": "a1",
-                                 "message": {"role": "assistant", "content": "x " * 3000 + "platypus", "timestamp": 1}})
-                     + "\n")
+        handle.write(
+            json.dumps(
+                {
+                    "type": "message",
+                    "id": "b2",
+                    "parentId": "a1",
+                    "message": {"role": "assistant", "content": "x " * 3000 + "platypus", "timestamp": 1},
+                }
+            )
+            + "\n"
+        )
     code, out, _ = ls(capsys, "--root", root, "--all", "--json", "--query", "platypus")
     assert code == 0 and [row["id"] for row in json.loads(out)] == ["0aaa1111-0000"]
     code, out, _ = ls(capsys, "--root", root, "--all", "--json", "--query", "platypus", "--quick")

@@ -29,10 +29,20 @@ def root(tmp_path: Path, monkeypatch) -> Path:
         bucket.mkdir(parents=True)
         entries = [
             {"type": "session", "version": 3, "id": sid, "timestamp": STAMP, "cwd": cwd},
-            {"type": "message", "id": "u1", "parentId": None, "timestamp": STAMP,
-             "message": {"role": "user", "content": text}},
-            {"type": "message", "id": "a1", "parentId": "u1", "timestamp": STAMP,
-             "message": {"role": "assistant", "content": [{"type": "text", "text": "ok"}]}},
+            {
+                "type": "message",
+                "id": "u1",
+                "parentId": None,
+                "timestamp": STAMP,
+                "message": {"role": "user", "content": text},
+            },
+            {
+                "type": "message",
+                "id": "a1",
+                "parentId": "u1",
+                "timestamp": STAMP,
+                "message": {"role": "assistant", "content": [{"type": "text", "text": "ok"}]},
+            },
         ]
         (bucket / session_file_name(STAMP, sid)).write_bytes(b"".join(orjson.dumps(e) + b"\n" for e in entries))
     return root
@@ -56,8 +66,20 @@ def test_show_and_tree_honour_root_and_cwd(root, capsys, command, placement) -> 
 
 
 def test_flags_after_the_command_win_over_those_before(root, capsys) -> None:
-    code, out, _ = run(capsys, "--cwd", "/one", "--root", str(root / "nowhere"), "show", "abcd", "--json",
-                       "--root", str(root), "--cwd", "/two")
+    code, out, _ = run(
+        capsys,
+        "--cwd",
+        "/one",
+        "--root",
+        str(root / "nowhere"),
+        "show",
+        "abcd",
+        "--json",
+        "--root",
+        str(root),
+        "--cwd",
+        "/two",
+    )
     assert code == 0 and orjson.loads(out)["id"] == "abcd-2222"
 
 

@@ -42,7 +42,10 @@ def test_ls_equals_pi_on_the_corpus_pi_files(capsys: pytest.CaptureFixture[str])
         pytest.skip("no shared corpus")
     rows = {Path(row["path"]).name: row for row in seance_ls(capsys, root)}
     assert {name: row["messageCount"] for name, row in rows.items()} == {
-        "before-compaction.jsonl": 990, "large-session.jsonl": 914, "compact.jsonl": 1010, "session.jsonl": 452,
+        "before-compaction.jsonl": 990,
+        "large-session.jsonl": 914,
+        "compact.jsonl": 1010,
+        "session.jsonl": 452,
     }
     assert rows["before-compaction.jsonl"]["firstMessage"].startswith("alright, read @packages/coding-agent/src/")
     assert rows["large-session.jsonl"]["firstMessage"] == "/mode"
@@ -76,8 +79,12 @@ def test_ls_equals_pi_live(where: str, tmp_path: Path, capsys: pytest.CaptureFix
     else:
         generate_corpus(agent / "sessions", sessions=25, projects=4, seed=5, mean_bytes=6_000)
     result = subprocess.run(
-        ["node", str(REPO_ROOT / "bench" / "pi_list.mjs"), "--json"], capture_output=True, text=True, timeout=120,
-        env={**os.environ, "PI_CODING_AGENT_DIR": str(agent)}, check=True,
+        ["node", str(REPO_ROOT / "bench" / "pi_list.mjs"), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PI_CODING_AGENT_DIR": str(agent)},
+        check=True,
     )
     expected = json.loads(result.stdout)
     assert expected, "pi listed nothing"

@@ -75,7 +75,9 @@ def test_cli_json_contract_equals_pi(pi_oracle: Path, command: str) -> None:
     for record in _expected(pi_oracle)["sessions"][:6]:
         result = subprocess.run(
             [sys.executable, "-m", "seance", command, record["path"], "--json"],
-            capture_output=True, text=True, check=True,
+            capture_output=True,
+            text=True,
+            check=True,
         )
         payload = json.loads(result.stdout)
         assert payload["path"] == record["path"]
@@ -93,6 +95,8 @@ def test_cli_show_at_arbitrary_leaf(pi_oracle: Path) -> None:
     expected = next(c for c in record["contexts"] if c["leaf"])
     result = subprocess.run(
         [sys.executable, "-m", "seance", "show", record["path"], "--leaf", expected["leaf"], "--json"],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     assert _contract_messages(json.loads(result.stdout)) == expected["messages"]

@@ -19,7 +19,9 @@ HEADER = {"type": "session", "version": 3, "id": "sess-1", "timestamp": "2026-01
 
 def _msg(entry_id: str, parent: str | None, role: str = "user", text: str = "hi", ts: int = 0) -> dict:
     return {
-        "type": "message", "id": entry_id, "parentId": parent,
+        "type": "message",
+        "id": entry_id,
+        "parentId": parent,
         "timestamp": f"2026-01-01T00:00:{ts:02d}.000Z",
         "message": {"role": role, "content": text},
     }
@@ -44,16 +46,19 @@ def _load(path: Path) -> Session:
 
 
 def test_malformed_glued_torn_and_non_object_lines_are_skipped_and_said(tmp_path: Path) -> None:
-    path = _write(tmp_path / "s.jsonl", [
-        HEADER,
-        _msg("a", None),
-        "this is not json",
-        json.dumps(_msg("x", "a")) + json.dumps(_msg("y", "a")),  # two objects glued
-        "[1, 2, 3]",
-        "",
-        _msg("b", "a", "assistant", "hello", 1),
-        b'{"type":"message","id":"c","parentId":"b","timestamp":"2026-01-01T00:00:02.000Z","mess',  # torn
-    ])
+    path = _write(
+        tmp_path / "s.jsonl",
+        [
+            HEADER,
+            _msg("a", None),
+            "this is not json",
+            json.dumps(_msg("x", "a")) + json.dumps(_msg("y", "a")),  # two objects glued
+            "[1, 2, 3]",
+            "",
+            _msg("b", "a", "assistant", "hello", 1),
+            b'{"type":"message","id":"c","parentId":"b","timestamp":"2026-01-01T00:00:02.000Z","mess',  # torn
+        ],
+    )
     session = _load(path)
     assert [e["id"] for e in session.entries] == ["a", "b"]
     reasons = {item.line: item.reason for item in session.skipped}
@@ -67,8 +72,10 @@ def test_malformed_glued_torn_and_non_object_lines_are_skipped_and_said(tmp_path
 
 
 def test_json_that_orjson_refuses_but_pi_reads(tmp_path: Path) -> None:
-    big = b'{"type":"message","id":"a","parentId":null,"n":123456789012345678901234567890,' \
-          b'"message":{"role":"user","content":"big"}}\n'
+    big = (
+        b'{"type":"message","id":"a","parentId":null,"n":123456789012345678901234567890,'
+        b'"message":{"role":"user","content":"big"}}\n'
+    )
     path = _write(tmp_path / "s.jsonl", [HEADER, big, b'{"type":"x","id":"b","v":NaN}\n'])
     session = _load(path)
     assert [e["id"] for e in session.entries] == ["a"]
@@ -84,17 +91,20 @@ def test_bytes_that_are_not_utf8_never_crash(tmp_path: Path) -> None:
 
 
 def test_wrong_field_types(tmp_path: Path) -> None:
-    path = _write(tmp_path / "s.jsonl", [
-        HEADER,
-        _msg("a", None),
-        {"type": "message", "id": 42, "parentId": "a"},  # id not a string
-        {"type": 7, "id": "t", "parentId": "a"},  # type not a string
-        {"type": "message", "id": "b", "parentId": ["a"], "message": "not a dict"},
-        {"type": "message", "id": "c", "parentId": "b", "message": {"role": "user", "content": {"x": 1}}},
-        {"type": "compaction", "id": "d", "parentId": "c", "summary": None, "tokensBefore": "lots"},
-        {"type": "label", "id": "e", "parentId": "d", "targetId": 5, "label": ["x"]},
-        {"type": "thinking_level_change", "id": "f", "parentId": "e", "thinkingLevel": 3},
-    ])
+    path = _write(
+        tmp_path / "s.jsonl",
+        [
+            HEADER,
+            _msg("a", None),
+            {"type": "message", "id": 42, "parentId": "a"},  # id not a string
+            {"type": 7, "id": "t", "parentId": "a"},  # type not a string
+            {"type": "message", "id": "b", "parentId": ["a"], "message": "not a dict"},
+            {"type": "message", "id": "c", "parentId": "b", "message": {"role": "user", "content": {"x": 1}}},
+            {"type": "compaction", "id": "d", "parentId": "c", "summary": None, "tokensBefore": "lots"},
+            {"type": "label", "id": "e", "parentId": "d", "targetId": 5, "label": ["x"]},
+            {"type": "thinking_level_change", "id": "f", "parentId": "e", "thinkingLevel": 3},
+        ],
+    )
     session = _load(path)
     assert [e["id"] for e in session.entries] == ["a", "b", "c", "d", "e", "f"]
     assert session.tree.roots == ["a", "b"]  # b's list-typed parent was dropped, and said
@@ -112,16 +122,21 @@ def test_header_must_come_first(tmp_path: Path) -> None:
 
 
 def test_cycles_self_parents_duplicates_and_orphans(tmp_path: Path) -> None:
-    path = _write(tmp_path / "s.jsonl", [
-        HEADER,
-        _msg("root", None, ts=0),
-        _msg("self", "self", ts=1),
-        _msg("c1", "c3", ts=2), _msg("c2", "c1", ts=3), _msg("c3", "c2", ts=4),  # a 3-cycle
-        _msg("below", "c2", ts=5),
-        _msg("orphan", "nowhere", ts=6),
-        _msg("dup", "root", text="first", ts=7),
-        _msg("dup", "root", text="second", ts=8),
-    ])
+    path = _write(
+        tmp_path / "s.jsonl",
+        [
+            HEADER,
+            _msg("root", None, ts=0),
+            _msg("self", "self", ts=1),
+            _msg("c1", "c3", ts=2),
+            _msg("c2", "c1", ts=3),
+            _msg("c3", "c2", ts=4),  # a 3-cycle
+            _msg("below", "c2", ts=5),
+            _msg("orphan", "nowhere", ts=6),
+            _msg("dup", "root", text="first", ts=7),
+            _msg("dup", "root", text="second", ts=8),
+        ],
+    )
     session = _load(path)
     tree = session.tree
     assert tree.roots == ["root", "self", "c1", "orphan"]
@@ -152,11 +167,14 @@ def test_multi_megabyte_single_line(tmp_path: Path) -> None:
 
 def test_loading_and_showing_never_modify_the_file(tmp_path: Path) -> None:
     v1 = tmp_path / "v1.jsonl"
-    _write(v1, [
-        {"type": "session", "id": "old", "timestamp": "2025-01-01T00:00:00.000Z", "cwd": "/p"},
-        {"type": "message", "timestamp": "2025-01-01T00:00:01.000Z", "message": {"role": "user", "content": "a"}},
-        {"type": "compaction", "timestamp": "2025-01-01T00:00:02.000Z", "summary": "S", "firstKeptEntryIndex": 1},
-    ])
+    _write(
+        v1,
+        [
+            {"type": "session", "id": "old", "timestamp": "2025-01-01T00:00:00.000Z", "cwd": "/p"},
+            {"type": "message", "timestamp": "2025-01-01T00:00:01.000Z", "message": {"role": "user", "content": "a"}},
+            {"type": "compaction", "timestamp": "2025-01-01T00:00:02.000Z", "summary": "S", "firstKeptEntryIndex": 1},
+        ],
+    )
     digest = hashlib.sha256(v1.read_bytes()).hexdigest()
     mtime = v1.stat().st_mtime_ns
     session = _load(v1)
@@ -183,9 +201,11 @@ def test_cli_not_a_session_exits_2_with_one_line(tmp_path: Path, content: bytes)
 
 def test_cli_unknown_leaf_and_missing_file(tmp_path: Path) -> None:
     path = _write(tmp_path / "s.jsonl", [HEADER, _msg("a", None)])
-    result = subprocess.run([sys.executable, "-m", "seance", "show", str(path), "--leaf", "zzz", "--json"],
-                            capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "seance", "show", str(path), "--leaf", "zzz", "--json"], capture_output=True, text=True
+    )
     assert result.returncode == 2 and "no entry 'zzz'" in result.stderr
-    result = subprocess.run([sys.executable, "-m", "seance", "show", str(tmp_path / "nope.jsonl")],
-                            capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "seance", "show", str(tmp_path / "nope.jsonl")], capture_output=True, text=True
+    )
     assert result.returncode == 1 and "Traceback" not in result.stderr

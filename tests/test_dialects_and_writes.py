@@ -30,8 +30,11 @@ def _write(path: Path, objs: list[dict], prefix: bytes = b"") -> Path:
 V1 = [
     {"type": "session", "id": "old", "timestamp": "2025-01-01T00:00:00.000Z", "cwd": "/p"},
     {"type": "message", "timestamp": "2025-01-01T00:00:01.000Z", "message": {"role": "user", "content": "one"}},
-    {"type": "message", "timestamp": "2025-01-01T00:00:02.000Z",
-     "message": {"role": "assistant", "content": [{"type": "text", "text": "two"}], "provider": "p", "model": "m"}},
+    {
+        "type": "message",
+        "timestamp": "2025-01-01T00:00:02.000Z",
+        "message": {"role": "assistant", "content": [{"type": "text", "text": "two"}], "provider": "p", "model": "m"},
+    },
     {"type": "message", "timestamp": "2025-01-01T00:00:03.000Z", "message": {"role": "hookMessage", "content": "h"}},
     {"type": "compaction", "timestamp": "2025-01-01T00:00:04.000Z", "summary": "S", "firstKeptEntryIndex": 2},
     {"type": "message", "timestamp": "2025-01-01T00:00:05.000Z", "message": {"role": "user", "content": "three"}},
@@ -51,7 +54,11 @@ def test_v1_migration_in_memory_with_stable_ids(tmp_path: Path) -> None:
     assert first.entries[2]["message"]["role"] == "custom"
     context = build_session_context(first)
     assert [(m.role, m.text) for m in context.messages] == [
-        ("compactionSummary", "S"), ("assistant", "two"), ("custom", "h"), ("user", "three")]
+        ("compactionSummary", "S"),
+        ("assistant", "two"),
+        ("custom", "h"),
+        ("user", "three"),
+    ]
 
 
 def test_persist_migration_is_atomic_and_explicit(tmp_path: Path) -> None:
@@ -79,10 +86,20 @@ def test_persist_migration_refuses_if_the_file_changed(tmp_path: Path) -> None:
 
 V3 = [
     {"type": "session", "version": 3, "id": "s3", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/p"},
-    {"type": "message", "id": "a1", "parentId": None, "timestamp": "2026-01-01T00:00:01.000Z",
-     "message": {"role": "user", "content": "q"}},
-    {"type": "message", "id": "a2", "parentId": "a1", "timestamp": "2026-01-01T00:00:02.000Z",
-     "message": {"role": "assistant", "content": [{"type": "text", "text": "a"}], "provider": "p", "model": "m"}},
+    {
+        "type": "message",
+        "id": "a1",
+        "parentId": None,
+        "timestamp": "2026-01-01T00:00:01.000Z",
+        "message": {"role": "user", "content": "q"},
+    },
+    {
+        "type": "message",
+        "id": "a2",
+        "parentId": "a1",
+        "timestamp": "2026-01-01T00:00:02.000Z",
+        "message": {"role": "assistant", "content": [{"type": "text", "text": "a"}], "provider": "p", "model": "m"},
+    },
 ]
 
 
@@ -155,20 +172,51 @@ def test_omp_title_slot_rename_in_place(tmp_path: Path) -> None:
 
 
 def test_omp_model_change_and_extras(tmp_path: Path) -> None:
-    path = _write(tmp_path / "omp.jsonl", [
-        V3[0], V3[1],
-        {"type": "model_change", "id": "m1", "parentId": "a1", "timestamp": "2026-01-01T00:00:03.000Z",
-         "model": "openai/gpt-4o"},
-        {"type": "mode_change", "id": "m2", "parentId": "m1", "timestamp": "2026-01-01T00:00:04.000Z",
-         "mode": "plan", "data": {"planFile": "/tmp/p.md"}},
-        {"type": "ttsr_injection", "id": "m3", "parentId": "m2", "timestamp": "2026-01-01T00:00:05.000Z",
-         "injectedRules": ["r1", "r2", "r1"]},
-        {"type": "model_change", "id": "m4", "parentId": "m3", "timestamp": "2026-01-01T00:00:06.000Z",
-         "model": "anthropic/claude", "role": "smol"},
-        {"type": "title_change", "id": "m5", "parentId": "m4", "timestamp": "2026-01-01T00:00:07.000Z",
-         "title": "Planned"},
-        {"type": "brand_new_type", "id": "m6", "parentId": "m5", "timestamp": "2026-01-01T00:00:08.000Z"},
-    ])
+    path = _write(
+        tmp_path / "omp.jsonl",
+        [
+            V3[0],
+            V3[1],
+            {
+                "type": "model_change",
+                "id": "m1",
+                "parentId": "a1",
+                "timestamp": "2026-01-01T00:00:03.000Z",
+                "model": "openai/gpt-4o",
+            },
+            {
+                "type": "mode_change",
+                "id": "m2",
+                "parentId": "m1",
+                "timestamp": "2026-01-01T00:00:04.000Z",
+                "mode": "plan",
+                "data": {"planFile": "/tmp/p.md"},
+            },
+            {
+                "type": "ttsr_injection",
+                "id": "m3",
+                "parentId": "m2",
+                "timestamp": "2026-01-01T00:00:05.000Z",
+                "injectedRules": ["r1", "r2", "r1"],
+            },
+            {
+                "type": "model_change",
+                "id": "m4",
+                "parentId": "m3",
+                "timestamp": "2026-01-01T00:00:06.000Z",
+                "model": "anthropic/claude",
+                "role": "smol",
+            },
+            {
+                "type": "title_change",
+                "id": "m5",
+                "parentId": "m4",
+                "timestamp": "2026-01-01T00:00:07.000Z",
+                "title": "Planned",
+            },
+            {"type": "brand_new_type", "id": "m6", "parentId": "m5", "timestamp": "2026-01-01T00:00:08.000Z"},
+        ],
+    )
     session = load_session(path)
     assert session.dialect == "omp" and session.name == "Planned"
     context = build_session_context(session)
@@ -190,27 +238,67 @@ def test_omp_blob_references_resolve_lazily(tmp_path: Path) -> None:
 
 
 def test_python_port_dialect(tmp_path: Path) -> None:
-    path = _write(tmp_path / "op.jsonl", [
-        {"type": "session_header", "id": "port", "timestamp": 1767225600.5, "cwd": "/proj"},
-        {"type": "message", "id": "a1", "parent_id": None, "timestamp": 1767225601.0,
-         "message": {"role": "user", "content": "q1"}},
-        {"type": "message", "id": "a2", "parent_id": "a1", "timestamp": 1767225602.0,
-         "message": {"role": "assistant", "content": [{"type": "text", "text": "r1"}], "provider": "p", "model": "m"}},
-        {"type": "compaction", "id": "a3", "parent_id": "a2", "timestamp": 1767225603.0, "summary": "S",
-         "first_kept_entry_id": "a2", "tokens_before": 1200},
-        {"type": "message", "id": "a4", "parent_id": "a3", "timestamp": 1767225604.0,
-         "message": {"role": "user", "content": "q2"}},
-        {"type": "leaf", "id": "a5", "parent_id": "a4", "timestamp": 1767225605.0, "target_id": "a2"},
-        {"type": "label", "id": "a6", "parent_id": "a5", "timestamp": 1767225606.0, "target_id": "a1", "label": "L"},
-        {"type": "leaf", "id": "a7", "parent_id": "a6", "timestamp": 1767225607.0, "target_id": "a4"},
-    ])
+    path = _write(
+        tmp_path / "op.jsonl",
+        [
+            {"type": "session_header", "id": "port", "timestamp": 1767225600.5, "cwd": "/proj"},
+            {
+                "type": "message",
+                "id": "a1",
+                "parent_id": None,
+                "timestamp": 1767225601.0,
+                "message": {"role": "user", "content": "q1"},
+            },
+            {
+                "type": "message",
+                "id": "a2",
+                "parent_id": "a1",
+                "timestamp": 1767225602.0,
+                "message": {
+                    "role": "assistant",
+                    "content": [{"type": "text", "text": "r1"}],
+                    "provider": "p",
+                    "model": "m",
+                },
+            },
+            {
+                "type": "compaction",
+                "id": "a3",
+                "parent_id": "a2",
+                "timestamp": 1767225603.0,
+                "summary": "S",
+                "first_kept_entry_id": "a2",
+                "tokens_before": 1200,
+            },
+            {
+                "type": "message",
+                "id": "a4",
+                "parent_id": "a3",
+                "timestamp": 1767225604.0,
+                "message": {"role": "user", "content": "q2"},
+            },
+            {"type": "leaf", "id": "a5", "parent_id": "a4", "timestamp": 1767225605.0, "target_id": "a2"},
+            {
+                "type": "label",
+                "id": "a6",
+                "parent_id": "a5",
+                "timestamp": 1767225606.0,
+                "target_id": "a1",
+                "label": "L",
+            },
+            {"type": "leaf", "id": "a7", "parent_id": "a6", "timestamp": 1767225607.0, "target_id": "a4"},
+        ],
+    )
     session = read_session(path)
     assert isinstance(session, Session) and session.dialect == "operator"
     assert session.header["timestamp"] == "2026-01-01T00:00:00.500Z"
     assert session.leaf_id == "a4" and session.tree.labels == {"a1": "L"}
     context = build_session_context(session)
     assert [(m.role, m.text) for m in context.messages] == [
-        ("compactionSummary", "S"), ("assistant", "r1"), ("user", "q2")]
+        ("compactionSummary", "S"),
+        ("assistant", "r1"),
+        ("user", "q2"),
+    ]
     assert not session.migrations, "the port's own format is never re-shaped into pi's"
     set_label(path, "a2", "mine")
     written = orjson.loads(path.read_bytes().splitlines()[-1])

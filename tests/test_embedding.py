@@ -50,8 +50,9 @@ async def test_host_pushes_the_picker_with_a_callback(tmp_path: Path) -> None:
         await pilot.pause()
         assert not isinstance(app.screen, SessionPickerScreen), "the picker dismissed itself"
         assert app.query_one("#editor", Static).is_attached
-    assert app.results == [PickResult("resume", session_path(root, Spec("s-fork", PROJECT)), None,
-                                      session_id="s-fork", cwd=PROJECT)]
+    assert app.results == [
+        PickResult("resume", session_path(root, Spec("s-fork", PROJECT)), None, session_id="s-fork", cwd=PROJECT)
+    ]
 
 
 async def settle_picker(pilot) -> None:
@@ -98,5 +99,7 @@ def test_the_styles_path_has_one_home() -> None:
     package = Path(seance.app.__file__).parent
     others = [path for path in package.rglob("*.py") if path.name != "paths.py" and '"styles"' in path.read_text()]
     assert others == [], "compute the styles/ path only in app/paths.py"
-    assert all((STYLES / name).is_file() for name in ("app.tcss", "modal.tcss", "preview.tcss", "session_list.tcss",
-                                                       "tree.tcss"))
+    assert all(
+        (STYLES / name).is_file()
+        for name in ("app.tcss", "modal.tcss", "preview.tcss", "session_list.tcss", "tree.tcss")
+    )

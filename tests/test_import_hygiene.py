@@ -43,23 +43,42 @@ def test_cli_ls_path_does_not_import_textual() -> None:
     assert result.stdout.strip() == "False"
 
 
-@pytest.mark.parametrize(("flags", "absent"), [
-    (["--quick"], ()),
-    ([], ("orjson", "seance.core.metadata", "seance.core.prefix")),  # warm, nothing to read: no parser at all
-])
+@pytest.mark.parametrize(
+    ("flags", "absent"),
+    [
+        (["--quick"], ()),
+        ([], ("orjson", "seance.core.metadata", "seance.core.prefix")),  # warm, nothing to read: no parser at all
+    ],
+)
 def test_seance_ls_imports_only_what_listing_needs(tmp_path, flags: list[str], absent: tuple[str, ...]) -> None:
     """`seance ls` starts fast: no session reader, context, writers, Trash or fuzzy matcher."""
-    heavy = ("rapidfuzz", "textual", "rich", "seance.core.session", "seance.core.jsonl", "seance.core.context",
-             "seance.core.summary", "seance.core.writes", "seance.core.trash", "seance.core.resume",
-             "seance.core.search", *absent)
+    heavy = (
+        "rapidfuzz",
+        "textual",
+        "rich",
+        "seance.core.session",
+        "seance.core.jsonl",
+        "seance.core.context",
+        "seance.core.summary",
+        "seance.core.writes",
+        "seance.core.trash",
+        "seance.core.resume",
+        "seance.core.search",
+        *absent,
+    )
     code = (
         "import sys\n"
         "from seance.core.cli import main\n"
         f"code = main(['ls', '--all', '--json', *{flags!r}, '--root', {str(tmp_path)!r}])\n"
         f"print(code, ','.join(sorted(m for m in sys.modules if m.startswith({heavy!r}))))\n"
     )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                            env={**os.environ, "SEANCE_CACHE_DIR": str(tmp_path / "cache")})
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "SEANCE_CACHE_DIR": str(tmp_path / "cache")},
+    )
     assert result.stdout.split("\n")[-2] == "0 ", result.stdout
 
 

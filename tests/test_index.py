@@ -23,8 +23,13 @@ def line(value: dict) -> str:
 
 
 def user(entry_id: str, parent: str | None, text: str, ts: int = 1_700_000_000_000) -> dict:
-    return {"type": "message", "id": entry_id, "parentId": parent, "timestamp": "2025-01-02T03:05:00.000Z",
-            "message": {"role": "user", "content": text, "timestamp": ts}}
+    return {
+        "type": "message",
+        "id": entry_id,
+        "parentId": parent,
+        "timestamp": "2025-01-02T03:05:00.000Z",
+        "message": {"role": "user", "content": text, "timestamp": ts},
+    }
 
 
 @pytest.fixture
@@ -72,8 +77,11 @@ def test_appended_file_is_read_from_the_offset(corpus: Path, tmp_path: Path) -> 
 AFTER = line(user("00000003", "00000002", "after", ts=1_700_000_002_000))
 
 
-@pytest.mark.parametrize(("cut", "rest", "messages"), [(0, "\n", 2), (0, "\n" + AFTER, 3), (10, "", 2)],
-                         ids=["newline", "newline-and-more", "mid-json"])
+@pytest.mark.parametrize(
+    ("cut", "rest", "messages"),
+    [(0, "\n", 2), (0, "\n" + AFTER, 3), (10, "", 2)],
+    ids=["newline", "newline-and-more", "mid-json"],
+)
 def test_a_torn_last_line_is_indexed_once_when_completed(tmp_path: Path, cut: int, rest: str, messages: int) -> None:
     """A last line without its newline counts in the metadata now; its text is indexed once, when complete.
 
@@ -82,7 +90,7 @@ def test_a_torn_last_line_is_indexed_once_when_completed(tmp_path: Path, cut: in
     path = root / "--proj--" / "a.jsonl"
     path.parent.mkdir(parents=True)
     torn = line(user("00000002", "00000001", "torn zebracorn words", ts=1_700_000_001_000)).rstrip("\n")
-    rest = (torn[len(torn) - cut:] + "\n" if cut else "") + rest
+    rest = (torn[len(torn) - cut :] + "\n" if cut else "") + rest
     path.write_text(line(HEADER) + line(user("00000001", None, "whole line")) + torn[: len(torn) - cut])
     catalog = Catalog([root], cache_dir=tmp_path / "cache")
     catalog.refresh()
@@ -168,10 +176,19 @@ def test_full_text_finds_what_the_prefix_cannot(tmp_path: Path) -> None:
     path = root / "--proj--" / "a.jsonl"
     path.parent.mkdir(parents=True)
     filler = [user(f"{index:08x}", None, "filler words " * 40) for index in range(20)]
-    late = {"type": "message", "id": "late", "parentId": None, "timestamp": "2025-01-02T03:05:00.000Z",
-            "message": {"role": "assistant", "content": [
+    late = {
+        "type": "message",
+        "id": "late",
+        "parentId": None,
+        "timestamp": "2025-01-02T03:05:00.000Z",
+        "message": {
+            "role": "assistant",
+            "content": [
                 {"type": "text", "text": "the quokka appears late"},
-                {"type": "toolCall", "id": "t1", "name": "bash", "arguments": {"command": "grep -rn wombat ."}}]}}
+                {"type": "toolCall", "id": "t1", "name": "bash", "arguments": {"command": "grep -rn wombat ."}},
+            ],
+        },
+    }
     path.write_text(line(HEADER) + "".join(line(entry) for entry in filler) + line(late))
     assert path.stat().st_size > 4096 * 2
     catalog = Catalog([root], cache_dir=tmp_path / "cache")
@@ -181,7 +198,7 @@ def test_full_text_finds_what_the_prefix_cannot(tmp_path: Path) -> None:
     catalog.refresh()
     hits = catalog.search_text(fts_quote("quokka"))
     assert [(hit.path, hit.field) for hit in hits] == [(str(path), "assistant")]
-    assert hits[0].snippet[hits[0].spans[0][0]:hits[0].spans[0][1]] == "quokka"
+    assert hits[0].snippet[hits[0].spans[0][0] : hits[0].spans[0][1]] == "quokka"
     assert [hit.field for hit in catalog.search_text(fts_quote("wombat"))] == ["bash"]
     assert [hit.field for hit in catalog.search_text("proj")] == ["cwd"]
     with pytest.raises(ValueError):
@@ -210,8 +227,7 @@ def test_scopes_compare_resolved_header_cwd(tmp_path: Path, monkeypatch: pytest.
     (tmp_path / "alias").symlink_to(project)
     monkeypatch.chdir(tmp_path)  # a relative header cwd "project" must not be taken as ./project
     root = tmp_path / "sessions"
-    for name, cwd in (("a", str(project)), ("b", str(tmp_path / "alias") + "/"), ("c", "/elsewhere"),
-                      ("d", "project")):
+    for name, cwd in (("a", str(project)), ("b", str(tmp_path / "alias") + "/"), ("c", "/elsewhere"), ("d", "project")):
         path = root / "--anything--" / f"{name}.jsonl"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(line({**HEADER, "id": name, "cwd": cwd}))
@@ -249,8 +265,7 @@ def test_scan_states_follow_their_sessions(tmp_path: Path) -> None:
     catalog.list()
 
     def stated() -> set[str]:
-        rows = catalog.index.db.execute(
-            "SELECT path FROM files JOIN states USING (file_id) WHERE session").fetchall()
+        rows = catalog.index.db.execute("SELECT path FROM files JOIN states USING (file_id) WHERE session").fetchall()
         count = catalog.index.db.execute("SELECT count(*) FROM states").fetchone()[0]
         assert count == len(rows)
         return {Path(path).name for (path,) in rows}
@@ -319,7 +334,8 @@ def test_a_stored_listing_is_only_the_answer_while_no_file_changed(corpus: Path,
             stored = json.loads(catalog.list_pi_json(scope))  # unchanged since: the stored answer
             assert stored == expected, step
             assert sorted(map(str, (path for path, _ in catalog.last_stats.skipped))) == sorted(
-                map(str, (path for path, _ in reference.last_stats.skipped))), step
+                map(str, (path for path, _ in reference.last_stats.skipped))
+            ), step
             reference.close()
 
     check("first")
@@ -377,7 +393,8 @@ def test_a_file_that_could_not_be_read_is_tried_again(tmp_path: Path, monkeypatc
     monkeypatch.setattr(catalog_module, "_scan", denied)
     assert json.loads(catalog.list_pi_json()) == []
     assert [(path.name, reason) for path, reason in catalog.last_stats.skipped] == [
-        ("flaky.jsonl", "Permission denied")]
+        ("flaky.jsonl", "Permission denied")
+    ]
     monkeypatch.setattr(catalog_module, "_scan", real_scan)
     assert [row["id"] for row in json.loads(catalog.list_pi_json())] == ["s-1"]
     assert catalog.last_stats.skipped == []
@@ -393,8 +410,9 @@ def test_worker_processes_give_the_same_results(tmp_path: Path) -> None:
     expected = serial.list()
     seen: list[int] = []
     with pytest.raises(Cancelled):  # a cancel stops the workers and keeps what was read
-        parallel.refresh(progress=lambda done, total: seen.append(done), cancel=lambda: len(seen) >= 70,
-                         full_text=False)
+        parallel.refresh(
+            progress=lambda done, total: seen.append(done), cancel=lambda: len(seen) >= 70, full_text=False
+        )
     assert parallel.list() == expected
     assert parallel.last_stats.reused >= 70
     assert [path.name for path, _ in parallel.last_stats.skipped] == ["junk.jsonl"]

@@ -9,20 +9,30 @@ from seance.core.text import home_short, relative_age
 
 def _summary(name: str, modified_ms: float, parent: str | None = None) -> SessionSummary:
     return SessionSummary(
-        path=f"/s/{name}.jsonl", id=f"id-{name}", cwd="/p", name=None, parent_session=parent,
-        created=None, modified="", modified_ms=modified_ms, message_count=1, first_message=name,
+        path=f"/s/{name}.jsonl",
+        id=f"id-{name}",
+        cwd="/p",
+        name=None,
+        parent_session=parent,
+        created=None,
+        modified="",
+        modified_ms=modified_ms,
+        message_count=1,
+        first_message=name,
     )
 
 
 def test_forks_under_parents_by_path_or_id_newest_first() -> None:
-    rows = threaded([
-        _summary("root", 10),
-        _summary("fork-old", 20, "/s/root.jsonl"),
-        _summary("fork-new", 30, "id-root"),  # oh-my-pi writes the parent's id
-        _summary("grandchild", 40, "/s/fork-old.jsonl"),
-        _summary("other", 5),
-        _summary("orphan", 50, "/s/deleted.jsonl"),
-    ])
+    rows = threaded(
+        [
+            _summary("root", 10),
+            _summary("fork-old", 20, "/s/root.jsonl"),
+            _summary("fork-new", 30, "id-root"),  # oh-my-pi writes the parent's id
+            _summary("grandchild", 40, "/s/fork-old.jsonl"),
+            _summary("other", 5),
+            _summary("orphan", 50, "/s/deleted.jsonl"),
+        ]
+    )
     assert [(r.summary.first_message, r.depth, r.prefix) for r in rows] == [
         ("orphan", 0, ""),
         ("root", 0, ""),
@@ -44,7 +54,15 @@ def test_parent_cycles_are_cut_and_long_chains_need_no_recursion() -> None:
 def test_relative_age_and_home_short(monkeypatch) -> None:
     now = 1_000_000_000_000.0
     assert [relative_age(now - m * 60_000, now) for m in (0, 59, 60, 1439, 1440, 10080, 43200, 525600)] == [
-        "now", "59m", "1h", "23h", "1d", "1w", "1mo", "1y"]
+        "now",
+        "59m",
+        "1h",
+        "23h",
+        "1d",
+        "1w",
+        "1mo",
+        "1y",
+    ]
     assert relative_age(now + 5_000, now) == "now"  # a clock a bit ahead is not negative
     monkeypatch.setenv("HOME", "/home/me")
     assert home_short("/home/me/p") == "~/p" and home_short("/home/meow") == "/home/meow"

@@ -18,13 +18,19 @@ def write(path: Path, *values: object, raw: bytes = b"") -> Path:
     return path
 
 
-def msg(entry_id: str, parent: str | None, role: str, content: object, ts: object = 1_700_000_000_000,
-        **extra: object) -> dict:
+def msg(
+    entry_id: str, parent: str | None, role: str, content: object, ts: object = 1_700_000_000_000, **extra: object
+) -> dict:
     message = {"role": role, "content": content, **extra}
     if ts is not None:
         message["timestamp"] = ts
-    return {"type": "message", "id": entry_id, "parentId": parent, "timestamp": "2025-01-02T03:05:00.000Z",
-            "message": message}
+    return {
+        "type": "message",
+        "id": entry_id,
+        "parentId": parent,
+        "timestamp": "2025-01-02T03:05:00.000Z",
+        "message": message,
+    }
 
 
 def summary(path: Path):
@@ -43,19 +49,33 @@ def test_pi_fields(tmp_path: Path) -> None:
     )
     result = summary(path)
     assert result.to_pi_json() == {
-        "path": str(path), "id": "abc-123", "cwd": "/p", "name": "first", "parentSession": "/x/parent.jsonl",
-        "created": "2025-01-02T03:04:05.678Z", "modified": iso_ms(1_700_000_500_000), "messageCount": 4,
+        "path": str(path),
+        "id": "abc-123",
+        "cwd": "/p",
+        "name": "first",
+        "parentSession": "/x/parent.jsonl",
+        "created": "2025-01-02T03:04:05.678Z",
+        "modified": iso_ms(1_700_000_500_000),
+        "messageCount": 4,
         "firstMessage": "hello w",
     }
     assert result.exact
 
 
 def test_latest_session_info_decides_and_blank_clears(tmp_path: Path) -> None:
-    path = write(tmp_path / "s.jsonl", HEADER, {"type": "session_info", "id": "a", "name": "named"},
-                 {"type": "session_info", "id": "b", "name": "   "})
+    path = write(
+        tmp_path / "s.jsonl",
+        HEADER,
+        {"type": "session_info", "id": "a", "name": "named"},
+        {"type": "session_info", "id": "b", "name": "   "},
+    )
     assert summary(path).name is None
-    path = write(tmp_path / "t.jsonl", HEADER, {"type": "session_info", "id": "a", "name": ""},
-                 {"type": "session_info", "id": "b", "name": "\ufeffkept\u00a0"})
+    path = write(
+        tmp_path / "t.jsonl",
+        HEADER,
+        {"type": "session_info", "id": "a", "name": ""},
+        {"type": "session_info", "id": "b", "name": "\ufeffkept\u00a0"},
+    )
     assert summary(path).name == "kept"  # JavaScript's trim(): BOM and NBSP go
 
 
@@ -73,8 +93,11 @@ def test_modified_fallbacks(tmp_path: Path) -> None:
     assert result.modified == "2020-09-13T12:26:40.123Z"
     assert result.created is None
     # a message without a `content` key does not count as activity
-    path = write(tmp_path / "d.jsonl", HEADER,
-                 {"type": "message", "id": "a", "parentId": None, "message": {"role": "user", "timestamp": 5e12}})
+    path = write(
+        tmp_path / "d.jsonl",
+        HEADER,
+        {"type": "message", "id": "a", "parentId": None, "message": {"role": "user", "timestamp": 5e12}},
+    )
     assert summary(path).modified == HEADER["timestamp"]
 
 
@@ -122,16 +145,25 @@ def test_torn_last_line_counts_but_is_not_consumed(tmp_path: Path) -> None:
 
 def test_omp_title_slot_and_title_change(tmp_path: Path) -> None:
     slot = json.dumps({"type": "title", "v": 1, "title": "Slot title", "pad": ""}).encode()
-    slot = slot[:-1] + b' ' * (255 - len(slot)) + b"}"  # keep it valid JSON: pad before the brace
+    slot = slot[:-1] + b" " * (255 - len(slot)) + b"}"  # keep it valid JSON: pad before the brace
     path = tmp_path / "omp.jsonl"
-    path.write_bytes(slot[:255] + b"\n" + json.dumps(HEADER).encode() + b"\n"
-                     + json.dumps({"type": "title_change", "id": "t", "parentId": None, "title": "later"}).encode()
-                     + b"\n")
+    path.write_bytes(
+        slot[:255]
+        + b"\n"
+        + json.dumps(HEADER).encode()
+        + b"\n"
+        + json.dumps({"type": "title_change", "id": "t", "parentId": None, "title": "later"}).encode()
+        + b"\n"
+    )
     result = summary(path)
     assert (result.name, result.dialect, result.id) == ("Slot title", "omp", "abc-123")
     empty_slot = tmp_path / "empty.jsonl"
-    empty_slot.write_bytes(json.dumps({"type": "title", "v": 1, "title": ""}).encode() + b"\n"
-                           + json.dumps({**HEADER, "title": "header"}).encode() + b"\n")
+    empty_slot.write_bytes(
+        json.dumps({"type": "title", "v": 1, "title": ""}).encode()
+        + b"\n"
+        + json.dumps({**HEADER, "title": "header"}).encode()
+        + b"\n"
+    )
     assert summary(empty_slot).name is None  # an empty slot means no title; the header title is ignored
 
 
@@ -139,8 +171,13 @@ def test_python_port_dialect(tmp_path: Path) -> None:
     path = write(
         tmp_path / "port.jsonl",
         {"type": "session_header", "id": "port-1", "timestamp": 1_700_000_000.5, "cwd": "/port"},
-        {"type": "message", "id": "a", "parent_id": None, "timestamp": 1_700_000_001.0,
-         "message": {"role": "user", "content": "from python", "timestamp": 1_700_000_002.25}},
+        {
+            "type": "message",
+            "id": "a",
+            "parent_id": None,
+            "timestamp": 1_700_000_001.0,
+            "message": {"role": "user", "content": "from python", "timestamp": 1_700_000_002.25},
+        },
     )
     result = summary(path)
     assert result.dialect == "operator"
@@ -175,10 +212,18 @@ def test_extras_branches_labels_models_usage(tmp_path: Path) -> None:
 
 def test_text_sink_fields(tmp_path: Path) -> None:
     path = write(
-        tmp_path / "s.jsonl", HEADER, msg("a", None, "user", "find the needle"),
-        msg("b", "a", "assistant", [{"type": "text", "text": "running"},
-                                    {"type": "toolCall", "id": "t", "name": "bash",
-                                     "arguments": {"command": "ls -la"}}]),
+        tmp_path / "s.jsonl",
+        HEADER,
+        msg("a", None, "user", "find the needle"),
+        msg(
+            "b",
+            "a",
+            "assistant",
+            [
+                {"type": "text", "text": "running"},
+                {"type": "toolCall", "id": "t", "name": "bash", "arguments": {"command": "ls -la"}},
+            ],
+        ),
         msg("c", "b", "toolResult", [{"type": "text", "text": "tool output is not indexed"}]),
     )
     seen: list[tuple[str, str]] = []
@@ -196,10 +241,15 @@ def test_continue_from_offset_equals_full_read(tmp_path: Path) -> None:
     path = write(tmp_path / "s.jsonl", HEADER, msg("a", None, "user", "first"))
     first = scan_file(path)
     saved = MetaState.from_json(first.state.to_json())
-    _grow(path, [msg("b", "a", "assistant", "r", model="m", provider="p", usage={"input": 1, "output": 2}),
-                 {"type": "session_info", "id": "n", "parentId": "b", "name": "named later"},
-                 {"type": "label", "id": "l", "parentId": "n", "targetId": "a", "label": "x"},
-                 msg("c", "a", "user", "branch", ts=1_900_000_000_000)])
+    _grow(
+        path,
+        [
+            msg("b", "a", "assistant", "r", model="m", provider="p", usage={"input": 1, "output": 2}),
+            {"type": "session_info", "id": "n", "parentId": "b", "name": "named later"},
+            {"type": "label", "id": "l", "parentId": "n", "targetId": "a", "label": "x"},
+            msg("c", "a", "user", "branch", ts=1_900_000_000_000),
+        ],
+    )
     continued = scan_file(path, state=saved)
     full = scan_file(path)
     assert continued.continued and not full.continued

@@ -127,9 +127,14 @@ def test_json_query_and_all_scope(terminal: Terminal, root: Path) -> None:
 def test_no_sessions_anywhere_is_exit_1(tmp_path: Path) -> None:
     empty = tmp_path / "empty"
     empty.mkdir()
-    result = subprocess.run([sys.executable, "-m", "seance", "pick", "--root", str(empty)], capture_output=True,
-                            text=True, env={**os.environ, "SEANCE_CACHE_DIR": str(tmp_path / "cache")}, timeout=60,
-                            check=False)
+    result = subprocess.run(
+        [sys.executable, "-m", "seance", "pick", "--root", str(empty)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "SEANCE_CACHE_DIR": str(tmp_path / "cache")},
+        timeout=60,
+        check=False,
+    )
     assert result.returncode == 1
     assert result.stdout == ""
     assert "no sessions found" in result.stderr and "Traceback" not in result.stderr
@@ -140,9 +145,14 @@ def test_files_that_are_not_sessions_are_exit_1(tmp_path: Path) -> None:
     bucket.mkdir(parents=True)
     (bucket / "a.jsonl").write_text('{"foo": 1}\n')
     (bucket / "b.jsonl").write_text("not json at all\n")
-    result = subprocess.run([sys.executable, "-m", "seance", "pick", "--root", str(tmp_path / "junk")],
-                            capture_output=True, text=True, timeout=60, check=False,
-                            env={**os.environ, "SEANCE_CACHE_DIR": str(tmp_path / "cache")})
+    result = subprocess.run(
+        [sys.executable, "-m", "seance", "pick", "--root", str(tmp_path / "junk")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={**os.environ, "SEANCE_CACHE_DIR": str(tmp_path / "cache")},
+    )
     assert result.returncode == 1 and result.stdout == ""
     assert "no sessions found" in result.stderr and "a.jsonl" in result.stderr and "b.jsonl" in result.stderr
     assert "Traceback" not in result.stderr
@@ -177,13 +187,21 @@ def test_demo_names_are_short_whole_words_and_never_empty(tmp_path: Path) -> Non
     from seance.app.cli import DEMO_PROJECTS, DEMO_SESSIONS
     from seance.core.generate import _Text, generate_corpus, short_title
 
-    assert short_title("Refactor the memory latency fix before release tomorrow morning.", 30) == \
-        "Refactor the memory latency"
-    corpus = generate_corpus(tmp_path / "demo", sessions=DEMO_SESSIONS, projects=DEMO_PROJECTS, seed=7,
-                             mean_bytes=2_000, cleared_names=False)
-    names = [json.loads(line)["name"] for path in corpus.files for line in path.read_text().splitlines()
-             if '"session_info"' in line]
+    assert (
+        short_title("Refactor the memory latency fix before release tomorrow morning.", 30)
+        == "Refactor the memory latency"
+    )
+    corpus = generate_corpus(
+        tmp_path / "demo", sessions=DEMO_SESSIONS, projects=DEMO_PROJECTS, seed=7, mean_bytes=2_000, cleared_names=False
+    )
+    names = [
+        json.loads(line)["name"]
+        for path in corpus.files
+        for line in path.read_text().splitlines()
+        if '"session_info"' in line
+    ]
     assert names and all(name and name == name.strip() and len(name) <= 40 for name in names)
     pool = _Text(random.Random(7)).sentences  # what generate_corpus(seed=7) draws its prose from
-    assert all(any(sentence.rstrip(".") == name or sentence.startswith(name + " ") for sentence in pool)
-               for name in names), "names end at a word boundary"
+    assert all(
+        any(sentence.rstrip(".") == name or sentence.startswith(name + " ") for sentence in pool) for name in names
+    ), "names end at a word boundary"

@@ -18,8 +18,14 @@ HEADER = {"type": "session", "version": 3, "cwd": "/p", "timestamp": STAMP}
 
 
 def user(entry_id: str, text: str, **extra: object) -> dict:
-    return {"type": "message", "id": entry_id, "parentId": None, "timestamp": STAMP,
-            "message": {"role": "user", "content": text}, **extra}
+    return {
+        "type": "message",
+        "id": entry_id,
+        "parentId": None,
+        "timestamp": STAMP,
+        "message": {"role": "user", "content": text},
+        **extra,
+    }
 
 
 def write(path: Path, *values: dict) -> Path:
@@ -37,8 +43,11 @@ def poisoned_root(tmp_path: Path) -> Path:
     write(bucket / "list-type.jsonl", {**HEADER, "id": "lt"}, {"type": ["message"], "id": "a", "parentId": None})
     write(bucket / "list-header.jsonl", {**HEADER, "type": ["session"], "id": "lh"})
     write(bucket / "huge-header.jsonl", {**HEADER, "id": "hh", "timestamp": 1e300}, user("u", "huge header"))
-    write(bucket / "huge-message.jsonl", {**HEADER, "id": "hm"},
-          {**user("u", "huge message"), "message": {"role": "user", "content": "x", "timestamp": 1e300}})
+    write(
+        bucket / "huge-message.jsonl",
+        {**HEADER, "id": "hm"},
+        {**user("u", "huge message"), "message": {"role": "user", "content": "x", "timestamp": 1e300}},
+    )
     return tmp_path / "sessions"
 
 

@@ -11,8 +11,13 @@ from seance.core.discovery import stat_file
 from seance.core.metadata import NotSessionFile
 from seance.core.prefix import PREFIX_BYTES, pi_json_from_prefix, quick_pi_json, quick_summaries, read_prefix
 
-HEADER = {"type": "session", "version": 3, "id": "0190abcd-1111", "timestamp": "2025-01-02T03:04:05.678Z",
-          "cwd": "/proj"}
+HEADER = {
+    "type": "session",
+    "version": 3,
+    "id": "0190abcd-1111",
+    "timestamp": "2025-01-02T03:04:05.678Z",
+    "cwd": "/proj",
+}
 
 
 def write(path: Path, *values: object) -> Path:
@@ -21,8 +26,13 @@ def write(path: Path, *values: object) -> Path:
 
 
 def user(entry_id: str, text: str) -> dict:
-    return {"type": "message", "id": entry_id, "parentId": None, "timestamp": "2025-01-02T03:05:00.000Z",
-            "message": {"role": "user", "content": text, "timestamp": 1}}
+    return {
+        "type": "message",
+        "id": entry_id,
+        "parentId": None,
+        "timestamp": "2025-01-02T03:05:00.000Z",
+        "message": {"role": "user", "content": text, "timestamp": 1},
+    }
 
 
 def prefix(path: Path):
@@ -32,11 +42,19 @@ def prefix(path: Path):
 
 
 def test_small_file_is_read_like_a_full_one(tmp_path: Path) -> None:
-    path = write(tmp_path / "s.jsonl", {**HEADER, "parentSession": "/p.jsonl"}, user("a", "hello there"),
-                 {"type": "session_info", "id": "n", "name": "My name"})
+    path = write(
+        tmp_path / "s.jsonl",
+        {**HEADER, "parentSession": "/p.jsonl"},
+        user("a", "hello there"),
+        {"type": "session_info", "id": "n", "name": "My name"},
+    )
     result = prefix(path)
-    assert (result.id, result.cwd, result.name, result.parent_session) == ("0190abcd-1111", "/proj", "My name",
-                                                                           "/p.jsonl")
+    assert (result.id, result.cwd, result.name, result.parent_session) == (
+        "0190abcd-1111",
+        "/proj",
+        "My name",
+        "/p.jsonl",
+    )
     assert (result.first_message, result.message_count, result.created) == ("hello there", 1, HEADER["timestamp"])
     assert not result.exact
     assert result.modified_ms == path.stat().st_mtime_ns // 1_000_000
@@ -94,8 +112,13 @@ def test_without_text_only_the_prefix_text_is_left_out(tmp_path: Path) -> None:
 
     from conftest import corpus_files
 
-    assistant = {"type": "message", "id": "b", "parentId": "a", "timestamp": "2025-01-02T03:06:00.000Z",
-                 "message": {"role": "assistant", "content": [{"type": "text", "text": "answer words"}]}}
+    assistant = {
+        "type": "message",
+        "id": "b",
+        "parentId": "a",
+        "timestamp": "2025-01-02T03:06:00.000Z",
+        "message": {"role": "assistant", "content": [{"type": "text", "text": "answer words"}]},
+    }
     made = [write(tmp_path / "s.jsonl", HEADER, assistant, user("a", "the first prompt"), user("c", "second"))]
     checked = 0
     for path in made + corpus_files():
@@ -117,10 +140,12 @@ def test_the_quick_json_path_equals_the_summaries(tmp_path: Path) -> None:
     from conftest import corpus_files
 
     long_header = {**HEADER, "cwd": "/p" + "x" * (PREFIX_BYTES + 10)}  # only the tolerant scanner reads it
-    made = [write(tmp_path / "a.jsonl", HEADER, user("a", "first")),
-            write(tmp_path / "b.jsonl", long_header),
-            write(tmp_path / "c.jsonl", {"type": "message"}),  # not a session
-            write(tmp_path / "d.jsonl", {**HEADER, "id": "d"}, {"type": "session_info", "id": "n", "name": "N"})]
+    made = [
+        write(tmp_path / "a.jsonl", HEADER, user("a", "first")),
+        write(tmp_path / "b.jsonl", long_header),
+        write(tmp_path / "c.jsonl", {"type": "message"}),  # not a session
+        write(tmp_path / "d.jsonl", {**HEADER, "id": "d"}, {"type": "session_info", "id": "n", "name": "N"}),
+    ]
     infos = [info for info in map(stat_file, made + corpus_files()) if not isinstance(info, str)]
     for info in infos:
         with open(info.path, "rb") as handle:
@@ -134,5 +159,6 @@ def test_the_quick_json_path_equals_the_summaries(tmp_path: Path) -> None:
     skipped_json: list[tuple[str, str]] = []
     summaries = quick_summaries(infos, skipped_summaries, text=False)
     assert [json.loads(item) for _ms, _cwd, item in quick_pi_json(infos, skipped_json)] == [
-        s.to_pi_json() for s in summaries]
+        s.to_pi_json() for s in summaries
+    ]
     assert skipped_json == skipped_summaries and [path for path, _ in skipped_json] == [str(made[2])]

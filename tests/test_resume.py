@@ -27,25 +27,53 @@ from seance.core.writes import FileChangedError
 
 
 def summary(path: str, sid: str, cwd: str, modified_ms: float, mtime_ns: int = 0) -> SessionSummary:
-    return SessionSummary(path=path, id=sid, cwd=cwd, name=None, parent_session=None, created=None, modified="",
-                          modified_ms=modified_ms, message_count=0, first_message="(no messages)", mtime_ns=mtime_ns)
+    return SessionSummary(
+        path=path,
+        id=sid,
+        cwd=cwd,
+        name=None,
+        parent_session=None,
+        created=None,
+        modified="",
+        modified_ms=modified_ms,
+        message_count=0,
+        first_message="(no messages)",
+        mtime_ns=mtime_ns,
+    )
 
 
 def lines(*objects: dict) -> bytes:
     return b"".join(orjson.dumps(obj) + b"\n" for obj in objects)
 
 
-def write_session(root: Path, cwd: str, sid: str, *, version: int | None = 3, extra: list[dict] | None = None,
-                  stamp: str = "2025-01-01T00:00:00.000Z") -> Path:
+def write_session(
+    root: Path,
+    cwd: str,
+    sid: str,
+    *,
+    version: int | None = 3,
+    extra: list[dict] | None = None,
+    stamp: str = "2025-01-01T00:00:00.000Z",
+) -> Path:
     header = {"type": "session", "id": sid, "timestamp": stamp, "cwd": cwd}
     if version is not None:
         header["version"] = version
     if extra is None:
         extra = [
-            {"type": "message", "id": "u1", "parentId": None, "timestamp": stamp,
-             "message": {"role": "user", "content": f"hello from {sid}"}},
-            {"type": "message", "id": "a1", "parentId": "u1", "timestamp": stamp,
-             "message": {"role": "assistant", "content": [{"type": "text", "text": "hi"}]}},
+            {
+                "type": "message",
+                "id": "u1",
+                "parentId": None,
+                "timestamp": stamp,
+                "message": {"role": "user", "content": f"hello from {sid}"},
+            },
+            {
+                "type": "message",
+                "id": "a1",
+                "parentId": "u1",
+                "timestamp": stamp,
+                "message": {"role": "assistant", "content": [{"type": "text", "text": "hi"}]},
+            },
         ]
     bucket = root / bucket_name(cwd)
     bucket.mkdir(parents=True, exist_ok=True)
@@ -142,8 +170,11 @@ def test_fork_migrates_a_v1_source_in_memory_only(tmp_path) -> None:
     root = tmp_path / "sessions"
     entries = [
         {"type": "message", "timestamp": "2025-01-01T00:00:00.000Z", "message": {"role": "user", "content": "q"}},
-        {"type": "message", "timestamp": "2025-01-01T00:00:01.000Z",
-         "message": {"role": "hookMessage", "content": "h"}},
+        {
+            "type": "message",
+            "timestamp": "2025-01-01T00:00:01.000Z",
+            "message": {"role": "hookMessage", "content": "h"},
+        },
     ]
     source = write_session(root, "/old", "v1-id", version=None, extra=entries)
     before = source.read_bytes()
@@ -241,8 +272,9 @@ def test_switch_loads_and_writes_the_breadcrumb(tmp_path) -> None:
 
 
 def test_switch_persists_a_pending_migration(tmp_path) -> None:
-    entries = [{"type": "message", "timestamp": "2025-01-01T00:00:00.000Z",
-                "message": {"role": "user", "content": "q"}}]
+    entries = [
+        {"type": "message", "timestamp": "2025-01-01T00:00:00.000Z", "message": {"role": "user", "content": "q"}}
+    ]
     session = write_session(tmp_path / "sessions", "/proj", "old-id", version=None, extra=entries)
     loaded = switch_session(session, None)
     assert not loaded.needs_migration
@@ -253,8 +285,9 @@ def test_switch_persists_a_pending_migration(tmp_path) -> None:
 def test_switch_migration_refused_when_the_file_changes(tmp_path, monkeypatch) -> None:
     from seance.core import writes
 
-    entries = [{"type": "message", "timestamp": "2025-01-01T00:00:00.000Z",
-                "message": {"role": "user", "content": "q"}}]
+    entries = [
+        {"type": "message", "timestamp": "2025-01-01T00:00:00.000Z", "message": {"role": "user", "content": "q"}}
+    ]
     session = write_session(tmp_path / "sessions", "/proj", "race-id", version=None, extra=entries)
     real_check = writes._check_unchanged
 
@@ -313,8 +346,15 @@ def _racing_read(monkeypatch, target: Path, reason: str, other: bytes) -> None:
     monkeypatch.setattr(resume, "read_session", read)
 
 
-OTHER = lines({"type": "session", "version": 3, "id": "other-process", "timestamp": "2025-01-01T00:00:00.000Z",
-               "cwd": "/elsewhere"})
+OTHER = lines(
+    {
+        "type": "session",
+        "version": 3,
+        "id": "other-process",
+        "timestamp": "2025-01-01T00:00:00.000Z",
+        "cwd": "/elsewhere",
+    }
+)
 
 
 def test_switch_never_overwrites_a_file_created_meanwhile(tmp_path, monkeypatch) -> None:

@@ -276,8 +276,15 @@ def test_negation() -> None:
 def test_field_filters() -> None:
     now = datetime(2025, 3, 10, 12).timestamp() * 1000
     sessions = [
-        summary("019a-1", "one", name="Auth work", cwd="/srv/api", labels=("todo",), models=("claude-opus-4",),
-                modified_ms=now),
+        summary(
+            "019a-1",
+            "one",
+            name="Auth work",
+            cwd="/srv/api",
+            labels=("todo",),
+            models=("claude-opus-4",),
+            modified_ms=now,
+        ),
         summary("019b-2", "two", cwd="/home/u/web", labels=("done",), models=("gpt-5",), modified_ms=now - 30 * DAY_MS),
         summary("02-3", "three", cwd="/tmp/scratch", modified_ms=now - 60 * DAY_MS),
     ]
@@ -326,8 +333,9 @@ def test_empty_query_is_everything_newest_first() -> None:
 
 def test_text_hits_merge_as_full_text_with_snippet() -> None:
     sessions = [summary("a", "unrelated", modified_ms=2), summary("b", "kubernetes upgrade", modified_ms=1)]
-    text_hits = {sessions[0].path: FakeTextHit(sessions[0].path, "…we hit a kubernetes quota…", "assistant",
-                                               ((10, 20),))}
+    text_hits = {
+        sessions[0].path: FakeTextHit(sessions[0].path, "…we hit a kubernetes quota…", "assistant", ((10, 20),))
+    }
     hits = search(sessions, "kubernetes", text_hits=text_hits)
     assert [(hit.summary.id, hit.tier, hit.field) for hit in hits] == [
         ("b", "prefix", "first message"),
@@ -361,7 +369,8 @@ def test_an_index_hit_outranks_a_fuzzy_match_of_the_same_term() -> None:
     text_hits = {sessions[0].path: FakeTextHit(sessions[0].path, "…fxauth…", "assistant")}
     assert [hit.tier for hit in search(sessions, "fxauth")] == ["fuzzy"]
     assert [(hit.tier, hit.field) for hit in search(sessions, "fxauth", text_hits=text_hits)] == [
-        ("full-text", "assistant")]
+        ("full-text", "assistant")
+    ]
 
 
 def _fresh(sessions: list[SessionSummary]) -> list[SessionSummary]:
@@ -377,10 +386,13 @@ def test_typing_gives_what_a_fresh_search_gives() -> None:
     """Each keystroke reuses the scan of the terms before the last: never a different answer."""
     words = ["docker", "build", "cache", "fix", "auth", "quota", "kube", "the"]
     sessions = [
-        summary(f"s{index:02d}", " ".join(words[(index * step) % len(words)] for step in (1, 3, 5)),
-                name="release notes" if index % 7 == 0 else None,
-                text=" ".join(words[(index + step) % len(words)] for step in range(index % 5)),
-                modified_ms=1_700_000_000_000 + index)
+        summary(
+            f"s{index:02d}",
+            " ".join(words[(index * step) % len(words)] for step in (1, 3, 5)),
+            name="release notes" if index % 7 == 0 else None,
+            text=" ".join(words[(index + step) % len(words)] for step in range(index % 5)),
+            modified_ms=1_700_000_000_000 + index,
+        )
         for index in range(60)
     ]
     text_hits = {session.path: FakeTextHit(session.path, "…", "assistant") for session in sessions[::9]}
@@ -389,8 +401,9 @@ def test_typing_gives_what_a_fresh_search_gives() -> None:
             for end in [*range(1, len(typed) + 1), *range(len(typed) - 1, 0, -1)]:
                 query = typed[:end]
                 reused = search(sessions, query, text_hits=hits_given, paths=True)
-                assert _outcome(reused) == _outcome(search(_fresh(sessions), query, text_hits=hits_given,
-                                                           paths=True)), query
+                assert _outcome(reused) == _outcome(
+                    search(_fresh(sessions), query, text_hits=hits_given, paths=True)
+                ), query
 
 
 def test_local_snippet_around_match() -> None:
@@ -485,8 +498,10 @@ def test_newest_first_input_and_shuffled_input_rank_the_same() -> None:
     for query in ["auth", "au", "ath", "auth !docker", ""]:
         expected = [(hit.summary.id, hit.tier) for hit in search(sessions, query)]
         assert [(hit.summary.id, hit.tier) for hit in search(shuffled, query)] == expected, query
-        ranks = [("exact", "prefix", "substring", "full-text", "fuzzy", "path", "filter").index(tier)
-                 for _id, tier in expected]
+        ranks = [
+            ("exact", "prefix", "substring", "full-text", "fuzzy", "path", "filter").index(tier)
+            for _id, tier in expected
+        ]
         assert ranks == sorted(ranks) or query == "", query
 
 

@@ -35,8 +35,9 @@ def home(tmp_path, monkeypatch) -> Path:
 def make_session(folder: Path, name: str = "2025-01-01T00-00-00-000Z_abc.jsonl", text: str = "x") -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / name
-    path.write_text('{"type":"session","version":3,"id":"abc","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}\n'
-                    + text + "\n")
+    path.write_text(
+        '{"type":"session","version":3,"id":"abc","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}\n' + text + "\n"
+    )
     return path
 
 

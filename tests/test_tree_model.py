@@ -46,12 +46,20 @@ class Build:
             {"type": "toolCall", "id": f"{entry_id}-c{n}", "name": "bash", "arguments": {"command": f"ls {n}"}}
             for n in range(calls)
         ]
-        return self.add(entry_id, parent, type="message",
-                        message={"role": "assistant", "content": content, "stopReason": "toolUse" if calls else "stop"})
+        return self.add(
+            entry_id,
+            parent,
+            type="message",
+            message={"role": "assistant", "content": content, "stopReason": "toolUse" if calls else "stop"},
+        )
 
     def tool(self, entry_id: str, parent: str, call_id: str) -> str:
-        return self.add(entry_id, parent, type="message",
-                        message={"role": "toolResult", "toolCallId": call_id, "toolName": "bash", "content": "out"})
+        return self.add(
+            entry_id,
+            parent,
+            type="message",
+            message={"role": "toolResult", "toolCallId": call_id, "toolName": "bash", "content": "out"},
+        )
 
     def tree(self) -> SessionTree:
         return SessionTree(self.entries)
@@ -107,8 +115,12 @@ def test_textless_assistant_hidden_unless_leaf_or_error() -> None:
     b.user("u", None, "go")
     b.assistant("calls", "u", calls=1)
     b.tool("t", "calls", "calls-c0")
-    b.add("err", "t", type="message", message={"role": "assistant", "content": [], "stopReason": "error",
-                                                 "errorMessage": "boom"})
+    b.add(
+        "err",
+        "t",
+        type="message",
+        message={"role": "assistant", "content": [], "stopReason": "error", "errorMessage": "boom"},
+    )
     b.assistant("last", "err", calls=1)
     model = TreeModel(b.tree())
     assert model.rows.ids == ["u", "t", "err", "last"]
@@ -223,8 +235,13 @@ def test_every_entry_type_is_searchable_as_its_row_reads() -> None:
     b.add("rules", "init", type="ttsr_injection", injectedRules=["a", "b"])
     b.add("odd", "rules", type="future_kind_xyz")
     model = TreeModel(b.tree(), filter_mode="all")
-    for query, expected in [("quarterly", "title"), ("mode plan", "mode"), ("session init parser", "init"),
-                            ("rules injected", "rules"), ("future_kind_xyz", "odd")]:
+    for query, expected in [
+        ("quarterly", "title"),
+        ("mode plan", "mode"),
+        ("session init parser", "init"),
+        ("rules injected", "rules"),
+        ("future_kind_xyz", "odd"),
+    ]:
         model.set_query(query)
         assert model.rows.ids == [expected], query
     for entry_id in ("title", "mode", "init", "rules", "odd"):
@@ -372,9 +389,11 @@ def _visible(entry: dict, leaf: str, mode: str, labels: dict[str, str]) -> bool:
     role = message.get("role") if kind == "message" else None
     if role == "assistant" and entry["id"] != leaf:
         content = message.get("content")
-        texts = [content] if isinstance(content, str) else [
-            block.get("text", "") for block in content or [] if block.get("type") == "text"
-        ]
+        texts = (
+            [content]
+            if isinstance(content, str)
+            else [block.get("text", "") for block in content or [] if block.get("type") == "text"]
+        )
         stop = message.get("stopReason")
         if not any(text.strip() for text in texts) and stop in (None, "stop", "toolUse"):
             return False

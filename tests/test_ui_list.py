@@ -63,8 +63,9 @@ def test_relative_age_steps() -> None:
 
 
 def test_threaded_breaks_parent_cycles(tmp_path: Path) -> None:
-    root = make_root(tmp_path, [Spec("a", PROJECT, parent="b"), Spec("b", PROJECT, parent="a"),
-                                Spec("c", PROJECT, parent="missing")])
+    root = make_root(
+        tmp_path, [Spec("a", PROJECT, parent="b"), Spec("b", PROJECT, parent="a"), Spec("c", PROJECT, parent="missing")]
+    )
     rows = threaded(Catalog([root]).list(None))
     assert sorted(row.summary.id for row in rows) == ["a", "b", "c"]
 
@@ -73,8 +74,9 @@ def test_threaded_breaks_parent_cycles(tmp_path: Path) -> None:
 
 
 async def test_arrow_page_home_end_keys_move_the_cursor(tmp_path: Path) -> None:
-    specs = [Spec(f"s{number:02d}", PROJECT, (f"prompt number {number:02d}",), age=_minutes(number))
-             for number in range(60)]
+    specs = [
+        Spec(f"s{number:02d}", PROJECT, (f"prompt number {number:02d}",), age=_minutes(number)) for number in range(60)
+    ]
     async with picker_app(make_root(tmp_path, specs)).run_test(size=SIZE) as pilot:
         await settle(pilot)
         widget = screen_of(pilot).session_list
@@ -104,8 +106,9 @@ async def test_enter_resumes_the_selected_session(root: Path) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await pilot.press("down", "down", "enter")
-    assert app.return_value == PickResult("resume", session_path(root, Spec("s-named", PROJECT)), None,
-                                          session_id="s-named", cwd=PROJECT)
+    assert app.return_value == PickResult(
+        "resume", session_path(root, Spec("s-named", PROJECT)), None, session_id="s-named", cwd=PROJECT
+    )
 
 
 async def test_ctrl_f_picks_a_fork(root: Path) -> None:
@@ -114,8 +117,9 @@ async def test_ctrl_f_picks_a_fork(root: Path) -> None:
         await settle(pilot)
         await pilot.press("ctrl+f")
         await pilot.pause()
-    assert app.return_value == PickResult("fork", session_path(root, Spec("s-auth", PROJECT)), None,
-                                          session_id="s-auth", cwd=PROJECT)
+    assert app.return_value == PickResult(
+        "fork", session_path(root, Spec("s-auth", PROJECT)), None, session_id="s-auth", cwd=PROJECT
+    )
 
 
 async def test_escape_clears_the_query_then_cancels(root: Path) -> None:
@@ -410,7 +414,8 @@ async def test_ctrl_z_undoes_typing_when_there_is_no_delete_to_undo(root: Path) 
 async def test_the_open_session_cannot_be_deleted(root: Path) -> None:
     open_path = str(session_path(root, Spec("s-auth", PROJECT)))
     async with picker_app(root, options=PickerOptions(watch=False, open_session=open_path)).run_test(
-            size=SIZE) as pilot:
+        size=SIZE
+    ) as pilot:
         await settle(pilot)
         await pilot.press("ctrl+d")
         await pilot.pause()
@@ -574,8 +579,9 @@ async def test_command_palette_runs_picker_actions(root: Path) -> None:
 
 
 async def test_click_selects_double_click_resumes_wheel_scrolls(tmp_path: Path) -> None:
-    specs = [Spec(f"s{number:02d}", PROJECT, (f"prompt number {number:02d}",), age=_minutes(number))
-             for number in range(60)]
+    specs = [
+        Spec(f"s{number:02d}", PROJECT, (f"prompt number {number:02d}",), age=_minutes(number)) for number in range(60)
+    ]
     app = picker_app(make_root(tmp_path, specs))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)

@@ -45,10 +45,12 @@ async def test_new_changed_and_deleted_sessions_update_in_place(tmp_path: Path) 
         assert "1 new" in screen.status.render().plain
 
         docs = session_path(root, Spec("s-docs", PROJECT))
-        write_session(root, Spec("s-docs", PROJECT, ("update the README", "one more", "and another"),
-                                 timedelta(days=2)))
+        write_session(
+            root, Spec("s-docs", PROJECT, ("update the README", "one more", "and another"), timedelta(days=2))
+        )
         assert await wait_until(
-            pilot, lambda: next(row for row in widget.rows if row.path == str(docs)).summary.message_count == 6)
+            pilot, lambda: next(row for row in widget.rows if row.path == str(docs)).summary.message_count == 6
+        )
         assert widget.highlighted.path == chosen
 
         session_path(root, Spec("s-old", PROJECT)).unlink()
@@ -57,8 +59,10 @@ async def test_new_changed_and_deleted_sessions_update_in_place(tmp_path: Path) 
 
 
 async def test_rows_arriving_above_do_not_move_the_viewport(tmp_path: Path) -> None:
-    specs = [Spec(f"s{number:02d}", PROJECT, (f"prompt number {number:02d}",), timedelta(hours=number + 1))
-             for number in range(60)]
+    specs = [
+        Spec(f"s{number:02d}", PROJECT, (f"prompt number {number:02d}",), timedelta(hours=number + 1))
+        for number in range(60)
+    ]
     root = make_root(tmp_path, specs)
     app = picker_app(root, options=PickerOptions(watch=True))
     async with app.run_test(size=SIZE) as pilot:

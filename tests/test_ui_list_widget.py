@@ -12,9 +12,19 @@ NOW_MS = NOW.timestamp() * 1000
 
 
 def summary(number: int) -> SessionSummary:
-    return SessionSummary(path=f"/sessions/{number:06d}.jsonl", id=f"id{number}", cwd="/p", name=None,
-                          parent_session=None, created=None, modified="", modified_ms=NOW_MS - number * 60_000,
-                          message_count=number % 50, first_message=f"session number {number}", exact=True)
+    return SessionSummary(
+        path=f"/sessions/{number:06d}.jsonl",
+        id=f"id{number}",
+        cwd="/p",
+        name=None,
+        parent_session=None,
+        created=None,
+        modified="",
+        modified_ms=NOW_MS - number * 60_000,
+        message_count=number % 50,
+        first_message=f"session number {number}",
+        exact=True,
+    )
 
 
 class ListApp(App[None]):
@@ -82,8 +92,11 @@ async def test_snippet_rows_take_two_lines() -> None:
     app = ListApp()
     async with app.run_test(size=(100, 20)) as pilot:
         widget = app.query_one(SessionList)
-        rows = [SessionRow(summary(0)), SessionRow(summary(1), hit=FakeHit("zebra \x1b[31m crossing")),
-                SessionRow(summary(2))]
+        rows = [
+            SessionRow(summary(0)),
+            SessionRow(summary(1), hit=FakeHit("zebra \x1b[31m crossing")),
+            SessionRow(summary(2)),
+        ]
         widget.set_rows(rows, top=True)
         await pilot.pause()
         lines = [widget.render_line(y).text for y in range(4)]

@@ -21,15 +21,37 @@ def _session(path: Path, label: str | None = None) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     lines = [
         {"type": "session", "version": 3, "id": "s", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/p"},
-        {"type": "message", "id": "a1", "parentId": None, "timestamp": "2026-01-01T00:00:01.000Z",
-         "message": {"role": "user", "content": HOSTILE}},
-        {"type": "message", "id": "a2", "parentId": "a1", "timestamp": "2026-01-01T00:00:02.000Z",
-         "message": {"role": "assistant", "content": [{"type": "text", "text": "ok"}], "provider": "p",
-                     "model": "m"}},
+        {
+            "type": "message",
+            "id": "a1",
+            "parentId": None,
+            "timestamp": "2026-01-01T00:00:01.000Z",
+            "message": {"role": "user", "content": HOSTILE},
+        },
+        {
+            "type": "message",
+            "id": "a2",
+            "parentId": "a1",
+            "timestamp": "2026-01-01T00:00:02.000Z",
+            "message": {
+                "role": "assistant",
+                "content": [{"type": "text", "text": "ok"}],
+                "provider": "p",
+                "model": "m",
+            },
+        },
     ]
     if label:
-        lines.append({"type": "label", "id": "a3", "parentId": "a2", "timestamp": "2026-01-01T00:00:03.000Z",
-                      "targetId": "a2", "label": label})
+        lines.append(
+            {
+                "type": "label",
+                "id": "a3",
+                "parentId": "a2",
+                "timestamp": "2026-01-01T00:00:03.000Z",
+                "targetId": "a2",
+                "label": label,
+            }
+        )
     path.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
     return path
 

@@ -39,8 +39,14 @@ def _assistant(entries: list, entry_id: str, parent: str, text: str, call: dict 
     content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
     if call:
         content.append({"type": "toolCall", **call})
-    message = {"role": "assistant", "content": content, "provider": "anthropic", "model": "claude-sonnet-4-5",
-               "usage": {"cost": {"total": 0.25}}, "stopReason": "toolUse" if call else "stop"}
+    message = {
+        "role": "assistant",
+        "content": content,
+        "provider": "anthropic",
+        "model": "claude-sonnet-4-5",
+        "usage": {"cost": {"total": 0.25}},
+        "stopReason": "toolUse" if call else "stop",
+    }
     return _entry(entries, entry_id, parent, type="message", message=message)
 
 
@@ -50,13 +56,25 @@ def write_session(path: Path, *, version: int = 3) -> Path:
     _entry(entries, "m0", None, type="model_change", provider="anthropic", modelId="claude-sonnet-4-5")
     _user(entries, "u1", "m0", "Refactor the parser [bold]x[/] please")
     _assistant(entries, "a1", "u1", "", {"id": "c1", "name": "bash", "arguments": {"command": "ls -la src"}})
-    _entry(entries, "t1", "a1", type="message",
-           message={"role": "toolResult", "toolCallId": "c1", "toolName": "bash", "content": "main.py\nparser.py"})
+    _entry(
+        entries,
+        "t1",
+        "a1",
+        type="message",
+        message={"role": "toolResult", "toolCallId": "c1", "toolName": "bash", "content": "main.py\nparser.py"},
+    )
     _assistant(entries, "a2", "t1", "The parser lives in src/parser.py.")
     _user(entries, "uA", "a2", "Try approach A: a recursive descent parser")
     _assistant(entries, "aA", "uA", "Approach A done.")
-    _entry(entries, "cA", "aA", type="compaction", summary="Work so far: approach A.", firstKeptEntryId="aA",
-           tokensBefore=175_300)
+    _entry(
+        entries,
+        "cA",
+        "aA",
+        type="compaction",
+        summary="Work so far: approach A.",
+        firstKeptEntryId="aA",
+        tokensBefore=175_300,
+    )
     _user(entries, "uA2", "cA", "Now add tests for approach A")
     _assistant(entries, "aA2", "uA2", "Tests added.")
     _user(entries, "uB", "a2", "Actually, try approach B: a table-driven parser")
@@ -65,8 +83,13 @@ def write_session(path: Path, *, version: int = 3) -> Path:
     _entry(entries, "l1", "aA2", type="label", targetId="uA", label="milestone")
     _entry(entries, "th", "l1", type="thinking_level_change", thinkingLevel="high")
     _entry(entries, "leaf", "th", type="leaf", targetId="aA2")
-    header = {"type": "session", "version": version, "id": "tree-ui-session", "timestamp": "2024-12-01T09:00:00.000Z",
-              "cwd": "/home/u/project"}
+    header = {
+        "type": "session",
+        "version": version,
+        "id": "tree-ui-session",
+        "timestamp": "2024-12-01T09:00:00.000Z",
+        "cwd": "/home/u/project",
+    }
     path.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in [header, *entries]))
     return path
 
@@ -156,7 +179,7 @@ async def test_opens_on_the_leaf_with_pi_structure(session_file: Path) -> None:
 
 async def test_not_a_session_shows_a_message_not_a_traceback(tmp_path: Path) -> None:
     bad = tmp_path / "notes.jsonl"
-    bad.write_text("this is not json\n{\"also\": \"not a header\"}\n")
+    bad.write_text('this is not json\n{"also": "not a header"}\n')
     app = TreeApp(bad)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)

@@ -15,14 +15,22 @@ from seance.core.catalog import Catalog
 SIZE = (120, 30)
 
 
-def picker_app(root: Path, *, scope: str = "project", query: str = "", cwd: str = PROJECT,
-               options: PickerOptions | None = None, cache_dir: Path | None = None) -> SeanceApp:
+def picker_app(
+    root: Path,
+    *,
+    scope: str = "project",
+    query: str = "",
+    cwd: str = PROJECT,
+    options: PickerOptions | None = None,
+    cache_dir: Path | None = None,
+) -> SeanceApp:
     """The standalone app around a picker on `root`; watchers off unless `options` says so."""
     catalog = Catalog([root], cache_dir=cache_dir)
 
     def make_screen() -> SessionPickerScreen:
-        return SessionPickerScreen(catalog, cwd=cwd, scope=scope, query=query, clock=clock,
-                                   options=options or PickerOptions(watch=False))
+        return SessionPickerScreen(
+            catalog, cwd=cwd, scope=scope, query=query, clock=clock, options=options or PickerOptions(watch=False)
+        )
 
     app = SeanceApp(make_screen, theme="textual-dark")
     app.animation_level = "none"

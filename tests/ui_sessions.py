@@ -53,23 +53,52 @@ def write_session(root: Path, spec: Spec, *, mtime: bool = True) -> Path:
     for number, prompt in enumerate(spec.prompts):
         moment = moment + timedelta(minutes=1)
         user_id = f"u{number:04d}"
-        lines.append({"type": "message", "id": user_id, "parentId": parent_id, "timestamp": iso(moment),
-                      "message": {"role": "user", "content": [{"type": "text", "text": prompt}],
-                                  "timestamp": int(moment.timestamp() * 1000)}})
+        lines.append(
+            {
+                "type": "message",
+                "id": user_id,
+                "parentId": parent_id,
+                "timestamp": iso(moment),
+                "message": {
+                    "role": "user",
+                    "content": [{"type": "text", "text": prompt}],
+                    "timestamp": int(moment.timestamp() * 1000),
+                },
+            }
+        )
         parent_id = user_id
         if spec.replies:
             moment = moment + timedelta(seconds=30)
             reply_id = f"a{number:04d}"
-            lines.append({"type": "message", "id": reply_id, "parentId": parent_id, "timestamp": iso(moment),
-                          "message": {"role": "assistant", "content": [{"type": "text", "text": f"ok: {prompt}"}],
-                                      "provider": "anthropic", "model": "claude-test", "stopReason": "stop",
-                                      "usage": {"input": 10, "output": 5, "cacheRead": 0, "cacheWrite": 0,
-                                                "totalTokens": 15, "cost": {"total": 0.001}},
-                                      "timestamp": int(moment.timestamp() * 1000)}})
+            lines.append(
+                {
+                    "type": "message",
+                    "id": reply_id,
+                    "parentId": parent_id,
+                    "timestamp": iso(moment),
+                    "message": {
+                        "role": "assistant",
+                        "content": [{"type": "text", "text": f"ok: {prompt}"}],
+                        "provider": "anthropic",
+                        "model": "claude-test",
+                        "stopReason": "stop",
+                        "usage": {
+                            "input": 10,
+                            "output": 5,
+                            "cacheRead": 0,
+                            "cacheWrite": 0,
+                            "totalTokens": 15,
+                            "cost": {"total": 0.001},
+                        },
+                        "timestamp": int(moment.timestamp() * 1000),
+                    },
+                }
+            )
             parent_id = reply_id
     if spec.name:
-        lines.append({"type": "session_info", "id": "n0000", "parentId": parent_id, "timestamp": iso(moment),
-                      "name": spec.name})
+        lines.append(
+            {"type": "session_info", "id": "n0000", "parentId": parent_id, "timestamp": iso(moment), "name": spec.name}
+        )
     path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
     if mtime:
         stamp = (NOW - spec.age).timestamp()
@@ -85,15 +114,19 @@ def standard_specs() -> list[Spec]:
     """Eight sessions: two projects, a named one, a fork, and text for full-text search."""
     return [
         Spec("s-auth", PROJECT, ("fix the auth bug in login", "also the token refresh"), timedelta(minutes=5)),
-        Spec("s-fork", PROJECT, ("fix the auth bug in login", "try another approach"), timedelta(minutes=30),
-             parent="s-auth"),
+        Spec(
+            "s-fork",
+            PROJECT,
+            ("fix the auth bug in login", "try another approach"),
+            timedelta(minutes=30),
+            parent="s-auth",
+        ),
         Spec("s-named", PROJECT, ("write the release notes",), timedelta(hours=3), name="Release 1.0"),
         Spec("s-docs", PROJECT, ("update the README", "mention the zebra crossing feature"), timedelta(days=2)),
         Spec("s-old", PROJECT, ("ancient history",), timedelta(days=400)),
         Spec("s-other1", OTHER, ("refactor the parser",), timedelta(hours=2)),
         Spec("s-other2", OTHER, ("benchmark the index",), timedelta(days=10)),
-        Spec("s-inject", OTHER, ("[bold]x[/] and [@click=app.quit]quit[/] \x1b[31mred\u202e",),
-             timedelta(days=40)),
+        Spec("s-inject", OTHER, ("[bold]x[/] and [@click=app.quit]quit[/] \x1b[31mred\u202e",), timedelta(days=40)),
     ]
 
 

@@ -15,15 +15,26 @@ from textual.widgets import Label, Static
 from ..paths import STYLES
 
 KEY_NAMES = {
-    "up": "↑", "down": "↓", "left": "←", "right": "→", "pageup": "PgUp", "pagedown": "PgDn",
-    "question_mark": "?", "escape": "Esc", "enter": "Enter", "tab": "Tab", "home": "Home", "end": "End",
+    "up": "↑",
+    "down": "↓",
+    "left": "←",
+    "right": "→",
+    "pageup": "PgUp",
+    "pagedown": "PgDn",
+    "question_mark": "?",
+    "escape": "Esc",
+    "enter": "Enter",
+    "tab": "Tab",
+    "home": "Home",
+    "end": "End",
 }
 
 
 def key_label(key: str) -> str:
     """How help shows a Textual key name: "ctrl+s" -> "Ctrl+S", "pageup" -> "PgUp", "question_mark" -> "?"."""
-    return "+".join(KEY_NAMES.get(part, part.upper() if len(part) <= 2 else part.capitalize())
-                    for part in key.split("+"))
+    return "+".join(
+        KEY_NAMES.get(part, part.upper() if len(part) <= 2 else part.capitalize()) for part in key.split("+")
+    )
 
 
 def binding_rows(bindings: Iterable[Binding]) -> list[tuple[str, str]]:

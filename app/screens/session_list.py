@@ -60,7 +60,7 @@ WATCH_TIMEOUT_MS = 500  # how often the idle watcher wakes (its first wake-up re
 QUICK_FIRST_FILES = 300  # more files than this to index: paint the quick listing first
 FIRST_SCREEN_FILES = 200  # on a cold index, the newest files are shown before the full quick listing
 
-SEARCH_HELP = "search: words, \"a phrase\", re:regex, !not, label:x"
+SEARCH_HELP = 'search: words, "a phrase", re:regex, !not, label:x'
 RESUME_HELP = "resume the selected session"
 OPEN_HELP = "open the selected session's tree (resume from there)"
 
@@ -152,8 +152,14 @@ class SessionPickerScreen(Screen[PickResult | None]):
         Binding("ctrl+n", "toggle_named", "Named", priority=True, tooltip="named sessions only"),
         Binding("ctrl+p", "toggle_paths", "Paths", priority=True, tooltip="show file paths"),
         Binding("ctrl+d", "delete", "Delete", priority=True, tooltip="move the session to the Trash (confirm)"),
-        Binding("ctrl+z", "undo_delete", "Undo", show=False, priority=True,
-                tooltip="undo the last delete (else undo typing)"),
+        Binding(
+            "ctrl+z",
+            "undo_delete",
+            "Undo",
+            show=False,
+            priority=True,
+            tooltip="undo the last delete (else undo typing)",
+        ),
         Binding("ctrl+r", "rename", "Rename", priority=True, tooltip="rename the session"),
         Binding("ctrl+t", "tree", "Tree", priority=True, tooltip="tree of the session (resume at any entry)"),
         Binding("ctrl+f", "fork", "Fork", show=False, priority=True, tooltip="fork the session (pick it as a fork)"),
@@ -179,7 +185,8 @@ class SessionPickerScreen(Screen[PickResult | None]):
         if options is not None and options.enter == "tree":  # the browser: Enter explores first
             self._bindings.key_to_bindings["enter"] = [
                 replace(binding, description="Open", tooltip=OPEN_HELP)
-                for binding in self._bindings.key_to_bindings["enter"]]
+                for binding in self._bindings.key_to_bindings["enter"]
+            ]
         self.cwd = str(Path(cwd or os.getcwd()).resolve())
         self.options = options or PickerOptions()
         self.clock = clock
@@ -204,8 +211,12 @@ class SessionPickerScreen(Screen[PickResult | None]):
     # -- layout --------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
-        yield SearchInput(self._initial_query, placeholder="Search sessions… (words, \"phrase\", re:regex, label:x)",
-                    id="search", select_on_focus=False)
+        yield SearchInput(
+            self._initial_query,
+            placeholder='Search sessions… (words, "phrase", re:regex, label:x)',
+            id="search",
+            select_on_focus=False,
+        )
         with Horizontal(id="body"):
             yield SessionList(clock=self.clock, id="sessions")
             yield from self._compose_preview()
@@ -370,8 +381,9 @@ class SessionPickerScreen(Screen[PickResult | None]):
         """Recompute the rows for the current scope, filters, sort and query."""
         summaries = self._visible_summaries()
         self.status.total = len(summaries)
-        self.session_list.set_display(show_cwd=self.scope == "all", show_path=self.show_paths,
-                                      empty_text=EMPTY[(self.scope, self.named_only)])
+        self.session_list.set_display(
+            show_cwd=self.scope == "all", show_path=self.show_paths, empty_text=EMPTY[(self.scope, self.named_only)]
+        )
         if not self._query.strip():
             self._hits = None
             self._clear_query_error()
@@ -520,8 +532,9 @@ class SessionPickerScreen(Screen[PickResult | None]):
 
     # -- results -------------------------------------------------------------------------
 
-    def _result(self, row: SessionRow, action: Literal["resume", "fork"] = "resume",
-                leaf_id: str | None = None) -> PickResult:
+    def _result(
+        self, row: SessionRow, action: Literal["resume", "fork"] = "resume", leaf_id: str | None = None
+    ) -> PickResult:
         summary = row.summary
         return PickResult(action, Path(summary.path), leaf_id, session_id=summary.id or None, cwd=summary.cwd or None)
 
@@ -586,11 +599,11 @@ class SessionPickerScreen(Screen[PickResult | None]):
     def action_toggle_preview(self) -> None:
         self.preview_wanted = not self.preview_wanted
         if self.preview_wanted and self.size.width < NARROW:
-            self.notify(f"The preview needs a terminal at least {NARROW} columns wide.", severity="warning",
-                        markup=False)
+            self.notify(
+                f"The preview needs a terminal at least {NARROW} columns wide.", severity="warning", markup=False
+            )
         self._preview_key = None
         self._update_preview_visibility()
-
 
     def action_help(self) -> None:
         self.app.push_screen(HelpScreen(self.help_rows()))
@@ -598,8 +611,9 @@ class SessionPickerScreen(Screen[PickResult | None]):
     def help_rows(self) -> list[tuple[str, str]]:
         """The help lines: the query syntax, then this screen's bindings as they are now."""
         live = self._bindings.key_to_bindings  # this screen's keys, as __init__ adjusted them, in BINDINGS order
-        keys = dict.fromkeys(key.strip() for binding in self.BINDINGS if isinstance(binding, Binding)
-                             for key in binding.key.split(","))
+        keys = dict.fromkeys(
+            key.strip() for binding in self.BINDINGS if isinstance(binding, Binding) for key in binding.key.split(",")
+        )
         bindings = [binding for key in keys for binding in live.get(key, ()) if binding.tooltip]
         rows = [("type", SEARCH_HELP), *binding_rows(bindings)]
         enter = next(what for _key, what in rows if what in (RESUME_HELP, OPEN_HELP))
@@ -623,8 +637,9 @@ class SessionPickerScreen(Screen[PickResult | None]):
             if yes:
                 self._trash_worker(summary)
 
-        self.app.push_screen(ConfirmScreen("Delete session?", summary.title or summary.path,
-                                           confirm_label="Move to Trash"), answered)
+        self.app.push_screen(
+            ConfirmScreen("Delete session?", summary.title or summary.path, confirm_label="Move to Trash"), answered
+        )
 
     @work(thread=True, group="writes", exit_on_error=False, description="trash")
     def _trash_worker(self, summary: SessionSummary) -> None:
@@ -725,8 +740,11 @@ class SessionPickerScreen(Screen[PickResult | None]):
             if result is None or getattr(result, "action", None) not in ("resume", "fork"):
                 return
             summary = row.summary
-            self.dismiss(PickResult.from_tree(result, path=Path(row.path), session_id=summary.id or None,
-                                              cwd=summary.cwd or None))
+            self.dismiss(
+                PickResult.from_tree(
+                    result, path=Path(row.path), session_id=summary.id or None, cwd=summary.cwd or None
+                )
+            )
 
         tree = SessionTreeScreen(Path(row.path), clock=self.clock, freeze_gc=self.options.owns_process)
         self.app.push_screen(tree, chosen)
@@ -751,8 +769,15 @@ class SessionPickerScreen(Screen[PickResult | None]):
 
         ready = False
         # yield_on_timeout: an empty batch every WATCH_TIMEOUT_MS, the first one saying the watch is set up.
-        async for changes in awatch(*roots, watch_filter=jsonl_only, debounce=WATCH_DEBOUNCE_MS, step=50,
-                                    recursive=True, rust_timeout=WATCH_TIMEOUT_MS, yield_on_timeout=True):
+        async for changes in awatch(
+            *roots,
+            watch_filter=jsonl_only,
+            debounce=WATCH_DEBOUNCE_MS,
+            step=50,
+            recursive=True,
+            rust_timeout=WATCH_TIMEOUT_MS,
+            yield_on_timeout=True,
+        ):
             if not ready:
                 ready = True
                 self.post_message(Watching(roots))

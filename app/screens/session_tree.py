@@ -97,9 +97,18 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
             super().__init__()
             self.reason = reason
 
-    def __init__(self, session_path: Path, *, clock: Callable[[], datetime] | None = None, standalone: bool = False,
-                 session: Session | None = None, freeze_gc: bool = False, name: str | None = None,
-                 id: str | None = None, classes: str | None = None) -> None:
+    def __init__(
+        self,
+        session_path: Path,
+        *,
+        clock: Callable[[], datetime] | None = None,
+        standalone: bool = False,
+        session: Session | None = None,
+        freeze_gc: bool = False,
+        name: str | None = None,
+        id: str | None = None,
+        classes: str | None = None,
+    ) -> None:
         """`session`: the file already read by the caller (skips reading it again).
 
         `freeze_gc`: move a big session's objects out of the collector's reach while the screen

@@ -85,9 +85,11 @@ def _message_block(item: ContextMessage, calls: dict[str, dict[str, Any]]) -> Pr
     message, role = item.message, item.role
     if role == "user":
         content = message.get("content")
-        images = sum(1 for b in content if isinstance(b, dict) and b.get("type") == "image") if isinstance(
-            content, list
-        ) else 0
+        images = (
+            sum(1 for b in content if isinstance(b, dict) and b.get("type") == "image")
+            if isinstance(content, list)
+            else 0
+        )
         body = _clip(content_text(content, "\n"), BODY_LIMIT)
         if images:
             body = f"{body}\n[{images} image{'s' if images > 1 else ''}]".strip()
@@ -115,14 +117,23 @@ def _message_block(item: ContextMessage, calls: dict[str, dict[str, Any]]) -> Pr
             else f"[{display_text(message.get('toolName') or 'tool')}]"
         )
         kind = "error" if message.get("isError") else "tool"
-        return PreviewBlock(kind, f"result {title}", _clip(content_text(message.get("content"), "\n"),
-                                                          TOOL_OUTPUT_LIMIT, TOOL_OUTPUT_LINES))
+        return PreviewBlock(
+            kind,
+            f"result {title}",
+            _clip(content_text(message.get("content"), "\n"), TOOL_OUTPUT_LIMIT, TOOL_OUTPUT_LINES),
+        )
     if role == "bashExecution":
-        return PreviewBlock("bash", f"[bash]: {display_text(message.get('command'))}",
-                            _clip(str(message.get("output") or ""), TOOL_OUTPUT_LIMIT, TOOL_OUTPUT_LINES))
+        return PreviewBlock(
+            "bash",
+            f"[bash]: {display_text(message.get('command'))}",
+            _clip(str(message.get("output") or ""), TOOL_OUTPUT_LIMIT, TOOL_OUTPUT_LINES),
+        )
     if role == "custom":
-        return PreviewBlock("custom", f"[{display_text(message.get('customType'))}]",
-                            _clip(content_text(message.get("content"), "\n"), BODY_LIMIT))
+        return PreviewBlock(
+            "custom",
+            f"[{display_text(message.get('customType'))}]",
+            _clip(content_text(message.get("content"), "\n"), BODY_LIMIT),
+        )
     if role == "branchSummary":
         return PreviewBlock("branch", "branch summary", _clip(item.text, BODY_LIMIT))
     if role == "compactionSummary":

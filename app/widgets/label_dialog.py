@@ -29,8 +29,15 @@ class LabelDialog(ModalScreen[str | None]):
         Binding("escape,ctrl+c", "cancel", "Cancel", show=False),
     ]
 
-    def __init__(self, current: str | None, entry_text: str = "", *, name: str | None = None,
-                 id: str | None = None, classes: str | None = None) -> None:
+    def __init__(
+        self,
+        current: str | None,
+        entry_text: str = "",
+        *,
+        name: str | None = None,
+        id: str | None = None,
+        classes: str | None = None,
+    ) -> None:
         super().__init__(name=name, id=id, classes=classes)
         self.current = current or ""
         self.entry_text = dialog_detail(entry_text)
@@ -40,8 +47,9 @@ class LabelDialog(ModalScreen[str | None]):
             yield Static(Content("Label (empty to remove):"), id="label-title")
             if self.entry_text:
                 yield Static(Content(self.entry_text), id="label-entry", markup=False)
-            yield Input(value=display_text(self.current or ""), placeholder="label", id="label-input",
-                        select_on_focus=False)
+            yield Input(
+                value=display_text(self.current or ""), placeholder="label", id="label-input", select_on_focus=False
+            )
             yield Static(Content("Enter save · Esc cancel"), id="label-hint")
 
     def on_mount(self) -> None:

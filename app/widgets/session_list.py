@@ -73,9 +73,9 @@ def short_path(path: str, width: int, home: str = os.path.expanduser("~")) -> st
     """`~`-shortened path, cut from the left to `width` cells ("…/project/src")."""
     text = display_text(path)
     if home and home != "/" and (text == home or text.startswith(home + os.sep)):
-        text = "~" + text[len(home):]
+        text = "~" + text[len(home) :]
     if len(text) > width:
-        text = "…" + text[len(text) - width + 1:]
+        text = "…" + text[len(text) - width + 1 :]
     return text
 
 
@@ -232,8 +232,9 @@ class SessionList(ScrollView, can_focus=False):
         if (new_row is None) != (old_row is None) or (new_row and old_row and new_row.summary is not old_row.summary):
             self.post_message(self.Highlighted(self, new_row))
 
-    def set_display(self, *, show_cwd: bool | None = None, show_path: bool | None = None,
-                    empty_text: str | None = None) -> None:
+    def set_display(
+        self, *, show_cwd: bool | None = None, show_path: bool | None = None, empty_text: str | None = None
+    ) -> None:
         """Change what the rows show; repaints without touching the rows or the cursor."""
         if show_cwd is not None:
             self._show_cwd = show_cwd
@@ -279,8 +280,9 @@ class SessionList(ScrollView, can_focus=False):
         if not self._rows:
             return
         row = self._rows[self._cursor]
-        self.scroll_to_region(Region(0, self._line_of(self._cursor), 1, row.height),
-                              animate=False, immediate=True, force=True)
+        self.scroll_to_region(
+            Region(0, self._line_of(self._cursor), 1, row.height), animate=False, immediate=True, force=True
+        )
 
     # -- lines -------------------------------------------------------------------------
 
@@ -332,8 +334,10 @@ class SessionList(ScrollView, can_focus=False):
         content = self._title_line(row, is_cursor, inner) if subline == 0 else self._snippet_line(row, inner)
         segments = content.render_segments(base)
         strip = Strip(segments, content.cell_length)
-        return strip.extend_cell_length(width, base.rich_style).crop(0, width).apply_meta(
-            {"row": self._index_of.get(row.path, -1)}
+        return (
+            strip.extend_cell_length(width, base.rich_style)
+            .crop(0, width)
+            .apply_meta({"row": self._index_of.get(row.path, -1)})
         )
 
     def _title_line(self, row: SessionRow, is_cursor: bool, width: int) -> Content:

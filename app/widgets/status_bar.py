@@ -52,19 +52,20 @@ class StatusBar(Widget):
         scope_style = self.get_visual_style("status-bar--scope")
         parts: list[Content] = []
         current, other = ("◉", "○") if self.scope == "project" else ("○", "◉")
-        parts.append(Content.assemble(
-            (f"{current} Current Folder", scope_style if self.scope == "project" else dim),
-            (" | ", dim),
-            (f"{other} All", scope_style if self.scope == "all" else dim),
-        ))
+        parts.append(
+            Content.assemble(
+                (f"{current} Current Folder", scope_style if self.scope == "project" else dim),
+                (" | ", dim),
+                (f"{other} All", scope_style if self.scope == "all" else dim),
+            )
+        )
         parts.append(Content.styled(f"Sort: {self.sort.capitalize()}", dim))
         parts.append(Content.styled(f"Name: {'Named' if self.named_only else 'All'}", dim))
         if self.listing:
             parts.append(Content.styled("Loading…", dim))
         else:
             count = f"{self.shown:,}" if self.shown == self.total else f"{self.shown:,} of {self.total:,}"
-            parts.append(Content.styled(f"{count} session{'' if self.total == 1 and self.shown == 1 else 's'}",
-                                        dim))
+            parts.append(Content.styled(f"{count} session{'' if self.total == 1 and self.shown == 1 else 's'}", dim))
         if self.progress is not None:
             done, total = self.progress
             parts.append(Content.styled(f"indexing {done:,}/{total:,}", dim))
