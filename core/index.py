@@ -74,10 +74,31 @@ _SCHEMA = (
     "CREATE TABLE listings (scope BLOB PRIMARY KEY, files BLOB NOT NULL, payload BLOB NOT NULL, "
     "reused INTEGER NOT NULL, skipped BLOB NOT NULL, checksum INTEGER NOT NULL)",
     _FTS_TABLE,
+    # `fts` is the full-text index's signature (see `_fts_signature`), renewed by every write.
+    "CREATE TABLE meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL)",
     f"PRAGMA user_version = {SCHEMA_VERSION}",
 )
 
-_TABLES = {"files", "states", "listings", "fts"}
+_TABLES = {"files", "states", "listings", "fts", "meta"}
+
+
+def _fts_signature(db: sqlite3.Connection) -> int:
+    """A CRC of FTS5's structure record and the sizes of its shadow tables.  FTS5 does not
+    notice every damage (rows missing from `fts_idx` just lose hits), so a search first
+    compares this with the one the last write stored: cheap, and a mismatch means rebuild."""
+    structure = db.execute("SELECT block FROM fts_data WHERE id = 10").fetchone()
+    counts = [
+        db.execute(f"SELECT count(*) FROM {table}").fetchone()[0] for table in ("fts_data", "fts_idx", "fts_docsize")
+    ]
+    return _blob_check(structure[0] if structure else b"", *counts)
+
+
+def _store_fts_signature(db: sqlite3.Connection) -> None:
+    # FTS5 keeps new terms in memory until commit; a savepoint makes it write them out first.
+    db.execute("SAVEPOINT fts_flush")
+    db.execute("RELEASE fts_flush")
+    db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('fts', ?)", (_fts_signature(db),))
+
 
 _SUMMARY_FIELDS = tuple(f.name for f in dataclasses.fields(SessionSummary) if f.name not in ("extra", "prefix_text"))
 
@@ -430,6 +451,7 @@ class Index:
                     connection.execute(f'DROP TABLE IF EXISTS "{name.replace(chr(34), chr(34) * 2)}"')
             for statement in _SCHEMA:
                 connection.execute(statement)
+            _store_fts_signature(connection)
             connection.execute("COMMIT")
         except BaseException:
             if connection.in_transaction:
@@ -574,6 +596,17 @@ class Index:
         malformed MATCH expression (any other error is the index's).
         """
         db = self.db
+        db.execute("BEGIN")  # one snapshot for the signature check and the search
+        try:
+            return self._search(db, match, limit, include_cwd)
+        finally:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+
+    def _search(self, db: sqlite3.Connection, match: str, limit: int, include_cwd: bool) -> list[TextHit]:
+        stored = db.execute("SELECT value FROM meta WHERE key = 'fts'").fetchone()
+        if stored is None or stored[0] != _fts_signature(db):
+            raise sqlite3.DatabaseError("the full-text index does not match its signature")
         first: dict[int, tuple[int, str]] = {}
         sql = "SELECT rowid, field FROM fts WHERE fts MATCH ?" + ("" if include_cwd else " AND field != 'cwd'")
         try:
@@ -619,8 +652,10 @@ class Index:
             db.execute("BEGIN IMMEDIATE")
             try:
                 yield Writer(db)
+                _store_fts_signature(db)
             except BaseException:
-                db.execute("ROLLBACK")
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
                 raise
             db.execute("COMMIT")
 

@@ -213,7 +213,8 @@ def bad_json_blob(cache: Path, rng: random.Random) -> str:
 def deleted_fts_rows(cache: Path, rng: random.Random) -> str:
     table = rng.choice(["fts_data", "fts_data", "fts_idx", "fts_docsize", "fts_content"])
     count = rng.randint(1, 5)
-    _sql(cache, f"DELETE FROM {table} WHERE rowid IN (SELECT rowid FROM {table} ORDER BY random() LIMIT {count})")
+    key = "segid, term" if table == "fts_idx" else "rowid"  # fts_idx is WITHOUT ROWID
+    _sql(cache, f"DELETE FROM {table} WHERE ({key}) IN (SELECT {key} FROM {table} ORDER BY random() LIMIT {count})")
     return f"{count} rows of {table} deleted"
 
 
