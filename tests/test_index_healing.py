@@ -427,18 +427,22 @@ def test_a_full_disk_lists_from_the_files(
     _sql(cache, "DELETE FROM listings")
     _sql(cache, "DELETE FROM files WHERE rowid IN (SELECT rowid FROM files LIMIT 5)")
     _fill(full_tmpfs)
-    for args in answers:
-        got = seance(list(args), cache, monkeypatch)
-        check_against_fresh(list(args), got, answers[args], "full disk")
+    # the fast path once (it leaves the WAL files made), then plain `ls` and `index`, which died
+    # with sqlite3.OperationalError tracebacks before
+    assert seance(list(all_json), cache, monkeypatch)[:2] == answers[all_json][:2]
     code, out, err = seance(["--root", str(store), "ls", "--all"], cache, monkeypatch)
     assert code == 0 and len(out.decode().splitlines()) == SESSIONS
     lines = index_lines(err)
-    assert len(lines) == 1 and "could not be written" in lines[0], lines
+    assert len(lines) == 1 and "could not be" in lines[0], lines
     for rebuild in ([], ["--rebuild"]):
         code, out, err = seance(["--root", str(store), "index", *rebuild], cache, monkeypatch)
         assert code == 0 and f"indexed {SESSIONS} sessions" in out.decode()
         lines = index_lines(err)
         assert len(lines) == 1 and "could not be" in lines[0], lines
+    for args in answers:
+        got = seance(list(args), cache, monkeypatch)
+        check_against_fresh(list(args), got, answers[args], "full disk")
+        assert "could not be" in got[2]
     # no index at all, and no room to make one
     empty = full_tmpfs / "empty-cache"
     got = seance(list(all_json), empty, monkeypatch)
