@@ -10,23 +10,32 @@
 Methods may be called from any thread (a Textual thread worker included): each thread gets
 its own SQLite connection and index writes are serialised.  Nothing here writes a session
 file.  When the index cannot be used at all, listing still works from full reads.
+
+Every use of the index goes through one guard, `_guarded`: an error of the index (see
+`index.index_fault`) rebuilds it and tries again when it is damaged, or lists from the
+files this time when it is locked or cannot be written (a full disk), and leaves one
+sentence in `index_problem` for the status line or stderr.  Never a traceback, never a
+wrong answer: the files are the truth.
 """
 
 from __future__ import annotations
 
 import os
-import sqlite3
 import threading
 import time
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from operator import itemgetter
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from . import scanpool
 from .discovery import Discovery, FileInfo, default_roots, discover, stat_file
 from .index import (
+    DAMAGED,
+    INDEX_ERRORS,
+    LOCKED,
+    FullTextQueryError,
     Index,
     IndexUnavailable,
     Listing,
@@ -36,7 +45,7 @@ from .index import (
     encode_pi_json,
     files_key,
     fts_quote,
-    is_lock_error,
+    index_fault,
     scope_key,
 )
 from .model import SessionSummary
@@ -46,6 +55,7 @@ if TYPE_CHECKING:  # imported where used: a warm listing reads no file, so it ne
 
 Progress = Callable[[int, int], None]
 Cancel = Callable[[], bool]
+T = TypeVar("T")
 
 _COMMIT_EVERY_FILES = 256
 _COMMIT_EVERY_SECONDS = 0.5
@@ -111,20 +121,9 @@ def _flush(index: Index | None, pending: list[tuple]) -> None:
     pending.clear()
 
 
-def _stored_listing(index: Index | None, scope: bytes, files: bytes) -> Listing | None:
-    if index is None:
-        return None
-    try:
-        return index.listing(scope, files)
-    except (sqlite3.Error, ValueError):  # a locked or damaged index: the files are listed instead
-        return None
-
-
-def _store_listing(index: Index, scope: bytes, files: bytes, listing: Listing) -> None:
-    try:
-        index.put_listing(scope, files, listing)
-    except sqlite3.Error:  # only a shortcut for next time: another writer may have the index
-        pass
+def _one_line(error: BaseException) -> str:
+    text = " ".join(str(error).split()) or type(error).__name__
+    return text if len(text) <= 120 else text[:119] + "…"
 
 
 def _json_array(items: list[bytes]) -> bytes:
@@ -161,6 +160,8 @@ class Catalog:
         self._cache_dir = cache_dir
         self._index: Index | None = None
         self._index_error: str | None = None
+        self._problem: str | None = None  # the last thing the guard did about the index
+        self._dropped: list[Index] = []  # indexes given up on (closed with the catalog)
         self._refresh_lock = threading.Lock()
         self._index_lock = threading.Lock()
         self.last_discovery: Discovery | None = None
@@ -218,16 +219,91 @@ class Catalog:
                 if self._index is None and self._index_error is None:
                     try:
                         self._index = Index(self._cache_dir)
-                    except (IndexUnavailable, sqlite3.Error, OSError) as error:
-                        self._index_error = str(error)
+                    except (IndexUnavailable, OSError, *INDEX_ERRORS) as error:
+                        self._index_error = (
+                            f"the index could not be opened or written ({_one_line(error)}); "
+                            "listing from the session files"
+                        )
+                        self._index = self._memory_index()
         return self._index
+
+    def _memory_index(self) -> Index | None:
+        """An index in memory for this catalog's life, filled from the files (so full-text
+        search still works when the cache cannot be written); None if even that fails."""
+        try:
+            return Index(self._cache_dir, in_memory=True)
+        except INDEX_ERRORS:
+            return None
 
     @property
     def index_problem(self) -> str | None:
-        """Why the index was rebuilt or is unavailable, for a status line; None when all is well."""
+        """Why the index was rebuilt or is not used, as one line for a status line or stderr;
+        None when all is well."""
+        if self._problem:
+            return self._problem
         if self._index_error:
             return self._index_error
         return self._index.rebuilt_reason if self._index is not None else None
+
+    def _guarded(self, work: Callable[[Index | None], T], after_rebuild: Callable[[Index], Any] | None = None) -> T:
+        """`work(index)`, healed: the one place that handles the index failing.
+
+        A damaged index (undecodable rows, malformed pages, missing tables, wrong types) is
+        rebuilt and `work` runs again on it (after `after_rebuild`, e.g. to re-index text);
+        a locked one, one that cannot be written (disk full), or one that fails again is left
+        out and `work(None)` answers from the session files.  Each leaves one sentence in
+        `index_problem`.  A bad full-text query is the caller's error and is raised as is.
+        """
+        index = self.index
+        if index is None:
+            return work(None)
+        try:
+            return work(index)
+        except FullTextQueryError:
+            raise
+        except INDEX_ERRORS as error:
+            failure = error
+        fault = index_fault(failure)
+        if fault == DAMAGED:
+            try:
+                index.reset(f"the index was damaged ({_one_line(failure)}); rebuilt it")
+                self._problem = index.rebuilt_reason
+                if after_rebuild is not None:
+                    after_rebuild(index)
+                return work(index)
+            except FullTextQueryError:
+                raise
+            except INDEX_ERRORS as error:
+                failure, fault = error, index_fault(error)
+        if fault == LOCKED:  # another seance is writing for long: the files this time, the index next time
+            self.lock_waits += 1
+            self._problem = "the index is locked by another seance; listing from the session files"
+        else:
+            what = "could not be rebuilt" if fault == DAMAGED else "could not be written"
+            self._problem = f"the index {what} ({_one_line(failure)}); listing from the session files"
+            self._drop_index(index)
+            if self._index is not None:  # one in memory instead
+                try:
+                    if after_rebuild is not None:
+                        after_rebuild(self._index)
+                    return work(self._index)
+                except FullTextQueryError:
+                    raise
+                except INDEX_ERRORS:
+                    self._drop_index(self._index)
+        return work(None)
+
+    def _drop_index(self, index: Index) -> None:
+        """Stop using an index that cannot be written or rebuilt (for this catalog's life)."""
+        with self._index_lock:
+            if self._index is index:
+                self._index = None if index.in_memory else self._memory_index()
+                self._index_error = self._problem
+                self._dropped.append(index)
+
+    def rebuild_index(self) -> None:
+        """Empty the index, to build it again (`seance index --rebuild`)."""
+        self._guarded(lambda index: index.reset() if index is not None else None)
 
     def refresh(
         self, progress: Progress | None = None, cancel: Cancel | None = None, *, full_text: bool = True
@@ -248,20 +324,27 @@ class Catalog:
         one stored then: one stat per file and one lookup.
         """
         found = self.discover()
-        index, discovered_skips = self.index, len(found.skipped)
+        discovered_skips = len(found.skipped)
         roots = [os.fspath(root) for root in self.roots] if self.explicit_roots else []
         scope, files = scope_key(roots, None if cwd is None else _resolved(cwd)), files_key(found.infos)
-        stored = _stored_listing(index, scope, files)
-        if stored is not None:
-            skipped = [*found.skipped, *((Path(path), reason) for path, reason in stored.skipped)]
-            self.last_stats = RefreshStats(files=len(found.infos), reused=stored.reused, skipped=skipped)
-            return stored.payload
-        lock_waits = self.lock_waits
-        payload = _json_array(self._in_scope(self._refreshed(None, None, False, True, found), cwd))
+
+        def listed(index: Index | None) -> tuple[bytes, bool]:
+            """(the answer, whether it is new and was made with the index)."""
+            stored = index.listing(scope, files) if index is not None else None
+            if stored is not None:
+                skipped = [*found.skipped, *((Path(path), reason) for path, reason in stored.skipped)]
+                self.last_stats = RefreshStats(files=len(found.infos), reused=stored.reused, skipped=skipped)
+                return stored.payload, False
+            with self._refresh_lock:
+                items = self._refresh(None, None, False, True, index, found)
+            return _json_array(self._in_scope(items, cwd)), index is not None
+
+        payload, storable = self._guarded(listed)
         stats = self.last_stats
-        if index is not None and self._index is index and self.lock_waits == lock_waits and not stats.failed:
+        if storable and not stats.failed:  # a shortcut for next time only: a failure to store is no failure
             not_sessions = [(str(path), reason) for path, reason in stats.skipped[discovered_skips:]]
-            _store_listing(index, scope, files, Listing(payload, stats.reused, not_sessions))
+            listing = Listing(payload, stats.reused, not_sessions)
+            self._guarded(lambda index: index.put_listing(scope, files, listing) if index is not None else None)
         return payload
 
     def _in_scope(self, items: list[tuple[int, str, Any]], cwd: str | None) -> list[Any]:
@@ -279,16 +362,7 @@ class Catalog:
         found: Discovery | None = None,
     ) -> list[tuple[int, str, Any]]:
         with self._refresh_lock:
-            try:
-                return self._refresh(progress, cancel, full_text, as_json, self.index, found)
-            except sqlite3.DatabaseError as error:
-                if self._index is None:
-                    raise
-                if is_lock_error(error):  # another seance is writing for long: list from the files this time
-                    self.lock_waits += 1
-                    return self._refresh(progress, cancel, full_text, as_json, None, found)
-                self._index.reset(f"index failed in use ({error}); rebuilt")
-                return self._refresh(progress, cancel, full_text, as_json, self.index, found)
+            return self._guarded(lambda index: self._refresh(progress, cancel, full_text, as_json, index, found))
 
     def _refresh(
         self,
@@ -305,10 +379,10 @@ class Catalog:
         found = found if found is not None else self.discover()
         infos = found.infos
         stats = RefreshStats(files=len(infos), skipped=list(found.skipped))  # a copy: it grows below
-        rows = index.rows("pi_json" if as_json else "summary", text_seq=full_text) if index is not None else {}
+        rows = index.rows("pi_json" if as_json else "summary") if index is not None else {}
         # An unchanged file's row is found by its stat in C (`FileInfo` == its stat key): no
         # per-file Python on a warm listing.  Rows are (path, size, mtime_ns, session, reason,
-        # modified_ms, cwd, payload[, text_seq]).
+        # modified_ms, cwd, payload, text_seq, check), each one checked by `rows`.
         matched = list(map(rows.get, infos)) if rows else [None] * len(infos)
         if full_text:  # a session whose text was never indexed is read again
             matched = [row if row is None or row[8] >= 0 or not row[3] else None for row in matched]
@@ -447,18 +521,15 @@ class Catalog:
         info = stat_file(os.path.abspath(path))
         if isinstance(info, str):
             return None
-        index = self.index
-        row = index.row(info.path) if index is not None else None
-        if row is not None and row.size == info.size and row.mtime_ns == info.mtime_ns:
-            return decode_summary(row.payload) if row.session and row.payload else None
-        stats = RefreshStats()
-        try:
-            found = self._read_changed([(info, row)], stats, None, None, False, 1, index)
-        except sqlite3.DatabaseError as error:
-            if not is_lock_error(error):
-                raise
-            found = self._read_changed([(info, row)], stats, None, None, False, 1, None)
-        return found[0] if found else None
+
+        def summarised(index: Index | None) -> SessionSummary | None:
+            row = index.row(info.path) if index is not None else None
+            if row is not None and row.size == info.size and row.mtime_ns == info.mtime_ns:
+                return decode_summary(row.payload) if row.session and row.payload else None
+            found = self._read_changed([(info, row)], RefreshStats(), None, None, False, 1, index)
+            return found[0] if found else None
+
+        return self._guarded(summarised)
 
     def search_text(self, fts_query: str, limit: int = 500, *, include_cwd: bool = True) -> list[TextHit]:
         """Full-text hits, one per session, for an FTS5 MATCH string; build it with `fts_quote`.
@@ -466,32 +537,37 @@ class Catalog:
         Unranked (callers rank by their own tiers and recency): a session's name, label, cwd
         or id row wins over its text.  `include_cwd=False` leaves the cwd out (one project's
         scope, where the cwd does not count), so the session's text hit is the one reported.
-        Searches what `refresh()` indexed (text is indexed by `refresh()`, not by `list()`).
-        Raises `ValueError` for a malformed MATCH string.
+        Searches what `refresh()` indexed (text is indexed by `refresh()`, not by `list()`;
+        an index rebuilt here because it was damaged is given its text again first).  Raises
+        `ValueError` for a malformed MATCH string; without a usable index, finds nothing.
         """
-        index = self.index
-        if index is None:
-            return []
+
+        def searched(index: Index | None) -> list[TextHit]:
+            return index.search(fts_query, limit, include_cwd=include_cwd) if index is not None else []
+
+        def reindexed(index: Index) -> None:
+            with self._refresh_lock:
+                self._refresh(None, None, True, False, index)
+
         try:
-            return index.search(fts_query, limit, include_cwd=include_cwd)
-        except sqlite3.OperationalError as error:
+            return self._guarded(searched, after_rebuild=reindexed)
+        except FullTextQueryError as error:
             raise ValueError(f"bad full-text query: {error}") from error
 
     def forget(self, path: Path) -> None:
-        """Drop a file from the index (after it was deleted or moved away)."""
-        index = self.index
-        if index is None:
-            return
-        try:
-            with index.writing() as writer:
-                writer.forget(os.path.abspath(path))
-        except sqlite3.DatabaseError as error:  # the next refresh prunes it anyway
-            if not is_lock_error(error):
-                raise
+        """Drop a file from the index (after it was deleted or moved away; the next refresh
+        prunes it anyway if this cannot)."""
+
+        def forgotten(index: Index | None) -> None:
+            if index is not None:
+                with index.writing() as writer:
+                    writer.forget(os.path.abspath(path))
+
+        self._guarded(forgotten)
 
     def close(self) -> None:
-        if self._index is not None:
-            self._index.close()
+        for index in [*self._dropped, *([self._index] if self._index is not None else [])]:
+            index.close()
 
 
 __all__ = ["Cancelled", "Catalog", "RefreshStats", "TextHit", "fts_quote", "in_project", "same_dir"]

@@ -211,8 +211,8 @@ def run_index(args: argparse.Namespace) -> int:
     catalog = _catalog(args)
     bar = _Bar()
     try:
-        if args.rebuild and catalog.index is not None:
-            catalog.index.reset()
+        if args.rebuild:
+            catalog.rebuild_index()
         summaries = catalog.refresh(progress=bar)
     finally:
         bar.finish()

@@ -9,6 +9,12 @@ always the truth: an index SQLite cannot read is deleted and rebuilt, a foreign 
 older-schema one has its tables dropped and recreated (in one transaction), a locked one
 is replaced by a private one, and deleting the cache loses nothing.
 
+Nothing read back is trusted blindly: every `files` row, scan state and stored listing
+carries a CRC-32 of its values, and a row whose check fails is treated as stale (its file
+is read again), so a damaged page gives a slower answer, never a wrong one.  Errors of the
+index itself (SQLite's, or values of the wrong type) are classified by `index_fault`, in
+one place, for `Catalog`'s guard: busy, cannot be written (disk full, read-only), or damaged.
+
 FTS rows use rowid `file_id << 20 | seq`: seq 0-3 are the file's metadata rows (name,
 labels, cwd, id), replaced on every update; seq >= 4 are text chunks (user and assistant
 text, tool names, bash commands), appended as the file grows.  Deleting a file's rows is
@@ -26,6 +32,7 @@ import re
 import sqlite3
 import sys
 import threading
+import zlib
 from collections.abc import Iterator
 from operator import itemgetter
 from pathlib import Path
@@ -33,7 +40,7 @@ from typing import NamedTuple
 
 from .model import SessionSummary
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4  # 4: CRC-32 checks on files, states and listings
 _APPLICATION_ID = 0x5345414E  # "SEAN"
 DB_NAME = "index.sqlite"
 CHUNK_CHARS = 8192
@@ -55,20 +62,43 @@ _SCHEMA = (
         cwd TEXT,
         summary BLOB,
         pi_json BLOB,
-        text_seq INTEGER NOT NULL DEFAULT -1
+        text_seq INTEGER NOT NULL DEFAULT -1,
+        json_check INTEGER NOT NULL DEFAULT 0,
+        summary_check INTEGER NOT NULL DEFAULT 0
     )""",
     # The scan state (~1 KB a session) is only read to continue an appended file: kept out of
     # `files`, whose every row a warm listing reads.
-    "CREATE TABLE states (file_id INTEGER PRIMARY KEY, state BLOB NOT NULL)",
+    "CREATE TABLE states (file_id INTEGER PRIMARY KEY, state BLOB NOT NULL, checksum INTEGER NOT NULL)",
     # Whole `ls --json` answers, each valid only for the exact files (paths and stats) it was
     # made from: an unchanged store is listed with one stat per file and one lookup.
     "CREATE TABLE listings (scope BLOB PRIMARY KEY, files BLOB NOT NULL, payload BLOB NOT NULL, "
-    "reused INTEGER NOT NULL, skipped BLOB NOT NULL)",
+    "reused INTEGER NOT NULL, skipped BLOB NOT NULL, checksum INTEGER NOT NULL)",
     _FTS_TABLE,
+    # `fts` is the full-text index's signature (see `_fts_signature`), renewed by every write.
+    "CREATE TABLE meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL)",
     f"PRAGMA user_version = {SCHEMA_VERSION}",
 )
 
-_TABLES = {"files", "states", "listings", "fts"}
+_TABLES = {"files", "states", "listings", "fts", "meta"}
+
+
+def _fts_signature(db: sqlite3.Connection) -> int:
+    """A CRC of FTS5's structure record and the sizes of its shadow tables.  FTS5 does not
+    notice every damage (rows missing from `fts_idx` just lose hits), so a search first
+    compares this with the one the last write stored: cheap, and a mismatch means rebuild."""
+    structure = db.execute("SELECT block FROM fts_data WHERE id = 10").fetchone()
+    counts = [
+        db.execute(f"SELECT count(*) FROM {table}").fetchone()[0] for table in ("fts_data", "fts_idx", "fts_docsize")
+    ]
+    return _blob_check(structure[0] if structure else b"", *counts)
+
+
+def _store_fts_signature(db: sqlite3.Connection) -> None:
+    # FTS5 keeps new terms in memory until commit; a savepoint makes it write them out first.
+    db.execute("SAVEPOINT fts_flush")
+    db.execute("RELEASE fts_flush")
+    db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('fts', ?)", (_fts_signature(db),))
+
 
 _SUMMARY_FIELDS = tuple(f.name for f in dataclasses.fields(SessionSummary) if f.name not in ("extra", "prefix_text"))
 
@@ -115,6 +145,30 @@ def default_cache_dir() -> Path:
 
 
 _STAT_KEY = itemgetter(0, 1, 2)  # (path, size, mtime_ns) of a `rows()` tuple
+# What a `files` row's check covers besides its payload: every column a listing uses, as
+# repr()s, so a value of the wrong type (a text '1' for the int 1, a float) fails it too.
+_ROW_META = "\0".join(["%r"] * 8)
+_META_OF_ROW = itemgetter(0, 1, 2, 3, 4, 5, 6, 8)  # of a `rows()` tuple, the order `_row_check` takes
+
+
+def _row_check(meta: tuple, payload: object) -> int:
+    """CRC-32 of a `files` row: `meta` is (path, size, mtime_ns, session, reason, modified_ms,
+    cwd, text_seq); `payload` the summary or ls-json blob (None: a file that is not a session).
+    -1 (never a stored check) when the payload is not bytes at all."""
+    if payload is None:
+        payload = b""
+    elif type(payload) is not bytes:
+        return -1
+    return zlib.crc32(payload, zlib.crc32((_ROW_META % meta).encode("utf-8", "surrogatepass")))
+
+
+def _blob_check(data: object, *salt: object) -> int:
+    """CRC-32 of a stored blob and the values stored beside it (-1 when it is not a blob)."""
+    if type(data) is not bytes:
+        return -1
+    return zlib.crc32(data, zlib.crc32(repr(salt).encode("utf-8", "surrogatepass")))
+
+
 LISTINGS_KEPT = 8  # stored `ls --json` answers (one per roots and scope: all projects, or one)
 _FILE_KEY = "%s\0%d\0%d".__mod__  # NUL cannot be in a path: distinct file lists, distinct keys
 
@@ -267,6 +321,46 @@ def is_lock_error(error: BaseException) -> bool:
     return isinstance(error, sqlite3.OperationalError) and ("locked" in message or "busy" in message)
 
 
+# Everything reading or writing the index can raise when the index (not the caller) is at
+# fault: SQLite's own errors, and what a damaged value of the wrong type or shape raises
+# when used (orjson.JSONDecodeError and UnicodeDecodeError are ValueErrors).
+INDEX_ERRORS: tuple[type[BaseException], ...] = (sqlite3.Error, ValueError, TypeError, KeyError, IndexError)
+
+LOCKED, UNWRITABLE, DAMAGED = "locked", "unwritable", "damaged"
+# SQLite primary result codes: the index cannot be written (or opened) here, through no fault of its own.
+_UNWRITABLE_CODES = frozenset({3, 7, 8, 10, 13, 14})  # PERM, NOMEM, READONLY, IOERR, FULL, CANTOPEN
+_SHORT_READ = 10 | (2 << 8)  # SQLITE_IOERR_SHORT_READ: a truncated file, i.e. damaged
+
+
+def index_fault(error: BaseException) -> str:
+    """What an index error means, for the one guard that handles them (`Catalog`).
+
+    LOCKED: another writer holds it (list from the files this time, keep it);
+    UNWRITABLE: the disk is full, read-only or failing (list from the files, keep it);
+    DAMAGED: anything else, undecodable or wrongly typed values included (rebuild it).
+    """
+    if isinstance(error, sqlite3.Error):
+        code = getattr(error, "sqlite_errorcode", None)
+        primary = code & 0xFF if isinstance(code, int) else None
+        if primary in (5, 6) or is_lock_error(error):  # BUSY, LOCKED
+            return LOCKED
+        if (primary in _UNWRITABLE_CODES and code != _SHORT_READ) or "disk is full" in str(error):
+            return UNWRITABLE
+    return DAMAGED
+
+
+class FullTextQueryError(ValueError):
+    """A MATCH expression FTS5 cannot parse: the query is at fault, not the index."""
+
+
+_QUERY_MISTAKES = ("fts5: syntax error", "unterminated string", "no such column", "unknown special query")
+
+
+def _is_query_mistake(error: sqlite3.Error) -> bool:
+    message = str(error)
+    return getattr(error, "sqlite_errorcode", 1) == 1 and any(mistake in message for mistake in _QUERY_MISTAKES)
+
+
 class IndexUnavailable(Exception):
     """The index could not be opened at all (the caller lists without it)."""
 
@@ -276,21 +370,30 @@ class Index:
 
     busy_timeout = 5.0  # seconds to wait for another writer (batches commit every 0.5 s)
 
-    def __init__(self, cache_dir: Path | None = None) -> None:
+    def __init__(self, cache_dir: Path | None = None, *, in_memory: bool = False) -> None:
+        """The index in `cache_dir`; `in_memory`: a private one that lives as long as this
+        object (for a run whose cache cannot be written: a full disk, a read-only home)."""
         self.cache_dir = cache_dir if cache_dir is not None else default_cache_dir()
         self.path = self.cache_dir / DB_NAME
+        self.in_memory = in_memory
         self._local = threading.local()
         self._write_lock = threading.RLock()
         self._generation = 0
         self._connections: list[sqlite3.Connection] = []
         self.rebuilt_reason: str | None = None
-        self._open()
+        if in_memory:
+            self._uri = f"file:seance-index-{id(self)}?mode=memory&cache=shared"
+            self._anchor = self._connect()  # the memory database lives while one connection does
+            self._validate_or_create()
+        else:
+            self._open()
 
     # -- opening, validating, rebuilding -----------------------------------------------------
 
     def _connect(self) -> sqlite3.Connection:
+        target, uri = (self._uri, True) if self.in_memory else (self.path, False)
         connection = sqlite3.connect(
-            self.path, timeout=self.busy_timeout, check_same_thread=False, isolation_level=None
+            target, timeout=self.busy_timeout, check_same_thread=False, isolation_level=None, uri=uri
         )
         # Before WAL creates the file (no effect on an existing one): a warm listing reads
         # every `files` row, and big pages make that fewer, larger reads.
@@ -348,6 +451,7 @@ class Index:
                     connection.execute(f'DROP TABLE IF EXISTS "{name.replace(chr(34), chr(34) * 2)}"')
             for statement in _SCHEMA:
                 connection.execute(statement)
+            _store_fts_signature(connection)
             connection.execute("COMMIT")
         except BaseException:
             if connection.in_transaction:
@@ -357,6 +461,8 @@ class Index:
             connection.close()
 
     def _delete_files(self) -> None:
+        if self.in_memory:
+            return
         for suffix in ("", "-wal", "-shm", "-journal"):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(f"{self.path}{suffix}")
@@ -391,7 +497,9 @@ class Index:
 
     def close(self) -> None:
         self._close_connections()
-        if self.path.name != DB_NAME:  # a private index (the shared one was locked) is not kept
+        if self.in_memory:
+            self._anchor.close()
+        elif self.path.name != DB_NAME:  # a private index (the shared one was locked) is not kept
             self._delete_files()
 
     @property
@@ -406,55 +514,71 @@ class Index:
 
     # -- reading -------------------------------------------------------------------------------
 
-    def rows(self, payload: str = "summary", *, text_seq: bool = False) -> dict[tuple[str, int, int], tuple]:
-        """Every indexed file, keyed by the stat the index trusts: one SELECT, for the stat check.
+    def rows(self, payload: str = "summary") -> dict[tuple[str, int, int], tuple]:
+        """Every indexed file whose row passes its check, keyed by the stat the index trusts:
+        one SELECT, for the stat check (a row that fails is left out: its file is read again).
 
         Keys are `(path, size, mtime_ns)`, which hash and compare like a `FileInfo`, so an
         unchanged file's row is a C-level dict lookup.  Values are `(path, size, mtime_ns,
-        session, reason, modified_ms, cwd, payload)`, plus `text_seq` when asked for: only
-        what a listing needs (`row(path)` has the rest, for the few files read again).
-        `payload` is the column carried along: "summary" (for `decode_summary`) or "pi_json"
-        (the ready `ls --json` object, so a warm listing decodes nothing).
+        session, reason, modified_ms, cwd, payload, text_seq, check)`: only what a listing
+        needs (`row(path)` has the rest, for the few files read again).  `payload` is the
+        column carried along: "summary" (for `decode_summary`) or "pi_json" (the ready
+        `ls --json` object, so a warm listing decodes nothing).
         """
-        column = {"summary": "summary", "pi_json": "pi_json"}[payload]
-        extra = ", text_seq" if text_seq else ""
+        column, check = {"summary": ("summary", "summary_check"), "pi_json": ("pi_json", "json_check")}[payload]
         found = self.db.execute(
-            f"SELECT path, size, mtime_ns, session, reason, modified_ms, cwd, {column}{extra} FROM files"
+            f"SELECT path, size, mtime_ns, session, reason, modified_ms, cwd, {column}, text_seq, {check} FROM files"
         ).fetchall()
-        return dict(zip(map(_STAT_KEY, found), found, strict=True))
+        good = [row for row in found if _row_check(_META_OF_ROW(row), row[7]) == row[9]]
+        return dict(zip(map(_STAT_KEY, good), good, strict=True))
 
     def row(self, path: str) -> Row | None:
+        """The row of one file, or None when there is none or it fails its check."""
         found = self.db.execute(
-            "SELECT file_id, size, mtime_ns, session, text_seq, reason, modified_ms, cwd, summary FROM files "
-            "WHERE path = ?",
+            "SELECT file_id, size, mtime_ns, session, text_seq, reason, modified_ms, cwd, summary, summary_check "
+            "FROM files WHERE path = ?",
             (path,),
         ).fetchone()
         if found is None:
             return None
-        return Row._make(found)
+        file_id, size, mtime_ns, session, text_seq, reason, modified_ms, cwd, summary, check = found
+        meta = (path, size, mtime_ns, session, reason, modified_ms, cwd, text_seq)
+        if type(file_id) is not int or _row_check(meta, summary) != check:
+            return None
+        return Row._make(found[:9])
 
     def state(self, file_id: int) -> bytes | None:
-        found = self.db.execute("SELECT state FROM states WHERE file_id = ?", (file_id,)).fetchone()
-        return found[0] if found else None
+        """A session's saved scan state, or None (read the file whole) when it fails its check."""
+        found = self.db.execute("SELECT state, checksum FROM states WHERE file_id = ?", (file_id,)).fetchone()
+        if found is None or _blob_check(found[0], file_id) != found[1]:
+            return None
+        return found[0]
 
     def listing(self, scope: bytes, files: bytes) -> Listing | None:
-        """The stored answer for `scope` if it was made from exactly `files` (`files_key`)."""
+        """The stored answer for `scope` if it was made from exactly `files` (`files_key`) and
+        passes its check (it is printed as is: a damaged one is never the answer)."""
         found = self.db.execute(
-            "SELECT payload, reused, skipped FROM listings WHERE scope = ? AND files = ?", (scope, files)
+            "SELECT payload, reused, skipped, checksum FROM listings WHERE scope = ? AND files = ?", (scope, files)
         ).fetchone()
         if found is None:
             return None
-        payload, reused, skipped = found
+        payload, reused, skipped, check = found
+        if type(reused) is not int or type(skipped) is not bytes or _blob_check(payload, reused, skipped) != check:
+            return None
         parts = _decode(skipped).split("\0") if skipped else []
+        if len(parts) % 2:
+            return None
         return Listing(payload, reused, list(zip(parts[::2], parts[1::2], strict=True)))
 
     def put_listing(self, scope: bytes, files: bytes, listing: Listing) -> None:
         """Store an answer for `scope` (replacing the one before); the newest few scopes are kept."""
         skipped = _encode("\0".join(part for pair in listing.skipped for part in pair))
+        check = _blob_check(listing.payload, listing.reused, skipped)
         with self.writing() as writer:
             writer.db.execute(
-                "INSERT OR REPLACE INTO listings (scope, files, payload, reused, skipped) VALUES (?, ?, ?, ?, ?)",
-                (scope, files, listing.payload, listing.reused, skipped),
+                "INSERT OR REPLACE INTO listings (scope, files, payload, reused, skipped, checksum) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (scope, files, listing.payload, listing.reused, skipped, check),
             )
             writer.db.execute(
                 "DELETE FROM listings WHERE rowid NOT IN (SELECT rowid FROM listings ORDER BY rowid DESC LIMIT ?)",
@@ -468,13 +592,29 @@ class Index:
         own tiers and recency).  A file's metadata rows (name, labels, cwd, id) come before its
         text chunks, so a name match is the hit reported.  Without `include_cwd` the cwd rows
         are not searched at all (in one project's scope the cwd does not count, and a cwd hit
-        must not stand in for the session's text hit).  Raises `sqlite3.OperationalError` for
-        a malformed MATCH expression.
+        must not stand in for the session's text hit).  Raises `FullTextQueryError` for a
+        malformed MATCH expression (any other error is the index's).
         """
         db = self.db
+        db.execute("BEGIN")  # one snapshot for the signature check and the search
+        try:
+            return self._search(db, match, limit, include_cwd)
+        finally:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+
+    def _search(self, db: sqlite3.Connection, match: str, limit: int, include_cwd: bool) -> list[TextHit]:
+        stored = db.execute("SELECT value FROM meta WHERE key = 'fts'").fetchone()
+        if stored is None or stored[0] != _fts_signature(db):
+            raise sqlite3.DatabaseError("the full-text index does not match its signature")
         first: dict[int, tuple[int, str]] = {}
         sql = "SELECT rowid, field FROM fts WHERE fts MATCH ?" + ("" if include_cwd else " AND field != 'cwd'")
-        cursor = db.execute(sql, (match,))
+        try:
+            cursor = db.execute(sql, (match,))
+        except sqlite3.OperationalError as error:
+            if _is_query_mistake(error):
+                raise FullTextQueryError(str(error)) from error
+            raise
         try:
             for rowid, field in cursor:
                 file_id = rowid >> _SEQ_BITS
@@ -486,7 +626,7 @@ class Index:
             cursor.close()  # an unfinished statement would pin this connection's read snapshot
         if not first:
             return []
-        ids = ",".join(str(file_id) for file_id in first)
+        ids = ",".join(str(int(file_id)) for file_id in first)
         paths = dict(db.execute(f"SELECT file_id, path FROM files WHERE file_id IN ({ids})").fetchall())
         return [
             TextHit(paths[file_id], field, index=self, match=match, rowid=rowid)
@@ -512,8 +652,10 @@ class Index:
             db.execute("BEGIN IMMEDIATE")
             try:
                 yield Writer(db)
+                _store_fts_signature(db)
             except BaseException:
-                db.execute("ROLLBACK")
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
                 raise
             db.execute("COMMIT")
 
@@ -552,21 +694,21 @@ class Writer:
         False promises the path has no row yet: one INSERT instead of a lookup, a delete and
         an update (the cold-index case, ten thousand times).
         """
-        columns = (
-            summary.size,
-            summary.mtime_ns,
-            int(summary.modified_ms),
-            summary.cwd,
-            encode_summary(summary),
-            encode_pi_json(summary),
-        )
+        modified_ms = int(summary.modified_ms)
+        encoded, pi_json = encode_summary(summary), encode_pi_json(summary)
+
+        def columns(text_seq: int) -> tuple:
+            meta = (summary.path, summary.size, summary.mtime_ns, 1, None, modified_ms, summary.cwd, text_seq)
+            checks = (_row_check(meta, pi_json), _row_check(meta, encoded))
+            return (summary.size, summary.mtime_ns, modified_ms, summary.cwd, encoded, pi_json, text_seq, *checks)
+
         cursor = None
         if not known:
             try:
                 cursor = self.db.execute(
-                    "INSERT INTO files (path, size, mtime_ns, session, modified_ms, cwd, summary, pi_json) "
-                    "VALUES (?, ?, ?, 1, ?, ?, ?, ?)",
-                    (summary.path, *columns),
+                    "INSERT INTO files (path, size, mtime_ns, session, modified_ms, cwd, summary, pi_json, "
+                    "text_seq, json_check, summary_check) VALUES (?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?)",
+                    (summary.path, *columns(-1)),
                 )
             except sqlite3.IntegrityError:  # another thread or process indexed it meanwhile
                 cursor = None
@@ -588,13 +730,16 @@ class Writer:
             self._insert_meta(file_id, summary)
         self.db.execute(
             "UPDATE files SET size = ?, mtime_ns = ?, session = 1, reason = NULL, modified_ms = ?, cwd = ?, "
-            "summary = ?, pi_json = ?, text_seq = ? WHERE file_id = ?",
-            (*columns, text_seq, file_id),
+            "summary = ?, pi_json = ?, text_seq = ?, json_check = ?, summary_check = ? WHERE file_id = ?",
+            (*columns(text_seq), file_id),
         )
         self._put_state(file_id, state)
 
     def _put_state(self, file_id: int, state: bytes) -> None:
-        self.db.execute("INSERT OR REPLACE INTO states (file_id, state) VALUES (?, ?)", (file_id, state))
+        self.db.execute(
+            "INSERT OR REPLACE INTO states (file_id, state, checksum) VALUES (?, ?, ?)",
+            (file_id, state, _blob_check(state, file_id)),
+        )
 
     def _insert_meta(self, file_id: int, summary: SessionSummary) -> None:
         base = file_id << _SEQ_BITS
@@ -630,10 +775,11 @@ class Writer:
         """Remember that a file is not a session, so it is not re-read until it changes."""
         file_id = self._file_id(path)
         self._drop_text(file_id)
+        check = _row_check((path, size, mtime_ns, 0, reason, None, None, -1), None)
         self.db.execute(
             "UPDATE files SET size = ?, mtime_ns = ?, session = 0, reason = ?, modified_ms = NULL, cwd = NULL, "
-            "summary = NULL, pi_json = NULL, text_seq = -1 WHERE file_id = ?",
-            (size, mtime_ns, reason, file_id),
+            "summary = NULL, pi_json = NULL, text_seq = -1, json_check = ?, summary_check = ? WHERE file_id = ?",
+            (size, mtime_ns, reason, check, check, file_id),
         )
         self.db.execute("DELETE FROM states WHERE file_id = ?", (file_id,))
 

@@ -319,7 +319,11 @@ class SessionPickerScreen(Screen[PickResult | None]):
             self.post_message(SessionsLoaded(scope, first, False, generation, partial=True))
 
     def _report_skipped(self) -> None:
-        """Never hide silently: say how many files or roots the refresh skipped, and why."""
+        """Never hide silently: say how many files or roots the refresh skipped, and why, and
+        what happened to the index (rebuilt, locked, could not be written)."""
+        problem = getattr(self.catalog, "index_problem", None)
+        if problem:
+            self.post_message(Skipped(display_text(problem), False))
         stats = getattr(self.catalog, "last_stats", None)
         skipped = list(getattr(stats, "skipped", None) or [])
         if not skipped:
