@@ -18,8 +18,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from .text import json_safe, shell_path, visible
 
 
@@ -90,6 +88,8 @@ def write_json_bytes(data: bytes) -> None:
 
 def write_json(payload: Any) -> None:
     """Indented JSON on stdout (the `--json` of show, tree, resolve and continue)."""
+    import orjson  # here: a warm `seance ls --json` never parses or encodes JSON itself
+
     write_json_bytes(orjson.dumps(payload, option=orjson.OPT_INDENT_2))
 
 
