@@ -88,6 +88,7 @@ def shell_path(path: object) -> str:
 
 
 # The UTF-8 bytes of DEL, C1 (U+0080-U+009F) and the bidi characters of CONTROL_CHARS.
+_JSON_UNSAFE_LEADS = (b"\x7f", b"\xc2", b"\xd8", b"\xe2")  # the first byte of each
 _JSON_UNSAFE = re.compile(rb"\x7f|\xc2[\x80-\x9f]|\xd8\x9c|\xe2\x80[\x8e\x8f\xaa-\xae]|\xe2\x81[\xa6-\xa9]")
 
 
@@ -95,6 +96,8 @@ def json_safe(data: bytes) -> bytes:
     """UTF-8 JSON with the characters JSON leaves raw but a terminal obeys or reorders (DEL,
     C1, bidi) written as `\\uXXXX`: the same JSON value, harmless on a terminal.  (C0 is
     escaped by every JSON encoder; outside strings JSON is ASCII, so only strings change.)"""
+    if not any(lead in data for lead in _JSON_UNSAFE_LEADS):  # memchr: the usual answer, fast
+        return data
     return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group().decode()):04x}".encode(), data)
 
 
