@@ -10,7 +10,10 @@ from collections.abc import Callable
 from typing import Any, ClassVar
 
 from textual.app import App
+from textual.notifications import SeverityLevel
 from textual.screen import Screen
+
+from seance.core.text import display_text
 
 from .paths import STYLES
 
@@ -30,6 +33,21 @@ class SeanceApp(App[Any]):
         self._make_screen = make_screen
         if theme:
             self.theme = theme
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:
+        """Every toast's one exit: its text may name a path or a title, so it is sanitised and
+        never parsed as markup, whatever the caller passed."""
+        super().notify(
+            display_text(message), title=display_text(title), severity=severity, timeout=timeout, markup=False
+        )
 
     def on_mount(self) -> None:
         self.push_screen(self._make_screen(), callback=self.exit)

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from seance.core.catalog import Catalog
+from seance.core.cli_args import put_path, say, write_json_bytes
 
 from .app import SeanceApp
 from .results import PickResult
@@ -48,11 +49,11 @@ def run_ui(args: argparse.Namespace) -> int:
     skipped = list(found.skipped)
     if not _any_session(found.infos, skipped):
         where = ", ".join(str(root) for root in catalog.roots) or "(no sessions root)"
-        print(f"seance: no sessions found under {where}", file=sys.stderr)
+        say(f"seance: no sessions found under {where}")
         for path, reason in skipped[:5]:
-            print(f"seance: skipped {path}: {reason}", file=sys.stderr)
+            say(f"seance: skipped {path}: {reason}")
         if len(skipped) > 5:
-            print(f"seance: ... and {len(skipped) - 5} more skipped", file=sys.stderr)
+            say(f"seance: ... and {len(skipped) - 5} more skipped")
         return EXIT_NOT_FOUND
     picking = getattr(args, "command", None) == "pick"
     options = PickerOptions(enter="resume" if picking else "tree", owns_process=True)
@@ -119,9 +120,9 @@ def _print_result(result: Any, *, as_json: bool) -> int:
     if not isinstance(result, PickResult):
         return EXIT_CANCELLED
     if as_json:
-        print(json.dumps(result.to_json(), ensure_ascii=False))
+        write_json_bytes(json.dumps(result.to_json(), ensure_ascii=False).encode("utf-8", "backslashreplace"))
     else:
-        print(result.path)
+        put_path(result.path)
     return EXIT_OK
 
 
@@ -144,7 +145,7 @@ def _run_demo(args: argparse.Namespace) -> int:
 
     with tempfile.TemporaryDirectory(prefix="seance-demo-") as tmp:
         root = Path(tmp) / "sessions"
-        print(f"seance: generating demo sessions in {root} (removed on exit)…", file=sys.stderr)
+        say(f"seance: generating demo sessions in {root} (removed on exit)…")
         corpus = generate_corpus(
             root,
             sessions=DEMO_SESSIONS,

@@ -133,17 +133,23 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return handler(args)
     except CliError as error:
-        print(f"seance: {error}", file=sys.stderr)
+        _say_error(str(error))
         return error.code
     except SessionError as error:
-        print(f"seance: {error}", file=sys.stderr)
+        _say_error(str(error))
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         return EXIT_CANCELLED
     except BrokenPipeError:
         return EXIT_OK
     except OSError as error:
-        print(
-            f"seance: {error.strerror or error}: {getattr(error, 'filename', '') or ''}".rstrip(": "), file=sys.stderr
-        )
+        _say_error(f"{error.strerror or error}: {getattr(error, 'filename', '') or ''}".rstrip(": "))
         return EXIT_BAD_INPUT
+
+
+def _say_error(message: str) -> None:
+    """The one exit of every failure: its message names paths and ids, so it is sanitised here
+    (`cli_args.say`) rather than at each raise."""
+    from .cli_args import say
+
+    say(f"seance: {message}")

@@ -16,7 +16,6 @@ import contextlib
 import fcntl
 import os
 import sqlite3
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,7 +24,7 @@ import orjson
 
 from . import cli_args
 from .catalog import Catalog, in_project
-from .cli_args import scope_options, session_path, write_json
+from .cli_args import put_path, say, scope_options, session_path, write_json
 from .resume import Resolution, continue_session, fork_into, resolve
 from .text import display_text
 from .trash import NotASessionFile, TrashError, TrashReceipt, trash_session, undo
@@ -81,21 +80,17 @@ def run_resolve(args: argparse.Namespace) -> int:
         if found.other_project and args.fork:
             path = fork_into(found.path, cwd, _root_of(found.path, catalog.roots))
             forked_from = str(found.path)
-            print(
-                f"seance: forked {found.path.name} from {display_text(found.summary.cwd)} into {path}", file=sys.stderr
-            )
+            say(f"seance: forked {found.path.name} from {found.summary.cwd} into {path}")
         elif found.other_project:
-            print(
-                f"seance: {found.path.name} is in another project ({display_text(found.summary.cwd)}); "
-                "--fork copies it into this one",
-                file=sys.stderr,
+            say(
+                f"seance: {found.path.name} is in another project ({found.summary.cwd}); --fork copies it into this one"
             )
     finally:
         catalog.close()
     if args.json:
         write_json(_resolution_json(found, path, forked_from))
     else:
-        print(path)
+        put_path(path)
     return 0
 
 
@@ -146,7 +141,7 @@ def run_continue(args: argparse.Namespace) -> int:
     if args.json:
         write_json({"path": str(path), "cwd": cwd})
     else:
-        print(path)
+        put_path(path)
     return 0
 
 
@@ -176,9 +171,9 @@ def run_rm(args: argparse.Namespace) -> int:
     _save_receipt(receipt)
     _forget(path, cli_args.roots(args))
     for item in receipt.items:
-        print(f"seance: moved to the Trash: {item.original} -> {item.trashed}", file=sys.stderr)
-    print("seance: undo with `seance rm --undo`", file=sys.stderr)
-    print(receipt.session.trashed)
+        say(f"seance: moved to the Trash: {item.original} -> {item.trashed}")
+    say("seance: undo with `seance rm --undo`")
+    put_path(receipt.session.trashed)
     return 0
 
 
@@ -228,11 +223,11 @@ def _save_receipt(receipt: TrashReceipt) -> None:
             try:
                 receipts = _read_receipts(target)
             except orjson.JSONDecodeError as error:  # unreadable history: start a new one
-                print(f"seance: earlier deletions cannot be undone ({target}: {error})", file=sys.stderr)
+                say(f"seance: earlier deletions cannot be undone ({target}: {error})")
                 receipts = []
             _write_receipts(target, [*receipts, receipt.to_json()])
     except OSError as error:  # the delete itself worked; only `rm --undo` will not know it
-        print(f"seance: could not remember the deletion for --undo: {error}", file=sys.stderr)
+        say(f"seance: could not remember the deletion for --undo: {error}")
 
 
 def _undo_last() -> int:
@@ -256,7 +251,7 @@ def _undo_last() -> int:
             raise  # e.g. the original path is taken: keep it, the user may free the path and retry
         _write_receipts(target, receipts[:-1])
     for path in restored:
-        print(path)
+        put_path(path)
     return 0
 
 
@@ -276,6 +271,6 @@ def run_rename(args: argparse.Namespace) -> int:
     path = session_path(args.session, args)
     stored = rename_session(path, args.name)
     where = "title slot" if stored == "title-slot" else "session_info entry"
-    print(f"renamed {path.name}: {display_text(args.name.strip())} ({where})", file=sys.stderr)
-    print(path)
+    say(f"renamed {path.name}: {display_text(args.name.strip())} ({where})")
+    put_path(path)
     return 0

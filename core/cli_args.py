@@ -1,4 +1,8 @@
-"""What the headless commands share: the scope flags, SESSION arguments and JSON output.
+"""What the headless commands share: the scope flags, SESSION arguments and the output exits.
+
+Every line the CLI writes leaves through one of `say` (stderr), `put_line`, `put_path` and
+`write_json` / `write_json_bytes` (stdout): ids, names, paths and tool arguments are session
+text, and a terminal must print them, never obey them (`seance.core.text`'s sanitisers).
 
 Every command that takes a SESSION (`show`, `tree`, `rm`, `rename`) resolves it here, so
 `--root` and `--cwd` mean the same everywhere, before or after the subcommand:
@@ -14,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import orjson
+from .text import json_safe, shell_path, visible
 
 
 def scope_options(parser: argparse.ArgumentParser) -> None:
@@ -61,10 +65,43 @@ def session_path(argument: str, args: argparse.Namespace) -> Path:
     return resolve_session_arg(argument, cwd(args), roots=roots(args))
 
 
-def write_json(payload: Any) -> None:
-    """Indented JSON on stdout (the `--json` of show, tree, resolve and continue)."""
-    sys.stdout.buffer.write(orjson.dumps(payload, option=orjson.OPT_INDENT_2) + b"\n")
+def say(message: str) -> None:
+    """A message on stderr, on one line: each control in it (a path's, an id's) as an escape."""
+    print(visible(message), file=sys.stderr)
+
+
+def put_line(text: str) -> None:
+    """A line of plain output on stdout, each control in it shown as an escape."""
+    sys.stdout.write(visible(text) + "\n")
+
+
+def put_path(path: object) -> None:
+    """A path on stdout, alone on its line: as is, or `$'...'`-quoted if it holds a control."""
+    sys.stdout.write(shell_path(path) + "\n")
+
+
+def write_json_bytes(data: bytes) -> None:
+    """JSON on stdout, with what JSON leaves raw but a terminal obeys (C1, bidi) escaped."""
+    sys.stdout.buffer.write(json_safe(data) + b"\n")
     sys.stdout.flush()
 
 
-__all__ = ["cwd", "looks_like_path", "roots", "scope_options", "session_path", "write_json"]
+def write_json(payload: Any) -> None:
+    """Indented JSON on stdout (the `--json` of show, tree, resolve and continue)."""
+    import orjson  # here: a warm `seance ls --json` never parses or encodes JSON itself
+
+    write_json_bytes(orjson.dumps(payload, option=orjson.OPT_INDENT_2))
+
+
+__all__ = [
+    "cwd",
+    "looks_like_path",
+    "put_line",
+    "put_path",
+    "roots",
+    "say",
+    "scope_options",
+    "session_path",
+    "write_json",
+    "write_json_bytes",
+]

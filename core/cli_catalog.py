@@ -19,6 +19,7 @@ from typing import Any
 
 from . import listing
 from .catalog import Catalog
+from .cli_args import put_line, say, write_json_bytes
 from .model import SessionSummary
 from .text import display_text, home_short, relative_age
 
@@ -112,9 +113,7 @@ def run_ls(args: argparse.Namespace) -> int:
             # the fast paths: no summary is decoded (warm) or built (quick)
             payload = catalog.quick_pi_json(cwd) if args.quick else catalog.list_pi_json(cwd)
             _report_skipped(catalog, quick=args.quick)
-            sys.stdout.buffer.write(payload)
-            sys.stdout.buffer.write(b"\n")
-            sys.stdout.flush()
+            write_json_bytes(payload)
             return EXIT_OK
         # A query searches full text, so its index is brought up to date too.
         summaries = (
@@ -141,7 +140,7 @@ def run_ls(args: argparse.Namespace) -> int:
                 payload.append(item)
             import orjson
 
-            sys.stdout.buffer.write(orjson.dumps(payload) + b"\n")  # compact, like the fast path
+            write_json_bytes(orjson.dumps(payload))  # compact, like the fast path
         else:
             _print_rows(rows, show_cwd=cwd is None)
         sys.stdout.flush()
@@ -152,7 +151,6 @@ def run_ls(args: argparse.Namespace) -> int:
 
 def _print_rows(rows: list[listing.ThreadedRow], show_cwd: bool) -> None:
     now_ms = time.time() * 1000
-    out = sys.stdout
     for row in rows:
         summary = row.summary
         count = f"{summary.message_count}{'' if summary.exact else '+'}"
@@ -163,13 +161,13 @@ def _print_rows(rows: list[listing.ThreadedRow], show_cwd: bool) -> None:
         ]
         if show_cwd:
             parts.append(f"  ({display_text(home_short(summary.cwd)) or '?'})")
-        out.write(" ".join(parts) + "\n")
+        put_line(" ".join(parts))
 
 
 def _report_skipped(catalog: Catalog, *, quick: bool = False) -> None:
     problem = catalog.index_problem
     if problem:
-        print(f"seance: {problem}", file=sys.stderr)
+        say(f"seance: {problem}")
     # A refresh's stats hold discovery's skips plus the files read and found wanting.
     if quick:
         skipped = catalog.last_discovery.skipped if catalog.last_discovery else []
@@ -178,7 +176,7 @@ def _report_skipped(catalog: Catalog, *, quick: bool = False) -> None:
     if skipped:
         shown = "; ".join(f"{path}: {reason}" for path, reason in skipped[:3])
         more = f" (+{len(skipped) - 3} more)" if len(skipped) > 3 else ""
-        print(f"seance: skipped {len(skipped)} (not a session or not readable): {shown}{more}", file=sys.stderr)
+        say(f"seance: skipped {len(skipped)} (not a session or not readable): {shown}{more}")
 
 
 # -- index ---------------------------------------------------------------------------------------
@@ -219,7 +217,7 @@ def run_index(args: argparse.Namespace) -> int:
         catalog.close()
     stats = catalog.last_stats
     _report_skipped(catalog)
-    print(
+    put_line(
         f"indexed {len(summaries)} sessions in {stats.seconds:.2f}s "
         f"({stats.read} read, {stats.appended} appended, {stats.reused} unchanged, {len(stats.skipped)} skipped)"
     )

@@ -15,7 +15,7 @@ import argparse
 import sys
 from typing import Any
 
-from .cli_args import scope_options, session_path, write_json
+from .cli_args import put_line, say, scope_options, session_path, write_json
 from .context import build_session_context
 from .session import NotASession, Session, read_session
 from .summary import entry_summary, tool_calls_by_id
@@ -63,7 +63,7 @@ def _report_problems(session: Session) -> None:
         return
     shown = "; ".join(problems[:_MAX_PROBLEMS_SHOWN])
     more = f" (+{len(problems) - _MAX_PROBLEMS_SHOWN} more)" if len(problems) > _MAX_PROBLEMS_SHOWN else ""
-    print(f"seance: {session.path.name}: skipped or repaired: {shown}{more}", file=sys.stderr)
+    say(f"seance: {session.path.name}: skipped or repaired: {shown}{more}")
 
 
 def show_payload(session: Session, leaf: str | None = None) -> dict[str, Any]:
@@ -109,17 +109,16 @@ def run_show(args: argparse.Namespace) -> int:
         write_json(payload)
         return 0
     model = payload["model"]
-    out = sys.stdout
-    print(f"session  {session.id}  ({session.path})", file=out)
+    put_line(f"session  {session.id}  ({session.path})")
     if session.name:
-        print(f"name     {display_text(session.name)}", file=out)
-    print(f"leaf     {payload['leafId']}", file=out)
-    print(f"model    {model['provider']}/{model['modelId']}" if model else "model    (none)", file=out)
-    print(f"thinking {payload['thinkingLevel']}", file=out)
-    print(f"messages {len(payload['messages'])}", file=out)
+        put_line(f"name     {display_text(session.name)}")
+    put_line(f"leaf     {payload['leafId']}")
+    put_line(f"model    {model['provider']}/{model['modelId']}" if model else "model    (none)")
+    put_line(f"thinking {payload['thinkingLevel']}")
+    put_line(f"messages {len(payload['messages'])}")
     for message in payload["messages"]:
         text = display_text(message["text"], 200) or "(no text)"
-        print(f"  {message['role']:>17}: {text}", file=out)
+        put_line(f"  {message['role']:>17}: {text}")
     return 0
 
 
@@ -149,5 +148,5 @@ def run_tree(args: argparse.Namespace) -> int:
         label = tree.labels.get(entry_id)
         marker = "*" if entry_id == tree.leaf_id else " "
         tag = f"[{display_text(label)}] " if label else ""
-        print(f"{marker} {'  ' * indent[entry_id]}{entry_id} {tag}{entry_summary(entry, 100, calls)}")
+        put_line(f"{marker} {'  ' * indent[entry_id]}{entry_id} {tag}{entry_summary(entry, 100, calls)}")
     return 0

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from .model import SessionSummary
+from .text import blank_controls
 
 SCHEMA_VERSION = 4  # 4: CRC-32 checks on files, states and listings
 _APPLICATION_ID = 0x5345414E  # "SEAN"
@@ -263,7 +264,6 @@ class TextHit:
 
 _MATCH_TOKEN = re.compile(r'"((?:[^"]|"")*)"(\*?)|([^\s"()*^:+]+)(\*?)')
 _KEYWORDS = frozenset({"AND", "OR", "NOT", "NEAR"})
-_BLANK = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _SNIPPET_BEFORE, _SNIPPET_AFTER = 40, 120
 _WORD_START, _WORD_END, _PREFIX_TAIL = r"(?<!\w)", r"(?!\w)", r"\w*"
 
@@ -299,7 +299,7 @@ def make_snippet(body: str, match: str) -> tuple[str, tuple[tuple[int, int], ...
     if end < len(body):
         space = body.rfind(" ", end - 15, end)
         end = space if space > start else end
-    window = _BLANK.sub(" ", body[start:end])  # one character for one: offsets stay valid
+    window = blank_controls(body[start:end])  # one character for one: offsets stay valid
     lead = "…" if start else ""
     text = lead + window + ("…" if end < len(body) else "")
     spans = (

@@ -60,7 +60,7 @@ from typing import Any, NamedTuple, Protocol
 from rapidfuzz import fuzz
 
 from .model import SessionSummary
-from .text import _CONTROL
+from .text import CONTROL_CHARS
 
 Span = tuple[int, int]
 
@@ -271,8 +271,8 @@ def _one_line(text: str, limit: int | None = None) -> str:
     """`display_text` without its per-space regex: the hot path when folding 10k sessions."""
     if limit is not None:
         text = text[: limit * 4]
-    if _CONTROL.search(text):
-        text = _CONTROL.sub(" ", text)
+    if CONTROL_CHARS.search(text):
+        text = CONTROL_CHARS.sub(" ", text)
     text = " ".join(text.split())
     return text[:limit] if limit is not None else text
 

@@ -41,7 +41,12 @@ def tool_calls_by_id(entries: list[dict[str, Any]]) -> dict[str, dict[str, Any]]
 
 
 def format_tool_call(name: Any, args: Any) -> str:
-    """`[bash: ls -la]`, `[read: ~/p/f.py:10-29]` ... like pi's tree."""
+    """`[bash: ls -la]`, `[read: ~/p/f.py:10-29]` ... like pi's tree, on one sanitised line
+    (a path, a pattern or a tool name is session text: it may hold escape sequences)."""
+    return display_text(_tool_call_text(name, args))
+
+
+def _tool_call_text(name: Any, args: Any) -> str:
     args = args if isinstance(args, dict) else {}
     name = str(name)
     path = home_short(str(args.get("path") or args.get("file_path") or ""))

@@ -1,7 +1,18 @@
 """Text helpers shared by listing, context and display: message text and sanitising.
 
-Session text is data.  `display_text` removes what a terminal would interpret (C0/C1
-controls, escape sequences) and bidi overrides that could reorder what the user sees.
+Session text is data, and so are ids, names, paths and tool arguments.  Everything seance
+draws or prints passes through one of the sanitisers here, all built on `CONTROL_CHARS`:
+C0/C1 controls (ESC, CSI, OSC, DCS ... all land there), DEL, bidi marks, embeddings,
+overrides and isolates (which reorder what the user sees), and lone surrogates (undecodable
+file-name bytes, which a terminal encoder would choke on).
+
+    display_text      one clean line for the UI and prose (controls become spaces)
+    safe_multiline    the same with newlines kept (previews)
+    blank_controls    controls become spaces one for one (match offsets stay valid)
+    visible           one line with every control shown as an escape (`\\n`, `\\x1b`): ids,
+                      names and paths in messages
+    shell_path        a path for stdout: itself, or bash `$'...'` quoting if it holds a control
+    json_safe         JSON bytes with C1, DEL and bidi characters as `\\uXXXX` escapes
 """
 
 from __future__ import annotations
@@ -10,20 +21,26 @@ import os
 import re
 from typing import Any
 
-_CONTROL = re.compile(
+CONTROL_CHARS = re.compile(
     "[\x00-\x1f\x7f-\x9f"  # C0, DEL, C1 (ESC, CSI, OSC ... all land here)
     "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"  # bidi marks, embeddings, overrides, isolates
+    "\ud800-\udfff"  # lone surrogates: bytes of a file name that is not UTF-8
     "]"
 )
 _SPACES = re.compile(r"\s+")
+_NAMED_ESCAPES = {"\n": "\\n", "\t": "\\t", "\r": "\\r", "\x1b": "\\e"}
+
+
+def _as_text(value: object) -> str:
+    return value if isinstance(value, str) else ("" if value is None else str(value))
 
 
 def display_text(value: object, limit: int | None = None) -> str:
     """One clean line for a list row: controls become spaces, runs of space fold to one."""
-    text = value if isinstance(value, str) else ("" if value is None else str(value))
+    text = _as_text(value)
     if limit is not None and len(text) > limit * 4:
         text = text[: limit * 4]
-    text = _SPACES.sub(" ", _CONTROL.sub(" ", text)).strip()
+    text = _SPACES.sub(" ", CONTROL_CHARS.sub(" ", text)).strip()
     if limit is not None and len(text) > limit:
         text = text[: max(limit - 1, 0)] + "…"
     return text
@@ -31,9 +48,57 @@ def display_text(value: object, limit: int | None = None) -> str:
 
 def safe_multiline(value: object) -> str:
     """Multi-line text with controls removed but newlines and tabs kept (for previews)."""
-    text = value if isinstance(value, str) else ("" if value is None else str(value))
-    text = text.replace("\r\n", "\n").replace("\t", "    ")
-    return _CONTROL.sub(lambda m: "\n" if m.group() == "\n" else "", text)
+    text = _as_text(value).replace("\r\n", "\n").replace("\t", "    ")
+    return CONTROL_CHARS.sub(lambda m: "\n" if m.group() == "\n" else "", text)
+
+
+def blank_controls(text: str) -> str:
+    """Controls and bidi marks become spaces one for one, so match offsets stay valid."""
+    return CONTROL_CHARS.sub(" ", text)
+
+
+def _escape(char: str) -> str:
+    """The visible escape of one control character (bash `$'...'` syntax)."""
+    named = _NAMED_ESCAPES.get(char)
+    if named:
+        return named
+    code = ord(char)
+    if 0xDC80 <= code <= 0xDCFF:  # surrogateescape: the file name's raw byte
+        return f"\\x{code - 0xDC00:02x}"
+    if code < 0x80:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}"
+
+
+def visible(value: object) -> str:
+    """`value` on one line with every control shown as an escape (`\\n`, `\\e`, `\\x07`,
+    `\\u202e`): for ids, names, paths and messages a terminal must print, not obey."""
+    return CONTROL_CHARS.sub(lambda m: _escape(m.group()), _as_text(value))
+
+
+def shell_path(path: object) -> str:
+    """A path for stdout, one per line: the path itself when it holds no control (so
+    `$(seance pick)` stays exact), else bash's `$'...'` quoting, which no raw path printed
+    here can be mistaken for (they are absolute) and which bash turns back into the path."""
+    text = os.fspath(path) if isinstance(path, os.PathLike) else _as_text(path)
+    if not CONTROL_CHARS.search(text) and not text.startswith("$'"):
+        return text
+    quoted = text.replace("\\", "\\\\").replace("'", "\\'")
+    return "$'" + CONTROL_CHARS.sub(lambda m: _escape(m.group()), quoted) + "'"
+
+
+# The UTF-8 bytes of DEL, C1 (U+0080-U+009F) and the bidi characters of CONTROL_CHARS.
+_JSON_UNSAFE_LEADS = (b"\x7f", b"\xc2", b"\xd8", b"\xe2")  # the first byte of each
+_JSON_UNSAFE = re.compile(rb"\x7f|\xc2[\x80-\x9f]|\xd8\x9c|\xe2\x80[\x8e\x8f\xaa-\xae]|\xe2\x81[\xa6-\xa9]")
+
+
+def json_safe(data: bytes) -> bytes:
+    """UTF-8 JSON with the characters JSON leaves raw but a terminal obeys or reorders (DEL,
+    C1, bidi) written as `\\uXXXX`: the same JSON value, harmless on a terminal.  (C0 is
+    escaped by every JSON encoder; outside strings JSON is ASCII, so only strings change.)"""
+    if not any(lead in data for lead in _JSON_UNSAFE_LEADS):  # memchr: the usual answer, fast
+        return data
+    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group().decode()):04x}".encode(), data)
 
 
 def content_text(content: Any, joiner: str) -> str:

@@ -36,7 +36,7 @@ class ConfirmScreen(ModalScreen[bool]):
 
     def __init__(self, title: str, detail: str = "", *, confirm_label: str = "Delete") -> None:
         super().__init__(classes="seance-modal")
-        self._title = title
+        self._title = display_text(title)
         self._detail = dialog_detail(detail)
         self._confirm_label = confirm_label
 

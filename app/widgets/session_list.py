@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import bisect
 import os
-import re
 import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -32,7 +31,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from seance.core.model import SessionSummary
-from seance.core.text import display_text, relative_age
+from seance.core.text import blank_controls, display_text, relative_age
 
 Clock = Callable[[], datetime]
 
@@ -77,14 +76,6 @@ def short_path(path: str, width: int, home: str = os.path.expanduser("~")) -> st
     if len(text) > width:
         text = "…" + text[len(text) - width + 1 :]
     return text
-
-
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-
-
-def same_length_plain(text: str) -> str:
-    """Controls and bidi marks become spaces one for one, so match offsets stay valid."""
-    return _UNSAFE.sub(" ", text)
 
 
 def scroll_to_match(title: str, spans: Sequence[tuple[int, int]], room: int) -> tuple[str, list[tuple[int, int]]]:
@@ -371,7 +362,7 @@ class SessionList(ScrollView, can_focus=False):
         style = self.get_visual_style("session-list--snippet")
         indent = "    " + " " * len(row.prefix)
         text, spans = row.snippet()
-        snippet = Content.styled(same_length_plain(text), style)
+        snippet = Content.styled(blank_controls(text), style)
         if spans:
             match = self.get_visual_style("session-list--match")
             snippet = snippet.add_spans([Span(start, end, match) for start, end in spans])

@@ -13,6 +13,8 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widget import Widget
 
+from seance.core.text import display_text
+
 
 class StatusBar(Widget):
     """Scope · sort · filters · N sessions · indexing n/m · N new · message."""
@@ -43,9 +45,10 @@ class StatusBar(Widget):
     message_is_error: reactive[bool] = reactive(False)
 
     def show_message(self, text: str, *, error: bool = False) -> None:
-        """Show a one-line message (errors in the error colour) until the next one."""
+        """Show a one-line message (errors in the error colour) until the next one; it often
+        names a path or a title, so it is sanitised here, the bar's one way in."""
         self.message_is_error = error
-        self.message = text
+        self.message = display_text(text)
 
     def render(self) -> Content:
         dim = self.get_visual_style("status-bar--dim")
