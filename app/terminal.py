@@ -21,6 +21,7 @@ drawing escape codes into whatever stderr is and waiting forever for keys that c
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import IO, Any
@@ -61,6 +62,19 @@ def controlling_terminal(environ: dict[str, str] | None = None) -> Iterator[int]
         os.close(fd)
 
 
+class _TerminalStdin:
+    """What `LinuxDriver.__init__` reads from `sys.__stdin__`: a fd, and whether it is a tty."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def isatty(self) -> bool:
+        return True
+
+
 def driver_for(fd: int) -> type[Any]:
     """A Textual driver class (for `App(driver_class=…)` / `app.driver_class`) bound to terminal `fd`."""
     from textual.drivers.linux_driver import LinuxDriver
@@ -69,7 +83,13 @@ def driver_for(fd: int) -> type[Any]:
         """`LinuxDriver` reading keys from, drawing on and sized from `fd`; stdin/stdout/stderr untouched."""
 
         def __init__(self, app: Any, **options: Any) -> None:
-            super().__init__(app, **options)
+            # LinuxDriver.__init__ asks sys.__stdin__ for its fd: None when stdin is closed
+            # (`seance pick <&-`).  Let it ask the terminal instead, for that call only.
+            stdin, sys.__stdin__ = sys.__stdin__, _TerminalStdin(fd)
+            try:
+                super().__init__(app, **options)
+            finally:
+                sys.__stdin__ = stdin
             self.fileno = fd
             self.input_tty = True
             # utf-8 whatever the locale: the screen is box-drawing characters; the fd stays ours.

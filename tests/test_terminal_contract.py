@@ -65,6 +65,16 @@ def test_stdin_from_a_pipe_keys_still_come_from_the_terminal(shell: ShellTermina
 
 
 @needs_tmux
+def test_stdin_closed_keys_still_come_from_the_terminal(shell: ShellTerminal, root: Path) -> None:
+    """`<&-`: Python has no sys.stdin at all; Textual's driver asked it for a fd (a traceback)."""
+    shell.run(f"{{seance}} pick --root {shlex.quote(str(root))} --cwd {PROJECT} <&- > out.txt 2> err.txt")
+    shell.wait_for("5 sessions")
+    shell.keys("Down", "Down", "Enter")
+    assert shell.result() == (0, picked(root) + "\n")
+    assert (shell.workdir / "err.txt").read_text() == ""
+
+
+@needs_tmux
 def test_stderr_to_a_file_gets_nothing_drawn_into_it(shell: ShellTerminal, root: Path) -> None:
     shell.run(f"{{seance}} pick --root {shlex.quote(str(root))} --cwd {PROJECT} 2> err.txt > out.txt")
     shell.wait_for("5 sessions")  # drawn on the terminal, not into err.txt
