@@ -122,3 +122,12 @@ def test_no_terminal_at_all_exits_2_at_once_with_one_line(tmp_path: Path, root: 
     assert result.stderr.count("\n") == 1 and result.stderr.startswith("seance: no terminal"), result.stderr
     assert ESC not in result.stderr
     assert elapsed < 10, f"took {elapsed:.1f} s"  # a hang guard; ~0.1 s: refused before Textual is imported
+
+
+@needs_tmux
+def test_tree_view_on_the_terminal_hands_its_answer_to_command_substitution(shell: ShellTerminal, root: Path) -> None:
+    session = shlex.quote(picked(root))
+    shell.run(f'answer=$({{seance}} tree {session}); printf "[%s]" "$answer" > out.txt')
+    shell.wait_for("Session Tree")
+    shell.keys("Enter")
+    assert shell.result() == (0, f"[{picked(root)}]")
