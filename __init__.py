@@ -3,4 +3,6 @@
 `seance.core` is headless (no Textual, no Rich); `seance.app` holds the Textual screens.
 """
 
-__version__ = "0.1.0"
+# The one place the version lives: pyproject.toml reads it at build time, `seance --version` at
+# run time (so a source checkout on PYTHONPATH reports its own version, not an installed one's).
+__version__ = "0.2.0"

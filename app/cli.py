@@ -1,7 +1,8 @@
 """The UI commands behind `seance`, `seance pick`, `seance --demo` and `seance tree SESSION`.
 
-Contract (like fzf): the UI draws on the terminal (stderr), never on stdout; after it closes,
-the answer alone is printed on stdout.
+Contract (like fzf): the UI reads keys from and draws on the controlling terminal (`/dev/tty`,
+see `terminal`), never on stdin, stdout or stderr; after it closes, the answer alone is printed
+on stdout.  No terminal (or `TERM=dumb`): one line on stderr, exit 2.
 
     seance pick    Enter: the session's absolute path (or with --json {"action", "path", "id",
                    "leafId", "cwd"}), exit 0.  Esc on an empty query / Ctrl+C: nothing, exit 130.
@@ -21,17 +22,18 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from seance.core.catalog import Catalog
 from seance.core.cli_args import put_path, say, write_json_bytes
 
-from .app import SeanceApp
 from .results import PickResult
-from .screens.session_list import PickerOptions, SessionPickerScreen
+from .terminal import check_terminal, controlling_terminal, driver_for
+
+if TYPE_CHECKING:  # Textual is imported only once a terminal is known to be there (see `run_ui`)
+    from .app import SeanceApp
+    from .screens.session_list import PickerOptions
 
 EXIT_OK, EXIT_NOT_FOUND, EXIT_CANCELLED = 0, 1, 130
 DEMO_SESSIONS, DEMO_PROJECTS = 80, 6
@@ -40,6 +42,7 @@ DEMO_SESSIONS, DEMO_PROJECTS = 80, 6
 def run_ui(args: argparse.Namespace) -> int:
     """Run the UI command in `args`; print the result after the UI has closed; return the exit code."""
     if getattr(args, "tree_session", None) is not None:
+        check_terminal()
         return _run_tree(args)
     if getattr(args, "demo", False):
         return _run_demo(args)
@@ -55,6 +58,9 @@ def run_ui(args: argparse.Namespace) -> int:
         if len(skipped) > 5:
             say(f"seance: ... and {len(skipped) - 5} more skipped")
         return EXIT_NOT_FOUND
+    check_terminal()  # before importing Textual (most of a second): no terminal is exit 2 at once
+    from .screens.session_list import PickerOptions
+
     picking = getattr(args, "command", None) == "pick"
     options = PickerOptions(enter="resume" if picking else "tree", owns_process=True)
     return _pick(catalog, args, options)
@@ -78,6 +84,8 @@ def _pick(catalog: Catalog, args: argparse.Namespace, options: PickerOptions) ->
     cwd = os.path.abspath(os.path.expanduser(args.cwd)) if getattr(args, "cwd", None) else os.getcwd()
     scope = "all" if getattr(args, "all", False) else "project"
     query = getattr(args, "query", "") or ""
+    from .app import SeanceApp
+    from .screens.session_list import SessionPickerScreen
 
     def make_screen() -> SessionPickerScreen:
         return SessionPickerScreen(catalog, cwd=cwd, scope=scope, query=query, options=options)
@@ -86,34 +94,10 @@ def _pick(catalog: Catalog, args: argparse.Namespace, options: PickerOptions) ->
 
 
 def _run_app(app: SeanceApp) -> Any:
-    """Run `app` with the terminal's size even when stdout is a pipe or a file (`$(seance pick)`)."""
-    with _stdout_on_terminal():
+    """Run `app` on the controlling terminal (see `terminal`): stdin, stdout and stderr stay the caller's."""
+    with controlling_terminal() as fd:
+        app.driver_class = driver_for(fd)
         return app.run()
-
-
-@contextmanager
-def _stdout_on_terminal() -> Iterator[None]:
-    """While the UI runs, point fd 1 at the terminal on stderr; restore it for the answer.
-
-    Textual sizes the screen from stdout; redirected, it would fall back to 80x24.  Nothing is
-    written to the real stdout meanwhile, so the caller's pipe receives only the answer.
-    """
-    try:
-        redirect = not os.isatty(1) and os.isatty(2)
-    except OSError:
-        redirect = False
-    if not redirect:
-        yield
-        return
-    sys.stdout.flush()
-    saved = os.dup(1)
-    os.dup2(2, 1)
-    try:
-        yield
-    finally:
-        sys.stdout.flush()
-        os.dup2(saved, 1)
-        os.close(saved)
 
 
 def _print_result(result: Any, *, as_json: bool) -> int:
@@ -127,6 +111,7 @@ def _print_result(result: Any, *, as_json: bool) -> int:
 
 
 def _run_tree(args: argparse.Namespace) -> int:
+    from .app import SeanceApp
     from .screens.session_tree import SessionTreeScreen
 
     session = args.tree_session
@@ -141,7 +126,10 @@ def _run_tree(args: argparse.Namespace) -> int:
 
 def _run_demo(args: argparse.Namespace) -> int:
     """Browse a freshly generated demo root, so a new user sees seance work on any machine."""
+    check_terminal()  # before generating and importing Textual: no terminal is exit 2 at once
     from seance.core.generate import generate_corpus
+
+    from .screens.session_list import PickerOptions
 
     with tempfile.TemporaryDirectory(prefix="seance-demo-") as tmp:
         root = Path(tmp) / "sessions"

@@ -14,6 +14,7 @@ import argparse
 import sys
 from collections.abc import Callable
 
+from .. import __version__
 from .errors import SessionError
 
 EXIT_OK, EXIT_NOT_FOUND, EXIT_BAD_INPUT, EXIT_CANCELLED = 0, 1, 2, 130
@@ -50,6 +51,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
         prog="seance",
         description="Browse, search and resume pi / oh-my-pi coding-agent sessions.",
     )
+    parser.add_argument("--version", action="version", version=f"seance {__version__}")
     parser.add_argument("--demo", action="store_true", help="browse a generated demo sessions root")
     parser.add_argument("--root", action="append", metavar="DIR", help="sessions root (repeatable)")
     parser.add_argument("--all", action="store_true", help="start in the all-projects scope")

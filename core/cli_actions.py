@@ -121,10 +121,10 @@ def _resolution_json(found: Resolution, path: Path, forked_from: str | None) -> 
 
 
 def agent_dirs() -> list[Path]:
-    """Where breadcrumbs live: pi's agent dir and oh-my-pi's."""
-    from .discovery import agent_dir
+    """Where breadcrumbs live: pi's agent dir and oh-my-pi's (default, XDG state, profiles)."""
+    from .roots import agent_dir, omp_state_dirs
 
-    return [agent_dir(), Path.home() / ".omp" / "agent"]
+    return [agent_dir(), *omp_state_dirs()]
 
 
 def run_continue(args: argparse.Namespace) -> int:

@@ -21,6 +21,10 @@ from operator import attrgetter
 from pathlib import Path
 from typing import NamedTuple
 
+# The default roots (pi's and oh-my-pi's settings, XDG, profiles) have their own module.
+from .roots import agent_dir as agent_dir
+from .roots import default_roots
+
 SESSION_SUFFIX = ".jsonl"
 
 
@@ -42,24 +46,6 @@ class Discovery:
     @property
     def files(self) -> list[Path]:
         return [Path(info.path) for info in self.infos]
-
-
-def agent_dir() -> Path:
-    """pi's agent dir: `$PI_CODING_AGENT_DIR` (with `~` expanded), else `~/.pi/agent`."""
-    override = os.environ.get("PI_CODING_AGENT_DIR")
-    return Path(override).expanduser() if override else Path.home() / ".pi" / "agent"
-
-
-def default_roots() -> list[Path]:
-    """pi's, oh-my-pi's and the Python port's sessions roots (existing or not)."""
-    home = Path.home()
-    roots = [agent_dir() / "sessions", home / ".omp" / "agent" / "sessions"]
-    profiles = home / ".operator" / "profiles"
-    try:
-        roots.extend(sorted(entry / "sessions" for entry in profiles.iterdir() if entry.is_dir()))
-    except OSError:
-        pass
-    return roots
 
 
 _NAME = attrgetter("name")

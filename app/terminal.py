@@ -1,0 +1,109 @@
+"""The UI's terminal is the controlling terminal, `/dev/tty`, never stdin, stdout or stderr (fzf's contract).
+
+So `echo x | seance pick` (stdin is a pipe), `seance pick 2>log` (stderr is a file) and
+`$(seance pick)` (stdout is a pipe) all work: keys are read from `/dev/tty`, the screen is drawn
+on it and sized from it, and the three standard streams stay the caller's — stdout receives only
+the answer, stderr only seance's own one-line messages (and a crash report, if it comes to that),
+and the pipe's bytes on stdin are never read.  A query comes in through `--query`, as with fzf.
+
+How: Textual's `LinuxDriver` reads keys from `sys.__stdin__`'s fd, writes to `sys.__stderr__`
+and sizes the screen from stdout (`shutil.get_terminal_size`).  `TerminalDriver` is that driver
+with those three pointed at one `/dev/tty` descriptor instead.  The other way — `dup2` the tty
+onto fds 0, 1 and 2 while the UI runs — was rejected: Textual's crash report and anything
+printed meanwhile would then land on the terminal instead of the caller's `2>log`, and the
+descriptors the caller gave us would be swapped under any thread that holds them.
+
+No controlling terminal (a cron job, `setsid`, a CI runner) or `TERM=dumb`: `TerminalUnavailable`,
+raised before anything is drawn — the CLI prints its one line and exits 2 at once, instead of
+drawing escape codes into whatever stderr is and waiting forever for keys that cannot come.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import IO, Any
+
+from seance.core.errors import SessionError
+
+TTY_PATH = "/dev/tty"
+_HINT = "`seance ls` lists sessions without one"
+
+
+class TerminalUnavailable(SessionError):
+    """The UI cannot run: no controlling terminal, or one that cannot draw it (exit 2)."""
+
+
+def check_terminal(environ: dict[str, str] | None = None) -> None:
+    """Raise `TerminalUnavailable` unless a UI can run here; opens and closes `/dev/tty`."""
+    with controlling_terminal(environ):
+        pass
+
+
+@contextmanager
+def controlling_terminal(environ: dict[str, str] | None = None) -> Iterator[int]:
+    """Open `/dev/tty` for reading and writing; yield its fd; close it afterwards."""
+    term = (os.environ if environ is None else environ).get("TERM", "")
+    if term == "dumb":
+        raise TerminalUnavailable(f"TERM=dumb: the picker needs a terminal that can draw a screen; {_HINT}")
+    try:
+        fd = os.open(TTY_PATH, os.O_RDWR | os.O_NOCTTY | os.O_CLOEXEC)
+    except OSError as error:
+        reason = error.strerror or str(error)
+        raise TerminalUnavailable(f"no terminal to draw on ({TTY_PATH}: {reason}); {_HINT}") from None
+    if not os.isatty(fd):  # pragma: no cover - /dev/tty is a terminal wherever it opens
+        os.close(fd)
+        raise TerminalUnavailable(f"{TTY_PATH} is not a terminal; {_HINT}")
+    try:
+        yield fd
+    finally:
+        os.close(fd)
+
+
+class _TerminalStdin:
+    """What `LinuxDriver.__init__` reads from `sys.__stdin__`: a fd, and whether it is a tty."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def isatty(self) -> bool:
+        return True
+
+
+def driver_for(fd: int) -> type[Any]:
+    """A Textual driver class (for `App(driver_class=…)` / `app.driver_class`) bound to terminal `fd`."""
+    from textual.drivers.linux_driver import LinuxDriver
+
+    class TerminalDriver(LinuxDriver):
+        """`LinuxDriver` reading keys from, drawing on and sized from `fd`; stdin/stdout/stderr untouched."""
+
+        def __init__(self, app: Any, **options: Any) -> None:
+            # LinuxDriver.__init__ asks sys.__stdin__ for its fd: None when stdin is closed
+            # (`seance pick <&-`).  Let it ask the terminal instead, for that call only.
+            stdin, sys.__stdin__ = sys.__stdin__, _TerminalStdin(fd)
+            try:
+                super().__init__(app, **options)
+            finally:
+                sys.__stdin__ = stdin
+            self.fileno = fd
+            self.input_tty = True
+            # utf-8 whatever the locale: the screen is box-drawing characters; the fd stays ours.
+            self._file: IO[str] = open(fd, "w", encoding="utf-8", errors="replace", closefd=False)  # noqa: SIM115
+
+        def _get_terminal_size(self) -> tuple[int, int]:
+            try:
+                columns, lines = os.get_terminal_size(fd)
+            except OSError:
+                return 80, 25
+            return columns or 80, lines or 25
+
+        def close(self) -> None:
+            super().close()
+            self._file.close()
+
+    return TerminalDriver

@@ -1,0 +1,133 @@
+"""fzf's terminal contract: the UI lives on `/dev/tty`, so pipes and redirections around it just work.
+
+`echo x | seance pick` (keys still come from the terminal, the pipe is never read), `2>file`
+(nothing is drawn into the file), `$(seance pick)` (only the answer is captured); and with no
+terminal at all, or `TERM=dumb`, one line on stderr and exit 2 at once — never escape codes
+into stderr and a hang.  The tmux tests run seance in a real terminal (a private tmux server).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from test_pick_cli import Terminal
+from ui_sessions import PROJECT, Spec, make_root, session_path
+
+needs_tmux = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+needs_setsid = pytest.mark.skipif(shutil.which("setsid") is None, reason="setsid (util-linux) is not installed")
+ESC = "\x1b"
+
+
+class ShellTerminal(Terminal):
+    """A tmux pane running one shell line around `seance`, so the test chooses the redirections."""
+
+    def run(self, shell_line: str, term: str = "xterm-256color") -> None:
+        seance = " ".join(shlex.quote(part) for part in (sys.executable, "-m", "seance"))
+        env = f"export SEANCE_CACHE_DIR={shlex.quote(str(self.workdir / 'cache'))} TERM={term}"
+        script = f"cd {shlex.quote(str(self.workdir))} && {env} && {shell_line.format(seance=seance)}; echo $? > rc.txt"
+        self.tmux("new-session", "-d", "-s", "pick", "-x", "120", "-y", "40", script)
+
+
+@pytest.fixture
+def shell(tmp_path: Path) -> Iterator[ShellTerminal]:
+    term = ShellTerminal(tmp_path, f"seance-tty-{os.getpid()}-{tmp_path.name}")
+    yield term
+    term.tmux("kill-server")
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    return make_root(tmp_path)
+
+
+def picked(root: Path) -> str:
+    """The session that Down, Down, Enter chooses in the standard root's project."""
+    return str(session_path(root, Spec("s-named", PROJECT)))
+
+
+@needs_tmux
+def test_stdin_from_a_pipe_keys_still_come_from_the_terminal(shell: ShellTerminal, root: Path) -> None:
+    shell.run(f"echo x | {{seance}} pick --root {shlex.quote(str(root))} --cwd {PROJECT} > out.txt 2> err.txt")
+    screen = shell.wait_for("5 sessions")  # the pipe's "x" did not become a query (it would filter)
+    assert "of 5 sessions" not in screen
+    shell.keys("Down", "Down", "Enter")
+    code, out = shell.result()
+    assert (code, out) == (0, picked(root) + "\n")
+    assert (shell.workdir / "err.txt").read_text() == ""
+
+
+@needs_tmux
+def test_stdin_closed_keys_still_come_from_the_terminal(shell: ShellTerminal, root: Path) -> None:
+    """`<&-`: Python has no sys.stdin at all; Textual's driver asked it for a fd (a traceback)."""
+    shell.run(f"{{seance}} pick --root {shlex.quote(str(root))} --cwd {PROJECT} <&- > out.txt 2> err.txt")
+    shell.wait_for("5 sessions")
+    shell.keys("Down", "Down", "Enter")
+    assert shell.result() == (0, picked(root) + "\n")
+    assert (shell.workdir / "err.txt").read_text() == ""
+
+
+@needs_tmux
+def test_stderr_to_a_file_gets_nothing_drawn_into_it(shell: ShellTerminal, root: Path) -> None:
+    shell.run(f"{{seance}} pick --root {shlex.quote(str(root))} --cwd {PROJECT} 2> err.txt > out.txt")
+    shell.wait_for("5 sessions")  # drawn on the terminal, not into err.txt
+    shell.keys("Down", "Down", "Enter")
+    assert shell.result() == (0, picked(root) + "\n")
+    assert (shell.workdir / "err.txt").read_bytes() == b""
+
+
+@needs_tmux
+def test_command_substitution_captures_only_the_answer(shell: ShellTerminal, root: Path) -> None:
+    pick = f"{{seance}} pick --root {shlex.quote(str(root))} --cwd {PROJECT}"
+    shell.run(f'answer=$({pick}); printf "[%s]" "$answer" > out.txt')
+    shell.wait_for("5 sessions")
+    shell.keys("Down", "Down", "Enter")
+    assert shell.result() == (0, f"[{picked(root)}]")
+
+
+@needs_tmux
+@pytest.mark.parametrize("command", [["pick"], []], ids=["pick", "browse"])
+def test_term_dumb_is_a_clear_refusal_not_escape_codes(shell: ShellTerminal, root: Path, command: list[str]) -> None:
+    args = " ".join([*command, "--root", shlex.quote(str(root))])
+    shell.run(f"{{seance}} {args} > out.txt 2> err.txt", term="dumb")
+    code, out = shell.result()
+    err = (shell.workdir / "err.txt").read_text()
+    assert (code, out) == (2, "")
+    assert err.count("\n") == 1 and "TERM=dumb" in err and ESC not in err
+
+
+@needs_setsid
+@pytest.mark.parametrize("command", [["pick"], [], ["--demo"]], ids=["pick", "browse", "demo"])
+def test_no_terminal_at_all_exits_2_at_once_with_one_line(tmp_path: Path, root: Path, command: list[str]) -> None:
+    """`setsid`: a new session with no controlling terminal, as under cron or a CI runner."""
+    started = time.monotonic()
+    result = subprocess.run(
+        ["setsid", "-w", sys.executable, "-m", "seance", *command, "--root", str(root), "--cwd", PROJECT],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "SEANCE_CACHE_DIR": str(tmp_path / "cache"), "TERM": "xterm-256color"},
+        timeout=60,  # before the fix this hung for good, drawing into stderr
+        check=False,
+    )
+    elapsed = time.monotonic() - started
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr.count("\n") == 1 and result.stderr.startswith("seance: no terminal"), result.stderr
+    assert ESC not in result.stderr
+    assert elapsed < 10, f"took {elapsed:.1f} s"  # a hang guard; ~0.1 s: refused before Textual is imported
+
+
+@needs_tmux
+def test_tree_view_on_the_terminal_hands_its_answer_to_command_substitution(shell: ShellTerminal, root: Path) -> None:
+    session = shlex.quote(picked(root))
+    shell.run(f'answer=$({{seance}} tree {session}); printf "[%s]" "$answer" > out.txt')
+    shell.wait_for("Session Tree")
+    shell.keys("Enter")
+    assert shell.result() == (0, f"[{picked(root)}]")
