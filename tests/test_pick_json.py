@@ -139,3 +139,14 @@ def test_bare_seance_json_ctrl_f_is_a_fork_plain_output_is_the_path(terminal: Te
     terminal.wait_for("5 sessions")
     terminal.keys("C-f")
     assert terminal.result() == (0, f"{session_path(root, Spec('s-auth', PROJECT))}\n")
+
+
+def test_tree_pick_carries_the_entry(terminal: Terminal, root: Path) -> None:  # noqa: F811
+    """`seance tree S --pick` prints the same object (it shares `PickResult`)."""
+    terminal.start("tree", str(session_path(root, Spec("s-auth", PROJECT))), "--pick")
+    terminal.wait_for("Session Tree")
+    terminal.keys("Up", "Enter")
+    code, out = terminal.result()
+    assert code == 0
+    result = json.loads(out)
+    assert (result["action"], result["entryId"], result["leafId"]) == ("resume", "u0001", "a0000")
