@@ -84,7 +84,13 @@ async function pickOnTerminal(ctx: ExtensionCommandContext, query: string): Prom
 async function open(pick: Pick, ctx: ExtensionCommandContext, draft: string): Promise<void> {
 	let path = pick.path;
 	if (pick.action === "fork") {
-		path = SessionManager.forkFrom(path, ctx.cwd, ctx.sessionManager.getSessionDir()).getSessionFile() ?? path;
+		try {
+			path = SessionManager.forkFrom(path, ctx.cwd, ctx.sessionManager.getSessionDir()).getSessionFile() ?? path;
+		} catch (error) {
+			// e.g. the file is not a session (pi's own message); nothing has changed yet
+			ctx.ui.notify(`seance: ${error instanceof Error ? error.message : String(error)}`, "error");
+			return;
+		}
 	}
 	const entryId = pick.entryId;
 	await ctx.switchSession(path, {
