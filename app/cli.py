@@ -4,12 +4,16 @@ Contract (like fzf): the UI reads keys from and draws on the controlling termina
 see `terminal`), never on stdin, stdout or stderr; after it closes, the answer alone is printed
 on stdout.  No terminal (or `TERM=dumb`): one line on stderr, exit 2.
 
-    seance pick    Enter: the session's absolute path (or with --json {"action", "path", "id",
-                   "leafId", "cwd"}), exit 0.  Esc on an empty query / Ctrl+C: nothing, exit 130.
-                   No session file under the roots at all: a message on stderr, exit 1.
+    seance pick    Enter: the session's absolute path, exit 0; with --json the `PickResult`
+                   object {"action", "path", "id", "leafId", "cwd", "prefill", "reset",
+                   "entryId"}.  Ctrl+F (fork) prints the same path as Enter: only --json
+                   ("action": "fork") tells them apart.  Esc on an empty query / Ctrl+C:
+                   nothing, exit 130.  No session file under the roots at all: a message on
+                   stderr, exit 1.
     seance         the browser: Enter opens the selected session's tree; resuming from there
-                   prints the path as `pick` does (so `pi --session "$(seance)"` works);
-                   leaving without choosing prints nothing, exit 130.
+                   prints the path as `pick` does (so `pi --session "$(seance)"` works; the
+                   chosen entry is only in --json's "entryId"); leaving without choosing
+                   prints nothing, exit 130.
     seance --demo  the browser on a generated sessions root in a temporary directory.
     seance tree S  (on a terminal) the tree view of one session; Enter prints its path.
 """

@@ -14,9 +14,12 @@ class PickResult:
     """The user chose a session: resume it (at `leaf_id`, or its own leaf when None) or fork it.
 
     `session_id` and `cwd` come from the session header, so a caller can `cd` and resume
-    without reading the file again.  From the tree view, choosing a user message resumes at
-    its parent with the message offered back as `prefill` (pi's /tree); choosing a root user
-    message resumes before the first entry: `reset` is True (pi's `resetLeaf()`).
+    without reading the file again.  From the tree view, `entry_id` is the entry the user
+    chose (None when the session was picked from the list: its own leaf); choosing a user
+    message resumes at its parent with the message offered back as `prefill` (pi's /tree);
+    choosing a root user message resumes before the first entry: `reset` is True (pi's
+    `resetLeaf()`).  A host with pi's `navigateTree(entry_id)` needs only `entry_id`; the
+    derived `leaf_id`/`prefill`/`reset` serve hosts that set the leaf themselves.
     """
 
     action: PickAction
@@ -26,6 +29,7 @@ class PickResult:
     cwd: str | None = None
     prefill: str | None = None
     reset: bool = False
+    entry_id: str | None = None
 
     @classmethod
     def from_tree(cls, result: Any, *, path: Path, session_id: str | None, cwd: str | None) -> PickResult:
@@ -39,6 +43,7 @@ class PickResult:
             cwd=cwd,
             prefill=getattr(result, "prefill", None),
             reset=leaf_id is None,
+            entry_id=getattr(result, "entry_id", None),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -51,4 +56,5 @@ class PickResult:
             "cwd": self.cwd,
             "prefill": self.prefill,
             "reset": self.reset,
+            "entryId": self.entry_id,
         }

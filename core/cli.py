@@ -56,6 +56,9 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--root", action="append", metavar="DIR", help="sessions root (repeatable)")
     parser.add_argument("--all", action="store_true", help="start in the all-projects scope")
     parser.add_argument("--cwd", metavar="DIR", help="project directory (default: the current one)")
+    parser.add_argument(
+        "--json", action="store_true", help="print the chosen session as a JSON object (as `pick --json`)"
+    )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module in _command_modules(_command_in(argv) if argv is not None else None):
         module.register(commands)
@@ -113,7 +116,9 @@ def _register_ui(commands: argparse._SubParsersAction) -> None:
         "--root", action="append", metavar="DIR", default=argparse.SUPPRESS, help="sessions root (repeatable)"
     )
     pick.add_argument("--query", "-q", default="", help="initial query")
-    pick.add_argument("--json", action="store_true", help="print a JSON object instead of the path")
+    pick.add_argument(
+        "--json", action="store_true", default=argparse.SUPPRESS, help="print a JSON object instead of the path"
+    )
     pick.set_defaults(handler=_run_ui)
 
 

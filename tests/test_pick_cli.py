@@ -121,6 +121,7 @@ def test_json_query_and_all_scope(terminal: Terminal, root: Path) -> None:
         "cwd": "/work/demo/other",
         "prefill": None,
         "reset": False,
+        "entryId": None,
     }
 
 

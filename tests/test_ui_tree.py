@@ -298,7 +298,7 @@ async def test_click_selects_and_double_click_resumes(session_file: Path) -> Non
         assert model_of(app).selected_id == "a2"
         await pilot.click(TreeView, offset=(10, 10), times=2)
         await pilot.pause()
-    assert app.results == [TreeResult("resume", session_file.resolve(), "aB", None)]
+    assert app.results == [TreeResult("resume", session_file.resolve(), "aB", None, "aB")]
 
 
 # -- filters and search ---------------------------------------------------------------------------
@@ -380,7 +380,7 @@ async def test_enter_on_a_user_message_resumes_before_it_with_its_text(session_f
         await pilot.press("up")  # uA2
         await pilot.press("enter")
         await pilot.pause()
-    assert app.results == [TreeResult("resume", session_file.resolve(), "cA", "Now add tests for approach A")]
+    assert app.results == [TreeResult("resume", session_file.resolve(), "cA", "Now add tests for approach A", "uA2")]
 
 
 async def test_enter_on_the_root_prompt_resumes_before_everything(session_file: Path) -> None:
@@ -390,7 +390,7 @@ async def test_enter_on_the_root_prompt_resumes_before_everything(session_file: 
         await pilot.press("home", "enter")
         await pilot.pause()
     result = app.results[0]
-    assert (result.leaf_id, result.prefill) == ("m0", "Refactor the parser [bold]x[/] please")
+    assert (result.leaf_id, result.prefill, result.entry_id) == ("m0", "Refactor the parser [bold]x[/] please", "u1")
 
 
 async def test_enter_on_other_entries_resumes_at_them(session_file: Path) -> None:
@@ -399,7 +399,7 @@ async def test_enter_on_other_entries_resumes_at_them(session_file: Path) -> Non
         await settle(pilot)
         await pilot.press("end", "enter")
         await pilot.pause()
-    assert app.results == [TreeResult("resume", session_file.resolve(), "aB", None)]
+    assert app.results == [TreeResult("resume", session_file.resolve(), "aB", None, "aB")]
 
 
 # -- labels ---------------------------------------------------------------------------------------

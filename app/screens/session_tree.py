@@ -45,12 +45,18 @@ PREVIEW_MIN_WIDTH = 100
 
 @dataclass(frozen=True, slots=True)
 class TreeResult:
-    """Resume `path` at `leaf_id` (None: before the first entry); `prefill` is text offered back."""
+    """Resume `path` at `leaf_id` (None: before the first entry); `prefill` is text offered back.
+
+    `entry_id` is the entry the user chose; `leaf_id` and `prefill` are derived from it by
+    pi's rule (`resume_point`), so a host that has pi's `navigateTree(entry_id)` passes the
+    chosen entry and lets pi derive the rest.
+    """
 
     action: Literal["resume"]
     path: Path
     leaf_id: str | None
     prefill: str | None = None
+    entry_id: str | None = None
 
 
 class SessionTreeScreen(Screen["TreeResult | None"]):
@@ -263,7 +269,7 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
             return
         entry = self.session.tree.by_id[event.entry_id]
         leaf_id, prefill = resume_point(entry, self.session.tree.parent.get(event.entry_id))
-        self.dismiss(TreeResult("resume", self.session.path, leaf_id, prefill))
+        self.dismiss(TreeResult("resume", self.session.path, leaf_id, prefill, event.entry_id))
 
     # -- keys -----------------------------------------------------------------------------
 

@@ -1,0 +1,141 @@
+/**
+ * seance inside pi: `/seance [query]` (or Alt+S in the editor) opens seance on the terminal,
+ * then resumes, resumes at an entry, or forks the chosen session the way pi's own /resume,
+ * /tree and `pi --fork` do.
+ *
+ * pi 0.73.1 cannot hand /resume to an external program, but an extension command can stop
+ * pi's TUI, run `seance pick --json` with the terminal (as examples/extensions/interactive-shell.ts
+ * runs vim), start the TUI again and act on the answer:
+ *
+ *   resume            ctx.switchSession(path)
+ *   resume + entryId  ctx.switchSession(path), then navigateTree(entryId, { summarize: false }):
+ *                     pi derives the leaf (a user message: its parent, or a reset for the first
+ *                     prompt) and puts the message back in the editor, exactly as /tree does
+ *   fork              SessionManager.forkFrom(path, cwd, sessionDir) (what `pi --fork` calls),
+ *                     then ctx.switchSession(the new file)
+ *
+ * SEANCE_COMMAND overrides the program (words separated by spaces, e.g. "python3 -m seance")
+ * for a seance that is not on PATH.
+ */
+
+import { spawnSync } from "node:child_process";
+import type { ExtensionAPI, ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
+import { SessionManager } from "@mariozechner/pi-coding-agent";
+
+const SHORTCUT = "alt+s"; // unbound in pi 0.73.1 (docs/keybindings.md)
+const CANCELLED = 130; // seance's exit code for Esc / Ctrl+C
+
+/** What `seance pick --json` prints (README: "Inside pi" and the pick contract table). */
+interface Pick {
+	action: "resume" | "fork";
+	path: string;
+	entryId: string | null;
+}
+
+type Outcome = { pick: Pick } | { problem: string } | { cancelled: true } | { noTerminal: true };
+
+function seanceCommand(): string[] {
+	const words = (process.env.SEANCE_COMMAND ?? "").split(/\s+/).filter(Boolean);
+	return words.length > 0 ? words : ["seance"];
+}
+
+/** Run seance with the terminal: stdin and stderr (its UI) are pi's terminal, stdout is the answer. */
+function runSeance(args: string[], cwd: string): Outcome {
+	const [program, ...prefix] = seanceCommand();
+	const run = spawnSync(program, [...prefix, "pick", "--json", "--cwd", cwd, ...args], {
+		stdio: ["inherit", "pipe", "inherit"],
+		encoding: "utf8",
+		env: process.env,
+	});
+	if (run.error) {
+		const missing = (run.error as NodeJS.ErrnoException).code === "ENOENT";
+		return {
+			problem: missing
+				? `seance is not installed (command not found: ${program}). Install it, or set SEANCE_COMMAND.`
+				: `could not run ${program}: ${run.error.message}`,
+		};
+	}
+	if (run.status === CANCELLED) return { cancelled: true };
+	if (run.status !== 0) return { problem: `seance exited with status ${run.status ?? run.signal}` };
+	try {
+		const pick = JSON.parse(run.stdout) as Pick;
+		if (typeof pick.path !== "string" || (pick.action !== "resume" && pick.action !== "fork")) throw new Error();
+		return { pick };
+	} catch {
+		return { problem: `seance printed no result pi understands: ${run.stdout.slice(0, 200)}` };
+	}
+}
+
+/** Stop pi's TUI, run seance on the terminal, start the TUI again. */
+async function pickOnTerminal(ctx: ExtensionCommandContext, query: string): Promise<Outcome> {
+	const outcome = await ctx.ui.custom<Outcome>((tui, _theme, _keybindings, done) => {
+		tui.stop();
+		process.stdout.write("\x1b[2J\x1b[H");
+		const result = runSeance(query ? ["--query", query] : [], ctx.cwd);
+		tui.start();
+		tui.requestRender(true);
+		done(result);
+		return { render: () => [], invalidate: () => {} };
+	});
+	// RPC mode has UI dialogs but no terminal: custom() answers without running the factory.
+	return outcome ?? { noTerminal: true };
+}
+
+async function open(pick: Pick, ctx: ExtensionCommandContext, draft: string): Promise<void> {
+	let path = pick.path;
+	if (pick.action === "fork") {
+		try {
+			path = SessionManager.forkFrom(path, ctx.cwd, ctx.sessionManager.getSessionDir()).getSessionFile() ?? path;
+		} catch (error) {
+			// e.g. the file is not a session (pi's own message); nothing has changed yet
+			ctx.ui.notify(`seance: ${error instanceof Error ? error.message : String(error)}`, "error");
+			return;
+		}
+	}
+	const entryId = pick.entryId;
+	await ctx.switchSession(path, {
+		withSession: async (next) => {
+			if (entryId) await next.navigateTree(entryId, { summarize: false });
+			if (draft && !next.ui.getEditorText().trim()) next.ui.setEditorText(draft);
+		},
+	});
+}
+
+export default function seance(pi: ExtensionAPI) {
+	let draft = ""; // the editor's text when Alt+S replaced it with "/seance"
+
+	pi.registerCommand("seance", {
+		description: "Find a session with seance and resume it, at any entry, or fork it",
+		handler: async (args, ctx) => {
+			const saved = draft;
+			draft = "";
+			if (!ctx.hasUI) {
+				console.error("seance: /seance needs pi's interactive terminal UI");
+				return;
+			}
+			if (!ctx.isIdle()) {
+				ctx.ui.notify("seance: waiting for the agent to finish…", "info");
+				await ctx.waitForIdle();
+			}
+			const outcome = await pickOnTerminal(ctx, args.trim());
+			if ("pick" in outcome) {
+				await open(outcome.pick, ctx, saved);
+				return;
+			}
+			if (saved && !ctx.ui.getEditorText().trim()) ctx.ui.setEditorText(saved);
+			if ("problem" in outcome) ctx.ui.notify(`seance: ${outcome.problem}`, "error");
+			if ("noTerminal" in outcome) ctx.ui.notify("seance: /seance needs pi's interactive terminal UI", "error");
+		},
+	});
+
+	// A shortcut handler gets no switchSession (pi 0.73.1), so the key runs the command the way
+	// a user would: "/seance" in the editor, then Enter.  It fires only while the editor has focus.
+	pi.registerShortcut(SHORTCUT, {
+		description: "Open seance (/seance)",
+		handler: (ctx) => {
+			draft = ctx.ui.getEditorText();
+			ctx.ui.setEditorText("/seance");
+			setImmediate(() => process.stdin.emit("data", "\r"));
+		},
+	});
+}

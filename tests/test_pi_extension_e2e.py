@@ -1,0 +1,249 @@
+"""The pi extension (integrations/pi) end to end: real pi 0.73.1 in tmux, real seance inside it.
+
+pi runs interactively without an API key (it starts; no model is prompted).  Sessions are
+written by pi's own SessionManager; the extension is installed with `pi install <path>`, as
+the README says.  After each pick, pi is made to append something cheap (`/name X`, which
+writes a session_info entry whose parentId is pi's current leaf) so pi's own files say which
+session and which leaf pi switched to; the editor text is read off the screen.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+PI_PACKAGE = REPO / "tests" / "oracle" / "node_modules" / "@mariozechner" / "pi-coding-agent"
+PI_CLI = PI_PACKAGE / "dist" / "cli.js"  # package.json "bin": {"pi": "dist/cli.js"}
+EXTENSION = REPO / "integrations" / "pi"
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),
+    pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed (pi runs on node)"),
+    pytest.mark.skipif(not PI_CLI.exists(), reason="pi's npm package is not installed (cd tests/oracle && npm ci)"),
+]
+
+WRITE_SESSIONS = """
+const [piDir, cwd] = process.argv.slice(2);
+const { SessionManager } = await import(`${piDir}/dist/index.js`);
+const usage = { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2,
+  cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
+const user = (text) => ({ role: "user", content: [{ type: "text", text }], timestamp: Date.now() });
+const assistant = (text) => ({ role: "assistant", content: [{ type: "text", text }], provider: "anthropic",
+  model: "claude-test", api: "anthropic-messages", stopReason: "stop", usage, timestamp: Date.now() });
+const out = {};
+const specs = [["alpha", ["alpha first prompt", "alpha second prompt"]], ["beta", ["beta only prompt"]]];
+for (const [name, prompts] of specs) {
+  const sm = SessionManager.create(cwd);
+  const ids = [];
+  for (const text of prompts) { ids.push(sm.appendMessage(user(text)), sm.appendMessage(assistant(`ok ${text}`))); }
+  sm.appendSessionInfo(name);
+  out[name] = { file: sm.getSessionFile(), ids };
+}
+console.log(JSON.stringify(out));
+"""
+
+
+def entries(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+class Pi:
+    """pi in a detached 120x40 tmux session on a private socket, with its own HOME and agent dir."""
+
+    def __init__(self, tmp: Path, socket: str) -> None:
+        self.tmp, self.socket = tmp, socket
+        self.home, self.agent, self.project = tmp / "home", tmp / "agent", tmp / "project"
+        for folder in (self.home, self.agent, self.project):
+            folder.mkdir()
+        self.sessions = self.agent / "sessions" / ("--" + str(self.project).strip("/").replace("/", "-") + "--")
+        self.env = {
+            "HOME": str(self.home),
+            "PI_CODING_AGENT_DIR": str(self.agent),
+            "PI_OFFLINE": "1",  # no fd / ripgrep downloads at start-up
+            "SEANCE_CACHE_DIR": str(tmp / "cache"),
+            "PYTHONPATH": str(REPO.parent),
+            "TERM": "xterm-256color",
+        }
+
+    def node(self, *args: str, stdin: str | None = None) -> str:
+        env = {**os.environ, **self.env}
+        for key in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY"):
+            env.pop(key, None)
+        result = subprocess.run(
+            ["node", *args], input=stdin, capture_output=True, text=True, env=env, cwd=self.project, timeout=60
+        )
+        assert result.returncode == 0, result.stderr
+        return result.stdout
+
+    def tmux(self, *args: str) -> str:
+        return subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True, text=True, check=False).stdout
+
+    def start(self, **extra_env: str) -> None:
+        env = {**self.env, **extra_env}
+        assignments = " ".join(f"{key}={shlex.quote(value)}" for key, value in env.items())
+        unset = "-u ANTHROPIC_API_KEY -u OPENAI_API_KEY -u GEMINI_API_KEY"
+        command = f"cd {shlex.quote(str(self.project))} && env {unset} {assignments} node {shlex.quote(str(PI_CLI))}"
+        self.tmux("kill-server")
+        self.tmux("new-session", "-d", "-s", "pi", "-x", "120", "-y", "40", command)
+
+    def screen(self) -> str:
+        return self.tmux("capture-pane", "-p", "-t", "pi")
+
+    def wait_for(self, check: str | object, timeout: float = 20.0) -> str:
+        """Poll the screen until `check` (text, or a predicate on the screen) holds."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            screen = self.screen()
+            if (check in screen) if isinstance(check, str) else check(screen):  # type: ignore[operator]
+                return screen
+            time.sleep(0.1)
+        raise AssertionError(f"{check!r} never held; the screen:\n{self.screen()}")
+
+    def keys(self, *keys: str) -> None:
+        for key in keys:
+            self.tmux("send-keys", "-t", "pi", key)
+            time.sleep(0.15)
+
+    def type(self, text: str) -> None:
+        self.tmux("send-keys", "-t", "pi", "-l", text)
+        time.sleep(0.15)
+
+    def command(self, text: str) -> None:
+        """Type a slash command in pi's editor and submit it."""
+        self.type(text)
+        self.wait_for(text)
+        self.keys("Enter")
+
+    def editor_text(self) -> str | None:
+        """What pi's editor holds: the lines between the last two horizontal rules (None: no editor
+        on screen, e.g. seance is still up)."""
+        lines = self.screen().splitlines()
+        rules = [number for number, line in enumerate(lines) if line.startswith("────")]
+        if len(rules) < 2:
+            return None
+        return "\n".join(line.strip() for line in lines[rules[-2] + 1 : rules[-1]]).strip()
+
+    def wait_for_file(self, path: Path, predicate: object, timeout: float = 10.0) -> list[dict]:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if path.exists() and predicate(entries(path)):  # type: ignore[operator]
+                return entries(path)
+            time.sleep(0.1)
+        raise AssertionError(f"{path} never matched; it holds:\n{path.read_text() if path.exists() else '-'}")
+
+
+@pytest.fixture
+def pi(tmp_path: Path) -> Iterator[Pi]:
+    runner = Pi(tmp_path, f"seance-pi-{os.getpid()}-{tmp_path.name}")
+    yield runner
+    runner.tmux("kill-server")
+
+
+def named(name: str):
+    return lambda items: items[-1].get("type") == "session_info" and items[-1].get("name") == name
+
+
+def resumed_at(items: list[dict], known: set[str]) -> str:
+    """pi's leaf when `/name` was typed: the marker's nearest ancestor among `known` (the ids the
+    file held before pi opened it; on resume pi may append its own entries, e.g. a
+    thinking_level_change, before the marker)."""
+    by_id = {item.get("id"): item for item in items}
+    parent = items[-1].get("parentId")
+    while parent is not None and parent not in known:
+        parent = by_id[parent].get("parentId")
+    return parent
+
+
+def ids(path: Path) -> set[str]:
+    return {item["id"] for item in entries(path) if "id" in item and item.get("type") != "session"}
+
+
+def test_seance_inside_pi_resume_tree_fork_and_shortcut(pi: Pi) -> None:
+    made = json.loads(pi.node("--input-type=module", "-", str(PI_PACKAGE), str(pi.project), stdin=WRITE_SESSIONS))
+    alpha, beta = Path(made["alpha"]["file"]), Path(made["beta"]["file"])
+    alpha_ids = made["alpha"]["ids"]  # user, assistant, user, assistant
+    pi.node(str(PI_CLI), "install", str(EXTENSION))
+    seance = f"{shlex.quote(sys.executable)} -m seance"
+    pi.start(SEANCE_COMMAND=seance)
+    pi.wait_for("seance.ts")  # pi lists the loaded extension
+
+    # (a) a session from the list: Enter resumes it at its own leaf
+    beta_leaf, beta_ids = entries(beta)[-1]["id"], ids(beta)
+    pi.command("/seance beta")
+    pi.wait_for(lambda screen: "› beta" in screen and "1 of" in screen)
+    pi.keys("Enter")
+    pi.wait_for("Resumed session")
+    pi.command("/name e2e-a")
+    assert resumed_at(pi.wait_for_file(beta, named("e2e-a")), beta_ids) == beta_leaf
+
+    # (b) an earlier user message in the tree: pi resumes before it, its text in the editor
+    alpha_before = ids(alpha)
+    pi.command("/seance alpha")
+    pi.wait_for(lambda screen: "› alpha" in screen and "1 of" in screen)
+    pi.keys("C-t")
+    pi.wait_for("Session Tree")
+    pi.keys("Up", "Enter")  # from the leaf's assistant reply up to "alpha second prompt"
+    pi.wait_for("Resumed session")
+    pi.wait_for(lambda _screen: pi.editor_text() == "alpha second prompt")
+    pi.keys("C-c")  # pi: clear the editor
+    pi.wait_for(lambda _screen: pi.editor_text() == "")
+    pi.command("/name e2e-b")
+    assert resumed_at(pi.wait_for_file(alpha, named("e2e-b")), alpha_before) == alpha_ids[1]
+
+    # (c) Ctrl+F forks: a new file whose parent is alpha, and pi writes there, not to alpha
+    alpha_leaf, alpha_before = entries(alpha)[-1]["id"], ids(alpha)
+    before = set(pi.sessions.iterdir())
+    pi.command("/seance alpha")
+    pi.wait_for(lambda screen: "› e2e-b" in screen and "1 of" in screen)  # alpha, named in (b)
+    pi.keys("C-f")
+    pi.wait_for("Resumed session")
+    (fork,) = set(pi.sessions.iterdir()) - before
+    assert entries(fork)[0]["parentSession"] == str(alpha)
+    pi.command("/name e2e-c")
+    assert resumed_at(pi.wait_for_file(fork, named("e2e-c")), alpha_before) == alpha_leaf
+    assert ids(alpha) == alpha_before  # the source is untouched
+
+    # Alt+S from a draft, Esc in seance: nothing switches and the draft comes back
+    pi.type("my draft")
+    pi.wait_for("my draft")
+    pi.keys("M-s")
+    pi.wait_for("Search sessions")
+    pi.keys("Escape")
+    pi.wait_for(lambda _screen: pi.editor_text() == "my draft")
+    pi.keys("C-c")
+    pi.command("/name e2e-d")
+    pi.wait_for_file(fork, named("e2e-d"))
+
+
+def test_seance_not_installed_is_a_notice(pi: Pi) -> None:
+    pi.node(str(PI_CLI), "install", str(EXTENSION))
+    pi.start(SEANCE_COMMAND=str(pi.tmp / "no-such-seance"))
+    pi.wait_for("seance.ts")
+    pi.command("/seance")
+    pi.wait_for("seance is not installed (command not found")
+
+
+def test_print_mode_says_the_ui_is_needed(pi: Pi) -> None:
+    pi.node(str(PI_CLI), "install", str(EXTENSION))
+    env = {**os.environ, **pi.env}
+    result = subprocess.run(
+        ["node", str(PI_CLI), "-p", "/seance"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=pi.project,
+        timeout=60,
+    )
+    assert "/seance needs pi's interactive terminal UI" in result.stderr
