@@ -83,12 +83,11 @@ def append_child(
 def _append_loop(
     path: Path, fd: int, snapshot: FileStamp, parent: str | None, make_line: Callable[[str | None], bytes]
 ) -> str | None:
-    known = snapshot.size
-    prefix = os.pread(fd, known, 0) if known else b""
-    if len(prefix) != known or FileStamp.of_bytes(prefix, os.fstat(fd)).digest != snapshot.digest:
+    prefix = os.pread(fd, snapshot.size, 0) if snapshot.size else b""
+    if len(prefix) != snapshot.size or FileStamp.of_bytes(prefix, os.fstat(fd)).digest != snapshot.digest:
         raise FileChangedError(f"{path}: the file was rewritten since it was read; nothing was written")
-    anchor = prefix[-_ANCHOR:]
-    ends_whole = not prefix or prefix.endswith(b"\n")
+    known = prefix.rfind(b"\n") + 1  # the end of the last whole line
+    anchor = prefix[max(0, known - _ANCHOR) : known]
     waiting: tuple[float, int] | None = None  # (since, size) of an unfinished last line
     deadline = time.monotonic() + GIVE_UP_AFTER
     while True:
@@ -97,6 +96,7 @@ def _append_loop(
         size = os.fstat(fd).st_size
         if size < known or (anchor and os.pread(fd, len(anchor), known - len(anchor)) != anchor):
             raise FileChangedError(f"{path}: the file was rewritten since it was read; nothing was written")
+        unfinished = b""
         if size > known:
             tail = os.pread(fd, size - known, known)
             whole = tail[: tail.rfind(b"\n") + 1]
@@ -105,25 +105,24 @@ def _append_loop(
                 STATS["reparented_before_write"] += 1
                 known += len(whole)
                 anchor = (anchor + whole)[-_ANCHOR:]
-                ends_whole = True
                 continue
-        if size > known or not ends_whole:  # an unfinished last line: in progress, or torn?
+            unfinished = tail
+        if unfinished:  # an agent's write in progress, or a torn line: wait until it is still
             now = time.monotonic()
             if waiting is None or waiting[1] != size:
                 waiting = (now, size)
             if now - waiting[0] < TORN_GRACE:
                 time.sleep(0.002)
                 continue
-            torn = os.pread(fd, size - known, known)
-            known, anchor, ends_whole = size, (anchor + torn)[-_ANCHOR:], False
-        payload = (b"" if ends_whole else b"\n") + make_line(parent)
-        if os.fstat(fd).st_size != known:
+            STATS["after_torn_line"] += 1
+        payload = (b"\n" if unfinished else b"") + make_line(parent)
+        if os.fstat(fd).st_size != size:
             continue  # something landed while the line was built: look again
-        start = append_whole(path, fd, payload, expected_size=known)
-        if start == known:
+        start = append_whole(path, fd, payload, expected_size=size)
+        if start == size:
             STATS["appended"] += 1
             return parent
-        return _repair_in_place(path, fd, start, known, payload, parent, make_line)
+        return _repair_in_place(path, fd, start, size, payload, parent, make_line)
 
 
 def _repair_in_place(
