@@ -83,9 +83,7 @@ def append_child(
 def _append_loop(
     path: Path, fd: int, snapshot: FileStamp, parent: str | None, make_line: Callable[[str | None], bytes]
 ) -> str | None:
-    prefix = os.pread(fd, snapshot.size, 0) if snapshot.size else b""
-    if len(prefix) != snapshot.size or FileStamp.of_bytes(prefix, os.fstat(fd)).digest != snapshot.digest:
-        raise FileChangedError(f"{path}: the file was rewritten since it was read; nothing was written")
+    prefix = _snapshot_prefix(path, fd, snapshot)
     known = prefix.rfind(b"\n") + 1  # the end of the last whole line
     anchor = prefix[max(0, known - _ANCHOR) : known]
     waiting: tuple[float, int] | None = None  # (since, size) of an unfinished last line
@@ -123,6 +121,21 @@ def _append_loop(
             STATS["appended"] += 1
             return parent
         return _repair_in_place(path, fd, start, size, payload, parent, make_line)
+
+
+def _snapshot_prefix(path: Path, fd: int, snapshot: FileStamp) -> bytes:
+    """The bytes the caller read, still at the start of the file, or `FileChangedError`.
+
+    The reader takes its size from `fstat` just before `read()`; a line appended in between
+    is in the digest but not in the size, so the line ends after it are tried too.
+    """
+    info = os.fstat(fd)
+    current = os.pread(fd, info.st_size, 0)
+    ends = [snapshot.size] + [snapshot.size + i + 1 for i, byte in enumerate(current[snapshot.size :]) if byte == 10]
+    for end in [*ends[:64], len(current)]:
+        if end <= len(current) and FileStamp.of_bytes(current[:end], info).digest == snapshot.digest:
+            return current[:end]
+    raise FileChangedError(f"{path}: the file was rewritten since it was read; nothing was written")
 
 
 def _repair_in_place(
