@@ -11,4 +11,8 @@ class SessionError(Exception):
     """A session operation that cannot be carried out; the message is for the user."""
 
 
-__all__ = ["SessionError"]
+class FileChangedError(SessionError):
+    """The file changed on disk (or an agent is writing to it); nothing was written."""
+
+
+__all__ = ["FileChangedError", "SessionError"]

@@ -26,7 +26,7 @@ from typing import Any
 from .catalog import same_dir
 from .model import SessionSummary
 from .session import FileStamp, NotASession, Session, SessionError, load_session, read_session
-from .writes import atomic_write, dumps_line, now_iso, persist_migration
+from .writes import atomic_write, create_new, dumps_line, now_iso, persist_migration
 
 BREADCRUMB_DIR = "terminal-sessions"
 
@@ -118,7 +118,7 @@ def fork_into(path: str | os.PathLike[str], cwd: str, sessions_dir: str | os.Pat
     if os.path.lexists(target):
         raise SessionError(f"{target}: already exists")
     data = dumps_line(header) + b"".join(dumps_line(entry) for entry in source.entries)
-    atomic_write(target, data, None)
+    create_new(target, data)  # never over a file created meanwhile
     return target
 
 
@@ -300,7 +300,9 @@ def _start_over(target: Path, problem: NotASession, cwd: str) -> None:
         if blank is not None:
             if blank.strip():
                 return  # filled since it was read: load that
-            atomic_write(target, header, FileStamp.of_bytes(blank, stat))  # FileChangedError if written meanwhile
+            # FileChangedError if written meanwhile; an empty file has no lines to lose to a
+            # quiet period, and an agent appending now is carried over by the rewrite.
+            atomic_write(target, header, FileStamp.of_bytes(blank, stat), quiet=0)
             return
     elif problem.reason != "no such file":
         if not _not_a_header(problem.reason):  # a directory, no permission, an I/O error ...

@@ -1,91 +1,48 @@
-"""The only code that writes session files.  Every write is explicit, atomic and race-safe.
+"""The only code that writes session files.  Every write is explicit and cannot lose an agent's line.
 
-* Full rewrites (persisting a migration): temp file in the same directory, fsync, rename.
-* Appends (labels, names): one `write()` of one line on an O_APPEND descriptor.
-* oh-my-pi renames: the fixed 256-byte title slot rewritten in place (size unchanged).
+* Full rewrites (persisting a migration): `core.safefile.atomic_write` — refused while the
+  file is busy (recently written, or held open by another process), the old inode kept
+  open over the rename and whatever reached it late carried over, owner/group/mode kept,
+  free space checked, seance's stale temp files cleaned.  Its docstring has the design.
+* Appends (labels, names): `core.appendline.append_child` — one `write()` of one whole line
+  whose parent is the file's last entry at the moment of writing (a lock-free re-check
+  loop, verified after the write), no blank lines, no torn line left on a full disk.
+* oh-my-pi renames: the fixed 256-byte title slot rewritten in place with `pwrite` (size
+  unchanged, so lines appended meanwhile are untouched), refused unless the slot on disk
+  is still the one that was read.
 
-Each refuses, writing nothing, when the file on disk is no longer the one that was read
-(an agent may be appending to it right now): `FileChangedError`.
+A refusal is a one-line `FileChangedError` (a `SessionError`): nothing was written.
 """
 
 from __future__ import annotations
 
 import os
 import secrets
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from . import dialects
-from .session import FileStamp, Session, SessionError, load_session, read_session
+from .appendline import append_child
+from .errors import FileChangedError
+from .safefile import atomic_write, create_new
+from .session import Session, SessionError, load_session, read_session
 from .timefmt import now_iso
 
 TITLE_SLOT_SIZE = 256
-
-
-class FileChangedError(SessionError):
-    """The file changed on disk since it was read; nothing was written."""
-
-
-def _check_unchanged(path: Path, stamp: FileStamp, *, verify_content: bool = True) -> None:
-    try:
-        stat = os.stat(path)
-    except FileNotFoundError as error:
-        raise FileChangedError(f"{path}: the file is gone; nothing was written") from error
-    if stat.st_size != stamp.size or stat.st_mtime_ns != stamp.mtime_ns:
-        raise FileChangedError(f"{path}: the file changed on disk since it was read; nothing was written")
-    if verify_content:
-        with open(path, "rb") as handle:
-            current = FileStamp.of_bytes(handle.read(), stat)
-        if current.digest != stamp.digest:
-            raise FileChangedError(f"{path}: the file changed on disk since it was read; nothing was written")
-
-
-def atomic_write(path: Path, data: bytes, expected: FileStamp | None) -> None:
-    """Replace `path` with `data`: temp + fsync + rename, refused if the file changed.
-
-    A symlinked session is replaced at its target: the link stays a link.
-    """
-    path = Path(os.path.realpath(path))
-    directory = path.parent
-    fd, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        if path.exists():
-            os.chmod(temp_name, os.stat(path).st_mode & 0o7777)
-        if expected is not None:
-            _check_unchanged(path, expected)
-        os.replace(temp_name, path)
-    except BaseException:
-        try:
-            os.unlink(temp_name)
-        except FileNotFoundError:
-            pass
-        raise
-    try:  # make the rename itself durable
-        dir_fd = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
-    except OSError:
-        pass
 
 
 def dumps_line(obj: dict[str, Any]) -> bytes:
     return orjson.dumps(obj) + b"\n"
 
 
-def persist_migration(session: Session) -> bool:
+def persist_migration(session: Session, *, quiet: float | None = None) -> bool:
     """Write a session's in-memory migration to disk.  Returns False if none was pending.
 
     The rewritten file keeps oh-my-pi's title slot as it was and drops lines that could
-    not be parsed (pi and omp do the same on their rewrite).
+    not be parsed (pi and omp do the same on their rewrite).  `quiet` overrides how long
+    the file must have been unchanged (see `core.safefile.quiet_seconds`).
     """
     if not session.needs_migration:
         return False
@@ -95,33 +52,24 @@ def persist_migration(session: Session) -> bool:
             parts.append(handle.read(session.title_slot_bytes))
     parts.append(dumps_line(session.header))
     parts.extend(dumps_line(entry) for entry in session.entries)
-    atomic_write(session.path, b"".join(parts), session.stamp)
+    atomic_write(session.path, b"".join(parts), session.stamp, quiet=quiet)
     session.migrations = []
     return True
 
 
 def append_entry(session: Session, entry: dict[str, Any]) -> None:
-    """Append one entry as a single write, refused if the file changed since it was read."""
+    """Append one entry as a single write, as a child of the file's last entry at that moment.
+
+    `entry["parentId"]` is set to the parent actually used (lines an agent appended since
+    the session was read are taken into account); refused if the file was rewritten.
+    """
     if session.needs_migration:
         raise SessionError(f"{session.path}: is an old (v{session.disk_version}) session; persist its migration first")
-    _check_unchanged(session.path, session.stamp)
-    line = dumps_line(dialects.denormalise_entry(entry, session.dialect))
-    fd = os.open(session.path, os.O_WRONLY | os.O_APPEND)
-    try:
-        if session.stamp.size and not _ends_with_newline(session.path):
-            line = b"\n" + line  # never glue onto a torn last line
-        written = os.write(fd, line)
-        if written != len(line):
-            raise SessionError(f"{session.path}: short write ({written} of {len(line)} bytes)")
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
+    def line_for(parent: str | None) -> bytes:
+        return dumps_line(dialects.denormalise_entry({**entry, "parentId": parent}, session.dialect))
 
-def _ends_with_newline(path: Path) -> bool:
-    with open(path, "rb") as handle:
-        handle.seek(-1, os.SEEK_END)
-        return handle.read(1) == b"\n"
+    entry["parentId"] = append_child(Path(session.path), session.stamp, entry.get("parentId"), line_for)
 
 
 def new_entry_id(session: Session) -> str:
@@ -141,7 +89,7 @@ def _has_assistant(session: Session) -> bool:
     )
 
 
-def load_for_write(path: str | os.PathLike[str]) -> Session:
+def load_for_write(path: str | os.PathLike[str], *, quiet: float | None = None) -> Session:
     """Load a session about to receive an explicit write, persisting a pending migration first.
 
     pi migrates an old (v1/v2) file on open and rewrites it before appending; an append in
@@ -150,17 +98,19 @@ def load_for_write(path: str | os.PathLike[str]) -> Session:
     """
     session = load_session(path)
     if session.needs_migration:
-        persist_migration(session)
+        persist_migration(session, quiet=quiet)
         session = load_session(path)
     return session
 
 
-def set_label(path: str | os.PathLike[str], target_id: str, label: str | None) -> dict[str, Any]:
+def set_label(
+    path: str | os.PathLike[str], target_id: str, label: str | None, *, quiet: float | None = None
+) -> dict[str, Any]:
     """Set (or clear, with an empty label) the label of an entry, the way pi writes it.
 
-    One `label` entry is appended as a child of the session's current leaf.
+    One `label` entry is appended as a child of the session's current leaf (its last line).
     """
-    session = load_for_write(path)
+    session = load_for_write(path, quiet=quiet)
     if target_id not in session.tree.by_id:
         raise SessionError(f"{session.path}: no entry {target_id}")
     text = (label or "").strip()
@@ -177,7 +127,7 @@ def set_label(path: str | os.PathLike[str], target_id: str, label: str | None) -
     return entry
 
 
-def rename_session(path: str | os.PathLike[str], name: str) -> str:
+def rename_session(path: str | os.PathLike[str], name: str, *, quiet: float | None = None) -> str:
     """Give a session a display name.  Returns how it was stored: "session_info" or "title-slot".
 
     pi dialect: append a `session_info` entry (pi persists nothing before the first
@@ -193,7 +143,7 @@ def rename_session(path: str | os.PathLike[str], name: str) -> str:
     if not _has_assistant(session):
         raise SessionError(f"{session.path}: has no assistant reply yet; pi does not persist a name before one")
     if session.needs_migration:
-        session = load_for_write(path)
+        session = load_for_write(path, quiet=quiet)
     entry = {
         "type": "session_info",
         "id": new_entry_id(session),
@@ -220,16 +170,27 @@ def title_slot_bytes(title: str, updated_at: str, source: str = "user") -> bytes
 
 
 def write_title_slot(session: Session, title: str) -> None:
-    """Rewrite the title slot in place (r+ at offset 0), refused if the file changed."""
+    """Rewrite the 256-byte title slot in place (`pwrite` at offset 0, the size unchanged).
+
+    Lines appended after it meanwhile are untouched; refused unless the slot on disk is
+    still the one that was read.
+    """
     if session.title_slot_bytes != TITLE_SLOT_SIZE:
         raise SessionError(f"{session.path}: title line is not the 256-byte slot; refusing to rewrite it")
     line = title_slot_bytes(title, now_iso())
-    _check_unchanged(session.path, session.stamp)
-    with open(session.path, "r+b") as handle:
-        handle.seek(0)
-        handle.write(line)
-        handle.flush()
-        os.fsync(handle.fileno())
+    fd = os.open(session.path, os.O_RDWR)
+    try:
+        on_disk = os.pread(fd, TITLE_SLOT_SIZE, 0)
+        try:
+            slot = orjson.loads(on_disk) if on_disk.endswith(b"\n") else None
+        except orjson.JSONDecodeError:
+            slot = None
+        if slot != session.title_slot:
+            raise FileChangedError(f"{session.path}: the title line changed since it was read; nothing was written")
+        os.pwrite(fd, line, 0)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def reload(session: Session) -> Session:
@@ -241,6 +202,7 @@ __all__ = [
     "FileChangedError",
     "append_entry",
     "atomic_write",
+    "create_new",
     "persist_migration",
     "read_session",
     "rename_session",

@@ -298,23 +298,44 @@ def _append_after_read(monkeypatch, line: bytes) -> None:
     monkeypatch.setattr(writes, "load_session", load_then_append)
 
 
-def test_rename_race_pi_append_is_refused(env, monkeypatch) -> None:
+def test_rename_race_pi_append_lands_below_the_agent_line(env, monkeypatch) -> None:
     session = write_session(env / "sessions", "/proj", "llll0000")
     late = b'{"type":"message","id":"u2","parentId":"a1","timestamp":"x","message":{"role":"user","content":"hi"}}\n'
     expected = session.read_bytes() + late
     _append_after_read(monkeypatch, late)
-    with pytest.raises(FileChangedError, match="nothing was written"):
-        rename_session(session, "racy")
-    assert session.read_bytes() == expected  # the agent's line, and nothing of ours
+    assert rename_session(session, "racy") == "session_info"
+    data = session.read_bytes()
+    assert data.startswith(expected)  # the agent's line is kept, and ours comes after it
+    written = orjson.loads(data[len(expected) :])
+    assert written["type"] == "session_info" and written["parentId"] == "u2" and written["name"] == "racy"
 
 
-def test_rename_race_omp_slot_is_refused(env, monkeypatch) -> None:
+def test_rename_race_omp_slot_keeps_the_appended_line(env, monkeypatch) -> None:
     session = write_session(env / "sessions", "/proj", "mmmm0000")
     session.write_bytes(title_slot_bytes("Old", STAMP) + session.read_bytes())
     late = b'{"type":"custom","id":"c9","parentId":"a1","timestamp":"x","customType":"session_exit"}\n'
-    expected = session.read_bytes() + late
+    body = session.read_bytes()[TITLE_SLOT_SIZE:] + late
     _append_after_read(monkeypatch, late)
-    with pytest.raises(FileChangedError):
+    assert rename_session(session, "racy") == "title-slot"
+    data = session.read_bytes()
+    assert data[TITLE_SLOT_SIZE:] == body  # slot rewritten in place, everything after it untouched
+    assert orjson.loads(data[:TITLE_SLOT_SIZE])["title"] == "racy"
+
+
+def test_rename_race_omp_slot_rewritten_meanwhile_is_refused(env, monkeypatch) -> None:
+    session = write_session(env / "sessions", "/proj", "nnnn0000")
+    session.write_bytes(title_slot_bytes("Old", STAMP) + session.read_bytes())
+    real_load = writes.load_session
+
+    def load_then_omp_renames(path):
+        loaded = real_load(path)
+        with open(path, "r+b") as handle:
+            handle.write(title_slot_bytes("Theirs", STAMP))
+        return loaded
+
+    monkeypatch.setattr(writes, "load_session", load_then_omp_renames)
+    expected = title_slot_bytes("Theirs", STAMP) + session.read_bytes()[TITLE_SLOT_SIZE:]
+    with pytest.raises(FileChangedError, match="nothing was written"):
         rename_session(session, "racy")
     assert session.read_bytes() == expected
     assert issubclass(FileChangedError, SessionError)

@@ -79,6 +79,8 @@ def write_session(
     bucket.mkdir(parents=True, exist_ok=True)
     path = bucket / session_file_name(stamp, sid)
     path.write_bytes(lines(header, *extra))
+    if version != 3:  # an old-format file is at rest: no agent writes it (a rewrite waits for quiet)
+        os.utime(path, (1_735_689_600, 1_735_689_600))
     return path
 
 
@@ -283,20 +285,20 @@ def test_switch_persists_a_pending_migration(tmp_path) -> None:
 
 
 def test_switch_migration_refused_when_the_file_changes(tmp_path, monkeypatch) -> None:
-    from seance.core import writes
+    from seance.core import safefile
 
     entries = [
         {"type": "message", "timestamp": "2025-01-01T00:00:00.000Z", "message": {"role": "user", "content": "q"}}
     ]
     session = write_session(tmp_path / "sessions", "/proj", "race-id", version=None, extra=entries)
-    real_check = writes._check_unchanged
+    real_check = safefile._check_unchanged
 
     def append_then_check(path, stamp, **kwargs):
         with open(path, "ab") as handle:  # an agent appends between our read and our write
             handle.write(b'{"type":"message","timestamp":"x","message":{"role":"user","content":"late"}}\n')
         return real_check(path, stamp, **kwargs)
 
-    monkeypatch.setattr(writes, "_check_unchanged", append_then_check)
+    monkeypatch.setattr(safefile, "_check_unchanged", append_then_check)
     with pytest.raises(FileChangedError):
         switch_session(session, None)
     assert b"late" in session.read_bytes() and b'"version"' not in session.read_bytes()
@@ -373,18 +375,18 @@ def test_switch_never_overwrites_an_empty_file_filled_meanwhile(tmp_path, monkey
 
 
 def test_switch_refuses_when_an_empty_file_is_written_during_the_start(tmp_path, monkeypatch) -> None:
-    from seance.core import writes
+    from seance.core import safefile
 
     target = tmp_path / "empty.jsonl"
     target.write_bytes(b"\n")
-    real_check = writes._check_unchanged
+    real_check = safefile._check_unchanged
 
     def fill_then_check(path, stamp, **kwargs):
         with open(path, "ab") as handle:  # the agent writes its header between our look and our rename
             handle.write(OTHER)
         return real_check(path, stamp, **kwargs)
 
-    monkeypatch.setattr(writes, "_check_unchanged", fill_then_check)
+    monkeypatch.setattr(safefile, "_check_unchanged", fill_then_check)
     with pytest.raises(FileChangedError):
         switch_session(target, None, cwd="/proj")
     assert target.read_bytes() == b"\n" + OTHER

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -91,6 +92,8 @@ def write_session(path: Path, *, version: int = 3) -> Path:
         "cwd": "/home/u/project",
     }
     path.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in [header, *entries]))
+    if version != 3:  # an old-format file is at rest: no agent writes it (a rewrite waits for quiet)
+        os.utime(path, (1_733_043_600, 1_733_043_600))
     return path
 
 
