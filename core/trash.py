@@ -461,6 +461,7 @@ class _Journal:
 
     def remove(self) -> None:
         self.path.unlink(missing_ok=True)
+        self.path.with_name(f"{self.path.name}.tmp").unlink(missing_ok=True)
 
 
 def _move_in(source: Path, destination: Path, journal: _Journal) -> None:
@@ -556,8 +557,9 @@ def recover_interrupted(trash: Path | None = None) -> list[Path]:
     except OSError:
         return finished
     for entry in entries:
-        if entry.suffix != ".json":
-            if entry.name.endswith(".data") and not (entry.with_suffix(".json")).exists():
+        if entry.suffix != ".json":  # TOKEN.data or TOKEN.json.tmp whose journal is gone (or never written)
+            token = entry.name.split(".", 1)[0]
+            if not (incoming / f"{token}.json").exists():
                 _remove_if_dead(entry)
             continue
         try:
