@@ -66,6 +66,7 @@ ASIDE_PREFIX = ".seance-trashing-"
 RESTORING_PREFIX = ".seance-restoring-"
 COPY_ATTEMPTS = 3
 CHUNK = 1 << 20
+SETTLE_SECONDS = 0.02  # an append already under way (open, write, close) finishes well within this
 
 
 class TrashError(SessionError):
@@ -501,7 +502,18 @@ def _move_in(source: Path, destination: Path, journal: _Journal) -> None:
             raise
     os.rename(data, destination)  # the commit point
     _fsync_dir(destination.parent)
+    if copied is not None:
+        _copy_tail(aside, destination)  # a line that was still on its way (see `_catch_up`)
     _remove(aside)
+
+
+def _copy_tail(source: Path, destination: Path) -> None:
+    """Append to `destination` what `source` has beyond `destination`'s size."""
+    have = os.path.getsize(destination)
+    with open(source, "rb") as reader:
+        if os.fstat(reader.fileno()).st_size > have:
+            reader.seek(have)
+            _copy_stream(reader, destination, truncate=False)
 
 
 def _copy_file(source: Path, data: Path) -> os.stat_result | None:
@@ -529,16 +541,24 @@ def _copy_stream(reader: Any, data: Path, *, truncate: bool) -> int:
 
 
 def _catch_up(aside: Path, data: Path, copied: os.stat_result) -> None:
-    """Append to the copy what the agent wrote between the copy and the rename aside."""
+    """Append to the copy what the agent wrote between the copy and the rename aside.
+
+    An append that opened the file by its path just before the rename still lands in it: wait
+    until its size holds still for `SETTLE_SECONDS` (and `_copy_tail` looks once more after the commit).
+    """
     with open(aside, "rb") as reader:
         now = os.fstat(reader.fileno())
         if (now.st_ino, now.st_dev) != (copied.st_ino, copied.st_dev) or now.st_size < copied.st_size:
             raise SessionInUse(f"{aside}: was replaced while it was copied to the Trash; not moved")
-        if now.st_size > copied.st_size:
-            reader.seek(copied.st_size)
-            size = _copy_stream(reader, data, truncate=False)
-            if size != now.st_size:
-                raise SessionInUse(f"{aside}: kept changing while it was copied to the Trash; not moved")
+        have = copied.st_size
+        while True:
+            if now.st_size > have:
+                reader.seek(have)
+                have = _copy_stream(reader, data, truncate=False)
+            time.sleep(SETTLE_SECONDS)
+            now = os.fstat(reader.fileno())
+            if now.st_size == have:
+                break
     os.utime(data, ns=(now.st_atime_ns, now.st_mtime_ns))
 
 

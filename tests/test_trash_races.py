@@ -132,8 +132,10 @@ class Agent:
         return self
 
     def ids(self) -> list[str]:
-        out, err = self.process.communicate(timeout=120)
-        assert self.process.returncode == 0, err
+        assert self.process.stdout is not None and self.process.stderr is not None
+        out = self.process.stdout.read()  # not communicate(): readline() may have buffered the rest
+        err = self.process.stderr.read()
+        assert self.process.wait(timeout=120) == 0, err
         return json.loads(out.strip().splitlines()[-1])["ids"]
 
 
@@ -217,7 +219,9 @@ def test_delete_while_pi_appends_across_filesystems_10_trials_loses_no_line(env,
 def test_a_session_pi_holds_open_is_refused_unless_forced(env) -> None:
     session = write_session(env / "sessions", "held")
     os.utime(session, (LONG_AGO, LONG_AGO))
+    size = session.stat().st_size
     agent = Agent(session, count=100, interval_us=300_000, held_fd=True).ready()  # the fd open for ~30 s
+    wait_for_growth(session, size)  # "ready" comes before it opens the fd: wait for its first line
     try:
         with pytest.raises(SessionInUse, match=r"open in node \(pid \d+\)"):
             trash_session(session, active_seconds=0)
