@@ -84,6 +84,7 @@ def same_dir(left: str, right: str) -> bool:
 
 
 _RESOLVED: dict[str, str] = {}
+RESOLVED_KEPT = 4096
 
 
 def _resolved(path: str) -> str:
@@ -97,6 +98,8 @@ def _resolved(path: str) -> str:
                 cached = os.path.realpath(expanded)
             except (OSError, ValueError):
                 cached = os.path.normpath(expanded)
+        if len(_RESOLVED) >= RESOLVED_KEPT:  # a long-lived picker sees ever new cwds: stay bounded
+            _RESOLVED.clear()
         _RESOLVED[path] = cached
     return cached
 

@@ -27,7 +27,7 @@ from .catalog import Catalog, in_project
 from .cli_args import put_path, say, scope_options, session_path, write_json
 from .resume import Resolution, continue_session, fork_into, resolve
 from .text import display_text
-from .trash import NotASessionFile, TrashError, TrashReceipt, trash_session, undo
+from .trash import NotASessionFile, NotInTrash, SessionInUse, TrashError, TrashReceipt, trash_session, undo
 from .writes import atomic_write, rename_session
 
 RECEIPT_NAME = "last-rm.json"  # a JSON list of receipts, newest last
@@ -164,11 +164,23 @@ def run_rm(args: argparse.Namespace) -> int:
     if not args.session:
         raise CliError("rm needs a SESSION (a path or an id prefix), or --undo", EXIT_BAD_INPUT)
     path = session_path(args.session, args)
+    saved: list[TrashReceipt] = []
+
+    def remember(planned: TrashReceipt) -> None:  # before anything moves: a killed `rm` stays undoable
+        _save_receipt(planned)
+        saved.append(planned)
+
     try:
-        receipt = trash_session(path, force=args.force)
+        receipt = trash_session(path, force=args.force, on_reserved=remember)
     except NotASessionFile as error:
         raise CliError(f"{error} (`seance rm --force` moves the file alone)", EXIT_BAD_INPUT) from None
-    _save_receipt(receipt)
+    except SessionInUse as error:
+        raise CliError(f"{error} (`seance rm --force` deletes it anyway)", EXIT_BAD_INPUT) from None
+    except BaseException:
+        if saved:
+            _replace_receipt(saved[0], None)
+        raise
+    _replace_receipt(saved[0], receipt)  # now with the moved file's size and mtime
     _forget(path, cli_args.roots(args))
     for item in receipt.items:
         say(f"seance: moved to the Trash: {item.original} -> {item.trashed}")
@@ -230,6 +242,21 @@ def _save_receipt(receipt: TrashReceipt) -> None:
         say(f"seance: could not remember the deletion for --undo: {error}")
 
 
+def _replace_receipt(planned: TrashReceipt, final: TrashReceipt | None) -> None:
+    """Swap the receipt saved before the move for the final one (None: drop it, nothing moved)."""
+    try:
+        with _receipts_locked() as target:
+            receipts = _read_receipts(target)
+            old = planned.to_json()
+            for index in range(len(receipts) - 1, -1, -1):
+                if receipts[index] == old:
+                    receipts[index : index + 1] = [final.to_json()] if final is not None else []
+                    _write_receipts(target, receipts)
+                    return
+    except (OSError, orjson.JSONDecodeError):  # the planned receipt stays: undo checks what it finds
+        pass
+
+
 def _undo_last() -> int:
     """Undo the latest `seance rm` still on the stack, and drop it from there."""
     from .cli import EXIT_NOT_FOUND, CliError
@@ -245,7 +272,7 @@ def _undo_last() -> int:
             receipt = TrashReceipt.from_json(receipts[-1])
             restored = undo(receipt)
         except TrashError as error:
-            if not _undoable(receipts[-1]):  # emptied from the Trash, or malformed: it can never be undone
+            if isinstance(error, NotInTrash) or not _undoable(receipts[-1]):  # gone for good, or malformed
                 _write_receipts(target, receipts[:-1])
                 raise CliError(f"{error}; dropped from the undo list", EXIT_NOT_FOUND) from None
             raise  # e.g. the original path is taken: keep it, the user may free the path and retry

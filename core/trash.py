@@ -1,32 +1,72 @@
-"""Delete to the freedesktop Trash, with undo.
+"""Delete to the freedesktop Trash, with undo — safe against an agent writing to the session.
 
 A session file and oh-my-pi's artifacts folder (the path without `.jsonl`) are moved to the
 home trash (`$XDG_DATA_HOME/Trash`, else `~/.local/share/Trash`): `files/NAME` plus
 `info/NAME.trashinfo` with the original `Path=` (URL-quoted) and `DeletionDate=`, so a file
 manager can restore them too.  The name is reserved by creating the `.trashinfo` with
-O_EXCL, so two deletes never pick the same name.
+O_EXCL (the receipt comes first, as the spec asks), so two deletes never pick the same
+name.  A name too long for `NAME.trashinfo` (255 bytes) is shortened in the Trash; the
+full original path stays in `Path=`.
 
 Only a file that reads as a session is deleted (unless forced), and only a session takes
 its artifacts folder along: `notes.jsonl` must never drag a `notes/` folder into the Trash.
 
-On the same filesystem the move is one `rename`.  Across filesystems the item is copied into
-the trash, fsynced, and only then is the original removed (a failed copy leaves the
-original untouched).  `send2trash` would do the move but does not say which name it chose,
-and undo needs that name — hence this module.
+An agent may be using the session.  pi appends with `appendFileSync` (open, write, close per
+line), so a delete racing it makes pi re-create a headerless file at the old path.  Hence:
+
+- `trash_session` refuses (unless `force`) a file written in the last `ACTIVE_SECONDS` or
+  held open by a process (Linux: `/proc/*/fd`; elsewhere only the write-time check applies).
+- Same filesystem: one `rename`.  Across filesystems (a journalled move, one journal per item
+  in `$trash/.seance-incoming/`, the way gvfs keeps `expunged/` beside `files/`): copy to
+  `.seance-incoming/TOKEN.data`, fsync, and retry the copy if the source changed meanwhile;
+  then rename the source aside in its own folder (`.seance-trashing-TOKEN`: the path is free,
+  no more appends reach the old file), copy the lines appended in between, fsync, rename the
+  copy into `files/` (the commit point), remove the aside file.  A `kill -9` at any point
+  leaves a journal whose process is dead; the next trash operation (`recover_interrupted`)
+  finishes the move if the source had been put aside (the copy is redone from it), and
+  otherwise rolls back: the partial copy is removed, and the `.trashinfo` too — only if it
+  still holds exactly the text this journal wrote.  A half-made entry is never in `files/`.
+- `undo` restores only the deletion it made: the `.trashinfo` must still name the original
+  path (and hold the text written, so another tool's later entry under the same name is
+  never taken nor deleted), and the file must be the session deleted (header id, size,
+  mtime).  If the agent re-created the file meanwhile (headerless lines whose first entry
+  continues the deleted session), the deleted session and those lines are merged back in
+  order: the agent's new lines are never lost.  Anything else at the path: refused, naming both.
+
+`send2trash` would do the plain move but does not say which name it chose, and undo needs it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import shutil
-from dataclasses import dataclass
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote
 
+import orjson
+
 from .session import NotASession, SessionError, read_session
+
+# pi writes a line at every message end and tool result; the longest quiet stretch of a
+# working agent is one model reply (seconds to a minute).  A session written less than a
+# minute ago is most likely in use; an old one you want gone rarely is.  `--force` overrides.
+ACTIVE_SECONDS = 60.0
+NAME_MAX = 255  # bytes in a file name on Linux, macOS and Windows filesystems
+INFO_SUFFIX = ".trashinfo"
+INCOMING = ".seance-incoming"
+ASIDE_PREFIX = ".seance-trashing-"
+RESTORING_PREFIX = ".seance-restoring-"
+COPY_ATTEMPTS = 3
+CHUNK = 1 << 20
+SETTLE_SECONDS = 0.02  # an append already under way (open, write, close) finishes well within this
 
 
 class TrashError(SessionError):
@@ -37,6 +77,23 @@ class NotASessionFile(TrashError):
     """`trash_session` was given a file that does not read as a session (and no `force`)."""
 
 
+class SessionInUse(TrashError):
+    """`trash_session` was given a session an agent seems to be writing (and no `force`)."""
+
+
+class NotInTrash(TrashError):
+    """The deletion can never be undone: emptied, restored elsewhere, replaced, or never done."""
+
+
+@dataclass(frozen=True, slots=True)
+class Identity:
+    """What the deleted file was: its header's session id and, once moved, size and mtime."""
+
+    session_id: str | None = None
+    size: int | None = None
+    mtime_ns: int | None = None
+
+
 @dataclass(frozen=True, slots=True)
 class TrashedItem:
     """One file or folder in the trash and where it came from."""
@@ -44,6 +101,8 @@ class TrashedItem:
     original: Path
     trashed: Path  # <trash>/files/NAME
     info: Path  # <trash>/info/NAME.trashinfo
+    info_text: str = ""  # exactly what seance wrote there ("" in receipts of older versions)
+    identity: Identity | None = None  # files only
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,27 +117,45 @@ class TrashReceipt:
         return self.items[0]
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "deletedAt": self.deleted_at,
-            "items": [
-                {"original": str(item.original), "trashed": str(item.trashed), "info": str(item.info)}
-                for item in self.items
-            ],
-        }
+        items = []
+        for item in self.items:
+            data: dict[str, Any] = {
+                "original": str(item.original),
+                "trashed": str(item.trashed),
+                "info": str(item.info),
+            }
+            if item.info_text:
+                data["infoText"] = item.info_text
+            if item.identity is not None:
+                data["identity"] = {
+                    "sessionId": item.identity.session_id,
+                    "size": item.identity.size,
+                    "mtimeNs": item.identity.mtime_ns,
+                }
+            items.append(data)
+        return {"deletedAt": self.deleted_at, "items": items}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> TrashReceipt:
         """Rebuild a receipt (e.g. the one `seance rm` saved); raises `TrashError` if malformed."""
         try:
-            items = tuple(
-                TrashedItem(Path(item["original"]), Path(item["trashed"]), Path(item["info"])) for item in data["items"]
-            )
+            items = tuple(_item_from_json(item) for item in data["items"])
             deleted_at = str(data["deletedAt"])
-        except (KeyError, TypeError) as error:
+        except (KeyError, TypeError, AttributeError) as error:
             raise TrashError(f"not a trash receipt ({error})") from None
         if not items:
             raise TrashError("not a trash receipt (no items)")
         return cls(items, deleted_at)
+
+
+def _item_from_json(data: dict[str, Any]) -> TrashedItem:
+    saved = data.get("identity")
+    identity = None
+    if isinstance(saved, dict):
+        identity = Identity(saved.get("sessionId"), saved.get("size"), saved.get("mtimeNs"))
+    return TrashedItem(
+        Path(data["original"]), Path(data["trashed"]), Path(data["info"]), str(data.get("infoText") or ""), identity
+    )
 
 
 def trash_dir() -> Path:
@@ -102,18 +179,92 @@ def same_file(left: str | os.PathLike[str], right: str | os.PathLike[str]) -> bo
         return os.path.realpath(left) == os.path.realpath(right)
 
 
+# -- is an agent using it? ------------------------------------------------------------------------
+
+
+def holding_processes(path: str | os.PathLike[str]) -> list[tuple[int, str]]:
+    """(pid, command name) of other processes with the file open, as far as we can see.
+
+    Linux only (`/proc/PID/fd`, for the processes this user may inspect); elsewhere an empty
+    list: macOS and the BSDs have no cheap equivalent short of running `lsof`, so there the
+    write-time check of `activity` is the only guard.
+    """
+    try:
+        target = os.stat(path)
+    except OSError:
+        return []
+    if not os.path.isdir("/proc/self/fd"):
+        return []
+    key = (target.st_dev, target.st_ino)
+    own = os.getpid()
+    found: list[tuple[int, str]] = []
+    try:
+        pids = [int(name) for name in os.listdir("/proc") if name.isdigit()]
+    except OSError:
+        return []
+    for pid in pids:
+        if pid == own:
+            continue
+        folder = f"/proc/{pid}/fd"
+        try:
+            fds = os.listdir(folder)
+        except OSError:  # not ours to inspect, or gone
+            continue
+        for fd in fds:
+            try:
+                info = os.stat(f"{folder}/{fd}")
+            except OSError:
+                continue
+            if (info.st_dev, info.st_ino) == key:
+                found.append((pid, _command_name(pid)))
+                break
+    return found
+
+
+def _command_name(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/comm", encoding="utf-8", errors="replace") as handle:
+            return handle.read().strip()
+    except OSError:
+        return "?"
+
+
+def activity(path: str | os.PathLike[str], *, active_seconds: float = ACTIVE_SECONDS) -> str | None:
+    """Why an agent may be using the file ("written 3 s ago", "open in node (pid 42)"), or None."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    age = time.time() - info.st_mtime
+    if age < active_seconds:
+        return f"written {max(age, 0):.0f} s ago"
+    holders = holding_processes(path)
+    if holders:
+        pid, name = holders[0]
+        more = f" and {len(holders) - 1} more" if len(holders) > 1 else ""
+        return f"open in {name} (pid {pid}){more}"
+    return None
+
+
+# -- delete --------------------------------------------------------------------------------------
+
+
 def trash_session(
     path: str | os.PathLike[str],
     *,
     open_session: str | os.PathLike[str] | None = None,
     trash: Path | None = None,
     force: bool = False,
+    active_seconds: float = ACTIVE_SECONDS,
+    on_reserved: Callable[[TrashReceipt], None] | None = None,
 ) -> TrashReceipt:
     """Move a session file (and its artifacts folder, if any) to the Trash.
 
-    Refuses the session that is open (`open_session`), a path that is not a file, and
-    (raising `NotASessionFile`) a file that does not read as a session unless `force`;
-    a forced non-session goes alone, without the folder beside it.
+    Refuses the session that is open (`open_session`), a path that is not a file, and, unless
+    `force`, a file that does not read as a session (`NotASessionFile`) or that an agent seems
+    to be using (`SessionInUse`, see `activity`); a forced non-session goes alone, without the
+    folder beside it.  `on_reserved` gets the receipt once the Trash names are reserved and
+    before anything moves (`seance rm` saves it there, so an interrupted delete is undoable).
     """
     session_path = Path(os.path.abspath(os.path.expanduser(path)))
     if open_session is not None and same_file(session_path, open_session):
@@ -124,48 +275,132 @@ def trash_session(
         raise TrashError(f"{session_path}: is a directory, not a session file")
     verdict = read_session(session_path)
     problem = verdict.reason if isinstance(verdict, NotASession) else None
+    session_id = None if isinstance(verdict, NotASession) else verdict.id
     del verdict  # only the verdict is needed: let a big session's entries go
     if problem is not None and not force:
         raise NotASessionFile(f"{session_path}: not a session ({problem}); not moved to the Trash")
+    if not force:
+        busy = activity(session_path, active_seconds=active_seconds)
+        if busy is not None:
+            raise SessionInUse(f"{session_path}: {busy}; an agent may be using it, not moved to the Trash")
     target = trash if trash is not None else trash_dir()
+    recover_interrupted(target)
     moment = datetime.now().replace(microsecond=0)
-    items = [trash_path(session_path, trash=target, when=moment)]
     artifacts = artifacts_dir(session_path) if problem is None else None
+    sources = [session_path]
     if artifacts is not None and os.path.isdir(artifacts) and not os.path.islink(artifacts):
+        sources.append(artifacts)
+    pending: list[_Pending] = []
+    try:
+        for source in sources:
+            pending.append(_reserve_item(source, target, moment))
+    except BaseException:
+        for reserved in pending:
+            reserved.abandon()
+        raise
+    pending[0].identity = Identity(session_id)
+    if on_reserved is not None:
         try:
-            items.append(trash_path(artifacts, trash=target, when=moment))
+            on_reserved(TrashReceipt(tuple(item.item() for item in pending), moment.isoformat()))
+        except BaseException:
+            for reserved in pending:
+                reserved.abandon()
+            raise
+    items = [pending[0].commit()]
+    if len(pending) > 1:
+        try:
+            items.append(pending[1].commit())
         except OSError as error:  # keep the two together: put the session file back
             _restore(items[0])
-            raise TrashError(f"{artifacts}: could not move the artifacts folder to the Trash ({error})") from error
+            raise TrashError(f"{sources[1]}: could not move the artifacts folder to the Trash ({error})") from error
     return TrashReceipt(tuple(items), moment.isoformat())
 
 
 def trash_path(path: Path, *, trash: Path | None = None, when: datetime | None = None) -> TrashedItem:
     """Move one file or folder to the Trash under a free name; returns where it went."""
     target = trash if trash is not None else trash_dir()
-    files, infos = target / "files", target / "info"
-    for folder in (target, files, infos):
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-    moment = (when or datetime.now()).replace(microsecond=0)
-    info_text = f"[Trash Info]\nPath={quote(str(path))}\nDeletionDate={moment.strftime('%Y-%m-%dT%H:%M:%S')}\n"
-    name, info = _reserve(files, infos, path.name, info_text)
-    trashed = files / name
-    try:
-        _move(path, trashed)
-    except BaseException:
-        info.unlink(missing_ok=True)
-        raise
-    return TrashedItem(path, trashed, info)
+    recover_interrupted(target)
+    return _reserve_item(Path(os.path.abspath(path)), target, when or datetime.now()).commit()
 
 
-def _reserve(files: Path, infos: Path, name: str, info_text: str) -> tuple[str, Path]:
-    """Claim a free trash name by creating its `.trashinfo` exclusively (spec-conformant)."""
+def trash_name(name: str, attempt: int = 1) -> str:
+    """The Trash name for `name` (`stem.N.suffix` from the second attempt), shortened so that
+    `NAME.trashinfo` fits in a file name; the original's full path lives in the `.trashinfo`."""
     stem, suffix = (name[: -len(".jsonl")], ".jsonl") if name.endswith(".jsonl") else (name, "")
+    tail = (f".{attempt}" if attempt > 1 else "") + suffix
+    room = NAME_MAX - len(INFO_SUFFIX.encode()) - len(tail.encode())
+    raw = stem.encode("utf-8", "surrogateescape")
+    if len(raw) > room:
+        stem = raw[:room].decode("utf-8", "ignore")
+    return stem + tail
+
+
+class _Pending:
+    """One item on its way to the Trash: its name is reserved and a journal says so."""
+
+    def __init__(self, source: Path, target: Path, journal: _Journal, name: str, info_text: str) -> None:
+        self.source = source
+        self.target = target
+        self.journal = journal
+        self.name = name
+        self.info_text = info_text
+        self.identity: Identity | None = None
+
+    @property
+    def trashed(self) -> Path:
+        return self.target / "files" / self.name
+
+    @property
+    def info(self) -> Path:
+        return self.target / "info" / f"{self.name}{INFO_SUFFIX}"
+
+    def item(self) -> TrashedItem:
+        return TrashedItem(self.source, self.trashed, self.info, self.info_text, self.identity)
+
+    def commit(self) -> TrashedItem:
+        try:
+            _move_in(self.source, self.trashed, self.journal)
+        except BaseException:
+            self.abandon()
+            raise
+        self.journal.remove()
+        if self.identity is not None:
+            with contextlib.suppress(OSError):
+                info = os.stat(self.trashed)
+                self.identity = replace(self.identity, size=info.st_size, mtime_ns=info.st_mtime_ns)
+        return self.item()
+
+    def abandon(self) -> None:
+        """Undo the reservation (the source was not moved)."""
+        _remove_info_if_ours(self.info, self.info_text)
+        self.journal.discard_copy()
+        self.journal.remove()
+
+
+def _reserve_item(path: Path, target: Path, when: datetime) -> _Pending:
+    files, infos = target / "files", target / "info"
+    for folder in (target, files, infos, target / INCOMING):
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    moment = when.replace(microsecond=0)
+    info_text = f"[Trash Info]\nPath={quote(str(path))}\nDeletionDate={moment.strftime('%Y-%m-%dT%H:%M:%S')}\n"
+    journal = _Journal.start(target, path, info_text)
+    try:
+        name = _reserve(files, infos, path.name, info_text, journal)
+    except BaseException:
+        journal.remove()
+        raise
+    return _Pending(path, target, journal, name, info_text)
+
+
+def _reserve(files: Path, infos: Path, name: str, info_text: str, journal: _Journal | None = None) -> str:
+    """Claim a free trash name by creating its `.trashinfo` exclusively (spec-conformant)."""
     for attempt in range(1, 10_000):
-        candidate = name if attempt == 1 else f"{stem}.{attempt}{suffix}"
-        info = infos / f"{candidate}.trashinfo"
+        candidate = trash_name(name, attempt)
+        info = infos / f"{candidate}{INFO_SUFFIX}"
         if os.path.lexists(files / candidate):
             continue
+        if journal is not None:
+            journal.update(name=candidate)  # before the info exists: recovery must know its name
         try:
             fd = os.open(info, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         except FileExistsError:
@@ -174,41 +409,257 @@ def _reserve(files: Path, infos: Path, name: str, info_text: str) -> tuple[str, 
             handle.write(info_text)
             handle.flush()
             os.fsync(handle.fileno())
-        return candidate, info
+        return candidate
     raise TrashError(f"{name}: no free name in the Trash")
 
 
-def _move(source: Path, destination: Path) -> None:
-    """rename, or (across filesystems) copy + fsync + remove the original."""
+def _remove_info_if_ours(info: Path, info_text: str) -> None:
+    """Remove a `.trashinfo` only if it holds exactly the text seance wrote (never another tool's)."""
+    try:
+        if info.read_text(encoding="utf-8") == info_text:
+            info.unlink()
+    except (OSError, UnicodeDecodeError):
+        pass
+
+
+# -- the journalled move -------------------------------------------------------------------------
+
+
+@dataclass
+class _Journal:
+    """`$trash/.seance-incoming/TOKEN.json`: one item on its way in, for `recover_interrupted`."""
+
+    path: Path
+    state: dict[str, Any]
+
+    @classmethod
+    def start(cls, target: Path, source: Path, info_text: str) -> _Journal:
+        token = f"{os.getpid()}-{uuid.uuid4().hex[:12]}"
+        journal = cls(target / INCOMING / f"{token}.json", {})
+        journal.update(pid=os.getpid(), source=str(source), info=info_text, name=None, copied=False, aside=None)
+        return journal
+
+    @property
+    def token(self) -> str:
+        return self.path.name[: -len(".json")]
+
+    @property
+    def data(self) -> Path:
+        return self.path.with_name(f"{self.token}.data")
+
+    def update(self, **changes: Any) -> None:
+        self.state.update(changes)
+        temp = self.path.with_name(f"{self.path.name}.tmp")
+        with open(temp, "wb") as handle:
+            handle.write(orjson.dumps(self.state))
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temp, self.path)
+        _fsync_dir(self.path.parent)
+
+    def discard_copy(self) -> None:
+        _remove(self.data)
+
+    def remove(self) -> None:
+        self.path.unlink(missing_ok=True)
+        self.path.with_name(f"{self.path.name}.tmp").unlink(missing_ok=True)
+
+
+def _move_in(source: Path, destination: Path, journal: _Journal) -> None:
+    """rename, or (across filesystems) the journalled copy described in the module docstring."""
     try:
         os.rename(source, destination)
+        _fsync_dir(destination.parent)
         return
     except OSError as error:
         if error.errno != errno.EXDEV:
             raise
-    try:
-        if os.path.isdir(source) and not os.path.islink(source):
-            shutil.copytree(source, destination, symlinks=True)
-            for folder, _dirs, names in os.walk(destination):
-                for file_name in names:
-                    _fsync(Path(folder) / file_name)
-        else:
-            shutil.copy2(source, destination, follow_symlinks=False)
-            _fsync(destination)
-    except BaseException:
-        _remove(destination)
-        raise
-    _remove(source)
+    data = journal.data
+    is_dir = os.path.isdir(source) and not os.path.islink(source)
+    copied: os.stat_result | None = None
+    for _attempt in range(COPY_ATTEMPTS):
+        _remove(data)
+        if is_dir:
+            shutil.copytree(source, data, symlinks=True)
+            _fsync_tree(data)
+            break
+        copied = _copy_file(source, data)
+        if copied is not None:
+            break
+    else:
+        _remove(data)
+        raise SessionInUse(f"{source}: kept changing while it was copied to the Trash; not moved")
+    journal.update(copied=True, aside=str(source.parent / f"{ASIDE_PREFIX}{journal.token}"))
+    aside = Path(journal.state["aside"])
+    os.rename(source, aside)  # the path is free: an agent's next line starts a new file there
+    if copied is not None:
+        try:
+            _catch_up(aside, data, copied)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.link(aside, source)  # put it back (never over a file the agent re-created)
+                os.unlink(aside)
+            raise
+    os.rename(data, destination)  # the commit point
+    _fsync_dir(destination.parent)
+    if copied is not None:
+        _copy_tail(aside, destination)  # a line that was still on its way (see `_catch_up`)
+    _remove(aside)
 
 
-def _fsync(path: Path) -> None:
-    if path.is_symlink():
-        return
-    fd = os.open(path, os.O_RDONLY)
+def _copy_tail(source: Path, destination: Path) -> None:
+    """Append to `destination` what `source` has beyond `destination`'s size."""
+    have = os.path.getsize(destination)
+    with open(source, "rb") as reader:
+        if os.fstat(reader.fileno()).st_size > have:
+            reader.seek(have)
+            _copy_stream(reader, destination, truncate=False)
+
+
+def _copy_file(source: Path, data: Path) -> os.stat_result | None:
+    """Copy `source` to `data` (fsynced, mtime kept); None if the source changed meanwhile."""
+    with open(source, "rb") as reader:
+        before = os.fstat(reader.fileno())
+        size = _copy_stream(reader, data, truncate=True)
+        after = os.stat(source)
+    if (after.st_ino, after.st_dev) != (before.st_ino, before.st_dev) or after.st_size != size:
+        return None
+    if after.st_mtime_ns != before.st_mtime_ns:
+        return None
+    os.utime(data, ns=(after.st_atime_ns, after.st_mtime_ns))
+    return after
+
+
+def _copy_stream(reader: Any, data: Path, *, truncate: bool) -> int:
+    """Copy what `reader` has left to the end of `data`; fsync; returns `data`'s size."""
+    with open(data, "wb" if truncate else "ab") as writer:
+        while chunk := reader.read(CHUNK):
+            writer.write(chunk)
+        writer.flush()
+        os.fsync(writer.fileno())
+        return writer.tell()
+
+
+def _catch_up(aside: Path, data: Path, copied: os.stat_result) -> None:
+    """Append to the copy what the agent wrote between the copy and the rename aside.
+
+    An append that opened the file by its path just before the rename still lands in it: wait
+    until its size holds still for `SETTLE_SECONDS` (and `_copy_tail` looks once more after the commit).
+    """
+    with open(aside, "rb") as reader:
+        now = os.fstat(reader.fileno())
+        if (now.st_ino, now.st_dev) != (copied.st_ino, copied.st_dev) or now.st_size < copied.st_size:
+            raise SessionInUse(f"{aside}: was replaced while it was copied to the Trash; not moved")
+        have = copied.st_size
+        while True:
+            if now.st_size > have:
+                reader.seek(have)
+                have = _copy_stream(reader, data, truncate=False)
+            time.sleep(SETTLE_SECONDS)
+            now = os.fstat(reader.fileno())
+            if now.st_size == have:
+                break
+    os.utime(data, ns=(now.st_atime_ns, now.st_mtime_ns))
+
+
+def recover_interrupted(trash: Path | None = None) -> list[Path]:
+    """Finish or roll back moves into the Trash whose process died (kill -9, power loss).
+
+    Source put aside: the move is finished (the copy redone from it).  Otherwise: the partial
+    copy and seance's own `.trashinfo` are removed, the original never moved.  Returns the
+    original paths that were rolled forward into the Trash.
+    """
+    target = trash if trash is not None else trash_dir()
+    incoming = target / INCOMING
+    finished: list[Path] = []
     try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+        entries = sorted(incoming.iterdir())
+    except OSError:
+        return finished
+    for entry in entries:
+        if entry.suffix != ".json":  # TOKEN.data or TOKEN.json.tmp whose journal is gone (or never written)
+            token = entry.name.split(".", 1)[0]
+            if not (incoming / f"{token}.json").exists():
+                _remove_if_dead(entry)
+            continue
+        try:
+            state = orjson.loads(entry.read_bytes())
+            pid = int(state["pid"])
+        except (OSError, orjson.JSONDecodeError, KeyError, TypeError, ValueError):
+            continue
+        if _alive(pid):
+            continue
+        journal = _Journal(entry, state)
+        if _recover(target, journal):
+            finished.append(Path(state["source"]))
+    return finished
+
+
+def _remove_if_dead(data: Path) -> None:
+    with contextlib.suppress(ValueError):
+        if not _alive(int(data.name.split("-", 1)[0])):
+            _remove(data)
+
+
+def _recover(target: Path, journal: _Journal) -> bool:
+    state = journal.state
+    name = state.get("name")
+    aside = Path(state["aside"]) if state.get("aside") else None
+    destination = target / "files" / name if name else None
+    if destination is not None and os.path.lexists(destination):  # committed
+        if aside is not None:
+            _remove(aside)
+        journal.discard_copy()
+        journal.remove()
+        return False
+    if destination is not None and aside is not None and os.path.lexists(aside) and state.get("copied"):
+        if not os.path.isdir(aside):
+            with open(aside, "rb") as reader:
+                _copy_stream(reader, journal.data, truncate=True)
+            info = os.stat(aside)
+            os.utime(journal.data, ns=(info.st_atime_ns, info.st_mtime_ns))
+        os.rename(journal.data, destination)
+        _fsync_dir(destination.parent)
+        _remove(aside)
+        journal.remove()
+        return True
+    journal.discard_copy()
+    if name:
+        _remove_info_if_ours(target / "info" / f"{name}{INFO_SUFFIX}", state.get("info", ""))
+    journal.remove()
+    return False
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _fsync_dir(folder: Path) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _fsync_tree(root: Path) -> None:
+    for folder, _dirs, names in os.walk(root):
+        for file_name in names:
+            path = Path(folder) / file_name
+            if path.is_symlink():
+                continue
+            fd = os.open(path, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
 
 
 def _remove(path: Path) -> None:
@@ -218,28 +669,245 @@ def _remove(path: Path) -> None:
         os.unlink(path)
 
 
-def _restore(item: TrashedItem) -> None:
-    item.original.parent.mkdir(parents=True, exist_ok=True)
-    _move(item.trashed, item.original)
-    item.info.unlink(missing_ok=True)
+# -- undo ----------------------------------------------------------------------------------------
 
 
 def undo(receipt: TrashReceipt) -> list[Path]:
     """Put everything a receipt moved back where it was; returns the restored paths.
 
-    Refuses (changing nothing) if something now exists at an original path or an item is
-    no longer in the Trash (emptied, or restored by a file manager).
+    Checks every item first and changes nothing if one cannot be restored: `NotInTrash` when
+    the deletion is gone for good (emptied, restored by a file manager, its Trash name now
+    another deletion's, or the delete never happened), `TrashError` when a different file
+    is at an original path now.  An agent's lines written at the session's path since the
+    delete are merged after the restored session.
     """
-    for item in receipt.items:
-        if os.path.lexists(item.original):
-            raise TrashError(f"{item.original}: something exists there now; not restored")
-        if not os.path.lexists(item.trashed):
-            raise TrashError(f"{item.trashed.name}: is no longer in the Trash")
+    recover_interrupted(receipt.session.info.parent.parent)
+    plans = [_plan(item) for item in receipt.items]
     restored: list[Path] = []
-    for item in receipt.items:
-        _restore(item)
+    for item, merge in zip(receipt.items, plans, strict=True):
+        if merge:
+            _merge_back(item)
+        else:
+            _restore(item)
         restored.append(item.original)
     return restored
+
+
+def _plan(item: TrashedItem) -> bool:
+    """Check one item can be restored; True if the agent's re-created file must be merged."""
+    info_text = _read_text(item.info)
+    if not os.path.lexists(item.trashed):
+        if info_text is None and os.path.lexists(item.original):
+            raise NotInTrash(f"{item.original}: the delete did not complete; the file is still in place")
+        raise NotInTrash(f"{item.trashed.name}: is no longer in the Trash")
+    if info_text is None:
+        raise NotInTrash(f"{item.trashed.name}: its .trashinfo is gone (restored or emptied elsewhere)")
+    recorded = _info_path(info_text)
+    if recorded != item.original or (item.info_text and info_text != item.info_text):
+        raise NotInTrash(
+            f"{item.trashed.name}: is now another deletion in the Trash (of {recorded}); {item.original} not restored"
+        )
+    if item.identity is not None:
+        problem = _identity_problem(item.trashed, item.identity)
+        if problem is not None:
+            raise NotInTrash(f"{item.trashed}: is not the session deleted from {item.original} ({problem})")
+    if not os.path.lexists(item.original):
+        return False
+    if item.identity is not None and os.path.isfile(item.original) and _continues(item.original, item.trashed):
+        return True
+    raise TrashError(
+        f"{item.original}: a different file exists there now; not restored "
+        f"(the deleted one stays in the Trash at {item.trashed})"
+    )
+
+
+def _read_text(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _info_path(info_text: str) -> Path | None:
+    for line in info_text.splitlines():
+        key, sep, value = line.partition("=")
+        if sep and key.strip() == "Path":
+            return Path(unquote(value.strip()))
+    return None
+
+
+def _identity_problem(path: Path, identity: Identity) -> str | None:
+    try:
+        info = os.stat(path)
+    except OSError as error:
+        return str(error)
+    # It may have grown: an agent's append that opened the file just before the rename lands in the Trash copy.
+    if identity.size is not None and info.st_size < identity.size:
+        return f"{info.st_size} bytes, {identity.size} were deleted"
+    if identity.size == info.st_size and identity.mtime_ns is not None and info.st_mtime_ns != identity.mtime_ns:
+        return "modified since"
+    if identity.session_id is not None and header_id(path) != identity.session_id:
+        return "another session id"
+    return None
+
+
+def header_id(path: Path) -> str | None:
+    """The session id in the file's header (within its first lines), or None."""
+    try:
+        with open(path, "rb") as handle:
+            for _ in range(3):  # omp may put a title slot line before the header
+                line = handle.readline(1 << 20)
+                if not line:
+                    return None
+                value = _json_object(line)
+                if value is not None and value.get("type") == "session":
+                    found = value.get("id")
+                    return found if isinstance(found, str) else None
+    except OSError:
+        return None
+    return None
+
+
+def _json_object(line: bytes) -> dict[str, Any] | None:
+    try:
+        value = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _continues(recreated: Path, trashed: Path) -> bool:
+    """True if `recreated` holds only entries an agent appended after `trashed` (no header;
+    its first entry's parent is an entry of the deleted session)."""
+    try:
+        with open(recreated, "rb") as handle:
+            first = handle.readline(1 << 24)
+    except OSError:
+        return False
+    if not first:
+        return True  # created and still empty
+    entry = _json_object(first)
+    if entry is None or entry.get("type") == "session" or not isinstance(entry.get("parentId"), str):
+        return False
+    return entry["parentId"] in _entry_ids(trashed)
+
+
+def _entry_ids(path: Path) -> set[str]:
+    ids: set[str] = set()
+    with open(path, "rb") as handle:
+        for line in handle:
+            value = _json_object(line)
+            if value is not None and isinstance(value.get("id"), str):
+                ids.add(value["id"])
+    return ids
+
+
+def _restore(item: TrashedItem) -> None:
+    """Move an item back, never over a file that appeared at the original path meanwhile."""
+    item.original.parent.mkdir(parents=True, exist_ok=True)
+    if os.path.isdir(item.trashed) and not os.path.islink(item.trashed):
+        _move_out_dir(item.trashed, item.original)
+    else:
+        _move_out_file(item)
+    if item.info_text:
+        _remove_info_if_ours(item.info, item.info_text)
+    else:  # a receipt of an older version: its Path= was checked
+        item.info.unlink(missing_ok=True)
+
+
+def _move_out_dir(source: Path, destination: Path) -> None:
+    if os.path.lexists(destination):
+        raise TrashError(f"{destination}: something exists there now; not restored")
+    try:
+        os.rename(source, destination)
+        return
+    except OSError as error:
+        if error.errno != errno.EXDEV:
+            raise
+    try:
+        shutil.copytree(source, destination, symlinks=True)
+        _fsync_tree(destination)
+    except BaseException:
+        _remove(destination)
+        raise
+    _remove(source)
+
+
+def _move_out_file(item: TrashedItem) -> None:
+    """Hard-link (no clobber) into place, copying first across filesystems; then unlink the Trash copy."""
+    source, destination = item.trashed, item.original
+    temp: Path | None = None
+    try:
+        os.link(source, destination, follow_symlinks=False)
+    except FileExistsError:
+        raise TrashError(f"{destination}: something exists there now; not restored") from None
+    except OSError as error:
+        if error.errno == errno.EXDEV:
+            temp = destination.with_name(f"{RESTORING_PREFIX}{uuid.uuid4().hex[:12]}")
+            _copy_into(source, temp)
+            try:
+                os.link(temp, destination)
+            except FileExistsError:
+                raise TrashError(f"{destination}: something exists there now; not restored") from None
+            finally:
+                temp.unlink(missing_ok=True)
+        elif os.path.lexists(destination):  # a filesystem without hard links: rename after a check
+            raise TrashError(f"{destination}: something exists there now; not restored") from None
+        else:
+            os.rename(source, destination)
+            return
+    _fsync_dir(destination.parent)
+    os.unlink(source)
+
+
+def _copy_into(source: Path, destination: Path) -> None:
+    if os.path.islink(source):
+        os.symlink(os.readlink(source), destination)
+        return
+    with open(source, "rb") as reader:
+        _copy_stream(reader, destination, truncate=True)
+    shutil.copystat(source, destination)
+
+
+def _merge_back(item: TrashedItem) -> None:
+    """Restore the deleted session with the agent's lines written since appended after it.
+
+    The re-created file is kept open: lines the agent appends to it after it was read (until
+    the merged file replaces it at the path) are read from that descriptor and appended too.
+    """
+    destination = item.original
+    temp = destination.with_name(f"{RESTORING_PREFIX}{uuid.uuid4().hex[:12]}")
+    with open(destination, "rb") as recreated:
+        appended = recreated.read()
+        cut = appended.rfind(b"\n") + 1
+        with open(item.trashed, "rb") as reader:
+            _copy_stream(reader, temp, truncate=True)
+        try:
+            with open(temp, "r+b") as writer:
+                writer.seek(0, os.SEEK_END)
+                if writer.tell():
+                    writer.seek(-1, os.SEEK_END)
+                    if writer.read(1) != b"\n":
+                        writer.write(b"\n")
+                writer.write(appended[:cut])
+                writer.flush()
+                os.fsync(writer.fileno())
+            os.rename(temp, destination)
+        except BaseException:
+            temp.unlink(missing_ok=True)
+            raise
+        _fsync_dir(destination.parent)
+        recreated.seek(cut)
+        late = recreated.read()
+        time.sleep(0.05)  # an append that opened the old file just before the rename lands now
+        late += recreated.read()
+    if late:
+        with open(destination, "ab") as writer:
+            writer.write(late)
+            writer.flush()
+            os.fsync(writer.fileno())
+    os.unlink(item.trashed)
+    _remove_info_if_ours(item.info, item.info_text)
 
 
 def read_trashinfo(info: Path) -> tuple[Path, str]:
@@ -255,14 +923,23 @@ def read_trashinfo(info: Path) -> tuple[Path, str]:
 
 
 __all__ = [
+    "ACTIVE_SECONDS",
+    "Identity",
     "NotASessionFile",
+    "NotInTrash",
+    "SessionInUse",
     "TrashError",
     "TrashReceipt",
     "TrashedItem",
+    "activity",
     "artifacts_dir",
+    "header_id",
+    "holding_processes",
     "read_trashinfo",
+    "recover_interrupted",
     "same_file",
     "trash_dir",
+    "trash_name",
     "trash_path",
     "trash_session",
     "undo",

@@ -142,10 +142,12 @@ def test_continue_uses_breadcrumb_then_newest(env, capsys, monkeypatch) -> None:
 
 # ---------------------------------------------------------------------------- rm
 
+OLD = 1_700_000_000  # written long ago: not a session an agent is using (see test_trash_races.py)
+
 
 def test_rm_moves_to_trash_and_undo_restores(env, capsys) -> None:
     root = env / "sessions"
-    session = write_session(root, "/proj", "eeee0000-1111")
+    session = write_session(root, "/proj", "eeee0000-1111", mtime_s=OLD)
     artifacts = session.with_suffix("")
     artifacts.mkdir()
     (artifacts / "1.bash.log").write_text("log")
@@ -192,7 +194,7 @@ def test_rm_undo_walks_back_a_stack_of_deletions(env, capsys, monkeypatch) -> No
 
     monkeypatch.setattr(cli_actions, "RECEIPTS_KEPT", 2)
     root = env / "sessions"
-    sessions = [write_session(root, "/proj", f"{n}{n}{n}{n}0000") for n in "hjk"]
+    sessions = [write_session(root, "/proj", f"{n}{n}{n}{n}0000", mtime_s=OLD) for n in "hjk"]
     for session in sessions:
         assert run(capsys, "rm", str(session))[0] == 0
     assert not any(session.exists() for session in sessions)
@@ -204,7 +206,7 @@ def test_rm_undo_walks_back_a_stack_of_deletions(env, capsys, monkeypatch) -> No
 
 def test_rm_undo_drops_a_deletion_emptied_from_the_trash(env, capsys) -> None:
     root = env / "sessions"
-    first, second = (write_session(root, "/proj", sid) for sid in ("mmmm0000", "nnnn0000"))
+    first, second = (write_session(root, "/proj", sid, mtime_s=OLD) for sid in ("mmmm0000", "nnnn0000"))
     assert run(capsys, "rm", str(first))[0] == 0
     code, out, _ = run(capsys, "rm", str(second))
     Path(out.strip()).unlink()  # the user emptied the Trash
@@ -216,7 +218,7 @@ def test_rm_undo_drops_a_deletion_emptied_from_the_trash(env, capsys) -> None:
 def test_rm_undo_reads_the_single_receipt_of_older_versions(env, capsys) -> None:
     from seance.core.cli_actions import receipt_path
 
-    session = write_session(env / "sessions", "/proj", "pppp0000")
+    session = write_session(env / "sessions", "/proj", "pppp0000", mtime_s=OLD)
     assert run(capsys, "rm", str(session))[0] == 0
     target = receipt_path()
     (saved,) = orjson.loads(target.read_bytes())
@@ -236,7 +238,7 @@ def test_rm_bad_input(env, capsys) -> None:
 
 def test_rm_undo_refuses_when_the_path_is_taken(env, capsys) -> None:
     root = env / "sessions"
-    session = write_session(root, "/proj", "gggg0000")
+    session = write_session(root, "/proj", "gggg0000", mtime_s=OLD)
     assert run(capsys, "rm", str(session))[0] == 0
     session.write_text("new content")
     code, _, err = run(capsys, "rm", "--undo")

@@ -3,6 +3,7 @@ given before or after the subcommand."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import orjson
@@ -91,6 +92,8 @@ def test_an_unknown_prefix_under_root_is_not_found(root, capsys) -> None:
 def test_rename_and_rm_honour_root_before_the_command(root, capsys) -> None:
     code, out, _ = run(capsys, "--root", str(root), "--cwd", "/two", "rename", "abcd", "New name")
     assert code == 0 and out.strip().endswith("abcd-2222.jsonl")
+    for written in root.rglob("*.jsonl"):  # long ago: `rm` refuses a session written in the last minute
+        os.utime(written, (1_700_000_000, 1_700_000_000))
     code, out, _ = run(capsys, "--root", str(root), "--cwd", "/one", "rm", "abcd")
     assert code == 0 and out.strip().endswith("abcd-1111.jsonl")
     assert [path.name for path in root.rglob("*.jsonl")] == [session_file_name(STAMP, "abcd-2222")]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import os
 import re
+import time
 from pathlib import Path
 
 import pytest
@@ -38,7 +39,29 @@ def make_session(folder: Path, name: str = "2025-01-01T00-00-00-000Z_abc.jsonl",
     path.write_text(
         '{"type":"session","version":3,"id":"abc","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}\n' + text + "\n"
     )
+    hour_ago = time.time() - 3600  # not an agent's live session (see test_trash_races.py for those)
+    os.utime(path, (hour_ago, hour_ago))
     return path
+
+
+def across_filesystems(monkeypatch) -> None:
+    """Moves between the sessions and the Trash fail with EXDEV, as between two filesystems."""
+    real_rename = os.rename
+
+    def rename(source, destination):
+        if ("Trash" in str(source)) != ("Trash" in str(destination)):
+            raise OSError(errno.EXDEV, "Invalid cross-device link")
+        return real_rename(source, destination)
+
+    real_link = os.link
+
+    def link(source, destination, **kwargs):
+        if ("Trash" in str(source)) != ("Trash" in str(destination)):
+            raise OSError(errno.EXDEV, "Invalid cross-device link")
+        return real_link(source, destination, **kwargs)
+
+    monkeypatch.setattr(trash_module.os, "rename", rename)
+    monkeypatch.setattr(trash_module.os, "link", link)
 
 
 def test_trash_dir_follows_xdg(home, monkeypatch) -> None:
@@ -156,18 +179,12 @@ def test_cross_device_move_copies_then_removes(home, monkeypatch) -> None:
     artifacts = session.with_suffix("")
     artifacts.mkdir()
     (artifacts / "draft.txt").write_text("draft")
-    real_rename = os.rename
-
-    def no_cross_device(source, destination):
-        raise OSError(errno.EXDEV, "Invalid cross-device link")
-
-    monkeypatch.setattr(trash_module.os, "rename", no_cross_device)
+    across_filesystems(monkeypatch)
     receipt = trash_session(session)
     assert not session.exists() and not artifacts.exists()
     assert receipt.session.trashed.read_text().endswith("payload\n")
     assert (receipt.items[1].trashed / "draft.txt").read_text() == "draft"
     undo(receipt)
-    monkeypatch.setattr(trash_module.os, "rename", real_rename)
     assert session.read_text().endswith("payload\n")
     assert (artifacts / "draft.txt").read_text() == "draft"
 
@@ -175,19 +192,17 @@ def test_cross_device_move_copies_then_removes(home, monkeypatch) -> None:
 def test_failed_copy_leaves_the_original(home, monkeypatch) -> None:
     session = make_session(home / "s", text="keep me")
 
-    def no_cross_device(source, destination):
-        raise OSError(errno.EXDEV, "Invalid cross-device link")
-
     def broken_copy(*args, **kwargs):
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(trash_module.os, "rename", no_cross_device)
-    monkeypatch.setattr(trash_module.shutil, "copy2", broken_copy)
+    across_filesystems(monkeypatch)
+    monkeypatch.setattr(trash_module, "_copy_stream", broken_copy)
     with pytest.raises(OSError, match="No space"):
         trash_session(session)
     assert session.read_text().endswith("keep me\n")
     trash = home / "data" / "Trash"
     assert list((trash / "files").iterdir()) == [] and list((trash / "info").iterdir()) == []
+    assert list((trash / ".seance-incoming").iterdir()) == []
 
 
 @pytest.mark.parametrize("content", ["# README\n", '{"a":1}\n', ""])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -378,6 +379,33 @@ async def test_ctrl_d_confirm_trash_and_undo(root: Path, tmp_path: Path, monkeyp
         await settle(pilot)
         assert path.exists()
         assert "Release 1.0" in titles(pilot)
+
+
+async def test_a_session_an_agent_is_writing_asks_before_it_is_deleted_anyway(tmp_path: Path, monkeypatch) -> None:
+    """As `seance rm` refuses a session written in the last minute unless --force, the dialog says so
+    and only its "anyway" button deletes."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    root = make_root(tmp_path, [])
+    path = write_session(root, Spec("live", PROJECT, ("an agent is working here",)), mtime=False)  # written now
+    async with picker_app(root).run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+d")
+        await pilot.pause()
+        dialog = pilot.app.screen
+        assert isinstance(dialog, ConfirmScreen)
+        assert "in use" in str(dialog.query_one("#dialog-title").render())
+        detail = str(dialog.query_one("#dialog-detail").render())
+        assert re.search(r"written \d+ s ago: an agent may be using it", detail)
+        assert "anyway" in str(dialog.query_one("#yes").label)
+        await pilot.press("escape")
+        await settle(pilot)
+        assert path.exists()
+        await pilot.press("ctrl+d")
+        await pilot.pause()
+        await pilot.press("enter")
+        await settle(pilot)
+        assert not path.exists() and "ctrl+z" in screen_of(pilot).status.message
 
 
 async def test_delete_and_rename_dialogs_show_two_lines_of_a_long_first_message(tmp_path: Path) -> None:

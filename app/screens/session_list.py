@@ -38,7 +38,7 @@ from seance.core.prefix import quick_summaries
 from seance.core.search import QueryError, parse_query, search_iter
 from seance.core.session import SessionError
 from seance.core.text import display_text
-from seance.core.trash import same_file
+from seance.core.trash import ACTIVE_SECONDS, activity, same_file
 
 from ..commands import PickerCommands
 from ..messages import LoadFailed, LoadProgress, SearchDone, SessionsChanged, SessionsLoaded, Skipped, Watching
@@ -56,6 +56,7 @@ NARROW = 100  # below this many columns the preview hides itself
 FULL_TEXT_LIMIT = 500
 SEARCH_DEBOUNCE = 0.03
 WATCH_DEBOUNCE_MS = 200
+UNDO_KEPT = 50  # deletions ctrl+z can walk back
 WATCH_TIMEOUT_MS = 500  # how often the idle watcher wakes (its first wake-up reports it ready)
 QUICK_FIRST_FILES = 300  # more files than this to index: paint the quick listing first
 FIRST_SCREEN_FILES = 200  # on a cold index, the newest files are shown before the full quick listing
@@ -202,8 +203,9 @@ class SessionPickerScreen(Screen[PickResult | None]):
         self._generation = 0
         self._hits: list[Any] | None = None
         self._freeze_after_search = False
-        self._known: set[str] = set()
-        self._deleted: list[_Deleted] = []
+        self._known: set[str] = set()  # paths listed now (a path seen again is no new session)
+        self._new: set[str] = set()  # live arrivals in scope above the viewport: the "↑ N new" count
+        self._deleted: list[_Deleted] = []  # undo stack, the latest UNDO_KEPT deletions
         self._preview_key: tuple | None = None  # what the preview shows: path and file stamp
         self.watching = False  # the file watcher is set up: changes from now on are seen
         self._query_error: str | None = None  # the status error the query caused (not a load's)
@@ -352,7 +354,11 @@ class SessionPickerScreen(Screen[PickResult | None]):
             self.status.progress = None
             self._freeze_long_lived()
             self._freeze_after_search = True  # the first search builds the haystacks
-        self._known.update(summary.path for summary in message.summaries)
+        paths = {summary.path for summary in message.summaries}
+        if message.exact and message.scope == "all":  # every file there is: forget the ones gone
+            self._known = paths | {path for path in self._known if os.path.exists(path)}
+        else:
+            self._known.update(paths)
         if message.scope == self.scope:
             self.status.listing = message.partial
             # Until the user moves, the exact listing replaces the quick one from the top.
@@ -488,7 +494,7 @@ class SessionPickerScreen(Screen[PickResult | None]):
     def _highlighted(self, event: SessionList.Highlighted) -> None:
         self._show_preview(event.row)
         if event.row is not None and self.session_list.cursor == 0:
-            self.status.new_count = 0
+            self._clear_new()
 
     @on(SessionList.Selected)
     def _selected(self, event: SessionList.Selected) -> None:
@@ -529,7 +535,7 @@ class SessionPickerScreen(Screen[PickResult | None]):
 
     def action_first(self) -> None:
         self.session_list.set_cursor(0)
-        self.status.new_count = 0
+        self._clear_new()
 
     def action_last(self) -> None:
         self.session_list.set_cursor(len(self.session_list.rows) - 1)
@@ -572,7 +578,7 @@ class SessionPickerScreen(Screen[PickResult | None]):
     def action_toggle_scope(self) -> None:
         self.scope = "all" if self.scope == "project" else "project"
         self.status.scope = self.scope
-        self.status.new_count = 0
+        self._clear_new()
         if self.scope in self._summaries:
             self._rebuild(top=True)
         else:
@@ -628,6 +634,8 @@ class SessionPickerScreen(Screen[PickResult | None]):
 
     # -- delete / undo -----------------------------------------------------------------------
 
+    active_seconds: float = ACTIVE_SECONDS  # a session written more recently is "in use" (tests lower it)
+
     def action_delete(self) -> None:
         row = self.session_list.highlighted
         if row is None:
@@ -636,21 +644,27 @@ class SessionPickerScreen(Screen[PickResult | None]):
             self.status.show_message("Cannot delete the currently active session", error=True)
             return
         summary = row.summary
+        busy = activity(summary.path, active_seconds=self.active_seconds)
 
         def answered(yes: bool | None) -> None:
             if yes:
-                self._trash_worker(summary)
+                self._trash_worker(summary, force=busy is not None)
 
-        self.app.push_screen(
-            ConfirmScreen("Delete session?", summary.title or summary.path, confirm_label="Move to Trash"), answered
-        )
+        if busy is None:
+            dialog = ConfirmScreen("Delete session?", summary.title or summary.path, confirm_label="Move to Trash")
+        else:  # as `seance rm`: refused unless the user insists (the button is `--force`)
+            detail = f"{busy}: an agent may be using it. {summary.title or summary.path}"
+            dialog = ConfirmScreen("Session in use — delete anyway?", detail, confirm_label="Move to Trash anyway")
+        self.app.push_screen(dialog, answered)
 
     @work(thread=True, group="writes", exit_on_error=False, description="trash")
-    def _trash_worker(self, summary: SessionSummary) -> None:
+    def _trash_worker(self, summary: SessionSummary, *, force: bool = False) -> None:
         from seance.core.trash import trash_session
 
         try:
-            receipt = trash_session(summary.path, open_session=self.options.open_session)
+            receipt = trash_session(
+                summary.path, open_session=self.options.open_session, force=force, active_seconds=self.active_seconds
+            )
         except (SessionError, OSError) as error:
             self.app.call_from_thread(self.status.show_message, f"Failed to delete: {display_text(error)}", error=True)
             return
@@ -658,7 +672,7 @@ class SessionPickerScreen(Screen[PickResult | None]):
         self.app.call_from_thread(self._deleted_done, _Deleted(receipt, summary))
 
     def _deleted_done(self, deleted: _Deleted) -> None:
-        self._deleted.append(deleted)
+        self._deleted = [*self._deleted[-UNDO_KEPT + 1 :], deleted]
         self._drop_paths([deleted.summary.path])
         self.status.show_message("Session moved to trash · ctrl+z to undo")
         self.notify("Session moved to trash. Press ctrl+z to undo.", title="Deleted", timeout=6, markup=False)
@@ -791,11 +805,18 @@ class SessionPickerScreen(Screen[PickResult | None]):
             summaries = await asyncio.to_thread(self._summaries_of, paths)
             changed = [summary for summary in summaries if summary is not None]
             removed = [path for path, summary in zip(paths, summaries, strict=True) if summary is None]
+            if removed:  # gone files leave the index too (the next refresh would prune them anyway)
+                await asyncio.to_thread(self._forget_gone, removed)
             self.post_message(SessionsChanged(changed=changed, removed=removed))
 
     @on(Watching)
     def _watching(self, message: Watching) -> None:
         self.watching = True
+
+    def _forget_gone(self, paths: list[str]) -> None:
+        for path in paths:
+            if not os.path.exists(path):
+                self._forget(path)
 
     def _summaries_of(self, paths: list[str]) -> list[SessionSummary | None]:
         return [self._summary_of(path) if os.path.exists(path) else None for path in paths]
@@ -804,7 +825,6 @@ class SessionPickerScreen(Screen[PickResult | None]):
     def _sessions_changed(self, message: SessionsChanged) -> None:
         if message.removed:
             self._drop_paths(message.removed, rebuild=False)
-        new = 0
         for scope, summaries in self._summaries.items():
             position = {summary.path: index for index, summary in enumerate(summaries)}
             for summary in message.changed:
@@ -816,13 +836,14 @@ class SessionPickerScreen(Screen[PickResult | None]):
                     summaries.append(summary)
                 else:
                     summaries[index] = summary
-        for summary in message.changed:
-            if summary.path not in self._known and not message.restored:
-                self._known.add(summary.path)
-                new += self._in_scope(summary)
+        new = {
+            summary.path for summary in message.changed if summary.path not in self._known and self._in_scope(summary)
+        }
+        self._known.update(summary.path for summary in message.changed)
         widget = self.session_list
-        if new and (widget.cursor > 0 or widget.scroll_offset.y > 0):
-            self.status.new_count += new  # they arrived above what the user is looking at
+        if new and not message.restored and (widget.cursor > 0 or widget.scroll_offset.y > 0):
+            self._new |= new  # they arrived above what the user is looking at
+        self.status.new_count = len(self._new)
         self._rebuild()
 
     def _in_project(self, summary: SessionSummary) -> bool:
@@ -831,8 +852,16 @@ class SessionPickerScreen(Screen[PickResult | None]):
     def _in_scope(self, summary: SessionSummary) -> bool:
         return self.scope == "all" or self._in_project(summary)
 
+    def _clear_new(self) -> None:
+        self._new.clear()
+        self.status.new_count = 0
+
     def _drop_paths(self, paths: Sequence[str], *, rebuild: bool = True) -> None:
+        """Forget sessions that are gone: rows, search hits, and the screen's bookkeeping."""
         gone = set(paths)
+        self._known -= gone
+        self._new -= gone
+        self.status.new_count = len(self._new)
         for scope, summaries in self._summaries.items():
             self._summaries[scope] = [summary for summary in summaries if summary.path not in gone]
         if self._hits is not None:
