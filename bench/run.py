@@ -264,7 +264,7 @@ def main() -> int:
     )
     rows.append(
         (
-            "… the picker's exact refresh in-process (`Catalog.list()`, summaries decoded)",
+            "… the picker's exact refresh in-process (`Catalog.exact()`, summaries decoded)",
             f"{inside['summaries']:.3f} s",
             "",
             "what the UI pays when the index is warm",

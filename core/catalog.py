@@ -2,7 +2,7 @@
 
     catalog = Catalog()                   # default roots; Catalog([Path(...)]) for --root
     catalog.quick(cwd)                    # prefix metadata, no index, newest mtime first
-    catalog.list(cwd)                     # exact metadata, index brought up to date first
+    catalog.exact(cwd)                    # exact metadata, index brought up to date first
     catalog.refresh(progress, cancel)     # index everything incl. full text
     catalog.search_text(match)            # FTS5 hits, one per session
     catalog.summary(path)                 # one file, exact, re-indexed if it changed
@@ -315,7 +315,7 @@ class Catalog:
         offset) and return every exact summary, newest first.  Raises `Cancelled` on cancel."""
         return [payload for _modified, _cwd, payload in self._refreshed(progress, cancel, full_text, False)]
 
-    def list(self, cwd: str | None = None, *, full_text: bool = False) -> list[SessionSummary]:
+    def exact(self, cwd: str | None = None, *, full_text: bool = False) -> list[SessionSummary]:
         """Exact summaries (refreshing the index as needed), newest first, filtered to `cwd`."""
         return self._in_scope(self._refreshed(None, None, full_text, False), cwd)
 

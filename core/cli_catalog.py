@@ -117,7 +117,7 @@ def run_ls(args: argparse.Namespace) -> int:
             return EXIT_OK
         # A query searches full text, so its index is brought up to date too.
         summaries = (
-            catalog.quick(cwd, text=bool(args.query)) if args.quick else catalog.list(cwd, full_text=bool(args.query))
+            catalog.quick(cwd, text=bool(args.query)) if args.quick else catalog.exact(cwd, full_text=bool(args.query))
         )
         sort = args.sort or ("relevance" if args.query else "recent")
         if args.query:

@@ -42,16 +42,16 @@ def corpus(tmp_path: Path) -> Path:
 def exact(root: Path, cache: Path) -> list:
     catalog = Catalog([root], cache_dir=cache)
     try:
-        return catalog.list()
+        return catalog.exact()
     finally:
         catalog.close()
 
 
 def test_unchanged_files_are_reused(corpus: Path, tmp_path: Path) -> None:
     catalog = Catalog([corpus], cache_dir=tmp_path / "cache")
-    first = catalog.list()
+    first = catalog.exact()
     assert catalog.last_stats.read == 12
-    second = catalog.list()
+    second = catalog.exact()
     assert (catalog.last_stats.read, catalog.last_stats.reused) == (0, 12)
     assert first == second
     assert all(summary.exact for summary in second)
@@ -61,7 +61,7 @@ def test_unchanged_files_are_reused(corpus: Path, tmp_path: Path) -> None:
 def test_appended_file_is_read_from_the_offset(corpus: Path, tmp_path: Path) -> None:
     catalog = Catalog([corpus], cache_dir=tmp_path / "cache")
     catalog.refresh()
-    target = Path(catalog.list()[-1].path)
+    target = Path(catalog.exact()[-1].path)
     with open(target, "a") as handle:
         handle.write(line(user("ffff0001", None, "appended zebracorn words", ts=2_000_000_000_000)))
         handle.write(line({"type": "session_info", "id": "ffff0002", "parentId": "ffff0001", "name": "renamed"}))
@@ -94,7 +94,7 @@ def test_a_torn_last_line_is_indexed_once_when_completed(tmp_path: Path, cut: in
     path.write_text(line(HEADER) + line(user("00000001", None, "whole line")) + torn[: len(torn) - cut])
     catalog = Catalog([root], cache_dir=tmp_path / "cache")
     catalog.refresh()
-    assert catalog.list() == exact(root, tmp_path / "before")
+    assert catalog.exact() == exact(root, tmp_path / "before")
     with open(path, "a") as handle:
         handle.write(rest)
     after = catalog.refresh()
@@ -115,14 +115,14 @@ def test_shrunk_or_rewritten_file_is_read_again(tmp_path: Path) -> None:
     path.parent.mkdir(parents=True)
     path.write_text(line(HEADER) + line(user("a", None, "first")) + line(user("b", "a", "second")))
     catalog = Catalog([root], cache_dir=tmp_path / "cache")
-    assert catalog.list()[0].message_count == 2
+    assert catalog.exact()[0].message_count == 2
     path.write_text(line({**HEADER, "id": "s-2"}) + line(user("a", None, "only")))
-    result = catalog.list()
+    result = catalog.exact()
     assert (catalog.last_stats.read, result[0].id, result[0].message_count) == (1, "s-2", 1)
     # same size, different bytes (an in-place rewrite like omp's title slot)
     text = path.read_text().replace("only", "ONLY")
     path.write_text(text)
-    assert catalog.list()[0].first_message == "ONLY"
+    assert catalog.exact()[0].first_message == "ONLY"
     assert catalog.search_text(fts_quote("first")) == []
 
 
@@ -133,7 +133,7 @@ def test_corrupt_index_is_rebuilt(corpus: Path, tmp_path: Path) -> None:
     for suffix in ("-wal", "-shm"):
         (cache / f"{DB_NAME}{suffix}").unlink(missing_ok=True)
     catalog = Catalog([corpus], cache_dir=cache)
-    assert catalog.list() == expected
+    assert catalog.exact() == expected
     assert "corrupt" in (catalog.index_problem or "") or "schema" in (catalog.index_problem or "")
 
 
@@ -147,20 +147,20 @@ def test_older_schema_is_rebuilt(corpus: Path, tmp_path: Path) -> None:
     old.commit()
     old.close()
     catalog = Catalog([corpus], cache_dir=cache)
-    assert len(catalog.list()) == 12
+    assert len(catalog.exact()) == 12
     assert catalog.last_stats.read == 12
     assert "schema" in (catalog.index_problem or "")
 
 
 def test_an_index_missing_a_table_is_rebuilt_and_says_so(corpus: Path, tmp_path: Path) -> None:
     cache = tmp_path / "cache"
-    Catalog([corpus], cache_dir=cache).list()
+    Catalog([corpus], cache_dir=cache).exact()
     damaged = sqlite3.connect(cache / DB_NAME)
     damaged.execute("DROP TABLE listings")
     damaged.commit()
     damaged.close()
     catalog = Catalog([corpus], cache_dir=cache)
-    assert len(catalog.list()) == 12 and catalog.last_stats.read == 12
+    assert len(catalog.exact()) == 12 and catalog.last_stats.read == 12
     assert catalog.index_problem == "index tables missing (listings); rebuilt"
 
 
@@ -193,7 +193,7 @@ def test_full_text_finds_what_the_prefix_cannot(tmp_path: Path) -> None:
     assert path.stat().st_size > 4096 * 2
     catalog = Catalog([root], cache_dir=tmp_path / "cache")
     assert "quokka" not in catalog.quick()[0].prefix_text
-    catalog.list()  # metadata only: no text yet
+    catalog.exact()  # metadata only: no text yet
     assert catalog.search_text(fts_quote("quokka")) == []
     catalog.refresh()
     hits = catalog.search_text(fts_quote("quokka"))
@@ -232,9 +232,9 @@ def test_scopes_compare_resolved_header_cwd(tmp_path: Path, monkeypatch: pytest.
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(line({**HEADER, "id": name, "cwd": cwd}))
     catalog = Catalog([root], cache_dir=tmp_path / "cache")
-    assert sorted(summary.id for summary in catalog.list(str(project))) == ["a", "b"]
+    assert sorted(summary.id for summary in catalog.exact(str(project))) == ["a", "b"]
     assert sorted(summary.id for summary in catalog.quick(str(project))) == ["a", "b"]
-    assert len(catalog.list()) == 4
+    assert len(catalog.exact()) == 4
 
 
 def test_not_sessions_are_remembered_and_reported(tmp_path: Path) -> None:
@@ -243,9 +243,9 @@ def test_not_sessions_are_remembered_and_reported(tmp_path: Path) -> None:
     (root / "--p--" / "notes.jsonl").write_text('{"type": "note"}\n')
     (root / "--p--" / "ok.jsonl").write_text(line(HEADER))
     catalog = Catalog([root], cache_dir=tmp_path / "cache")
-    assert len(catalog.list()) == 1
+    assert len(catalog.exact()) == 1
     assert [path.name for path, _ in catalog.last_stats.skipped] == ["notes.jsonl"]
-    catalog.list()
+    catalog.exact()
     assert catalog.last_stats.read == 0
     assert [path.name for path, _ in catalog.last_stats.skipped] == ["notes.jsonl"]
     assert catalog.summary(root / "--p--" / "notes.jsonl") is None
@@ -262,7 +262,7 @@ def test_scan_states_follow_their_sessions(tmp_path: Path) -> None:
     for name in ("a", "b", "c"):
         (bucket / f"{name}.jsonl").write_text(line({**HEADER, "id": f"s-{name}"}))
     catalog = Catalog([root], cache_dir=tmp_path / "cache")
-    catalog.list()
+    catalog.exact()
 
     def stated() -> set[str]:
         rows = catalog.index.db.execute("SELECT path FROM files JOIN states USING (file_id) WHERE session").fetchall()
@@ -273,7 +273,7 @@ def test_scan_states_follow_their_sessions(tmp_path: Path) -> None:
     assert stated() == {"a.jsonl", "b.jsonl", "c.jsonl"}
     (bucket / "b.jsonl").write_text('{"type": "note"}\n')
     (bucket / "c.jsonl").unlink()
-    assert [summary.id for summary in catalog.list()] == ["s-a"]
+    assert [summary.id for summary in catalog.exact()] == ["s-a"]
     assert stated() == {"a.jsonl"}
 
 
@@ -311,7 +311,7 @@ def test_usable_from_threads_while_building(corpus: Path, tmp_path: Path) -> Non
 def test_json_fast_path_equals_the_summaries(corpus: Path, tmp_path: Path) -> None:
     catalog = Catalog([corpus], cache_dir=tmp_path / "cache")
     cold = json.loads(catalog.list_pi_json())  # reads every file
-    expected = [summary.to_pi_json() for summary in catalog.list()]
+    expected = [summary.to_pi_json() for summary in catalog.exact()]
     assert cold == expected
     assert json.loads(catalog.list_pi_json()) == expected  # straight from the index
     cwd = expected[0]["cwd"]
@@ -407,19 +407,19 @@ def test_worker_processes_give_the_same_results(tmp_path: Path) -> None:
     (root / "--p--" / "junk.jsonl").write_text("no header\n")
     serial = Catalog([root], cache_dir=tmp_path / "serial")
     parallel = Catalog([root], cache_dir=tmp_path / "parallel", workers=2)
-    expected = serial.list()
+    expected = serial.exact()
     seen: list[int] = []
     with pytest.raises(Cancelled):  # a cancel stops the workers and keeps what was read
         parallel.refresh(
             progress=lambda done, total: seen.append(done), cancel=lambda: len(seen) >= 70, full_text=False
         )
-    assert parallel.list() == expected
+    assert parallel.exact() == expected
     assert parallel.last_stats.reused >= 70
     assert [path.name for path, _ in parallel.last_stats.skipped] == ["junk.jsonl"]
     first = Path(expected[0].path)
     with open(first, "a") as handle:
         handle.write(line(user("ffff0009", None, "late words", ts=2_100_000_000_000)))
-    assert parallel.list()[0].message_count == expected[0].message_count + 1
+    assert parallel.exact()[0].message_count == expected[0].message_count + 1
 
 
 def test_quick_json_from_workers_is_the_serial_one(tmp_path: Path) -> None:
@@ -482,22 +482,22 @@ def test_a_locked_index_is_never_thrown_away(corpus: Path, tmp_path: Path, monke
     try:
         # opened while locked: a private index, deleted on close
         private = Catalog([corpus], cache_dir=cache)
-        assert private.list() == expected
+        assert private.exact() == expected
         assert "locked" in (private.index_problem or "")
         private.close()
         assert sorted(path.name for path in cache.iterdir() if path.name.startswith("index-")) == []
         # locked after opening: this refresh lists from the files, the shared index stays
         opened = Catalog([corpus], cache_dir=cache)
         holder.execute("ROLLBACK")
-        assert opened.list() == expected
+        assert opened.exact() == expected
         holder.execute("BEGIN EXCLUSIVE")
         target = Path(expected[-1].path)
         with open(target, "a") as handle:
             handle.write(line(user("ffff0003", None, "while locked", ts=2_200_000_000_000)))
-        assert opened.list()[0].path == str(target)
+        assert opened.exact()[0].path == str(target)
         assert opened.lock_waits == 1
     finally:
         holder.execute("ROLLBACK")
         holder.close()
-    assert opened.list()[0].path == str(target)  # and the index catches up once it is free
+    assert opened.exact()[0].path == str(target)  # and the index catches up once it is free
     assert opened.last_stats.appended == 1

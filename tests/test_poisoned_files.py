@@ -61,7 +61,7 @@ def test_time_out_of_range_is_unparseable() -> None:
 def test_listing_keeps_every_good_row(poisoned_root: Path, tmp_path: Path, quick: bool) -> None:
     catalog = Catalog([poisoned_root], cache_dir=tmp_path / "cache")
     try:
-        summaries = catalog.quick() if quick else catalog.list()
+        summaries = catalog.quick() if quick else catalog.exact()
         skipped = catalog.last_discovery.skipped if quick else catalog.last_stats.skipped
     finally:
         catalog.close()
@@ -121,7 +121,7 @@ def test_index_counts_each_file_once(poisoned_root: Path, tmp_path: Path, capsys
         assert expected in capsys.readouterr().out
     catalog = Catalog([poisoned_root], cache_dir=tmp_path / "cache")
     try:
-        catalog.list()
+        catalog.exact()
         assert catalog.last_stats.skipped is not catalog.last_discovery.skipped
         assert catalog.last_discovery.skipped == []  # discovery itself skipped nothing
     finally:

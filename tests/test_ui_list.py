@@ -67,7 +67,7 @@ def test_threaded_breaks_parent_cycles(tmp_path: Path) -> None:
     root = make_root(
         tmp_path, [Spec("a", PROJECT, parent="b"), Spec("b", PROJECT, parent="a"), Spec("c", PROJECT, parent="missing")]
     )
-    rows = threaded(Catalog([root]).list(None))
+    rows = threaded(Catalog([root]).exact(None))
     assert sorted(row.summary.id for row in rows) == ["a", "b", "c"]
 
 
@@ -659,7 +659,7 @@ async def test_write_session_helper_roundtrip(tmp_path: Path) -> None:
     """The fixture writer produces files the catalog reads exactly."""
     root = tmp_path / "r"
     write_session(root, Spec("x", PROJECT, ("one", "two"), name="Named"))
-    [summary] = Catalog([root]).list(None)
+    [summary] = Catalog([root]).exact(None)
     assert summary.name == "Named" and summary.message_count == 4 and summary.cwd == PROJECT
 
 
