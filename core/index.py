@@ -18,7 +18,8 @@ one place, for `Catalog`'s guard: busy, cannot be written (disk full, read-only)
 FTS rows use rowid `file_id << 20 | seq`: seq 0-3 are the file's metadata rows (name,
 labels, cwd, id), replaced on every update; seq >= 4 are text chunks (user and assistant
 text, tool names, bash commands), appended as the file grows.  Deleting a file's rows is
-one rowid range.
+one rowid range.  What to MATCH and what to highlight come parsed from `core.search`
+(`Query.full_text()`), which also makes the hits' snippets: this module is storage and SQL.
 
 Threads: every thread gets its own connection (`threading.local`); writers take a lock.
 """

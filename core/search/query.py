@@ -80,10 +80,6 @@ class Query:
     def filters(self) -> tuple[Term, ...]:
         return tuple(term for term in self.terms if not term.is_text)
 
-    @property
-    def is_empty(self) -> bool:
-        return not self.terms
-
     def fts_match(self) -> str | None:
         """A safe FTS5 MATCH string for the catalog's full-text index, or None if none applies.
 
