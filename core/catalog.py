@@ -4,7 +4,7 @@
     catalog.quick(cwd)                    # prefix metadata, no index, newest mtime first
     catalog.exact(cwd)                    # exact metadata, index brought up to date first
     catalog.refresh(progress, cancel)     # index everything incl. full text
-    catalog.search_text(match)            # FTS5 hits, one per session
+    catalog.search_text(query)            # full-text hits (FTS5), one per session
     catalog.summary(path)                 # one file, exact, re-indexed if it changed
 
 Methods may be called from any thread (a Textual thread worker included): each thread gets
@@ -40,18 +40,17 @@ from .index import (
     IndexUnavailable,
     Listing,
     Row,
-    TextHit,
     decode_summary,
     encode_pi_json,
     files_key,
-    fts_quote,
     index_fault,
     scope_key,
 )
 from .model import SessionSummary
 
-if TYPE_CHECKING:  # imported where used: a warm listing reads no file, so it needs neither
+if TYPE_CHECKING:  # imported where used: a warm listing reads no file and searches nothing
     from .metadata import MetaState, ScanResult
+    from .search import Query, TextHit
 
 Progress = Callable[[int, int], None]
 Cancel = Callable[[], bool]
@@ -534,19 +533,25 @@ class Catalog:
 
         return self._guarded(summarised)
 
-    def search_text(self, fts_query: str, limit: int = 500, *, include_cwd: bool = True) -> list[TextHit]:
-        """Full-text hits, one per session, for an FTS5 MATCH string; build it with `fts_quote`.
+    def search_text(self, query: Query | str, limit: int = 500, *, include_cwd: bool = True) -> list[TextHit]:
+        """Full-text hits, one per session, for a query in seance's query language (parsed
+        here when given as text; its words and phrases are what the index is asked for).
 
         Unranked (callers rank by their own tiers and recency): a session's name, label, cwd
         or id row wins over its text.  `include_cwd=False` leaves the cwd out (one project's
         scope, where the cwd does not count), so the session's text hit is the one reported.
         Searches what `refresh()` indexed (text is indexed by `refresh()`, not by `list()`;
         an index rebuilt here because it was damaged is given its text again first).  Raises
-        `ValueError` for a malformed MATCH string; without a usable index, finds nothing.
+        `ValueError` for a query that cannot be used; without a usable index, finds nothing.
         """
+        from .search import parse_query
+
+        full_text = (parse_query(query) if isinstance(query, str) else query).full_text()
+        if full_text is None:
+            return []  # no word or phrase the index could look for
 
         def searched(index: Index | None) -> list[TextHit]:
-            return index.search(fts_query, limit, include_cwd=include_cwd) if index is not None else []
+            return index.search(full_text, limit, include_cwd=include_cwd) if index is not None else []
 
         def reindexed(index: Index) -> None:
             with self._refresh_lock:
@@ -573,4 +578,4 @@ class Catalog:
             index.close()
 
 
-__all__ = ["Cancelled", "Catalog", "RefreshStats", "TextHit", "fts_quote", "in_project", "same_dir"]
+__all__ = ["Cancelled", "Catalog", "RefreshStats", "in_project", "same_dir"]

@@ -95,11 +95,10 @@ def apply_query(
         parsed = parse_query(query)
     except ValueError as error:
         raise CliError(f"bad query: {error}") from error
-    match = parsed.fts_match()
     text_hits = None
-    if catalog is not None and match:
+    if catalog is not None:
         # the cwd only counts where paths do (`search(paths=...)`): there it may be the hit
-        text_hits = {hit.path: hit for hit in catalog.search_text(match, include_cwd=all_projects)}
+        text_hits = {hit.path: hit for hit in catalog.search_text(parsed, include_cwd=all_projects)}
     return [hit.summary for hit in search(summaries, parsed, text_hits=text_hits, paths=all_projects)]
 
 

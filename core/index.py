@@ -18,7 +18,8 @@ one place, for `Catalog`'s guard: busy, cannot be written (disk full, read-only)
 FTS rows use rowid `file_id << 20 | seq`: seq 0-3 are the file's metadata rows (name,
 labels, cwd, id), replaced on every update; seq >= 4 are text chunks (user and assistant
 text, tool names, bash commands), appended as the file grows.  Deleting a file's rows is
-one rowid range.
+one rowid range.  What to MATCH and what to highlight come parsed from `core.search`
+(`Query.full_text()`), which also makes the hits' snippets: this module is storage and SQL.
 
 Threads: every thread gets its own connection (`threading.local`); writers take a lock.
 """
@@ -28,18 +29,20 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
-import re
 import sqlite3
 import sys
 import threading
 import zlib
 from collections.abc import Iterator
+from functools import partial
 from operator import itemgetter
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from .model import SessionSummary
-from .text import blank_controls
+
+if TYPE_CHECKING:  # core.search is imported when searching: a plain `seance ls` never needs it
+    from .search import FullText, TextHit
 
 SCHEMA_VERSION = 4  # 4: CRC-32 checks on files, states and listings
 _APPLICATION_ID = 0x5345414E  # "SEAN"
@@ -213,106 +216,6 @@ class Row(NamedTuple):
     modified_ms: int | None
     cwd: str | None
     payload: bytes | None  # the encoded summary, or the `ls --json` object (see `rows`)
-
-
-class TextHit:
-    """A full-text match: the session file, the field it is in, and a snippet with highlight spans.
-
-    The snippet is made on first access (one small query), so a search over thousands of
-    sessions only pays for the rows a UI shows.  `field` is user | assistant | tool | bash |
-    name | label | cwd | id.
-    """
-
-    __slots__ = ("_index", "_match", "_rowid", "_snippet", "field", "path")
-
-    def __init__(
-        self,
-        path: str,
-        field: str,
-        *,
-        index: Index | None = None,
-        match: str = "",
-        rowid: int = 0,
-        snippet: tuple[str, tuple[tuple[int, int], ...]] | None = None,
-    ) -> None:
-        self.path = path
-        self.field = field
-        self._index = index
-        self._match = match
-        self._rowid = rowid
-        self._snippet = snippet
-
-    def _made(self) -> tuple[str, tuple[tuple[int, int], ...]]:
-        if self._snippet is None:
-            body = self._index.chunk(self._rowid) if self._index is not None else ""
-            self._snippet = make_snippet(body, self._match)
-        return self._snippet
-
-    @property
-    def snippet(self) -> str:
-        """A short excerpt (plain text, `…` where cut) around the match."""
-        return self._made()[0]
-
-    @property
-    def spans(self) -> tuple[tuple[int, int], ...]:
-        """(start, end) of the matched words in `snippet`."""
-        return self._made()[1]
-
-    def __repr__(self) -> str:
-        return f"TextHit(path={self.path!r}, field={self.field!r})"
-
-
-_MATCH_TOKEN = re.compile(r'"((?:[^"]|"")*)"(\*?)|([^\s"()*^:+]+)(\*?)')
-_KEYWORDS = frozenset({"AND", "OR", "NOT", "NEAR"})
-_SNIPPET_BEFORE, _SNIPPET_AFTER = 40, 120
-_WORD_START, _WORD_END, _PREFIX_TAIL = r"(?<!\w)", r"(?!\w)", r"\w*"
-
-
-def _match_pattern(match: str) -> re.Pattern[str] | None:
-    """A regex for the positive terms of an FTS5 MATCH string (words, phrases, `prefix*`)."""
-    alternatives = []
-    for phrase, phrase_star, word, word_star in _MATCH_TOKEN.findall(match.split(" NOT ", 1)[0]):
-        term = phrase.replace('""', '"') if phrase else word
-        if not term or (word and term in _KEYWORDS):
-            continue
-        words = [re.escape(part) for part in re.findall(r"\w+", term)]
-        if not words:
-            continue
-        tail = _PREFIX_TAIL if phrase_star or word_star else _WORD_END
-        alternatives.append(_WORD_START + r"\W+".join(words) + tail)
-    return re.compile("|".join(alternatives), re.IGNORECASE) if alternatives else None
-
-
-def make_snippet(body: str, match: str) -> tuple[str, tuple[tuple[int, int], ...]]:
-    """A one-line excerpt of `body` around the first hit of `match`, and the hits' spans in it.
-
-    Done in Python from the stored chunk: FTS5's own snippet() re-runs the whole MATCH per
-    row, which for a short prefix query (`"re"*`) costs tens of milliseconds each time.
-    """
-    pattern = _match_pattern(match)
-    first = pattern.search(body) if pattern is not None else None
-    start = 0 if first is None else max(first.start() - _SNIPPET_BEFORE, 0)
-    if start:
-        space = body.find(" ", start, start + 15)
-        start = space + 1 if space != -1 else start
-    end = min(len(body), (first.end() if first is not None else 0) + _SNIPPET_AFTER)
-    if end < len(body):
-        space = body.rfind(" ", end - 15, end)
-        end = space if space > start else end
-    window = blank_controls(body[start:end])  # one character for one: offsets stay valid
-    lead = "…" if start else ""
-    text = lead + window + ("…" if end < len(body) else "")
-    spans = (
-        tuple((hit.start() + len(lead), hit.end() + len(lead)) for hit in pattern.finditer(window))
-        if pattern is not None
-        else ()
-    )
-    return text, spans
-
-
-def fts_quote(term: str) -> str:
-    """One user term as an FTS5 string token (a phrase), safe whatever it contains."""
-    return '"' + term.replace('"', '""') + '"'
 
 
 def is_lock_error(error: BaseException) -> bool:
@@ -585,8 +488,8 @@ class Index:
                 (LISTINGS_KEPT,),
             )
 
-    def search(self, match: str, limit: int = 500, *, include_cwd: bool = True) -> list[TextHit]:
-        """One hit per file for an FTS5 MATCH expression, up to `limit` files.
+    def search(self, query: FullText, limit: int = 500, *, include_cwd: bool = True) -> list[TextHit]:
+        """One hit per file for a full-text query (`Query.full_text()`), up to `limit` files.
 
         Not ranked (bm25 over every match costs too much per keystroke; callers rank by their
         own tiers and recency).  A file's metadata rows (name, labels, cwd, id) come before its
@@ -598,19 +501,21 @@ class Index:
         db = self.db
         db.execute("BEGIN")  # one snapshot for the signature check and the search
         try:
-            return self._search(db, match, limit, include_cwd)
+            return self._search(db, query, limit, include_cwd)
         finally:
             if db.in_transaction:
                 db.execute("ROLLBACK")
 
-    def _search(self, db: sqlite3.Connection, match: str, limit: int, include_cwd: bool) -> list[TextHit]:
+    def _search(self, db: sqlite3.Connection, query: FullText, limit: int, include_cwd: bool) -> list[TextHit]:
+        from .search import TextHit
+
         stored = db.execute("SELECT value FROM meta WHERE key = 'fts'").fetchone()
         if stored is None or stored[0] != _fts_signature(db):
             raise sqlite3.DatabaseError("the full-text index does not match its signature")
         first: dict[int, tuple[int, str]] = {}
         sql = "SELECT rowid, field FROM fts WHERE fts MATCH ?" + ("" if include_cwd else " AND field != 'cwd'")
         try:
-            cursor = db.execute(sql, (match,))
+            cursor = db.execute(sql, (query.match,))
         except sqlite3.OperationalError as error:
             if _is_query_mistake(error):
                 raise FullTextQueryError(str(error)) from error
@@ -629,7 +534,7 @@ class Index:
         ids = ",".join(str(int(file_id)) for file_id in first)
         paths = dict(db.execute(f"SELECT file_id, path FROM files WHERE file_id IN ({ids})").fetchall())
         return [
-            TextHit(paths[file_id], field, index=self, match=match, rowid=rowid)
+            TextHit(paths[file_id], field, partial(self.chunk, rowid), query.highlight)
             for file_id, (rowid, field) in first.items()
             if file_id in paths
         ]

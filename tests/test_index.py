@@ -13,7 +13,7 @@ import pytest
 
 from seance.core.catalog import Cancelled, Catalog
 from seance.core.generate import generate_corpus
-from seance.core.index import DB_NAME, SCHEMA_VERSION, fts_quote
+from seance.core.index import DB_NAME, SCHEMA_VERSION
 
 HEADER = {"type": "session", "version": 3, "id": "s-1", "timestamp": "2025-01-02T03:04:05.678Z", "cwd": "/proj"}
 
@@ -70,8 +70,8 @@ def test_appended_file_is_read_from_the_offset(corpus: Path, tmp_path: Path) -> 
     fresh = exact(corpus, tmp_path / "other-cache")
     assert after == fresh
     assert after[0].path == str(target) and after[0].name == "renamed"
-    assert [hit.path for hit in catalog.search_text(fts_quote("zebracorn"))] == [str(target)]
-    assert [hit.field for hit in catalog.search_text(fts_quote("renamed"))] == ["name"]
+    assert [hit.path for hit in catalog.search_text('"zebracorn"')] == [str(target)]
+    assert [hit.field for hit in catalog.search_text('"renamed"')] == ["name"]
 
 
 AFTER = line(user("00000003", "00000002", "after", ts=1_700_000_002_000))
@@ -101,7 +101,7 @@ def test_a_torn_last_line_is_indexed_once_when_completed(tmp_path: Path, cut: in
     assert catalog.last_stats.appended == 1
     assert after == exact(root, tmp_path / "fresh")
     assert after[0].message_count == messages
-    assert [hit.path for hit in catalog.search_text(fts_quote("zebracorn"))] == [str(path)]
+    assert [hit.path for hit in catalog.search_text('"zebracorn"')] == [str(path)]
     catalog.close()
     db = sqlite3.connect(tmp_path / "cache" / DB_NAME)
     bodies = [body for (body,) in db.execute("SELECT body FROM fts WHERE fts MATCH 'zebracorn'")]
@@ -123,7 +123,7 @@ def test_shrunk_or_rewritten_file_is_read_again(tmp_path: Path) -> None:
     text = path.read_text().replace("only", "ONLY")
     path.write_text(text)
     assert catalog.exact()[0].first_message == "ONLY"
-    assert catalog.search_text(fts_quote("first")) == []
+    assert catalog.search_text('"first"') == []
 
 
 def test_corrupt_index_is_rebuilt(corpus: Path, tmp_path: Path) -> None:
@@ -194,17 +194,17 @@ def test_full_text_finds_what_the_prefix_cannot(tmp_path: Path) -> None:
     catalog = Catalog([root], cache_dir=tmp_path / "cache")
     assert "quokka" not in catalog.quick()[0].prefix_text
     catalog.exact()  # metadata only: no text yet
-    assert catalog.search_text(fts_quote("quokka")) == []
+    assert catalog.search_text('"quokka"') == []
     catalog.refresh()
-    hits = catalog.search_text(fts_quote("quokka"))
+    hits = catalog.search_text('"quokka"')
     assert [(hit.path, hit.field) for hit in hits] == [(str(path), "assistant")]
     assert hits[0].snippet[hits[0].spans[0][0] : hits[0].spans[0][1]] == "quokka"
-    assert [hit.field for hit in catalog.search_text(fts_quote("wombat"))] == ["bash"]
+    assert [hit.field for hit in catalog.search_text('"wombat"')] == ["bash"]
     assert [hit.field for hit in catalog.search_text("proj")] == ["cwd"]
     with pytest.raises(ValueError):
-        catalog.search_text('"unbalanced')
+        catalog.search_text("quokka re:(")
     catalog.forget(path)
-    assert catalog.search_text(fts_quote("quokka")) == []
+    assert catalog.search_text('"quokka"') == []
 
 
 def test_a_cwd_hit_does_not_hide_the_text_hit(tmp_path: Path) -> None:
@@ -215,9 +215,9 @@ def test_a_cwd_hit_does_not_hide_the_text_hit(tmp_path: Path) -> None:
     path.write_text(line(HEADER) + line(user("00000001", None, "the proj plan")))
     catalog = Catalog([root], cache_dir=tmp_path / "cache")
     catalog.refresh()
-    assert [hit.field for hit in catalog.search_text(fts_quote("proj"))] == ["cwd"]
-    assert [hit.field for hit in catalog.search_text(fts_quote("proj"), include_cwd=False)] == ["user"]
-    assert catalog.search_text(fts_quote("nowhere"), include_cwd=False) == []
+    assert [hit.field for hit in catalog.search_text('"proj"')] == ["cwd"]
+    assert [hit.field for hit in catalog.search_text('"proj"', include_cwd=False)] == ["user"]
+    assert catalog.search_text('"nowhere"', include_cwd=False) == []
     catalog.close()
 
 
@@ -301,11 +301,11 @@ def test_usable_from_threads_while_building(corpus: Path, tmp_path: Path) -> Non
     worker = threading.Thread(target=build)
     worker.start()
     for _ in range(20):
-        catalog.search_text(fts_quote("the"))
+        catalog.search_text('"the"')
         catalog.quick()
     worker.join()
     assert errors == [] and results == [12]
-    assert len(catalog.search_text(fts_quote("dev"))) == 12  # every cwd
+    assert len(catalog.search_text('"dev"')) == 12  # every cwd
 
 
 def test_json_fast_path_equals_the_summaries(corpus: Path, tmp_path: Path) -> None:
@@ -445,17 +445,35 @@ def test_quick_json_from_workers_is_the_serial_one(tmp_path: Path) -> None:
 
 
 def test_snippets_are_made_from_the_chunk() -> None:
-    from seance.core.index import make_snippet
+    from seance.core.search import TextHit, parse_query
+
+    def snippet(body: str, query: str) -> tuple[str, tuple[tuple[int, int], ...]]:
+        full_text = parse_query(query).full_text()
+        assert full_text is not None
+        hit = TextHit("/p", "user", lambda: body, full_text.highlight)
+        return hit.snippet, hit.spans
 
     body = "intro " * 30 + "the Refactoring of\nthe parser and a refactor plan " + "tail " * 40
-    text, spans = make_snippet(body, '"refactor"* NOT "parser"')
+    text, spans = snippet(body, "refactor !parser")
     assert text.startswith("…") and text.endswith("…") and "\n" not in text
     assert [text[start:end] for start, end in spans] == ["Refactoring", "refactor"]
-    text, spans = make_snippet(body, '"of the parser"')
+    text, spans = snippet(body, '"of the parser"')
     assert [text[start:end] for start, end in spans] == ["of\nthe parser".replace("\n", " ")]
-    text, spans = make_snippet("short text", "missing")
+    text, spans = snippet("short text", '"missing"')
     assert (text, spans) == ("short text", ())
-    assert make_snippet("a proj b", "proj")[1] == ((2, 6),)
+    assert snippet("a proj b", '"proj"')[1] == ((2, 6),)
+
+
+def test_a_malformed_match_is_the_querys_fault_not_the_index(tmp_path: Path) -> None:
+    """A MATCH FTS5 cannot parse raises FullTextQueryError (the index is kept, not rebuilt)."""
+    from seance.core.index import FullTextQueryError, Index
+    from seance.core.search import FullText
+
+    index = Index(tmp_path / "cache")
+    with pytest.raises(FullTextQueryError):
+        index.search(FullText('"unbalanced', None))
+    assert index.rebuilt_reason is None
+    index.close()
 
 
 def test_default_cache_dir_follows_platformdirs(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -11,10 +11,11 @@ import pytest
 from seance.core.model import SessionSummary
 from seance.core.search import (
     QueryError,
+    SearchCache,
     highlight,
-    make_snippet,
     merge_spans,
     parse_query,
+    query_snippet,
     search,
     search_iter,
 )
@@ -396,11 +397,12 @@ def test_typing_gives_what_a_fresh_search_gives() -> None:
         for index in range(60)
     ]
     text_hits = {session.path: FakeTextHit(session.path, "…", "assistant") for session in sessions[::9]}
+    cache = SearchCache()  # kept across keystrokes, as the picker keeps it
     for typed in ("docker buil", "fix auth quota", "the cache", "kube !fix", "fix re:a.t", "relnotes dock"):
         for hits_given in (None, text_hits):
             for end in [*range(1, len(typed) + 1), *range(len(typed) - 1, 0, -1)]:
                 query = typed[:end]
-                reused = search(sessions, query, text_hits=hits_given, paths=True)
+                reused = search(sessions, query, text_hits=hits_given, paths=True, cache=cache)
                 assert _outcome(reused) == _outcome(
                     search(_fresh(sessions), query, text_hits=hits_given, paths=True)
                 ), query
@@ -412,7 +414,7 @@ def test_local_snippet_around_match() -> None:
     snippet = hit.snippet()
     assert snippet is not None and snippet.text.startswith("…") and snippet.text.endswith("…")
     assert [snippet.text[s:e] for s, e in snippet.spans] == ["Kubernetes"]
-    assert make_snippet("nothing here", parse_query("zzz")) == ""
+    assert query_snippet("nothing here", parse_query("zzz")) is None
 
 
 # ---------------------------------------------------------------------------- highlight
@@ -458,22 +460,24 @@ def test_merge_spans() -> None:
 
 def test_search_iter_yields_between_chunks() -> None:
     sessions = [summary(f"s{index:05d}", f"title number {index}", modified_ms=index) for index in range(5000)]
-    steps = list(search_iter(sessions, "number", chunk=1000))
+    cache = SearchCache()
+    steps = list(search_iter(sessions, "number", chunk=1000, cache=cache))
     assert len(steps) > 5  # folding yields too, the first time
     assert all(not step.done for step in steps[:-1]) and steps[-1].done
     assert [step.scanned for step in steps] == sorted(step.scanned for step in steps)
     assert steps[-1].hits is not None and len(steps[-1].hits) == 5000
-    warm = list(search_iter(sessions, "number", chunk=1000))
+    warm = list(search_iter(sessions, "number", chunk=1000, cache=cache))
     assert len(warm) == 5  # cached haystacks: one step per chunk
     assert ids(warm[-1].hits[:2]) == ["s04999", "s04998"]
 
 
 def test_changed_summary_is_searched_fresh() -> None:
+    cache = SearchCache()
     before = summary("a", "old title")
-    assert ids(search([before], "old")) == ["a"]
+    assert ids(search([before], "old", cache=cache)) == ["a"]
     after = summary("a", "new title")
-    assert ids(search([after], "old")) == []
-    assert ids(search([after], "new")) == ["a"]
+    assert ids(search([after], "old", cache=cache)) == []
+    assert ids(search([after], "new", cache=cache)) == ["a"]
 
 
 def test_id_prefix_maps_to_the_right_session_in_big_blocks() -> None:

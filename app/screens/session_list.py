@@ -35,7 +35,7 @@ from textual.worker import get_current_worker
 from seance.core.catalog import Cancelled, in_project, same_dir
 from seance.core.model import SessionSummary
 from seance.core.prefix import quick_summaries
-from seance.core.search import QueryError, parse_query, search_iter
+from seance.core.search import QueryError, SearchCache, parse_query, search_iter
 from seance.core.session import SessionError
 from seance.core.text import display_text
 from seance.core.trash import ACTIVE_SECONDS, activity, same_file
@@ -202,6 +202,7 @@ class SessionPickerScreen(Screen[PickResult | None]):
         self._loading: set[str] = set()
         self._generation = 0
         self._hits: list[Any] | None = None
+        self._search_cache = SearchCache()  # the folded sessions, kept from keystroke to keystroke
         self._freeze_after_search = False
         self._known: set[str] = set()  # paths listed now (a path seen again is no new session)
         self._new: set[str] = set()  # live arrivals in scope above the viewport: the "↑ N new" count
@@ -434,15 +435,15 @@ class SessionPickerScreen(Screen[PickResult | None]):
         if worker.is_cancelled:
             return
         text_hits: dict[str, Any] = {}
-        fts = query.fts_match()
-        if fts:
+        if query.fts_match():
             try:
-                for hit in self.catalog.search_text(fts, FULL_TEXT_LIMIT):
+                for hit in self.catalog.search_text(query, FULL_TEXT_LIMIT):
                     text_hits.setdefault(hit.path, hit)
             except Exception as error:  # no index yet, or FTS unavailable: rank without it
                 self.post_message(SearchDone(text, [], error=f"full-text search unavailable: {display_text(error)}"))
         hits: list[Any] = []
-        for step in search_iter(summaries, query, text_hits=text_hits, paths=paths, chunk=1024):
+        cache = self._search_cache
+        for step in search_iter(summaries, query, text_hits=text_hits, paths=paths, chunk=1024, cache=cache):
             if worker.is_cancelled:
                 return
             if step.hits is not None:

@@ -1,0 +1,35 @@
+"""Session search: a small query language, tiered ranking, highlight spans and snippets.
+
+    query.py     the query language -> `Query`; the same terms as the index's FTS5 query
+    haystack.py  what of a session is searched, folded once; the caller-owned `SearchCache`
+    fuzzy.py     the fuzzy token rule (letters in order, close together)
+    rank.py      matching and tiers: `search_iter` / `search` -> ranked `Hit`s
+    snippet.py   highlight spans, the one snippet maker, the index's `TextHit`
+
+Pure functions over `SessionSummary`s; the index (`core.index`) stores and MATCHes the
+text, and takes its quoting, highlighting and snippets from here.
+"""
+
+from .haystack import SearchCache
+from .query import FullText, Query, QueryError, parse_query
+from .rank import TIERS, Hit, SearchProgress, search, search_iter
+from .snippet import Snippet, TextHit, highlight, make_snippet, merge_spans, query_snippet
+
+__all__ = [
+    "TIERS",
+    "FullText",
+    "Hit",
+    "Query",
+    "QueryError",
+    "SearchCache",
+    "SearchProgress",
+    "Snippet",
+    "TextHit",
+    "highlight",
+    "make_snippet",
+    "merge_spans",
+    "parse_query",
+    "query_snippet",
+    "search",
+    "search_iter",
+]

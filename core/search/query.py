@@ -1,0 +1,225 @@
+"""The query language: text -> `Query` (terms), and the same terms as the index's FTS5 query.
+
+    fix auth          fuzzy tokens (fzf-like: the letters in order, ranked with rapidfuzz)
+    "exact phrase"    a phrase (whitespace-normalised, case-insensitive substring);
+                      an unbalanced quote makes the quotes plain characters to ignore
+    re:pat  re:"a b"  a case-insensitive Python regex (an invalid one is a `QueryError`)
+    !word  !"a b"     negation: excludes sessions containing it (works on any term or filter)
+    id:  name:  cwd:  path:  label:  model:    field filters (id: is an id prefix, the
+                      others case-insensitive substrings; label/model match any of them)
+    after:YYYY-MM-DD  before:YYYY-MM-DD        last activity (`modified`), local days;
+                      after: includes the day, before: excludes it
+
+Whitespace separates terms; every term must match.  A term with an empty value (`re:`,
+`cwd:` while the user is still typing) is ignored.
+
+The query is parsed once.  `Query.full_text()` gives the index both what it needs from
+those terms: the FTS5 MATCH string and the regex that highlights the matched words in a
+stored chunk, so nothing downstream re-parses FTS syntax.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from typing import NamedTuple
+
+FIELDS = ("id", "name", "cwd", "path", "label", "model", "after", "before")  # `field:` filters
+
+
+class QueryError(ValueError):
+    """The query cannot be used; the message says why, in one line, for the user."""
+
+
+@dataclass(frozen=True, slots=True)
+class Term:
+    """One query term.  `text` is case-folded for fuzzy/phrase terms and field values."""
+
+    kind: str  # fuzzy | phrase | regex | field
+    text: str
+    negated: bool = False
+    field: str | None = None
+    pattern: re.Pattern[str] | None = None
+    bound_ms: float | None = None  # after:/before: as epoch milliseconds
+
+    @property
+    def is_text(self) -> bool:
+        return self.kind != "field"
+
+    @property
+    def in_index(self) -> bool:
+        """Whether the index can search this term (a fuzzy or phrase term with a word in it)."""
+        return self.kind in ("fuzzy", "phrase") and any(char.isalnum() for char in self.text)
+
+
+class FullText(NamedTuple):
+    """A query as the index takes it: what to MATCH, and what to highlight in a matched chunk."""
+
+    match: str  # an FTS5 MATCH expression in which every user term is quoted
+    highlight: re.Pattern[str] | None  # the positive terms as words (None: nothing to mark)
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    """A parsed query.  Build it with `parse_query`."""
+
+    source: str
+    terms: tuple[Term, ...] = ()
+
+    @property
+    def positive(self) -> tuple[Term, ...]:
+        """Text terms that must match (fuzzy, phrase, regex)."""
+        return tuple(term for term in self.terms if term.is_text and not term.negated)
+
+    @property
+    def negative(self) -> tuple[Term, ...]:
+        return tuple(term for term in self.terms if term.is_text and term.negated)
+
+    @property
+    def filters(self) -> tuple[Term, ...]:
+        return tuple(term for term in self.terms if not term.is_text)
+
+    def fts_match(self) -> str | None:
+        """A safe FTS5 MATCH string for the catalog's full-text index, or None if none applies.
+
+        Every term is quoted (so no user text is FTS5 syntax); fuzzy tokens become prefix
+        queries (`"auth"*`), phrases stay phrases, negations become `NOT`.  Regexes and field
+        filters have no FTS form and are checked by `search` itself.
+        """
+        positive = [_fts_phrase(term) for term in self.positive if term.in_index]
+        if not positive:
+            return None
+        negative = [_fts_phrase(term) for term in self.negative if term.in_index]
+        return " ".join(positive) + "".join(f" NOT {part}" for part in negative)
+
+    def full_text(self) -> FullText | None:
+        """`fts_match()` and the highlight regex of the same terms, or None (nothing to ask)."""
+        match = self.fts_match()
+        if match is None:
+            return None
+        return FullText(match, _words_pattern([term for term in self.positive if term.in_index]))
+
+
+def fts_quote(text: str) -> str:
+    """Text as one FTS5 string token (a phrase), safe whatever it contains."""
+    return '"' + text.replace('"', '""') + '"'
+
+
+def _fts_phrase(term: Term) -> str:
+    quoted = fts_quote(term.text)
+    return quoted + "*" if term.kind == "fuzzy" else quoted
+
+
+_WORD_START, _WORD_END, _PREFIX_TAIL = r"(?<!\w)", r"(?!\w)", r"\w*"
+
+
+def _words_pattern(terms: list[Term]) -> re.Pattern[str] | None:
+    """What FTS5 matched for these terms, as a regex: each term's words in order, from a word
+    start; a fuzzy term (an FTS prefix query) may end inside a word, a phrase may not."""
+    alternatives = []
+    for term in terms:
+        words = [re.escape(word) for word in re.findall(r"\w+", term.text)]
+        if words:
+            tail = _PREFIX_TAIL if term.kind == "fuzzy" else _WORD_END
+            alternatives.append(_WORD_START + r"\W+".join(words) + tail)
+    return re.compile("|".join(alternatives), re.IGNORECASE) if alternatives else None
+
+
+# ---------------------------------------------------------------------------- parsing
+
+_FIELD_PREFIX = re.compile(f"(?i)({'|'.join(FIELDS)}):")
+
+
+def parse_query(text: str) -> Query:
+    """Parse the query language (see the module docstring).  Raises `QueryError`."""
+    tokens = _tokenize(text)
+    terms = [term for token in tokens if (term := _term(*token)) is not None]
+    return Query(text, tuple(terms))
+
+
+def _tokenize(text: str) -> list[tuple[str, str, bool]]:
+    """Split into (head, value, quoted) tokens: `!name:"a b"` -> ("!name:", "a b", True).
+
+    `head` is what comes before the first quote (operators live there), `value` the rest.
+    An unbalanced quote drops every quote character and splits on whitespace (like pi).
+    """
+    if text.count('"') % 2:
+        return [(part, "", False) for part in text.replace('"', " ").split()]
+    tokens: list[tuple[str, str, bool]] = []
+    head: list[str] = []
+    value: list[str] = []
+    quoted = False
+    index = 0
+    while index < len(text):
+        char = text[index]
+        if char == '"':
+            end = text.index('"', index + 1)
+            value.append(text[index + 1 : end])
+            quoted = True
+            index = end
+        elif char.isspace() and (head or value or quoted):
+            tokens.append(("".join(head), "".join(value), quoted))
+            head, value, quoted = [], [], False
+        elif not char.isspace():
+            (value if quoted else head).append(char)
+        index += 1
+    if head or value or quoted:
+        tokens.append(("".join(head), "".join(value), quoted))
+    return tokens
+
+
+def _term(head: str, value: str, quoted: bool) -> Term | None:
+    """Interpret one token; operators are recognised only outside quotes."""
+    if head == "!" and not quoted:
+        return None  # a negation still being typed
+    negated = head.startswith("!")
+    if negated:
+        head = head[1:]
+    if head[:3].lower() == "re:":
+        return _regex_term(head[3:] + value, negated)
+    match = _FIELD_PREFIX.match(head)
+    if match:
+        return _field_term(match.group(1).lower(), (head[match.end() :] + value).strip(), negated)
+    text = _normalise(head + value)
+    if not text:
+        return None
+    return Term("phrase" if quoted else "fuzzy", fold(text), negated)
+
+
+def _regex_term(pattern: str, negated: bool) -> Term | None:
+    if not pattern:
+        return None
+    try:
+        compiled = re.compile(pattern, re.IGNORECASE)
+    except re.error as error:
+        where = f" at {error.pos}" if error.pos is not None else ""
+        raise QueryError(f"re: {error.msg}{where}") from None
+    return Term("regex", pattern, negated, pattern=compiled)
+
+
+def _field_term(name: str, value: str, negated: bool) -> Term | None:
+    if not value:
+        return None
+    if name in ("after", "before"):
+        try:
+            day = datetime.strptime(value, "%Y-%m-%d")
+        except ValueError:
+            raise QueryError(f"{name}: expects a date as YYYY-MM-DD, not {value!r}") from None
+        return Term("field", value, negated, field=name, bound_ms=day.timestamp() * 1000)
+    return Term("field", fold(_normalise(value)), negated, field=name)
+
+
+_WHITESPACE = re.compile(r"\s+")
+
+
+def _normalise(text: str) -> str:
+    return _WHITESPACE.sub(" ", text).strip()
+
+
+def fold(text: str) -> str:
+    """Lower-case without changing the length, so offsets in the result are offsets in `text`."""
+    lowered = text.lower()
+    if len(lowered) == len(text):
+        return lowered
+    return "".join(char.lower()[:1] or char for char in text)  # e.g. "İ" lowers to two chars

@@ -1,0 +1,433 @@
+"""Ranking: which sessions match every term, at which tier, in which order — pure functions.
+
+Ranking tiers: exact (the whole query equals the id, name or first message) > prefix >
+substring (every term in the id/name/first message) > full text (some term only in the
+message text or the index) > fuzzy > path; ties by recency (`modified_ms`, newest first),
+fuzzy hits by score first.  A session's tier is its weakest term's.  Highlight spans are
+computed on demand (`Hit.title_spans`, `Hit.snippet`), so a UI pays for visible rows only.
+
+Fuzzy tokens (3+ letters) match only the title a row shows (the name, else the first
+message), so every fuzzy hit can be highlighted (`fuzzy` has the rule); rapidfuzz's
+`partial_ratio` of the matched stretch ranks them.  Shorter tokens match as substrings only.
+cwd and path are matched by text terms only when the caller asks for it (`paths=True`,
+meant for the all-projects scope): in the current-project scope every session has the same
+cwd, so a token taken from the folder name would match every row (pi does this; tau PR
+#420 removed it).  Even then a cwd/path-only match ranks last.  `cwd:` and `path:` always
+work.  Negation and field filters see the summary (and its prefix text); the index gets
+negations as `NOT` (`Query.full_text`), so full-text hits respect them too.
+
+Scoring is chunked: `search_iter` yields after every `chunk` sessions so a UI worker can
+check for cancellation and let the event loop breathe; `search` runs it to completion.
+Per chunk, what the terms before the last matched is memoised (in the caller's
+`SearchCache`): typing the second word of a query scans that word only, over the sessions
+the first one left.
+"""
+
+from __future__ import annotations
+
+import math
+from bisect import bisect_right
+from collections.abc import Iterator, Mapping, Sequence
+from itertools import chain
+from typing import NamedTuple
+
+from rapidfuzz import fuzz
+
+from ..model import SessionSummary
+from .fuzzy import MIN_FUZZY, fuzzy_match, fuzzy_pattern, max_span
+from .haystack import Block, Haystack, SearchCache, one_line, session_text
+from .query import Query, Term, parse_query
+from .snippet import Snippet, Span, TextHit, highlight, query_snippet
+
+TIERS = ("exact", "prefix", "substring", "full-text", "fuzzy", "path")
+EXACT, PREFIX, SUBSTRING, FULL_TEXT, FUZZY, PATH = range(len(TIERS))
+FILTER_ONLY = "filter"  # the tier name of every hit when a query has no text terms
+
+
+# ---------------------------------------------------------------------------- hits
+
+
+class Hit(NamedTuple):
+    """One matching session: how well (tier, score) and where (field) it matched.
+
+    A named tuple, because a search may build ten thousand of them per keystroke.
+    """
+
+    summary: SessionSummary
+    tier: str  # one of TIERS, or "filter" when the query has no text terms
+    field: str  # id | name | first message | text | cwd | path | filter (or the index's field)
+    score: float  # 0-100: the mean rapidfuzz score for fuzzy hits, 100 otherwise
+    query: Query
+    text_hit: TextHit | None = None  # the index's hit when the match came from there
+
+    def title_spans(self) -> list[Span]:
+        """Highlight spans in `summary.title` (merged, sorted); computed on demand."""
+        return highlight(self.summary.title, self.query)
+
+    def snippet(self) -> Snippet | None:
+        """For a full-text hit: an excerpt of the matching text with its highlight spans."""
+        if self.tier != TIERS[FULL_TEXT]:
+            return None
+        if self.text_hit is None or not self.text_hit.snippet:
+            return query_snippet(session_text(self.summary), self.query)
+        snippet, spans = self.text_hit.snippet, self.text_hit.spans
+        text = one_line(snippet)
+        if spans and text == snippet:  # the index marked the matched words itself
+            return Snippet(text, tuple(spans))
+        return Snippet(text, tuple(highlight(text, self.query))) if text else None
+
+
+class SearchProgress(NamedTuple):
+    """One step of `search_iter`: how far it got; `hits` is set on the last step only."""
+
+    scanned: int
+    total: int
+    hits: list[Hit] | None = None
+
+    @property
+    def done(self) -> bool:
+        return self.hits is not None
+
+
+# ---------------------------------------------------------------------------- matching
+
+
+# A term's match in one session: (tier, field, score).  Plain tuples: thousands per keystroke.
+_Match = tuple[int, str, float]
+
+
+_PREFIX_NAME = (PREFIX, "name", 100.0)
+_PREFIX_FIRST = (PREFIX, "first message", 100.0)
+_PREFIX_ID = (PREFIX, "id", 100.0)
+_SUBSTRING_NAME = (SUBSTRING, "name", 100.0)
+_SUBSTRING_FIRST = (SUBSTRING, "first message", 100.0)
+_FULL_TEXT = (FULL_TEXT, "text", 100.0)
+_PATH_CWD = (PATH, "cwd", 100.0)
+_PATH_PATH = (PATH, "path", 100.0)
+
+
+class _Matcher:
+    """Matches blocks of haystacks against one query, term by term (every term must match)."""
+
+    def __init__(self, query: Query, text_hits: Mapping[str, TextHit] | None, paths: bool) -> None:
+        self.query = query
+        self.text_hits = text_hits or {}
+        self.paths = paths
+        self.positive = query.positive
+        self.negative = query.negative
+        self.filters = query.filters
+        self.whole = " ".join(term.text for term in self.positive if term.kind in ("fuzzy", "phrase"))
+        self.scope = (paths, tuple(map(_term_key, self.filters + self.negative)))  # what `alive` depends on
+        self.keys = tuple(map(_term_key, self.positive))
+        self.fuzzy_patterns = {
+            term.text: fuzzy_pattern(term.text)
+            for term in self.positive
+            if term.kind == "fuzzy" and len(term.text) >= MIN_FUZZY
+        }
+
+    # -- filters and negation
+
+    def alive(self, hays: list[Haystack]) -> list[int]:
+        """Indices of the sessions that pass the field filters and negations."""
+        indices = range(len(hays))
+        if not self.filters and not self.negative:
+            return list(indices)
+        return [
+            index
+            for index in indices
+            if all(_filter_matches(term, hays[index]) != term.negated for term in self.filters)
+            and not any(self._contains(term, hays[index]) for term in self.negative)
+        ]
+
+    def _contains(self, term: Term, hay: Haystack) -> bool:
+        values = [hay.name, hay.first, hay.text] + ([hay.cwd, hay.path] if self.paths else [])
+        if term.kind == "regex":
+            assert term.pattern is not None
+            return any(term.pattern.search(value) for value in values)
+        return hay.ident.startswith(term.text) or any(term.text in value for value in values)
+
+    # -- positive terms
+
+    def scan(self, block: Block, alive: list[int]) -> dict[int, _Match]:
+        """The sessions of `block` (among `alive`) where every positive term matches."""
+        matches = self._chain(block, alive)
+        if self.text_hits:
+            self._with_text_hits(block, alive, matches)
+        return matches
+
+    def _chain(self, block: Block, alive: list[int]) -> dict[int, _Match]:
+        """Every term matched on its own (index hits aside), term after term over what the
+        previous ones left; each prefix of the chain is memoised on the block.  A fresh dict."""
+        memo, scope, keys = block.memo, self.scope, self.keys
+        depth, matches = 0, None
+        for known in range(len(keys), 0, -1):  # the longest chain already scanned
+            matches = memo.get((scope, keys[:known]))
+            if matches is not None:
+                depth = known
+                break
+        for position in range(depth, len(keys)):
+            candidates = alive if matches is None else list(matches)
+            found = self._scan_term(self.positive[position], block, candidates)
+            matches = found if matches is None else _both(matches, found)
+            if len(memo) >= _MEMO_LIMIT:
+                memo.clear()
+            memo[(scope, keys[: position + 1])] = matches
+            if not matches:
+                break
+        return dict(matches) if matches else {}
+
+    def _with_text_hits(self, block: Block, alive: list[int], matches: dict[int, _Match]) -> None:
+        """Sessions the index found the query in: a fuzzy, path or missing match of a fuzzy or
+        phrase term counts as a full-text hit there (a regex term must still match itself)."""
+        rows: dict[int, str] = {}
+        for path, hit in self.text_hits.items():
+            index = block.position_of(path)
+            field_name = hit.field or "text"
+            if index is not None and (self.paths or field_name != "cwd"):  # the cwd only counts where paths do
+                rows[index] = field_name
+        if not rows:
+            return
+        if self.filters or self.negative:
+            allowed = set(alive)
+            rows = {index: name for index, name in rows.items() if index in allowed}
+        found = [self._scan_term(term, block, list(rows)) for term in self.positive]
+        for index, field_name in rows.items():
+            combined: _Match | None = None
+            for term, term_found in zip(self.positive, found, strict=True):
+                match = term_found.get(index)
+                if term.kind != "regex" and (match is None or match[0] > FULL_TEXT):
+                    match = (FULL_TEXT, field_name, 100.0)
+                if match is None:
+                    break
+                combined = match if combined is None else _both_one(combined, match)
+            else:
+                matches[index] = combined  # type: ignore[assignment]
+
+    def _scan_term(self, term: Term, block: Block, candidates: list[int]) -> dict[int, _Match]:
+        if term.kind == "regex":
+            return self._scan_regex(term, block, candidates)
+        return self._scan_text(term, block, candidates)
+
+    def _scan_text(self, term: Term, block: Block, candidates: list[int]) -> dict[int, _Match]:
+        text = term.text
+        names, firsts, pairs = block.names, block.firsts, block.pairs
+        in_title = [index for index in candidates if text in pairs[index]]  # name / first message
+        found: dict[int, _Match] = dict.fromkeys(in_title, _SUBSTRING_FIRST)
+        if in_title:  # later updates win: name prefix > first-message prefix > name substring
+            found.update(dict.fromkeys([index for index in in_title if text in names[index]], _SUBSTRING_NAME))
+            found.update(dict.fromkeys([index for index in in_title if firsts[index].startswith(text)], _PREFIX_FIRST))
+            found.update(dict.fromkeys([index for index in in_title if names[index].startswith(text)], _PREFIX_NAME))
+        position = block.ids.find("\n" + text)
+        if position >= 0:  # id prefix (a hex run inside an id is noise, not a match)
+            wanted = set(candidates)
+            while position >= 0:
+                index = bisect_right(block.id_starts, position) - 1
+                if index in wanted and found.get(index, _PREFIX_ID)[0] >= PREFIX:
+                    found[index] = _PREFIX_ID
+                position = block.ids.find("\n" + text, position + 1)
+        rest = [index for index in candidates if index not in found] if found else candidates
+        texts = block.texts
+        found.update(dict.fromkeys([index for index in rest if text in texts[index]], _FULL_TEXT))
+        pattern = self.fuzzy_patterns.get(text) if term.kind == "fuzzy" else None
+        if pattern is not None:  # fuzzy: only what the row shows, so every hit can be highlighted
+            shown, length, ratio = block.shown, len(text), fuzz.partial_ratio
+            first, limit = pattern.search, max_span(length)
+            # the first occurrence is usually tight enough; `fuzzy_match` looks further when not
+            fuzzy = [
+                (index, match)
+                for index in rest
+                if index not in found
+                and (match := first(shown[index]))
+                and (match.end() - match.start() <= limit or (match := fuzzy_match(pattern, shown[index], length)))
+            ]
+            for index, match in fuzzy:
+                # scored where it matched (what the row highlights), not against the whole title
+                window = shown[index][max(match.start() - length, 0) : match.end() + length]
+                found[index] = (FUZZY, "name" if names[index] else "first message", ratio(text, window))
+        if self.paths:
+            cwds, paths = block.cwds, block.paths
+            left = [index for index in rest if index not in found]
+            found.update(dict.fromkeys([index for index in left if text in paths[index]], _PATH_PATH))
+            found.update(dict.fromkeys([index for index in left if text in cwds[index]], _PATH_CWD))  # cwd wins
+        return found
+
+    def _scan_regex(self, term: Term, block: Block, candidates: list[int]) -> dict[int, _Match]:
+        search_in = term.pattern.search  # type: ignore[union-attr]
+        found: dict[int, _Match] = {}
+        for index in candidates:
+            hay = block.hays[index]
+            if search_in(hay.ident):
+                found[index] = (SUBSTRING, "id", 100.0)
+            elif search_in(hay.name):
+                found[index] = (SUBSTRING, "name", 100.0)
+            elif search_in(hay.first):
+                found[index] = (SUBSTRING, "first message", 100.0)
+            elif search_in(hay.text):
+                found[index] = (FULL_TEXT, "text", 100.0)
+            elif self.paths and (search_in(hay.cwd) or search_in(hay.path)):
+                found[index] = (PATH, "cwd" if search_in(hay.cwd) else "path", 100.0)
+        return found
+
+    # -- hits
+
+    def collect(self, block: Block, buckets: list[list[Hit]]) -> None:
+        """Append the hits of one block to `buckets` (one list per tier), in block order."""
+        alive = self.alive(block.hays)
+        summaries, query, count = block.summaries, self.query, len(self.positive)
+        new_hit = _new_hit
+        if not count:
+            buckets[0].extend(
+                new_hit(Hit, (summaries[index], FILTER_ONLY, "filter", 100.0, query, None)) for index in alive
+            )
+            return
+        matches = self.scan(block, alive)
+        whole = self.whole
+        if whole and matches:
+            self._upgrade_whole(block, matches, several=count > 1)
+        text_hits, add, tiers = self.text_hits, [bucket.append for bucket in buckets], TIERS
+        for index in sorted(matches):  # block order (sorting ints, not the items, is the cheap sort)
+            tier, name, score = matches[index]
+            text_hit = text_hits.get(summaries[index].path) if text_hits and tier == FULL_TEXT else None
+            add[tier](new_hit(Hit, (summaries[index], tiers[tier], name, score / count, query, text_hit)))
+
+    def _upgrade_whole(self, block: Block, matches: dict[int, _Match], several: bool) -> None:
+        """Exact: the whole query is the id, name or first message.  Prefix: it starts one
+        (for a single term the scan found that already)."""
+        whole = self.whole
+        for index, field in block.exact.get(whole, ()):
+            if index in matches:
+                matches[index] = (EXACT, field, matches[index][2])
+        if several:
+            idents, names, firsts = block.idents, block.names, block.firsts
+            for index, (tier, _name, score) in matches.items():
+                if tier == SUBSTRING:
+                    for value, field in (
+                        (idents[index], "id"),
+                        (names[index], "name"),
+                        (firsts[index], "first message"),
+                    ):
+                        if value.startswith(whole):
+                            matches[index] = (PREFIX, field, score)
+                            break
+
+
+_MEMO_LIMIT = 16  # memoised term chains per block (each at most a dict of `chunk` entries)
+
+
+def _term_key(term: Term) -> tuple:
+    return term.kind, term.text, term.negated, term.field, term.bound_ms
+
+
+def _both_one(old: _Match, new: _Match) -> _Match:
+    """Two terms' matches in one session: the weaker tier and its field, the scores summed."""
+    return (old[0], old[1], old[2] + new[2]) if old[0] >= new[0] else (new[0], new[1], old[2] + new[2])
+
+
+def _both(matches: dict[int, _Match], found: dict[int, _Match]) -> dict[int, _Match]:
+    """AND: the sessions in both, each with `_both_one` of its two matches (inlined: thousands)."""
+    return {
+        index: (old[0], old[1], old[2] + new[2]) if old[0] >= new[0] else (new[0], new[1], old[2] + new[2])
+        for index, old in matches.items()
+        if (new := found.get(index)) is not None
+    }
+
+
+def _filter_matches(term: Term, hay: Haystack) -> bool:
+    name, value = term.field, term.text
+    summary = hay.summary
+    if name == "id":
+        return hay.ident.startswith(value)
+    if name == "name":
+        return bool(summary.name) and value in hay.name
+    if name == "cwd":
+        return value in hay.cwd
+    if name == "path":
+        return value in hay.path
+    if name == "label":
+        return any(value in label for label in hay.labels)
+    if name == "model":
+        return any(value in model for model in hay.models)
+    assert term.bound_ms is not None
+    if name == "after":
+        return summary.modified_ms >= term.bound_ms
+    return summary.modified_ms < term.bound_ms  # before
+
+
+_new_hit = tuple.__new__  # builds a Hit without NamedTuple's Python-level __new__
+
+
+def _newest_first(hit: Hit) -> float:
+    return -hit.summary.modified_ms
+
+
+def _fuzzy_order(hit: Hit) -> tuple[float, float]:
+    return -round(hit.score), -hit.summary.modified_ms
+
+
+# ---------------------------------------------------------------------------- search
+
+
+_FOLD_STEP = 256  # sessions folded between yields when the cache is cold
+
+
+def search_iter(
+    summaries: Sequence[SessionSummary],
+    query: Query | str,
+    *,
+    text_hits: Mapping[str, TextHit] | None = None,
+    paths: bool = False,
+    chunk: int = 2048,
+    cache: SearchCache | None = None,
+) -> Iterator[SearchProgress]:
+    """Rank `summaries` for `query`, yielding a `SearchProgress` between chunks of work.
+
+    The last step carries the ranked hits.  `text_hits` maps a session path to the index's
+    `TextHit` for `query.full_text()`.  An empty query returns every session, newest first.
+    `cache` keeps the folded sessions for the next search (the caller owns it; without one
+    everything is folded afresh).  Folding sessions not in the cache yields every 256
+    sessions, so no step is long.
+    """
+    parsed = parse_query(query) if isinstance(query, str) else query
+    cache = cache if cache is not None else SearchCache()
+    matcher = _Matcher(parsed, text_hits, paths)
+    total = len(summaries)
+    chunk = max(chunk, 1)
+    buckets: list[list[Hit]] = [[] for _ in TIERS]
+    ordered, last = True, -math.inf
+    for start in range(0, total, chunk):
+        part = summaries[start : start + chunk]
+        block = cache.cached_block(part)
+        if block is None:
+            for offset in range(0, len(part), _FOLD_STEP):
+                for summary in part[offset : offset + _FOLD_STEP]:
+                    cache.haystack(summary)
+                yield SearchProgress(start, total)  # still folding this chunk
+            block = cache.block(part)
+            yield SearchProgress(start, total)
+        ordered = ordered and block.ordered and last <= block.recency[0]
+        last = block.recency[-1]
+        matcher.collect(block, buckets)
+        if start + chunk < total:
+            yield SearchProgress(start + chunk, total)
+    for tier, bucket in enumerate(buckets):
+        if tier == FUZZY:
+            bucket.sort(key=_fuzzy_order)
+        elif not ordered:
+            bucket.sort(key=_newest_first)  # stable: equal times keep the input order
+    cache.prune(summaries, -(-total // chunk))
+    yield SearchProgress(total, total, list(chain.from_iterable(buckets)))
+
+
+def search(
+    summaries: Sequence[SessionSummary],
+    query: Query | str,
+    *,
+    text_hits: Mapping[str, TextHit] | None = None,
+    paths: bool = False,
+    cache: SearchCache | None = None,
+) -> list[Hit]:
+    """`search_iter` run to completion: the ranked hits."""
+    for step in search_iter(summaries, query, text_hits=text_hits, paths=paths, cache=cache):
+        if step.hits is not None:
+            return step.hits
+    return []

@@ -1,0 +1,167 @@
+"""What a result row shows of a match: highlight spans, and one excerpt maker for snippets.
+
+`highlight` marks a query's terms in a title or snippet (every occurrence; a fuzzy token
+that is no substring marks the letters the matcher accepted).  `make_snippet` cuts the
+excerpt for both kinds of full-text hit: the index's (`TextHit`, around the first word
+FTS5 matched in the stored chunk) and search's own (`query_snippet`, around the first
+term in the message text a summary carries), so both look and cut alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from re import Pattern
+from typing import NamedTuple
+
+from ..text import blank_controls
+from .fuzzy import MIN_FUZZY, fuzzy_positions
+from .query import Query, QueryError, fold, parse_query
+
+Span = tuple[int, int]
+
+_BEFORE, _AFTER = 40, 120  # characters kept before the first match and after its end
+_SNAP = 15  # how far a cut may move to land on a space instead of inside a word
+
+
+class Snippet(NamedTuple):
+    """A short excerpt around a full-text match, with highlight spans into `text`."""
+
+    text: str
+    spans: tuple[Span, ...]
+
+
+def make_snippet(text: str, first: Span | None, mark: Callable[[str], Iterable[Span]]) -> Snippet:
+    """A one-line excerpt of `text` around `first` (the start of `text` if None), `…` where
+    cut, with the spans `mark` finds in the excerpt.  Controls become spaces one for one."""
+    start = 0 if first is None else max(first[0] - _BEFORE, 0)
+    if start:
+        space = text.find(" ", start, start + _SNAP)
+        start = space + 1 if space != -1 else start
+    end = min(len(text), (first[1] if first is not None else 0) + _AFTER)
+    if end < len(text):
+        space = text.rfind(" ", end - _SNAP, end)
+        end = space if space > start else end
+    excerpt = ("…" if start else "") + blank_controls(text[start:end]) + ("…" if end < len(text) else "")
+    return Snippet(excerpt, tuple(mark(excerpt)))
+
+
+def query_snippet(text: str, query: Query) -> Snippet | None:
+    """An excerpt of `text` around the first match of any positive term of `query`,
+    highlighted for it; None when no term occurs (a fuzzy token counts as a substring)."""
+    folded = fold(text)
+    first: Span | None = None
+    for term in query.positive:
+        if term.kind == "regex":
+            assert term.pattern is not None
+            found = term.pattern.search(text)
+            span = found.span() if found else None
+        else:
+            position = folded.find(term.text)
+            span = (position, position + len(term.text)) if position >= 0 else None
+        if span is not None and (first is None or span[0] < first[0]):
+            first = span
+    if first is None:
+        return None
+    return make_snippet(text, first, lambda excerpt: highlight(excerpt, query))
+
+
+class TextHit:
+    """A full-text match from the index: the session file, the field it is in, and a snippet
+    with highlight spans.
+
+    The snippet is made on first access (`chunk` reads the matched text: one small query),
+    so a search over thousands of sessions only pays for the rows a UI shows.  `field` is
+    user | assistant | tool | bash | name | label | cwd | id.
+    """
+
+    __slots__ = ("_chunk", "_highlight", "_snippet", "field", "path")
+
+    def __init__(self, path: str, field: str, chunk: Callable[[], str], highlight: Pattern[str] | None) -> None:
+        self.path = path
+        self.field = field
+        self._chunk = chunk
+        self._highlight = highlight  # `FullText.highlight`: the words FTS5 matched
+        self._snippet: Snippet | None = None
+
+    def _made(self) -> Snippet:
+        if self._snippet is None:
+            body, pattern = self._chunk(), self._highlight
+            first = pattern.search(body) if pattern is not None else None
+            self._snippet = make_snippet(
+                body,
+                first.span() if first is not None else None,
+                lambda excerpt: [hit.span() for hit in pattern.finditer(excerpt)] if pattern is not None else (),
+            )
+        return self._snippet
+
+    @property
+    def snippet(self) -> str:
+        """A short excerpt (plain text, `…` where cut) around the match."""
+        return self._made().text
+
+    @property
+    def spans(self) -> tuple[Span, ...]:
+        """(start, end) of the matched words in `snippet`."""
+        return self._made().spans
+
+    def __repr__(self) -> str:
+        return f"TextHit(path={self.path!r}, field={self.field!r})"
+
+
+# ---------------------------------------------------------------------------- highlight
+
+
+def highlight(text: str, query: Query | str) -> list[Span]:
+    """Where `query` matches in `text` (a title or snippet): sorted, merged (start, end) spans.
+
+    Offsets index the original `text`.  Every occurrence of a word or phrase is highlighted;
+    a fuzzy token that is no substring highlights the in-order letters the matcher accepted.
+    """
+    if isinstance(query, str):
+        try:
+            query = parse_query(query)
+        except QueryError:
+            return []
+    folded = fold(text)
+    spans: list[Span] = []
+    for term in query.terms:
+        if term.negated:
+            continue
+        if term.kind == "regex":
+            assert term.pattern is not None
+            spans.extend(match.span() for match in term.pattern.finditer(text) if match.end() > match.start())
+        elif term.kind == "phrase" or (term.kind == "field" and term.field == "name"):
+            spans.extend(_occurrences(folded, term.text))
+        elif term.kind == "fuzzy":
+            spans.extend(_fuzzy_spans(folded, term.text))
+    return merge_spans(spans)
+
+
+def _occurrences(folded: str, needle: str) -> list[Span]:
+    spans = []
+    start = folded.find(needle)
+    while needle and start >= 0:
+        spans.append((start, start + len(needle)))
+        start = folded.find(needle, start + len(needle))
+    return spans
+
+
+def _fuzzy_spans(folded: str, term: str) -> list[Span]:
+    if occurrences := _occurrences(folded, term):
+        return occurrences
+    if len(term) < MIN_FUZZY:
+        return []
+    positions = fuzzy_positions(folded, term)
+    return [(position, position + 1) for position in positions] if positions is not None else []
+
+
+def merge_spans(spans: Sequence[Span]) -> list[Span]:
+    """Sort spans and merge overlapping or touching ones into runs."""
+    merged: list[Span] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            if end > merged[-1][1]:
+                merged[-1] = (merged[-1][0], end)
+        else:
+            merged.append((start, end))
+    return merged
