@@ -17,8 +17,9 @@ from typing import Any
 from . import dialects
 from .errors import SessionError  # re-exported: its home is errors.py (cheap for the CLI to import)
 from .gcpause import gc_paused
-from .jsonl import Skipped, parse_jsonl
+from .jsonl import Record, Skipped, line_blocks, oversized_reason, parse_lines
 from .migrate import CURRENT_VERSION, header_version, migrate
+from .safeopen import open_regular
 from .tree import SessionTree
 
 
@@ -54,7 +55,7 @@ class Session:
     header: dict[str, Any]
     entries: list[dict[str, Any]]
     stamp: FileStamp
-    disk_version: int
+    disk_version: int | float  # as pi compares it: see `header_version`
     dialect: str
     title_slot: dict[str, Any] | None = None
     title_slot_bytes: int = 0
@@ -120,17 +121,36 @@ def session_name(session: Session) -> str | None:
     return title.strip() or None if isinstance(title, str) else None
 
 
-def parse_session_bytes(path: Path, data: bytes, stat: os.stat_result) -> Session | NotASession:
-    """Parse, normalise and migrate (in memory) the bytes of one session file."""
-    with gc_paused():
-        return _parse_session_bytes(path, data, stat)
+_BOM = b"\xef\xbb\xbf"  # Node's trim() drops one before JSON.parse: so do we
 
 
-def _parse_session_bytes(path: Path, data: bytes, stat: os.stat_result) -> Session | NotASession:
-    records, skipped = parse_jsonl(data)
+def _read_records(descriptor: int, stat: os.stat_result) -> tuple[list[Record], list[Skipped], FileStamp, bool]:
+    """Stream a file into records (lines over `MAX_LINE_BYTES` skipped unread), its stamp,
+    and whether it held anything but whitespace."""
+    records: list[Record] = []
+    skipped: list[Skipped] = []
+    digest = hashlib.blake2b(digest_size=16)
+    start = 3 if os.pread(descriptor, 3, 0) == _BOM else 0
+    if start:
+        digest.update(_BOM)
+    content = False
+    for block in line_blocks(descriptor, start, digest=digest):
+        if block.oversized:
+            skipped.append(Skipped(block.line + 1, oversized_reason(block.oversized)))
+            content = True
+            continue
+        content = content or bool(block.data.strip())
+        # A block of whole lines splits into an empty last piece; only the file's unterminated
+        # last line is a non-empty one there (and reported torn if it does not parse).
+        parse_lines(block.data.split(b"\n"), records, skipped, block.line + 1, block.offset)
+    return records, skipped, FileStamp(stat.st_size, stat.st_mtime_ns, digest.hexdigest()), content
+
+
+def _build(
+    path: Path, records: list[Record], skipped: list[Skipped], stamp: FileStamp, content: bool
+) -> Session | NotASession:
     if not records:
-        reason = "empty file" if not data.strip() else "no readable JSON line"
-        return NotASession(path, reason)
+        return NotASession(path, "no readable JSON line" if content else "empty file")
     title_slot = None
     slot_bytes = 0
     first = 0
@@ -165,7 +185,7 @@ def _parse_session_bytes(path: Path, data: bytes, stat: os.stat_result) -> Sessi
         path=path,
         header=header,
         entries=entries,
-        stamp=FileStamp.of_bytes(data, stat),
+        stamp=stamp,
         disk_version=disk_version,
         dialect=dialect,
         title_slot=title_slot,
@@ -217,26 +237,20 @@ def read_session(path: str | os.PathLike[str]) -> Session | NotASession:
     """Read a session file.  Never raises for bad content or a vanished/unreadable file."""
     file_path = Path(path).expanduser().absolute()
     try:
-        with open(file_path, "rb") as handle:
-            stat = os.fstat(handle.fileno())
-            if not _is_regular(stat):
-                return NotASession(file_path, "not a regular file")
-            data = handle.read()
+        descriptor, stat = open_regular(file_path)  # a FIFO or device never blocks us
+        try:
+            with gc_paused():
+                records, skipped, stamp, content = _read_records(descriptor, stat)
+        finally:
+            os.close(descriptor)
     except FileNotFoundError:
         return NotASession(file_path, "no such file")
-    except IsADirectoryError:
-        return NotASession(file_path, "is a directory")
     except PermissionError:
         return NotASession(file_path, "permission denied")
     except OSError as error:
         return NotASession(file_path, error.strerror or str(error))
-    return parse_session_bytes(file_path, data, stat)
-
-
-def _is_regular(stat: os.stat_result) -> bool:
-    import stat as stat_module
-
-    return stat_module.S_ISREG(stat.st_mode)
+    with gc_paused():
+        return _build(file_path, records, skipped, stamp, content)
 
 
 def load_session(path: str | os.PathLike[str]) -> Session:
