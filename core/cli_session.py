@@ -13,7 +13,11 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Iterator
+from itertools import islice
 from typing import Any
+
+import orjson
 
 from .cli_args import scope_options, session_path, write_json
 from .context import build_session_context
@@ -79,23 +83,45 @@ def show_payload(session: Session, leaf: str | None = None) -> dict[str, Any]:
 
 def tree_payload(session: Session) -> dict[str, Any]:
     """The `tree --json` object: depth-first pre-order, children oldest first."""
+    return {**_tree_head(session), "nodes": list(_tree_nodes(session)), "problems": session.problems}
+
+
+def _tree_head(session: Session) -> dict[str, Any]:
+    return {"path": str(session.path), "id": session.id, "leafId": session.tree.leaf_id}
+
+
+def _tree_nodes(session: Session) -> Iterator[dict[str, Any]]:
     tree = session.tree
-    nodes = [
-        {
+    parent, by_id, labels = tree.parent, tree.by_id, tree.labels
+    for entry_id, _depth in tree.preorder():
+        yield {
             "id": entry_id,
-            "parentId": tree.parent[entry_id],
-            "type": tree.by_id[entry_id].get("type"),
-            "label": tree.labels.get(entry_id),
+            "parentId": parent[entry_id],
+            "type": by_id[entry_id].get("type"),
+            "label": labels.get(entry_id),
         }
-        for entry_id, _depth in tree.preorder()
-    ]
-    return {
-        "path": str(session.path),
-        "id": session.id,
-        "leafId": tree.leaf_id,
-        "nodes": nodes,
-        "problems": session.problems,
-    }
+
+
+_NODES_PER_WRITE = 20_000
+
+
+def _write_tree_json(session: Session) -> None:
+    """`write_json(tree_payload(session))`, byte for byte, without holding millions of node
+    dicts: the nodes are encoded a batch at a time (orjson escapes newlines inside strings,
+    so re-indenting a batch is a plain replace)."""
+    out = sys.stdout.buffer
+    indent = orjson.OPT_INDENT_2
+    head = orjson.dumps({**_tree_head(session), "nodes": []}, option=indent)
+    out.write(head[: head.rindex(b"[]")] + b"[")
+    nodes = _tree_nodes(session)
+    written = False
+    while batch := list(islice(nodes, _NODES_PER_WRITE)):
+        body = orjson.dumps(batch, option=indent)[1:-2]  # without the brackets and the last newline
+        out.write((b"," if written else b"") + body.replace(b"\n", b"\n  "))
+        written = True
+    tail = orjson.dumps({"problems": session.problems}, option=indent)
+    out.write((b"\n  ]," if written else b"],") + tail[1:] + b"\n")
+    out.flush()
 
 
 def run_show(args: argparse.Namespace) -> int:
@@ -126,7 +152,7 @@ def run_show(args: argparse.Namespace) -> int:
 def run_tree(args: argparse.Namespace) -> int:
     session = open_session_arg(args)
     if args.json:
-        write_json(tree_payload(session))
+        _write_tree_json(session)
         return 0
     # The UI reads keys from stdin and draws on stderr; stdout may be redirected, like
     # `pick`, so `$(seance tree S)` gets the chosen path.
@@ -140,6 +166,8 @@ def run_tree(args: argparse.Namespace) -> int:
     calls = tool_calls_by_id(session.entries)
     # Like pi's /tree, a single-child chain stays flat: only a branch point indents.
     indent: dict[str, int] = {}
+    lines: list[str] = []
+    write = sys.stdout.write
     for entry_id, _depth in tree.preorder():
         parent = tree.parent[entry_id]
         siblings = tree.kids(parent)
@@ -149,5 +177,9 @@ def run_tree(args: argparse.Namespace) -> int:
         label = tree.labels.get(entry_id)
         marker = "*" if entry_id == tree.leaf_id else " "
         tag = f"[{display_text(label)}] " if label else ""
-        print(f"{marker} {'  ' * indent[entry_id]}{entry_id} {tag}{entry_summary(entry, 100, calls)}")
+        lines.append(f"{marker} {'  ' * indent[entry_id]}{entry_id} {tag}{entry_summary(entry, 100, calls)}\n")
+        if len(lines) >= 10_000:  # one write per batch, not per line
+            write("".join(lines))
+            lines.clear()
+    write("".join(lines))
     return 0

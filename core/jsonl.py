@@ -25,8 +25,10 @@ from __future__ import annotations
 import json
 import os
 import re
+from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass
+from sys import intern
 from typing import Any, NamedTuple
 
 import orjson
@@ -51,14 +53,18 @@ class Skipped:
         return f"line {self.line}: {self.reason}"
 
 
-@dataclass(frozen=True, slots=True)
-class Record:
-    """One parsed JSON object with its 1-based line number and byte span."""
+class Parsed:
+    """What a file's lines parsed into, kept compact (a session may have millions of lines):
+    the objects, their 1-based line numbers, the skipped lines, and where the first object's
+    line ends (a title slot's byte length)."""
 
-    line: int
-    start: int
-    end: int
-    value: dict[str, Any]
+    __slots__ = ("first_end", "lines", "skipped", "values")
+
+    def __init__(self) -> None:
+        self.values: list[dict[str, Any]] = []
+        self.lines = array("q")
+        self.skipped: list[Skipped] = []
+        self.first_end: int | None = None
 
 
 class LineError(ValueError):
@@ -312,32 +318,18 @@ def _describe_failure(raw: bytes) -> str:
     return "not valid JSON"
 
 
-def parse_jsonl(data: bytes, *, first_line: int = 1, base_offset: int = 0) -> tuple[list[Record], list[Skipped]]:
-    """Parse JSONL bytes leniently into objects plus a list of skipped lines.
+def parse_lines(lines: list[bytes], parsed: Parsed, first_line: int, base_offset: int) -> None:
+    """Parse split lines (starting at line `first_line`, byte `base_offset`) into `parsed`.
 
-    `first_line`/`base_offset` let callers parse a tail that starts mid-file.
-    A final line without a newline is kept when it parses, and reported as torn when not.
+    A final piece that is not empty is a line without a newline: kept when it parses,
+    reported as torn when not.
     """
-    records: list[Record] = []
-    skipped: list[Skipped] = []
-    parse_lines(data.split(b"\n"), records, skipped, first_line, base_offset)
-    return records, skipped
-
-
-def parse_lines(
-    lines: list[bytes], records: list[Record], skipped: list[Skipped], first_line: int, base_offset: int
-) -> None:
-    """`parse_jsonl` of already split lines (the last one is the possibly torn one)."""
-    append = records.append
+    values, numbers, skipped = parsed.values, parsed.lines, parsed.skipped
+    append, add_number = values.append, numbers.append
     loads = orjson.loads
     decode_error = orjson.JSONDecodeError
-    start = base_offset
     last = len(lines) - 1
-    line = first_line
     for index, raw in enumerate(lines):
-        end = start + len(raw)
-        line_start, start = start, end + 1
-        line = first_line + index
         try:
             value = loads(raw)
             replaced = False
@@ -348,11 +340,17 @@ def parse_lines(
                 value, replaced = loads_line(raw)
             except LineError:
                 reason = "torn last line (no newline)" if index == last else _describe_failure(raw)
-                skipped.append(Skipped(line, reason))
+                skipped.append(Skipped(first_line + index, reason))
                 continue
         if type(value) is not dict:
-            skipped.append(Skipped(line, f"a JSON {type(value).__name__}, not an object"))
+            skipped.append(Skipped(first_line + index, f"a JSON {type(value).__name__}, not an object"))
             continue
         if replaced:
-            skipped.append(Skipped(line, "bytes that are not UTF-8 were replaced (line kept)"))
-        append(Record(line, line_start, end, value))
+            skipped.append(Skipped(first_line + index, "bytes that are not UTF-8 were replaced (line kept)"))
+        if parsed.first_end is None:  # once per file
+            parsed.first_end = base_offset + sum(len(line) + 1 for line in lines[:index]) + len(raw)
+        kind = value.get("type")
+        if kind.__class__ is str:  # a few distinct values, millions of copies: share one each
+            value["type"] = intern(kind)
+        append(value)
+        add_number(first_line + index)

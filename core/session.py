@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from array import array
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -17,7 +18,7 @@ from typing import Any
 from . import dialects
 from .errors import SessionError  # re-exported: its home is errors.py (cheap for the CLI to import)
 from .gcpause import gc_paused
-from .jsonl import Record, Skipped, line_blocks, oversized_reason, parse_lines
+from .jsonl import Parsed, Skipped, line_blocks, oversized_reason, parse_lines
 from .migrate import CURRENT_VERSION, header_version, migrate
 from .safeopen import open_regular
 from .tree import SessionTree
@@ -124,11 +125,10 @@ def session_name(session: Session) -> str | None:
 _BOM = b"\xef\xbb\xbf"  # Node's trim() drops one before JSON.parse: so do we
 
 
-def _read_records(descriptor: int, stat: os.stat_result) -> tuple[list[Record], list[Skipped], FileStamp, bool]:
-    """Stream a file into records (lines over `MAX_LINE_BYTES` skipped unread), its stamp,
-    and whether it held anything but whitespace."""
-    records: list[Record] = []
-    skipped: list[Skipped] = []
+def _read_records(descriptor: int, stat: os.stat_result) -> tuple[Parsed, FileStamp, bool]:
+    """Stream a file into parsed lines (lines over `MAX_LINE_BYTES` skipped unread), its
+    stamp, and whether it held anything but whitespace."""
+    parsed = Parsed()
     digest = hashlib.blake2b(digest_size=16)
     start = 3 if os.pread(descriptor, 3, 0) == _BOM else 0
     if start:
@@ -136,46 +136,51 @@ def _read_records(descriptor: int, stat: os.stat_result) -> tuple[list[Record], 
     content = False
     for block in line_blocks(descriptor, start, digest=digest):
         if block.oversized:
-            skipped.append(Skipped(block.line + 1, oversized_reason(block.oversized)))
+            parsed.skipped.append(Skipped(block.line + 1, oversized_reason(block.oversized)))
             content = True
             continue
         content = content or bool(block.data.strip())
         # A block of whole lines splits into an empty last piece; only the file's unterminated
         # last line is a non-empty one there (and reported torn if it does not parse).
-        parse_lines(block.data.split(b"\n"), records, skipped, block.line + 1, block.offset)
-    return records, skipped, FileStamp(stat.st_size, stat.st_mtime_ns, digest.hexdigest()), content
+        parse_lines(block.data.split(b"\n"), parsed, block.line + 1, block.offset)
+    return parsed, FileStamp(stat.st_size, stat.st_mtime_ns, digest.hexdigest()), content
 
 
-def _build(
-    path: Path, records: list[Record], skipped: list[Skipped], stamp: FileStamp, content: bool
-) -> Session | NotASession:
-    if not records:
+def _build(path: Path, parsed: Parsed, stamp: FileStamp, content: bool) -> Session | NotASession:
+    values, numbers, skipped = parsed.values, parsed.lines, parsed.skipped
+    if not values:
         return NotASession(path, "no readable JSON line" if content else "empty file")
     title_slot = None
     slot_bytes = 0
     first = 0
-    if records[0].value.get("type") == dialects.TITLE_SLOT_TYPE:
-        title_slot = records[0].value
-        slot_bytes = records[0].end + 1
+    if values[0].get("type") == dialects.TITLE_SLOT_TYPE:
+        title_slot = values[0]
+        slot_bytes = (parsed.first_end or 0) + 1
         first = 1
-    if first >= len(records):
+    if first >= len(values):
         return NotASession(path, "only a title line, no session header")
-    head = records[first].value
+    head = values[first]
     if not _is_header(head) or not isinstance(head.get("id"), str):
-        return NotASession(path, f"line {records[first].line} is not a session header")
-    raw_entries = [record for record in records[first + 1 :]]
-    snake = dialects.is_snake_dialect(head, [record.value for record in raw_entries])
+        return NotASession(path, f"line {numbers[first]} is not a session header")
+    snake = dialects.is_snake_dialect(head, values[first + 1 : first + 21])
     header = dialects.normalise_header(head, snake)
     disk_version = header_version(header)
     entries: list[dict[str, Any]] = []
-    lines: list[int] = []
-    for record in raw_entries:
-        entry = dialects.normalise_entry(record.value, snake)
-        if _is_header(entry):
-            skipped.append(Skipped(record.line, "a second session header"))
+    lines = array("q")
+    header_types = dialects.HEADER_TYPES
+    normalise = dialects.normalise_entry
+    for position in range(first + 1, len(values)):  # the hot loop: millions of entries
+        entry = values[position]
+        kind = entry.get("type")
+        if snake or kind == "model_change":  # the only entries `normalise_entry` changes
+            entry = normalise(entry, snake)
+            kind = entry.get("type")
+        if kind.__class__ is str and kind in header_types:
+            skipped.append(Skipped(numbers[position], "a second session header"))
             continue
         entries.append(entry)
-        lines.append(record.line)
+        lines.append(numbers[position])
+    del values[:]  # the entries hold what is needed
     has_ids = any(isinstance(entry.get("id"), str) for entry in entries)
     # The Python port has its own format and versioning: never re-shape it into pi's.
     migrations = [] if snake else migrate(header, entries, has_ids=has_ids)
@@ -208,29 +213,42 @@ def _omp_markers(entries: list[dict[str, Any]]) -> bool:
     return any(entry.get("type") in _OMP_TYPES for entry in entries[:200])
 
 
-def _valid_entries(entries: list[dict[str, Any]], lines: list[int], skipped: list[Skipped]) -> list[dict[str, Any]]:
-    """Drop entries that cannot be placed (no id, no type); keep the last of duplicate ids."""
-    last_index: dict[str, int] = {}
-    for index, entry in enumerate(entries):
+def _valid_entries(entries: list[dict[str, Any]], lines: array, skipped: list[Skipped]) -> list[dict[str, Any]]:
+    """Drop entries that cannot be placed (no id, no type); keep the last of duplicate ids.
+
+    Millions of entries may pass here: a `parentId` becomes the parent's own id string, so
+    the entry does not hold a copy (50-odd bytes an entry).
+    """
+    kept: list[dict[str, Any] | None] = []
+    kept_lines = array("q")
+    position: dict[str, int] = {}  # id -> index in `kept`
+    duplicates = False
+    for index, entry in enumerate(entries):  # one pass: millions of entries
         entry_id = entry.get("id")
-        if isinstance(entry_id, str) and entry_id and isinstance(entry.get("type"), str):
-            last_index[entry_id] = index
-    kept: list[dict[str, Any]] = []
-    for index, entry in enumerate(entries):
-        entry_id = entry.get("id")
-        if not isinstance(entry.get("type"), str):
+        if entry.get("type").__class__ is not str:
             skipped.append(Skipped(lines[index], "entry without a string type"))
-        elif not isinstance(entry_id, str) or not entry_id:
+            continue
+        if entry_id.__class__ is not str or not entry_id:
             skipped.append(Skipped(lines[index], "entry without a string id"))
-        elif last_index[entry_id] != index:
-            skipped.append(Skipped(lines[index], f"duplicate id {entry_id} (the later entry is used)"))
-        else:
-            parent = entry.get("parentId")
-            if parent is not None and not isinstance(parent, str):
+            continue
+        parent = entry.get("parentId")
+        if parent is not None:
+            if parent.__class__ is not str:
                 skipped.append(Skipped(lines[index], f"parentId of entry {entry_id} is not a string; shown as a root"))
                 entry["parentId"] = None
-            kept.append(entry)
-    return kept
+            else:
+                at = position.get(parent)
+                if at is not None:  # share the parent's id string instead of holding a copy
+                    entry["parentId"] = kept[at]["id"]  # type: ignore[index]
+        earlier = position.get(entry_id)
+        if earlier is not None:
+            skipped.append(Skipped(kept_lines[earlier], f"duplicate id {entry_id} (the later entry is used)"))
+            kept[earlier] = None
+            duplicates = True
+        position[entry_id] = len(kept)
+        kept.append(entry)
+        kept_lines.append(lines[index])
+    return [entry for entry in kept if entry is not None] if duplicates else kept  # type: ignore[misc]
 
 
 def read_session(path: str | os.PathLike[str]) -> Session | NotASession:
@@ -240,7 +258,7 @@ def read_session(path: str | os.PathLike[str]) -> Session | NotASession:
         descriptor, stat = open_regular(file_path)  # a FIFO or device never blocks us
         try:
             with gc_paused():
-                records, skipped, stamp, content = _read_records(descriptor, stat)
+                parsed, stamp, content = _read_records(descriptor, stat)
         finally:
             os.close(descriptor)
     except FileNotFoundError:
@@ -250,7 +268,7 @@ def read_session(path: str | os.PathLike[str]) -> Session | NotASession:
     except OSError as error:
         return NotASession(file_path, error.strerror or str(error))
     with gc_paused():
-        return _build(file_path, records, skipped, stamp, content)
+        return _build(file_path, parsed, stamp, content)
 
 
 def load_session(path: str | os.PathLike[str]) -> Session:
