@@ -23,7 +23,7 @@ from .cli_args import scope_options, session_path, write_json
 from .context import build_session_context
 from .session import NotASession, Session, read_session
 from .summary import entry_summary, tool_calls_by_id
-from .text import display_text
+from .text import as_text, display_text
 
 _MAX_PROBLEMS_SHOWN = 5
 
@@ -140,8 +140,9 @@ def run_show(args: argparse.Namespace) -> int:
     if session.name:
         print(f"name     {display_text(session.name)}", file=out)
     print(f"leaf     {payload['leafId']}", file=out)
-    print(f"model    {model['provider']}/{model['modelId']}" if model else "model    (none)", file=out)
-    print(f"thinking {payload['thinkingLevel']}", file=out)
+    model_text = f"{as_text(model['provider'])}/{as_text(model['modelId'])}" if model else "(none)"
+    print(f"model    {display_text(model_text)}", file=out)
+    print(f"thinking {display_text(payload['thinkingLevel'])}", file=out)
     print(f"messages {len(payload['messages'])}", file=out)
     for message in payload["messages"]:
         text = display_text(message["text"], 200) or "(no text)"

@@ -18,9 +18,23 @@ _CONTROL = re.compile(
 _SPACES = re.compile(r"\s+")
 
 
+def as_text(value: object) -> str:
+    """`value` as text for display, never raising: a string itself, None empty, anything
+    else its `str()` — "[nested too deeply]" for a value too deep for that (pi reads JSON
+    nested 10,000 levels deep; Python's `str()` of it raises `RecursionError`)."""
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return ""
+    try:
+        return str(value)
+    except RecursionError:
+        return "[nested too deeply]"
+
+
 def display_text(value: object, limit: int | None = None) -> str:
     """One clean line for a list row: controls become spaces, runs of space fold to one."""
-    text = value if isinstance(value, str) else ("" if value is None else str(value))
+    text = as_text(value)
     if limit is not None and len(text) > limit * 4:
         text = text[: limit * 4]
     text = _SPACES.sub(" ", _CONTROL.sub(" ", text)).strip()
@@ -31,7 +45,7 @@ def display_text(value: object, limit: int | None = None) -> str:
 
 def safe_multiline(value: object) -> str:
     """Multi-line text with controls removed but newlines and tabs kept (for previews)."""
-    text = value if isinstance(value, str) else ("" if value is None else str(value))
+    text = as_text(value)
     text = text.replace("\r\n", "\n").replace("\t", "    ")
     return _CONTROL.sub(lambda m: "\n" if m.group() == "\n" else "", text)
 
