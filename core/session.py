@@ -219,10 +219,10 @@ def _valid_entries(entries: list[dict[str, Any]], lines: array, skipped: list[Sk
     Millions of entries may pass here: a `parentId` becomes the parent's own id string, so
     the entry does not hold a copy (50-odd bytes an entry).
     """
-    kept: list[dict[str, Any] | None] = []
+    kept: list[dict[str, Any]] = []
     kept_lines = array("q")
-    position: dict[str, int] = {}  # id -> index in `kept`
-    duplicates = False
+    latest: dict[str, dict[str, Any]] = {}  # id -> the entry that has it last
+    duplicated: set[str] = set()
     for index, entry in enumerate(entries):  # one pass: millions of entries
         entry_id = entry.get("id")
         if entry.get("type").__class__ is not str:
@@ -237,18 +237,24 @@ def _valid_entries(entries: list[dict[str, Any]], lines: array, skipped: list[Sk
                 skipped.append(Skipped(lines[index], f"parentId of entry {entry_id} is not a string; shown as a root"))
                 entry["parentId"] = None
             else:
-                at = position.get(parent)
-                if at is not None:  # share the parent's id string instead of holding a copy
-                    entry["parentId"] = kept[at]["id"]  # type: ignore[index]
-        earlier = position.get(entry_id)
-        if earlier is not None:
-            skipped.append(Skipped(kept_lines[earlier], f"duplicate id {entry_id} (the later entry is used)"))
-            kept[earlier] = None
-            duplicates = True
-        position[entry_id] = len(kept)
+                parent_entry = latest.get(parent)
+                if parent_entry is not None:  # share the parent's id string instead of a copy
+                    entry["parentId"] = parent_entry["id"]
+        if entry_id in latest:
+            duplicated.add(entry_id)
+        latest[entry_id] = entry
         kept.append(entry)
         kept_lines.append(lines[index])
-    return [entry for entry in kept if entry is not None] if duplicates else kept  # type: ignore[misc]
+    if not duplicated:
+        return kept
+    out = []
+    for index, entry in enumerate(kept):
+        entry_id = entry["id"]
+        if entry_id in duplicated and latest[entry_id] is not entry:
+            skipped.append(Skipped(kept_lines[index], f"duplicate id {entry_id} (the later entry is used)"))
+        else:
+            out.append(entry)
+    return out
 
 
 def read_session(path: str | os.PathLike[str]) -> Session | NotASession:

@@ -79,6 +79,7 @@ class SessionTree:
         parents = self.parent
         children = self.children
         roots = self.roots
+        forward = False
         for entry_id, entry in by_id.items():  # the hot loop: millions of entries
             parent = entry.get("parentId")
             if parent.__class__ is not str:  # null (or, from a caller that did not check, junk)
@@ -92,13 +93,16 @@ class SessionTree:
                 parents[entry_id] = None
                 roots.append(entry_id)
             else:
+                if parent not in parents:  # a parent placed after its child: a cycle is possible
+                    forward = True
                 parents[entry_id] = parent
                 kids = children.get(parent)
                 if kids is None:
                     children[parent] = [entry_id]
                 else:
                     kids.append(entry_id)
-        self._break_cycles()
+        if forward:  # with every parent before its child, parents strictly precede: no cycle
+            self._break_cycles()
         for kids in children.values():
             if len(kids) > 1:  # only branch points need timestamps parsed
                 kids.sort(key=lambda kid: timestamp_ms(by_id[kid].get("timestamp")))
@@ -106,7 +110,7 @@ class SessionTree:
     def _break_cycles(self) -> None:
         """Entries not reachable from a root sit on or under a parent cycle: cut each cycle."""
         # Every entry has one parent, so a walk down from the roots meets each reachable
-        # entry once: counting them tells whether any cycle exists, without a set of millions.
+        # entry once: counting them tells whether a cycle exists, without a set of millions.
         if sum(1 for _node in self._reach(self.roots)) == len(self.by_id):
             return
         order = {entry_id: index for index, entry_id in enumerate(self.by_id)}
