@@ -165,22 +165,25 @@ def run_tree(args: argparse.Namespace) -> int:
         return _run_ui(args)
     tree = session.tree
     calls = tool_calls_by_id(session.entries)
-    # Like pi's /tree, a single-child chain stays flat: only a branch point indents.
-    indent: dict[str, int] = {}
+    # Like pi's /tree, a single-child chain stays flat: only a branch point indents.  The
+    # depth-first walk carries each entry's indent (no map of millions of entries).
     lines: list[str] = []
     write = sys.stdout.write
-    for entry_id, _depth in tree.preorder():
-        parent = tree.parent[entry_id]
-        siblings = tree.kids(parent)
-        base = indent[parent] if parent is not None else 0
-        indent[entry_id] = base + (1 if len(siblings) > 1 else 0)
-        entry = tree.by_id[entry_id]
-        label = tree.labels.get(entry_id)
-        marker = "*" if entry_id == tree.leaf_id else " "
+    by_id, labels, children, leaf_id = tree.by_id, tree.labels, tree.children, tree.leaf_id
+    top = 1 if len(tree.roots) > 1 else 0
+    stack = [(root, top) for root in reversed(tree.roots)]
+    while stack:
+        entry_id, indent = stack.pop()
+        label = labels.get(entry_id)
+        marker = "*" if entry_id == leaf_id else " "
         tag = f"[{display_text(label)}] " if label else ""
-        lines.append(f"{marker} {'  ' * indent[entry_id]}{entry_id} {tag}{entry_summary(entry, 100, calls)}\n")
+        lines.append(f"{marker} {'  ' * indent}{entry_id} {tag}{entry_summary(by_id[entry_id], 100, calls)}\n")
         if len(lines) >= 10_000:  # one write per batch, not per line
             write("".join(lines))
             lines.clear()
+        kids = children.get(entry_id)
+        if kids:
+            below = indent + (1 if len(kids) > 1 else 0)
+            stack.extend((kid, below) for kid in reversed(kids))
     write("".join(lines))
     return 0
