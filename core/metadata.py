@@ -33,7 +33,6 @@ from typing import Any
 import orjson
 
 from . import dialects
-from .jsonl import LineError, line_blocks, loads_line
 from .model import SessionSummary
 from .safeopen import open_regular
 from .timefmt import MAX_MS, MIN_MS, iso_ms, parse_time_ms  # noqa: F401  (re-exported)
@@ -221,6 +220,8 @@ class _Scanner:
             except decode_error:
                 if not line.strip():
                     continue
+                from .jsonl import LineError, loads_line  # only for lines orjson refuses: `ls` never needs it
+
                 try:
                     value = loads_line(line)[0]
                 except LineError:
@@ -460,6 +461,8 @@ def scan_file(
     Raises `NotSessionFile` for a file whose first JSON value is not a header, and `OSError`
     for a file that cannot be read.  A `state` whose prefix no longer matches is ignored.
     """
+    from .jsonl import line_blocks  # (a listing's prefix scans do not need the session reader's module)
+
     descriptor, info = open_regular(path)  # never blocks on a FIFO; raises for one
     try:
         continued = state is not None and can_continue(state, descriptor, info.st_size)
