@@ -486,18 +486,15 @@ class Catalog:
         for info, row, state, want_text in jobs:
             try:
                 result, texts = _scan(info, state, want_text)
+                # Inside the guard: the summary and the encoded state are this file's too.
+                outcome = ("ok", summary_from_scan(info.path, result), result.state.to_json(), result.continued, texts)
             except NotSessionFile as error:
-                yield info, row, ("not", str(error))
+                outcome = ("not", str(error))
             except OSError as error:
-                yield info, row, ("error", error.strerror or str(error))
+                outcome = ("error", error.strerror or str(error))
             except Exception as error:  # one poisoned file must not lose every other row
-                yield info, row, ("error", f"cannot be read ({type(error).__name__}: {error})")
-            else:
-                yield (
-                    info,
-                    row,
-                    ("ok", summary_from_scan(info.path, result), result.state.to_json(), result.continued, texts),
-                )
+                outcome = ("error", f"cannot be read ({type(error).__name__}: {error})")
+            yield info, row, outcome
         if meta_jobs:
             items = [(info, state.to_json() if state is not None else None) for info, _row, state, _want in meta_jobs]
             rows = iter(meta_jobs)

@@ -13,13 +13,17 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Iterator
+from itertools import islice
 from typing import Any
+
+import orjson
 
 from .cli_args import put_line, say, scope_options, session_path, write_json
 from .context import build_session_context
 from .session import NotASession, Session, read_session
 from .summary import entry_summary, tool_calls_by_id
-from .text import display_text
+from .text import as_text, display_text, json_safe, visible
 
 _MAX_PROBLEMS_SHOWN = 5
 
@@ -79,23 +83,45 @@ def show_payload(session: Session, leaf: str | None = None) -> dict[str, Any]:
 
 def tree_payload(session: Session) -> dict[str, Any]:
     """The `tree --json` object: depth-first pre-order, children oldest first."""
+    return {**_tree_head(session), "nodes": list(_tree_nodes(session)), "problems": session.problems}
+
+
+def _tree_head(session: Session) -> dict[str, Any]:
+    return {"path": str(session.path), "id": session.id, "leafId": session.tree.leaf_id}
+
+
+def _tree_nodes(session: Session) -> Iterator[dict[str, Any]]:
     tree = session.tree
-    nodes = [
-        {
+    parent, by_id, labels = tree.parent, tree.by_id, tree.labels
+    for entry_id, _depth in tree.preorder():
+        yield {
             "id": entry_id,
-            "parentId": tree.parent[entry_id],
-            "type": tree.by_id[entry_id].get("type"),
-            "label": tree.labels.get(entry_id),
+            "parentId": parent[entry_id],
+            "type": by_id[entry_id].get("type"),
+            "label": labels.get(entry_id),
         }
-        for entry_id, _depth in tree.preorder()
-    ]
-    return {
-        "path": str(session.path),
-        "id": session.id,
-        "leafId": tree.leaf_id,
-        "nodes": nodes,
-        "problems": session.problems,
-    }
+
+
+_NODES_PER_WRITE = 20_000
+
+
+def _write_tree_json(session: Session) -> None:
+    """`write_json(tree_payload(session))`, byte for byte (through the same `json_safe`), without
+    holding millions of node dicts: the nodes are encoded a batch at a time (orjson escapes newlines inside strings,
+    so re-indenting a batch is a plain replace)."""
+    out = sys.stdout.buffer
+    indent = orjson.OPT_INDENT_2
+    head = orjson.dumps({**_tree_head(session), "nodes": []}, option=indent)
+    out.write(json_safe(head[: head.rindex(b"[]")]) + b"[")
+    nodes = _tree_nodes(session)
+    written = False
+    while batch := list(islice(nodes, _NODES_PER_WRITE)):
+        body = orjson.dumps(batch, option=indent)[1:-2]  # without the brackets and the last newline
+        out.write((b"," if written else b"") + json_safe(body).replace(b"\n", b"\n  "))
+        written = True
+    tail = orjson.dumps({"problems": session.problems}, option=indent)
+    out.write((b"\n  ]," if written else b"],") + json_safe(tail[1:]) + b"\n")
+    out.flush()
 
 
 def run_show(args: argparse.Namespace) -> int:
@@ -113,8 +139,9 @@ def run_show(args: argparse.Namespace) -> int:
     if session.name:
         put_line(f"name     {display_text(session.name)}")
     put_line(f"leaf     {payload['leafId']}")
-    put_line(f"model    {model['provider']}/{model['modelId']}" if model else "model    (none)")
-    put_line(f"thinking {payload['thinkingLevel']}")
+    model_text = f"{as_text(model['provider'])}/{as_text(model['modelId'])}" if model else "(none)"
+    put_line(f"model    {display_text(model_text)}")
+    put_line(f"thinking {display_text(payload['thinkingLevel'])}")
     put_line(f"messages {len(payload['messages'])}")
     for message in payload["messages"]:
         text = display_text(message["text"], 200) or "(no text)"
@@ -125,7 +152,7 @@ def run_show(args: argparse.Namespace) -> int:
 def run_tree(args: argparse.Namespace) -> int:
     session = open_session_arg(args)
     if args.json:
-        write_json(tree_payload(session))
+        _write_tree_json(session)
         return 0
     # The UI reads keys from stdin and draws on stderr; stdout may be redirected, like
     # `pick`, so `$(seance tree S)` gets the chosen path.
@@ -137,16 +164,27 @@ def run_tree(args: argparse.Namespace) -> int:
         return _run_ui(args)
     tree = session.tree
     calls = tool_calls_by_id(session.entries)
-    # Like pi's /tree, a single-child chain stays flat: only a branch point indents.
-    indent: dict[str, int] = {}
-    for entry_id, _depth in tree.preorder():
-        parent = tree.parent[entry_id]
-        siblings = tree.kids(parent)
-        base = indent[parent] if parent is not None else 0
-        indent[entry_id] = base + (1 if len(siblings) > 1 else 0)
-        entry = tree.by_id[entry_id]
-        label = tree.labels.get(entry_id)
-        marker = "*" if entry_id == tree.leaf_id else " "
+    # Like pi's /tree, a single-child chain stays flat: only a branch point indents.  The
+    # depth-first walk carries each entry's indent (no map of millions of entries).
+    lines: list[str] = []
+    write = sys.stdout.write
+    by_id, labels, children, leaf_id = tree.by_id, tree.labels, tree.children, tree.leaf_id
+    top = 1 if len(tree.roots) > 1 else 0
+    stack = [(root, top) for root in reversed(tree.roots)]
+    while stack:
+        entry_id, indent = stack.pop()
+        label = labels.get(entry_id)
+        marker = "*" if entry_id == leaf_id else " "
         tag = f"[{display_text(label)}] " if label else ""
-        put_line(f"{marker} {'  ' * indent[entry_id]}{entry_id} {tag}{entry_summary(entry, 100, calls)}")
+        lines.append(
+            visible(f"{marker} {'  ' * indent}{entry_id} {tag}{entry_summary(by_id[entry_id], 100, calls)}") + "\n"
+        )
+        if len(lines) >= 10_000:  # one write per batch, not per line
+            write("".join(lines))
+            lines.clear()
+        kids = children.get(entry_id)
+        if kids:
+            below = indent + (1 if len(kids) > 1 else 0)
+            stack.extend((kid, below) for kid in reversed(kids))
+    write("".join(lines))
     return 0

@@ -20,6 +20,12 @@ from .tree import SessionTree, timestamp_ms
 _DEFAULT = object()
 
 
+def _scalar(value: Any) -> Any:
+    """A field that should be a string, as JSON output may carry it: an object or array (pi
+    reads them nested 10,000 deep; JSON encoders refuse that) becomes null."""
+    return None if isinstance(value, dict | list) else value
+
+
 @dataclass(slots=True)
 class ContextMessage:
     """One message the model will receive, and the entry it came from."""
@@ -45,10 +51,11 @@ class SessionContext:
     compaction: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
+        model = self.model
         return {
             "leafId": self.leaf_id,
-            "thinkingLevel": self.thinking_level,
-            "model": self.model,
+            "thinkingLevel": _scalar(self.thinking_level),
+            "model": {key: _scalar(value) for key, value in model.items()} if model is not None else None,
             "messages": [{"role": m.role, "text": m.text, "entryId": m.entry_id} for m in self.messages],
             "mode": self.mode,
             "injectedRules": self.injected_rules,

@@ -1,17 +1,45 @@
-"""Lenient JSONL parsing: keep every readable object, report every line that is not.
+"""Lenient JSONL: keep every readable object, report every line that is not, bound the cost.
 
 Real session files contain torn last lines (an agent was killed mid-write), two objects
 glued onto one line (an append race) and bytes that are not UTF-8.  None of that may raise:
 each bad line becomes a `Skipped` record that says where and why.
+
+`loads_line` is the one place a session line becomes a Python value.  It accepts what pi's
+`JSON.parse` accepts and hands on only values every later step can store and print:
+
+* a lone surrogate escape (`"\\ud83c"`, written when pi cuts a string mid-emoji) becomes
+  U+FFFD — a Python string holding a lone surrogate cannot be encoded as UTF-8 (orjson, SQLite
+  and the terminal all refuse it);
+* an integer beyond 64 bits becomes a float, as every JavaScript number is (`1e400` and a
+  400-digit integer are `inf`, JavaScript's `Infinity`); `NaN`/`Infinity` literals stay
+  errors, as in `JSON.parse`;
+* nesting deeper than a recursive parser allows (pi reads 10,000 levels) is parsed
+  iteratively.
+
+`line_blocks` frames a file into blocks of whole lines without reading a line longer than
+`MAX_LINE_BYTES` into memory: such a line is skipped (and reported) while it streams past.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import re
+from array import array
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from sys import intern
+from typing import Any, NamedTuple
 
 import orjson
+
+# A line longer than this is skipped without being held in memory.  pi writes whole images
+# inline as base64 (a screenshot is a few MB; the model APIs cap images at ~5-20 MB, so
+# ~27 MB of base64 at most), and its tools truncate their output to tens of KB: 64 MB leaves
+# a wide margin above anything pi writes, while one line's bytes plus its parsed value stay
+# far below the memory a listing may use.  (Node itself cannot hold a string over ~512 MB.)
+MAX_LINE_BYTES = 64 << 20
+READ_BLOCK = 8 << 20  # bytes per read
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,42 +53,262 @@ class Skipped:
         return f"line {self.line}: {self.reason}"
 
 
-@dataclass(frozen=True, slots=True)
-class Record:
-    """One parsed JSON object with its 1-based line number and byte span."""
+class Parsed:
+    """What a file's lines parsed into, kept compact (a session may have millions of lines):
+    the objects, their 1-based line numbers, the skipped lines, and where the first object's
+    line ends (a title slot's byte length)."""
 
-    line: int
-    start: int
-    end: int
-    value: dict[str, Any]
+    __slots__ = ("first_end", "lines", "skipped", "values")
+
+    def __init__(self) -> None:
+        self.values: list[dict[str, Any]] = []
+        self.lines = array("q")
+        self.skipped: list[Skipped] = []
+        self.first_end: int | None = None
+
+
+class LineError(ValueError):
+    """A line `JSON.parse` would refuse."""
+
+
+# Every escape, left to right (so `\\\\ud83c` is an escaped backslash, not an escape): a valid
+# surrogate pair, a lone surrogate, or any other escape.
+_ESCAPE = re.compile(rb"\\u(d[89ab][0-9a-f]{2})\\u(d[c-f][0-9a-f]{2})|\\u(d[89a-f][0-9a-f]{2})|\\.", re.IGNORECASE)
+_LONE_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def _replace_lone(match: re.Match[bytes]) -> bytes:
+    return b"\\ufffd" if match.group(3) else match.group(0)
+
+
+_INT64_DIGITS = 18  # any integer of up to 18 digits fits in 64 bits
+
+
+def _js_int(text: str) -> int | float:
+    """An integer literal as a JavaScript number would hold it: beyond 64 bits, a float (or inf)."""
+    if len(text) <= _INT64_DIGITS:
+        return int(text)
+    digits = len(text) - (text[0] == "-")
+    if digits <= 19:
+        value = int(text)
+        if -(1 << 63) <= value < (1 << 63):
+            return value
+    return float(text)  # no digit limit, unlike int(): a 5,000-digit literal is inf
 
 
 def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
+    raise LineError(f"{name} is not JSON")
 
 
-def _loads_slow(text: str) -> Any:
-    """The stdlib parser, for what orjson refuses but JSON allows (integers beyond 64 bits)."""
+def _loads_text(text: str) -> Any:
+    """The slow path: the stdlib parser with JavaScript's numbers, then an iterative one for depth."""
     try:
-        return json.loads(text, parse_constant=_reject_constant)
-    except (ValueError, RecursionError) as error:
-        raise orjson.JSONDecodeError(str(error), text, 0) from error
+        return json.loads(text, parse_int=_js_int, parse_constant=_reject_constant)
+    except RecursionError:
+        return _loads_iterative(text)
+    except ValueError as error:  # JSONDecodeError is one
+        raise LineError(str(error)) from error
 
 
-def _loads(raw: bytes) -> tuple[Any, bool]:
-    """Parse one line; retry with U+FFFD replacement when the bytes are not UTF-8.
+def loads_line(raw: bytes) -> tuple[Any, bool]:
+    """Parse one line as `JSON.parse` would, normalised (see the module docstring).
 
-    Returns the value and whether a replacement was needed.  Raises `orjson.JSONDecodeError`.
+    Returns the value and whether bytes that are not UTF-8 were replaced (U+FFFD, as Node
+    decodes files).  Raises `LineError` for a line that is not JSON.
     """
     try:
         return orjson.loads(raw), False
     except orjson.JSONDecodeError:
+        pass
+    replaced = changed = False
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raw = raw.decode("utf-8", "replace").encode("utf-8")
+        replaced = changed = True
+    if _LONE_SURROGATE.search(raw):
+        raw = _ESCAPE.sub(_replace_lone, raw)
+        changed = True
+    if changed:
         try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            # Node reads files as UTF-8 with replacement; so do we.
-            return _loads_slow(raw.decode("utf-8", "replace")), True
-        return _loads_slow(text), False
+            return orjson.loads(raw), replaced
+        except orjson.JSONDecodeError:
+            pass
+    return _loads_text(raw.decode("utf-8")), replaced
+
+
+# -- an iterative parser, for lines nested deeper than the recursive ones go ----------------
+
+_TOKEN = re.compile(
+    r'[ \t\n\r]*(?:("(?:[^"\\\x00-\x1f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*")'
+    r"|(-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)|(true|false|null)|([{}\[\]:,]))"
+)
+_LITERALS = {"true": True, "false": False, "null": None}
+_VALUE, _FIRST_VALUE, _KEY, _FIRST_KEY, _COLON, _NEXT, _END = range(7)
+
+
+def _number(text: str) -> int | float:
+    return float(text) if ("." in text or "e" in text or "E" in text) else _js_int(text)
+
+
+def _loads_iterative(text: str) -> Any:
+    """Strict JSON without recursion (containers on an explicit stack)."""
+    stack: list[Any] = []  # open containers; for an object, the pending key follows it
+    keys: list[str | None] = []
+    expect = _VALUE
+    result: Any = None
+    position = 0
+    match_token = _TOKEN.match
+    while True:
+        match = match_token(text, position)
+        if match is None:
+            if expect == _END and not text[position:].strip(" \t\n\r"):
+                return result
+            raise LineError(f"not JSON at character {position}")
+        position = match.end()
+        string, number, literal, punct = match.groups()
+        if expect == _END:
+            raise LineError(f"extra data at character {match.start()}")
+        if expect in (_KEY, _FIRST_KEY):
+            if string is not None:
+                keys[-1] = json.loads(string)
+                expect = _COLON
+                continue
+            if punct == "}" and expect == _FIRST_KEY:
+                value = stack.pop()
+                keys.pop()
+            else:
+                raise LineError(f"expected a key at character {match.start()}")
+        elif expect == _COLON:
+            if punct != ":":
+                raise LineError(f"expected ':' at character {match.start()}")
+            expect = _VALUE
+            continue
+        elif expect == _NEXT:
+            top = stack[-1]
+            if punct == ",":
+                expect = _KEY if type(top) is dict else _VALUE
+                continue
+            if punct == ("}" if type(top) is dict else "]"):
+                value = stack.pop()
+                keys.pop()
+            else:
+                raise LineError(f"expected ',' at character {match.start()}")
+        else:  # a value (or, right after '[', the closing bracket)
+            if string is not None:
+                value = json.loads(string)
+            elif number is not None:
+                value = _number(number)
+            elif literal is not None:
+                value = _LITERALS[literal]
+            elif punct == "{":
+                stack.append({})
+                keys.append(None)
+                expect = _FIRST_KEY
+                continue
+            elif punct == "[":
+                stack.append([])
+                keys.append(None)
+                expect = _FIRST_VALUE
+                continue
+            elif punct == "]" and expect == _FIRST_VALUE:
+                value = stack.pop()
+                keys.pop()
+            else:
+                raise LineError(f"expected a value at character {match.start()}")
+        # a complete value: put it in its container, or it is the result
+        if not stack:
+            result = value
+            expect = _END
+            continue
+        top = stack[-1]
+        if type(top) is dict:
+            top[keys[-1]] = value
+        else:
+            top.append(value)
+        expect = _NEXT
+
+
+# -- framing: blocks of whole lines, oversized lines skipped while they stream past ----------
+
+
+class Block(NamedTuple):
+    """Whole lines read from a file, or one line too long to read.
+
+    `data` is newline-terminated except for a file's unterminated last line; `line` is the
+    number (counting from the reader's first line as 0) of the block's first line.  An
+    oversized line has `data == b""` and its length in `oversized`.
+    """
+
+    offset: int
+    line: int
+    data: bytes
+    oversized: int = 0
+
+
+def line_blocks(
+    descriptor: int,
+    offset: int = 0,
+    *,
+    limit: int = MAX_LINE_BYTES,
+    block_size: int = READ_BLOCK,
+    digest: Any = None,
+) -> Iterator[Block]:
+    """Read `descriptor` from `offset` to its end as `Block`s (see there).
+
+    Memory stays near `limit + block_size` however long a line is.  `digest` (a hashlib
+    object) is fed every byte read, the skipped ones included.
+    """
+    block_size = max(1, min(block_size, limit))  # so a line inside one block is within the limit
+    line = 0
+    parts: list[bytes] = []  # the current unfinished line, in pieces: no quadratic re-joining
+    pending = 0  # its length
+    start = offset  # where it starts
+    skipping = False
+    position = offset
+    while True:
+        chunk = os.pread(descriptor, block_size, position)
+        if not chunk:
+            break
+        if digest is not None:
+            digest.update(chunk)
+        chunk_start = position
+        position += len(chunk)
+        first = chunk.find(b"\n")
+        if first < 0:  # no line ends in this chunk
+            if not skipping:
+                if pending + len(chunk) > limit:
+                    skipping, parts = True, []
+                else:
+                    parts.append(chunk)
+            pending += len(chunk)
+            continue
+        if skipping or pending + first > limit:  # the unfinished line ends here, too long
+            yield Block(start, line, b"", pending + first)
+            line += 1
+            skipping, parts, pending = False, [], 0
+            cut = first + 1
+        else:
+            cut = 0
+        last = chunk.rfind(b"\n")
+        if last >= cut:
+            body = chunk[cut : last + 1]
+            data = b"".join([*parts, body]) if parts else body
+            yield Block(chunk_start + cut - pending, line, data)
+            line += data.count(b"\n")
+            parts, pending = [], 0
+        rest = chunk[last + 1 :]
+        start = chunk_start + last + 1
+        if rest:
+            parts, pending = [rest], len(rest)
+    if skipping:
+        yield Block(start, line, b"", pending)
+    elif parts:
+        yield Block(start, line, b"".join(parts))
+
+
+def oversized_reason(size: int) -> str:
+    return f"a line of {size / (1 << 20):.0f} MB, over the {MAX_LINE_BYTES >> 20} MB limit, was not read"
 
 
 def _describe_failure(raw: bytes) -> str:
@@ -70,23 +318,18 @@ def _describe_failure(raw: bytes) -> str:
     return "not valid JSON"
 
 
-def parse_jsonl(data: bytes, *, first_line: int = 1, base_offset: int = 0) -> tuple[list[Record], list[Skipped]]:
-    """Parse JSONL bytes leniently into objects plus a list of skipped lines.
+def parse_lines(lines: list[bytes], parsed: Parsed, first_line: int, base_offset: int) -> None:
+    """Parse split lines (starting at line `first_line`, byte `base_offset`) into `parsed`.
 
-    `first_line`/`base_offset` let callers parse a tail that starts mid-file.
-    A final line without a newline is kept when it parses, and reported as torn when not.
+    A final piece that is not empty is a line without a newline: kept when it parses,
+    reported as torn when not.
     """
-    records: list[Record] = []
-    skipped: list[Skipped] = []
-    append = records.append
+    values, numbers, skipped = parsed.values, parsed.lines, parsed.skipped
+    append, add_number = values.append, numbers.append
     loads = orjson.loads
     decode_error = orjson.JSONDecodeError
-    start = 0
-    lines = data.split(b"\n")
     last = len(lines) - 1
     for index, raw in enumerate(lines):
-        end = start + len(raw)
-        line_start, start = start, end + 1
         try:
             value = loads(raw)
             replaced = False
@@ -94,8 +337,8 @@ def parse_jsonl(data: bytes, *, first_line: int = 1, base_offset: int = 0) -> tu
             if not raw.strip():
                 continue
             try:
-                value, replaced = _loads(raw)
-            except decode_error:
+                value, replaced = loads_line(raw)
+            except LineError:
                 reason = "torn last line (no newline)" if index == last else _describe_failure(raw)
                 skipped.append(Skipped(first_line + index, reason))
                 continue
@@ -104,5 +347,10 @@ def parse_jsonl(data: bytes, *, first_line: int = 1, base_offset: int = 0) -> tu
             continue
         if replaced:
             skipped.append(Skipped(first_line + index, "bytes that are not UTF-8 were replaced (line kept)"))
-        append(Record(first_line + index, base_offset + line_start, base_offset + end, value))
-    return records, skipped
+        if parsed.first_end is None:  # once per file
+            parsed.first_end = base_offset + sum(len(line) + 1 for line in lines[:index]) + len(raw)
+        kind = value.get("type")
+        if kind.__class__ is str:  # a few distinct values, millions of copies: share one each
+            value["type"] = intern(kind)
+        append(value)
+        add_number(first_line + index)

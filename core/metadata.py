@@ -23,7 +23,7 @@ The text sink collects user/assistant text, tool names and bash commands for ful
 
 from __future__ import annotations
 
-import json
+import math
 import os
 import zlib
 from collections.abc import Callable
@@ -34,10 +34,11 @@ import orjson
 
 from . import dialects
 from .model import SessionSummary
+from .safeopen import open_regular
 from .timefmt import MAX_MS, MIN_MS, iso_ms, parse_time_ms  # noqa: F401  (re-exported)
 
 NO_MESSAGES = "(no messages)"
-READ_BLOCK = 8 << 20  # bytes per read: bounds memory on huge files
+_INT64_MAX = (1 << 63) - 1
 _FINGERPRINT_HEAD = 4096
 _FINGERPRINT_TAIL = 64
 _BOM = b"\xef\xbb\xbf"
@@ -52,24 +53,6 @@ TextSink = Callable[[str, str], None]  # (field, text): field is user|assistant|
 
 def js_trim(text: str) -> str:
     return text.strip(_JS_SPACE)
-
-
-def _loads_lenient(raw: bytes) -> Any:
-    """Parse a line orjson refused, the way `JSON.parse` on Node's UTF-8 decoding would."""
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        text = raw.decode("utf-8", "replace")
-        try:
-            return orjson.loads(text)
-        except orjson.JSONDecodeError:
-            pass
-    # Lone surrogate escapes and >64-bit integers: valid for JSON.parse, refused by orjson.
-    return json.loads(text, parse_constant=_reject_constant)
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(name)
 
 
 def _content_text(content: Any, joiner: str) -> str:
@@ -237,9 +220,11 @@ class _Scanner:
             except decode_error:
                 if not line.strip():
                     continue
+                from .jsonl import LineError, loads_line  # only for lines orjson refuses: `ls` never needs it
+
                 try:
-                    value = _loads_lenient(line)
-                except ValueError:
+                    value = loads_line(line)[0]
+                except LineError:
                     state.bad_lines += 1
                     continue
             if type(value) is not dict:
@@ -307,7 +292,7 @@ class _Scanner:
         message = value.get("message")
         if type(message) is dict:
             stamp = message.get("timestamp")
-            if type(stamp) in (int, float) and stamp < 1e11:
+            if type(stamp) in (int, float) and -1e11 < stamp < 1e11:  # (never int() of -inf)
                 message["timestamp"] = int(stamp * 1000)
         return value
 
@@ -416,14 +401,16 @@ class _Scanner:
                 self.model(f"{provider}/{model}" if isinstance(provider, str) and provider else model)
         usage = message.get("usage")
         if type(usage) is dict:
+            # Sums of what the file says, kept storable: capped at 64 bits (orjson and SQLite
+            # refuse more), a cost that would become inf/nan is left out.
             tokens_in, tokens_out = usage.get("input"), usage.get("output")
             if type(tokens_in) is int:
-                state.input_tokens += tokens_in
+                state.input_tokens = min(state.input_tokens + tokens_in, _INT64_MAX)
             if type(tokens_out) is int:
-                state.output_tokens += tokens_out
+                state.output_tokens = min(state.output_tokens + tokens_out, _INT64_MAX)
             cost = usage.get("cost")
             total = cost.get("total") if type(cost) is dict else None
-            if type(total) in (int, float):
+            if type(total) in (int, float) and math.isfinite(state.cost + total):
                 state.cost += total
         if self.sink is not None:
             content = message.get("content")
@@ -474,36 +461,31 @@ def scan_file(
     Raises `NotSessionFile` for a file whose first JSON value is not a header, and `OSError`
     for a file that cannot be read.  A `state` whose prefix no longer matches is ignored.
     """
-    descriptor = os.open(path, os.O_RDONLY)  # plain descriptor: no buffered object per file
+    from .jsonl import line_blocks  # (a listing's prefix scans do not need the session reader's module)
+
+    descriptor, info = open_regular(path)  # never blocks on a FIFO; raises for one
     try:
-        info = os.fstat(descriptor)
         continued = state is not None and can_continue(state, descriptor, info.st_size)
         state = state.copy() if continued and state is not None else MetaState()
         start = state.offset
+        if start == 0 and os.pread(descriptor, 3, 0) == _BOM:  # Node's trim() drops a BOM
+            start = 3
         scanner = _Scanner(state, sink)
-        consumed = start  # file offset where `carry` starts
-        carry = b""
-        first = b""
-        while True:
-            block = os.pread(descriptor, READ_BLOCK, consumed + len(carry))
-            if not block:
-                break
-            if consumed == 0 and not carry:
-                first = block[:_FINGERPRINT_HEAD]
-                if block.startswith(_BOM):  # Node's trim() drops a BOM
-                    block = block[3:]
-                    consumed = 3
-            data = carry + block if carry else block
-            lines = data.split(b"\n")
-            carry = lines.pop()  # after the last newline: an unfinished line, or b""
-            if lines:
-                scanner.feed_lines(lines)
-                consumed += len(data) - len(carry)
+        consumed = start  # the end of the last newline-terminated line
+        carry = b""  # an unterminated last line
+        for block in line_blocks(descriptor, start):
+            if block.oversized:  # a line too long to read is a bad line, read past unread
+                if block.offset + block.oversized < info.st_size:  # (an unfinished one waits)
+                    state.bad_lines += 1
+                    consumed = block.offset + block.oversized + 1
+                continue
+            lines = block.data.split(b"\n")
+            carry = lines.pop()  # b"" when the block ends with a newline
+            scanner.feed_lines(lines)
+            consumed = block.offset + len(block.data) - len(carry)
         state.offset = consumed
         if state.header_done:
-            if start == 0:
-                state.head_hash = _head_hash(first[:consumed])
-            elif start < _FINGERPRINT_HEAD:  # the hashed head grew
+            if start < _FINGERPRINT_HEAD:  # a first scan, or the hashed head grew
                 state.head_hash = _head_hash(os.pread(descriptor, min(_FINGERPRINT_HEAD, consumed), 0))
             state.tail_bytes = _tail(descriptor, consumed)
     finally:

@@ -16,21 +16,44 @@ to `seance show --leaf`.
 from __future__ import annotations
 
 import hashlib
+import math
+import re
 from typing import Any
 
 CURRENT_VERSION = 3
 
 
-def header_version(header: dict[str, Any]) -> int:
-    """The header's version; missing or unreadable means 1, as in pi."""
-    version = header.get("version")
-    if isinstance(version, bool):
+_JS_NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+def header_version(header: dict[str, Any]) -> int | float:
+    """The header's version as pi compares it (`header.version ?? 1` against 2 and 3).
+
+    JavaScript compares a string by its numeric value ("3" is 3, a 5,000-digit one is
+    Infinity, "abc" is NaN) and every number as a double: a finite version is returned as an
+    int (truncated: the same answers against 2 and 3), `inf`/`nan` as floats, for which
+    every comparison answers as JavaScript's would.  Never raises.
+    """
+    version = header.get("version", 1)
+    if version is None:
         return 1
-    if isinstance(version, int | float):
+    if isinstance(version, bool):
         return int(version)
-    if isinstance(version, str) and version.strip().isdigit():
-        return int(version)
-    return 1
+    if isinstance(version, str):
+        text = version.strip()
+        if not text:
+            return 0  # Number("") is 0
+        if _JS_NUMBER.fullmatch(text):
+            version = float(text)  # no digit limit (int() has one); huge -> inf
+        elif text.lstrip("+-") == "Infinity":
+            return float("-inf") if text.startswith("-") else float("inf")
+        else:
+            return float("nan")
+    if isinstance(version, int):
+        return version
+    if isinstance(version, float):
+        return int(version) if math.isfinite(version) else version
+    return float("nan")  # an object or array: NaN, no comparison holds
 
 
 def _stable_id(seed: str, index: int, taken: set[str]) -> str:
@@ -78,7 +101,7 @@ def migrate(header: dict[str, Any], entries: list[dict[str, Any]], *, has_ids: b
     """
     version = header_version(header)
     steps: list[str] = []
-    if version >= CURRENT_VERSION:
+    if version >= CURRENT_VERSION or version != version:  # NaN: pi applies no step either
         return steps
     if version < 2:
         if has_ids:

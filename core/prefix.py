@@ -22,6 +22,7 @@ from . import dialects
 from .discovery import FileInfo
 from .metadata import NO_MESSAGES, MetaState, NotSessionFile, _Scanner, iso_ms
 from .model import SessionSummary
+from .safeopen import open_regular
 
 PREFIX_BYTES = 4096
 
@@ -83,7 +84,7 @@ def _raw_first_message(raw: bytes) -> str | None:
 
 
 def _read(info: FileInfo) -> bytes:
-    descriptor = os.open(info.path, os.O_RDONLY)  # no buffered file object: one of these per session
+    descriptor, _info = open_regular(info.path)  # no buffered file object; never blocks on a FIFO
     try:
         return os.read(descriptor, PREFIX_BYTES)
     finally:

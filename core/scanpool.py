@@ -46,14 +46,14 @@ def scan_chunk(chunk: Sequence[tuple[FileInfo, bytes | None]]) -> list[tuple[Any
     for info, saved in chunk:
         try:
             result = scan_file(info.path, state=MetaState.from_json(saved) if saved else None)
+            # Inside the guard: the summary and the encoded state are this file's too.
+            out.append(("ok", summary_from_scan(info.path, result), result.state.to_json(), result.continued))
         except NotSessionFile as error:
             out.append(("not", str(error)))
         except OSError as error:
             out.append(("error", error.strerror or str(error)))
         except Exception as error:  # one poisoned file must not fail its whole chunk
             out.append(("error", f"cannot be read ({type(error).__name__}: {error})"))
-        else:
-            out.append(("ok", summary_from_scan(info.path, result), result.state.to_json(), result.continued))
     return out
 
 

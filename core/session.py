@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from array import array
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -17,8 +18,9 @@ from typing import Any
 from . import dialects
 from .errors import SessionError  # re-exported: its home is errors.py (cheap for the CLI to import)
 from .gcpause import gc_paused
-from .jsonl import Skipped, parse_jsonl
+from .jsonl import Parsed, Skipped, line_blocks, oversized_reason, parse_lines
 from .migrate import CURRENT_VERSION, header_version, migrate
+from .safeopen import open_regular
 from .tree import SessionTree
 
 
@@ -54,7 +56,7 @@ class Session:
     header: dict[str, Any]
     entries: list[dict[str, Any]]
     stamp: FileStamp
-    disk_version: int
+    disk_version: int | float  # as pi compares it: see `header_version`
     dialect: str
     title_slot: dict[str, Any] | None = None
     title_slot_bytes: int = 0
@@ -120,42 +122,65 @@ def session_name(session: Session) -> str | None:
     return title.strip() or None if isinstance(title, str) else None
 
 
-def parse_session_bytes(path: Path, data: bytes, stat: os.stat_result) -> Session | NotASession:
-    """Parse, normalise and migrate (in memory) the bytes of one session file."""
-    with gc_paused():
-        return _parse_session_bytes(path, data, stat)
+_BOM = b"\xef\xbb\xbf"  # Node's trim() drops one before JSON.parse: so do we
 
 
-def _parse_session_bytes(path: Path, data: bytes, stat: os.stat_result) -> Session | NotASession:
-    records, skipped = parse_jsonl(data)
-    if not records:
-        reason = "empty file" if not data.strip() else "no readable JSON line"
-        return NotASession(path, reason)
+def _read_records(descriptor: int, stat: os.stat_result) -> tuple[Parsed, FileStamp, bool]:
+    """Stream a file into parsed lines (lines over `MAX_LINE_BYTES` skipped unread), its
+    stamp, and whether it held anything but whitespace."""
+    parsed = Parsed()
+    digest = hashlib.blake2b(digest_size=16)
+    start = 3 if os.pread(descriptor, 3, 0) == _BOM else 0
+    if start:
+        digest.update(_BOM)
+    content = False
+    for block in line_blocks(descriptor, start, digest=digest):
+        if block.oversized:
+            parsed.skipped.append(Skipped(block.line + 1, oversized_reason(block.oversized)))
+            content = True
+            continue
+        content = content or bool(block.data.strip())
+        # A block of whole lines splits into an empty last piece; only the file's unterminated
+        # last line is a non-empty one there (and reported torn if it does not parse).
+        parse_lines(block.data.split(b"\n"), parsed, block.line + 1, block.offset)
+    return parsed, FileStamp(stat.st_size, stat.st_mtime_ns, digest.hexdigest()), content
+
+
+def _build(path: Path, parsed: Parsed, stamp: FileStamp, content: bool) -> Session | NotASession:
+    values, numbers, skipped = parsed.values, parsed.lines, parsed.skipped
+    if not values:
+        return NotASession(path, "no readable JSON line" if content else "empty file")
     title_slot = None
     slot_bytes = 0
     first = 0
-    if records[0].value.get("type") == dialects.TITLE_SLOT_TYPE:
-        title_slot = records[0].value
-        slot_bytes = records[0].end + 1
+    if values[0].get("type") == dialects.TITLE_SLOT_TYPE:
+        title_slot = values[0]
+        slot_bytes = (parsed.first_end or 0) + 1
         first = 1
-    if first >= len(records):
+    if first >= len(values):
         return NotASession(path, "only a title line, no session header")
-    head = records[first].value
+    head = values[first]
     if not _is_header(head) or not isinstance(head.get("id"), str):
-        return NotASession(path, f"line {records[first].line} is not a session header")
-    raw_entries = [record for record in records[first + 1 :]]
-    snake = dialects.is_snake_dialect(head, [record.value for record in raw_entries])
+        return NotASession(path, f"line {numbers[first]} is not a session header")
+    snake = dialects.is_snake_dialect(head, values[first + 1 : first + 21])
     header = dialects.normalise_header(head, snake)
     disk_version = header_version(header)
     entries: list[dict[str, Any]] = []
-    lines: list[int] = []
-    for record in raw_entries:
-        entry = dialects.normalise_entry(record.value, snake)
-        if _is_header(entry):
-            skipped.append(Skipped(record.line, "a second session header"))
+    lines = array("q")
+    header_types = dialects.HEADER_TYPES
+    normalise = dialects.normalise_entry
+    for position in range(first + 1, len(values)):  # the hot loop: millions of entries
+        entry = values[position]
+        kind = entry.get("type")
+        if snake or kind == "model_change":  # the only entries `normalise_entry` changes
+            entry = normalise(entry, snake)
+            kind = entry.get("type")
+        if kind.__class__ is str and kind in header_types:
+            skipped.append(Skipped(numbers[position], "a second session header"))
             continue
         entries.append(entry)
-        lines.append(record.line)
+        lines.append(numbers[position])
+    del values[:]  # the entries hold what is needed
     has_ids = any(isinstance(entry.get("id"), str) for entry in entries)
     # The Python port has its own format and versioning: never re-shape it into pi's.
     migrations = [] if snake else migrate(header, entries, has_ids=has_ids)
@@ -165,7 +190,7 @@ def _parse_session_bytes(path: Path, data: bytes, stat: os.stat_result) -> Sessi
         path=path,
         header=header,
         entries=entries,
-        stamp=FileStamp.of_bytes(data, stat),
+        stamp=stamp,
         disk_version=disk_version,
         dialect=dialect,
         title_slot=title_slot,
@@ -188,55 +213,68 @@ def _omp_markers(entries: list[dict[str, Any]]) -> bool:
     return any(entry.get("type") in _OMP_TYPES for entry in entries[:200])
 
 
-def _valid_entries(entries: list[dict[str, Any]], lines: list[int], skipped: list[Skipped]) -> list[dict[str, Any]]:
-    """Drop entries that cannot be placed (no id, no type); keep the last of duplicate ids."""
-    last_index: dict[str, int] = {}
-    for index, entry in enumerate(entries):
-        entry_id = entry.get("id")
-        if isinstance(entry_id, str) and entry_id and isinstance(entry.get("type"), str):
-            last_index[entry_id] = index
+def _valid_entries(entries: list[dict[str, Any]], lines: array, skipped: list[Skipped]) -> list[dict[str, Any]]:
+    """Drop entries that cannot be placed (no id, no type); keep the last of duplicate ids.
+
+    Millions of entries may pass here: a `parentId` becomes the parent's own id string, so
+    the entry does not hold a copy (50-odd bytes an entry).
+    """
     kept: list[dict[str, Any]] = []
-    for index, entry in enumerate(entries):
+    kept_lines = array("q")
+    latest: dict[str, dict[str, Any]] = {}  # id -> the entry that has it last
+    duplicated: set[str] = set()
+    for index, entry in enumerate(entries):  # one pass: millions of entries
         entry_id = entry.get("id")
-        if not isinstance(entry.get("type"), str):
+        if entry.get("type").__class__ is not str:
             skipped.append(Skipped(lines[index], "entry without a string type"))
-        elif not isinstance(entry_id, str) or not entry_id:
+            continue
+        if entry_id.__class__ is not str or not entry_id:
             skipped.append(Skipped(lines[index], "entry without a string id"))
-        elif last_index[entry_id] != index:
-            skipped.append(Skipped(lines[index], f"duplicate id {entry_id} (the later entry is used)"))
-        else:
-            parent = entry.get("parentId")
-            if parent is not None and not isinstance(parent, str):
+            continue
+        parent = entry.get("parentId")
+        if parent is not None:
+            if parent.__class__ is not str:
                 skipped.append(Skipped(lines[index], f"parentId of entry {entry_id} is not a string; shown as a root"))
                 entry["parentId"] = None
-            kept.append(entry)
-    return kept
+            else:
+                parent_entry = latest.get(parent)
+                if parent_entry is not None:  # share the parent's id string instead of a copy
+                    entry["parentId"] = parent_entry["id"]
+        if entry_id in latest:
+            duplicated.add(entry_id)
+        latest[entry_id] = entry
+        kept.append(entry)
+        kept_lines.append(lines[index])
+    if not duplicated:
+        return kept
+    out = []
+    for index, entry in enumerate(kept):
+        entry_id = entry["id"]
+        if entry_id in duplicated and latest[entry_id] is not entry:
+            skipped.append(Skipped(kept_lines[index], f"duplicate id {entry_id} (the later entry is used)"))
+        else:
+            out.append(entry)
+    return out
 
 
 def read_session(path: str | os.PathLike[str]) -> Session | NotASession:
     """Read a session file.  Never raises for bad content or a vanished/unreadable file."""
     file_path = Path(path).expanduser().absolute()
     try:
-        with open(file_path, "rb") as handle:
-            stat = os.fstat(handle.fileno())
-            if not _is_regular(stat):
-                return NotASession(file_path, "not a regular file")
-            data = handle.read()
+        descriptor, stat = open_regular(file_path)  # a FIFO or device never blocks us
+        try:
+            with gc_paused():
+                parsed, stamp, content = _read_records(descriptor, stat)
+        finally:
+            os.close(descriptor)
     except FileNotFoundError:
         return NotASession(file_path, "no such file")
-    except IsADirectoryError:
-        return NotASession(file_path, "is a directory")
     except PermissionError:
         return NotASession(file_path, "permission denied")
     except OSError as error:
         return NotASession(file_path, error.strerror or str(error))
-    return parse_session_bytes(file_path, data, stat)
-
-
-def _is_regular(stat: os.stat_result) -> bool:
-    import stat as stat_module
-
-    return stat_module.S_ISREG(stat.st_mode)
+    with gc_paused():
+        return _build(file_path, parsed, stamp, content)
 
 
 def load_session(path: str | os.PathLike[str]) -> Session:

@@ -11,7 +11,7 @@ from typing import Any
 
 import orjson
 
-from .text import content_text, display_text, home_short
+from .text import as_text, content_text, display_text, home_short
 
 _TEXT_LIMIT = 200
 
@@ -48,8 +48,8 @@ def format_tool_call(name: Any, args: Any) -> str:
 
 def _tool_call_text(name: Any, args: Any) -> str:
     args = args if isinstance(args, dict) else {}
-    name = str(name)
-    path = home_short(str(args.get("path") or args.get("file_path") or ""))
+    name = as_text(name)
+    path = home_short(as_text(args.get("path") or args.get("file_path") or ""))
     if name == "read":
         offset, limit = args.get("offset"), args.get("limit")
         if offset is not None or limit is not None:
@@ -60,19 +60,19 @@ def _tool_call_text(name: Any, args: Any) -> str:
     if name in ("write", "edit"):
         return f"[{name}: {path}]"
     if name == "bash":
-        raw = str(args.get("command") or "")
+        raw = as_text(args.get("command") or "")
         command = display_text(raw)[:50]
         return f"[bash: {command}{'...' if len(raw) > 50 else ''}]"
     if name == "grep":
-        return f"[grep: /{args.get('pattern') or ''}/ in {home_short(str(args.get('path') or '.'))}]"
+        return f"[grep: /{as_text(args.get('pattern') or '')}/ in {home_short(as_text(args.get('path') or '.'))}]"
     if name == "find":
-        return f"[find: {args.get('pattern') or ''} in {home_short(str(args.get('path') or '.'))}]"
+        return f"[find: {as_text(args.get('pattern') or '')} in {home_short(as_text(args.get('path') or '.'))}]"
     if name == "ls":
-        return f"[ls: {home_short(str(args.get('path') or '.'))}]"
+        return f"[ls: {home_short(as_text(args.get('path') or '.'))}]"
     try:
         encoded = orjson.dumps(args).decode()
-    except TypeError:
-        encoded = str(args)
+    except TypeError:  # (JSONEncodeError is one: too deep for orjson, for one)
+        encoded = as_text(args)
     return f"[{name}: {encoded[:40]}{'...' if len(encoded) > 40 else ''}]"
 
 

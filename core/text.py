@@ -31,13 +31,23 @@ _SPACES = re.compile(r"\s+")
 _NAMED_ESCAPES = {"\n": "\\n", "\t": "\\t", "\r": "\\r", "\x1b": "\\e"}
 
 
-def _as_text(value: object) -> str:
-    return value if isinstance(value, str) else ("" if value is None else str(value))
+def as_text(value: object) -> str:
+    """`value` as text for display, never raising: a string itself, None empty, anything
+    else its `str()` — "[nested too deeply]" for a value too deep for that (pi reads JSON
+    nested 10,000 levels deep; Python's `str()` of it raises `RecursionError`)."""
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return ""
+    try:
+        return str(value)
+    except RecursionError:
+        return "[nested too deeply]"
 
 
 def display_text(value: object, limit: int | None = None) -> str:
     """One clean line for a list row: controls become spaces, runs of space fold to one."""
-    text = _as_text(value)
+    text = as_text(value)
     if limit is not None and len(text) > limit * 4:
         text = text[: limit * 4]
     text = _SPACES.sub(" ", CONTROL_CHARS.sub(" ", text)).strip()
@@ -48,7 +58,7 @@ def display_text(value: object, limit: int | None = None) -> str:
 
 def safe_multiline(value: object) -> str:
     """Multi-line text with controls removed but newlines and tabs kept (for previews)."""
-    text = _as_text(value).replace("\r\n", "\n").replace("\t", "    ")
+    text = as_text(value).replace("\r\n", "\n").replace("\t", "    ")
     return CONTROL_CHARS.sub(lambda m: "\n" if m.group() == "\n" else "", text)
 
 
@@ -73,14 +83,14 @@ def _escape(char: str) -> str:
 def visible(value: object) -> str:
     """`value` on one line with every control shown as an escape (`\\n`, `\\e`, `\\x07`,
     `\\u202e`): for ids, names, paths and messages a terminal must print, not obey."""
-    return CONTROL_CHARS.sub(lambda m: _escape(m.group()), _as_text(value))
+    return CONTROL_CHARS.sub(lambda m: _escape(m.group()), as_text(value))
 
 
 def shell_path(path: object) -> str:
     """A path for stdout, one per line: the path itself when it holds no control (so
     `$(seance pick)` stays exact), else bash's `$'...'` quoting, which no raw path printed
     here can be mistaken for (they are absolute) and which bash turns back into the path."""
-    text = os.fspath(path) if isinstance(path, os.PathLike) else _as_text(path)
+    text = os.fspath(path) if isinstance(path, os.PathLike) else as_text(path)
     if not CONTROL_CHARS.search(text) and not text.startswith("$'"):
         return text
     quoted = text.replace("\\", "\\\\").replace("'", "\\'")

@@ -76,29 +76,45 @@ class SessionTree:
 
     def _place(self) -> None:
         by_id = self.by_id
-        order = {entry_id: index for index, entry_id in enumerate(by_id)}
-        for entry_id, entry in by_id.items():
+        parents = self.parent
+        children = self.children
+        roots = self.roots
+        forward = False
+        for entry_id, entry in by_id.items():  # the hot loop: millions of entries
             parent = entry.get("parentId")
-            if not isinstance(parent, str) or parent == entry_id or parent not in by_id:
-                if isinstance(parent, str) and parent != entry_id and parent not in by_id:
-                    self.problems.append(f"entry {entry_id}: parent {parent} is missing; shown as a root")
-                elif parent == entry_id:
+            if parent.__class__ is not str:  # null (or, from a caller that did not check, junk)
+                parents[entry_id] = None
+                roots.append(entry_id)
+            elif parent == entry_id or parent not in by_id:
+                if parent == entry_id:
                     self.problems.append(f"entry {entry_id} is its own parent; shown as a root")
-                self.parent[entry_id] = None
-                self.roots.append(entry_id)
+                else:
+                    self.problems.append(f"entry {entry_id}: parent {parent} is missing; shown as a root")
+                parents[entry_id] = None
+                roots.append(entry_id)
             else:
-                self.parent[entry_id] = parent
-                self.children.setdefault(parent, []).append(entry_id)
-        self._break_cycles(order)
-        for kids in self.children.values():
+                if parent not in parents:  # a parent placed after its child: a cycle is possible
+                    forward = True
+                parents[entry_id] = parent
+                kids = children.get(parent)
+                if kids is None:
+                    children[parent] = [entry_id]
+                else:
+                    kids.append(entry_id)
+        if forward:  # with every parent before its child, parents strictly precede: no cycle
+            self._break_cycles()
+        for kids in children.values():
             if len(kids) > 1:  # only branch points need timestamps parsed
                 kids.sort(key=lambda kid: timestamp_ms(by_id[kid].get("timestamp")))
 
-    def _break_cycles(self, order: dict[str, int]) -> None:
+    def _break_cycles(self) -> None:
         """Entries not reachable from a root sit on or under a parent cycle: cut each cycle."""
-        reached = set(self._reach(self.roots))
-        if len(reached) == len(self.by_id):
+        # Every entry has one parent, so a walk down from the roots meets each reachable
+        # entry once: counting them tells whether a cycle exists, without a set of millions.
+        if sum(1 for _node in self._reach(self.roots)) == len(self.by_id):
             return
+        order = {entry_id: index for index, entry_id in enumerate(self.by_id)}
+        reached = set(self._reach(self.roots))
         for entry_id in list(self.by_id):
             if entry_id in reached:
                 continue

@@ -1,0 +1,114 @@
+"""One huge session: wall time, CPU time and peak RSS of show / tree on millions of entries,
+and of a listing beside a single line of hundreds of MB.
+
+    python bench/huge.py                      # 2,000,000 entries (~100 MB) and a 256 MB line
+    python bench/huge.py --entries 200000 --line-mb 64
+
+Each command runs in a child process (Python start-up included); wall and CPU time and peak
+RSS come from the child's rusage (`os.wait4`).  CPU time is printed next to wall time
+because on a shared machine the wall time mostly measures the neighbours.  The files are
+written to a temporary directory and deleted afterwards (never commit them).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+STAMP = "2025-01-01T00:00:00.000Z"
+
+
+def write_entries(path: Path, entries: int) -> None:
+    """A linear chain: one user message in a hundred, the rest small `custom` entries."""
+    import orjson
+
+    with open(path, "wb") as handle:
+        header = {"type": "session", "version": 3, "id": "huge", "cwd": "/p", "timestamp": STAMP}
+        handle.write(orjson.dumps(header) + b"\n")
+        previous = None
+        lines = []
+        for index in range(entries):
+            entry_id = f"{index:x}"
+            if index % 100 == 0:
+                message = {"role": "user", "content": f"prompt {index}"}
+                entry = {"type": "message", "id": entry_id, "parentId": previous, "message": message}
+            else:
+                entry = {"type": "custom", "id": entry_id, "parentId": previous}
+            lines.append(orjson.dumps(entry))
+            previous = entry_id
+            if len(lines) >= 100_000:
+                handle.write(b"\n".join(lines) + b"\n")
+                lines.clear()
+        handle.write(b"\n".join(lines) + b"\n" if lines else b"")
+
+
+def write_long_line(root: Path, megabytes: int) -> None:
+    bucket = root / "--p--"
+    bucket.mkdir(parents=True, exist_ok=True)
+    for name in ("good-1", "good-2"):
+        (bucket / f"{name}.jsonl").write_text(
+            f'{{"type":"session","version":3,"id":"{name}","cwd":"/p","timestamp":"{STAMP}"}}\n'
+            f'{{"type":"message","id":"u","parentId":null,"message":{{"role":"user","content":"{name}"}}}}\n'
+        )
+    with open(bucket / "long-line.jsonl", "wb") as handle:
+        handle.write(f'{{"type":"session","version":3,"id":"long","cwd":"/p","timestamp":"{STAMP}"}}\n'.encode())
+        handle.write(b'{"type":"message","id":"u","parentId":null,"message":{"role":"user","content":"')
+        block = b"x" * (1 << 20)
+        for _ in range(megabytes):
+            handle.write(block)
+        handle.write(b'"}}\n')
+
+
+def measure(args: list[str], env: dict[str, str]) -> tuple[float, float, int, int]:
+    """(wall s, CPU s, peak RSS MB, exit code) of `python -m seance ARGS`."""
+    started = time.perf_counter()
+    child = subprocess.Popen(
+        [sys.executable, "-m", "seance", *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env
+    )
+    _pid, status, usage = os.wait4(child.pid, 0)
+    wall = time.perf_counter() - started
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss // 1024, os.waitstatus_to_exitcode(status)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--entries", type=int, default=2_000_000)
+    parser.add_argument("--line-mb", type=int, default=256)
+    parser.add_argument("--write", metavar="DIR", help=argparse.SUPPRESS)  # the child that writes the files
+    options = parser.parse_args()
+    if options.write:
+        write_entries(Path(options.write) / "entries.jsonl", options.entries)
+        write_long_line(Path(options.write) / "long", options.line_mb)
+        return
+    with tempfile.TemporaryDirectory(prefix="seance-huge-") as temp:
+        base = Path(temp)
+        env = {**os.environ, "PYTHONPATH": str(REPO.parent), "SEANCE_CACHE_DIR": str(base / "cache")}
+        # Written by a child: Linux counts a forked child's peak RSS from before its exec, so
+        # the process that measures must stay small.
+        sizes = ["--entries", str(options.entries), "--line-mb", str(options.line_mb)]
+        subprocess.run([sys.executable, __file__, *sizes, "--write", temp], check=True, env=env)
+        session = base / "entries.jsonl"
+        size_mb = session.stat().st_size / (1 << 20)
+        long_root = base / "long"
+        rows = [
+            (f"show ({options.entries:,} entries, {size_mb:.0f} MB)", ["show", str(session)]),
+            ("tree --json", ["tree", "--json", str(session)]),
+            ("tree --text", ["tree", "--text", str(session)]),
+            (f"ls --all (one {options.line_mb} MB line)", ["--root", str(long_root), "ls", "--all"]),
+            (f"show (one {options.line_mb} MB line)", ["show", str(long_root / "--p--" / "long-line.jsonl")]),
+        ]
+        print("| command | wall s | CPU s | peak RSS MB | exit |")
+        print("|---|---:|---:|---:|---:|")
+        for label, args in rows:
+            wall, cpu, rss, code = measure(args, env)
+            print(f"| {label} | {wall:.1f} | {cpu:.1f} | {rss} | {code} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
