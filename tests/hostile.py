@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
 
 STAMP = "2025-01-01T00:00:00.000Z"
@@ -111,4 +113,7 @@ def write_hostile(root: Path, names: list[str] | None = None) -> dict[str, Path]
         if names is None or name in names:
             paths[name] = bucket / f"{name}.jsonl"
             paths[name].write_bytes(text.encode() + b"\n")
+            # written an hour ago: no agent is writing it, so rename's migration and rm go ahead
+            stamp = time.time() - 3600
+            os.utime(paths[name], (stamp, stamp))
     return paths

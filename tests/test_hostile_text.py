@@ -128,6 +128,8 @@ def write_hostile_session(root: Path) -> Path:
     bucket.mkdir(parents=True, exist_ok=True)
     path = bucket / f"2026-01-01T00-00-00-000Z_{FILE_SAFE}.jsonl"
     path.write_bytes(b"".join(orjson.dumps(entry) + b"\n" for entry in entries))
+    stamp = time.time() - 3600  # an hour ago: no agent is writing it, so rm and rename go ahead
+    os.utime(path, (stamp, stamp))
     return path
 
 
@@ -234,6 +236,8 @@ def test_every_cli_output_of_a_hostile_session_is_clean_and_one_path_per_line(en
     code, out, err = run(capsys, "resolve", f"none{HOSTILE}", *r)
     assert code == 1 and err.count("\n") == 1, err
 
+    stamp = time.time() - 3600  # the rename just wrote it: say nobody has since, or rm refuses
+    os.utime(path, (stamp, stamp))
     code, out, err = run(capsys, "rm", str(path))
     assert code == 0 and out.count("\n") == 1 and "moved to the Trash" in err
     assert err.count("\n") == 2, err  # the moved file (no artifacts folder here), the undo hint
