@@ -125,10 +125,10 @@ async def test_2000_files_come_and_go_the_bookkeeping_stays_bounded_and_counts_n
             ]
             assert await wait_until(pilot, lambda: len(widget.rows) == present + 100, timeout=30)
             assert screen.status.new_count == 100, "the counter is the new sessions present"
-            assert len(screen._known) <= present + 100 + 10
+            assert len(screen.model.known) <= present + 100 + 10
             for path in batch:
                 path.unlink()
             assert await wait_until(pilot, lambda: len(widget.rows) == present, timeout=30)
             assert screen.status.new_count == 0
-            assert not screen._new and len(screen._known) <= present + 10, "forgotten once gone"
-        assert all(len(summaries) <= present for summaries in screen._summaries.values())
+            assert not screen.model.new and len(screen.model.known) <= present + 10, "forgotten once gone"
+        assert all(len(summaries) <= present for summaries in screen.model.summaries.values())
