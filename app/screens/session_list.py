@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -67,6 +67,9 @@ from ..widgets.status_bar import StatusBar
 from .confirm import ConfirmScreen
 from .help import HelpScreen, binding_rows, key_label
 from .rename import RenameScreen
+
+if TYPE_CHECKING:
+    from seance.core.trash import TrashReceipt
 
 NARROW = 100  # below this many columns the preview hides itself
 FULL_TEXT_LIMIT = 500
@@ -686,7 +689,7 @@ class SessionPickerScreen(Screen[PickResult | None]):
             self._undo_worker(deleted.receipt, deleted.summary)
 
     @work(thread=True, group="writes", exit_on_error=False, description="undo trash")
-    def _undo_worker(self, receipt: Any, summary: SessionSummary) -> None:
+    def _undo_worker(self, receipt: TrashReceipt, summary: SessionSummary) -> None:
         try:
             restored = self.catalog.restore(receipt)
         except (SessionError, OSError) as error:
