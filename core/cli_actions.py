@@ -15,7 +15,6 @@ import argparse
 import contextlib
 import fcntl
 import os
-import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,7 +26,7 @@ from .catalog import Catalog, in_project
 from .cli_args import put_path, say, scope_options, session_path, write_json
 from .resume import Resolution, continue_session, fork_into, resolve
 from .text import display_text
-from .trash import NotASessionFile, NotInTrash, SessionInUse, TrashError, TrashReceipt, trash_session, undo
+from .trash import NotASessionFile, NotInTrash, SessionInUse, TrashError, TrashReceipt, undo
 from .writes import atomic_write, rename_session
 
 RECEIPT_NAME = "last-rm.json"  # a JSON list of receipts, newest last
@@ -170,8 +169,9 @@ def run_rm(args: argparse.Namespace) -> int:
         _save_receipt(planned)
         saved.append(planned)
 
+    catalog = Catalog(cli_args.roots(args))
     try:
-        receipt = trash_session(path, force=args.force, on_reserved=remember)
+        receipt = catalog.trash(path, force=args.force, on_reserved=remember)  # and out of the index
     except NotASessionFile as error:
         raise CliError(f"{error} (`seance rm --force` moves the file alone)", EXIT_BAD_INPUT) from None
     except SessionInUse as error:
@@ -180,24 +180,14 @@ def run_rm(args: argparse.Namespace) -> int:
         if saved:
             _replace_receipt(saved[0], None)
         raise
+    finally:
+        catalog.close()
     _replace_receipt(saved[0], receipt)  # now with the moved file's size and mtime
-    _forget(path, cli_args.roots(args))
     for item in receipt.items:
         say(f"seance: moved to the Trash: {item.original} -> {item.trashed}")
     say("seance: undo with `seance rm --undo`")
     put_path(receipt.session.trashed)
     return 0
-
-
-def _forget(path: Path, roots: list[Path] | None) -> None:
-    """Drop the file from the index now (best effort: the next refresh notices anyway)."""
-    catalog = Catalog(roots)
-    try:
-        catalog.forget(path)
-    except (OSError, sqlite3.Error):
-        pass
-    finally:
-        catalog.close()
 
 
 @contextlib.contextmanager

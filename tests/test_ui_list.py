@@ -670,13 +670,14 @@ async def test_cold_index_paints_the_newest_files_first(root: Path, monkeypatch)
     monkeypatch.setattr(module, "QUICK_FIRST_FILES", 1)
     monkeypatch.setattr(module, "FIRST_SCREEN_FILES", 3)
     first_screens: list[int] = []
-    original = module.quick_summaries
+    original = Catalog.first_screen
 
-    def spy(infos, *args):
-        first_screens.append(len(infos))
-        return original(infos, *args)
+    def spy(self, cwd, count):
+        first = original(self, cwd, count)
+        first_screens.append(len(first))
+        return first
 
-    monkeypatch.setattr(module, "quick_summaries", spy)
+    monkeypatch.setattr(Catalog, "first_screen", spy)
     async with picker_app(root, scope="all").run_test(size=SIZE) as pilot:
         await settle(pilot)
         rows = screen_of(pilot).session_list.rows
