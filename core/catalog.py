@@ -226,7 +226,7 @@ class Catalog:
                 if self._index is None and self._index_error is None:
                     try:
                         self._index = Index(self._cache_dir)
-                    except (IndexUnavailable, OSError, *INDEX_ERRORS) as error:
+                    except (IndexUnavailable, OSError, *INDEX_ERRORS) as error:  # type: ignore[misc]
                         self._index_error = (
                             f"the index could not be opened or written ({_one_line(error)}); "
                             "listing from the session files"
@@ -489,6 +489,7 @@ class Catalog:
         else:
             meta_jobs = []
         for info, row, state, want_text in jobs:
+            outcome: tuple[Any, ...]  # ("ok", summary, state, continued, texts) | ("not" | "error", reason)
             try:
                 result, texts = _scan(info, state, want_text)
                 # Inside the guard: the summary and the encoded state are this file's too.
