@@ -1,47 +1,79 @@
-"""What the headless commands share: the scope flags, SESSION arguments and the output exits.
+"""Which sessions a command looks at: the scope flags, and SESSION arguments.
 
-Every line the CLI writes leaves through one of `say` (stderr), `put_line`, `put_path` and
-`write_json` / `write_json_bytes` (stdout): ids, names, paths and tool arguments are session
-text, and a terminal must print them, never obey them (`seance.core.text`'s sanitisers).
-
-Every command that takes a SESSION (`show`, `tree`, `rm`, `rename`) resolves it here, so
-`--root` and `--cwd` mean the same everywhere, before or after the subcommand:
+The scope flags are declared here once (`scope_options`), for the top level and for every
+subcommand, and read here once (`Scope.of`), so `--root`, `--all` and `--cwd` mean the same
+everywhere, before or after the subcommand:
 
     seance --root R show 0a1b        seance show 0a1b --root R
+
+Every command that takes a SESSION (`show`, `tree`, `rm`, `rename`) resolves it with
+`session_path`, and a resume key (`resolve`, and SESSION given as an id prefix) with
+`find_session`: one rule, `seance.core.resume.resolve`'s.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import sys
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
-from .text import json_safe, shell_path, visible
+from .errors import CliError, ExitCode
 
+if TYPE_CHECKING:
+    from seance.core.catalog import Catalog
+    from seance.core.resume import Resolution
 
-def scope_options(parser: argparse.ArgumentParser) -> None:
-    """`--cwd` and `--root` on a subcommand, as copies of the top-level flags."""
-    # SUPPRESS: a subcommand default must not overwrite `seance --cwd X show ...`.
-    parser.add_argument(
-        "--cwd", metavar="DIR", default=argparse.SUPPRESS, help="project directory (default: the current one)"
-    )
-    parser.add_argument(
-        "--root", action="append", metavar="DIR", default=argparse.SUPPRESS, help="sessions root (repeatable)"
-    )
+ROOT_HELP = "sessions root (repeatable; default: pi's, oh-my-pi's and the Python port's)"
+ALL_HELP = "every project, not only the current one"
+CWD_HELP = "project directory (default: the current one)"
 
 
-def roots(args: argparse.Namespace) -> list[Path] | None:
-    """The `--root` directories, or None for the default roots."""
-    given = getattr(args, "root", None)
-    return [Path(root).expanduser() for root in given] if given else None
+def scope_options(
+    parser: argparse.ArgumentParser,
+    *,
+    cwd: bool = True,
+    all_projects: bool = False,
+    exclusive: bool = False,
+    top: bool = False,
+) -> None:
+    """Declare `--all` and `--cwd` (if asked) and `--root` on `parser`: the one declaration of them.
+
+    `top`: the `seance` parser itself, whose defaults are the defaults.  On a subcommand they
+    are SUPPRESSed: its defaults must not overwrite `seance --cwd X show ...`.  `exclusive`:
+    `--all` and `--cwd` refuse each other (`ls`, where both would pick the listed projects)."""
+    default = {} if top else {"default": argparse.SUPPRESS}
+    group = parser.add_mutually_exclusive_group() if exclusive else parser
+    if all_projects:
+        group.add_argument("--all", action="store_true", help=ALL_HELP, **default)
+    if cwd:
+        group.add_argument("--cwd", metavar="DIR", help=CWD_HELP, **default)
+    parser.add_argument("--root", action="append", metavar="DIR", help=ROOT_HELP, **default)
 
 
-def cwd(args: argparse.Namespace) -> str:
-    """The project directory: `--cwd`, else the working directory."""
-    given = getattr(args, "cwd", None)
-    return os.path.abspath(os.path.expanduser(given)) if given else os.getcwd()
+@dataclass(frozen=True)
+class Scope:
+    """The scope flags of one command line, read."""
+
+    roots: list[Path] | None  # the `--root` directories, or None for the default roots
+    cwd: str  # the project directory: `--cwd`, else the working directory (absolute)
+    all_projects: bool  # `--all`
+
+    @classmethod
+    def of(cls, args: argparse.Namespace) -> Scope:
+        given_roots = getattr(args, "root", None)
+        given_cwd = getattr(args, "cwd", None)
+        return cls(
+            roots=[Path(root).expanduser() for root in given_roots] if given_roots else None,
+            cwd=os.path.abspath(os.path.expanduser(given_cwd)) if given_cwd else os.getcwd(),
+            all_projects=bool(getattr(args, "all", False)),
+        )
+
+    @property
+    def project(self) -> str | None:
+        """The project to list: None with `--all` (every project), else `cwd`."""
+        return None if self.all_projects else self.cwd
 
 
 def looks_like_path(argument: str) -> bool:
@@ -50,58 +82,35 @@ def looks_like_path(argument: str) -> bool:
 
 def session_path(argument: str, args: argparse.Namespace) -> Path:
     """SESSION as a path (which may be a broken file: `rm --force` must reach it) or else as an
-    id prefix resolved under `--root` from `--cwd` (`seance.core.resume.resolve`'s rule).
+    id prefix resolved under `--root` from `--cwd` (`find_session`).
 
-    Raises `CliError(EXIT_NOT_FOUND)` for a missing path or an unknown prefix."""
-    from .cli import EXIT_NOT_FOUND, CliError
-
+    Raises `CliError(NOT_FOUND)` for a missing path or an unknown prefix."""
     path = Path(argument).expanduser()
     if os.path.lexists(path):
         return Path(os.path.abspath(path))
     if looks_like_path(argument):
-        raise CliError(f"{argument}: no such session file", EXIT_NOT_FOUND)
-    from .cli_catalog import resolve_session_arg
+        raise CliError(f"{argument}: no such session file", ExitCode.NOT_FOUND)
+    from seance.core.catalog import Catalog  # here: `seance show FILE` never opens the catalog
 
-    return resolve_session_arg(argument, cwd(args), roots=roots(args))
-
-
-def say(message: str) -> None:
-    """A message on stderr, on one line: each control in it (a path's, an id's) as an escape."""
-    print(visible(message), file=sys.stderr)
-
-
-def put_line(text: str) -> None:
-    """A line of plain output on stdout, each control in it shown as an escape."""
-    sys.stdout.write(visible(text) + "\n")
+    scope = Scope.of(args)
+    catalog = Catalog(scope.roots)
+    try:
+        return find_session(argument, scope.cwd, catalog).path
+    finally:
+        catalog.close()
 
 
-def put_path(path: object) -> None:
-    """A path on stdout, alone on its line: as is, or `$'...'`-quoted if it holds a control."""
-    sys.stdout.write(shell_path(path) + "\n")
+def find_session(key: str, cwd: str, catalog: Catalog) -> Resolution:
+    """The session a resume key names (`seance.core.resume.resolve`: the current project
+    first, then all, the most recent wins); `CliError(NOT_FOUND)` if none."""
+    from seance.core.catalog import in_project
+    from seance.core.resume import resolve  # here: `seance ls` never loads the resume rules
+
+    everything = catalog.quick(text=False)  # keys only: no prefix text to collect
+    found = resolve(key, in_project(everything, cwd), everything, cwd)
+    if found is None:
+        raise CliError(f'session "{key}" not found', ExitCode.NOT_FOUND)
+    return found
 
 
-def write_json_bytes(data: bytes) -> None:
-    """JSON on stdout, with what JSON leaves raw but a terminal obeys (C1, bidi) escaped."""
-    sys.stdout.buffer.write(json_safe(data) + b"\n")
-    sys.stdout.flush()
-
-
-def write_json(payload: Any) -> None:
-    """Indented JSON on stdout (the `--json` of show, tree, resolve and continue)."""
-    import orjson  # here: a warm `seance ls --json` never parses or encodes JSON itself
-
-    write_json_bytes(orjson.dumps(payload, option=orjson.OPT_INDENT_2))
-
-
-__all__ = [
-    "cwd",
-    "looks_like_path",
-    "put_line",
-    "put_path",
-    "roots",
-    "say",
-    "scope_options",
-    "session_path",
-    "write_json",
-    "write_json_bytes",
-]
+__all__ = ["Scope", "find_session", "looks_like_path", "scope_options", "session_path"]

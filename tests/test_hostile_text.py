@@ -28,7 +28,7 @@ from ui_harness import picker_app, settle
 from seance.app.screens.help import HelpScreen
 from seance.app.screens.session_list import PickerOptions, SessionPickerScreen
 from seance.app.screens.session_tree import SessionTreeScreen
-from seance.core.cli import main
+from seance.cli import main
 from seance.core.session import SessionError
 from seance.core.text import shell_path
 
@@ -234,8 +234,10 @@ def test_every_cli_output_of_a_hostile_session_is_clean_and_one_path_per_line(en
     code, out, err = run(capsys, "resolve", f"none{HOSTILE}", *r)
     assert code == 1 and err.count("\n") == 1, err
 
+    old = time.time() - 3600  # `rename` just wrote it: age it, or rm refuses a session in use
+    os.utime(path, (old, old))
     code, out, err = run(capsys, "rm", str(path))
-    assert code == 0 and out.count("\n") == 1 and "moved to the Trash" in err
+    assert code == 0 and out.count("\n") == 1 and "moved to the Trash" in err, err
     assert err.count("\n") == 2, err  # the moved file (no artifacts folder here), the undo hint
     code, out, err = run(capsys, "rm", "--undo")
     assert code == 0 and path.exists() and out.count("\n") == 1, out
@@ -244,8 +246,8 @@ def test_every_cli_output_of_a_hostile_session_is_clean_and_one_path_per_line(en
 
 
 def test_pick_prints_a_hostile_path_on_one_line(env, capsys) -> None:
-    from seance.app.cli import _print_result
     from seance.app.results import PickResult
+    from seance.cli.ui import _print_result
 
     path = write_hostile_session(env / "sessions")
     result = PickResult(action="resume", path=path, session_id=SID, leaf_id=None, cwd=f"/p/{HOSTILE}")
@@ -262,7 +264,7 @@ def test_pick_prints_a_hostile_path_on_one_line(env, capsys) -> None:
 def test_no_session_found_lists_the_hostile_skipped_files_on_one_line_each(env, capsys) -> None:
     import argparse
 
-    from seance.app.cli import run_ui
+    from seance.cli.ui import run_ui
 
     root = env / "sessions"
     write_not_a_session(root)
