@@ -65,7 +65,7 @@ def run_ui(args: argparse.Namespace) -> int:
     from .screens.session_list import PickerOptions
 
     picking = getattr(args, "command", None) == "pick"
-    options = PickerOptions(enter="resume" if picking else "tree", owns_process=True)
+    options = PickerOptions(enter="resume" if picking else "tree")
     return _pick(catalog, args, options)
 
 
@@ -120,7 +120,7 @@ def _run_tree(args: argparse.Namespace) -> int:
     session = args.tree_session
     path = Path(session.path).resolve()
 
-    result = _run_app(SeanceApp(lambda: SessionTreeScreen(path, standalone=True, session=session, freeze_gc=True)))
+    result = _run_app(SeanceApp(lambda: SessionTreeScreen(path, standalone=True, session=session)))
     if result is None or getattr(result, "action", None) not in ("resume", "fork"):
         return EXIT_CANCELLED
     pick = PickResult.from_tree(result, path=path, session_id=session.id, cwd=session.cwd)
@@ -148,7 +148,7 @@ def _run_demo(args: argparse.Namespace) -> int:
         )
         catalog = Catalog([root], cache_dir=Path(tmp) / "cache")
         args.cwd = str(_busiest_project(catalog)) if corpus.files else None
-        return _pick(catalog, args, PickerOptions(enter="tree", owns_process=True))
+        return _pick(catalog, args, PickerOptions(enter="tree"))
 
 
 def _busiest_project(catalog: Catalog) -> str | None:

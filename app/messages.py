@@ -6,7 +6,7 @@ Workers never touch widgets: they post one of these, and a handler on the screen
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from textual.message import Message
 
@@ -77,3 +77,12 @@ class Watching(Message):
     """The file watcher is set up on `roots`: every change from now on will be reported."""
 
     roots: list
+
+
+@dataclass
+class LongLivedDataLoaded(Message):
+    """`screen` built a large set of objects that live as long as it is shown (the loaded list
+    and its search haystacks, a huge session's tree).  A hint for whoever owns the process:
+    `SeanceApp` freezes them out of the cyclic collector's reach; a host app ignores it."""
+
+    screen: Any

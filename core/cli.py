@@ -16,6 +16,7 @@ from collections.abc import Callable
 
 from .. import __version__
 from .errors import SessionError
+from .gcpause import own_collector
 
 EXIT_OK, EXIT_NOT_FOUND, EXIT_BAD_INPUT, EXIT_CANCELLED = 0, 1, 2, 130
 
@@ -134,6 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the `seance` console script and `python -m seance`."""
     if argv is None:
         argv = sys.argv[1:]
+    own_collector()  # the `seance` command runs this process: it may tune the collector (see gcpause)
     parser = build_parser(argv)
     args = parser.parse_args(argv)
     handler: Handler = getattr(args, "handler", _run_ui)

@@ -686,24 +686,21 @@ async def test_cold_index_paints_the_newest_files_first(root: Path, monkeypatch)
         assert "8 sessions" in status and "Loading" not in status and "indexing" not in status
 
 
-@pytest.mark.parametrize("owns_process", [True, False])
-async def test_own_app_freezes_the_loaded_list_out_of_the_collector(root: Path, owns_process: bool) -> None:
-    """Only seance's own app touches the process's collector; a host's picker never does."""
+async def test_own_app_freezes_the_loaded_list_out_of_the_collector(root: Path) -> None:
+    """seance's own app freezes the loaded list and the haystacks of its first search, and
+    leaves the collector as it found it on exit (a host's picker: tests/test_host_app.py)."""
     import gc
 
-    gc.unfreeze()
-    try:
-        options = PickerOptions(watch=False, owns_process=owns_process)
-        async with picker_app(root, options=options).run_test(size=SIZE) as pilot:
-            await settle(pilot)
-            after_load = gc.get_freeze_count()
-            await pilot.press(*"fix")
-            await settle(pilot)
-            assert titles(pilot)[0] == "fix the auth bug in login"
-            assert (after_load > 0) == owns_process
-            assert (gc.get_freeze_count() > after_load) == owns_process, "the haystacks built by the search too"
-    finally:
-        gc.unfreeze()
+    before = gc.get_freeze_count()
+    async with picker_app(root).run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        after_load = gc.get_freeze_count()
+        await pilot.press(*"fix")
+        await settle(pilot)
+        assert titles(pilot)[0] == "fix the auth bug in login"
+        assert after_load > before
+        assert gc.get_freeze_count() > after_load, "the haystacks built by the search too"
+    assert gc.get_freeze_count() == before and gc.isenabled()
 
 
 async def test_a_big_tree_freezes_and_unfreezes_then_the_list_freezes_again(tmp_path: Path) -> None:
@@ -715,25 +712,22 @@ async def test_a_big_tree_freezes_and_unfreezes_then_the_list_freezes_again(tmp_
 
     big = Spec("big", PROJECT, prompts=tuple(f"step {index}" for index in range(GC_FREEZE_ENTRIES // 2 + 1)))
     root = make_root(tmp_path, [big, Spec("small", PROJECT, prompts=("fix the bug",))])
-    gc.unfreeze()
-    try:
-        options = PickerOptions(watch=False, owns_process=True, enter="tree")
-        async with picker_app(root, options=options).run_test(size=SIZE) as pilot:
-            await settle(pilot)
-            assert gc.get_freeze_count() > 0
-            await pilot.press(*"step")
-            await settle(pilot)
-            assert cursor_title(pilot).startswith("step 0")
-            await pilot.press("enter")
-            await settle(pilot)
-            assert isinstance(pilot.app.screen, SessionTreeScreen)
-            assert pilot.app.screen._froze_gc
-            await pilot.press("escape", "escape")
-            await settle(pilot)
-            assert not isinstance(pilot.app.screen, SessionTreeScreen)
-            assert gc.get_freeze_count() == 0, "the tree gave its objects back to the collector"
-            await pilot.press("s")
-            await settle(pilot)
-            assert gc.get_freeze_count() > 0, "the list froze again after its next search"
-    finally:
-        gc.unfreeze()
+    before = gc.get_freeze_count()
+    async with picker_app(root, options=PickerOptions(watch=False, enter="tree")).run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert gc.get_freeze_count() > before
+        await pilot.press(*"step")
+        await settle(pilot)
+        assert cursor_title(pilot).startswith("step 0")
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(pilot.app.screen, SessionTreeScreen)
+        assert pilot.app.screen in pilot.app._frozen_for, "the big tree asked to be frozen"
+        await pilot.press("escape", "escape")
+        await settle(pilot)
+        assert not isinstance(pilot.app.screen, SessionTreeScreen)
+        assert gc.get_freeze_count() == 0, "the tree gave its objects back to the collector"
+        await pilot.press("s")
+        await settle(pilot)
+        assert gc.get_freeze_count() > 0, "the list froze again after its next search"
+    assert gc.get_freeze_count() == 0

@@ -15,7 +15,6 @@ Esc) are priority bindings of the screen; a host's own priority bindings still w
 from __future__ import annotations
 
 import asyncio
-import gc
 import os
 import time
 from collections.abc import Callable, Sequence
@@ -41,7 +40,16 @@ from seance.core.text import display_text
 from seance.core.trash import ACTIVE_SECONDS, activity, same_file
 
 from ..commands import PickerCommands
-from ..messages import LoadFailed, LoadProgress, SearchDone, SessionsChanged, SessionsLoaded, Skipped, Watching
+from ..messages import (
+    LoadFailed,
+    LoadProgress,
+    LongLivedDataLoaded,
+    SearchDone,
+    SessionsChanged,
+    SessionsLoaded,
+    Skipped,
+    Watching,
+)
 from ..paths import STYLES
 from ..results import PickResult
 from ..rows import SORTS, hit_rows, plain_rows
@@ -80,8 +88,6 @@ class PickerOptions:
     `enter`: what Enter does — "resume" dismisses with the session (the `/resume` contract),
     "tree" opens the tree view first (the standalone browser).  `open_session`: the session
     the host has open (protected from deletion).  `watch`: follow the roots live.
-    `owns_process`: seance's own app, not a host's (process-wide tuning such as freezing
-    the garbage collector over the loaded list, or a huge session's tree, is allowed).
     """
 
     watch: bool = True
@@ -89,7 +95,6 @@ class PickerOptions:
     open_session: str | None = None
     enter: Literal["resume", "tree"] = "resume"
     rename: bool = True
-    owns_process: bool = False
 
 
 class SearchInput(Input):
@@ -467,17 +472,14 @@ class SessionPickerScreen(Screen[PickResult | None]):
             self._freeze_long_lived()
 
     def on_screen_resume(self) -> None:
-        # back from a screen (a big tree unfreezes everything when it closes): the list and
-        # its haystacks go out of the collector's reach again after the next search
-        self._freeze_after_search = self.options.owns_process and bool(self._summaries)
+        # back from a screen (the app may have given every frozen object back to the collector
+        # when it closed): say again, after the next search, that the list is long-lived
+        self._freeze_after_search = bool(self._summaries)
 
     def _freeze_long_lived(self) -> None:
-        """Ten thousand summaries and their search haystacks live as long as the picker: out
-        of the collector's reach, a full collection no longer walks them all in the middle of
-        a keystroke's search.  Refcounting still frees what a refresh replaces.  Only in
-        seance's own app: a host's process is the host's business."""
-        if self.options.owns_process:
-            gc.freeze()
+        """Ten thousand summaries and their search haystacks live as long as the picker: say
+        so to the app (`SeanceApp` freezes them out of the collector; a host ignores it)."""
+        self.post_message(LongLivedDataLoaded(self))
 
     @on(Input.Changed, "#search")
     def _query_changed(self, event: Input.Changed) -> None:
@@ -764,7 +766,7 @@ class SessionPickerScreen(Screen[PickResult | None]):
                 )
             )
 
-        tree = SessionTreeScreen(Path(row.path), clock=self.clock, freeze_gc=self.options.owns_process)
+        tree = SessionTreeScreen(Path(row.path), clock=self.clock)
         self.app.push_screen(tree, chosen)
 
     # -- live updates --------------------------------------------------------------------

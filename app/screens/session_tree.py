@@ -10,7 +10,6 @@ label, Enter resumes.  The screen dismisses with a `TreeResult`, or None on Esc.
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -26,6 +25,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Static
 
+from seance.app.messages import LongLivedDataLoaded
 from seance.app.paths import STYLES
 from seance.app.tree_model import TreeModel, resume_point
 from seance.app.widgets.context_preview import ContextPreview
@@ -38,7 +38,8 @@ from seance.core.tree import timestamp_ms
 from seance.core.writes import set_label
 
 GC_FREEZE_ENTRIES = 5_000
-"""Sessions this big are frozen out of the cyclic GC while the screen shows them."""
+"""Sessions this big are long-lived bulk: the screen posts `LongLivedDataLoaded` (seance's own app
+then freezes them out of the cyclic GC while the screen shows them)."""
 PREVIEW_MIN_WIDTH = 100
 """Below this terminal width the preview pane is hidden so the tree keeps its room."""
 
@@ -110,16 +111,11 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
         clock: Callable[[], datetime] | None = None,
         standalone: bool = False,
         session: Session | None = None,
-        freeze_gc: bool = False,
         name: str | None = None,
         id: str | None = None,
         classes: str | None = None,
     ) -> None:
-        """`session`: the file already read by the caller (skips reading it again).
-
-        `freeze_gc`: move a big session's objects out of the collector's reach while the screen
-        is open — process-wide, so only for seance's own app, never inside a host's.
-        """
+        """`session`: the file already read by the caller (skips reading it again)."""
         super().__init__(name=name, id=id, classes=classes)
         self.session_path = Path(session_path)
         self._given_session = session
@@ -127,8 +123,6 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
         self.standalone = standalone
         self.session: Session | None = None
         self.model: TreeModel | None = None
-        self._froze_gc = False
-        self.freeze_gc = freeze_gc
         self.load_error: str | None = None
 
     # -- layout ---------------------------------------------------------------------------
@@ -158,10 +152,6 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
         self._refresh_status()
         self._load()
 
-    def on_unmount(self) -> None:
-        if self._froze_gc:
-            gc.unfreeze()  # the tree's objects go back within reach, to be collected with the screen
-
     def on_resize(self, event: events.Resize) -> None:
         self.query_one(ContextPreview).display = event.size.width >= PREVIEW_MIN_WIDTH
 
@@ -187,11 +177,10 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
 
     def on_session_tree_screen_loaded(self, message: Loaded) -> None:
         self.session, self.model = message.session, message.model
-        if self.freeze_gc and len(message.session.entries) >= GC_FREEZE_ENTRIES:
-            # A big session is millions of long-lived objects; without this every full
-            # garbage collection walks them all and each keystroke pays for it.
-            gc.freeze()
-            self._froze_gc = True
+        if len(message.session.entries) >= GC_FREEZE_ENTRIES:
+            # A big session is millions of long-lived objects; unless the app freezes them,
+            # every full garbage collection walks them all and each keystroke pays for it.
+            self.post_message(LongLivedDataLoaded(self))
         tree_view = self.query_one(TreeView)
         self.query_one("#tree-message", Static).display = False
         tree_view.display = True
