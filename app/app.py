@@ -25,7 +25,7 @@ from seance.core.text import display_text
 from .messages import LongLivedDataLoaded
 from .paths import STYLES
 
-PI_KEYS = {"seance.picker.paths": "ctrl+p"}
+PI_KEYS = {"seance.picker.paths": "ctrl+p,f4"}
 """pi's own keys that a default Textual App owns (Ctrl+P is its command palette): only seance's
 own app, which moves its palette to F2, gives them back to the screens (through Textual's keymap)."""
 

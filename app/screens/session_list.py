@@ -7,7 +7,7 @@ changes from a file watcher.  It dismisses with a `PickResult` (resume / fork) o
 
 Everything it needs comes in through `__init__`, so a host agent's Textual app can
 `push_screen(SessionPickerScreen(catalog, cwd=...), callback)` or
-`await push_screen_wait(...)`; CSS travels with the screen (CSS_PATH) and uses theme
+`await push_screen_wait(...)`; CSS travels with the screen (its `CSS`, scoped by Textual) and uses theme
 variables only.  Keys the picker needs from the input (Tab, Enter, Home/End, Ctrl+D, Ctrl+C,
 Esc) are priority bindings of the screen; a host's own priority bindings still win.
 """
@@ -18,7 +18,7 @@ import asyncio
 import os
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar, Literal
@@ -50,14 +50,14 @@ from ..messages import (
     Skipped,
     Watching,
 )
-from ..paths import STYLES
+from ..paths import stylesheet
 from ..results import PickResult
 from ..rows import SORTS, hit_rows, plain_rows
 from ..widgets.session_list import SessionList, SessionRow, utc_now
 from ..widgets.status_bar import StatusBar
 from .confirm import ConfirmScreen
-from .help import HelpScreen, binding_rows, key_label
-from .rename import RenameScreen
+from .help import HelpScreen, help_rows
+from .prompt import rename_prompt
 
 Scope = Literal["project", "all"]
 NARROW = 100  # below this many columns the preview hides itself
@@ -139,8 +139,8 @@ class _Deleted:
 class SessionPickerScreen(Screen[PickResult | None]):
     """Search, browse and pick a session; dismisses with a `PickResult` or None on cancel."""
 
-    CSS_PATH: ClassVar[list] = [STYLES / "session_list.tcss"]
-    AUTO_FOCUS = "#search"
+    CSS: ClassVar[str] = stylesheet("picker.tcss")  # scoped by Textual to this screen
+    AUTO_FOCUS = "#seance-search"
     COMMANDS: ClassVar[set] = {PickerCommands}
 
     BINDINGS: ClassVar[list[BindingType]] = [  # `tooltip` is the help text; see `help_rows`
@@ -150,13 +150,18 @@ class SessionPickerScreen(Screen[PickResult | None]):
         Binding("pagedown", "page(1)", "Page down", show=False, priority=True, tooltip="move the cursor"),
         Binding("home", "first", "First", show=False, priority=True, tooltip="move the cursor"),
         Binding("end", "last", "Last", show=False, priority=True, tooltip="move the cursor"),
+        # Enter resumes in the picker and opens the tree in the browser: `check_action` keeps the one
+        # binding of the screen's mode (footer and help show it; the other one never runs).
         Binding("enter", "select", "Resume", priority=True, tooltip=RESUME_HELP),
+        Binding("enter", "open", "Open", priority=True, tooltip=OPEN_HELP),
         Binding("escape", "cancel", "Clear/cancel", show=False, priority=True, tooltip="clear the query, then cancel"),
         Binding("ctrl+c", "quit", "Cancel", show=False, priority=True, tooltip="cancel"),
         Binding("tab", "toggle_scope", "Scope", priority=True, tooltip="current folder ↔ all projects"),
         Binding("ctrl+s", "cycle_sort", "Sort", priority=True, tooltip="sort: threaded, recent, created, relevance"),
         Binding("ctrl+n", "toggle_named", "Named", priority=True, tooltip="named sessions only"),
-        Binding("ctrl+p", "toggle_paths", "Paths", priority=True, tooltip="show file paths"),
+        # Not Ctrl+P (pi's key): every Textual App owns it (the command palette).  seance's own app
+        # gives it back through its keymap (`SeanceApp`, id "seance.picker.paths").
+        Binding("f4", "toggle_paths", "Paths", priority=True, tooltip="show file paths", id="seance.picker.paths"),
         Binding("ctrl+d", "delete", "Delete", priority=True, tooltip="move the session to the Trash (confirm)"),
         Binding(
             "ctrl+z",
@@ -188,11 +193,6 @@ class SessionPickerScreen(Screen[PickResult | None]):
     ) -> None:
         super().__init__(name=name, id=id, classes=classes)
         self.catalog = catalog
-        if options is not None and options.enter == "tree":  # the browser: Enter explores first
-            self._bindings.key_to_bindings["enter"] = [
-                replace(binding, description="Open", tooltip=OPEN_HELP)
-                for binding in self._bindings.key_to_bindings["enter"]
-            ]
         self.cwd = str(Path(cwd or os.getcwd()).resolve())
         self.options = options or PickerOptions()
         self.clock = clock
@@ -221,13 +221,13 @@ class SessionPickerScreen(Screen[PickResult | None]):
         yield SearchInput(
             self._initial_query,
             placeholder='Search sessions… (words, "phrase", re:regex, label:x)',
-            id="search",
+            id="seance-search",
             select_on_focus=False,
         )
-        with Horizontal(id="body"):
-            yield SessionList(clock=self.clock, id="sessions")
+        with Horizontal(id="seance-body"):
+            yield SessionList(clock=self.clock, id="seance-sessions")
             yield from self._compose_preview()
-        yield StatusBar(id="status")
+        yield StatusBar(id="seance-status")
         yield Footer()
 
     def _compose_preview(self) -> ComposeResult:
@@ -235,7 +235,7 @@ class SessionPickerScreen(Screen[PickResult | None]):
             from ..widgets.context_preview import ContextPreview
         except ImportError:  # pragma: no cover - the preview ships with seance
             return
-        yield ContextPreview(id="preview")
+        yield ContextPreview(id="seance-preview")
 
     @property
     def session_list(self) -> SessionList:
@@ -247,7 +247,7 @@ class SessionPickerScreen(Screen[PickResult | None]):
 
     @property
     def search_input(self) -> Input:
-        return self.query_one("#search", Input)
+        return self.query_one("#seance-search", Input)
 
     def on_mount(self) -> None:
         self.status.scope = self.scope
@@ -481,7 +481,7 @@ class SessionPickerScreen(Screen[PickResult | None]):
         so to the app (`SeanceApp` freezes them out of the collector; a host ignores it)."""
         self.post_message(LongLivedDataLoaded(self))
 
-    @on(Input.Changed, "#search")
+    @on(Input.Changed, "#seance-search")
     def _query_changed(self, event: Input.Changed) -> None:
         if event.value == self._query:
             return
@@ -504,7 +504,7 @@ class SessionPickerScreen(Screen[PickResult | None]):
 
     def _preview(self) -> Any | None:
         try:
-            return self.query_one("#preview")
+            return self.query_one("#seance-preview")
         except Exception:
             return None
 
@@ -558,6 +558,10 @@ class SessionPickerScreen(Screen[PickResult | None]):
             self.action_tree()
         else:
             self.dismiss(self._result(row))
+
+    def action_open(self) -> None:
+        """Enter in the browser: the selected session's tree first."""
+        self.action_select()
 
     def action_fork(self) -> None:
         """Dismiss with a fork of the selected session at its leaf (the host writes the new file)."""
@@ -621,18 +625,9 @@ class SessionPickerScreen(Screen[PickResult | None]):
         self.app.push_screen(HelpScreen(self.help_rows()))
 
     def help_rows(self) -> list[tuple[str, str]]:
-        """The help lines: the query syntax, then this screen's bindings as they are now."""
-        live = self._bindings.key_to_bindings  # this screen's keys, as __init__ adjusted them, in BINDINGS order
-        keys = dict.fromkeys(
-            key.strip() for binding in self.BINDINGS if isinstance(binding, Binding) for key in binding.key.split(",")
-        )
-        bindings = [binding for key in keys for binding in live.get(key, ()) if binding.tooltip]
-        rows = [("type", SEARCH_HELP), *binding_rows(bindings)]
-        enter = next(what for _key, what in rows if what in (RESUME_HELP, OPEN_HELP))
-        rows.append(("double-click", enter))
-        if self.app.ENABLE_COMMAND_PALETTE:
-            rows.append((key_label(self.app.COMMAND_PALETTE_BINDING), "command palette"))
-        return rows
+        """The help lines: the query syntax, then the keys live on this screen now (`help_rows`)."""
+        enter = OPEN_HELP if self.options.enter == "tree" else RESUME_HELP
+        return help_rows(self, before=[("type", SEARCH_HELP)], after=[("double-click", enter)])
 
     # -- delete / undo -----------------------------------------------------------------------
 
@@ -680,9 +675,12 @@ class SessionPickerScreen(Screen[PickResult | None]):
         self.notify("Session moved to trash. Press ctrl+z to undo.", title="Deleted", timeout=6, markup=False)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Ctrl+Z is the picker's only while a delete can be undone; otherwise the query input undoes typing."""
+        """Ctrl+Z is the picker's only while a delete can be undone; otherwise the query input
+        undoes typing (None: listed in help, not run).  Enter runs the action of the screen's mode."""
         if action == "undo_delete":
-            return bool(self._deleted)
+            return True if self._deleted else None
+        if action in ("select", "open"):
+            return (action == "open") == (self.options.enter == "tree")
         return True
 
     def action_undo_delete(self) -> None:
@@ -728,7 +726,7 @@ class SessionPickerScreen(Screen[PickResult | None]):
             if name:
                 self._rename_worker(summary, name)
 
-        self.app.push_screen(RenameScreen(summary.name, summary.title), answered)
+        self.app.push_screen(rename_prompt(summary.name, summary.title), answered)
 
     @work(thread=True, group="writes", exit_on_error=False, description="rename")
     def _rename_worker(self, summary: SessionSummary, name: str) -> None:
