@@ -25,7 +25,18 @@ from ui_sessions import PROJECT, Spec, clock, make_root, session_path
 from seance.app import PickerOptions, SessionPickerScreen, SessionTreeScreen
 from seance.app.screens.help import HelpScreen
 from seance.app.widgets.session_list import SessionList
+from seance.core import gcpause
 from seance.core.catalog import Catalog
+
+
+@pytest.fixture(autouse=True)
+def host_process():
+    """A host's process: nobody called `own_collector()` (an earlier in-process `seance` CLI
+    test may have, as the real command does at its entry point)."""
+    owned = gcpause.owns_collector()
+    gcpause.own_collector(False)
+    yield
+    gcpause.own_collector(owned)
 
 
 class ConfirmScreen(ModalScreen[bool]):
