@@ -7,7 +7,7 @@ handler on the screen applies it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from textual.message import Message
 
@@ -109,3 +109,12 @@ class WriteFailed(Message):
     """A delete, undo or rename failed; `text` is a one-line message for the status bar."""
 
     text: str
+
+
+@dataclass
+class LongLivedDataLoaded(Message):
+    """`screen` built a large set of objects that live as long as it is shown (the loaded list
+    and its search haystacks, a huge session's tree).  A hint for whoever owns the process:
+    `SeanceApp` freezes them out of the cyclic collector's reach; a host app ignores it."""
+
+    screen: Any

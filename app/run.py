@@ -8,8 +8,8 @@ a second) and returns what the user chose, or None when they left without choosi
 UI reads keys from and draws on `/dev/tty` (see `terminal`): stdin, stdout and stderr stay
 the caller's, so the caller prints the answer after the UI has closed.
 
-These run a whole process's app (`owns_process`: process-wide tuning such as freezing the
-garbage collector is allowed); an agent embedding the picker pushes `SessionPickerScreen` instead.
+These run seance's own app, which owns the process (`SeanceApp` alone tunes the garbage
+collector); an agent embedding the picker pushes `SessionPickerScreen` instead.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def run_picker(
     from .app import SeanceApp
     from .screens.session_list import PickerOptions, SessionPickerScreen
 
-    options = PickerOptions(enter=enter, owns_process=True)
+    options = PickerOptions(enter=enter)
 
     def make_screen() -> SessionPickerScreen:
         return SessionPickerScreen(catalog, cwd=cwd, scope=scope, query=query, options=options)
@@ -57,7 +57,7 @@ def run_tree(session: Session) -> PickResult | None:
 
     path = Path(session.path).resolve()
 
-    result = _run_app(SeanceApp(lambda: SessionTreeScreen(path, standalone=True, session=session, freeze_gc=True)))
+    result = _run_app(SeanceApp(lambda: SessionTreeScreen(path, standalone=True, session=session)))
     if result is None or getattr(result, "action", None) not in ("resume", "fork"):
         return None
     return PickResult.from_tree(result, path=path, session_id=session.id, cwd=session.cwd)

@@ -18,6 +18,7 @@ from types import ModuleType
 
 from seance import __version__
 from seance.core.errors import SessionError
+from seance.core.gcpause import own_collector
 
 from .errors import CliError, ExitCode
 from .output import say
@@ -98,6 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the `seance` console script and `python -m seance`."""
     if argv is None:
         argv = sys.argv[1:]
+    own_collector()  # the `seance` command runs this process: it may tune the collector (see gcpause)
     parser = build_parser(argv)
     args = parser.parse_args(argv)
     handler: Handler = getattr(args, "handler", _run_browser)

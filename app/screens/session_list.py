@@ -11,18 +11,17 @@ reactives the status bar is bound to.  It dismisses with a `PickResult` (resume 
 
 Everything it needs comes in through `__init__`, so a host agent's Textual app can
 `push_screen(SessionPickerScreen(catalog, cwd=...), callback)` or
-`await push_screen_wait(...)`; CSS travels with the screen (CSS_PATH) and uses theme
+`await push_screen_wait(...)`; CSS travels with the screen (its `CSS`, scoped by Textual) and uses theme
 variables only.  Keys the picker needs from the input (Tab, Enter, Home/End, Ctrl+D, Ctrl+C,
 Esc) are priority bindings of the screen; a host's own priority bindings still win.
 """
 
 from __future__ import annotations
 
-import gc
 import os
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
@@ -47,6 +46,7 @@ from ..commands import PickerCommands
 from ..messages import (
     LoadFailed,
     LoadProgress,
+    LongLivedDataLoaded,
     Renamed,
     Restored,
     SearchDone,
@@ -57,7 +57,7 @@ from ..messages import (
     Watching,
     WriteFailed,
 )
-from ..paths import STYLES
+from ..paths import stylesheet
 from ..picker_model import EMPTY, PickerModel, Scope
 from ..results import PickResult
 from ..rows import SORTS, SessionRow
@@ -65,8 +65,8 @@ from ..watcher import RootWatcher
 from ..widgets.session_list import SessionList, utc_now
 from ..widgets.status_bar import StatusBar
 from .confirm import ConfirmScreen
-from .help import HelpScreen, binding_rows, key_label
-from .rename import RenameScreen
+from .help import HelpScreen, help_rows
+from .prompt import rename_prompt
 
 if TYPE_CHECKING:
     from seance.core.trash import TrashReceipt
@@ -91,8 +91,6 @@ class PickerOptions:
     `enter`: what Enter does — "resume" dismisses with the session (the `/resume` contract),
     "tree" opens the tree view first (the standalone browser).  `open_session`: the session
     the host has open (protected from deletion).  `watch`: follow the roots live.
-    `owns_process`: seance's own app, not a host's (process-wide tuning such as freezing
-    the garbage collector over the loaded list, or a huge session's tree, is allowed).
     """
 
     watch: bool = True
@@ -100,7 +98,6 @@ class PickerOptions:
     open_session: str | None = None
     enter: Literal["resume", "tree"] = "resume"
     rename: bool = True
-    owns_process: bool = False
 
 
 class SearchInput(Input):
@@ -139,8 +136,8 @@ class SearchInput(Input):
 class SessionPickerScreen(Screen[PickResult | None]):
     """Search, browse and pick a session; dismisses with a `PickResult` or None on cancel."""
 
-    CSS_PATH: ClassVar[list] = [STYLES / "session_list.tcss"]
-    AUTO_FOCUS = "#search"
+    CSS: ClassVar[str] = stylesheet("picker.tcss")  # scoped by Textual to this screen
+    AUTO_FOCUS = "#seance-search"
     COMMANDS: ClassVar[set] = {PickerCommands}
 
     # The model's state as the status bar shows it (bound in `compose`, set by `_publish`).
@@ -156,13 +153,18 @@ class SessionPickerScreen(Screen[PickResult | None]):
         Binding("pagedown", "page(1)", "Page down", show=False, priority=True, tooltip="move the cursor"),
         Binding("home", "first", "First", show=False, priority=True, tooltip="move the cursor"),
         Binding("end", "last", "Last", show=False, priority=True, tooltip="move the cursor"),
+        # Enter resumes in the picker and opens the tree in the browser: `check_action` keeps the one
+        # binding of the screen's mode (footer and help show it; the other one never runs).
         Binding("enter", "select", "Resume", priority=True, tooltip=RESUME_HELP),
+        Binding("enter", "open", "Open", priority=True, tooltip=OPEN_HELP),
         Binding("escape", "cancel", "Clear/cancel", show=False, priority=True, tooltip="clear the query, then cancel"),
         Binding("ctrl+c", "quit", "Cancel", show=False, priority=True, tooltip="cancel"),
         Binding("tab", "toggle_scope", "Scope", priority=True, tooltip="current folder ↔ all projects"),
         Binding("ctrl+s", "cycle_sort", "Sort", priority=True, tooltip="sort: threaded, recent, created, relevance"),
         Binding("ctrl+n", "toggle_named", "Named", priority=True, tooltip="named sessions only"),
-        Binding("ctrl+p", "toggle_paths", "Paths", priority=True, tooltip="show file paths"),
+        # Not Ctrl+P (pi's key): every Textual App owns it (the command palette).  seance's own app
+        # gives it back through its keymap (`SeanceApp`, id "seance.picker.paths").
+        Binding("f4", "toggle_paths", "Paths", priority=True, tooltip="show file paths", id="seance.picker.paths"),
         Binding("ctrl+d", "delete", "Delete", priority=True, tooltip="move the session to the Trash (confirm)"),
         Binding(
             "ctrl+z",
@@ -194,11 +196,6 @@ class SessionPickerScreen(Screen[PickResult | None]):
     ) -> None:
         super().__init__(name=name, id=id, classes=classes)
         self.catalog = catalog
-        if options is not None and options.enter == "tree":  # the browser: Enter explores first
-            self._bindings.key_to_bindings["enter"] = [
-                replace(binding, description="Open", tooltip=OPEN_HELP)
-                for binding in self._bindings.key_to_bindings["enter"]
-            ]
         self.cwd = str(Path(cwd or os.getcwd()).resolve())
         self.options = options or PickerOptions()
         self.clock = clock
@@ -222,13 +219,13 @@ class SessionPickerScreen(Screen[PickResult | None]):
         yield SearchInput(
             self._initial_query,
             placeholder='Search sessions… (words, "phrase", re:regex, label:x)',
-            id="search",
+            id="seance-search",
             select_on_focus=False,
         )
-        with Horizontal(id="body"):
-            yield SessionList(clock=self.clock, id="sessions")
+        with Horizontal(id="seance-body"):
+            yield SessionList(clock=self.clock, id="seance-sessions")
             yield from self._compose_preview()
-        yield StatusBar(id="status").data_bind(
+        yield StatusBar(id="seance-status").data_bind(
             SessionPickerScreen.scope,
             SessionPickerScreen.sort,
             SessionPickerScreen.named_only,
@@ -241,7 +238,7 @@ class SessionPickerScreen(Screen[PickResult | None]):
             from ..widgets.context_preview import ContextPreview
         except ImportError:  # pragma: no cover - the preview ships with seance
             return
-        yield ContextPreview(id="preview")
+        yield ContextPreview(id="seance-preview")
 
     @property
     def session_list(self) -> SessionList:
@@ -253,7 +250,7 @@ class SessionPickerScreen(Screen[PickResult | None]):
 
     @property
     def search_input(self) -> Input:
-        return self.query_one("#search", Input)
+        return self.query_one("#seance-search", Input)
 
     def on_mount(self) -> None:
         self._update_preview_visibility()
@@ -467,19 +464,16 @@ class SessionPickerScreen(Screen[PickResult | None]):
             self._freeze_long_lived()
 
     def on_screen_resume(self) -> None:
-        # back from a screen (a big tree unfreezes everything when it closes): the list and
-        # its haystacks go out of the collector's reach again after the next search
-        self._freeze_after_search = self.options.owns_process and bool(self.model.summaries)
+        # back from a screen (the app may have given every frozen object back to the collector
+        # when it closed): say again, after the next search, that the list is long-lived
+        self._freeze_after_search = bool(self.model.summaries)
 
     def _freeze_long_lived(self) -> None:
-        """Ten thousand summaries and their search haystacks live as long as the picker: out
-        of the collector's reach, a full collection no longer walks them all in the middle of
-        a keystroke's search.  Refcounting still frees what a refresh replaces.  Only in
-        seance's own app: a host's process is the host's business."""
-        if self.options.owns_process:
-            gc.freeze()
+        """Ten thousand summaries and their search haystacks live as long as the picker: say
+        so to the app (`SeanceApp` freezes them out of the collector; a host ignores it)."""
+        self.post_message(LongLivedDataLoaded(self))
 
-    @on(Input.Changed, "#search")
+    @on(Input.Changed, "#seance-search")
     def _query_changed(self, event: Input.Changed) -> None:
         if event.value == self.model.query:
             return
@@ -502,7 +496,7 @@ class SessionPickerScreen(Screen[PickResult | None]):
 
     def _preview(self) -> Any | None:
         try:
-            return self.query_one("#preview")
+            return self.query_one("#seance-preview")
         except Exception:
             return None
 
@@ -556,6 +550,10 @@ class SessionPickerScreen(Screen[PickResult | None]):
             self.action_tree()
         else:
             self.dismiss(self._result(row))
+
+    def action_open(self) -> None:
+        """Enter in the browser: the selected session's tree first."""
+        self.action_select()
 
     def action_fork(self) -> None:
         """Dismiss with a fork of the selected session at its leaf (the host writes the new file)."""
@@ -618,18 +616,9 @@ class SessionPickerScreen(Screen[PickResult | None]):
         self.app.push_screen(HelpScreen(self.help_rows()))
 
     def help_rows(self) -> list[tuple[str, str]]:
-        """The help lines: the query syntax, then this screen's bindings as they are now."""
-        live = self._bindings.key_to_bindings  # this screen's keys, as __init__ adjusted them, in BINDINGS order
-        keys = dict.fromkeys(
-            key.strip() for binding in self.BINDINGS if isinstance(binding, Binding) for key in binding.key.split(",")
-        )
-        bindings = [binding for key in keys for binding in live.get(key, ()) if binding.tooltip]
-        rows = [("type", SEARCH_HELP), *binding_rows(bindings)]
-        enter = next(what for _key, what in rows if what in (RESUME_HELP, OPEN_HELP))
-        rows.append(("double-click", enter))
-        if self.app.ENABLE_COMMAND_PALETTE:
-            rows.append((key_label(self.app.COMMAND_PALETTE_BINDING), "command palette"))
-        return rows
+        """The help lines: the query syntax, then the keys live on this screen now (`help_rows`)."""
+        enter = OPEN_HELP if self.options.enter == "tree" else RESUME_HELP
+        return help_rows(self, before=[("type", SEARCH_HELP)], after=[("double-click", enter)])
 
     # -- delete / undo -----------------------------------------------------------------------
 
@@ -679,9 +668,12 @@ class SessionPickerScreen(Screen[PickResult | None]):
         self.notify("Session moved to trash. Press ctrl+z to undo.", title="Deleted", timeout=6, markup=False)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Ctrl+Z is the picker's only while a delete can be undone; otherwise the query input undoes typing."""
+        """Ctrl+Z is the picker's only while a delete can be undone; otherwise the query input
+        undoes typing (None: listed in help, not run).  Enter runs the action of the screen's mode."""
         if action == "undo_delete":
-            return self.model.can_undo
+            return True if self.model.can_undo else None
+        if action in ("select", "open"):
+            return (action == "open") == (self.options.enter == "tree")
         return True
 
     def action_undo_delete(self) -> None:
@@ -715,7 +707,7 @@ class SessionPickerScreen(Screen[PickResult | None]):
             if name:
                 self._rename_worker(summary, name)
 
-        self.app.push_screen(RenameScreen(summary.name, summary.title), answered)
+        self.app.push_screen(rename_prompt(summary.name, summary.title), answered)
 
     @work(thread=True, group="writes", exit_on_error=False, description="rename")
     def _rename_worker(self, summary: SessionSummary, name: str) -> None:
@@ -754,7 +746,7 @@ class SessionPickerScreen(Screen[PickResult | None]):
                 )
             )
 
-        tree = SessionTreeScreen(Path(row.path), clock=self.clock, freeze_gc=self.options.owns_process)
+        tree = SessionTreeScreen(Path(row.path), clock=self.clock)
         self.app.push_screen(tree, chosen)
 
     # -- live updates --------------------------------------------------------------------

@@ -29,6 +29,7 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from seance.app.paths import stylesheet
 from seance.core.model import SessionSummary
 from seance.core.text import blank_controls, display_text, relative_age
 
@@ -89,12 +90,7 @@ class SessionList(ScrollView, can_focus=False):
         "session-list--empty",
     }
 
-    DEFAULT_CSS = """
-    SessionList {
-        overflow-x: hidden;
-        overflow-y: auto;
-    }
-    """
+    DEFAULT_CSS = stylesheet("session_list.tcss")
 
     class RowMessage(Message):
         """Something happened to a row of the list (as Textual's `OptionList.OptionMessage`)."""
@@ -262,6 +258,12 @@ class SessionList(ScrollView, can_focus=False):
             y = self._line_of(index) - self.scroll_offset.y
             for offset in range(self._rows[index].height):
                 self.refresh_line(y + offset)
+
+    def notify_style_update(self) -> None:
+        """The theme or the CSS changed: the cached rows hold the old colours."""
+        super().notify_style_update()
+        self._cache.clear()
+        self.refresh()
 
     def on_resize(self, event: events.Resize) -> None:
         self._cache.clear()
