@@ -24,7 +24,7 @@ import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import IO, Any
+from typing import Any
 
 from seance.core.errors import SessionError
 
@@ -85,15 +85,16 @@ def driver_for(fd: int) -> type[Any]:
         def __init__(self, app: Any, **options: Any) -> None:
             # LinuxDriver.__init__ asks sys.__stdin__ for its fd: None when stdin is closed
             # (`seance pick <&-`).  Let it ask the terminal instead, for that call only.
-            stdin, sys.__stdin__ = sys.__stdin__, _TerminalStdin(fd)
+            # (`sys.__stdin__` is Final to type checkers; swapping it for one call is the point here)
+            stdin, sys.__stdin__ = sys.__stdin__, _TerminalStdin(fd)  # type: ignore[misc, assignment]
             try:
                 super().__init__(app, **options)
             finally:
-                sys.__stdin__ = stdin
+                sys.__stdin__ = stdin  # type: ignore[misc]
             self.fileno = fd
             self.input_tty = True
             # utf-8 whatever the locale: the screen is box-drawing characters; the fd stays ours.
-            self._file: IO[str] = open(fd, "w", encoding="utf-8", errors="replace", closefd=False)  # noqa: SIM115
+            self._file = open(fd, "w", encoding="utf-8", errors="replace", closefd=False)  # type: ignore[assignment]  # noqa: SIM115
 
         def _get_terminal_size(self) -> tuple[int, int]:
             try:
@@ -104,6 +105,7 @@ def driver_for(fd: int) -> type[Any]:
 
         def close(self) -> None:
             super().close()
-            self._file.close()
+            if self._file is not None:
+                self._file.close()
 
     return TerminalDriver

@@ -84,9 +84,9 @@ def run_ls(args: argparse.Namespace) -> int:
         cwd = Scope.of(args).project
         if args.json and not args.query and args.sort in (None, "recent"):
             # the fast paths: no summary is decoded (warm) or built (quick)
-            payload = catalog.quick_pi_json(cwd) if args.quick else catalog.list_pi_json(cwd)
+            answer = catalog.quick_pi_json(cwd) if args.quick else catalog.list_pi_json(cwd)
             _report_skipped(catalog, quick=args.quick)
-            write_json_bytes(payload)
+            write_json_bytes(answer)
             return ExitCode.OK
         # A query searches full text, so its index is brought up to date too.
         summaries = (

@@ -17,7 +17,7 @@ import argparse
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .errors import CliError, ExitCode
 
@@ -43,7 +43,7 @@ def scope_options(
     `top`: the `seance` parser itself, whose defaults are the defaults.  On a subcommand they
     are SUPPRESSed: its defaults must not overwrite `seance --cwd X show ...`.  `exclusive`:
     `--all` and `--cwd` refuse each other (`ls`, where both would pick the listed projects)."""
-    default = {} if top else {"default": argparse.SUPPRESS}
+    default: dict[str, Any] = {} if top else {"default": argparse.SUPPRESS}
     group = parser.add_mutually_exclusive_group() if exclusive else parser
     if all_projects:
         group.add_argument("--all", action="store_true", help=ALL_HELP, **default)

@@ -59,7 +59,7 @@ def run_ui(args: argparse.Namespace) -> int:
     scope = Scope.of(args)
     catalog = Catalog(scope.roots)
     found = catalog.discover()
-    skipped = list(found.skipped)
+    skipped: list[tuple[Path | str, str]] = list(found.skipped)
     if not _any_session(found.infos, skipped):
         where = ", ".join(str(root) for root in catalog.roots) or "(no sessions root)"
         say(f"seance: no sessions found under {where}")
@@ -77,7 +77,7 @@ def run_tree_ui(session: Session, *, as_json: bool) -> int:
     return _print_result(run_tree(session), as_json=as_json)
 
 
-def _any_session(infos: list[Any], skipped: list[tuple[str, str]], batch: int = 64) -> bool:
+def _any_session(infos: list[Any], skipped: list[tuple[Path | str, str]], batch: int = 64) -> bool:
     """Is any candidate file a session?  Newest first, a batch of 4 KB prefixes at a time, so a
     normal root answers after the first batch; non-session files found on the way go to `skipped`."""
     from seance.core.prefix import quick_summaries

@@ -42,7 +42,7 @@ class ContextMessage:
 @dataclass(slots=True)
 class SessionContext:
     leaf_id: str | None
-    thinking_level: str = "off"
+    thinking_level: Any = "off"  # a string as pi writes it; whatever the file holds otherwise
     model: dict[str, Any] | None = None
     messages: list[ContextMessage] = field(default_factory=list)
     mode: str = "none"

@@ -45,7 +45,7 @@ class SessionTree:
         self.entries = entries
         self.by_id: dict[str, dict[str, Any]] = {}
         self.labels: dict[str, str] = {}
-        self.label_times: dict[str, str] = {}
+        self.label_times: dict[str, Any] = {}  # the label entry's timestamp, as written
         self.problems: list[str] = []
         self.leaf_id: str | None = None
         for entry in entries:

@@ -258,7 +258,7 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
 
     @on(TreeView.Selected)
     def _selected(self, event: TreeView.Selected) -> None:
-        if self.session is None:
+        if self.session is None or event.entry_id is None:
             return
         entry = self.session.tree.by_id[event.entry_id]
         leaf_id, prefill = resume_point(entry, self.session.tree.parent.get(event.entry_id))
