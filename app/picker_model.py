@@ -24,9 +24,10 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from seance.core.catalog import same_dir
+from seance.core.listing import SORTS
 from seance.core.model import SessionSummary
 
-from .rows import SORTS, SessionRow, hit_rows, plain_rows
+from .rows import SessionRow, hit_rows, plain_rows
 
 Scope = Literal["project", "all"]
 UNDO_KEPT = 50  # deletions ctrl+z can walk back

@@ -17,8 +17,6 @@ from seance.core import listing
 from seance.core.listing import by_created, by_recent
 from seance.core.model import SessionSummary
 
-SORTS = ("threaded", "recent", "created", "relevance")
-
 
 @dataclass(frozen=True, slots=True, eq=False)
 class SessionRow:

@@ -24,8 +24,6 @@ from .errors import CliError, ExitCode
 from .output import put_line, say, write_json_bytes
 from .scope import Scope, scope_options
 
-SORTS = ("recent", "created", "relevance", "threaded")
-
 
 def register(commands: argparse._SubParsersAction) -> None:
     ls = commands.add_parser("ls", help="list sessions, newest first (pi's list() as JSON with --json)")
@@ -36,7 +34,9 @@ def register(commands: argparse._SubParsersAction) -> None:
         metavar="Q",
         help='filter and rank: fuzzy words, "phrase", re:regex, !not, id: name: cwd: label: model: after: before:',
     )
-    ls.add_argument("--sort", choices=SORTS, default=None, help="order (default: recent; relevance with --query)")
+    ls.add_argument(
+        "--sort", choices=listing.SORTS, default=None, help="order (default: recent; relevance with --query)"
+    )
     ls.add_argument("--quick", action="store_true", help="4 KB prefix metadata only: no index, no full reads")
     ls.add_argument("--json", action="store_true", help="print a JSON array with pi's SessionInfo keys")
     ls.set_defaults(handler=run_ls)

@@ -13,6 +13,9 @@ from dataclasses import dataclass
 
 from .model import SessionSummary
 
+# Every order, in the picker's Ctrl+S cycle (pi's threaded first); `ls --sort` offers the same.
+SORTS = ("threaded", "recent", "created", "relevance")
+
 
 def by_recent(summaries: Iterable[SessionSummary]) -> list[SessionSummary]:
     return sorted(summaries, key=lambda summary: summary.modified_ms, reverse=True)

@@ -155,10 +155,6 @@ class MetaState:
     # -- results -------------------------------------------------------------------------
 
     @property
-    def is_session(self) -> bool:
-        return self.header_done
-
-    @property
     def name(self) -> str | None:
         """As `session.session_name`: session_info, else title slot / title_change, else header title."""
         if self.info_seen:

@@ -7,7 +7,7 @@ summary for the same `path`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from .text import display_text
@@ -40,7 +40,6 @@ class SessionSummary:
     cost: float = 0.0
     last_stop: str | None = None  # how the last turn ended: stop | toolUse | error | aborted | length | user
     prefix_text: str = ""  # quick summaries only: the user/assistant text inside the 4 KB prefix
-    extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     @property
     def title(self) -> str:

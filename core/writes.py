@@ -193,11 +193,6 @@ def write_title_slot(session: Session, title: str) -> None:
         os.close(fd)
 
 
-def reload(session: Session) -> Session:
-    """Read the session again from disk (after a write)."""
-    return load_session(session.path)
-
-
 __all__ = [
     "FileChangedError",
     "append_entry",

@@ -36,6 +36,7 @@ from textual.widgets import Footer, Input
 from textual.worker import get_current_worker
 
 from seance.core.catalog import Cancelled, SessionSource, in_project
+from seance.core.listing import SORTS
 from seance.core.model import SessionSummary
 from seance.core.search import QueryError, SearchCache, parse_query, search_iter
 from seance.core.session import SessionError
@@ -60,7 +61,7 @@ from ..messages import (
 from ..paths import stylesheet
 from ..picker_model import EMPTY, PickerModel, Scope
 from ..results import PickResult
-from ..rows import SORTS, SessionRow
+from ..rows import SessionRow
 from ..watcher import RootWatcher
 from ..widgets.session_list import SessionList, utc_now
 from ..widgets.status_bar import StatusBar
@@ -234,10 +235,8 @@ class SessionPickerScreen(Screen[PickResult | None]):
         yield Footer()
 
     def _compose_preview(self) -> ComposeResult:
-        try:
-            from ..widgets.context_preview import ContextPreview
-        except ImportError:  # pragma: no cover - the preview ships with seance
-            return
+        from ..widgets.context_preview import ContextPreview
+
         yield ContextPreview(id="seance-preview")
 
     @property
@@ -730,11 +729,7 @@ class SessionPickerScreen(Screen[PickResult | None]):
         row = self.session_list.highlighted
         if row is None:
             return
-        try:
-            from .session_tree import SessionTreeScreen
-        except ImportError:
-            self.status.show_message("The tree view is not available", error=True)
-            return
+        from .session_tree import SessionTreeScreen
 
         def chosen(result: Any) -> None:
             if result is None or getattr(result, "action", None) not in ("resume", "fork"):

@@ -42,7 +42,7 @@ def session_text(summary: SessionSummary) -> str:
     Exact summaries carry none: text beyond the prefix is the index's business, passed to
     `search` as `text_hits`.
     """
-    text = getattr(summary, "prefix_text", "") or (summary.extra or {}).get("text") or ""
+    text = summary.prefix_text
     return one_line(text[:_TEXT_LIMIT]) if isinstance(text, str) else ""
 
 
