@@ -62,6 +62,9 @@ class Session:
     title_slot_bytes: int = 0
     migrations: list[str] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
+    # What the reader already knows for the tree: entries by id (in entry order) and whether
+    # any entry names a parent that comes after it.  Handed to `SessionTree` once.
+    tree_index: tuple[dict[str, dict[str, Any]], bool] | None = field(default=None, repr=False, compare=False)
 
     @property
     def id(self) -> str:
@@ -74,8 +77,11 @@ class Session:
 
     @cached_property
     def tree(self) -> SessionTree:
+        index, self.tree_index = self.tree_index, None
         with gc_paused():
-            return SessionTree(self.entries)
+            if index is None:
+                return SessionTree(self.entries)
+            return SessionTree(self.entries, index[0], forward=index[1])
 
     @property
     def leaf_id(self) -> str | None:
@@ -184,7 +190,7 @@ def _build(path: Path, parsed: Parsed, stamp: FileStamp, content: bool) -> Sessi
     has_ids = any(isinstance(entry.get("id"), str) for entry in entries)
     # The Python port has its own format and versioning: never re-shape it into pi's.
     migrations = [] if snake else migrate(header, entries, has_ids=has_ids)
-    entries = _valid_entries(entries, lines, skipped)
+    entries, tree_index = _valid_entries(entries, lines, skipped)
     dialect = "operator" if snake else ("omp" if title_slot is not None or _omp_markers(entries) else "pi")
     return Session(
         path=path,
@@ -197,6 +203,7 @@ def _build(path: Path, parsed: Parsed, stamp: FileStamp, content: bool) -> Sessi
         title_slot_bytes=slot_bytes,
         migrations=migrations,
         skipped=sorted(skipped, key=lambda item: item.line),
+        tree_index=tree_index,
     )
 
 
@@ -213,16 +220,26 @@ def _omp_markers(entries: list[dict[str, Any]]) -> bool:
     return any(entry.get("type") in _OMP_TYPES for entry in entries[:200])
 
 
-def _valid_entries(entries: list[dict[str, Any]], lines: array, skipped: list[Skipped]) -> list[dict[str, Any]]:
+def _names_later(entry: dict[str, Any], by_id: dict[str, dict[str, Any]]) -> bool:
+    parent = entry["parentId"]
+    return parent != entry["id"] and parent in by_id
+
+
+def _valid_entries(
+    entries: list[dict[str, Any]], lines: array, skipped: list[Skipped]
+) -> tuple[list[dict[str, Any]], tuple[dict[str, dict[str, Any]], bool] | None]:
     """Drop entries that cannot be placed (no id, no type); keep the last of duplicate ids.
 
     Millions of entries may pass here: a `parentId` becomes the parent's own id string, so
-    the entry does not hold a copy (50-odd bytes an entry).
+    the entry does not hold a copy (50-odd bytes an entry).  Without duplicate ids the
+    id → entry map built on the way is the tree's `by_id` (returned with whether a parent
+    comes after its child); with them the tree builds its own.
     """
     kept: list[dict[str, Any]] = []
     kept_lines = array("q")
     latest: dict[str, dict[str, Any]] = {}  # id -> the entry that has it last
     duplicated: set[str] = set()
+    unseen: list[dict[str, Any]] = []
     for index, entry in enumerate(entries):  # one pass: millions of entries
         entry_id = entry.get("id")
         if entry.get("type").__class__ is not str:
@@ -240,13 +257,15 @@ def _valid_entries(entries: list[dict[str, Any]], lines: array, skipped: list[Sk
                 parent_entry = latest.get(parent)
                 if parent_entry is not None:  # share the parent's id string instead of a copy
                     entry["parentId"] = parent_entry["id"]
+                else:  # a parent after its child, or a missing one
+                    unseen.append(entry)
         if entry_id in latest:
             duplicated.add(entry_id)
         latest[entry_id] = entry
         kept.append(entry)
         kept_lines.append(lines[index])
     if not duplicated:
-        return kept
+        return kept, (latest, any(_names_later(entry, latest) for entry in unseen))
     out = []
     for index, entry in enumerate(kept):
         entry_id = entry["id"]
@@ -254,7 +273,7 @@ def _valid_entries(entries: list[dict[str, Any]], lines: array, skipped: list[Sk
             skipped.append(Skipped(kept_lines[index], f"duplicate id {entry_id} (the later entry is used)"))
         else:
             out.append(entry)
-    return out
+    return out, None
 
 
 def read_session(path: str | os.PathLike[str]) -> Session | NotASession:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from .timefmt import parse_time_ms
@@ -39,111 +40,160 @@ class TreeNode:
 
 
 class SessionTree:
-    """Index over a session's entries (already normalised and migrated)."""
+    """Index over a session's entries (already normalised and migrated).
 
-    def __init__(self, entries: list[dict[str, Any]]) -> None:
+    Built in one pass that keeps no per-entry structure but `by_id`: `show` follows
+    parents from the leaf and needs nothing else.  The parent and children maps (`parent`,
+    `children`, `roots`) are built on first use, for the tree views.  `by_id` may be handed
+    in by a reader that already built it (in entry order, one entry per id), with `forward`
+    telling whether any entry names a parent that comes after it (only then can parents
+    form a cycle).
+    """
+
+    def __init__(
+        self,
+        entries: list[dict[str, Any]],
+        by_id: dict[str, dict[str, Any]] | None = None,
+        *,
+        forward: bool = True,
+    ) -> None:
         self.entries = entries
-        self.by_id: dict[str, dict[str, Any]] = {}
         self.labels: dict[str, str] = {}
         self.label_times: dict[str, str] = {}
         self.problems: list[str] = []
-        self.leaf_id: str | None = None
-        for entry in entries:
+        # Entries shown as roots although their parentId names something: junk, themselves,
+        # a missing entry, or the entry where a parent cycle is cut.
+        self._rooted: dict[str, None] = {}
+        building = by_id is None
+        if building:
+            by_id = {}
+            forward = False
+        self.by_id: dict[str, dict[str, Any]] = by_id  # type: ignore[assignment]
+        suspects: list[str] = []  # own parent, or a parent not seen yet: missing or forward
+        labels_seen = False
+        for entry in entries:  # the hot loop: millions of entries
             entry_id = entry["id"]
-            self.by_id[entry_id] = entry
-            kind = entry.get("type")
-            if kind == "leaf":  # the Python port's durable leaf pointer
-                target = entry.get("targetId")
-                self.leaf_id = target if isinstance(target, str) and target in self.by_id else entry_id
+            if building:
+                by_id[entry_id] = entry  # type: ignore[index]
+            parent = entry.get("parentId")
+            if parent is not None:
+                if parent.__class__ is not str:  # junk from a caller that did not check
+                    self._rooted[entry_id] = None
+                elif parent == entry_id or parent not in by_id:  # type: ignore[operator]
+                    suspects.append(entry_id)
+            if entry.get("type") == "label":
+                labels_seen = True
+        for entry_id in suspects:  # in entry order, as pi reports nothing and we say why
+            parent = by_id[entry_id]["parentId"]  # type: ignore[index]
+            if parent == entry_id:
+                self.problems.append(f"entry {entry_id} is its own parent; shown as a root")
+            elif parent not in by_id:  # type: ignore[operator]
+                self.problems.append(f"entry {entry_id}: parent {parent} is missing; shown as a root")
             else:
-                self.leaf_id = entry_id
-            if kind == "label":
-                target = entry.get("targetId")
-                label = entry.get("label")
-                if isinstance(target, str):
-                    if isinstance(label, str) and label:
-                        self.labels[target] = label
-                        self.label_times[target] = entry.get("timestamp")
-                    else:
-                        self.labels.pop(target, None)
-                        self.label_times.pop(target, None)
-        self.parent: dict[str, str | None] = {}
-        self.children: dict[str | None, list[str]] = {}
-        self.roots: list[str] = []
-        self._place()
+                forward = True
+                continue
+            self._rooted[entry_id] = None
+        if labels_seen:
+            self._read_labels()
+        self.leaf_id: str | None = self._find_leaf()
+        if forward:  # with every parent before its child, parents strictly precede: no cycle
+            self._break_cycles()
 
     # -- building ---------------------------------------------------------------------
 
+    def _read_labels(self) -> None:
+        """The latest `label` entry per target wins; one without a label clears it."""
+        for entry in self.entries:
+            if entry.get("type") != "label":
+                continue
+            target = entry.get("targetId")
+            label = entry.get("label")
+            if isinstance(target, str):
+                if isinstance(label, str) and label:
+                    self.labels[target] = label
+                    self.label_times[target] = entry.get("timestamp")
+                else:
+                    self.labels.pop(target, None)
+                    self.label_times.pop(target, None)
+
+    def _find_leaf(self) -> str | None:
+        """The last entry, or the target of a last `leaf` entry (the Python port's durable
+        leaf pointer) when that names an entry."""
+        if not self.entries:
+            return None
+        last = self.entries[-1]
+        if last.get("type") == "leaf":
+            target = last.get("targetId")
+            if isinstance(target, str) and target in self.by_id:
+                return target
+        return last["id"]
+
+    def _parent_of(self, entry_id: str) -> str | None:
+        return None if entry_id in self._rooted else self.by_id[entry_id].get("parentId")
+
+    def _break_cycles(self) -> None:
+        """Cut every parent cycle at its entry that comes first, and say so.
+
+        Entries are walked up in order until a walk meets an entry already settled (it
+        leads to a root) or comes back onto itself: that loop is a cycle.  The first entry
+        (in order) that leads into a cycle names it from where its walk entered the loop.
+        """
+        order = {entry_id: index for index, entry_id in enumerate(self.by_id)}
+        settled: set[str] = set()
+        for entry_id in self.by_id:
+            walk: list[str] = []
+            on_walk: set[str] = set()
+            node: str | None = entry_id
+            while node is not None and node not in settled and node not in on_walk:
+                walk.append(node)
+                on_walk.add(node)
+                node = self._parent_of(node)
+            if node is not None and node in on_walk:
+                cycle = walk[walk.index(node) :]
+                cut = min(cycle, key=order.__getitem__)
+                self._rooted[cut] = None
+                self.problems.append(f"entries {' → '.join(cycle)} form a parent cycle; {cut} is shown as a root")
+            settled.update(walk)
+
+    @cached_property
+    def parent(self) -> dict[str, str | None]:
+        """Entry id → the parent it is placed under (None for a root)."""
+        rooted = self._rooted
+        return {
+            entry_id: None if entry_id in rooted else entry.get("parentId") for entry_id, entry in self.by_id.items()
+        }
+
+    @cached_property
+    def children(self) -> dict[str | None, list[str]]:
+        """Entry id → its children's ids, oldest first (stable: ties keep entry order)."""
+        self._place()
+        return self.__dict__["children"]
+
+    @cached_property
+    def roots(self) -> list[str]:
+        """Entries without a (placeable) parent, in entry order."""
+        self._place()
+        return self.__dict__["roots"]
+
     def _place(self) -> None:
-        by_id = self.by_id
-        parents = self.parent
-        children = self.children
-        roots = self.roots
-        forward = False
+        by_id, rooted = self.by_id, self._rooted
+        children: dict[str | None, list[str]] = {}
+        roots: list[str] = []
         for entry_id, entry in by_id.items():  # the hot loop: millions of entries
             parent = entry.get("parentId")
-            if parent.__class__ is not str:  # null (or, from a caller that did not check, junk)
-                parents[entry_id] = None
+            if parent is None or entry_id in rooted:
                 roots.append(entry_id)
-            elif parent == entry_id or parent not in by_id:
-                if parent == entry_id:
-                    self.problems.append(f"entry {entry_id} is its own parent; shown as a root")
-                else:
-                    self.problems.append(f"entry {entry_id}: parent {parent} is missing; shown as a root")
-                parents[entry_id] = None
-                roots.append(entry_id)
+                continue
+            kids = children.get(parent)
+            if kids is None:
+                children[parent] = [entry_id]
             else:
-                if parent not in parents:  # a parent placed after its child: a cycle is possible
-                    forward = True
-                parents[entry_id] = parent
-                kids = children.get(parent)
-                if kids is None:
-                    children[parent] = [entry_id]
-                else:
-                    kids.append(entry_id)
-        if forward:  # with every parent before its child, parents strictly precede: no cycle
-            self._break_cycles()
+                kids.append(entry_id)
         for kids in children.values():
             if len(kids) > 1:  # only branch points need timestamps parsed
                 kids.sort(key=lambda kid: timestamp_ms(by_id[kid].get("timestamp")))
-
-    def _break_cycles(self) -> None:
-        """Entries not reachable from a root sit on or under a parent cycle: cut each cycle."""
-        # Every entry has one parent, so a walk down from the roots meets each reachable
-        # entry once: counting them tells whether a cycle exists, without a set of millions.
-        if sum(1 for _node in self._reach(self.roots)) == len(self.by_id):
-            return
-        order = {entry_id: index for index, entry_id in enumerate(self.by_id)}
-        reached = set(self._reach(self.roots))
-        for entry_id in list(self.by_id):
-            if entry_id in reached:
-                continue
-            # Walk up until a node repeats: that node is on the cycle.
-            seen: list[str] = []
-            seen_set: set[str] = set()
-            node: str | None = entry_id
-            while node is not None and node not in seen_set and node not in reached:
-                seen.append(node)
-                seen_set.add(node)
-                node = self.parent.get(node)
-            if node is None or node in reached:
-                continue  # pragma: no cover - defensive; would have been reachable
-            cycle = seen[seen.index(node) :]
-            cut = min(cycle, key=order.__getitem__)
-            old_parent = self.parent[cut]
-            self.children[old_parent].remove(cut)
-            self.parent[cut] = None
-            self.roots.append(cut)
-            self.problems.append(f"entries {' → '.join(cycle)} form a parent cycle; {cut} is shown as a root")
-            reached.update(self._reach([cut]))
-        self.roots.sort(key=order.__getitem__)
-
-    def _reach(self, starts: list[str]) -> Iterator[str]:
-        stack = list(starts)
-        while stack:
-            node = stack.pop()
-            yield node
-            stack.extend(self.children.get(node, ()))
+        self.__dict__["children"] = children
+        self.__dict__["roots"] = roots
 
     # -- queries ----------------------------------------------------------------------
 
@@ -158,12 +208,17 @@ class SessionTree:
         return self.roots if entry_id is None else self.children.get(entry_id, [])
 
     def path_to(self, entry_id: str | None) -> list[dict[str, Any]]:
-        """Root → entry along the placed parents (cycle-free by construction)."""
+        """Root → entry along the placed parents (cycle-free once cycles are cut)."""
         path: list[dict[str, Any]] = []
-        node = entry_id
-        while node is not None and node in self.by_id:
-            path.append(self.by_id[node])
-            node = self.parent[node]
+        append = path.append
+        by_id, rooted = self.by_id, self._rooted
+        entry = by_id.get(entry_id) if entry_id is not None else None
+        while entry is not None:  # millions of steps on a long chain
+            append(entry)
+            if rooted and entry["id"] in rooted:
+                break
+            parent = entry.get("parentId")
+            entry = by_id.get(parent) if parent is not None else None
         path.reverse()
         return path
 
