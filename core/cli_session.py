@@ -92,11 +92,11 @@ def _tree_head(session: Session) -> dict[str, Any]:
 
 def _tree_nodes(session: Session) -> Iterator[dict[str, Any]]:
     tree = session.tree
-    parent, by_id, labels = tree.parent, tree.by_id, tree.labels
-    for entry_id, _depth in tree.preorder():
+    by_id, labels = tree.by_id, tree.labels
+    for entry_id, _depth, parent in tree.walk():  # (no map of every entry's parent)
         yield {
             "id": entry_id,
-            "parentId": parent[entry_id],
+            "parentId": parent,
             "type": by_id[entry_id].get("type"),
             "label": labels.get(entry_id),
         }

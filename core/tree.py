@@ -9,7 +9,7 @@ would loop on) and reports them, so every entry is reachable exactly once.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -164,7 +164,7 @@ class SessionTree:
         }
 
     @cached_property
-    def children(self) -> dict[str | None, list[str]]:
+    def children(self) -> Children:
         """Entry id → its children's ids, oldest first (stable: ties keep entry order)."""
         self._place()
         return self.__dict__["children"]
@@ -177,22 +177,24 @@ class SessionTree:
 
     def _place(self) -> None:
         by_id, rooted = self.by_id, self._rooted
-        children: dict[str | None, list[str]] = {}
+        only: dict[str, str] = {}  # parent → its first child (all most parents have)
+        many: dict[str, list[str]] = {}  # parent → all its children, where more than one
         roots: list[str] = []
         for entry_id, entry in by_id.items():  # the hot loop: millions of entries
             parent = entry.get("parentId")
             if parent is None or entry_id in rooted:
                 roots.append(entry_id)
                 continue
-            kids = children.get(parent)
-            if kids is None:
-                children[parent] = [entry_id]
-            else:
-                kids.append(entry_id)
-        for kids in children.values():
-            if len(kids) > 1:  # only branch points need timestamps parsed
-                kids.sort(key=lambda kid: timestamp_ms(by_id[kid].get("timestamp")))
-        self.__dict__["children"] = children
+            first = only.setdefault(parent, entry_id)
+            if first is not entry_id:  # a second child (ids are distinct objects: by_id's keys)
+                kids = many.get(parent)
+                if kids is None:
+                    many[parent] = [first, entry_id]
+                else:
+                    kids.append(entry_id)
+        for kids in many.values():  # only branch points need timestamps parsed
+            kids.sort(key=lambda kid: timestamp_ms(by_id[kid].get("timestamp")))
+        self.__dict__["children"] = Children(only, many)
         self.__dict__["roots"] = roots
 
     # -- queries ----------------------------------------------------------------------
@@ -228,13 +230,28 @@ class SessionTree:
 
     def preorder(self, roots: list[str] | None = None) -> Iterator[tuple[str, int]]:
         """Depth-first pre-order over (id, depth), children oldest first."""
-        stack = [(entry_id, 0) for entry_id in reversed(self.roots if roots is None else roots)]
+        return ((entry_id, depth) for entry_id, depth, _parent in self.walk(roots))
+
+    def walk(self, roots: list[str] | None = None) -> Iterator[tuple[str, int, str | None]]:
+        """Depth-first pre-order over (id, depth, parent id), children oldest first."""
+        children = self.children
+        only, many = children.only, children.many
+        stack: list[tuple[str, int, str | None]] = [
+            (entry_id, 0, None if roots is None else self._parent_of(entry_id))
+            for entry_id in reversed(self.roots if roots is None else roots)
+        ]
         while stack:
-            entry_id, depth = stack.pop()
-            yield entry_id, depth
-            kids = self.children.get(entry_id)
-            if kids:
-                stack.extend((kid, depth + 1) for kid in reversed(kids))
+            entry_id, depth, parent = stack.pop()
+            while True:  # down a chain of only children without the stack: most of a session
+                yield entry_id, depth, parent
+                kids = many.get(entry_id)
+                if kids is not None:
+                    stack.extend((kid, depth + 1, entry_id) for kid in reversed(kids))
+                    break
+                kid = only.get(entry_id)
+                if kid is None:
+                    break
+                entry_id, depth, parent = kid, depth + 1, entry_id
 
     def get_tree(self) -> list[TreeNode]:
         """The tree as nested nodes (pi's `getTree()`), built without recursion."""
@@ -248,4 +265,40 @@ class SessionTree:
 
     def branch_points(self) -> int:
         """How many entries have more than one child."""
-        return sum(1 for kids in self.children.values() if len(kids) > 1)
+        return len(self.children.many)
+
+
+class Children(Mapping[str, list[str]]):
+    """Entry id → its children's ids, oldest first, for entries that have any.
+
+    Most entries of a session have one child: those are kept as one id each, not as a
+    list each (millions of lists on a long chain); a lookup hands out a new one-item list.
+    """
+
+    __slots__ = ("many", "only")
+
+    def __init__(self, only: dict[str, str], many: dict[str, list[str]]) -> None:
+        self.only = only  # parent → first child (every parent is here)
+        self.many = many  # parent → all children, sorted, where more than one
+
+    def get(self, entry_id: Any, default: Any = None) -> Any:
+        kids = self.many.get(entry_id)
+        if kids is not None:
+            return kids
+        kid = self.only.get(entry_id)
+        return default if kid is None else [kid]
+
+    def __getitem__(self, entry_id: Any) -> list[str]:
+        kids = self.get(entry_id)
+        if kids is None:
+            raise KeyError(entry_id)
+        return kids
+
+    def __contains__(self, entry_id: object) -> bool:
+        return entry_id in self.only
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.only)
+
+    def __len__(self) -> int:
+        return len(self.only)

@@ -82,3 +82,15 @@ def test_show_walks_only_the_path(tmp_path: Path) -> None:
     assert session.problems  # the missing parent "b2" is reported without a tree view
     built = session.tree.__dict__
     assert "children" not in built and "roots" not in built and "parent" not in built
+
+
+def test_walk_gives_each_entry_its_placed_parent_and_only_forks_hold_lists(tmp_path: Path) -> None:
+    tree = _read(tmp_path, BROKEN).tree
+    walked = list(tree.walk())
+    assert [(entry_id, depth) for entry_id, depth, _ in walked] == list(tree.preorder())
+    assert {entry_id: parent for entry_id, _, parent in walked} == tree.parent
+    assert len(walked) == len(tree.by_id)
+    assert tree.children.many == {"b2": ["under-b", "b3"], "root": ["early", "late"]}
+    assert tree.branch_points() == 2
+    assert tree.children.get("early") == ["l1"] and tree.children.get("l1") is None
+    assert tree.kids("late") == [] and tree.kids(None) == tree.roots
