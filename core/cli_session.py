@@ -164,15 +164,12 @@ def run_tree(args: argparse.Namespace) -> int:
         return _run_ui(args)
     tree = session.tree
     calls = tool_calls_by_id(session.entries)
-    # Like pi's /tree, a single-child chain stays flat: only a branch point indents.  The
-    # depth-first walk carries each entry's indent (no map of millions of entries).
+    # Like pi's /tree, a single-child chain stays flat: only a branch point indents.
     lines: list[str] = []
     write = sys.stdout.write
-    by_id, labels, children, leaf_id = tree.by_id, tree.labels, tree.children, tree.leaf_id
+    by_id, labels, leaf_id = tree.by_id, tree.labels, tree.leaf_id
     top = 1 if len(tree.roots) > 1 else 0
-    stack = [(root, top) for root in reversed(tree.roots)]
-    while stack:
-        entry_id, indent = stack.pop()
+    for entry_id, indent, _parent in tree.walk(flat_chains=True, first_depth=top):
         label = labels.get(entry_id)
         marker = "*" if entry_id == leaf_id else " "
         tag = f"[{display_text(label)}] " if label else ""
@@ -182,9 +179,5 @@ def run_tree(args: argparse.Namespace) -> int:
         if len(lines) >= 10_000:  # one write per batch, not per line
             write("".join(lines))
             lines.clear()
-        kids = children.get(entry_id)
-        if kids:
-            below = indent + (1 if len(kids) > 1 else 0)
-            stack.extend((kid, below) for kid in reversed(kids))
     write("".join(lines))
     return 0

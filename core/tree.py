@@ -232,12 +232,20 @@ class SessionTree:
         """Depth-first pre-order over (id, depth), children oldest first."""
         return ((entry_id, depth) for entry_id, depth, _parent in self.walk(roots))
 
-    def walk(self, roots: list[str] | None = None) -> Iterator[tuple[str, int, str | None]]:
-        """Depth-first pre-order over (id, depth, parent id), children oldest first."""
+    def walk(
+        self, roots: list[str] | None = None, *, flat_chains: bool = False, first_depth: int = 0
+    ) -> Iterator[tuple[str, int, str | None]]:
+        """Depth-first pre-order over (id, depth, parent id), children oldest first.
+
+        With `flat_chains`, depth counts only branch points above an entry (pi's /tree: a
+        single-child chain stays flat, a fork indents its children).  Roots are at
+        `first_depth`.
+        """
         children = self.children
         only, many = children.only, children.many
+        step = 0 if flat_chains else 1
         stack: list[tuple[str, int, str | None]] = [
-            (entry_id, 0, None if roots is None else self._parent_of(entry_id))
+            (entry_id, first_depth, None if roots is None else self._parent_of(entry_id))
             for entry_id in reversed(self.roots if roots is None else roots)
         ]
         while stack:
@@ -251,7 +259,7 @@ class SessionTree:
                 kid = only.get(entry_id)
                 if kid is None:
                     break
-                entry_id, depth, parent = kid, depth + 1, entry_id
+                entry_id, depth, parent = kid, depth + step, entry_id
 
     def get_tree(self) -> list[TreeNode]:
         """The tree as nested nodes (pi's `getTree()`), built without recursion."""
