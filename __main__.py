@@ -2,6 +2,6 @@
 
 import sys
 
-from seance.core.cli import main
+from seance.cli import main
 
 sys.exit(main())

@@ -7,7 +7,8 @@ An embedding agent needs only:
 
     result = await self.push_screen_wait(SessionPickerScreen(Catalog(), cwd=os.getcwd()))
 
-Names are imported lazily, so `import seance.app` stays cheap.
+The `seance` command runs the UI through `run_picker` and `run_tree` (`run.py`): seance's own
+app on the controlling terminal.  Names are imported lazily, so `import seance.app` stays cheap.
 """
 
 from __future__ import annotations
@@ -22,7 +23,10 @@ _EXPORTS = {
     "SessionTreeScreen": ".screens.session_tree",
     "TreeResult": ".screens.session_tree",
     "SeanceApp": ".app",
-    "run_ui": ".cli",
+    "TerminalUnavailable": ".terminal",
+    "check_terminal": ".terminal",
+    "run_picker": ".run",
+    "run_tree": ".run",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -2,6 +2,11 @@
 
 The app only pushes one screen and exits with that screen's result; everything else lives in
 the screens, which a host agent can push into its own Textual app the same way.
+
+Process-wide policy lives here and nowhere else: the app owns its process, so it may tune the
+garbage collector (`seance.core.gcpause`).  Screens only post `LongLivedDataLoaded` when they
+hold a large, long-lived set of objects; the app freezes them out of the collector's reach and
+gives them back when such a screen goes away.  A host app never sees any of this happen.
 """
 
 from __future__ import annotations
@@ -9,13 +14,20 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, ClassVar
 
+from textual import on
 from textual.app import App
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
 
+from seance.core import gcpause
 from seance.core.text import display_text
 
+from .messages import LongLivedDataLoaded
 from .paths import STYLES
+
+PI_KEYS = {"seance.picker.paths": "ctrl+p,f4"}
+"""pi's own keys that a default Textual App owns (Ctrl+P is its command palette): only seance's
+own app, which moves its palette to F2, gives them back to the screens (through Textual's keymap)."""
 
 
 class SeanceApp(App[Any]):
@@ -31,6 +43,9 @@ class SeanceApp(App[Any]):
     def __init__(self, make_screen: Callable[[], Screen[Any]], *, theme: str | None = None) -> None:
         super().__init__()
         self._make_screen = make_screen
+        self._owned_before = False
+        self._frozen_for: list[Screen[Any]] = []  # screens whose objects are frozen out of the collector
+        self.set_keymap(PI_KEYS)
         if theme:
             self.theme = theme
 
@@ -50,4 +65,33 @@ class SeanceApp(App[Any]):
         )
 
     def on_mount(self) -> None:
+        self._owned_before = gcpause.owns_collector()
+        gcpause.own_collector()
+        self.screen_change_signal.subscribe(self, self._screen_changed)
         self.push_screen(self._make_screen(), callback=self.exit)
+
+    @on(LongLivedDataLoaded)
+    def _freeze_long_lived(self, message: LongLivedDataLoaded) -> None:
+        """Ten thousand summaries and their haystacks, or a huge tree, live as long as their
+        screen: out of the collector's reach, a full collection no longer walks them all in the
+        middle of a keystroke.  Refcounting still frees what a refresh replaces."""
+        gcpause.freeze_long_lived()
+        if message.screen not in self._frozen_for:
+            self._frozen_for.append(message.screen)
+
+    def _screen_changed(self, _screen: Screen[Any]) -> None:
+        """A screen that froze its objects is gone: give everything back to the collector, so
+        what it held can be collected; the screens still open freeze again on their next
+        `LongLivedDataLoaded` (the picker posts one after its next search)."""
+        stack = self.screen_stack
+        gone = [screen for screen in self._frozen_for if screen not in stack]
+        if gone:
+            self._frozen_for = [screen for screen in self._frozen_for if screen in stack]
+            gcpause.release_frozen()
+
+    def on_unmount(self) -> None:
+        """The app is closing: nothing it froze stays frozen, and the collector is left as found."""
+        if self._frozen_for:
+            self._frozen_for = []
+            gcpause.release_frozen()
+        gcpause.own_collector(self._owned_before)

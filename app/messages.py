@@ -1,17 +1,19 @@
 """Messages that carry data from workers to the screens that own the state.
 
-Workers never touch widgets: they post one of these, and a handler on the screen applies it.
+Workers never touch widgets (no `call_from_thread` either): they post one of these, and a
+handler on the screen applies it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from textual.message import Message
 
 if TYPE_CHECKING:
     from seance.core.model import SessionSummary
+    from seance.core.trash import TrashReceipt
 
 
 @dataclass
@@ -77,3 +79,42 @@ class Watching(Message):
     """The file watcher is set up on `roots`: every change from now on will be reported."""
 
     roots: list
+
+
+@dataclass
+class Trashed(Message):
+    """The session was moved to the Trash; `receipt` undoes it."""
+
+    receipt: TrashReceipt
+    summary: SessionSummary
+
+
+@dataclass
+class Restored(Message):
+    """A deletion was undone; `summary` is the session as it reads now."""
+
+    summary: SessionSummary
+
+
+@dataclass
+class Renamed(Message):
+    """The session was named `name`; `summary` is it re-read (None if it could not be)."""
+
+    name: str
+    summary: SessionSummary | None
+
+
+@dataclass
+class WriteFailed(Message):
+    """A delete, undo or rename failed; `text` is a one-line message for the status bar."""
+
+    text: str
+
+
+@dataclass
+class LongLivedDataLoaded(Message):
+    """`screen` built a large set of objects that live as long as it is shown (the loaded list
+    and its search haystacks, a huge session's tree).  A hint for whoever owns the process:
+    `SeanceApp` freezes them out of the cyclic collector's reach; a host app ignores it."""
+
+    screen: Any

@@ -3,21 +3,53 @@
 Sort orders follow pi's picker: *threaded* shows forks under their parent session (via the
 header's `parentSession`), *recent* is last activity first, *created* is creation time first,
 *relevance* is the search ranking (recent when there is no query).  With a query, threaded
-becomes relevance, as in pi: the tree is dropped while searching.
+becomes relevance, as in pi: the tree is dropped while searching.  No Textual here: the
+widget draws these rows, `PickerModel` makes them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from seance.core import listing
 from seance.core.listing import by_created, by_recent
 from seance.core.model import SessionSummary
 
-from .widgets.session_list import SessionRow
-
 SORTS = ("threaded", "recent", "created", "relevance")
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class SessionRow:
+    """One session as the list shows it: the summary, its fork prefix, and the search hit.
+
+    `hit` (a `seance.core.search.Hit`) is kept whole: highlight spans and the full-text
+    snippet are computed only when the row is drawn.
+    """
+
+    summary: SessionSummary
+    prefix: str = ""  # threaded sort: "├─ " / "│  └─ " ...
+    hit: Any = None
+
+    @property
+    def path(self) -> str:
+        return self.summary.path
+
+    @property
+    def has_snippet(self) -> bool:
+        return self.hit is not None and self.hit.tier == "full-text"
+
+    @property
+    def height(self) -> int:
+        return 2 if self.has_snippet else 1
+
+    def title_spans(self) -> list[tuple[int, int]]:
+        return self.hit.title_spans() if self.hit is not None else []
+
+    def snippet(self) -> tuple[str, tuple[tuple[int, int], ...]]:
+        found = self.hit.snippet() if self.has_snippet else None
+        return (found.text, tuple(found.spans)) if found is not None else ("", ())
 
 
 def threaded(summaries: Sequence[SessionSummary]) -> list[SessionRow]:

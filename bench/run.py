@@ -148,8 +148,7 @@ def corpus(out: Path, sessions: int, projects: int, seed: int, mean_bytes: int, 
         subprocess.run(
             [
                 sys.executable,
-                "-m",
-                "seance.core.generate",
+                str(Path(__file__).resolve().parent / "generate.py"),
                 str(root),
                 "--sessions",
                 str(sessions),

@@ -48,7 +48,7 @@ class BlobStore:
     def image_base64(self, block: dict[str, Any]) -> str | None:
         """The base64 data of an image content block, resolving a blob reference if needed."""
         data = block.get("data")
-        if not is_blob_ref(data):
+        if not isinstance(data, str) or not is_blob_ref(data):
             return data if isinstance(data, str) else None
         raw = self.read(data)
         return base64.b64encode(raw).decode("ascii") if raw is not None else None

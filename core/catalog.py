@@ -6,10 +6,14 @@
     catalog.refresh(progress, cancel)     # index everything incl. full text
     catalog.search_text(query)            # full-text hits (FTS5), one per session
     catalog.summary(path)                 # one file, exact, re-indexed if it changed
+    catalog.first_screen(cwd, count)      # the newest `count` files' prefixes (a cold index's first rows)
+    catalog.trash(path) / .restore(receipt) / .rename(path, name)   # the writes, index kept in step
 
 Methods may be called from any thread (a Textual thread worker included): each thread gets
-its own SQLite connection and index writes are serialised.  Nothing here writes a session
-file.  When the index cannot be used at all, listing still works from full reads.
+its own SQLite connection and index writes are serialised.  Only `trash`, `restore` and
+`rename` write, on an explicit action, through `core.trash` / `core.writes`; the rest never
+touches a session file.  When the index cannot be used at all, listing still works from
+full reads.  `SessionSource` is what a screen needs of a catalog, as a Protocol.
 
 Every use of the index goes through one guard, `_guarded`: an error of the index (see
 `index.index_fault`) rebuilds it and tries again when it is damaged, or lists from the
@@ -27,7 +31,7 @@ from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from operator import itemgetter
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from . import scanpool
 from .discovery import Discovery, FileInfo, default_roots, discover, stat_file
@@ -51,6 +55,7 @@ from .model import SessionSummary
 if TYPE_CHECKING:  # imported where used: a warm listing reads no file and searches nothing
     from .metadata import MetaState, ScanResult
     from .search import Query, TextHit
+    from .trash import TrashReceipt
 
 Progress = Callable[[int, int], None]
 Cancel = Callable[[], bool]
@@ -221,7 +226,7 @@ class Catalog:
                 if self._index is None and self._index_error is None:
                     try:
                         self._index = Index(self._cache_dir)
-                    except (IndexUnavailable, OSError, *INDEX_ERRORS) as error:
+                    except (IndexUnavailable, OSError, *INDEX_ERRORS) as error:  # type: ignore[misc]
                         self._index_error = (
                             f"the index could not be opened or written ({_one_line(error)}); "
                             "listing from the session files"
@@ -484,6 +489,7 @@ class Catalog:
         else:
             meta_jobs = []
         for info, row, state, want_text in jobs:
+            outcome: tuple[Any, ...]  # ("ok", summary, state, continued, texts) | ("not" | "error", reason)
             try:
                 result, texts = _scan(info, state, want_text)
                 # Inside the guard: the summary and the encoded state are this file's too.
@@ -570,9 +576,110 @@ class Catalog:
 
         self._guarded(forgotten)
 
+    # -- writes: the explicit actions, with the index kept in step -------------------------------
+
+    def trash(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        force: bool = False,
+        open_session: str | os.PathLike[str] | None = None,
+        active_seconds: float | None = None,
+        on_reserved: Callable[[TrashReceipt], None] | None = None,
+    ) -> TrashReceipt:
+        """Move a session to the Trash (`core.trash.trash_session`, its refusals raised as
+        `TrashError`), then drop it from the index.  The one trash-then-forget, for the
+        picker's ctrl+d and `seance rm` alike."""
+        from .trash import ACTIVE_SECONDS, trash_session
+
+        receipt = trash_session(
+            path,
+            open_session=open_session,
+            force=force,
+            active_seconds=ACTIVE_SECONDS if active_seconds is None else active_seconds,
+            on_reserved=on_reserved,
+        )
+        self._forget_quietly(path)
+        return receipt
+
+    def restore(self, receipt: TrashReceipt) -> SessionSummary | None:
+        """Undo a `trash` (`core.trash.undo`, `TrashError` when it cannot) and index the
+        restored session again; returns its summary (None if it no longer reads as one)."""
+        from .trash import undo
+
+        undo(receipt)
+        return self._summary_quietly(receipt.session.original)
+
+    def rename(self, path: str | os.PathLike[str], name: str) -> SessionSummary | None:
+        """Name a session (`core.writes.rename_session`; `SessionError` when it cannot) and
+        return its summary as re-indexed (None if it could not be read back)."""
+        from .writes import rename_session
+
+        rename_session(path, name)
+        return self._summary_quietly(path)
+
+    def _forget_quietly(self, path: str | os.PathLike[str]) -> None:
+        try:
+            self.forget(Path(path))
+        except Exception:  # the file has moved already; the next refresh prunes the index anyway
+            pass
+
+    def _summary_quietly(self, path: str | os.PathLike[str]) -> SessionSummary | None:
+        try:
+            return self.summary(Path(path))
+        except Exception:  # the write is done; the next refresh reads the file
+            return None
+
+    def first_screen(self, cwd: str | None, count: int) -> list[SessionSummary]:
+        """On a cold index, the newest `count` files' 4 KB prefixes (in `cwd`; None = all), so
+        rows appear before the full listing; [] when there are no more files than that."""
+        from .prefix import quick_summaries
+
+        infos = sorted(self.discover().infos, key=lambda info: info.mtime_ns, reverse=True)
+        if len(infos) <= count:
+            return []
+        first = quick_summaries(infos[:count])
+        return in_project(first, cwd) if cwd is not None else first
+
     def close(self) -> None:
         for index in [*self._dropped, *([self._index] if self._index is not None else [])]:
             index.close()
 
 
-__all__ = ["Cancelled", "Catalog", "RefreshStats", "in_project", "same_dir"]
+class SessionSource(Protocol):
+    """What the picker screen and its watcher need of a catalog (`Catalog` is the one there is;
+    a host may hand in its own).  Every method may be called from a worker thread."""
+
+    roots: list[Path]
+    last_stats: RefreshStats
+
+    @property
+    def index_problem(self) -> str | None: ...
+
+    def refresh(self, progress: Progress | None = None, cancel: Cancel | None = None) -> list[SessionSummary]: ...
+
+    def quick(self, cwd: str | None = None) -> list[SessionSummary]: ...
+
+    def first_screen(self, cwd: str | None, count: int) -> list[SessionSummary]: ...
+
+    def summary(self, path: Path) -> SessionSummary | None: ...
+
+    def search_text(self, query: Query | str, limit: int = 500, *, include_cwd: bool = True) -> list[TextHit]: ...
+
+    def forget(self, path: Path) -> None: ...
+
+    def trash(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        force: bool = False,
+        open_session: str | os.PathLike[str] | None = None,
+        active_seconds: float | None = None,
+    ) -> TrashReceipt: ...
+
+    def restore(self, receipt: TrashReceipt) -> SessionSummary | None: ...
+
+    def rename(self, path: str | os.PathLike[str], name: str) -> SessionSummary | None: ...
+
+
+__all__ = ["Cancelled", "Catalog", "RefreshStats", "SessionSource", "in_project", "same_dir"]

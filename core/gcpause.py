@@ -1,24 +1,72 @@
-"""Pause the cyclic garbage collector around bulk building of long-lived objects.
+"""seance's one home for the cyclic garbage collector: pausing it around bulk building, and
+freezing long-lived objects out of its reach — only when seance owns the process.
 
 Parsing a session and indexing its tree allocate hundreds of thousands of containers that
 all survive; the collector would rescan them over and over (a 20,000-entry session spent
 more time in the GC than in parsing).  Nothing built here forms reference cycles that need
-collecting, so pausing is safe; the previous state is always restored.
+collecting, so pausing is safe.
+
+The collector is process-wide: `gc.disable()` from a worker thread also stops it for every
+other thread, and `gc.freeze()` moves *everything* tracked (a host's objects too) out of
+reach.  So none of this happens unless the process's owner said so with `own_collector()`:
+seance's own CLI and `SeanceApp` do; a host agent that imports seance (or pushes its screens)
+never does, and its collector is left exactly as it set it.  Pauses overlap safely across
+threads: the first one in disables the collector, the last one out re-enables it, and only
+if it was enabled when the first one came in.
 """
 
 from __future__ import annotations
 
 import gc
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+
+_owner = False
+_lock = threading.Lock()
+_depth = 0
+_reenable = False
+
+
+def own_collector(owned: bool = True) -> None:
+    """Declare that seance runs this process (its CLI, `SeanceApp` while it runs): pausing and
+    freezing are allowed.  `owned=False` gives the collector back (an app that has exited)."""
+    global _owner
+    _owner = owned
+
+
+def owns_collector() -> bool:
+    return _owner
 
 
 @contextmanager
 def gc_paused() -> Iterator[None]:
-    was_enabled = gc.isenabled()
-    gc.disable()
+    """Pause the cyclic collector for the block (a no-op unless `own_collector()` was called)."""
+    global _depth, _reenable
+    if not _owner:
+        yield
+        return
+    with _lock:
+        if _depth == 0:
+            _reenable = gc.isenabled()
+            gc.disable()
+        _depth += 1
     try:
         yield
     finally:
-        if was_enabled:
-            gc.enable()
+        with _lock:
+            _depth -= 1
+            if _depth == 0 and _reenable:
+                gc.enable()
+
+
+def freeze_long_lived() -> None:
+    """Move every object tracked now out of the collector's reach (refcounting still frees them)."""
+    if _owner:
+        gc.freeze()
+
+
+def release_frozen() -> None:
+    """Give every frozen object back to the collector (a screen holding many of them has gone)."""
+    if _owner:
+        gc.unfreeze()

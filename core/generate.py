@@ -372,26 +372,3 @@ def generate_corpus(
         corpus.bytes += _write(path, writer.lines, writer.clock)
         corpus.files.append(path)
     return corpus
-
-
-def main(argv: list[str] | None = None) -> int:
-    """`python -m seance.core.generate OUT [--sessions N] [--projects M] [--seed S] [--huge K]`."""
-    import argparse
-
-    parser = argparse.ArgumentParser(description="write a generated pi sessions root")
-    parser.add_argument("out", type=Path)
-    parser.add_argument("--sessions", type=int, default=60)
-    parser.add_argument("--projects", type=int, default=6)
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--mean-bytes", type=int, default=60_000)
-    parser.add_argument("--huge", type=int, default=0)
-    args = parser.parse_args(argv)
-    corpus = generate_corpus(
-        args.out, args.sessions, args.projects, seed=args.seed, mean_bytes=args.mean_bytes, huge=args.huge
-    )
-    print(f"wrote {len(corpus.files)} sessions, {corpus.bytes / 1e6:.1f} MB under {corpus.root}")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -292,8 +292,8 @@ class _Scanner:
         message = value.get("message")
         if type(message) is dict:
             stamp = message.get("timestamp")
-            if type(stamp) in (int, float) and -1e11 < stamp < 1e11:  # (never int() of -inf)
-                message["timestamp"] = int(stamp * 1000)
+            if isinstance(stamp, int | float) and not isinstance(stamp, bool) and -1e11 < stamp < 1e11:
+                message["timestamp"] = int(stamp * 1000)  # (never int() of -inf)
         return value
 
     def branch(self, parent: str) -> None:
@@ -410,7 +410,7 @@ class _Scanner:
                 state.output_tokens = min(state.output_tokens + tokens_out, _INT64_MAX)
             cost = usage.get("cost")
             total = cost.get("total") if type(cost) is dict else None
-            if type(total) in (int, float) and math.isfinite(state.cost + total):
+            if isinstance(total, int | float) and not isinstance(total, bool) and math.isfinite(state.cost + total):
                 state.cost += total
         if self.sink is not None:
             content = message.get("content")

@@ -132,7 +132,8 @@ def _summarize_message(message: Any, tool_calls: dict[str, dict[str, Any]]) -> S
             return Summary("error", "assistant: ", display_text(message.get("errorMessage"), 80))
         return Summary("assistant", "assistant: ", "(no content)")
     if role == "toolResult":
-        call = tool_calls.get(message.get("toolCallId")) if isinstance(message.get("toolCallId"), str) else None
+        call_id = message.get("toolCallId")
+        call = tool_calls.get(call_id) if isinstance(call_id, str) else None
         if call:
             return Summary("tool", "", format_tool_call(call.get("name"), call.get("arguments")))
         return Summary("tool", "", f"[{display_text(message.get('toolName') or 'tool')}]")

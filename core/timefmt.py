@@ -52,8 +52,8 @@ def parse_time_ms(value: Any) -> int | None:
     if isinstance(value, int | float):
         if value != value or value in (float("inf"), float("-inf")):
             return None
-        moment = value * 1000 if abs(value) < 1e11 else value
-        return int(moment) if MIN_MS <= moment <= MAX_MS else None
+        ms = value * 1000 if abs(value) < 1e11 else value
+        return int(ms) if MIN_MS <= ms <= MAX_MS else None
     if not isinstance(value, str) or not value:
         return None
     try:

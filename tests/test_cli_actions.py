@@ -8,8 +8,8 @@ from pathlib import Path
 import orjson
 import pytest
 
+from seance.cli import main
 from seance.core import writes
-from seance.core.cli import main
 from seance.core.resume import bucket_name, session_file_name, write_breadcrumb
 from seance.core.session import SessionError, load_session
 from seance.core.writes import TITLE_SLOT_SIZE, FileChangedError, rename_session, title_slot_bytes
@@ -190,7 +190,7 @@ def test_rm_refuses_any_file_that_is_not_a_session(env, capsys, monkeypatch) -> 
 
 
 def test_rm_undo_walks_back_a_stack_of_deletions(env, capsys, monkeypatch) -> None:
-    from seance.core import cli_actions
+    from seance.cli import actions as cli_actions
 
     monkeypatch.setattr(cli_actions, "RECEIPTS_KEPT", 2)
     root = env / "sessions"
@@ -216,7 +216,7 @@ def test_rm_undo_drops_a_deletion_emptied_from_the_trash(env, capsys) -> None:
 
 
 def test_rm_undo_reads_the_single_receipt_of_older_versions(env, capsys) -> None:
-    from seance.core.cli_actions import receipt_path
+    from seance.cli.actions import receipt_path
 
     session = write_session(env / "sessions", "/proj", "pppp0000", mtime_s=OLD)
     assert run(capsys, "rm", str(session))[0] == 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 from pathlib import Path
@@ -9,8 +10,9 @@ from pathlib import Path
 import pytest
 from conftest import corpus_files
 
-from seance.core.cli import EXIT_BAD_INPUT, EXIT_NOT_FOUND, CliError, main
-from seance.core.cli_catalog import resolve_session_arg
+from seance.cli import main
+from seance.cli.errors import CliError, ExitCode
+from seance.cli.scope import session_path
 from seance.core.generate import bucket_name
 from seance.core.session import SessionError
 
@@ -106,7 +108,7 @@ def test_ls_query_sort_and_exit_codes(store, capsys) -> None:
     assert code == 0
     assert [row["id"] for row in json.loads(out)] == ["0aaa9999-0000", "0aaa1111-0000"]
     code, out, _ = ls(capsys, "--root", root, "--all", "--query", "no such words anywhere")
-    assert code == EXIT_NOT_FOUND and out == ""
+    assert code == ExitCode.NOT_FOUND and out == ""
     _, out, _ = ls(capsys, "--root", root, "--all", "--json", "--sort", "created")
     assert len(json.loads(out)) == 3
     _, out, _ = ls(capsys, "--root", root, "--all", "--json", "--sort", "threaded")
@@ -138,6 +140,11 @@ def test_index_command(store, capsys) -> None:
     assert "3 read" in capsys.readouterr().out
 
 
+def resolve_session_arg(key: str, cwd: str, *, roots: list[Path]) -> Path:
+    """SESSION given as an id prefix, resolved as every command resolves it (`--root`, `--cwd`)."""
+    return session_path(key, argparse.Namespace(root=[str(root) for root in roots], cwd=cwd))
+
+
 def test_resolve_session_arg(store, monkeypatch) -> None:
     roots = [store["root"]]
     here = str(store["here"])
@@ -150,7 +157,7 @@ def test_resolve_session_arg(store, monkeypatch) -> None:
     assert resolve_session_arg("0aaa9", here, roots=roots) == store["other"]
     with pytest.raises(CliError) as error:
         resolve_session_arg("zzz", here, roots=roots)
-    assert error.value.code == EXIT_NOT_FOUND
+    assert error.value.code == ExitCode.NOT_FOUND
 
 
 def test_resolve_session_arg_follows_the_resume_rule(store) -> None:
@@ -161,7 +168,7 @@ def test_resolve_session_arg_follows_the_resume_rule(store) -> None:
     assert resolve_session_arg(store["new"].name.upper(), here, roots=roots) == store["new"]
     with pytest.raises(SessionError) as error:
         resolve_session_arg("  ", here, roots=roots)
-    assert getattr(error.value, "code", EXIT_BAD_INPUT) == EXIT_BAD_INPUT
+    assert getattr(error.value, "code", ExitCode.BAD_INPUT) == ExitCode.BAD_INPUT
 
 
 def test_show_takes_an_id_prefix(store, capsys, monkeypatch) -> None:
@@ -170,7 +177,7 @@ def test_show_takes_an_id_prefix(store, capsys, monkeypatch) -> None:
     monkeypatch.chdir(store["here"])
     assert main(["show", "0bbb", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["id"] == "0bbb2222-0000"
-    assert main(["show", "0ccc", "--json"]) == EXIT_NOT_FOUND
+    assert main(["show", "0ccc", "--json"]) == ExitCode.NOT_FOUND
 
 
 def test_every_corpus_file_lists(capsys) -> None:
@@ -207,6 +214,6 @@ def test_ls_query_uses_full_text_and_reports_bad_queries(store, capsys) -> None:
     code, out, _ = ls(capsys, "--root", root, "--all", "--json", "--query", "platypus")
     assert code == 0 and [row["id"] for row in json.loads(out)] == ["0aaa1111-0000"]
     code, out, _ = ls(capsys, "--root", root, "--all", "--json", "--query", "platypus", "--quick")
-    assert code == EXIT_NOT_FOUND  # past the 4 KB prefix: --quick cannot see it
+    assert code == ExitCode.NOT_FOUND  # past the 4 KB prefix: --quick cannot see it
     code, _, err = ls(capsys, "--root", root, "--all", "--query", "re:(")
     assert code == 2 and "bad query" in err

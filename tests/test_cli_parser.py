@@ -6,7 +6,7 @@ import argparse
 
 import pytest
 
-from seance.core.cli import COMMAND_MODULES, _command_in, build_parser
+from seance.cli.main import COMMAND_MODULES, _command_in, build_parser
 
 
 @pytest.mark.parametrize(
@@ -37,7 +37,7 @@ def test_each_command_is_registered_by_its_module() -> None:
 
     for command, module in COMMAND_MODULES.items():
         parser = argparse.ArgumentParser()
-        importlib.import_module(f"seance.core.{module}").register(parser.add_subparsers())
+        importlib.import_module(f"seance.cli.{module}").register(parser.add_subparsers())
         assert command in parser._subparsers._group_actions[0].choices, (command, module)
 
 

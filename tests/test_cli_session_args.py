@@ -9,7 +9,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from seance.core.cli import main
+from seance.cli import main
 from seance.core.resume import bucket_name, session_file_name
 
 STAMP = "2025-01-01T00:00:00.000Z"

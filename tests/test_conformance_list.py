@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from conftest import CORPUS, REPO_ROOT, corpus_files, node_oracle_available
 
-from seance.core.cli import main
+from seance.cli import main
 from seance.core.generate import generate_corpus
 
 PI_KEYS = ("path", "id", "cwd", "name", "parentSession", "created", "modified", "messageCount", "firstMessage")

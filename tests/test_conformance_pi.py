@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from seance.core.cli_session import show_payload, tree_payload
+from seance.cli.session import show_payload, tree_payload
 from seance.core.session import load_session
 
 

@@ -11,6 +11,7 @@ the venv's own, so the installed `seance` is the one imported).
 from __future__ import annotations
 
 import configparser
+import fnmatch
 import os
 import shutil
 import subprocess
@@ -45,6 +46,10 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return built
 
 
+def _not_shipped(package: Path) -> bool:
+    return any(fnmatch.fnmatch(part, pattern) for part in package.parts for pattern in NOT_SHIPPED)
+
+
 def wheel_text(wheel: Path, name: str) -> str:
     with zipfile.ZipFile(wheel) as archive:
         (member,) = [item for item in archive.namelist() if item.endswith(f".dist-info/{name}")]
@@ -58,10 +63,14 @@ def test_wheel_is_pi_seance_with_the_seance_command_and_one_version(wheel: Path)
     assert wheel.name.startswith(f"pi_seance-{seance.__version__}-")
     entry_points = configparser.ConfigParser()
     entry_points.read_string(wheel_text(wheel, "entry_points.txt"))
-    assert dict(entry_points["console_scripts"]) == {"seance": "seance.core.cli:main"}
+    assert dict(entry_points["console_scripts"]) == {"seance": "seance.cli:main"}
     with zipfile.ZipFile(wheel) as archive:
         names = set(archive.namelist())
-    assert {"seance/__init__.py", "seance/core/cli.py", "seance/app/terminal.py", "seance/styles/app.tcss"} <= names
+    assert {"seance/__init__.py", "seance/cli/main.py", "seance/app/terminal.py", "seance/styles/app.tcss"} <= names
+    # every package of the source tree ships (a new folder missing from pyproject's list would not)
+    packages = {path.parent.relative_to(REPO_ROOT) for path in REPO_ROOT.glob("**/__init__.py")}
+    shipped = {Path("seance", package, "__init__.py").as_posix() for package in packages if not _not_shipped(package)}
+    assert shipped <= names, sorted(shipped - names)
     assert not any(name.startswith(("tests/", "seance/tests/")) for name in names)
 
 

@@ -88,8 +88,7 @@ async def test_picker_css_travels_with_the_screen(tmp_path: Path) -> None:
         await settle(pilot)
         status = app.screen.query_one("StatusBar")
         assert status.styles.background != app.screen.styles.background
-        for path in SessionPickerScreen.CSS_PATH:
-            assert Path(path).is_file()
+        assert SessionPickerScreen.CSS and not SessionPickerScreen.CSS_PATH, "scoped CSS, never an app-wide file"
 
 
 def test_the_styles_path_has_one_home() -> None:
@@ -101,5 +100,14 @@ def test_the_styles_path_has_one_home() -> None:
     assert others == [], "compute the styles/ path only in app/paths.py"
     assert all(
         (STYLES / name).is_file()
-        for name in ("app.tcss", "modal.tcss", "preview.tcss", "session_list.tcss", "tree.tcss")
+        for name in (
+            "app.tcss",
+            "modal.tcss",
+            "picker.tcss",
+            "preview.tcss",
+            "session_list.tcss",
+            "status_bar.tcss",
+            "tree.tcss",
+            "tree_view.tcss",
+        )
     )

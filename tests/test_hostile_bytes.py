@@ -29,8 +29,8 @@ from ui_harness import SIZE, picker_app, settle, titles
 from ui_sessions import make_root
 
 import seance
+from seance.cli import main
 from seance.core.catalog import Catalog
-from seance.core.cli import main
 from seance.core.jsonl import LineError, line_blocks, loads_line
 from seance.core.migrate import header_version, migrate
 from seance.core.session import NotASession, Session, read_session
@@ -305,7 +305,7 @@ def test_line_blocks_frames_like_split_2000_cases(tmp_path: Path) -> None:
 
 _MEASURE = """
 import resource, sys
-from seance.core.cli import main
+from seance.cli import main
 code = main(sys.argv[1:])
 print(f"maxrss_kb={resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}", file=sys.stderr)
 sys.exit(code)

@@ -28,7 +28,7 @@ from ui_harness import picker_app, settle
 from seance.app.screens.help import HelpScreen
 from seance.app.screens.session_list import PickerOptions, SessionPickerScreen
 from seance.app.screens.session_tree import SessionTreeScreen
-from seance.core.cli import main
+from seance.cli import main
 from seance.core.session import SessionError
 from seance.core.text import shell_path
 
@@ -239,7 +239,7 @@ def test_every_cli_output_of_a_hostile_session_is_clean_and_one_path_per_line(en
     stamp = time.time() - 3600  # the rename just wrote it: say nobody has since, or rm refuses
     os.utime(path, (stamp, stamp))
     code, out, err = run(capsys, "rm", str(path))
-    assert code == 0 and out.count("\n") == 1 and "moved to the Trash" in err
+    assert code == 0 and out.count("\n") == 1 and "moved to the Trash" in err, err
     assert err.count("\n") == 2, err  # the moved file (no artifacts folder here), the undo hint
     code, out, err = run(capsys, "rm", "--undo")
     assert code == 0 and path.exists() and out.count("\n") == 1, out
@@ -248,8 +248,8 @@ def test_every_cli_output_of_a_hostile_session_is_clean_and_one_path_per_line(en
 
 
 def test_pick_prints_a_hostile_path_on_one_line(env, capsys) -> None:
-    from seance.app.cli import _print_result
     from seance.app.results import PickResult
+    from seance.cli.ui import _print_result
 
     path = write_hostile_session(env / "sessions")
     result = PickResult(action="resume", path=path, session_id=SID, leaf_id=None, cwd=f"/p/{HOSTILE}")
@@ -266,7 +266,7 @@ def test_pick_prints_a_hostile_path_on_one_line(env, capsys) -> None:
 def test_no_session_found_lists_the_hostile_skipped_files_on_one_line_each(env, capsys) -> None:
     import argparse
 
-    from seance.app.cli import run_ui
+    from seance.cli.ui import run_ui
 
     root = env / "sessions"
     write_not_a_session(root)

@@ -35,7 +35,7 @@ def test_core_imports_no_textual_or_rich() -> None:
 def test_cli_ls_path_does_not_import_textual() -> None:
     code = (
         "import sys\n"
-        "from seance.core.cli import build_parser\n"
+        "from seance.cli.main import build_parser\n"
         "build_parser()\n"
         "print(any(m.startswith('textual') for m in sys.modules))\n"
     )
@@ -68,7 +68,7 @@ def test_seance_ls_imports_only_what_listing_needs(tmp_path, flags: list[str], a
     )
     code = (
         "import sys\n"
-        "from seance.core.cli import main\n"
+        "from seance.cli import main\n"
         f"code = main(['ls', '--all', '--json', *{flags!r}, '--root', {str(tmp_path)!r}])\n"
         f"print(code, ','.join(sorted(m for m in sys.modules if m.startswith({heavy!r}))))\n"
     )

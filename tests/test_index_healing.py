@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from seance.core.cli import main
+from seance.cli import main
 from seance.core.generate import generate_corpus
 from seance.core.index import DB_NAME
 

@@ -52,7 +52,7 @@ async def _label_through_screen(path: Path, moves: tuple[str, ...], text: str | 
         assert target is not None
         await pilot.press("L")
         await pilot.pause()
-        field = app.screen.query_one("#label-input")
+        field = app.screen.query_one("#seance-prompt-input")
         field.value = ""
         if text:
             await pilot.press(*text)

@@ -185,7 +185,7 @@ def test_demo_generates_a_root_and_browses_it(terminal: Terminal) -> None:
 
 
 def test_demo_names_are_short_whole_words_and_never_empty(tmp_path: Path) -> None:
-    from seance.app.cli import DEMO_PROJECTS, DEMO_SESSIONS
+    from seance.cli.ui import DEMO_PROJECTS, DEMO_SESSIONS
     from seance.core.generate import _Text, generate_corpus, short_title
 
     assert (

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from seance.cli import main
 from seance.core import metadata
 from seance.core.catalog import Catalog
-from seance.core.cli import main
 from seance.core.metadata import MAX_MS, iso_ms, parse_time_ms
 from seance.core.session import NotASession, Session, read_session
 

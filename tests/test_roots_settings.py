@@ -18,7 +18,7 @@ import pytest
 from conftest import node_oracle_available, run_node
 from ui_sessions import Spec, session_path, write_session
 
-from seance.core.cli_actions import agent_dirs
+from seance.cli.actions import agent_dirs
 from seance.core.discovery import discover
 from seance.core.resume import continue_session, write_breadcrumb
 from seance.core.roots import default_roots, pi_session_dir

@@ -20,7 +20,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from seance.core.cli import main
+from seance.cli import main
 from seance.core.session import NotASession, read_session
 from seance.core.trash import (
     INCOMING,

@@ -15,7 +15,7 @@ from seance.app.results import PickResult
 from seance.app.rows import threaded
 from seance.app.screens.confirm import ConfirmScreen
 from seance.app.screens.help import HelpScreen
-from seance.app.screens.rename import RenameScreen
+from seance.app.screens.prompt import PromptScreen
 from seance.app.screens.session_list import EMPTY, PickerOptions
 from seance.app.widgets.session_list import scroll_to_match
 from seance.core.catalog import Catalog
@@ -394,10 +394,10 @@ async def test_a_session_an_agent_is_writing_asks_before_it_is_deleted_anyway(tm
         await pilot.pause()
         dialog = pilot.app.screen
         assert isinstance(dialog, ConfirmScreen)
-        assert "in use" in str(dialog.query_one("#dialog-title").render())
-        detail = str(dialog.query_one("#dialog-detail").render())
+        assert "in use" in str(dialog.query_one("#seance-dialog-title").render())
+        detail = str(dialog.query_one("#seance-dialog-detail").render())
         assert re.search(r"written \d+ s ago: an agent may be using it", detail)
-        assert "anyway" in str(dialog.query_one("#yes").label)
+        assert "anyway" in str(dialog.query_one("#seance-yes").label)
         await pilot.press("escape")
         await settle(pilot)
         assert path.exists()
@@ -413,15 +413,15 @@ async def test_delete_and_rename_dialogs_show_two_lines_of_a_long_first_message(
     root = make_root(tmp_path, [Spec("long", PROJECT, (long_prompt,))])
     async with picker_app(root).run_test(size=SIZE) as pilot:
         await settle(pilot)
-        for key, kind in (("ctrl+d", ConfirmScreen), ("ctrl+r", RenameScreen)):
+        for key, kind in (("ctrl+d", ConfirmScreen), ("ctrl+r", PromptScreen)):
             await pilot.press(key)
             await pilot.pause()
             dialog = pilot.app.screen
             assert isinstance(dialog, kind)
-            detail = dialog.query_one("#dialog-detail")
+            detail = dialog.query_one("#seance-dialog-detail")
             assert 1 <= detail.size.height <= 2
             assert str(detail.render()).startswith("line 0 of a very long")
-            hint = str(dialog.query_one("#dialog-hint").render())
+            hint = str(dialog.query_one("#seance-dialog-hint").render())
             assert hint.startswith("Enter ") and hint.endswith(" · Esc cancel")
             await pilot.press("escape")
             await pilot.pause()
@@ -460,7 +460,7 @@ async def test_ctrl_r_renames_the_session(root: Path) -> None:
         assert cursor_title(pilot) == "update the README"
         await pilot.press("ctrl+r")
         await pilot.pause()
-        assert isinstance(pilot.app.screen, RenameScreen)
+        assert isinstance(pilot.app.screen, PromptScreen)
         await pilot.press(*"Docs pass", "enter")
         await settle(pilot)
         assert cursor_title(pilot) == "Docs pass"
@@ -552,7 +552,7 @@ async def test_help_lists_the_screens_bindings(root: Path, enter: str, expected:
         assert len(rows) == 18  # type, 15 binding rows, double-click, F2
         await pilot.press("f1")
         await pilot.pause()
-        text = " ".join(str(row.render()) for row in pilot.app.screen.query(".help-row"))
+        text = " ".join(str(row.render()) for row in pilot.app.screen.query(".seance-help-row"))
         assert expected in text and "Ctrl+T" in text
 
 
@@ -578,7 +578,7 @@ async def test_preview_toggle_and_narrow_terminal(root: Path) -> None:
     async with picker_app(root).run_test(size=SIZE) as pilot:
         await settle(pilot)
         screen = screen_of(pilot)
-        preview = screen.query_one("#preview")
+        preview = screen.query_one("#seance-preview")
         assert preview.display and preview.document is not None
         await pilot.press("ctrl+o")
         await pilot.pause()
@@ -588,7 +588,7 @@ async def test_preview_toggle_and_narrow_terminal(root: Path) -> None:
         assert preview.display
     async with picker_app(root).run_test(size=(80, 24)) as pilot:
         await settle(pilot)
-        assert not screen_of(pilot).query_one("#preview").display
+        assert not screen_of(pilot).query_one("#seance-preview").display
 
 
 async def test_command_palette_runs_picker_actions(root: Path) -> None:
@@ -670,13 +670,14 @@ async def test_cold_index_paints_the_newest_files_first(root: Path, monkeypatch)
     monkeypatch.setattr(module, "QUICK_FIRST_FILES", 1)
     monkeypatch.setattr(module, "FIRST_SCREEN_FILES", 3)
     first_screens: list[int] = []
-    original = module.quick_summaries
+    original = Catalog.first_screen
 
-    def spy(infos, *args):
-        first_screens.append(len(infos))
-        return original(infos, *args)
+    def spy(self, cwd, count):
+        first = original(self, cwd, count)
+        first_screens.append(len(first))
+        return first
 
-    monkeypatch.setattr(module, "quick_summaries", spy)
+    monkeypatch.setattr(Catalog, "first_screen", spy)
     async with picker_app(root, scope="all").run_test(size=SIZE) as pilot:
         await settle(pilot)
         rows = screen_of(pilot).session_list.rows
@@ -686,24 +687,21 @@ async def test_cold_index_paints_the_newest_files_first(root: Path, monkeypatch)
         assert "8 sessions" in status and "Loading" not in status and "indexing" not in status
 
 
-@pytest.mark.parametrize("owns_process", [True, False])
-async def test_own_app_freezes_the_loaded_list_out_of_the_collector(root: Path, owns_process: bool) -> None:
-    """Only seance's own app touches the process's collector; a host's picker never does."""
+async def test_own_app_freezes_the_loaded_list_out_of_the_collector(root: Path) -> None:
+    """seance's own app freezes the loaded list and the haystacks of its first search, and
+    leaves the collector as it found it on exit (a host's picker: tests/test_host_app.py)."""
     import gc
 
-    gc.unfreeze()
-    try:
-        options = PickerOptions(watch=False, owns_process=owns_process)
-        async with picker_app(root, options=options).run_test(size=SIZE) as pilot:
-            await settle(pilot)
-            after_load = gc.get_freeze_count()
-            await pilot.press(*"fix")
-            await settle(pilot)
-            assert titles(pilot)[0] == "fix the auth bug in login"
-            assert (after_load > 0) == owns_process
-            assert (gc.get_freeze_count() > after_load) == owns_process, "the haystacks built by the search too"
-    finally:
-        gc.unfreeze()
+    before = gc.get_freeze_count()
+    async with picker_app(root).run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        after_load = gc.get_freeze_count()
+        await pilot.press(*"fix")
+        await settle(pilot)
+        assert titles(pilot)[0] == "fix the auth bug in login"
+        assert after_load > before
+        assert gc.get_freeze_count() > after_load, "the haystacks built by the search too"
+    assert gc.get_freeze_count() == before and gc.isenabled()
 
 
 async def test_a_big_tree_freezes_and_unfreezes_then_the_list_freezes_again(tmp_path: Path) -> None:
@@ -715,25 +713,22 @@ async def test_a_big_tree_freezes_and_unfreezes_then_the_list_freezes_again(tmp_
 
     big = Spec("big", PROJECT, prompts=tuple(f"step {index}" for index in range(GC_FREEZE_ENTRIES // 2 + 1)))
     root = make_root(tmp_path, [big, Spec("small", PROJECT, prompts=("fix the bug",))])
-    gc.unfreeze()
-    try:
-        options = PickerOptions(watch=False, owns_process=True, enter="tree")
-        async with picker_app(root, options=options).run_test(size=SIZE) as pilot:
-            await settle(pilot)
-            assert gc.get_freeze_count() > 0
-            await pilot.press(*"step")
-            await settle(pilot)
-            assert cursor_title(pilot).startswith("step 0")
-            await pilot.press("enter")
-            await settle(pilot)
-            assert isinstance(pilot.app.screen, SessionTreeScreen)
-            assert pilot.app.screen._froze_gc
-            await pilot.press("escape", "escape")
-            await settle(pilot)
-            assert not isinstance(pilot.app.screen, SessionTreeScreen)
-            assert gc.get_freeze_count() == 0, "the tree gave its objects back to the collector"
-            await pilot.press("s")
-            await settle(pilot)
-            assert gc.get_freeze_count() > 0, "the list froze again after its next search"
-    finally:
-        gc.unfreeze()
+    before = gc.get_freeze_count()
+    async with picker_app(root, options=PickerOptions(watch=False, enter="tree")).run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert gc.get_freeze_count() > before
+        await pilot.press(*"step")
+        await settle(pilot)
+        assert cursor_title(pilot).startswith("step 0")
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(pilot.app.screen, SessionTreeScreen)
+        assert pilot.app.screen in pilot.app._frozen_for, "the big tree asked to be frozen"
+        await pilot.press("escape", "escape")
+        await settle(pilot)
+        assert not isinstance(pilot.app.screen, SessionTreeScreen)
+        assert gc.get_freeze_count() == 0, "the tree gave its objects back to the collector"
+        await pilot.press("s")
+        await settle(pilot)
+        assert gc.get_freeze_count() > 0, "the list froze again after its next search"
+    assert gc.get_freeze_count() == 0

@@ -125,10 +125,39 @@ async def test_2000_files_come_and_go_the_bookkeeping_stays_bounded_and_counts_n
             ]
             assert await wait_until(pilot, lambda: len(widget.rows) == present + 100, timeout=30)
             assert screen.status.new_count == 100, "the counter is the new sessions present"
-            assert len(screen._known) <= present + 100 + 10
+            assert len(screen.model.known) <= present + 100 + 10
             for path in batch:
                 path.unlink()
             assert await wait_until(pilot, lambda: len(widget.rows) == present, timeout=30)
             assert screen.status.new_count == 0
-            assert not screen._new and len(screen._known) <= present + 10, "forgotten once gone"
-        assert all(len(summaries) <= present for summaries in screen._summaries.values())
+            assert not screen.model.new and len(screen.model.known) <= present + 10, "forgotten once gone"
+        assert all(len(summaries) <= present for summaries in screen.model.summaries.values())
+
+
+async def test_the_watcher_ends_when_the_picker_is_popped(tmp_path: Path) -> None:
+    """No worker, task or OS watch outlives the screen: a host pushes the picker, it is dismissed,
+    the watch worker is over and the watcher's loop has closed its watch."""
+    from textual.app import App
+    from textual.worker import WorkerState
+    from ui_sessions import clock
+
+    from seance.app.screens.session_list import SessionPickerScreen
+    from seance.core.catalog import Catalog
+
+    root = make_root(tmp_path)
+    catalog = Catalog([root], cache_dir=tmp_path / "cache")
+    picker = SessionPickerScreen(catalog, cwd=PROJECT, clock=clock, options=PickerOptions(watch=True))
+    results: list = []
+    app = App()
+    async with app.run_test(size=SIZE) as pilot:
+        app.push_screen(picker, results.append)
+        assert await wait_until(pilot, lambda: picker.watching)
+        [watch] = [worker for worker in app.workers if worker.group == "watch"]
+        watcher = picker.watcher
+        assert watcher is not None and watcher.running and watch.state == WorkerState.RUNNING
+        await pilot.press("escape")
+        assert await wait_until(pilot, lambda: results == [None])
+        assert await wait_until(pilot, lambda: watch.is_finished and not watcher.running, timeout=3)
+        assert watch.state in (WorkerState.CANCELLED, WorkerState.SUCCESS)
+        assert not picker.is_attached
+    catalog.close()

@@ -9,9 +9,8 @@ from textual.app import App
 from textual.widgets import Input
 from ui_harness import settle
 
-from seance.app.screens.rename import RenameScreen
+from seance.app.screens.prompt import PromptScreen, label_prompt, rename_prompt
 from seance.app.screens.session_tree import SessionTreeScreen
-from seance.app.widgets.label_dialog import LabelDialog
 from seance.core.session import SessionError
 
 HOSTILE = "[bold]x[/] [@click=app.quit]go[/] \x1b[31mred\x1b]8;;http://e.vil\x07 \u202eevil"
@@ -78,7 +77,7 @@ async def test_a_failed_label_write_with_markup_in_its_message_is_shown_literall
         await settle(pilot)
         await pilot.press("L")
         await settle(pilot)
-        assert isinstance(app.screen, LabelDialog)
+        assert isinstance(app.screen, PromptScreen)
         await pilot.press("k", "enter")
         await settle(pilot)
         messages = [notification.message for notification in app._notifications]
@@ -89,12 +88,12 @@ async def test_a_failed_label_write_with_markup_in_its_message_is_shown_literall
 async def test_modal_inputs_are_prefilled_without_escapes(tmp_path) -> None:
     app = App()
     async with app.run_test(size=(100, 20)) as pilot:
-        app.push_screen(RenameScreen(HOSTILE, "title"))
+        app.push_screen(rename_prompt(HOSTILE, "title"))
         await pilot.pause()
         value = app.screen.query_one(Input).value
         assert "\x1b" not in value and "\u202e" not in value and "[bold]x[/]" in value
         app.pop_screen()
-        app.push_screen(LabelDialog(HOSTILE, "summary"))
+        app.push_screen(label_prompt(HOSTILE, "summary"))
         await pilot.pause()
         value = app.screen.query_one(Input).value
         assert "\x1b" not in value and "\u202e" not in value and "[@click=app.quit]go[/]" in value

@@ -12,10 +12,10 @@ import pytest
 from textual.app import App
 from textual.widgets import Input, Static
 
+from seance.app.screens.prompt import PromptScreen
 from seance.app.screens.session_tree import SessionTreeScreen, TreeResult
 from seance.app.tree_model import TreeModel
 from seance.app.widgets.context_preview import ContextPreview
-from seance.app.widgets.label_dialog import LabelDialog
 from seance.app.widgets.tree_view import TreeView
 from seance.core.session import load_session
 
@@ -151,7 +151,7 @@ def model_of(app: TreeApp) -> TreeModel:
 
 
 def status(app: TreeApp) -> str:
-    return str(app.screen.query_one("#tree-status", Static).render())
+    return str(app.screen.query_one("#seance-tree-status", Static).render())
 
 
 # -- loading ----------------------------------------------------------------------------------
@@ -186,7 +186,7 @@ async def test_not_a_session_shows_a_message_not_a_traceback(tmp_path: Path) -> 
     app = TreeApp(bad)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        message = str(app.screen.query_one("#tree-message", Static).render())
+        message = str(app.screen.query_one("#seance-tree-message", Static).render())
         assert "not a session" in message
         assert screen_of(app).load_error == message
         assert screen_of(app).model is None
@@ -340,7 +340,7 @@ async def test_type_to_search_backspace_and_escape(session_file: Path) -> None:
         await pilot.press(*"approach b")
         assert model.query == "approach b"
         assert model.rows.ids == ["uB", "bB", "aB"]  # bB: "abandoned"; every word must match
-        assert "Type to search: approach b" in str(app.screen.query_one("#tree-search", Static).render())
+        assert "Type to search: approach b" in str(app.screen.query_one("#seance-tree-search", Static).render())
         assert "search: approach b" in status(app)
         await pilot.press("backspace", "backspace")
         assert model.query == "approach"
@@ -367,7 +367,7 @@ async def test_ctrl_c_leaves_like_escape(session_file: Path) -> None:
     app = TreeApp(session_file, standalone=True)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        assert "Esc quit" in str(app.screen.query_one("#tree-help", Static).render())
+        assert "Esc quit" in str(app.screen.query_one("#seance-tree-help", Static).render())
         await pilot.press("ctrl+c")
         await pilot.pause()
     assert app.results == [None]
@@ -415,7 +415,7 @@ async def test_shift_l_edits_the_label_through_core(session_file: Path) -> None:
         await pilot.press("end")  # aB
         await pilot.press("L")
         await pilot.pause()
-        assert isinstance(app.screen, LabelDialog)
+        assert isinstance(app.screen, PromptScreen)
         assert app.screen.query_one(Input).value == ""
         await pilot.press(*"plan b", "enter")
         await settle(pilot)

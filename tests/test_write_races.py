@@ -278,14 +278,18 @@ def test_finding7_half_written_agent_line_makes_no_blank_line(tmp_path) -> None:
 def test_line_appended_between_the_readers_stat_and_read_is_not_a_rewrite(tmp_path) -> None:
     """The reader's size comes from fstat before read(): a line landing in between is in the
     digest but not the size.  Found by the held-fd race under load; the append goes on."""
-    from seance.core.session import parse_session_bytes
+    from seance.core.session import _build, _read_records
     from seance.core.writes import append_entry
 
     path = write_v3(tmp_path / "s.jsonl", "stmp-sess")
     before_read = os.stat(path)
     with open(path, "ab") as handle:
         handle.write((_agent_line("late0001", "stmpa001") + "\n").encode())
-    session = parse_session_bytes(path, path.read_bytes(), before_read)
+    descriptor = os.open(path, os.O_RDONLY)
+    try:  # the reader's own steps, with the stat it took before the line landed
+        session = _build(path, *_read_records(descriptor, before_read))
+    finally:
+        os.close(descriptor)
     entry = {"type": "label", "id": "lbl00001", "parentId": session.leaf_id, "timestamp": "x", "targetId": "stmpu001"}
     append_entry(session, entry)
     assert entry["parentId"] == "late0001" and audit(path, ["late0001"]).clean

@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal
 from textual.content import Content
-from textual.screen import ModalScreen
 from textual.widgets import Button, Label
 
 from seance.core.text import display_text
 
-from ..paths import STYLES
+from .modal import SeanceModal
 
 DETAIL_CHARS = 100  # a dialog's detail (a session's first message) is cut to about two lines
 
@@ -24,10 +22,8 @@ def dialog_detail(text: str) -> str:
     return display_text(text, DETAIL_CHARS)
 
 
-class ConfirmScreen(ModalScreen[bool]):
+class ConfirmScreen(SeanceModal[bool]):
     """Ask before doing something destructive; dismisses with True only on an explicit yes."""
-
-    CSS_PATH: ClassVar[list[str | Path]] = [STYLES / "modal.tcss"]
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter,y", "answer(True)", "Confirm", priority=True),
@@ -35,27 +31,26 @@ class ConfirmScreen(ModalScreen[bool]):
     ]
 
     def __init__(self, title: str, detail: str = "", *, confirm_label: str = "Delete") -> None:
-        super().__init__(classes="seance-modal")
+        super().__init__()
         self._title = display_text(title)
         self._detail = dialog_detail(detail)
         self._confirm_label = confirm_label
 
-    def compose(self) -> ComposeResult:
-        with Vertical(id="dialog"):
-            yield Label(Content(self._title), id="dialog-title")
-            if self._detail:
-                yield Label(Content(self._detail), id="dialog-detail")
-            yield Label(Content("Enter confirm · Esc cancel"), id="dialog-hint")
-            with Horizontal(id="dialog-buttons"):
-                yield Button(Content(self._confirm_label), variant="error", id="yes")
-                yield Button(Content("Cancel"), id="no")
+    def compose_dialog(self) -> ComposeResult:
+        yield Label(Content(self._title), id="seance-dialog-title")
+        if self._detail:
+            yield Label(Content(self._detail), id="seance-dialog-detail")
+        yield Label(Content("Enter confirm · Esc cancel"), id="seance-dialog-hint")
+        with Horizontal(id="seance-dialog-buttons"):
+            yield Button(Content(self._confirm_label), variant="error", id="seance-yes")
+            yield Button(Content("Cancel"), id="seance-no")
 
     def on_mount(self) -> None:
-        self.query_one("#yes", Button).focus()  # Enter confirms, as in pi; Esc is the way out
+        self.query_one("#seance-yes", Button).focus()  # Enter confirms, as in pi; Esc is the way out
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()
-        self.dismiss(event.button.id == "yes")
+        self.dismiss(event.button.id == "seance-yes")
 
     def action_answer(self, answer: bool) -> None:
         self.dismiss(answer)

@@ -1,4 +1,5 @@
-"""The help modal: a screen's keys (from its bindings) and a few text-only rows such as the query syntax."""
+"""The help modal, for every seance screen: its keys, generated from the bindings that are live
+on the screen (`help_rows`), and a few text-only rows such as the query syntax."""
 
 from __future__ import annotations
 
@@ -6,13 +7,13 @@ from collections.abc import Iterable
 from typing import ClassVar
 
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
-from textual.containers import Vertical, VerticalScroll
+from textual.binding import ActiveBinding, Binding, BindingType
+from textual.containers import VerticalScroll
 from textual.content import Content
-from textual.screen import ModalScreen
+from textual.screen import Screen
 from textual.widgets import Label, Static
 
-from ..paths import STYLES
+from .modal import SeanceModal
 
 KEY_NAMES = {
     "up": "↑",
@@ -55,27 +56,59 @@ def binding_rows(bindings: Iterable[Binding]) -> list[tuple[str, str]]:
     return [((" / " if len(keys) <= 2 else " ").join(keys), what) for what, keys in rows.items()]
 
 
-class HelpScreen(ModalScreen[None]):
-    """Lists the keys; any of Esc, F1, ?, q or Enter closes it."""
+def help_rows(
+    screen: Screen, before: Iterable[tuple[str, str]] = (), after: Iterable[tuple[str, str]] = ()
+) -> list[tuple[str, str]]:
+    """`screen`'s help: `before`, then one row per help text of the bindings live on it now, then `after`.
 
-    CSS_PATH: ClassVar[list] = [STYLES / "modal.tcss"]
+    The bindings are Textual's `active_bindings`: for every key, the one binding that a key
+    press would run (the focused widget's, the screen's, or a priority binding of the app),
+    after `check_action` and the app's keymap.  A key the host app owns is therefore listed
+    only if the host's binding has a help text, never with seance's meaning; the app's own
+    bindings (quit, the command palette) are left to the app.  Only bindings with a `tooltip`
+    (the help text) are listed.
+    """
+    app = screen.app
+    live = [active for active in screen.active_bindings.values() if active.node is not app and active.binding.tooltip]
+    nodes = list(dict.fromkeys(active.node for active in live))  # the focused widget first, then up to the screen
+    bindings = [active.binding for active in sorted(live, key=lambda active: _position(nodes, active))]
+    rows = [*before, *binding_rows(bindings), *after]
+    if app.ENABLE_COMMAND_PALETTE:
+        rows.append((key_label(app.COMMAND_PALETTE_BINDING), "command palette"))
+    return rows
+
+
+def _position(nodes: list, active: ActiveBinding) -> tuple[int, int]:
+    """Where a live binding goes in help: by node, then in the order of that node's `BINDINGS`."""
+    actions = [
+        binding.action
+        for cls in reversed(type(active.node).__mro__)
+        for binding in cls.__dict__.get("BINDINGS", ())
+        if isinstance(binding, Binding)
+    ]
+    action = active.binding.action
+    return nodes.index(active.node), actions.index(action) if action in actions else len(actions)
+
+
+class HelpScreen(SeanceModal[None]):
+    """Lists the keys; any of Esc, F1, ?, q or Enter closes it."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,f1,question_mark,q,enter,ctrl+c", "close", "Close", priority=True),
     ]
+    dialog_classes = "-help"
 
     def __init__(self, keys: list[tuple[str, str]]) -> None:
-        super().__init__(classes="seance-modal")
+        super().__init__()
         self._keys = keys
 
-    def compose(self) -> ComposeResult:
+    def compose_dialog(self) -> ComposeResult:
         width = max(len(key) for key, _ in self._keys) + 2
-        with Vertical(id="dialog", classes="help"):
-            yield Label(Content("Keys"), id="dialog-title")
-            with VerticalScroll(id="help-body"):
-                for key, what in self._keys:
-                    yield Static(Content.assemble((key.ljust(width), "bold"), what), classes="help-row")
-            yield Label(Content("Esc close"), id="dialog-hint")
+        yield Label(Content("Keys"), id="seance-dialog-title")
+        with VerticalScroll(id="seance-help-body"):
+            for key, what in self._keys:
+                yield Static(Content.assemble((key.ljust(width), "bold"), what), classes="seance-help-row")
+        yield Label(Content("Esc close"), id="seance-dialog-hint")
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -1,63 +1,79 @@
 """SessionPickerScreen: pi's `/resume` picker, made instant, searchable, live and embeddable.
 
-The screen owns the state (scope, sort, filters, query, the loaded summaries) and applies
-what its workers post: the catalog's quick 4 KB listing first (rows appear at once), then
-the exact index refresh with progress, full-text search merged into the ranking, and live
-changes from a file watcher.  It dismisses with a `PickResult` (resume / fork) or None.
+The screen is wiring.  Its state (scope, sort, filters, query, the loaded summaries, the
+live merge, the undo stack) is a `PickerModel` (app/picker_model.py, no Textual); the
+screen applies to it what its workers post (app/messages.py): the catalog's quick 4 KB
+listing first (rows appear at once), then the exact index refresh with progress, full-text
+search merged into the ranking, live changes from the `RootWatcher` (app/watcher.py), and
+the outcome of a delete, undo or rename (`Catalog.trash` / `restore` / `rename`).  Workers
+never touch a widget.  The model's scope, sort, filter and "new" count are published as
+reactives the status bar is bound to.  It dismisses with a `PickResult` (resume / fork) or None.
 
 Everything it needs comes in through `__init__`, so a host agent's Textual app can
 `push_screen(SessionPickerScreen(catalog, cwd=...), callback)` or
-`await push_screen_wait(...)`; CSS travels with the screen (CSS_PATH) and uses theme
+`await push_screen_wait(...)`; CSS travels with the screen (its `CSS`, scoped by Textual) and uses theme
 variables only.  Keys the picker needs from the input (Tab, Enter, Home/End, Ctrl+D, Ctrl+C,
 Esc) are priority bindings of the screen; a host's own priority bindings still win.
 """
 
 from __future__ import annotations
 
-import asyncio
-import gc
 import os
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
+from textual.reactive import var
 from textual.screen import Screen
 from textual.widgets import Footer, Input
 from textual.worker import get_current_worker
 
-from seance.core.catalog import Cancelled, in_project, same_dir
+from seance.core.catalog import Cancelled, SessionSource, in_project
 from seance.core.model import SessionSummary
-from seance.core.prefix import quick_summaries
 from seance.core.search import QueryError, SearchCache, parse_query, search_iter
 from seance.core.session import SessionError
 from seance.core.text import display_text
 from seance.core.trash import ACTIVE_SECONDS, activity, same_file
 
 from ..commands import PickerCommands
-from ..messages import LoadFailed, LoadProgress, SearchDone, SessionsChanged, SessionsLoaded, Skipped, Watching
-from ..paths import STYLES
+from ..messages import (
+    LoadFailed,
+    LoadProgress,
+    LongLivedDataLoaded,
+    Renamed,
+    Restored,
+    SearchDone,
+    SessionsChanged,
+    SessionsLoaded,
+    Skipped,
+    Trashed,
+    Watching,
+    WriteFailed,
+)
+from ..paths import stylesheet
+from ..picker_model import EMPTY, PickerModel, Scope
 from ..results import PickResult
-from ..rows import SORTS, hit_rows, plain_rows
-from ..widgets.session_list import SessionList, SessionRow, utc_now
+from ..rows import SORTS, SessionRow
+from ..watcher import RootWatcher
+from ..widgets.session_list import SessionList, utc_now
 from ..widgets.status_bar import StatusBar
 from .confirm import ConfirmScreen
-from .help import HelpScreen, binding_rows, key_label
-from .rename import RenameScreen
+from .help import HelpScreen, help_rows
+from .prompt import rename_prompt
 
-Scope = Literal["project", "all"]
+if TYPE_CHECKING:
+    from seance.core.trash import TrashReceipt
+
 NARROW = 100  # below this many columns the preview hides itself
 FULL_TEXT_LIMIT = 500
 SEARCH_DEBOUNCE = 0.03
-WATCH_DEBOUNCE_MS = 200
-UNDO_KEPT = 50  # deletions ctrl+z can walk back
-WATCH_TIMEOUT_MS = 500  # how often the idle watcher wakes (its first wake-up reports it ready)
 QUICK_FIRST_FILES = 300  # more files than this to index: paint the quick listing first
 FIRST_SCREEN_FILES = 200  # on a cold index, the newest files are shown before the full quick listing
 
@@ -65,12 +81,7 @@ SEARCH_HELP = 'search: words, "a phrase", re:regex, !not, label:x'
 RESUME_HELP = "resume the selected session"
 OPEN_HELP = "open the selected session's tree (resume from there)"
 
-EMPTY = {
-    ("project", False): "No sessions in current folder. Press Tab to view all.",
-    ("all", False): "No sessions found",
-    ("project", True): "No named sessions in current folder. Press ctrl+n to show all, or Tab to view all.",
-    ("all", True): "No named sessions found. Press ctrl+n to show all.",
-}
+__all__ = ["EMPTY", "PickerOptions", "SessionPickerScreen"]  # EMPTY: the model's, re-exported for tests
 
 
 @dataclass(frozen=True)
@@ -80,8 +91,6 @@ class PickerOptions:
     `enter`: what Enter does — "resume" dismisses with the session (the `/resume` contract),
     "tree" opens the tree view first (the standalone browser).  `open_session`: the session
     the host has open (protected from deletion).  `watch`: follow the roots live.
-    `owns_process`: seance's own app, not a host's (process-wide tuning such as freezing
-    the garbage collector over the loaded list, or a huge session's tree, is allowed).
     """
 
     watch: bool = True
@@ -89,7 +98,6 @@ class PickerOptions:
     open_session: str | None = None
     enter: Literal["resume", "tree"] = "resume"
     rename: bool = True
-    owns_process: bool = False
 
 
 class SearchInput(Input):
@@ -125,18 +133,18 @@ class SearchInput(Input):
         return super().check_consume_key(key, character)
 
 
-@dataclass
-class _Deleted:
-    receipt: Any
-    summary: SessionSummary
-
-
 class SessionPickerScreen(Screen[PickResult | None]):
     """Search, browse and pick a session; dismisses with a `PickResult` or None on cancel."""
 
-    CSS_PATH: ClassVar[list] = [STYLES / "session_list.tcss"]
-    AUTO_FOCUS = "#search"
+    CSS: ClassVar[str] = stylesheet("picker.tcss")  # scoped by Textual to this screen
+    AUTO_FOCUS = "#seance-search"
     COMMANDS: ClassVar[set] = {PickerCommands}
+
+    # The model's state as the status bar shows it (bound in `compose`, set by `_publish`).
+    scope: var[str] = var("project")
+    sort: var[str] = var(SORTS[0])
+    named_only: var[bool] = var(False)
+    new_count: var[int] = var(0)
 
     BINDINGS: ClassVar[list[BindingType]] = [  # `tooltip` is the help text; see `help_rows`
         Binding("up", "cursor(-1)", "Up", show=False, priority=True, tooltip="move the cursor"),
@@ -145,13 +153,18 @@ class SessionPickerScreen(Screen[PickResult | None]):
         Binding("pagedown", "page(1)", "Page down", show=False, priority=True, tooltip="move the cursor"),
         Binding("home", "first", "First", show=False, priority=True, tooltip="move the cursor"),
         Binding("end", "last", "Last", show=False, priority=True, tooltip="move the cursor"),
+        # Enter resumes in the picker and opens the tree in the browser: `check_action` keeps the one
+        # binding of the screen's mode (footer and help show it; the other one never runs).
         Binding("enter", "select", "Resume", priority=True, tooltip=RESUME_HELP),
+        Binding("enter", "open", "Open", priority=True, tooltip=OPEN_HELP),
         Binding("escape", "cancel", "Clear/cancel", show=False, priority=True, tooltip="clear the query, then cancel"),
         Binding("ctrl+c", "quit", "Cancel", show=False, priority=True, tooltip="cancel"),
         Binding("tab", "toggle_scope", "Scope", priority=True, tooltip="current folder ↔ all projects"),
         Binding("ctrl+s", "cycle_sort", "Sort", priority=True, tooltip="sort: threaded, recent, created, relevance"),
         Binding("ctrl+n", "toggle_named", "Named", priority=True, tooltip="named sessions only"),
-        Binding("ctrl+p", "toggle_paths", "Paths", priority=True, tooltip="show file paths"),
+        # Not Ctrl+P (pi's key): every Textual App owns it (the command palette).  seance's own app
+        # gives it back through its keymap (`SeanceApp`, id "seance.picker.paths").
+        Binding("f4", "toggle_paths", "Paths", priority=True, tooltip="show file paths", id="seance.picker.paths"),
         Binding("ctrl+d", "delete", "Delete", priority=True, tooltip="move the session to the Trash (confirm)"),
         Binding(
             "ctrl+z",
@@ -170,7 +183,7 @@ class SessionPickerScreen(Screen[PickResult | None]):
 
     def __init__(
         self,
-        catalog: Any,
+        catalog: SessionSource,
         *,
         cwd: str | os.PathLike[str] | None = None,
         scope: Scope = "project",
@@ -183,33 +196,22 @@ class SessionPickerScreen(Screen[PickResult | None]):
     ) -> None:
         super().__init__(name=name, id=id, classes=classes)
         self.catalog = catalog
-        if options is not None and options.enter == "tree":  # the browser: Enter explores first
-            self._bindings.key_to_bindings["enter"] = [
-                replace(binding, description="Open", tooltip=OPEN_HELP)
-                for binding in self._bindings.key_to_bindings["enter"]
-            ]
         self.cwd = str(Path(cwd or os.getcwd()).resolve())
         self.options = options or PickerOptions()
         self.clock = clock
-        self.scope: Scope = scope
-        self.sort = SORTS[0]
-        self.named_only = False
+        self.model = PickerModel(self.cwd, scope=scope, query=query)
         self.show_paths = False
         self.preview_wanted = self.options.show_preview
         self._initial_query = query
-        self._query = query
-        self._summaries: dict[str, list[SessionSummary]] = {}
         self._loading: set[str] = set()
         self._generation = 0
-        self._hits: list[Any] | None = None
         self._search_cache = SearchCache()  # the folded sessions, kept from keystroke to keystroke
         self._freeze_after_search = False
-        self._known: set[str] = set()  # paths listed now (a path seen again is no new session)
-        self._new: set[str] = set()  # live arrivals in scope above the viewport: the "↑ N new" count
-        self._deleted: list[_Deleted] = []  # undo stack, the latest UNDO_KEPT deletions
         self._preview_key: tuple | None = None  # what the preview shows: path and file stamp
+        self.watcher: RootWatcher | None = None  # follows the roots while the screen is mounted
         self.watching = False  # the file watcher is set up: changes from now on are seen
         self._query_error: str | None = None  # the status error the query caused (not a load's)
+        self._publish()
 
     # -- layout --------------------------------------------------------------------------
 
@@ -217,13 +219,18 @@ class SessionPickerScreen(Screen[PickResult | None]):
         yield SearchInput(
             self._initial_query,
             placeholder='Search sessions… (words, "phrase", re:regex, label:x)',
-            id="search",
+            id="seance-search",
             select_on_focus=False,
         )
-        with Horizontal(id="body"):
-            yield SessionList(clock=self.clock, id="sessions")
+        with Horizontal(id="seance-body"):
+            yield SessionList(clock=self.clock, id="seance-sessions")
             yield from self._compose_preview()
-        yield StatusBar(id="status")
+        yield StatusBar(id="seance-status").data_bind(
+            SessionPickerScreen.scope,
+            SessionPickerScreen.sort,
+            SessionPickerScreen.named_only,
+            SessionPickerScreen.new_count,
+        )
         yield Footer()
 
     def _compose_preview(self) -> ComposeResult:
@@ -231,7 +238,7 @@ class SessionPickerScreen(Screen[PickResult | None]):
             from ..widgets.context_preview import ContextPreview
         except ImportError:  # pragma: no cover - the preview ships with seance
             return
-        yield ContextPreview(id="preview")
+        yield ContextPreview(id="seance-preview")
 
     @property
     def session_list(self) -> SessionList:
@@ -243,15 +250,24 @@ class SessionPickerScreen(Screen[PickResult | None]):
 
     @property
     def search_input(self) -> Input:
-        return self.query_one("#search", Input)
+        return self.query_one("#seance-search", Input)
 
     def on_mount(self) -> None:
-        self.status.scope = self.scope
-        self.status.sort = self.sort
         self._update_preview_visibility()
-        self._load(self.scope)
+        self._load(self.model.scope)
         if self.options.watch:
             self._watch()
+
+    def on_unmount(self) -> None:
+        if self.watcher is not None:  # Textual cancels the worker too; this ends the OS watch at once
+            self.watcher.stop()
+
+    def _publish(self) -> None:
+        """The model's scope, sort, filter and "new" count, to the reactives the status bar shows."""
+        self.scope = self.model.scope
+        self.sort = self.model.sort
+        self.named_only = self.model.named_only
+        self.new_count = self.model.new_count
 
     def on_resize(self) -> None:
         self._update_preview_visibility()
@@ -264,20 +280,21 @@ class SessionPickerScreen(Screen[PickResult | None]):
         self._loading.add(scope)
         if self.status.message_is_error and self.status.message != self._query_error:
             self.status.show_message("")  # a new load: the last one's failure no longer stands
-        self.status.listing = scope not in self._summaries
-        self._load_worker(scope, self._generation)
+        self.status.listing = scope not in self.model.summaries
+        self._load_worker(scope, self._generation, scope in self.model.summaries)
 
     @work(thread=True, exclusive=True, group="load", exit_on_error=False, description="list sessions")
-    def _load_worker(self, scope: str, generation: int) -> None:
+    def _load_worker(self, scope: str, generation: int, listed: bool) -> None:
         """First rows as fast as possible, then the exact refresh of both scopes.
 
         A warm index answers exactly in a fraction of a second, so the refresh goes first; if
         it finds many files to read (a cold index), it is stopped at once, the quick 4 KB
-        listing paints the rows, and the refresh resumes (it keeps what it indexed).
+        listing paints the rows, and the refresh resumes (it keeps what it indexed).  `listed`:
+        the scope has rows already (a reload).
         """
         worker = get_current_worker()
         last = [0.0]
-        painted = [scope in self._summaries]
+        painted = [listed]
         stop_early = [False]
 
         def progress(done: int, total: int) -> None:
@@ -297,7 +314,9 @@ class SessionPickerScreen(Screen[PickResult | None]):
             except Cancelled:
                 if worker.is_cancelled:
                     return
-                self._first_screen(scope, generation)
+                first = self.catalog.first_screen(self._scope_cwd(scope), FIRST_SCREEN_FILES)
+                if first:  # a cold index: the newest files' prefixes first, before the full quick listing
+                    self.post_message(SessionsLoaded(scope, first, False, generation, partial=True))
                 self.post_message(SessionsLoaded(scope, self.catalog.quick(self._scope_cwd(scope)), False, generation))
                 painted[0], stop_early[0] = True, False
                 everything = self.catalog.refresh(progress, cancel)
@@ -310,28 +329,16 @@ class SessionPickerScreen(Screen[PickResult | None]):
         except Exception as error:  # an unreadable root, a broken index: say so, keep going
             self.post_message(LoadFailed(f"Failed to load sessions: {display_text(error)}", generation))
 
-    def _first_screen(self, scope: str, generation: int) -> None:
-        """Cold index: the newest files' 4 KB prefixes first, so rows appear before the full listing."""
-        infos = sorted(self.catalog.discover().infos, key=lambda info: info.mtime_ns, reverse=True)
-        if len(infos) <= FIRST_SCREEN_FILES:
-            return
-        first = quick_summaries(infos[:FIRST_SCREEN_FILES])
-        cwd = self._scope_cwd(scope)
-        first = in_project(first, cwd) if cwd is not None else first
-        if first:
-            self.post_message(SessionsLoaded(scope, first, False, generation, partial=True))
-
     def _report_skipped(self) -> None:
         """Never hide silently: say how many files or roots the refresh skipped, and why, and
         what happened to the index (rebuilt, locked, could not be written)."""
-        problem = getattr(self.catalog, "index_problem", None)
+        problem = self.catalog.index_problem
         if problem:
             self.post_message(Skipped(display_text(problem), False))
-        stats = getattr(self.catalog, "last_stats", None)
-        skipped = list(getattr(stats, "skipped", None) or [])
+        skipped = list(self.catalog.last_stats.skipped)
         if not skipped:
             return
-        roots = {str(root) for root in getattr(self.catalog, "roots", [])}
+        roots = {str(root) for root in self.catalog.roots}
         root_problems = [(path, reason) for path, reason in skipped if str(path) in roots]
         path, reason = (root_problems or skipped)[0]
         more = f" (+{len(skipped) - 1} more)" if len(skipped) > 1 else ""
@@ -348,19 +355,13 @@ class SessionPickerScreen(Screen[PickResult | None]):
 
     @on(SessionsLoaded)
     def _sessions_loaded(self, message: SessionsLoaded) -> None:
-        first = message.scope not in self._summaries
-        self._summaries[message.scope] = message.summaries
+        first = self.model.loaded(message.scope, message.summaries, exact=message.exact)
         if message.exact:
             self._loading.discard(message.scope)
             self.status.progress = None
             self._freeze_long_lived()
             self._freeze_after_search = True  # the first search builds the haystacks
-        paths = {summary.path for summary in message.summaries}
-        if message.exact and message.scope == "all":  # every file there is: forget the ones gone
-            self._known = paths | {path for path in self._known if os.path.exists(path)}
-        else:
-            self._known.update(paths)
-        if message.scope == self.scope:
+        if message.scope == self.model.scope:
             self.status.listing = message.partial
             # Until the user moves, the exact listing replaces the quick one from the top.
             self._rebuild(top=first or not self.session_list.touched)
@@ -376,31 +377,26 @@ class SessionPickerScreen(Screen[PickResult | None]):
         self.status.progress = None
         self._loading.clear()
         self.status.show_message(message.text, error=True)
-        if self.scope not in self._summaries:
-            self._summaries[self.scope] = []
+        if not self.model.loaded_scope:
+            self.model.loaded(self.model.scope, [], exact=False)
             self._rebuild(top=True)
 
     # -- rows ----------------------------------------------------------------------------
 
-    def _visible_summaries(self) -> list[SessionSummary]:
-        summaries = self._summaries.get(self.scope, [])
-        if self.named_only:
-            summaries = [summary for summary in summaries if summary.name and summary.name.strip()]
-        return summaries
-
     def _rebuild(self, *, top: bool = False) -> None:
         """Recompute the rows for the current scope, filters, sort and query."""
-        summaries = self._visible_summaries()
+        model = self.model
+        self._publish()
+        summaries = model.visible()
         self.status.total = len(summaries)
         self.session_list.set_display(
-            show_cwd=self.scope == "all", show_path=self.show_paths, empty_text=EMPTY[(self.scope, self.named_only)]
+            show_cwd=model.scope == "all", show_path=self.show_paths, empty_text=model.empty_text
         )
-        if not self._query.strip():
-            self._hits = None
+        if not model.searching:
             self._clear_query_error()
-            self._set_rows(plain_rows(summaries, self.sort), top=top)
+            self._set_rows(model.rows(), top=top)
             return
-        self._search(self._query, summaries, top)
+        self._search(model.query, summaries, top)
 
     def _show_query_error(self, text: str) -> None:
         self.status.show_message(text, error=True)
@@ -426,7 +422,7 @@ class SessionPickerScreen(Screen[PickResult | None]):
             self._set_rows([], top=True)
             return
         self._clear_query_error()
-        self._search_worker(text, query, summaries, self.scope == "all", top)
+        self._search_worker(text, query, summaries, self.model.scope == "all", top)
 
     @work(thread=True, exclusive=True, group="search", exit_on_error=False, description="search")
     def _search_worker(self, text: str, query: Any, summaries: list[SessionSummary], paths: bool, top: bool) -> None:
@@ -459,32 +455,29 @@ class SessionPickerScreen(Screen[PickResult | None]):
             self._show_query_error(message.error)
             if not message.hits:
                 return
-        if message.query_text != self._query:
+        rows = self.model.searched(message.query_text, message.hits)
+        if rows is None:
             return  # a newer query is running
-        self._hits = message.hits
-        self._set_rows(hit_rows(message.hits, self.sort), top=message.top)
+        self._set_rows(rows, top=message.top)
         if self._freeze_after_search:
             self._freeze_after_search = False
             self._freeze_long_lived()
 
     def on_screen_resume(self) -> None:
-        # back from a screen (a big tree unfreezes everything when it closes): the list and
-        # its haystacks go out of the collector's reach again after the next search
-        self._freeze_after_search = self.options.owns_process and bool(self._summaries)
+        # back from a screen (the app may have given every frozen object back to the collector
+        # when it closed): say again, after the next search, that the list is long-lived
+        self._freeze_after_search = bool(self.model.summaries)
 
     def _freeze_long_lived(self) -> None:
-        """Ten thousand summaries and their search haystacks live as long as the picker: out
-        of the collector's reach, a full collection no longer walks them all in the middle of
-        a keystroke's search.  Refcounting still frees what a refresh replaces.  Only in
-        seance's own app: a host's process is the host's business."""
-        if self.options.owns_process:
-            gc.freeze()
+        """Ten thousand summaries and their search haystacks live as long as the picker: say
+        so to the app (`SeanceApp` freezes them out of the collector; a host ignores it)."""
+        self.post_message(LongLivedDataLoaded(self))
 
-    @on(Input.Changed, "#search")
+    @on(Input.Changed, "#seance-search")
     def _query_changed(self, event: Input.Changed) -> None:
-        if event.value == self._query:
+        if event.value == self.model.query:
             return
-        self._query = event.value
+        self.model.query = event.value
         # A new query shows its best hit first; clearing it goes back to the full list with the
         # cursor still on the session the user was looking at (found by path).
         self._rebuild(top=bool(event.value.strip()))
@@ -503,7 +496,7 @@ class SessionPickerScreen(Screen[PickResult | None]):
 
     def _preview(self) -> Any | None:
         try:
-            return self.query_one("#preview")
+            return self.query_one("#seance-preview")
         except Exception:
             return None
 
@@ -558,6 +551,10 @@ class SessionPickerScreen(Screen[PickResult | None]):
         else:
             self.dismiss(self._result(row))
 
+    def action_open(self) -> None:
+        """Enter in the browser: the selected session's tree first."""
+        self.action_select()
+
     def action_fork(self) -> None:
         """Dismiss with a fork of the selected session at its leaf (the host writes the new file)."""
         row = self.session_list.highlighted
@@ -577,30 +574,29 @@ class SessionPickerScreen(Screen[PickResult | None]):
     # -- scope, sort, filters ----------------------------------------------------------------
 
     def action_toggle_scope(self) -> None:
-        self.scope = "all" if self.scope == "project" else "project"
-        self.status.scope = self.scope
-        self._clear_new()
-        if self.scope in self._summaries:
+        scope = self.model.toggle_scope()
+        self._publish()
+        if self.model.loaded_scope:
             self._rebuild(top=True)
         else:
             self.status.listing = True
             self.session_list.set_rows([], top=True)
             self.session_list.set_display(empty_text="Loading…")
             self.status.shown = self.status.total = 0
-            if self.scope not in self._loading:
-                self._load(self.scope)
+            if scope not in self._loading:
+                self._load(scope)
 
     def action_cycle_sort(self) -> None:
-        self.sort = SORTS[(SORTS.index(self.sort) + 1) % len(SORTS)]
-        self.status.sort = self.sort
-        if self._hits is not None:
-            self._set_rows(hit_rows(self._hits, self.sort), top=False)
+        self.model.cycle_sort()
+        self._publish()
+        rows = self.model.hit_rows()
+        if rows is not None:
+            self._set_rows(rows, top=False)
         else:
             self._rebuild()
 
     def action_toggle_named(self) -> None:
-        self.named_only = not self.named_only
-        self.status.named_only = self.named_only
+        self.model.toggle_named()
         self._rebuild(top=True)
 
     def action_toggle_paths(self) -> None:
@@ -620,18 +616,9 @@ class SessionPickerScreen(Screen[PickResult | None]):
         self.app.push_screen(HelpScreen(self.help_rows()))
 
     def help_rows(self) -> list[tuple[str, str]]:
-        """The help lines: the query syntax, then this screen's bindings as they are now."""
-        live = self._bindings.key_to_bindings  # this screen's keys, as __init__ adjusted them, in BINDINGS order
-        keys = dict.fromkeys(
-            key.strip() for binding in self.BINDINGS if isinstance(binding, Binding) for key in binding.key.split(",")
-        )
-        bindings = [binding for key in keys for binding in live.get(key, ()) if binding.tooltip]
-        rows = [("type", SEARCH_HELP), *binding_rows(bindings)]
-        enter = next(what for _key, what in rows if what in (RESUME_HELP, OPEN_HELP))
-        rows.append(("double-click", enter))
-        if self.app.ENABLE_COMMAND_PALETTE:
-            rows.append((key_label(self.app.COMMAND_PALETTE_BINDING), "command palette"))
-        return rows
+        """The help lines: the query syntax, then the keys live on this screen now (`help_rows`)."""
+        enter = OPEN_HELP if self.options.enter == "tree" else RESUME_HELP
+        return help_rows(self, before=[("type", SEARCH_HELP)], after=[("double-click", enter)])
 
     # -- delete / undo -----------------------------------------------------------------------
 
@@ -660,60 +647,53 @@ class SessionPickerScreen(Screen[PickResult | None]):
 
     @work(thread=True, group="writes", exit_on_error=False, description="trash")
     def _trash_worker(self, summary: SessionSummary, *, force: bool = False) -> None:
-        from seance.core.trash import trash_session
-
         try:
-            receipt = trash_session(
+            receipt = self.catalog.trash(
                 summary.path, open_session=self.options.open_session, force=force, active_seconds=self.active_seconds
             )
         except (SessionError, OSError) as error:
-            self.app.call_from_thread(self.status.show_message, f"Failed to delete: {display_text(error)}", error=True)
+            self.post_message(WriteFailed(f"Failed to delete: {display_text(error)}"))
             return
-        self._forget(summary.path)
-        self.app.call_from_thread(self._deleted_done, _Deleted(receipt, summary))
+        self.post_message(Trashed(receipt, summary))
 
-    def _deleted_done(self, deleted: _Deleted) -> None:
-        self._deleted = [*self._deleted[-UNDO_KEPT + 1 :], deleted]
-        self._drop_paths([deleted.summary.path])
+    @on(WriteFailed)
+    def _write_failed(self, message: WriteFailed) -> None:
+        self.status.show_message(message.text, error=True)
+
+    @on(Trashed)
+    def _trashed(self, message: Trashed) -> None:
+        self.model.trashed(message.receipt, message.summary)
+        self._rebuild()
         self.status.show_message("Session moved to trash · ctrl+z to undo")
         self.notify("Session moved to trash. Press ctrl+z to undo.", title="Deleted", timeout=6, markup=False)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Ctrl+Z is the picker's only while a delete can be undone; otherwise the query input undoes typing."""
+        """Ctrl+Z is the picker's only while a delete can be undone; otherwise the query input
+        undoes typing (None: listed in help, not run).  Enter runs the action of the screen's mode."""
         if action == "undo_delete":
-            return bool(self._deleted)
+            return True if self.model.can_undo else None
+        if action in ("select", "open"):
+            return (action == "open") == (self.options.enter == "tree")
         return True
 
     def action_undo_delete(self) -> None:
-        if self._deleted:
-            self._undo_worker(self._deleted.pop())
+        deleted = self.model.undo_next()
+        if deleted is not None:
+            self._undo_worker(deleted.receipt, deleted.summary)
 
     @work(thread=True, group="writes", exit_on_error=False, description="undo trash")
-    def _undo_worker(self, deleted: _Deleted) -> None:
-        from seance.core.trash import undo
-
+    def _undo_worker(self, receipt: TrashReceipt, summary: SessionSummary) -> None:
         try:
-            undo(deleted.receipt)
+            restored = self.catalog.restore(receipt)
         except (SessionError, OSError) as error:
-            self.app.call_from_thread(self.status.show_message, f"Undo failed: {display_text(error)}", error=True)
+            self.post_message(WriteFailed(f"Undo failed: {display_text(error)}"))
             return
-        summary = self._summary_of(deleted.summary.path) or deleted.summary
-        self.post_message(SessionsChanged(changed=[summary], restored=True))
-        self.app.call_from_thread(self.status.show_message, "Session restored")
+        self.post_message(Restored(restored or summary))
 
-    def _forget(self, path: str) -> None:
-        forget = getattr(self.catalog, "forget", None)
-        if forget is not None:
-            try:
-                forget(path)
-            except Exception:  # the index heals on the next refresh
-                pass
-
-    def _summary_of(self, path: str) -> SessionSummary | None:
-        try:
-            return self.catalog.summary(path)
-        except Exception:
-            return None
+    @on(Restored)
+    def _restored(self, message: Restored) -> None:
+        self._apply_changes([message.summary], restored=True)
+        self.status.show_message("Session restored")
 
     # -- rename --------------------------------------------------------------------------
 
@@ -727,21 +707,22 @@ class SessionPickerScreen(Screen[PickResult | None]):
             if name:
                 self._rename_worker(summary, name)
 
-        self.app.push_screen(RenameScreen(summary.name, summary.title), answered)
+        self.app.push_screen(rename_prompt(summary.name, summary.title), answered)
 
     @work(thread=True, group="writes", exit_on_error=False, description="rename")
     def _rename_worker(self, summary: SessionSummary, name: str) -> None:
-        from seance.core.writes import rename_session
-
         try:
-            rename_session(summary.path, name)
+            updated = self.catalog.rename(summary.path, name)
         except (SessionError, OSError) as error:
-            self.app.call_from_thread(self.status.show_message, f"Rename failed: {display_text(error)}", error=True)
+            self.post_message(WriteFailed(f"Rename failed: {display_text(error)}"))
             return
-        updated = self._summary_of(summary.path)
-        if updated is not None:
-            self.post_message(SessionsChanged(changed=[updated]))
-        self.app.call_from_thread(self.status.show_message, f"Session renamed to {display_text(name, 60)}")
+        self.post_message(Renamed(name, updated))
+
+    @on(Renamed)
+    def _renamed(self, message: Renamed) -> None:
+        if message.summary is not None:
+            self._apply_changes([message.summary])
+        self.status.show_message(f"Session renamed to {display_text(message.name, 60)}")
 
     # -- tree ----------------------------------------------------------------------------
 
@@ -765,107 +746,34 @@ class SessionPickerScreen(Screen[PickResult | None]):
                 )
             )
 
-        tree = SessionTreeScreen(Path(row.path), clock=self.clock, freeze_gc=self.options.owns_process)
+        tree = SessionTreeScreen(Path(row.path), clock=self.clock)
         self.app.push_screen(tree, chosen)
 
     # -- live updates --------------------------------------------------------------------
 
-    def _roots(self) -> list[Path]:
-        roots = getattr(self.catalog, "roots", None) or []
-        return [Path(root) for root in roots if Path(root).is_dir()]
-
-    @work(exclusive=True, group="watch", exit_on_error=False, description="watch roots")
-    async def _watch(self) -> None:
-        """Follow the roots: coalesced changes become one `SessionsChanged` per batch."""
-        from watchfiles import Change, awatch
-
-        roots = self._roots()
-        if not roots:
-            return
-
-        def jsonl_only(change: Change, path: str) -> bool:
-            return path.endswith(".jsonl")
-
-        ready = False
-        # yield_on_timeout: an empty batch every WATCH_TIMEOUT_MS, the first one saying the watch is set up.
-        async for changes in awatch(
-            *roots,
-            watch_filter=jsonl_only,
-            debounce=WATCH_DEBOUNCE_MS,
-            step=50,
-            recursive=True,
-            rust_timeout=WATCH_TIMEOUT_MS,
-            yield_on_timeout=True,
-        ):
-            if not ready:
-                ready = True
-                self.post_message(Watching(roots))
-            if not changes:
-                continue
-            paths = sorted({path for _, path in changes})
-            summaries = await asyncio.to_thread(self._summaries_of, paths)
-            changed = [summary for summary in summaries if summary is not None]
-            removed = [path for path, summary in zip(paths, summaries, strict=True) if summary is None]
-            if removed:  # gone files leave the index too (the next refresh would prune them anyway)
-                await asyncio.to_thread(self._forget_gone, removed)
-            self.post_message(SessionsChanged(changed=changed, removed=removed))
+    def _watch(self) -> None:
+        """Follow the roots (app/watcher.py) for as long as the screen is mounted."""
+        self.watcher = RootWatcher(self.catalog, self.post_message)
+        self.run_worker(
+            self.watcher.run(), group="watch", exclusive=True, exit_on_error=False, description="watch roots"
+        )
 
     @on(Watching)
     def _watching(self, message: Watching) -> None:
         self.watching = True
 
-    def _forget_gone(self, paths: list[str]) -> None:
-        for path in paths:
-            if not os.path.exists(path):
-                self._forget(path)
-
-    def _summaries_of(self, paths: list[str]) -> list[SessionSummary | None]:
-        return [self._summary_of(path) if os.path.exists(path) else None for path in paths]
-
     @on(SessionsChanged)
     def _sessions_changed(self, message: SessionsChanged) -> None:
-        if message.removed:
-            self._drop_paths(message.removed, rebuild=False)
-        for scope, summaries in self._summaries.items():
-            position = {summary.path: index for index, summary in enumerate(summaries)}
-            for summary in message.changed:
-                if scope == "project" and not self._in_project(summary):
-                    continue
-                index = position.get(summary.path)
-                if index is None:
-                    position[summary.path] = len(summaries)
-                    summaries.append(summary)
-                else:
-                    summaries[index] = summary
-        new = {
-            summary.path for summary in message.changed if summary.path not in self._known and self._in_scope(summary)
-        }
-        self._known.update(summary.path for summary in message.changed)
+        self._apply_changes(message.changed, message.removed, restored=message.restored)
+
+    def _apply_changes(
+        self, changed: Sequence[SessionSummary], removed: Sequence[str] = (), *, restored: bool = False
+    ) -> None:
         widget = self.session_list
-        if new and not message.restored and (widget.cursor > 0 or widget.scroll_offset.y > 0):
-            self._new |= new  # they arrived above what the user is looking at
-        self.status.new_count = len(self._new)
+        at_top = widget.cursor == 0 and widget.scroll_offset.y == 0  # arrivals above the user count as new
+        self.model.changed(changed, removed, restored=restored, at_top=at_top)
         self._rebuild()
 
-    def _in_project(self, summary: SessionSummary) -> bool:
-        return bool(summary.cwd) and same_dir(summary.cwd, self.cwd)
-
-    def _in_scope(self, summary: SessionSummary) -> bool:
-        return self.scope == "all" or self._in_project(summary)
-
     def _clear_new(self) -> None:
-        self._new.clear()
-        self.status.new_count = 0
-
-    def _drop_paths(self, paths: Sequence[str], *, rebuild: bool = True) -> None:
-        """Forget sessions that are gone: rows, search hits, and the screen's bookkeeping."""
-        gone = set(paths)
-        self._known -= gone
-        self._new -= gone
-        self.status.new_count = len(self._new)
-        for scope, summaries in self._summaries.items():
-            self._summaries[scope] = [summary for summary in summaries if summary.path not in gone]
-        if self._hits is not None:
-            self._hits = [hit for hit in self._hits if hit.summary.path not in gone]
-        if rebuild:
-            self._rebuild()
+        self.model.clear_new()
+        self._publish()

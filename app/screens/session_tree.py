@@ -10,7 +10,6 @@ label, Enter resumes.  The screen dismisses with a `TreeResult`, or None on Esc.
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -26,10 +25,12 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Static
 
-from seance.app.paths import STYLES
+from seance.app.messages import LongLivedDataLoaded
+from seance.app.paths import stylesheet
+from seance.app.screens.help import HelpScreen, help_rows
+from seance.app.screens.prompt import label_prompt
 from seance.app.tree_model import TreeModel, resume_point
 from seance.app.widgets.context_preview import ContextPreview
-from seance.app.widgets.label_dialog import LabelDialog
 from seance.app.widgets.tree_view import TreeView
 from seance.core.gcpause import gc_paused
 from seance.core.session import NotASession, Session, SessionError, read_session
@@ -38,7 +39,8 @@ from seance.core.tree import timestamp_ms
 from seance.core.writes import set_label
 
 GC_FREEZE_ENTRIES = 5_000
-"""Sessions this big are frozen out of the cyclic GC while the screen shows them."""
+"""Sessions this big are long-lived bulk: the screen posts `LongLivedDataLoaded` (seance's own app
+then freezes them out of the cyclic GC while the screen shows them)."""
 PREVIEW_MIN_WIDTH = 100
 """Below this terminal width the preview pane is hidden so the tree keeps its room."""
 
@@ -62,21 +64,22 @@ class TreeResult:
 class SessionTreeScreen(Screen["TreeResult | None"]):
     """The tree of one session file, pi's `/tree` keys, a live context preview."""
 
-    CSS_PATH = STYLES / "tree.tcss"
+    CSS: ClassVar[str] = stylesheet("tree.tcss")  # scoped by Textual to this screen
     AUTO_FOCUS = "TreeView"
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "back", "Back", show=False),
-        Binding("ctrl+c", "back", "Back", show=False),
-        Binding("ctrl+d", "filter('default')", "Default filter", show=False),
-        Binding("ctrl+t", "filter('no-tools')", "No tools", show=False),
-        Binding("ctrl+u", "filter('user-only')", "User only", show=False),
-        Binding("ctrl+l", "filter('labeled-only')", "Labeled only", show=False),
-        Binding("ctrl+a", "filter('all')", "All entries", show=False),
-        Binding("ctrl+o", "cycle_filter(1)", "Cycle filter", show=False),
-        Binding("ctrl+shift+o", "cycle_filter(-1)", "Cycle filter back", show=False),
-        Binding("L,shift+l", "edit_label", "Label", show=False),
-        Binding("backspace", "backspace", "Edit search", show=False),
+    BINDINGS: ClassVar[list[BindingType]] = [  # `tooltip` is the help text (F1, `help_rows`)
+        Binding("escape", "back", "Back", show=False, tooltip="clear the search, then back"),
+        Binding("ctrl+c", "back", "Back", show=False, tooltip="back"),
+        Binding("ctrl+d", "filter('default')", "Default filter", show=False, tooltip="filter: default"),
+        Binding("ctrl+t", "filter('no-tools')", "No tools", show=False, tooltip="filter: no tool results"),
+        Binding("ctrl+u", "filter('user-only')", "User only", show=False, tooltip="filter: user messages only"),
+        Binding("ctrl+l", "filter('labeled-only')", "Labeled only", show=False, tooltip="filter: labeled entries only"),
+        Binding("ctrl+a", "filter('all')", "All entries", show=False, tooltip="filter: all entries"),
+        Binding("ctrl+o", "cycle_filter(1)", "Cycle filter", show=False, tooltip="next filter"),
+        Binding("ctrl+shift+o", "cycle_filter(-1)", "Cycle filter back", show=False, tooltip="previous filter"),
+        Binding("L,shift+l", "edit_label", "Label", show=False, tooltip="edit the entry's label (empty removes it)"),
+        Binding("backspace", "backspace", "Edit search", show=False, tooltip="delete the last search character"),
+        Binding("f1", "help", "Help", show=False, tooltip="this help"),
     ]
 
     class Loaded(Message):
@@ -110,16 +113,11 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
         clock: Callable[[], datetime] | None = None,
         standalone: bool = False,
         session: Session | None = None,
-        freeze_gc: bool = False,
         name: str | None = None,
         id: str | None = None,
         classes: str | None = None,
     ) -> None:
-        """`session`: the file already read by the caller (skips reading it again).
-
-        `freeze_gc`: move a big session's objects out of the collector's reach while the screen
-        is open — process-wide, so only for seance's own app, never inside a host's.
-        """
+        """`session`: the file already read by the caller (skips reading it again)."""
         super().__init__(name=name, id=id, classes=classes)
         self.session_path = Path(session_path)
         self._given_session = session
@@ -127,23 +125,23 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
         self.standalone = standalone
         self.session: Session | None = None
         self.model: TreeModel | None = None
-        self._froze_gc = False
-        self.freeze_gc = freeze_gc
         self.load_error: str | None = None
 
     # -- layout ---------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="tree-head"):
-            yield Static(Content.styled(f"Session Tree  {display_text(self.session_path.name)}"), id="tree-title")
-            yield Static(self._help_text(), id="tree-help")
-            yield Static(id="tree-search")
-        with Horizontal(id="tree-body"):
-            with Vertical(id="tree-pane"):
-                yield Static(Content("Loading…"), id="tree-message")
-                yield TreeView(id="tree-view")
-            yield ContextPreview(id="tree-preview")
-        yield Static(id="tree-status")
+        with Vertical(id="seance-tree-head"):
+            yield Static(
+                Content.styled(f"Session Tree  {display_text(self.session_path.name)}"), id="seance-tree-title"
+            )
+            yield Static(self._help_text(), id="seance-tree-help")
+            yield Static(id="seance-tree-search")
+        with Horizontal(id="seance-tree-body"):
+            with Vertical(id="seance-tree-pane"):
+                yield Static(Content("Loading…"), id="seance-tree-message")
+                yield TreeView(id="seance-tree-view")
+            yield ContextPreview(id="seance-tree-preview")
+        yield Static(id="seance-tree-status")
 
     def _help_text(self) -> Content:
         back = "quit" if self.standalone else "back"
@@ -157,10 +155,6 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
         self._refresh_search()
         self._refresh_status()
         self._load()
-
-    def on_unmount(self) -> None:
-        if self._froze_gc:
-            gc.unfreeze()  # the tree's objects go back within reach, to be collected with the screen
 
     def on_resize(self, event: events.Resize) -> None:
         self.query_one(ContextPreview).display = event.size.width >= PREVIEW_MIN_WIDTH
@@ -187,15 +181,14 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
 
     def on_session_tree_screen_loaded(self, message: Loaded) -> None:
         self.session, self.model = message.session, message.model
-        if self.freeze_gc and len(message.session.entries) >= GC_FREEZE_ENTRIES:
-            # A big session is millions of long-lived objects; without this every full
-            # garbage collection walks them all and each keystroke pays for it.
-            gc.freeze()
-            self._froze_gc = True
+        if len(message.session.entries) >= GC_FREEZE_ENTRIES:
+            # A big session is millions of long-lived objects; unless the app freezes them,
+            # every full garbage collection walks them all and each keystroke pays for it.
+            self.post_message(LongLivedDataLoaded(self))
         tree_view = self.query_one(TreeView)
-        self.query_one("#tree-message", Static).display = False
+        self.query_one("#seance-tree-message", Static).display = False
         tree_view.display = True
-        title = self.query_one("#tree-title", Static)
+        title = self.query_one("#seance-tree-title", Static)
         title.update(self._title(message.session))
         tree_view.set_model(message.model)
         tree_view.focus()
@@ -209,7 +202,7 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
 
     def on_session_tree_screen_load_failed(self, message: LoadFailed) -> None:
         self.load_error = message.reason
-        note = self.query_one("#tree-message", Static)
+        note = self.query_one("#seance-tree-message", Static)
         note.update(Content(display_text(message.reason)))
         note.add_class("-error")
         self._refresh_status()
@@ -230,7 +223,7 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
 
     def _refresh_search(self) -> None:
         query = self.model.query if self.model else ""
-        self.query_one("#tree-search", Static).update(
+        self.query_one("#seance-tree-search", Static).update(
             Content.assemble(("Type to search: ", "dim"), (display_text(query), "bold"))
         )
 
@@ -250,7 +243,7 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
         if self.session is not None and self.session.problems:
             count = len(self.session.problems)
             parts.append(f"{count} problem{'s' if count != 1 else ''} while reading (skipped or repaired)")
-        self.query_one("#tree-status", Static).update(Content("  ·  ".join(part for part in parts if part)))
+        self.query_one("#seance-tree-status", Static).update(Content("  ·  ".join(part for part in parts if part)))
 
     # -- tree events ----------------------------------------------------------------------
 
@@ -289,6 +282,17 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
         self.model.set_query(self.model.query + event.character)
         self._changed()
 
+    def action_help(self) -> None:
+        self.app.push_screen(HelpScreen(self.help_rows()))
+
+    def help_rows(self) -> list[tuple[str, str]]:
+        """The help lines: typing searches, then the keys live on this screen now (`help_rows`)."""
+        return help_rows(
+            self,
+            before=[("type", "search (every word must match the entry's whole text)")],
+            after=[("double-click", "resume at this entry")],
+        )
+
     def action_backspace(self) -> None:
         if self.model is not None and self.model.query:
             self.model.set_query(self.model.query[:-1])
@@ -325,7 +329,7 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
             if label is not None:
                 self._write_label(entry_id, label)
 
-        self.app.push_screen(LabelDialog(model.tree.labels.get(entry_id), summary), callback=done)
+        self.app.push_screen(label_prompt(model.tree.labels.get(entry_id), summary), callback=done)
 
     @work(thread=True, group="tree-label", exit_on_error=False, description="write label")
     def _write_label(self, entry_id: str, label: str) -> None:

@@ -27,7 +27,7 @@ from textual.message import Message
 from textual.widgets import Static
 from textual.worker import get_current_worker
 
-from seance.app.paths import STYLES
+from seance.app.paths import stylesheet
 from seance.core.context import ContextMessage, build_session_context
 from seance.core.session import NotASession, Session, read_session
 from seance.core.summary import format_tool_call, tool_calls_by_id
@@ -235,7 +235,7 @@ class _SessionCache:
 class ContextPreview(Vertical):
     """A scrollable pane showing the context a resume at some entry would send."""
 
-    DEFAULT_CSS = (STYLES / "preview.tcss").read_text(encoding="utf-8")
+    DEFAULT_CSS = stylesheet("preview.tcss")
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
         "context-preview--key",
@@ -269,9 +269,9 @@ class ContextPreview(Vertical):
         self._cache = _SessionCache()
 
     def compose(self) -> ComposeResult:
-        yield Static(id="preview-header", markup=False)
-        with VerticalScroll(id="preview-scroll", can_focus=False):
-            yield Static(id="preview-body", markup=False)
+        yield Static(id="seance-preview-header", markup=False)
+        with VerticalScroll(id="seance-preview-scroll", can_focus=False):
+            yield Static(id="seance-preview-body", markup=False)
 
     def on_mount(self) -> None:
         self._render_doc()
@@ -337,7 +337,7 @@ class ContextPreview(Vertical):
         self._shown_token = message.token
         self._doc = message.doc
         self._render_doc()
-        self.query_one("#preview-scroll", VerticalScroll).scroll_end(animate=False, immediate=False)
+        self.query_one("#seance-preview-scroll", VerticalScroll).scroll_end(animate=False, immediate=False)
 
     def notify_style_update(self) -> None:
         super().notify_style_update()
@@ -350,8 +350,8 @@ class ContextPreview(Vertical):
         return self.get_visual_style(f"context-preview--{kind}", partial=True)
 
     def _render_doc(self) -> None:
-        header = self.query_one("#preview-header", Static)
-        body = self.query_one("#preview-body", Static)
+        header = self.query_one("#seance-preview-header", Static)
+        body = self.query_one("#seance-preview-body", Static)
         doc = self._doc
         if doc is None:
             header.update("")

@@ -16,10 +16,9 @@ import bisect
 import os
 import textwrap
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from itertools import accumulate
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from rich.cells import cell_len
 from textual import events
@@ -30,42 +29,13 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from seance.app.paths import stylesheet
 from seance.core.model import SessionSummary
 from seance.core.text import blank_controls, display_text, relative_age
 
+from ..rows import SessionRow
+
 Clock = Callable[[], datetime]
-
-
-@dataclass(frozen=True, slots=True, eq=False)
-class SessionRow:
-    """One session as the list shows it: the summary, its fork prefix, and the search hit.
-
-    `hit` (a `seance.core.search.Hit`) is kept whole: highlight spans and the full-text
-    snippet are computed only when the row is drawn.
-    """
-
-    summary: SessionSummary
-    prefix: str = ""  # threaded sort: "├─ " / "│  └─ " ...
-    hit: Any = None
-
-    @property
-    def path(self) -> str:
-        return self.summary.path
-
-    @property
-    def has_snippet(self) -> bool:
-        return self.hit is not None and self.hit.tier == "full-text"
-
-    @property
-    def height(self) -> int:
-        return 2 if self.has_snippet else 1
-
-    def title_spans(self) -> list[tuple[int, int]]:
-        return self.hit.title_spans() if self.hit is not None else []
-
-    def snippet(self) -> tuple[str, tuple[tuple[int, int], ...]]:
-        found = self.hit.snippet() if self.has_snippet else None
-        return (found.text, tuple(found.spans)) if found is not None else ("", ())
 
 
 def short_path(path: str, width: int, home: str = os.path.expanduser("~")) -> str:
@@ -120,12 +90,7 @@ class SessionList(ScrollView, can_focus=False):
         "session-list--empty",
     }
 
-    DEFAULT_CSS = """
-    SessionList {
-        overflow-x: hidden;
-        overflow-y: auto;
-    }
-    """
+    DEFAULT_CSS = stylesheet("session_list.tcss")
 
     class RowMessage(Message):
         """Something happened to a row of the list (as Textual's `OptionList.OptionMessage`)."""
@@ -293,6 +258,12 @@ class SessionList(ScrollView, can_focus=False):
             y = self._line_of(index) - self.scroll_offset.y
             for offset in range(self._rows[index].height):
                 self.refresh_line(y + offset)
+
+    def notify_style_update(self) -> None:
+        """The theme or the CSS changed: the cached rows hold the old colours."""
+        super().notify_style_update()
+        self._cache.clear()
+        self.refresh()
 
     def on_resize(self, event: events.Resize) -> None:
         self._cache.clear()

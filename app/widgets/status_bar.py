@@ -13,6 +13,7 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widget import Widget
 
+from seance.app.paths import stylesheet
 from seance.core.text import display_text
 
 
@@ -27,11 +28,7 @@ class StatusBar(Widget):
         "status-bar--new",
     }
 
-    DEFAULT_CSS = """
-    StatusBar {
-        height: 1;
-    }
-    """
+    DEFAULT_CSS = stylesheet("status_bar.tcss")
 
     scope: reactive[str] = reactive("project")
     sort: reactive[str] = reactive("threaded")

@@ -21,6 +21,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.style import Style
 
+from seance.app.paths import stylesheet
 from seance.app.tree_model import FILTER_TAGS, Row, TreeModel
 from seance.core.text import display_text
 
@@ -57,16 +58,30 @@ class TreeView(ScrollView, can_focus=True):
     """Scrollable, virtual list of the visible rows of a session tree."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up", "cursor_up", "Up", show=False),
-        Binding("down", "cursor_down", "Down", show=False),
-        Binding("pageup", "page_up", "Page up", show=False),
-        Binding("pagedown", "page_down", "Page down", show=False),
-        Binding("home", "first", "First", show=False),
-        Binding("end", "last", "Last", show=False),
-        Binding("ctrl+left,left,alt+left", "fold_or_up", "Fold/branch ↑", key_display="^←"),
-        Binding("ctrl+right,right,alt+right", "unfold_or_down", "Unfold/branch ↓", key_display="^→"),
-        Binding("enter", "select", "Resume here"),
+        Binding("up", "cursor_up", "Up", show=False, tooltip="move (wraps)"),
+        Binding("down", "cursor_down", "Down", show=False, tooltip="move (wraps)"),
+        Binding("pageup", "page_up", "Page up", show=False, tooltip="move a page"),
+        Binding("pagedown", "page_down", "Page down", show=False, tooltip="move a page"),
+        Binding("home", "first", "First", show=False, tooltip="first / last entry"),
+        Binding("end", "last", "Last", show=False, tooltip="first / last entry"),
+        Binding(
+            "ctrl+left,left,alt+left",
+            "fold_or_up",
+            "Fold/branch ↑",
+            key_display="^←",
+            tooltip="fold, or jump up to the branch start",
+        ),
+        Binding(
+            "ctrl+right,right,alt+right",
+            "unfold_or_down",
+            "Unfold/branch ↓",
+            key_display="^→",
+            tooltip="unfold, or jump down to the next branch point",
+        ),
+        Binding("enter", "select", "Resume here", tooltip="resume at this entry"),
     ]
+
+    DEFAULT_CSS = stylesheet("tree_view.tcss")
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
         "tree-view--cursor",
@@ -212,6 +227,7 @@ class TreeView(ScrollView, can_focus=True):
     def notify_style_update(self) -> None:
         super().notify_style_update()
         self._lines.clear()
+        self.refresh()
 
     def on_resize(self) -> None:
         self._lines.clear()

@@ -19,11 +19,14 @@ from typing import Any
 
 import orjson
 
-from .cli_args import put_line, say, scope_options, session_path, write_json
-from .context import build_session_context
-from .session import NotASession, Session, read_session
-from .summary import entry_summary, tool_calls_by_id
-from .text import as_text, display_text, json_safe, visible
+from seance.core.context import build_session_context
+from seance.core.session import NotASession, Session, read_session
+from seance.core.summary import entry_summary, tool_calls_by_id
+from seance.core.text import as_text, display_text, json_safe, visible
+
+from .errors import CliError, ExitCode
+from .output import put_line, say, write_json
+from .scope import scope_options, session_path
 
 _MAX_PROBLEMS_SHOWN = 5
 
@@ -51,11 +54,9 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 def open_session_arg(args: argparse.Namespace) -> Session:
     """Load the SESSION argument: a path, or an id prefix under `--root` from `--cwd`."""
-    from .cli import EXIT_BAD_INPUT, EXIT_NOT_FOUND, CliError
-
     result = read_session(session_path(args.session, args))
     if isinstance(result, NotASession):
-        code = EXIT_NOT_FOUND if result.reason == "no such file" else EXIT_BAD_INPUT
+        code = ExitCode.NOT_FOUND if result.reason == "no such file" else ExitCode.BAD_INPUT
         raise CliError(f"{result.path}: not a session ({result.reason})", code)
     _report_problems(result)
     return result
@@ -125,15 +126,13 @@ def _write_tree_json(session: Session) -> None:
 
 
 def run_show(args: argparse.Namespace) -> int:
-    from .cli import CliError
-
     session = open_session_arg(args)
     if args.leaf is not None and args.leaf not in session.tree.by_id:
         raise CliError(f"{session.path.name}: no entry {args.leaf!r}")
     payload = show_payload(session, args.leaf)
     if args.json:
         write_json(payload)
-        return 0
+        return ExitCode.OK
     model = payload["model"]
     put_line(f"session  {session.id}  ({session.path})")
     if session.name:
@@ -146,22 +145,20 @@ def run_show(args: argparse.Namespace) -> int:
     for message in payload["messages"]:
         text = display_text(message["text"], 200) or "(no text)"
         put_line(f"  {message['role']:>17}: {text}")
-    return 0
+    return ExitCode.OK
 
 
 def run_tree(args: argparse.Namespace) -> int:
     session = open_session_arg(args)
     if args.json:
         _write_tree_json(session)
-        return 0
+        return ExitCode.OK
     # The UI reads keys from stdin and draws on stderr; stdout may be redirected, like
     # `pick`, so `$(seance tree S)` gets the chosen path.
     if not args.text and sys.stdin.isatty() and sys.stderr.isatty():
-        from .cli import _run_ui
+        from .ui import run_tree_ui  # here: `tree --json` never loads the UI's entry points
 
-        args.tree_session = session
-        args.json = args.pick  # the UI's result is printed like `pick --json`
-        return _run_ui(args)
+        return run_tree_ui(session, as_json=args.pick)  # the UI's result is printed like `pick --json`
     tree = session.tree
     calls = tool_calls_by_id(session.entries)
     # Like pi's /tree, a single-child chain stays flat: only a branch point indents.
@@ -180,4 +177,4 @@ def run_tree(args: argparse.Namespace) -> int:
             write("".join(lines))
             lines.clear()
     write("".join(lines))
-    return 0
+    return ExitCode.OK

@@ -1,4 +1,4 @@
-"""`seance ls` and `seance index`, and id-prefix lookup for SESSION arguments.
+"""`seance ls` and `seance index`.
 
 `ls` prints newest `modified` first.  Scope: the current project (header cwd equals
 `--cwd` or the working directory, wherever the file lives) unless `--all`.  `--quick`
@@ -11,38 +11,25 @@ Exit codes: 0 when the listing ran (an empty project is a valid, empty answer); 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
-from . import listing
-from .catalog import Catalog
-from .cli_args import put_line, say, write_json_bytes
-from .model import SessionSummary
-from .text import display_text, home_short, relative_age
+from seance.core import listing
+from seance.core.catalog import Catalog
+from seance.core.model import SessionSummary
+from seance.core.text import display_text, home_short, relative_age
+
+from .errors import CliError, ExitCode
+from .output import put_line, say, write_json_bytes
+from .scope import Scope, scope_options
 
 SORTS = ("recent", "created", "relevance", "threaded")
 
 
 def register(commands: argparse._SubParsersAction) -> None:
     ls = commands.add_parser("ls", help="list sessions, newest first (pi's list() as JSON with --json)")
-    # SUPPRESS: `seance --root X ls` and `seance ls --root X` both work (no subparser default overwrites X).
-    ls.add_argument(
-        "--root",
-        action="append",
-        metavar="DIR",
-        default=argparse.SUPPRESS,
-        help="sessions root (repeatable; default: pi's, oh-my-pi's and the Python port's)",
-    )
-    scope = ls.add_mutually_exclusive_group()
-    scope.add_argument(
-        "--all", action="store_true", default=argparse.SUPPRESS, help="every project, not only the current one"
-    )
-    scope.add_argument(
-        "--cwd", metavar="DIR", default=argparse.SUPPRESS, help="project directory (default: the current one)"
-    )
+    scope_options(ls, all_projects=True, exclusive=True)
     ls.add_argument(
         "--query",
         "-q",
@@ -55,26 +42,16 @@ def register(commands: argparse._SubParsersAction) -> None:
     ls.set_defaults(handler=run_ls)
 
     index = commands.add_parser("index", help="bring the session index (metadata and full text) up to date")
-    index.add_argument(
-        "--root", action="append", metavar="DIR", default=argparse.SUPPRESS, help="sessions root (repeatable)"
-    )
+    scope_options(index, cwd=False)
     index.add_argument("--rebuild", action="store_true", help="throw the index away and build it again")
     index.set_defaults(handler=run_index)
 
 
 def _catalog(args: argparse.Namespace) -> Catalog:
-    from .scanpool import default_workers
+    from seance.core.scanpool import default_workers
 
-    roots = getattr(args, "root", None)
     # The CLI is single-threaded, so big cold reads may fork scanning processes.
-    return Catalog([Path(root).expanduser() for root in roots] if roots else None, workers=default_workers())
-
-
-def _cwd(args: argparse.Namespace) -> str | None:
-    if getattr(args, "all", False):
-        return None
-    cwd = getattr(args, "cwd", None)
-    return os.path.abspath(os.path.expanduser(cwd)) if cwd else os.getcwd()
+    return Catalog(Scope.of(args).roots, workers=default_workers())
 
 
 # -- ls ------------------------------------------------------------------------------------------
@@ -88,8 +65,7 @@ def apply_query(
     With a catalog, full-text hits from the index take part; without one (`--quick`) only
     the prefix text is searched.  Raises `CliError` for an invalid query (a bad regex...).
     """
-    from .cli import CliError
-    from .search import parse_query, search
+    from seance.core.search import parse_query, search
 
     try:
         parsed = parse_query(query)
@@ -103,17 +79,15 @@ def apply_query(
 
 
 def run_ls(args: argparse.Namespace) -> int:
-    from .cli import EXIT_NOT_FOUND, EXIT_OK
-
     catalog = _catalog(args)
     try:
-        cwd = _cwd(args)
+        cwd = Scope.of(args).project
         if args.json and not args.query and args.sort in (None, "recent"):
             # the fast paths: no summary is decoded (warm) or built (quick)
             payload = catalog.quick_pi_json(cwd) if args.quick else catalog.list_pi_json(cwd)
             _report_skipped(catalog, quick=args.quick)
             write_json_bytes(payload)
-            return EXIT_OK
+            return ExitCode.OK
         # A query searches full text, so its index is brought up to date too.
         summaries = (
             catalog.quick(cwd, text=bool(args.query)) if args.quick else catalog.exact(cwd, full_text=bool(args.query))
@@ -145,7 +119,7 @@ def run_ls(args: argparse.Namespace) -> int:
         sys.stdout.flush()
     finally:
         catalog.close()
-    return EXIT_NOT_FOUND if args.query and not rows else EXIT_OK
+    return ExitCode.NOT_FOUND if args.query and not rows else ExitCode.OK
 
 
 def _print_rows(rows: list[listing.ThreadedRow], show_cwd: bool) -> None:
@@ -220,26 +194,4 @@ def run_index(args: argparse.Namespace) -> int:
         f"indexed {len(summaries)} sessions in {stats.seconds:.2f}s "
         f"({stats.read} read, {stats.appended} appended, {stats.reused} unchanged, {len(stats.skipped)} skipped)"
     )
-    return 0
-
-
-# -- SESSION id prefixes -------------------------------------------------------------------------
-
-
-def resolve_session_arg(arg: str, cwd: str | None = None, *, roots: list[Path] | None = None) -> Path:
-    """The session file a resume key names (`seance.core.resume.resolve`: the current project
-    first, then all, the most recent wins); `CliError(EXIT_NOT_FOUND)` if none."""
-    from .catalog import in_project
-    from .cli import EXIT_NOT_FOUND, CliError
-    from .resume import resolve
-
-    here = os.path.abspath(cwd) if cwd else os.getcwd()
-    catalog = Catalog(roots)
-    try:
-        everything = catalog.quick(text=False)  # keys only: no prefix text to collect
-    finally:
-        catalog.close()
-    found = resolve(arg, in_project(everything, here), everything, here)
-    if found is None:
-        raise CliError(f'session "{arg}" not found', EXIT_NOT_FOUND)
-    return found.path
+    return ExitCode.OK

@@ -15,20 +15,21 @@ import argparse
 import contextlib
 import fcntl
 import os
-import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from . import cli_args
-from .catalog import Catalog, in_project
-from .cli_args import put_path, say, scope_options, session_path, write_json
-from .resume import Resolution, continue_session, fork_into, resolve
-from .text import display_text
-from .trash import NotASessionFile, NotInTrash, SessionInUse, TrashError, TrashReceipt, trash_session, undo
-from .writes import atomic_write, rename_session
+from seance.core.catalog import Catalog
+from seance.core.resume import Resolution, continue_session, fork_into
+from seance.core.text import display_text
+from seance.core.trash import NotASessionFile, NotInTrash, SessionInUse, TrashError, TrashReceipt, undo
+from seance.core.writes import atomic_write, rename_session
+
+from .errors import CliError, ExitCode
+from .output import put_path, say, write_json
+from .scope import Scope, find_session, scope_options, session_path
 
 RECEIPT_NAME = "last-rm.json"  # a JSON list of receipts, newest last
 RECEIPTS_KEPT = 50
@@ -67,15 +68,11 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def run_resolve(args: argparse.Namespace) -> int:
-    from .cli import EXIT_NOT_FOUND, CliError
-
-    cwd = cli_args.cwd(args)
-    catalog = Catalog(cli_args.roots(args))
+    scope = Scope.of(args)
+    cwd = scope.cwd
+    catalog = Catalog(scope.roots)
     try:
-        everything = catalog.quick()
-        found = resolve(args.key, in_project(everything, cwd), everything, cwd)
-        if found is None:
-            raise CliError(f'session "{args.key}" not found', EXIT_NOT_FOUND)
+        found = find_session(args.key, cwd, catalog)
         path, forked_from = found.path, None
         if found.other_project and args.fork:
             path = fork_into(found.path, cwd, _root_of(found.path, catalog.roots))
@@ -91,7 +88,7 @@ def run_resolve(args: argparse.Namespace) -> int:
         write_json(_resolution_json(found, path, forked_from))
     else:
         put_path(path)
-    return 0
+    return ExitCode.OK
 
 
 def _root_of(path: Path, roots: list[Path]) -> Path:
@@ -122,47 +119,44 @@ def _resolution_json(found: Resolution, path: Path, forked_from: str | None) -> 
 
 def agent_dirs() -> list[Path]:
     """Where breadcrumbs live: pi's agent dir and oh-my-pi's (default, XDG state, profiles)."""
-    from .roots import agent_dir, omp_state_dirs
+    from seance.core.roots import agent_dir, omp_state_dirs
 
     return [agent_dir(), *omp_state_dirs()]
 
 
 def run_continue(args: argparse.Namespace) -> int:
-    from .cli import EXIT_NOT_FOUND, CliError
-
-    cwd = cli_args.cwd(args)
-    catalog = Catalog(cli_args.roots(args))
+    scope = Scope.of(args)
+    cwd = scope.cwd
+    catalog = Catalog(scope.roots)
     try:
         path = continue_session(cwd, catalog.quick(cwd), agent_dirs())
     finally:
         catalog.close()
     if path is None:
-        raise CliError(f"no session in {cwd}", EXIT_NOT_FOUND)
+        raise CliError(f"no session in {cwd}", ExitCode.NOT_FOUND)
     if args.json:
         write_json({"path": str(path), "cwd": cwd})
     else:
         put_path(path)
-    return 0
+    return ExitCode.OK
 
 
 # -- rm ------------------------------------------------------------------------------------------
 
 
 def receipt_path() -> Path:
-    from .index import default_cache_dir
+    from seance.core.index import default_cache_dir
 
     return default_cache_dir() / RECEIPT_NAME
 
 
 def run_rm(args: argparse.Namespace) -> int:
-    from .cli import EXIT_BAD_INPUT, CliError
-
     if args.undo:
         if args.session:
-            raise CliError("rm --undo takes no SESSION (it restores the last `seance rm`)", EXIT_BAD_INPUT)
+            raise CliError("rm --undo takes no SESSION (it restores the last `seance rm`)", ExitCode.BAD_INPUT)
         return _undo_last()
     if not args.session:
-        raise CliError("rm needs a SESSION (a path or an id prefix), or --undo", EXIT_BAD_INPUT)
+        raise CliError("rm needs a SESSION (a path or an id prefix), or --undo", ExitCode.BAD_INPUT)
     path = session_path(args.session, args)
     saved: list[TrashReceipt] = []
 
@@ -170,34 +164,25 @@ def run_rm(args: argparse.Namespace) -> int:
         _save_receipt(planned)
         saved.append(planned)
 
+    catalog = Catalog(Scope.of(args).roots)
     try:
-        receipt = trash_session(path, force=args.force, on_reserved=remember)
+        receipt = catalog.trash(path, force=args.force, on_reserved=remember)  # and out of the index
     except NotASessionFile as error:
-        raise CliError(f"{error} (`seance rm --force` moves the file alone)", EXIT_BAD_INPUT) from None
+        raise CliError(f"{error} (`seance rm --force` moves the file alone)", ExitCode.BAD_INPUT) from None
     except SessionInUse as error:
-        raise CliError(f"{error} (`seance rm --force` deletes it anyway)", EXIT_BAD_INPUT) from None
+        raise CliError(f"{error} (`seance rm --force` deletes it anyway)", ExitCode.BAD_INPUT) from None
     except BaseException:
         if saved:
             _replace_receipt(saved[0], None)
         raise
+    finally:
+        catalog.close()
     _replace_receipt(saved[0], receipt)  # now with the moved file's size and mtime
-    _forget(path, cli_args.roots(args))
     for item in receipt.items:
         say(f"seance: moved to the Trash: {item.original} -> {item.trashed}")
     say("seance: undo with `seance rm --undo`")
     put_path(receipt.session.trashed)
-    return 0
-
-
-def _forget(path: Path, roots: list[Path] | None) -> None:
-    """Drop the file from the index now (best effort: the next refresh notices anyway)."""
-    catalog = Catalog(roots)
-    try:
-        catalog.forget(path)
-    except (OSError, sqlite3.Error):
-        pass
-    finally:
-        catalog.close()
+    return ExitCode.OK
 
 
 @contextlib.contextmanager
@@ -259,27 +244,25 @@ def _replace_receipt(planned: TrashReceipt, final: TrashReceipt | None) -> None:
 
 def _undo_last() -> int:
     """Undo the latest `seance rm` still on the stack, and drop it from there."""
-    from .cli import EXIT_NOT_FOUND, CliError
-
     with _receipts_locked() as target:
         try:
             receipts = _read_receipts(target)
         except (OSError, orjson.JSONDecodeError) as error:
-            raise CliError(f"cannot read the deletions to undo ({error})", EXIT_NOT_FOUND) from None
+            raise CliError(f"cannot read the deletions to undo ({error})", ExitCode.NOT_FOUND) from None
         if not receipts:
-            raise CliError("nothing to undo", EXIT_NOT_FOUND)
+            raise CliError("nothing to undo", ExitCode.NOT_FOUND)
         try:
             receipt = TrashReceipt.from_json(receipts[-1])
             restored = undo(receipt)
         except TrashError as error:
             if isinstance(error, NotInTrash) or not _undoable(receipts[-1]):  # gone for good, or malformed
                 _write_receipts(target, receipts[:-1])
-                raise CliError(f"{error}; dropped from the undo list", EXIT_NOT_FOUND) from None
+                raise CliError(f"{error}; dropped from the undo list", ExitCode.NOT_FOUND) from None
             raise  # e.g. the original path is taken: keep it, the user may free the path and retry
         _write_receipts(target, receipts[:-1])
     for path in restored:
         put_path(path)
-    return 0
+    return ExitCode.OK
 
 
 def _undoable(saved: Any) -> bool:
@@ -300,4 +283,4 @@ def run_rename(args: argparse.Namespace) -> int:
     where = "title slot" if stored == "title-slot" else "session_info entry"
     say(f"renamed {path.name}: {display_text(args.name.strip())} ({where})")
     put_path(path)
-    return 0
+    return ExitCode.OK

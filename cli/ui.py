@@ -1,8 +1,8 @@
 """The UI commands behind `seance`, `seance pick`, `seance --demo` and `seance tree SESSION`.
 
 Contract (like fzf): the UI reads keys from and draws on the controlling terminal (`/dev/tty`,
-see `terminal`), never on stdin, stdout or stderr; after it closes, the answer alone is printed
-on stdout.  No terminal (or `TERM=dumb`): one line on stderr, exit 2.
+see `seance.app.terminal`), never on stdin, stdout or stderr; after it closes, the answer alone
+is printed on stdout.  No terminal (or `TERM=dumb`): one line on stderr, exit 2.
 
     seance pick    Enter: the session's absolute path, exit 0; with --json the `PickResult`
                    object {"action", "path", "id", "leafId", "cwd", "prefill", "reset",
@@ -16,41 +16,48 @@ on stdout.  No terminal (or `TERM=dumb`): one line on stderr, exit 2.
                    prints nothing, exit 130.
     seance --demo  the browser on a generated sessions root in a temporary directory.
     seance tree S  (on a terminal) the tree view of one session; Enter prints its path.
+
+The UI itself runs through `seance.app`'s public entry points (`run_picker`, `run_tree`).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import tempfile
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
+from seance.app import PickResult, check_terminal, run_picker, run_tree
 from seance.core.catalog import Catalog
-from seance.core.cli_args import put_path, say, write_json_bytes
 
-from .results import PickResult
-from .terminal import check_terminal, controlling_terminal, driver_for
+from .errors import ExitCode
+from .output import put_path, say, write_json_bytes
+from .scope import Scope, scope_options
 
-if TYPE_CHECKING:  # Textual is imported only once a terminal is known to be there (see `run_ui`)
-    from .app import SeanceApp
-    from .screens.session_list import PickerOptions
+if TYPE_CHECKING:
+    from seance.core.session import Session
 
-EXIT_OK, EXIT_NOT_FOUND, EXIT_CANCELLED = 0, 1, 130
 DEMO_SESSIONS, DEMO_PROJECTS = 80, 6
 
 
+def register(commands: argparse._SubParsersAction) -> None:
+    pick = commands.add_parser("pick", help="pick a session (fzf-like: path on stdout, exit code)")
+    scope_options(pick, all_projects=True)  # `seance --all pick` and `seance pick --all` mean the same
+    pick.add_argument("--query", "-q", default="", help="initial query")
+    pick.add_argument(
+        "--json", action="store_true", default=argparse.SUPPRESS, help="print a JSON object instead of the path"
+    )
+    pick.set_defaults(handler=run_ui)
+
+
 def run_ui(args: argparse.Namespace) -> int:
-    """Run the UI command in `args`; print the result after the UI has closed; return the exit code."""
-    if getattr(args, "tree_session", None) is not None:
-        check_terminal()
-        return _run_tree(args)
+    """Run the picker or the browser as `args` say; print the result after the UI has closed; return the exit code."""
     if getattr(args, "demo", False):
         return _run_demo(args)
-    roots = [Path(root).expanduser() for root in args.root] if getattr(args, "root", None) else None
-    catalog = Catalog(roots)
+    scope = Scope.of(args)
+    catalog = Catalog(scope.roots)
     found = catalog.discover()
     skipped = list(found.skipped)
     if not _any_session(found.infos, skipped):
@@ -60,13 +67,14 @@ def run_ui(args: argparse.Namespace) -> int:
             say(f"seance: skipped {path}: {reason}")
         if len(skipped) > 5:
             say(f"seance: ... and {len(skipped) - 5} more skipped")
-        return EXIT_NOT_FOUND
-    check_terminal()  # before importing Textual (most of a second): no terminal is exit 2 at once
-    from .screens.session_list import PickerOptions
-
+        return ExitCode.NOT_FOUND
     picking = getattr(args, "command", None) == "pick"
-    options = PickerOptions(enter="resume" if picking else "tree", owns_process=True)
-    return _pick(catalog, args, options)
+    return _pick(catalog, args, scope.cwd, enter="resume" if picking else "tree")
+
+
+def run_tree_ui(session: Session, *, as_json: bool) -> int:
+    """`seance tree SESSION` on a terminal: the tree view; a chosen resume point is printed like `pick`'s."""
+    return _print_result(run_tree(session), as_json=as_json)
 
 
 def _any_session(infos: list[Any], skipped: list[tuple[str, str]], batch: int = 64) -> bool:
@@ -83,48 +91,21 @@ def _any_session(infos: list[Any], skipped: list[tuple[str, str]], batch: int = 
     return False
 
 
-def _pick(catalog: Catalog, args: argparse.Namespace, options: PickerOptions) -> int:
-    cwd = os.path.abspath(os.path.expanduser(args.cwd)) if getattr(args, "cwd", None) else os.getcwd()
-    scope = "all" if getattr(args, "all", False) else "project"
+def _pick(catalog: Catalog, args: argparse.Namespace, cwd: str, *, enter: Literal["resume", "tree"]) -> int:
+    scope: Literal["project", "all"] = "all" if Scope.of(args).all_projects else "project"
     query = getattr(args, "query", "") or ""
-    from .app import SeanceApp
-    from .screens.session_list import SessionPickerScreen
-
-    def make_screen() -> SessionPickerScreen:
-        return SessionPickerScreen(catalog, cwd=cwd, scope=scope, query=query, options=options)
-
-    return _print_result(_run_app(SeanceApp(make_screen)), as_json=getattr(args, "json", False))
-
-
-def _run_app(app: SeanceApp) -> Any:
-    """Run `app` on the controlling terminal (see `terminal`): stdin, stdout and stderr stay the caller's."""
-    with controlling_terminal() as fd:
-        app.driver_class = driver_for(fd)
-        return app.run()
+    result = run_picker(catalog, cwd=cwd, scope=scope, query=query, enter=enter)
+    return _print_result(result, as_json=getattr(args, "json", False))
 
 
 def _print_result(result: Any, *, as_json: bool) -> int:
     if not isinstance(result, PickResult):
-        return EXIT_CANCELLED
+        return ExitCode.CANCELLED
     if as_json:
         write_json_bytes(json.dumps(result.to_json(), ensure_ascii=False).encode("utf-8", "backslashreplace"))
     else:
         put_path(result.path)
-    return EXIT_OK
-
-
-def _run_tree(args: argparse.Namespace) -> int:
-    from .app import SeanceApp
-    from .screens.session_tree import SessionTreeScreen
-
-    session = args.tree_session
-    path = Path(session.path).resolve()
-
-    result = _run_app(SeanceApp(lambda: SessionTreeScreen(path, standalone=True, session=session, freeze_gc=True)))
-    if result is None or getattr(result, "action", None) not in ("resume", "fork"):
-        return EXIT_CANCELLED
-    pick = PickResult.from_tree(result, path=path, session_id=session.id, cwd=session.cwd)
-    return _print_result(pick, as_json=getattr(args, "json", False))
+    return ExitCode.OK
 
 
 def _run_demo(args: argparse.Namespace) -> int:
@@ -132,12 +113,10 @@ def _run_demo(args: argparse.Namespace) -> int:
     check_terminal()  # before generating and importing Textual: no terminal is exit 2 at once
     from seance.core.generate import generate_corpus
 
-    from .screens.session_list import PickerOptions
-
     with tempfile.TemporaryDirectory(prefix="seance-demo-") as tmp:
         root = Path(tmp) / "sessions"
         say(f"seance: generating demo sessions in {root} (removed on exit)…")
-        corpus = generate_corpus(
+        generate_corpus(
             root,
             sessions=DEMO_SESSIONS,
             projects=DEMO_PROJECTS,
@@ -147,8 +126,8 @@ def _run_demo(args: argparse.Namespace) -> int:
             cleared_names=False,
         )
         catalog = Catalog([root], cache_dir=Path(tmp) / "cache")
-        args.cwd = str(_busiest_project(catalog)) if corpus.files else None
-        return _pick(catalog, args, PickerOptions(enter="tree", owns_process=True))
+        cwd = _busiest_project(catalog) or Scope.of(args).cwd
+        return _pick(catalog, args, cwd, enter="tree")
 
 
 def _busiest_project(catalog: Catalog) -> str | None:

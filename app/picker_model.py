@@ -1,0 +1,203 @@
+"""The picker's state without a UI: which sessions are listed, how, and what changed.
+
+`SessionPickerScreen` owns one `PickerModel` and applies to it what its workers post:
+
+* `loaded(scope, summaries, exact)`: a listing of one scope arrived (quick, then exact);
+* `changed(changed, removed, ...)`: the watcher saw files appear, change or vanish (also an
+  undone delete or a rename: the same merge);
+* `drop(paths)`: sessions that are gone (a delete): rows, search hits and bookkeeping;
+* `toggle_scope`, `cycle_sort`, `toggle_named`, the query and its `searched` hits;
+* `trashed` / `undo_next`: the undo stack of deletions.
+
+It answers with rows (`rows`, `hit_rows`), the count for the status line, the "↑ N new"
+counter, and the empty-list text.  Every set it keeps is bounded by the files present:
+a path is forgotten when its file goes, so a picker left open for days while agents
+create and delete sessions does not grow (issue 9, finding 13a).  Nothing here imports
+Textual; tests drive it directly (tests/test_picker_model.py).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from seance.core.catalog import same_dir
+from seance.core.model import SessionSummary
+
+from .rows import SORTS, SessionRow, hit_rows, plain_rows
+
+Scope = Literal["project", "all"]
+UNDO_KEPT = 50  # deletions ctrl+z can walk back
+
+EMPTY = {
+    ("project", False): "No sessions in current folder. Press Tab to view all.",
+    ("all", False): "No sessions found",
+    ("project", True): "No named sessions in current folder. Press ctrl+n to show all, or Tab to view all.",
+    ("all", True): "No named sessions found. Press ctrl+n to show all.",
+}
+
+
+@dataclass(frozen=True)
+class Deleted:
+    """One deletion ctrl+z can undo: the Trash receipt and the session as it was listed."""
+
+    receipt: Any  # a `seance.core.trash.TrashReceipt`
+    summary: SessionSummary
+
+
+class PickerModel:
+    """Loaded summaries per scope, the live merge, scope / sort / named filter / query, the
+    "new" counter and the undo stack; `exists` answers whether a session file is still there."""
+
+    def __init__(
+        self, cwd: str, *, scope: Scope = "project", query: str = "", exists: Callable[[str], bool] = os.path.exists
+    ) -> None:
+        self.cwd = cwd
+        self.scope: Scope = scope
+        self.sort: str = SORTS[0]
+        self.named_only = False
+        self.query = query
+        self.summaries: dict[str, list[SessionSummary]] = {}  # per scope, as loaded and merged since
+        self.hits: list[Any] | None = None  # the current query's ranked hits (None: no query or not yet)
+        self.known: set[str] = set()  # paths listed now (a path seen again is no new session)
+        self.new: set[str] = set()  # live arrivals in scope above the viewport: the "↑ N new" count
+        self.deleted: list[Deleted] = []  # undo stack, the latest UNDO_KEPT deletions
+        self._exists = exists
+
+    # -- what is shown -------------------------------------------------------------------------
+
+    @property
+    def loaded_scope(self) -> bool:
+        """The current scope has been listed at least once."""
+        return self.scope in self.summaries
+
+    @property
+    def searching(self) -> bool:
+        return bool(self.query.strip())
+
+    @property
+    def new_count(self) -> int:
+        return len(self.new)
+
+    @property
+    def empty_text(self) -> str:
+        return EMPTY[(self.scope, self.named_only)]
+
+    def visible(self) -> list[SessionSummary]:
+        """The current scope's summaries, named ones only under ctrl+n."""
+        summaries = self.summaries.get(self.scope, [])
+        if self.named_only:
+            summaries = [summary for summary in summaries if summary.name and summary.name.strip()]
+        return summaries
+
+    def rows(self) -> list[SessionRow]:
+        """Rows without a query (it forgets any previous query's hits)."""
+        self.hits = None
+        return plain_rows(self.visible(), self.sort)
+
+    def hit_rows(self) -> list[SessionRow] | None:
+        """The current hits in the current sort; None when there are none to re-order."""
+        return hit_rows(self.hits, self.sort) if self.hits is not None else None
+
+    def searched(self, query_text: str, hits: list[Any]) -> list[SessionRow] | None:
+        """A search finished: its rows, or None if the query has changed since (a newer one runs)."""
+        if query_text != self.query:
+            return None
+        self.hits = hits
+        return hit_rows(hits, self.sort)
+
+    def in_project(self, summary: SessionSummary) -> bool:
+        return bool(summary.cwd) and same_dir(summary.cwd, self.cwd)
+
+    def in_scope(self, summary: SessionSummary) -> bool:
+        return self.scope == "all" or self.in_project(summary)
+
+    # -- scope, sort, filters ------------------------------------------------------------------
+
+    def toggle_scope(self) -> Scope:
+        """Current folder ↔ all projects; the "new" count starts again."""
+        self.scope = "all" if self.scope == "project" else "project"
+        self.clear_new()
+        return self.scope
+
+    def cycle_sort(self) -> str:
+        self.sort = SORTS[(SORTS.index(self.sort) + 1) % len(SORTS)]
+        return self.sort
+
+    def toggle_named(self) -> bool:
+        self.named_only = not self.named_only
+        return self.named_only
+
+    def clear_new(self) -> None:
+        self.new.clear()
+
+    # -- loading and live changes --------------------------------------------------------------
+
+    def loaded(self, scope: str, summaries: list[SessionSummary], *, exact: bool) -> bool:
+        """A listing of `scope` arrived; returns whether it is that scope's first."""
+        first = scope not in self.summaries
+        self.summaries[scope] = summaries
+        paths = {summary.path for summary in summaries}
+        if exact and scope == "all":  # every file there is: forget the ones gone
+            self.known = paths | {path for path in self.known if self._exists(path)}
+        else:
+            self.known.update(paths)
+        return first
+
+    def changed(
+        self,
+        changed: Sequence[SessionSummary],
+        removed: Iterable[str] = (),
+        *,
+        restored: bool = False,
+        at_top: bool = True,
+    ) -> None:
+        """Merge what the watcher saw: `changed` sessions are updated in place or added (to
+        each loaded scope they belong to), `removed` paths are dropped.  Sessions never seen
+        before that arrive in scope count as new unless the user is `at_top` (they are in
+        view) or they are `restored` (an undone delete)."""
+        removed = list(removed)
+        if removed:
+            self.drop(removed)
+        for scope, summaries in self.summaries.items():
+            position = {summary.path: index for index, summary in enumerate(summaries)}
+            for summary in changed:
+                if scope == "project" and not self.in_project(summary):
+                    continue
+                index = position.get(summary.path)
+                if index is None:
+                    position[summary.path] = len(summaries)
+                    summaries.append(summary)
+                else:
+                    summaries[index] = summary
+        new = {summary.path for summary in changed if summary.path not in self.known and self.in_scope(summary)}
+        self.known.update(summary.path for summary in changed)
+        if new and not restored and not at_top:
+            self.new |= new  # they arrived above what the user is looking at
+
+    def drop(self, paths: Iterable[str]) -> None:
+        """Forget sessions that are gone: summaries, search hits, and the bookkeeping."""
+        gone = set(paths)
+        self.known -= gone
+        self.new -= gone
+        for scope, summaries in self.summaries.items():
+            self.summaries[scope] = [summary for summary in summaries if summary.path not in gone]
+        if self.hits is not None:
+            self.hits = [hit for hit in self.hits if hit.summary.path not in gone]
+
+    # -- deletions -----------------------------------------------------------------------------
+
+    def trashed(self, receipt: Any, summary: SessionSummary) -> None:
+        """A session went to the Trash: off the list, onto the undo stack (the latest UNDO_KEPT)."""
+        self.deleted = [*self.deleted[-UNDO_KEPT + 1 :], Deleted(receipt, summary)]
+        self.drop([summary.path])
+
+    @property
+    def can_undo(self) -> bool:
+        return bool(self.deleted)
+
+    def undo_next(self) -> Deleted | None:
+        """The latest deletion, taken off the stack (the screen restores it)."""
+        return self.deleted.pop() if self.deleted else None

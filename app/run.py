@@ -1,0 +1,73 @@
+"""Run seance's own app on the controlling terminal: the UI entry points of the `seance` command.
+
+    run_picker(catalog, cwd=..., scope=..., query=..., enter="resume")   the picker / browser
+    run_tree(session)                                                    one session's tree view
+
+Each checks for a terminal first (`TerminalUnavailable`, before Textual is imported: most of
+a second) and returns what the user chose, or None when they left without choosing.  The
+UI reads keys from and draws on `/dev/tty` (see `terminal`): stdin, stdout and stderr stay
+the caller's, so the caller prints the answer after the UI has closed.
+
+These run seance's own app, which owns the process (`SeanceApp` alone tunes the garbage
+collector); an agent embedding the picker pushes `SessionPickerScreen` instead.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from .results import PickResult
+from .terminal import check_terminal, controlling_terminal, driver_for
+
+if TYPE_CHECKING:  # Textual is imported only once a terminal is known to be there
+    from seance.core.catalog import Catalog
+    from seance.core.session import Session
+
+    from .app import SeanceApp
+
+
+def run_picker(
+    catalog: Catalog,
+    *,
+    cwd: str,
+    scope: Literal["project", "all"] = "project",
+    query: str = "",
+    enter: Literal["resume", "tree"] = "resume",
+) -> PickResult | None:
+    """The session picker over `catalog` (`enter="tree"`: the browser, Enter opens the tree view)."""
+    check_terminal()
+    from .app import SeanceApp
+    from .screens.session_list import PickerOptions, SessionPickerScreen
+
+    options = PickerOptions(enter=enter)
+
+    def make_screen() -> SessionPickerScreen:
+        return SessionPickerScreen(catalog, cwd=cwd, scope=scope, query=query, options=options)
+
+    result = _run_app(SeanceApp(make_screen))
+    return result if isinstance(result, PickResult) else None
+
+
+def run_tree(session: Session) -> PickResult | None:
+    """The tree view of a loaded `session`; a chosen resume point (or fork) as a `PickResult`."""
+    check_terminal()
+    from .app import SeanceApp
+    from .screens.session_tree import SessionTreeScreen
+
+    path = Path(session.path).resolve()
+
+    result = _run_app(SeanceApp(lambda: SessionTreeScreen(path, standalone=True, session=session)))
+    if result is None or getattr(result, "action", None) not in ("resume", "fork"):
+        return None
+    return PickResult.from_tree(result, path=path, session_id=session.id, cwd=session.cwd)
+
+
+def _run_app(app: SeanceApp) -> Any:
+    """Run `app` on the controlling terminal (see `terminal`): stdin, stdout and stderr stay the caller's."""
+    with controlling_terminal() as fd:
+        app.driver_class = driver_for(fd)
+        return app.run()
+
+
+__all__ = ["check_terminal", "run_picker", "run_tree"]

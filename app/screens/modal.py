@@ -1,0 +1,36 @@
+"""SeanceModal: the frame every seance dialog shares (confirm, prompt, help).
+
+A dim backdrop (ModalScreen's) centring one box, `#seance-dialog`; the subclass composes what goes inside.
+Its CSS (styles/modal.tcss) is the screen's `CSS`, which Textual scopes to the concrete
+screen type, and every id it styles is `seance-` prefixed: nothing leaks into a host's own
+dialogs and a host's `#dialog` rules never reach seance's.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar, TypeVar
+
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+
+from ..paths import stylesheet
+
+ResultType = TypeVar("ResultType")
+
+
+class SeanceModal(ModalScreen[ResultType]):
+    """A centred dialog box; `compose_dialog` yields its content, `dialog_classes` styles the box."""
+
+    CSS: ClassVar[str] = stylesheet("modal.tcss")
+    # The one rule about the screen itself (centring the box): Textual scopes a screen's `CSS` to
+    # the concrete type (ConfirmScreen...), so a rule naming the shared base lives in its DEFAULT_CSS.
+    DEFAULT_CSS = "SeanceModal { align: center middle; }"
+    dialog_classes: ClassVar[str] = ""
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="seance-dialog", classes=self.dialog_classes):
+            yield from self.compose_dialog()
+
+    def compose_dialog(self) -> ComposeResult:
+        yield from ()

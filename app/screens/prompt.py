@@ -1,0 +1,87 @@
+"""PromptScreen: one line of text in a dialog — renaming a session, labelling an entry.
+
+An input pre-filled with the current value; Enter submits the trimmed text, Esc / Ctrl+C
+cancel (None).  A prompt that needs a value (a session name, as in pi) refuses a blank one
+and says so; one that allows it (pi's `Label (empty to remove):`) returns "" to clear.
+Writing the answer is the caller's job.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.content import Content
+from textual.widgets import Input, Label
+
+from seance.core.text import display_text
+
+from .confirm import dialog_detail
+from .modal import SeanceModal
+
+HINT = "Enter save · Esc cancel"
+
+
+class PromptScreen(SeanceModal[str | None]):
+    """Dismisses with the trimmed text, or None on cancel; `required` refuses a blank answer."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,ctrl+c", "cancel", "Cancel", priority=True),
+    ]
+
+    def __init__(
+        self,
+        title: str,
+        current: str | None,
+        detail: str = "",
+        *,
+        placeholder: str = "",
+        required: bool = False,
+        empty_error: str = "The text cannot be empty",
+    ) -> None:
+        super().__init__()
+        self._title = display_text(title)
+        self._current = display_text(current or "")
+        self._detail = dialog_detail(detail)
+        self._placeholder = placeholder
+        self.required = required
+        self._empty_error = empty_error
+
+    def compose_dialog(self) -> ComposeResult:
+        yield Label(Content(self._title), id="seance-dialog-title")
+        if self._detail:
+            yield Label(Content(self._detail), id="seance-dialog-detail")
+        yield Input(self._current, placeholder=self._placeholder, id="seance-prompt-input", select_on_focus=False)
+        yield Label(Content(HINT), id="seance-dialog-hint")
+
+    def on_mount(self) -> None:
+        self.query_one(Input).focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        text = event.value.strip()
+        if self.required and not text:
+            self.query_one("#seance-dialog-hint", Label).update(Content(f"{self._empty_error} · Esc cancel"))
+            return
+        self.dismiss(text)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+def rename_prompt(current_name: str | None, title: str) -> PromptScreen:
+    """pi's rename: the current name pre-filled, a blank name refused."""
+    return PromptScreen(
+        "Rename Session",
+        current_name,
+        title,
+        placeholder="a name for this session",
+        required=True,
+        empty_error="A name cannot be empty",
+    )
+
+
+def label_prompt(current_label: str | None, entry_text: str) -> PromptScreen:
+    """pi's `Label (empty to remove):`: an empty answer clears the label."""
+    return PromptScreen("Label (empty to remove):", current_label, entry_text, placeholder="label")

@@ -1,0 +1,126 @@
+"""`seance` command line: parse arguments, dispatch, map errors to exit codes.
+
+Exit codes (`ExitCode`): 0 ok, 1 nothing found, 2 bad input, 130 cancelled.  No traceback
+ever reaches the user: expected failures are `SessionError`s with a one-line message.
+
+Commands are registered lazily: `seance ls` imports only `cli.catalog` (and what it needs),
+never Textual; the UI commands (`pick`, browsing, `--demo`, `tree` on a terminal) import
+`seance.app` only when they run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Callable
+from types import ModuleType
+
+from seance import __version__
+from seance.core.errors import SessionError
+from seance.core.gcpause import own_collector
+
+from .errors import CliError, ExitCode
+from .output import say
+from .scope import scope_options
+
+Handler = Callable[[argparse.Namespace], int]
+
+# Which module registers each command: `seance ls` imports only cli.catalog (and what it
+# needs), not the session reader, the writers, the Trash or the UI.  Order = `--help` order.
+COMMAND_MODULES = {
+    "show": "session",
+    "tree": "session",
+    "ls": "catalog",
+    "index": "catalog",
+    "resolve": "actions",
+    "continue": "actions",
+    "rm": "actions",
+    "rename": "actions",
+    "pick": "ui",
+}
+_VALUED_OPTIONS = ("--root", "--cwd")  # top-level options that take the next argument
+
+
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The `seance` parser; given `argv`, only the module of the command it names is imported."""
+    parser = argparse.ArgumentParser(
+        prog="seance",
+        description="Browse, search and resume pi / oh-my-pi coding-agent sessions.",
+    )
+    parser.add_argument("--version", action="version", version=f"seance {__version__}")
+    parser.add_argument("--demo", action="store_true", help="browse a generated demo sessions root")
+    scope_options(parser, all_projects=True, top=True)
+    parser.add_argument(
+        "--json", action="store_true", help="print the chosen session as a JSON object (as `pick --json`)"
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for module in _command_modules(_command_in(argv) if argv is not None else None):
+        module.register(commands)
+    return parser
+
+
+def _command_in(argv: list[str]) -> str | None:
+    """The subcommand `argv` names (the first positional argument), or None."""
+    takes_value = False
+    for token in argv:
+        if takes_value:
+            takes_value = False
+        elif token == "--":
+            return None
+        elif token.startswith("-"):
+            # argparse accepts unambiguous abbreviations (`--ro DIR`)
+            takes_value = (
+                "=" not in token and len(token) > 2 and any(option.startswith(token) for option in _VALUED_OPTIONS)
+            )
+        else:
+            return token
+    return None
+
+
+def _command_modules(command: str | None = None) -> list[ModuleType]:
+    """The command groups, each a module with `register(subparsers)`: the one that registers
+    `command`, or all of them (for `--help`, the browser, or an unknown command's error)."""
+    wanted = COMMAND_MODULES.get(command or "")
+    names = [wanted] if wanted else list(dict.fromkeys(COMMAND_MODULES.values()))
+    return [_module(name) for name in names]
+
+
+def _module(name: str) -> ModuleType:
+    return importlib.import_module(f"{__package__}.{name}")
+
+
+def _run_browser(args: argparse.Namespace) -> int:
+    """`seance` without a command: the browser (or `--demo`'s)."""
+    return _module("ui").run_ui(args)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the `seance` console script and `python -m seance`."""
+    if argv is None:
+        argv = sys.argv[1:]
+    own_collector()  # the `seance` command runs this process: it may tune the collector (see gcpause)
+    parser = build_parser(argv)
+    args = parser.parse_args(argv)
+    handler: Handler = getattr(args, "handler", _run_browser)
+    try:
+        return handler(args)
+    except CliError as error:
+        _say_error(str(error))
+        return error.code
+    except SessionError as error:
+        _say_error(str(error))
+        return ExitCode.BAD_INPUT
+    except KeyboardInterrupt:
+        return ExitCode.CANCELLED
+    except BrokenPipeError:
+        return ExitCode.OK
+    except OSError as error:
+        _say_error(f"{error.strerror or error}: {getattr(error, 'filename', '') or ''}".rstrip(": "))
+        return ExitCode.BAD_INPUT
+
+
+def _say_error(message: str) -> None:
+    """The one exit of every failure: its message names paths and ids, so it is sanitised here
+    (`output.say`) rather than at each raise."""
+    say(f"seance: {message}")

@@ -1,0 +1,44 @@
+"""Every line the CLI writes leaves through one of these.
+
+`say` (stderr), `put_line`, `put_path` and `write_json` / `write_json_bytes` (stdout): ids,
+names, paths and tool arguments are session text, and a terminal must print them, never obey
+them (`seance.core.text`'s sanitisers).
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from seance.core.text import json_safe, shell_path, visible
+
+
+def say(message: str) -> None:
+    """A message on stderr, on one line: each control in it (a path's, an id's) as an escape."""
+    print(visible(message), file=sys.stderr)
+
+
+def put_line(text: str) -> None:
+    """A line of plain output on stdout, each control in it shown as an escape."""
+    sys.stdout.write(visible(text) + "\n")
+
+
+def put_path(path: object) -> None:
+    """A path on stdout, alone on its line: as is, or `$'...'`-quoted if it holds a control."""
+    sys.stdout.write(shell_path(path) + "\n")
+
+
+def write_json_bytes(data: bytes) -> None:
+    """JSON on stdout, with what JSON leaves raw but a terminal obeys (C1, bidi) escaped."""
+    sys.stdout.buffer.write(json_safe(data) + b"\n")
+    sys.stdout.flush()
+
+
+def write_json(payload: Any) -> None:
+    """Indented JSON on stdout (the `--json` of show, tree, resolve and continue)."""
+    import orjson  # here: a warm `seance ls --json` never parses or encodes JSON itself
+
+    write_json_bytes(orjson.dumps(payload, option=orjson.OPT_INDENT_2))
+
+
+__all__ = ["put_line", "put_path", "say", "write_json", "write_json_bytes"]

@@ -1,0 +1,116 @@
+"""Which sessions a command looks at: the scope flags, and SESSION arguments.
+
+The scope flags are declared here once (`scope_options`), for the top level and for every
+subcommand, and read here once (`Scope.of`), so `--root`, `--all` and `--cwd` mean the same
+everywhere, before or after the subcommand:
+
+    seance --root R show 0a1b        seance show 0a1b --root R
+
+Every command that takes a SESSION (`show`, `tree`, `rm`, `rename`) resolves it with
+`session_path`, and a resume key (`resolve`, and SESSION given as an id prefix) with
+`find_session`: one rule, `seance.core.resume.resolve`'s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .errors import CliError, ExitCode
+
+if TYPE_CHECKING:
+    from seance.core.catalog import Catalog
+    from seance.core.resume import Resolution
+
+ROOT_HELP = "sessions root (repeatable; default: pi's, oh-my-pi's and the Python port's)"
+ALL_HELP = "every project, not only the current one"
+CWD_HELP = "project directory (default: the current one)"
+
+
+def scope_options(
+    parser: argparse.ArgumentParser,
+    *,
+    cwd: bool = True,
+    all_projects: bool = False,
+    exclusive: bool = False,
+    top: bool = False,
+) -> None:
+    """Declare `--all` and `--cwd` (if asked) and `--root` on `parser`: the one declaration of them.
+
+    `top`: the `seance` parser itself, whose defaults are the defaults.  On a subcommand they
+    are SUPPRESSed: its defaults must not overwrite `seance --cwd X show ...`.  `exclusive`:
+    `--all` and `--cwd` refuse each other (`ls`, where both would pick the listed projects)."""
+    default = {} if top else {"default": argparse.SUPPRESS}
+    group = parser.add_mutually_exclusive_group() if exclusive else parser
+    if all_projects:
+        group.add_argument("--all", action="store_true", help=ALL_HELP, **default)
+    if cwd:
+        group.add_argument("--cwd", metavar="DIR", help=CWD_HELP, **default)
+    parser.add_argument("--root", action="append", metavar="DIR", help=ROOT_HELP, **default)
+
+
+@dataclass(frozen=True)
+class Scope:
+    """The scope flags of one command line, read."""
+
+    roots: list[Path] | None  # the `--root` directories, or None for the default roots
+    cwd: str  # the project directory: `--cwd`, else the working directory (absolute)
+    all_projects: bool  # `--all`
+
+    @classmethod
+    def of(cls, args: argparse.Namespace) -> Scope:
+        given_roots = getattr(args, "root", None)
+        given_cwd = getattr(args, "cwd", None)
+        return cls(
+            roots=[Path(root).expanduser() for root in given_roots] if given_roots else None,
+            cwd=os.path.abspath(os.path.expanduser(given_cwd)) if given_cwd else os.getcwd(),
+            all_projects=bool(getattr(args, "all", False)),
+        )
+
+    @property
+    def project(self) -> str | None:
+        """The project to list: None with `--all` (every project), else `cwd`."""
+        return None if self.all_projects else self.cwd
+
+
+def looks_like_path(argument: str) -> bool:
+    return "/" in argument or os.sep in argument or argument.endswith(".jsonl")
+
+
+def session_path(argument: str, args: argparse.Namespace) -> Path:
+    """SESSION as a path (which may be a broken file: `rm --force` must reach it) or else as an
+    id prefix resolved under `--root` from `--cwd` (`find_session`).
+
+    Raises `CliError(NOT_FOUND)` for a missing path or an unknown prefix."""
+    path = Path(argument).expanduser()
+    if os.path.lexists(path):
+        return Path(os.path.abspath(path))
+    if looks_like_path(argument):
+        raise CliError(f"{argument}: no such session file", ExitCode.NOT_FOUND)
+    from seance.core.catalog import Catalog  # here: `seance show FILE` never opens the catalog
+
+    scope = Scope.of(args)
+    catalog = Catalog(scope.roots)
+    try:
+        return find_session(argument, scope.cwd, catalog).path
+    finally:
+        catalog.close()
+
+
+def find_session(key: str, cwd: str, catalog: Catalog) -> Resolution:
+    """The session a resume key names (`seance.core.resume.resolve`: the current project
+    first, then all, the most recent wins); `CliError(NOT_FOUND)` if none."""
+    from seance.core.catalog import in_project
+    from seance.core.resume import resolve  # here: `seance ls` never loads the resume rules
+
+    everything = catalog.quick(text=False)  # keys only: no prefix text to collect
+    found = resolve(key, in_project(everything, cwd), everything, cwd)
+    if found is None:
+        raise CliError(f'session "{key}" not found', ExitCode.NOT_FOUND)
+    return found
+
+
+__all__ = ["Scope", "find_session", "looks_like_path", "scope_options", "session_path"]
