@@ -21,7 +21,7 @@ from .gcpause import gc_paused
 from .jsonl import Parsed, Skipped, line_blocks, oversized_reason, parse_lines
 from .migrate import CURRENT_VERSION, header_version, migrate
 from .safeopen import open_regular
-from .tree import SessionTree
+from .tree import SessionTree, TreeIndex
 
 
 def new_digest(data: bytes = b"") -> Any:
@@ -68,9 +68,8 @@ class Session:
     title_slot_bytes: int = 0
     migrations: list[str] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
-    # What the reader already knows for the tree: entries by id (in entry order) and whether
-    # any entry names a parent that comes after it.  Handed to `SessionTree` once.
-    tree_index: tuple[dict[str, dict[str, Any]], bool] | None = field(default=None, repr=False, compare=False)
+    # What the reader already knows for the tree, handed to `SessionTree` once.
+    tree_index: TreeIndex | None = field(default=None, repr=False, compare=False)
 
     @property
     def id(self) -> str:
@@ -85,9 +84,7 @@ class Session:
     def tree(self) -> SessionTree:
         index, self.tree_index = self.tree_index, None
         with gc_paused():
-            if index is None:
-                return SessionTree(self.entries)
-            return SessionTree(self.entries, index[0], forward=index[1])
+            return SessionTree(self.entries, index)
 
     @property
     def leaf_id(self) -> str | None:
@@ -217,11 +214,6 @@ def _omp_markers(entries: list[dict[str, Any]]) -> bool:
     return any(entry.get("type") in _OMP_TYPES for entry in entries[:200])
 
 
-def _names_later(entry: dict[str, Any], by_id: dict[str, dict[str, Any]]) -> bool:
-    parent = entry["parentId"]
-    return parent != entry["id"] and parent in by_id
-
-
 def _placeable(
     values: list[dict[str, Any]],
     numbers: array,
@@ -239,8 +231,8 @@ def _placeable(
     own id string, so the entry does not hold a copy (50-odd bytes an entry).
 
     With `check`: returns the entries and, when no id is duplicated, the tree's index (the
-    id → entry map built on the way, and whether a parent comes after its child); with
-    duplicates the tree builds its own.  Without `check` (before a migration gives old
+    id → entry map built on the way, the entries whose parent does not come before them,
+    whether labels exist); with duplicates the tree builds its own.  Without `check` (before a migration gives old
     entries their ids): returns the entries and their line numbers.
     """
     header_types = dialects.HEADER_TYPES
@@ -251,7 +243,8 @@ def _placeable(
     dropped: set[int] = set()  # positions not kept (few): kept entries' lines are the others'
     latest: dict[str, dict[str, Any]] = {}  # id -> the entry that has it last
     duplicated: set[str] = set()
-    unseen: list[dict[str, Any]] = []
+    unseen: list[str] = []
+    has_labels = False
     for position in range(start, len(values)):  # the hot loop: millions of entries
         entry = values[position]
         kind = entry.get("type")
@@ -287,8 +280,10 @@ def _placeable(
                 parent_entry = latest.get(parent)
                 if parent_entry is not None:  # share the parent's id string instead of a copy
                     entry["parentId"] = parent_entry["id"]
-                else:  # a parent after its child, or a missing one
-                    unseen.append(entry)
+                else:  # a parent after its child, itself, or a missing one
+                    unseen.append(entry_id)
+        if kind == "label":
+            has_labels = True
         size = len(latest)
         latest[entry_id] = entry
         if len(latest) == size:
@@ -297,7 +292,7 @@ def _placeable(
     if not check:
         return kept, kept_lines
     if not duplicated:
-        return kept, (latest, any(_names_later(entry, latest) for entry in unseen))
+        return kept, TreeIndex(latest, unseen, has_labels)
     kept_lines = array("q", (numbers[position] for position in range(start, len(values)) if position not in dropped))
     out = []
     for index, entry in enumerate(kept):

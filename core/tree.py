@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import Any, NamedTuple
 
 from .timefmt import parse_time_ms
 
@@ -39,24 +39,24 @@ class TreeNode:
         return self.entry["id"]
 
 
+class TreeIndex(NamedTuple):
+    """What a reader that checked every entry already knows for the tree."""
+
+    by_id: dict[str, dict[str, Any]]  # id → entry, in entry order, one entry per id
+    suspects: list[str]  # ids (in entry order) whose parent is junk, themselves, or not before them
+    has_labels: bool  # whether any `label` entry exists
+
+
 class SessionTree:
     """Index over a session's entries (already normalised and migrated).
 
-    Built in one pass that keeps no per-entry structure but `by_id`: `show` follows
+    Built in at most one pass that keeps no per-entry structure but `by_id`: `show` follows
     parents from the leaf and needs nothing else.  The parent and children maps (`parent`,
-    `children`, `roots`) are built on first use, for the tree views.  `by_id` may be handed
-    in by a reader that already built it (in entry order, one entry per id), with `forward`
-    telling whether any entry names a parent that comes after it (only then can parents
-    form a cycle).
+    `children`, `roots`) are built on first use, for the tree views.  A reader that already
+    checked the entries hands over a `TreeIndex` and no pass is made at all.
     """
 
-    def __init__(
-        self,
-        entries: list[dict[str, Any]],
-        by_id: dict[str, dict[str, Any]] | None = None,
-        *,
-        forward: bool = True,
-    ) -> None:
+    def __init__(self, entries: list[dict[str, Any]], index: TreeIndex | None = None) -> None:
         self.entries = entries
         self.labels: dict[str, str] = {}
         self.label_times: dict[str, str] = {}
@@ -64,35 +64,24 @@ class SessionTree:
         # Entries shown as roots although their parentId names something: junk, themselves,
         # a missing entry, or the entry where a parent cycle is cut.
         self._rooted: dict[str, None] = {}
-        building = by_id is None
-        if building:
-            by_id = {}
-            forward = False
-        self.by_id: dict[str, dict[str, Any]] = by_id  # type: ignore[assignment]
-        suspects: list[str] = []  # own parent, or a parent not seen yet: missing or forward
-        labels_seen = False
-        for entry in entries:  # the hot loop: millions of entries
-            entry_id = entry["id"]
-            if building:
-                by_id[entry_id] = entry  # type: ignore[index]
-            parent = entry.get("parentId")
-            if parent is not None:
-                if parent.__class__ is not str:  # junk from a caller that did not check
-                    self._rooted[entry_id] = None
-                elif parent == entry_id or parent not in by_id:  # type: ignore[operator]
-                    suspects.append(entry_id)
-            if entry.get("type") == "label":
-                labels_seen = True
-        for entry_id in suspects:  # in entry order, as pi reports nothing and we say why
-            parent = by_id[entry_id]["parentId"]  # type: ignore[index]
-            if parent == entry_id:
+        if index is None:
+            index = self._index()
+        self.by_id: dict[str, dict[str, Any]] = index.by_id
+        by_id = index.by_id
+        forward = False
+        for entry_id in dict.fromkeys(index.suspects):  # in entry order, as pi reports nothing and we say why
+            parent = by_id[entry_id]["parentId"]
+            if parent.__class__ is not str:  # junk from a caller that did not check
+                pass
+            elif parent == entry_id:
                 self.problems.append(f"entry {entry_id} is its own parent; shown as a root")
-            elif parent not in by_id:  # type: ignore[operator]
+            elif parent not in by_id:
                 self.problems.append(f"entry {entry_id}: parent {parent} is missing; shown as a root")
             else:
-                forward = True
+                forward = True  # a parent after its child: parents may form a cycle
                 continue
             self._rooted[entry_id] = None
+        labels_seen = index.has_labels
         if labels_seen:
             self._read_labels()
         self.leaf_id: str | None = self._find_leaf()
@@ -100,6 +89,21 @@ class SessionTree:
             self._break_cycles()
 
     # -- building ---------------------------------------------------------------------
+
+    def _index(self) -> TreeIndex:
+        """The one pass over entries nobody checked: ids, labels, and suspect parents."""
+        by_id: dict[str, dict[str, Any]] = {}
+        suspects: list[str] = []
+        has_labels = False
+        for entry in self.entries:  # the hot loop: millions of entries
+            entry_id = entry["id"]
+            by_id[entry_id] = entry
+            parent = entry.get("parentId")
+            if parent is not None and (parent.__class__ is not str or parent == entry_id or parent not in by_id):
+                suspects.append(entry_id)
+            if entry.get("type") == "label":
+                has_labels = True
+        return TreeIndex(by_id, suspects, has_labels)
 
     def _read_labels(self) -> None:
         """The latest `label` entry per target wins; one without a label clears it."""
