@@ -2,6 +2,7 @@
 
     python bench/floors.py prefix ROOT   # stat + first 4 KB + orjson-parse its complete lines, every file
     python bench/floors.py full ROOT     # read every byte and orjson-parse every line, every file
+    python bench/floors.py file PATH     # the same for one file (bench/huge.py's floor)
 
 No seance code: this is what any listing must at least do (prefix) and what an exact one
 must at least do (full), in one Python process.
@@ -35,9 +36,12 @@ def prefix(root: str) -> None:
 
 def full(root: str) -> None:
     for entry in files(root):
-        with open(entry.path, "rb") as handle:
-            data = handle.read()
-        for line in data.split(b"\n"):
+        parse_file(entry.path)
+
+
+def parse_file(path: str) -> None:
+    with open(path, "rb") as handle:
+        for line in handle:
             try:
                 orjson.loads(line)
             except orjson.JSONDecodeError:
@@ -45,4 +49,4 @@ def full(root: str) -> None:
 
 
 if __name__ == "__main__":
-    {"prefix": prefix, "full": full}[sys.argv[1]](sys.argv[2])
+    {"prefix": prefix, "full": full, "file": parse_file}[sys.argv[1]](sys.argv[2])

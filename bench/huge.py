@@ -1,13 +1,16 @@
 """One huge session: wall time, CPU time and peak RSS of show / tree on millions of entries,
 and of a listing beside a single line of hundreds of MB.
 
-    python bench/huge.py                      # 2,000,000 entries (~100 MB) and a 256 MB line
-    python bench/huge.py --entries 200000 --line-mb 64
+    python bench/huge.py                                   # 2,000,000 entries (~100 MB), a 256 MB line
+    python bench/huge.py --entries 200000 --entry-bytes 1000 --no-long-line   # issue 14: ~200 MB
 
 Each command runs in a child process (Python start-up included); wall and CPU time and peak
 RSS come from the child's rusage (`os.wait4`).  CPU time is printed next to wall time
-because on a shared machine the wall time mostly measures the neighbours.  The files are
-written to a temporary directory and deleted afterwards (never commit them).
+because on a shared machine the wall time mostly measures the neighbours.  The first row is
+the floor every figure is compared with: a child that reads the file and orjson-parses every
+line once (`bench/floors.py file`, no seance code); the last column is each command's CPU
+time as a multiple of the floor's.  The files are written to a temporary directory and
+deleted afterwards (never commit them).
 """
 
 from __future__ import annotations
@@ -24,9 +27,12 @@ REPO = Path(__file__).resolve().parent.parent
 STAMP = "2025-01-01T00:00:00.000Z"
 
 
-def write_entries(path: Path, entries: int) -> None:
-    """A linear chain: one user message in a hundred, the rest small `custom` entries."""
+def write_entries(path: Path, entries: int, entry_bytes: int = 0) -> None:
+    """A linear chain: one user message in a hundred, the rest small `custom` entries (each
+    padded with a `data` string to about `entry_bytes` bytes when that is given)."""
     import orjson
+
+    pad = "x" * max(0, entry_bytes - 60)
 
     with open(path, "wb") as handle:
         header = {"type": "session", "version": 3, "id": "huge", "cwd": "/p", "timestamp": STAMP}
@@ -40,6 +46,8 @@ def write_entries(path: Path, entries: int) -> None:
                 entry = {"type": "message", "id": entry_id, "parentId": previous, "message": message}
             else:
                 entry = {"type": "custom", "id": entry_id, "parentId": previous}
+                if pad:
+                    entry["data"] = pad
             lines.append(orjson.dumps(entry))
             previous = entry_id
             if len(lines) >= 100_000:
@@ -66,11 +74,9 @@ def write_long_line(root: Path, megabytes: int) -> None:
 
 
 def measure(args: list[str], env: dict[str, str]) -> tuple[float, float, int, int]:
-    """(wall s, CPU s, peak RSS MB, exit code) of `python -m seance ARGS`."""
+    """(wall s, CPU s, peak RSS MB, exit code) of `python ARGS`."""
     started = time.perf_counter()
-    child = subprocess.Popen(
-        [sys.executable, "-m", "seance", *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env
-    )
+    child = subprocess.Popen([sys.executable, *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     _pid, status, usage = os.wait4(child.pid, 0)
     wall = time.perf_counter() - started
     return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss // 1024, os.waitstatus_to_exitcode(status)
@@ -79,35 +85,46 @@ def measure(args: list[str], env: dict[str, str]) -> tuple[float, float, int, in
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--entries", type=int, default=2_000_000)
+    parser.add_argument("--entry-bytes", type=int, default=0, help="pad each custom entry to about this size")
     parser.add_argument("--line-mb", type=int, default=256)
+    parser.add_argument("--no-long-line", action="store_true", help="measure only the many-entries session")
     parser.add_argument("--write", metavar="DIR", help=argparse.SUPPRESS)  # the child that writes the files
     options = parser.parse_args()
     if options.write:
-        write_entries(Path(options.write) / "entries.jsonl", options.entries)
-        write_long_line(Path(options.write) / "long", options.line_mb)
+        write_entries(Path(options.write) / "entries.jsonl", options.entries, options.entry_bytes)
+        if not options.no_long_line:
+            write_long_line(Path(options.write) / "long", options.line_mb)
         return
     with tempfile.TemporaryDirectory(prefix="seance-huge-") as temp:
         base = Path(temp)
         env = {**os.environ, "PYTHONPATH": str(REPO.parent), "SEANCE_CACHE_DIR": str(base / "cache")}
         # Written by a child: Linux counts a forked child's peak RSS from before its exec, so
         # the process that measures must stay small.
-        sizes = ["--entries", str(options.entries), "--line-mb", str(options.line_mb)]
+        sizes = ["--entries", str(options.entries), "--entry-bytes", str(options.entry_bytes)]
+        sizes += ["--line-mb", str(options.line_mb)] + (["--no-long-line"] if options.no_long_line else [])
         subprocess.run([sys.executable, __file__, *sizes, "--write", temp], check=True, env=env)
         session = base / "entries.jsonl"
         size_mb = session.stat().st_size / (1 << 20)
         long_root = base / "long"
+        floor = measure([str(REPO / "bench" / "floors.py"), "file", str(session)], env)
+        print(f"{options.entries:,} entries, {size_mb:.0f} MB")
+        print("| command | wall s | CPU s | peak RSS MB | exit | CPU × floor |")
+        print("|---|---:|---:|---:|---:|---:|")
+        wall, cpu, rss, code = floor
+        print(f"| floor: read + orjson every line once | {wall:.1f} | {cpu:.1f} | {rss} | {code} | 1.0 |")
         rows = [
-            (f"show ({options.entries:,} entries, {size_mb:.0f} MB)", ["show", str(session)]),
+            ("show", ["show", str(session)]),
+            ("show --json", ["show", "--json", str(session)]),
             ("tree --json", ["tree", "--json", str(session)]),
             ("tree --text", ["tree", "--text", str(session)]),
-            (f"ls --all (one {options.line_mb} MB line)", ["--root", str(long_root), "ls", "--all"]),
-            (f"show (one {options.line_mb} MB line)", ["show", str(long_root / "--p--" / "long-line.jsonl")]),
         ]
-        print("| command | wall s | CPU s | peak RSS MB | exit |")
-        print("|---|---:|---:|---:|---:|")
+        if not options.no_long_line:
+            long_line = str(long_root / "--p--" / "long-line.jsonl")
+            rows.append((f"ls --all (one {options.line_mb} MB line)", ["--root", str(long_root), "ls", "--all"]))
+            rows.append((f"show (one {options.line_mb} MB line)", ["show", long_line]))
         for label, args in rows:
-            wall, cpu, rss, code = measure(args, env)
-            print(f"| {label} | {wall:.1f} | {cpu:.1f} | {rss} | {code} |", flush=True)
+            wall, cpu, rss, code = measure(["-m", "seance", *args], env)
+            print(f"| {label} | {wall:.1f} | {cpu:.1f} | {rss} | {code} | {cpu / floor[1]:.1f} |", flush=True)
 
 
 if __name__ == "__main__":

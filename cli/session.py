@@ -93,11 +93,11 @@ def _tree_head(session: Session) -> dict[str, Any]:
 
 def _tree_nodes(session: Session) -> Iterator[dict[str, Any]]:
     tree = session.tree
-    parent, by_id, labels = tree.parent, tree.by_id, tree.labels
-    for entry_id, _depth in tree.preorder():
+    by_id, labels = tree.by_id, tree.labels
+    for entry_id, _depth, parent in tree.walk():  # (no map of every entry's parent)
         yield {
             "id": entry_id,
-            "parentId": parent[entry_id],
+            "parentId": parent,
             "type": by_id[entry_id].get("type"),
             "label": labels.get(entry_id),
         }
@@ -161,15 +161,12 @@ def run_tree(args: argparse.Namespace) -> int:
         return run_tree_ui(session, as_json=args.pick)  # the UI's result is printed like `pick --json`
     tree = session.tree
     calls = tool_calls_by_id(session.entries)
-    # Like pi's /tree, a single-child chain stays flat: only a branch point indents.  The
-    # depth-first walk carries each entry's indent (no map of millions of entries).
+    # Like pi's /tree, a single-child chain stays flat: only a branch point indents.
     lines: list[str] = []
     write = sys.stdout.write
-    by_id, labels, children, leaf_id = tree.by_id, tree.labels, tree.children, tree.leaf_id
+    by_id, labels, leaf_id = tree.by_id, tree.labels, tree.leaf_id
     top = 1 if len(tree.roots) > 1 else 0
-    stack = [(root, top) for root in reversed(tree.roots)]
-    while stack:
-        entry_id, indent = stack.pop()
+    for entry_id, indent, _parent in tree.walk(flat_chains=True, first_depth=top):
         label = labels.get(entry_id)
         marker = "*" if entry_id == leaf_id else " "
         tag = f"[{display_text(label)}] " if label else ""
@@ -179,9 +176,5 @@ def run_tree(args: argparse.Namespace) -> int:
         if len(lines) >= 10_000:  # one write per batch, not per line
             write("".join(lines))
             lines.clear()
-        kids = children.get(entry_id)
-        if kids:
-            below = indent + (1 if len(kids) > 1 else 0)
-            stack.extend((kid, below) for kid in reversed(kids))
     write("".join(lines))
     return ExitCode.OK

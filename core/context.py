@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .gcpause import gc_paused
 from .session import Session
 from .text import message_text
 from .tree import SessionTree, timestamp_ms
@@ -86,13 +87,26 @@ def _as_message(entry: dict[str, Any]) -> ContextMessage | None:
     return None
 
 
+# Entry types the walk looks at: every other entry on the path (most of a long one) is passed over.
+_SETTING_TYPES = frozenset(
+    {"thinking_level_change", "model_change", "message", "compaction", "mode_change", "ttsr_injection"}
+)
+_MESSAGE_TYPES = frozenset({"message", "custom_message", "branch_summary"})
+
+
 def build_session_context(session: Session | SessionTree, leaf: Any = _DEFAULT) -> SessionContext:
     """The context at `leaf` (an entry id), at the session's leaf by default.
 
     `leaf=None` means "before the first entry" (empty), as in pi.  An id that is not in the
     session falls back to the last entry, also as in pi; the CLI checks ids before calling.
+    Only the path root → leaf is walked: the tree's children are never built here.
     """
     tree = session.tree if isinstance(session, Session) else session
+    with gc_paused():  # a path of millions of entries: nothing built here forms a cycle
+        return _context_at(tree, leaf)
+
+
+def _context_at(tree: SessionTree, leaf: Any) -> SessionContext:
     if leaf is None:
         return SessionContext(leaf_id=None)
     target = tree.leaf_id if leaf is _DEFAULT else leaf
@@ -103,8 +117,11 @@ def build_session_context(session: Session | SessionTree, leaf: Any = _DEFAULT) 
     path = tree.path_to(target)
     context = SessionContext(leaf_id=target)
     compaction_index = -1
+    setting_types = _SETTING_TYPES
     for index, entry in enumerate(path):
         kind = entry.get("type")
+        if kind.__class__ is not str or kind not in setting_types:
+            continue
         if kind == "thinking_level_change":
             context.thinking_level = entry.get("thinkingLevel")
         elif kind == "model_change":
@@ -144,7 +161,9 @@ def build_session_context(session: Session | SessionTree, leaf: Any = _DEFAULT) 
         rest = path[compaction_index + 1 :]
     else:
         rest = path
+    message_types = _MESSAGE_TYPES
     for entry in rest:
-        if message := _as_message(entry):
+        kind = entry.get("type")
+        if kind.__class__ is str and kind in message_types and (message := _as_message(entry)):
             messages.append(message)
     return context

@@ -288,15 +288,18 @@ def line_blocks(
             line += 1
             skipping, parts, pending = False, [], 0
             cut = first + 1
+        elif parts:  # the unfinished line ends here: a block of its own (no copy of the rest)
+            yield Block(start, line, b"".join([*parts, chunk[: first + 1]]))
+            line += 1
+            parts, pending = [], 0
+            cut = first + 1
         else:
             cut = 0
         last = chunk.rfind(b"\n")
         if last >= cut:
-            body = chunk[cut : last + 1]
-            data = b"".join([*parts, body]) if parts else body
-            yield Block(chunk_start + cut - pending, line, data)
+            data = chunk[cut : last + 1]
+            yield Block(chunk_start + cut, line, data)
             line += data.count(b"\n")
-            parts, pending = [], 0
         rest = chunk[last + 1 :]
         start = chunk_start + last + 1
         if rest:

@@ -21,7 +21,13 @@ from .gcpause import gc_paused
 from .jsonl import Parsed, Skipped, line_blocks, oversized_reason, parse_lines
 from .migrate import CURRENT_VERSION, header_version, migrate
 from .safeopen import open_regular
-from .tree import SessionTree
+from .tree import SessionTree, TreeIndex
+
+
+def new_digest(data: bytes = b"") -> Any:
+    """The content hash of a `FileStamp` (SHA-256: with the CPU's SHA instructions about
+    twice as fast as BLAKE2b, which counts on a file of hundreds of MB)."""
+    return hashlib.sha256(data)
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,7 +40,7 @@ class FileStamp:
 
     @classmethod
     def of_bytes(cls, data: bytes, stat: os.stat_result) -> FileStamp:
-        return cls(stat.st_size, stat.st_mtime_ns, hashlib.blake2b(data, digest_size=16).hexdigest())
+        return cls(stat.st_size, stat.st_mtime_ns, new_digest(data).hexdigest())
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +68,8 @@ class Session:
     title_slot_bytes: int = 0
     migrations: list[str] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
+    # What the reader already knows for the tree, handed to `SessionTree` once.
+    tree_index: TreeIndex | None = field(default=None, repr=False, compare=False)
 
     @property
     def id(self) -> str:
@@ -74,8 +82,9 @@ class Session:
 
     @cached_property
     def tree(self) -> SessionTree:
+        index, self.tree_index = self.tree_index, None
         with gc_paused():
-            return SessionTree(self.entries)
+            return SessionTree(self.entries, index)
 
     @property
     def leaf_id(self) -> str | None:
@@ -129,7 +138,7 @@ def _read_records(descriptor: int, stat: os.stat_result) -> tuple[Parsed, FileSt
     """Stream a file into parsed lines (lines over `MAX_LINE_BYTES` skipped unread), its
     stamp, and whether it held anything but whitespace."""
     parsed = Parsed()
-    digest = hashlib.blake2b(digest_size=16)
+    digest = new_digest()
     start = 3 if os.pread(descriptor, 3, 0) == _BOM else 0
     if start:
         digest.update(_BOM)
@@ -165,26 +174,17 @@ def _build(path: Path, parsed: Parsed, stamp: FileStamp, content: bool) -> Sessi
     snake = dialects.is_snake_dialect(head, values[first + 1 : first + 21])
     header = dialects.normalise_header(head, snake)
     disk_version = header_version(header)
-    entries: list[dict[str, Any]] = []
-    lines = array("q")
-    header_types = dialects.HEADER_TYPES
-    normalise = dialects.normalise_entry
-    for position in range(first + 1, len(values)):  # the hot loop: millions of entries
-        entry = values[position]
-        kind = entry.get("type")
-        if snake or kind == "model_change":  # the only entries `normalise_entry` changes
-            entry = normalise(entry, snake)
-            kind = entry.get("type")
-        if kind.__class__ is str and kind in header_types:
-            skipped.append(Skipped(numbers[position], "a second session header"))
-            continue
-        entries.append(entry)
-        lines.append(numbers[position])
+    # The Python port has its own format and versioning: never re-shape it into pi's.  NaN
+    # compares false, so (as in pi) a NaN version applies no step either.
+    migrations: list[str] = []
+    start = first + 1
+    if not snake and disk_version < CURRENT_VERSION:  # old files: normalised, migrated, then checked
+        values, numbers = _placeable(values, numbers, start, skipped, snake, check=False)
+        has_ids = any(isinstance(entry.get("id"), str) for entry in values)
+        migrations = migrate(header, values, has_ids=has_ids)
+        start = 0
+    entries, tree_index = _placeable(values, numbers, start, skipped, snake)
     del values[:]  # the entries hold what is needed
-    has_ids = any(isinstance(entry.get("id"), str) for entry in entries)
-    # The Python port has its own format and versioning: never re-shape it into pi's.
-    migrations = [] if snake else migrate(header, entries, has_ids=has_ids)
-    entries = _valid_entries(entries, lines, skipped)
     dialect = "operator" if snake else ("omp" if title_slot is not None or _omp_markers(entries) else "pi")
     return Session(
         path=path,
@@ -197,6 +197,7 @@ def _build(path: Path, parsed: Parsed, stamp: FileStamp, content: bool) -> Sessi
         title_slot_bytes=slot_bytes,
         migrations=migrations,
         skipped=sorted(skipped, key=lambda item: item.line),
+        tree_index=tree_index,
     )
 
 
@@ -213,40 +214,86 @@ def _omp_markers(entries: list[dict[str, Any]]) -> bool:
     return any(entry.get("type") in _OMP_TYPES for entry in entries[:200])
 
 
-def _valid_entries(entries: list[dict[str, Any]], lines: array, skipped: list[Skipped]) -> list[dict[str, Any]]:
-    """Drop entries that cannot be placed (no id, no type); keep the last of duplicate ids.
+def _placeable(
+    values: list[dict[str, Any]],
+    numbers: array,
+    start: int,
+    skipped: list[Skipped],
+    snake: bool,
+    *,
+    check: bool = True,
+) -> Any:
+    """The entries from `values[start:]`, in pi's shape, that can be placed in a tree.
 
-    Millions of entries may pass here: a `parentId` becomes the parent's own id string, so
-    the entry does not hold a copy (50-odd bytes an entry).
+    One pass over millions of entries: each is normalised (`dialects.normalise_entry`), a
+    second session header is dropped, and then (with `check`) so is an entry without a
+    string type or id; the last of duplicate ids is kept.  A `parentId` becomes the parent's
+    own id string, so the entry does not hold a copy (50-odd bytes an entry).
+
+    With `check`: returns the entries and, when no id is duplicated, the tree's index (the
+    id → entry map built on the way, the entries whose parent does not come before them,
+    whether labels exist); with duplicates the tree builds its own.  Without `check` (before a migration gives old
+    entries their ids): returns the entries and their line numbers.
     """
+    header_types = dialects.HEADER_TYPES
+    normalise = dialects.normalise_entry
     kept: list[dict[str, Any]] = []
+    append = kept.append
     kept_lines = array("q")
+    dropped: set[int] = set()  # positions not kept (few): kept entries' lines are the others'
     latest: dict[str, dict[str, Any]] = {}  # id -> the entry that has it last
     duplicated: set[str] = set()
-    for index, entry in enumerate(entries):  # one pass: millions of entries
-        entry_id = entry.get("id")
-        if entry.get("type").__class__ is not str:
-            skipped.append(Skipped(lines[index], "entry without a string type"))
+    unseen: list[str] = []
+    has_labels = False
+    for position in range(start, len(values)):  # the hot loop: millions of entries
+        entry = values[position]
+        kind = entry.get("type")
+        if snake or kind == "model_change":  # the only entries `normalise_entry` changes
+            entry = normalise(entry, snake)
+            kind = entry.get("type")
+        if kind.__class__ is not str:
+            if check:
+                skipped.append(Skipped(numbers[position], "entry without a string type"))
+                dropped.add(position)
+                continue
+        elif kind in header_types:
+            skipped.append(Skipped(numbers[position], "a second session header"))
+            dropped.add(position)
             continue
+        if not check:
+            append(entry)
+            kept_lines.append(numbers[position])
+            continue
+        entry_id = entry.get("id")
         if entry_id.__class__ is not str or not entry_id:
-            skipped.append(Skipped(lines[index], "entry without a string id"))
+            skipped.append(Skipped(numbers[position], "entry without a string id"))
+            dropped.add(position)
             continue
         parent = entry.get("parentId")
         if parent is not None:
             if parent.__class__ is not str:
-                skipped.append(Skipped(lines[index], f"parentId of entry {entry_id} is not a string; shown as a root"))
+                skipped.append(
+                    Skipped(numbers[position], f"parentId of entry {entry_id} is not a string; shown as a root")
+                )
                 entry["parentId"] = None
             else:
                 parent_entry = latest.get(parent)
                 if parent_entry is not None:  # share the parent's id string instead of a copy
                     entry["parentId"] = parent_entry["id"]
-        if entry_id in latest:
-            duplicated.add(entry_id)
+                else:  # a parent after its child, itself, or a missing one
+                    unseen.append(entry_id)
+        if kind == "label":
+            has_labels = True
+        size = len(latest)
         latest[entry_id] = entry
-        kept.append(entry)
-        kept_lines.append(lines[index])
+        if len(latest) == size:
+            duplicated.add(entry_id)
+        append(entry)
+    if not check:
+        return kept, kept_lines
     if not duplicated:
-        return kept
+        return kept, TreeIndex(latest, unseen, has_labels)
+    kept_lines = array("q", (numbers[position] for position in range(start, len(values)) if position not in dropped))
     out = []
     for index, entry in enumerate(kept):
         entry_id = entry["id"]
@@ -254,7 +301,7 @@ def _valid_entries(entries: list[dict[str, Any]], lines: array, skipped: list[Sk
             skipped.append(Skipped(kept_lines[index], f"duplicate id {entry_id} (the later entry is used)"))
         else:
             out.append(entry)
-    return out
+    return out, None
 
 
 def read_session(path: str | os.PathLike[str]) -> Session | NotASession:

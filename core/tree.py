@@ -9,9 +9,10 @@ would loop on) and reports them, so every entry is reachable exactly once.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from functools import cached_property
+from typing import Any, NamedTuple
 
 from .timefmt import parse_time_ms
 
@@ -38,112 +39,167 @@ class TreeNode:
         return self.entry["id"]
 
 
-class SessionTree:
-    """Index over a session's entries (already normalised and migrated)."""
+class TreeIndex(NamedTuple):
+    """What a reader that checked every entry already knows for the tree."""
 
-    def __init__(self, entries: list[dict[str, Any]]) -> None:
+    by_id: dict[str, dict[str, Any]]  # id → entry, in entry order, one entry per id
+    suspects: list[str]  # ids (in entry order) whose parent is junk, themselves, or not before them
+    has_labels: bool  # whether any `label` entry exists
+
+
+class SessionTree:
+    """Index over a session's entries (already normalised and migrated).
+
+    Built in at most one pass that keeps no per-entry structure but `by_id`: `show` follows
+    parents from the leaf and needs nothing else.  The parent and children maps (`parent`,
+    `children`, `roots`) are built on first use, for the tree views.  A reader that already
+    checked the entries hands over a `TreeIndex` and no pass is made at all.
+    """
+
+    def __init__(self, entries: list[dict[str, Any]], index: TreeIndex | None = None) -> None:
         self.entries = entries
-        self.by_id: dict[str, dict[str, Any]] = {}
         self.labels: dict[str, str] = {}
         self.label_times: dict[str, Any] = {}  # the label entry's timestamp, as written
         self.problems: list[str] = []
-        self.leaf_id: str | None = None
-        for entry in entries:
-            entry_id = entry["id"]
-            self.by_id[entry_id] = entry
-            kind = entry.get("type")
-            if kind == "leaf":  # the Python port's durable leaf pointer
-                target = entry.get("targetId")
-                self.leaf_id = target if isinstance(target, str) and target in self.by_id else entry_id
+        # Entries shown as roots although their parentId names something: junk, themselves,
+        # a missing entry, or the entry where a parent cycle is cut.
+        self._rooted: dict[str, None] = {}
+        if index is None:
+            index = self._index()
+        self.by_id: dict[str, dict[str, Any]] = index.by_id
+        by_id = index.by_id
+        forward = False
+        for entry_id in dict.fromkeys(index.suspects):  # in entry order, as pi reports nothing and we say why
+            parent = by_id[entry_id]["parentId"]
+            if parent.__class__ is not str:  # junk from a caller that did not check
+                pass
+            elif parent == entry_id:
+                self.problems.append(f"entry {entry_id} is its own parent; shown as a root")
+            elif parent not in by_id:
+                self.problems.append(f"entry {entry_id}: parent {parent} is missing; shown as a root")
             else:
-                self.leaf_id = entry_id
-            if kind == "label":
-                target = entry.get("targetId")
-                label = entry.get("label")
-                if isinstance(target, str):
-                    if isinstance(label, str) and label:
-                        self.labels[target] = label
-                        self.label_times[target] = entry.get("timestamp")
-                    else:
-                        self.labels.pop(target, None)
-                        self.label_times.pop(target, None)
-        self.parent: dict[str, str | None] = {}
-        self.children: dict[str | None, list[str]] = {}
-        self.roots: list[str] = []
-        self._place()
+                forward = True  # a parent after its child: parents may form a cycle
+                continue
+            self._rooted[entry_id] = None
+        labels_seen = index.has_labels
+        if labels_seen:
+            self._read_labels()
+        self.leaf_id: str | None = self._find_leaf()
+        if forward:  # with every parent before its child, parents strictly precede: no cycle
+            self._break_cycles()
 
     # -- building ---------------------------------------------------------------------
 
-    def _place(self) -> None:
-        by_id = self.by_id
-        parents = self.parent
-        children = self.children
-        roots = self.roots
-        forward = False
-        for entry_id, entry in by_id.items():  # the hot loop: millions of entries
+    def _index(self) -> TreeIndex:
+        """The one pass over entries nobody checked: ids, labels, and suspect parents."""
+        by_id: dict[str, dict[str, Any]] = {}
+        suspects: list[str] = []
+        has_labels = False
+        for entry in self.entries:  # the hot loop: millions of entries
+            entry_id = entry["id"]
+            by_id[entry_id] = entry
             parent = entry.get("parentId")
-            if parent.__class__ is not str:  # null (or, from a caller that did not check, junk)
-                parents[entry_id] = None
-                roots.append(entry_id)
-            elif parent == entry_id or parent not in by_id:
-                if parent == entry_id:
-                    self.problems.append(f"entry {entry_id} is its own parent; shown as a root")
+            if parent is not None and (parent.__class__ is not str or parent == entry_id or parent not in by_id):
+                suspects.append(entry_id)
+            if entry.get("type") == "label":
+                has_labels = True
+        return TreeIndex(by_id, suspects, has_labels)
+
+    def _read_labels(self) -> None:
+        """The latest `label` entry per target wins; one without a label clears it."""
+        for entry in self.entries:
+            if entry.get("type") != "label":
+                continue
+            target = entry.get("targetId")
+            label = entry.get("label")
+            if isinstance(target, str):
+                if isinstance(label, str) and label:
+                    self.labels[target] = label
+                    self.label_times[target] = entry.get("timestamp")
                 else:
-                    self.problems.append(f"entry {entry_id}: parent {parent} is missing; shown as a root")
-                parents[entry_id] = None
-                roots.append(entry_id)
-            else:
-                if parent not in parents:  # a parent placed after its child: a cycle is possible
-                    forward = True
-                parents[entry_id] = parent
-                kids = children.get(parent)
-                if kids is None:
-                    children[parent] = [entry_id]
-                else:
-                    kids.append(entry_id)
-        if forward:  # with every parent before its child, parents strictly precede: no cycle
-            self._break_cycles()
-        for kids in children.values():
-            if len(kids) > 1:  # only branch points need timestamps parsed
-                kids.sort(key=lambda kid: timestamp_ms(by_id[kid].get("timestamp")))
+                    self.labels.pop(target, None)
+                    self.label_times.pop(target, None)
+
+    def _find_leaf(self) -> str | None:
+        """The last entry, or the target of a last `leaf` entry (the Python port's durable
+        leaf pointer) when that names an entry."""
+        if not self.entries:
+            return None
+        last = self.entries[-1]
+        if last.get("type") == "leaf":
+            target = last.get("targetId")
+            if isinstance(target, str) and target in self.by_id:
+                return target
+        return last["id"]
+
+    def _parent_of(self, entry_id: str) -> str | None:
+        return None if entry_id in self._rooted else self.by_id[entry_id].get("parentId")
 
     def _break_cycles(self) -> None:
-        """Entries not reachable from a root sit on or under a parent cycle: cut each cycle."""
-        # Every entry has one parent, so a walk down from the roots meets each reachable
-        # entry once: counting them tells whether a cycle exists, without a set of millions.
-        if sum(1 for _node in self._reach(self.roots)) == len(self.by_id):
-            return
-        order = {entry_id: index for index, entry_id in enumerate(self.by_id)}
-        reached = set(self._reach(self.roots))
-        for entry_id in list(self.by_id):
-            if entry_id in reached:
-                continue
-            # Walk up until a node repeats: that node is on the cycle.
-            seen: list[str] = []
-            seen_set: set[str] = set()
-            node: str | None = entry_id
-            while node is not None and node not in seen_set and node not in reached:
-                seen.append(node)
-                seen_set.add(node)
-                node = self.parent.get(node)
-            if node is None or node in reached:
-                continue  # pragma: no cover - defensive; would have been reachable
-            cycle = seen[seen.index(node) :]
-            cut = min(cycle, key=order.__getitem__)
-            old_parent = self.parent[cut]
-            self.children[old_parent].remove(cut)
-            self.parent[cut] = None
-            self.roots.append(cut)
-            self.problems.append(f"entries {' → '.join(cycle)} form a parent cycle; {cut} is shown as a root")
-            reached.update(self._reach([cut]))
-        self.roots.sort(key=order.__getitem__)
+        """Cut every parent cycle at its entry that comes first, and say so.
 
-    def _reach(self, starts: list[str]) -> Iterator[str]:
-        stack = list(starts)
-        while stack:
-            node = stack.pop()
-            yield node
-            stack.extend(self.children.get(node, ()))
+        Entries are walked up in order until a walk meets an entry already settled (it
+        leads to a root) or comes back onto itself: that loop is a cycle.  The first entry
+        (in order) that leads into a cycle names it from where its walk entered the loop.
+        """
+        order = {entry_id: index for index, entry_id in enumerate(self.by_id)}
+        settled: set[str] = set()
+        for entry_id in self.by_id:
+            walk: list[str] = []
+            on_walk: set[str] = set()
+            node: str | None = entry_id
+            while node is not None and node not in settled and node not in on_walk:
+                walk.append(node)
+                on_walk.add(node)
+                node = self._parent_of(node)
+            if node is not None and node in on_walk:
+                cycle = walk[walk.index(node) :]
+                cut = min(cycle, key=order.__getitem__)
+                self._rooted[cut] = None
+                self.problems.append(f"entries {' → '.join(cycle)} form a parent cycle; {cut} is shown as a root")
+            settled.update(walk)
+
+    @cached_property
+    def parent(self) -> dict[str, str | None]:
+        """Entry id → the parent it is placed under (None for a root)."""
+        rooted = self._rooted
+        return {
+            entry_id: None if entry_id in rooted else entry.get("parentId") for entry_id, entry in self.by_id.items()
+        }
+
+    @cached_property
+    def children(self) -> Children:
+        """Entry id → its children's ids, oldest first (stable: ties keep entry order)."""
+        self._place()
+        return self.__dict__["children"]
+
+    @cached_property
+    def roots(self) -> list[str]:
+        """Entries without a (placeable) parent, in entry order."""
+        self._place()
+        return self.__dict__["roots"]
+
+    def _place(self) -> None:
+        by_id, rooted = self.by_id, self._rooted
+        only: dict[str, str] = {}  # parent → its first child (all most parents have)
+        many: dict[str, list[str]] = {}  # parent → all its children, where more than one
+        roots: list[str] = []
+        for entry_id, entry in by_id.items():  # the hot loop: millions of entries
+            parent = entry.get("parentId")
+            if parent is None or entry_id in rooted:
+                roots.append(entry_id)
+                continue
+            first = only.setdefault(parent, entry_id)
+            if first is not entry_id:  # a second child (ids are distinct objects: by_id's keys)
+                kids = many.get(parent)
+                if kids is None:
+                    many[parent] = [first, entry_id]
+                else:
+                    kids.append(entry_id)
+        for kids in many.values():  # only branch points need timestamps parsed
+            kids.sort(key=lambda kid: timestamp_ms(by_id[kid].get("timestamp")))
+        self.__dict__["children"] = Children(only, many)
+        self.__dict__["roots"] = roots
 
     # -- queries ----------------------------------------------------------------------
 
@@ -158,12 +214,17 @@ class SessionTree:
         return self.roots if entry_id is None else self.children.get(entry_id, [])
 
     def path_to(self, entry_id: str | None) -> list[dict[str, Any]]:
-        """Root → entry along the placed parents (cycle-free by construction)."""
+        """Root → entry along the placed parents (cycle-free once cycles are cut)."""
         path: list[dict[str, Any]] = []
-        node = entry_id
-        while node is not None and node in self.by_id:
-            path.append(self.by_id[node])
-            node = self.parent[node]
+        append = path.append
+        by_id, rooted = self.by_id, self._rooted
+        entry = by_id.get(entry_id) if entry_id is not None else None
+        while entry is not None:  # millions of steps on a long chain
+            append(entry)
+            if rooted and entry["id"] in rooted:
+                break
+            parent = entry.get("parentId")
+            entry = by_id.get(parent) if parent is not None else None
         path.reverse()
         return path
 
@@ -173,13 +234,36 @@ class SessionTree:
 
     def preorder(self, roots: list[str] | None = None) -> Iterator[tuple[str, int]]:
         """Depth-first pre-order over (id, depth), children oldest first."""
-        stack = [(entry_id, 0) for entry_id in reversed(self.roots if roots is None else roots)]
+        return ((entry_id, depth) for entry_id, depth, _parent in self.walk(roots))
+
+    def walk(
+        self, roots: list[str] | None = None, *, flat_chains: bool = False, first_depth: int = 0
+    ) -> Iterator[tuple[str, int, str | None]]:
+        """Depth-first pre-order over (id, depth, parent id), children oldest first.
+
+        With `flat_chains`, depth counts only branch points above an entry (pi's /tree: a
+        single-child chain stays flat, a fork indents its children).  Roots are at
+        `first_depth`.
+        """
+        children = self.children
+        only, many = children.only, children.many
+        step = 0 if flat_chains else 1
+        stack: list[tuple[str, int, str | None]] = [
+            (entry_id, first_depth, None if roots is None else self._parent_of(entry_id))
+            for entry_id in reversed(self.roots if roots is None else roots)
+        ]
         while stack:
-            entry_id, depth = stack.pop()
-            yield entry_id, depth
-            kids = self.children.get(entry_id)
-            if kids:
-                stack.extend((kid, depth + 1) for kid in reversed(kids))
+            entry_id, depth, parent = stack.pop()
+            while True:  # down a chain of only children without the stack: most of a session
+                yield entry_id, depth, parent
+                kids = many.get(entry_id)
+                if kids is not None:
+                    stack.extend((kid, depth + 1, entry_id) for kid in reversed(kids))
+                    break
+                kid = only.get(entry_id)
+                if kid is None:
+                    break
+                entry_id, depth, parent = kid, depth + step, entry_id
 
     def get_tree(self) -> list[TreeNode]:
         """The tree as nested nodes (pi's `getTree()`), built without recursion."""
@@ -193,4 +277,40 @@ class SessionTree:
 
     def branch_points(self) -> int:
         """How many entries have more than one child."""
-        return sum(1 for kids in self.children.values() if len(kids) > 1)
+        return len(self.children.many)
+
+
+class Children(Mapping[str, list[str]]):
+    """Entry id → its children's ids, oldest first, for entries that have any.
+
+    Most entries of a session have one child: those are kept as one id each, not as a
+    list each (millions of lists on a long chain); a lookup hands out a new one-item list.
+    """
+
+    __slots__ = ("many", "only")
+
+    def __init__(self, only: dict[str, str], many: dict[str, list[str]]) -> None:
+        self.only = only  # parent → first child (every parent is here)
+        self.many = many  # parent → all children, sorted, where more than one
+
+    def get(self, entry_id: Any, default: Any = None) -> Any:
+        kids = self.many.get(entry_id)
+        if kids is not None:
+            return kids
+        kid = self.only.get(entry_id)
+        return default if kid is None else [kid]
+
+    def __getitem__(self, entry_id: Any) -> list[str]:
+        kids = self.get(entry_id)
+        if kids is None:
+            raise KeyError(entry_id)
+        return kids
+
+    def __contains__(self, entry_id: object) -> bool:
+        return entry_id in self.only
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.only)
+
+    def __len__(self) -> int:
+        return len(self.only)
