@@ -655,6 +655,8 @@ def _recover(target: Path, journal: _Journal) -> bool:
     destination = target / "files" / name if name else None
     if destination is not None and os.path.lexists(destination):  # committed
         if aside is not None:
+            if os.path.isfile(aside) and os.path.isfile(destination):  # killed before `_copy_tail`
+                _copy_tail(aside, destination)
             _remove(aside)
         journal.discard_copy()
         journal.remove()

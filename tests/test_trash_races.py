@@ -519,3 +519,37 @@ def test_kill_9_at_every_step_in_a_trash_without_hard_links_leaves_no_stale_tras
     """There the `.trashinfo` is created with O_EXCL and then written; recovery also removes one
     holding only the start of the text (the journal says it was written in place)."""
     assert kill_at_every_step(env / "sessions", env / "data" / "Trash", hard_links=False) > 5
+
+
+def dead_pid() -> int:
+    """The id of a process that has exited (and been reaped)."""
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    os.waitpid(pid, 0)
+    return pid
+
+
+def test_recovery_after_the_commit_keeps_the_line_that_was_still_on_its_way(env) -> None:
+    """Killed between the commit rename and `_copy_tail`: recovery removed the aside file
+    without copying what an in-flight append had added to it beyond the Trash copy."""
+    trash = env / "data" / "Trash"
+    session = write_session(env / "sessions", "tail")
+    content = session.read_bytes()
+    late = b'{"type":"message","id":"late","parentId":"a00000","timestamp":"x","message":{}}\n'
+    for folder in ("files", "info", INCOMING):
+        (trash / folder).mkdir(parents=True, exist_ok=True)
+    token = f"{dead_pid()}-0123456789ab"
+    aside = session.parent / f".seance-trashing-{token}"
+    session.rename(aside)
+    with open(aside, "ab") as writer:
+        writer.write(late)
+    (trash / "files" / session.name).write_bytes(content)  # committed before the tail was copied
+    info_text = f"[Trash Info]\nPath={session}\nDeletionDate=2025-01-01T00:00:00\n"
+    (trash / "info" / f"{session.name}.trashinfo").write_text(info_text)
+    state = {"pid": int(token.split("-")[0]), "source": str(session), "info": info_text}
+    state |= {"name": session.name, "copied": True, "aside": str(aside)}
+    (trash / INCOMING / f"{token}.json").write_bytes(orjson.dumps(state))
+    assert recover_interrupted(trash) == []
+    assert (trash / "files" / session.name).read_bytes() == content + late
+    assert not aside.exists() and not list((trash / INCOMING).iterdir())
