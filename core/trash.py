@@ -3,10 +3,11 @@
 A session file and oh-my-pi's artifacts folder (the path without `.jsonl`) are moved to the
 home trash (`$XDG_DATA_HOME/Trash`, else `~/.local/share/Trash`): `files/NAME` plus
 `info/NAME.trashinfo` with the original `Path=` (URL-quoted) and `DeletionDate=`, so a file
-manager can restore them too.  The name is reserved by creating the `.trashinfo` with
-O_EXCL (the receipt comes first, as the spec asks), so two deletes never pick the same
-name.  A name too long for `NAME.trashinfo` (255 bytes) is shortened in the Trash; the
-full original path stays in `Path=`.
+manager can restore them too.  The name is reserved by creating the `.trashinfo`
+exclusively (the receipt comes first, as the spec asks), so two deletes never pick the same
+name; it appears whole (written beside the journal, then hard-linked), so a kill never leaves
+an empty one that recovery cannot tell is seance's.  A name too long for `NAME.trashinfo`
+(255 bytes) is shortened in the Trash; the full original path stays in `Path=`.
 
 Only a file that reads as a session is deleted (unless forced), and only a session takes
 its artifacts folder along: `notes.jsonl` must never drag a `notes/` folder into the Trash.
@@ -392,31 +393,71 @@ def _reserve_item(path: Path, target: Path, when: datetime) -> _Pending:
     return _Pending(path, target, journal, name, info_text)
 
 
-def _reserve(files: Path, infos: Path, name: str, info_text: str, journal: _Journal | None = None) -> str:
-    """Claim a free trash name by creating its `.trashinfo` exclusively (spec-conformant)."""
-    for attempt in range(1, 10_000):
-        candidate = trash_name(name, attempt)
-        info = infos / f"{candidate}{INFO_SUFFIX}"
-        if os.path.lexists(files / candidate):
-            continue
-        if journal is not None:
+def _reserve(files: Path, infos: Path, name: str, info_text: str, journal: _Journal) -> str:
+    """Claim a free trash name by creating its `.trashinfo` exclusively (spec-conformant).
+
+    The `.trashinfo` appears whole: its text is written and fsynced beside the journal, then
+    hard-linked to the candidate name (a link never replaces a file, like O_EXCL).  Created
+    empty and then written, a kill in between left an empty `.trashinfo`: not the text the
+    journal holds, so recovery kept it, and a file manager showed a Trash entry with no file.
+    """
+    staged = journal.staged_info
+    fd = os.open(staged, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(info_text)
+        handle.flush()
+        os.fsync(handle.fileno())
+    try:
+        for attempt in range(1, 10_000):
+            candidate = trash_name(name, attempt)
+            if os.path.lexists(files / candidate):
+                continue
             journal.update(name=candidate)  # before the info exists: recovery must know its name
-        try:
-            fd = os.open(info, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        except FileExistsError:
-            continue
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(info_text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        return candidate
+            if _create_info(staged, infos / f"{candidate}{INFO_SUFFIX}", info_text, journal):
+                _fsync_dir(infos)
+                return candidate
+    finally:
+        staged.unlink(missing_ok=True)
     raise TrashError(f"{name}: no free name in the Trash")
 
 
-def _remove_info_if_ours(info: Path, info_text: str) -> None:
-    """Remove a `.trashinfo` only if it holds exactly the text seance wrote (never another tool's)."""
+# link() errors of a filesystem without hard links (FAT, some network and FUSE mounts)
+NO_HARD_LINKS = {errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK, errno.ENOSYS, errno.EXDEV}
+
+
+def _create_info(staged: Path, info: Path, info_text: str, journal: _Journal) -> bool:
+    """Create `info` holding `info_text`, never over an existing file; False if one is there.
+
+    Without hard links: O_EXCL, then the text; the journal says so first, and recovery then
+    also removes a `.trashinfo` holding only the start of the text (the kill came in between).
+    """
+    if not journal.state.get("infoInPlace"):
+        try:
+            os.link(staged, info)
+            return True
+        except FileExistsError:
+            return False
+        except OSError as error:
+            if error.errno not in NO_HARD_LINKS:
+                raise
+        journal.update(infoInPlace=True)
     try:
-        if info.read_text(encoding="utf-8") == info_text:
+        fd = os.open(info, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return False
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(info_text)
+        handle.flush()
+        os.fsync(handle.fileno())
+    return True
+
+
+def _remove_info_if_ours(info: Path, info_text: str, *, or_its_start: bool = False) -> None:
+    """Remove a `.trashinfo` only if it holds exactly the text seance wrote (never another tool's);
+    `or_its_start`: also if it holds the start of it (a write cut short by a kill)."""
+    try:
+        found = info.read_text(encoding="utf-8")
+        if found == info_text or (or_its_start and info_text.startswith(found)):
             info.unlink()
     except (OSError, UnicodeDecodeError):
         pass
@@ -447,6 +488,11 @@ class _Journal:
     def data(self) -> Path:
         return self.path.with_name(f"{self.token}.data")
 
+    @property
+    def staged_info(self) -> Path:
+        """The `.trashinfo` text, written here whole before it is linked into `info/`."""
+        return self.path.with_name(f"{self.token}.info")
+
     def update(self, **changes: Any) -> None:
         self.state.update(changes)
         temp = self.path.with_name(f"{self.path.name}.tmp")
@@ -461,6 +507,7 @@ class _Journal:
         _remove(self.data)
 
     def remove(self) -> None:
+        self.staged_info.unlink(missing_ok=True)
         self.path.unlink(missing_ok=True)
         self.path.with_name(f"{self.path.name}.tmp").unlink(missing_ok=True)
 
@@ -577,7 +624,7 @@ def recover_interrupted(trash: Path | None = None) -> list[Path]:
     except OSError:
         return finished
     for entry in entries:
-        if entry.suffix != ".json":  # TOKEN.data or TOKEN.json.tmp whose journal is gone (or never written)
+        if entry.suffix != ".json":  # TOKEN.data, .info or .json.tmp whose journal is gone (or never written)
             token = entry.name.split(".", 1)[0]
             if not (incoming / f"{token}.json").exists():
                 _remove_if_dead(entry)
@@ -608,6 +655,8 @@ def _recover(target: Path, journal: _Journal) -> bool:
     destination = target / "files" / name if name else None
     if destination is not None and os.path.lexists(destination):  # committed
         if aside is not None:
+            if os.path.isfile(aside) and os.path.isfile(destination):  # killed before `_copy_tail`
+                _copy_tail(aside, destination)
             _remove(aside)
         journal.discard_copy()
         journal.remove()
@@ -625,7 +674,8 @@ def _recover(target: Path, journal: _Journal) -> bool:
         return True
     journal.discard_copy()
     if name:
-        _remove_info_if_ours(target / "info" / f"{name}{INFO_SUFFIX}", state.get("info", ""))
+        info = target / "info" / f"{name}{INFO_SUFFIX}"
+        _remove_info_if_ours(info, state.get("info", ""), or_its_start=bool(state.get("infoInPlace")))
     journal.remove()
     return False
 

@@ -8,6 +8,7 @@ filesystem.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import random
@@ -419,3 +420,136 @@ def test_a_250_byte_name_goes_to_the_trash_and_back(env, stem_bytes) -> None:
     assert undo(second) == [session]
     session.unlink()
     assert undo(first) == [session] and session.read_bytes() == content
+
+
+# -- kill -9 at every filesystem step of a delete (deterministic) --------------------------------
+
+STEP_CALLS = ("open", "fsync", "rename", "replace", "link", "unlink", "utime", "mkdir", "rmdir")
+
+
+def no_hard_links(*_args, **_kwargs) -> None:
+    """`os.link` on a filesystem without hard links (FAT on Linux says EPERM)."""
+    raise PermissionError(errno.EPERM, "Operation not permitted")
+
+
+def run_killed_at_step(session: Path, trash: Path, step: int, after: bool, *, hard_links: bool = True) -> bool:
+    """Fork; in the child, count the os calls that change the disk (`STEP_CALLS`) and SIGKILL
+    itself just before (or just after) call number `step` of `trash_session`.  True if the
+    child was killed, False if the delete finished before that step."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            count = 0
+
+            def wrap(real):
+                def call(*args, **kwargs):
+                    nonlocal count
+                    count += 1
+                    if count == step and not after:
+                        os.kill(os.getpid(), signal.SIGKILL)
+                    try:
+                        return real(*args, **kwargs)
+                    finally:  # an error (mkdir of a folder that exists) is a step too
+                        if count == step and after:
+                            os.kill(os.getpid(), signal.SIGKILL)
+
+                return call
+
+            if not hard_links:
+                os.link = no_hard_links
+            for name in STEP_CALLS:
+                setattr(os, name, wrap(getattr(os, name)))
+            trash_session(session, trash=trash, active_seconds=0)
+        except BaseException as error:
+            os.write(2, f"{error!r}\n".encode())
+            os._exit(3)
+        os._exit(0)
+    _pid, status = os.waitpid(pid, 0)
+    assert os.WIFSIGNALED(status) or os.WEXITSTATUS(status) == 0, "the delete failed (see stderr)"
+    return os.WIFSIGNALED(status)
+
+
+def listing(folder: Path) -> list[Path]:
+    """The folder's entries; none if it was not made yet (a kill before the Trash existed)."""
+    return list(folder.iterdir()) if folder.is_dir() else []
+
+
+def kill_at_every_step(sessions: Path, trash: Path, *, hard_links: bool = True) -> int:
+    """Kill a delete before and after each of its disk-changing calls; after `recover_interrupted`
+    the session is in place with no Trash entry, or in the Trash with its `.trashinfo`.  Returns
+    the number of steps."""
+    for after in (False, True):
+        step = 0
+        while True:
+            step += 1
+            session = write_session(sessions / f"{int(after)}-{step}", f"step{step}", turns=20, pad=1000)
+            os.utime(session, (LONG_AGO, LONG_AGO))
+            content = session.read_bytes()
+            killed = run_killed_at_step(session, trash, step, after, hard_links=hard_links)
+            recover_interrupted(trash)
+            trashed = trash / "files" / session.name
+            info = trash / "info" / f"{session.name}.trashinfo"
+            where = f"killed {'after' if after else 'before'} step {step}"
+            assert session.exists() != trashed.exists(), where
+            if session.exists():
+                assert session.read_bytes() == content and not info.exists(), f"{where}: a stale .trashinfo"
+            else:
+                assert trashed.read_bytes() == content and read_trashinfo(info)[0] == session, where
+                trashed.unlink()
+                info.unlink()
+            assert not listing(trash / INCOMING) and not list(session.parent.glob(".seance-*")), where
+            assert not listing(trash / "info") and not listing(trash / "files"), where
+            if not killed:
+                break
+    return step
+
+
+def test_kill_9_at_every_step_same_filesystem_leaves_no_stale_trashinfo(env) -> None:
+    """A kill right after the `.trashinfo` was created (O_EXCL) and before its text was written
+    left an empty `.trashinfo` that recovery kept (not "exactly the text seance wrote"): a file
+    manager showed a Trash entry with no file."""
+    assert kill_at_every_step(env / "sessions", env / "data" / "Trash") > 5
+
+
+def test_kill_9_at_every_step_across_filesystems_leaves_no_stale_trashinfo(env, shm) -> None:
+    assert kill_at_every_step(shm, env / "data" / "Trash") > 10
+
+
+def test_kill_9_at_every_step_in_a_trash_without_hard_links_leaves_no_stale_trashinfo(env) -> None:
+    """There the `.trashinfo` is created with O_EXCL and then written; recovery also removes one
+    holding only the start of the text (the journal says it was written in place)."""
+    assert kill_at_every_step(env / "sessions", env / "data" / "Trash", hard_links=False) > 5
+
+
+def dead_pid() -> int:
+    """The id of a process that has exited (and been reaped)."""
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    os.waitpid(pid, 0)
+    return pid
+
+
+def test_recovery_after_the_commit_keeps_the_line_that_was_still_on_its_way(env) -> None:
+    """Killed between the commit rename and `_copy_tail`: recovery removed the aside file
+    without copying what an in-flight append had added to it beyond the Trash copy."""
+    trash = env / "data" / "Trash"
+    session = write_session(env / "sessions", "tail")
+    content = session.read_bytes()
+    late = b'{"type":"message","id":"late","parentId":"a00000","timestamp":"x","message":{}}\n'
+    for folder in ("files", "info", INCOMING):
+        (trash / folder).mkdir(parents=True, exist_ok=True)
+    token = f"{dead_pid()}-0123456789ab"
+    aside = session.parent / f".seance-trashing-{token}"
+    session.rename(aside)
+    with open(aside, "ab") as writer:
+        writer.write(late)
+    (trash / "files" / session.name).write_bytes(content)  # committed before the tail was copied
+    info_text = f"[Trash Info]\nPath={session}\nDeletionDate=2025-01-01T00:00:00\n"
+    (trash / "info" / f"{session.name}.trashinfo").write_text(info_text)
+    state = {"pid": int(token.split("-")[0]), "source": str(session), "info": info_text}
+    state |= {"name": session.name, "copied": True, "aside": str(aside)}
+    (trash / INCOMING / f"{token}.json").write_bytes(orjson.dumps(state))
+    assert recover_interrupted(trash) == []
+    assert (trash / "files" / session.name).read_bytes() == content + late
+    assert not aside.exists() and not list((trash / INCOMING).iterdir())
