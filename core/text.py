@@ -27,7 +27,8 @@ CONTROL_CHARS = re.compile(
     "\ud800-\udfff"  # lone surrogates: bytes of a file name that is not UTF-8
     "]"
 )
-_SPACES = re.compile(r"\s+")
+# A run of whitespace and controls: what `display_text` folds to one space, in one pass.
+_BLANK_RUN = re.compile("[\\s" + CONTROL_CHARS.pattern[1:-1] + "]+")
 _NAMED_ESCAPES = {"\n": "\\n", "\t": "\\t", "\r": "\\r", "\x1b": "\\e"}
 
 
@@ -50,7 +51,7 @@ def display_text(value: object, limit: int | None = None) -> str:
     text = as_text(value)
     if limit is not None and len(text) > limit * 4:
         text = text[: limit * 4]
-    text = _SPACES.sub(" ", CONTROL_CHARS.sub(" ", text)).strip()
+    text = _BLANK_RUN.sub(" ", text).strip()
     if limit is not None and len(text) > limit:
         text = text[: max(limit - 1, 0)] + "…"
     return text
