@@ -8,7 +8,6 @@ as it does standalone.
 
 from __future__ import annotations
 
-import asyncio
 import gc
 import threading
 from pathlib import Path
@@ -86,20 +85,7 @@ async def host_dialog_border(app: Host, pilot) -> tuple:
     return tuple(border)
 
 
-@pytest.mark.parametrize(
-    "watch",
-    [
-        False,
-        pytest.param(
-            True,
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="the picker's watcher thread outlives the pop (issue 11.4 finding 6): the `picker` "
-                "branch stops it on unmount (app/watcher.py); drop this mark once merged",
-            ),
-        ),
-    ],
-)
+@pytest.mark.parametrize("watch", [False, True])
 async def test_host_app_and_seance_leave_each_other_alone(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, watch: bool
 ) -> None:
@@ -119,6 +105,12 @@ async def test_host_app_and_seance_leave_each_other_alone(
         results: list = []
         app.push_screen(picker, results.append)
         await settle(pilot)
+        if watch:  # the watcher really runs, in a thread of its own, while the picker is up
+            for _ in range(80):
+                if picker.watching:
+                    break
+                await pilot.pause(0.1)
+            assert picker.watching and _threads() > threads_before
         search = picker.query_one("#seance-search")
         assert search.styles.dock != "bottom" and search.region.y == 0, "the host's #search rule reached seance"
         assert picker.query_one("#seance-status").region.height == 1
@@ -169,15 +161,11 @@ async def test_host_app_and_seance_leave_each_other_alone(
         await pilot.pause()
         assert results == [None]
         await app.workers.wait_for_complete()
+        # nothing of seance's left running after the pop: its watcher thread was joined on unmount
+        assert _threads() <= threads_before, [thread.name for thread in threading.enumerate()]
 
         assert host_look(app) == look_before, "seance's CSS changed the host's widgets"
         assert await host_dialog_border(app, pilot) == border_before, "seance's CSS reached the host's ConfirmScreen"
-    # A watcher's thread ends once its stop event is set; AnyIO keeps the finished worker idle for
-    # up to 10 s before it exits, so wait that long before calling it a leak.
-    for _ in range(150):
-        if _threads() <= threads_before:
-            break
-        await asyncio.sleep(0.1)
     assert _threads() <= threads_before, [thread.name for thread in threading.enumerate()]
     assert (gc.isenabled(), gc.get_freeze_count()) == gc_before
     assert disables == [], "seance paused the host's garbage collector"

@@ -42,7 +42,7 @@ async def settle(pilot: Pilot, rounds: int = 3) -> None:
     for _ in range(rounds):
         await pilot.pause()
         for worker in list(pilot.app.workers):
-            if worker.group != "watch" and not worker.is_finished:  # the watcher runs until the end
+            if not worker.is_finished:
                 await worker.wait()
         await pilot.pause(0.05)
     for widget in pilot.app.screen.query(Input):

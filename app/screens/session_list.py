@@ -4,10 +4,11 @@ The screen is wiring.  Its state (scope, sort, filters, query, the loaded summar
 live merge, the undo stack) is a `PickerModel` (app/picker_model.py, no Textual); the
 screen applies to it what its workers post (app/messages.py): the catalog's quick 4 KB
 listing first (rows appear at once), then the exact index refresh with progress, full-text
-search merged into the ranking, live changes from the `RootWatcher` (app/watcher.py), and
-the outcome of a delete, undo or rename (`Catalog.trash` / `restore` / `rename`).  Workers
-never touch a widget.  The model's scope, sort, filter and "new" count are published as
-reactives the status bar is bound to.  It dismisses with a `PickResult` (resume / fork) or None.
+search merged into the ranking, live changes from the `RootWatcher` (app/watcher.py, a thread
+of its own, joined on unmount), and the outcome of a delete, undo or rename (`Catalog.trash` /
+`restore` / `rename`).  Workers and the watcher never touch a widget.  The model's scope,
+sort, filter and "new" count are published as reactives the status bar is bound to.  It
+dismisses with a `PickResult` (resume / fork) or None.
 
 Everything it needs comes in through `__init__`, so a host agent's Textual app can
 `push_screen(SessionPickerScreen(catalog, cwd=...), callback)` or
@@ -258,7 +259,7 @@ class SessionPickerScreen(Screen[PickResult | None]):
             self._watch()
 
     def on_unmount(self) -> None:
-        if self.watcher is not None:  # Textual cancels the worker too; this ends the OS watch at once
+        if self.watcher is not None:  # ends the OS watch and joins seance's watcher thread
             self.watcher.stop()
 
     def _publish(self) -> None:
@@ -749,9 +750,7 @@ class SessionPickerScreen(Screen[PickResult | None]):
     def _watch(self) -> None:
         """Follow the roots (app/watcher.py) for as long as the screen is mounted."""
         self.watcher = RootWatcher(self.catalog, self.post_message)
-        self.run_worker(
-            self.watcher.run(), group="watch", exclusive=True, exit_on_error=False, description="watch roots"
-        )
+        self.watcher.start()  # its own thread, joined on unmount (no pooled thread outlives the screen)
 
     @on(Watching)
     def _watching(self, message: Watching) -> None:
