@@ -665,8 +665,8 @@ def _recover(target: Path, journal: _Journal) -> bool:
         if not os.path.isdir(aside):
             with open(aside, "rb") as reader:
                 _copy_stream(reader, journal.data, truncate=True)
-            info = os.stat(aside)
-            os.utime(journal.data, ns=(info.st_atime_ns, info.st_mtime_ns))
+            aside_stat = os.stat(aside)
+            os.utime(journal.data, ns=(aside_stat.st_atime_ns, aside_stat.st_mtime_ns))
         os.rename(journal.data, destination)
         _fsync_dir(destination.parent)
         _remove(aside)
