@@ -93,7 +93,8 @@ def temp_path_for(path: Path) -> Path:
     return path.parent / f".{path.name}.seance-{_host_tag()}-{os.getpid()}-{secrets.token_hex(4)}.tmp"
 
 
-def _process_alive(pid: int) -> bool:
+def process_alive(pid: int) -> bool:
+    """Does process `pid` exist (on this host)?  One owned by another user counts as alive."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -123,7 +124,7 @@ def clean_stale_temps(directory: Path) -> list[Path]:
             if not stat_module.S_ISREG(info.st_mode) or (os.geteuid() not in (0, info.st_uid)):
                 continue
             pid = int(match["pid"])
-            dead = match["host"] == host and pid != me and not _process_alive(pid)
+            dead = match["host"] == host and pid != me and not process_alive(pid)
             if dead or now - info.st_mtime > STALE_TEMP_SECONDS:
                 try:
                     os.unlink(entry.path)
@@ -147,7 +148,8 @@ def ensure_space(path: Path, fd: int, needed: int) -> None:
         raise SessionError(f"{path}: the disk is full ({free} bytes free, {needed} needed); nothing was written")
 
 
-def _fsync_dir(directory: Path) -> None:
+def fsync_dir(directory: Path) -> None:
+    """Make a rename or a new entry in `directory` durable (best effort: some filesystems refuse)."""
     try:
         dir_fd = os.open(directory, os.O_RDONLY)
     except OSError:
@@ -281,7 +283,7 @@ def _rename(temp: Path, target: Path) -> None:
     except BaseException:
         _unlink_quietly(temp)
         raise
-    _fsync_dir(target.parent)
+    fsync_dir(target.parent)
 
 
 def _guarded_rewrite(path: Path, data: bytes, expected: FileStamp, quiet: float, depth: int) -> None:
@@ -414,7 +416,7 @@ def create_new(path: str | os.PathLike[str], data: bytes) -> None:
         raise SessionError(f"{target}: already exists") from error
     finally:
         _unlink_quietly(temp)
-    _fsync_dir(target.parent)
+    fsync_dir(target.parent)
 
 
 __all__ = [

@@ -54,6 +54,7 @@ from urllib.parse import quote, unquote
 
 import orjson
 
+from .safefile import fsync_dir, process_alive
 from .session import NotASession, SessionError, read_session
 
 # pi writes a line at every message end and tool result; the longest quiet stretch of a
@@ -414,7 +415,7 @@ def _reserve(files: Path, infos: Path, name: str, info_text: str, journal: _Jour
                 continue
             journal.update(name=candidate)  # before the info exists: recovery must know its name
             if _create_info(staged, infos / f"{candidate}{INFO_SUFFIX}", info_text, journal):
-                _fsync_dir(infos)
+                fsync_dir(infos)
                 return candidate
     finally:
         staged.unlink(missing_ok=True)
@@ -501,7 +502,7 @@ class _Journal:
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(temp, self.path)
-        _fsync_dir(self.path.parent)
+        fsync_dir(self.path.parent)
 
     def discard_copy(self) -> None:
         _remove(self.data)
@@ -516,7 +517,7 @@ def _move_in(source: Path, destination: Path, journal: _Journal) -> None:
     """rename, or (across filesystems) the journalled copy described in the module docstring."""
     try:
         os.rename(source, destination)
-        _fsync_dir(destination.parent)
+        fsync_dir(destination.parent)
         return
     except OSError as error:
         if error.errno != errno.EXDEV:
@@ -548,7 +549,7 @@ def _move_in(source: Path, destination: Path, journal: _Journal) -> None:
                 os.unlink(aside)
             raise
     os.rename(data, destination)  # the commit point
-    _fsync_dir(destination.parent)
+    fsync_dir(destination.parent)
     if copied is not None:
         _copy_tail(aside, destination)  # a line that was still on its way (see `_catch_up`)
     _remove(aside)
@@ -634,7 +635,7 @@ def recover_interrupted(trash: Path | None = None) -> list[Path]:
             pid = int(state["pid"])
         except (OSError, orjson.JSONDecodeError, KeyError, TypeError, ValueError):
             continue
-        if _alive(pid):
+        if process_alive(pid):
             continue
         journal = _Journal(entry, state)
         if _recover(target, journal):
@@ -644,7 +645,7 @@ def recover_interrupted(trash: Path | None = None) -> list[Path]:
 
 def _remove_if_dead(data: Path) -> None:
     with contextlib.suppress(ValueError):
-        if not _alive(int(data.name.split("-", 1)[0])):
+        if not process_alive(int(data.name.split("-", 1)[0])):
             _remove(data)
 
 
@@ -668,7 +669,7 @@ def _recover(target: Path, journal: _Journal) -> bool:
             aside_stat = os.stat(aside)
             os.utime(journal.data, ns=(aside_stat.st_atime_ns, aside_stat.st_mtime_ns))
         os.rename(journal.data, destination)
-        _fsync_dir(destination.parent)
+        fsync_dir(destination.parent)
         _remove(aside)
         journal.remove()
         return True
@@ -678,25 +679,6 @@ def _recover(target: Path, journal: _Journal) -> bool:
         _remove_info_if_ours(info, state.get("info", ""), or_its_start=bool(state.get("infoInPlace")))
     journal.remove()
     return False
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def _fsync_dir(folder: Path) -> None:
-    with contextlib.suppress(OSError):
-        fd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
 
 
 def _fsync_tree(root: Path) -> None:
@@ -906,7 +888,7 @@ def _move_out_file(item: TrashedItem) -> None:
         else:
             os.rename(source, destination)
             return
-    _fsync_dir(destination.parent)
+    fsync_dir(destination.parent)
     os.unlink(source)
 
 
@@ -946,7 +928,7 @@ def _merge_back(item: TrashedItem) -> None:
         except BaseException:
             temp.unlink(missing_ok=True)
             raise
-        _fsync_dir(destination.parent)
+        fsync_dir(destination.parent)
         recreated.seek(cut)
         late = recreated.read()
         time.sleep(0.05)  # an append that opened the old file just before the rename lands now
