@@ -38,7 +38,7 @@ import orjson
 from . import dialects
 from .errors import FileChangedError
 from .safefile import append_whole, clean_stale_temps
-from .session import FileStamp
+from .session import FileStamp, new_digest
 
 TORN_GRACE = 0.25
 GIVE_UP_AFTER = 10.0
@@ -131,10 +131,21 @@ def _snapshot_prefix(path: Path, fd: int, snapshot: FileStamp) -> bytes:
     """
     info = os.fstat(fd)
     current = os.pread(fd, info.st_size, 0)
-    ends = [snapshot.size] + [snapshot.size + i + 1 for i, byte in enumerate(current[snapshot.size :]) if byte == 10]
-    for end in [*ends[:64], len(current)]:
-        if end <= len(current) and FileStamp.of_bytes(current[:end], info).digest == snapshot.digest:
+    if snapshot.size > len(current):
+        raise FileChangedError(f"{path}: the file was rewritten since it was read; nothing was written")
+    digest = new_digest(current[: snapshot.size])  # then extended line by line: one pass, not one per end
+    end = snapshot.size
+    for _ in range(64):
+        if digest.hexdigest() == snapshot.digest:
             return current[:end]
+        newline = current.find(b"\n", end)
+        if newline < 0:
+            break
+        digest.update(current[end : newline + 1])
+        end = newline + 1
+    digest.update(current[end:])
+    if digest.hexdigest() == snapshot.digest:
+        return current
     raise FileChangedError(f"{path}: the file was rewritten since it was read; nothing was written")
 
 

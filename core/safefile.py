@@ -295,7 +295,7 @@ def _guarded_rewrite(path: Path, data: bytes, expected: FileStamp, quiet: float,
         old = os.fstat(old_fd)
         _refuse_unless_plain_file(path, old)
         _refuse_if_recent(path, old, quiet)
-        _check_unchanged(path, expected)
+        _check_unchanged(path, expected, verify_content=False)  # size and mtime; the content is read once, last
         temp = _write_temp(path, data, old)
         try:
             _refuse_if_held(path, old)

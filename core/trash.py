@@ -54,6 +54,7 @@ from urllib.parse import quote, unquote
 
 import orjson
 
+from .holders import holders
 from .safefile import fsync_dir, process_alive
 from .session import NotASession, SessionError, read_session
 
@@ -195,32 +196,7 @@ def holding_processes(path: str | os.PathLike[str]) -> list[tuple[int, str]]:
         target = os.stat(path)
     except OSError:
         return []
-    if not os.path.isdir("/proc/self/fd"):
-        return []
-    key = (target.st_dev, target.st_ino)
-    own = os.getpid()
-    found: list[tuple[int, str]] = []
-    try:
-        pids = [int(name) for name in os.listdir("/proc") if name.isdigit()]
-    except OSError:
-        return []
-    for pid in pids:
-        if pid == own:
-            continue
-        folder = f"/proc/{pid}/fd"
-        try:
-            fds = os.listdir(folder)
-        except OSError:  # not ours to inspect, or gone
-            continue
-        for fd in fds:
-            try:
-                info = os.stat(f"{folder}/{fd}")
-            except OSError:
-                continue
-            if (info.st_dev, info.st_ino) == key:
-                found.append((pid, _command_name(pid)))
-                break
-    return found
+    return [(pid, _command_name(pid)) for pid in holders(target.st_dev, target.st_ino) or []]
 
 
 def _command_name(pid: int) -> str:
