@@ -20,10 +20,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import CliError, ExitCode
+from .output import say
 
 if TYPE_CHECKING:
     from seance.core.catalog import Catalog
-    from seance.core.resume import Resolution
+    from seance.core.resume import AmbiguousKey, Resolution
 
 ROOT_HELP = "sessions root (repeatable; default: pi's, oh-my-pi's and the Python port's)"
 ALL_HELP = "every project, not only the current one"
@@ -101,16 +102,37 @@ def session_path(argument: str, args: argparse.Namespace) -> Path:
 
 
 def find_session(key: str, cwd: str, catalog: Catalog) -> Resolution:
-    """The session a resume key names (`seance.core.resume.resolve`: the current project
-    first, then all, the most recent wins); `CliError(NOT_FOUND)` if none."""
+    """The session a SESSION argument names (`seance.core.resume`: an id or file name, whole
+    or a unique prefix, else an exact name, else a unique name prefix; the current project
+    first).  `CliError(NOT_FOUND)` if none; `CliError(BAD_INPUT)`, after listing the
+    candidates on stderr, if it names several: a command never picks one for the user."""
     from seance.core.catalog import in_project
-    from seance.core.resume import resolve  # here: `seance ls` never loads the resume rules
+    from seance.core.resume import AmbiguousKey, resolve, resolve_name  # `seance ls` never loads these
 
-    everything = catalog.quick(text=False)  # keys only: no prefix text to collect
-    found = resolve(key, in_project(everything, cwd), everything, cwd)
+    try:
+        everything = catalog.quick(text=False)  # ids and file names are in the 4 KB prefix
+        found = resolve(key, in_project(everything, cwd), everything, cwd)
+        if found is None:  # a name may be set anywhere in the file: the exact listing has it
+            everything = catalog.exact()
+            found = resolve_name(key, in_project(everything, cwd), everything, cwd)
+    except AmbiguousKey as ambiguous:
+        say_candidates(ambiguous)
+        raise CliError(str(ambiguous), ExitCode.BAD_INPUT) from None
     if found is None:
-        raise CliError(f'session "{key}" not found', ExitCode.NOT_FOUND)
+        raise CliError(f'session "{key}" not found (no id, file name or name matches)', ExitCode.NOT_FOUND)
     return found
+
+
+def say_candidates(ambiguous: AmbiguousKey, shown: int = 20) -> None:
+    """The sessions an ambiguous key matches, newest first, one per line on stderr."""
+    from seance.core.text import relative_age
+    from seance.core.timefmt import now_ms
+
+    now = now_ms()
+    for summary in ambiguous.candidates[:shown]:
+        say(f"  {summary.id}  {relative_age(summary.modified_ms, now):>4}  {summary.cwd}  {summary.title[:60]}")
+    if len(ambiguous.candidates) > shown:
+        say(f"  … and {len(ambiguous.candidates) - shown} more")
 
 
 __all__ = ["Scope", "find_session", "looks_like_path", "scope_options", "session_path"]

@@ -1,8 +1,12 @@
 """Resume, continue and switch: which session file an agent should open, and opening it.
 
-* `resolve(key, ...)` — pi/oh-my-pi's resume key: a case-insensitive prefix of the id, of the
-  file name, or of the id after the file-name timestamp (`<ts>_<id>.jsonl`); the current
-  project first, then all; the most recent wins.  A match in another project says so.
+* `resolve(key, ...)` — a SESSION argument: the whole id (or file name), else a
+  case-insensitive prefix of the id, of the file name, or of the id after the file-name
+  timestamp (`<ts>_<id>.jsonl`); `resolve_name` — else an exact session name, else a unique
+  name prefix.  Each tier looks in the current project first, then in all; a match in
+  another project says so.  Two or more matches in a tier raise `AmbiguousKey` listing them:
+  a command never picks one of several sessions for the user (`rm 019e62` must not trash
+  whichever of seven is newest).
 * `fork_into(path, cwd, sessions_dir)` — copy a session into a project: a new id,
   `parentSession` = the source path, the new cwd, the same entries (after the in-memory
   migration), written atomically as `<ts>_<id>.jsonl` in the cwd's `--<cwd>--` bucket.
@@ -18,7 +22,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -52,29 +56,85 @@ def same_project(left: str, right: str) -> bool:
     return bool(left) and bool(right) and same_dir(left, right)
 
 
+class AmbiguousKey(SessionError):
+    """A SESSION argument that names more than one session; `candidates` lists them."""
+
+    def __init__(self, key: str, candidates: Sequence[SessionSummary]) -> None:
+        self.key = key
+        self.candidates = sorted(candidates, key=lambda summary: summary.modified_ms, reverse=True)
+        super().__init__(f'"{key}" matches {len(self.candidates)} sessions; give more of the id, or the path')
+
+
+Matcher = Callable[[str, SessionSummary], bool]
+
+
+def _file_keys(summary: SessionSummary) -> tuple[str, str, str]:
+    """The id, the file name and the id part of a `<ts>_<id>.jsonl` name, case-folded."""
+    name = os.path.basename(summary.path).casefold()
+    return summary.id.casefold(), name, name.removesuffix(".jsonl").rpartition("_")[2]
+
+
+def key_is(key: str, summary: SessionSummary) -> bool:
+    """`key` (already case-folded) is the whole id, file name or id in the file name."""
+    session_id, name, tail = _file_keys(summary)
+    return key in (session_id, name, name.removesuffix(".jsonl"), tail)
+
+
 def key_matches(key: str, summary: SessionSummary) -> bool:
     """`key` (already case-folded) prefixes the id, the file name, or the id in the file name."""
-    name = os.path.basename(summary.path).casefold()
-    stem = name.removesuffix(".jsonl")
-    return summary.id.casefold().startswith(key) or name.startswith(key) or stem.rpartition("_")[2].startswith(key)
+    session_id, name, tail = _file_keys(summary)
+    return session_id.startswith(key) or name.startswith(key) or tail.startswith(key)
+
+
+def name_is(key: str, summary: SessionSummary) -> bool:
+    """`key` (already case-folded and trimmed) is the session's name."""
+    return bool(summary.name) and summary.name.strip().casefold() == key
+
+
+def name_starts(key: str, summary: SessionSummary) -> bool:
+    """`key` (already case-folded and trimmed) begins the session's name."""
+    return bool(summary.name) and summary.name.strip().casefold().startswith(key)
+
+
+def _first_unique(
+    key: str,
+    matchers: Sequence[Matcher],
+    summaries_current: Sequence[SessionSummary],
+    summaries_all: Sequence[SessionSummary],
+    cwd: str,
+) -> Resolution | None:
+    """The only session the first matching tier finds (current project, then all); None if
+    no tier matches; `AmbiguousKey` if the first one that matches finds several."""
+    needle = key.strip().casefold()
+    if not needle:
+        raise SessionError("an empty session key matches every session; give an id prefix or a name")
+    for matches_key in matchers:
+        for scope in (summaries_current, summaries_all):
+            matches = list({summary.path: summary for summary in scope if matches_key(needle, summary)}.values())
+            if len(matches) > 1:
+                raise AmbiguousKey(key.strip(), matches)
+            if matches:
+                return Resolution(matches[0], other_project=not same_project(matches[0].cwd, cwd))
+    return None
 
 
 def resolve(
     key: str, summaries_current: Sequence[SessionSummary], summaries_all: Sequence[SessionSummary], cwd: str
 ) -> Resolution | None:
-    """The session `key` names: the most recent match in the current project, else in all.
+    """The session `key` names by id or file name: a whole one, else a unique prefix.
 
-    Raises `SessionError` for an empty key (it would match everything).
+    Raises `SessionError` for an empty key (it would match everything) and `AmbiguousKey`
+    when a prefix matches several sessions.
     """
-    needle = key.strip().casefold()
-    if not needle:
-        raise SessionError("an empty session key matches every session; give an id prefix")
-    for scope in (summaries_current, summaries_all):
-        matches = [summary for summary in scope if key_matches(needle, summary)]
-        if matches:
-            best = max(matches, key=lambda summary: summary.modified_ms)
-            return Resolution(best, other_project=not same_project(best.cwd, cwd))
-    return None
+    return _first_unique(key, (key_is, key_matches), summaries_current, summaries_all, cwd)
+
+
+def resolve_name(
+    key: str, summaries_current: Sequence[SessionSummary], summaries_all: Sequence[SessionSummary], cwd: str
+) -> Resolution | None:
+    """The session `key` names by its name (case-insensitive): an exact name, else a unique
+    prefix of one.  The summaries must be exact ones: a name may be set late in the file."""
+    return _first_unique(key, (name_is, name_starts), summaries_current, summaries_all, cwd)
 
 
 # ---------------------------------------------------------------------------- fork
@@ -331,16 +391,19 @@ def _create_exclusively(target: Path, data: bytes) -> None:
 
 
 __all__ = [
+    "AmbiguousKey",
     "Resolution",
     "breadcrumb_path",
     "bucket_name",
     "continue_session",
     "fork_into",
+    "key_is",
     "key_matches",
     "new_session_header",
     "newest_by_mtime",
     "read_breadcrumb",
     "resolve",
+    "resolve_name",
     "same_project",
     "session_file_name",
     "switch_session",

@@ -97,3 +97,28 @@ def test_rename_and_rm_honour_root_before_the_command(root, capsys) -> None:
     code, out, _ = run(capsys, "--root", str(root), "--cwd", "/one", "rm", "abcd")
     assert code == 0 and out.strip().endswith("abcd-1111.jsonl")
     assert [path.name for path in root.rglob("*.jsonl")] == [session_file_name(STAMP, "abcd-2222")]
+
+
+def test_a_session_is_found_by_its_name_then_a_unique_name_prefix(root, capsys) -> None:
+    code, _, _ = run(capsys, "--root", str(root), "--cwd", "/two", "rename", "abcd", "auth-refactor")
+    assert code == 0
+    for argv in (["resolve", "auth-refactor"], ["resolve", "AUTH-REF"], ["show", "auth-refactor", "--json"]):
+        code, out, err = run(capsys, "--root", str(root), "--cwd", "/one", *argv)
+        assert code == 0, err
+        assert "abcd-2222" in out
+        assert ("another project" in err) == (argv[0] == "resolve")
+    code, out, err = run(capsys, "--root", str(root), "resolve", "billing")
+    assert (code, out) == (1, "") and "not found" in err
+
+
+def test_an_ambiguous_session_argument_lists_the_candidates_and_exits_2(root, capsys) -> None:
+    for written in root.rglob("*.jsonl"):  # old enough for `rm`: the refusal must be ambiguity's
+        os.utime(written, (1_700_000_000, 1_700_000_000))
+    before = sorted(path.name for path in root.rglob("*.jsonl"))
+    for command in ("rm", "show", "tree", "resolve", "rename"):
+        argv = [command, "abcd", *(["x"] if command == "rename" else [])]
+        code, out, err = run(capsys, "--root", str(root), "--cwd", "/elsewhere", *argv)
+        assert (code, out) == (2, ""), (command, err)
+        assert '"abcd" matches 2 sessions' in err
+        assert "abcd-1111" in err and "abcd-2222" in err and "/one" in err and "/two" in err
+    assert sorted(path.name for path in root.rglob("*.jsonl")) == before  # nothing trashed, nothing renamed

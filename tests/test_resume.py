@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import orjson
@@ -11,12 +12,14 @@ import pytest
 from seance.core.catalog import Catalog
 from seance.core.model import SessionSummary
 from seance.core.resume import (
+    AmbiguousKey,
     breadcrumb_path,
     bucket_name,
     continue_session,
     fork_into,
     read_breadcrumb,
     resolve,
+    resolve_name,
     session_file_name,
     switch_session,
     terminal_id,
@@ -89,15 +92,19 @@ def write_session(
 CURRENT = "/work/proj"
 
 
-def test_resolve_prefix_rules_and_recency() -> None:
+def test_resolve_prefix_rules_and_ambiguity() -> None:
     here = [
         summary("/s/--w--/2025-01-02T00-00-00-000Z_abcd-1.jsonl", "abcd-1", CURRENT, 10),
         summary("/s/--w--/2025-01-03T00-00-00-000Z_abce-2.jsonl", "abce-2", CURRENT, 30),
     ]
     there = [summary("/s/--o--/2025-01-04T00-00-00-000Z_abcf-3.jsonl", "abcf-3", "/other", 99)]
     everything = here + there
-    found = resolve("ABC", here, everything, CURRENT)
-    assert found is not None and found.summary.id == "abce-2" and not found.other_project  # current, newest
+    with pytest.raises(AmbiguousKey) as ambiguous:  # two in the current project: never pick one
+        resolve("ABC", here, everything, CURRENT)
+    assert [found.id for found in ambiguous.value.candidates] == ["abce-2", "abcd-1"]  # newest first
+    assert "2 sessions" in str(ambiguous.value)
+    found = resolve("abce", here, everything, CURRENT)
+    assert found is not None and found.summary.id == "abce-2" and not found.other_project
     found = resolve("abcf", here, everything, CURRENT)
     assert found is not None and found.summary.id == "abcf-3" and found.other_project
     found = resolve("2025-01-02", here, everything, CURRENT)  # a file-name prefix
@@ -105,6 +112,29 @@ def test_resolve_prefix_rules_and_recency() -> None:
     assert resolve("zzz", here, everything, CURRENT) is None
     with pytest.raises(SessionError, match="empty"):
         resolve("  ", here, everything, CURRENT)
+
+
+def test_a_whole_id_wins_over_the_ids_it_prefixes() -> None:
+    items = [summary("/s/x_ab.jsonl", "ab", CURRENT, 1), summary("/s/y_abc.jsonl", "abc", CURRENT, 2)]
+    found = resolve("AB", items, items, CURRENT)
+    assert found is not None and found.summary.id == "ab"
+    with pytest.raises(AmbiguousKey):
+        resolve("a", items, items, CURRENT)
+
+
+def test_resolve_name_exact_then_unique_prefix() -> None:
+    items = [
+        replace(summary("/s/x_1.jsonl", "1", CURRENT, 1), name="auth-refactor"),
+        replace(summary("/s/x_2.jsonl", "2", CURRENT, 2), name="auth-refactor part 2"),
+        replace(summary("/s/x_3.jsonl", "3", "/other", 3), name="Billing fix"),
+    ]
+    found = resolve_name("Auth-Refactor", items[:2], items, CURRENT)  # exact beats the prefix it is of
+    assert found is not None and found.summary.id == "1"
+    with pytest.raises(AmbiguousKey):
+        resolve_name("auth", items[:2], items, CURRENT)
+    found = resolve_name("billing", items[:2], items, CURRENT)
+    assert found is not None and found.summary.id == "3" and found.other_project
+    assert resolve_name("nothing", items[:2], items, CURRENT) is None
 
 
 def test_resolve_id_after_timestamp_in_file_name() -> None:
@@ -132,8 +162,10 @@ def test_resolve_with_the_real_catalog(tmp_path) -> None:
     catalog = Catalog([root])
     found = resolve("1111", catalog.quick("/proj/a"), catalog.quick(), "/proj/a")
     assert found is not None and found.summary.id == "1111aaaa-0000" and not found.other_project
-    found = resolve("1111", catalog.quick("/proj/c"), catalog.quick(), "/proj/c")
+    found = resolve("1111b", catalog.quick("/proj/c"), catalog.quick(), "/proj/c")
     assert found is not None and found.summary.id == "1111bbbb-0000" and found.other_project
+    with pytest.raises(AmbiguousKey):  # one in each other project: neither is picked
+        resolve("1111", catalog.quick("/proj/c"), catalog.quick(), "/proj/c")
 
 
 # ---------------------------------------------------------------------------- fork
