@@ -28,7 +28,7 @@ from seance.core.trash import NotASessionFile, NotInTrash, SessionInUse, TrashEr
 from seance.core.writes import atomic_write, rename_session
 
 from .errors import CliError, ExitCode
-from .output import put_path, say, write_json
+from .output import ask, put_path, say, write_json
 from .scope import Scope, find_session, scope_options, session_path
 
 RECEIPT_NAME = "last-rm.json"  # a JSON list of receipts, newest last
@@ -59,7 +59,8 @@ def register(commands: argparse._SubParsersAction) -> None:
 
     rename = commands.add_parser("rename", help="name a session (pi: session_info entry; omp: title slot)")
     rename.add_argument("session", metavar="SESSION", help="session file path or id prefix")
-    rename.add_argument("name", metavar="NAME", help="the new name")
+    rename.add_argument("name", metavar="NAME", help='the new name; "" clears it (asks first, or --yes)')
+    rename.add_argument("--yes", "-y", action="store_true", help="clear the name without asking")
     scope_options(rename)
     rename.set_defaults(handler=run_rename)
 
@@ -279,8 +280,23 @@ def _undoable(saved: Any) -> bool:
 
 def run_rename(args: argparse.Namespace) -> int:
     path = session_path(args.session, args)
+    clearing = not args.name.strip()
+    if clearing and not args.yes:
+        _confirm_clear(path)
     stored = rename_session(path, args.name)
     where = "title slot" if stored == "title-slot" else "session_info entry"
-    say(f"renamed {path.name}: {display_text(args.name.strip())} ({where})")
+    if clearing:
+        say(f"cleared the name of {path.name} ({where})")
+    else:
+        say(f"renamed {path.name}: {display_text(args.name.strip())} ({where})")
     put_path(path)
     return ExitCode.OK
+
+
+def _confirm_clear(path: Path) -> None:
+    """Ask on the terminal before an empty NAME clears a name; without one, `--yes` must say so."""
+    answer = ask(f"Clear the name of {path.name}?")
+    if answer is None:
+        raise CliError(f"an empty NAME clears the name of {path.name}: add --yes to do it", ExitCode.BAD_INPUT)
+    if not answer:
+        raise CliError("nothing was changed", ExitCode.CANCELLED)

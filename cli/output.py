@@ -18,6 +18,15 @@ def say(message: str) -> None:
     print(visible(message), file=sys.stderr)
 
 
+def ask(question: str) -> bool | None:
+    """A yes/no question on the terminal (stderr, then a line of stdin): True only for y/yes;
+    None when there is no terminal to ask on (the caller wants an explicit flag then)."""
+    if not (sys.stdin.isatty() and sys.stderr.isatty()):
+        return None
+    print(visible(question) + " [y/N] ", end="", file=sys.stderr, flush=True)
+    return sys.stdin.readline().strip().casefold() in ("y", "yes")
+
+
 def put_line(text: str) -> None:
     """A line of plain output on stdout, each control in it shown as an escape."""
     sys.stdout.write(visible(text) + "\n")
@@ -41,4 +50,4 @@ def write_json(payload: Any) -> None:
     write_json_bytes(orjson.dumps(payload, option=orjson.OPT_INDENT_2))
 
 
-__all__ = ["put_line", "put_path", "say", "write_json", "write_json_bytes"]
+__all__ = ["ask", "put_line", "put_path", "say", "write_json", "write_json_bytes"]

@@ -27,7 +27,7 @@ from . import dialects
 from .appendline import append_child
 from .errors import FileChangedError
 from .safefile import atomic_write, create_new
-from .session import Session, SessionError, load_session, read_session
+from .session import Session, SessionError, load_session, read_session, session_name
 from .timefmt import now_iso
 
 TITLE_SLOT_SIZE = 256
@@ -128,15 +128,19 @@ def set_label(
 
 
 def rename_session(path: str | os.PathLike[str], name: str, *, quiet: float | None = None) -> str:
-    """Give a session a display name.  Returns how it was stored: "session_info" or "title-slot".
+    """Give a session a display name, or clear it with an empty one.  Returns how it was
+    stored: "session_info" or "title-slot".
 
     pi dialect: append a `session_info` entry (pi persists nothing before the first
-    assistant message, so neither do we).  oh-my-pi: rewrite the 256-byte title slot in place.
+    assistant message, so neither do we); an empty name is what pi's `appendSessionInfo`
+    writes for a blank name, and pi reads the latest one, so it clears the name.  oh-my-pi:
+    rewrite the 256-byte title slot in place (an empty title clears it).  Clearing a session
+    that has no name is refused: there is nothing to write.
     """
     text = name.strip()
-    if not text:
-        raise SessionError("a name cannot be empty")
     session = load_session(path)
+    if not text and session_name(session) is None:
+        raise SessionError(f"{session.path}: has no name to clear")
     if session.title_slot is not None:
         write_title_slot(session, text)
         return "title-slot"

@@ -122,3 +122,15 @@ def test_an_ambiguous_session_argument_lists_the_candidates_and_exits_2(root, ca
         assert '"abcd" matches 2 sessions' in err
         assert "abcd-1111" in err and "abcd-2222" in err and "/one" in err and "/two" in err
     assert sorted(path.name for path in root.rglob("*.jsonl")) == before  # nothing trashed, nothing renamed
+
+
+def test_an_empty_name_clears_the_name_only_with_yes(root, capsys) -> None:
+    run(capsys, "--root", str(root), "--cwd", "/two", "rename", "abcd", "auth-refactor")
+    code, out, err = run(capsys, "--root", str(root), "rename", "auth-refactor", "")  # no terminal to ask on
+    assert (code, out) == (2, "") and "--yes" in err
+    code, out, err = run(capsys, "--root", str(root), "rename", "auth-refactor", "", "--yes")
+    assert code == 0 and out.strip().endswith("abcd-2222.jsonl") and "cleared the name" in err
+    code, _, err = run(capsys, "--root", str(root), "resolve", "auth-refactor")
+    assert code == 1 and "not found" in err
+    code, _, err = run(capsys, "--root", str(root), "--cwd", "/two", "rename", "abcd", "", "--yes")
+    assert code == 2 and "no name to clear" in err

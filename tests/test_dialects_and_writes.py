@@ -134,8 +134,11 @@ def test_rename_pi_dialect(tmp_path: Path) -> None:
     path = _write(tmp_path / "s.jsonl", V3)
     assert rename_session(path, " New name ") == "session_info"
     assert load_session(path).name == "New name"
-    with pytest.raises(SessionError):
-        rename_session(path, "   ")
+    assert rename_session(path, "   ") == "session_info"  # an empty name clears it, as pi reads it
+    assert load_session(path).name is None
+    assert orjson.loads(path.read_bytes().splitlines()[-1])["name"] == ""  # pi's appendSessionInfo("")
+    with pytest.raises(SessionError, match="no name to clear"):
+        rename_session(path, "")
     user_only = _write(tmp_path / "u.jsonl", V3[:2])
     with pytest.raises(SessionError, match="no assistant reply"):
         rename_session(user_only, "x")
@@ -175,6 +178,8 @@ def test_omp_title_slot_rename_in_place(tmp_path: Path) -> None:
     session = load_session(path)
     assert session.name and set(session.name) == {"ü"} and len(session.name) < 300
     assert session.id == "s3" and [e["id"] for e in session.entries] == ["a1", "a2"]
+    assert rename_session(path, "") == "title-slot"  # an empty title clears it, in place
+    assert path.stat().st_size == size and load_session(path).name is None
 
 
 def test_omp_model_change_and_extras(tmp_path: Path) -> None:

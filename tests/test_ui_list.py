@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import orjson
 import pytest
 from textual import events
 from textual.widgets import Input
@@ -732,3 +733,32 @@ async def test_a_big_tree_freezes_and_unfreezes_then_the_list_freezes_again(tmp_
         await settle(pilot)
         assert gc.get_freeze_count() > 0, "the list froze again after its next search"
     assert gc.get_freeze_count() == 0
+
+
+async def test_an_empty_name_clears_it_after_a_confirm(root: Path) -> None:
+    path = session_path(root, Spec("s-docs", PROJECT))
+    async with picker_app(root).run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("down", "down", "down", "ctrl+r")
+        await pilot.pause()
+        await pilot.press(*"Docs pass", "enter")
+        await settle(pilot)
+        assert cursor_title(pilot) == "Docs pass"
+        for confirm_key, expected in (("escape", "Docs pass"), ("enter", "update the README")):
+            await pilot.press("ctrl+r")
+            await pilot.pause()
+            pilot.app.screen.query_one(Input).value = ""
+            await pilot.press("enter")
+            await pilot.pause()
+            assert isinstance(pilot.app.screen, ConfirmScreen), "clearing a name asks first"
+            await pilot.press(confirm_key)
+            await settle(pilot)
+            assert cursor_title(pilot) == expected
+        assert screen_of(pilot).status.message == "Session name cleared"
+    assert orjson.loads(path.read_bytes().splitlines()[-1]) | {"id": "", "parentId": "", "timestamp": ""} == {
+        "type": "session_info",
+        "id": "",
+        "parentId": "",
+        "timestamp": "",
+        "name": "",
+    }

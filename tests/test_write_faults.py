@@ -200,3 +200,15 @@ def test_finding12a_migration_as_root_keeps_owner_group_and_mode(tmp_path) -> No
     info = path.stat()
     assert (info.st_uid, info.st_gid, info.st_mode & 0o7777) == (12345, 12346, 0o600)
     assert _leftover_temps(tmp_path) == []
+
+
+@pytest.mark.skipif(not node_oracle_available(), reason="pi's npm package (tests/oracle) is not installed")
+def test_a_cleared_name_is_no_name_for_pi(tmp_path: Path) -> None:
+    """`rename S ""` writes what pi's appendSessionInfo("") writes, and pi reads no name after it."""
+    session = tmp_path / "s.jsonl"
+    write_v3(session, "cleared-1")
+    rename_session(session, "temporary")
+    (named,) = json.loads(run_node("context_of.mjs", str(session)))
+    rename_session(session, "")
+    (cleared,) = json.loads(run_node("context_of.mjs", str(session)))
+    assert (named["name"], cleared["name"]) == ("temporary", None)

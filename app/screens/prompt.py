@@ -71,13 +71,14 @@ class PromptScreen(SeanceModal[str | None]):
 
 
 def rename_prompt(current_name: str | None, title: str) -> PromptScreen:
-    """pi's rename: the current name pre-filled, a blank name refused."""
+    """pi's rename, the current name pre-filled; a blank answer ("") asks to clear the name
+    (the caller confirms first), refused when there is no name to clear."""
     return PromptScreen(
-        "Rename Session",
+        "Rename Session (empty to clear the name)" if current_name else "Rename Session",
         current_name,
         title,
         placeholder="a name for this session",
-        required=True,
+        required=not current_name,
         empty_error="A name cannot be empty",
     )
 

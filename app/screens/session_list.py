@@ -706,6 +706,14 @@ class SessionPickerScreen(Screen[PickResult | None]):
         def answered(name: str | None) -> None:
             if name:
                 self._rename_worker(summary, name)
+            elif name == "":  # pi's empty session_info: clears the name, after a confirm
+
+                def confirmed(yes: bool | None) -> None:
+                    if yes:
+                        self._rename_worker(summary, "")
+
+                question = ConfirmScreen("Clear the session's name?", summary.title, confirm_label="Clear")
+                self.app.push_screen(question, confirmed)
 
         self.app.push_screen(rename_prompt(summary.name, summary.title), answered)
 
@@ -722,7 +730,10 @@ class SessionPickerScreen(Screen[PickResult | None]):
     def _renamed(self, message: Renamed) -> None:
         if message.summary is not None:
             self._apply_changes([message.summary])
-        self.status.show_message(f"Session renamed to {display_text(message.name, 60)}")
+        if message.name:
+            self.status.show_message(f"Session renamed to {display_text(message.name, 60)}")
+        else:
+            self.status.show_message("Session name cleared")
 
     # -- tree ----------------------------------------------------------------------------
 
