@@ -88,12 +88,12 @@ def key_matches(key: str, summary: SessionSummary) -> bool:
 
 def name_is(key: str, summary: SessionSummary) -> bool:
     """`key` (already case-folded and trimmed) is the session's name."""
-    return bool(summary.name) and summary.name.strip().casefold() == key
+    return summary.name is not None and summary.name.strip().casefold() == key
 
 
 def name_starts(key: str, summary: SessionSummary) -> bool:
     """`key` (already case-folded and trimmed) begins the session's name."""
-    return bool(summary.name) and summary.name.strip().casefold().startswith(key)
+    return summary.name is not None and summary.name.strip().casefold().startswith(key)
 
 
 def _first_unique(
