@@ -137,6 +137,22 @@ def resolve_name(
     return _first_unique(key, (name_is, name_starts), summaries_current, summaries_all, cwd)
 
 
+# Which agent resumes a session of each dialect, and how (`pi --session <path|id>`, pi's
+# README; oh-my-pi: `omp --resume <path>`, a path-like value is opened as is).
+_RESUME_FLAGS = {"omp": ("omp", "--resume")}
+_DEFAULT_RESUME = ("pi", "--session")
+
+
+def resume_command(summary: SessionSummary) -> str:
+    """The shell line that resumes `summary` in its agent, from its own directory:
+    `cd <cwd> && pi --session <path>`; every word quoted for pasting (it is session text)."""
+    from .text import shell_word
+
+    agent, flag = _RESUME_FLAGS.get(summary.dialect, _DEFAULT_RESUME)
+    command = f"{agent} {flag} {shell_word(summary.path)}"
+    return f"cd {shell_word(summary.cwd)} && {command}" if summary.cwd else command
+
+
 # ---------------------------------------------------------------------------- fork
 
 
@@ -404,6 +420,7 @@ __all__ = [
     "read_breadcrumb",
     "resolve",
     "resolve_name",
+    "resume_command",
     "same_project",
     "session_file_name",
     "switch_session",

@@ -94,6 +94,20 @@ def shell_path(path: object) -> str:
     text = os.fspath(path) if isinstance(path, os.PathLike) else as_text(path)
     if not CONTROL_CHARS.search(text) and not text.startswith("$'"):
         return text
+    return _dollar_quoted(text)
+
+
+def shell_word(value: object) -> str:
+    """`value` as one shell word a user can paste into bash: `shlex.quote`d, or `$'...'`-quoted
+    with each control as its escape (a pasted raw ESC or newline would act, not be text)."""
+    import shlex
+
+    text = as_text(value)
+    return _dollar_quoted(text) if CONTROL_CHARS.search(text) else shlex.quote(text)
+
+
+def _dollar_quoted(text: str) -> str:
+    """bash's `$'...'` quoting of `text`, each control as its escape."""
     quoted = text.replace("\\", "\\\\").replace("'", "\\'")
     return "$'" + CONTROL_CHARS.sub(lambda m: _escape(m.group()), quoted) + "'"
 

@@ -20,6 +20,7 @@ from seance.core.resume import (
     read_breadcrumb,
     resolve,
     resolve_name,
+    resume_command,
     session_file_name,
     switch_session,
     terminal_id,
@@ -434,3 +435,21 @@ def test_a_relative_header_cwd_is_never_this_project(tmp_path, monkeypatch) -> N
     assert here == []
     found = resolve("rel", here, everything, str(tmp_path))
     assert found is not None and found.other_project
+
+
+def test_the_resume_command_pastes_back_to_the_exact_path_and_cwd(tmp_path: Path) -> None:
+    """Each word of the copied command is one shell word, even with quotes, spaces and an ESC."""
+    import subprocess
+
+    cwd = str(tmp_path / "it's a \x1b[31mproject")
+    path = str(tmp_path / "s $(touch pwned) \n.jsonl")
+    for dialect, agent in (("pi", "pi --session"), ("omp", "omp --resume")):
+        item = replace(summary(path, "id", cwd, 1), dialect=dialect)
+        command = resume_command(item)
+        assert agent in command and "\x1b" not in command and "\n" not in command
+        words = command.replace(f" && {agent} ", " ").removeprefix("cd ")
+        echoed = subprocess.run(
+            ["bash", "-c", f"printf '%s\\0' {words}"], capture_output=True, check=True, cwd=tmp_path
+        ).stdout
+        assert echoed.split(b"\0")[:2] == [cwd.encode(), path.encode()]
+    assert not (tmp_path / "pwned").exists()

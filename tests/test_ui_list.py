@@ -550,7 +550,7 @@ async def test_help_lists_the_screens_bindings(root: Path, enter: str, expected:
         assert rows["Enter"].startswith(expected) and rows["double-click"] == rows["Enter"]
         assert rows["↑ ↓ PgUp PgDn Home End"] == "move the cursor"
         assert "Ctrl+O / F3" in rows and "F1 / ?" in rows and rows["F2"] == "command palette"
-        assert len(rows) == 18  # type, 15 binding rows, double-click, F2
+        assert len(rows) == 19  # type, 16 binding rows, double-click, F2
         await pilot.press("f1")
         await pilot.pause()
         text = " ".join(str(row.render()) for row in pilot.app.screen.query(".seance-help-row"))
@@ -762,3 +762,26 @@ async def test_an_empty_name_clears_it_after_a_confirm(root: Path) -> None:
         "timestamp": "",
         "name": "",
     }
+
+
+async def test_ctrl_y_copies_the_resume_command_the_id_or_the_path(root: Path) -> None:
+    from seance.app.screens.copy import CopyScreen
+    from seance.core.resume import resume_command
+
+    async with picker_app(root).run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        summary = screen_of(pilot).session_list.highlighted.summary
+        for key, expected in (("c", resume_command(summary)), ("i", summary.id), ("p", summary.path)):
+            await pilot.press("ctrl+y")
+            await pilot.pause()
+            assert isinstance(pilot.app.screen, CopyScreen)
+            await pilot.press(key)
+            await pilot.pause()
+            assert pilot.app.clipboard == expected
+            assert screen_of(pilot).status.message.startswith("Copied the ")
+        assert resume_command(summary).startswith(f"cd {PROJECT} && pi --session ")
+        await pilot.press("ctrl+y")
+        await pilot.pause()
+        await pilot.press("escape")
+        await pilot.pause()
+        assert screen_of(pilot).is_current and pilot.app.clipboard == summary.path

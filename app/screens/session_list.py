@@ -67,6 +67,7 @@ from ..watcher import RootWatcher
 from ..widgets.session_list import SessionList, utc_now
 from ..widgets.status_bar import StatusBar
 from .confirm import ConfirmScreen
+from .copy import CopyChoice, CopyScreen
 from .help import HelpScreen, help_rows
 from .prompt import rename_prompt
 
@@ -178,6 +179,9 @@ class SessionPickerScreen(Screen[PickResult | None]):
         ),
         Binding("ctrl+r", "rename", "Rename", priority=True, tooltip="rename the session"),
         Binding("ctrl+t", "tree", "Tree", priority=True, tooltip="tree of the session (resume at any entry)"),
+        Binding(
+            "ctrl+y", "copy", "Copy", show=False, priority=True, tooltip="copy the resume command, the id or the path"
+        ),
         Binding("ctrl+f", "fork", "Fork", show=False, priority=True, tooltip="fork the session (pick it as a fork)"),
         Binding("ctrl+o,f3", "toggle_preview", "Preview", priority=True, tooltip="show or hide the preview"),
         Binding("f1,question_mark", "help", "Help", priority=True, tooltip="this help (? when the query is empty)"),
@@ -734,6 +738,20 @@ class SessionPickerScreen(Screen[PickResult | None]):
             self.status.show_message(f"Session renamed to {display_text(message.name, 60)}")
         else:
             self.status.show_message("Session name cleared")
+
+    # -- copy ----------------------------------------------------------------------------
+
+    def action_copy(self) -> None:
+        row = self.session_list.highlighted
+        if row is None:
+            return
+
+        def chosen(choice: CopyChoice | None) -> None:
+            if choice is not None:
+                self.app.copy_to_clipboard(choice.text)  # OSC 52: the terminal puts it on the clipboard
+                self.status.show_message(f"Copied the {choice.what}: {display_text(choice.text, 60)}")
+
+        self.app.push_screen(CopyScreen(row.summary), chosen)
 
     # -- tree ----------------------------------------------------------------------------
 
