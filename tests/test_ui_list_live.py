@@ -44,7 +44,7 @@ async def test_new_changed_and_deleted_sessions_update_in_place(tmp_path: Path) 
         assert widget.rows[0].summary.id == "s-brand-new", "newest first"
         assert widget.highlighted.path == chosen, "the cursor stays on the same session"
         assert widget.cursor - widget.scroll_offset.y == screen_y + 1, "everything fits: the rows shift by one"
-        assert "1 new" in screen.status.render().plain
+        assert "new" not in screen.status.render().plain, "the list is at its top: the new row is in view"
 
         docs = session_path(root, Spec("s-docs", PROJECT))
         write_session(
@@ -89,6 +89,28 @@ async def test_rows_arriving_above_do_not_move_the_viewport(tmp_path: Path) -> N
         assert "new" not in screen_of(pilot).status.render().plain
 
 
+async def test_a_row_arriving_while_the_list_is_at_its_top_is_in_view(tmp_path: Path) -> None:
+    """The list at its top with the cursor on the first row: a new session appears above the
+    cursor, on screen (it used to be slipped in above the viewport, seen only after Home)."""
+    specs = [
+        Spec(f"s{number:02d}", PROJECT, (f"prompt {number:02d}",), timedelta(hours=number + 1)) for number in range(60)
+    ]
+    root = make_root(tmp_path, specs)
+    app = picker_app(root, options=PickerOptions(watch=True))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert await wait_until(pilot, lambda: screen_of(pilot).watching)
+        widget = screen_of(pilot).session_list
+        chosen = widget.highlighted.path
+        for number in range(2):
+            write_session(root, Spec(f"new{number}", PROJECT, ("fresh",), timedelta(seconds=5 - number)))
+            assert await wait_until(pilot, lambda n=number: len(widget.rows) == 61 + n)
+            await settle(pilot)
+            assert widget.scroll_offset.y == 0 and widget.rows[0].summary.id == f"new{number}"
+            assert widget.highlighted.path == chosen, "the cursor stays on its session"
+        assert "new" not in screen_of(pilot).status.render().plain
+
+
 async def test_live_rows_respect_the_query(tmp_path: Path) -> None:
     root = make_root(tmp_path)
     app = picker_app(root, query="zebra", options=PickerOptions(watch=True))
@@ -117,7 +139,8 @@ async def test_2000_files_come_and_go_the_bookkeeping_stays_bounded_and_counts_n
         assert await wait_until(pilot, lambda: screen_of(pilot).watching)
         screen = screen_of(pilot)
         widget = screen.session_list
-        await pilot.press("down", "down", "down")  # away from the top: arrivals count as new
+        await pilot.press("pagedown", "pagedown")  # scrolled away from the top: arrivals above count as new
+        assert widget.scroll_offset.y > 0
         present = len(widget.rows)
         for round_number in range(20):
             batch = [

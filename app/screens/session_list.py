@@ -793,7 +793,7 @@ class SessionPickerScreen(Screen[PickResult | None]):
         self, changed: Sequence[SessionSummary], removed: Sequence[str] = (), *, restored: bool = False
     ) -> None:
         widget = self.session_list
-        at_top = widget.cursor == 0 and widget.scroll_offset.y == 0  # arrivals above the user count as new
+        at_top = widget.scroll_offset.y == 0  # the list stays at its top (set_rows): arrivals are in view
         self.model.changed(changed, removed, restored=restored, at_top=at_top)
         self._rebuild()
 

@@ -154,7 +154,9 @@ class SessionList(ScrollView, can_focus=False):
         """Replace every row.
 
         The cursor follows the session at path `keep` (default: the current one) and that row
-        keeps its position on screen.  With `top`, the cursor goes to the first row instead.
+        keeps its position on screen, unless the list was scrolled to its very top: then it
+        stays there, so rows that arrive above the cursor are seen, not slipped in above the
+        viewport.  With `top`, the cursor goes to the first row instead.
         """
         old_row = self.highlighted
         keep = keep if keep is not None else (old_row.path if old_row else None)
@@ -180,7 +182,8 @@ class SessionList(ScrollView, can_focus=False):
                 self.scroll_to(y=0, animate=False, immediate=True)
         else:
             self._cursor = found
-            if old_row is not None and 0 <= old_screen_y < self.scrollable_content_region.height:
+            at_top = self.scroll_offset.y == 0
+            if old_row is not None and not at_top and 0 <= old_screen_y < self.scrollable_content_region.height:
                 self.scroll_to(y=max(self._line_of(found) - old_screen_y, 0), animate=False, immediate=True)
         self._scroll_cursor_into_view()
         self.refresh()
