@@ -1,0 +1,249 @@
+"""What a user feels in the live picker, measured in a real terminal (tmux), as issue 14 states it.
+
+    python bench/latency.py --sessions 10000            # generate (or reuse) the corpus, index it, measure
+    python bench/latency.py --sessions 100000 --trials 20
+
+seance runs `pick` inside a detached tmux server of its own (`-L seance-latency`, 160×45 by
+default, `TERM=xterm-256color`), on a generated corpus (`bench/generate.py`, the same one
+`bench/run.py` uses) with a warm index, HOME and the cache in a temporary directory.  Keys
+are sent with `tmux send-keys`; the screen is read with `capture-pane` as fast as tmux
+answers (every few ms; the issue polled every 20 ms).  A time is from just before the key is
+sent to the first capture that shows the result:
+
+* launch → rows: the tmux session is created → a cursor row and the status line's count.
+* key → echo: one character typed → the query line shows it (the UI thread was free).
+* key → settled: the same key → the screen stops changing (the last change seen before a
+  quiet period of `--quiet` seconds).
+* Tab → rows: the scope switch → the status line shows the other scope, screen settled.
+* Ctrl+T → tree rows: the tree screen's header and its position line are drawn.
+* new file → listed: a new session file (its first message a unique word) is written into
+  the current project's folder → the word is on screen.
+
+Medians and 95th percentiles are printed as a Markdown table (paste into docs/benchmarks.md).
+The capture loop costs CPU of its own on a 2-core machine: the figures are upper bounds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+import orjson
+
+BENCH = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCH))
+
+from run import corpus  # noqa: E402  (bench/ is not a package: its modules import each other by path)
+
+SOCKET = "seance-latency"
+SESSION = "bench"
+WORDS = ("sqlite", "deadline", "fts5 cursor", "refactor")
+STATUS = re.compile(r"(◉|○) Current Folder \| (◉|○) All .* ([\d,]+) sessions")
+
+
+class Terminal:
+    """One tmux server of our own, one window running `seance pick`."""
+
+    def __init__(self, command: list[str], env: dict[str, str], width: int, height: int) -> None:
+        self.command, self.env, self.width, self.height = command, env, width, height
+
+    def tmux(self, *args: str) -> str:
+        return subprocess.run(
+            ["tmux", "-L", SOCKET, "-f", "/dev/null", *args], capture_output=True, text=True, check=False
+        ).stdout
+
+    def start(self, log: Path) -> float:
+        self.stop()
+        line = " ".join(f"{name}={value!s}" for name, value in self.env.items())
+        shell = f"env {line} {' '.join(self.command)} 2>>{log}; sleep 600"
+        started = time.perf_counter()
+        self.tmux("new-session", "-d", "-x", str(self.width), "-y", str(self.height), "-s", SESSION, shell)
+        return started
+
+    def screen(self) -> list[str]:
+        return self.tmux("capture-pane", "-p", "-t", SESSION).splitlines()
+
+    def send(self, *keys: str, literal: bool = False) -> float:
+        started = time.perf_counter()
+        self.tmux("send-keys", "-t", SESSION, *(["-l"] if literal else []), *keys)
+        return started
+
+    def stop(self) -> None:
+        """End the server and wait until it is gone (a new session must not reach a dying one)."""
+        self.tmux("kill-server")
+        while subprocess.run(["tmux", "-L", SOCKET, "has-session"], capture_output=True).returncode == 0:
+            time.sleep(0.05)
+
+
+def wait_for(
+    terminal: Terminal, shown: Callable[[list[str]], bool], since: float, what: str, timeout: float = 30.0
+) -> float:
+    """Seconds from `since` to the first capture for which `shown` holds."""
+    while True:
+        lines = terminal.screen()
+        now = time.perf_counter()
+        if shown(lines):
+            return now - since
+        if now - since > timeout:
+            raise TimeoutError(f"timed out waiting for {what}; the screen was:\n" + "\n".join(lines))
+
+
+def settle(terminal: Terminal, since: float, quiet: float, timeout: float = 30.0) -> float:
+    """Seconds from `since` to the last change of the screen before it stayed the same for `quiet`."""
+    previous = terminal.screen()
+    changed = time.perf_counter()
+    while time.perf_counter() - changed < quiet:
+        lines = terminal.screen()
+        if lines != previous:
+            previous, changed = lines, time.perf_counter()
+        if changed - since > timeout:
+            break
+    return max(0.0, changed - since)
+
+
+def status(lines: list[str]) -> re.Match[str] | None:
+    return next((found for line in lines if (found := STATUS.search(line))), None)
+
+
+def rows_shown(lines: list[str]) -> bool:
+    return status(lines) is not None and any(line.startswith("› ") for line in lines)
+
+
+def query_line(lines: list[str]) -> str:
+    return lines[1] if len(lines) > 1 else ""
+
+
+def echoes(typed: str) -> Callable[[list[str]], bool]:
+    return lambda lines: typed in query_line(lines)
+
+
+def scope_differs(before: re.Match[str] | None) -> Callable[[list[str]], bool]:
+    def shown(lines: list[str]) -> bool:
+        now = status(lines)
+        return now is not None and (before is None or now.group(1) != before.group(1))
+
+    return shown
+
+
+def tree_drawn(lines: list[str]) -> bool:
+    return bool(lines) and "Session Tree" in lines[0] and any("filter:" in line for line in lines)
+
+
+def shows(word: str) -> Callable[[list[str]], bool]:
+    return lambda lines: any(word in line for line in lines)
+
+
+def write_probe(bucket: Path, cwd: str, word: str) -> Path:
+    """A new pi session whose first message is `word`: what an agent writes when it starts."""
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime())
+    session_id = str(uuid.uuid4())
+    entries = [
+        {"type": "session", "version": 3, "id": session_id, "timestamp": stamp, "cwd": cwd},
+        {"type": "message", "id": "u1", "parentId": None, "timestamp": stamp,
+         "message": {"role": "user", "content": f"{word} appeared while the picker was open"}},
+    ]  # fmt: skip
+    path = bucket / f"{stamp.replace(':', '-').replace('.', '-')}_{session_id}.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(entry) + b"\n" for entry in entries))
+    return path
+
+
+def percentiles(values: list[float]) -> str:
+    if not values:
+        return "–"
+    ordered = sorted(values)
+    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+    return f"{statistics.median(ordered) * 1000:,.0f} ms / {p95 * 1000:,.0f} ms (n={len(ordered)})"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sessions", type=int, default=10_000)
+    parser.add_argument("--projects", type=int, default=200)
+    parser.add_argument("--mean-bytes", type=int, default=40_000)
+    parser.add_argument("--trials", type=int, default=10, help="launches, Tabs, Ctrl+Ts and new files")
+    parser.add_argument("--quiet", type=float, default=0.4, help="seconds without change that mean settled")
+    parser.add_argument("--size", default="160x45")
+    parser.add_argument("--out", type=Path, default=BENCH / "out")
+    args = parser.parse_args()
+    if shutil.which("tmux") is None:
+        raise SystemExit("tmux is not installed")
+    root = corpus(args.out, args.sessions, args.projects, 1, args.mean_bytes, 0)
+    buckets = sorted(path for path in root.iterdir() if path.is_dir())
+    bucket = max(buckets, key=lambda path: sum(1 for _ in path.iterdir()))  # the busiest project
+    with open(next(bucket.glob("*.jsonl")), "rb") as handle:
+        cwd = orjson.loads(handle.readline())["cwd"]
+    width, height = (int(part) for part in args.size.split("x"))
+    seance = shutil.which("seance") or f"{sys.executable} -m seance"
+    scratch = Path(tempfile.mkdtemp(prefix="seance-latency-"))
+    (scratch / "home").mkdir()
+    env = {"HOME": str(scratch / "home"), "SEANCE_CACHE_DIR": str(scratch / "cache"), "TERM": "xterm-256color"}
+    probes: list[Path] = []
+    results: dict[str, list[float]] = {name: [] for name in ("launch", "echo", "settled", "tab", "tree", "new")}
+    try:
+        subprocess.run([*seance.split(), "index", "--root", str(root)], env={**os.environ, **env}, check=True)
+        terminal = Terminal([*seance.split(), "pick", "--root", str(root), "--cwd", cwd], env, width, height)
+        for trial in range(args.trials):
+            started = terminal.start(scratch / "stderr.log")
+            results["launch"].append(wait_for(terminal, rows_shown, started, "rows"))
+            settle(terminal, time.perf_counter(), args.quiet)
+            if trial == 0:  # typing: every key of every word, each after the previous one settled
+                for word in WORDS:
+                    typed = ""
+                    for char in word:
+                        typed += char
+                        sent = terminal.send(char, literal=True)
+                        results["echo"].append(wait_for(terminal, echoes(typed), sent, "echo"))
+                        results["settled"].append(settle(terminal, sent, args.quiet))
+                    terminal.send("Escape")
+                    settle(terminal, time.perf_counter(), args.quiet)
+            before = status(terminal.screen())
+            sent = terminal.send("Tab")
+            wait_for(terminal, scope_differs(before), sent, "scope")
+            results["tab"].append(settle(terminal, sent, args.quiet))
+            terminal.send("Tab")
+            settle(terminal, time.perf_counter(), args.quiet)
+            sent = terminal.send("C-t")
+            results["tree"].append(wait_for(terminal, tree_drawn, sent, "tree"))
+            terminal.send("Escape")
+            settle(terminal, time.perf_counter(), args.quiet)
+            word = f"probe{uuid.uuid4().hex[:10]}"
+            written = time.perf_counter()
+            probes.append(write_probe(bucket, cwd, word))
+            results["new"].append(wait_for(terminal, shows(word), written, "new row"))
+            print(f"trial {trial + 1}/{args.trials} done", file=sys.stderr)
+        terminal.stop()
+    except TimeoutError as error:
+        log = scratch / "stderr.log"
+        raise SystemExit(f"{error}\nseance's stderr:\n{log.read_text() if log.exists() else ''}") from None
+    finally:
+        for probe in probes:
+            probe.unlink(missing_ok=True)
+        subprocess.run(["tmux", "-L", SOCKET, "kill-server"], capture_output=True, check=False)
+        shutil.rmtree(scratch, ignore_errors=True)
+    labels = {
+        "launch": "launch → rows visible (warm index)",
+        "echo": "key → its character echoed",
+        "settled": "key → list settled for the new query",
+        "tab": "Tab (scope switch) → rows settled",
+        "tree": "Ctrl+T → tree rows drawn",
+        "new": "new session file → listed",
+    }
+    print(f"\n{args.sessions:,} sessions, {width}×{height}; median / p95\n")
+    print("| what the user does | median / p95 |\n|---|---|")
+    for name, label in labels.items():
+        print(f"| {label} | {percentiles(results[name])} |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
