@@ -29,7 +29,8 @@ def _entities(text: str) -> str:
 
 def _prose_line(line: str) -> str:
     """One line outside a fence: entities outside its code spans, code spans as they are."""
-    out, last = [], 0
+    out: list[str] = []
+    last = 0
     for span in _CODE_SPAN.finditer(line):
         out.extend((_entities(line[last : span.start()]), span.group()))
         last = span.end()
