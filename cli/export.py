@@ -14,8 +14,16 @@ from __future__ import annotations
 import argparse
 import sys
 
-from seance.core.export import DEFAULT_LEAF, FORMATS, context_document, format_for_path, render, tree_document
-from seance.core.export import write_export as write_export_file
+from seance.core.export import (
+    DEFAULT_LEAF,
+    FORMATS,
+    ExportExists,
+    context_document,
+    format_for_path,
+    render,
+    tree_document,
+    write_export,
+)
 from seance.core.text import json_safe, safe_multiline
 
 from .errors import CliError, ExitCode
@@ -61,7 +69,10 @@ def run_export(args: argparse.Namespace) -> int:
     build = tree_document if args.tree else context_document
     text = render(build(session, leaf, thinking=args.thinking), fmt)
     if args.output:
-        written = write_export_file(args.output, text, force=args.force, source=session.path)
+        try:
+            written = write_export(args.output, text, force=args.force, source=session.path)
+        except ExportExists as error:
+            raise CliError(f"{error} (--force replaces it)") from error
         say(f"seance: exported {len(text.encode()):,} bytes to {written}")
         return ExitCode.OK
     if fmt == "json":

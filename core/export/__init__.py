@@ -51,6 +51,10 @@ def default_file_name(name: str | None, session_id: str, fmt: str = "html") -> s
     return f"{stem}.{fmt}"
 
 
+class ExportExists(SessionError):
+    """The output file exists and replacing it was not asked for."""
+
+
 def write_export(
     path: str | os.PathLike[str], text: str, *, force: bool = False, source: str | os.PathLike[str] | None = None
 ) -> Path:
@@ -64,7 +68,7 @@ def write_export(
     if exists and target.suffix.lower() == ".jsonl":
         raise SessionError(f"{target}: an existing .jsonl file (a session?) is never replaced; nothing was written")
     if exists and not force:
-        raise SessionError(f"{target}: already exists (--force replaces it); nothing was written")
+        raise ExportExists(f"{target}: already exists; nothing was written")
     if exists and not target.is_file():
         raise SessionError(f"{target}: not a regular file; nothing was written")
     data = text.encode("utf-8")
@@ -74,7 +78,7 @@ def write_export(
         try:
             create_new(target, data)
         except SessionError as error:  # appeared meanwhile
-            raise SessionError(f"{target}: already exists (--force replaces it); nothing was written") from error
+            raise ExportExists(f"{target}: already exists; nothing was written") from error
     return target.absolute()
 
 
@@ -89,6 +93,7 @@ __all__ = [
     "DEFAULT_LEAF",
     "FORMATS",
     "ExportDocument",
+    "ExportExists",
     "context_document",
     "default_file_name",
     "format_for_path",
