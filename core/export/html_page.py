@@ -149,6 +149,9 @@ def render_html(doc: ExportDocument) -> str:
     body = _tree_body(doc.items) if doc.scope == "tree" else [_item(item) for item in doc.items]
     if not doc.items:
         body = ['<p class="note">Nothing here: the context is empty at this point.</p>']
+    elif doc.scope == "tree":
+        legend = "● marks the path to the leaf; each branch is indented under the entry it branches from."
+        body.insert(0, f'<p class="note">{legend}</p>')
     problems = "".join(f"<li>{_line(problem, 500)}</li>" for problem in doc.problems[:50])
     footer = f"<footer>Exported by {html.escape(doc.generator)}."
     if problems:
