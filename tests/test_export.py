@@ -350,3 +350,20 @@ def test_cli_on_a_terminal_markdown_is_sanitised_and_html_refused(hostile: Path)
     assert code == 0 and b"\x1b" not in shown and b"bold name" in shown
     code, shown = _on_a_terminal("export", str(hostile), "--format", "html")
     assert code == 2 and b"HTML is not for a terminal" in shown and b"<html" not in shown
+
+
+def test_files_pi_can_write_but_json_cannot_carry_export_in_every_format(tmp_path: Path) -> None:
+    """tests/hostile.py: lone surrogates, integers beyond 64 bits, JSON nested 10,000 deep."""
+    from hostile import HOSTILE as HOSTILE_FILES
+    from hostile import write_hostile
+
+    for name, path in write_hostile(tmp_path).items():
+        session = read_session(path)
+        if name not in HOSTILE_FILES:
+            continue  # the files that are not sessions
+        assert isinstance(session, Session), name
+        for build in (context_document, tree_document):
+            doc = build(session, thinking=True)
+            check_page(render(doc, "html"))
+            assert "\udc00" not in render(doc, "md")
+            orjson.loads(render(doc, "json"))
