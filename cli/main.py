@@ -31,6 +31,7 @@ Handler = Callable[[argparse.Namespace], int]
 COMMAND_MODULES = {
     "show": "session",
     "tree": "session",
+    "export": "export",
     "ls": "catalog",
     "index": "catalog",
     "resolve": "actions",

@@ -45,6 +45,7 @@ from seance.core.text import display_text
 from seance.core.trash import ACTIVE_SECONDS, activity, same_file
 
 from ..commands import PickerCommands
+from ..export_flow import EXPORT_HELP, ExportDone, ask_and_export, show_export_notice
 from ..messages import (
     LoadFailed,
     LoadProgress,
@@ -185,6 +186,7 @@ class SessionPickerScreen(Screen[PickResult | None]):
         Binding("ctrl+f", "fork", "Fork", show=False, priority=True, tooltip="fork the session (pick it as a fork)"),
         Binding("ctrl+o,f3", "toggle_preview", "Preview", priority=True, tooltip="show or hide the preview"),
         Binding("f1,question_mark", "help", "Help", priority=True, tooltip="this help (? when the query is empty)"),
+        Binding("alt+e", "export", "Export", show=False, priority=True, tooltip=EXPORT_HELP),
     ]
 
     def __init__(
@@ -752,6 +754,19 @@ class SessionPickerScreen(Screen[PickResult | None]):
                 self.status.show_message(f"Copied the {choice.what}: {display_text(choice.text, 60)}")
 
         self.app.push_screen(CopyScreen(row.summary), chosen)
+
+    # -- export (app/export_flow.py) ------------------------------------------------------
+
+    def action_export(self) -> None:
+        row = self.session_list.highlighted
+        if row is not None:
+            summary = row.summary
+            what = f"{summary.title} · the context it resumes with"
+            ask_and_export(self, Path(row.path), name=summary.name, session_id=summary.id, what=what)
+
+    @on(ExportDone)
+    def _exported(self, message: ExportDone) -> None:
+        show_export_notice(self, message)
 
     # -- tree ----------------------------------------------------------------------------
 

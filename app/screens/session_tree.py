@@ -25,6 +25,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Static
 
+from seance.app.export_flow import EXPORT_HELP, ExportDone, ask_and_export, show_export_notice
 from seance.app.messages import LongLivedDataLoaded
 from seance.app.paths import stylesheet
 from seance.app.screens.help import HelpScreen, help_rows
@@ -80,6 +81,7 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
         Binding("L,shift+l", "edit_label", "Label", show=False, tooltip="edit the entry's label (empty removes it)"),
         Binding("backspace", "backspace", "Edit search", show=False, tooltip="delete the last search character"),
         Binding("f1", "help", "Help", show=False, tooltip="this help"),
+        Binding("alt+e", "export", "Export", show=False, priority=True, tooltip=EXPORT_HELP),
     ]
 
     class Loaded(Message):
@@ -315,6 +317,23 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
         if self.model is not None:
             self.model.cycle_filter(step)
             self._changed()
+
+    # -- export (app/export_flow.py) ----------------------------------------------------
+
+    def action_export(self) -> None:
+        """Alt+E: the context at the highlighted entry, as `seance export --leaf ENTRY`."""
+        session, model = self.session, self.model
+        if session is None or model is None or model.selected_id is None:
+            return
+        entry_id = model.selected_id
+        what = f"the context at {display_text(model.summary(entry_id).plain(), 80)}"
+        ask_and_export(
+            self, session.path, name=session.name, session_id=session.id, session=session, leaf=entry_id, what=what
+        )
+
+    @on(ExportDone)
+    def _exported(self, message: ExportDone) -> None:
+        show_export_notice(self, message)
 
     # -- labels ---------------------------------------------------------------------------
 
