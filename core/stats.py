@@ -183,35 +183,38 @@ class SessionStats:
             "durationMs": self.duration_ms,
         }
 
-    def to_storage(self) -> dict[str, Any]:
-        """Everything, for the stats cache (`from_storage` reads it back)."""
-        return {
+    def to_storage(self, *, brief: bool = False) -> dict[str, Any]:
+        """Everything, for the stats cache (`from_storage` reads it back).  `brief`: only what
+        `aggregate` needs (ids, cwd, span, usage by hour and model), a tenth of the size."""
+        data: dict[str, Any] = {
             "path": self.path,
             "id": self.id,
             "cwd": self.cwd,
             "usage": self.usage.to_row(),
-            "models": {name: usage.to_row() for name, usage in self.models.items()},
-            "tools": self.tools,
-            "files": self.files,
-            "roles": self.roles,
-            "counts": [self.entries, self.leaves, self.branch_points, self.compactions],
             "span": [self.first_ms, self.last_ms],
             "hours": [[hour, model, *usage.to_row()] for (hour, model), usage in self.hours.items()],
         }
+        if not brief:
+            data["models"] = {name: usage.to_row() for name, usage in self.models.items()}
+            data["tools"] = self.tools
+            data["files"] = self.files
+            data["roles"] = self.roles
+            data["counts"] = [self.entries, self.leaves, self.branch_points, self.compactions]
+        return data
 
     @classmethod
     def from_storage(cls, data: dict[str, Any]) -> SessionStats:
-        entries, leaves, branch_points, compactions = data["counts"]
+        entries, leaves, branch_points, compactions = data.get("counts", (0, 0, 0, 0))
         first_ms, last_ms = data["span"]
         return cls(
             path=data["path"],
             id=data["id"],
             cwd=data["cwd"],
             usage=Usage.from_row(data["usage"]),
-            models={name: Usage.from_row(row) for name, row in data["models"].items()},
-            tools=data["tools"],
-            files=data["files"],
-            roles=data["roles"],
+            models={name: Usage.from_row(row) for name, row in data.get("models", {}).items()},
+            tools=data.get("tools", {}),
+            files=data.get("files", {}),
+            roles=data.get("roles", {}),
             entries=entries,
             leaves=leaves,
             branch_points=branch_points,

@@ -35,14 +35,20 @@ SCHEMA_VERSION = 1  # bump when `SessionStats` is computed or stored differently
 DB_NAME = "stats.sqlite"
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS stats (path TEXT PRIMARY KEY, size INTEGER NOT NULL, "
-    "mtime_ns INTEGER NOT NULL, data BLOB, reason TEXT, checksum INTEGER NOT NULL)",
+    "mtime_ns INTEGER NOT NULL, brief BLOB, data BLOB, reason TEXT, checksum INTEGER NOT NULL)",
     f"PRAGMA user_version = {SCHEMA_VERSION}",
 )
 _BATCH = 500
 
 
-def _check(path: str, size: int, mtime_ns: int, data: bytes | None, reason: str | None) -> int:
-    return zlib.crc32(data or b"", zlib.crc32(f"{path}\0{size}\0{mtime_ns}\0{reason}".encode(errors="replace")))
+# What one file gave: (brief stats JSON, full stats JSON, None) or (None, None, why not a session).
+Answer = tuple[bytes | None, bytes | None, str | None]
+
+
+def _check(path: str, size: int, mtime_ns: int, answer: Answer) -> int:
+    brief, data, reason = answer
+    salt = zlib.crc32(f"{path}\0{size}\0{mtime_ns}\0{reason}\0{len(brief or b'')}".encode(errors="replace"))
+    return zlib.crc32(data or b"", zlib.crc32(brief or b"", salt))
 
 
 class StatsCache:
@@ -85,50 +91,46 @@ class StatsCache:
             with contextlib.suppress(OSError):
                 os.unlink(f"{self.path}{suffix}")
 
-    def lookup(self, infos: Sequence[FileInfo]) -> dict[str, SessionStats | str]:
-        """The cached answer of each file whose stamp still matches: its stats, or why it is
-        not a session."""
+    def lookup(self, infos: Sequence[FileInfo], *, full: bool = False) -> dict[str, SessionStats | str]:
+        """The cached answer of each file whose stamp still matches: its stats (`full`, else
+        the brief part `aggregate` needs: a tenth to decode), or why it is not a session."""
         if self._db is None:
             return {}
         wanted = {info.path: info for info in infos}
         found: dict[str, SessionStats | str] = {}
         try:
-            rows = self._db.execute("SELECT path, size, mtime_ns, data, reason, checksum FROM stats").fetchall()
+            rows = self._db.execute("SELECT path, size, mtime_ns, brief, data, reason, checksum FROM stats").fetchall()
         except sqlite3.Error as error:
             self.problem = f"stats cache unreadable ({error}); computing without it"
             return {}
-        for path, size, mtime_ns, data, reason, checksum in rows:
+        for path, size, mtime_ns, brief, data, reason, checksum in rows:
             info = wanted.get(path)
             if info is None or info.size != size or info.mtime_ns != mtime_ns:
                 continue
-            if not isinstance(data, bytes | None) or not isinstance(reason, str | None):
+            answer = (brief, data, reason)
+            blobs = isinstance(brief, bytes | None) and isinstance(data, bytes | None)
+            if not blobs or not isinstance(reason, str | None):
                 continue  # a value of the wrong type: a damaged row, read the file again
-            if _check(path, size, mtime_ns, data, reason) != checksum:
+            if _check(path, size, mtime_ns, answer) != checksum:
                 continue  # a damaged row: read the file again
+            stored = data if full else brief
             try:
-                found[path] = SessionStats.from_storage(orjson.loads(data)) if data is not None else str(reason)
+                found[path] = SessionStats.from_storage(orjson.loads(stored)) if stored is not None else str(reason)
             except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
                 continue
         return found
 
-    def store(self, rows: Sequence[tuple[FileInfo, bytes | None, str | None]]) -> None:
-        """Keep (file, stats JSON or None, reason) rows; failures only set `problem`."""
+    def store(self, rows: Sequence[tuple[FileInfo, Answer]]) -> None:
+        """Keep what each file gave; failures only set `problem`."""
         if self._db is None or not rows:
             return
         values = [
-            (
-                info.path,
-                info.size,
-                info.mtime_ns,
-                data,
-                reason,
-                _check(info.path, info.size, info.mtime_ns, data, reason),
-            )
-            for info, data, reason in rows
+            (info.path, info.size, info.mtime_ns, *answer, _check(info.path, info.size, info.mtime_ns, answer))
+            for info, answer in rows
         ]
         try:
             with self._transaction():
-                self._db.executemany("INSERT OR REPLACE INTO stats VALUES (?, ?, ?, ?, ?, ?)", values)
+                self._db.executemany("INSERT OR REPLACE INTO stats VALUES (?, ?, ?, ?, ?, ?, ?)", values)
         except sqlite3.Error as error:
             self.problem = f"stats cache not written ({error})"
 
@@ -163,21 +165,22 @@ class StatsCache:
             self._db = None
 
 
-def stats_chunk(infos: Sequence[FileInfo]) -> list[tuple[bytes | None, str | None]]:
-    """Read each file and compute its stats: (stats JSON, None) or (None, why not a session)."""
+def stats_chunk(infos: Sequence[FileInfo]) -> list[Answer]:
+    """Read each file and compute its stats, encoded brief and full (or why it is not a session)."""
     from .session import NotASession, read_session
     from .stats import session_stats
 
-    out: list[tuple[bytes | None, str | None]] = []
+    out: list[Answer] = []
     for info in infos:
         try:
             session = read_session(info.path)
             if isinstance(session, NotASession):
-                out.append((None, session.reason))
+                out.append((None, None, session.reason))
             else:
-                out.append((orjson.dumps(session_stats(session).to_storage()), None))
+                stats = session_stats(session)
+                out.append((orjson.dumps(stats.to_storage(brief=True)), orjson.dumps(stats.to_storage()), None))
         except Exception as error:  # one poisoned file must not fail the run
-            out.append((None, f"cannot be read ({type(error).__name__}: {error})"))
+            out.append((None, None, f"cannot be read ({type(error).__name__}: {error})"))
     return out
 
 
@@ -194,22 +197,25 @@ def collect_stats(
     infos: Sequence[FileInfo],
     cache: StatsCache | None,
     *,
+    full: bool = False,
     workers: int = 1,
     progress: Callable[[int, int], None] | None = None,
 ) -> Collected:
-    """Stats of every file in `infos`: cached where the stamp matches, else read and stored."""
-    known = cache.lookup(infos) if cache is not None else {}
+    """Stats of every file in `infos`: cached where the stamp matches, else read and stored.
+    `full`: every field; else only what `aggregate` needs (faster from the cache)."""
+    known = cache.lookup(infos, full=full) if cache is not None else {}
     missing = [info for info in infos if info.path not in known]
     result = Collected(read=len(missing))
     fresh: dict[str, SessionStats | str] = {}
-    pending: list[tuple[FileInfo, bytes | None, str | None]] = []
+    pending: list[tuple[FileInfo, Answer]] = []
     done = 0
 
-    def consume(chunk: Sequence[FileInfo], answers: list[tuple[bytes | None, str | None]]) -> None:
+    def consume(chunk: Sequence[FileInfo], answers: list[Answer]) -> None:
         nonlocal done
-        for info, (data, reason) in zip(chunk, answers, strict=True):
-            fresh[info.path] = SessionStats.from_storage(orjson.loads(data)) if data is not None else str(reason)
-            pending.append((info, data, reason))
+        for info, answer in zip(chunk, answers, strict=True):
+            stored = answer[1] if full else answer[0]
+            fresh[info.path] = SessionStats.from_storage(orjson.loads(stored)) if stored is not None else str(answer[2])
+            pending.append((info, answer))
         done += len(chunk)
         if cache is not None and len(pending) >= _BATCH:
             cache.store(pending)
