@@ -159,15 +159,15 @@ def report_lines(report: Aggregate, days: Aggregate, width: int = 80) -> list[st
     ]
     keys, costs = day_series(days)
     if keys:
-        spark = sparkline(costs[-max(width - 24, 8) :])
+        spark = sparkline(costs[-max(width - 31, 8) :])  # "cost/day " + two dates + spaces: 31 cells
         lines.append(f"cost/day {keys[-len(spark)]} {spark} {keys[-1]}")
     if not report.groups:
         lines.append("no usage recorded" + (" in that time" if since else ""))
         return lines
-    numbers = 8 + 9 + 8 + 11  # sessions, messages, tokens, cost
+    numbers = 4 + 7 + 8 + 7 + 10 + 2  # the spaces, sessions, messages, tokens, cost, and before the bar
     names = [display_text(home_short(group.key) if report.by == "project" else group.key) for group in report.groups]
-    label = max(min(max(cell_width(name) for name in names), width - numbers - 12, 48), 8)
-    room = max(width - label - numbers - 2, 4)
+    label = max(min(max(cell_width(name) for name in names), width - numbers - 8, 48), 8)
+    room = max(width - label - numbers, 4)
     largest = max(group.usage.cost for group in report.groups)
     lines.append("")
     lines.append(f"{fit(report.by, label)} {'sessions':>7} {'messages':>8} {'tokens':>7} {'cost':>10}")
