@@ -129,6 +129,8 @@ def _write_tree_json(session: Session) -> None:
 def run_show(args: argparse.Namespace) -> int:
     session = open_session_arg(args)
     if getattr(args, "stats", False):
+        if args.leaf is not None:
+            raise CliError("--stats counts the whole tree (every branch): --leaf does not apply")
         from .stats import run_show_stats  # here: plain `show` never loads the stats modules
 
         return run_show_stats(session, args.json)

@@ -90,6 +90,12 @@ def test_show_stats_text_is_sanitised(tmp_path: Path, capsys) -> None:
     assert "x.py  (read 1)" in out
 
 
+def test_show_stats_refuses_leaf(tmp_path: Path, capsys) -> None:
+    path = _session(tmp_path, "/p", "s1", "m", 0.5, "2026-03-01")
+    code, out, err = run(capsys, "show", str(path), "--stats", "--leaf", "a1")
+    assert code == ExitCode.BAD_INPUT and not out and "--leaf does not apply" in err
+
+
 def test_stats_groups_by_model_project_and_day(tmp_path: Path, capsys) -> None:
     root = tmp_path / "root"
     _session(root, "/work/a", "s1", "m1", 1.0, "2026-03-01")

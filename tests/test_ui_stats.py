@@ -104,9 +104,7 @@ async def test_stats_names_are_plain_text(tmp_path: Path) -> None:
 async def test_help_lists_alt_i(root: Path) -> None:
     async with picker_app(root).run_test(size=SHORT) as pilot:
         await settle(pilot)
-        screen = screen_of(pilot)
-        keys = {binding.key: binding.tooltip for binding in screen.BINDINGS if hasattr(binding, "key")}
-        assert keys["alt+i"] == "show or hide session stats"
+        assert dict(screen_of(pilot).help_rows())["Alt+I"] == "show or hide session stats"
 
 
 def test_snapshot_stats_block(snap_compare, root: Path) -> None:
