@@ -39,6 +39,7 @@ COMMAND_MODULES = {
     "rm": "actions",
     "rename": "actions",
     "pick": "ui",
+    "stats": "stats",
 }
 _VALUED_OPTIONS = ("--root", "--cwd")  # top-level options that take the next argument
 

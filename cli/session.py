@@ -36,6 +36,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     show.add_argument("session", metavar="SESSION", help="session file path or id prefix")
     show.add_argument("--leaf", metavar="ENTRY_ID", help="resume point (default: the session's leaf)")
     show.add_argument("--json", action="store_true", help="print JSON (a stable contract)")
+    show.add_argument("--stats", action="store_true", help="tokens, cost, models, tools, files (the whole tree)")
     scope_options(show)
     show.set_defaults(handler=run_show)
 
@@ -127,6 +128,12 @@ def _write_tree_json(session: Session) -> None:
 
 def run_show(args: argparse.Namespace) -> int:
     session = open_session_arg(args)
+    if getattr(args, "stats", False):
+        if args.leaf is not None:
+            raise CliError("--stats counts the whole tree (every branch): --leaf does not apply")
+        from .stats import run_show_stats  # here: plain `show` never loads the stats modules
+
+        return run_show_stats(session, args.json)
     if args.leaf is not None and args.leaf not in session.tree.by_id:
         raise CliError(f"{session.path.name}: no entry {args.leaf!r}")
     payload = show_payload(session, args.leaf)

@@ -185,6 +185,7 @@ class SessionPickerScreen(Screen[PickResult | None]):
         ),
         Binding("ctrl+f", "fork", "Fork", show=False, priority=True, tooltip="fork the session (pick it as a fork)"),
         Binding("ctrl+o,f3", "toggle_preview", "Preview", priority=True, tooltip="show or hide the preview"),
+        Binding("alt+i", "toggle_stats", "Stats", show=False, priority=True, tooltip="show or hide session stats"),
         Binding("f1,question_mark", "help", "Help", priority=True, tooltip="this help (? when the query is empty)"),
         Binding("alt+e", "export", "Export", show=False, priority=True, tooltip=EXPORT_HELP),
     ]
@@ -244,7 +245,7 @@ class SessionPickerScreen(Screen[PickResult | None]):
     def _compose_preview(self) -> ComposeResult:
         from ..widgets.context_preview import ContextPreview
 
-        yield ContextPreview(id="seance-preview")
+        yield ContextPreview(stats=True, id="seance-preview")
 
     @property
     def session_list(self) -> SessionList:
@@ -608,6 +609,17 @@ class SessionPickerScreen(Screen[PickResult | None]):
     def action_toggle_paths(self) -> None:
         self.show_paths = not self.show_paths
         self.session_list.set_display(show_path=self.show_paths)
+
+    def action_toggle_stats(self) -> None:
+        """Alt+I: the stats block in the preview (the preview comes back first if it was hidden)."""
+        preview = self._preview()
+        if preview is None:
+            return
+        if not self._preview_visible():
+            self.action_toggle_preview()
+            preview.stats_choice = True
+        else:
+            preview.toggle_stats()
 
     def action_toggle_preview(self) -> None:
         self.preview_wanted = not self.preview_wanted

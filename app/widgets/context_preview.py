@@ -7,6 +7,11 @@ and the handler on the UI thread swaps the text in.
 
 Every string from the session is shown as plain `Content` (never markup), sanitised by
 `seance.core.text`.
+
+With `stats=True` (the session list) a compact stats block (`core.statsformat.compact_lines`:
+tokens, cost, models, tools, files, branches, duration — the whole tree) sits under the
+header: computed in the same worker, cached by file stamp, shown by default when the pane is
+at least `STATS_AUTO_ROWS` tall, and toggled with `toggle_stats` (Alt+I in the list).
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ TAIL_MESSAGES = 200
 BODY_LIMIT = 2_000
 TOOL_OUTPUT_LIMIT = 400
 TOOL_OUTPUT_LINES = 6
+STATS_AUTO_ROWS = 30  # a pane this tall shows the stats block unless toggled off
 
 
 # -- the document (pure data, built in the worker thread) -------------------------------
@@ -64,6 +70,7 @@ class PreviewDoc:
     blocks: list[PreviewBlock] = field(default_factory=list)
     earlier: int = 0
     notice: str | None = None
+    stats: list[str] = field(default_factory=list)  # the compact stats block (empty: none)
 
 
 def _clip(text: str, limit: int, max_lines: int | None = None) -> str:
@@ -261,8 +268,13 @@ class ContextPreview(Vertical):
             self.token = token
             self.doc = doc
 
-    def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
+    def __init__(
+        self, *, stats: bool = False, name: str | None = None, id: str | None = None, classes: str | None = None
+    ) -> None:
         super().__init__(name=name, id=id, classes=classes)
+        self.stats_enabled = stats
+        self.stats_choice: bool | None = None  # None: by the pane's height (STATS_AUTO_ROWS)
+        self._stats_cache: OrderedDict[tuple[Path, Any], list[str]] = OrderedDict()
         self._token = 0
         self._shown_token = 0
         self._doc: PreviewDoc | None = None
@@ -270,6 +282,7 @@ class ContextPreview(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Static(id="seance-preview-header", markup=False)
+        yield Static(id="seance-preview-stats", markup=False)
         with VerticalScroll(id="seance-preview-scroll", can_focus=False):
             yield Static(id="seance-preview-body", markup=False)
 
@@ -280,6 +293,22 @@ class ContextPreview(Vertical):
     def document(self) -> PreviewDoc | None:
         """The document currently shown (None while empty or loading)."""
         return self._doc
+
+    @property
+    def stats_visible(self) -> bool:
+        """Whether the stats block shows: the user's Alt+I choice, else whether the pane is tall enough."""
+        if not self.stats_enabled:
+            return False
+        return self.stats_choice if self.stats_choice is not None else self.size.height >= STATS_AUTO_ROWS
+
+    def toggle_stats(self) -> None:
+        """Show the stats block if hidden, hide it if shown (overrides the height rule)."""
+        self.stats_choice = not self.stats_visible
+        self._render_doc()
+
+    def on_resize(self) -> None:
+        if self.stats_enabled and self.is_mounted:
+            self._render_doc()
 
     @property
     def pending(self) -> bool:
@@ -328,8 +357,27 @@ class ContextPreview(Vertical):
             doc = build_preview(session, leaf_id)
         except Exception as error:  # a malformed entry must not take the pane down
             doc = PreviewDoc(notice=f"Cannot build the context: {display_text(error)}")
+        if self.stats_enabled and not worker.is_cancelled:
+            doc.stats = self._stats_lines(session)
         if not worker.is_cancelled:
             self.post_message(self.Loaded(token, doc))
+
+    def _stats_lines(self, session: Session) -> list[str]:
+        """The session's compact stats block (worker thread), cached by path and file stamp."""
+        from seance.core.stats import session_stats
+        from seance.core.statsformat import compact_lines
+
+        key = (session.path, session.stamp)
+        lines = self._stats_cache.get(key)
+        if lines is None:
+            try:
+                lines = compact_lines(session_stats(session))
+            except Exception as error:  # stats must never take the preview down
+                lines = [f"stats unavailable: {display_text(error)}"]
+            self._stats_cache[key] = lines
+            while len(self._stats_cache) > 16:
+                self._stats_cache.popitem(last=False)
+        return lines
 
     def on_context_preview_loaded(self, message: Loaded) -> None:
         if message.token != self._token:
@@ -352,7 +400,10 @@ class ContextPreview(Vertical):
     def _render_doc(self) -> None:
         header = self.query_one("#seance-preview-header", Static)
         body = self.query_one("#seance-preview-body", Static)
+        stats = self.query_one("#seance-preview-stats", Static)
         doc = self._doc
+        stats.display = bool(doc is not None and doc.stats and self.stats_visible)
+        stats.update(Content("\n".join(doc.stats)) if doc is not None else "")
         if doc is None:
             header.update("")
             header.display = False

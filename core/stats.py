@@ -1,0 +1,488 @@
+"""What a session cost and did: tokens, cost, models, tools, files touched — in one pass.
+
+`session_stats(session)` walks a loaded `Session`'s entries once (they are already
+normalised: pi v1-v3, oh-my-pi, the Python port) and returns a `SessionStats`:
+
+* tokens in / out / cache read / cache write and cost, summed from the `usage` pi records on
+  every assistant message (`{input, output, cacheRead, cacheWrite, totalTokens, cost: {…,
+  total}}`; oh-my-pi writes the same keys, sometimes without `totalTokens` and with an extra
+  `reasoning`, which is part of `output` and not added again).  The total is the sum of the
+  four counts, as pi's own `getSessionStats()` computes it.
+* models used (`provider/model` → assistant messages and their usage), the tool-call
+  histogram, the files touched (see `FILE_TOOLS`), message counts by role, leaves (branch
+  count), branch points, compactions, and the first and last message timestamps (the
+  duration: other entries may be written long after, e.g. oh-my-pi's `session_exit`).
+
+**The whole tree counts**, every branch and everything before a compaction: that is what
+was paid for, and what pi's footer sums (`sessionManager.getEntries()`, all entries).
+
+Usage is also kept per UTC hour and model (`hours`), so `aggregate` can group many
+sessions by model, project or local day and cut them at `--since` without reading a file
+again; `statscache.py` stores a `SessionStats` per file stamp.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from .session import Session
+from .timefmt import iso_ms, parse_time_ms
+
+_INT64_MAX = (1 << 63) - 1
+UNKNOWN_MODEL = "(unknown model)"
+
+# Tool name (lower case) → what it does to the file named in its arguments.  pi's built-in
+# tools (read, edit, write), oh-my-pi's (the same names, plus `batch_read` with
+# `{"o": [{"o": "read", "p": PATH}]}` and the short `p` / `file` argument names seen in real
+# files) and Claude Code's names (`MultiEdit`, `file_path`).  Directory tools (ls, find,
+# grep, search) name directories or patterns, not files: they are not counted.
+FILE_TOOLS: dict[str, str] = {
+    "read": "read",
+    "batch_read": "read",
+    "edit": "edit",
+    "multiedit": "edit",
+    "multi_edit": "edit",
+    "write": "write",
+}
+_PATH_KEYS = ("path", "file_path", "file", "p")
+FILE_OPS = ("read", "edit", "write")
+
+
+@dataclass(slots=True)
+class Usage:
+    """Assistant messages and the usage they recorded."""
+
+    messages: int = 0
+    input: int = 0
+    output: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+    cost: float = 0.0
+
+    @property
+    def tokens(self) -> int:
+        """input + output + cache read + cache write (pi's `getSessionStats().tokens.total`)."""
+        return self.input + self.output + self.cache_read + self.cache_write
+
+    def add_message(self, usage: Any) -> None:
+        """Count one assistant message and its `usage` (ignored unless an object)."""
+        self.messages += 1
+        if type(usage) is not dict:
+            return
+        self.input = _add_tokens(self.input, usage.get("input"))
+        self.output = _add_tokens(self.output, usage.get("output"))
+        self.cache_read = _add_tokens(self.cache_read, usage.get("cacheRead"))
+        self.cache_write = _add_tokens(self.cache_write, usage.get("cacheWrite"))
+        cost = usage.get("cost")
+        total = cost.get("total") if type(cost) is dict else None
+        if isinstance(total, int | float) and not isinstance(total, bool) and math.isfinite(self.cost + total):
+            self.cost += total
+
+    def merge(self, other: Usage) -> None:
+        self.messages += other.messages
+        self.input = min(self.input + other.input, _INT64_MAX)
+        self.output = min(self.output + other.output, _INT64_MAX)
+        self.cache_read = min(self.cache_read + other.cache_read, _INT64_MAX)
+        self.cache_write = min(self.cache_write + other.cache_write, _INT64_MAX)
+        if math.isfinite(self.cost + other.cost):
+            self.cost += other.cost
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "messages": self.messages,
+            "input": self.input,
+            "output": self.output,
+            "cacheRead": self.cache_read,
+            "cacheWrite": self.cache_write,
+            "totalTokens": self.tokens,
+            "cost": self.cost,
+        }
+
+    def to_row(self) -> list[Any]:
+        return [self.messages, self.input, self.output, self.cache_read, self.cache_write, self.cost]
+
+    @classmethod
+    def from_row(cls, row: list[Any]) -> Usage:
+        return cls(*row)
+
+
+def _add_tokens(total: int, value: Any) -> int:
+    """A token count from the file: a non-negative whole number (JSON may hold 12.0), capped at 64 bits."""
+    if type(value) is int:
+        return min(total + value, _INT64_MAX) if value > 0 else total
+    if type(value) is float and math.isfinite(value) and value > 0:
+        return min(total + int(value), _INT64_MAX)
+    return total
+
+
+@dataclass(slots=True)
+class SessionStats:
+    """Totals of one session file, every branch included."""
+
+    path: str
+    id: str
+    cwd: str
+    usage: Usage = field(default_factory=Usage)
+    models: dict[str, Usage] = field(default_factory=dict)  # "provider/model" → usage
+    tools: dict[str, int] = field(default_factory=dict)  # tool name → calls
+    files: dict[str, dict[str, int]] = field(default_factory=dict)  # path → {read|edit|write: calls}
+    roles: dict[str, int] = field(default_factory=dict)  # message role → message entries
+    entries: int = 0
+    leaves: int = 0
+    branch_points: int = 0
+    compactions: int = 0
+    first_ms: int | None = None
+    last_ms: int | None = None
+    # (UTC hour as "YYYY-MM-DDTHH", model) → usage: the grain `aggregate` groups and cuts by.
+    hours: dict[tuple[str, str], Usage] = field(default_factory=dict)
+
+    @property
+    def duration_ms(self) -> int:
+        if self.first_ms is None or self.last_ms is None:
+            return 0
+        return max(self.last_ms - self.first_ms, 0)
+
+    @property
+    def messages(self) -> int:
+        return sum(self.roles.values())
+
+    @property
+    def tool_calls(self) -> int:
+        return sum(self.tools.values())
+
+    def to_json(self) -> dict[str, Any]:
+        """The `seance show --stats --json` object (camelCase, as pi's JSON)."""
+        return {
+            "path": self.path,
+            "id": self.id,
+            "cwd": self.cwd,
+            "scope": "tree",  # every branch of the file, not only the current one
+            "tokens": {
+                "input": self.usage.input,
+                "output": self.usage.output,
+                "cacheRead": self.usage.cache_read,
+                "cacheWrite": self.usage.cache_write,
+                "total": self.usage.tokens,
+            },
+            "cost": self.usage.cost,
+            "models": [{"model": name, **usage.to_json()} for name, usage in _by_count(self.models)],
+            "toolCalls": dict(sorted(self.tools.items(), key=lambda item: (-item[1], item[0]))),
+            "files": [{"path": path, **ops} for path, ops in sorted(self.files.items())],
+            "messages": {"total": self.messages, **dict(sorted(self.roles.items()))},
+            "entries": self.entries,
+            "leaves": self.leaves,
+            "branchPoints": self.branch_points,
+            "compactions": self.compactions,
+            "first": iso_ms(self.first_ms) if self.first_ms is not None else None,
+            "last": iso_ms(self.last_ms) if self.last_ms is not None else None,
+            "durationMs": self.duration_ms,
+        }
+
+    def to_storage(self, *, brief: bool = False) -> dict[str, Any]:
+        """Everything, for the stats cache (`from_storage` reads it back).  `brief`: only what
+        `aggregate` needs (ids, cwd, span, usage by hour and model), a tenth of the size."""
+        data: dict[str, Any] = {
+            "path": self.path,
+            "id": self.id,
+            "cwd": self.cwd,
+            "usage": self.usage.to_row(),
+            "span": [self.first_ms, self.last_ms],
+            "hours": [[hour, model, *usage.to_row()] for (hour, model), usage in self.hours.items()],
+        }
+        if not brief:
+            data["models"] = {name: usage.to_row() for name, usage in self.models.items()}
+            data["tools"] = self.tools
+            data["files"] = self.files
+            data["roles"] = self.roles
+            data["counts"] = [self.entries, self.leaves, self.branch_points, self.compactions]
+        return data
+
+    @classmethod
+    def from_storage(cls, data: dict[str, Any]) -> SessionStats:
+        entries, leaves, branch_points, compactions = data.get("counts", (0, 0, 0, 0))
+        first_ms, last_ms = data["span"]
+        return cls(
+            path=data["path"],
+            id=data["id"],
+            cwd=data["cwd"],
+            usage=Usage.from_row(data["usage"]),
+            models={name: Usage.from_row(row) for name, row in data.get("models", {}).items()},
+            tools=data.get("tools", {}),
+            files=data.get("files", {}),
+            roles=data.get("roles", {}),
+            entries=entries,
+            leaves=leaves,
+            branch_points=branch_points,
+            compactions=compactions,
+            first_ms=first_ms,
+            last_ms=last_ms,
+            hours={(row[0], row[1]): Usage.from_row(row[2:]) for row in data["hours"]},
+        )
+
+
+def _by_count(models: dict[str, Usage]) -> list[tuple[str, Usage]]:
+    return sorted(models.items(), key=lambda item: (-item[1].messages, item[0]))
+
+
+def model_name(message: dict[str, Any]) -> str:
+    """`provider/model` of an assistant message (`UNKNOWN_MODEL` when it names none)."""
+    model, provider = message.get("model"), message.get("provider")
+    if not isinstance(model, str) or not model:
+        return UNKNOWN_MODEL
+    return f"{provider}/{model}" if isinstance(provider, str) and provider else model
+
+
+def _hour_of(stamp: Any) -> str | None:
+    """`YYYY-MM-DDTHH` (UTC) of an entry's timestamp."""
+    if type(stamp) is str and len(stamp) == 24 and stamp[10] == "T" and stamp[23] == "Z":
+        return stamp[:13]  # already toISOString()'s form: no parsing
+    ms = parse_time_ms(stamp)
+    return iso_ms(ms)[:13] if ms is not None else None
+
+
+def _file_paths(name: str, arguments: Any) -> Iterable[str]:
+    """The file paths a recognised file tool's arguments name."""
+    if type(arguments) is not dict:
+        return ()
+    if name == "batch_read":
+        ops = arguments.get("o")
+        return [
+            path
+            for op in (ops if type(ops) is list else ())
+            if type(op) is dict and op.get("o", "read") == "read"
+            for path in (_first_path(op),)
+            if path
+        ]
+    path = _first_path(arguments)
+    return (path,) if path else ()
+
+
+def _first_path(arguments: dict[str, Any]) -> str | None:
+    for key in _PATH_KEYS:
+        value = arguments.get(key)
+        if isinstance(value, str) and value.strip():
+            return value
+    return None
+
+
+def normalise_path(path: str, cwd: str) -> str:
+    """A touched file's path: relative ones joined to the session's cwd, then normalised
+    (`~` is kept: whose home it was is not known here)."""
+    if path.startswith("~") or not cwd or os.path.isabs(path):
+        return os.path.normpath(path) if not path.startswith("~") else path
+    return os.path.normpath(os.path.join(cwd, path))
+
+
+def session_stats(session: Session) -> SessionStats:
+    """The stats of a loaded session, in one pass over its entries."""
+    stats = SessionStats(path=str(session.path), id=session.id, cwd=session.cwd)
+    first_ms: int | None = None
+    last_ms: int | None = None
+    first_iso = last_iso = None  # canonical ISO strings compare as times: parse only the extremes
+    usage, models, tools, files, roles, hours = (
+        stats.usage,
+        stats.models,
+        stats.tools,
+        stats.files,
+        stats.roles,
+        stats.hours,
+    )
+    children: dict[str, int] = {}
+    ids = 0
+    cwd = session.cwd
+    for entry in session.entries:
+        ids += 1
+        parent = entry.get("parentId")
+        if parent is not None:
+            children[parent] = children.get(parent, 0) + 1
+        kind = entry.get("type")
+        if kind == "compaction":
+            stats.compactions += 1
+            continue
+        if kind != "message":
+            continue
+        stamp = entry.get("timestamp")
+        if type(stamp) is str and len(stamp) == 24 and stamp[23] == "Z":
+            if first_iso is None or stamp < first_iso:
+                first_iso = stamp
+            if last_iso is None or stamp > last_iso:
+                last_iso = stamp
+        elif stamp is not None:
+            ms = parse_time_ms(stamp)
+            if ms is not None:
+                first_ms = ms if first_ms is None or ms < first_ms else first_ms
+                last_ms = ms if last_ms is None or ms > last_ms else last_ms
+        message = entry.get("message")
+        if type(message) is not dict:
+            continue
+        role = message.get("role")
+        role = role if isinstance(role, str) else "(no role)"
+        roles[role] = roles.get(role, 0) + 1
+        if role != "assistant":
+            continue
+        name = model_name(message)
+        raw_usage = message.get("usage")
+        usage.add_message(raw_usage)
+        per_model = models.get(name)
+        if per_model is None:
+            per_model = models[name] = Usage()
+        per_model.add_message(raw_usage)
+        hour = _hour_of(stamp)
+        if hour is not None:
+            bucket = hours.get((hour, name))
+            if bucket is None:
+                bucket = hours[(hour, name)] = Usage()
+            bucket.add_message(raw_usage)
+        content = message.get("content")
+        for block in content if type(content) is list else ():
+            if type(block) is not dict or block.get("type") != "toolCall":
+                continue
+            tool = block.get("name")
+            tool = tool if isinstance(tool, str) and tool else "(unnamed)"
+            tools[tool] = tools.get(tool, 0) + 1
+            op_name = tool.lower()
+            op = FILE_TOOLS.get(op_name)
+            if op is None:
+                continue
+            for path in _file_paths(op_name, block.get("arguments")):
+                ops = files.setdefault(normalise_path(path, cwd), {})
+                ops[op] = ops.get(op, 0) + 1
+    by_id = session.tree.by_id
+    stats.entries = ids
+    with_children = [parent for parent in children if parent in by_id]
+    stats.leaves = len(by_id) - len(with_children)
+    stats.branch_points = sum(1 for parent in with_children if children[parent] > 1)
+    for stamp in (first_iso, last_iso):
+        ms = parse_time_ms(stamp) if stamp is not None else None
+        if ms is not None:
+            first_ms = ms if first_ms is None or ms < first_ms else first_ms
+            last_ms = ms if last_ms is None or ms > last_ms else last_ms
+    if first_ms is None:  # no dated message: the header's time, a duration of 0
+        first_ms = last_ms = parse_time_ms(session.header.get("timestamp"))
+    stats.first_ms, stats.last_ms = first_ms, last_ms
+    return stats
+
+
+# -- many sessions -----------------------------------------------------------------------------
+
+GroupBy = Literal["model", "project", "day"]
+GROUPINGS: tuple[str, ...] = ("day", "model", "project")
+
+
+@dataclass(slots=True)
+class Group:
+    """One row of `seance stats`: a model, a project or a day, and what it used."""
+
+    key: str
+    usage: Usage = field(default_factory=Usage)
+    sessions: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"key": self.key, "sessions": self.sessions, **self.usage.to_json()}
+
+
+@dataclass(slots=True)
+class Aggregate:
+    """Many sessions' stats grouped one way, with their totals."""
+
+    by: str
+    groups: list[Group]
+    total: Usage
+    sessions: int
+    since_ms: int | None = None
+
+
+def local_day(hour: str) -> str:
+    """The local date (`YYYY-MM-DD`) of a UTC hour `YYYY-MM-DDTHH`."""
+    ms = parse_time_ms(f"{hour}:00:00.000Z")
+    if ms is None:
+        return hour[:10]
+    return time.strftime("%Y-%m-%d", time.localtime(ms / 1000))
+
+
+def aggregate(items: Iterable[SessionStats], by: str, since_ms: int | None = None) -> Aggregate:
+    """Group sessions' usage by `model`, `project` (header cwd) or local `day`.
+
+    With `since_ms`, only usage from that hour on counts (hour grain) and only sessions with
+    usage or activity since then are counted.  Groups come largest cost first (days: in order).
+    """
+    since_hour = iso_ms(since_ms)[:13] if since_ms is not None else None
+    groups: dict[str, Group] = {}
+    total = Usage()
+    sessions = 0
+    days: dict[str, str] = {}
+    for stats in items:
+        if since_ms is not None and (stats.last_ms is None or stats.last_ms < since_ms):
+            continue
+        sessions += 1
+        touched: set[str] = set()
+        if by == "project":
+            key = stats.cwd or "(no cwd)"
+            group = groups.get(key) or groups.setdefault(key, Group(key))
+            touched.add(key)
+        for (hour, model), usage in stats.hours.items():
+            if since_hour is not None and hour < since_hour:
+                continue
+            total.merge(usage)
+            if by == "model":
+                key = model
+            elif by == "day":
+                key = days.get(hour) or days.setdefault(hour, local_day(hour))
+            else:
+                key = stats.cwd or "(no cwd)"
+            group = groups.get(key) or groups.setdefault(key, Group(key))
+            group.usage.merge(usage)
+            touched.add(key)
+        if since_ms is None:  # usage without a readable timestamp still counts in the totals
+            undated = _undated(stats)
+            if undated.messages:
+                total.merge(undated)
+                key = UNKNOWN_DAY if by == "day" else (stats.cwd or "(no cwd)")
+                if by != "model":
+                    group = groups.get(key) or groups.setdefault(key, Group(key))
+                    group.usage.merge(undated)
+                    touched.add(key)
+        for key in touched:
+            groups[key].sessions += 1
+    if by == "day":
+        ordered = sorted(groups.values(), key=lambda group: group.key)
+    else:
+        ordered = sorted(groups.values(), key=lambda group: (-group.usage.cost, -group.usage.tokens, group.key))
+    return Aggregate(by, ordered, total, sessions, since_ms)
+
+
+UNKNOWN_DAY = "(no date)"
+
+
+def _undated(stats: SessionStats) -> Usage:
+    """The session's usage that no hour bucket holds (assistant messages without a timestamp)."""
+    dated = Usage()
+    for usage in stats.hours.values():
+        dated.merge(usage)
+    rest = Usage.from_row(stats.usage.to_row())
+    rest.messages -= dated.messages
+    rest.input -= dated.input
+    rest.output -= dated.output
+    rest.cache_read -= dated.cache_read
+    rest.cache_write -= dated.cache_write
+    rest.cost -= dated.cost
+    if rest.messages <= 0:
+        return Usage()
+    return rest
+
+
+def parse_since(text: str, now_ms: int) -> int:
+    """`30d`, `12h`, `2w`, `90m` (ago), or a date `2026-01-31` → epoch ms; ValueError otherwise."""
+    value = text.strip()
+    units = {"m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 7 * 86_400_000}
+    if len(value) >= 2 and value[-1] in units and value[:-1].isdigit():
+        return now_ms - int(value[:-1]) * units[value[-1]]
+    moment = parse_time_ms(value)
+    if moment is None or value.isdigit():
+        raise ValueError(f"--since {text!r}: expected e.g. 30d, 12h, 2w or a date like 2026-01-31")
+    return moment

@@ -1,0 +1,241 @@
+"""Per-file session stats kept between runs, so `seance stats --all` reads only what changed.
+
+A SQLite file of its own, `stats.sqlite` beside the index in the cache dir (never the
+truth: deleting it loses nothing).  It is separate from `index.sqlite` on purpose: the
+index's schema, healing and FTS content change on their own schedule; this one holds one
+row per session file, keyed by `(path, size, mtime_ns)`, with the `SessionStats` as JSON and
+a CRC-32 over all of it.  A row whose stamp or check does not match is computed again.
+`PRAGMA user_version` is `SCHEMA_VERSION`; a file with another version (or one SQLite
+cannot read) is emptied and started again.  If the cache cannot be opened or written (a
+read-only home, a full disk) stats are computed without it, and `problem` says why.
+
+`collect_stats` is the one entry point: look up every file, read the missing ones (in
+forked workers when asked, as the index does), store them, return them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+import zlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from . import scanpool
+from .discovery import FileInfo
+from .index import default_cache_dir
+from .stats import SessionStats
+
+SCHEMA_VERSION = 1  # bump when `SessionStats` is computed or stored differently
+DB_NAME = "stats.sqlite"
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS stats (path TEXT PRIMARY KEY, size INTEGER NOT NULL, "
+    "mtime_ns INTEGER NOT NULL, brief BLOB, data BLOB, reason TEXT, checksum INTEGER NOT NULL)",
+    f"PRAGMA user_version = {SCHEMA_VERSION}",
+)
+_BATCH = 500
+
+
+# What one file gave: (brief stats JSON, full stats JSON, None) or (None, None, why not a session).
+Answer = tuple[bytes | None, bytes | None, str | None]
+
+
+def _check(path: str, size: int, mtime_ns: int, answer: Answer) -> int:
+    brief, data, reason = answer
+    salt = zlib.crc32(f"{path}\0{size}\0{mtime_ns}\0{reason}\0{len(brief or b'')}".encode(errors="replace"))
+    return zlib.crc32(data or b"", zlib.crc32(brief or b"", salt))
+
+
+class StatsCache:
+    """The stats cache file (one connection: use it from one thread)."""
+
+    def __init__(self, cache_dir: Path | None = None) -> None:
+        self.path = (cache_dir if cache_dir is not None else default_cache_dir()) / DB_NAME
+        self.problem: str | None = None
+        self._db: sqlite3.Connection | None = None
+        try:
+            self._db = self._open()
+        except (sqlite3.Error, OSError) as first:
+            self._delete_files()
+            try:
+                self._db = self._open()
+                self.problem = f"stats cache was unreadable ({first}); started again"
+            except (sqlite3.Error, OSError) as error:
+                self.problem = f"stats cache unavailable ({error}); computing without it"
+
+    def _open(self) -> sqlite3.Connection:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        db = sqlite3.connect(self.path, timeout=5.0, isolation_level=None)
+        try:
+            db.execute("PRAGMA journal_mode = WAL")
+            db.execute("PRAGMA synchronous = NORMAL")
+            db.execute("BEGIN IMMEDIATE")
+            version = db.execute("PRAGMA user_version").fetchone()[0]
+            if version != SCHEMA_VERSION:
+                db.execute("DROP TABLE IF EXISTS stats")
+            for statement in _SCHEMA:
+                db.execute(statement)
+            db.execute("COMMIT")
+        except BaseException:
+            db.close()
+            raise
+        return db
+
+    def _delete_files(self) -> None:
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            with contextlib.suppress(OSError):
+                os.unlink(f"{self.path}{suffix}")
+
+    def lookup(self, infos: Sequence[FileInfo], *, full: bool = False) -> dict[str, SessionStats | str]:
+        """The cached answer of each file whose stamp still matches: its stats (`full`, else
+        the brief part `aggregate` needs: a tenth to decode), or why it is not a session."""
+        if self._db is None:
+            return {}
+        wanted = {info.path: info for info in infos}
+        found: dict[str, SessionStats | str] = {}
+        try:
+            rows = self._db.execute("SELECT path, size, mtime_ns, brief, data, reason, checksum FROM stats").fetchall()
+        except sqlite3.Error as error:
+            self.problem = f"stats cache unreadable ({error}); computing without it"
+            return {}
+        for path, size, mtime_ns, brief, data, reason, checksum in rows:
+            info = wanted.get(path)
+            if info is None or info.size != size or info.mtime_ns != mtime_ns:
+                continue
+            answer = (brief, data, reason)
+            blobs = isinstance(brief, bytes | None) and isinstance(data, bytes | None)
+            if not blobs or not isinstance(reason, str | None):
+                continue  # a value of the wrong type: a damaged row, read the file again
+            if _check(path, size, mtime_ns, answer) != checksum:
+                continue  # a damaged row: read the file again
+            stored = data if full else brief
+            try:
+                found[path] = SessionStats.from_storage(orjson.loads(stored)) if stored is not None else str(reason)
+            except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
+                continue
+        return found
+
+    def store(self, rows: Sequence[tuple[FileInfo, Answer]]) -> None:
+        """Keep what each file gave; failures only set `problem`."""
+        if self._db is None or not rows:
+            return
+        values = [
+            (info.path, info.size, info.mtime_ns, *answer, _check(info.path, info.size, info.mtime_ns, answer))
+            for info, answer in rows
+        ]
+        try:
+            with self._transaction():
+                self._db.executemany("INSERT OR REPLACE INTO stats VALUES (?, ?, ?, ?, ?, ?, ?)", values)
+        except sqlite3.Error as error:
+            self.problem = f"stats cache not written ({error})"
+
+    def prune(self, keep: Sequence[FileInfo]) -> None:
+        """Forget files no longer found (only call with a complete discovery)."""
+        if self._db is None:
+            return
+        try:
+            present = {info.path for info in keep}
+            stored = [path for (path,) in self._db.execute("SELECT path FROM stats")]
+            gone = [(path,) for path in stored if path not in present]
+            if gone:
+                with self._transaction():
+                    self._db.executemany("DELETE FROM stats WHERE path = ?", gone)
+        except sqlite3.Error as error:
+            self.problem = f"stats cache not written ({error})"
+
+    @contextlib.contextmanager
+    def _transaction(self) -> Any:
+        assert self._db is not None
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+
+def stats_chunk(infos: Sequence[FileInfo]) -> list[Answer]:
+    """Read each file and compute its stats, encoded brief and full (or why it is not a session)."""
+    from .session import NotASession, read_session
+    from .stats import session_stats
+
+    out: list[Answer] = []
+    for info in infos:
+        try:
+            session = read_session(info.path)
+            if isinstance(session, NotASession):
+                out.append((None, None, session.reason))
+            else:
+                stats = session_stats(session)
+                out.append((orjson.dumps(stats.to_storage(brief=True)), orjson.dumps(stats.to_storage()), None))
+        except Exception as error:  # one poisoned file must not fail the run
+            out.append((None, None, f"cannot be read ({type(error).__name__}: {error})"))
+    return out
+
+
+@dataclass(slots=True)
+class Collected:
+    """Stats of many files and what happened getting them."""
+
+    stats: list[SessionStats] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, reason)
+    read: int = 0  # files read this time (the rest came from the cache)
+
+
+def collect_stats(
+    infos: Sequence[FileInfo],
+    cache: StatsCache | None,
+    *,
+    full: bool = False,
+    workers: int = 1,
+    progress: Callable[[int, int], None] | None = None,
+) -> Collected:
+    """Stats of every file in `infos`: cached where the stamp matches, else read and stored.
+    `full`: every field; else only what `aggregate` needs (faster from the cache)."""
+    known = cache.lookup(infos, full=full) if cache is not None else {}
+    missing = [info for info in infos if info.path not in known]
+    result = Collected(read=len(missing))
+    fresh: dict[str, SessionStats | str] = {}
+    pending: list[tuple[FileInfo, Answer]] = []
+    done = 0
+
+    def consume(chunk: Sequence[FileInfo], answers: list[Answer]) -> None:
+        nonlocal done
+        for info, answer in zip(chunk, answers, strict=True):
+            stored = answer[1] if full else answer[0]
+            fresh[info.path] = SessionStats.from_storage(orjson.loads(stored)) if stored is not None else str(answer[2])
+            pending.append((info, answer))
+        done += len(chunk)
+        if cache is not None and len(pending) >= _BATCH:
+            cache.store(pending)
+            pending.clear()
+        if progress is not None:
+            progress(done, len(missing))
+
+    if workers > 1 and scanpool.available() and len(missing) >= scanpool.MIN_FILES:
+        for chunk, answers in scanpool.map_chunks(stats_chunk, missing, workers):
+            consume(chunk, answers)
+    else:
+        for start in range(0, len(missing), scanpool.CHUNK):
+            chunk = missing[start : start + scanpool.CHUNK]
+            consume(chunk, stats_chunk(chunk))
+    if cache is not None:
+        cache.store(pending)
+    for info in infos:
+        answer = known.get(info.path) or fresh.get(info.path)
+        if isinstance(answer, SessionStats):
+            result.stats.append(answer)
+        elif answer is not None:
+            result.skipped.append((info.path, answer))
+    return result
