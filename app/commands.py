@@ -19,6 +19,7 @@ PICKER_COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("rename", "Rename session", "Give the selected session a name (Ctrl+R)"),
     ("toggle_preview", "Toggle preview", "Show or hide the context preview (Ctrl+O / F3)"),
     ("help", "Show keys", "List every key of the session list (F1)"),
+    ("show_skipped", "Show skipped files", "The files that were not listed, and why (Alt+S)"),
     ("cancel", "Clear query / cancel", "Clear the query, or close the picker (Esc)"),
 )
 

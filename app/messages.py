@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any
 from textual.message import Message
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from seance.core.model import SessionSummary
     from seance.core.trash import TrashReceipt
 
@@ -49,10 +51,12 @@ class LoadFailed(Message):
 
 @dataclass
 class Skipped(Message):
-    """The refresh skipped files or roots; `text` says how many and why (the first one)."""
+    """The refresh skipped files or roots: `files` all of them with the reason (None: this is
+    only a note, e.g. about the index); `text` a status message (a root that cannot be read)."""
 
     text: str
     root_problem: bool
+    files: list[tuple[Path, str]] | None = None
 
 
 @dataclass

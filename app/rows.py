@@ -17,6 +17,8 @@ from seance.core import listing
 from seance.core.listing import by_created, by_recent
 from seance.core.model import SessionSummary
 
+FIRST_MESSAGE_LABEL = "first message: "
+
 
 @dataclass(frozen=True, slots=True, eq=False)
 class SessionRow:
@@ -36,7 +38,9 @@ class SessionRow:
 
     @property
     def has_snippet(self) -> bool:
-        return self.hit is not None and self.hit.tier == "full-text"
+        """A second line says why the session matched: a full-text hit, or a hit in the first
+        message of a session whose row shows its name."""
+        return self.hit is not None and (self.hit.tier == "full-text" or self.hit.in_hidden_first_message)
 
     @property
     def height(self) -> int:
@@ -46,8 +50,31 @@ class SessionRow:
         return self.hit.title_spans() if self.hit is not None else []
 
     def snippet(self) -> tuple[str, tuple[tuple[int, int], ...]]:
+        """The second line's text and highlight spans (a first-message match says so first)."""
         found = self.hit.snippet() if self.has_snippet else None
-        return (found.text, tuple(found.spans)) if found is not None else ("", ())
+        if found is None:
+            return "", ()
+        if self.hit.tier != "full-text":  # the first message of a named session
+            label = FIRST_MESSAGE_LABEL
+            return label + found.text, tuple((start + len(label), end + len(label)) for start, end in found.spans)
+        return found.text, tuple(found.spans)
+
+
+def effective_sort(sort: str, searching: bool) -> str:
+    """The order the rows are really in: with a query, threaded ranks by relevance; without
+    one, relevance is recent (see `plain_rows` and `hit_rows`)."""
+    if searching:
+        return "relevance" if sort == "threaded" else sort
+    return "recent" if sort == "relevance" else sort
+
+
+def sort_label(sort: str, searching: bool) -> str:
+    """The status line's sort: the order in effect, and why when it is not the one chosen
+    ("Relevance (query)": Ctrl+S chose threaded, but a query ranks)."""
+    shown = effective_sort(sort, searching)
+    if shown == sort:
+        return sort.capitalize()
+    return f"{shown.capitalize()} ({'query' if searching else 'no query'})"
 
 
 def threaded(summaries: Sequence[SessionSummary]) -> list[SessionRow]:

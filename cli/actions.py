@@ -25,7 +25,7 @@ from seance.core.catalog import Catalog
 from seance.core.resume import Resolution, continue_session, fork_into
 from seance.core.text import display_text
 from seance.core.trash import NotASessionFile, NotInTrash, SessionInUse, TrashError, TrashReceipt, undo
-from seance.core.writes import atomic_write, rename_session
+from seance.core.writes import atomic_write, rename_session, stored_title
 
 from .errors import CliError, ExitCode
 from .output import ask, put_path, say, write_json
@@ -284,11 +284,17 @@ def run_rename(args: argparse.Namespace) -> int:
     if clearing and not args.yes:
         _confirm_clear(path)
     stored = rename_session(path, args.name)
-    where = "title slot" if stored == "title-slot" else "session_info entry"
+    name = args.name.strip()
+    if stored == "title-slot":  # the 256-byte slot holds what fits: say what was stored
+        kept = stored_title(name)
+        where = "title slot" if kept == name else f"title slot: the first {len(kept)} of {len(name)} characters"
+        name = kept
+    else:
+        where = "session_info entry"
     if clearing:
         say(f"cleared the name of {path.name} ({where})")
     else:
-        say(f"renamed {path.name}: {display_text(args.name.strip())} ({where})")
+        say(f"renamed {path.name}: {display_text(name)} ({where})")
     put_path(path)
     return ExitCode.OK
 

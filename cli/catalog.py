@@ -3,9 +3,11 @@
 `ls` prints newest `modified` first.  Scope: the current project (header cwd equals
 `--cwd` or the working directory, wherever the file lives) unless `--all`.  `--quick`
 reads only 4 KB prefixes (no index); otherwise the index is brought up to date first.
+`--skipped` lists the files under the roots that are not listed, each with the reason.
 
-Exit codes: 0 when the listing ran (an empty project is a valid, empty answer); 1 when
-`--query` matched nothing (like grep); 2 for bad input.
+Exit codes: 0 when the listing ran (an empty project is a valid, empty answer: `[]` with
+`--json`, and a line on stderr saying where seance looked); 1 when `--query` matched nothing
+(like grep); 2 for bad input.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 from seance.core import listing
@@ -38,6 +41,11 @@ def register(commands: argparse._SubParsersAction) -> None:
         "--sort", choices=listing.SORTS, default=None, help="order (default: recent; relevance with --query)"
     )
     ls.add_argument("--quick", action="store_true", help="4 KB prefix metadata only: no index, no full reads")
+    ls.add_argument(
+        "--skipped",
+        action="store_true",
+        help="list the files that are skipped (not a session, unreadable...) and why, instead of the sessions",
+    )
     ls.add_argument("--json", action="store_true", help="print a JSON array with pi's SessionInfo keys")
     ls.set_defaults(handler=run_ls)
 
@@ -79,6 +87,8 @@ def apply_query(
 
 
 def run_ls(args: argparse.Namespace) -> int:
+    if args.skipped:
+        return run_ls_skipped(args)
     catalog = _catalog(args)
     try:
         cwd = Scope.of(args).project
@@ -86,6 +96,8 @@ def run_ls(args: argparse.Namespace) -> int:
             # the fast paths: no summary is decoded (warm) or built (quick)
             answer = catalog.quick_pi_json(cwd) if args.quick else catalog.list_pi_json(cwd)
             _report_skipped(catalog, quick=args.quick)
+            if answer.strip() == b"[]":
+                _report_empty(catalog, cwd)
             write_json_bytes(answer)
             return ExitCode.OK
         # A query searches full text, so its index is brought up to date too.
@@ -104,6 +116,8 @@ def run_ls(args: argparse.Namespace) -> int:
         else:
             rows = [listing.ThreadedRow(summary, 0, "") for summary in summaries]
         _report_skipped(catalog, quick=args.quick)
+        if not summaries and not args.query:
+            _report_empty(catalog, cwd)
         if args.json:
             payload: list[dict[str, Any]] = []
             for row in rows:
@@ -116,10 +130,64 @@ def run_ls(args: argparse.Namespace) -> int:
             write_json_bytes(orjson.dumps(payload))  # compact, like the fast path
         else:
             _print_rows(rows, show_cwd=cwd is None)
+            if args.quick and rows:
+                say(QUICK_LEGEND)
         sys.stdout.flush()
     finally:
         catalog.close()
     return ExitCode.NOT_FOUND if args.query and not rows else ExitCode.OK
+
+
+QUICK_LEGEND = (
+    "seance: --quick read 4 KB per file: ages are the files' modification times and N+ counts are "
+    "lower bounds (`seance ls` without --quick gives the last message's age and exact counts)"
+)
+
+
+def _report_empty(catalog: Catalog, cwd: str | None) -> None:
+    """An empty listing is an answer, but say where seance looked (as `pick` does): silence
+    would read as "broken" or "wrong root"."""
+    where = ", ".join(str(root) for root in catalog.roots) or "(no sessions root)"
+    if cwd is None:
+        say(f"seance: no sessions found under {where}")
+    else:
+        say(f"seance: no sessions for {cwd} under {where} (--all lists every project)")
+
+
+def run_ls_skipped(args: argparse.Namespace) -> int:
+    """`ls --skipped`: every file or root under the roots that is not listed, with the reason
+    (discovery's skips, and files read and found not to be sessions); `--quick` reads prefixes."""
+    if args.query or args.sort:
+        raise CliError("--skipped lists files, not sessions: it takes no --query or --sort", ExitCode.BAD_INPUT)
+    catalog = _catalog(args)
+    try:
+        if args.quick:
+            catalog.quick(None, text=False)
+        else:
+            catalog.refresh(full_text=False)
+        if catalog.index_problem:
+            say(f"seance: {catalog.index_problem}")
+        skipped = _skipped(catalog, quick=args.quick)
+    finally:
+        catalog.close()
+    if args.json:
+        import orjson
+
+        write_json_bytes(orjson.dumps([{"path": str(path), "reason": reason} for path, reason in skipped]))
+    else:
+        for path, reason in skipped:
+            put_line(f"{path}: {reason}")
+        if not skipped:
+            say("seance: nothing skipped")
+    return ExitCode.OK
+
+
+def _skipped(catalog: Catalog, *, quick: bool) -> list[tuple[Path, str]]:
+    """What the last listing skipped: a refresh's stats hold discovery's skips plus the files
+    read and found wanting; a quick listing's, discovery's and the prefixes found wanting."""
+    if quick:
+        return list(catalog.last_discovery.skipped) if catalog.last_discovery else []
+    return list(catalog.last_stats.skipped)
 
 
 def _print_rows(rows: list[listing.ThreadedRow], show_cwd: bool) -> None:
@@ -141,14 +209,10 @@ def _report_skipped(catalog: Catalog, *, quick: bool = False) -> None:
     problem = catalog.index_problem
     if problem:
         say(f"seance: {problem}")
-    # A refresh's stats hold discovery's skips plus the files read and found wanting.
-    if quick:
-        skipped = catalog.last_discovery.skipped if catalog.last_discovery else []
-    else:
-        skipped = catalog.last_stats.skipped
+    skipped = _skipped(catalog, quick=quick)
     if skipped:
         shown = "; ".join(f"{path}: {reason}" for path, reason in skipped[:3])
-        more = f" (+{len(skipped) - 3} more)" if len(skipped) > 3 else ""
+        more = f" (+{len(skipped) - 3} more: `seance ls --skipped` lists them)" if len(skipped) > 3 else ""
         say(f"seance: skipped {len(skipped)} (not a session or not readable): {shown}{more}")
 
 

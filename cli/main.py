@@ -92,6 +92,23 @@ def _module(name: str) -> ModuleType:
     return importlib.import_module(f"{__package__}.{name}")
 
 
+def parse_args(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
+    """`parser.parse_args(argv)`, except that an unknown option after a command is that
+    command's error (`seance ls --bogus` prints `ls`'s usage, not the top level's)."""
+    args, extras = parser.parse_known_args(argv)
+    if extras:
+        _command_parser(parser, getattr(args, "command", None)).error(f"unrecognized arguments: {' '.join(extras)}")
+    return args
+
+
+def _command_parser(parser: argparse.ArgumentParser, command: str | None) -> argparse.ArgumentParser:
+    """The parser of `command` (the top-level one when there is none)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction) and command in action.choices:
+            return action.choices[command]
+    return parser
+
+
 def _run_browser(args: argparse.Namespace) -> int:
     """`seance` without a command: the browser (or `--demo`'s)."""
     return _module("ui").run_ui(args)
@@ -103,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
         argv = sys.argv[1:]
     own_collector()  # the `seance` command runs this process: it may tune the collector (see gcpause)
     parser = build_parser(argv)
-    args = parser.parse_args(argv)
+    args = parse_args(parser, argv)
     handler: Handler = getattr(args, "handler", _run_browser)
     try:
         return handler(args)

@@ -14,7 +14,8 @@ is printed on stdout.  No terminal (or `TERM=dumb`): one line on stderr, exit 2.
                    prints the path as `pick` does (so `pi --session "$(seance)"` works; the
                    chosen entry is only in --json's "entryId"); leaving without choosing
                    prints nothing, exit 130.
-    seance --demo  the browser on a generated sessions root in a temporary directory.
+    seance --demo  the browser on a generated sessions root in a temporary directory (with its
+                   own index and Trash); kept, and said so, when a session is chosen.
     seance tree S  (on a terminal) the tree view of one session; Enter prints its path.
 
 The UI itself runs through `seance.app`'s public entry points (`run_picker`, `run_tree`).
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -40,6 +42,7 @@ if TYPE_CHECKING:
     from seance.core.session import Session
 
 DEMO_SESSIONS, DEMO_PROJECTS = 80, 6
+DEMO_COMPACT_ABOVE = 15_000  # demo sessions are small (~20 KB): compact them anyway, so it shows compactions
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -109,25 +112,47 @@ def _print_result(result: Any, *, as_json: bool) -> int:
 
 
 def _run_demo(args: argparse.Namespace) -> int:
-    """Browse a freshly generated demo root, so a new user sees seance work on any machine."""
+    """Browse a freshly generated demo root, so a new user sees seance work on any machine.
+
+    Everything lives in one temporary directory: the sessions, the index and the demo's own
+    Trash (a delete in the demo never reaches the user's Trash).  It is removed on exit,
+    unless a session was chosen: then its path is printed and the directory kept (and said
+    so), so `pi --session "$(seance --demo)"` opens a file that is still there.
+    """
     check_terminal()  # before generating and importing Textual: no terminal is exit 2 at once
+    tmp = Path(tempfile.mkdtemp(prefix="seance-demo-"))
+    code: int = ExitCode.CANCELLED
+    try:
+        catalog = make_demo(tmp)
+        cwd = _busiest_project(catalog) or Scope.of(args).cwd
+        code = _pick(catalog, args, cwd, enter="tree")
+        catalog.close()
+    finally:
+        if code == ExitCode.OK:
+            say(f"seance: the demo sessions are kept in {tmp} (remove it when done)")
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return code
+
+
+def make_demo(tmp: Path) -> Catalog:
+    """Generate the demo under `tmp` (sessions/, its index in cache/, its Trash in trash/) and
+    return a catalog over it."""
     from seance.core.generate import generate_corpus
 
-    with tempfile.TemporaryDirectory(prefix="seance-demo-") as tmp:
-        root = Path(tmp) / "sessions"
-        say(f"seance: generating demo sessions in {root} (removed on exit)…")
-        generate_corpus(
-            root,
-            sessions=DEMO_SESSIONS,
-            projects=DEMO_PROJECTS,
-            seed=7,
-            mean_bytes=20_000,
-            now_ms=int(time.time() * 1000),
-            cleared_names=False,
-        )
-        catalog = Catalog([root], cache_dir=Path(tmp) / "cache")
-        cwd = _busiest_project(catalog) or Scope.of(args).cwd
-        return _pick(catalog, args, cwd, enter="tree")
+    root = tmp / "sessions"
+    say(f"seance: generating demo sessions in {root} (removed on exit unless you pick one)…")
+    generate_corpus(
+        root,
+        sessions=DEMO_SESSIONS,
+        projects=DEMO_PROJECTS,
+        seed=7,
+        mean_bytes=20_000,
+        now_ms=int(time.time() * 1000),
+        cleared_names=False,
+        compact_above=DEMO_COMPACT_ABOVE,
+    )
+    return Catalog([root], cache_dir=tmp / "cache", trash_dir=tmp / "trash")
 
 
 def _busiest_project(catalog: Catalog) -> str | None:

@@ -158,9 +158,18 @@ def _write_batch(index: Index, batch: list[tuple]) -> None:
 class Catalog:
     """Discovery, prefix metadata and the persistent index behind one thread-safe object."""
 
-    def __init__(self, roots: list[Path] | None = None, *, cache_dir: Path | None = None, workers: int = 1) -> None:
+    def __init__(
+        self,
+        roots: list[Path] | None = None,
+        *,
+        cache_dir: Path | None = None,
+        workers: int = 1,
+        trash_dir: Path | None = None,
+    ) -> None:
         """`workers` > 1 lets big cold reads fork that many scanning processes (Linux only);
-        only a single-threaded caller such as the CLI should ask for it."""
+        only a single-threaded caller such as the CLI should ask for it.  `trash_dir`: where
+        `trash` moves files (None: the user's home Trash; the demo keeps its own)."""
+        self.trash_dir = trash_dir
         self.workers = workers if scanpool.available() else 1
         self.explicit_roots = roots is not None
         self.roots: list[Path] = [Path(root) for root in roots] if roots is not None else default_roots()
@@ -595,6 +604,7 @@ class Catalog:
         receipt = trash_session(
             path,
             open_session=open_session,
+            trash=self.trash_dir,
             force=force,
             active_seconds=ACTIVE_SECONDS if active_seconds is None else active_seconds,
             on_reserved=on_reserved,

@@ -319,11 +319,14 @@ def generate_corpus(
     now_ms: int = DEFAULT_NOW_MS,
     days: int = 90,
     cleared_names: bool = True,
+    compact_above: int = 400_000,
 ) -> GeneratedCorpus:
     """Write `sessions` sessions over `projects` projects under `root` (pi's bucket layout).
 
     `cleared_names`: about 2% of sessions end with an empty `session_info` name, as pi writes
     a cleared name (realism for benchmarks and conformance); a demo turns it off.
+    `compact_above`: sessions bigger than this many bytes are compacted half way (70% of
+    them), as pi's auto-compaction would; a demo of small sessions lowers it.
     """
     rng = random.Random(seed)
     text = _Text(rng)
@@ -345,7 +348,7 @@ def generate_corpus(
         writer.append("model_change", {"provider": writer.provider, "modelId": writer.model})
         writer.append("thinking_level_change", {"thinkingLevel": rng.choice(("off", "low", "medium", "high"))})
         named = rng.random() < 0.25
-        compacted_at = target // 2 if target > 400_000 and rng.random() < 0.7 else None
+        compacted_at = target // 2 if target > compact_above and rng.random() < 0.7 else None
         turns = 0
         while True:
             writer.user()

@@ -161,15 +161,27 @@ def rename_session(path: str | os.PathLike[str], name: str, *, quiet: float | No
 
 def title_slot_bytes(title: str, updated_at: str, source: str = "user") -> bytes:
     """oh-my-pi's fixed-width title line: exactly 256 bytes including the newline."""
+    return _title_slot(title, updated_at, source)[0]
+
+
+def stored_title(title: str, source: str = "user") -> str:
+    """The part of `title` the 256-byte slot holds (a long title is cut to fit): what a
+    rename of an oh-my-pi file really stores, to tell the user."""
+    return _title_slot(title, now_iso(), source)[1]
+
+
+def _title_slot(title: str, updated_at: str, source: str) -> tuple[bytes, str]:
+    """(the slot line, the title it holds): the title's characters, as many as fit."""
     chars = list(title)
     while True:
-        slot = {"type": "title", "v": 1, "title": "".join(chars), "source": source, "updatedAt": updated_at, "pad": ""}
+        kept = "".join(chars)
+        slot = {"type": "title", "v": 1, "title": kept, "source": source, "updatedAt": updated_at, "pad": ""}
         size = len(orjson.dumps(slot)) + 1
         if size <= TITLE_SLOT_SIZE:
             slot["pad"] = " " * (TITLE_SLOT_SIZE - size)
             line = orjson.dumps(slot) + b"\n"
             assert len(line) == TITLE_SLOT_SIZE
-            return line
+            return line, kept
         chars.pop()
 
 
@@ -206,6 +218,7 @@ __all__ = [
     "read_session",
     "rename_session",
     "set_label",
+    "stored_title",
     "title_slot_bytes",
     "write_title_slot",
 ]

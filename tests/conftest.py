@@ -13,6 +13,8 @@ TESTS_ROOT = Path(__file__).resolve().parent
 REPO_ROOT = TESTS_ROOT.parent
 SNAPSHOT_ROOT = REPO_ROOT / "snapshots"
 CORPUS = Path(os.environ.get("SEANCE_CORPUS", REPO_ROOT.parent / "shared" / "corpus")).resolve()
+NO_CORPUS = f"the shared corpus is not at {CORPUS} (clone it there or set SEANCE_CORPUS)"
+"""The reason every corpus test skips with when it is missing (listed in the summary: `-rs`)."""
 
 
 class TopLevelSVGExtension(pytest_textual_snapshot.SVGImageExtension):
@@ -57,7 +59,7 @@ def corpus_files() -> list[Path]:
 @pytest.fixture
 def corpus() -> Path:
     if not CORPUS.is_dir():
-        pytest.skip(f"the shared corpus is not at {CORPUS}")
+        pytest.skip(NO_CORPUS)
     return CORPUS
 
 

@@ -12,7 +12,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS, REPO_ROOT, corpus_files, node_oracle_available
+from conftest import CORPUS, NO_CORPUS, REPO_ROOT, corpus_files, node_oracle_available
 
 from seance.cli import main
 from seance.core.generate import generate_corpus
@@ -39,7 +39,7 @@ def test_ls_equals_pi_list_all(pi_oracle: Path, capsys: pytest.CaptureFixture[st
 def test_ls_equals_pi_on_the_corpus_pi_files(capsys: pytest.CaptureFixture[str]) -> None:
     root = CORPUS / "pi"
     if not root.is_dir():
-        pytest.skip("no shared corpus")
+        pytest.skip(NO_CORPUS)
     rows = {Path(row["path"]).name: row for row in seance_ls(capsys, root)}
     assert {name: row["messageCount"] for name, row in rows.items()} == {
         "before-compaction.jsonl": 990,
@@ -71,7 +71,7 @@ def test_ls_equals_pi_live(where: str, tmp_path: Path, capsys: pytest.CaptureFix
     if where == "corpus":
         files = corpus_files()
         if not files:
-            pytest.skip("no shared corpus")
+            pytest.skip(NO_CORPUS)
         for number, source in enumerate(files):
             bucket = agent / "sessions" / f"--bucket-{number:03d}--"
             bucket.mkdir(parents=True)  # a real directory: pi's listAll skips symlinked buckets

@@ -12,7 +12,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS, corpus_files, node_oracle_available, run_node
+from conftest import CORPUS, NO_CORPUS, corpus_files, node_oracle_available, run_node
 
 from seance.core.context import build_session_context
 from seance.core.session import NotASession, Session, read_session
@@ -24,7 +24,7 @@ def _digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-@pytest.mark.skipif(not FILES, reason="shared corpus not present")
+@pytest.mark.skipif(not FILES, reason=NO_CORPUS)
 @pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(CORPUS)))
 def test_every_corpus_file_loads_without_writing(path: Path) -> None:
     before = _digest(path)
@@ -49,7 +49,7 @@ V1_FILES = [p for p in FILES if (read_session(p) or None) is not None and read_s
 
 
 @pytest.mark.skipif(not node_oracle_available(), reason="npm oracle not installed")
-@pytest.mark.skipif(not V1_FILES, reason="no v1 files in the corpus")
+@pytest.mark.skipif(not V1_FILES, reason="no v1 files in the corpus" if FILES else NO_CORPUS)
 def test_v1_files_give_the_context_pi_gives_after_its_migration(tmp_path: Path) -> None:
     pi_files = [p for p in V1_FILES if not _has_title_slot(p)]
     readings = _pi_reading(pi_files, tmp_path)
@@ -70,7 +70,9 @@ def _has_title_slot(path: Path) -> bool:
         return handle.read(16).startswith(b'{"type":"title"')
 
 
-@pytest.mark.skipif(not (CORPUS / "omp" / "large-session.jsonl").exists(), reason="omp corpus missing")
+@pytest.mark.skipif(
+    not (CORPUS / "omp" / "large-session.jsonl").exists(), reason=f"omp corpus missing: {CORPUS / 'omp'}"
+)
 def test_omp_title_slot_file_reads_like_its_v1_original() -> None:
     """omp rewrote the v1 fixture with a title slot and ids; pi itself cannot read it."""
     slotted = read_session(CORPUS / "omp" / "large-session.jsonl")
@@ -93,7 +95,7 @@ def test_pi_itself_cannot_read_the_title_slot_file(tmp_path: Path) -> None:
     """Why the slot matters: pi sees no header and would start a fresh session."""
     source = CORPUS / "omp" / "large-session.jsonl"
     if not source.exists():
-        pytest.skip("omp corpus missing")
+        pytest.skip(f"omp corpus missing: {CORPUS / 'omp'}")
     (reading,) = _pi_reading([source], tmp_path)
     assert reading["messages"] == []
 

@@ -35,7 +35,8 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     source = work / "src"
     shutil.copytree(REPO_ROOT, source, ignore=shutil.ignore_patterns(*NOT_SHIPPED))
     result = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(work / "wheels"), str(source)],
+        # -v: the build backend's own output (its warnings) is captured too
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-v", "-w", str(work / "wheels"), str(source)],
         capture_output=True,
         text=True,
         timeout=600,
@@ -43,7 +44,19 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     )
     assert result.returncode == 0, result.stderr[-3000:]
     (built,) = (work / "wheels").glob("*.whl")
+    BUILD_OUTPUT[built] = result.stdout + result.stderr
     return built
+
+
+BUILD_OUTPUT: dict[Path, str] = {}
+
+
+def test_the_build_warns_about_nothing(wheel: Path) -> None:
+    """`.ci/run` installs from this pyproject: no setuptools deprecation (e.g. a `license =
+    {text = ...}` table instead of the SPDX string) may reach its output."""
+    output = BUILD_OUTPUT[wheel]
+    assert "Building wheel for pi-seance" in output or "Created wheel for pi-seance" in output
+    assert "DeprecationWarning" not in output and "deprecated" not in output.lower(), output[-3000:]
 
 
 def _not_shipped(package: Path) -> bool:

@@ -64,17 +64,20 @@ from ..paths import stylesheet
 from ..picker_model import EMPTY, PickerModel, Scope
 from ..results import PickResult
 from ..rows import SessionRow
+from ..toasts import withdraw_toasts
 from ..watcher import RootWatcher
 from ..widgets.session_list import SessionList, utc_now
 from ..widgets.status_bar import StatusBar
 from .confirm import ConfirmScreen
 from .copy import CopyChoice, CopyScreen
-from .help import HelpScreen, help_rows
+from .help import HelpScreen, help_rows, key_label
 from .prompt import rename_prompt
+from .skipped import SKIPPED_KEY, SkippedScreen
 
 if TYPE_CHECKING:
     from seance.core.trash import TrashReceipt
 
+DELETED_TOAST = "Deleted"  # the title of the delete toast (withdrawn when the delete is undone)
 NARROW = 100  # below this many columns the preview hides itself
 FULL_TEXT_LIMIT = 500
 SEARCH_DEBOUNCE = 0.03
@@ -147,6 +150,7 @@ class SessionPickerScreen(Screen[PickResult | None]):
     # The model's state as the status bar shows it (bound in `compose`, set by `_publish`).
     scope: var[str] = var("project")
     sort: var[str] = var(SORTS[0])
+    searching: var[bool] = var(False)
     named_only: var[bool] = var(False)
     new_count: var[int] = var(0)
 
@@ -188,6 +192,14 @@ class SessionPickerScreen(Screen[PickResult | None]):
         Binding("alt+i", "toggle_stats", "Stats", show=False, priority=True, tooltip="show or hide session stats"),
         Binding("f1,question_mark", "help", "Help", priority=True, tooltip="this help (? when the query is empty)"),
         Binding("alt+e", "export", "Export", show=False, priority=True, tooltip=EXPORT_HELP),
+        Binding(
+            SKIPPED_KEY,
+            "show_skipped",
+            "Skipped",
+            show=False,
+            priority=True,
+            tooltip="the files that were skipped, and why",
+        ),
     ]
 
     def __init__(
@@ -220,6 +232,7 @@ class SessionPickerScreen(Screen[PickResult | None]):
         self.watcher: RootWatcher | None = None  # follows the roots while the screen is mounted
         self.watching = False  # the file watcher is set up: changes from now on are seen
         self._query_error: str | None = None  # the status error the query caused (not a load's)
+        self.skipped_files: list[tuple[Path, str]] = []  # what the last refresh did not list, and why
         self._publish()
 
     # -- layout --------------------------------------------------------------------------
@@ -234,12 +247,15 @@ class SessionPickerScreen(Screen[PickResult | None]):
         with Horizontal(id="seance-body"):
             yield SessionList(clock=self.clock, id="seance-sessions")
             yield from self._compose_preview()
-        yield StatusBar(id="seance-status").data_bind(
+        status = StatusBar(id="seance-status").data_bind(
             SessionPickerScreen.scope,
             SessionPickerScreen.sort,
+            SessionPickerScreen.searching,
             SessionPickerScreen.named_only,
             SessionPickerScreen.new_count,
         )
+        status.skipped_hint = key_label(SKIPPED_KEY)
+        yield status
         yield Footer()
 
     def _compose_preview(self) -> ComposeResult:
@@ -273,6 +289,7 @@ class SessionPickerScreen(Screen[PickResult | None]):
         """The model's scope, sort, filter and "new" count, to the reactives the status bar shows."""
         self.scope = self.model.scope
         self.sort = self.model.sort
+        self.searching = self.model.searching
         self.named_only = self.model.named_only
         self.new_count = self.model.new_count
 
@@ -343,19 +360,25 @@ class SessionPickerScreen(Screen[PickResult | None]):
         if problem:
             self.post_message(Skipped(display_text(problem), False))
         skipped = list(self.catalog.last_stats.skipped)
-        if not skipped:
-            return
         roots = {str(root) for root in self.catalog.roots}
         root_problems = [(path, reason) for path, reason in skipped if str(path) in roots]
-        path, reason = (root_problems or skipped)[0]
-        more = f" (+{len(skipped) - 1} more)" if len(skipped) > 1 else ""
-        text = f"skipped {display_text(path)}: {display_text(reason)}{more}"
-        self.post_message(Skipped(text, bool(root_problems)))
+        text = ""
+        if root_problems:  # a whole root unreadable is an error, named; files are counted (Alt+S lists them)
+            path, reason = root_problems[0]
+            text = f"skipped {display_text(path)}: {display_text(reason)}"
+        self.post_message(Skipped(text, bool(root_problems), skipped))
 
     @on(Skipped)
     def _skipped(self, message: Skipped) -> None:
-        if not self.status.message:
+        if message.files is not None:
+            self.skipped_files = message.files
+            self.status.skipped = len(message.files)
+        if message.text and not self.status.message:
             self.status.show_message(message.text, error=message.root_problem)
+
+    def action_show_skipped(self) -> None:
+        """Alt+S: the files the last refresh skipped, each with the reason."""
+        self.app.push_screen(SkippedScreen(self.skipped_files))
 
     def _scope_cwd(self, scope: str) -> str | None:
         return self.cwd if scope == "project" else None
@@ -683,7 +706,7 @@ class SessionPickerScreen(Screen[PickResult | None]):
         self.model.trashed(message.receipt, message.summary)
         self._rebuild()
         self.status.show_message("Session moved to trash · ctrl+z to undo")
-        self.notify("Session moved to trash. Press ctrl+z to undo.", title="Deleted", timeout=6, markup=False)
+        self.notify("Session moved to trash. Press ctrl+z to undo.", title=DELETED_TOAST, timeout=6, markup=False)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Ctrl+Z is the picker's only while a delete can be undone; otherwise the query input
@@ -711,6 +734,7 @@ class SessionPickerScreen(Screen[PickResult | None]):
     @on(Restored)
     def _restored(self, message: Restored) -> None:
         self._apply_changes([message.summary], restored=True)
+        withdraw_toasts(self.app, DELETED_TOAST)  # "press ctrl+z to undo" no longer stands
         self.status.show_message("Session restored")
 
     # -- rename --------------------------------------------------------------------------
@@ -746,10 +770,12 @@ class SessionPickerScreen(Screen[PickResult | None]):
 
     @on(Renamed)
     def _renamed(self, message: Renamed) -> None:
+        name = message.name
         if message.summary is not None:
             self._apply_changes([message.summary])
+            name = message.summary.name or name  # what was stored (oh-my-pi's slot holds 256 bytes)
         if message.name:
-            self.status.show_message(f"Session renamed to {display_text(message.name, 60)}")
+            self.status.show_message(f"Session renamed to {display_text(name, 60)}")
         else:
             self.status.show_message("Session name cleared")
 

@@ -142,7 +142,7 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
             with Vertical(id="seance-tree-pane"):
                 yield Static(Content("Loading…"), id="seance-tree-message")
                 yield TreeView(id="seance-tree-view")
-            yield ContextPreview(id="seance-tree-preview")
+            yield ContextPreview(placeholder="Loading session…", id="seance-tree-preview")
         yield Static(id="seance-tree-status")
 
     def _help_text(self) -> Content:
@@ -207,6 +207,7 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
         note = self.query_one("#seance-tree-message", Static)
         note.update(Content(display_text(message.reason)))
         note.add_class("-error")
+        self.query_one(ContextPreview).set_placeholder("Nothing to preview")
         self._refresh_status()
 
     def _title(self, session: Session) -> Content:
@@ -256,7 +257,15 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
     @on(TreeView.Highlighted)
     def _highlighted(self, event: TreeView.Highlighted) -> None:
         if self.session is not None and event.entry_id is not None:
-            self.query_one(ContextPreview).show_session(self.session, event.entry_id)
+            self._preview_entry(event.entry_id)
+
+    def _preview_entry(self, entry_id: str) -> None:
+        """Preview what Enter here really resumes with: for a user message, the context up to
+        its parent and the message in the editor (pi's rule, `resume_point`)."""
+        assert self.session is not None
+        tree = self.session.tree
+        leaf_id, prefill = resume_point(tree.by_id[entry_id], tree.parent.get(entry_id))
+        self.query_one(ContextPreview).show_session(self.session, leaf_id, editor=prefill)
 
     @on(TreeView.Selected)
     def _selected(self, event: TreeView.Selected) -> None:
@@ -366,7 +375,7 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
             self.model.set_label(message.entry_id, message.label)
             self._changed()
             if self.session is not None and self.model.selected_id is not None:
-                self.query_one(ContextPreview).show_session(self.session, self.model.selected_id)
+                self._preview_entry(self.model.selected_id)
         self.notify("Label saved" if message.label else "Label removed", timeout=2, markup=False)
 
     def on_session_tree_screen_label_failed(self, message: LabelFailed) -> None:

@@ -47,6 +47,9 @@ BODY_LIMIT = 2_000
 TOOL_OUTPUT_LIMIT = 400
 TOOL_OUTPUT_LINES = 6
 STATS_AUTO_ROWS = 30  # a pane this tall shows the stats block unless toggled off
+CLIP_SLACK = 80
+"""A text at most this many characters over its limit is shown whole: "… (4 more characters)"
+would hide less than it takes to say so."""
 
 
 # -- the document (pure data, built in the worker thread) -------------------------------
@@ -71,21 +74,27 @@ class PreviewDoc:
     earlier: int = 0
     notice: str | None = None
     stats: list[str] = field(default_factory=list)  # the compact stats block (empty: none)
+    editor: str | None = None  # the text resuming here puts in the editor (a chosen user message)
 
 
 def _clip(text: str, limit: int, max_lines: int | None = None) -> str:
-    """Sanitised multi-line text cut to `limit` characters (and `max_lines` lines)."""
-    clean = safe_multiline(text).strip("\n")
-    cut = len(clean) > limit
-    clean = clean[:limit]
+    """Sanitised multi-line text cut to `limit` characters (and `max_lines` lines); a text
+    only a little over (`CLIP_SLACK`, one more line) is shown whole."""
+    whole = safe_multiline(text).strip("\n")
+    clean = whole if len(whole) <= limit + CLIP_SLACK else whole[:limit]
     if max_lines is not None:
         lines = clean.split("\n")
-        if len(lines) > max_lines:
-            clean, cut = "\n".join(lines[:max_lines]), True
-    if cut:
-        hidden = len(safe_multiline(text).strip("\n")) - len(clean)
-        clean += f"\n… ({hidden:,} more characters)"
+        if len(lines) > max_lines + 1:
+            clean = "\n".join(lines[:max_lines])
+    if len(clean) < len(whole):
+        hidden = len(whole) - len(clean)
+        clean += f"\n… ({plural(hidden, 'more character')})"
     return clean
+
+
+def plural(count: int, noun: str) -> str:
+    """`1 token`, `2 tokens`, `1,234 tokens`."""
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"
 
 
 def _message_block(item: ContextMessage, calls: dict[str, dict[str, Any]]) -> PreviewBlock:
@@ -172,8 +181,14 @@ def _cost(entry: dict[str, Any]) -> float:
     return float(total) if isinstance(total, int | float) and not isinstance(total, bool) else 0.0
 
 
-def build_preview(session: Session, leaf_id: Any = DEFAULT, tail: int = TAIL_MESSAGES) -> PreviewDoc:
-    """The preview document for `session` resumed at `leaf_id` (pure; safe in a thread)."""
+def build_preview(
+    session: Session, leaf_id: Any = DEFAULT, tail: int = TAIL_MESSAGES, *, editor: str | None = None
+) -> PreviewDoc:
+    """The preview document for `session` resumed at `leaf_id` (pure; safe in a thread).
+
+    `editor`: the text a resume here offers back in the editor (pi's rule for a user message:
+    resume at its parent, the message goes to the editor), shown after the context.
+    """
     tree = session.tree
     context = build_session_context(session) if leaf_id is DEFAULT else build_session_context(session, leaf_id)
     path = tree.path_to(context.leaf_id)
@@ -184,25 +199,26 @@ def build_preview(session: Session, leaf_id: Any = DEFAULT, tail: int = TAIL_MES
         doc.header.append(("model", "/".join(display_text(name) for name in names if name)))
     doc.header.append(("thinking", f"thinking {display_text(context.thinking_level) or 'off'}"))
     tokens = sum(_message_chars(item) for item in context.messages) // 4
-    doc.header.append(("context", f"~{tokens:,} tokens · {len(context.messages):,} messages"))
+    doc.header.append(("context", f"~{plural(tokens, 'token')} · {plural(len(context.messages), 'message')}"))
     cost = sum(_cost(entry) for entry in path)
     if cost:
         doc.header.append(("cost", f"${cost:,.2f}" if cost >= 0.01 else f"${cost:.4f}"))
-    branches = tree.branch_points()
-    doc.header.append(("branches", f"{branches:,} branch point{'s' if branches != 1 else ''}"))
+    doc.header.append(("branches", plural(tree.branch_points(), "branch point")))
     labels = [display_text(tree.labels[entry["id"]]) for entry in path if entry["id"] in tree.labels]
     if labels:
         doc.header.append(("labels", ", ".join(f"[{label}]" for label in labels)))
     if context.mode and context.mode != "none":
         doc.header.append(("mode", f"mode {display_text(context.mode)}"))
     if session.problems:
-        doc.header.append(("skipped", f"{len(session.problems)} problem(s) skipped while reading"))
+        doc.header.append(("skipped", f"{plural(len(session.problems), 'problem')} skipped while reading"))
     messages = context.messages
     if len(messages) > tail:
         doc.earlier = len(messages) - tail
         messages = messages[-tail:]
     calls = tool_calls_by_id(path)
     doc.blocks = [_message_block(item, calls) for item in messages]
+    if editor is not None:
+        doc.editor = _clip(editor, BODY_LIMIT)
     if not context.messages:
         doc.notice = "Nothing to send yet: the context is empty at this point."
     return doc
@@ -269,12 +285,21 @@ class ContextPreview(Vertical):
             self.doc = doc
 
     def __init__(
-        self, *, stats: bool = False, name: str | None = None, id: str | None = None, classes: str | None = None
+        self,
+        *,
+        stats: bool = False,
+        placeholder: str = "No session selected",
+        name: str | None = None,
+        id: str | None = None,
+        classes: str | None = None,
     ) -> None:
+        """`stats`: a stats block can be shown (the session list's pane); `placeholder`: what
+        the pane says while it has nothing to show and nothing coming."""
         super().__init__(name=name, id=id, classes=classes)
         self.stats_enabled = stats
         self.stats_choice: bool | None = None  # None: by the pane's height (STATS_AUTO_ROWS)
         self._stats_cache: OrderedDict[tuple[Path, Any], list[str]] = OrderedDict()
+        self.placeholder = placeholder
         self._token = 0
         self._shown_token = 0
         self._doc: PreviewDoc | None = None
@@ -326,17 +351,31 @@ class ContextPreview(Vertical):
             self._doc = None
             self._render_doc()
             return
-        self._load(self._token, Path(path), None, leaf_id)
+        self._loading_shown()
+        self._load(self._token, Path(path), None, leaf_id, None)
 
-    def show_session(self, session: Session, leaf_id: Any = DEFAULT) -> None:
-        """Preview an already loaded session resumed at `leaf_id` (debounced)."""
+    def show_session(self, session: Session, leaf_id: Any = DEFAULT, *, editor: str | None = None) -> None:
+        """Preview an already loaded session resumed at `leaf_id` (debounced); `editor` is the
+        text the resume offers back in the editor (see `build_preview`)."""
         self._token += 1
-        self._load(self._token, session.path, session, leaf_id)
+        self._loading_shown()
+        self._load(self._token, session.path, session, leaf_id, editor)
+
+    def set_placeholder(self, text: str) -> None:
+        """Say `text` while there is nothing to show (e.g. why nothing will come)."""
+        self.placeholder = text
+        if self.is_mounted and self._doc is None:
+            self._render_doc()
+
+    def _loading_shown(self) -> None:
+        """An empty pane says "Loading…" from the request on, not "No session selected"."""
+        if self.is_mounted and self._doc is None:
+            self._render_doc()
 
     # -- worker and handler ---------------------------------------------------------------
 
     @work(thread=True, exclusive=True, group="context-preview", exit_on_error=False, description="context preview")
-    def _load(self, token: int, path: Path, session: Session | None, leaf_id: Any) -> None:
+    def _load(self, token: int, path: Path, session: Session | None, leaf_id: Any, editor: str | None) -> None:
         worker = get_current_worker()
         time.sleep(DEBOUNCE_SECONDS)
         if worker.is_cancelled:
@@ -354,7 +393,7 @@ class ContextPreview(Vertical):
         if worker.is_cancelled:
             return
         try:
-            doc = build_preview(session, leaf_id)
+            doc = build_preview(session, leaf_id, editor=editor)
         except Exception as error:  # a malformed entry must not take the pane down
             doc = PreviewDoc(notice=f"Cannot build the context: {display_text(error)}")
         if self.stats_enabled and not worker.is_cancelled:
@@ -407,7 +446,7 @@ class ContextPreview(Vertical):
         if doc is None:
             header.update("")
             header.display = False
-            body.update(Content.styled("No session selected", self._style("muted")))
+            body.update(Content.styled("Loading…" if self.pending else self.placeholder, self._style("muted")))
             return
         header.display = bool(doc.header)
         separator = Content.styled(" · ", self._style("key"))
@@ -416,7 +455,7 @@ class ContextPreview(Vertical):
         if doc.notice:
             parts.append(Content.styled(doc.notice, self._style("muted")))
         if doc.earlier:
-            parts.append(Content.styled(f"… {doc.earlier:,} earlier messages not shown", self._style("muted")))
+            parts.append(Content.styled(f"… {plural(doc.earlier, 'earlier message')} not shown", self._style("muted")))
         body_style = self._style("body")
         call_style = self._style("call")
         for block in doc.blocks:
@@ -425,4 +464,13 @@ class ContextPreview(Vertical):
                 lines.append(Content.styled(block.body, body_style))
             lines.extend(Content.styled(f"→ {call}", call_style) for call in block.calls)
             parts.append(Content("\n").join(lines))
+        if doc.editor is not None:
+            parts.append(
+                Content("\n").join(
+                    [
+                        Content.styled("Enter: this message goes to the editor", self._style("user")),
+                        Content.styled(doc.editor, body_style),
+                    ]
+                )
+            )
         body.update(Content("\n\n").join(parts))

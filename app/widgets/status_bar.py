@@ -14,6 +14,7 @@ from textual.reactive import reactive
 from textual.widget import Widget
 
 from seance.app.paths import stylesheet
+from seance.app.rows import sort_label
 from seance.core.text import display_text
 
 
@@ -32,6 +33,9 @@ class StatusBar(Widget):
 
     scope: reactive[str] = reactive("project")
     sort: reactive[str] = reactive("threaded")
+    searching: reactive[bool] = reactive(False)  # a query ranks the rows: the sort in effect may differ
+    skipped: reactive[int] = reactive(0)  # files the refresh did not list (`skipped_hint` says how to see them)
+    skipped_hint: str = "alt+s"
     named_only: reactive[bool] = reactive(False)
     shown: reactive[int] = reactive(0)
     total: reactive[int] = reactive(0)
@@ -59,13 +63,15 @@ class StatusBar(Widget):
                 (f"{other} All", scope_style if self.scope == "all" else dim),
             )
         )
-        parts.append(Content.styled(f"Sort: {self.sort.capitalize()}", dim))
+        parts.append(Content.styled(f"Sort: {sort_label(self.sort, self.searching)}", dim))
         parts.append(Content.styled(f"Name: {'Named' if self.named_only else 'All'}", dim))
         if self.listing:
             parts.append(Content.styled("Loading…", dim))
         else:
             count = f"{self.shown:,}" if self.shown == self.total else f"{self.shown:,} of {self.total:,}"
             parts.append(Content.styled(f"{count} session{'' if self.total == 1 and self.shown == 1 else 's'}", dim))
+        if self.skipped:
+            parts.append(Content.styled(f"{self.skipped:,} skipped ({self.skipped_hint})", dim))
         if self.progress is not None:
             done, total = self.progress
             parts.append(Content.styled(f"indexing {done:,}/{total:,}", dim))

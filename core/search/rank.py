@@ -64,8 +64,19 @@ class Hit(NamedTuple):
         """Highlight spans in `summary.title` (merged, sorted); computed on demand."""
         return highlight(self.summary.title, self.query)
 
+    @property
+    def in_hidden_first_message(self) -> bool:
+        """The match is in the first message, but the row shows the session's name instead:
+        the first message has to be shown to say why the session matched."""
+        return self.field == "first message" and bool(self.summary.name and self.summary.name.strip())
+
     def snippet(self) -> Snippet | None:
-        """For a full-text hit: an excerpt of the matching text with its highlight spans."""
+        """Why the session matched, when its title does not show it: for a full-text hit an
+        excerpt of the matching text, for a hit in the first message of a named session an
+        excerpt of that message; with highlight spans."""
+        if self.in_hidden_first_message and self.tier != TIERS[FULL_TEXT]:
+            text = one_line(self.summary.first_message)
+            return query_snippet(text, self.query) or Snippet(text, tuple(highlight(text, self.query)))
         if self.tier != TIERS[FULL_TEXT]:
             return None
         if self.text_hit is None or not self.text_hit.snippet:
