@@ -37,6 +37,10 @@ COMMAND_MODULES = {
     "continue": "actions",
     "rm": "actions",
     "rename": "actions",
+    "pin": "marks",
+    "unpin": "marks",
+    "tag": "marks",
+    "marks": "marks",
     "pick": "ui",
 }
 _VALUED_OPTIONS = ("--root", "--cwd")  # top-level options that take the next argument
