@@ -36,7 +36,8 @@ def register(commands: argparse._SubParsersAction) -> None:
         "--query",
         "-q",
         metavar="Q",
-        help='filter and rank: fuzzy words, "phrase", re:regex, !not, id: name: cwd: label: model: after: before:',
+        help='filter and rank: fuzzy words, "phrase", re:regex, !not, id: name: cwd: label: model: after: before: '
+        "tag: is:pinned is:tagged",
     )
     ls.add_argument(
         "--sort", choices=listing.SORTS, default=None, help="order (default: recent; relevance with --query)"
