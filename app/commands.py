@@ -17,6 +17,8 @@ PICKER_COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("delete", "Delete session", "Move the selected session to the Trash (Ctrl+D)"),
     ("undo_delete", "Undo delete", "Restore the last deleted session (Ctrl+Z)"),
     ("rename", "Rename session", "Give the selected session a name (Ctrl+R)"),
+    ("toggle_pin", "Pin / unpin session", "Pinned sessions come first in every sort (Alt+P)"),
+    ("edit_tags", "Edit tags", "Tag the selected session; search with tag:x (Alt+T)"),
     ("toggle_preview", "Toggle preview", "Show or hide the context preview (Ctrl+O / F3)"),
     ("help", "Show keys", "List every key of the session list (F1)"),
     ("show_skipped", "Show skipped files", "The files that were not listed, and why (Alt+S)"),

@@ -7,7 +7,8 @@
   undone delete or a rename: the same merge);
 * `drop(paths)`: sessions that are gone (a delete): rows, search hits and bookkeeping;
 * `toggle_scope`, `cycle_sort`, `toggle_named`, the query and its `searched` hits;
-* `trashed` / `undo_next`: the undo stack of deletions.
+* `trashed` / `undo_next`: the undo stack of deletions;
+* `marks`: the user's pins and tags (session id -> `Mark`), replaced whole when they change.
 
 It answers with rows (`rows`, `hit_rows`), the count for the status line, the "↑ N new"
 counter, and the empty-list text.  Every set it keeps is bounded by the files present:
@@ -19,12 +20,13 @@ Textual; tests drive it directly (tests/test_picker_model.py).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from seance.core.catalog import same_dir
 from seance.core.listing import SORTS
+from seance.core.marks import Mark
 from seance.core.model import SessionSummary
 
 from .rows import SessionRow, hit_rows, plain_rows
@@ -65,6 +67,7 @@ class PickerModel:
         self.known: set[str] = set()  # paths listed now (a path seen again is no new session)
         self.new: set[str] = set()  # live arrivals in scope above the viewport: the "↑ N new" count
         self.deleted: list[Deleted] = []  # undo stack, the latest UNDO_KEPT deletions
+        self.marks: Mapping[str, Mark] = {}  # pins and tags by session id (`core.marks`)
         self._exists = exists
 
     # -- what is shown -------------------------------------------------------------------------
@@ -96,18 +99,18 @@ class PickerModel:
     def rows(self) -> list[SessionRow]:
         """Rows without a query (it forgets any previous query's hits)."""
         self.hits = None
-        return plain_rows(self.visible(), self.sort)
+        return plain_rows(self.visible(), self.sort, self.marks)
 
     def hit_rows(self) -> list[SessionRow] | None:
         """The current hits in the current sort; None when there are none to re-order."""
-        return hit_rows(self.hits, self.sort) if self.hits is not None else None
+        return hit_rows(self.hits, self.sort, self.marks) if self.hits is not None else None
 
     def searched(self, query_text: str, hits: list[Any]) -> list[SessionRow] | None:
         """A search finished: its rows, or None if the query has changed since (a newer one runs)."""
         if query_text != self.query:
             return None
         self.hits = hits
-        return hit_rows(hits, self.sort)
+        return hit_rows(hits, self.sort, self.marks)
 
     def in_project(self, summary: SessionSummary) -> bool:
         return bool(summary.cwd) and same_dir(summary.cwd, self.cwd)

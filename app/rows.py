@@ -3,21 +3,25 @@
 Sort orders follow pi's picker: *threaded* shows forks under their parent session (via the
 header's `parentSession`), *recent* is last activity first, *created* is creation time first,
 *relevance* is the search ranking (recent when there is no query).  With a query, threaded
-becomes relevance, as in pi: the tree is dropped while searching.  No Textual here: the
-widget draws these rows, `PickerModel` makes them.
+becomes relevance, as in pi: the tree is dropped while searching.  Pinned sessions come
+first in every order (`core.listing.pinned_first`); each row carries its session's marks
+(pin, tags) for the widget to draw.  No Textual here: the widget draws these rows,
+`PickerModel` makes them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from seance.core import listing
-from seance.core.listing import by_created, by_recent
+from seance.core.listing import by_created, by_recent, pinned_first
+from seance.core.marks import NO_MARK, Mark
 from seance.core.model import SessionSummary
 
 FIRST_MESSAGE_LABEL = "first message: "
+Marks = Mapping[str, Mark]  # session id -> marks
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -31,6 +35,7 @@ class SessionRow:
     summary: SessionSummary
     prefix: str = ""  # threaded sort: "├─ " / "│  └─ " ...
     hit: Any = None
+    mark: Mark = NO_MARK  # the user's pin and tags
 
     @property
     def path(self) -> str:
@@ -77,20 +82,34 @@ def sort_label(sort: str, searching: bool) -> str:
     return f"{shown.capitalize()} ({'query' if searching else 'no query'})"
 
 
-def threaded(summaries: Sequence[SessionSummary]) -> list[SessionRow]:
+def mark_of(summary: SessionSummary, marks: Marks | None) -> Mark:
+    return marks.get(summary.id, NO_MARK) if marks and summary.id else NO_MARK
+
+
+def _pinned(marks: Marks | None) -> listing.Pinned | None:
+    """The "is it pinned" test for the orders, or None when nothing is pinned."""
+    if not marks or not any(mark.pinned for mark in marks.values()):
+        return None
+    return lambda summary: mark_of(summary, marks).pinned
+
+
+def threaded(summaries: Sequence[SessionSummary], marks: Marks | None = None) -> list[SessionRow]:
     """pi's fork tree as rows, with the `├─ ` / `└─ ` / `│  ` prefix drawn before each fork."""
-    return [SessionRow(row.summary, prefix=row.prefix) for row in listing.threaded(summaries)]
+    return [
+        SessionRow(row.summary, prefix=row.prefix, mark=mark_of(row.summary, marks))
+        for row in listing.threaded(summaries, _pinned(marks))
+    ]
 
 
-def plain_rows(summaries: Sequence[SessionSummary], sort: str) -> list[SessionRow]:
+def plain_rows(summaries: Sequence[SessionSummary], sort: str, marks: Marks | None = None) -> list[SessionRow]:
     """Rows for an empty query."""
     if sort == "threaded":
-        return threaded(summaries)
-    ordered = by_created(summaries) if sort == "created" else by_recent(summaries)
-    return [SessionRow(summary) for summary in ordered]
+        return threaded(summaries, marks)
+    ordered = pinned_first(by_created(summaries) if sort == "created" else by_recent(summaries), _pinned(marks))
+    return [SessionRow(summary, mark=mark_of(summary, marks)) for summary in ordered]
 
 
-def hit_rows(hits: Sequence[Any], sort: str) -> list[SessionRow]:
+def hit_rows(hits: Sequence[Any], sort: str, marks: Marks | None = None) -> list[SessionRow]:
     """Rows for search hits (already ranked by relevance); recent/created re-order them."""
     if sort == "recent":
         hits = sorted(hits, key=lambda hit: hit.summary.modified_ms, reverse=True)
@@ -98,4 +117,7 @@ def hit_rows(hits: Sequence[Any], sort: str) -> list[SessionRow]:
         hits = sorted(
             hits, key=lambda hit: (hit.summary.created or hit.summary.modified, hit.summary.path), reverse=True
         )
-    return [SessionRow(hit.summary, hit=hit) for hit in hits]
+    pinned = _pinned(marks)
+    if pinned is not None:
+        hits = pinned_first(hits, lambda hit: pinned(hit.summary))
+    return [SessionRow(hit.summary, hit=hit, mark=mark_of(hit.summary, marks)) for hit in hits]

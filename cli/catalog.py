@@ -1,9 +1,11 @@
 """`seance ls` and `seance index`.
 
-`ls` prints newest `modified` first.  Scope: the current project (header cwd equals
-`--cwd` or the working directory, wherever the file lives) unless `--all`.  `--quick`
-reads only 4 KB prefixes (no index); otherwise the index is brought up to date first.
-`--skipped` lists the files under the roots that are not listed, each with the reason.
+`ls` prints newest `modified` first, pinned sessions before the rest (in every sort);
+`--json` adds each session's `pinned` and `tags` (`core.marks`) to pi's keys.
+Scope: the current project (header cwd equals `--cwd` or the working directory, wherever
+the file lives) unless `--all`.  `--quick` reads only 4 KB prefixes (no index); otherwise
+the index is brought up to date first.  `--skipped` lists the files under the roots that
+are not listed, each with the reason.
 
 Exit codes: 0 when the listing ran (an empty project is a valid, empty answer: `[]` with
 `--json`, and a line on stderr saying where seance looked); 1 when `--query` matched nothing
@@ -20,10 +22,12 @@ from typing import Any
 
 from seance.core import listing
 from seance.core.catalog import Catalog
+from seance.core.marks import NO_MARK, Marks, annotate_pi_json
 from seance.core.model import SessionSummary
 from seance.core.text import display_text, home_short, relative_age
 
 from .errors import CliError, ExitCode
+from .marks import listing_marks, marked_json
 from .output import put_line, say, write_json_bytes
 from .scope import Scope, scope_options
 
@@ -35,7 +39,8 @@ def register(commands: argparse._SubParsersAction) -> None:
         "--query",
         "-q",
         metavar="Q",
-        help='filter and rank: fuzzy words, "phrase", re:regex, !not, id: name: cwd: label: model: after: before:',
+        help='filter and rank: fuzzy words, "phrase", re:regex, !not, id: name: cwd: label: model: after: before: '
+        "tag: is:pinned is:tagged",
     )
     ls.add_argument(
         "--sort", choices=listing.SORTS, default=None, help="order (default: recent; relevance with --query)"
@@ -66,7 +71,11 @@ def _catalog(args: argparse.Namespace) -> Catalog:
 
 
 def apply_query(
-    summaries: list[SessionSummary], query: str, catalog: Catalog | None, all_projects: bool = False
+    summaries: list[SessionSummary],
+    query: str,
+    catalog: Catalog | None,
+    all_projects: bool = False,
+    marks: Marks | None = None,
 ) -> list[SessionSummary]:
     """Filter and rank by `query` in seance's query language (`seance.core.search`), best first.
 
@@ -83,13 +92,15 @@ def apply_query(
     if catalog is not None:
         # the cwd only counts where paths do (`search(paths=...)`): there it may be the hit
         text_hits = {hit.path: hit for hit in catalog.search_text(parsed, include_cwd=all_projects)}
-    return [hit.summary for hit in search(summaries, parsed, text_hits=text_hits, paths=all_projects)]
+    hits = search(summaries, parsed, text_hits=text_hits, paths=all_projects, marks=marks)
+    return [hit.summary for hit in hits]
 
 
 def run_ls(args: argparse.Namespace) -> int:
     if args.skipped:
         return run_ls_skipped(args)
     catalog = _catalog(args)
+    marks = listing_marks()
     try:
         cwd = Scope.of(args).project
         if args.json and not args.query and args.sort in (None, "recent"):
@@ -98,7 +109,7 @@ def run_ls(args: argparse.Namespace) -> int:
             _report_skipped(catalog, quick=args.quick)
             if answer.strip() == b"[]":
                 _report_empty(catalog, cwd)
-            write_json_bytes(answer)
+            write_json_bytes(annotate_pi_json(answer, marks))
             return ExitCode.OK
         # A query searches full text, so its index is brought up to date too.
         summaries = (
@@ -106,22 +117,23 @@ def run_ls(args: argparse.Namespace) -> int:
         )
         sort = args.sort or ("relevance" if args.query else "recent")
         if args.query:
-            summaries = apply_query(summaries, args.query, None if args.quick else catalog, cwd is None)
+            summaries = apply_query(summaries, args.query, None if args.quick else catalog, cwd is None, marks)
         if sort == "created":
             summaries = listing.by_created(summaries)
         elif sort == "recent" and args.query:
             summaries = listing.by_recent(summaries)
+        pinned = _pinned(marks)
         if sort == "threaded":
-            rows = listing.threaded(summaries)
+            rows = listing.threaded(summaries, pinned)
         else:
-            rows = [listing.ThreadedRow(summary, 0, "") for summary in summaries]
+            rows = [listing.ThreadedRow(summary, 0, "") for summary in listing.pinned_first(summaries, pinned)]
         _report_skipped(catalog, quick=args.quick)
         if not summaries and not args.query:
             _report_empty(catalog, cwd)
         if args.json:
             payload: list[dict[str, Any]] = []
             for row in rows:
-                item = row.summary.to_pi_json()
+                item = marked_json(row.summary, marks)
                 if sort == "threaded":
                     item["depth"] = row.depth
                 payload.append(item)
@@ -129,7 +141,7 @@ def run_ls(args: argparse.Namespace) -> int:
 
             write_json_bytes(orjson.dumps(payload))  # compact, like the fast path
         else:
-            _print_rows(rows, show_cwd=cwd is None)
+            _print_rows(rows, show_cwd=cwd is None, marks=marks)
             if args.quick and rows:
                 say(QUICK_LEGEND)
         sys.stdout.flush()
@@ -190,16 +202,25 @@ def _skipped(catalog: Catalog, *, quick: bool) -> list[tuple[Path, str]]:
     return list(catalog.last_stats.skipped)
 
 
-def _print_rows(rows: list[listing.ThreadedRow], show_cwd: bool) -> None:
+def _pinned(marks: Marks) -> listing.Pinned | None:
+    if not any(mark.pinned for mark in marks.values()):
+        return None
+    return lambda summary: bool(summary.id) and marks.get(summary.id, NO_MARK).pinned
+
+
+def _print_rows(rows: list[listing.ThreadedRow], show_cwd: bool, marks: Marks) -> None:
     now_ms = time.time() * 1000
     for row in rows:
         summary = row.summary
+        mark = marks.get(summary.id, NO_MARK) if summary.id else NO_MARK
         count = f"{summary.message_count}{'' if summary.exact else '+'}"
         parts = [
             f"{relative_age(summary.modified_ms, now_ms):>4}",
             f"{count:>6}",
-            row.prefix + display_text(summary.title, 80),
+            row.prefix + ("★ " if mark.pinned else "") + display_text(summary.title, 80),
         ]
+        if mark.tags:
+            parts.append(" ".join(f"#{tag}" for tag in mark.tags))
         if show_cwd:
             parts.append(f"  ({display_text(home_short(summary.cwd)) or '?'})")
         put_line(" ".join(parts))

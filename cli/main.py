@@ -38,6 +38,10 @@ COMMAND_MODULES = {
     "continue": "actions",
     "rm": "actions",
     "rename": "actions",
+    "pin": "marks",
+    "unpin": "marks",
+    "tag": "marks",
+    "marks": "marks",
     "pick": "ui",
     "stats": "stats",
 }

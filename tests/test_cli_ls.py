@@ -73,7 +73,8 @@ def test_ls_json_current_project(store, capsys, monkeypatch) -> None:
     rows = json.loads(out)
     assert code == 0
     assert [row["path"] for row in rows] == [str(store["new"]), str(store["old"])]
-    assert set(rows[0]) == PI_KEYS
+    assert set(rows[0]) == PI_KEYS | {"pinned", "tags"}  # pi's keys, and seance's marks
+    assert (rows[0]["pinned"], rows[0]["tags"]) == (False, [])
     assert rows[0]["firstMessage"] == "new prompt about badgers"
     assert "junk.jsonl" in err  # skipped and said so
 
@@ -97,7 +98,8 @@ def test_ls_quick_json_is_the_quick_summaries(store, capsys) -> None:
     for scope in (["--all"], ["--cwd", str(store["here"])]):
         code, out, err = ls(capsys, "--root", str(store["root"]), *scope, "--json", "--quick")
         cwd = None if scope == ["--all"] else str(store["here"])
-        assert code == 0 and json.loads(out) == [summary.to_pi_json() for summary in catalog.quick(cwd)]
+        expected = [{"pinned": False, "tags": [], **summary.to_pi_json()} for summary in catalog.quick(cwd)]
+        assert code == 0 and json.loads(out) == expected
         assert "junk.jsonl" in err
     catalog.close()
 

@@ -38,6 +38,7 @@ from textual.worker import get_current_worker
 
 from seance.core.catalog import Cancelled, SessionSource, in_project
 from seance.core.listing import SORTS
+from seance.core.marks import MarkStore
 from seance.core.model import SessionSummary
 from seance.core.search import QueryError, SearchCache, parse_query, search_iter
 from seance.core.session import SessionError
@@ -71,6 +72,7 @@ from ..widgets.status_bar import StatusBar
 from .confirm import ConfirmScreen
 from .copy import CopyChoice, CopyScreen
 from .help import HelpScreen, help_rows, key_label
+from .marks import MARK_BINDINGS, MarkActions
 from .prompt import rename_prompt
 from .skipped import SKIPPED_KEY, SkippedScreen
 
@@ -84,7 +86,7 @@ SEARCH_DEBOUNCE = 0.03
 QUICK_FIRST_FILES = 300  # more files than this to index: paint the quick listing first
 FIRST_SCREEN_FILES = 200  # on a cold index, the newest files are shown before the full quick listing
 
-SEARCH_HELP = 'search: words, "a phrase", re:regex, !not, label:x'
+SEARCH_HELP = 'search: words, "a phrase", re:regex, !not, label:x, tag:x, is:pinned'
 RESUME_HELP = "resume the selected session"
 OPEN_HELP = "open the selected session's tree (resume from there)"
 
@@ -140,7 +142,7 @@ class SearchInput(Input):
         return super().check_consume_key(key, character)
 
 
-class SessionPickerScreen(Screen[PickResult | None]):
+class SessionPickerScreen(MarkActions, Screen[PickResult | None]):
     """Search, browse and pick a session; dismisses with a `PickResult` or None on cancel."""
 
     CSS: ClassVar[str] = stylesheet("picker.tcss")  # scoped by Textual to this screen
@@ -200,6 +202,7 @@ class SessionPickerScreen(Screen[PickResult | None]):
             priority=True,
             tooltip="the files that were skipped, and why",
         ),
+        *MARK_BINDINGS,  # alt+p, alt+t (screens/marks.py)
     ]
 
     def __init__(
@@ -211,6 +214,7 @@ class SessionPickerScreen(Screen[PickResult | None]):
         query: str = "",
         clock: Callable[[], datetime] = utc_now,
         options: PickerOptions | None = None,
+        marks: MarkStore | None = None,
         name: str | None = None,
         id: str | None = None,
         classes: str | None = None,
@@ -219,6 +223,7 @@ class SessionPickerScreen(Screen[PickResult | None]):
         self.catalog = catalog
         self.cwd = str(Path(cwd or os.getcwd()).resolve())
         self.options = options or PickerOptions()
+        self.marks_store = marks if marks is not None else MarkStore()  # pins and tags (the user data dir)
         self.clock = clock
         self.model = PickerModel(self.cwd, scope=scope, query=query)
         self.show_paths = False
@@ -277,6 +282,7 @@ class SessionPickerScreen(Screen[PickResult | None]):
 
     def on_mount(self) -> None:
         self._update_preview_visibility()
+        self.load_marks()
         self._load(self.model.scope)
         if self.options.watch:
             self._watch()
@@ -469,7 +475,10 @@ class SessionPickerScreen(Screen[PickResult | None]):
                 self.post_message(SearchDone(text, [], error=f"full-text search unavailable: {display_text(error)}"))
         hits: list[Any] = []
         cache = self._search_cache
-        for step in search_iter(summaries, query, text_hits=text_hits, paths=paths, chunk=1024, cache=cache):
+        marks = self.model.marks
+        for step in search_iter(
+            summaries, query, text_hits=text_hits, paths=paths, chunk=1024, cache=cache, marks=marks
+        ):
             if worker.is_cancelled:
                 return
             if step.hits is not None:

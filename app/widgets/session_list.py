@@ -36,6 +36,7 @@ from seance.core.text import blank_controls, display_text, relative_age
 from ..rows import SessionRow
 
 Clock = Callable[[], datetime]
+PIN_MARK = "★ "  # before the title of a pinned session
 
 
 def short_path(path: str, width: int, home: str = os.path.expanduser("~")) -> str:
@@ -86,6 +87,8 @@ class SessionList(ScrollView, can_focus=False):
         "session-list--named",
         "session-list--match",
         "session-list--meta",
+        "session-list--pin",
+        "session-list--tags",
         "session-list--snippet",
         "session-list--empty",
     }
@@ -309,7 +312,9 @@ class SessionList(ScrollView, can_focus=False):
         summary = row.summary
         pointer = Content.styled("› ", self.get_visual_style("session-list--pointer")) if is_cursor else Content("  ")
         prefix = Content.styled(row.prefix, self.get_visual_style("session-list--prefix")) if row.prefix else Content()
-        right = self._right_part(summary, width)
+        if row.mark.pinned:
+            prefix = Content.assemble(prefix, Content.styled(PIN_MARK, self.get_visual_style("session-list--pin")))
+        right = self._right_part(summary, width, row.mark.tags)
         room = max(width - pointer.cell_length - prefix.cell_length - right.cell_length - 1, 10)
         text, spans = scroll_to_match(summary.title, row.title_spans(), room)
         title = Content(text)
@@ -322,7 +327,7 @@ class SessionList(ScrollView, can_focus=False):
         gap = max(width - pointer.cell_length - prefix.cell_length - title.cell_length - right.cell_length, 1)
         return Content.assemble(pointer, prefix, title, " " * gap, right)
 
-    def _right_part(self, summary: SessionSummary, width: int) -> Content:
+    def _right_part(self, summary: SessionSummary, width: int, tags: Sequence[str] = ()) -> Content:
         parts: list[str] = []
         if self._show_path:
             parts.append(short_path(summary.path, max(width // 3, 12)))
@@ -330,7 +335,11 @@ class SessionList(ScrollView, can_focus=False):
             parts.append(short_path(summary.cwd, max(width // 5, 12)))
         count = f"{summary.message_count}{'' if summary.exact else '+'}"
         parts.append(f"{count:>5} {relative_age(summary.modified_ms, self._now.timestamp() * 1000):>3}")
-        return Content.styled(" ".join(parts), self.get_visual_style("session-list--meta"))
+        meta = Content.styled(" ".join(parts), self.get_visual_style("session-list--meta"))
+        if not tags:
+            return meta
+        shown = display_text(" ".join(f"#{tag}" for tag in tags), max(width // 4, 8))
+        return Content.assemble(Content.styled(shown, self.get_visual_style("session-list--tags")), " ", meta)
 
     def _snippet_line(self, row: SessionRow, width: int) -> Content:
         style = self.get_visual_style("session-list--snippet")

@@ -9,6 +9,8 @@
                       others case-insensitive substrings; label/model match any of them)
     after:YYYY-MM-DD  before:YYYY-MM-DD        last activity (`modified`), local days;
                       after: includes the day, before: excludes it
+    tag:work  is:pinned  is:tagged             the user's marks (`core.marks`): a tag (whole,
+                      case-insensitive), pinned, any tag; `!tag:x` excludes
 
 Whitespace separates terms; every term must match.  A term with an empty value (`re:`,
 `cwd:` while the user is still typing) is ignored.
@@ -25,7 +27,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import NamedTuple
 
-FIELDS = ("id", "name", "cwd", "path", "label", "model", "after", "before")  # `field:` filters
+FIELDS = ("id", "name", "cwd", "path", "label", "model", "after", "before", "tag", "is")  # `field:` filters
+MARK_FIELDS = ("tag", "is")  # filters on the user's marks, not on the summary (`Query.mark_filters`)
+IS_VALUES = ("pinned", "tagged")
 
 
 class QueryError(ValueError):
@@ -78,7 +82,13 @@ class Query:
 
     @property
     def filters(self) -> tuple[Term, ...]:
-        return tuple(term for term in self.terms if not term.is_text)
+        """Field filters on the summary."""
+        return tuple(term for term in self.terms if not term.is_text and term.field not in MARK_FIELDS)
+
+    @property
+    def mark_filters(self) -> tuple[Term, ...]:
+        """`tag:` and `is:` filters: checked against the marks the caller hands to the search."""
+        return tuple(term for term in self.terms if term.field in MARK_FIELDS)
 
     def fts_match(self) -> str | None:
         """A safe FTS5 MATCH string for the catalog's full-text index, or None if none applies.
@@ -207,6 +217,8 @@ def _field_term(name: str, value: str, negated: bool) -> Term | None:
         except ValueError:
             raise QueryError(f"{name}: expects a date as YYYY-MM-DD, not {value!r}") from None
         return Term("field", value, negated, field=name, bound_ms=day.timestamp() * 1000)
+    if name == "is" and value.lower() not in IS_VALUES:
+        raise QueryError(f"is: expects {' or '.join(IS_VALUES)}, not {value!r}")
     return Term("field", fold(_normalise(value)), negated, field=name)
 
 

@@ -14,7 +14,9 @@ meant for the all-projects scope): in the current-project scope every session ha
 cwd, so a token taken from the folder name would match every row (pi does this; tau PR
 #420 removed it).  Even then a cwd/path-only match ranks last.  `cwd:` and `path:` always
 work.  Negation and field filters see the summary (and its prefix text); the index gets
-negations as `NOT` (`Query.full_text`), so full-text hits respect them too.
+negations as `NOT` (`Query.full_text`), so full-text hits respect them too.  `tag:` and
+`is:` see the user's marks (`core.marks`), which the caller passes as `marks` (session id
+-> `Mark`); they narrow the sessions before anything else is matched.
 
 Scoring is chunked: `search_iter` yields after every `chunk` sessions so a UI worker can
 check for cancellation and let the event loop breathe; `search` runs it to completion.
@@ -29,14 +31,14 @@ import math
 from bisect import bisect_right
 from collections.abc import Iterator, Mapping, Sequence
 from itertools import chain
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from rapidfuzz import fuzz
 
 from ..model import SessionSummary
 from .fuzzy import MIN_FUZZY, fuzzy_match, fuzzy_pattern, max_span
 from .haystack import Block, Haystack, SearchCache, one_line, session_text
-from .query import Query, Term, parse_query
+from .query import Query, Term, fold, parse_query
 from .snippet import Snippet, Span, TextHit, highlight, query_snippet
 
 TIERS = ("exact", "prefix", "substring", "full-text", "fuzzy", "path")
@@ -364,6 +366,25 @@ def _filter_matches(term: Term, hay: Haystack) -> bool:
     return summary.modified_ms < term.bound_ms  # before
 
 
+def _mark_matches(term: Term, pinned: bool, tags: tuple[str, ...]) -> bool:
+    if term.field == "is":
+        return pinned if term.text == "pinned" else bool(tags)
+    return any(fold(tag) == term.text for tag in tags)  # tag: the whole tag
+
+
+def keep_marked(summaries: Sequence[SessionSummary], terms: Sequence[Term], marks: Mapping[str, Any] | None) -> list:
+    """The sessions whose marks (`marks`: session id -> `core.marks.Mark`) pass every
+    `tag:` / `is:` term of `terms` (a negated term must fail)."""
+    marks = marks or {}
+    kept = []
+    for summary in summaries:
+        mark = marks.get(summary.id) if summary.id else None
+        pinned, tags = (mark.pinned, mark.tags) if mark is not None else (False, ())
+        if all(_mark_matches(term, pinned, tags) != term.negated for term in terms):
+            kept.append(summary)
+    return kept
+
+
 _new_hit = tuple.__new__  # builds a Hit without NamedTuple's Python-level __new__
 
 
@@ -389,6 +410,7 @@ def search_iter(
     paths: bool = False,
     chunk: int = 2048,
     cache: SearchCache | None = None,
+    marks: Mapping[str, Any] | None = None,
 ) -> Iterator[SearchProgress]:
     """Rank `summaries` for `query`, yielding a `SearchProgress` between chunks of work.
 
@@ -396,9 +418,12 @@ def search_iter(
     `TextHit` for `query.full_text()`.  An empty query returns every session, newest first.
     `cache` keeps the folded sessions for the next search (the caller owns it; without one
     everything is folded afresh).  Folding sessions not in the cache yields every 256
-    sessions, so no step is long.
+    sessions, so no step is long.  `marks` (session id -> `core.marks.Mark`) is what
+    `tag:` and `is:` terms are checked against (none given: nothing is pinned or tagged).
     """
     parsed = parse_query(query) if isinstance(query, str) else query
+    if parsed.mark_filters:
+        summaries = keep_marked(summaries, parsed.mark_filters, marks)
     cache = cache if cache is not None else SearchCache()
     matcher = _Matcher(parsed, text_hits, paths)
     total = len(summaries)
@@ -436,9 +461,10 @@ def search(
     text_hits: Mapping[str, TextHit] | None = None,
     paths: bool = False,
     cache: SearchCache | None = None,
+    marks: Mapping[str, Any] | None = None,
 ) -> list[Hit]:
     """`search_iter` run to completion: the ranked hits."""
-    for step in search_iter(summaries, query, text_hits=text_hits, paths=paths, cache=cache):
+    for step in search_iter(summaries, query, text_hits=text_hits, paths=paths, cache=cache, marks=marks):
         if step.hits is not None:
             return step.hits
     return []
