@@ -37,6 +37,7 @@ COMMAND_MODULES = {
     "continue": "actions",
     "rm": "actions",
     "rename": "actions",
+    "clean": "clean",
     "pick": "ui",
 }
 _VALUED_OPTIONS = ("--root", "--cwd")  # top-level options that take the next argument

@@ -45,11 +45,11 @@ import os
 import shutil
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 from urllib.parse import quote, unquote
 
 import orjson
@@ -70,6 +70,8 @@ RESTORING_PREFIX = ".seance-restoring-"
 COPY_ATTEMPTS = 3
 CHUNK = 1 << 20
 SETTLE_SECONDS = 0.02  # an append already under way (open, write, close) finishes well within this
+
+T = TypeVar("T")
 
 
 class TrashError(SessionError):
@@ -149,6 +151,84 @@ class TrashReceipt:
         if not items:
             raise TrashError("not a trash receipt (no items)")
         return cls(items, deleted_at)
+
+
+@dataclass(frozen=True, slots=True)
+class TrashBatch:
+    """Several deletions undone as one (`seance clean --yes`, the list's ctrl+d on marked rows)."""
+
+    receipts: tuple[TrashReceipt, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"batch": [receipt.to_json() for receipt in self.receipts]}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> TrashBatch:
+        """Rebuild a saved batch; raises `TrashError` if malformed."""
+        saved = data.get("batch") if isinstance(data, dict) else None
+        if not isinstance(saved, list):
+            raise TrashError("not a trash batch")
+        return cls(tuple(TrashReceipt.from_json(receipt) for receipt in saved))
+
+
+def is_batch_json(data: Any) -> bool:
+    """True for a saved `TrashBatch` (a saved `TrashReceipt` has no "batch" key)."""
+    return isinstance(data, dict) and "batch" in data
+
+
+@dataclass(frozen=True, slots=True)
+class BatchTrashed:
+    """What `trash_each` did: the batch moved, and each path refused with the reason."""
+
+    batch: TrashBatch
+    refused: tuple[tuple[Path, str], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class BatchRestored(Generic[T]):
+    """What `undo_each` did: each receipt's result, and the receipts that could not be undone,
+    split into `gone` (never again: emptied, replaced) and `blocked` (may work later: the path is taken)."""
+
+    restored: tuple[T, ...]
+    gone: tuple[tuple[TrashReceipt, str], ...]
+    blocked: tuple[tuple[TrashReceipt, str], ...]
+
+
+def trash_each(
+    paths: Iterable[str | os.PathLike[str]], trash_one: Callable[[Path], TrashReceipt] | None = None
+) -> BatchTrashed:
+    """Move every path to the Trash with `trash_one` (default `trash_session`, refusing what an
+    agent is using); a refusal skips that path and the others still go."""
+    move = trash_one if trash_one is not None else trash_session
+    receipts: list[TrashReceipt] = []
+    refused: list[tuple[Path, str]] = []
+    for path in paths:
+        try:
+            receipts.append(move(Path(path)))
+        except (TrashError, OSError) as error:
+            refused.append((Path(path), _one_line(error)))
+    return BatchTrashed(TrashBatch(tuple(receipts)), tuple(refused))
+
+
+def undo_each(batch: TrashBatch, restore_one: Callable[[TrashReceipt], T]) -> BatchRestored[T]:
+    """Undo every deletion of a batch with `restore_one` (`undo`, or a catalog's `restore`);
+    one that cannot be undone is reported and the others are still restored."""
+    restored: list[T] = []
+    gone: list[tuple[TrashReceipt, str]] = []
+    blocked: list[tuple[TrashReceipt, str]] = []
+    for receipt in batch.receipts:
+        try:
+            restored.append(restore_one(receipt))
+        except NotInTrash as error:
+            gone.append((receipt, _one_line(error)))
+        except (TrashError, OSError) as error:
+            blocked.append((receipt, _one_line(error)))
+    return BatchRestored(tuple(restored), tuple(gone), tuple(blocked))
+
+
+def _one_line(error: BaseException) -> str:
+    text = str(error) or type(error).__name__
+    return " ".join(text.split())
 
 
 def _item_from_json(data: dict[str, Any]) -> TrashedItem:
@@ -932,10 +1012,13 @@ def read_trashinfo(info: Path) -> tuple[Path, str]:
 
 __all__ = [
     "ACTIVE_SECONDS",
+    "BatchRestored",
+    "BatchTrashed",
     "Identity",
     "NotASessionFile",
     "NotInTrash",
     "SessionInUse",
+    "TrashBatch",
     "TrashError",
     "TrashReceipt",
     "TrashedItem",
@@ -943,12 +1026,15 @@ __all__ = [
     "artifacts_dir",
     "header_id",
     "holding_processes",
+    "is_batch_json",
     "read_trashinfo",
     "recover_interrupted",
     "same_file",
     "trash_dir",
+    "trash_each",
     "trash_name",
     "trash_path",
     "trash_session",
     "undo",
+    "undo_each",
 ]
