@@ -46,9 +46,11 @@ from seance.core.trash import ACTIVE_SECONDS, activity, same_file
 
 from ..commands import PickerCommands
 from ..messages import (
+    BatchUndone,
     LoadFailed,
     LoadProgress,
     LongLivedDataLoaded,
+    MarkedTrashed,
     Renamed,
     Restored,
     SearchDone,
@@ -60,7 +62,7 @@ from ..messages import (
     WriteFailed,
 )
 from ..paths import stylesheet
-from ..picker_model import EMPTY, PickerModel, Scope
+from ..picker_model import EMPTY, DeletedBatch, PickerModel, Scope
 from ..results import PickResult
 from ..rows import SessionRow
 from ..watcher import RootWatcher
@@ -82,6 +84,8 @@ FIRST_SCREEN_FILES = 200  # on a cold index, the newest files are shown before t
 SEARCH_HELP = 'search: words, "a phrase", re:regex, !not, label:x'
 RESUME_HELP = "resume the selected session"
 OPEN_HELP = "open the selected session's tree (resume from there)"
+MARK_HELP = "mark / unmark the row for ctrl+d (Space: empty query)"
+MARK_ALL_HELP = "mark every row matching the query (again: unmark them)"
 
 __all__ = ["EMPTY", "PickerOptions", "SessionPickerScreen"]  # EMPTY: the model's, re-exported for tests
 
@@ -104,7 +108,7 @@ class PickerOptions:
 
 class SearchInput(Input):
     """The query input: Ctrl+Z undoes edits (one step per change, clearing with Esc included);
-    "?" goes through to the help binding while the query is empty."""
+    "?" and Space go through to the help and mark bindings while the query is empty."""
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("ctrl+z", "undo", "Undo typing", show=False)]
     UNDO_STEPS = 200
@@ -130,7 +134,7 @@ class SearchInput(Input):
         self.cursor_position = len(self.value)
 
     def check_consume_key(self, key: str, character: str | None) -> bool:
-        if character == "?" and not self.value:
+        if character in ("?", " ") and not self.value:  # help; mark the row
             return False
         return super().check_consume_key(key, character)
 
@@ -167,7 +171,12 @@ class SessionPickerScreen(Screen[PickResult | None]):
         # Not Ctrl+P (pi's key): every Textual App owns it (the command palette).  seance's own app
         # gives it back through its keymap (`SeanceApp`, id "seance.picker.paths").
         Binding("f4", "toggle_paths", "Paths", priority=True, tooltip="show file paths", id="seance.picker.paths"),
-        Binding("ctrl+d", "delete", "Delete", priority=True, tooltip="move the session to the Trash (confirm)"),
+        Binding(
+            "ctrl+d", "delete", "Delete", priority=True, tooltip="move the session (or the marked ones) to the Trash"
+        ),
+        Binding("space,ctrl+space", "toggle_mark", "Mark", show=False, priority=True, tooltip=MARK_HELP),
+        Binding("ctrl+@", "toggle_mark", "", show=False, priority=True),  # ctrl+space as a terminal sends it (NUL)
+        Binding("alt+a", "mark_all", "Mark all", show=False, priority=True, tooltip=MARK_ALL_HELP),
         Binding(
             "ctrl+z",
             "undo_delete",
@@ -409,6 +418,7 @@ class SessionPickerScreen(Screen[PickResult | None]):
         self._query_error = None
 
     def _set_rows(self, rows: Sequence[SessionRow], *, top: bool) -> None:
+        self._show_marks()
         self.session_list.set_rows(rows, top=top)
         self.status.shown = len(rows)
         if not rows:
@@ -625,6 +635,9 @@ class SessionPickerScreen(Screen[PickResult | None]):
     active_seconds: float = ACTIVE_SECONDS  # a session written more recently is "in use" (tests lower it)
 
     def action_delete(self) -> None:
+        if len(self.model.marks):
+            self._delete_marked()
+            return
         row = self.session_list.highlighted
         if row is None:
             return
@@ -678,7 +691,9 @@ class SessionPickerScreen(Screen[PickResult | None]):
 
     def action_undo_delete(self) -> None:
         deleted = self.model.undo_next()
-        if deleted is not None:
+        if isinstance(deleted, DeletedBatch):
+            self._undo_batch_worker(deleted)
+        elif deleted is not None:
             self._undo_worker(deleted.receipt, deleted.summary)
 
     @work(thread=True, group="writes", exit_on_error=False, description="undo trash")
@@ -694,6 +709,72 @@ class SessionPickerScreen(Screen[PickResult | None]):
     def _restored(self, message: Restored) -> None:
         self._apply_changes([message.summary], restored=True)
         self.status.show_message("Session restored")
+
+    # -- marks: a bulk delete (app/marks.py, app/screens/bulk.py) -----------------------------
+
+    def action_toggle_mark(self) -> None:
+        row = self.session_list.highlighted
+        if row is not None:
+            self.model.marks.toggle(row.summary)
+            self._show_marks()
+
+    def action_mark_all(self) -> None:
+        from seance.core.clean import pinned_ids
+
+        pinned = pinned_ids()
+        rows = [row.summary for row in self.session_list.rows]
+        kept = [summary for summary in rows if summary.id in pinned]  # never pinned ones in bulk
+        changed = self.model.marks.mark_all([summary for summary in rows if summary.id not in pinned])
+        self._show_marks()
+        if kept and changed > 0:
+            self.status.show_message(f"{len(kept)} pinned not marked (Space marks one)")
+
+    def _show_marks(self) -> None:
+        self.session_list.set_marked(self.model.marks.paths)
+        self.status.marked = len(self.model.marks)
+
+    def _delete_marked(self) -> None:
+        from .bulk import confirm_marked
+
+        summaries = self.model.marks.summaries
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self._trash_marked_worker(summaries)
+
+        self.app.push_screen(confirm_marked(summaries, self.model.marks.total_bytes), answered)
+
+    @work(thread=True, group="writes", exit_on_error=False, description="trash marked")
+    def _trash_marked_worker(self, summaries: list[SessionSummary]) -> None:
+        from .bulk import trash_marked
+
+        self.post_message(trash_marked(self.catalog, summaries, self.options.open_session, self.active_seconds))
+
+    @on(MarkedTrashed)
+    def _marked_trashed(self, message: MarkedTrashed) -> None:
+        from .bulk import refusal_notice
+
+        self.model.trashed_batch(message.items)
+        self._rebuild()
+        moved = len(message.items)
+        self.status.show_message(f"{moved} session{'' if moved == 1 else 's'} moved to trash · ctrl+z to undo")
+        if message.refused:
+            self.notify(refusal_notice(message.refused), title="Not deleted", severity="warning", markup=False)
+
+    @work(thread=True, group="writes", exit_on_error=False, description="undo trash")
+    def _undo_batch_worker(self, batch: DeletedBatch) -> None:
+        from .bulk import undo_marked
+
+        self.post_message(undo_marked(self.catalog, batch))
+
+    @on(BatchUndone)
+    def _batch_undone(self, message: BatchUndone) -> None:
+        self._apply_changes(message.restored, restored=True)
+        if message.left:
+            self.model.deleted.append(DeletedBatch(tuple(message.left)))
+        self.status.show_message(f"{len(message.restored)} sessions restored")
+        if message.failed:
+            self.notify("\n".join(message.failed), title="Not restored", severity="warning", markup=False)
 
     # -- rename --------------------------------------------------------------------------
 
