@@ -34,6 +34,10 @@ line), so a delete racing it makes pi re-create a headerless file at the old pat
   continues the deleted session), the deleted session and those lines are merged back in
   order: the agent's new lines are never lost.  Anything else at the path: refused, naming both.
 
+A bulk delete (`seance clean --yes`, the list's marked rows) is a `TrashBatch`: one receipt per
+session, undone as one (`trash_each` / `undo_each`: a session refused or not restorable is
+reported, the others go or come back).
+
 `send2trash` would do the plain move but does not say which name it chose, and undo needs it.
 """
 
