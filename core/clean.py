@@ -25,6 +25,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from .holders import open_files
 from .metadata import NO_MESSAGES
 from .model import SessionSummary
 from .trash import ACTIVE_SECONDS, activity
@@ -131,7 +132,7 @@ def plan_clean(
     unless `include_pinned`) and busy ones (`busy(path)`: why an agent may have it open, or None;
     default `core.trash.activity`).  `now`: seconds since the epoch (default: the clock)."""
     now_ms = (time.time() if now is None else now) * 1000
-    why_busy = busy if busy is not None else _activity
+    why_busy = busy if busy is not None else _busy_check()
     plan = CleanPlan([])
     for summary in summaries:
         if not matches(summary, criteria, now_ms):
@@ -147,8 +148,14 @@ def plan_clean(
     return plan
 
 
-def _activity(path: str) -> str | None:
-    return activity(path, active_seconds=ACTIVE_SECONDS)
+def _busy_check() -> Callable[[str], str | None]:
+    """`core.trash.activity` with the processes' open files read once, not once per session."""
+    open_now = open_files() or {}
+
+    def busy(path: str) -> str | None:
+        return activity(path, active_seconds=ACTIVE_SECONDS, open_now=open_now)
+
+    return busy
 
 
 __all__ = [

@@ -291,8 +291,15 @@ def _command_name(pid: int) -> str:
         return "?"
 
 
-def activity(path: str | os.PathLike[str], *, active_seconds: float = ACTIVE_SECONDS) -> str | None:
-    """Why an agent may be using the file ("written 3 s ago", "open in node (pid 42)"), or None."""
+def activity(
+    path: str | os.PathLike[str],
+    *,
+    active_seconds: float = ACTIVE_SECONDS,
+    open_now: dict[tuple[int, int], list[int]] | None = None,
+) -> str | None:
+    """Why an agent may be using the file ("written 3 s ago", "open in node (pid 42)"), or None.
+
+    `open_now`: `core.holders.open_files()` taken once for many files (else /proc is read per file)."""
     try:
         info = os.stat(path)
     except OSError:
@@ -300,7 +307,10 @@ def activity(path: str | os.PathLike[str], *, active_seconds: float = ACTIVE_SEC
     age = time.time() - info.st_mtime
     if age < active_seconds:
         return f"written {max(age, 0):.0f} s ago"
-    holders = holding_processes(path)
+    if open_now is not None:
+        holders = [(pid, _command_name(pid)) for pid in open_now.get((info.st_dev, info.st_ino), [])]
+    else:
+        holders = holding_processes(path)
     if holders:
         pid, name = holders[0]
         more = f" and {len(holders) - 1} more" if len(holders) > 1 else ""

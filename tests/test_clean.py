@@ -19,6 +19,7 @@ from seance.core.model import SessionSummary
 from seance.core.trash import TrashBatch, trash_each, trash_session, undo, undo_each
 
 DAY = 86400
+HOLD_OPEN = "import sys, time; f = open(sys.argv[1]); print('open', flush=True); time.sleep(60)"
 OLD = 1_700_000_000  # 2023: long before any corpus timestamp
 
 
@@ -272,3 +273,38 @@ def test_plan_clean_criteria_combine_and_activity_counts_the_mtime() -> None:
         sessions, Criteria(empty=True), now=now, busy=lambda path: "open in node (pid 1)" if "big" in path else None
     )
     assert [item.id for item, _ in busy.in_use] == ["big"] and busy.total_bytes == 20
+
+
+def test_clean_keeps_a_session_another_process_holds_open(env, capsys) -> None:
+    """The /proc scan is done once for the whole plan (`core.holders.open_files`), and still sees it."""
+    import subprocess
+    import sys
+
+    from seance.core.holders import can_see_holders
+
+    if not can_see_holders():
+        pytest.skip("no /proc: open files cannot be seen here")
+    root = env / "sessions"
+    held = write_session(root, "/proj", "hhhh6666", mtime_s=OLD)  # an agent keeping its descriptor open
+    free = write_session(root, "/proj", "iiii6666", mtime_s=OLD)
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time; f = open(sys.argv[1]); print('open', flush=True); time.sleep(60)",
+            held,
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "open\n"
+        _, out, _ = run(capsys, "clean", "--root", str(root), "--cwd", "/proj", "--older-than", "1d", "--json")
+        answer = orjson.loads(out)
+        assert [item["path"] for item in answer["sessions"]] == [str(free)]
+        ((kept),) = answer["kept"]
+        assert kept["path"] == str(held) and kept["reason"].startswith("in use: open in ")
+        assert kept["reason"].endswith(f"(pid {holder.pid})")
+    finally:
+        holder.kill()
+        holder.wait()
