@@ -90,8 +90,8 @@ class Trashed(Message):
 
 
 @dataclass
-class MarkedTrashed(Message):
-    """The marked sessions went to the Trash (one undo step); `refused`: (path, reason) of the others."""
+class SelectionTrashed(Message):
+    """The selected sessions went to the Trash (one undo step); `refused`: (path, reason) of the others."""
 
     items: list  # `picker_model.Deleted`: receipt and summary of each moved session
     refused: list[tuple[Any, str]]

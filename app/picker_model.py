@@ -8,7 +8,7 @@
 * `drop(paths)`: sessions that are gone (a delete): rows, search hits and bookkeeping;
 * `toggle_scope`, `cycle_sort`, `toggle_named`, the query and its `searched` hits;
 * `trashed` / `trashed_batch` / `undo_next`: the undo stack of deletions (a batch is one step);
-* `marks`: the rows marked for a bulk delete (app/marks.py).
+* `selection`: the rows selected for a bulk delete (app/selection.py).
 
 It answers with rows (`rows`, `hit_rows`), the count for the status line, the "↑ N new"
 counter, and the empty-list text.  Every set it keeps is bounded by the files present:
@@ -28,8 +28,8 @@ from seance.core.catalog import same_dir
 from seance.core.listing import SORTS
 from seance.core.model import SessionSummary
 
-from .marks import Marks
 from .rows import SessionRow, hit_rows, plain_rows
+from .selection import Selection
 
 Scope = Literal["project", "all"]
 UNDO_KEPT = 50  # deletions ctrl+z can walk back
@@ -52,7 +52,7 @@ class Deleted:
 
 @dataclass(frozen=True)
 class DeletedBatch:
-    """Deletions ctrl+z undoes as one (the marked rows' ctrl+d)."""
+    """Deletions ctrl+z undoes as one (the selected rows' ctrl+d)."""
 
     items: tuple[Deleted, ...]
 
@@ -74,7 +74,7 @@ class PickerModel:
         self.known: set[str] = set()  # paths listed now (a path seen again is no new session)
         self.new: set[str] = set()  # live arrivals in scope above the viewport: the "↑ N new" count
         self.deleted: list[Deleted | DeletedBatch] = []  # undo stack, the latest UNDO_KEPT deletions
-        self.marks = Marks()  # rows marked for a bulk delete
+        self.selection = Selection()  # rows selected for a bulk delete
         self._exists = exists
 
     # -- what is shown -------------------------------------------------------------------------
@@ -191,7 +191,7 @@ class PickerModel:
     def drop(self, paths: Iterable[str]) -> None:
         """Forget sessions that are gone: summaries, search hits, and the bookkeeping."""
         gone = set(paths)
-        self.marks.drop(gone)
+        self.selection.drop(gone)
         self.known -= gone
         self.new -= gone
         for scope, summaries in self.summaries.items():

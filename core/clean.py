@@ -11,7 +11,7 @@ is not old.  Two kinds of sessions are never picked, and the plan says so:
 * one an agent may have open (`core.trash.activity`: written in the last `ACTIVE_SECONDS`
   or held open by a process), the same refusal as `seance rm` without `--force`;
 * a pinned one, unless `include_pinned`.  `pinned_ids()` is the one place the pins store
-  reaches clean-up (both `seance clean` and the list's "mark all matching" ask it).
+  reaches clean-up (both `seance clean` and the list's "select all matching" ask it).
 
 The dry run and `--yes` both come from one `plan_clean`, so what the dry run lists is what
 `--yes` moves (unless a session becomes busy in between: then it is refused and reported).

@@ -34,7 +34,7 @@ line), so a delete racing it makes pi re-create a headerless file at the old pat
   continues the deleted session), the deleted session and those lines are merged back in
   order: the agent's new lines are never lost.  Anything else at the path: refused, naming both.
 
-A bulk delete (`seance clean --yes`, the list's marked rows) is a `TrashBatch`: one receipt per
+A bulk delete (`seance clean --yes`, the list's selected rows) is a `TrashBatch`: one receipt per
 session, undone as one (`trash_each` / `undo_each`: a session refused or not restorable is
 reported, the others go or come back).
 
@@ -159,7 +159,7 @@ class TrashReceipt:
 
 @dataclass(frozen=True, slots=True)
 class TrashBatch:
-    """Several deletions undone as one (`seance clean --yes`, the list's ctrl+d on marked rows)."""
+    """Several deletions undone as one (`seance clean --yes`, the list's ctrl+d on selected rows)."""
 
     receipts: tuple[TrashReceipt, ...]
 

@@ -549,7 +549,7 @@ async def test_help_lists_the_screens_bindings(root: Path, enter: str, expected:
         assert rows["Enter"].startswith(expected) and rows["double-click"] == rows["Enter"]
         assert rows["↑ ↓ PgUp PgDn Home End"] == "move the cursor"
         assert "Ctrl+O / F3" in rows and "F1 / ?" in rows and rows["F2"] == "command palette"
-        assert rows["Space / Ctrl+Space"].startswith("mark / unmark the row") and "Alt+A" in rows
+        assert rows["Space / Ctrl+Space"].startswith("select / deselect the row") and "Alt+A" in rows
         assert len(rows) == 20  # type, 17 binding rows, double-click, F2
         await pilot.press("f1")
         await pilot.pause()

@@ -1,7 +1,7 @@
-"""The session list's bulk delete of the marked rows: the one confirm, and the Trash work.
+"""The session list's bulk delete of the selected rows: the one confirm, and the Trash work.
 
-`trash_marked` and `undo_marked` run in the picker's worker threads and return the message
-the screen applies (`MarkedTrashed`, `BatchUndone`): every session goes through the catalog's
+`trash_selected` and `undo_selected` run in the picker's worker threads and return the message
+the screen applies (`SelectionTrashed`, `BatchUndone`): every session goes through the catalog's
 own `trash` (refusing the open session and one an agent is writing, like a single ctrl+d
 without "anyway") and `restore`, as one batch (`core.trash.trash_each` / `undo_each`), so one
 ctrl+z puts them all back.  A refusal skips that session; the others still go.
@@ -19,28 +19,28 @@ from seance.core.model import SessionSummary
 from seance.core.text import display_text
 from seance.core.trash import TrashBatch, trash_each, undo_each
 
-from ..messages import BatchUndone, MarkedTrashed
+from ..messages import BatchUndone, SelectionTrashed
 from ..picker_model import Deleted, DeletedBatch
 from .confirm import ConfirmScreen
 
 NOTICE_LINES = 5  # refusals named in the notice; the rest are counted
 
 
-def confirm_marked(summaries: Sequence[SessionSummary], total_bytes: int) -> ConfirmScreen:
-    """ "Move N marked sessions to the Trash?" with their count and bytes."""
+def confirm_selected(summaries: Sequence[SessionSummary], total_bytes: int) -> ConfirmScreen:
+    """ "Move N selected sessions to the Trash?" with their count and bytes."""
     count = len(summaries)
     plural = "" if count == 1 else "s"
     return ConfirmScreen(
-        f"Move {count} marked session{plural} to the Trash?",
+        f"Move {count} selected session{plural} to the Trash?",
         f"{count} session{plural}, {human_size(total_bytes)} · ctrl+z puts all of them back",
         confirm_label="Move to Trash",
     )
 
 
-def trash_marked(
+def trash_selected(
     catalog: SessionSource, summaries: Sequence[SessionSummary], open_session: str | None, active_seconds: float
-) -> MarkedTrashed:
-    """Move the marked sessions to the Trash as one batch (a worker's job)."""
+) -> SelectionTrashed:
+    """Move the selected sessions to the Trash as one batch (a worker's job)."""
     outcome = trash_each(
         [summary.path for summary in summaries],
         lambda path: catalog.trash(path, open_session=open_session, active_seconds=active_seconds),
@@ -48,10 +48,10 @@ def trash_marked(
     refused = {str(path) for path, _ in outcome.refused}
     moved = [summary for summary in summaries if str(Path(summary.path)) not in refused]
     items = [Deleted(receipt, summary) for receipt, summary in zip(outcome.batch.receipts, moved, strict=True)]
-    return MarkedTrashed(items, list(outcome.refused))
+    return SelectionTrashed(items, list(outcome.refused))
 
 
-def undo_marked(catalog: SessionSource, batch: DeletedBatch) -> BatchUndone:
+def undo_selected(catalog: SessionSource, batch: DeletedBatch) -> BatchUndone:
     """Undo a batch of deletions: all that can be (a worker's job)."""
     outcome = undo_each(TrashBatch(tuple(item.receipt for item in batch.items)), catalog.restore)
     failed_receipts = {id(receipt) for receipt, _ in (*outcome.gone, *outcome.blocked)}
@@ -72,4 +72,4 @@ def refusal_notice(refused: Sequence[tuple[Any, str]]) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["confirm_marked", "refusal_notice", "trash_marked", "undo_marked"]
+__all__ = ["confirm_selected", "refusal_notice", "trash_selected", "undo_selected"]

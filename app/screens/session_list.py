@@ -50,10 +50,10 @@ from ..messages import (
     LoadFailed,
     LoadProgress,
     LongLivedDataLoaded,
-    MarkedTrashed,
     Renamed,
     Restored,
     SearchDone,
+    SelectionTrashed,
     SessionsChanged,
     SessionsLoaded,
     Skipped,
@@ -84,8 +84,8 @@ FIRST_SCREEN_FILES = 200  # on a cold index, the newest files are shown before t
 SEARCH_HELP = 'search: words, "a phrase", re:regex, !not, label:x'
 RESUME_HELP = "resume the selected session"
 OPEN_HELP = "open the selected session's tree (resume from there)"
-MARK_HELP = "mark / unmark the row for ctrl+d (Space: empty query)"
-MARK_ALL_HELP = "mark every row matching the query (again: unmark them)"
+SELECT_HELP = "select / deselect the row for ctrl+d (Space: empty query)"
+SELECT_ALL_HELP = "select every row matching the query (again: deselect them)"
 
 __all__ = ["EMPTY", "PickerOptions", "SessionPickerScreen"]  # EMPTY: the model's, re-exported for tests
 
@@ -108,7 +108,7 @@ class PickerOptions:
 
 class SearchInput(Input):
     """The query input: Ctrl+Z undoes edits (one step per change, clearing with Esc included);
-    "?" and Space go through to the help and mark bindings while the query is empty."""
+    "?" and Space go through to the help and select bindings while the query is empty."""
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("ctrl+z", "undo", "Undo typing", show=False)]
     UNDO_STEPS = 200
@@ -134,7 +134,7 @@ class SearchInput(Input):
         self.cursor_position = len(self.value)
 
     def check_consume_key(self, key: str, character: str | None) -> bool:
-        if character in ("?", " ") and not self.value:  # help; mark the row
+        if character in ("?", " ") and not self.value:  # help; select the row
             return False
         return super().check_consume_key(key, character)
 
@@ -172,11 +172,11 @@ class SessionPickerScreen(Screen[PickResult | None]):
         # gives it back through its keymap (`SeanceApp`, id "seance.picker.paths").
         Binding("f4", "toggle_paths", "Paths", priority=True, tooltip="show file paths", id="seance.picker.paths"),
         Binding(
-            "ctrl+d", "delete", "Delete", priority=True, tooltip="move the session (or the marked ones) to the Trash"
+            "ctrl+d", "delete", "Delete", priority=True, tooltip="move the session (or the selected ones) to the Trash"
         ),
-        Binding("space,ctrl+space", "toggle_mark", "Mark", show=False, priority=True, tooltip=MARK_HELP),
-        Binding("ctrl+@", "toggle_mark", "", show=False, priority=True),  # ctrl+space as a terminal sends it (NUL)
-        Binding("alt+a", "mark_all", "Mark all", show=False, priority=True, tooltip=MARK_ALL_HELP),
+        Binding("space,ctrl+space", "toggle_select", "Select", show=False, priority=True, tooltip=SELECT_HELP),
+        Binding("ctrl+@", "toggle_select", "", show=False, priority=True),  # ctrl+space as a terminal sends it (NUL)
+        Binding("alt+a", "select_all", "Select all", show=False, priority=True, tooltip=SELECT_ALL_HELP),
         Binding(
             "ctrl+z",
             "undo_delete",
@@ -418,7 +418,7 @@ class SessionPickerScreen(Screen[PickResult | None]):
         self._query_error = None
 
     def _set_rows(self, rows: Sequence[SessionRow], *, top: bool) -> None:
-        self._show_marks()
+        self._show_selection()
         self.session_list.set_rows(rows, top=top)
         self.status.shown = len(rows)
         if not rows:
@@ -635,8 +635,8 @@ class SessionPickerScreen(Screen[PickResult | None]):
     active_seconds: float = ACTIVE_SECONDS  # a session written more recently is "in use" (tests lower it)
 
     def action_delete(self) -> None:
-        if len(self.model.marks):
-            self._delete_marked()
+        if len(self.model.selection):
+            self._delete_selected()
             return
         row = self.session_list.highlighted
         if row is None:
@@ -710,48 +710,48 @@ class SessionPickerScreen(Screen[PickResult | None]):
         self._apply_changes([message.summary], restored=True)
         self.status.show_message("Session restored")
 
-    # -- marks: a bulk delete (app/marks.py, app/screens/bulk.py) -----------------------------
+    # -- selection: a bulk delete (app/selection.py, app/screens/bulk.py) -----------------------------
 
-    def action_toggle_mark(self) -> None:
+    def action_toggle_select(self) -> None:
         row = self.session_list.highlighted
         if row is not None:
-            self.model.marks.toggle(row.summary)
-            self._show_marks()
+            self.model.selection.toggle(row.summary)
+            self._show_selection()
 
-    def action_mark_all(self) -> None:
+    def action_select_all(self) -> None:
         from seance.core.clean import pinned_ids
 
         pinned = pinned_ids()
         rows = [row.summary for row in self.session_list.rows]
         kept = [summary for summary in rows if summary.id in pinned]  # never pinned ones in bulk
-        changed = self.model.marks.mark_all([summary for summary in rows if summary.id not in pinned])
-        self._show_marks()
+        changed = self.model.selection.select_all([summary for summary in rows if summary.id not in pinned])
+        self._show_selection()
         if kept and changed > 0:
-            self.status.show_message(f"{len(kept)} pinned not marked (Space marks one)")
+            self.status.show_message(f"{len(kept)} pinned not selected (Space selects one)")
 
-    def _show_marks(self) -> None:
-        self.session_list.set_marked(self.model.marks.paths)
-        self.status.marked = len(self.model.marks)
+    def _show_selection(self) -> None:
+        self.session_list.set_selected(self.model.selection.paths)
+        self.status.selected = len(self.model.selection)
 
-    def _delete_marked(self) -> None:
-        from .bulk import confirm_marked
+    def _delete_selected(self) -> None:
+        from .bulk import confirm_selected
 
-        summaries = self.model.marks.summaries
+        summaries = self.model.selection.summaries
 
         def answered(yes: bool | None) -> None:
             if yes:
-                self._trash_marked_worker(summaries)
+                self._trash_selected_worker(summaries)
 
-        self.app.push_screen(confirm_marked(summaries, self.model.marks.total_bytes), answered)
+        self.app.push_screen(confirm_selected(summaries, self.model.selection.total_bytes), answered)
 
-    @work(thread=True, group="writes", exit_on_error=False, description="trash marked")
-    def _trash_marked_worker(self, summaries: list[SessionSummary]) -> None:
-        from .bulk import trash_marked
+    @work(thread=True, group="writes", exit_on_error=False, description="trash selected")
+    def _trash_selected_worker(self, summaries: list[SessionSummary]) -> None:
+        from .bulk import trash_selected
 
-        self.post_message(trash_marked(self.catalog, summaries, self.options.open_session, self.active_seconds))
+        self.post_message(trash_selected(self.catalog, summaries, self.options.open_session, self.active_seconds))
 
-    @on(MarkedTrashed)
-    def _marked_trashed(self, message: MarkedTrashed) -> None:
+    @on(SelectionTrashed)
+    def _selection_trashed(self, message: SelectionTrashed) -> None:
         from .bulk import refusal_notice
 
         self.model.trashed_batch(message.items)
@@ -763,9 +763,9 @@ class SessionPickerScreen(Screen[PickResult | None]):
 
     @work(thread=True, group="writes", exit_on_error=False, description="undo trash")
     def _undo_batch_worker(self, batch: DeletedBatch) -> None:
-        from .bulk import undo_marked
+        from .bulk import undo_selected
 
-        self.post_message(undo_marked(self.catalog, batch))
+        self.post_message(undo_selected(self.catalog, batch))
 
     @on(BatchUndone)
     def _batch_undone(self, message: BatchUndone) -> None:

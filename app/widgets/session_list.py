@@ -88,7 +88,7 @@ class SessionList(ScrollView, can_focus=False):
         "session-list--meta",
         "session-list--snippet",
         "session-list--empty",
-        "session-list--marked",
+        "session-list--selected",
     }
 
     DEFAULT_CSS = stylesheet("session_list.tcss")
@@ -132,7 +132,7 @@ class SessionList(ScrollView, can_focus=False):
         self._empty_text = ""
         self._now = clock()
         self._cache: LRUCache[tuple, Strip] = LRUCache(1024)
-        self._marked: frozenset[str] = frozenset()  # paths of the marked rows (ctrl+space)
+        self._selected: frozenset[str] = frozenset()  # paths of the selected rows (ctrl+space)
 
     # -- state -------------------------------------------------------------------------
 
@@ -190,10 +190,10 @@ class SessionList(ScrollView, can_focus=False):
         if (new_row is None) != (old_row is None) or (new_row and old_row and new_row.summary is not old_row.summary):
             self.post_message(self.Highlighted(self, new_row))
 
-    def set_marked(self, paths: frozenset[str]) -> None:
-        """The marked rows (drawn with a mark); repaints only when they changed."""
-        if paths != self._marked:
-            self._marked = paths
+    def set_selected(self, paths: frozenset[str]) -> None:
+        """The selected rows (drawn with a ●); repaints only when they changed."""
+        if paths != self._selected:
+            self._selected = paths
             self.refresh()
 
     def set_display(
@@ -291,7 +291,7 @@ class SessionList(ScrollView, can_focus=False):
         index, subline = located
         is_cursor = index == self._cursor
         row = self._rows[index]
-        key = (id(row), subline, is_cursor, width, row.path in self._marked)
+        key = (id(row), subline, is_cursor, width, row.path in self._selected)
         strip = self._cache.get(key)
         if strip is None:
             strip = self._render_row_line(row, subline, is_cursor, width)
@@ -313,9 +313,9 @@ class SessionList(ScrollView, can_focus=False):
     def _title_line(self, row: SessionRow, is_cursor: bool, width: int) -> Content:
         summary = row.summary
         pointer = Content.styled("› ", self.get_visual_style("session-list--pointer")) if is_cursor else Content("  ")
-        if row.path in self._marked:  # "›●" / " ●": the mark takes the pointer's second cell
-            mark = Content.styled("●", self.get_visual_style("session-list--marked"))
-            pointer = Content.assemble(pointer[:1], mark)
+        if row.path in self._selected:  # "›●" / " ●": the marker takes the pointer's second cell
+            select = Content.styled("●", self.get_visual_style("session-list--selected"))
+            pointer = Content.assemble(pointer[:1], select)
         prefix = Content.styled(row.prefix, self.get_visual_style("session-list--prefix")) if row.prefix else Content()
         right = self._right_part(summary, width)
         room = max(width - pointer.cell_length - prefix.cell_length - right.cell_length - 1, 10)

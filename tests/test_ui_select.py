@@ -1,4 +1,4 @@
-"""Pilot tests of the session list's marks: Space / ctrl+space / alt+a, and ctrl+d on the marked
+"""Pilot tests of the session list's selection: Space / ctrl+space / alt+a, and ctrl+d on the selected
 set as one batch that one ctrl+z restores."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from textual.pilot import Pilot
 from ui_harness import SIZE, picker_app, screen_of, settle, titles, visible_text
 from ui_sessions import PROJECT, Spec, make_root, session_path, write_session
 
-from seance.app.marks import Marks
 from seance.app.screens.confirm import ConfirmScreen
+from seance.app.selection import Selection
 from seance.core.clean import human_size
 from seance.core.model import SessionSummary
 
@@ -24,11 +24,11 @@ def root(tmp_path: Path, monkeypatch) -> Path:
     return make_root(tmp_path)
 
 
-def marked_titles(pilot: Pilot) -> set[str]:
-    return {summary.title for summary in screen_of(pilot).model.marks.summaries}
+def selected_titles(pilot: Pilot) -> set[str]:
+    return {summary.title for summary in screen_of(pilot).model.selection.summaries}
 
 
-def marked_lines(pilot: Pilot) -> list[str]:
+def selected_lines(pilot: Pilot) -> list[str]:
     return [line for line in visible_text(pilot) if line[1:2] == "●"]
 
 
@@ -42,26 +42,26 @@ async def test_space_marks_while_the_query_is_empty_and_ctrl_space_always(root: 
         screen = screen_of(pilot)
         await pilot.press("space")
         await pilot.pause()
-        assert screen.search_input.value == "" and len(screen.model.marks) == 1
-        assert marked_lines(pilot) == [line for line in visible_text(pilot) if line.startswith("›●")]
-        assert "1 marked" in status_text(pilot)
+        assert screen.search_input.value == "" and len(screen.model.selection) == 1
+        assert selected_lines(pilot) == [line for line in visible_text(pilot) if line.startswith("›●")]
+        assert "1 selected" in status_text(pilot)
         await pilot.press("down", "down", "ctrl+space")
         await pilot.pause()
-        assert marked_titles(pilot) == {"fix the auth bug in login", "Release 1.0"}
-        assert len(marked_lines(pilot)) == 2 and "2 marked" in status_text(pilot)
-        await pilot.press("space")  # again on the same row: unmarked
+        assert selected_titles(pilot) == {"fix the auth bug in login", "Release 1.0"}
+        assert len(selected_lines(pilot)) == 2 and "2 selected" in status_text(pilot)
+        await pilot.press("space")  # again on the same row: deselected
         await pilot.pause()
-        assert marked_titles(pilot) == {"fix the auth bug in login"}
+        assert selected_titles(pilot) == {"fix the auth bug in login"}
         await pilot.press(*"rel", "space")  # with a query, Space types
         await settle(pilot)
-        assert screen.search_input.value == "rel " and len(screen.model.marks) == 1
-        await pilot.press("ctrl+space")  # ctrl+space marks whatever the query
+        assert screen.search_input.value == "rel " and len(screen.model.selection) == 1
+        await pilot.press("ctrl+space")  # ctrl+space selection whatever the query
         await pilot.pause()
-        assert marked_titles(pilot) == {"fix the auth bug in login", "Release 1.0"}
-        assert "2 marked" in status_text(pilot)
+        assert selected_titles(pilot) == {"fix the auth bug in login", "Release 1.0"}
+        assert "2 selected" in status_text(pilot)
         await pilot.press("ctrl+@")  # ctrl+space as a terminal sends it (NUL)
         await pilot.pause()
-        assert marked_titles(pilot) == {"fix the auth bug in login"} and screen.search_input.value == "rel "
+        assert selected_titles(pilot) == {"fix the auth bug in login"} and screen.search_input.value == "rel "
 
 
 async def test_alt_a_marks_every_row_matching_the_query_and_again_unmarks_them(root: Path) -> None:
@@ -74,13 +74,13 @@ async def test_alt_a_marks_every_row_matching_the_query_and_again_unmarks_them(r
         assert matching and len(titles(pilot)) < 5
         await pilot.press("alt+a")
         await pilot.pause()
-        assert {summary.path for summary in screen.model.marks.summaries} == {
+        assert {summary.path for summary in screen.model.selection.summaries} == {
             row.path for row in screen.session_list.rows
         }
-        assert f"{len(screen.session_list.rows)} marked" in status_text(pilot)
+        assert f"{len(screen.session_list.rows)} selected" in status_text(pilot)
         await pilot.press("alt+a")
         await pilot.pause()
-        assert len(screen.model.marks) == 0 and "marked" not in status_text(pilot)
+        assert len(screen.model.selection) == 0 and "selected" not in status_text(pilot)
 
 
 async def test_ctrl_d_moves_the_marked_set_with_one_confirm_and_ctrl_z_restores_all(root: Path) -> None:
@@ -91,24 +91,24 @@ async def test_ctrl_d_moves_the_marked_set_with_one_confirm_and_ctrl_z_restores_
         await settle(pilot)
         await pilot.press("down", "down", "space", "end", "space")  # Release 1.0 and ancient history
         await pilot.pause()
-        assert marked_titles(pilot) == {"Release 1.0", "ancient history"}
+        assert selected_titles(pilot) == {"Release 1.0", "ancient history"}
         await pilot.press("ctrl+d")
         await pilot.pause()
         dialog = pilot.app.screen
         assert isinstance(dialog, ConfirmScreen)
-        assert "Move 2 marked sessions" in str(dialog.query_one("#seance-dialog-title").render())
+        assert "Move 2 selected sessions" in str(dialog.query_one("#seance-dialog-title").render())
         size = sum(len(data) for data in contents.values())
         assert f"2 sessions, {human_size(size)}" in str(dialog.query_one("#seance-dialog-detail").render())
         await pilot.press("escape")
         await settle(pilot)
-        assert all(path.exists() for path in contents) and len(screen_of(pilot).model.marks) == 2
+        assert all(path.exists() for path in contents) and len(screen_of(pilot).model.selection) == 2
         await pilot.press("ctrl+d")
         await pilot.pause()
         await pilot.press("enter")
         await settle(pilot)
         assert not any(path.exists() for path in contents)
         assert set(titles(pilot)).isdisjoint({"Release 1.0", "ancient history"})
-        assert len(screen_of(pilot).model.marks) == 0 and "marked" not in status_text(pilot)
+        assert len(screen_of(pilot).model.selection) == 0 and "selected" not in status_text(pilot)
         assert "2 sessions moved to trash" in screen_of(pilot).status.message
         await pilot.press("ctrl+z")  # one undo: the whole batch
         await settle(pilot)
@@ -135,24 +135,24 @@ async def test_a_marked_session_an_agent_is_writing_is_refused_in_one_notice_and
         assert live.exists() and not idle.exists()
         notices = [notification.message for notification in pilot.app._notifications]
         assert any("1 not moved" in notice and "an agent may be using it" in notice for notice in notices)
-        assert marked_titles(pilot) == {"an agent is working here"}  # still marked: it is still there
+        assert selected_titles(pilot) == {"an agent is working here"}  # still selected: it is still there
 
 
-def test_marks_toggle_mark_all_and_drop() -> None:
+def test_marks_toggle_select_all_and_drop() -> None:
     def summary(name: str, size: int) -> SessionSummary:
         return SessionSummary(f"/s/{name}", name, "/p", None, None, None, "", 0.0, 1, "hi", size=size)
 
     a, b, c = summary("a", 1), summary("b", 2), summary("c", 4)
-    marks = Marks()
-    assert marks.toggle(a) and not marks.toggle(a) and len(marks) == 0
-    assert marks.toggle(a) and marks.mark_all([a, b]) == 1 and marks.total_bytes == 3
-    assert marks.mark_all([a, b]) == -2 and len(marks) == 0  # all marked already: unmarked
-    marks.mark_all([a, b, c])
-    marks.drop(["/s/b"])
-    assert marks.paths == {"/s/a", "/s/c"} and [s.id for s in marks.summaries] == ["a", "c"]
+    selection = Selection()
+    assert selection.toggle(a) and not selection.toggle(a) and len(selection) == 0
+    assert selection.toggle(a) and selection.select_all([a, b]) == 1 and selection.total_bytes == 3
+    assert selection.select_all([a, b]) == -2 and len(selection) == 0  # all selected already: deselected
+    selection.select_all([a, b, c])
+    selection.drop(["/s/b"])
+    assert selection.paths == {"/s/a", "/s/c"} and [s.id for s in selection.summaries] == ["a", "c"]
 
 
-def test_snapshot_marked_rows_and_the_status_count(snap_compare, root: Path) -> None:
+def test_snapshot_selected_rows_and_the_status_count(snap_compare, root: Path) -> None:
     async def run_before(pilot) -> None:
         await settle(pilot)
         await pilot.press("space", "down", "down", "space", "down")
