@@ -94,6 +94,24 @@ class Trashed(Message):
 
 
 @dataclass
+class SelectionTrashed(Message):
+    """The selected sessions went to the Trash (one undo step); `refused`: (path, reason) of the others."""
+
+    items: list  # `picker_model.Deleted`: receipt and summary of each moved session
+    refused: list[tuple[Any, str]]
+
+
+@dataclass
+class BatchUndone(Message):
+    """A batch of deletions was undone: the sessions as they read now, and what failed
+    (`left`: the deletions still undoable later, their path being taken now)."""
+
+    restored: list[SessionSummary]
+    failed: list[str]
+    left: list  # `picker_model.Deleted`
+
+
+@dataclass
 class Restored(Message):
     """A deletion was undone; `summary` is the session as it reads now."""
 

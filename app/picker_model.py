@@ -7,8 +7,9 @@
   undone delete or a rename: the same merge);
 * `drop(paths)`: sessions that are gone (a delete): rows, search hits and bookkeeping;
 * `toggle_scope`, `cycle_sort`, `toggle_named`, the query and its `searched` hits;
-* `trashed` / `undo_next`: the undo stack of deletions;
 * `marks`: the user's pins and tags (session id -> `Mark`), replaced whole when they change.
+* `trashed` / `trashed_batch` / `undo_next`: the undo stack of deletions (a batch is one step);
+* `selection`: the rows selected for a bulk delete (app/selection.py).
 
 It answers with rows (`rows`, `hit_rows`), the count for the status line, the "↑ N new"
 counter, and the empty-list text.  Every set it keeps is bounded by the files present:
@@ -30,6 +31,7 @@ from seance.core.marks import Mark
 from seance.core.model import SessionSummary
 
 from .rows import SessionRow, hit_rows, plain_rows
+from .selection import Selection
 
 Scope = Literal["project", "all"]
 UNDO_KEPT = 50  # deletions ctrl+z can walk back
@@ -50,6 +52,13 @@ class Deleted:
     summary: SessionSummary
 
 
+@dataclass(frozen=True)
+class DeletedBatch:
+    """Deletions ctrl+z undoes as one (the selected rows' ctrl+d)."""
+
+    items: tuple[Deleted, ...]
+
+
 class PickerModel:
     """Loaded summaries per scope, the live merge, scope / sort / named filter / query, the
     "new" counter and the undo stack; `exists` answers whether a session file is still there."""
@@ -66,8 +75,9 @@ class PickerModel:
         self.hits: list[Any] | None = None  # the current query's ranked hits (None: no query or not yet)
         self.known: set[str] = set()  # paths listed now (a path seen again is no new session)
         self.new: set[str] = set()  # live arrivals in scope above the viewport: the "↑ N new" count
-        self.deleted: list[Deleted] = []  # undo stack, the latest UNDO_KEPT deletions
         self.marks: Mapping[str, Mark] = {}  # pins and tags by session id (`core.marks`)
+        self.deleted: list[Deleted | DeletedBatch] = []  # undo stack, the latest UNDO_KEPT deletions
+        self.selection = Selection()  # rows selected for a bulk delete
         self._exists = exists
 
     # -- what is shown -------------------------------------------------------------------------
@@ -184,6 +194,7 @@ class PickerModel:
     def drop(self, paths: Iterable[str]) -> None:
         """Forget sessions that are gone: summaries, search hits, and the bookkeeping."""
         gone = set(paths)
+        self.selection.drop(gone)
         self.known -= gone
         self.new -= gone
         for scope, summaries in self.summaries.items():
@@ -198,10 +209,17 @@ class PickerModel:
         self.deleted = [*self.deleted[-UNDO_KEPT + 1 :], Deleted(receipt, summary)]
         self.drop([summary.path])
 
+    def trashed_batch(self, items: Sequence[Deleted]) -> None:
+        """Sessions went to the Trash together: off the list, onto the undo stack as one step."""
+        if not items:
+            return
+        self.deleted = [*self.deleted[-UNDO_KEPT + 1 :], DeletedBatch(tuple(items))]
+        self.drop([item.summary.path for item in items])
+
     @property
     def can_undo(self) -> bool:
         return bool(self.deleted)
 
-    def undo_next(self) -> Deleted | None:
+    def undo_next(self) -> Deleted | DeletedBatch | None:
         """The latest deletion, taken off the stack (the screen restores it)."""
         return self.deleted.pop() if self.deleted else None

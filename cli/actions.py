@@ -2,7 +2,8 @@
 
     seance resolve KEY [--cwd DIR] [--fork] [--json]   the file a resume key (id prefix) names
     seance continue [--cwd DIR] [--json]               the file `--continue` opens here
-    seance rm SESSION [--force] | --undo               to the Trash, and back (latest first)
+    seance rm SESSION [--force] | --undo               to the Trash, and back (latest first; a
+                                                       `seance clean --yes` batch is one undo)
     seance rename SESSION NAME                         pi: session_info entry; omp: title slot
 
 SESSION is a path or an id prefix.  Paths go to stdout (one per line), messages to stderr.
@@ -15,6 +16,7 @@ import argparse
 import contextlib
 import fcntl
 import os
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,7 +26,17 @@ import orjson
 from seance.core.catalog import Catalog
 from seance.core.resume import Resolution, continue_session, fork_into
 from seance.core.text import display_text
-from seance.core.trash import NotASessionFile, NotInTrash, SessionInUse, TrashError, TrashReceipt, undo
+from seance.core.trash import (
+    NotASessionFile,
+    NotInTrash,
+    SessionInUse,
+    TrashBatch,
+    TrashError,
+    TrashReceipt,
+    is_batch_json,
+    undo,
+    undo_each,
+)
 from seance.core.writes import atomic_write, rename_session, stored_title
 
 from .errors import CliError, ExitCode
@@ -52,7 +64,9 @@ def register(commands: argparse._SubParsersAction) -> None:
 
     rm = commands.add_parser("rm", help="move a session (and its artifacts folder) to the Trash")
     rm.add_argument("session", metavar="SESSION", nargs="?", help="session file path or id prefix")
-    rm.add_argument("--undo", action="store_true", help="restore what the latest `seance rm` moved (repeatable)")
+    rm.add_argument(
+        "--undo", action="store_true", help="restore the latest `seance rm` or `clean --yes` batch (repeatable)"
+    )
     rm.add_argument("--force", action="store_true", help="also a file that does not read as a session (alone)")
     scope_options(rm)
     rm.set_defaults(handler=run_rm)
@@ -216,6 +230,11 @@ def _write_receipts(target: Path, receipts: list[Any]) -> None:
 
 
 def _save_receipt(receipt: TrashReceipt) -> None:
+    _save_entry(receipt.to_json())
+
+
+def _save_entry(entry: dict[str, Any]) -> None:
+    """Push a receipt or a batch (as JSON) onto the undo stack."""
     try:
         with _receipts_locked() as target:
             try:
@@ -223,20 +242,24 @@ def _save_receipt(receipt: TrashReceipt) -> None:
             except orjson.JSONDecodeError as error:  # unreadable history: start a new one
                 say(f"seance: earlier deletions cannot be undone ({target}: {error})")
                 receipts = []
-            _write_receipts(target, [*receipts, receipt.to_json()])
+            _write_receipts(target, [*receipts, entry])
     except OSError as error:  # the delete itself worked; only `rm --undo` will not know it
         say(f"seance: could not remember the deletion for --undo: {error}")
 
 
 def _replace_receipt(planned: TrashReceipt, final: TrashReceipt | None) -> None:
     """Swap the receipt saved before the move for the final one (None: drop it, nothing moved)."""
+    _replace_entry(planned.to_json(), final.to_json() if final is not None else None)
+
+
+def _replace_entry(old: dict[str, Any], new: dict[str, Any] | None) -> None:
+    """Swap an entry of the undo stack for another (None: drop it)."""
     try:
         with _receipts_locked() as target:
             receipts = _read_receipts(target)
-            old = planned.to_json()
             for index in range(len(receipts) - 1, -1, -1):
                 if receipts[index] == old:
-                    receipts[index : index + 1] = [final.to_json()] if final is not None else []
+                    receipts[index : index + 1] = [new] if new is not None else []
                     _write_receipts(target, receipts)
                     return
     except (OSError, orjson.JSONDecodeError):  # the planned receipt stays: undo checks what it finds
@@ -252,6 +275,8 @@ def _undo_last() -> int:
             raise CliError(f"cannot read the deletions to undo ({error})", ExitCode.NOT_FOUND) from None
         if not receipts:
             raise CliError("nothing to undo", ExitCode.NOT_FOUND)
+        if is_batch_json(receipts[-1]):
+            return _undo_batch(target, receipts)
         try:
             receipt = TrashReceipt.from_json(receipts[-1])
             restored = undo(receipt)
@@ -264,6 +289,86 @@ def _undo_last() -> int:
     for path in restored:
         put_path(path)
     return ExitCode.OK
+
+
+class BatchRecord:
+    """The undo record of a batch delete (`seance clean --yes`) while it runs.
+
+    The stack entry is saved first and names a journal; each receipt is appended there (and
+    fsync'ed) before its file moves, so a killed clean-up stays undoable as one batch.  At the
+    end the entry is replaced by the batch itself and the journal goes.
+    """
+
+    def __init__(self) -> None:
+        self.journal = receipt_path().with_name(f"rm-batch-{uuid.uuid4().hex[:12]}.jsonl")
+        self.entry: dict[str, Any] = {"batch": [], "journal": str(self.journal)}
+        _save_entry(self.entry)
+
+    def reserved(self, receipt: TrashReceipt) -> None:
+        """`trash_session`'s `on_reserved`: journal the receipt before anything moves."""
+        with open(self.journal, "ab") as journal:
+            journal.write(orjson.dumps(receipt.to_json()) + b"\n")
+            journal.flush()
+            os.fsync(journal.fileno())
+
+    def journalled(self) -> TrashBatch:
+        """What the journal holds so far (a batch interrupted before its end)."""
+        return _saved_batch(self.entry)
+
+    def finish(self, batch: TrashBatch) -> None:
+        """Replace the stack entry by the batch (dropped if it moved nothing); the journal goes."""
+        _replace_entry(self.entry, batch.to_json() if batch.receipts else None)
+        self.journal.unlink(missing_ok=True)
+
+
+def _saved_batch(entry: dict[str, Any]) -> TrashBatch:
+    """A batch from the stack; an unfinished one (killed) is read from its journal."""
+    batch = TrashBatch.from_json(entry)
+    journal = entry.get("journal")
+    if not journal:
+        return batch
+    by_info = {receipt.session.info: receipt for receipt in batch.receipts}
+    try:
+        lines = Path(journal).read_bytes().splitlines()
+    except OSError:
+        lines = []
+    for line in lines:
+        try:
+            receipt = TrashReceipt.from_json(orjson.loads(line))
+        except (orjson.JSONDecodeError, TrashError):
+            continue  # a line cut short by the kill
+        by_info.setdefault(receipt.session.info, receipt)
+    return TrashBatch(tuple(by_info.values()))
+
+
+def _undo_batch(target: Path, receipts: list[Any]) -> int:
+    """Undo the batch on top of the stack: all of it that can be; what cannot is reported, and
+    kept on the stack when it may work later (its original path is taken now)."""
+    entry = receipts[-1]
+    try:
+        batch = _saved_batch(entry)
+    except TrashError as error:
+        _write_receipts(target, receipts[:-1])
+        raise CliError(f"{error}; dropped from the undo list", ExitCode.NOT_FOUND) from None
+    outcome = undo_each(batch, undo)
+    kept = [TrashBatch(tuple(receipt for receipt, _ in outcome.blocked)).to_json()] if outcome.blocked else []
+    _write_receipts(target, [*receipts[:-1], *kept])
+    if entry.get("journal"):
+        Path(entry["journal"]).unlink(missing_ok=True)
+    if not batch.receipts:
+        raise CliError("nothing to undo (the last batch moved nothing)", ExitCode.NOT_FOUND)
+    for paths in outcome.restored:
+        for path in paths:
+            put_path(path)
+    for _, reason in outcome.gone:
+        say(f"seance: {reason}; dropped from the undo list")
+    for _, reason in outcome.blocked:
+        say(f"seance: {reason}")
+    say(f"seance: restored {len(outcome.restored)} of {len(batch.receipts)} sessions of the last batch")
+    if outcome.blocked:
+        say("seance: the rest stays undoable: free the paths and run `seance rm --undo` again")
+        return ExitCode.BAD_INPUT
+    return ExitCode.NOT_FOUND if outcome.gone else ExitCode.OK
 
 
 def _undoable(saved: Any) -> bool:

@@ -42,6 +42,7 @@ COMMAND_MODULES = {
     "unpin": "marks",
     "tag": "marks",
     "marks": "marks",
+    "clean": "clean",
     "pick": "ui",
     "stats": "stats",
 }

@@ -12,6 +12,7 @@ on their other guards (the quiet period and the carry-over in `core.safefile`).
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 
 PROC = "/proc"
 
@@ -23,37 +24,54 @@ def can_see_holders() -> bool:
 
 def holders(dev: int, ino: int) -> list[int] | None:
     """Pids other than this one with (dev, ino) open; None where that cannot be known."""
+    pids = _other_pids()
+    if pids is None:
+        return None
+    return [pid for pid in pids if _holds(os.path.join(PROC, str(pid), "fd"), dev, ino)]
+
+
+def open_files() -> dict[tuple[int, int], list[int]] | None:
+    """Every (dev, ino) other processes hold open, with their pids, from ONE pass over /proc
+    (for many files at once: `seance clean` checks thousands); None where that cannot be known."""
+    pids = _other_pids()
+    if pids is None:
+        return None
+    found: dict[tuple[int, int], list[int]] = {}
+    for pid in pids:
+        for key in set(_open_inodes(os.path.join(PROC, str(pid), "fd"))):
+            found.setdefault(key, []).append(pid)
+    return found
+
+
+def _other_pids() -> list[int] | None:
     if not can_see_holders():
         return None
     me = os.getpid()
-    found: list[int] = []
     try:
         processes = os.scandir(PROC)
     except OSError:
         return None
     with processes:
-        for process in processes:
-            if not process.name.isdigit() or int(process.name) == me:
-                continue
-            if _holds(os.path.join(PROC, process.name, "fd"), dev, ino):
-                found.append(int(process.name))
-    return found
+        return [int(entry.name) for entry in processes if entry.name.isdigit() and int(entry.name) != me]
 
 
 def _holds(fd_dir: str, dev: int, ino: int) -> bool:
+    return any(key == (dev, ino) for key in _open_inodes(fd_dir))
+
+
+def _open_inodes(fd_dir: str) -> Iterator[tuple[int, int]]:
+    """(dev, ino) of each descriptor a process has open (nothing if it exited or is not ours to see)."""
     try:
         descriptors = os.scandir(fd_dir)
-    except OSError:  # exited meanwhile, or not ours to look at
-        return False
+    except OSError:
+        return
     with descriptors:
         for descriptor in descriptors:
             try:
                 stat = os.stat(descriptor.path)
             except OSError:
                 continue
-            if stat.st_ino == ino and stat.st_dev == dev:
-                return True
-    return False
+            yield stat.st_dev, stat.st_ino
 
 
-__all__ = ["can_see_holders", "holders"]
+__all__ = ["can_see_holders", "holders", "open_files"]

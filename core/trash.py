@@ -34,6 +34,10 @@ line), so a delete racing it makes pi re-create a headerless file at the old pat
   continues the deleted session), the deleted session and those lines are merged back in
   order: the agent's new lines are never lost.  Anything else at the path: refused, naming both.
 
+A bulk delete (`seance clean --yes`, the list's selected rows) is a `TrashBatch`: one receipt per
+session, undone as one (`trash_each` / `undo_each`: a session refused or not restorable is
+reported, the others go or come back).
+
 `send2trash` would do the plain move but does not say which name it chose, and undo needs it.
 """
 
@@ -45,11 +49,11 @@ import os
 import shutil
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 from urllib.parse import quote, unquote
 
 import orjson
@@ -70,6 +74,8 @@ RESTORING_PREFIX = ".seance-restoring-"
 COPY_ATTEMPTS = 3
 CHUNK = 1 << 20
 SETTLE_SECONDS = 0.02  # an append already under way (open, write, close) finishes well within this
+
+T = TypeVar("T")
 
 
 class TrashError(SessionError):
@@ -151,6 +157,84 @@ class TrashReceipt:
         return cls(items, deleted_at)
 
 
+@dataclass(frozen=True, slots=True)
+class TrashBatch:
+    """Several deletions undone as one (`seance clean --yes`, the list's ctrl+d on selected rows)."""
+
+    receipts: tuple[TrashReceipt, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"batch": [receipt.to_json() for receipt in self.receipts]}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> TrashBatch:
+        """Rebuild a saved batch; raises `TrashError` if malformed."""
+        saved = data.get("batch") if isinstance(data, dict) else None
+        if not isinstance(saved, list):
+            raise TrashError("not a trash batch")
+        return cls(tuple(TrashReceipt.from_json(receipt) for receipt in saved))
+
+
+def is_batch_json(data: Any) -> bool:
+    """True for a saved `TrashBatch` (a saved `TrashReceipt` has no "batch" key)."""
+    return isinstance(data, dict) and "batch" in data
+
+
+@dataclass(frozen=True, slots=True)
+class BatchTrashed:
+    """What `trash_each` did: the batch moved, and each path refused with the reason."""
+
+    batch: TrashBatch
+    refused: tuple[tuple[Path, str], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class BatchRestored(Generic[T]):
+    """What `undo_each` did: each receipt's result, and the receipts that could not be undone,
+    split into `gone` (never again: emptied, replaced) and `blocked` (may work later: the path is taken)."""
+
+    restored: tuple[T, ...]
+    gone: tuple[tuple[TrashReceipt, str], ...]
+    blocked: tuple[tuple[TrashReceipt, str], ...]
+
+
+def trash_each(
+    paths: Iterable[str | os.PathLike[str]], trash_one: Callable[[Path], TrashReceipt] | None = None
+) -> BatchTrashed:
+    """Move every path to the Trash with `trash_one` (default `trash_session`, refusing what an
+    agent is using); a refusal skips that path and the others still go."""
+    move = trash_one if trash_one is not None else trash_session
+    receipts: list[TrashReceipt] = []
+    refused: list[tuple[Path, str]] = []
+    for path in paths:
+        try:
+            receipts.append(move(Path(path)))
+        except (TrashError, OSError) as error:
+            refused.append((Path(path), _one_line(error)))
+    return BatchTrashed(TrashBatch(tuple(receipts)), tuple(refused))
+
+
+def undo_each(batch: TrashBatch, restore_one: Callable[[TrashReceipt], T]) -> BatchRestored[T]:
+    """Undo every deletion of a batch with `restore_one` (`undo`, or a catalog's `restore`);
+    one that cannot be undone is reported and the others are still restored."""
+    restored: list[T] = []
+    gone: list[tuple[TrashReceipt, str]] = []
+    blocked: list[tuple[TrashReceipt, str]] = []
+    for receipt in batch.receipts:
+        try:
+            restored.append(restore_one(receipt))
+        except NotInTrash as error:
+            gone.append((receipt, _one_line(error)))
+        except (TrashError, OSError) as error:
+            blocked.append((receipt, _one_line(error)))
+    return BatchRestored(tuple(restored), tuple(gone), tuple(blocked))
+
+
+def _one_line(error: BaseException) -> str:
+    text = str(error) or type(error).__name__
+    return " ".join(text.split())
+
+
 def _item_from_json(data: dict[str, Any]) -> TrashedItem:
     saved = data.get("identity")
     identity = None
@@ -207,8 +291,15 @@ def _command_name(pid: int) -> str:
         return "?"
 
 
-def activity(path: str | os.PathLike[str], *, active_seconds: float = ACTIVE_SECONDS) -> str | None:
-    """Why an agent may be using the file ("written 3 s ago", "open in node (pid 42)"), or None."""
+def activity(
+    path: str | os.PathLike[str],
+    *,
+    active_seconds: float = ACTIVE_SECONDS,
+    open_now: dict[tuple[int, int], list[int]] | None = None,
+) -> str | None:
+    """Why an agent may be using the file ("written 3 s ago", "open in node (pid 42)"), or None.
+
+    `open_now`: `core.holders.open_files()` taken once for many files (else /proc is read per file)."""
     try:
         info = os.stat(path)
     except OSError:
@@ -216,7 +307,10 @@ def activity(path: str | os.PathLike[str], *, active_seconds: float = ACTIVE_SEC
     age = time.time() - info.st_mtime
     if age < active_seconds:
         return f"written {max(age, 0):.0f} s ago"
-    holders = holding_processes(path)
+    if open_now is not None:
+        holders = [(pid, _command_name(pid)) for pid in open_now.get((info.st_dev, info.st_ino), [])]
+    else:
+        holders = holding_processes(path)
     if holders:
         pid, name = holders[0]
         more = f" and {len(holders) - 1} more" if len(holders) > 1 else ""
@@ -932,10 +1026,13 @@ def read_trashinfo(info: Path) -> tuple[Path, str]:
 
 __all__ = [
     "ACTIVE_SECONDS",
+    "BatchRestored",
+    "BatchTrashed",
     "Identity",
     "NotASessionFile",
     "NotInTrash",
     "SessionInUse",
+    "TrashBatch",
     "TrashError",
     "TrashReceipt",
     "TrashedItem",
@@ -943,12 +1040,15 @@ __all__ = [
     "artifacts_dir",
     "header_id",
     "holding_processes",
+    "is_batch_json",
     "read_trashinfo",
     "recover_interrupted",
     "same_file",
     "trash_dir",
+    "trash_each",
     "trash_name",
     "trash_path",
     "trash_session",
     "undo",
+    "undo_each",
 ]

@@ -48,12 +48,14 @@ from seance.core.trash import ACTIVE_SECONDS, activity, same_file
 from ..commands import PickerCommands
 from ..export_flow import EXPORT_HELP, ExportDone, ask_and_export, show_export_notice
 from ..messages import (
+    BatchUndone,
     LoadFailed,
     LoadProgress,
     LongLivedDataLoaded,
     Renamed,
     Restored,
     SearchDone,
+    SelectionTrashed,
     SessionsChanged,
     SessionsLoaded,
     Skipped,
@@ -62,7 +64,7 @@ from ..messages import (
     WriteFailed,
 )
 from ..paths import stylesheet
-from ..picker_model import EMPTY, PickerModel, Scope
+from ..picker_model import EMPTY, DeletedBatch, PickerModel, Scope
 from ..results import PickResult
 from ..rows import SessionRow
 from ..toasts import withdraw_toasts
@@ -89,6 +91,8 @@ FIRST_SCREEN_FILES = 200  # on a cold index, the newest files are shown before t
 SEARCH_HELP = 'search: words, "a phrase", re:regex, !not, label:x, tag:x, is:pinned'
 RESUME_HELP = "resume the selected session"
 OPEN_HELP = "open the selected session's tree (resume from there)"
+SELECT_HELP = "select / deselect the row for ctrl+d (Space: empty query)"
+SELECT_ALL_HELP = "select every row matching the query (again: deselect them)"
 
 __all__ = ["EMPTY", "PickerOptions", "SessionPickerScreen"]  # EMPTY: the model's, re-exported for tests
 
@@ -111,7 +115,7 @@ class PickerOptions:
 
 class SearchInput(Input):
     """The query input: Ctrl+Z undoes edits (one step per change, clearing with Esc included);
-    "?" goes through to the help binding while the query is empty."""
+    "?" and Space go through to the help and select bindings while the query is empty."""
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("ctrl+z", "undo", "Undo typing", show=False)]
     UNDO_STEPS = 200
@@ -137,7 +141,7 @@ class SearchInput(Input):
         self.cursor_position = len(self.value)
 
     def check_consume_key(self, key: str, character: str | None) -> bool:
-        if character == "?" and not self.value:
+        if character in ("?", " ") and not self.value:  # help; select the row
             return False
         return super().check_consume_key(key, character)
 
@@ -175,7 +179,12 @@ class SessionPickerScreen(MarkActions, Screen[PickResult | None]):
         # Not Ctrl+P (pi's key): every Textual App owns it (the command palette).  seance's own app
         # gives it back through its keymap (`SeanceApp`, id "seance.picker.paths").
         Binding("f4", "toggle_paths", "Paths", priority=True, tooltip="show file paths", id="seance.picker.paths"),
-        Binding("ctrl+d", "delete", "Delete", priority=True, tooltip="move the session to the Trash (confirm)"),
+        Binding(
+            "ctrl+d", "delete", "Delete", priority=True, tooltip="move the session (or the selected ones) to the Trash"
+        ),
+        Binding("space,ctrl+space", "toggle_select", "Select", show=False, priority=True, tooltip=SELECT_HELP),
+        Binding("ctrl+@", "toggle_select", "", show=False, priority=True),  # ctrl+space as a terminal sends it (NUL)
+        Binding("alt+a", "select_all", "Select all", show=False, priority=True, tooltip=SELECT_ALL_HELP),
         Binding(
             "ctrl+z",
             "undo_delete",
@@ -445,6 +454,7 @@ class SessionPickerScreen(MarkActions, Screen[PickResult | None]):
         self._query_error = None
 
     def _set_rows(self, rows: Sequence[SessionRow], *, top: bool) -> None:
+        self._show_selection()
         self.session_list.set_rows(rows, top=top)
         self.status.shown = len(rows)
         if not rows:
@@ -675,6 +685,9 @@ class SessionPickerScreen(MarkActions, Screen[PickResult | None]):
     active_seconds: float = ACTIVE_SECONDS  # a session written more recently is "in use" (tests lower it)
 
     def action_delete(self) -> None:
+        if len(self.model.selection):
+            self._delete_selected()
+            return
         row = self.session_list.highlighted
         if row is None:
             return
@@ -728,7 +741,9 @@ class SessionPickerScreen(MarkActions, Screen[PickResult | None]):
 
     def action_undo_delete(self) -> None:
         deleted = self.model.undo_next()
-        if deleted is not None:
+        if isinstance(deleted, DeletedBatch):
+            self._undo_batch_worker(deleted)
+        elif deleted is not None:
             self._undo_worker(deleted.receipt, deleted.summary)
 
     @work(thread=True, group="writes", exit_on_error=False, description="undo trash")
@@ -745,6 +760,70 @@ class SessionPickerScreen(MarkActions, Screen[PickResult | None]):
         self._apply_changes([message.summary], restored=True)
         withdraw_toasts(self.app, DELETED_TOAST)  # "press ctrl+z to undo" no longer stands
         self.status.show_message("Session restored")
+
+    # -- selection: a bulk delete (app/selection.py, app/screens/bulk.py) -----------------------------
+
+    def action_toggle_select(self) -> None:
+        row = self.session_list.highlighted
+        if row is not None:
+            self.model.selection.toggle(row.summary)
+            self._show_selection()
+
+    def action_select_all(self) -> None:
+        pinned = {session_id for session_id, mark in self.model.marks.items() if mark.pinned}  # loaded by a worker
+        rows = [row.summary for row in self.session_list.rows]
+        kept = [summary for summary in rows if summary.id in pinned]  # never pinned ones in bulk
+        changed = self.model.selection.select_all([summary for summary in rows if summary.id not in pinned])
+        self._show_selection()
+        if kept and changed > 0:
+            self.status.show_message(f"{len(kept)} pinned not selected (Space selects one)")
+
+    def _show_selection(self) -> None:
+        self.session_list.set_selected(self.model.selection.paths)
+        self.status.selected = len(self.model.selection)
+
+    def _delete_selected(self) -> None:
+        from .bulk import confirm_selected
+
+        summaries = self.model.selection.summaries
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self._trash_selected_worker(summaries)
+
+        self.app.push_screen(confirm_selected(summaries, self.model.selection.total_bytes), answered)
+
+    @work(thread=True, group="writes", exit_on_error=False, description="trash selected")
+    def _trash_selected_worker(self, summaries: list[SessionSummary]) -> None:
+        from .bulk import trash_selected
+
+        self.post_message(trash_selected(self.catalog, summaries, self.options.open_session, self.active_seconds))
+
+    @on(SelectionTrashed)
+    def _selection_trashed(self, message: SelectionTrashed) -> None:
+        from .bulk import refusal_notice
+
+        self.model.trashed_batch(message.items)
+        self._rebuild()
+        moved = len(message.items)
+        self.status.show_message(f"{moved} session{'' if moved == 1 else 's'} moved to trash · ctrl+z to undo")
+        if message.refused:
+            self.notify(refusal_notice(message.refused), title="Not deleted", severity="warning", markup=False)
+
+    @work(thread=True, group="writes", exit_on_error=False, description="undo trash")
+    def _undo_batch_worker(self, batch: DeletedBatch) -> None:
+        from .bulk import undo_selected
+
+        self.post_message(undo_selected(self.catalog, batch))
+
+    @on(BatchUndone)
+    def _batch_undone(self, message: BatchUndone) -> None:
+        self._apply_changes(message.restored, restored=True)
+        if message.left:
+            self.model.deleted.append(DeletedBatch(tuple(message.left)))
+        self.status.show_message(f"{len(message.restored)} sessions restored")
+        if message.failed:
+            self.notify("\n".join(message.failed), title="Not restored", severity="warning", markup=False)
 
     # -- rename --------------------------------------------------------------------------
 

@@ -91,6 +91,7 @@ class SessionList(ScrollView, can_focus=False):
         "session-list--tags",
         "session-list--snippet",
         "session-list--empty",
+        "session-list--selected",
     }
 
     DEFAULT_CSS = stylesheet("session_list.tcss")
@@ -134,6 +135,7 @@ class SessionList(ScrollView, can_focus=False):
         self._empty_text = ""
         self._now = clock()
         self._cache: LRUCache[tuple, Strip] = LRUCache(1024)
+        self._selected: frozenset[str] = frozenset()  # paths of the selected rows (ctrl+space)
 
     # -- state -------------------------------------------------------------------------
 
@@ -193,6 +195,12 @@ class SessionList(ScrollView, can_focus=False):
         new_row = self.highlighted
         if (new_row is None) != (old_row is None) or (new_row and old_row and new_row.summary is not old_row.summary):
             self.post_message(self.Highlighted(self, new_row))
+
+    def set_selected(self, paths: frozenset[str]) -> None:
+        """The selected rows (drawn with a ●); repaints only when they changed."""
+        if paths != self._selected:
+            self._selected = paths
+            self.refresh()
 
     def set_display(
         self, *, show_cwd: bool | None = None, show_path: bool | None = None, empty_text: str | None = None
@@ -289,7 +297,7 @@ class SessionList(ScrollView, can_focus=False):
         index, subline = located
         is_cursor = index == self._cursor
         row = self._rows[index]
-        key = (id(row), subline, is_cursor, width)
+        key = (id(row), subline, is_cursor, width, row.path in self._selected)
         strip = self._cache.get(key)
         if strip is None:
             strip = self._render_row_line(row, subline, is_cursor, width)
@@ -311,6 +319,9 @@ class SessionList(ScrollView, can_focus=False):
     def _title_line(self, row: SessionRow, is_cursor: bool, width: int) -> Content:
         summary = row.summary
         pointer = Content.styled("› ", self.get_visual_style("session-list--pointer")) if is_cursor else Content("  ")
+        if row.path in self._selected:  # "›●" / " ●": the marker takes the pointer's second cell
+            select = Content.styled("●", self.get_visual_style("session-list--selected"))
+            pointer = Content.assemble(pointer[:1], select)
         prefix = Content.styled(row.prefix, self.get_visual_style("session-list--prefix")) if row.prefix else Content()
         if row.mark.pinned:
             prefix = Content.assemble(prefix, Content.styled(PIN_MARK, self.get_visual_style("session-list--pin")))

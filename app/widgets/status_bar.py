@@ -19,7 +19,7 @@ from seance.core.text import display_text
 
 
 class StatusBar(Widget):
-    """Scope · sort · filters · N sessions · indexing n/m · N new · message."""
+    """Scope · sort · filters · N sessions · indexing n/m · N selected · N new · message."""
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
         "status-bar--scope",
@@ -42,6 +42,7 @@ class StatusBar(Widget):
     progress: reactive[tuple[int, int] | None] = reactive(None)
     listing: reactive[bool] = reactive(False)  # (not `loading`: that is Widget's spinner overlay)
     new_count: reactive[int] = reactive(0)
+    selected: reactive[int] = reactive(0)  # rows selected for a bulk delete
     message: reactive[str] = reactive("")
     message_is_error: reactive[bool] = reactive(False)
 
@@ -75,6 +76,8 @@ class StatusBar(Widget):
         if self.progress is not None:
             done, total = self.progress
             parts.append(Content.styled(f"indexing {done:,}/{total:,}", dim))
+        if self.selected:
+            parts.append(Content.styled(f"{self.selected:,} selected", self.get_visual_style("status-bar--new")))
         if self.new_count:
             parts.append(Content.styled(f"↑ {self.new_count} new", self.get_visual_style("status-bar--new")))
         if self.message:
