@@ -6,7 +6,8 @@
 * `changed(changed, removed, ...)`: the watcher saw files appear, change or vanish (also an
   undone delete or a rename: the same merge);
 * `drop(paths)`: sessions that are gone (a delete): rows, search hits and bookkeeping;
-* `toggle_scope`, `cycle_sort`, `toggle_named`, the query and its `searched` hits;
+* `toggle_scope`, `cycle_sort`, `toggle_named`, `cycle_children` (child sessions hidden,
+  threaded or flat), the query and its `searched` hits;
 * `trashed` / `undo_next`: the undo stack of deletions.
 
 It answers with rows (`rows`, `hit_rows`), the count for the status line, the "↑ N new"
@@ -23,8 +24,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from seance.core import listing
 from seance.core.catalog import same_dir
-from seance.core.listing import SORTS
+from seance.core.listing import SORTS, ChildMode
 from seance.core.model import SessionSummary
 
 from .rows import SessionRow, hit_rows, plain_rows
@@ -53,11 +55,18 @@ class PickerModel:
     "new" counter and the undo stack; `exists` answers whether a session file is still there."""
 
     def __init__(
-        self, cwd: str, *, scope: Scope = "project", query: str = "", exists: Callable[[str], bool] = os.path.exists
+        self,
+        cwd: str,
+        *,
+        scope: Scope = "project",
+        query: str = "",
+        children: ChildMode = "threaded",
+        exists: Callable[[str], bool] = os.path.exists,
     ) -> None:
         self.cwd = cwd
         self.scope: Scope = scope
         self.sort: str = SORTS[0]
+        self.children: ChildMode = children
         self.named_only = False
         self.query = query
         self.summaries: dict[str, list[SessionSummary]] = {}  # per scope, as loaded and merged since
@@ -96,18 +105,25 @@ class PickerModel:
     def rows(self) -> list[SessionRow]:
         """Rows without a query (it forgets any previous query's hits)."""
         self.hits = None
-        return plain_rows(self.visible(), self.sort)
+        return plain_rows(self.visible(), self.sort, self.children)
 
     def hit_rows(self) -> list[SessionRow] | None:
         """The current hits in the current sort; None when there are none to re-order."""
-        return hit_rows(self.hits, self.sort) if self.hits is not None else None
+        return self._hit_rows(self.hits) if self.hits is not None else None
 
     def searched(self, query_text: str, hits: list[Any]) -> list[SessionRow] | None:
         """A search finished: its rows, or None if the query has changed since (a newer one runs)."""
         if query_text != self.query:
             return None
         self.hits = hits
-        return hit_rows(hits, self.sort)
+        return self._hit_rows(hits)
+
+    def _hit_rows(self, hits: list[Any]) -> list[SessionRow]:
+        return hit_rows(hits, self.sort, self.children, listing.parents(self.visible()))
+
+    def child_count(self) -> int:
+        """How many listed sessions are child sessions (of a session listed too)."""
+        return len(listing.parents(self.visible()))
 
     def in_project(self, summary: SessionSummary) -> bool:
         return bool(summary.cwd) and same_dir(summary.cwd, self.cwd)
@@ -126,6 +142,11 @@ class PickerModel:
     def cycle_sort(self) -> str:
         self.sort = SORTS[(SORTS.index(self.sort) + 1) % len(SORTS)]
         return self.sort
+
+    def cycle_children(self) -> ChildMode:
+        """Child sessions: hidden → threaded under their parent → flat rows → hidden."""
+        self.children = listing.next_child_mode(self.children)
+        return self.children
 
     def toggle_named(self) -> bool:
         self.named_only = not self.named_only

@@ -3,8 +3,10 @@
 Sort orders follow pi's picker: *threaded* shows forks under their parent session (via the
 header's `parentSession`), *recent* is last activity first, *created* is creation time first,
 *relevance* is the search ranking (recent when there is no query).  With a query, threaded
-becomes relevance, as in pi: the tree is dropped while searching.  No Textual here: the
-widget draws these rows, `PickerModel` makes them.
+becomes relevance, as in pi: the tree is dropped while searching.  The child-session mode
+(`seance.core.listing.CHILD_MODES`) says whether child sessions are hidden, drawn under their
+parent or listed flat (`listing.arrange`).  No Textual here: the widget draws these rows,
+`PickerModel` makes them.
 """
 
 from __future__ import annotations
@@ -14,7 +16,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from seance.core import listing
-from seance.core.listing import by_created, by_recent
 from seance.core.model import SessionSummary
 
 
@@ -29,6 +30,7 @@ class SessionRow:
     summary: SessionSummary
     prefix: str = ""  # threaded sort: "├─ " / "│  └─ " ...
     hit: Any = None
+    children: int = 0  # child sessions not drawn under this row: the row says "3 children"
 
     @property
     def path(self) -> str:
@@ -55,20 +57,34 @@ def threaded(summaries: Sequence[SessionSummary]) -> list[SessionRow]:
     return [SessionRow(row.summary, prefix=row.prefix) for row in listing.threaded(summaries)]
 
 
-def plain_rows(summaries: Sequence[SessionSummary], sort: str) -> list[SessionRow]:
+def plain_rows(
+    summaries: Sequence[SessionSummary], sort: str, children: listing.ChildMode = "threaded"
+) -> list[SessionRow]:
     """Rows for an empty query."""
-    if sort == "threaded":
-        return threaded(summaries)
-    ordered = by_created(summaries) if sort == "created" else by_recent(summaries)
-    return [SessionRow(summary) for summary in ordered]
+    return [
+        SessionRow(row.summary, prefix=row.prefix, children=row.children)
+        for row in listing.arrange(summaries, sort, children)
+    ]
 
 
-def hit_rows(hits: Sequence[Any], sort: str) -> list[SessionRow]:
-    """Rows for search hits (already ranked by relevance); recent/created re-order them."""
+def hit_rows(
+    hits: Sequence[Any],
+    sort: str,
+    children: listing.ChildMode = "threaded",
+    parent_of: dict[str, str] | None = None,
+) -> list[SessionRow]:
+    """Rows for search hits (already ranked by relevance); recent/created re-order them.
+
+    `parent_of` (`listing.parents` of every listed session): hidden children are left out, and
+    outside *threaded* a hit says how many child sessions it has."""
+    parent_of = parent_of or {}
+    if children == "hidden" and parent_of:
+        hits = [hit for hit in hits if hit.summary.path not in parent_of]
     if sort == "recent":
         hits = sorted(hits, key=lambda hit: hit.summary.modified_ms, reverse=True)
     elif sort == "created":
         hits = sorted(
             hits, key=lambda hit: (hit.summary.created or hit.summary.modified, hit.summary.path), reverse=True
         )
-    return [SessionRow(hit.summary, hit=hit) for hit in hits]
+    counts = listing.descendants(parent_of) if parent_of and children != "threaded" else {}
+    return [SessionRow(hit.summary, hit=hit, children=counts.get(hit.summary.path, 0)) for hit in hits]

@@ -17,6 +17,7 @@ from typing import Any
 
 from seance.core import listing
 from seance.core.catalog import Catalog
+from seance.core.listing import children_label
 from seance.core.model import SessionSummary
 from seance.core.text import display_text, home_short, relative_age
 
@@ -36,6 +37,13 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     ls.add_argument(
         "--sort", choices=listing.SORTS, default=None, help="order (default: recent; relevance with --query)"
+    )
+    ls.add_argument(
+        "--children",
+        choices=listing.CHILD_MODES,
+        default=None,
+        help="child sessions (forks, subagents): hidden; threaded (default, pi's: under their parent "
+        "with --sort threaded); flat (never indented, each parent says how many it has)",
     )
     ls.add_argument("--quick", action="store_true", help="4 KB prefix metadata only: no index, no full reads")
     ls.add_argument("--json", action="store_true", help="print a JSON array with pi's SessionInfo keys")
@@ -82,7 +90,9 @@ def run_ls(args: argparse.Namespace) -> int:
     catalog = _catalog(args)
     try:
         cwd = Scope.of(args).project
-        if args.json and not args.query and args.sort in (None, "recent"):
+        sort = args.sort or ("relevance" if args.query else "recent")
+        children: listing.ChildMode = listing.child_mode(args.children) or "threaded"
+        if args.json and not args.query and sort == "recent" and children == "threaded":
             # the fast paths: no summary is decoded (warm) or built (quick)
             answer = catalog.quick_pi_json(cwd) if args.quick else catalog.list_pi_json(cwd)
             _report_skipped(catalog, quick=args.quick)
@@ -92,24 +102,20 @@ def run_ls(args: argparse.Namespace) -> int:
         summaries = (
             catalog.quick(cwd, text=bool(args.query)) if args.quick else catalog.exact(cwd, full_text=bool(args.query))
         )
-        sort = args.sort or ("relevance" if args.query else "recent")
         if args.query:
-            summaries = apply_query(summaries, args.query, None if args.quick else catalog, cwd is None)
-        if sort == "created":
-            summaries = listing.by_created(summaries)
-        elif sort == "recent" and args.query:
-            summaries = listing.by_recent(summaries)
-        if sort == "threaded":
-            rows = listing.threaded(summaries)
+            rows = _query_rows(summaries, args, catalog, cwd is None, sort, children)
         else:
-            rows = [listing.ThreadedRow(summary, 0, "") for summary in summaries]
+            rows = listing.arrange(summaries, sort, children)
         _report_skipped(catalog, quick=args.quick)
         if args.json:
+            tree = children == "threaded" and sort == "threaded"
             payload: list[dict[str, Any]] = []
             for row in rows:
                 item = row.summary.to_pi_json()
-                if sort == "threaded":
+                if tree:
                     item["depth"] = row.depth
+                if args.children:
+                    item["children"] = row.children
                 payload.append(item)
             import orjson
 
@@ -122,6 +128,29 @@ def run_ls(args: argparse.Namespace) -> int:
     return ExitCode.NOT_FOUND if args.query and not rows else ExitCode.OK
 
 
+def _query_rows(
+    summaries: list[SessionSummary],
+    args: argparse.Namespace,
+    catalog: Catalog,
+    all_projects: bool,
+    sort: str,
+    children: listing.ChildMode,
+) -> list[listing.ThreadedRow]:
+    """The sessions `--query` matches, best first (or in `sort`); hidden children stay hidden."""
+    parent_of = listing.parents(summaries)  # over the whole scope: a hit's parent need not match
+    hits = apply_query(summaries, args.query, None if args.quick else catalog, all_projects)
+    if children == "hidden":
+        hits = [summary for summary in hits if summary.path not in parent_of]
+    if sort == "created":
+        hits = listing.by_created(hits)
+    elif sort == "recent":
+        hits = listing.by_recent(hits)
+    if sort == "threaded" and children == "threaded":
+        return listing.threaded(hits)
+    counts = listing.descendants(parent_of) if children != "threaded" else {}
+    return [listing.ThreadedRow(summary, 0, "", counts.get(summary.path, 0)) for summary in hits]
+
+
 def _print_rows(rows: list[listing.ThreadedRow], show_cwd: bool) -> None:
     now_ms = time.time() * 1000
     for row in rows:
@@ -132,6 +161,8 @@ def _print_rows(rows: list[listing.ThreadedRow], show_cwd: bool) -> None:
             f"{count:>6}",
             row.prefix + display_text(summary.title, 80),
         ]
+        if row.children:
+            parts.append(f"· {children_label(row.children)}")
         if show_cwd:
             parts.append(f"  ({display_text(home_short(summary.cwd)) or '?'})")
         put_line(" ".join(parts))

@@ -549,7 +549,7 @@ async def test_help_lists_the_screens_bindings(root: Path, enter: str, expected:
         assert rows["Enter"].startswith(expected) and rows["double-click"] == rows["Enter"]
         assert rows["↑ ↓ PgUp PgDn Home End"] == "move the cursor"
         assert "Ctrl+O / F3" in rows and "F1 / ?" in rows and rows["F2"] == "command palette"
-        assert len(rows) == 18  # type, 15 binding rows, double-click, F2
+        assert len(rows) == 19  # type, 16 binding rows, double-click, F2
         await pilot.press("f1")
         await pilot.pause()
         text = " ".join(str(row.render()) for row in pilot.app.screen.query(".seance-help-row"))
