@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from datetime import timedelta
 from pathlib import Path
 
 import orjson
 import pytest
+from test_pick_cli import Terminal
 from ui_harness import SIZE, picker_app, screen_of, settle, titles, visible_text
-from ui_sessions import NOW, PROJECT
+from ui_sessions import NOW, PROJECT, Spec, make_root, session_path
 
 from seance.app.screens.session_list import PickerOptions
 from seance.cli.main import main
@@ -300,3 +302,23 @@ def test_pick_and_browse_take_children(family: dict[str, Path]) -> None:
     save_setting("children", "threaded")
     assert _children(parser.parse_args(["pick"])) == "threaded", "the saved setting"
     assert _children(build_parser([]).parse_args(["--children", "flat"])) == "flat"
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+def test_seance_pick_hides_children_by_default_and_takes_the_option(tmp_path: Path) -> None:
+    """The real command in a real terminal: no setting saved, the fork is hidden and its parent
+    says so; `--children threaded` shows it under the parent."""
+    root = make_root(tmp_path)  # the standard sessions: s-auth and its fork s-fork
+    for args, shown, marker in (((), "4 of 5 sessions", "1 child"), (("--children", "threaded"), "5 sessions", "└─ ")):
+        workdir = tmp_path / f"run-{len(args)}"  # its own out.txt and rc.txt
+        workdir.mkdir()
+        terminal = Terminal(workdir, f"seance-children-{os.getpid()}-{tmp_path.name}-{len(args)}")
+        try:
+            terminal.start("pick", "--root", str(root), "--cwd", PROJECT, *args)
+            terminal.wait_for(shown)
+            terminal.wait_for(marker)
+            terminal.keys("Enter")
+            code, out = terminal.result()
+            assert code == 0 and out == f"{session_path(root, Spec('s-auth', PROJECT))}\n"
+        finally:
+            terminal.tmux("kill-server")
