@@ -6,10 +6,11 @@
 * `changed(changed, removed, ...)`: the watcher saw files appear, change or vanish (also an
   undone delete or a rename: the same merge);
 * `drop(paths)`: sessions that are gone (a delete): rows, search hits and bookkeeping;
-* `toggle_scope`, `cycle_sort`, `toggle_named`, the query and its `searched` hits;
 * `marks`: the user's pins and tags (session id -> `Mark`), replaced whole when they change.
 * `trashed` / `trashed_batch` / `undo_next`: the undo stack of deletions (a batch is one step);
 * `selection`: the rows selected for a bulk delete (app/selection.py).
+* `toggle_scope`, `cycle_sort`, `toggle_named`, `cycle_children` (child sessions hidden,
+  threaded or flat), the query and its `searched` hits;
 
 It answers with rows (`rows`, `hit_rows`), the count for the status line, the "↑ N new"
 counter, and the empty-list text.  Every set it keeps is bounded by the files present:
@@ -25,8 +26,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from seance.core import listing
 from seance.core.catalog import same_dir
-from seance.core.listing import SORTS
+from seance.core.listing import SORTS, ChildMode
 from seance.core.marks import Mark
 from seance.core.model import SessionSummary
 
@@ -64,11 +66,18 @@ class PickerModel:
     "new" counter and the undo stack; `exists` answers whether a session file is still there."""
 
     def __init__(
-        self, cwd: str, *, scope: Scope = "project", query: str = "", exists: Callable[[str], bool] = os.path.exists
+        self,
+        cwd: str,
+        *,
+        scope: Scope = "project",
+        query: str = "",
+        children: ChildMode = "threaded",
+        exists: Callable[[str], bool] = os.path.exists,
     ) -> None:
         self.cwd = cwd
         self.scope: Scope = scope
         self.sort: str = SORTS[0]
+        self.children: ChildMode = children
         self.named_only = False
         self.query = query
         self.summaries: dict[str, list[SessionSummary]] = {}  # per scope, as loaded and merged since
@@ -109,18 +118,25 @@ class PickerModel:
     def rows(self) -> list[SessionRow]:
         """Rows without a query (it forgets any previous query's hits)."""
         self.hits = None
-        return plain_rows(self.visible(), self.sort, self.marks)
+        return plain_rows(self.visible(), self.sort, self.marks, self.children)
 
     def hit_rows(self) -> list[SessionRow] | None:
         """The current hits in the current sort; None when there are none to re-order."""
-        return hit_rows(self.hits, self.sort, self.marks) if self.hits is not None else None
+        return self._hit_rows(self.hits) if self.hits is not None else None
 
     def searched(self, query_text: str, hits: list[Any]) -> list[SessionRow] | None:
         """A search finished: its rows, or None if the query has changed since (a newer one runs)."""
         if query_text != self.query:
             return None
         self.hits = hits
-        return hit_rows(hits, self.sort, self.marks)
+        return self._hit_rows(hits)
+
+    def _hit_rows(self, hits: list[Any]) -> list[SessionRow]:
+        return hit_rows(hits, self.sort, self.marks, self.children, listing.parents(self.visible()))
+
+    def child_count(self) -> int:
+        """How many listed sessions are child sessions (of a session listed too)."""
+        return len(listing.parents(self.visible()))
 
     def in_project(self, summary: SessionSummary) -> bool:
         return bool(summary.cwd) and same_dir(summary.cwd, self.cwd)
@@ -139,6 +155,11 @@ class PickerModel:
     def cycle_sort(self) -> str:
         self.sort = SORTS[(SORTS.index(self.sort) + 1) % len(SORTS)]
         return self.sort
+
+    def cycle_children(self) -> ChildMode:
+        """Child sessions: hidden → threaded under their parent → flat rows → hidden."""
+        self.children = listing.next_child_mode(self.children)
+        return self.children
 
     def toggle_named(self) -> bool:
         self.named_only = not self.named_only

@@ -5,7 +5,9 @@ header's `parentSession`), *recent* is last activity first, *created* is creatio
 *relevance* is the search ranking (recent when there is no query).  With a query, threaded
 becomes relevance, as in pi: the tree is dropped while searching.  Pinned sessions come
 first in every order (`core.listing.pinned_first`); each row carries its session's marks
-(pin, tags) for the widget to draw.  No Textual here: the widget draws these rows,
+(pin, tags) for the widget to draw.  The child-session mode (`seance.core.listing.CHILD_MODES`)
+says whether child sessions are hidden, drawn under their parent or listed flat
+(`listing.arrange`).  No Textual here: the widget draws these rows,
 `PickerModel` makes them.
 """
 
@@ -16,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from seance.core import listing
-from seance.core.listing import by_created, by_recent, pinned_first
+from seance.core.listing import pinned_first
 from seance.core.marks import NO_MARK, Mark
 from seance.core.model import SessionSummary
 
@@ -36,6 +38,7 @@ class SessionRow:
     prefix: str = ""  # threaded sort: "├─ " / "│  └─ " ...
     hit: Any = None
     mark: Mark = NO_MARK  # the user's pin and tags
+    children: int = 0  # child sessions not drawn under this row: the row says "3 children"
 
     @property
     def path(self) -> str:
@@ -101,16 +104,33 @@ def threaded(summaries: Sequence[SessionSummary], marks: Marks | None = None) ->
     ]
 
 
-def plain_rows(summaries: Sequence[SessionSummary], sort: str, marks: Marks | None = None) -> list[SessionRow]:
+def plain_rows(
+    summaries: Sequence[SessionSummary],
+    sort: str,
+    marks: Marks | None = None,
+    children: listing.ChildMode = "threaded",
+) -> list[SessionRow]:
     """Rows for an empty query."""
-    if sort == "threaded":
-        return threaded(summaries, marks)
-    ordered = pinned_first(by_created(summaries) if sort == "created" else by_recent(summaries), _pinned(marks))
-    return [SessionRow(summary, mark=mark_of(summary, marks)) for summary in ordered]
+    return [
+        SessionRow(row.summary, prefix=row.prefix, mark=mark_of(row.summary, marks), children=row.children)
+        for row in listing.arrange(summaries, sort, children, _pinned(marks))
+    ]
 
 
-def hit_rows(hits: Sequence[Any], sort: str, marks: Marks | None = None) -> list[SessionRow]:
-    """Rows for search hits (already ranked by relevance); recent/created re-order them."""
+def hit_rows(
+    hits: Sequence[Any],
+    sort: str,
+    marks: Marks | None = None,
+    children: listing.ChildMode = "threaded",
+    parent_of: dict[str, str] | None = None,
+) -> list[SessionRow]:
+    """Rows for search hits (already ranked by relevance); recent/created re-order them.
+
+    `parent_of` (`listing.parents` of every listed session): hidden children are left out, and
+    outside *threaded* a hit says how many child sessions it has."""
+    parent_of = parent_of or {}
+    if children == "hidden" and parent_of:
+        hits = [hit for hit in hits if hit.summary.path not in parent_of]
     if sort == "recent":
         hits = sorted(hits, key=lambda hit: hit.summary.modified_ms, reverse=True)
     elif sort == "created":
@@ -120,4 +140,8 @@ def hit_rows(hits: Sequence[Any], sort: str, marks: Marks | None = None) -> list
     pinned = _pinned(marks)
     if pinned is not None:
         hits = pinned_first(hits, lambda hit: pinned(hit.summary))
-    return [SessionRow(hit.summary, hit=hit, mark=mark_of(hit.summary, marks)) for hit in hits]
+    counts = listing.descendants(parent_of) if parent_of and children != "threaded" else {}
+    return [
+        SessionRow(hit.summary, hit=hit, mark=mark_of(hit.summary, marks), children=counts.get(hit.summary.path, 0))
+        for hit in hits
+    ]

@@ -14,6 +14,7 @@ collector); an agent embedding the picker pushes `SessionPickerScreen` instead.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -22,6 +23,7 @@ from .terminal import check_terminal, controlling_terminal, driver_for
 
 if TYPE_CHECKING:  # Textual is imported only once a terminal is known to be there
     from seance.core.catalog import Catalog
+    from seance.core.listing import ChildMode
     from seance.core.session import Session
 
     from .app import SeanceApp
@@ -34,13 +36,16 @@ def run_picker(
     scope: Literal["project", "all"] = "project",
     query: str = "",
     enter: Literal["resume", "tree"] = "resume",
+    children: ChildMode = "threaded",
+    save_children: Callable[[ChildMode], object] | None = None,
 ) -> PickResult | None:
-    """The session picker over `catalog` (`enter="tree"`: the browser, Enter opens the tree view)."""
+    """The session picker over `catalog` (`enter="tree"`: the browser, Enter opens the tree view);
+    `children`/`save_children`: see `PickerOptions`."""
     check_terminal()
     from .app import SeanceApp
     from .screens.session_list import PickerOptions, SessionPickerScreen
 
-    options = PickerOptions(enter=enter)
+    options = PickerOptions(enter=enter, children=children, save_children=save_children)
 
     def make_screen() -> SessionPickerScreen:
         return SessionPickerScreen(catalog, cwd=cwd, scope=scope, query=query, options=options)

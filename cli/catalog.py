@@ -22,6 +22,7 @@ from typing import Any
 
 from seance.core import listing
 from seance.core.catalog import Catalog
+from seance.core.listing import children_label
 from seance.core.marks import NO_MARK, Marks, annotate_pi_json
 from seance.core.model import SessionSummary
 from seance.core.text import display_text, home_short, relative_age
@@ -44,6 +45,13 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     ls.add_argument(
         "--sort", choices=listing.SORTS, default=None, help="order (default: recent; relevance with --query)"
+    )
+    ls.add_argument(
+        "--children",
+        choices=listing.CHILD_MODES,
+        default=None,
+        help="child sessions (forks, subagents): hidden; threaded (default, pi's: under their parent "
+        "with --sort threaded); flat (never indented, each parent says how many it has)",
     )
     ls.add_argument("--quick", action="store_true", help="4 KB prefix metadata only: no index, no full reads")
     ls.add_argument(
@@ -103,7 +111,9 @@ def run_ls(args: argparse.Namespace) -> int:
     marks = listing_marks()
     try:
         cwd = Scope.of(args).project
-        if args.json and not args.query and args.sort in (None, "recent"):
+        sort = args.sort or ("relevance" if args.query else "recent")
+        children: listing.ChildMode = listing.child_mode(args.children) or "threaded"
+        if args.json and not args.query and sort == "recent" and children == "threaded":
             # the fast paths: no summary is decoded (warm) or built (quick)
             answer = catalog.quick_pi_json(cwd) if args.quick else catalog.list_pi_json(cwd)
             _report_skipped(catalog, quick=args.quick)
@@ -115,27 +125,22 @@ def run_ls(args: argparse.Namespace) -> int:
         summaries = (
             catalog.quick(cwd, text=bool(args.query)) if args.quick else catalog.exact(cwd, full_text=bool(args.query))
         )
-        sort = args.sort or ("relevance" if args.query else "recent")
         if args.query:
-            summaries = apply_query(summaries, args.query, None if args.quick else catalog, cwd is None, marks)
-        if sort == "created":
-            summaries = listing.by_created(summaries)
-        elif sort == "recent" and args.query:
-            summaries = listing.by_recent(summaries)
-        pinned = _pinned(marks)
-        if sort == "threaded":
-            rows = listing.threaded(summaries, pinned)
+            rows = _query_rows(summaries, args, catalog, cwd is None, sort, children, marks)
         else:
-            rows = [listing.ThreadedRow(summary, 0, "") for summary in listing.pinned_first(summaries, pinned)]
+            rows = listing.arrange(summaries, sort, children, _pinned(marks))
         _report_skipped(catalog, quick=args.quick)
         if not summaries and not args.query:
             _report_empty(catalog, cwd)
         if args.json:
+            tree = children == "threaded" and sort == "threaded"
             payload: list[dict[str, Any]] = []
             for row in rows:
                 item = marked_json(row.summary, marks)
-                if sort == "threaded":
+                if tree:
                     item["depth"] = row.depth
+                if args.children:
+                    item["children"] = row.children
                 payload.append(item)
             import orjson
 
@@ -208,6 +213,35 @@ def _pinned(marks: Marks) -> listing.Pinned | None:
     return lambda summary: bool(summary.id) and marks.get(summary.id, NO_MARK).pinned
 
 
+def _query_rows(
+    summaries: list[SessionSummary],
+    args: argparse.Namespace,
+    catalog: Catalog,
+    all_projects: bool,
+    sort: str,
+    children: listing.ChildMode,
+    marks: Marks,
+) -> list[listing.ThreadedRow]:
+    """The sessions `--query` matches, best first (or in `sort`), pinned first; hidden
+    children stay hidden."""
+    parent_of = listing.parents(summaries)  # over the whole scope: a hit's parent need not match
+    hits = apply_query(summaries, args.query, None if args.quick else catalog, all_projects, marks)
+    if children == "hidden":
+        hits = [summary for summary in hits if summary.path not in parent_of]
+    if sort == "created":
+        hits = listing.by_created(hits)
+    elif sort == "recent":
+        hits = listing.by_recent(hits)
+    pinned = _pinned(marks)
+    if sort == "threaded" and children == "threaded":
+        return listing.threaded(hits, pinned)
+    counts = listing.descendants(parent_of) if children != "threaded" else {}
+    return [
+        listing.ThreadedRow(summary, 0, "", counts.get(summary.path, 0))
+        for summary in listing.pinned_first(hits, pinned)
+    ]
+
+
 def _print_rows(rows: list[listing.ThreadedRow], show_cwd: bool, marks: Marks) -> None:
     now_ms = time.time() * 1000
     for row in rows:
@@ -221,6 +255,8 @@ def _print_rows(rows: list[listing.ThreadedRow], show_cwd: bool, marks: Marks) -
         ]
         if mark.tags:
             parts.append(" ".join(f"#{tag}" for tag in mark.tags))
+        if row.children:
+            parts.append(f"· {children_label(row.children)}")
         if show_cwd:
             parts.append(f"  ({display_text(home_short(summary.cwd)) or '?'})")
         put_line(" ".join(parts))

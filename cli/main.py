@@ -19,6 +19,7 @@ from types import ModuleType
 from seance import __version__
 from seance.core.errors import SessionError
 from seance.core.gcpause import own_collector
+from seance.core.listing import CHILD_MODES
 
 from .errors import CliError, ExitCode
 from .output import say
@@ -60,6 +61,9 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     scope_options(parser, all_projects=True, top=True)
     parser.add_argument(
         "--json", action="store_true", help="print the chosen session as a JSON object (as `pick --json`)"
+    )
+    parser.add_argument(
+        "--children", choices=CHILD_MODES, default=None, help="child sessions: hidden, threaded or flat (Alt+C)"
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module in _command_modules(_command_in(argv) if argv is not None else None):

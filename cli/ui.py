@@ -33,6 +33,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from seance.app import PickResult, check_terminal, run_picker, run_tree
 from seance.core.catalog import Catalog
+from seance.core.listing import CHILD_MODES, ChildMode, child_mode
+from seance.core.settings import load_settings, save_setting
 
 from .errors import ExitCode
 from .output import put_path, say, write_json_bytes
@@ -49,6 +51,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     pick = commands.add_parser("pick", help="pick a session (fzf-like: path on stdout, exit code)")
     scope_options(pick, all_projects=True)  # `seance --all pick` and `seance pick --all` mean the same
     pick.add_argument("--query", "-q", default="", help="initial query")
+    children_option(pick, default=argparse.SUPPRESS)
     pick.add_argument(
         "--json", action="store_true", default=argparse.SUPPRESS, help="print a JSON object instead of the path"
     )
@@ -94,10 +97,44 @@ def _any_session(infos: list[Any], skipped: list[tuple[Path | str, str]], batch:
     return False
 
 
+def children_option(parser: argparse.ArgumentParser, default: Any = None) -> None:
+    """`--children MODE` of the picker and the browser (Alt+C cycles it there)."""
+    parser.add_argument(
+        "--children",
+        choices=CHILD_MODES,
+        default=default,
+        help="child sessions (forks, subagents): hidden (default, or the saved setting), "
+        "threaded under their parent, or flat rows",
+    )
+
+
+def _children(args: argparse.Namespace) -> ChildMode:
+    """`--children`, else the setting Alt+C saved, else hidden; a broken settings file is said."""
+    chosen = child_mode(getattr(args, "children", None))
+    if chosen is not None:
+        return chosen
+    settings = load_settings()
+    if settings.problem:
+        say(f"seance: settings ignored: {settings.problem}")
+    return settings.children
+
+
+def _save_children(mode: ChildMode) -> None:
+    save_setting("children", mode)
+
+
 def _pick(catalog: Catalog, args: argparse.Namespace, cwd: str, *, enter: Literal["resume", "tree"]) -> int:
     scope: Literal["project", "all"] = "all" if Scope.of(args).all_projects else "project"
     query = getattr(args, "query", "") or ""
-    result = run_picker(catalog, cwd=cwd, scope=scope, query=query, enter=enter)
+    result = run_picker(
+        catalog,
+        cwd=cwd,
+        scope=scope,
+        query=query,
+        enter=enter,
+        children=_children(args),
+        save_children=_save_children,
+    )
     return _print_result(result, as_json=getattr(args, "json", False))
 
 

@@ -2,8 +2,13 @@
 
 A root holds project buckets (pi's `--<cwd>--`, oh-my-pi's `-<home-relative>` and `-tmp-…`
 spellings); the bucket name is never decoded — the header's `cwd` is the truth.  Files one
-level under a root and files directly in a root (a flat custom session dir) are sessions;
-deeper files (oh-my-pi's artifact folders, sub-agent transcripts) are not.
+level under a root and files directly in a root (a flat custom session dir) are sessions.
+Deeper files are sessions only inside a session's own folder, the directory named after its
+file (`X.jsonl` → `X/`): oh-my-pi's artifacts folder, where its subagents (`X/Alpha.jsonl`,
+nested `X/Alpha/Alpha.Gamma.jsonl`) and advisors (`X/__advisor.jsonl`) keep their
+transcripts, and pi subagent extensions' `X/<run>/run-0/session.jsonl`.  Those are child
+sessions of `X` (`seance.core.listing` finds the parent from the path); other directories
+(`subagent-artifacts/`, `transcripts/`...) are never entered.
 
 Discovery costs one `os.scandir` per directory and one (cached) stat per file, and never
 raises for what it finds on disk: a directory named `*.jsonl`, a dangling link, a symlink
@@ -26,6 +31,7 @@ from .roots import agent_dir as agent_dir
 from .roots import default_roots
 
 SESSION_SUFFIX = ".jsonl"
+MAX_NESTING = 8  # directory levels below a session's own folder (oh-my-pi walks up at most 8 too)
 
 
 class FileInfo(NamedTuple):
@@ -80,20 +86,38 @@ class _Scanner:
         except OSError as error:
             self.result.skipped.append((root, _reason(error, False)))
             return
+        sessions = {entry.name for entry in entries if entry.name.endswith(SESSION_SUFFIX)}
         for entry in sorted(entries, key=lambda item: (item.is_symlink(), item.name)):  # real buckets first
             kind = self._kind(entry)
             if kind == "dir":
-                self.bucket(entry)
+                if entry.name + SESSION_SUFFIX in sessions:  # a flat root's session folder, not a bucket
+                    self.folder(entry.path, 1)
+                else:
+                    self.bucket(entry)
 
     def bucket(self, bucket: os.DirEntry[str]) -> None:
         """The hot path (one call per project): regular files not seen before, in bulk."""
+        folders: list[str] = []
         try:
             with os.scandir(bucket.path) as scan:
-                entries = [entry for entry in scan if entry.name.endswith(SESSION_SUFFIX)]
+                entries = []
+                for entry in scan:
+                    if entry.name.endswith(SESSION_SUFFIX):
+                        entries.append(entry)
+                    elif entry.is_dir(follow_symlinks=False):
+                        folders.append(entry.name)
         except OSError as error:
             self.result.skipped.append((Path(bucket.path), _reason(error, bucket.is_symlink())))
             return
         entries.sort(key=_NAME)  # pi's order (libuv sorts readdir by name): ties in `modified` keep it
+        self._bucket_files(entries)
+        if folders:  # sessions' own folders (oh-my-pi's artifacts): their child sessions
+            names = {entry.name for entry in entries}
+            for name in sorted(folders):
+                if name + SESSION_SUFFIX in names:
+                    self.folder(os.path.join(bucket.path, name), 1)
+
+    def _bucket_files(self, entries: list[os.DirEntry[str]]) -> None:
         try:
             stats = [entry.stat() for entry in entries]
         except OSError:  # a dangling link, a file that vanished: the careful loop says which
@@ -113,6 +137,21 @@ class _Scanner:
             _new_info(FileInfo, (entry.path, info.st_size, info.st_mtime_ns))
             for entry, info in zip(entries, stats, strict=True)
         ]
+
+    def folder(self, path: str, depth: int) -> None:
+        """A session's own folder (`X/` beside `X.jsonl`): its `*.jsonl` files are child sessions,
+        searched down to `MAX_NESTING` levels (oh-my-pi nests a subagent's own subagents)."""
+        try:
+            with os.scandir(path) as scan:
+                entries = sorted(scan, key=_NAME)
+        except OSError as error:
+            self.result.skipped.append((Path(path), _reason(error, False)))
+            return
+        for entry in entries:
+            if entry.name.endswith(SESSION_SUFFIX):
+                self._kind(entry)
+            elif depth < MAX_NESTING and entry.is_dir(follow_symlinks=False) and self._kind(entry) == "dir":
+                self.folder(entry.path, depth + 1)
 
     def _one_by_one(self, entries: list[os.DirEntry[str]]) -> None:
         seen = self._seen

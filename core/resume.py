@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from .catalog import same_dir
+from .listing import folder_parent
 from .model import SessionSummary
 from .session import FileStamp, NotASession, Session, SessionError, load_session, read_session
 from .writes import atomic_write, create_new, dumps_line, now_iso, persist_migration
@@ -306,12 +307,14 @@ def newest_by_mtime(summaries: Iterable[SessionSummary]) -> SessionSummary | Non
 def continue_session(
     cwd: str, summaries_current: Sequence[SessionSummary], agent_dirs: Iterable[Path], terminal: str | None = None
 ) -> Path | None:
-    """`--continue`: this terminal's breadcrumb for `cwd`, else the project's newest file."""
+    """`--continue`: this terminal's breadcrumb for `cwd`, else the project's newest file (not a
+    subagent's or advisor's transcript inside a session's own folder: its parent is the session)."""
     for agent_dir in agent_dirs:
         crumb = read_breadcrumb(agent_dir, cwd, terminal)
         if crumb is not None:
             return crumb
-    newest = newest_by_mtime(summaries_current)
+    paths = {summary.path for summary in summaries_current}
+    newest = newest_by_mtime(summary for summary in summaries_current if folder_parent(summary.path, paths) is None)
     return Path(newest.path) if newest is not None else None
 
 

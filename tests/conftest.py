@@ -46,10 +46,11 @@ def snap_app(snapshot):
 
 @pytest.fixture(autouse=True)
 def _deterministic_env(monkeypatch, tmp_path_factory):
-    """No colour overrides from the developer's shell; caches and marks never in the real home."""
+    """No colour overrides from the developer's shell; caches, marks and settings never in the real home."""
     monkeypatch.delenv("NO_COLOR", raising=False)
     monkeypatch.setenv("SEANCE_CACHE_DIR", str(tmp_path_factory.mktemp("seance-cache")))
     monkeypatch.setenv("SEANCE_DATA_DIR", str(tmp_path_factory.mktemp("seance-data")))
+    monkeypatch.setenv("SEANCE_CONFIG_DIR", str(tmp_path_factory.mktemp("seance-config")))
 
 
 def corpus_files() -> list[Path]:

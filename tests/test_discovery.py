@@ -24,11 +24,12 @@ def test_buckets_flat_files_and_what_is_ignored(tmp_path: Path) -> None:
     in_bucket = session(root / "--home-u-proj--" / "a.jsonl")
     omp_bucket = session(root / "-work-app" / "b.jsonl")
     flat = session(root / "flat.jsonl")
-    session(root / "--home-u-proj--" / "a" / "subagent.jsonl")  # an artifacts dir: not a session list
+    subagent = session(root / "--home-u-proj--" / "a" / "subagent.jsonl")  # a's own folder: its child
+    session(root / "--home-u-proj--" / "other" / "x.jsonl")  # a folder of no session: not scanned
     session(root / "deep" / "er" / "c.jsonl")  # two levels down: not scanned
     (root / "--home-u-proj--" / "notes.txt").write_text("x")
     found = discover([root])
-    assert sorted(found.files) == sorted([in_bucket, omp_bucket, flat])
+    assert sorted(found.files) == sorted([in_bucket, omp_bucket, flat, subagent])
     assert found.skipped == []
     info = next(item for item in found.infos if item.path == str(flat))
     assert (info.size, info.mtime_ns) == (flat.stat().st_size, flat.stat().st_mtime_ns)
@@ -103,4 +104,36 @@ def test_a_file_linked_twice_is_listed_once_in_order(tmp_path: Path) -> None:
     fourth = session(root / "--b--" / "4.jsonl")
     found = discover([root])
     assert found.files == [first, third, fourth]
+    assert found.skipped == []
+
+
+def test_child_sessions_in_a_sessions_own_folder(tmp_path: Path) -> None:
+    """oh-my-pi keeps subagents and advisors in the folder named after the session file (nested
+    for a subagent's own subagents); pi subagent extensions write `<run>/run-0/session.jsonl`
+    there.  Every one is found; tool logs, other folders and a link out are not followed."""
+    root = tmp_path / "sessions"
+    bucket = root / "-work-app"
+    parent = session(bucket / "2026-01-01T00-00-00-000Z_p.jsonl")
+    folder = bucket / "2026-01-01T00-00-00-000Z_p"
+    children = [
+        session(folder / "Alpha.jsonl"),
+        session(folder / "__advisor.jsonl"),
+        session(folder / "__advisor.review.jsonl"),
+        session(folder / "Alpha" / "Alpha.Gamma.jsonl"),
+        session(folder / "Alpha" / "__advisor.jsonl"),
+        session(folder / "3d9b3c4e" / "run-0" / "session.jsonl"),
+    ]
+    (folder / "1.bash.log").write_text("log")
+    (folder / ".Alpha.jsonl.lock.os").write_text("")
+    session(bucket / "subagent-artifacts" / "5f316403_worker.jsonl")  # no session of that name
+    outside = session(tmp_path / "elsewhere" / "x.jsonl")
+    (folder / "link").symlink_to(outside.parent)
+    deep = folder
+    for level in range(12):
+        deep = deep / f"d{level}"
+    session(deep / "too-deep.jsonl")
+    flat_parent = session(root / "flat.jsonl")  # a flat root: the folder beside it is a session folder
+    flat_child = session(root / "flat" / "Beta" / "Beta.Delta.jsonl")
+    found = discover([root])
+    assert sorted(found.files) == sorted([parent, *children, flat_parent, flat_child])
     assert found.skipped == []

@@ -19,6 +19,8 @@ from pathlib import Path
 import pytest
 from ui_sessions import PROJECT, Spec, make_root, session_path
 
+from seance.core.settings import save_setting
+
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 
 
@@ -65,6 +67,13 @@ class Terminal:
                 return int(self.rc.read_text()), self.out.read_text()
             time.sleep(0.1)
         raise AssertionError(f"seance did not exit:\n{self.screen()}")
+
+
+@pytest.fixture(autouse=True)
+def _children_threaded() -> None:
+    """These rows include the standard fork (keys move over it): pi's threaded look, saved as
+    the setting the command reads (the default hides child sessions)."""
+    save_setting("children", "threaded")
 
 
 @pytest.fixture

@@ -21,6 +21,8 @@ import pytest
 from test_pick_cli import Terminal
 from ui_sessions import PROJECT, Spec, make_root, session_path
 
+from seance.core.settings import save_setting
+
 needs_tmux = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 needs_setsid = pytest.mark.skipif(shutil.which("setsid") is None, reason="setsid (util-linux) is not installed")
 ESC = "\x1b"
@@ -34,6 +36,13 @@ class ShellTerminal(Terminal):
         env = f"export SEANCE_CACHE_DIR={shlex.quote(str(self.workdir / 'cache'))} TERM={term}"
         script = f"cd {shlex.quote(str(self.workdir))} && {env} && {shell_line.format(seance=seance)}; echo $? > rc.txt"
         self.tmux("new-session", "-d", "-s", "pick", "-x", "120", "-y", "40", script)
+
+
+@pytest.fixture(autouse=True)
+def _children_threaded() -> None:
+    """These rows include the standard fork (keys move over it): pi's threaded look, saved as
+    the setting the command reads (the default hides child sessions)."""
+    save_setting("children", "threaded")
 
 
 @pytest.fixture

@@ -37,7 +37,7 @@ from textual.widgets import Footer, Input
 from textual.worker import get_current_worker
 
 from seance.core.catalog import Cancelled, SessionSource, in_project
-from seance.core.listing import SORTS
+from seance.core.listing import SORTS, ChildMode
 from seance.core.marks import MarkStore
 from seance.core.model import SessionSummary
 from seance.core.search import QueryError, SearchCache, parse_query, search_iter
@@ -88,6 +88,7 @@ SEARCH_DEBOUNCE = 0.03
 QUICK_FIRST_FILES = 300  # more files than this to index: paint the quick listing first
 FIRST_SCREEN_FILES = 200  # on a cold index, the newest files are shown before the full quick listing
 
+CHILDREN_HELP = "child sessions (forks, subagents): hidden → threaded → flat"
 SEARCH_HELP = 'search: words, "a phrase", re:regex, !not, label:x, tag:x, is:pinned'
 RESUME_HELP = "resume the selected session"
 OPEN_HELP = "open the selected session's tree (resume from there)"
@@ -104,6 +105,10 @@ class PickerOptions:
     `enter`: what Enter does — "resume" dismisses with the session (the `/resume` contract),
     "tree" opens the tree view first (the standalone browser).  `open_session`: the session
     the host has open (protected from deletion).  `watch`: follow the roots live.
+    `children`: how child sessions (forks, subagents) are listed at first — "threaded" (under
+    their parent: pi's picker), "hidden" or "flat"; Alt+C cycles.  `save_children`: called
+    (in a worker) with the mode Alt+C chose, to remember it (the `seance` command saves it in
+    its settings file; None: a host's choice is not saved).
     """
 
     watch: bool = True
@@ -111,6 +116,18 @@ class PickerOptions:
     open_session: str | None = None
     enter: Literal["resume", "tree"] = "resume"
     rename: bool = True
+    children: ChildMode = "threaded"
+    save_children: Callable[[ChildMode], object] | None = None
+
+
+def children_notice(mode: ChildMode, count: int) -> str:
+    """What Alt+C says: the mode, and how many child sessions it concerns."""
+    sessions = f"{count} child session{'' if count == 1 else 's'}"
+    if mode == "hidden":
+        return f"Hidden: {sessions} (a parent's row says how many it has) · alt+c: threaded"
+    if mode == "threaded":
+        return f"Threaded: {sessions} under their parent · alt+c: flat"
+    return f"Flat: {sessions} listed as ordinary rows · alt+c: hidden"
 
 
 class SearchInput(Input):
@@ -176,6 +193,7 @@ class SessionPickerScreen(MarkActions, Screen[PickResult | None]):
         Binding("tab", "toggle_scope", "Scope", priority=True, tooltip="current folder ↔ all projects"),
         Binding("ctrl+s", "cycle_sort", "Sort", priority=True, tooltip="sort: threaded, recent, created, relevance"),
         Binding("ctrl+n", "toggle_named", "Named", priority=True, tooltip="named sessions only"),
+        Binding("alt+c", "cycle_children", "Children", show=False, priority=True, tooltip=CHILDREN_HELP),
         # Not Ctrl+P (pi's key): every Textual App owns it (the command palette).  seance's own app
         # gives it back through its keymap (`SeanceApp`, id "seance.picker.paths").
         Binding("f4", "toggle_paths", "Paths", priority=True, tooltip="show file paths", id="seance.picker.paths"),
@@ -234,7 +252,7 @@ class SessionPickerScreen(MarkActions, Screen[PickResult | None]):
         self.options = options or PickerOptions()
         self.marks_store = marks if marks is not None else MarkStore()  # pins and tags (the user data dir)
         self.clock = clock
-        self.model = PickerModel(self.cwd, scope=scope, query=query)
+        self.model = PickerModel(self.cwd, scope=scope, query=query, children=self.options.children)
         self.show_paths = False
         self.preview_wanted = self.options.show_preview
         self._initial_query = query
@@ -643,6 +661,27 @@ class SessionPickerScreen(MarkActions, Screen[PickResult | None]):
             self._set_rows(rows, top=False)
         else:
             self._rebuild()
+
+    def action_cycle_children(self) -> None:
+        """Alt+C: child sessions hidden → threaded under their parent → flat; say so, remember it."""
+        mode = self.model.cycle_children()
+        rows = self.model.hit_rows()
+        if rows is not None:
+            self._set_rows(rows, top=False)
+        else:
+            self._rebuild()
+        self.notify(children_notice(mode, self.model.child_count()), title="Child sessions", markup=False)
+        if self.options.save_children is not None:
+            self._save_children_worker(mode)
+
+    @work(thread=True, group="settings", exclusive=True, exit_on_error=False, description="save setting")
+    def _save_children_worker(self, mode: ChildMode) -> None:
+        save = self.options.save_children
+        try:
+            if save is not None:
+                save(mode)
+        except (OSError, ValueError) as error:
+            self.post_message(WriteFailed(f"Could not save the setting: {display_text(error)}"))
 
     def action_toggle_named(self) -> None:
         self.model.toggle_named()

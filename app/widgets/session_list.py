@@ -30,6 +30,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from seance.app.paths import stylesheet
+from seance.core.listing import children_label
 from seance.core.model import SessionSummary
 from seance.core.text import blank_controls, display_text, relative_age
 
@@ -325,7 +326,7 @@ class SessionList(ScrollView, can_focus=False):
         prefix = Content.styled(row.prefix, self.get_visual_style("session-list--prefix")) if row.prefix else Content()
         if row.mark.pinned:
             prefix = Content.assemble(prefix, Content.styled(PIN_MARK, self.get_visual_style("session-list--pin")))
-        right = self._right_part(summary, width, row.mark.tags)
+        right = self._right_part(summary, width, row.mark.tags, row.children)
         room = max(width - pointer.cell_length - prefix.cell_length - right.cell_length - 1, 10)
         text, spans = scroll_to_match(summary.title, row.title_spans(), room)
         title = Content(text)
@@ -338,8 +339,8 @@ class SessionList(ScrollView, can_focus=False):
         gap = max(width - pointer.cell_length - prefix.cell_length - title.cell_length - right.cell_length, 1)
         return Content.assemble(pointer, prefix, title, " " * gap, right)
 
-    def _right_part(self, summary: SessionSummary, width: int, tags: Sequence[str] = ()) -> Content:
-        parts: list[str] = []
+    def _right_part(self, summary: SessionSummary, width: int, tags: Sequence[str] = (), children: int = 0) -> Content:
+        parts: list[str] = [children_label(children)] if children else []
         if self._show_path:
             parts.append(short_path(summary.path, max(width // 3, 12)))
         if self._show_cwd:
