@@ -114,11 +114,13 @@ def in_project(summaries: list[SessionSummary], cwd: str) -> list[SessionSummary
 
 
 def _scan(info: FileInfo, state: MetaState | None, want_text: bool) -> tuple[ScanResult, list[tuple[str, str]] | None]:
+    from .fulltext import TextCollector
     from .metadata import scan_file
 
-    texts: list[tuple[str, str]] | None = [] if want_text else None
-    sink = (lambda field_name, text: texts.append((field_name, text))) if texts is not None else None
-    return scan_file(info.path, state=state, sink=sink), texts
+    if not want_text:
+        return scan_file(info.path, state=state), None
+    collector = TextCollector()  # the bounds on what of a session is indexed live there
+    return scan_file(info.path, state=state, sink=collector), collector.texts
 
 
 def _flush(index: Index | None, pending: list[tuple]) -> None:
@@ -531,7 +533,9 @@ class Catalog:
     # -- single files, search, forgetting ----------------------------------------------------
 
     def summary(self, path: Path) -> SessionSummary | None:
-        """Exact summary of one file, re-indexing it if it changed; None if not a session or gone."""
+        """Exact summary of one file, re-indexing it (full text included: the picker's watcher
+        calls this for a new or appended session, which must become searchable) if it changed;
+        None if not a session or gone."""
         info = stat_file(os.path.abspath(path))
         if isinstance(info, str):
             return None
@@ -540,14 +544,16 @@ class Catalog:
             row = index.row(info.path) if index is not None else None
             if row is not None and row.size == info.size and row.mtime_ns == info.mtime_ns:
                 return decode_summary(row.payload) if row.session and row.payload else None
-            found = self._read_changed([(info, row)], RefreshStats(), None, None, False, 1, index)
+            found = self._read_changed([(info, row)], RefreshStats(), None, None, True, 1, index)
             return found[0] if found else None
 
         return self._guarded(summarised)
 
-    def search_text(self, query: Query | str, limit: int = 500, *, include_cwd: bool = True) -> list[TextHit]:
+    def search_text(self, query: Query | str, limit: int | None = None, *, include_cwd: bool = True) -> list[TextHit]:
         """Full-text hits, one per session, for a query in seance's query language (parsed
-        here when given as text; its words and phrases are what the index is asked for).
+        here when given as text; its words and phrases are what the index is asked for):
+        every session where each word or phrase matches in some indexed field (`limit`: at
+        most that many).
 
         Unranked (callers rank by their own tiers and recency): a session's name, label, cwd
         or id row wins over its text.  `include_cwd=False` leaves the cwd out (one project's
@@ -674,7 +680,9 @@ class SessionSource(Protocol):
 
     def summary(self, path: Path) -> SessionSummary | None: ...
 
-    def search_text(self, query: Query | str, limit: int = 500, *, include_cwd: bool = True) -> list[TextHit]: ...
+    def search_text(
+        self, query: Query | str, limit: int | None = None, *, include_cwd: bool = True
+    ) -> list[TextHit]: ...
 
     def forget(self, path: Path) -> None: ...
 

@@ -39,18 +39,29 @@ from operator import itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
+from .fulltext import FIELD_RANK, META_FIELDS, OPT_IN
 from .model import SessionSummary
 
 if TYPE_CHECKING:  # core.search is imported when searching: a plain `seance ls` never needs it
     from .search import FullText, TextHit
+    from .search.query import FieldMatch
 
-SCHEMA_VERSION = 4  # 4: CRC-32 checks on files, states and listings
+SCHEMA_VERSION = 5  # 4: CRC-32 checks on files, states and listings; 5: every field the preview shows
 _APPLICATION_ID = 0x5345414E  # "SEAN"
 DB_NAME = "index.sqlite"
 CHUNK_CHARS = 8192
 _SEQ_BITS = 20
 _META_SEQS = 4  # 0 name, 1 labels, 2 cwd, 3 id
-_META_FIELDS = ("name", "label", "cwd", "id")
+_META_FIELDS = META_FIELDS
+# A search keeps, per file, the minimum of (field rank << _RANK_SHIFT) | rowid: its best field's first row.
+_RANK_SHIFT = 48  # rowids stay below 2**48 while file ids stay below 2**28
+_ROWID_MASK = (1 << _RANK_SHIFT) - 1
+_RANKED_FIELDS = [*sorted(FIELD_RANK, key=FIELD_RANK.__getitem__), "text"]  # rank -> field name
+_RANK_SQL = (
+    "(CASE field "
+    + " ".join(f"WHEN '{name}' THEN {rank}" for name, rank in FIELD_RANK.items())
+    + f" ELSE {len(FIELD_RANK)} END)"
+)
 
 _FTS_TABLE = "CREATE VIRTUAL TABLE fts USING fts5(body, field UNINDEXED, tokenize = 'unicode61 remove_diacritics 2')"
 _SCHEMA = (
@@ -488,15 +499,18 @@ class Index:
                 (LISTINGS_KEPT,),
             )
 
-    def search(self, query: FullText, limit: int = 500, *, include_cwd: bool = True) -> list[TextHit]:
-        """One hit per file for a full-text query (`Query.full_text()`), up to `limit` files.
+    def search(self, query: FullText, limit: int | None = None, *, include_cwd: bool = True) -> list[TextHit]:
+        """One hit per file for a full-text query (`Query.full_text()`): every file in which
+        each of its terms matches in some row (of the term's fields) and none of its
+        exclusions does; `limit` caps how many (None: all of them).
 
         Not ranked (bm25 over every match costs too much per keystroke; callers rank by their
-        own tiers and recency).  A file's metadata rows (name, labels, cwd, id) come before its
-        text chunks, so a name match is the hit reported.  Without `include_cwd` the cwd rows
-        are not searched at all (in one project's scope the cwd does not count, and a cwd hit
-        must not stand in for the session's text hit).  Raises `FullTextQueryError` for a
-        malformed MATCH expression (any other error is the index's).
+        own tiers and recency).  A file's reported hit is its best field (`fulltext.FIELD_RANK`:
+        name, label, id, then user and assistant text, then tools' output), the first such
+        row of the first term that has one.  Without `include_cwd` the cwd rows are not
+        searched at all (in one project's scope the cwd does not count, and a cwd hit must not
+        stand in for the session's text hit).  Raises `FullTextQueryError` for a malformed
+        MATCH expression (any other error is the index's).
         """
         db = self.db
         db.execute("BEGIN")  # one snapshot for the signature check and the search
@@ -506,38 +520,63 @@ class Index:
             if db.in_transaction:
                 db.execute("ROLLBACK")
 
-    def _search(self, db: sqlite3.Connection, query: FullText, limit: int, include_cwd: bool) -> list[TextHit]:
+    def _search(self, db: sqlite3.Connection, query: FullText, limit: int | None, include_cwd: bool) -> list[TextHit]:
         from .search import TextHit
+        from .search.query import FieldMatch
 
         stored = db.execute("SELECT value FROM meta WHERE key = 'fts'").fetchone()
         if stored is None or stored[0] != _fts_signature(db):
             raise sqlite3.DatabaseError("the full-text index does not match its signature")
-        first: dict[int, tuple[int, str]] = {}
-        sql = "SELECT rowid, field FROM fts WHERE fts MATCH ?" + ("" if include_cwd else " AND field != 'cwd'")
+        best: dict[int, int] | None = None  # file_id -> (field rank << _RANK_SHIFT) | rowid
+        for term in query.terms or (FieldMatch(query.match, None),):
+            found = self._files_matching(db, term, include_cwd)
+            if best is not None:
+                found = {key: min(value, found[key]) for key, value in best.items() if key in found}
+            best = found
+            if not best:
+                return []
+        assert best is not None
+        for term in query.exclude:
+            if best:
+                for file_id in self._files_matching(db, term, include_cwd):
+                    best.pop(file_id, None)
+        if not best:
+            return []
+        if limit is not None and len(best) > limit:
+            best = dict(list(best.items())[:limit])
+        if len(best) > 512:  # most files: one scan beats a long IN list
+            paths = dict(db.execute("SELECT file_id, path FROM files").fetchall())
+        else:
+            ids = ",".join(str(int(file_id)) for file_id in best)
+            paths = dict(db.execute(f"SELECT file_id, path FROM files WHERE file_id IN ({ids})").fetchall())
+        chunk, highlight, names = self.chunk, query.highlight, _RANKED_FIELDS
+        return [
+            TextHit(paths[file_id], names[value >> _RANK_SHIFT], partial(chunk, value & _ROWID_MASK), highlight)
+            for file_id, value in best.items()
+            if file_id in paths
+        ]
+
+    @staticmethod
+    def _files_matching(db: sqlite3.Connection, term: FieldMatch, include_cwd: bool) -> dict[int, int]:
+        """file_id -> its best row for one term: `(field rank << _RANK_SHIFT) | rowid`, the
+        minimum over the file's matching rows (grouped by SQLite, not row by row in Python)."""
+        if term.fields is None:
+            skipped = [*OPT_IN, *(() if include_cwd else ("cwd",))]
+            where = f"field NOT IN ({','.join('?' * len(skipped))})"
+            values: list[str] = list(skipped)
+        else:
+            where = f"field IN ({','.join('?' * len(term.fields))})"
+            values = list(term.fields)
+        sql = (
+            f"SELECT rowid >> {_SEQ_BITS}, min(({_RANK_SQL} << {_RANK_SHIFT}) | rowid) FROM fts "
+            f"WHERE fts MATCH ? AND {where} GROUP BY rowid >> {_SEQ_BITS}"
+        )
         try:
-            cursor = db.execute(sql, (query.match,))
+            return dict(db.execute(sql, (term.phrase, *values)).fetchall())
         except sqlite3.OperationalError as error:
             if _is_query_mistake(error):
                 raise FullTextQueryError(str(error)) from error
             raise
-        try:
-            for rowid, field in cursor:
-                file_id = rowid >> _SEQ_BITS
-                if file_id not in first:
-                    first[file_id] = (rowid, field)
-                    if len(first) >= limit:
-                        break
-        finally:
-            cursor.close()  # an unfinished statement would pin this connection's read snapshot
-        if not first:
-            return []
-        ids = ",".join(str(int(file_id)) for file_id in first)
-        paths = dict(db.execute(f"SELECT file_id, path FROM files WHERE file_id IN ({ids})").fetchall())
-        return [
-            TextHit(paths[file_id], field, partial(self.chunk, rowid), query.highlight)
-            for file_id, (rowid, field) in first.items()
-            if file_id in paths
-        ]
 
     def chunk(self, rowid: int) -> str:
         """The text of one FTS row ("" when it is gone): a rowid lookup, no MATCH."""

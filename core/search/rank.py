@@ -3,7 +3,10 @@
 Ranking tiers: exact (the whole query equals the id, name or first message) > prefix >
 substring (every term in the id/name/first message) > full text (some term only in the
 message text or the index) > fuzzy > path; ties by recency (`modified_ms`, newest first),
-fuzzy hits by score first.  A session's tier is its weakest term's.  Highlight spans are
+fuzzy hits by score first.  Within the full-text tier, hits in what people wrote (user,
+assistant, summaries: `fulltext.PRIMARY`) come before hits in tool calls and output.  A term
+narrowed to an index field (`tool:npm`) matches only where the index found it.
+A session's tier is its weakest term's.  Highlight spans are
 computed on demand (`Hit.title_spans`, `Hit.snippet`), so a UI pays for visible rows only.
 
 Fuzzy tokens (3+ letters) match only the title a row shows (the name, else the first
@@ -35,6 +38,7 @@ from typing import Any, NamedTuple
 
 from rapidfuzz import fuzz
 
+from ..fulltext import is_primary
 from ..model import SessionSummary
 from .fuzzy import MIN_FUZZY, fuzzy_match, fuzzy_pattern, max_span
 from .haystack import Block, Haystack, SearchCache, one_line, session_text
@@ -153,6 +157,8 @@ class _Matcher:
         ]
 
     def _contains(self, term: Term, hay: Haystack) -> bool:
+        if term.within:  # only the index can tell (it leaves such sessions out itself)
+            return False
         values = [hay.name, hay.first, hay.text] + ([hay.cwd, hay.path] if self.paths else [])
         if term.kind == "regex":
             assert term.pattern is not None
@@ -222,6 +228,8 @@ class _Matcher:
         return self._scan_text(term, block, candidates)
 
     def _scan_text(self, term: Term, block: Block, candidates: list[int]) -> dict[int, _Match]:
+        if term.within:  # narrowed to an index field: the index's hits are its only matches
+            return {}
         text = term.text
         names, firsts, pairs = block.names, block.firsts, block.pairs
         in_title = [index for index in candidates if text in pairs[index]]  # name / first message
@@ -392,6 +400,11 @@ def _newest_first(hit: Hit) -> float:
     return -hit.summary.modified_ms
 
 
+def _tools_last(hit: Hit) -> bool:
+    """Full-text hits in tool calls and output after those in what people wrote."""
+    return hit.text_hit is not None and not is_primary(hit.text_hit.field)
+
+
 def _fuzzy_order(hit: Hit) -> tuple[float, float]:
     return -round(hit.score), -hit.summary.modified_ms
 
@@ -450,6 +463,8 @@ def search_iter(
             bucket.sort(key=_fuzzy_order)
         elif not ordered:
             bucket.sort(key=_newest_first)  # stable: equal times keep the input order
+        if tier == FULL_TEXT and bucket:
+            bucket.sort(key=_tools_last)  # stable: newest first within each
     cache.prune(summaries, -(-total // chunk))
     yield SearchProgress(total, total, list(chain.from_iterable(buckets)))
 

@@ -1,0 +1,143 @@
+"""The full-text index's fields: what of a session is indexed under which name, what a plain
+word searches, and which fields rank first.
+
+Every piece of text the context preview can show is indexed under one field:
+
+    user        user messages                  assistant   assistant text
+    thinking    assistant thinking (searched only when asked for: `thinking:word`)
+    tool        tool calls: the tool's name and its arguments' text
+    bash        shell commands (a bash tool call's `command`, a `!` bash execution's)
+    result      tool results and bash output
+    error       failed tool results, an assistant's error message
+    custom      custom (extension) messages
+    summary     compaction and branch summaries
+    name label cwd id    the session's metadata rows
+
+`field:word` narrows a term to one field (`tool:npm`, `error:"Cannot find module"`);
+`text:word` is the explicit form of a plain word.  Ranking puts what a person wrote or was
+told (`PRIMARY`) before what tools printed.
+
+Bounds (`TextCollector`): user, assistant and summary text is indexed whole (what people
+wrote and read; small next to tool output).  Every other piece (one tool result, one bash
+output, one thinking block, one tool call's arguments) keeps its first `PIECE_HEAD` and last
+`PIECE_TAIL` characters (an error: `ERROR_HEAD`/`ERROR_TAIL`): the command echo, the first
+lines of a listing, and the end where errors and exit codes are; the middle of a 5 MB build
+log is not what anyone searches for.  A line such a piece repeats from earlier in the same
+read (the same file read twice, the same warning) is not indexed again.  And those pieces
+share `READ_BUDGET` characters per read of a session (a first read, or one append), a guard
+against a runaway session.  Why these numbers: tool output is most of a session's bytes, and
+indexing all of it made `index --rebuild` 8x slower on the benchmark corpus; real sessions
+hold the words people search for near the start of a piece (an error's first line, a
+listing's first entries), but a long real session has ~250 KB of tool pieces even when
+bounded, and a word searched for may come after 150 KB of them, so a small per-session
+budget would miss it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+USER, ASSISTANT, THINKING, TOOL, BASH, RESULT, ERROR, CUSTOM, SUMMARY = (
+    "user",
+    "assistant",
+    "thinking",
+    "tool",
+    "bash",
+    "result",
+    "error",
+    "custom",
+    "summary",
+)
+META_FIELDS = ("name", "label", "cwd", "id")  # the index's metadata rows
+TEXT_FIELDS = (USER, ASSISTANT, THINKING, TOOL, BASH, RESULT, ERROR, CUSTOM, SUMMARY)  # the query's `field:` prefixes
+OPT_IN = frozenset({THINKING})  # indexed, but a plain word does not search them
+PRIMARY = frozenset({USER, ASSISTANT, "name", "label", "id", SUMMARY})  # ranked first among full-text hits
+
+# A session's reported hit is its best field: metadata, then people's words, then tools'.
+_ORDER = ("name", "label", "id", USER, ASSISTANT, SUMMARY, CUSTOM, TOOL, BASH, ERROR, RESULT, THINKING, "cwd")
+FIELD_RANK = {name: rank for rank, name in enumerate(_ORDER)}
+
+
+def field_rank(field: str | None) -> int:
+    """Where a hit in `field` sorts among a session's hits (lower is better)."""
+    return FIELD_RANK.get(field or "", len(_ORDER))
+
+
+def is_primary(field: str | None) -> bool:
+    """A hit in what a person wrote or was told (ranks before tool output)."""
+    return field in PRIMARY
+
+
+# ---------------------------------------------------------------------------- collecting
+
+PIECE_HEAD = 1024  # characters kept from the start of a long tool piece
+PIECE_TAIL = 256  # ... and from its end
+ERROR_HEAD, ERROR_TAIL = 2048, 1024  # an error's message and its last lines
+READ_BUDGET = 1024 * 1024  # characters of tool pieces indexed per read of a session
+WHOLE = frozenset({USER, ASSISTANT, SUMMARY})  # indexed without a cut
+_CUT = "\n…\n"
+
+
+def bounded(text: str, head: int = PIECE_HEAD, tail: int = PIECE_TAIL) -> str:
+    """A long piece as its head and tail (see the module docstring)."""
+    if len(text) <= head + tail:
+        return text
+    return text[:head] + _CUT + text[-tail:]
+
+
+class TextCollector:
+    """A text sink (`metadata.TextSink`) that keeps `(field, text)` pairs within the bounds."""
+
+    __slots__ = ("dropped", "seen", "spent", "texts")
+
+    def __init__(self) -> None:
+        self.texts: list[tuple[str, str]] = []
+        self.spent = 0  # characters of bounded pieces kept so far
+        self.dropped = 0  # pieces left out once the budget was spent
+        self.seen: set[str] = set()  # lines of bounded pieces already kept
+
+    def __call__(self, field: str, text: str) -> None:
+        if field not in WHOLE:
+            if self.spent >= READ_BUDGET:
+                self.dropped += 1
+                return
+            text = bounded(text, ERROR_HEAD, ERROR_TAIL) if field == ERROR else bounded(text)
+            if "\n" in text:
+                seen, kept = self.seen, []
+                for line in text.split("\n"):
+                    if line not in seen:
+                        seen.add(line)
+                        kept.append(line)
+                text = "\n".join(kept)
+            elif text in self.seen:
+                return
+            else:
+                self.seen.add(text)
+            if not text:
+                return
+            self.spent += len(text)
+        self.texts.append((field, text))
+
+
+def arguments_text(arguments: Any, skip: set[str] | frozenset[str] = frozenset(), depth: int = 0) -> str:
+    """The words of a tool call's arguments: string and number values, one per line, nested
+    ones included (a few levels), keys left out (`path`, `command` are not what is searched);
+    `skip` names top-level keys indexed elsewhere."""
+    parts: list[str] = []
+    if isinstance(arguments, dict):
+        values = [value for key, value in arguments.items() if key not in skip]
+    elif isinstance(arguments, list):
+        values = arguments
+    else:
+        values = [arguments]
+    for value in values:
+        if isinstance(value, str):
+            if value:
+                parts.append(value)
+        elif isinstance(value, int | float) and not isinstance(value, bool):
+            parts.append(str(value))
+        elif isinstance(value, dict | list) and depth < 4:
+            nested = arguments_text(value, frozenset(), depth + 1)
+            if nested:
+                parts.append(nested)
+    return "\n".join(parts)

@@ -1,0 +1,160 @@
+"""Recall: the full-text index holds what the context preview shows (tool calls, results,
+errors, bash output, summaries, thinking on request), and `seance ls --query` finds every
+session that holds a word, as grep does."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from seance.cli import main
+from seance.core.catalog import Catalog
+from seance.core.fulltext import PIECE_HEAD, PIECE_TAIL, READ_BUDGET, TextCollector, bounded
+from seance.core.search import search
+
+
+def grep_files(root: Path, needle: str) -> set[str]:
+    """The session files holding `needle`, as `grep -rlF` finds them (the oracle)."""
+    done = subprocess.run(["grep", "-rlF", "--include=*.jsonl", needle, str(root)], capture_output=True, text=True)
+    return {line for line in done.stdout.splitlines() if line}
+
+
+def ls_query(root: Path, query: str, capsys: pytest.CaptureFixture[str]) -> set[str]:
+    """`seance ls --all --json --query` over every folder of `root` that holds sessions (a
+    root is searched one level deep; the corpus nests deeper)."""
+    folders = sorted({str(path.parent) for path in root.rglob("*.jsonl")})
+    capsys.readouterr()
+    main(["ls", "--all", "--json", *(f"--root={folder}" for folder in folders), "--query", query])
+    return {item["path"] for item in json.loads(capsys.readouterr().out or "[]")}
+
+
+@pytest.mark.parametrize(
+    ("query", "needle"),
+    [('"Cannot find module"', "Cannot find module"), ("u0_a360", "u0_a360"), ("shadow-realms", "shadow-realms")],
+)
+def test_the_issue_s_three_recall_cases_find_what_grep_finds(
+    corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], query: str, needle: str
+) -> None:
+    root = tmp_path / "corpus"
+    shutil.copytree(corpus, root)
+    expected = grep_files(root, needle)
+    assert len(expected) >= 3, f"the corpus changed: grep finds {sorted(expected)}"
+    assert ls_query(root, query, capsys) == expected
+
+
+def write(path: Path, *entries: dict) -> Path:
+    header = {"type": "session", "version": 3, "id": path.stem, "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/p"}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    parent = None
+    lines = [header]
+    for number, entry in enumerate(entries):
+        lines.append({"id": f"e{number}", "parentId": parent, "timestamp": "2026-01-01T00:00:01.000Z", **entry})
+        parent = f"e{number}"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+def message(role: str, content: object, **extra: object) -> dict:
+    return {"type": "message", "message": {"role": role, "content": content, "timestamp": 1_767_225_601_000, **extra}}
+
+
+@pytest.fixture
+def fields_root(tmp_path: Path) -> Path:
+    root = tmp_path / "sessions" / "--p--"
+    write(
+        root / "tools.jsonl",
+        message("user", "look around"),
+        message(
+            "assistant",
+            [
+                {"type": "thinking", "thinking": "maybe the quokka config is stale"},
+                {"type": "toolCall", "id": "c1", "name": "grep", "arguments": {"pattern": "wombat", "path": "src"}},
+            ],
+        ),
+        message("toolResult", [{"type": "text", "text": "src/a.py: wombat = 1"}], toolCallId="c1", isError=False),
+        message("toolResult", [{"type": "text", "text": "Error: ENOENT platypus.json"}], toolCallId="c2", isError=True),
+        {"type": "compaction", "summary": "we fixed the echidna loader", "firstKeptEntryId": "e0", "tokensBefore": 9},
+        {"type": "custom_message", "customType": "note", "content": "remember the numbat", "display": True},
+        message("bashExecution", None, command="make dingo", output="dingo built", exitCode=0),
+    )
+    write(root / "people.jsonl", message("user", "hello there"), message("user", "please check the wombat"))
+    return root.parent
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("wombat", {"tools", "people"}),
+        ("tool:wombat", {"tools"}),  # a tool call's argument
+        ("result:wombat", {"tools"}),  # a tool result
+        ("user:wombat", {"people"}),
+        ("assistant:wombat", set()),
+        ("error:platypus", {"tools"}),
+        ("result:platypus", set()),  # an error is not a plain result
+        ("echidna", {"tools"}),  # a compaction summary
+        ("summary:echidna", {"tools"}),
+        ("custom:numbat", {"tools"}),
+        ("bash:dingo", {"tools"}),
+        ("result:dingo", {"tools"}),  # bash output
+        ("quokka", set()),  # thinking is not searched by a plain word...
+        ("thinking:quokka", {"tools"}),  # ...only when asked for
+        ("wombat !platypus", {"people"}),  # a negation sees every field
+        ("wombat dingo", {"tools"}),  # terms may match in different fields
+    ],
+)
+def test_every_field_the_preview_shows_is_searchable(fields_root: Path, tmp_path: Path, query: str, expected) -> None:
+    catalog = Catalog([fields_root], cache_dir=tmp_path / "cache")
+    try:
+        summaries = catalog.refresh()
+        hits = {hit.path: hit for hit in catalog.search_text(query)}
+        found = {Path(hit.summary.path).stem for hit in search(summaries, query, text_hits=hits)}
+    finally:
+        catalog.close()
+    assert found == expected
+
+
+def test_people_s_words_rank_before_tool_output(fields_root: Path, tmp_path: Path) -> None:
+    catalog = Catalog([fields_root], cache_dir=tmp_path / "cache")
+    try:
+        summaries = catalog.refresh()
+        hits = {hit.path: hit for hit in catalog.search_text("wombat")}
+        ranked = search(summaries, "wombat", text_hits=hits)
+    finally:
+        catalog.close()
+    # tools.jsonl is as new as people.jsonl, but its hit is in a tool call
+    assert [(Path(hit.summary.path).stem, hit.text_hit.field) for hit in ranked] == [
+        ("people", "user"),
+        ("tools", "tool"),
+    ]
+
+
+def test_a_huge_tool_output_keeps_its_head_and_tail_within_the_budget() -> None:
+    collector = TextCollector()
+    middle = " ".join(f"filler{number}" for number in range(50_000))
+    collector("result", "HEADWORD " + middle + " TAILWORD")
+    collector("user", "x" * (READ_BUDGET * 2))  # people's words are never cut
+    (_, kept), (_, user) = collector.texts
+    assert kept.startswith("HEADWORD") and kept.endswith("TAILWORD") and "filler40000 " not in kept
+    assert len(kept) <= PIECE_HEAD + PIECE_TAIL + 3 and len(user) == READ_BUDGET * 2
+    for number in range(READ_BUDGET // 100 + 10):
+        collector("result", f"line {number} " + "y" * 100)
+    assert collector.spent < READ_BUDGET + PIECE_HEAD + PIECE_TAIL + 3 and collector.dropped > 0
+    assert bounded("short") == "short"
+
+
+def test_a_token_spread_over_other_words_does_not_match(tmp_path: Path) -> None:
+    root = tmp_path / "sessions" / "--p--"
+    write(root / "f.jsonl", message("user", "a fuzzy finder, fuzzy matching and the fuzzy xyz tool"))
+    catalog = Catalog([root.parent], cache_dir=tmp_path / "cache")
+    try:
+        for summaries in (catalog.quick(), catalog.refresh()):
+            hits = {hit.path: hit for hit in catalog.search_text("xyzzy")}
+            assert search(summaries, "xyzzy", text_hits=hits, paths=True) == []
+        fuzzy = search(catalog.refresh(), "fzzy", paths=True)  # a fuzzy hit always shows what matched
+        assert fuzzy and all(hit.title_spans() for hit in fuzzy)
+    finally:
+        catalog.close()
