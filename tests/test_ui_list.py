@@ -552,7 +552,7 @@ async def test_help_lists_the_screens_bindings(root: Path, enter: str, expected:
         assert len(rows) == 18  # type, 15 binding rows, double-click, F2
         await pilot.press("f1")
         await pilot.pause()
-        text = " ".join(str(row.render()) for row in pilot.app.screen.query(".seance-help-row"))
+        text = " ".join(str(cell.render()) for cell in pilot.app.screen.query(".seance-help-row Static"))
         assert expected in text and "Ctrl+T" in text
 
 

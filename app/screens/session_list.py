@@ -33,7 +33,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.reactive import var
 from textual.screen import Screen
-from textual.widgets import Footer, Input
+from textual.widgets import Input
 from textual.worker import get_current_worker
 
 from seance.core.catalog import Cancelled, SessionSource, in_project
@@ -64,10 +64,12 @@ from ..picker_model import EMPTY, PickerModel, Scope
 from ..results import PickResult
 from ..rows import SessionRow
 from ..watcher import RootWatcher
+from ..widgets.footer import SeanceFooter
 from ..widgets.session_list import SessionList, utc_now
 from ..widgets.status_bar import StatusBar
 from .confirm import ConfirmScreen
 from .help import HelpScreen, help_rows
+from .missing_cwd import resume_checked
 from .prompt import rename_prompt
 
 if TYPE_CHECKING:
@@ -78,6 +80,9 @@ FULL_TEXT_LIMIT = 500
 SEARCH_DEBOUNCE = 0.03
 QUICK_FIRST_FILES = 300  # more files than this to index: paint the quick listing first
 FIRST_SCREEN_FILES = 200  # on a cold index, the newest files are shown before the full quick listing
+
+FOOTER_PRIORITY = ("help", "select", "open", "tree", "toggle_scope", "cycle_sort", "delete", "toggle_preview")
+"""The footer's keys, most important first: at narrow widths the others (and the rest) give way."""
 
 SEARCH_HELP = 'search: words, "a phrase", re:regex, !not, label:x'
 RESUME_HELP = "resume the selected session"
@@ -100,6 +105,7 @@ class PickerOptions:
     open_session: str | None = None
     enter: Literal["resume", "tree"] = "resume"
     rename: bool = True
+    confirm_missing_cwd: bool = True  # ask, as pi does, before resuming a session whose cwd is gone
 
 
 class SearchInput(Input):
@@ -203,7 +209,10 @@ class SessionPickerScreen(Screen[PickResult | None]):
         self.clock = clock
         self.model = PickerModel(self.cwd, scope=scope, query=query)
         self.show_paths = False
-        self.preview_wanted = self.options.show_preview
+        self.preview_wanted = (
+            self.options.show_preview
+        )  # the setting (this screen's lifetime; nothing is saved to disk)
+        self._preview_here: tuple[int, bool] | None = None  # Ctrl+O below NARROW: (width, shown), that width only
         self._initial_query = query
         self._loading: set[str] = set()
         self._generation = 0
@@ -233,7 +242,7 @@ class SessionPickerScreen(Screen[PickResult | None]):
             SessionPickerScreen.named_only,
             SessionPickerScreen.new_count,
         )
-        yield Footer()
+        yield SeanceFooter(FOOTER_PRIORITY)
 
     def _compose_preview(self) -> ComposeResult:
         from ..widgets.context_preview import ContextPreview
@@ -501,7 +510,14 @@ class SessionPickerScreen(Screen[PickResult | None]):
             return None
 
     def _preview_visible(self) -> bool:
-        return self.preview_wanted and self.size.width >= NARROW and self._preview() is not None
+        """The setting (`preview_wanted`) decides from NARROW columns up; below, the preview hides
+        itself unless Ctrl+O asked otherwise at exactly this width (`_preview_here`)."""
+        if self._preview() is None:
+            return False
+        width = self.size.width
+        if self._preview_here is not None and self._preview_here[0] == width:
+            return self._preview_here[1]
+        return self.preview_wanted and width >= NARROW
 
     def _update_preview_visibility(self) -> None:
         visible = self._preview_visible()
@@ -548,6 +564,9 @@ class SessionPickerScreen(Screen[PickResult | None]):
             return
         if self.options.enter == "tree":
             self.action_tree()
+        elif self.options.confirm_missing_cwd:
+            result = self._result(row)
+            resume_checked(self.app, result.cwd, self.cwd, lambda: self.dismiss(result))
         else:
             self.dismiss(self._result(row))
 
@@ -604,11 +623,16 @@ class SessionPickerScreen(Screen[PickResult | None]):
         self.session_list.set_display(show_path=self.show_paths)
 
     def action_toggle_preview(self) -> None:
-        self.preview_wanted = not self.preview_wanted
-        if self.preview_wanted and self.size.width < NARROW:
-            self.notify(
-                f"The preview needs a terminal at least {NARROW} columns wide.", severity="warning", markup=False
-            )
+        """Ctrl+O: from NARROW columns up, flip the setting; below, show or hide the preview at this
+        width only (the setting stays, so a wider terminal shows what it says again)."""
+        width = self.size.width
+        if width >= NARROW:
+            self._preview_here = None
+            self.preview_wanted = not self.preview_wanted
+        else:
+            visible = not self._preview_visible()
+            self._preview_here = (width, visible)
+            self.status.show_message(f"Preview {'shown' if visible else 'hidden'} at {width} columns only")
         self._preview_key = None
         self._update_preview_visibility()
 
@@ -742,7 +766,9 @@ class SessionPickerScreen(Screen[PickResult | None]):
                 )
             )
 
-        tree = SessionTreeScreen(Path(row.path), clock=self.clock)
+        tree = SessionTreeScreen(
+            Path(row.path), clock=self.clock, cwd=self.cwd, confirm_missing_cwd=self.options.confirm_missing_cwd
+        )
         self.app.push_screen(tree, chosen)
 
     # -- live updates --------------------------------------------------------------------
