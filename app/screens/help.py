@@ -81,9 +81,9 @@ def help_rows(
 def _position(nodes: list, active: ActiveBinding) -> tuple[int, int, int]:
     """Where a live binding goes in help: by node, then in the order of that node's `BINDINGS`
     (and of the keys within one binding: "pageup,left" lists PgUp first)."""
-    declared = [
+    declared = [  # the node's own class first: its BINDINGS order wins over a base class's (ScrollView's)
         binding
-        for cls in reversed(type(active.node).__mro__)
+        for cls in type(active.node).__mro__
         for binding in cls.__dict__.get("BINDINGS", ())
         if isinstance(binding, Binding)
     ]

@@ -161,7 +161,7 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
     def _help_text(self) -> Content:
         back = "quit" if self.standalone else "back"
         return Content(  # the most used first: a narrow terminal cuts the end of the line
-            f"↑↓ move  ←→ page  ^←^→ fold  Enter resume  Esc {back}  F1 keys  "
+            f"F1 keys  ↑↓ move  ←→ page  ^←^→ fold  Enter resume  Esc {back}  "
             "^D^T^U^L^A filter  ^O/⇧^O cycle  ⇧L label  ⇧T label time"
         )
 
