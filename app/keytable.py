@@ -80,7 +80,8 @@ async def _help_of(make_screen: Callable[[], Any], ready: Callable[[Any], bool])
                 break
         else:
             raise RuntimeError(f"{type(app.screen).__name__} never became ready")
-        return list(app.screen.help_rows())
+        screen: Any = app.screen  # a SessionPickerScreen or SessionTreeScreen: both have help_rows
+        return list(screen.help_rows())
 
 
 async def _all_help() -> dict[str, dict[str, list[tuple[str, str]]]]:
