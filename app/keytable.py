@@ -11,7 +11,6 @@ table's rows.  A third column says where seance deliberately differs from pi 0.7
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import sys
 import tempfile
@@ -176,16 +175,25 @@ def rewrite(readme: str, generated: dict[str, list[Row]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+USAGE = "usage: python -m seance.app.keytable (--write | --check) README.md"
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m seance.app.keytable", description=__doc__.splitlines()[0])
-    group = parser.add_mutually_exclusive_group(required=True)
-    group.add_argument("--write", metavar="README", type=Path, help="rewrite the key tables in this file")
-    group.add_argument("--check", metavar="README", type=Path, help="exit 1 if the key tables are not up to date")
-    args = parser.parse_args(argv)
-    path: Path = args.write or args.check
-    readme = path.read_text(encoding="utf-8")
+    """`--write README`: rewrite the tables; `--check README`: exit 1 naming each row that differs.
+
+    (Two flags and a path: parsed by hand, since argparse belongs to the `cli` layer.)"""
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 2 or args[0] not in ("--write", "--check"):
+        print(USAGE, file=sys.stderr)
+        return 2
+    mode, path = args[0], Path(args[1])
+    try:
+        readme = path.read_text(encoding="utf-8")
+    except OSError as error:
+        print(f"seance.app.keytable: {path}: {error.strerror or error}", file=sys.stderr)
+        return 2
     generated = tables()
-    if args.write:
+    if mode == "--write":
         path.write_text(rewrite(readme, generated), encoding="utf-8")
         return 0
     problems = differences(readme, generated)
