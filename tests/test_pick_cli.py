@@ -231,3 +231,21 @@ def test_demo_names_are_short_whole_words_and_never_empty(tmp_path: Path) -> Non
     assert all(
         any(sentence.rstrip(".") == name or sentence.startswith(name + " ") for sentence in pool) for name in names
     ), "names end at a word boundary"
+
+
+def test_tree_keys_in_a_real_terminal(terminal: Terminal, root: Path) -> None:
+    """Shift+Ctrl+O as a kitty-protocol terminal sends it (CSI 111;6u) cycles the filter backwards;
+    F1 opens help; Shift+T shows label times instead of typing "T" into the search."""
+    terminal.start("tree", str(session_path(root, Spec("s-auth", PROJECT))))
+    terminal.wait_for("filter: default")
+    terminal.tmux(
+        "send-keys", "-t", "pick", "-H", *["1b", "5b", "31", "31", "31", "3b", "36", "75"]
+    )  # ESC [ 1 1 1 ; 6 u
+    terminal.wait_for("filter: all")
+    terminal.keys("T")
+    screen = terminal.wait_for("+label time")
+    assert "search: T" not in screen
+    terminal.keys("F1")
+    terminal.wait_for("previous filter")
+    terminal.keys("Escape", "Escape")
+    assert terminal.result() == (130, "")
