@@ -11,11 +11,11 @@ gives them back when such a screen goes away.  A host app never sees any of this
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
 
 from textual import on
-from textual.app import App
+from textual.app import App, SystemCommand
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
 
@@ -48,6 +48,11 @@ class SeanceApp(App[Any]):
         self.set_keymap(PI_KEYS)
         if theme:
             self.theme = theme
+
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
+        """Only Quit: Textual's Theme, Keys, Maximize and Screenshot are no seance commands (the
+        screens' own providers list every seance action; F1 lists the keys)."""
+        yield SystemCommand("Quit", "Leave seance without choosing a session", self.action_quit)
 
     def notify(
         self,

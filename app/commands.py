@@ -5,15 +5,17 @@ from __future__ import annotations
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.content import Content
 
-# (action, title, help) — the action runs on the screen that owns this provider.
+# (action, title, help) — the action runs on the screen that owns this provider.  The first
+# one is what Enter does: resume in the picker, open the tree in the standalone browser.
+RESUME_COMMAND = ("select", "Resume session", "Resume the selected session (Enter)")
+OPEN_COMMAND = ("open", "Open session", "Open the selected session's tree, resume from there (Enter)")
 PICKER_COMMANDS: tuple[tuple[str, str, str], ...] = (
-    ("select", "Resume session", "Resume the selected session (Enter)"),
     ("fork", "Fork session", "Pick the selected session to fork it into a new one (Ctrl+F)"),
     ("tree", "Open tree view", "Browse the selected session's tree and resume at any entry (Ctrl+T)"),
     ("toggle_scope", "Toggle scope", "Current folder ↔ all projects (Tab)"),
     ("cycle_sort", "Cycle sort", "Threaded → recent → created → relevance (Ctrl+S)"),
     ("toggle_named", "Toggle named only", "Show only sessions with a name (Ctrl+N)"),
-    ("toggle_paths", "Toggle file paths", "Show each session's file path (Ctrl+P)"),
+    ("toggle_paths", "Toggle file paths", "Show each session's file path (Ctrl+P / F4)"),
     ("delete", "Delete session", "Move the selected session to the Trash (Ctrl+D)"),
     ("undo_delete", "Undo delete", "Restore the last deleted session (Ctrl+Z)"),
     ("rename", "Rename session", "Give the selected session a name (Ctrl+R)"),
@@ -31,7 +33,9 @@ class PickerCommands(Provider):
 
     def _commands(self):
         screen = self.screen
-        for action, title, help_text in PICKER_COMMANDS:
+        options = getattr(screen, "options", None)
+        enter = OPEN_COMMAND if getattr(options, "enter", "resume") == "tree" else RESUME_COMMAND
+        for action, title, help_text in (enter, *PICKER_COMMANDS):
 
             async def run(action: str = action) -> None:
                 await screen.run_action(action)

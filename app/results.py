@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -46,6 +47,11 @@ class PickResult:
             entry_id=getattr(result, "entry_id", None),
         )
 
+    @property
+    def cwd_missing(self) -> bool:
+        """The session's working directory no longer exists (pi asks before resuming such a session)."""
+        return cwd_missing(self.cwd)
+
     def to_json(self) -> dict[str, Any]:
         """The `seance pick --json` object."""
         return {
@@ -57,4 +63,10 @@ class PickResult:
             "prefill": self.prefill,
             "reset": self.reset,
             "entryId": self.entry_id,
+            "cwdMissing": self.cwd_missing,
         }
+
+
+def cwd_missing(cwd: str | None) -> bool:
+    """pi's `getMissingSessionCwdIssue` test: the header names a cwd and nothing exists there."""
+    return bool(cwd) and not os.path.exists(cwd or "")

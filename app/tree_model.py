@@ -20,10 +20,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from seance.core.summary import Summary, format_tool_call, summarize, tool_calls_by_id
 from seance.core.text import content_text
+from seance.core.timefmt import parse_time_ms
 from seance.core.tree import SessionTree
 
 FILTERS: tuple[str, ...] = ("default", "no-tools", "user-only", "labeled-only", "all")
@@ -172,18 +174,24 @@ def resume_point(entry: dict[str, Any], parent_id: str | None) -> tuple[str | No
 class TreeModel:
     """The visible rows of a session tree under a filter, a search and folds, plus a cursor."""
 
-    def __init__(self, tree: SessionTree, leaf_id: str | None = None, filter_mode: str = "default") -> None:
+    def __init__(
+        self, tree: SessionTree, leaf_id: str | None = None, filter_mode: str = "default", *, every_entry: bool = False
+    ) -> None:
+        """`every_entry`: show every entry, text-less assistant messages too (`seance tree --text`)."""
         self.tree = tree
         self.leaf_id = leaf_id if leaf_id is not None else tree.leaf_id
-        self.filter_mode = filter_mode if filter_mode in FILTERS else "default"
+        self.filter_mode = "all" if every_entry else filter_mode if filter_mode in FILTERS else "default"
         self.query = ""
         self.folded: set[str] = set()
+        self.show_label_times = False  # pi's Shift+T: each label followed by when it was set
         self.active_path: set[str] = tree.ancestors(self.leaf_id) if self.leaf_id else set()
         self.order = self._ordered_preorder()
         self._position = {entry_id: position for position, entry_id in enumerate(self.order)}
         parent, position, by_id = tree.parent, self._position, tree.by_id
         self._parent_position = [-1 if (up := parent[entry_id]) is None else position[up] for entry_id in self.order]
         self._categories = [_category(by_id[entry_id]) for entry_id in self.order]
+        if every_entry:
+            self._categories = [_OTHER if kind == _TEXTLESS_ASSISTANT else kind for kind in self._categories]
         self._leaf_position = position.get(self.leaf_id, -1) if self.leaf_id else -1
         self._tool_calls: dict[str, dict[str, Any]] | None = None
         self._summaries: dict[str, Summary] = {}
@@ -418,8 +426,8 @@ class TreeModel:
             self._summaries[entry_id] = cached
         return cached
 
-    def prefix(self, row: Row) -> tuple[str, str]:
-        """(tree prefix, fold marker) for a row: `│  ├⊟ ` and `⊞ ` for a folded root."""
+    def prefix(self, row: Row, *, fold_marks: bool = True) -> tuple[str, str]:
+        """(tree prefix, fold marker) for a row: `│  ├⊟ ` and `⊞ ` for a folded root (`├─ ` without fold marks)."""
         display_indent = max(0, row.indent - 1) if self.multiple_roots else row.indent
         connector = row.show_connector and not row.virtual_root_child
         connector_position = display_indent - 1 if connector else -1
@@ -431,24 +439,37 @@ class TreeModel:
             if show is not None:
                 chars.append("│  " if show else "   ")
             elif level == connector_position:
-                mark = "⊞" if folded else ("⊟" if self.is_foldable(row.id) else "─")
+                mark = "─" if not fold_marks else "⊞" if folded else ("⊟" if self.is_foldable(row.id) else "─")
                 chars.append(("└" if row.is_last else "├") + mark + " ")
             else:
                 chars.append("   ")
         return "".join(chars), ("⊞ " if folded and not connector else "")
 
-    def row_text(self, row: Row) -> str:
-        """The whole row as plain text (no cursor): prefix, markers, label and summary."""
+    def row_text(self, row: Row, now: datetime | None = None) -> str:
+        """The whole row as plain text (no cursor): prefix, markers, label (and its time) and summary."""
         prefix, fold = self.prefix(row)
         active = "• " if row.id in self.active_path else ""
         label = self.tree.labels.get(row.id)
-        return f"{prefix}{fold}{active}{f'[{label}] ' if label else ''}{self.summary(row.id).plain()}"
+        when = self.label_time(row.id, now or datetime.now(UTC))
+        return f"{prefix}{fold}{active}{f'[{label}] ' if label else ''}{when}{self.summary(row.id).plain()}"
+
+    def label_time(self, entry_id: str, now: datetime) -> str:
+        """`"14:05 "` after a label while label times are shown (pi's Shift+T), else ``""``."""
+        if not self.show_label_times or entry_id not in self.tree.labels:
+            return ""
+        text = format_label_time(self.tree.label_times.get(entry_id), now)
+        return f"{text} " if text else ""
+
+    def toggle_label_times(self) -> None:
+        self.show_label_times = not self.show_label_times
+        self.version += 1
 
     def status(self) -> str:
-        """pi's footer: `(i/N)` plus the filter tag."""
+        """pi's footer: `(i/N)` plus the filter tag (and `[+label time]` while label times show)."""
         tag = FILTER_TAGS[self.filter_mode]
         position = f"({self.cursor + 1 if self.rows else 0}/{len(self.rows)})"
-        return f"{position} {tag}".rstrip()
+        times = " [+label time]" if self.show_label_times else ""
+        return f"{position} {tag}".rstrip() + times
 
     # -- cursor -------------------------------------------------------------------------
 
@@ -541,16 +562,36 @@ class TreeModel:
             self.folded.clear()
             self._apply()
 
-    def set_label(self, entry_id: str, label: str | None) -> None:
-        """Reflect a label change written to disk (empty/None clears it)."""
+    def set_label(self, entry_id: str, label: str | None, timestamp: str | None = None) -> None:
+        """Reflect a label change written to disk (empty/None clears it); `timestamp`: the label entry's."""
         text = (label or "").strip()
         if text:
             self.tree.labels[entry_id] = text
+            self.tree.label_times[entry_id] = timestamp
         else:
             self.tree.labels.pop(entry_id, None)
+            self.tree.label_times.pop(entry_id, None)
         self.version += 1
         if self.filter_mode == "labeled-only" or self.query:
             self._apply()
 
     def visible_ids(self) -> list[str]:
         return self.rows.ids
+
+
+def format_label_time(timestamp: Any, now: datetime) -> str:
+    """pi's `formatLabelTimestamp`, in local time: `14:05` today, `3/7 14:05` this year, else `24/3/7 14:05`."""
+    ms = parse_time_ms(timestamp)
+    if ms is None:
+        return ""
+    try:
+        when = datetime.fromtimestamp(ms / 1000, UTC).astimezone()
+    except (OverflowError, OSError, ValueError):
+        return ""
+    today = now.astimezone()
+    clock = f"{when.hour:02d}:{when.minute:02d}"
+    if when.date() == today.date():
+        return clock
+    if when.year == today.year:
+        return f"{when.month}/{when.day} {clock}"
+    return f"{when.year % 100:02d}/{when.month}/{when.day} {clock}"

@@ -166,20 +166,24 @@ def run_tree(args: argparse.Namespace) -> int:
         from .ui import run_tree_ui  # here: `tree --json` never loads the UI's entry points
 
         return run_tree_ui(session, as_json=args.pick)  # the UI's result is printed like `pick --json`
+    from seance.app.tree_model import TreeModel  # pure (no Textual): the tree view's own layout
+
     tree = session.tree
     calls = tool_calls_by_id(session.entries)
-    # Like pi's /tree, a single-child chain stays flat: only a branch point indents.
+    # pi's /tree in text: a single-child chain stays flat, a branch point draws ├─ / └─ connectors
+    # and │ gutters (every entry shown, the branch holding the leaf first, as in the tree view).
+    model = TreeModel(tree, every_entry=True)
     lines: list[str] = []
     write = sys.stdout.write
     by_id, labels, leaf_id = tree.by_id, tree.labels, tree.leaf_id
-    top = 1 if len(tree.roots) > 1 else 0
-    for entry_id, indent, _parent in tree.walk(flat_chains=True, first_depth=top):
+    for index in range(len(model.rows)):
+        row = model.rows[index]
+        entry_id = row.id
+        prefix, _fold = model.prefix(row, fold_marks=False)
         label = labels.get(entry_id)
         marker = "*" if entry_id == leaf_id else " "
         tag = f"[{display_text(label)}] " if label else ""
-        lines.append(
-            visible(f"{marker} {'  ' * indent}{entry_id} {tag}{entry_summary(by_id[entry_id], 100, calls)}") + "\n"
-        )
+        lines.append(visible(f"{marker} {prefix}{entry_id} {tag}{entry_summary(by_id[entry_id], 100, calls)}") + "\n")
         if len(lines) >= 10_000:  # one write per batch, not per line
             write("".join(lines))
             lines.clear()

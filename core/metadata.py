@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 import os
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -70,6 +70,23 @@ def _content_text(content: Any, joiner: str) -> str:
             text = block.get("text")
             parts.append(text if isinstance(text, str) else ("" if text is None else str(text)))
     return joiner.join(parts)
+
+
+def first_message(entries: Iterable[dict[str, Any]]) -> str:
+    """pi's `firstMessage` of already-parsed entries: the first user message with text (string
+    content, or its text blocks joined by one space), else `(no messages)`.  The same rule as
+    the scanner's inline hot loop (`_Scanner.feed_lines`), for a session the caller has read."""
+    for entry in entries:
+        if entry.get("type") != "message":
+            continue
+        message = entry.get("message")
+        if type(message) is not dict or message.get("role") != "user" or "content" not in message:
+            continue
+        content = message["content"]
+        text = content if type(content) is str else _content_text(content, " ")
+        if text:
+            return text
+    return NO_MESSAGES
 
 
 _STATE_FIELDS = (

@@ -44,11 +44,7 @@ class SessionSummary:
     @property
     def title(self) -> str:
         """What a row shows, one clean line: the name, else the first prompt, else the id, else the file name."""
-        for candidate in (self.name, self.first_message if self.first_message != "(no messages)" else None, self.id):
-            text = display_text(candidate) if candidate else ""
-            if text:
-                return text
-        return display_text(self.path.rsplit("/", 1)[-1])
+        return session_title(self.name, self.first_message, self.id, self.path)
 
     def to_pi_json(self) -> dict[str, Any]:
         """The `seance ls --json` object; keys and values match pi's `SessionManager.list()`."""
@@ -63,3 +59,14 @@ class SessionSummary:
             "messageCount": self.message_count,
             "firstMessage": self.first_message,
         }
+
+
+def session_title(name: str | None, first_message: str | None, session_id: str | None, path: str) -> str:
+    """A session's title on one clean line, wherever seance shows one (a list row, the tree's header):
+    the name, else the first prompt, else the id, else the file name."""
+    prompt = first_message if first_message != "(no messages)" else None
+    for candidate in (name, prompt, session_id):
+        text = display_text(candidate) if candidate else ""
+        if text:
+            return text
+    return display_text(path.rsplit("/", 1)[-1])

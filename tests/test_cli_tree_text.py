@@ -1,4 +1,4 @@
-"""`seance tree --text`: pi's /tree shape in plain text — flat chains, indented branches."""
+"""`seance tree --text`: pi's /tree shape in plain text — flat chains, ├─ └─ │ at branch points."""
 
 from __future__ import annotations
 
@@ -33,10 +33,11 @@ def test_chains_stay_flat_and_branches_indent(tmp_path: Path) -> None:
     out = subprocess.run(
         [sys.executable, "-m", "seance", "tree", str(path), "--text"], capture_output=True, text=True, check=True
     ).stdout.splitlines()
+    # pi's /tree: connectors show the branch point, a gutter the branch going on, the leaf's branch first
     assert out == [
         "  a user: one",
         "  b user: two",
-        "    c user: branch A",
-        "    d user: branch B",
-        "*   e user: B goes on",
+        "  ├─ d user: branch B",
+        "* │     e user: B goes on",
+        "  └─ c user: branch A",
     ]

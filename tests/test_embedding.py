@@ -29,7 +29,9 @@ class HostApp(App[None]):
         yield Static("host editor", id="editor")
 
     def picker(self) -> SessionPickerScreen:
-        return SessionPickerScreen(self.catalog, cwd=PROJECT, clock=clock, options=PickerOptions(watch=False))
+        return SessionPickerScreen(
+            self.catalog, cwd=PROJECT, clock=clock, options=PickerOptions(watch=False, confirm_missing_cwd=False)
+        )
 
     def action_resume_picker(self) -> None:
         self.push_screen(self.picker(), self.results.append)

@@ -177,7 +177,9 @@ async def test_the_picker_inside_a_host_resumes_a_session(tmp_path: Path) -> Non
     async with app.run_test(size=(120, 30)) as pilot:
         chosen: list = []
         app.push_screen(
-            SessionPickerScreen(app.catalog, cwd=PROJECT, clock=clock, options=PickerOptions(watch=False)),
+            SessionPickerScreen(
+                app.catalog, cwd=PROJECT, clock=clock, options=PickerOptions(watch=False, confirm_missing_cwd=False)
+            ),
             chosen.append,
         )
         await settle(pilot)

@@ -60,6 +60,11 @@ class Terminal:
             self.tmux("send-keys", "-t", "pick", key)
             time.sleep(0.15)
 
+    def continue_missing_cwd(self) -> None:
+        """The test sessions' cwds exist nowhere: seance asks as pi does ("Session cwd not found"); Enter continues."""
+        self.wait_for("Session cwd not found")
+        self.keys("Enter")
+
     def result(self, timeout: float = 20.0) -> tuple[int, str]:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -92,9 +97,26 @@ def test_enter_prints_the_path_and_exits_0(terminal: Terminal, root: Path) -> No
     terminal.start("pick", "--root", str(root), "--cwd", PROJECT)
     terminal.wait_for("5 sessions")
     terminal.keys("Down", "Down", "Enter")
+    terminal.continue_missing_cwd()
     code, out = terminal.result()
     assert code == 0
     assert out == f"{session_path(root, Spec('s-named', PROJECT))}\n"
+
+
+def test_a_missing_cwd_is_asked_about_like_pi_and_esc_stays_in_the_picker(terminal: Terminal, root: Path) -> None:
+    terminal.start("pick", "--root", str(root), "--cwd", "/", "--all", "--json")
+    terminal.wait_for("8 sessions")
+    terminal.keys("Enter")
+    screen = terminal.wait_for("Session cwd not found")
+    assert "cwd from session file does not exist" in screen and "continue in current cwd" in screen
+    assert "/work/demo/project" in screen  # the session's cwd; then the current one, `/`
+    terminal.keys("Escape")  # pi's Cancel: nothing is chosen, the list is back
+    terminal.wait_for("8 sessions")
+    assert "Session cwd not found" not in terminal.screen()
+    terminal.keys("Enter")
+    terminal.continue_missing_cwd()
+    code, out = terminal.result()
+    assert code == 0 and json.loads(out)["cwdMissing"] is True
 
 
 def test_escape_prints_nothing_and_exits_130(terminal: Terminal, root: Path) -> None:
@@ -120,6 +142,7 @@ def test_json_query_and_all_scope(terminal: Terminal, root: Path) -> None:
     terminal.start("pick", "--root", str(root), "--all", "--query", "parser", "--json")
     terminal.wait_for("1 of 8 sessions")
     terminal.keys("Enter")
+    terminal.continue_missing_cwd()
     code, out = terminal.result()
     assert code == 0
     assert json.loads(out) == {
@@ -131,6 +154,7 @@ def test_json_query_and_all_scope(terminal: Terminal, root: Path) -> None:
         "prefill": None,
         "reset": False,
         "entryId": None,
+        "cwdMissing": True,
     }
 
 
@@ -178,6 +202,7 @@ def test_browse_enter_opens_the_tree_and_enter_there_prints_the_path(terminal: T
     terminal.keys("Enter")
     terminal.wait_for("Session Tree")
     terminal.keys("Enter")
+    terminal.continue_missing_cwd()
     code, out = terminal.result()
     assert (code, out) == (0, f"{session_path(root, Spec('s-auth', PROJECT))}\n")
 
@@ -215,3 +240,21 @@ def test_demo_names_are_short_whole_words_and_never_empty(tmp_path: Path) -> Non
     assert all(
         any(sentence.rstrip(".") == name or sentence.startswith(name + " ") for sentence in pool) for name in names
     ), "names end at a word boundary"
+
+
+def test_tree_keys_in_a_real_terminal(terminal: Terminal, root: Path) -> None:
+    """Shift+Ctrl+O as a kitty-protocol terminal sends it (CSI 111;6u) cycles the filter backwards;
+    F1 opens help; Shift+T shows label times instead of typing "T" into the search."""
+    terminal.start("tree", str(session_path(root, Spec("s-auth", PROJECT))))
+    terminal.wait_for("filter: default")
+    terminal.tmux(
+        "send-keys", "-t", "pick", "-H", *["1b", "5b", "31", "31", "31", "3b", "36", "75"]
+    )  # ESC [ 1 1 1 ; 6 u
+    terminal.wait_for("filter: all")
+    terminal.keys("T")
+    screen = terminal.wait_for("+label time")
+    assert "search: T" not in screen
+    terminal.keys("F1")
+    terminal.wait_for("previous filter")
+    terminal.keys("Escape", "Escape")
+    assert terminal.result() == (130, "")

@@ -18,7 +18,7 @@ from ui_sessions import PROJECT, Spec, make_root, session_path
 
 from seance.app.results import PickResult
 
-KEYS = {"action", "path", "id", "leafId", "cwd", "prefill", "reset", "entryId"}
+KEYS = {"action", "path", "id", "leafId", "cwd", "prefill", "reset", "entryId", "cwdMissing"}
 
 
 @pytest.fixture
@@ -50,6 +50,7 @@ async def test_list_enter_is_the_sessions_own_leaf_entry_id_null(root: Path) -> 
         "prefill": None,
         "reset": False,
         "entryId": None,
+        "cwdMissing": True,  # the test sessions' cwd exists on no machine
     }
 
 
@@ -94,6 +95,7 @@ def test_pick_json_from_the_tree(terminal: Terminal, root: Path) -> None:  # noq
     terminal.keys("C-t")
     terminal.wait_for("Session Tree")
     terminal.keys("Up", "Enter")
+    terminal.continue_missing_cwd()
     code, out = terminal.result()
     assert code == 0
     result = json.loads(out)
@@ -112,6 +114,7 @@ def test_bare_seance_json_tree_choice(terminal: Terminal, root: Path) -> None:  
     terminal.keys("Enter")
     terminal.wait_for("Session Tree")
     terminal.keys("Up", "Enter")
+    terminal.continue_missing_cwd()
     code, out = terminal.result()
     assert code == 0
     result = json.loads(out)
@@ -146,6 +149,7 @@ def test_tree_pick_carries_the_entry(terminal: Terminal, root: Path) -> None:  #
     terminal.start("tree", str(session_path(root, Spec("s-auth", PROJECT))), "--pick")
     terminal.wait_for("Session Tree")
     terminal.keys("Up", "Enter")
+    terminal.continue_missing_cwd()
     code, out = terminal.result()
     assert code == 0
     result = json.loads(out)

@@ -68,6 +68,7 @@ def test_stdin_from_a_pipe_keys_still_come_from_the_terminal(shell: ShellTermina
     screen = shell.wait_for("5 sessions")  # the pipe's "x" did not become a query (it would filter)
     assert "of 5 sessions" not in screen
     shell.keys("Down", "Down", "Enter")
+    shell.continue_missing_cwd()
     code, out = shell.result()
     assert (code, out) == (0, picked(root) + "\n")
     assert (shell.workdir / "err.txt").read_text() == ""
@@ -79,6 +80,7 @@ def test_stdin_closed_keys_still_come_from_the_terminal(shell: ShellTerminal, ro
     shell.run(f"{{seance}} pick --root {shlex.quote(str(root))} --cwd {PROJECT} <&- > out.txt 2> err.txt")
     shell.wait_for("5 sessions")
     shell.keys("Down", "Down", "Enter")
+    shell.continue_missing_cwd()
     assert shell.result() == (0, picked(root) + "\n")
     assert (shell.workdir / "err.txt").read_text() == ""
 
@@ -88,6 +90,7 @@ def test_stderr_to_a_file_gets_nothing_drawn_into_it(shell: ShellTerminal, root:
     shell.run(f"{{seance}} pick --root {shlex.quote(str(root))} --cwd {PROJECT} 2> err.txt > out.txt")
     shell.wait_for("5 sessions")  # drawn on the terminal, not into err.txt
     shell.keys("Down", "Down", "Enter")
+    shell.continue_missing_cwd()
     assert shell.result() == (0, picked(root) + "\n")
     assert (shell.workdir / "err.txt").read_bytes() == b""
 
@@ -98,6 +101,7 @@ def test_command_substitution_captures_only_the_answer(shell: ShellTerminal, roo
     shell.run(f'answer=$({pick}); printf "[%s]" "$answer" > out.txt')
     shell.wait_for("5 sessions")
     shell.keys("Down", "Down", "Enter")
+    shell.continue_missing_cwd()
     assert shell.result() == (0, f"[{picked(root)}]")
 
 
@@ -139,4 +143,5 @@ def test_tree_view_on_the_terminal_hands_its_answer_to_command_substitution(shel
     shell.run(f'answer=$({{seance}} tree {session}); printf "[%s]" "$answer" > out.txt')
     shell.wait_for("Session Tree")
     shell.keys("Enter")
+    shell.continue_missing_cwd()
     assert shell.result() == (0, f"[{picked(root)}]")

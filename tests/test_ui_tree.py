@@ -12,9 +12,10 @@ import pytest
 from textual.app import App
 from textual.widgets import Input, Static
 
+from seance.app.screens.help import HelpScreen
 from seance.app.screens.prompt import PromptScreen
 from seance.app.screens.session_tree import SessionTreeScreen, TreeResult
-from seance.app.tree_model import TreeModel
+from seance.app.tree_model import TreeModel, format_label_time
 from seance.app.widgets.context_preview import ContextPreview
 from seance.app.widgets.tree_view import TreeView
 from seance.core.session import load_session
@@ -105,18 +106,26 @@ def session_file(tmp_path: Path) -> Path:
 class TreeApp(App[Any]):
     """Pushes the tree screen and records what it dismisses with and what it notifies."""
 
-    def __init__(self, path: Path, *, standalone: bool = False, session: Any = None) -> None:
+    def __init__(self, path: Path, *, standalone: bool = False, session: Any = None, confirm: bool = False) -> None:
         super().__init__()
         self.path = path
         self.standalone = standalone
         self.session = session
+        self.confirm = confirm  # the fixture's cwd (/home/u/project) exists nowhere: pi's question is off
         self.results: list[Any] = []
         self.notes: list[tuple[str, str]] = []
 
     def on_mount(self) -> None:
         self.theme = "textual-dark"
         self.animation_level = "none"
-        screen = SessionTreeScreen(self.path, clock=lambda: NOW, standalone=self.standalone, session=self.session)
+        screen = SessionTreeScreen(
+            self.path,
+            clock=lambda: NOW,
+            standalone=self.standalone,
+            session=self.session,
+            cwd="/home/u/elsewhere",
+            confirm_missing_cwd=self.confirm,
+        )
         self.push_screen(screen, callback=self.results.append)
 
     def notify(self, message: str, *, title: str = "", severity: str = "information", **kwargs: Any) -> None:
@@ -283,14 +292,116 @@ async def test_fold_unfold_and_branch_jumps(session_file: Path) -> None:
         assert status(app).startswith("(4/7)") and "1 folded" in status(app)
         await pilot.press("ctrl+right")  # unfold
         assert not model.folded and len(model.rows) == 11
-        await pilot.press("right")  # ←/→ do the same: jump down to the branch end
+        await pilot.press("alt+right")  # Alt+←/→ do the same (pi 0.73.1): jump down to the branch end
         assert model.selected_id == "aA2"
-        await pilot.press("left")
+        await pilot.press("alt+left")
         assert model.selected_id == "uA"
-        await pilot.press("left")
+        await pilot.press("alt+left")
         assert model.folded == {"uA"}
-        await pilot.press("right")
+        await pilot.press("alt+right")
         assert not model.folded
+
+
+async def test_left_right_page_as_in_pi_never_fold(tmp_path: Path) -> None:
+    """pi 0.73.1's tree: ←/→ (and Ctrl+B/Ctrl+F) page by a screenful without wrapping, like PgUp/PgDn."""
+    entries: list[dict[str, Any]] = []
+    parent = None
+    for number in range(60):
+        parent = _user(entries, f"u{number}", parent, f"prompt {number}")
+    header = {"type": "session", "version": 3, "id": "long", "timestamp": "2025-01-01T00:00:00.000Z", "cwd": "/"}
+    path = tmp_path / "long.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in [header, *entries]))
+    app = TreeApp(path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        model = model_of(app)
+        page = app.screen.query_one(TreeView).page_height
+        assert model.cursor == 59 and page > 5
+        await pilot.press("left")
+        assert model.cursor == 59 - page and not model.folded
+        await pilot.press("ctrl+b")
+        assert model.cursor == 59 - 2 * page
+        await pilot.press("right")
+        assert model.cursor == 59 - page
+        await pilot.press("ctrl+f", "right", "right")
+        assert model.cursor == 59  # clamped, no wrap
+        await pilot.press("home", "left")
+        assert model.cursor == 0
+
+
+async def test_shift_t_toggles_label_times_and_never_types(session_file: Path) -> None:
+    app = TreeApp(session_file)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        model = model_of(app)
+        tree_view = app.screen.query_one(TreeView)
+        await pilot.press("T")
+        assert model.query == "" and model.show_label_times
+        assert "+label time" in status(app)
+        row = model.rows[model.index["uA"]]
+        expected = format_label_time(model.tree.label_times["uA"], NOW)
+        assert expected and f"[milestone] {expected} user: Try approach A" in model.row_text(row, NOW)
+        line = tree_view.render_line(model.index["uA"] - tree_view.scroll_offset.y).text
+        assert f"[milestone] {expected} user:" in line
+        await pilot.press("shift+t")
+        assert not model.show_label_times and "+label time" not in status(app)
+        assert "[milestone] user:" in tree_view.render_line(model.index["uA"] - tree_view.scroll_offset.y).text
+
+
+def test_label_times_read_like_pis() -> None:
+    now = datetime(2025, 3, 1, 12, 0, tzinfo=UTC).astimezone()
+
+    def at(**parts: int) -> str:
+        return now.replace(**parts).astimezone(UTC).isoformat()
+
+    assert format_label_time(at(hour=9, minute=5), now) == "09:05"
+    assert format_label_time(at(month=2, day=7, hour=14, minute=30), now) == "2/7 14:30"
+    assert format_label_time(at(year=2024, month=11, day=3, hour=8, minute=0), now) == "24/11/3 08:00"
+    assert format_label_time("not a time", now) == "" and format_label_time(None, now) == ""
+
+
+async def test_shift_ctrl_o_cycles_the_filter_backwards(session_file: Path) -> None:
+    app = TreeApp(session_file)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        model = model_of(app)
+        await pilot.press("ctrl+shift+o")
+        assert model.filter_mode == "all"
+        await pilot.press("ctrl+shift+o")
+        assert model.filter_mode == "labeled-only"
+        await pilot.press("ctrl+o")
+        assert model.filter_mode == "all" and model.query == ""
+
+
+async def test_f1_opens_help_listing_the_pi_keys(session_file: Path) -> None:
+    app = TreeApp(session_file)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert "F1 keys" in str(app.screen.query_one("#seance-tree-help", Static).render())
+        await pilot.press("f1")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        rows = {what: key for key, what in app.screen.rows}
+        assert rows["page up"] == "PgUp ← Ctrl+B" and rows["page down"] == "PgDn → Ctrl+F"
+        assert rows["fold, or jump up to the branch start"] == "Ctrl+← / Alt+←"
+        assert rows["show / hide when labels were set"] == "T / Shift+T"
+        assert rows["previous filter"] == "Ctrl+Shift+O"
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, SessionTreeScreen)
+
+
+async def test_header_of_an_unnamed_session_is_its_first_prompt_like_the_list(session_file: Path) -> None:
+    from seance.core.metadata import scan_file, summary_from_scan
+
+    app = TreeApp(session_file)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        title = str(app.screen.query_one("#seance-tree-title", Static).render())
+        listed = summary_from_scan(str(session_file), scan_file(session_file)).title
+        assert listed == "Refactor the parser [bold]x[/] please"
+        assert title.startswith(f"Session Tree  {listed}  ·  ")
+        assert "session.jsonl" not in title
 
 
 async def test_click_selects_and_double_click_resumes(session_file: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from textual.pilot import Pilot
@@ -23,14 +24,18 @@ def picker_app(
     cwd: str = PROJECT,
     options: PickerOptions | None = None,
     cache_dir: Path | None = None,
+    confirm_missing_cwd: bool = False,
 ) -> SeanceApp:
-    """The standalone app around a picker on `root`; watchers off unless `options` says so."""
+    """The standalone app around a picker on `root`; watchers off unless `options` says so.
+
+    The test sessions' cwds (`/work/demo/...`) exist on no machine, so the question pi asks
+    before resuming such a session is off unless a test asks for it (tests/test_ui_keys.py).
+    """
     catalog = Catalog([root], cache_dir=cache_dir)
+    chosen = replace(options or PickerOptions(watch=False), confirm_missing_cwd=confirm_missing_cwd)
 
     def make_screen() -> SessionPickerScreen:
-        return SessionPickerScreen(
-            catalog, cwd=cwd, scope=scope, query=query, clock=clock, options=options or PickerOptions(watch=False)
-        )
+        return SessionPickerScreen(catalog, cwd=cwd, scope=scope, query=query, clock=clock, options=chosen)
 
     app = SeanceApp(make_screen, theme="textual-dark")
     app.animation_level = "none"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import ClassVar
 
 from textual.app import ComposeResult
@@ -30,16 +31,22 @@ class ConfirmScreen(SeanceModal[bool]):
         Binding("escape,ctrl+c,n", "answer(False)", "Cancel", priority=True),
     ]
 
-    def __init__(self, title: str, detail: str = "", *, confirm_label: str = "Delete") -> None:
+    def __init__(
+        self, title: str, detail: str = "", *, confirm_label: str = "Delete", lines: Sequence[str] = ()
+    ) -> None:
+        """`detail`: one short line (cut to two lines); `lines`: whole lines shown as they are (paths)."""
         super().__init__()
         self._title = display_text(title)
         self._detail = dialog_detail(detail)
+        self._lines = [display_text(line) for line in lines]
         self._confirm_label = confirm_label
 
     def compose_dialog(self) -> ComposeResult:
         yield Label(Content(self._title), id="seance-dialog-title")
         if self._detail:
             yield Label(Content(self._detail), id="seance-dialog-detail")
+        for line in self._lines:
+            yield Label(Content(line), classes="seance-dialog-line")
         yield Label(Content("Enter confirm · Esc cancel"), id="seance-dialog-hint")
         with Horizontal(id="seance-dialog-buttons"):
             yield Button(Content(self._confirm_label), variant="error", id="seance-yes")

@@ -8,7 +8,7 @@ from typing import ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import ActiveBinding, Binding, BindingType
-from textual.containers import VerticalScroll
+from textual.containers import Horizontal, VerticalScroll
 from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Label, Static
@@ -78,37 +78,69 @@ def help_rows(
     return rows
 
 
-def _position(nodes: list, active: ActiveBinding) -> tuple[int, int]:
-    """Where a live binding goes in help: by node, then in the order of that node's `BINDINGS`."""
-    actions = [
-        binding.action
-        for cls in reversed(type(active.node).__mro__)
+def _position(nodes: list, active: ActiveBinding) -> tuple[int, int, int]:
+    """Where a live binding goes in help: by node, then in the order of that node's `BINDINGS`
+    (and of the keys within one binding: "pageup,left" lists PgUp first)."""
+    declared = [  # the node's own class first: its BINDINGS order wins over a base class's (ScrollView's)
+        binding
+        for cls in type(active.node).__mro__
         for binding in cls.__dict__.get("BINDINGS", ())
         if isinstance(binding, Binding)
     ]
+    actions = [binding.action for binding in declared]
     action = active.binding.action
-    return nodes.index(active.node), actions.index(action) if action in actions else len(actions)
+    if action not in actions:
+        return nodes.index(active.node), len(actions), 0
+    where = actions.index(action)
+    keys = [key.strip() for key in declared[where].key.split(",")]
+    key = active.binding.key
+    return nodes.index(active.node), where, keys.index(key) if key in keys else len(keys)
 
 
 class HelpScreen(SeanceModal[None]):
-    """Lists the keys; any of Esc, F1, ?, q or Enter closes it."""
+    """Lists the keys; any of Esc, F1, ?, q or Enter closes it; ↑/↓, PgUp/PgDn scroll it.
+
+    Each row is two columns (the keys, then the help text), so a long text wraps under its own
+    column; the list scrolls inside the dialog, which always fits the terminal (60×20 too).
+    """
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,f1,question_mark,q,enter,ctrl+c", "close", "Close", priority=True),
     ]
     dialog_classes = "-help"
+    CHROME_ROWS = 8  # border 2, padding 2, the title and its margin 2, the hint and its margin 2
 
     def __init__(self, keys: list[tuple[str, str]]) -> None:
         super().__init__()
         self._keys = keys
+
+    @property
+    def rows(self) -> list[tuple[str, str]]:
+        """The (keys, help text) rows shown."""
+        return list(self._keys)
 
     def compose_dialog(self) -> ComposeResult:
         width = max(len(key) for key, _ in self._keys) + 2
         yield Label(Content("Keys"), id="seance-dialog-title")
         with VerticalScroll(id="seance-help-body"):
             for key, what in self._keys:
-                yield Static(Content.assemble((key.ljust(width), "bold"), what), classes="seance-help-row")
-        yield Label(Content("Esc close"), id="seance-dialog-hint")
+                with Horizontal(classes="seance-help-row"):
+                    key_cell = Static(Content.styled(key, "bold"), classes="seance-help-key")
+                    key_cell.styles.width = width
+                    yield key_cell
+                    yield Static(Content(what), classes="seance-help-what")
+        yield Label(Content("↑↓ scroll · Esc close"), id="seance-dialog-hint")
+
+    def on_mount(self) -> None:
+        self._fit()
+
+    def on_resize(self) -> None:
+        self._fit()
+
+    def _fit(self) -> None:
+        """The list takes what the terminal leaves it (the dialog is at most 90% high), then scrolls."""
+        room = int(self.size.height * 0.9) - self.CHROME_ROWS
+        self.query_one("#seance-help-body", VerticalScroll).styles.max_height = max(room, 3)
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -33,7 +33,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.reactive import var
 from textual.screen import Screen
-from textual.widgets import Footer, Input
+from textual.widgets import Input
 from textual.worker import get_current_worker
 
 from seance.core.catalog import Cancelled, SessionSource, in_project
@@ -69,12 +69,14 @@ from ..results import PickResult
 from ..rows import SessionRow
 from ..toasts import withdraw_toasts
 from ..watcher import RootWatcher
+from ..widgets.footer import SeanceFooter
 from ..widgets.session_list import SessionList, utc_now
 from ..widgets.status_bar import StatusBar
 from .confirm import ConfirmScreen
 from .copy import CopyChoice, CopyScreen
 from .help import HelpScreen, help_rows, key_label
 from .marks import MARK_BINDINGS, MarkActions
+from .missing_cwd import resume_checked
 from .prompt import rename_prompt
 from .skipped import SKIPPED_KEY, SkippedScreen
 
@@ -90,6 +92,10 @@ FIRST_SCREEN_FILES = 200  # on a cold index, the newest files are shown before t
 
 CHILDREN_HELP = "child sessions (forks, subagents): hidden → threaded → flat"
 SEARCH_HELP = 'search: words, "a phrase", re:regex, !not, label:x, tag:x, is:pinned'
+
+FOOTER_PRIORITY = ("help", "select", "open", "tree", "toggle_scope", "cycle_sort", "delete", "toggle_preview")
+"""The footer's keys, most important first: at narrow widths the others (and the rest) give way."""
+
 RESUME_HELP = "resume the selected session"
 OPEN_HELP = "open the selected session's tree (resume from there)"
 SELECT_HELP = "select / deselect the row for ctrl+d (Space: empty query)"
@@ -118,6 +124,7 @@ class PickerOptions:
     rename: bool = True
     children: ChildMode = "threaded"
     save_children: Callable[[ChildMode], object] | None = None
+    confirm_missing_cwd: bool = True  # ask, as pi does, before resuming a session whose cwd is gone
 
 
 def children_notice(mode: ChildMode, count: int) -> str:
@@ -254,7 +261,10 @@ class SessionPickerScreen(MarkActions, Screen[PickResult | None]):
         self.clock = clock
         self.model = PickerModel(self.cwd, scope=scope, query=query, children=self.options.children)
         self.show_paths = False
-        self.preview_wanted = self.options.show_preview
+        self.preview_wanted = (
+            self.options.show_preview
+        )  # the setting (this screen's lifetime; nothing is saved to disk)
+        self._preview_here: tuple[int, bool] | None = None  # Ctrl+O below NARROW: (width, shown), that width only
         self._initial_query = query
         self._loading: set[str] = set()
         self._generation = 0
@@ -288,7 +298,7 @@ class SessionPickerScreen(MarkActions, Screen[PickResult | None]):
         )
         status.skipped_hint = key_label(SKIPPED_KEY)
         yield status
-        yield Footer()
+        yield SeanceFooter(FOOTER_PRIORITY)
 
     def _compose_preview(self) -> ComposeResult:
         from ..widgets.context_preview import ContextPreview
@@ -567,7 +577,14 @@ class SessionPickerScreen(MarkActions, Screen[PickResult | None]):
             return None
 
     def _preview_visible(self) -> bool:
-        return self.preview_wanted and self.size.width >= NARROW and self._preview() is not None
+        """The setting (`preview_wanted`) decides from NARROW columns up; below, the preview hides
+        itself unless Ctrl+O asked otherwise at exactly this width (`_preview_here`)."""
+        if self._preview() is None:
+            return False
+        width = self.size.width
+        if self._preview_here is not None and self._preview_here[0] == width:
+            return self._preview_here[1]
+        return self.preview_wanted and width >= NARROW
 
     def _update_preview_visibility(self) -> None:
         visible = self._preview_visible()
@@ -614,6 +631,9 @@ class SessionPickerScreen(MarkActions, Screen[PickResult | None]):
             return
         if self.options.enter == "tree":
             self.action_tree()
+        elif self.options.confirm_missing_cwd:
+            result = self._result(row)
+            resume_checked(self.app, result.cwd, self.cwd, lambda: self.dismiss(result))
         else:
             self.dismiss(self._result(row))
 
@@ -702,11 +722,16 @@ class SessionPickerScreen(MarkActions, Screen[PickResult | None]):
             preview.toggle_stats()
 
     def action_toggle_preview(self) -> None:
-        self.preview_wanted = not self.preview_wanted
-        if self.preview_wanted and self.size.width < NARROW:
-            self.notify(
-                f"The preview needs a terminal at least {NARROW} columns wide.", severity="warning", markup=False
-            )
+        """Ctrl+O: from NARROW columns up, flip the setting; below, show or hide the preview at this
+        width only (the setting stays, so a wider terminal shows what it says again)."""
+        width = self.size.width
+        if width >= NARROW:
+            self._preview_here = None
+            self.preview_wanted = not self.preview_wanted
+        else:
+            visible = not self._preview_visible()
+            self._preview_here = (width, visible)
+            self.status.show_message(f"Preview {'shown' if visible else 'hidden'} at {width} columns only")
         self._preview_key = None
         self._update_preview_visibility()
 
@@ -950,7 +975,9 @@ class SessionPickerScreen(MarkActions, Screen[PickResult | None]):
                 )
             )
 
-        tree = SessionTreeScreen(Path(row.path), clock=self.clock)
+        tree = SessionTreeScreen(
+            Path(row.path), clock=self.clock, cwd=self.cwd, confirm_missing_cwd=self.options.confirm_missing_cwd
+        )
         self.app.push_screen(tree, chosen)
 
     # -- live updates --------------------------------------------------------------------

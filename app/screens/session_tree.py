@@ -2,14 +2,16 @@
 
 pi's `/tree` selector as a Textual screen, for sessions that are not open in an agent: the
 tree (a virtual `TreeView` over the pure `TreeModel`), a search line, a status line and the
-`ContextPreview` of the highlighted node.  Keys follow pi: ↑/↓ wrap, PgUp/PgDn, Home/End,
-Ctrl+←/→ (or ←/→) fold or jump between branch points, Ctrl+D/T/U/L/A filters and Ctrl+O to
-cycle, typing searches, Backspace edits the search, Esc clears it first, Shift+L edits a
-label, Enter resumes.  The screen dismisses with a `TreeResult`, or None on Esc.
+`ContextPreview` of the highlighted node.  Keys follow pi 0.73.1: ↑/↓ wrap, ←/→ and
+PgUp/PgDn page, Home/End, Ctrl+←/→ (or Alt+←/→) fold or jump between branch points,
+Ctrl+D/T/U/L/A filters, Ctrl+O / Shift+Ctrl+O cycle them, typing searches, Backspace edits the
+search, Esc clears it first, Shift+L edits a label, Shift+T shows label times, F1 help, Enter
+resumes.  The screen dismisses with a `TreeResult`, or None on Esc.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -29,11 +31,14 @@ from seance.app.export_flow import EXPORT_HELP, ExportDone, ask_and_export, show
 from seance.app.messages import LongLivedDataLoaded
 from seance.app.paths import stylesheet
 from seance.app.screens.help import HelpScreen, help_rows
+from seance.app.screens.missing_cwd import resume_checked
 from seance.app.screens.prompt import label_prompt
 from seance.app.tree_model import TreeModel, resume_point
 from seance.app.widgets.context_preview import ContextPreview
 from seance.app.widgets.tree_view import TreeView
 from seance.core.gcpause import gc_paused
+from seance.core.metadata import first_message
+from seance.core.model import session_title
 from seance.core.session import NotASession, Session, SessionError, read_session
 from seance.core.text import display_text, relative_age
 from seance.core.tree import timestamp_ms
@@ -79,6 +84,9 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
         Binding("ctrl+o", "cycle_filter(1)", "Cycle filter", show=False, tooltip="next filter"),
         Binding("ctrl+shift+o", "cycle_filter(-1)", "Cycle filter back", show=False, tooltip="previous filter"),
         Binding("L,shift+l", "edit_label", "Label", show=False, tooltip="edit the entry's label (empty removes it)"),
+        Binding(
+            "T,shift+t", "toggle_label_times", "Label times", show=False, tooltip="show / hide when labels were set"
+        ),
         Binding("backspace", "backspace", "Edit search", show=False, tooltip="delete the last search character"),
         Binding("f1", "help", "Help", show=False, tooltip="this help"),
         Binding("alt+e", "export", "Export", show=False, priority=True, tooltip=EXPORT_HELP),
@@ -98,10 +106,11 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
             self.reason = reason
 
     class LabelWritten(Message):
-        def __init__(self, entry_id: str, label: str) -> None:
+        def __init__(self, entry_id: str, label: str, timestamp: str | None = None) -> None:
             super().__init__()
             self.entry_id = entry_id
             self.label = label
+            self.timestamp = timestamp
 
     class LabelFailed(Message):
         def __init__(self, reason: str) -> None:
@@ -115,12 +124,18 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
         clock: Callable[[], datetime] | None = None,
         standalone: bool = False,
         session: Session | None = None,
+        cwd: str | None = None,
+        confirm_missing_cwd: bool = True,
         name: str | None = None,
         id: str | None = None,
         classes: str | None = None,
     ) -> None:
-        """`session`: the file already read by the caller (skips reading it again)."""
+        """`session`: the file already read by the caller (skips reading it again).  `cwd`: where
+        the agent would continue (default: the current directory) when the session's cwd is gone,
+        which the screen asks about before resuming, as pi does (unless `confirm_missing_cwd` is False)."""
         super().__init__(name=name, id=id, classes=classes)
+        self.current_cwd = cwd or os.getcwd()
+        self.confirm_missing_cwd = confirm_missing_cwd
         self.session_path = Path(session_path)
         self._given_session = session
         self.clock = clock or (lambda: datetime.now(UTC))
@@ -141,15 +156,15 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
         with Horizontal(id="seance-tree-body"):
             with Vertical(id="seance-tree-pane"):
                 yield Static(Content("Loading…"), id="seance-tree-message")
-                yield TreeView(id="seance-tree-view")
+                yield TreeView(clock=self.clock, id="seance-tree-view")
             yield ContextPreview(placeholder="Loading session…", id="seance-tree-preview")
         yield Static(id="seance-tree-status")
 
     def _help_text(self) -> Content:
         back = "quit" if self.standalone else "back"
-        return Content(
-            "↑↓ move  PgUp/PgDn page  ←→ fold/branch  L label  "
-            f"^D^T^U^L^A filter  ^O cycle  type: search  Enter resume  Esc {back}"
+        return Content(  # the most used first: a narrow terminal cuts the end of the line
+            f"F1 keys  ↑↓ move  ←→ page  ^←^→ fold  Enter resume  Esc {back}  "
+            "^D^T^U^L^A filter  ^O/⇧^O cycle  ⇧L label  ⇧T label time"
         )
 
     def on_mount(self) -> None:
@@ -211,8 +226,9 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
         self._refresh_status()
 
     def _title(self, session: Session) -> Content:
-        name = session.name or self.session_path.name
-        parts = [f"Session Tree  {display_text(name)}"]
+        # the list row's title (name, else first prompt, else id, else file name): one function for both
+        title = session_title(session.name, first_message(session.entries), session.id, str(self.session_path))
+        parts = [f"Session Tree  {title}"]
         entries = len(session.entries)
         parts.append(f"{entries:,} entr{'y' if entries == 1 else 'ies'}")
         started = timestamp_ms(session.header.get("timestamp"))
@@ -243,6 +259,8 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
                 parts.append(f"search: {display_text(model.query)}")
             if model.folded:
                 parts.append(f"{len(model.folded)} folded")
+            if model.show_label_times:
+                parts.append("+label time")
         if self.session is not None and self.session.problems:
             count = len(self.session.problems)
             parts.append(f"{count} problem{'s' if count != 1 else ''} while reading (skipped or repaired)")
@@ -273,7 +291,11 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
             return
         entry = self.session.tree.by_id[event.entry_id]
         leaf_id, prefill = resume_point(entry, self.session.tree.parent.get(event.entry_id))
-        self.dismiss(TreeResult("resume", self.session.path, leaf_id, prefill, event.entry_id))
+        result = TreeResult("resume", self.session.path, leaf_id, prefill, event.entry_id)
+        if self.confirm_missing_cwd:
+            resume_checked(self.app, self.session.cwd, self.current_cwd, lambda: self.dismiss(result))
+        else:
+            self.dismiss(result)
 
     # -- keys -----------------------------------------------------------------------------
 
@@ -284,7 +306,7 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
 
     def on_key(self, event: events.Key) -> None:
         """Printable text goes to the search, as in pi (no input box to focus first)."""
-        if self.model is None or not event.is_printable or not event.character or event.key in ("L", "shift+l"):
+        if self.model is None or not event.is_printable or not event.character or event.key in self._letter_keys():
             return
         if not isinstance(self.focused, TreeView):
             return
@@ -292,6 +314,22 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
         event.prevent_default()
         self.model.set_query(self.model.query + event.character)
         self._changed()
+
+    @classmethod
+    def _letter_keys(cls) -> frozenset[str]:
+        """Printable keys the screen binds (Shift+L, Shift+T): they run their action, never type."""
+        return frozenset(
+            key.strip()
+            for binding in cls.BINDINGS
+            if isinstance(binding, Binding)
+            for key in binding.key.split(",")
+            if len(key.strip()) == 1 or key.strip().startswith("shift+")
+        )
+
+    def action_toggle_label_times(self) -> None:
+        if self.model is not None:
+            self.model.toggle_label_times()
+            self._changed()
 
     def action_help(self) -> None:
         self.app.push_screen(HelpScreen(self.help_rows()))
@@ -362,17 +400,17 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
     @work(thread=True, group="tree-label", exit_on_error=False, description="write label")
     def _write_label(self, entry_id: str, label: str) -> None:
         try:
-            set_label(self.session_path, entry_id, label)
+            written = set_label(self.session_path, entry_id, label)
         except SessionError as error:
             self.post_message(self.LabelFailed(str(error)))
         except OSError as error:
             self.post_message(self.LabelFailed(f"{self.session_path}: {error.strerror or error}"))
         else:
-            self.post_message(self.LabelWritten(entry_id, label))
+            self.post_message(self.LabelWritten(entry_id, label, written.get("timestamp")))
 
     def on_session_tree_screen_label_written(self, message: LabelWritten) -> None:
         if self.model is not None:
-            self.model.set_label(message.entry_id, message.label)
+            self.model.set_label(message.entry_id, message.label, message.timestamp)
             self._changed()
             if self.session is not None and self.model.selected_id is not None:
                 self._preview_entry(self.model.selected_id)

@@ -13,7 +13,6 @@ Everything shown comes from session files and is treated as data: it goes throug
 from __future__ import annotations
 
 import bisect
-import os
 import textwrap
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
@@ -32,22 +31,34 @@ from textual.strip import Strip
 from seance.app.paths import stylesheet
 from seance.core.listing import children_label
 from seance.core.model import SessionSummary
-from seance.core.text import blank_controls, display_text, relative_age
+from seance.core.text import blank_controls, display_text, home_short, relative_age
 
 from ..rows import SessionRow
 
 Clock = Callable[[], datetime]
 PIN_MARK = "★ "  # before the title of a pinned session
+PATH_TITLE_ROOM = 28  # with file paths shown: the cells left for the cursor, the title (~16), count and age
 
 
-def short_path(path: str, width: int, home: str = os.path.expanduser("~")) -> str:
-    """`~`-shortened path, cut from the left to `width` cells ("…/project/src")."""
-    text = display_text(path)
-    if home and home != "/" and (text == home or text.startswith(home + os.sep)):
-        text = "~" + text[len(home) :]
-    if len(text) > width:
-        text = "…" + text[len(text) - width + 1 :]
-    return text
+def short_path(path: str, width: int) -> str:
+    """A path as pi shows it (`~` for the home directory), fitted to `width` cells: the middle
+    folders give way to `…` first (`~/…/sessions/--project--/file.jsonl`), so the root, the
+    bucket and the file name stay readable; only a file name longer than `width` is cut."""
+    text = display_text(home_short(path))
+    if len(text) <= width:
+        return text
+    head, *middle, tail = text.split("/") if "/" in text else ("", text)
+    kept: list[str] = [tail]
+    budget = width - len(head) - len("/…/") - len(tail)
+    for part in reversed(middle):  # keep as many trailing folders as fit
+        if len(part) + 1 > budget:
+            break
+        kept.insert(0, part)
+        budget -= len(part) + 1
+    fitted = f"{head}/…/{'/'.join(kept)}"
+    if len(fitted) <= width:
+        return fitted
+    return "…" + text[len(text) - width + 1 :]
 
 
 def scroll_to_match(title: str, spans: Sequence[tuple[int, int]], room: int) -> tuple[str, list[tuple[int, int]]]:
@@ -341,10 +352,11 @@ class SessionList(ScrollView, can_focus=False):
 
     def _right_part(self, summary: SessionSummary, width: int, tags: Sequence[str] = (), children: int = 0) -> Content:
         parts: list[str] = [children_label(children)] if children else []
-        if self._show_path:
-            parts.append(short_path(summary.path, max(width // 3, 12)))
-        if self._show_cwd:
-            parts.append(short_path(summary.cwd, max(width // 5, 12)))
+        cwd = short_path(summary.cwd, max(width // 5, 12)) if self._show_cwd else ""
+        if self._show_path:  # like pi, the path takes the room and the title shrinks (to PATH_TITLE_ROOM)
+            parts.append(short_path(summary.path, max(width - PATH_TITLE_ROOM - len(cwd), 12)))
+        if cwd:
+            parts.append(cwd)
         count = f"{summary.message_count}{'' if summary.exact else '+'}"
         parts.append(f"{count:>5} {relative_age(summary.modified_ms, self._now.timestamp() * 1000):>3}")
         meta = Content.styled(" ".join(parts), self.get_visual_style("session-list--meta"))

@@ -9,6 +9,7 @@ screen, not the session's size.
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import ClassVar
 
 from textual import events
@@ -60,19 +61,20 @@ class TreeView(ScrollView, can_focus=True):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("up", "cursor_up", "Up", show=False, tooltip="move (wraps)"),
         Binding("down", "cursor_down", "Down", show=False, tooltip="move (wraps)"),
-        Binding("pageup", "page_up", "Page up", show=False, tooltip="move a page"),
-        Binding("pagedown", "page_down", "Page down", show=False, tooltip="move a page"),
+        # pi 0.73.1: ←/→ page (its editor's cursorLeft/Right, so Ctrl+B/Ctrl+F too), Ctrl+←/→ and Alt+←/→ fold.
+        Binding("pageup,left,ctrl+b", "page_up", "Page up", show=False, tooltip="page up"),
+        Binding("pagedown,right,ctrl+f", "page_down", "Page down", show=False, tooltip="page down"),
         Binding("home", "first", "First", show=False, tooltip="first / last entry"),
         Binding("end", "last", "Last", show=False, tooltip="first / last entry"),
         Binding(
-            "ctrl+left,left,alt+left",
+            "ctrl+left,alt+left",
             "fold_or_up",
             "Fold/branch ↑",
             key_display="^←",
             tooltip="fold, or jump up to the branch start",
         ),
         Binding(
-            "ctrl+right,right,alt+right",
+            "ctrl+right,alt+right",
             "unfold_or_down",
             "Unfold/branch ↓",
             key_display="^→",
@@ -127,8 +129,17 @@ class TreeView(ScrollView, can_focus=True):
     class Selected(EntryMessage):
         """Enter (or a double click) on an entry."""
 
-    def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        clock: Callable[[], datetime] | None = None,
+        name: str | None = None,
+        id: str | None = None,
+        classes: str | None = None,
+    ) -> None:
+        """`clock`: "now" for label times (today's show only the time, as in pi)."""
         super().__init__(name=name, id=id, classes=classes)
+        self.clock = clock or (lambda: datetime.now(UTC))
         self.model: TreeModel | None = None
         self._generation = 0
         self._lines: LRUCache[tuple[int, bool, int, int], Strip] = LRUCache(512)
@@ -274,6 +285,8 @@ class TreeView(ScrollView, can_focus=True):
         label = model.tree.labels.get(row.id)
         if label:
             parts.append((f"[{display_text(label)}] ", self._part("tree-view--label")))
+            if when := model.label_time(row.id, self.clock()):
+                parts.append((when, self._part("tree-view--dim")))
         summary = model.summary(row.id)
         prefix_class, text_class = _KIND_STYLES.get(summary.kind, (None, None))
         if summary.prefix:
