@@ -318,6 +318,7 @@ def test_seance_pick_hides_children_by_default_and_takes_the_option(tmp_path: Pa
             terminal.wait_for(shown)
             terminal.wait_for(marker)
             terminal.keys("Enter")
+            terminal.continue_missing_cwd()
             code, out = terminal.result()
             assert code == 0 and out == f"{session_path(root, Spec('s-auth', PROJECT))}\n"
         finally:

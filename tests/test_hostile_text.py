@@ -313,7 +313,11 @@ async def test_picker_preview_tree_help_and_dialogs_draw_hostile_text_inertly(en
         # the list and the preview (messages, thinking, tool calls and results, labels, model)
         text = assert_screen_clean(app, "picker and preview")
         assert text.count(MARKUP) >= 3  # the name in the list and the header, messages: shown as text
-        assert "result [bash: [bold red]x[/]" in text
+        assert "models [bold red]x[/]" in text  # the stats block (a tall pane) names the model as text
+        await pilot.press("alt+i")  # without the stats block, the tool results come into view
+        await settle(pilot)
+        text = assert_screen_clean(app, "picker and preview without stats")
+        assert "result [bash: [bold red]x[/]" in text, text
         assert "skipped" in text  # the status bar names the hostile junk file
 
         await pilot.press("ctrl+p")  # file paths

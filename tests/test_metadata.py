@@ -224,11 +224,17 @@ def test_text_sink_fields(tmp_path: Path) -> None:
                 {"type": "toolCall", "id": "t", "name": "bash", "arguments": {"command": "ls -la"}},
             ],
         ),
-        msg("c", "b", "toolResult", [{"type": "text", "text": "tool output is not indexed"}]),
+        msg("c", "b", "toolResult", [{"type": "text", "text": "tool output is indexed too"}]),
     )
     seen: list[tuple[str, str]] = []
     scan_file(path, sink=lambda field, text: seen.append((field, text)))
-    assert seen == [("user", "find the needle"), ("tool", "bash"), ("bash", "ls -la"), ("assistant", "running")]
+    assert seen == [
+        ("user", "find the needle"),
+        ("bash", "ls -la"),
+        ("tool", "bash"),
+        ("assistant", "running"),
+        ("result", "tool output is indexed too"),  # what the preview shows is searchable (issue 14)
+    ]
 
 
 def _grow(path: Path, entries: list[dict]) -> None:
