@@ -18,13 +18,14 @@ import fcntl
 import os
 import uuid
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from seance.core.catalog import Catalog
-from seance.core.resume import Resolution, continue_session, fork_into
+from seance.core.resume import Resolution, continue_session, fork_into, resume_command
 from seance.core.text import display_text
 from seance.core.trash import (
     NotASessionFile,
@@ -40,7 +41,7 @@ from seance.core.trash import (
 from seance.core.writes import atomic_write, rename_session, stored_title
 
 from .errors import CliError, ExitCode
-from .output import ask, put_path, say, write_json
+from .output import ask, put_line, put_path, say, write_json
 from .scope import Scope, find_session, scope_options, session_path
 
 RECEIPT_NAME = "last-rm.json"  # a JSON list of receipts, newest last
@@ -53,6 +54,9 @@ def register(commands: argparse._SubParsersAction) -> None:
     scope_options(resolve_cmd)
     resolve_cmd.add_argument(
         "--fork", action="store_true", help="a match in another project is copied into this one; print the copy"
+    )
+    resolve_cmd.add_argument(
+        "--command", action="store_true", help="print the shell line that resumes it (cd DIR && pi --session FILE)"
     )
     resolve_cmd.add_argument("--json", action="store_true", help="print a JSON object")
     resolve_cmd.set_defaults(handler=run_resolve)
@@ -99,8 +103,11 @@ def run_resolve(args: argparse.Namespace) -> int:
             )
     finally:
         catalog.close()
+    resumed = found.summary if forked_from is None else replace(found.summary, path=str(path), cwd=cwd)
     if args.json:
-        write_json(_resolution_json(found, path, forked_from))
+        write_json(_resolution_json(found, path, forked_from) | {"resumeCommand": resume_command(resumed)})
+    elif args.command:
+        put_line(resume_command(resumed))  # quoted word by word (core.text.shell_word): safe to paste
     else:
         put_path(path)
     return ExitCode.OK

@@ -134,3 +134,12 @@ def test_an_empty_name_clears_the_name_only_with_yes(root, capsys) -> None:
     assert code == 1 and "not found" in err
     code, _, err = run(capsys, "--root", str(root), "--cwd", "/two", "rename", "abcd", "", "--yes")
     assert code == 2 and "no name to clear" in err
+
+
+def test_resolve_command_prints_the_line_that_resumes_the_session(root, capsys) -> None:
+    """The CLI side of the list's Ctrl+Y: `resolve --command`, and `resumeCommand` in `--json`."""
+    path = root / bucket_name("/two") / session_file_name(STAMP, "abcd-2222")
+    code, out, _ = run(capsys, "--root", str(root), "--cwd", "/two", "resolve", "abcd", "--command")
+    assert (code, out) == (0, f"cd /two && pi --session {path}\n")
+    code, out, _ = run(capsys, "--root", str(root), "--cwd", "/two", "resolve", "abcd", "--json")
+    assert code == 0 and orjson.loads(out)["resumeCommand"] == f"cd /two && pi --session {path}"
