@@ -30,7 +30,6 @@ import contextlib
 import dataclasses
 import os
 import sqlite3
-import sys
 import threading
 import zlib
 from collections.abc import Iterator
@@ -41,6 +40,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from .fulltext import FIELD_RANK, META_FIELDS, OPT_IN
 from .model import SessionSummary
+from .userdirs import user_dir
 
 if TYPE_CHECKING:  # core.search is imported when searching: a plain `seance ls` never needs it
     from .search import FullText, TextHit
@@ -147,16 +147,8 @@ def decode_summary(data: bytes) -> SessionSummary:
 
 
 def default_cache_dir() -> Path:
-    """`$SEANCE_CACHE_DIR`, else the platform's user cache dir for "seance"."""
-    override = os.environ.get("SEANCE_CACHE_DIR")
-    if override:
-        return Path(override).expanduser()
-    if sys.platform.startswith("linux"):  # platformdirs' XDG rule, without its ~10 ms import
-        base = os.environ.get("XDG_CACHE_HOME", "").strip() or os.path.expanduser("~/.cache")
-        return Path(base) / "seance"
-    from platformdirs import user_cache_dir
-
-    return Path(user_cache_dir("seance", appauthor=False))
+    """`$SEANCE_CACHE_DIR`, else the platform's user cache dir for "seance" (`core.userdirs`)."""
+    return user_dir("cache")
 
 
 _STAT_KEY = itemgetter(0, 1, 2)  # (path, size, mtime_ns) of a `rows()` tuple

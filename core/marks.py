@@ -25,19 +25,18 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .errors import SessionError
+from .userdirs import user_dir
 
 MARKS_NAME = "marks.json"
 FORMAT = "seance-marks"
 VERSION = 1
 MAX_TAG_CHARS = 64
-DATA_DIR_ENV = "SEANCE_DATA_DIR"
 
 
 class MarkError(SessionError):
@@ -64,16 +63,8 @@ Marks = Mapping[str, Mark]  # session id -> its marks (a snapshot; ids without m
 
 
 def default_data_dir() -> Path:
-    """`$SEANCE_DATA_DIR`, else the platform's user data dir for "seance" (not the cache)."""
-    override = os.environ.get(DATA_DIR_ENV)
-    if override:
-        return Path(override).expanduser()
-    if sys.platform.startswith("linux"):  # platformdirs' XDG rule, without its import
-        base = os.environ.get("XDG_DATA_HOME", "").strip() or os.path.expanduser("~/.local/share")
-        return Path(base) / "seance"
-    from platformdirs import user_data_dir
-
-    return Path(user_data_dir("seance", appauthor=False))
+    """`$SEANCE_DATA_DIR`, else the platform's user data dir for "seance": not the cache (`core.userdirs`)."""
+    return user_dir("data")
 
 
 # ---------------------------------------------------------------------------- tags

@@ -15,29 +15,20 @@ to replace a file it cannot read.
 from __future__ import annotations
 
 import json
-import os
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .listing import DEFAULT_CHILD_MODE, ChildMode, child_mode
 from .safefile import atomic_write
+from .userdirs import user_dir
 
 SETTINGS_FILE = "settings.json"
 
 
 def config_dir() -> Path:
-    """`$SEANCE_CONFIG_DIR`, else the platform's user config dir for "seance"."""
-    override = os.environ.get("SEANCE_CONFIG_DIR", "").strip()
-    if override:
-        return Path(override).expanduser()
-    if sys.platform.startswith("linux"):  # platformdirs' XDG rule, without its import
-        base = os.environ.get("XDG_CONFIG_HOME", "").strip() or os.path.expanduser("~/.config")
-        return Path(base) / "seance"
-    from platformdirs import user_config_dir
-
-    return Path(user_config_dir("seance", appauthor=False))
+    """`$SEANCE_CONFIG_DIR`, else the platform's user config dir for "seance" (`core.userdirs`)."""
+    return user_dir("config")
 
 
 def settings_path() -> Path:
