@@ -40,6 +40,16 @@ def tool_calls_by_id(entries: list[dict[str, Any]]) -> dict[str, dict[str, Any]]
     return calls
 
 
+def tool_result_title(message: dict[str, Any], calls: dict[str, dict[str, Any]], limit: int | None = None) -> str:
+    """What a tool result is the result of: its call as `format_tool_call` shows it (found by
+    `toolCallId` in `calls`, see `tool_calls_by_id`), else `[<toolName>]` cut to `limit`."""
+    call_id = message.get("toolCallId")
+    call = calls.get(call_id) if isinstance(call_id, str) else None
+    if call is not None:
+        return format_tool_call(call.get("name"), call.get("arguments"))
+    return f"[{display_text(message.get('toolName') or 'tool', limit)}]"
+
+
 def format_tool_call(name: Any, args: Any) -> str:
     """`[bash: ls -la]`, `[read: ~/p/f.py:10-29]` ... like pi's tree, on one sanitised line
     (a path, a pattern or a tool name is session text: it may hold escape sequences)."""

@@ -35,7 +35,7 @@ from textual.worker import get_current_worker
 from seance.app.paths import stylesheet
 from seance.core.context import ContextMessage, build_session_context
 from seance.core.session import NotASession, Session, read_session
-from seance.core.summary import format_tool_call, tool_calls_by_id
+from seance.core.summary import format_tool_call, tool_calls_by_id, tool_result_title
 from seance.core.text import content_text, display_text, safe_multiline
 
 DEFAULT: Any = object()
@@ -125,13 +125,7 @@ def _message_block(item: ContextMessage, calls: dict[str, dict[str, Any]]) -> Pr
             body = "(aborted)" if message.get("stopReason") == "aborted" else "(no content)"
         return PreviewBlock("assistant", "assistant", body, tool_lines)
     if role == "toolResult":
-        call_id = message.get("toolCallId")
-        call = calls.get(call_id) if isinstance(call_id, str) else None
-        title = (
-            format_tool_call(call.get("name"), call.get("arguments"))
-            if call
-            else f"[{display_text(message.get('toolName') or 'tool')}]"
-        )
+        title = tool_result_title(message, calls)
         kind = "error" if message.get("isError") else "tool"
         return PreviewBlock(
             kind,

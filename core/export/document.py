@@ -21,7 +21,7 @@ from seance import __version__
 from ..blobs import BlobStore, is_blob_ref
 from ..context import ContextMessage, SessionContext, build_session_context
 from ..session import Session
-from ..summary import entry_summary, format_tool_call, tool_calls_by_id
+from ..summary import entry_summary, format_tool_call, tool_calls_by_id, tool_result_title
 from ..text import as_text, content_text, display_text
 
 
@@ -201,13 +201,7 @@ def message_item(
             item.parts.append(Part("note", "(no content)"))
         return item
     if role == "toolResult":
-        call_id = message.get("toolCallId")
-        call = calls.get(call_id) if isinstance(call_id, str) else None
-        title = (
-            format_tool_call(call.get("name"), call.get("arguments"))
-            if call
-            else f"[{display_text(message.get('toolName') or 'tool', 60)}]"
-        )
+        title = tool_result_title(message, calls, 60)
         error = message.get("isError") is True
         content = message.get("content")
         output = content_text(content, "\n")
