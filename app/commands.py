@@ -1,31 +1,53 @@
-"""The session list's command palette: every picker action, with plain Content prompts."""
+"""The session list's command palette: every picker action, with plain Content prompts.
+
+Each command's help ends with the keys that run the same action, read from the bindings live
+on the screen (as F1's help is): a key the host owns or a keymap moved is never misnamed.
+"""
 
 from __future__ import annotations
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.content import Content
+from textual.screen import Screen
+
+from .screens.help import key_label
 
 # (action, title, help) — the action runs on the screen that owns this provider.  The first
 # one is what Enter does: resume in the picker, open the tree in the standalone browser.
-RESUME_COMMAND = ("select", "Resume session", "Resume the selected session (Enter)")
-OPEN_COMMAND = ("open", "Open session", "Open the selected session's tree, resume from there (Enter)")
+RESUME_COMMAND = ("select", "Resume session", "Resume the selected session")
+OPEN_COMMAND = ("open", "Open session", "Open the selected session's tree, resume from there")
 PICKER_COMMANDS: tuple[tuple[str, str, str], ...] = (
-    ("fork", "Fork session", "Pick the selected session to fork it into a new one (Ctrl+F)"),
-    ("tree", "Open tree view", "Browse the selected session's tree and resume at any entry (Ctrl+T)"),
-    ("toggle_scope", "Toggle scope", "Current folder ↔ all projects (Tab)"),
-    ("cycle_sort", "Cycle sort", "Threaded → recent → created → relevance (Ctrl+S)"),
-    ("toggle_named", "Toggle named only", "Show only sessions with a name (Ctrl+N)"),
-    ("toggle_paths", "Toggle file paths", "Show each session's file path (Ctrl+P / F4)"),
-    ("delete", "Delete session", "Move the selected session to the Trash (Ctrl+D)"),
-    ("undo_delete", "Undo delete", "Restore the last deleted session (Ctrl+Z)"),
-    ("rename", "Rename session", "Give the selected session a name (Ctrl+R)"),
-    ("toggle_pin", "Pin / unpin session", "Pinned sessions come first in every sort (Alt+P)"),
-    ("edit_tags", "Edit tags", "Tag the selected session; search with tag:x (Alt+T)"),
-    ("toggle_preview", "Toggle preview", "Show or hide the context preview (Ctrl+O / F3)"),
-    ("help", "Show keys", "List every key of the session list (F1)"),
-    ("show_skipped", "Show skipped files", "The files that were not listed, and why (Alt+S)"),
-    ("cancel", "Clear query / cancel", "Clear the query, or close the picker (Esc)"),
+    ("fork", "Fork session", "Pick the selected session to fork it into a new one"),
+    ("tree", "Open tree view", "Browse the selected session's tree and resume at any entry"),
+    ("toggle_scope", "Toggle scope", "Current folder ↔ all projects"),
+    ("cycle_sort", "Cycle sort", "Threaded → recent → created → relevance"),
+    ("toggle_named", "Toggle named only", "Show only sessions with a name"),
+    ("cycle_children", "Cycle child sessions", "Forks and subagents: hidden → threaded → flat"),
+    ("toggle_paths", "Toggle file paths", "Show each session's file path"),
+    ("delete", "Delete session", "Move the selected session to the Trash"),
+    ("undo_delete", "Undo delete", "Restore the last deleted session"),
+    ("rename", "Rename session", "Give the selected session a name (an empty one clears it)"),
+    ("copy", "Copy resume command, id or path", "To the clipboard, quoted for pasting into a shell"),
+    ("export", "Export session", "The context it resumes with, as Markdown, HTML or JSON"),
+    ("toggle_select", "Select / deselect row", "Select sessions for one bulk delete"),
+    ("select_all", "Select all matching", "Select every session the query matches (pinned ones excepted)"),
+    ("toggle_pin", "Pin / unpin session", "Pinned sessions come first in every sort"),
+    ("edit_tags", "Edit tags", "Tag the selected session; search with tag:x"),
+    ("toggle_preview", "Toggle preview", "Show or hide the context preview"),
+    ("toggle_stats", "Toggle stats", "Tokens, cost, models, tools and files of the session, in the preview"),
+    ("help", "Show keys", "List every key of the session list"),
+    ("show_skipped", "Show skipped files", "The files that were not listed, and why"),
+    ("cancel", "Clear query / cancel", "Clear the query, or close the picker"),
 )
+
+
+def _keys_by_action(screen: Screen) -> dict[str, str]:
+    """action -> its keys as help shows them ("Ctrl+D"), from the bindings live on `screen`."""
+    keys: dict[str, list[str]] = {}
+    for key, active in screen.active_bindings.items():
+        if active.node is not screen.app:
+            keys.setdefault(active.binding.action, []).append(key_label(key))
+    return {action: " / ".join(dict.fromkeys(labels)) for action, labels in keys.items()}
 
 
 class PickerCommands(Provider):
@@ -35,12 +57,14 @@ class PickerCommands(Provider):
         screen = self.screen
         options = getattr(screen, "options", None)
         enter = OPEN_COMMAND if getattr(options, "enter", "resume") == "tree" else RESUME_COMMAND
+        keys = _keys_by_action(screen)
         for action, title, help_text in (enter, *PICKER_COMMANDS):
 
             async def run(action: str = action) -> None:
                 await screen.run_action(action)
 
-            yield title, help_text, run
+            shown_keys = keys.get(action)
+            yield title, f"{help_text} ({shown_keys})" if shown_keys else help_text, run
 
     async def discover(self) -> Hits:
         for title, help_text, run in self._commands():

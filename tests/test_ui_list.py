@@ -614,6 +614,23 @@ async def test_command_palette_runs_picker_actions(root: Path) -> None:
         assert screen_of(pilot).sort == "recent"
 
 
+async def test_the_palette_offers_every_action_of_the_list_with_its_live_keys(root: Path) -> None:
+    """Every action a key runs on the list is in the palette (F2 is "every action"), and each
+    command's help names the keys read from the live bindings, not a copy that can drift."""
+    from seance.app.commands import PICKER_COMMANDS, PickerCommands
+
+    async with picker_app(root).run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = screen_of(pilot)
+        moves = {"cursor(-1)", "cursor(1)", "page(-1)", "page(1)", "first", "last", "quit", "undo", "command_palette"}
+        bound = {active.binding.action for active in screen.active_bindings.values() if active.binding.tooltip}
+        offered = {action for action, _, _ in PICKER_COMMANDS} | {"select", "open"}
+        assert bound - moves <= offered, sorted(bound - moves - offered)
+        helps = {title: help_text for title, help_text, _ in PickerCommands(screen)._commands()}
+        assert helps["Delete session"].endswith("(Ctrl+D)") and helps["Export session"].endswith("(Alt+E)")
+        assert helps["Resume session"].endswith("(Enter)")
+
+
 # -- mouse ---------------------------------------------------------------------------------------------
 
 
