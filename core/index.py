@@ -715,8 +715,11 @@ class Writer:
             else:
                 self._drop_text(file_id, meta_only=True)
         if texts is not None:
-            text_seq = self._insert_texts(file_id, max(text_seq, _META_SEQS), texts)
+            # Rowids ascending (the metadata rows' seqs are below the text's): FTS5 writes its
+            # pending terms out as a new segment whenever a rowid is not above the last one,
+            # which, meta after text, was a segment per session (a fifth of `index --rebuild`).
             self._insert_meta(file_id, summary)
+            text_seq = self._insert_texts(file_id, max(text_seq, _META_SEQS), texts)
         self.db.execute(
             "UPDATE files SET size = ?, mtime_ns = ?, session = 1, reason = NULL, modified_ms = ?, cwd = ?, "
             "summary = ?, pi_json = ?, text_seq = ?, json_check = ?, summary_check = ?, title = ?, title_check = ? "
