@@ -122,13 +122,20 @@ def run_ls(args: argparse.Namespace) -> int:
             write_json_bytes(annotate_pi_json(answer, marks))
             return ExitCode.OK
         # A query searches full text, so its index is brought up to date too.
-        summaries = (
-            catalog.quick(cwd, text=bool(args.query)) if args.quick else catalog.exact(cwd, full_text=bool(args.query))
-        )
-        if args.query:
-            rows = _query_rows(summaries, args, catalog, cwd is None, sort, children, marks)
+        if args.query and not args.quick and children == "threaded":
+            # from the index: only the sessions that may match are decoded (no parent is needed)
+            summaries = _matching(catalog, args.query, cwd, marks)
+            rows = _arrange_hits(summaries, sort, children, marks, {})
         else:
-            rows = listing.arrange(summaries, sort, children, _pinned(marks))
+            summaries = (
+                catalog.quick(cwd, text=bool(args.query))
+                if args.quick
+                else catalog.exact(cwd, full_text=bool(args.query))
+            )
+            if args.query:
+                rows = _query_rows(summaries, args, catalog, cwd is None, sort, children, marks)
+            else:
+                rows = listing.arrange(summaries, sort, children, _pinned(marks))
         _report_skipped(catalog, quick=args.quick)
         if not summaries and not args.query:
             _report_empty(catalog, cwd)
@@ -226,6 +233,29 @@ def _query_rows(
     children stay hidden."""
     parent_of = listing.parents(summaries)  # over the whole scope: a hit's parent need not match
     hits = apply_query(summaries, args.query, None if args.quick else catalog, all_projects, marks)
+    return _arrange_hits(hits, sort, children, marks, parent_of)
+
+
+def _matching(catalog: Catalog, query: str, cwd: str | None, marks: Marks) -> list[SessionSummary]:
+    """`apply_query(catalog.exact(cwd, full_text=True), ...)`, answered from the index
+    (`Catalog.matching`: only the sessions that may match are decoded)."""
+    from seance.core.search import parse_query
+
+    try:
+        return catalog.matching(parse_query(query), cwd, marks=marks)
+    except ValueError as error:
+        raise CliError(f"bad query: {error}") from error
+
+
+def _arrange_hits(
+    hits: list[SessionSummary],
+    sort: str,
+    children: listing.ChildMode,
+    marks: Marks,
+    parent_of: dict[str, str],
+) -> list[listing.ThreadedRow]:
+    """Ranked hits as rows: in `sort` (relevance keeps the rank), pinned first; `parent_of`
+    (path -> parent, over the whole scope) hides children and counts them."""
     if children == "hidden":
         hits = [summary for summary in hits if summary.path not in parent_of]
     if sort == "created":

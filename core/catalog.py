@@ -27,7 +27,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass, field
 from operator import itemgetter
 from pathlib import Path
@@ -365,6 +365,49 @@ class Catalog:
             self._guarded(lambda index: index.put_listing(scope, files, listing) if index is not None else None)
         return payload
 
+    def matching(
+        self, query: Query, cwd: str | None = None, *, marks: Mapping[str, Any] | None = None
+    ) -> list[SessionSummary]:
+        """The sessions `query` matches in `cwd`'s project (None: every project, where paths
+        and cwds count too), ranked as `search.search` ranks them: `exact(cwd, full_text=True)`
+        then `search`, with the same answer, without decoding or folding every summary.
+
+        The index is brought up to date (text included), FTS5 gives the full-text hits, and
+        only the sessions the stored titles and those hits leave (`search.prefilter`) are
+        decoded and ranked.  `marks`: session id -> `core.marks.Mark`, for `tag:` and `is:`.
+        Raises `ValueError` for a query the index cannot use.
+        """
+        from .search import SearchCache, search
+        from .search.haystack import folded_title
+        from .search.prefilter import Prefilter
+
+        paths = cwd is None
+        scoped = self._in_scope(self._refreshed(None, None, True, False, lazy=True), cwd)
+        text_hits = {hit.path: hit for hit in self.search_text(query, include_cwd=paths)}
+        titles = self._guarded(lambda index: index.titles() if index is not None else {})
+        keep = Prefilter(query, text_hits, paths).keeps
+        cache = SearchCache()
+        candidates: list[SessionSummary] = []
+        for item in scoped:
+            summary: SessionSummary | None = None
+            if type(item) is tuple:  # an unchanged session's row: (path, ..., cwd, summary blob, ...)
+                title = titles.get(item[0])
+                if title is None:  # not stored, or failed its check: folded from the summary
+                    summary = decode_summary(item[7])
+                    title = folded_title(summary)
+                if not keep(item[0], title, item[6] or ""):
+                    continue
+            else:  # read just now
+                summary = item
+                title = folded_title(summary)
+                if not keep(summary.path, title, summary.cwd):
+                    continue
+            summary = summary if summary is not None else decode_summary(item[7])
+            cache.haystack(summary, title)  # folded from the stored title, not again
+            candidates.append(summary)
+        hits = search(candidates, query, text_hits=text_hits, paths=paths, cache=cache, marks=marks)
+        return [hit.summary for hit in hits]
+
     def _in_scope(self, items: list[tuple[int, str, Any]], cwd: str | None) -> list[Any]:
         if cwd is None:
             return [payload for _modified, _cwd, payload in items]
@@ -378,9 +421,13 @@ class Catalog:
         full_text: bool,
         as_json: bool,
         found: Discovery | None = None,
+        *,
+        lazy: bool = False,
     ) -> list[tuple[int, str, Any]]:
         with self._refresh_lock:
-            return self._guarded(lambda index: self._refresh(progress, cancel, full_text, as_json, index, found))
+            return self._guarded(
+                lambda index: self._refresh(progress, cancel, full_text, as_json, index, found, lazy=lazy)
+            )
 
     def _refresh(
         self,
@@ -390,9 +437,12 @@ class Catalog:
         as_json: bool,
         index: Index | None,
         found: Discovery | None = None,
+        *,
+        lazy: bool = False,
     ) -> list[tuple[int, str, Any]]:
         """(modified_ms, cwd, summary or ls-json bytes) of every session, newest first
-        (`found`: a discovery just made, else one is made now)."""
+        (`found`: a discovery just made, else one is made now).  `lazy`: an unchanged
+        session's payload is its index row, undecoded (`_decoded` makes it a summary)."""
         started = time.perf_counter()
         found = found if found is not None else self.discover()
         infos = found.infos
@@ -408,6 +458,8 @@ class Catalog:
         reused = [row for row in matched if row is not None]
         if as_json:
             items = [(row[5], row[6], row[7]) for row in reused if row[3] and row[7] is not None]
+        elif lazy:
+            items = [(row[5], row[6], row) for row in reused if row[3] and row[7] is not None]
         else:
             items = [(row[5], row[6], decode_summary(row[7])) for row in reused if row[3] and row[7] is not None]
         stats.reused = len(items)  # unchanged sessions; unchanged non-sessions count as skipped

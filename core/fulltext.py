@@ -103,12 +103,9 @@ class TextCollector:
                 return
             text = bounded(text, ERROR_HEAD, ERROR_TAIL) if field == ERROR else bounded(text)
             if "\n" in text:
-                seen, kept = self.seen, []
-                for line in text.split("\n"):
-                    if line not in seen:
-                        seen.add(line)
-                        kept.append(line)
-                text = "\n".join(kept)
+                seen = self.seen
+                add = seen.add  # `not add(line)` is always true: keeps a line and marks it seen
+                text = "\n".join([line for line in text.split("\n") if line not in seen and not add(line)])
             elif text in self.seen:
                 return
             else:

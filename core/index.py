@@ -15,10 +15,16 @@ is read again), so a damaged page gives a slower answer, never a wrong one.  Err
 index itself (SQLite's, or values of the wrong type) are classified by `index_fault`, in
 one place, for `Catalog`'s guard: busy, cannot be written (disk full, read-only), or damaged.
 
-FTS rows use rowid `file_id << 20 | seq`: seq 0-3 are the file's metadata rows (name,
-labels, cwd, id), replaced on every update; seq >= 4 are text chunks (user and assistant
-text, tool names, bash commands), appended as the file grows.  Deleting a file's rows is
-one rowid range.  What to MATCH and what to highlight come parsed from `core.search`
+FTS rows use rowid `file_id << 24 | seq << 4 | field`: seq 0-3 are the file's metadata rows
+(name, labels, cwd, id), replaced on every update; seq >= 4 are text chunks (user and assistant
+text, tool calls and output...), appended as the file grows.  `field` is the row's field as its
+rank (`fulltext.FIELD_RANK`), so a search narrows to fields and picks a file's best row from
+rowids alone, never reading a chunk's stored text (that read, 8 KB a row, was 90% of a common
+word's search).  Deleting a file's rows is one rowid range.
+
+`files.title` holds the folded id, name and first message search matches titles against
+(`search.haystack.folded_title`), so a query over every session (`Catalog.matching`) finds its
+candidates without decoding every summary.  What to MATCH and what to highlight come parsed from `core.search`
 (`Query.full_text()`), which also makes the hits' snippets: this module is storage and SQL.
 
 Threads: every thread gets its own connection (`threading.local`); writers take a lock.
@@ -46,24 +52,29 @@ if TYPE_CHECKING:  # core.search is imported when searching: a plain `seance ls`
     from .search import FullText, TextHit
     from .search.query import FieldMatch
 
-SCHEMA_VERSION = 5  # 4: CRC-32 checks on files, states and listings; 5: every field the preview shows
+SCHEMA_VERSION = 6  # 4: CRC-32 checks on files, states and listings; 5: every field the preview shows;
+# 6: the field in the FTS rowid (no `field` column), folded titles in `files`
 _APPLICATION_ID = 0x5345414E  # "SEAN"
 DB_NAME = "index.sqlite"
 CHUNK_CHARS = 8192
-_SEQ_BITS = 20
+_FIELD_BITS = 4  # the low bits of an FTS rowid: the row's field rank (0-12; 13 would be "text")
+_FILE_SHIFT = 24  # rowid >> _FILE_SHIFT is the file id; 20 bits of chunk seq between
+_SEQ_LIMIT = (1 << (_FILE_SHIFT - _FIELD_BITS)) - 1
 _META_SEQS = 4  # 0 name, 1 labels, 2 cwd, 3 id
 _META_FIELDS = META_FIELDS
 # A search keeps, per file, the minimum of (field rank << _RANK_SHIFT) | rowid: its best field's first row.
-_RANK_SHIFT = 48  # rowids stay below 2**48 while file ids stay below 2**28
+_RANK_SHIFT = 48  # rowids stay below 2**48 while file ids stay below 2**24
 _ROWID_MASK = (1 << _RANK_SHIFT) - 1
 _RANKED_FIELDS = [*sorted(FIELD_RANK, key=FIELD_RANK.__getitem__), "text"]  # rank -> field name
-_RANK_SQL = (
-    "(CASE field "
-    + " ".join(f"WHEN '{name}' THEN {rank}" for name, rank in FIELD_RANK.items())
-    + f" ELSE {len(FIELD_RANK)} END)"
-)
+_FIELD_MASK = (1 << _FIELD_BITS) - 1
+assert len(_RANKED_FIELDS) <= _FIELD_MASK + 1
 
-_FTS_TABLE = "CREATE VIRTUAL TABLE fts USING fts5(body, field UNINDEXED, tokenize = 'unicode61 remove_diacritics 2')"
+
+def _fts_rowid(file_id: int, seq: int, field: str) -> int:
+    return (file_id << _FILE_SHIFT) | (seq << _FIELD_BITS) | FIELD_RANK[field]
+
+
+_FTS_TABLE = "CREATE VIRTUAL TABLE fts USING fts5(body, tokenize = 'unicode61 remove_diacritics 2')"
 _SCHEMA = (
     f"PRAGMA application_id = {_APPLICATION_ID}",
     """CREATE TABLE files (
@@ -79,7 +90,9 @@ _SCHEMA = (
         pi_json BLOB,
         text_seq INTEGER NOT NULL DEFAULT -1,
         json_check INTEGER NOT NULL DEFAULT 0,
-        summary_check INTEGER NOT NULL DEFAULT 0
+        summary_check INTEGER NOT NULL DEFAULT 0,
+        title TEXT,
+        title_check INTEGER NOT NULL DEFAULT 0
     )""",
     # The scan state (~1 KB a session) is only read to continue an appended file: kept out of
     # `files`, whose every row a warm listing reads.
@@ -144,6 +157,13 @@ def decode_summary(data: bytes) -> SessionSummary:
     values[_LABELS] = tuple(values[_LABELS])
     values[_MODELS] = tuple(values[_MODELS])
     return SessionSummary(*values)
+
+
+def encode_title(summary: SessionSummary) -> bytes:
+    """The folded id, name and first message a query matches titles against, as stored."""
+    from .search.haystack import folded_title
+
+    return "\n".join(folded_title(summary)).encode("utf-8", "surrogatepass")
 
 
 def default_cache_dir() -> Path:
@@ -438,6 +458,18 @@ class Index:
         good = [row for row in found if _row_check(_META_OF_ROW(row), row[7]) == row[9]]
         return dict(zip(map(_STAT_KEY, good), good, strict=True))
 
+    def titles(self) -> dict[str, tuple[str, str, str]]:
+        """path -> the stored folded title (id, name, first message) of every session whose
+        title passes its check (one left out is decoded and folded by the caller instead)."""
+        found = self.db.execute("SELECT path, title, title_check FROM files WHERE title IS NOT NULL").fetchall()
+        titles: dict[str, tuple[str, str, str]] = {}
+        for path, title, check in found:
+            if _blob_check(title, path) == check:
+                parts = title.decode("utf-8", "surrogatepass").split("\n")
+                if len(parts) == 3:
+                    titles[path] = (parts[0], parts[1], parts[2])
+        return titles
+
     def row(self, path: str) -> Row | None:
         """The row of one file, or None when there is none or it fails its check."""
         found = self.db.execute(
@@ -554,17 +586,16 @@ class Index:
         minimum over the file's matching rows (grouped by SQLite, not row by row in Python)."""
         if term.fields is None:
             skipped = [*OPT_IN, *(() if include_cwd else ("cwd",))]
-            where = f"field NOT IN ({','.join('?' * len(skipped))})"
-            values: list[str] = list(skipped)
+            where = f"(rowid & {_FIELD_MASK}) NOT IN ({','.join(str(FIELD_RANK[name]) for name in skipped)})"
         else:
-            where = f"field IN ({','.join('?' * len(term.fields))})"
-            values = list(term.fields)
+            codes = [str(FIELD_RANK[name]) for name in term.fields if name in FIELD_RANK]
+            where = f"(rowid & {_FIELD_MASK}) IN ({','.join(codes)})"
         sql = (
-            f"SELECT rowid >> {_SEQ_BITS}, min(({_RANK_SQL} << {_RANK_SHIFT}) | rowid) FROM fts "
-            f"WHERE fts MATCH ? AND {where} GROUP BY rowid >> {_SEQ_BITS}"
+            f"SELECT rowid >> {_FILE_SHIFT}, min(((rowid & {_FIELD_MASK}) << {_RANK_SHIFT}) | rowid) FROM fts "
+            f"WHERE fts MATCH ? AND {where} GROUP BY rowid >> {_FILE_SHIFT}"
         )
         try:
-            return dict(db.execute(sql, (term.phrase, *values)).fetchall())
+            return dict(db.execute(sql, (term.phrase,)).fetchall())
         except sqlite3.OperationalError as error:
             if _is_query_mistake(error):
                 raise FullTextQueryError(str(error)) from error
@@ -610,8 +641,8 @@ class Writer:
         return int(cursor.lastrowid or 0)
 
     def _drop_text(self, file_id: int, meta_only: bool = False) -> None:
-        low = file_id << _SEQ_BITS
-        high = low + (_META_SEQS - 1 if meta_only else (1 << _SEQ_BITS) - 1)
+        low = file_id << _FILE_SHIFT
+        high = low + ((_META_SEQS << _FIELD_BITS) - 1 if meta_only else (1 << _FILE_SHIFT) - 1)
         self.db.execute("DELETE FROM fts WHERE rowid BETWEEN ? AND ?", (low, high))
 
     def put_session(
@@ -632,18 +663,32 @@ class Writer:
         """
         modified_ms = int(summary.modified_ms)
         encoded, pi_json = encode_summary(summary), encode_pi_json(summary)
+        title = encode_title(summary)
+        title_check = _blob_check(title, summary.path)
 
         def columns(text_seq: int) -> tuple:
             meta = (summary.path, summary.size, summary.mtime_ns, 1, None, modified_ms, summary.cwd, text_seq)
             checks = (_row_check(meta, pi_json), _row_check(meta, encoded))
-            return (summary.size, summary.mtime_ns, modified_ms, summary.cwd, encoded, pi_json, text_seq, *checks)
+            return (
+                summary.size,
+                summary.mtime_ns,
+                modified_ms,
+                summary.cwd,
+                encoded,
+                pi_json,
+                text_seq,
+                *checks,
+                title,
+                title_check,
+            )
 
         cursor = None
         if not known:
             try:
                 cursor = self.db.execute(
                     "INSERT INTO files (path, size, mtime_ns, session, modified_ms, cwd, summary, pi_json, "
-                    "text_seq, json_check, summary_check) VALUES (?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?)",
+                    "text_seq, json_check, summary_check, title, title_check) "
+                    "VALUES (?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (summary.path, *columns(-1)),
                 )
             except sqlite3.IntegrityError:  # another thread or process indexed it meanwhile
@@ -662,11 +707,15 @@ class Writer:
             else:
                 self._drop_text(file_id, meta_only=True)
         if texts is not None:
-            text_seq = self._insert_texts(file_id, max(text_seq, _META_SEQS), texts)
+            # Rowids ascending (the metadata rows' seqs are below the text's): FTS5 writes its
+            # pending terms out as a new segment whenever a rowid is not above the last one,
+            # which, meta after text, was a segment per session (a fifth of `index --rebuild`).
             self._insert_meta(file_id, summary)
+            text_seq = self._insert_texts(file_id, max(text_seq, _META_SEQS), texts)
         self.db.execute(
             "UPDATE files SET size = ?, mtime_ns = ?, session = 1, reason = NULL, modified_ms = ?, cwd = ?, "
-            "summary = ?, pi_json = ?, text_seq = ?, json_check = ?, summary_check = ? WHERE file_id = ?",
+            "summary = ?, pi_json = ?, text_seq = ?, json_check = ?, summary_check = ?, title = ?, title_check = ? "
+            "WHERE file_id = ?",
             (*columns(text_seq), file_id),
         )
         self._put_state(file_id, state)
@@ -678,33 +727,32 @@ class Writer:
         )
 
     def _insert_meta(self, file_id: int, summary: SessionSummary) -> None:
-        base = file_id << _SEQ_BITS
         values = (summary.name or "", " ".join(summary.labels), summary.cwd, summary.id)
         self.db.executemany(
-            "INSERT INTO fts (rowid, body, field) VALUES (?, ?, ?)",
-            [(base + seq, value, _META_FIELDS[seq]) for seq, value in enumerate(values) if value],
+            "INSERT INTO fts (rowid, body) VALUES (?, ?)",
+            [(_fts_rowid(file_id, seq, _META_FIELDS[seq]), value) for seq, value in enumerate(values) if value],
         )
 
     def _insert_texts(self, file_id: int, seq: int, texts: list[tuple[str, str]]) -> int:
-        base = file_id << _SEQ_BITS
-        rows: list[tuple[int, str, str]] = []
+        base = file_id << _FILE_SHIFT
+        rows: list[tuple[int, str]] = []
         pending: dict[str, list[str]] = {}
         sizes: dict[str, int] = {}
-        limit = (1 << _SEQ_BITS) - 1
+        limit, shift, codes = _SEQ_LIMIT, _FIELD_BITS, FIELD_RANK
         for field, text in texts:
             parts = pending.setdefault(field, [])
             parts.append(text)
             sizes[field] = sizes.get(field, 0) + len(text) + 1
             if sizes[field] >= CHUNK_CHARS and seq < limit:
-                rows.append((base + seq, "\n".join(parts), field))
+                rows.append((base | (seq << shift) | codes[field], "\n".join(parts)))
                 seq += 1
                 pending[field] = []
                 sizes[field] = 0
         for field, parts in pending.items():
             if parts and seq < limit:
-                rows.append((base + seq, "\n".join(parts), field))
+                rows.append((base | (seq << shift) | codes[field], "\n".join(parts)))
                 seq += 1
-        self.db.executemany("INSERT INTO fts (rowid, body, field) VALUES (?, ?, ?)", rows)
+        self.db.executemany("INSERT INTO fts (rowid, body) VALUES (?, ?)", rows)
         return seq
 
     def put_not_session(self, path: str, size: int, mtime_ns: int, reason: str) -> None:
@@ -714,7 +762,8 @@ class Writer:
         check = _row_check((path, size, mtime_ns, 0, reason, None, None, -1), None)
         self.db.execute(
             "UPDATE files SET size = ?, mtime_ns = ?, session = 0, reason = ?, modified_ms = NULL, cwd = NULL, "
-            "summary = NULL, pi_json = NULL, text_seq = -1, json_check = ?, summary_check = ? WHERE file_id = ?",
+            "summary = NULL, pi_json = NULL, text_seq = -1, json_check = ?, summary_check = ?, title = NULL "
+            "WHERE file_id = ?",
             (size, mtime_ns, reason, check, check, file_id),
         )
         self.db.execute("DELETE FROM states WHERE file_id = ?", (file_id,))

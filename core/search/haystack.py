@@ -14,6 +14,7 @@ given none folds afresh and keeps nothing.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -61,18 +62,36 @@ class Haystack:
     models: tuple[str, ...]
 
     @classmethod
-    def of(cls, summary: SessionSummary) -> Haystack:
+    def of(cls, summary: SessionSummary, title: tuple[str, str, str] | None = None) -> Haystack:
+        """`summary` folded; `title`: its `folded_title`, when the caller has it already (the
+        index stores it, so a query over every session does not fold every title again)."""
+        ident, name, first = title if title is not None else folded_title(summary)
         return cls(
             summary=summary,
-            ident=one_line(summary.id.lower()),
-            name=fold(one_line(summary.name or "", TITLE_LIMIT)),
-            first=fold(one_line(summary.first_message, TITLE_LIMIT)),
+            ident=ident,
+            name=name,
+            first=first,
             text=fold(session_text(summary)),
-            cwd=fold(summary.cwd),
+            cwd=_fold_cwd(summary.cwd),
             path=fold(summary.path),
-            labels=tuple(fold(label) for label in summary.labels),
-            models=tuple(fold(model) for model in summary.models),
+            labels=tuple(fold(label) for label in summary.labels) if summary.labels else (),
+            models=tuple(fold(model) for model in summary.models) if summary.models else (),
         )
+
+
+def folded_title(summary: SessionSummary) -> tuple[str, str, str]:
+    """The id, name and first message as the title tiers match them: folded, on one line
+    (never a newline in any of them), the name and first message cut to `TITLE_LIMIT`."""
+    return (
+        one_line(summary.id.lower()),
+        fold(one_line(summary.name or "", TITLE_LIMIT)),
+        fold(one_line(summary.first_message, TITLE_LIMIT)),
+    )
+
+
+@functools.lru_cache(maxsize=4096)
+def _fold_cwd(cwd: str) -> str:
+    return fold(cwd)  # ten thousand sessions share a few hundred cwds
 
 
 def _line_starts(lines: list[str], offset: int = 0) -> list[int]:
@@ -158,10 +177,11 @@ class SearchCache:
         self._hays: dict[int, Haystack] = {}
         self._blocks: dict[tuple[int, ...], Block] = {}
 
-    def haystack(self, summary: SessionSummary) -> Haystack:
+    def haystack(self, summary: SessionSummary, title: tuple[str, str, str] | None = None) -> Haystack:
+        """`summary`'s haystack, folded now if it is not kept (with `title`: its stored `folded_title`)."""
         found = self._hays.get(id(summary))
         if found is None or found.summary is not summary:
-            found = self._hays[id(summary)] = Haystack.of(summary)
+            found = self._hays[id(summary)] = Haystack.of(summary, title)
         return found
 
     def cached_block(self, summaries: Sequence[SessionSummary]) -> Block | None:

@@ -36,8 +36,6 @@ from collections.abc import Iterator, Mapping, Sequence
 from itertools import chain
 from typing import Any, NamedTuple
 
-from rapidfuzz import fuzz
-
 from ..fulltext import is_primary
 from ..model import SessionSummary
 from .fuzzy import MIN_FUZZY, fuzzy_match, fuzzy_pattern, max_span
@@ -251,7 +249,7 @@ class _Matcher:
         found.update(dict.fromkeys([index for index in rest if text in texts[index]], _FULL_TEXT))
         pattern = self.fuzzy_patterns.get(text) if term.kind == "fuzzy" else None
         if pattern is not None:  # fuzzy: only what the row shows, so every hit can be highlighted
-            shown, length, ratio = block.shown, len(text), fuzz.partial_ratio
+            shown, length = block.shown, len(text)
             first, limit = pattern.search, max_span(length)
             # the first occurrence is usually tight enough; `fuzzy_match` looks further when not
             fuzzy = [
@@ -261,6 +259,10 @@ class _Matcher:
                 and (match := first(shown[index]))
                 and (match.end() - match.start() <= limit or (match := fuzzy_match(pattern, shown[index], length)))
             ]
+            if fuzzy:
+                from rapidfuzz import fuzz  # here: a search without a fuzzy hit never loads it
+
+                ratio = fuzz.partial_ratio
             for index, match in fuzzy:
                 # scored where it matched (what the row highlights), not against the whole title
                 window = shown[index][max(match.start() - length, 0) : match.end() + length]
