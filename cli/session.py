@@ -55,7 +55,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 def open_session_arg(args: argparse.Namespace) -> Session:
     """Load the SESSION argument: a path, or an id prefix under `--root` from `--cwd`."""
-    result = read_session(session_path(args.session, args))
+    result = read_session(session_path(args.session, args), digest=False)  # read-only: no content hash
     if isinstance(result, NotASession):
         code = ExitCode.NOT_FOUND if result.reason == "no such file" else ExitCode.BAD_INPUT
         raise CliError(f"{result.path}: not a session ({result.reason})", code)

@@ -181,7 +181,7 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
     @work(thread=True, exclusive=True, group="tree-load", exit_on_error=False, description="load session")
     def _load(self) -> None:
         try:
-            result = self._given_session or read_session(self.session_path)
+            result = self._given_session or read_session(self.session_path, digest=False)  # writes reload
         except Exception as error:  # whatever the file holds, the screen says so instead of hanging
             self.post_message(self.LoadFailed(f"{self.session_path}: cannot read ({display_text(error)})"))
             return
