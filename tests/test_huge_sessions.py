@@ -24,8 +24,8 @@ from seance.core.writes import append_entry, load_for_write
 STAMP = "2025-01-01T00:00:00.000Z"
 
 
-def _session(path: Path, entries: int = 30) -> Path:
-    lines = [{"type": "session", "version": 3, "id": "s1", "cwd": "/p", "timestamp": STAMP}]
+def _session(path: Path, entries: int = 30, session_id: str = "s1") -> Path:
+    lines = [{"type": "session", "version": 3, "id": session_id, "cwd": "/p", "timestamp": STAMP}]
     parent = None
     for index in range(entries):
         entry_id = f"e{index}"
@@ -67,3 +67,58 @@ def test_writes_refuse_a_read_only_stamp_and_leave_the_file_alone(tmp_path: Path
     # The same write from a digested load goes through.
     append_entry(load_for_write(path), dict(entry))
     assert path.read_bytes().startswith(before) and b'"label":"x"' in path.read_bytes()
+
+
+# -- memory that does not grow with the corpus --------------------------------------------
+
+
+def _mark_chunk(chunk: list[tuple[str, int]]) -> list[int]:
+    """A worker's task: leave one marker file per chunk it started."""
+    directory, number = chunk[0]
+    Path(directory, f"chunk-{number}").touch()
+    return [number]
+
+
+def test_scan_pool_keeps_a_bounded_window_of_chunks_ahead_of_a_slow_consumer(tmp_path: Path) -> None:
+    """Workers may not run arbitrarily far ahead of the consumer (writing the index): their
+    results would pile up in memory, a few KB per file, 860 MB at 100k sessions."""
+    import time
+
+    from seance.core import scanpool
+
+    if not scanpool.available():
+        pytest.skip("the scan pool forks: Linux only")
+    workers, chunks = 2, 40
+    items = [(str(tmp_path), number // scanpool.CHUNK) for number in range(chunks * scanpool.CHUNK)]
+    consumed = 0
+    for _chunk, results in scanpool.map_chunks(_mark_chunk, items, workers):
+        consumed += 1
+        assert results == [consumed - 1]  # in order
+        if consumed in (1, 10):
+            time.sleep(0.3)  # a slow consumer: the workers would run ahead now
+            started = len(list(tmp_path.glob("chunk-*")))
+            assert started <= consumed + workers * scanpool.AHEAD, (consumed, started)
+    assert consumed == chunks
+
+
+def _write_corpus(root: Path, sessions: int) -> None:
+    bucket = root / "--p--"
+    bucket.mkdir(parents=True)
+    for number in range(sessions):
+        _session(bucket / f"2025-01-01T00-00-{number:05d}_s{number}.jsonl", entries=3, session_id=f"s{number}")
+
+
+def test_update_index_indexes_everything_and_keeps_no_summary(tmp_path: Path) -> None:
+    from seance.core.catalog import Catalog
+
+    root = tmp_path / "sessions"
+    _write_corpus(root, 300)
+    catalog = Catalog([root], cache_dir=tmp_path / "cache", workers=2)
+    try:
+        assert catalog.update_index() == 300
+        assert catalog.last_stats.read == 300
+        assert len(catalog.search_text("prompt")) > 0  # the full text went in
+        assert catalog.update_index() == 300 and catalog.last_stats.reused == 300  # warm: nothing read
+        assert len(catalog.refresh()) == 300
+    finally:
+        catalog.close()
