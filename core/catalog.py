@@ -416,6 +416,7 @@ class Catalog:
             matched = [row if row is None or row[8] >= 0 or not row[3] else None for row in matched]
         todo = [info for info, row in zip(infos, matched, strict=True) if row is None]
         reused = [row for row in matched if row is not None]
+        items: list[tuple[int, str, Any]]
         if not keep:
             items = [(row[5], row[6], None) for row in reused if row[3] and row[7] is not None]
         elif as_json:
