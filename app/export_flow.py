@@ -80,7 +80,7 @@ def _export(screen: Screen[Any], path: Path, session: Session | None, leaf: Any,
         return
     try:
         if session is None:
-            loaded = read_session(path)
+            loaded = read_session(path, digest=False)
             if isinstance(loaded, NotASession):
                 screen.post_message(ExportDone(None, f"{loaded.path}: not a session ({loaded.reason})"))
                 return

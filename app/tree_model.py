@@ -416,13 +416,19 @@ class TreeModel:
         up = self._row_parent[row]
         return up < 0 or len(self._row_children[up]) > 1
 
+    @property
+    def tool_calls(self) -> dict[str, dict[str, Any]]:
+        """toolCallId → its call, to summarise tool results: one pass over every entry, so a
+        loader touches it in its worker before the first row is drawn (see `summary`)."""
+        if self._tool_calls is None:
+            self._tool_calls = tool_calls_by_id(self.tree.entries)
+        return self._tool_calls
+
     def summary(self, entry_id: str) -> Summary:
         """The entry's one-line rendering (cached; tool results resolved to their calls)."""
         cached = self._summaries.get(entry_id)
         if cached is None:
-            if self._tool_calls is None:
-                self._tool_calls = tool_calls_by_id(self.tree.entries)
-            cached = summarize(self.tree.by_id[entry_id], self._tool_calls)
+            cached = summarize(self.tree.by_id[entry_id], self.tool_calls)
             self._summaries[entry_id] = cached
         return cached
 

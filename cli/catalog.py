@@ -335,14 +335,14 @@ def run_index(args: argparse.Namespace) -> int:
     try:
         if args.rebuild:
             catalog.rebuild_index()
-        summaries = catalog.refresh(progress=bar)
+        count = catalog.update_index(progress=bar)  # no summary kept: memory stays flat
     finally:
         bar.finish()
         catalog.close()
     stats = catalog.last_stats
     _report_skipped(catalog)
     put_line(
-        f"indexed {len(summaries)} sessions in {stats.seconds:.2f}s "
+        f"indexed {count} sessions in {stats.seconds:.2f}s "
         f"({stats.read} read, {stats.appended} appended, {stats.reused} unchanged, {len(stats.skipped)} skipped)"
     )
     return ExitCode.OK

@@ -21,7 +21,7 @@ import orjson
 
 from seance.core.context import build_session_context
 from seance.core.session import NotASession, Session, read_session
-from seance.core.summary import entry_summary, tool_calls_by_id
+from seance.core.summary import entry_summary
 from seance.core.text import as_text, display_text, json_safe, visible
 
 from .errors import CliError, ExitCode
@@ -55,7 +55,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 def open_session_arg(args: argparse.Namespace) -> Session:
     """Load the SESSION argument: a path, or an id prefix under `--root` from `--cwd`."""
-    result = read_session(session_path(args.session, args))
+    result = read_session(session_path(args.session, args), digest=False)  # read-only: no content hash
     if isinstance(result, NotASession):
         code = ExitCode.NOT_FOUND if result.reason == "no such file" else ExitCode.BAD_INPUT
         raise CliError(f"{result.path}: not a session ({result.reason})", code)
@@ -169,10 +169,10 @@ def run_tree(args: argparse.Namespace) -> int:
     from seance.app.tree_model import TreeModel  # pure (no Textual): the tree view's own layout
 
     tree = session.tree
-    calls = tool_calls_by_id(session.entries)
     # pi's /tree in text: a single-child chain stays flat, a branch point draws ├─ / └─ connectors
     # and │ gutters (every entry shown, the branch holding the leaf first, as in the tree view).
     model = TreeModel(tree, every_entry=True)
+    calls = model.tool_calls
     lines: list[str] = []
     write = sys.stdout.write
     by_id, labels, leaf_id = tree.by_id, tree.labels, tree.leaf_id

@@ -37,7 +37,7 @@ import orjson
 
 from . import dialects
 from .errors import FileChangedError
-from .safefile import append_whole, clean_stale_temps
+from .safefile import append_whole, clean_stale_temps, refuse_undigested
 from .session import FileStamp, new_digest
 
 TORN_GRACE = 0.25
@@ -72,6 +72,7 @@ def append_child(
     path: Path, snapshot: FileStamp, parent: str | None, make_line: Callable[[str | None], bytes]
 ) -> str | None:
     """Append `make_line(parent)` as a child of the file's last entry; returns the parent used."""
+    refuse_undigested(path, snapshot)
     clean_stale_temps(path.parent)
     fd = os.open(path, os.O_RDWR | os.O_APPEND)
     try:

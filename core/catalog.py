@@ -27,7 +27,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Callable, Generator, Mapping
+from collections.abc import Callable, Generator, Iterator, Mapping
 from dataclasses import dataclass, field
 from operator import itemgetter
 from pathlib import Path
@@ -330,6 +330,13 @@ class Catalog:
         offset) and return every exact summary, newest first.  Raises `Cancelled` on cancel."""
         return [payload for _modified, _cwd, payload in self._refreshed(progress, cancel, full_text, False)]
 
+    def update_index(self, progress: Progress | None = None, cancel: Cancel | None = None) -> int:
+        """`refresh` for `seance index`: the same index, full text included, but no summary is
+        kept (only how many sessions there are), so memory does not grow with the corpus."""
+        with self._refresh_lock:
+            items = self._guarded(lambda index: self._refresh(progress, cancel, True, False, index, keep=False))
+        return len(items)
+
     def exact(self, cwd: str | None = None, *, full_text: bool = False) -> list[SessionSummary]:
         """Exact summaries (refreshing the index as needed), newest first, filtered to `cwd`."""
         return self._in_scope(self._refreshed(None, None, full_text, False), cwd)
@@ -439,10 +446,12 @@ class Catalog:
         found: Discovery | None = None,
         *,
         lazy: bool = False,
+        keep: bool = True,
     ) -> list[tuple[int, str, Any]]:
         """(modified_ms, cwd, summary or ls-json bytes) of every session, newest first
         (`found`: a discovery just made, else one is made now).  `lazy`: an unchanged
-        session's payload is its index row, undecoded (`_decoded` makes it a summary)."""
+        session's payload is its index row, undecoded (`_decoded` makes it a summary).
+        Without `keep` the payload is None: the caller only counts (`update_index`)."""
         started = time.perf_counter()
         found = found if found is not None else self.discover()
         infos = found.infos
@@ -456,7 +465,10 @@ class Catalog:
             matched = [row if row is None or row[8] >= 0 or not row[3] else None for row in matched]
         todo = [info for info, row in zip(infos, matched, strict=True) if row is None]
         reused = [row for row in matched if row is not None]
-        if as_json:
+        items: list[tuple[int, str, Any]]
+        if not keep:
+            items = [(row[5], row[6], None) for row in reused if row[3] and row[7] is not None]
+        elif as_json:
             items = [(row[5], row[6], row[7]) for row in reused if row[3] and row[7] is not None]
         elif lazy:
             items = [(row[5], row[6], row) for row in reused if row[3] and row[7] is not None]
@@ -473,7 +485,7 @@ class Catalog:
                 (info, index.row(info.path) if index is not None and info.path in known else None) for info in todo
             ]
             for summary in self._read_changed(changed, stats, progress, cancel, full_text, len(infos), index):
-                payload = encode_pi_json(summary) if as_json else summary
+                payload = None if not keep else encode_pi_json(summary) if as_json else summary
                 items.append((int(summary.modified_ms), summary.cwd, payload))
         if index is not None and len(reused) < len(rows):  # some indexed file was not seen unchanged
             self._prune(index, rows, found)
@@ -491,9 +503,10 @@ class Catalog:
         full_text: bool,
         total: int,
         index: Index | None,
-    ) -> list[SessionSummary]:
-        """Scan the changed files (appended ones from their saved offset) and index them."""
-        out: list[SessionSummary] = []
+    ) -> Iterator[SessionSummary]:
+        """Scan the changed files (appended ones from their saved offset), index them and yield
+        their summaries as they come (a caller keeps what it needs of each: memory must not
+        grow with the corpus)."""
         pending: list[tuple] = []
         last_commit = time.perf_counter()
         done = total - len(todo)
@@ -504,7 +517,7 @@ class Catalog:
                     raise Cancelled()
                 if outcome[0] == "ok":
                     _, summary, state, continued, texts = outcome
-                    out.append(summary)
+                    yield summary
                     if continued:
                         stats.appended += 1
                     else:
@@ -527,7 +540,6 @@ class Catalog:
         finally:  # on cancel too: what was read so far is kept
             outcomes.close()
             _flush(index, pending)
-        return out
 
     def _outcomes(
         self, todo: list[tuple[FileInfo, Row | None]], full_text: bool, index: Index | None
@@ -596,7 +608,7 @@ class Catalog:
             row = index.row(info.path) if index is not None else None
             if row is not None and row.size == info.size and row.mtime_ns == info.mtime_ns:
                 return decode_summary(row.payload) if row.session and row.payload else None
-            found = self._read_changed([(info, row)], RefreshStats(), None, None, True, 1, index)
+            found = list(self._read_changed([(info, row)], RefreshStats(), None, None, True, 1, index))
             return found[0] if found else None
 
         return self._guarded(summarised)

@@ -235,14 +235,17 @@ def _loads_iterative(text: str) -> Any:
 class Block(NamedTuple):
     """Whole lines read from a file, or one line too long to read.
 
-    `data` is newline-terminated except for a file's unterminated last line; `line` is the
-    number (counting from the reader's first line as 0) of the block's first line.  An
-    oversized line has `data == b""` and its length in `oversized`.
+    `lines` is what `data.split(b"\n")` would give for the block's bytes: it ends with `b""`
+    when the block ends with a newline, and only a file's unterminated last line is a
+    non-empty last piece.  `size` is the block's length in bytes (newlines included), `line`
+    the number (counting from the reader's first line as 0) of its first line.  An oversized
+    line has no `lines` and its length in `oversized`.
     """
 
     offset: int
     line: int
-    data: bytes
+    lines: list[bytes]
+    size: int = 0
     oversized: int = 0
 
 
@@ -256,8 +259,10 @@ def line_blocks(
 ) -> Iterator[Block]:
     """Read `descriptor` from `offset` to its end as `Block`s (see there).
 
-    Memory stays near `limit + block_size` however long a line is.  `digest` (a hashlib
-    object) is fed every byte read, the skipped ones included.
+    Memory stays near `limit + block_size` however long a line is.  Each read is split into
+    lines once, in place: no slice of the read is copied before the split (on a file of
+    hundreds of MB the copies cost as much as the split).  `digest` (a hashlib object) is fed
+    every byte read, the skipped ones included.
     """
     block_size = max(1, min(block_size, limit))  # so a line inside one block is within the limit
     line = 0
@@ -274,8 +279,8 @@ def line_blocks(
             digest.update(chunk)
         chunk_start = position
         position += len(chunk)
-        first = chunk.find(b"\n")
-        if first < 0:  # no line ends in this chunk
+        pieces = chunk.split(b"\n")
+        if len(pieces) == 1:  # no line ends in this chunk
             if not skipping:
                 if pending + len(chunk) > limit:
                     skipping, parts = True, []
@@ -283,31 +288,31 @@ def line_blocks(
                     parts.append(chunk)
             pending += len(chunk)
             continue
-        if skipping or pending + first > limit:  # the unfinished line ends here, too long
-            yield Block(start, line, b"", pending + first)
+        head = pieces[0]
+        first = start  # where the block's first line starts
+        if skipping or pending + len(head) > limit:  # the unfinished line ends here, too long
+            yield Block(start, line, [], 0, pending + len(head))
             line += 1
-            skipping, parts, pending = False, [], 0
-            cut = first + 1
-        elif parts:  # the unfinished line ends here: a block of its own (no copy of the rest)
-            yield Block(start, line, b"".join([*parts, chunk[: first + 1]]))
-            line += 1
-            parts, pending = [], 0
-            cut = first + 1
-        else:
-            cut = 0
-        last = chunk.rfind(b"\n")
-        if last >= cut:
-            data = chunk[cut : last + 1]
-            yield Block(chunk_start + cut, line, data)
-            line += data.count(b"\n")
-        rest = chunk[last + 1 :]
-        start = chunk_start + last + 1
+            del pieces[0]
+            first = chunk_start + len(head) + 1
+        elif parts:  # the unfinished line ends here: the block's first line
+            parts.append(head)
+            pieces[0] = b"".join(parts)
+        skipping, parts, pending = False, [], 0
+        rest = pieces[-1]
+        end = position - len(rest)  # just after the chunk's last newline
+        if len(pieces) > 1:
+            pieces[-1] = b""
+            first_line, line = line, line + len(pieces) - 1  # (before the caller may pop the list)
+            yield Block(first, first_line, pieces, end - first)
+        start = end
         if rest:
             parts, pending = [rest], len(rest)
     if skipping:
-        yield Block(start, line, b"", pending)
+        yield Block(start, line, [], 0, pending)
     elif parts:
-        yield Block(start, line, b"".join(parts))
+        data = b"".join(parts)
+        yield Block(start, line, [data], len(data))
 
 
 def oversized_reason(size: int) -> str:

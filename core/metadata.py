@@ -539,10 +539,10 @@ def scan_file(
                     state.bad_lines += 1
                     consumed = block.offset + block.oversized + 1
                 continue
-            lines = block.data.split(b"\n")
+            lines = block.lines
             carry = lines.pop()  # b"" when the block ends with a newline
             scanner.feed_lines(lines)
-            consumed = block.offset + len(block.data) - len(carry)
+            consumed = block.offset + block.size - len(carry)
         state.offset = consumed
         if state.header_done:
             if start < _FINGERPRINT_HEAD:  # a first scan, or the hashed head grew

@@ -215,6 +215,13 @@ def _unlink_quietly(path: Path) -> None:
         pass
 
 
+def refuse_undigested(path: str | os.PathLike[str], stamp: FileStamp) -> None:
+    """Refuse a write guarded by a read-only load's stamp (no digest: see `FileStamp`): without
+    the content digest "unchanged since it was read" cannot be proven."""
+    if stamp.digest is None:
+        raise SessionError(f"{path}: was read for display only (no content digest); nothing was written")
+
+
 def _check_unchanged(path: Path, stamp: FileStamp, *, verify_content: bool = True) -> None:
     """Refuse unless `path` is still exactly what was read (size, mtime, digest)."""
     try:
@@ -264,6 +271,8 @@ def atomic_write(
     `expected` is the snapshot the caller read; None is the unguarded replace for files no
     agent writes to.  A symlinked session is replaced at its target: the link stays a link.
     """
+    if expected is not None:
+        refuse_undigested(path, expected)
     target = Path(os.path.realpath(path))
     clean_stale_temps(target.parent)
     if expected is None:

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
 CHUNK = 64  # files per task: big enough to amortise pickling, small enough to balance
 MIN_FILES = 256  # below this, start-up costs more than it saves
+AHEAD = 4  # chunks in flight per worker: keeps every worker busy, bounds what waits in memory
 
 Item = TypeVar("Item")
 
@@ -62,16 +63,26 @@ def map_chunks(
 ) -> Iterator[tuple[Sequence[Item], list[Any]]]:
     """(chunk, results) in order, computed by `workers` forked processes.
 
+    At most `AHEAD` chunks per worker are submitted and not yet consumed, and a consumed
+    chunk's future is dropped: when the consumer (writing the index) is slower than the
+    workers, results would otherwise pile up in memory, all of them, a few KB per file.
     Closing the iterator early (a cancel) drops the chunks not started yet.
     """
     import multiprocessing  # here, not at the top: ~30 ms that a warm `seance ls` never needs
-    from concurrent.futures import ProcessPoolExecutor
+    from collections import deque
+    from concurrent.futures import Future, ProcessPoolExecutor
 
-    chunks = [items[start : start + CHUNK] for start in range(0, len(items), CHUNK)]
+    chunks = (items[start : start + CHUNK] for start in range(0, len(items), CHUNK))
     pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"))
+    window: deque[tuple[Sequence[Item], Future[list[Any]]]] = deque()
     try:
-        futures = [pool.submit(function, chunk) for chunk in chunks]
-        for chunk, future in zip(chunks, futures, strict=True):
-            yield chunk, future.result()
+        for chunk in chunks:
+            window.append((chunk, pool.submit(function, chunk)))
+            if len(window) >= workers * AHEAD:
+                done, future = window.popleft()
+                yield done, future.result()
+        while window:
+            done, future = window.popleft()
+            yield done, future.result()
     finally:
         pool.shutdown(wait=True, cancel_futures=True)

@@ -32,11 +32,16 @@ def new_digest(data: bytes = b"") -> Any:
 
 @dataclass(frozen=True, slots=True)
 class FileStamp:
-    """What a file looked like when it was read: used to refuse writes if it changed."""
+    """What a file looked like when it was read: used to refuse writes if it changed.
+
+    `digest` is None for a read-only load (`read_session(..., digest=False)`): hashing a file
+    of hundreds of MB costs as much as framing it, and only a write compares contents.  The
+    write path refuses such a stamp (`writes.load_for_write` reads the file again, digested).
+    """
 
     size: int
     mtime_ns: int
-    digest: str
+    digest: str | None
 
     @classmethod
     def of_bytes(cls, data: bytes, stat: os.stat_result) -> FileStamp:
@@ -134,13 +139,13 @@ def session_name(session: Session) -> str | None:
 _BOM = b"\xef\xbb\xbf"  # Node's trim() drops one before JSON.parse: so do we
 
 
-def _read_records(descriptor: int, stat: os.stat_result) -> tuple[Parsed, FileStamp, bool]:
+def _read_records(descriptor: int, stat: os.stat_result, with_digest: bool = True) -> tuple[Parsed, FileStamp, bool]:
     """Stream a file into parsed lines (lines over `MAX_LINE_BYTES` skipped unread), its
-    stamp, and whether it held anything but whitespace."""
+    stamp (digested only `with_digest`), and whether it held anything but whitespace."""
     parsed = Parsed()
-    digest = new_digest()
+    digest = new_digest() if with_digest else None
     start = 3 if os.pread(descriptor, 3, 0) == _BOM else 0
-    if start:
+    if start and digest is not None:
         digest.update(_BOM)
     content = False
     for block in line_blocks(descriptor, start, digest=digest):
@@ -148,11 +153,12 @@ def _read_records(descriptor: int, stat: os.stat_result) -> tuple[Parsed, FileSt
             parsed.skipped.append(Skipped(block.line + 1, oversized_reason(block.oversized)))
             content = True
             continue
-        content = content or bool(block.data.strip())
-        # A block of whole lines splits into an empty last piece; only the file's unterminated
-        # last line is a non-empty one there (and reported torn if it does not parse).
-        parse_lines(block.data.split(b"\n"), parsed, block.line + 1, block.offset)
-    return parsed, FileStamp(stat.st_size, stat.st_mtime_ns, digest.hexdigest()), content
+        content = content or any(line.strip() for line in block.lines)
+        # A block of whole lines ends with an empty piece; only the file's unterminated last
+        # line is a non-empty one there (and reported torn if it does not parse).
+        parse_lines(block.lines, parsed, block.line + 1, block.offset)
+    hexdigest = digest.hexdigest() if digest is not None else None
+    return parsed, FileStamp(stat.st_size, stat.st_mtime_ns, hexdigest), content
 
 
 def _build(path: Path, parsed: Parsed, stamp: FileStamp, content: bool) -> Session | NotASession:
@@ -304,14 +310,18 @@ def _placeable(
     return out, None
 
 
-def read_session(path: str | os.PathLike[str]) -> Session | NotASession:
-    """Read a session file.  Never raises for bad content or a vanished/unreadable file."""
+def read_session(path: str | os.PathLike[str], *, digest: bool = True) -> Session | NotASession:
+    """Read a session file.  Never raises for bad content or a vanished/unreadable file.
+
+    `digest=False` is for a read-only use (show, tree, a preview): the stamp then holds no
+    content digest, and the write path refuses it (see `FileStamp`).
+    """
     file_path = Path(path).expanduser().absolute()
     try:
         descriptor, stat = open_regular(file_path)  # a FIFO or device never blocks us
         try:
             with gc_paused():
-                parsed, stamp, content = _read_records(descriptor, stat)
+                parsed, stamp, content = _read_records(descriptor, stat, digest)
         finally:
             os.close(descriptor)
     except FileNotFoundError:

@@ -284,8 +284,9 @@ def test_line_blocks_frames_like_split_2000_cases(tmp_path: Path) -> None:
                 if block.oversized:
                     framed.append((block.line, block.offset, None, block.oversized))
                     continue
-                lines = block.data.split(b"\n")
-                if block.data.endswith(b"\n"):
+                lines = block.lines
+                assert block.size == sum(len(line) + 1 for line in lines) - 1
+                if lines[-1] == b"":  # the block ends with a newline
                     lines.pop()
                 offset = block.offset
                 for number, line in enumerate(lines, block.line):

@@ -95,10 +95,11 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
     class Loaded(Message):
         """The worker read the session and built its tree model."""
 
-        def __init__(self, session: Session, model: TreeModel) -> None:
+        def __init__(self, session: Session, model: TreeModel, title: Content) -> None:
             super().__init__()
             self.session = session
             self.model = model
+            self.title = title
 
     class LoadFailed(Message):
         def __init__(self, reason: str) -> None:
@@ -181,7 +182,7 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
     @work(thread=True, exclusive=True, group="tree-load", exit_on_error=False, description="load session")
     def _load(self) -> None:
         try:
-            result = self._given_session or read_session(self.session_path)
+            result = self._given_session or read_session(self.session_path, digest=False)  # writes reload
         except Exception as error:  # whatever the file holds, the screen says so instead of hanging
             self.post_message(self.LoadFailed(f"{self.session_path}: cannot read ({display_text(error)})"))
             return
@@ -191,10 +192,12 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
         try:
             with gc_paused():
                 model = TreeModel(result.tree)
+                _ = model.tool_calls  # a pass over every entry: here, not in the first row's drawing
+                title = self._title(result)  # (the name is another pass)
         except Exception as error:  # a session core could read must not crash the screen
             self.post_message(self.LoadFailed(f"{result.path}: cannot build the tree ({display_text(error)})"))
             return
-        self.post_message(self.Loaded(result, model))
+        self.post_message(self.Loaded(result, model, title))
 
     def on_session_tree_screen_loaded(self, message: Loaded) -> None:
         self.session, self.model = message.session, message.model
@@ -206,11 +209,13 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
         self.query_one("#seance-tree-message", Static).display = False
         tree_view.display = True
         title = self.query_one("#seance-tree-title", Static)
-        title.update(self._title(message.session))
+        title.update(message.title)
         tree_view.set_model(message.model)
         tree_view.focus()
         self._refresh_status()
-        self._prepare_search(message.model)
+        # After the first rows are drawn: the search index is a pass over every entry, and a
+        # worker holding the GIL meanwhile would slow the drawing down.
+        self.call_after_refresh(self._prepare_search, message.model)
 
     @work(thread=True, exclusive=True, group="tree-search-index", exit_on_error=False, description="search index")
     def _prepare_search(self, model: TreeModel) -> None:

@@ -237,7 +237,7 @@ class _SessionCache:
             if cached is not None and cached[0] == key:
                 self._items.move_to_end(path)
                 return cached[1]
-        result = read_session(path)
+        result = read_session(path, digest=False)
         if isinstance(result, Session) and key is not None:
             with self._lock:
                 self._items[path] = (key, result)
