@@ -1,0 +1,72 @@
+"""Session text is data in the 0.3.0 commands and screens too: pins, tags, marks, stats,
+export, clean, `ls --skipped`, copy, the skipped list and the missing-cwd question.
+
+The hostile session of tests/test_hostile_text.py (escape sequences, C1, bidi, markup in every
+field, the file's own name and directory) runs through each new exit, and what reaches the
+terminal is checked the same way: no control, C1 or bidi character, markup shown literally.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+import orjson
+from test_hostile_text import HOSTILE, MARKUP, SID, env, run, write_hostile_session, write_not_a_session
+
+__all__ = ["env"]  # the fixture, shared
+
+
+def test_the_curation_commands_print_a_hostile_session_inertly(env, capsys) -> None:
+    root = env / "sessions"
+    path = write_hostile_session(root)
+    write_not_a_session(root)
+    r = ("--root", str(root))
+
+    for by in ("day", "model", "project"):
+        code, out, _err = run(capsys, "stats", "--all", "--by", by, *r)
+        assert code == 0, by
+    code, out, _err = run(capsys, "stats", "--all", "--by", "model", "--json", *r)
+    assert code == 0 and orjson.loads(out)
+    code, out, _err = run(capsys, "show", str(path), "--stats")
+    assert code == 0 and MARKUP in out  # the model, shown as text
+    code, out, _err = run(capsys, "show", str(path), "--stats", "--json")
+    assert code == 0 and orjson.loads(out)
+
+    for fmt in ("md", "json"):
+        for tree in ((), ("--tree",)):
+            code, out, _err = run(capsys, "export", str(path), "--format", fmt, *tree)
+            assert code == 0 and MARKUP in out, (fmt, tree)
+
+    code, out, err = run(capsys, "clean", "--all", "--query", "hostile", *r)
+    assert code == 0 and "would" in (out + err).lower()
+    code, out, _err = run(capsys, "clean", "--all", "--query", "hostile", "--json", *r)
+    assert code == 0 and orjson.loads(out)
+
+    code, out, _err = run(capsys, "ls", "--all", "--skipped", *r)
+    assert code == 0 and out.count("\n") == 1 and "junk-" in out
+    code, out, _err = run(capsys, "ls", "--all", "--skipped", "--json", *r)
+    assert len(orjson.loads(out)) == 1
+
+    code, out, err = run(capsys, "tag", str(path), "+café", "+[bold]x[/]")
+    assert code == 0 and out.splitlines() == ["café", "[bold]x[/]"]
+    code, out, err = run(capsys, "tag", str(path), "+bad\x1b[2J")
+    assert code == 2 and err.count("\n") == 1
+    code, out, err = run(capsys, "pin", str(path))
+    assert code == 0 and out.count("\n") == 1
+    code, out, _err = run(capsys, "marks", "export")
+    assert SID in orjson.loads(out)["sessions"]  # the hostile id, whole, but its C1 and bidi escaped
+
+    code, out, _err = run(capsys, "ls", "--all", "--json", *r)
+    assert orjson.loads(out)[0]["pinned"] is True
+    code, out, _err = run(capsys, "ls", "--all", *r)
+    assert "café" in out
+    code, out, _err = run(capsys, "resolve", "hostile", *r, "--cwd", f"/p/{HOSTILE}", "--command")
+    assert code == 0 and out.count("\n") == 1
+
+    stamp = time.time() - 3600
+    os.utime(path, (stamp, stamp))
+    code, out, err = run(capsys, "clean", "--all", "--query", "hostile", "--include-pinned", "--yes", *r)
+    assert code == 0 and not path.exists()
+    code, out, err = run(capsys, "rm", "--undo")
+    assert code == 0 and path.exists()
