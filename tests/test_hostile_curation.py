@@ -14,6 +14,8 @@ import time
 import orjson
 from test_hostile_text import HOSTILE, MARKUP, SID, env, run, write_hostile_session, write_not_a_session
 
+from seance.core.text import unsurrogate
+
 __all__ = ["env"]  # the fixture, shared
 
 
@@ -70,3 +72,32 @@ def test_the_curation_commands_print_a_hostile_session_inertly(env, capsys) -> N
     assert code == 0 and not path.exists()
     code, out, err = run(capsys, "rm", "--undo")
     assert code == 0 and path.exists()
+
+
+def test_a_file_name_that_is_not_utf8_is_listed_counted_and_printed_as_json(env, capsys) -> None:
+    """A file name need not be UTF-8 (Python holds its bytes as lone surrogates): the new
+    commands' JSON and the stats cache took such a path and raised a traceback."""
+    from hostile import write_good
+
+    root = env / "sessions"
+    good = write_good(root, "undecodable", "a session whose file name is not UTF-8")
+    path = good.with_name("undecodable-\udcff.jsonl")
+    good.rename(path)
+    stamp = time.time() - 3600  # not being written: clean considers it
+    os.utime(path, (stamp, stamp))
+    (root / "--p--" / "junk-\udcfe.jsonl").write_bytes(b"not json\n")
+    r = ("--root", str(root))
+
+    for argv in (("stats", "--all"), ("stats", "--all", "--json"), ("stats", "--all", "--json")):  # cold, warm
+        code, out, err = run(capsys, *argv, *r)
+        assert code == 0 and "Traceback" not in err, err
+    assert orjson.loads(out)["sessions"] == 1
+    shown = unsurrogate(str(path))  # JSON text is Unicode: the undecodable byte is U+FFFD
+    code, out, _err = run(capsys, "show", str(path), "--stats", "--json")
+    assert code == 0 and orjson.loads(out)["path"] == shown
+    code, out, _err = run(capsys, "clean", "--all", "--query", "whose", "--json", *r)
+    assert code == 0 and [item["path"] for item in orjson.loads(out)["sessions"]] == [shown]
+    code, out, _err = run(capsys, "ls", "--all", "--skipped", "--json", *r)
+    assert code == 0 and orjson.loads(out)[0]["path"].endswith("junk-\ufffd.jsonl")
+    code, out, _err = run(capsys, "resolve", "undecodable", *r, "--cwd", "/p", "--command", "--json")
+    assert code == 0 and orjson.loads(out)["path"] == shown
