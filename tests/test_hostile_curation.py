@@ -101,3 +101,64 @@ def test_a_file_name_that_is_not_utf8_is_listed_counted_and_printed_as_json(env,
     assert code == 0 and orjson.loads(out)[0]["path"].endswith("junk-\ufffd.jsonl")
     code, out, _err = run(capsys, "resolve", "undecodable", *r, "--cwd", "/p", "--command", "--json")
     assert code == 0 and orjson.loads(out)["path"] == shown
+
+
+async def test_the_new_dialogs_rows_and_clipboard_draw_hostile_text_inertly(env) -> None:
+    """Pins, tags, the copy dialog and what it copies, the export prompt, the bulk-delete
+    dialog and pi's missing-cwd question, on the hostile session."""
+    from test_hostile_text import assert_clean, assert_screen_clean
+    from ui_harness import picker_app, settle
+
+    from seance.app.screens.session_list import PickerOptions, SessionPickerScreen
+
+    root = env / "sessions"
+    write_hostile_session(root)
+    app = picker_app(
+        root, scope="all", cache_dir=env / "cache", options=PickerOptions(watch=False), confirm_missing_cwd=True
+    )
+    async with app.run_test(size=(160, 50), notifications=True) as pilot:
+        await settle(pilot, 5)
+        await pilot.press("alt+p")  # pin
+        await settle(pilot)
+        await pilot.press("alt+t")  # the tag prompt
+        await settle(pilot)
+        assert_screen_clean(app, "tag prompt")
+        for key in ("[", "b", "]", "x", "[", "/", "]"):
+            await pilot.press(key)
+        await pilot.press("enter")
+        await settle(pilot)
+        text = assert_screen_clean(app, "pinned and tagged row")
+        assert "#[b]x[/]" in text and "★" in text, text
+
+        await pilot.press("ctrl+y")  # the copy dialog
+        await settle(pilot)
+        assert "Copy to the clipboard" in assert_screen_clean(app, "copy dialog")
+        for key, what in (("i", "id"), ("p", "path"), ("c", "resume command")):
+            await pilot.press(key)
+            await settle(pilot)
+            assert "hostile-" in app.clipboard or "[bold red]x" in app.clipboard, app.clipboard
+            assert_clean(app.clipboard, f"the copied {what}")  # pasted into a shell, it must not act
+            assert_screen_clean(app, f"copied the {what}")
+            if key != "c":
+                await pilot.press("ctrl+y")
+                await settle(pilot)
+
+        await pilot.press("alt+e")  # the export prompt proposes a file name from the title
+        await settle(pilot)
+        assert ".html" in assert_screen_clean(app, "export prompt")
+        await pilot.press("escape")
+        await settle(pilot)
+
+        await pilot.press("ctrl+@")  # ctrl+space: mark the row, then delete the marked set
+        await settle(pilot)
+        await pilot.press("ctrl+d")
+        await settle(pilot)
+        assert "Trash" in assert_screen_clean(app, "bulk delete dialog")
+        await pilot.press("escape")
+        await settle(pilot)
+
+        assert isinstance(app.screen, SessionPickerScreen)
+        await pilot.press("enter")  # /p/<hostile> does not exist: pi's question names it
+        await settle(pilot)
+        text = assert_screen_clean(app, "missing cwd dialog")
+        assert "Session cwd not found" in text and MARKUP in text
