@@ -162,3 +162,19 @@ async def test_the_new_dialogs_rows_and_clipboard_draw_hostile_text_inertly(env)
         await settle(pilot)
         text = assert_screen_clean(app, "missing cwd dialog")
         assert "Session cwd not found" in text and MARKUP in text
+
+
+def test_huge_usage_keeps_the_stats_report_in_its_width(env, capsys) -> None:
+    """A cost of 1e308 (pi stores what the provider said) was printed with all its 309 digits,
+    breaking the report's columns: a line must fit the 80 columns a pipe gets."""
+    from hostile import write_hostile
+
+    from seance.core.textchart import cell_width
+
+    root = env / "sessions"
+    paths = write_hostile(root, ["huge-int-usage"])
+    for argv in (("stats", "--all", "--root", str(root)), ("show", str(paths["huge-int-usage"]), "--stats")):
+        code, out, _err = run(capsys, *argv)
+        assert code == 0
+        too_wide = [line for line in out.splitlines() if cell_width(line) > 80 and str(root) not in line]  # paths whole
+        assert not too_wide, too_wide
