@@ -195,9 +195,9 @@ def run_ls_skipped(args: argparse.Namespace) -> int:
     finally:
         catalog.close()
     if args.json:
-        import orjson
+        from seance.core.text import json_bytes
 
-        write_json_bytes(orjson.dumps([{"path": str(path), "reason": reason} for path, reason in skipped]))
+        write_json_bytes(json_bytes([{"path": str(path), "reason": reason} for path, reason in skipped]))
     else:
         for path, reason in skipped:
             put_line(f"{path}: {reason}")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from seance.core.text import json_safe, shell_path, visible
+from seance.core.text import json_bytes, json_safe, shell_path, visible
 
 
 def say(message: str) -> None:
@@ -45,9 +45,7 @@ def write_json_bytes(data: bytes) -> None:
 
 def write_json(payload: Any) -> None:
     """Indented JSON on stdout (the `--json` of show, tree, resolve and continue)."""
-    import orjson  # here: a warm `seance ls --json` never parses or encodes JSON itself
-
-    write_json_bytes(orjson.dumps(payload, option=orjson.OPT_INDENT_2))
+    write_json_bytes(json_bytes(payload, indent=True))  # a path that is not UTF-8 too
 
 
 __all__ = ["ask", "put_line", "put_path", "say", "write_json", "write_json_bytes"]

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import SessionError
+from .text import json_safe
 from .userdirs import user_dir
 
 MARKS_NAME = "marks.json"
@@ -126,10 +127,13 @@ def split_tags(text: str) -> list[str]:
 
 
 def encode(marks: Marks) -> bytes:
+    """The marks document; ids are session text, so C1 and bidi in them are `\\uXXXX`
+    escapes (`json_safe`: the same JSON value) wherever the bytes go: the file, `-o FILE`, stdout."""
     import orjson
 
     sessions = {key: mark.to_json() for key, mark in sorted(marks.items()) if not mark.empty}
-    return orjson.dumps({"format": FORMAT, "version": VERSION, "sessions": sessions}, option=orjson.OPT_INDENT_2)
+    data = orjson.dumps({"format": FORMAT, "version": VERSION, "sessions": sessions}, option=orjson.OPT_INDENT_2)
+    return json_safe(data)
 
 
 def decode(data: bytes, where: str) -> dict[str, Mark]:

@@ -30,6 +30,7 @@ from . import scanpool
 from .discovery import FileInfo
 from .index import default_cache_dir
 from .stats import SessionStats
+from .text import json_bytes, unsurrogate
 
 SCHEMA_VERSION = 1  # bump when `SessionStats` is computed or stored differently
 DB_NAME = "stats.sqlite"
@@ -127,6 +128,7 @@ class StatsCache:
         values = [
             (info.path, info.size, info.mtime_ns, *answer, _check(info.path, info.size, info.mtime_ns, answer))
             for info, answer in rows
+            if info.path == unsurrogate(info.path)  # SQLite text is UTF-8: a non-UTF-8 name is read each time
         ]
         try:
             with self._transaction():
@@ -178,7 +180,7 @@ def stats_chunk(infos: Sequence[FileInfo]) -> list[Answer]:
                 out.append((None, None, session.reason))
             else:
                 stats = session_stats(session)
-                out.append((orjson.dumps(stats.to_storage(brief=True)), orjson.dumps(stats.to_storage()), None))
+                out.append((json_bytes(stats.to_storage(brief=True)), json_bytes(stats.to_storage()), None))
         except Exception as error:  # one poisoned file must not fail the run
             out.append((None, None, f"cannot be read ({type(error).__name__}: {error})"))
     return out

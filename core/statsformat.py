@@ -30,9 +30,12 @@ def tokens_text(count: int) -> str:
 
 
 def cost_text(cost: float) -> str:
-    """$12.34, or four decimals below a cent ($0.0012), $0 for none."""
+    """$12.34, or four decimals below a cent ($0.0012), $0 for none; from a trillion up (a
+    provider's nonsense, up to 1e308 or inf) in exponent form ($1e+308), not 309 digits."""
     if cost == 0:
         return "$0"
+    if not abs(cost) < 1e12:
+        return f"${cost:.3g}"
     return f"${cost:,.2f}" if abs(cost) >= 0.01 else f"${cost:.4f}"
 
 
@@ -164,17 +167,23 @@ def report_lines(report: Aggregate, days: Aggregate, width: int = 80) -> list[st
     if not report.groups:
         lines.append("no usage recorded" + (" in that time" if since else ""))
         return lines
-    numbers = 4 + 7 + 8 + 7 + 10 + 2  # the spaces, sessions, messages, tokens, cost, and before the bar
+    tokens = [tokens_text(group.usage.tokens) for group in report.groups]
+    costs_shown = [cost_text(group.usage.cost) for group in report.groups]
+    token_cells = max(7, *map(len, tokens))  # wider only for absurd counts (pi writes 9223372036855M)
+    cost_cells = max(10, *map(len, costs_shown))
+    numbers = 4 + 7 + 8 + token_cells + cost_cells + 2  # spaces, sessions, messages, tokens, cost, before the bar
     names = [display_text(home_short(group.key) if report.by == "project" else group.key) for group in report.groups]
     label = max(min(max(cell_width(name) for name in names), width - numbers - 8, 48), 8)
     room = max(width - label - numbers, 4)
     largest = max(group.usage.cost for group in report.groups)
     lines.append("")
-    lines.append(f"{fit(report.by, label)} {'sessions':>7} {'messages':>8} {'tokens':>7} {'cost':>10}")
-    for name, group in zip(names, report.groups, strict=True):
+    lines.append(
+        f"{fit(report.by, label)} {'sessions':>7} {'messages':>8} {'tokens':>{token_cells}} {'cost':>{cost_cells}}"
+    )
+    for name, group, token, cost in zip(names, report.groups, tokens, costs_shown, strict=True):
         row = (
             f"{fit(name, label)} {group.sessions:>7,} {group.usage.messages:>8,} "
-            f"{tokens_text(group.usage.tokens):>7} {cost_text(group.usage.cost):>10}"
+            f"{token:>{token_cells}} {cost:>{cost_cells}}"
         )
         lines.append(f"{row}  {bar(group.usage.cost, largest, room)}".rstrip())
     return lines

@@ -13,6 +13,7 @@ file-name bytes, which a terminal encoder would choke on).
                       names and paths in messages
     shell_path        a path for stdout: itself, or bash `$'...'` quoting if it holds a control
     json_safe         JSON bytes with C1, DEL and bidi characters as `\\uXXXX` escapes
+    json_bytes        orjson's bytes, a non-UTF-8 file name's bytes as U+FFFD (`unsurrogate`)
 """
 
 from __future__ import annotations
@@ -110,6 +111,34 @@ def _dollar_quoted(text: str) -> str:
     """bash's `$'...'` quoting of `text`, each control as its escape."""
     quoted = text.replace("\\", "\\\\").replace("'", "\\'")
     return "$'" + CONTROL_CHARS.sub(lambda m: _escape(m.group()), quoted) + "'"
+
+
+def unsurrogate(text: str) -> str:
+    """`text` as valid Unicode: a file name's undecodable bytes (lone surrogates) become U+FFFD."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
+def _unsurrogated(value: Any) -> Any:
+    """`value` with every string (keys too) `unsurrogate`d, for an encoder that refuses them."""
+    if isinstance(value, str):
+        return unsurrogate(value)
+    if isinstance(value, dict):
+        return {_unsurrogated(key): _unsurrogated(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_unsurrogated(item) for item in value]
+    return value
+
+
+def json_bytes(value: Any, *, indent: bool = False) -> bytes:
+    """`orjson.dumps(value)`; a string holding lone surrogates (a path whose file name is not
+    UTF-8), which orjson refuses with a TypeError, is written with U+FFFD in their place."""
+    import orjson
+
+    option = orjson.OPT_INDENT_2 if indent else 0
+    try:
+        return orjson.dumps(value, option=option)
+    except TypeError:
+        return orjson.dumps(_unsurrogated(value), option=option)
 
 
 # The UTF-8 bytes of DEL, C1 (U+0080-U+009F) and the bidi characters of CONTROL_CHARS.

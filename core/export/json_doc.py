@@ -17,6 +17,7 @@ from typing import Any
 
 import orjson
 
+from ..text import unsurrogate
 from .document import ExportDocument, Item, Part
 
 _INT64 = 1 << 63
@@ -29,11 +30,6 @@ def _scalar(value: Any) -> Any:
     if isinstance(value, int) and not isinstance(value, bool) and not -_INT64 <= value < _INT64:
         return str(value)
     return value
-
-
-def _unsurrogate(text: str) -> str:
-    """A path from a file name that is not UTF-8 (surrogate escapes) as valid text."""
-    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 def _part(part: Part) -> dict[str, Any]:
@@ -76,7 +72,7 @@ def json_payload(doc: ExportDocument) -> dict[str, Any]:
         "formatVersion": 1,
         "generator": doc.generator,
         "scope": doc.scope,
-        "path": _unsurrogate(doc.path),
+        "path": unsurrogate(doc.path),
         "id": doc.session_id,
         "name": doc.name,
         "cwd": doc.cwd,
