@@ -25,7 +25,7 @@ from seance.core.catalog import Catalog
 from seance.core.listing import children_label
 from seance.core.marks import NO_MARK, Marks, annotate_pi_json
 from seance.core.model import SessionSummary
-from seance.core.text import display_text, home_short, relative_age
+from seance.core.text import display_text, home_short, json_bytes, relative_age
 
 from .errors import CliError, ExitCode
 from .marks import listing_marks, marked_json
@@ -149,9 +149,8 @@ def run_ls(args: argparse.Namespace) -> int:
                 if args.children:
                     item["children"] = row.children
                 payload.append(item)
-            import orjson
 
-            write_json_bytes(orjson.dumps(payload))  # compact, like the fast path
+            write_json_bytes(json_bytes(payload))  # compact, like the fast path (a non-UTF-8 name: U+FFFD)
         else:
             _print_rows(rows, show_cwd=cwd is None, marks=marks)
             if args.quick and rows:
@@ -195,8 +194,6 @@ def run_ls_skipped(args: argparse.Namespace) -> int:
     finally:
         catalog.close()
     if args.json:
-        from seance.core.text import json_bytes
-
         write_json_bytes(json_bytes([{"path": str(path), "reason": reason} for path, reason in skipped]))
     else:
         for path, reason in skipped:

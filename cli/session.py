@@ -22,7 +22,7 @@ import orjson
 from seance.core.context import build_session_context
 from seance.core.session import NotASession, Session, read_session
 from seance.core.summary import entry_summary
-from seance.core.text import as_text, display_text, json_safe, visible
+from seance.core.text import as_text, display_text, json_bytes, json_safe, visible
 
 from .errors import CliError, ExitCode
 from .output import put_line, say, write_json
@@ -113,7 +113,7 @@ def _write_tree_json(session: Session) -> None:
     so re-indenting a batch is a plain replace)."""
     out = sys.stdout.buffer
     indent = orjson.OPT_INDENT_2
-    head = orjson.dumps({**_tree_head(session), "nodes": []}, option=indent)
+    head = json_bytes({**_tree_head(session), "nodes": []}, indent=bool(indent))
     out.write(json_safe(head[: head.rindex(b"[]")]) + b"[")
     nodes = _tree_nodes(session)
     written = False
@@ -121,7 +121,7 @@ def _write_tree_json(session: Session) -> None:
         body = orjson.dumps(batch, option=indent)[1:-2]  # without the brackets and the last newline
         out.write((b"," if written else b"") + json_safe(body).replace(b"\n", b"\n  "))
         written = True
-    tail = orjson.dumps({"problems": session.problems}, option=indent)
+    tail = json_bytes({"problems": session.problems}, indent=bool(indent))
     out.write((b"\n  ]," if written else b"],") + json_safe(tail[1:]) + b"\n")
     out.flush()
 

@@ -51,6 +51,7 @@ from .index import (
     scope_key,
 )
 from .model import SessionSummary
+from .text import is_utf8
 
 if TYPE_CHECKING:  # imported where used: a warm listing reads no file and searches nothing
     from .metadata import MetaState, ScanResult
@@ -149,6 +150,8 @@ def _write_batch(index: Index, batch: list[tuple]) -> None:
     """Write scanned rows in one transaction, so readers see progress while the index builds."""
     with index.writing() as writer:
         for item in batch:
+            if not is_utf8(item[1].path if item[0] == "ok" else item[1]):
+                continue  # SQLite keeps paths as UTF-8: such a file is read again each run, not a row
             if item[0] == "ok":
                 _, summary, state, texts, continued, text_seq, known = item
                 writer.put_session(summary, state, texts, continued=continued, text_seq=text_seq, known=known)

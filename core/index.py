@@ -144,10 +144,11 @@ assert tuple(f.name for f in dataclasses.fields(SessionSummary))[: len(_SUMMARY_
 
 
 def encode_pi_json(summary: SessionSummary) -> bytes:
-    """The stored `ls --json` object of a summary (what a warm listing writes out as is)."""
-    import orjson
+    """The stored `ls --json` object of a summary (what a warm listing writes out as is); a
+    file name that is not UTF-8 shows U+FFFD for its odd bytes, as Node's readdir gives it to pi."""
+    from .text import json_bytes
 
-    return orjson.dumps(summary.to_pi_json())
+    return json_bytes(summary.to_pi_json())
 
 
 def decode_summary(data: bytes) -> SessionSummary:

@@ -23,6 +23,7 @@ from .discovery import FileInfo
 from .metadata import NO_MESSAGES, MetaState, NotSessionFile, _Scanner, iso_ms
 from .model import SessionSummary
 from .safeopen import open_regular
+from .text import json_bytes
 
 PREFIX_BYTES = 4096
 
@@ -200,7 +201,7 @@ def quick_pi_json(
     """(mtime ms, cwd, encoded `ls --json` object) of many files, newest mtime first, as
     `quick_summaries` orders them; failures go to `skipped`."""
     out = [
-        (info.mtime_ns // 1_000_000, item["cwd"], orjson.dumps(item))
+        (info.mtime_ns // 1_000_000, item["cwd"], json_bytes(item))
         for info, item in _each(infos, skipped, pi_json_from_prefix)
     ]
     out.sort(key=itemgetter(0), reverse=True)

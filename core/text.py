@@ -129,6 +129,15 @@ def _unsurrogated(value: Any) -> Any:
     return value
 
 
+def is_utf8(text: str) -> bool:
+    """`text` encodes as UTF-8: no lone surrogates (the bytes of a file name that is not UTF-8)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def json_bytes(value: Any, *, indent: bool = False) -> bytes:
     """`orjson.dumps(value)`; a string holding lone surrogates (a path whose file name is not
     UTF-8), which orjson refuses with a TypeError, is written with U+FFFD in their place."""

@@ -61,6 +61,7 @@ import orjson
 from .holders import holders
 from .safefile import fsync_dir, process_alive
 from .session import NotASession, SessionError, read_session
+from .text import is_utf8
 
 # pi writes a line at every message end and tool result; the longest quiet stretch of a
 # working agent is one model reply (seconds to a minute).  A session written less than a
@@ -345,6 +346,8 @@ def trash_session(
         raise TrashError(f"{session_path}: no such file")
     if os.path.isdir(session_path) and not os.path.islink(session_path):
         raise TrashError(f"{session_path}: is a directory, not a session file")
+    if not is_utf8(str(session_path)):  # the receipt (JSON) and the undo could not name it again
+        raise TrashError(f"{session_path}: its name is not UTF-8; seance cannot record it for undo, not moved")
     verdict = read_session(session_path)
     problem = verdict.reason if isinstance(verdict, NotASession) else None
     session_id = None if isinstance(verdict, NotASession) else verdict.id

@@ -103,6 +103,37 @@ def test_a_file_name_that_is_not_utf8_is_listed_counted_and_printed_as_json(env,
     assert code == 0 and orjson.loads(out)["path"] == shown
 
 
+def test_a_file_name_that_is_not_utf8_never_takes_the_index_down(env, capsys) -> None:
+    """SQLite keeps paths as UTF-8 text: one such file made every `ls` say "the index could not
+    be rebuilt" and list from the files, and `ls --json` (stored answer, quick, query), `tree
+    --json` and `rm` raised tracebacks.  Now it is read from the file each run, the others stay
+    indexed, and `rm` refuses it in one line (its receipt could not name it for undo)."""
+    from hostile import write_good
+
+    root = env / "sessions"
+    odd = write_good(root, "odd", "a session whose file name is not UTF-8").rename(root / "--p--" / "odd-\udcff.jsonl")
+    write_good(root, "plain", "an ordinary session")
+    r = ("--root", str(root), "--all")
+    shown = unsurrogate(str(root / "--p--" / "odd-\udcff.jsonl"))
+    for argv in (
+        ("ls", "--json"),
+        ("ls", "--json"),
+        ("ls", "--json", "--quick"),
+        ("ls", "--json", "--query", "session"),
+    ):
+        code, out, err = run(capsys, *argv, *r)  # the first `ls --json` stores the answer, the second serves it
+        assert code == 0 and err == "", (argv, err)
+        assert {item["path"] for item in orjson.loads(out)} >= {shown}, argv
+    code, out, err = run(capsys, "index", *r[:2])
+    assert code == 0 and "could not" not in err
+    code, out, _ = run(capsys, "tree", str(root / "--p--" / "odd-\udcff.jsonl"), "--json")
+    assert code == 0 and orjson.loads(out)["path"] == shown
+    stamp = time.time() - 3600
+    os.utime(root / "--p--" / "odd-\udcff.jsonl", (stamp, stamp))
+    code, out, err = run(capsys, "rm", str(root / "--p--" / "odd-\udcff.jsonl"))
+    assert code == 2 and "not UTF-8" in err and (root / "--p--" / "odd-\udcff.jsonl").exists()
+
+
 async def test_the_new_dialogs_rows_and_clipboard_draw_hostile_text_inertly(env) -> None:
     """Pins, tags, the copy dialog and what it copies, the export prompt, the bulk-delete
     dialog and pi's missing-cwd question, on the hostile session."""
