@@ -89,7 +89,8 @@ class Terminal:
     def stop(self) -> None:
         """End the server and wait until it is gone (a new session must not reach a dying one)."""
         self.tmux("kill-server")
-        while subprocess.run(["tmux", "-L", SOCKET, "-f", "/dev/null", "has-session"], capture_output=True).returncode == 0:
+        alive = ["tmux", "-L", SOCKET, "-f", "/dev/null", "has-session"]
+        while subprocess.run(alive, capture_output=True).returncode == 0:
             time.sleep(0.05)
 
 

@@ -210,13 +210,21 @@ class SessionList(ScrollView, can_focus=False):
     def set_display(
         self, *, show_cwd: bool | None = None, show_path: bool | None = None, empty_text: str | None = None
     ) -> None:
-        """Change what the rows show; repaints without touching the rows or the cursor."""
+        """Change what the rows show; repaints without touching the rows or the cursor, and only
+        if something changed (the screen says it on every keystroke: a repaint of every
+        visible row would cost the keystroke's echo a frame)."""
+        before = (self._show_cwd, self._show_path, self._empty_text)
         if show_cwd is not None:
             self._show_cwd = show_cwd
         if show_path is not None:
             self._show_path = show_path
         if empty_text is not None:
             self._empty_text = empty_text
+        if (self._show_cwd, self._show_path, self._empty_text) != before:
+            self.redraw()
+
+    def redraw(self) -> None:
+        """Draw every visible row afresh (the cached lines are dropped)."""
         self._cache.clear()
         self.refresh()
 
