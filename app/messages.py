@@ -76,6 +76,8 @@ class SearchDone(Message):
     hits: list
     error: str | None = None
     top: bool = False
+    rows: Any = None  # the hits' `RowSet`, made by the worker for rows request `generation`
+    generation: int = 0
 
 
 @dataclass

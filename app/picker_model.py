@@ -13,9 +13,12 @@
   threaded or flat), the query and its `searched` hits;
 
 It answers with rows (`rows`, `hit_rows`), the count for the status line, the "↑ N new"
-counter, and the empty-list text.  Every set it keeps is bounded by the files present:
-a path is forgotten when its file goes, so a picker left open for days while agents
-create and delete sessions does not grow (issue 9, finding 13a).  Nothing here imports
+counter, and the empty-list text.  `view()` freezes what the rows are made from (a
+`RowsView`), so a worker thread can order 100,000 sessions while the UI thread goes on: the
+summary lists are never changed in place once listed (a merge copies the list it changes).
+Every set it keeps is bounded by the files present: a path is forgotten when its file goes,
+so a picker left open for days while agents create and delete sessions does not grow
+(issue 9, finding 13a).  Nothing here imports
 Textual; tests drive it directly (tests/test_picker_model.py).
 """
 
@@ -32,7 +35,7 @@ from seance.core.listing import SORTS, ChildMode
 from seance.core.marks import Mark
 from seance.core.model import SessionSummary
 
-from .rows import SessionRow, hit_rows, plain_rows
+from .rows import RowSet, hit_rows, plain_rows
 from .selection import Selection
 
 Scope = Literal["project", "all"]
@@ -44,6 +47,42 @@ EMPTY = {
     ("project", True): "No named sessions in current folder. Press ctrl+n to show all, or Tab to view all.",
     ("all", True): "No named sessions found. Press ctrl+n to show all.",
 }
+
+
+@dataclass(frozen=True)
+class RowsView:
+    """What the current rows are made from, frozen: a worker builds them while the model goes on.
+
+    `summaries` is the scope's list as it was (the model replaces it, never changes it), `hits`
+    the current query's (None: the plain listing)."""
+
+    summaries: Sequence[SessionSummary]
+    named_only: bool
+    sort: str
+    children: ChildMode
+    marks: Mapping[str, Mark]
+    hits: list[Any] | None = None
+
+    def visible(self) -> Sequence[SessionSummary]:
+        """The summaries, named ones only under ctrl+n."""
+        if self.named_only:
+            return [summary for summary in self.summaries if summary.name and summary.name.strip()]
+        return self.summaries
+
+    def rows(self) -> RowSet:
+        """The hits' rows if there are hits, else the plain listing's."""
+        return self.plain_rows() if self.hits is None else self.hit_rows(self.hits)
+
+    def plain_rows(self) -> RowSet:
+        return plain_rows(self.visible(), self.sort, self.marks, self.children)
+
+    def hit_rows(self, hits: list[Any]) -> RowSet:
+        visible = self.visible()
+        return hit_rows(hits, self.sort, self.marks, self.children, listing.parents(visible), total=len(visible))
+
+    def child_count(self) -> int:
+        """How many listed sessions are child sessions (of a session listed too)."""
+        return len(listing.parents(self.visible()))
 
 
 @dataclass(frozen=True)
@@ -88,6 +127,7 @@ class PickerModel:
         self.deleted: list[Deleted | DeletedBatch] = []  # undo stack, the latest UNDO_KEPT deletions
         self.selection = Selection()  # rows selected for a bulk delete
         self._exists = exists
+        self._positions: dict[str, dict[str, int]] = {}  # per scope: path -> index, kept across merges
 
     # -- what is shown -------------------------------------------------------------------------
 
@@ -108,35 +148,40 @@ class PickerModel:
     def empty_text(self) -> str:
         return EMPTY[(self.scope, self.named_only)]
 
-    def visible(self) -> list[SessionSummary]:
-        """The current scope's summaries, named ones only under ctrl+n."""
+    def view(self, *, plain: bool = False) -> RowsView:
+        """What the rows are made from now (`plain`: the listing without a query, which
+        forgets any previous query's hits)."""
+        if plain:
+            self.hits = None
         summaries = self.summaries.get(self.scope, [])
-        if self.named_only:
-            summaries = [summary for summary in summaries if summary.name and summary.name.strip()]
-        return summaries
+        return RowsView(summaries, self.named_only, self.sort, self.children, self.marks, self.hits)
 
-    def rows(self) -> list[SessionRow]:
+    def visible(self) -> Sequence[SessionSummary]:
+        """The current scope's summaries, named ones only under ctrl+n."""
+        return self.view().visible()
+
+    def rows(self) -> RowSet:
         """Rows without a query (it forgets any previous query's hits)."""
-        self.hits = None
-        return plain_rows(self.visible(), self.sort, self.marks, self.children)
+        return self.view(plain=True).plain_rows()
 
-    def hit_rows(self) -> list[SessionRow] | None:
+    def hit_rows(self) -> RowSet | None:
         """The current hits in the current sort; None when there are none to re-order."""
-        return self._hit_rows(self.hits) if self.hits is not None else None
+        return self.view().hit_rows(self.hits) if self.hits is not None else None
 
-    def searched(self, query_text: str, hits: list[Any]) -> list[SessionRow] | None:
-        """A search finished: its rows, or None if the query has changed since (a newer one runs)."""
+    def accept_hits(self, query_text: str, hits: list[Any]) -> bool:
+        """A search finished: keep its hits, unless the query has changed since (a newer one runs)."""
         if query_text != self.query:
-            return None
+            return False
         self.hits = hits
-        return self._hit_rows(hits)
+        return True
 
-    def _hit_rows(self, hits: list[Any]) -> list[SessionRow]:
-        return hit_rows(hits, self.sort, self.marks, self.children, listing.parents(self.visible()))
+    def searched(self, query_text: str, hits: list[Any]) -> RowSet | None:
+        """A search finished: its rows, or None if the query has changed since (a newer one runs)."""
+        return self.view().hit_rows(hits) if self.accept_hits(query_text, hits) else None
 
     def child_count(self) -> int:
         """How many listed sessions are child sessions (of a session listed too)."""
-        return len(listing.parents(self.visible()))
+        return self.view().child_count()
 
     def in_project(self, summary: SessionSummary) -> bool:
         return bool(summary.cwd) and same_dir(summary.cwd, self.cwd)
@@ -174,9 +219,10 @@ class PickerModel:
         """A listing of `scope` arrived; returns whether it is that scope's first."""
         first = scope not in self.summaries
         self.summaries[scope] = summaries
+        self._positions.pop(scope, None)
         paths = {summary.path for summary in summaries}
-        if exact and scope == "all":  # every file there is: forget the ones gone
-            self.known = paths | {path for path in self.known if self._exists(path)}
+        if exact and scope == "all":  # every file there is: forget the ones gone (a stat of the others only)
+            self.known = paths | {path for path in self.known - paths if self._exists(path)}
         else:
             self.known.update(paths)
         return first
@@ -196,21 +242,33 @@ class PickerModel:
         removed = list(removed)
         if removed:
             self.drop(removed)
-        for scope, summaries in self.summaries.items():
-            position = {summary.path: index for index, summary in enumerate(summaries)}
-            for summary in changed:
-                if scope == "project" and not self.in_project(summary):
-                    continue
+        for scope, listed in list(self.summaries.items()):
+            arrived = [summary for summary in changed if scope != "project" or self.in_project(summary)]
+            if not arrived:
+                continue
+            position = self._position(scope)
+            summaries = list(listed)  # a copy: a worker may be making rows from the listed one
+            for summary in arrived:
                 index = position.get(summary.path)
                 if index is None:
                     position[summary.path] = len(summaries)
                     summaries.append(summary)
                 else:
                     summaries[index] = summary
+            self.summaries[scope] = summaries
         new = {summary.path for summary in changed if summary.path not in self.known and self.in_scope(summary)}
         self.known.update(summary.path for summary in changed)
         if new and not restored and not at_top:
             self.new |= new  # they arrived above what the user is looking at
+
+    def _position(self, scope: str) -> dict[str, int]:
+        """path -> index in the scope's list, made once per listing and kept up by `changed`."""
+        position = self._positions.get(scope)
+        if position is None:
+            position = self._positions[scope] = {
+                summary.path: index for index, summary in enumerate(self.summaries[scope])
+            }
+        return position
 
     def drop(self, paths: Iterable[str]) -> None:
         """Forget sessions that are gone: summaries, search hits, and the bookkeeping."""
@@ -219,7 +277,9 @@ class PickerModel:
         self.known -= gone
         self.new -= gone
         for scope, summaries in self.summaries.items():
-            self.summaries[scope] = [summary for summary in summaries if summary.path not in gone]
+            if any(summary.path in gone for summary in summaries):
+                self.summaries[scope] = [summary for summary in summaries if summary.path not in gone]
+                self._positions.pop(scope, None)
         if self.hits is not None:
             self.hits = [hit for hit in self.hits if hit.summary.path not in gone]
 

@@ -13,9 +13,10 @@ says whether child sessions are hidden, drawn under their parent or listed flat
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from itertools import accumulate
+from typing import Any, Generic, TypeVar, overload
 
 from seance.core import listing
 from seance.core.listing import pinned_first
@@ -24,6 +25,7 @@ from seance.core.model import SessionSummary
 
 FIRST_MESSAGE_LABEL = "first message: "
 Marks = Mapping[str, Mark]  # session id -> marks
+Item = TypeVar("Item")
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -46,9 +48,7 @@ class SessionRow:
 
     @property
     def has_snippet(self) -> bool:
-        """A second line says why the session matched: a full-text hit, or a hit in the first
-        message of a session whose row shows its name."""
-        return self.hit is not None and (self.hit.tier == "full-text" or self.hit.in_hidden_first_message)
+        return hit_has_snippet(self.hit)
 
     @property
     def height(self) -> int:
@@ -66,6 +66,110 @@ class SessionRow:
             label = FIRST_MESSAGE_LABEL
             return label + found.text, tuple((start + len(label), end + len(label)) for start, end in found.spans)
         return found.text, tuple(found.spans)
+
+
+def hit_has_snippet(hit: Any) -> bool:
+    """A second line says why the session matched: a full-text hit, or a hit in the first
+    message of a session whose row shows its name."""
+    return hit is not None and (hit.tier == "full-text" or hit.in_hidden_first_message)
+
+
+class RowSet(Sequence[SessionRow], Generic[Item]):
+    """The list's rows, each made when it is first looked at (what is on screen, the cursor's).
+
+    Ordering (a sort, the fork tree, the ranking) happens once, over light items (a listing's
+    `ThreadedRow`s, search hits); `make` turns one item into its `SessionRow` on demand, so
+    100,000 sessions cost the UI thread the rows it draws.  What the widget needs about all
+    rows at once (the line each starts on, the index of a path) is worked out here, at
+    construction, which a worker thread does for a long list.  `total`: how many sessions the
+    rows were chosen from (the status line's "of N").
+    """
+
+    def __init__(
+        self,
+        items: Sequence[Item],
+        make: Callable[[Item], SessionRow],
+        path_of: Callable[[Item], str],
+        *,
+        two_lines: Callable[[Item], bool] | None = None,
+        total: int | None = None,
+    ) -> None:
+        self._items = items
+        self._make = make
+        self._made: dict[int, SessionRow] = {}
+        self.total = len(items) if total is None else total
+        self.index_of: dict[str, int] = {path_of(item): index for index, item in enumerate(items)}
+        tall = [two_lines(item) for item in items] if two_lines is not None else []
+        self.line_starts: list[int] = []  # the first line of each row; empty when every row is one line
+        self.line_count = len(items)
+        if any(tall):
+            self.line_starts = [0, *accumulate(2 if two else 1 for two in tall)]
+            self.line_count = self.line_starts.pop()
+
+    @classmethod
+    def of(cls, rows: Sequence[SessionRow]) -> RowSet[SessionRow]:
+        """Rows made already (a test's, a short list's) as a `RowSet`."""
+        if isinstance(rows, RowSet):
+            return rows
+        return RowSet(rows, _same, _row_path, two_lines=_row_two_lines)
+
+    @property
+    def materialised(self) -> int:
+        """How many rows have been made so far (the rest exist only as items)."""
+        return len(self._made)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    @overload
+    def __getitem__(self, index: int) -> SessionRow: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[SessionRow]: ...
+    def __getitem__(self, index: int | slice) -> SessionRow | list[SessionRow]:
+        if isinstance(index, slice):
+            return [self[position] for position in range(*index.indices(len(self._items)))]
+        if index < 0:
+            index += len(self._items)
+        row = self._made.get(index)
+        if row is None:
+            row = self._made[index] = self._make(self._items[index])  # IndexError past the end
+        return row
+
+    def __iter__(self) -> Iterator[SessionRow]:
+        """Every row, made for the caller and not kept (a bulk action over all of them)."""
+        made, make = self._made, self._make
+        for index, item in enumerate(self._items):
+            row = made.get(index)
+            yield row if row is not None else make(item)
+
+    def __eq__(self, other: object) -> bool:
+        """Equal to a list (or `RowSet`) of the same rows, in order."""
+        if not isinstance(other, (list, tuple, RowSet)) or len(other) != len(self):
+            return NotImplemented if not isinstance(other, (list, tuple, RowSet)) else False
+        return all(mine == theirs for mine, theirs in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]  # mutable-looking, as a list
+
+    def summaries(self) -> list[SessionSummary]:
+        """Every row's session, in order, without making the rows."""
+        return [_summary_of(item) for item in self._items]
+
+
+def _same(row: SessionRow) -> SessionRow:
+    return row
+
+
+def _row_path(row: SessionRow) -> str:
+    return row.summary.path
+
+
+def _row_two_lines(row: SessionRow) -> bool:
+    return row.has_snippet
+
+
+def _summary_of(item: Any) -> SessionSummary:
+    summary: SessionSummary = item.summary  # a `SessionRow`, a `ThreadedRow` and a `Hit` all carry one
+    return summary
 
 
 def effective_sort(sort: str, searching: bool) -> str:
@@ -109,12 +213,18 @@ def plain_rows(
     sort: str,
     marks: Marks | None = None,
     children: listing.ChildMode = "threaded",
-) -> list[SessionRow]:
-    """Rows for an empty query."""
-    return [
-        SessionRow(row.summary, prefix=row.prefix, mark=mark_of(row.summary, marks), children=row.children)
-        for row in listing.arrange(summaries, sort, children, _pinned(marks))
-    ]
+) -> RowSet[listing.ThreadedRow]:
+    """Rows for an empty query (made as they are drawn)."""
+
+    def make(row: listing.ThreadedRow) -> SessionRow:
+        return SessionRow(row.summary, prefix=row.prefix, mark=mark_of(row.summary, marks), children=row.children)
+
+    arranged = listing.arrange(summaries, sort, children, _pinned(marks))
+    return RowSet(arranged, make, _summary_path, total=len(summaries))
+
+
+def _summary_path(item: Any) -> str:
+    return _summary_of(item).path
 
 
 def hit_rows(
@@ -123,11 +233,15 @@ def hit_rows(
     marks: Marks | None = None,
     children: listing.ChildMode = "threaded",
     parent_of: dict[str, str] | None = None,
-) -> list[SessionRow]:
-    """Rows for search hits (already ranked by relevance); recent/created re-order them.
+    *,
+    total: int | None = None,
+) -> RowSet[Any]:
+    """Rows for search hits (already ranked by relevance); recent/created re-order them; each
+    row is made when it is drawn.
 
     `parent_of` (`listing.parents` of every listed session): hidden children are left out, and
-    outside *threaded* a hit says how many child sessions it has."""
+    outside *threaded* a hit says how many child sessions it has.  `total`: how many sessions
+    were searched."""
     parent_of = parent_of or {}
     if children == "hidden" and parent_of:
         hits = [hit for hit in hits if hit.summary.path not in parent_of]
@@ -141,7 +255,10 @@ def hit_rows(
     if pinned is not None:
         hits = pinned_first(hits, lambda hit: pinned(hit.summary))
     counts = listing.descendants(parent_of) if parent_of and children != "threaded" else {}
-    return [
-        SessionRow(hit.summary, hit=hit, mark=mark_of(hit.summary, marks), children=counts.get(hit.summary.path, 0))
-        for hit in hits
-    ]
+
+    def make(hit: Any) -> SessionRow:
+        return SessionRow(
+            hit.summary, hit=hit, mark=mark_of(hit.summary, marks), children=counts.get(hit.summary.path, 0)
+        )
+
+    return RowSet(hits, make, _summary_path, two_lines=hit_has_snippet, total=total)

@@ -3,7 +3,7 @@
     python bench/latency.py --sessions 10000            # generate (or reuse) the corpus, index it, measure
     python bench/latency.py --sessions 100000 --trials 20
 
-seance runs `pick` inside a detached tmux server of its own (`-L seance-latency`, 160×45 by
+seance runs `pick` inside a detached tmux server of its own (`-L seance-latency-<pid>`, 160×45 by
 default, `TERM=xterm-256color`), on a generated corpus (`bench/generate.py`, the same one
 `bench/run.py` uses) with a warm index, HOME and the cache in a temporary directory.  Keys
 are sent with `tmux send-keys`; the screen is read with `capture-pane` as fast as tmux
@@ -45,7 +45,7 @@ sys.path.insert(0, str(BENCH))
 
 from run import corpus  # noqa: E402  (bench/ is not a package: its modules import each other by path)
 
-SOCKET = "seance-latency"
+SOCKET = f"seance-latency-{os.getpid()}"  # our own server: two runs at once must not kill each other
 SESSION = "bench"
 WORDS = ("sqlite", "deadline", "fts5 cursor", "refactor")
 STATUS = re.compile(r"(◉|○) Current Folder \| (◉|○) All .* ([\d,]+) sessions")
@@ -66,9 +66,17 @@ class Terminal:
         self.stop()
         line = " ".join(f"{name}={value!s}" for name, value in self.env.items())
         shell = f"env {line} {' '.join(self.command)} 2>>{log}; sleep 600"
-        started = time.perf_counter()
-        self.tmux("new-session", "-d", "-x", str(self.width), "-y", str(self.height), "-s", SESSION, shell)
-        return started
+        for _attempt in range(50):  # a server still shutting down refuses the new session: retry
+            started = time.perf_counter()
+            made = subprocess.run(
+                ["tmux", "-L", SOCKET, "-f", "/dev/null", "new-session", "-d", "-x", str(self.width),
+                 "-y", str(self.height), "-s", SESSION, shell],
+                capture_output=True, text=True, check=False,
+            )  # fmt: skip
+            if made.returncode == 0:
+                return started
+            time.sleep(0.1)
+        raise TimeoutError(f"tmux would not start a session: {made.stderr.strip()}")
 
     def screen(self) -> list[str]:
         return self.tmux("capture-pane", "-p", "-t", SESSION).splitlines()
@@ -81,7 +89,8 @@ class Terminal:
     def stop(self) -> None:
         """End the server and wait until it is gone (a new session must not reach a dying one)."""
         self.tmux("kill-server")
-        while subprocess.run(["tmux", "-L", SOCKET, "has-session"], capture_output=True).returncode == 0:
+        alive = ["tmux", "-L", SOCKET, "-f", "/dev/null", "has-session"]
+        while subprocess.run(alive, capture_output=True).returncode == 0:
             time.sleep(0.05)
 
 

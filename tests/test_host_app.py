@@ -141,7 +141,7 @@ async def test_host_app_and_seance_leave_each_other_alone(
         app.theme = "textual-light"
         await settle(pilot)
         repainted = rows.render_line(0)
-        rows.set_display()  # drops every cached row: what a fresh paint gives
+        rows.redraw()  # drops every cached row: what a fresh paint gives
         assert repainted == rows.render_line(0) and repainted != cursor_line, "rows kept the old theme's colours"
 
         # the tree, pushed by the picker: F1 help, its status line is seance's, not the host's

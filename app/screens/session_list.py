@@ -64,7 +64,7 @@ from ..messages import (
     WriteFailed,
 )
 from ..paths import stylesheet
-from ..picker_model import EMPTY, DeletedBatch, PickerModel, Scope
+from ..picker_model import EMPTY, DeletedBatch, PickerModel, RowsView, Scope
 from ..results import PickResult
 from ..rows import SessionRow
 from ..toasts import withdraw_toasts
@@ -78,6 +78,7 @@ from .help import HelpScreen, help_rows, key_label
 from .marks import MARK_BINDINGS, MarkActions
 from .missing_cwd import resume_checked
 from .prompt import rename_prompt
+from .row_flow import RowMaking
 from .skipped import SKIPPED_KEY, SkippedScreen
 
 if TYPE_CHECKING:
@@ -170,7 +171,7 @@ class SearchInput(Input):
         return super().check_consume_key(key, character)
 
 
-class SessionPickerScreen(MarkActions, Screen[PickResult | None]):
+class SessionPickerScreen(MarkActions, RowMaking, Screen[PickResult | None]):
     """Search, browse and pick a session; dismisses with a `PickResult` or None on cancel."""
 
     CSS: ClassVar[str] = stylesheet("picker.tcss")  # scoped by Textual to this screen
@@ -460,16 +461,14 @@ class SessionPickerScreen(MarkActions, Screen[PickResult | None]):
         """Recompute the rows for the current scope, filters, sort and query."""
         model = self.model
         self._publish()
-        summaries = model.visible()
-        self.status.total = len(summaries)
         self.session_list.set_display(
             show_cwd=model.scope == "all", show_path=self.show_paths, empty_text=model.empty_text
         )
         if not model.searching:
             self._clear_query_error()
-            self._set_rows(model.rows(), top=top)
+            self._make_rows(model.view(plain=True), top)  # row_flow.py: off the UI thread when long
             return
-        self._search(model.query, summaries, top)
+        self._search(model.query, top)
 
     def _show_query_error(self, text: str) -> None:
         self.status.show_message(text, error=True)
@@ -485,21 +484,25 @@ class SessionPickerScreen(MarkActions, Screen[PickResult | None]):
         self._show_selection()
         self.session_list.set_rows(rows, top=top)
         self.status.shown = len(rows)
+        self.status.total = self.session_list.rows.total
         if not rows:
             self._show_preview(None)
 
-    def _search(self, text: str, summaries: list[SessionSummary], top: bool) -> None:
+    def _search(self, text: str, top: bool) -> None:
         try:
             query = parse_query(text)
         except QueryError as error:  # the rows of the last valid query stay, the status says why
             self._show_query_error(f"invalid query: {error}")
             return
         self._clear_query_error()
-        self._search_worker(text, query, summaries, self.model.scope == "all", top)
+        view = self.model.view()
+        self._search_worker(text, query, view, self.model.scope == "all", top, self._next_rows_generation())
 
     @work(thread=True, exclusive=True, group="search", exit_on_error=False, description="search")
-    def _search_worker(self, text: str, query: Any, summaries: list[SessionSummary], paths: bool, top: bool) -> None:
+    def _search_worker(self, text: str, query: Any, view: RowsView, paths: bool, top: bool, generation: int) -> None:
+        """Rank the hits and make their rows, here: the UI thread only swaps them in."""
         worker = get_current_worker()
+        summaries = view.visible()
         time.sleep(SEARCH_DEBOUNCE)
         if worker.is_cancelled:
             return
@@ -522,8 +525,9 @@ class SessionPickerScreen(MarkActions, Screen[PickResult | None]):
                 hits = step.hits
             else:
                 time.sleep(0)  # let the UI thread take the GIL between chunks
+        rows = view.hit_rows(hits)
         if not worker.is_cancelled:
-            self.post_message(SearchDone(text, hits, top=top))
+            self.post_message(SearchDone(text, hits, top=top, rows=rows, generation=generation))
 
     @on(SearchDone)
     def _search_done(self, message: SearchDone) -> None:
@@ -531,10 +535,12 @@ class SessionPickerScreen(MarkActions, Screen[PickResult | None]):
             self._show_query_error(message.error)
             if not message.hits:
                 return
-        rows = self.model.searched(message.query_text, message.hits)
-        if rows is None:
+        if not self.model.accept_hits(message.query_text, message.hits):
             return  # a newer query is running
-        self._set_rows(rows, top=message.top)
+        if message.rows is not None and message.generation == self._rows_generation:
+            self._set_rows(message.rows, top=message.top)
+        else:  # the sort, the filters or the listing changed while it ran: the hits again, in the new order
+            self._make_rows(self.model.view(), message.top)
         if self._freeze_after_search:
             self._freeze_after_search = False
             self._freeze_long_lived()
@@ -666,6 +672,7 @@ class SessionPickerScreen(MarkActions, Screen[PickResult | None]):
             self._rebuild(top=True)
         else:
             self.status.listing = True
+            self._next_rows_generation()  # rows still being made for the other scope are not shown
             self.session_list.set_rows([], top=True)
             self.session_list.set_display(empty_text="Loading…")
             self.status.shown = self.status.total = 0
@@ -675,23 +682,24 @@ class SessionPickerScreen(MarkActions, Screen[PickResult | None]):
     def action_cycle_sort(self) -> None:
         self.model.cycle_sort()
         self._publish()
-        rows = self.model.hit_rows()
-        if rows is not None:
-            self._set_rows(rows, top=False)
+        if self.model.hits is not None:
+            self._make_rows(self.model.view(), top=False)  # the same hits, re-ordered
         else:
             self._rebuild()
 
     def action_cycle_children(self) -> None:
         """Alt+C: child sessions hidden → threaded under their parent → flat; say so, remember it."""
         mode = self.model.cycle_children()
-        rows = self.model.hit_rows()
-        if rows is not None:
-            self._set_rows(rows, top=False)
+        if self.model.hits is not None:
+            self._make_rows(self.model.view(), top=False)
         else:
             self._rebuild()
-        self.notify(children_notice(mode, self.model.child_count()), title="Child sessions", markup=False)
+        self._count_children(self.model.view(), mode)  # row_flow.py: a worker for a long list
         if self.options.save_children is not None:
             self._save_children_worker(mode)
+
+    def _children_notice(self, mode: ChildMode, count: int) -> None:
+        self.notify(children_notice(mode, count), title="Child sessions", markup=False)
 
     @work(thread=True, group="settings", exclusive=True, exit_on_error=False, description="save setting")
     def _save_children_worker(self, mode: ChildMode) -> None:

@@ -16,7 +16,6 @@ import bisect
 import textwrap
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from itertools import accumulate
 from typing import ClassVar
 
 from rich.cells import cell_len
@@ -33,7 +32,7 @@ from seance.core.listing import children_label
 from seance.core.model import SessionSummary
 from seance.core.text import blank_controls, display_text, home_short, relative_age
 
-from ..rows import SessionRow
+from ..rows import RowSet, SessionRow
 
 Clock = Callable[[], datetime]
 PIN_MARK = "★ "  # before the title of a pinned session
@@ -136,7 +135,7 @@ class SessionList(ScrollView, can_focus=False):
     ) -> None:
         super().__init__(name=name, id=id, classes=classes)
         self._clock = clock
-        self._rows: Sequence[SessionRow] = ()
+        self._rows: RowSet = RowSet.of([])  # made as they are drawn (`RowSet`)
         self._line_starts: list[int] = []  # first line of each row; empty when every row is one line
         self._line_count = 0
         self._index_of: dict[str, int] = {}
@@ -152,7 +151,8 @@ class SessionList(ScrollView, can_focus=False):
     # -- state -------------------------------------------------------------------------
 
     @property
-    def rows(self) -> Sequence[SessionRow]:
+    def rows(self) -> RowSet:
+        """The rows (a `RowSet`: indexing one makes it; iterating makes every one, unkept)."""
         return self._rows
 
     @property
@@ -168,7 +168,7 @@ class SessionList(ScrollView, can_focus=False):
         return self._index_of.get(path)
 
     def set_rows(self, rows: Sequence[SessionRow], *, keep: str | None = None, top: bool = False) -> None:
-        """Replace every row.
+        """Replace every row (a `RowSet` built by a worker costs this no more than the rows drawn).
 
         The cursor follows the session at path `keep` (default: the current one) and that row
         keeps its position on screen, unless the list was scrolled to its very top: then it
@@ -178,15 +178,8 @@ class SessionList(ScrollView, can_focus=False):
         old_row = self.highlighted
         keep = keep if keep is not None else (old_row.path if old_row else None)
         old_screen_y = self._line_of(self._cursor) - self.scroll_offset.y if old_row else 0
-        self._rows = rows
-        heights = [row.height for row in rows] if any(row.has_snippet for row in rows) else None
-        if heights is None:
-            self._line_starts = []
-            self._line_count = len(rows)
-        else:
-            self._line_starts = [0, *accumulate(heights)]
-            self._line_count = self._line_starts.pop()
-        self._index_of = {row.path: index for index, row in enumerate(rows)}
+        self._rows = rows = RowSet.of(rows)
+        self._line_starts, self._line_count, self._index_of = rows.line_starts, rows.line_count, rows.index_of
         self._cache.clear()
         self._now = self._clock()
         self.virtual_size = Size(self.scrollable_content_region.width, self._line_count)
@@ -217,13 +210,21 @@ class SessionList(ScrollView, can_focus=False):
     def set_display(
         self, *, show_cwd: bool | None = None, show_path: bool | None = None, empty_text: str | None = None
     ) -> None:
-        """Change what the rows show; repaints without touching the rows or the cursor."""
+        """Change what the rows show; repaints without touching the rows or the cursor, and only
+        if something changed (the screen says it on every keystroke: a repaint of every
+        visible row would cost the keystroke's echo a frame)."""
+        before = (self._show_cwd, self._show_path, self._empty_text)
         if show_cwd is not None:
             self._show_cwd = show_cwd
         if show_path is not None:
             self._show_path = show_path
         if empty_text is not None:
             self._empty_text = empty_text
+        if (self._show_cwd, self._show_path, self._empty_text) != before:
+            self.redraw()
+
+    def redraw(self) -> None:
+        """Draw every visible row afresh (the cached lines are dropped)."""
         self._cache.clear()
         self.refresh()
 
