@@ -111,10 +111,11 @@ def test_a_file_name_that_is_not_utf8_never_takes_the_index_down(env, capsys) ->
     from hostile import write_good
 
     root = env / "sessions"
-    odd = write_good(root, "odd", "a session whose file name is not UTF-8").rename(root / "--p--" / "odd-\udcff.jsonl")
+    odd = root / "--p--" / "odd-\udcff.jsonl"
+    write_good(root, "odd", "a session whose file name is not UTF-8").rename(odd)
     write_good(root, "plain", "an ordinary session")
     r = ("--root", str(root), "--all")
-    shown = unsurrogate(str(root / "--p--" / "odd-\udcff.jsonl"))
+    shown = unsurrogate(str(odd))
     for argv in (
         ("ls", "--json"),
         ("ls", "--json"),
@@ -126,12 +127,12 @@ def test_a_file_name_that_is_not_utf8_never_takes_the_index_down(env, capsys) ->
         assert {item["path"] for item in orjson.loads(out)} >= {shown}, argv
     code, out, err = run(capsys, "index", *r[:2])
     assert code == 0 and "could not" not in err
-    code, out, _ = run(capsys, "tree", str(root / "--p--" / "odd-\udcff.jsonl"), "--json")
+    code, out, _ = run(capsys, "tree", str(odd), "--json")
     assert code == 0 and orjson.loads(out)["path"] == shown
     stamp = time.time() - 3600
-    os.utime(root / "--p--" / "odd-\udcff.jsonl", (stamp, stamp))
-    code, out, err = run(capsys, "rm", str(root / "--p--" / "odd-\udcff.jsonl"))
-    assert code == 2 and "not UTF-8" in err and (root / "--p--" / "odd-\udcff.jsonl").exists()
+    os.utime(odd, (stamp, stamp))
+    code, out, err = run(capsys, "rm", str(odd))
+    assert code == 2 and "not UTF-8" in err and odd.exists()
 
 
 async def test_the_new_dialogs_rows_and_clipboard_draw_hostile_text_inertly(env) -> None:
