@@ -96,6 +96,7 @@ def test_resolve_other_project_is_reported(env, capsys) -> None:
         "cwd": "/proj/other",
         "otherProject": True,
         "forkedFrom": None,
+        "resumeCommand": f"cd /proj/other && pi --session {there}",
     }
 
 

@@ -151,9 +151,9 @@ async def test_the_tree_preview_says_loading_until_the_session_is_read(tmp_path:
     release = threading.Event()
     real_read = session_tree.read_session
 
-    def slow_read(target):  # the real read, held back as a 1 MB file would be
+    def slow_read(target, **options):  # the real read, held back as a 1 MB file would be
         release.wait(10)
-        return real_read(target)
+        return real_read(target, **options)
 
     monkeypatch.setattr(session_tree, "read_session", slow_read)
     app = TreeApp(path)

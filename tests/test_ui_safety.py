@@ -102,7 +102,7 @@ async def test_modal_inputs_are_prefilled_without_escapes(tmp_path) -> None:
 async def test_a_file_that_fails_to_read_is_reported_not_left_loading(tmp_path, monkeypatch) -> None:
     path = _session(tmp_path / "s.jsonl")
 
-    def explode(_path):
+    def explode(_path, **_options):
         raise RuntimeError("disk on fire [/]")
 
     monkeypatch.setattr("seance.app.screens.session_tree.read_session", explode)
