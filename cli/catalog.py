@@ -121,6 +121,13 @@ def run_ls(args: argparse.Namespace) -> int:
                 _report_empty(catalog, cwd)
             write_json_bytes(annotate_pi_json(answer, marks))
             return ExitCode.OK
+        if args.json and args.query and not args.quick and sort == "relevance" and children == "threaded":
+            # the stored objects of the hits, ranked from stored titles: no summary decoded
+            ranked = _matching_pi_json(catalog, args.query, cwd)
+            if ranked is not None:
+                _report_skipped(catalog)
+                write_json_bytes(annotate_pi_json(ranked, marks))  # pinned first, as below
+                return ExitCode.NOT_FOUND if ranked == b"[]" else ExitCode.OK
         # A query searches full text, so its index is brought up to date too.
         if args.query and not args.quick and children == "threaded":
             # from the index: only the sessions that may match are decoded (no parent is needed)
@@ -240,6 +247,17 @@ def _matching(catalog: Catalog, query: str, cwd: str | None, marks: Marks) -> li
 
     try:
         return catalog.matching(parse_query(query), cwd, marks=marks)
+    except ValueError as error:
+        raise CliError(f"bad query: {error}") from error
+
+
+def _matching_pi_json(catalog: Catalog, query: str, cwd: str | None) -> bytes | None:
+    """`_matching(...)` as the `ls --json` array without marks (`Catalog.matching_pi_json`),
+    or None when that query needs the summaries."""
+    from seance.core.search import parse_query
+
+    try:
+        return catalog.matching_pi_json(parse_query(query), cwd)
     except ValueError as error:
         raise CliError(f"bad query: {error}") from error
 

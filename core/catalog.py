@@ -418,6 +418,35 @@ class Catalog:
         hits = search(candidates, query, text_hits=text_hits, paths=paths, cache=cache, marks=marks)
         return [hit.summary for hit in hits]
 
+    def matching_pi_json(self, query: Query, cwd: str | None = None) -> bytes | None:
+        """`matching(query, cwd)` as the `ls --json` array (pi's keys; marks are the caller's),
+        ranked from the index's stored titles and made of its stored objects: not one summary
+        decoded (`search.stored`).  None when the query needs summaries (field filters, marks)
+        or a stored title failed its check: the caller asks `matching`.
+        Raises `ValueError` for a query the index cannot use."""
+        from .search.haystack import folded_title
+        from .search.stored import StoredSession, needs_summaries, rank_stored
+
+        if needs_summaries(query):
+            return None
+        paths = cwd is None
+        scoped = self._in_scope(self._refreshed(None, None, True, True, lazy=True), cwd)
+        text_hits = {hit.path: hit for hit in self.search_text(query, include_cwd=paths)}
+        titles = self._guarded(lambda index: index.titles() if index is not None else {})
+        sessions: list[tuple[StoredSession, tuple[str, str, str]]] = []
+        for item in scoped:
+            if type(item) is tuple:  # an unchanged session's row: (path, ..., modified, cwd, ls-json, ...)
+                title = titles.get(item[0])
+                if title is None:  # not stored, or failed its check: only its summary can say
+                    return None
+                sessions.append((StoredSession(item[0], item[6] or "", item[5], item[7]), title))
+            else:  # read just now
+                summary = item
+                stored = StoredSession(summary.path, summary.cwd, int(summary.modified_ms), encode_pi_json(summary))
+                sessions.append((stored, folded_title(summary)))
+        hits = rank_stored(sessions, query, text_hits, paths=paths)
+        return _json_array([hit.pi_json for hit in hits])
+
     def _in_scope(self, items: list[tuple[int, str, Any]], cwd: str | None) -> list[Any]:
         if cwd is None:
             return [payload for _modified, _cwd, payload in items]
@@ -453,7 +482,8 @@ class Catalog:
     ) -> list[tuple[int, str, Any]]:
         """(modified_ms, cwd, summary or ls-json bytes) of every session, newest first
         (`found`: a discovery just made, else one is made now).  `lazy`: an unchanged
-        session's payload is its index row, undecoded (`_decoded` makes it a summary).
+        session's payload is its index row, undecoded (its summary blob, or with `as_json`
+        its ls-json object, at [7]), a session read just now's its summary.
         Without `keep` the payload is None: the caller only counts (`update_index`)."""
         started = time.perf_counter()
         found = found if found is not None else self.discover()
@@ -471,10 +501,10 @@ class Catalog:
         items: list[tuple[int, str, Any]]
         if not keep:
             items = [(row[5], row[6], None) for row in reused if row[3] and row[7] is not None]
-        elif as_json:
-            items = [(row[5], row[6], row[7]) for row in reused if row[3] and row[7] is not None]
         elif lazy:
             items = [(row[5], row[6], row) for row in reused if row[3] and row[7] is not None]
+        elif as_json:
+            items = [(row[5], row[6], row[7]) for row in reused if row[3] and row[7] is not None]
         else:
             items = [(row[5], row[6], decode_summary(row[7])) for row in reused if row[3] and row[7] is not None]
         stats.reused = len(items)  # unchanged sessions; unchanged non-sessions count as skipped
@@ -488,7 +518,7 @@ class Catalog:
                 (info, index.row(info.path) if index is not None and info.path in known else None) for info in todo
             ]
             for summary in self._read_changed(changed, stats, progress, cancel, full_text, len(infos), index):
-                payload = None if not keep else encode_pi_json(summary) if as_json else summary
+                payload = None if not keep else encode_pi_json(summary) if as_json and not lazy else summary
                 items.append((int(summary.modified_ms), summary.cwd, payload))
         if index is not None and len(reused) < len(rows):  # some indexed file was not seen unchanged
             self._prune(index, rows, found)

@@ -72,7 +72,7 @@ class Haystack:
             name=name,
             first=first,
             text=fold(session_text(summary)),
-            cwd=_fold_cwd(summary.cwd),
+            cwd=fold_cwd(summary.cwd),
             path=fold(summary.path),
             labels=tuple(fold(label) for label in summary.labels) if summary.labels else (),
             models=tuple(fold(model) for model in summary.models) if summary.models else (),
@@ -90,8 +90,9 @@ def folded_title(summary: SessionSummary) -> tuple[str, str, str]:
 
 
 @functools.lru_cache(maxsize=4096)
-def _fold_cwd(cwd: str) -> str:
-    return fold(cwd)  # ten thousand sessions share a few hundred cwds
+def fold_cwd(cwd: str) -> str:
+    """`fold(cwd)`, remembered: ten thousand sessions share a few hundred cwds."""
+    return fold(cwd)
 
 
 def _line_starts(lines: list[str], offset: int = 0) -> list[int]:
@@ -183,6 +184,10 @@ class SearchCache:
         if found is None or found.summary is not summary:
             found = self._hays[id(summary)] = Haystack.of(summary, title)
         return found
+
+    def put(self, hay: Haystack) -> None:
+        """Keep `hay`, folded by the caller (from what the index stores), as its summary's haystack."""
+        self._hays[id(hay.summary)] = hay
 
     def cached_block(self, summaries: Sequence[SessionSummary]) -> Block | None:
         return self._blocks.get(tuple(map(id, summaries)))
