@@ -418,6 +418,24 @@ class Catalog:
         hits = search(candidates, query, text_hits=text_hits, paths=paths, cache=cache, marks=marks)
         return [hit.summary for hit in hits]
 
+    def exact_where(self, keep: Callable[[str, tuple[str, str, str] | None], bool]) -> list[SessionSummary]:
+        """`exact()` (every project) narrowed to the sessions `keep(path, folded title)` keeps,
+        decoding only those: `keep` sees the index's stored folded id, name and first message
+        (`search.haystack.folded_title`), or None when none is stored or it fails its check
+        (keep it when unsure: the caller decides on the summaries)."""
+        from .search.haystack import folded_title
+
+        scoped = self._in_scope(self._refreshed(None, None, False, False, lazy=True), None)
+        titles = self._guarded(lambda index: index.titles() if index is not None else {})
+        kept: list[SessionSummary] = []
+        for item in scoped:
+            if type(item) is tuple:  # an unchanged session's row: (path, ..., summary blob, ...)
+                if keep(item[0], titles.get(item[0])):
+                    kept.append(decode_summary(item[7]))
+            elif keep(item.path, folded_title(item)):  # read just now
+                kept.append(item)
+        return kept
+
     def matching_pi_json(self, query: Query, cwd: str | None = None) -> bytes | None:
         """`matching(query, cwd)` as the `ls --json` array (pi's keys; marks are the caller's),
         ranked from the index's stored titles and made of its stored objects: not one summary
