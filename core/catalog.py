@@ -49,6 +49,7 @@ from .index import (
     files_key,
     index_fault,
     scope_key,
+    stored_title,
 )
 from .model import SessionSummary
 from .text import is_utf8
@@ -394,14 +395,13 @@ class Catalog:
         paths = cwd is None
         scoped = self._in_scope(self._refreshed(None, None, True, False, lazy=True), cwd)
         text_hits = {hit.path: hit for hit in self.search_text(query, include_cwd=paths)}
-        titles = self._guarded(lambda index: index.titles() if index is not None else {})
         keep = Prefilter(query, text_hits, paths).keeps
         cache = SearchCache()
         candidates: list[SessionSummary] = []
         for item in scoped:
             summary: SessionSummary | None = None
             if type(item) is tuple:  # an unchanged session's row: (path, ..., cwd, summary blob, ...)
-                title = titles.get(item[0])
+                title = stored_title(item)
                 if title is None:  # not stored, or failed its check: folded from the summary
                     summary = decode_summary(item[7])
                     title = folded_title(summary)
@@ -426,11 +426,10 @@ class Catalog:
         from .search.haystack import folded_title
 
         scoped = self._in_scope(self._refreshed(None, None, False, False, lazy=True), None)
-        titles = self._guarded(lambda index: index.titles() if index is not None else {})
         kept: list[SessionSummary] = []
         for item in scoped:
             if type(item) is tuple:  # an unchanged session's row: (path, ..., summary blob, ...)
-                if keep(item[0], titles.get(item[0])):
+                if keep(item[0], stored_title(item)):
                     kept.append(decode_summary(item[7]))
             elif keep(item.path, folded_title(item)):  # read just now
                 kept.append(item)
@@ -450,17 +449,16 @@ class Catalog:
         paths = cwd is None
         scoped = self._in_scope(self._refreshed(None, None, True, True, lazy=True), cwd)
         text_hits = {hit.path: hit for hit in self.search_text(query, include_cwd=paths)}
-        titles = self._guarded(lambda index: index.titles() if index is not None else {})
         sessions: list[tuple[StoredSession, tuple[str, str, str]]] = []
         for item in scoped:
             if type(item) is tuple:  # an unchanged session's row: (path, ..., modified, cwd, ls-json, ...)
-                title = titles.get(item[0])
+                title = stored_title(item)
                 if title is None:  # not stored, or failed its check: only its summary can say
                     return None
-                sessions.append((StoredSession(item[0], item[6] or "", item[5], item[7]), title))
+                sessions.append((StoredSession.of(item[0], item[6] or "", item[5], item[7]), title))
             else:  # read just now
                 summary = item
-                stored = StoredSession(summary.path, summary.cwd, int(summary.modified_ms), encode_pi_json(summary))
+                stored = StoredSession.of(summary.path, summary.cwd, int(summary.modified_ms), encode_pi_json(summary))
                 sessions.append((stored, folded_title(summary)))
         hits = rank_stored(sessions, query, text_hits, paths=paths)
         return _json_array([hit.pi_json for hit in hits])
@@ -501,13 +499,14 @@ class Catalog:
         """(modified_ms, cwd, summary or ls-json bytes) of every session, newest first
         (`found`: a discovery just made, else one is made now).  `lazy`: an unchanged
         session's payload is its index row, undecoded (its summary blob, or with `as_json`
-        its ls-json object, at [7]), a session read just now's its summary.
-        Without `keep` the payload is None: the caller only counts (`update_index`)."""
+        its ls-json object, at [7]; its stored title for `stored_title`), a session read
+        just now's its summary.  Without `keep` the payload is None: the caller only counts
+        (`update_index`)."""
         started = time.perf_counter()
         found = found if found is not None else self.discover()
         infos = found.infos
         stats = RefreshStats(files=len(infos), skipped=list(found.skipped))  # a copy: it grows below
-        rows = index.rows("pi_json" if as_json else "summary") if index is not None else {}
+        rows = index.rows("pi_json" if as_json else "summary", titles=lazy) if index is not None else {}
         # An unchanged file's row is found by its stat in C (`FileInfo` == its stat key): no
         # per-file Python on a warm listing.  Rows are (path, size, mtime_ns, session, reason,
         # modified_ms, cwd, payload, text_seq, check), each one checked by `rows`.

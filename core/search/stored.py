@@ -38,6 +38,11 @@ class StoredSession(NamedTuple):
     models: tuple[str, ...] = ()
     prefix_text: None = None  # an exact summary carries no message text: the index's hits are it
 
+    @classmethod
+    def of(cls, path: str, cwd: str, modified_ms: int, pi_json: bytes) -> StoredSession:
+        """One session (without NamedTuple's Python-level __new__: a hundred thousand a query)."""
+        return tuple.__new__(cls, (path, cwd, modified_ms, pi_json, (), (), None))
+
 
 def needs_summaries(query: Query) -> bool:
     """Whether ranking `query` reads more of a session than the index row holds."""
