@@ -212,11 +212,15 @@ class _Matcher:
         if self.filters or self.negative:
             allowed = set(alive)
             rows = {index: name for index, name in rows.items() if index in allowed}
-        if len(self.positive) == 1:  # the chain scanned this term over `alive` already: each
-            # session's match does not depend on the others, so its scan of `rows` is a subset
-            found = [{index: match for index in rows if (match := matches.get(index)) is not None}]
-        else:
-            found = [self._scan_term(term, block, list(rows)) for term in self.positive]
+        if len(self.positive) == 1:  # the chain scanned this term over `alive` already (each
+            # session's match does not depend on the others'): `matches` is its scan of `rows`
+            if self.positive[0].kind != "regex":  # a regex must match by itself: nothing to add
+                for index, field_name in rows.items():
+                    match = matches.get(index)
+                    if match is None or match[0] > FULL_TEXT:
+                        matches[index] = (FULL_TEXT, field_name, 100.0)
+            return
+        found = [self._scan_term(term, block, list(rows)) for term in self.positive]
         for index, field_name in rows.items():
             combined: _Match | None = None
             for term, term_found in zip(self.positive, found, strict=True):
