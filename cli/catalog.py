@@ -22,6 +22,7 @@ from typing import Any
 
 from seance.core import listing
 from seance.core.catalog import Catalog
+from seance.core.gcpause import gc_paused
 from seance.core.listing import children_label
 from seance.core.marks import NO_MARK, Marks, annotate_pi_json
 from seance.core.model import SessionSummary
@@ -246,7 +247,8 @@ def _matching(catalog: Catalog, query: str, cwd: str | None, marks: Marks) -> li
     from seance.core.search import parse_query
 
     try:
-        return catalog.matching(parse_query(query), cwd, marks=marks)
+        with gc_paused():  # as in `_matching_pi_json`
+            return catalog.matching(parse_query(query), cwd, marks=marks)
     except ValueError as error:
         raise CliError(f"bad query: {error}") from error
 
@@ -257,7 +259,8 @@ def _matching_pi_json(catalog: Catalog, query: str, cwd: str | None) -> bytes | 
     from seance.core.search import parse_query
 
     try:
-        return catalog.matching_pi_json(parse_query(query), cwd)
+        with gc_paused():  # every hit's tuples survive: the collector would rescan them (a third at 100k)
+            return catalog.matching_pi_json(parse_query(query), cwd)
     except ValueError as error:
         raise CliError(f"bad query: {error}") from error
 
