@@ -22,6 +22,7 @@ from typing import Any
 
 from seance.core import listing
 from seance.core.catalog import Catalog
+from seance.core.gcpause import gc_paused
 from seance.core.listing import children_label
 from seance.core.marks import NO_MARK, Marks, annotate_pi_json
 from seance.core.model import SessionSummary
@@ -121,6 +122,13 @@ def run_ls(args: argparse.Namespace) -> int:
                 _report_empty(catalog, cwd)
             write_json_bytes(annotate_pi_json(answer, marks))
             return ExitCode.OK
+        if args.json and args.query and not args.quick and sort == "relevance" and children == "threaded":
+            # the stored objects of the hits, ranked from stored titles: no summary decoded
+            ranked = _matching_pi_json(catalog, args.query, cwd)
+            if ranked is not None:
+                _report_skipped(catalog)
+                write_json_bytes(annotate_pi_json(ranked, marks))  # pinned first, as below
+                return ExitCode.NOT_FOUND if ranked == b"[]" else ExitCode.OK
         # A query searches full text, so its index is brought up to date too.
         if args.query and not args.quick and children == "threaded":
             # from the index: only the sessions that may match are decoded (no parent is needed)
@@ -239,7 +247,20 @@ def _matching(catalog: Catalog, query: str, cwd: str | None, marks: Marks) -> li
     from seance.core.search import parse_query
 
     try:
-        return catalog.matching(parse_query(query), cwd, marks=marks)
+        with gc_paused():  # as in `_matching_pi_json`
+            return catalog.matching(parse_query(query), cwd, marks=marks)
+    except ValueError as error:
+        raise CliError(f"bad query: {error}") from error
+
+
+def _matching_pi_json(catalog: Catalog, query: str, cwd: str | None) -> bytes | None:
+    """`_matching(...)` as the `ls --json` array without marks (`Catalog.matching_pi_json`),
+    or None when that query needs the summaries."""
+    from seance.core.search import parse_query
+
+    try:
+        with gc_paused():  # every hit's tuples survive: the collector would rescan them (a third at 100k)
+            return catalog.matching_pi_json(parse_query(query), cwd)
     except ValueError as error:
         raise CliError(f"bad query: {error}") from error
 

@@ -107,13 +107,16 @@ def find_session(key: str, cwd: str, catalog: Catalog) -> Resolution:
     first).  `CliError(NOT_FOUND)` if none; `CliError(BAD_INPUT)`, after listing the
     candidates on stderr, if it names several: a command never picks one for the user."""
     from seance.core.catalog import in_project
-    from seance.core.resume import AmbiguousKey, resolve, resolve_name  # `seance ls` never loads these
+    from seance.core.gcpause import gc_paused
+    from seance.core.resume import AmbiguousKey, may_name, resolve, resolve_name  # `seance ls` never loads these
 
     try:
-        everything = catalog.quick(text=False)  # ids and file names are in the 4 KB prefix
+        # from the index: only the sessions whose path or stored title may match are decoded
+        # (a superset: the tiers decide, on exact summaries; a name may be set anywhere in a file)
+        with gc_paused():  # every row's tuples survive: nothing for the collector to do
+            everything = catalog.exact_where(may_name(key))
         found = resolve(key, in_project(everything, cwd), everything, cwd)
-        if found is None:  # a name may be set anywhere in the file: the exact listing has it
-            everything = catalog.exact()
+        if found is None:
             found = resolve_name(key, in_project(everything, cwd), everything, cwd)
     except AmbiguousKey as ambiguous:
         say_candidates(ambiguous)

@@ -49,6 +49,7 @@ from .index import (
     files_key,
     index_fault,
     scope_key,
+    stored_title,
 )
 from .model import SessionSummary
 from .text import is_utf8
@@ -394,14 +395,13 @@ class Catalog:
         paths = cwd is None
         scoped = self._in_scope(self._refreshed(None, None, True, False, lazy=True), cwd)
         text_hits = {hit.path: hit for hit in self.search_text(query, include_cwd=paths)}
-        titles = self._guarded(lambda index: index.titles() if index is not None else {})
         keep = Prefilter(query, text_hits, paths).keeps
         cache = SearchCache()
         candidates: list[SessionSummary] = []
         for item in scoped:
             summary: SessionSummary | None = None
             if type(item) is tuple:  # an unchanged session's row: (path, ..., cwd, summary blob, ...)
-                title = titles.get(item[0])
+                title = stored_title(item)
                 if title is None:  # not stored, or failed its check: folded from the summary
                     summary = decode_summary(item[7])
                     title = folded_title(summary)
@@ -417,6 +417,51 @@ class Catalog:
             candidates.append(summary)
         hits = search(candidates, query, text_hits=text_hits, paths=paths, cache=cache, marks=marks)
         return [hit.summary for hit in hits]
+
+    def exact_where(self, keep: Callable[[str, tuple[str, str, str] | None], bool]) -> list[SessionSummary]:
+        """`exact()` (every project) narrowed to the sessions `keep(path, folded title)` keeps,
+        decoding only those: `keep` sees the index's stored folded id, name and first message
+        (`search.haystack.folded_title`), or None when none is stored or it fails its check
+        (keep it when unsure: the caller decides on the summaries)."""
+        from .search.haystack import folded_title
+
+        scoped = self._in_scope(self._refreshed(None, None, False, False, lazy=True), None)
+        kept: list[SessionSummary] = []
+        for item in scoped:
+            if type(item) is tuple:  # an unchanged session's row: (path, ..., summary blob, ...)
+                if keep(item[0], stored_title(item)):
+                    kept.append(decode_summary(item[7]))
+            elif keep(item.path, folded_title(item)):  # read just now
+                kept.append(item)
+        return kept
+
+    def matching_pi_json(self, query: Query, cwd: str | None = None) -> bytes | None:
+        """`matching(query, cwd)` as the `ls --json` array (pi's keys; marks are the caller's),
+        ranked from the index's stored titles and made of its stored objects: not one summary
+        decoded (`search.stored`).  None when the query needs summaries (field filters, marks)
+        or a stored title failed its check: the caller asks `matching`.
+        Raises `ValueError` for a query the index cannot use."""
+        from .search.haystack import folded_title
+        from .search.stored import StoredSession, needs_summaries, rank_stored
+
+        if needs_summaries(query):
+            return None
+        paths = cwd is None
+        scoped = self._in_scope(self._refreshed(None, None, True, True, lazy=True), cwd)
+        text_hits = {hit.path: hit for hit in self.search_text(query, include_cwd=paths)}
+        sessions: list[tuple[StoredSession, tuple[str, str, str]]] = []
+        for item in scoped:
+            if type(item) is tuple:  # an unchanged session's row: (path, ..., modified, cwd, ls-json, ...)
+                title = stored_title(item)
+                if title is None:  # not stored, or failed its check: only its summary can say
+                    return None
+                sessions.append((StoredSession.of(item[0], item[6] or "", item[5], item[7]), title))
+            else:  # read just now
+                summary = item
+                stored = StoredSession.of(summary.path, summary.cwd, int(summary.modified_ms), encode_pi_json(summary))
+                sessions.append((stored, folded_title(summary)))
+        hits = rank_stored(sessions, query, text_hits, paths=paths)
+        return _json_array([hit.pi_json for hit in hits])
 
     def _in_scope(self, items: list[tuple[int, str, Any]], cwd: str | None) -> list[Any]:
         if cwd is None:
@@ -453,13 +498,15 @@ class Catalog:
     ) -> list[tuple[int, str, Any]]:
         """(modified_ms, cwd, summary or ls-json bytes) of every session, newest first
         (`found`: a discovery just made, else one is made now).  `lazy`: an unchanged
-        session's payload is its index row, undecoded (`_decoded` makes it a summary).
-        Without `keep` the payload is None: the caller only counts (`update_index`)."""
+        session's payload is its index row, undecoded (its summary blob, or with `as_json`
+        its ls-json object, at [7]; its stored title for `stored_title`), a session read
+        just now's its summary.  Without `keep` the payload is None: the caller only counts
+        (`update_index`)."""
         started = time.perf_counter()
         found = found if found is not None else self.discover()
         infos = found.infos
         stats = RefreshStats(files=len(infos), skipped=list(found.skipped))  # a copy: it grows below
-        rows = index.rows("pi_json" if as_json else "summary") if index is not None else {}
+        rows = index.rows("pi_json" if as_json else "summary", titles=lazy) if index is not None else {}
         # An unchanged file's row is found by its stat in C (`FileInfo` == its stat key): no
         # per-file Python on a warm listing.  Rows are (path, size, mtime_ns, session, reason,
         # modified_ms, cwd, payload, text_seq, check), each one checked by `rows`.
@@ -471,10 +518,10 @@ class Catalog:
         items: list[tuple[int, str, Any]]
         if not keep:
             items = [(row[5], row[6], None) for row in reused if row[3] and row[7] is not None]
-        elif as_json:
-            items = [(row[5], row[6], row[7]) for row in reused if row[3] and row[7] is not None]
         elif lazy:
             items = [(row[5], row[6], row) for row in reused if row[3] and row[7] is not None]
+        elif as_json:
+            items = [(row[5], row[6], row[7]) for row in reused if row[3] and row[7] is not None]
         else:
             items = [(row[5], row[6], decode_summary(row[7])) for row in reused if row[3] and row[7] is not None]
         stats.reused = len(items)  # unchanged sessions; unchanged non-sessions count as skipped
@@ -488,7 +535,7 @@ class Catalog:
                 (info, index.row(info.path) if index is not None and info.path in known else None) for info in todo
             ]
             for summary in self._read_changed(changed, stats, progress, cancel, full_text, len(infos), index):
-                payload = None if not keep else encode_pi_json(summary) if as_json else summary
+                payload = None if not keep else encode_pi_json(summary) if as_json and not lazy else summary
                 items.append((int(summary.modified_ms), summary.cwd, payload))
         if index is not None and len(reused) < len(rows):  # some indexed file was not seen unchanged
             self._prune(index, rows, found)

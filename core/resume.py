@@ -138,6 +138,39 @@ def resolve_name(
     return _first_unique(key, (name_is, name_starts), summaries_current, summaries_all, cwd)
 
 
+def may_name(key: str) -> Callable[[str, tuple[str, str, str] | None], bool]:
+    """Whether a session (its path and the index's folded title, `Catalog.exact_where`) may
+    be named by `key` in any tier of `resolve` or `resolve_name`: a superset, so only those
+    are decoded, and the tiers then decide on their summaries.
+
+    The file-name tiers are decided on the path itself.  The stored id and name are folded
+    (lower-cased, one line, the name cut at `TITLE_LIMIT`): compared only when that cannot
+    lose a match (ASCII on both sides, where lower() is casefold(), and a short key, made one
+    line as they are); otherwise the session is kept.  (The one loss: a name whose first
+    1,200 characters fold to fewer than the key's, e.g. a thousand spaces before the words.)
+    """
+    from .search.haystack import TITLE_LIMIT, one_line
+
+    needle = key.strip().casefold()
+    plain = one_line(needle)
+    comparable = needle.isascii() and len(plain) < TITLE_LIMIT // 2
+
+    def keep(path: str, title: tuple[str, str, str] | None) -> bool:
+        name = os.path.basename(path).casefold()
+        if name.startswith(needle) or name.removesuffix(".jsonl").rpartition("_")[2].startswith(needle):
+            return True
+        if title is None or not comparable:
+            return True
+        ident, folded_name, _first = title
+        if not (ident.isascii() and folded_name.isascii()):
+            return True
+        # one_line keeps prefixes: if an id or name starts with the key, its one line starts
+        # with the key's (outer whitespace, which a stripped key cannot start with, aside)
+        return ident.startswith(plain) or folded_name.startswith(plain)
+
+    return keep
+
+
 # Which agent resumes a session of each dialect, and how (`pi --session <path|id>`, pi's
 # README; oh-my-pi: `omp --resume <path>`, a path-like value is opened as is).
 _RESUME_FLAGS = {"omp": ("omp", "--resume")}

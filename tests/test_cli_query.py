@@ -1,4 +1,5 @@
-"""`seance ls --query` answers from the index (`Catalog.matching`): the same sessions, in the
+"""`seance ls --query` answers from the index (`Catalog.matching`, and for `--json`
+`Catalog.matching_pi_json`, which decodes no summary at all): the same sessions, in the
 same order, as ranking every exact summary (`search` over `Catalog.exact`, the path it
 replaced), on a generated corpus and on a copy of the shared corpus, for every kind of term."""
 
@@ -13,19 +14,31 @@ from pathlib import Path
 import pytest
 
 from seance.cli import main
+from seance.cli.marks import marked_json
 from seance.core.catalog import Catalog
 from seance.core.generate import generate_corpus
 from seance.core.index import DB_NAME
-from seance.core.marks import Mark
+from seance.core.marks import Mark, MarkStore
+from seance.core.model import SessionSummary
 from seance.core.search import parse_query, search
 
 
-def slow_path(catalog: Catalog, query: str, cwd: str | None, marks: dict[str, Mark]) -> list[str]:
+def slow_summaries(catalog: Catalog, query: str, cwd: str | None, marks: dict[str, Mark]) -> list[SessionSummary]:
     """What `ls --query` did before: decode every summary, rank them all."""
     parsed = parse_query(query)
     summaries = catalog.exact(cwd, full_text=True)  # brings the index (and its text) up to date first
     text_hits = {hit.path: hit for hit in catalog.search_text(parsed, include_cwd=cwd is None)}
-    return [hit.summary.path for hit in search(summaries, parsed, text_hits=text_hits, paths=cwd is None, marks=marks)]
+    return [hit.summary for hit in search(summaries, parsed, text_hits=text_hits, paths=cwd is None, marks=marks)]
+
+
+def slow_path(catalog: Catalog, query: str, cwd: str | None, marks: dict[str, Mark]) -> list[str]:
+    return [summary.path for summary in slow_summaries(catalog, query, cwd, marks)]
+
+
+def stored_path(catalog: Catalog, query: str, cwd: str | None) -> list[dict] | None:
+    """`ls --json --query`'s objects from the stored ones (None: the query needs summaries)."""
+    answer = catalog.matching_pi_json(parse_query(query), cwd)
+    return None if answer is None else json.loads(answer)
 
 
 def fast_path(catalog: Catalog, query: str, cwd: str | None, marks: dict[str, Mark]) -> list[str]:
@@ -41,19 +54,27 @@ def compare(root: Path, tmp_path: Path, queries: list[str], marks: dict[str, Mar
     """Both paths, cold (the fast one reads every file itself) and warm; returns the hits seen."""
     roots = folders(root)
     fast, slow = Catalog(roots, cache_dir=tmp_path / "fast"), Catalog(roots, cache_dir=tmp_path / "slow")
+    stored = Catalog(roots, cache_dir=tmp_path / "stored")
     seen = 0
     try:
         for number, query in enumerate(queries):
             for scope in (None, cwd):
-                got = fast_path(fast, query, scope, marks)
                 first = number == 0 and scope is None
+                objects = stored_path(stored, query, scope)  # the first call reads every file itself
+                assert (stored.last_stats.read > 0) == (first and objects is not None)
+                got = fast_path(fast, query, scope, marks)
                 assert (fast.last_stats.read > 0) == first  # it indexed the corpus itself, then reused it
-                assert got == slow_path(slow, query, scope, marks), (query, scope)
+                expected = slow_summaries(slow, query, scope, marks)
+                assert got == [summary.path for summary in expected], (query, scope)
+                if objects is not None:  # its objects too: pi's keys, exactly what the summaries say
+                    assert objects == [summary.to_pi_json() for summary in expected], (query, scope)
+                    seen += 1
                 seen += len(got)
         return seen
     finally:
         fast.close()
         slow.close()
+        stored.close()
 
 
 def some_ids(root: Path, count: int) -> list[str]:
@@ -163,6 +184,7 @@ def test_a_damaged_stored_title_is_folded_again_not_trusted(tmp_path: Path) -> N
         with sqlite3.connect(tmp_path / "cache" / DB_NAME) as db:  # every title now says nothing
             db.execute("UPDATE files SET title = CAST('x\ny\nz' AS BLOB)")
         assert fast_path(catalog, "sqlt", None, {}) == expected
+        assert catalog.matching_pi_json(parse_query("sqlt")) is None  # `ls --json` falls back to `matching`
     finally:
         catalog.close()
 
@@ -174,12 +196,26 @@ def test_ls_query_json_lists_the_ranked_hits_and_a_bad_query_is_one_line(
     generate_corpus(root, sessions=40, projects=2, seed=9, mean_bytes=4000)
     roots = [f"--root={folder}" for folder in folders(root)]
     assert main(["ls", "--all", "--json", *roots, "--query", "sqlt"]) == 0
-    listed = [item["path"] for item in json.loads(capsys.readouterr().out)]
+    listed = json.loads(capsys.readouterr().out)
     catalog = Catalog(folders(root))
     try:
-        assert listed == slow_path(catalog, "sqlt", None, {})
+        expected = slow_summaries(catalog, "sqlt", None, {})
+        assert len(expected) >= 2
+        assert [item["path"] for item in listed] == [summary.path for summary in expected]
+        assert listed == [{"pinned": False, "tags": [], **summary.to_pi_json()} for summary in expected]
+        # a pinned and a tagged hit: pinned first, each with its marks, as the summaries' path printed them
+        pinned, tagged = expected[-1], expected[0]
+        store = MarkStore()
+        store.set_pinned(pinned.id, True)
+        store.set_tags(tagged.id, ("work",))
+        assert main(["ls", "--all", "--json", *roots, "--query", "sqlt"]) == 0
+        marked = json.loads(capsys.readouterr().out)
+        marks = {pinned.id: Mark(True, ()), tagged.id: Mark(False, ("work",))}
+        assert marked == [marked_json(summary, marks) for summary in [pinned, *expected[:-1]]]
     finally:
         catalog.close()
+    assert main(["ls", "--all", "--json", *roots, "--query", "zzqqxx"]) == 1
+    assert capsys.readouterr().out.strip() == "[]"
     assert main(["ls", "--all", *roots, "--query", "re:("]) == 2
     error = capsys.readouterr().err
     assert "bad query" in error and "Traceback" not in error

@@ -72,7 +72,7 @@ class Haystack:
             name=name,
             first=first,
             text=fold(session_text(summary)),
-            cwd=_fold_cwd(summary.cwd),
+            cwd=fold_cwd(summary.cwd),
             path=fold(summary.path),
             labels=tuple(fold(label) for label in summary.labels) if summary.labels else (),
             models=tuple(fold(model) for model in summary.models) if summary.models else (),
@@ -90,8 +90,9 @@ def folded_title(summary: SessionSummary) -> tuple[str, str, str]:
 
 
 @functools.lru_cache(maxsize=4096)
-def _fold_cwd(cwd: str) -> str:
-    return fold(cwd)  # ten thousand sessions share a few hundred cwds
+def fold_cwd(cwd: str) -> str:
+    """`fold(cwd)`, remembered: ten thousand sessions share a few hundred cwds."""
+    return fold(cwd)
 
 
 def _line_starts(lines: list[str], offset: int = 0) -> list[int]:
@@ -124,12 +125,21 @@ class Block:
     paths: list[str]
     ids: str
     id_starts: list[int]
-    exact: dict[str, list[tuple[int, str]]]  # an id, name or first message -> where it is all of it
     ordered: bool  # newest first already (the catalog's order): no sort needed within a tier
     # (scope, terms) -> the sessions every one of those terms matches (index hits aside) and
     # how: the next keystroke usually repeats the terms before the last, and re-scans the last
     memo: dict[tuple, dict[int, tuple[int, str, float]]] = dataclasses.field(default_factory=dict)
     _positions: dict[str, int] | None = None  # path -> index, built when index hits first come
+
+    def exact_places(self, whole: str) -> list[tuple[int, str]]:
+        """Where `whole` (non-empty) is all of an id, name or first message: (index, field),
+        by index, each session's in the order id, name, first message.  Three C-speed scans:
+        cheaper than keeping a map of every title for the one lookup a search makes."""
+        places = [(index, "id") for index, value in enumerate(self.idents) if value == whole]
+        places += [(index, "name") for index, value in enumerate(self.names) if value == whole]
+        places += [(index, "first message") for index, value in enumerate(self.firsts) if value == whole]
+        places.sort(key=operator.itemgetter(0))  # stable: a session's fields keep their order
+        return places
 
     def position_of(self, path: str) -> int | None:
         if self._positions is None:
@@ -139,11 +149,6 @@ class Block:
     @classmethod
     def of(cls, hays: list[Haystack]) -> Block:
         idents = [hay.ident for hay in hays]
-        exact: dict[str, list[tuple[int, str]]] = {}
-        for index, hay in enumerate(hays):
-            for value, field in ((hay.ident, "id"), (hay.name, "name"), (hay.first, "first message")):
-                if value:
-                    exact.setdefault(value, []).append((index, field))
         recency = [-hay.summary.modified_ms for hay in hays]
         return cls(
             hays=hays,
@@ -159,7 +164,6 @@ class Block:
             paths=[hay.path for hay in hays],
             ids="\n" + "\n".join(idents),
             id_starts=_line_starts(idents),
-            exact=exact,
             ordered=all(map(operator.le, recency, recency[1:])),
         )
 
@@ -183,6 +187,10 @@ class SearchCache:
         if found is None or found.summary is not summary:
             found = self._hays[id(summary)] = Haystack.of(summary, title)
         return found
+
+    def put(self, hay: Haystack) -> None:
+        """Keep `hay`, folded by the caller (from what the index stores), as its summary's haystack."""
+        self._hays[id(hay.summary)] = hay
 
     def cached_block(self, summaries: Sequence[SessionSummary]) -> Block | None:
         return self._blocks.get(tuple(map(id, summaries)))

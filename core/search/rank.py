@@ -197,16 +197,29 @@ class _Matcher:
         """Sessions the index found the query in: a fuzzy, path or missing match of a fuzzy or
         phrase term counts as a full-text hit there (a regex term must still match itself)."""
         rows: dict[int, str] = {}
-        for path, hit in self.text_hits.items():
-            index = block.position_of(path)
+        text_hits, paths = self.text_hits, self.paths
+        if len(text_hits) > len(block.summaries):  # a common word: look the block's sessions up
+            found_hits = [(index, text_hits.get(summary.path)) for index, summary in enumerate(block.summaries)]
+            pairs = [(index, hit) for index, hit in found_hits if hit is not None]
+        else:
+            pairs = [(index, hit) for path, hit in text_hits.items() if (index := block.position_of(path)) is not None]
+        for index, hit in pairs:
             field_name = hit.field or "text"
-            if index is not None and (self.paths or field_name != "cwd"):  # the cwd only counts where paths do
+            if paths or field_name != "cwd":  # the cwd only counts where paths do
                 rows[index] = field_name
         if not rows:
             return
         if self.filters or self.negative:
             allowed = set(alive)
             rows = {index: name for index, name in rows.items() if index in allowed}
+        if len(self.positive) == 1:  # the chain scanned this term over `alive` already (each
+            # session's match does not depend on the others'): `matches` is its scan of `rows`
+            if self.positive[0].kind != "regex":  # a regex must match by itself: nothing to add
+                for index, field_name in rows.items():
+                    match = matches.get(index)
+                    if match is None or match[0] > FULL_TEXT:
+                        matches[index] = (FULL_TEXT, field_name, 100.0)
+            return
         found = [self._scan_term(term, block, list(rows)) for term in self.positive]
         for index, field_name in rows.items():
             combined: _Match | None = None
@@ -317,7 +330,7 @@ class _Matcher:
         """Exact: the whole query is the id, name or first message.  Prefix: it starts one
         (for a single term the scan found that already)."""
         whole = self.whole
-        for index, field in block.exact.get(whole, ()):
+        for index, field in block.exact_places(whole):
             if index in matches:
                 matches[index] = (EXACT, field, matches[index][2])
         if several:
