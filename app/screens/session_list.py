@@ -43,37 +43,32 @@ from seance.core.model import SessionSummary
 from seance.core.search import QueryError, SearchCache, parse_query, search_iter
 from seance.core.session import SessionError
 from seance.core.text import display_text
-from seance.core.trash import ACTIVE_SECONDS, activity, same_file
 
 from ..commands import PickerCommands
 from ..export_flow import EXPORT_HELP, ExportDone, ask_and_export, show_export_notice
 from ..messages import (
-    BatchUndone,
     LoadFailed,
     LoadProgress,
     LongLivedDataLoaded,
     Renamed,
-    Restored,
     SearchDone,
-    SelectionTrashed,
     SessionsChanged,
     SessionsLoaded,
     Skipped,
-    Trashed,
     Watching,
     WriteFailed,
 )
 from ..paths import stylesheet
-from ..picker_model import EMPTY, DeletedBatch, PickerModel, RowsView, Scope
+from ..picker_model import EMPTY, PickerModel, RowsView, Scope
 from ..results import PickResult
 from ..rows import SessionRow
-from ..toasts import withdraw_toasts
 from ..watcher import RootWatcher
 from ..widgets.footer import SeanceFooter
 from ..widgets.session_list import SessionList, utc_now
 from ..widgets.status_bar import StatusBar
 from .confirm import ConfirmScreen
 from .copy import CopyChoice, CopyScreen
+from .deleting import DeleteActions
 from .help import HelpScreen, help_rows, key_label
 from .marks import MARK_BINDINGS, MarkActions
 from .missing_cwd import resume_checked
@@ -82,9 +77,8 @@ from .row_flow import RowMaking
 from .skipped import SKIPPED_KEY, SkippedScreen
 
 if TYPE_CHECKING:
-    from seance.core.trash import TrashReceipt
+    pass
 
-DELETED_TOAST = "Deleted"  # the title of the delete toast (withdrawn when the delete is undone)
 NARROW = 100  # below this many columns the preview hides itself
 FULL_TEXT_LIMIT: int | None = None  # every session the index finds (the list model is lazy)
 SEARCH_DEBOUNCE = 0.03
@@ -171,7 +165,7 @@ class SearchInput(Input):
         return super().check_consume_key(key, character)
 
 
-class SessionPickerScreen(MarkActions, RowMaking, Screen[PickResult | None]):
+class SessionPickerScreen(DeleteActions, MarkActions, RowMaking, Screen[PickResult | None]):
     """Search, browse and pick a session; dismisses with a `PickResult` or None on cancel."""
 
     CSS: ClassVar[str] = stylesheet("picker.tcss")  # scoped by Textual to this screen
@@ -751,55 +745,11 @@ class SessionPickerScreen(MarkActions, RowMaking, Screen[PickResult | None]):
         enter = OPEN_HELP if self.options.enter == "tree" else RESUME_HELP
         return help_rows(self, before=[("type", SEARCH_HELP)], after=[("double-click", enter)])
 
-    # -- delete / undo -----------------------------------------------------------------------
-
-    active_seconds: float = ACTIVE_SECONDS  # a session written more recently is "in use" (tests lower it)
-
-    def action_delete(self) -> None:
-        if len(self.model.selection):
-            self._delete_selected()
-            return
-        row = self.session_list.highlighted
-        if row is None:
-            return
-        if self.options.open_session and same_file(row.path, self.options.open_session):
-            self.status.show_message("Cannot delete the currently active session", error=True)
-            return
-        summary = row.summary
-        busy = activity(summary.path, active_seconds=self.active_seconds)
-
-        def answered(yes: bool | None) -> None:
-            if yes:
-                self._trash_worker(summary, force=busy is not None)
-
-        if busy is None:
-            dialog = ConfirmScreen("Delete session?", summary.title or summary.path, confirm_label="Move to Trash")
-        else:  # as `seance rm`: refused unless the user insists (the button is `--force`)
-            detail = f"{busy}: an agent may be using it. {summary.title or summary.path}"
-            dialog = ConfirmScreen("Session in use — delete anyway?", detail, confirm_label="Move to Trash anyway")
-        self.app.push_screen(dialog, answered)
-
-    @work(thread=True, group="writes", exit_on_error=False, description="trash")
-    def _trash_worker(self, summary: SessionSummary, *, force: bool = False) -> None:
-        try:
-            receipt = self.catalog.trash(
-                summary.path, open_session=self.options.open_session, force=force, active_seconds=self.active_seconds
-            )
-        except (SessionError, OSError) as error:
-            self.post_message(WriteFailed(f"Failed to delete: {display_text(error)}"))
-            return
-        self.post_message(Trashed(receipt, summary))
+    # -- delete / undo, the selection: app/screens/deleting.py ------------------------------
 
     @on(WriteFailed)
     def _write_failed(self, message: WriteFailed) -> None:
         self.status.show_message(message.text, error=True)
-
-    @on(Trashed)
-    def _trashed(self, message: Trashed) -> None:
-        self.model.trashed(message.receipt, message.summary)
-        self._rebuild()
-        self.status.show_message("Session moved to trash · ctrl+z to undo")
-        self.notify("Session moved to trash. Press ctrl+z to undo.", title=DELETED_TOAST, timeout=6, markup=False)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Ctrl+Z is the picker's only while a delete can be undone; otherwise the query input
@@ -809,92 +759,6 @@ class SessionPickerScreen(MarkActions, RowMaking, Screen[PickResult | None]):
         if action in ("select", "open"):
             return (action == "open") == (self.options.enter == "tree")
         return True
-
-    def action_undo_delete(self) -> None:
-        deleted = self.model.undo_next()
-        if isinstance(deleted, DeletedBatch):
-            self._undo_batch_worker(deleted)
-        elif deleted is not None:
-            self._undo_worker(deleted.receipt, deleted.summary)
-
-    @work(thread=True, group="writes", exit_on_error=False, description="undo trash")
-    def _undo_worker(self, receipt: TrashReceipt, summary: SessionSummary) -> None:
-        try:
-            restored = self.catalog.restore(receipt)
-        except (SessionError, OSError) as error:
-            self.post_message(WriteFailed(f"Undo failed: {display_text(error)}"))
-            return
-        self.post_message(Restored(restored or summary))
-
-    @on(Restored)
-    def _restored(self, message: Restored) -> None:
-        self._apply_changes([message.summary], restored=True)
-        withdraw_toasts(self.app, DELETED_TOAST)  # "press ctrl+z to undo" no longer stands
-        self.status.show_message("Session restored")
-
-    # -- selection: a bulk delete (app/selection.py, app/screens/bulk.py) -----------------------------
-
-    def action_toggle_select(self) -> None:
-        row = self.session_list.highlighted
-        if row is not None:
-            self.model.selection.toggle(row.summary)
-            self._show_selection()
-
-    def action_select_all(self) -> None:
-        pinned = {session_id for session_id, mark in self.model.marks.items() if mark.pinned}  # loaded by a worker
-        rows = [row.summary for row in self.session_list.rows]
-        kept = [summary for summary in rows if summary.id in pinned]  # never pinned ones in bulk
-        changed = self.model.selection.select_all([summary for summary in rows if summary.id not in pinned])
-        self._show_selection()
-        if kept and changed > 0:
-            self.status.show_message(f"{len(kept)} pinned not selected (Space selects one)")
-
-    def _show_selection(self) -> None:
-        self.session_list.set_selected(self.model.selection.paths)
-        self.status.selected = len(self.model.selection)
-
-    def _delete_selected(self) -> None:
-        from .bulk import confirm_selected
-
-        summaries = self.model.selection.summaries
-
-        def answered(yes: bool | None) -> None:
-            if yes:
-                self._trash_selected_worker(summaries)
-
-        self.app.push_screen(confirm_selected(summaries, self.model.selection.total_bytes), answered)
-
-    @work(thread=True, group="writes", exit_on_error=False, description="trash selected")
-    def _trash_selected_worker(self, summaries: list[SessionSummary]) -> None:
-        from .bulk import trash_selected
-
-        self.post_message(trash_selected(self.catalog, summaries, self.options.open_session, self.active_seconds))
-
-    @on(SelectionTrashed)
-    def _selection_trashed(self, message: SelectionTrashed) -> None:
-        from .bulk import refusal_notice
-
-        self.model.trashed_batch(message.items)
-        self._rebuild()
-        moved = len(message.items)
-        self.status.show_message(f"{moved} session{'' if moved == 1 else 's'} moved to trash · ctrl+z to undo")
-        if message.refused:
-            self.notify(refusal_notice(message.refused), title="Not deleted", severity="warning", markup=False)
-
-    @work(thread=True, group="writes", exit_on_error=False, description="undo trash")
-    def _undo_batch_worker(self, batch: DeletedBatch) -> None:
-        from .bulk import undo_selected
-
-        self.post_message(undo_selected(self.catalog, batch))
-
-    @on(BatchUndone)
-    def _batch_undone(self, message: BatchUndone) -> None:
-        self._apply_changes(message.restored, restored=True)
-        if message.left:
-            self.model.deleted.append(DeletedBatch(tuple(message.left)))
-        self.status.show_message(f"{len(message.restored)} sessions restored")
-        if message.failed:
-            self.notify("\n".join(message.failed), title="Not restored", severity="warning", markup=False)
 
     # -- rename --------------------------------------------------------------------------
 

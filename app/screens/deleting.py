@@ -1,0 +1,190 @@
+"""Deleting from the session list: Ctrl+D (one session, or the selected ones), Ctrl+Z, and the
+selection itself (Space / Ctrl+Space / Alt+A).
+
+`DeleteActions` is mixed into `SessionPickerScreen` (whose BINDINGS name these actions, so
+help keeps its order).  Every move goes through the catalog (`Catalog.trash` / `restore`,
+`core.trash`) in a "writes" thread worker, which posts what happened; the handlers here own
+the model's undo stack.  A session an agent is writing is refused unless the user insists,
+as `seance rm` refuses it without `--force`; a selection moves as one batch that one Ctrl+Z
+restores (app/screens/bulk.py).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from textual import work
+
+from seance.core.model import SessionSummary
+from seance.core.session import SessionError
+from seance.core.text import display_text
+from seance.core.trash import ACTIVE_SECONDS, activity, same_file
+
+from ..messages import BatchUndone, Restored, SelectionTrashed, Trashed, WriteFailed
+from ..picker_model import DeletedBatch
+from ..toasts import withdraw_toasts
+from .confirm import ConfirmScreen
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from textual.app import App
+
+    from seance.core.catalog import SessionSource
+    from seance.core.trash import TrashReceipt
+
+    from ..picker_model import PickerModel
+    from ..widgets.session_list import SessionList
+    from ..widgets.status_bar import StatusBar
+
+DELETED_TOAST = "Deleted"  # the title of the delete toasts, which an undo withdraws
+
+
+class DeleteActions:
+    """Delete, undo and the selection of the session list (a mixin of `SessionPickerScreen`)."""
+
+    if TYPE_CHECKING:  # what the mixin uses of the screen it is mixed into
+        app: App
+        catalog: SessionSource
+        model: PickerModel
+        options: Any
+
+        @property
+        def session_list(self) -> SessionList: ...
+        @property
+        def status(self) -> StatusBar: ...
+        def _rebuild(self, *, top: bool = False) -> None: ...
+        def _apply_changes(
+            self, changed: Sequence[SessionSummary], removed: Sequence[str] = (), *, restored: bool = False
+        ) -> None: ...
+        def post_message(self, message: object) -> bool: ...
+        def notify(self, message: str, **options: Any) -> None: ...
+
+    active_seconds: float = ACTIVE_SECONDS  # a session written more recently is "in use" (tests lower it)
+
+    def action_delete(self) -> None:
+        if len(self.model.selection):
+            self._delete_selected()
+            return
+        row = self.session_list.highlighted
+        if row is None:
+            return
+        if self.options.open_session and same_file(row.path, self.options.open_session):
+            self.status.show_message("Cannot delete the currently active session", error=True)
+            return
+        summary = row.summary
+        busy = activity(summary.path, active_seconds=self.active_seconds)
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self._trash_worker(summary, force=busy is not None)
+
+        if busy is None:
+            dialog = ConfirmScreen("Delete session?", summary.title or summary.path, confirm_label="Move to Trash")
+        else:  # as `seance rm`: refused unless the user insists (the button is `--force`)
+            detail = f"{busy}: an agent may be using it. {summary.title or summary.path}"
+            dialog = ConfirmScreen("Session in use — delete anyway?", detail, confirm_label="Move to Trash anyway")
+        self.app.push_screen(dialog, answered)
+
+    @work(thread=True, group="writes", exit_on_error=False, description="trash")
+    def _trash_worker(self, summary: SessionSummary, *, force: bool = False) -> None:
+        try:
+            receipt = self.catalog.trash(
+                summary.path, open_session=self.options.open_session, force=force, active_seconds=self.active_seconds
+            )
+        except (SessionError, OSError) as error:
+            self.post_message(WriteFailed(f"Failed to delete: {display_text(error)}"))
+            return
+        self.post_message(Trashed(receipt, summary))
+
+    def on_trashed(self, message: Trashed) -> None:
+        self.model.trashed(message.receipt, message.summary)
+        self._rebuild()
+        self.status.show_message("Session moved to trash · ctrl+z to undo")
+        self.notify("Session moved to trash. Press ctrl+z to undo.", title=DELETED_TOAST, timeout=6, markup=False)
+
+    def action_undo_delete(self) -> None:
+        deleted = self.model.undo_next()
+        if isinstance(deleted, DeletedBatch):
+            self._undo_batch_worker(deleted)
+        elif deleted is not None:
+            self._undo_worker(deleted.receipt, deleted.summary)
+
+    @work(thread=True, group="writes", exit_on_error=False, description="undo trash")
+    def _undo_worker(self, receipt: TrashReceipt, summary: SessionSummary) -> None:
+        try:
+            restored = self.catalog.restore(receipt)
+        except (SessionError, OSError) as error:
+            self.post_message(WriteFailed(f"Undo failed: {display_text(error)}"))
+            return
+        self.post_message(Restored(restored or summary))
+
+    def on_restored(self, message: Restored) -> None:
+        self._apply_changes([message.summary], restored=True)
+        withdraw_toasts(self.app, DELETED_TOAST)  # "press ctrl+z to undo" no longer stands
+        self.status.show_message("Session restored")
+
+    # -- the selection: a bulk delete (app/selection.py, the batch in app/screens/bulk.py) ------------
+
+    def action_toggle_select(self) -> None:
+        row = self.session_list.highlighted
+        if row is not None:
+            self.model.selection.toggle(row.summary)
+            self._show_selection()
+
+    def action_select_all(self) -> None:
+        pinned = {session_id for session_id, mark in self.model.marks.items() if mark.pinned}  # loaded by a worker
+        rows = [row.summary for row in self.session_list.rows]
+        kept = [summary for summary in rows if summary.id in pinned]  # never pinned ones in bulk
+        changed = self.model.selection.select_all([summary for summary in rows if summary.id not in pinned])
+        self._show_selection()
+        if kept and changed > 0:
+            self.status.show_message(f"{len(kept)} pinned not selected (Space selects one)")
+
+    def _show_selection(self) -> None:
+        self.session_list.set_selected(self.model.selection.paths)
+        self.status.selected = len(self.model.selection)
+
+    def _delete_selected(self) -> None:
+        from .bulk import confirm_selected
+
+        summaries = self.model.selection.summaries
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self._trash_selected_worker(summaries)
+
+        self.app.push_screen(confirm_selected(summaries, self.model.selection.total_bytes), answered)
+
+    @work(thread=True, group="writes", exit_on_error=False, description="trash selected")
+    def _trash_selected_worker(self, summaries: list[SessionSummary]) -> None:
+        from .bulk import trash_selected
+
+        self.post_message(trash_selected(self.catalog, summaries, self.options.open_session, self.active_seconds))
+
+    def on_selection_trashed(self, message: SelectionTrashed) -> None:
+        from .bulk import refusal_notice
+
+        self.model.trashed_batch(message.items)
+        self._rebuild()
+        moved = len(message.items)
+        self.status.show_message(f"{moved} session{'' if moved == 1 else 's'} moved to trash · ctrl+z to undo")
+        if message.refused:
+            self.notify(refusal_notice(message.refused), title="Not deleted", severity="warning", markup=False)
+
+    @work(thread=True, group="writes", exit_on_error=False, description="undo trash")
+    def _undo_batch_worker(self, batch: DeletedBatch) -> None:
+        from .bulk import undo_selected
+
+        self.post_message(undo_selected(self.catalog, batch))
+
+    def on_batch_undone(self, message: BatchUndone) -> None:
+        self._apply_changes(message.restored, restored=True)
+        if message.left:
+            self.model.deleted.append(DeletedBatch(tuple(message.left)))
+        self.status.show_message(f"{len(message.restored)} sessions restored")
+        if message.failed:
+            self.notify("\n".join(message.failed), title="Not restored", severity="warning", markup=False)
+
+
+__all__ = ["DELETED_TOAST", "DeleteActions"]
