@@ -9,6 +9,7 @@ terminal is checked the same way: no control, C1 or bidi character, markup shown
 from __future__ import annotations
 
 import os
+import subprocess
 import time
 
 import orjson
@@ -170,6 +171,9 @@ async def test_the_new_dialogs_rows_and_clipboard_draw_hostile_text_inertly(env)
             await settle(pilot)
             assert "hostile-" in app.clipboard or "[bold red]x" in app.clipboard, app.clipboard
             assert_clean(app.clipboard, f"the copied {what}")  # pasted into a shell, it must not act
+            if key == "p":  # and bash turns the pasted path back into the file's path
+                pasted = subprocess.run(["bash", "-c", f"printf %s {app.clipboard}"], capture_output=True, check=True)
+                assert pasted.stdout == os.fsencode(app.screen.session_list.highlighted.path)
             assert_screen_clean(app, f"copied the {what}")
             if key != "c":
                 await pilot.press("ctrl+y")

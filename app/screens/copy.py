@@ -17,7 +17,7 @@ from textual.widgets.option_list import Option
 
 from seance.core.model import SessionSummary
 from seance.core.resume import resume_command
-from seance.core.text import display_text, visible
+from seance.core.text import display_text, shell_path, visible
 
 from .confirm import dialog_detail
 from .modal import SeanceModal
@@ -34,7 +34,7 @@ def copy_choices(summary: SessionSummary) -> list[CopyChoice]:
     return [
         CopyChoice("c", "resume command", resume_command(summary)),
         CopyChoice("i", "session id", visible(summary.id)),
-        CopyChoice("p", "path", visible(summary.path)),
+        CopyChoice("p", "path", shell_path(summary.path)),  # as is, or $'...' when it holds a control
     ]
 
 
