@@ -35,6 +35,7 @@ from textual.worker import get_current_worker
 from seance.app.paths import stylesheet
 from seance.core.context import ContextMessage, build_session_context
 from seance.core.session import NotASession, Session, read_session
+from seance.core.statsformat import cost_text
 from seance.core.summary import format_tool_call, tool_calls_by_id, tool_result_title
 from seance.core.text import content_text, display_text, safe_multiline
 
@@ -196,7 +197,7 @@ def build_preview(
     doc.header.append(("context", f"~{plural(tokens, 'token')} · {plural(len(context.messages), 'message')}"))
     cost = sum(_cost(entry) for entry in path)
     if cost:
-        doc.header.append(("cost", f"${cost:,.2f}" if cost >= 0.01 else f"${cost:.4f}"))
+        doc.header.append(("cost", cost_text(cost)))  # one format: the stats report's
     doc.header.append(("branches", plural(tree.branch_points(), "branch point")))
     labels = [display_text(tree.labels[entry["id"]]) for entry in path if entry["id"] in tree.labels]
     if labels:
