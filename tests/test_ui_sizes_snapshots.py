@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from test_ui_tree import TreeApp, write_session
 from test_ui_tree import settle as settle_tree
-from ui_harness import picker_app, settle
+from ui_harness import picker_app, settled_after
 from ui_sessions import make_root
 
 from seance.app.screens.session_list import PickerOptions
@@ -26,23 +26,11 @@ def root(tmp_path: Path) -> Path:
 
 
 def _list_then(*keys: str):
-    async def run_before(pilot) -> None:
-        await settle(pilot)
-        if keys:
-            await pilot.press(*keys)
-            await settle(pilot)
-
-    return run_before
+    return settled_after(*keys)
 
 
 def _tree_then(*keys: str):
-    async def run_before(pilot) -> None:
-        await settle_tree(pilot)
-        if keys:
-            await pilot.press(*keys)
-            await settle_tree(pilot)
-
-    return run_before
+    return settled_after(*keys, settle_with=settle_tree)
 
 
 @pytest.mark.parametrize("size", list(SIZES), ids=list(SIZES))

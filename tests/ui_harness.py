@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -52,6 +53,18 @@ async def settle(pilot: Pilot, rounds: int = 3) -> None:
         await pilot.pause(0.05)
     for widget in pilot.app.screen.query(Input):
         widget.cursor_blink = False
+
+
+def settled_after(*keys: str, settle_with: Callable[[Pilot], Awaitable[None]] = settle):
+    """A snapshot's `run_before`: let the data land, press `keys`, let their work land too."""
+
+    async def run_before(pilot: Pilot) -> None:
+        await settle_with(pilot)
+        if keys:
+            await pilot.press(*keys)
+            await settle_with(pilot)
+
+    return run_before
 
 
 def screen_of(pilot: Pilot) -> SessionPickerScreen:
