@@ -15,7 +15,6 @@ on stderr and exit 2, with nothing written.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -26,7 +25,7 @@ from seance.core.text import display_text
 
 from .errors import CliError, ExitCode
 from .output import put_line, put_path, say
-from .scope import Scope, find_session, looks_like_path, scope_options
+from .scope import scope_options, session_path
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -67,28 +66,20 @@ def _usage(parser: argparse.ArgumentParser) -> int:
 
 
 def session_summary(argument: str, args: argparse.Namespace) -> SessionSummary:
-    """SESSION (a path or an id prefix) as its summary; the header id is what marks are keyed by."""
-    path = Path(argument).expanduser()
-    if os.path.lexists(path) or looks_like_path(argument):
-        from seance.core.discovery import stat_file
-        from seance.core.metadata import NotSessionFile
-        from seance.core.prefix import read_prefix
+    """SESSION (a path, an id or a name: `cli.scope.session_path`) as its summary; the header
+    id is what marks are keyed by."""
+    from seance.core.discovery import stat_file
+    from seance.core.metadata import NotSessionFile
+    from seance.core.prefix import read_prefix
 
-        info = stat_file(path)
-        if isinstance(info, str):
-            raise CliError(f"{argument}: {info}", ExitCode.NOT_FOUND)
-        try:
-            return read_prefix(info, text=False)
-        except NotSessionFile as error:
-            raise CliError(f"{argument}: not a session file ({error})") from None
-    from seance.core.catalog import Catalog
-
-    scope = Scope.of(args)
-    catalog = Catalog(scope.roots)
+    path = session_path(argument, args)
+    info = stat_file(path)
+    if isinstance(info, str):
+        raise CliError(f"{argument}: {info}", ExitCode.NOT_FOUND)
     try:
-        return find_session(argument, scope.cwd, catalog).summary
-    finally:
-        catalog.close()
+        return read_prefix(info, text=False)
+    except NotSessionFile as error:
+        raise CliError(f"{argument}: not a session file ({error})") from None
 
 
 def listing_marks() -> Marks:
