@@ -30,7 +30,7 @@ from seance.core.text import display_text, home_short, json_bytes, relative_age
 
 from .errors import CliError, ExitCode
 from .marks import listing_marks, marked_json
-from .output import put_line, say, write_json_bytes
+from .output import ProgressBar, put_line, say, write_json_bytes
 from .scope import Scope, scope_options
 
 
@@ -324,32 +324,9 @@ def _report_skipped(catalog: Catalog, *, quick: bool = False) -> None:
 # -- index ---------------------------------------------------------------------------------------
 
 
-class _Bar:
-    """A one-line progress bar on stderr (only when stderr is a terminal)."""
-
-    def __init__(self) -> None:
-        self.enabled = sys.stderr.isatty()
-        self.last = 0.0
-
-    def __call__(self, done: int, total: int) -> None:
-        now = time.monotonic()
-        if not self.enabled or (now - self.last < 0.05 and done < total):
-            return
-        self.last = now
-        width = 30
-        filled = int(width * done / total) if total else width
-        sys.stderr.write(f"\rindexing [{'#' * filled}{'.' * (width - filled)}] {done}/{total}")
-        sys.stderr.flush()
-
-    def finish(self) -> None:
-        if self.enabled:
-            sys.stderr.write("\r\x1b[K")
-            sys.stderr.flush()
-
-
 def run_index(args: argparse.Namespace) -> int:
     catalog = _catalog(args)
-    bar = _Bar()
+    bar = ProgressBar("indexing")
     try:
         if args.rebuild:
             catalog.rebuild_index()

@@ -27,6 +27,34 @@ def ask(question: str) -> bool | None:
     return sys.stdin.readline().strip().casefold() in ("y", "yes")
 
 
+class ProgressBar:
+    """`label [#####.....] 120/3000` on one stderr line while a long run reads files (only on
+    a terminal; redrawn at most every 50 ms), erased by `finish`."""
+
+    WIDTH = 30
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+        self.enabled = sys.stderr.isatty()
+        self.last = 0.0
+
+    def __call__(self, done: int, total: int) -> None:
+        import time
+
+        now = time.monotonic()
+        if not self.enabled or (now - self.last < 0.05 and done < total):
+            return
+        self.last = now
+        filled = int(self.WIDTH * done / total) if total else self.WIDTH
+        sys.stderr.write(f"\r{self.label} [{'#' * filled}{'.' * (self.WIDTH - filled)}] {done}/{total}")
+        sys.stderr.flush()
+
+    def finish(self) -> None:
+        if self.enabled and self.last:
+            sys.stderr.write("\r\x1b[K")
+            sys.stderr.flush()
+
+
 def put_line(text: str) -> None:
     """A line of plain output on stdout, each control in it shown as an escape."""
     sys.stdout.write(visible(text) + "\n")
@@ -48,4 +76,4 @@ def write_json(payload: Any) -> None:
     write_json_bytes(json_bytes(payload, indent=True))  # a path that is not UTF-8 too
 
 
-__all__ = ["ask", "put_line", "put_path", "say", "write_json", "write_json_bytes"]
+__all__ = ["ProgressBar", "ask", "put_line", "put_path", "say", "write_json", "write_json_bytes"]

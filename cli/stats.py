@@ -28,7 +28,7 @@ from typing import Any
 from seance.core.stats import GROUPINGS, aggregate, parse_since
 
 from .errors import CliError, ExitCode
-from .output import put_line, say, write_json
+from .output import ProgressBar, put_line, say, write_json
 from .scope import Scope, scope_options
 
 
@@ -61,26 +61,6 @@ def run_show_stats(session: Any, as_json: bool) -> int:
     return ExitCode.OK
 
 
-class _Progress:
-    """`reading 120/3000` on stderr while a cold run reads files (only on a terminal)."""
-
-    def __init__(self) -> None:
-        self.enabled = sys.stderr.isatty()
-        self.last = 0.0
-
-    def __call__(self, done: int, total: int) -> None:
-        now = time.monotonic()
-        if self.enabled and (now - self.last >= 0.1 or done == total):
-            self.last = now
-            sys.stderr.write(f"\rreading sessions {done}/{total}")
-            sys.stderr.flush()
-
-    def finish(self) -> None:
-        if self.enabled and self.last:
-            sys.stderr.write("\r\x1b[K")
-            sys.stderr.flush()
-
-
 def run_stats(args: argparse.Namespace) -> int:
     from seance.core.catalog import Catalog, same_dir
     from seance.core.scanpool import default_workers
@@ -95,7 +75,7 @@ def run_stats(args: argparse.Namespace) -> int:
         raise CliError(str(error)) from error
     catalog = Catalog(scope.roots)
     cache = StatsCache()
-    progress = _Progress()
+    progress = ProgressBar("reading sessions")
     try:
         found = catalog.discover()
         collected = collect_stats(found.infos, cache, workers=default_workers(), progress=progress)
