@@ -131,6 +131,23 @@ def test_escape_prints_nothing_and_exits_130(terminal: Terminal, root: Path) -> 
     assert (code, out) == (130, "")
 
 
+def test_space_and_question_mark_typed_fast_go_into_the_query(terminal: Terminal, root: Path) -> None:
+    """Space selects and ? opens help only on an empty query.  Typed in one burst (or pasted),
+    "x?y z" reached the priority bindings before the input had taken the "x": help opened and
+    the space selected a row.  A Pilot press waits between keys and never showed it."""
+    terminal.start("pick", "--root", str(root), "--cwd", PROJECT)
+    terminal.wait_for("5 sessions")
+    terminal.tmux("send-keys", "-t", "pick", "-l", "x?y z")  # one write, as a fast typist or a paste
+    screen = terminal.wait_for("x?y z")
+    time.sleep(0.5)
+    screen = terminal.screen()
+    assert "Keys" not in screen and "1 selected" not in screen, screen
+    terminal.keys("C-u", "Space")  # on the empty query, Space selects the row
+    terminal.wait_for("1 selected")
+    terminal.keys("?")
+    terminal.wait_for("Keys")
+
+
 def test_ctrl_c_cancels(terminal: Terminal, root: Path) -> None:
     terminal.start("pick", "--root", str(root), "--all")
     terminal.wait_for("8 sessions")

@@ -623,6 +623,7 @@ async def test_the_palette_offers_every_action_of_the_list_with_its_live_keys(ro
         await settle(pilot)
         screen = screen_of(pilot)
         moves = {"cursor(-1)", "cursor(1)", "page(-1)", "page(1)", "first", "last", "quit", "undo", "command_palette"}
+        moves |= {"key_or_type(' ', 'toggle_select')", "key_or_type('?', 'help')"}  # typed on a query
         bound = {active.binding.action for active in screen.active_bindings.values() if active.binding.tooltip}
         offered = {action for action, _, _ in PICKER_COMMANDS} | {"select", "open"}
         assert bound - moves <= offered, sorted(bound - moves - offered)

@@ -92,6 +92,7 @@ FOOTER_PRIORITY = ("help", "select", "open", "tree", "toggle_scope", "cycle_sort
 """The footer's keys, most important first: at narrow widths the others (and the rest) give way."""
 
 RESUME_HELP = "resume the selected session"
+HELP_HELP = "this help (? when the query is empty)"
 OPEN_HELP = "open the selected session's tree (resume from there)"
 SELECT_HELP = "select / deselect the row for ctrl+d (Space: empty query)"
 SELECT_ALL_HELP = "select every row matching the query (again: deselect them)"
@@ -202,7 +203,10 @@ class SessionPickerScreen(DeleteActions, MarkActions, RowMaking, Screen[PickResu
         Binding(
             "ctrl+d", "delete", "Delete", priority=True, tooltip="move the session (or the selected ones) to the Trash"
         ),
-        Binding("space,ctrl+space", "toggle_select", "Select", show=False, priority=True, tooltip=SELECT_HELP),
+        # Space and ? act only on an empty query: priority bindings outrun the Input in a real
+        # terminal, so `key_or_type` types the character itself once the query has text.
+        Binding("space", "key_or_type(' ', 'toggle_select')", "Select", show=False, priority=True, tooltip=SELECT_HELP),
+        Binding("ctrl+space", "toggle_select", "Select", show=False, priority=True, tooltip=SELECT_HELP),
         Binding("ctrl+@", "toggle_select", "", show=False, priority=True),  # ctrl+space as a terminal sends it (NUL)
         Binding("alt+a", "select_all", "Select all", show=False, priority=True, tooltip=SELECT_ALL_HELP),
         Binding(
@@ -221,7 +225,8 @@ class SessionPickerScreen(DeleteActions, MarkActions, RowMaking, Screen[PickResu
         Binding("ctrl+f", "fork", "Fork", show=False, priority=True, tooltip="fork the session (pick it as a fork)"),
         Binding("ctrl+o,f3", "toggle_preview", "Preview", priority=True, tooltip="show or hide the preview"),
         Binding("alt+i", "toggle_stats", "Stats", show=False, priority=True, tooltip="show or hide session stats"),
-        Binding("f1,question_mark", "help", "Help", priority=True, tooltip="this help (? when the query is empty)"),
+        Binding("f1", "help", "Help", priority=True, tooltip=HELP_HELP),
+        Binding("question_mark", "key_or_type('?', 'help')", "Help", show=False, priority=True, tooltip=HELP_HELP),
         Binding("alt+e", "export", "Export", show=False, priority=True, tooltip=EXPORT_HELP),
         Binding(
             SKIPPED_KEY,
@@ -736,6 +741,21 @@ class SessionPickerScreen(DeleteActions, MarkActions, RowMaking, Screen[PickResu
             self.status.show_message(f"Preview {'shown' if visible else 'hidden'} at {width} columns only")
         self._preview_key = None
         self._update_preview_visibility()
+
+    def action_key_or_type(self, character: str, action: str) -> None:
+        """`action` on an empty query (Space selects, ? opens help), else `character` typed into it.
+
+        Decided in the query input's own queue, after the keys that arrived before this one:
+        typed fast (or pasted), "x?" reaches the app before the input has taken the "x"."""
+        search = self.search_input
+
+        def decide() -> None:
+            if search.value:
+                search.insert_text_at_cursor(character)
+            else:
+                self.call_later(self.run_action, action)
+
+        search.call_later(decide)
 
     def action_help(self) -> None:
         self.app.push_screen(HelpScreen(self.help_rows()))
