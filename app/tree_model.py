@@ -58,6 +58,8 @@ SETTINGS_TYPES = frozenset(
 
 # Per-entry categories (exclusive), computed once; filters are lookup tables over them.
 _OTHER, _TEXTLESS_ASSISTANT, _SETTINGS, _TOOL_RESULT, _USER = range(5)
+# Entry type → category, without looking into the entry; -1: a message (looked into).
+_TYPE_CATEGORIES: dict[Any, int] = {kind: _SETTINGS for kind in SETTINGS_TYPES} | {"message": -1}
 _ALLOWED: dict[str, tuple[bool, ...] | None] = {
     "default": (True, False, False, True, True),
     "no-tools": (True, False, False, False, True),
@@ -185,21 +187,23 @@ class TreeModel:
         self.folded: set[str] = set()
         self.show_label_times = False  # pi's Shift+T: each label followed by when it was set
         self.active_path: set[str] = tree.ancestors(self.leaf_id) if self.leaf_id else set()
-        self.order = self._ordered_preorder()
-        self._position = {entry_id: position for position, entry_id in enumerate(self.order)}
-        parent, position, by_id = tree.parent, self._position, tree.by_id
-        self._parent_position = [-1 if (up := parent[entry_id]) is None else position[up] for entry_id in self.order]
-        self._categories = [_category(by_id[entry_id]) for entry_id in self.order]
-        if every_entry:
-            self._categories = [_OTHER if kind == _TEXTLESS_ASSISTANT else kind for kind in self._categories]
-        self._leaf_position = position.get(self.leaf_id, -1) if self.leaf_id else -1
+        # One walk gives the order and each entry's parent (a position); the categories are
+        # one more pass.  Nothing else is kept per entry: `_position` is built on first need.
+        self.order, self._parent_position = self._ordered_preorder()
+        self._categories = self._categorise(every_entry)
+        self._positions: dict[str, int] | None = None
+        self._leaf_position = self._find_position(self.leaf_id) if self.leaf_id else -1
         self._tool_calls: dict[str, dict[str, Any]] | None = None
         self._summaries: dict[str, Summary] = {}
         self._search_texts: list[str] | None = None
         self.rows: Rows = Rows([], [], bytearray(), bytearray(), [], bytearray())
-        self.index: dict[str, int] = {}
+        self._index: dict[str, int] | None = None
+        self._nearest_row: list[int] = []  # per position: the row of its nearest visible ancestor-or-self
         self._row_parent: list[int] = []
-        self._row_children: dict[int, list[int]] = {}
+        self._kid_count: list[int] = []
+        self._last_kid: list[int] = []
+        self._roots: list[int] = []
+        self._many_kids: dict[int, list[int]] | None = None
         self.multiple_roots = False
         self.cursor = 0
         self.version = 0  # bumped whenever rows or labels change (views redraw on it)
@@ -211,10 +215,12 @@ class TreeModel:
 
     # -- order --------------------------------------------------------------------------
 
-    def _ordered_preorder(self) -> list[str]:
-        """All entry ids in pre-order, the branch holding the leaf first at every fork."""
+    def _ordered_preorder(self) -> tuple[list[str], list[int]]:
+        """All entry ids in pre-order, the branch holding the leaf first at every fork, and
+        each one's parent as a position in that order (-1 for a root)."""
         active = self.active_path
         children = self.tree.children
+        only, many = children.only, children.many
 
         def active_first(ids: list[str]) -> list[str]:
             if len(ids) < 2 or not active:
@@ -223,14 +229,56 @@ class TreeModel:
             return first + [entry_id for entry_id in ids if entry_id not in active] if first else ids
 
         order: list[str] = []
-        stack = list(reversed(active_first(self.tree.roots)))
+        parents: list[int] = []
+        add, add_parent = order.append, parents.append
+        stack = [(root, -1) for root in reversed(active_first(self.tree.roots))]
         while stack:
-            entry_id = stack.pop()
-            order.append(entry_id)
-            kids = children.get(entry_id)
-            if kids:
-                stack.extend(reversed(active_first(kids)))
-        return order
+            entry_id, up = stack.pop()
+            while True:  # down a chain of only children without the stack: most of a session
+                position = len(order)
+                add(entry_id)
+                add_parent(up)
+                kids = many.get(entry_id)
+                if kids is not None:
+                    stack.extend((kid, position) for kid in reversed(active_first(kids)))
+                    break
+                kid = only.get(entry_id)
+                if kid is None:
+                    break
+                entry_id, up = kid, position
+        return order, parents
+
+    def _categorise(self, every_entry: bool) -> bytearray:
+        """Each entry's category, in order (messages looked into, other types by a table)."""
+        by_id = self.tree.by_id
+        by_type = _TYPE_CATEGORIES
+        textless = _OTHER if every_entry else _TEXTLESS_ASSISTANT
+        categories = bytearray(len(self.order))
+        for position, entry_id in enumerate(self.order):  # the hot loop: millions of entries
+            entry = by_id[entry_id]
+            category = by_type.get(entry.get("type"), _OTHER)
+            if category < 0:  # a message
+                category = _category(entry)
+                if category == _TEXTLESS_ASSISTANT:
+                    category = textless
+            categories[position] = category
+        return categories
+
+    @property
+    def _position(self) -> dict[str, int]:
+        """Entry id → its position in `order` (built on first need: folds, search)."""
+        if self._positions is None:
+            self._positions = {entry_id: position for position, entry_id in enumerate(self.order)}
+        return self._positions
+
+    def _find_position(self, entry_id: str) -> int:
+        """`entry_id`'s position in `order`, -1 if it has none (no map built for one lookup)."""
+        if self._positions is not None:
+            return self._positions.get(entry_id, -1)
+        try:
+            return self.order.index(entry_id)
+        except ValueError:
+            return -1
 
     # -- search text --------------------------------------------------------------------
 
@@ -291,14 +339,18 @@ class TreeModel:
         if tokens:
             self.prepare_search()
         texts = self._search_texts or []
+        # nearest[position]: the row of the entry's nearest visible ancestor-or-self (-1: none);
+        # it also places a hidden entry's cursor (`nearest_visible_index`).
         nearest = [-1] * len(order)
         blocked = bytearray(len(order))
         visible: list[int] = []
-        visible_parent: list[int] = []
-        for position, up in enumerate(parents):
+        visible_parent: list[int] = []  # rows
+        show, add_parent = visible.append, visible_parent.append
+        for position, up in enumerate(parents):  # the hot loop: millions of entries
             if up >= 0:
                 if blocked[up] or up in folded:
                     blocked[position] = 1
+                    nearest[position] = nearest[up]
                     continue
                 above = nearest[up]
             else:
@@ -317,11 +369,12 @@ class TreeModel:
                     text = f"{label.lower()} {text}"
                 shown = all(token in text for token in tokens)
             if shown:
-                nearest[position] = position
-                visible.append(position)
-                visible_parent.append(above)
+                nearest[position] = len(visible)
+                show(position)
+                add_parent(above)
             else:
                 nearest[position] = above
+        self._nearest_row = nearest
         self._layout(visible, visible_parent)
         if self.rows:
             if self._remembered is not None:
@@ -332,19 +385,20 @@ class TreeModel:
         else:
             self.cursor = 0
 
-    def _layout(self, visible: list[int], visible_parent: list[int]) -> None:
-        """Indentation, connectors and gutters of the visible forest (pi's rules, one pass)."""
+    def _layout(self, visible: list[int], row_parent: list[int]) -> None:
+        """Indentation, connectors and gutters of the visible forest (pi's rules), in two
+        passes over the rows: count each row's children, then lay each row out from its parent's
+        layout (a parent comes before its children)."""
         count = len(visible)
-        row_of = {position: row for row, position in enumerate(visible)}
-        row_parent = [row_of[up] if up >= 0 else -1 for up in visible_parent]
-        children: dict[int, list[int]] = {-1: []}
+        kid_count = [0] * count
+        last_kid = [-1] * count
+        roots: list[int] = []
         for row, up in enumerate(row_parent):
-            kids = children.get(up)
-            if kids is None:
-                children[up] = [row]
+            if up < 0:
+                roots.append(row)
             else:
-                kids.append(row)
-        roots = children[-1]
+                kid_count[up] += 1
+                last_kid[up] = row
         multiple_roots = len(roots) > 1
         indent = [0] * count
         just_branched = bytearray(count)
@@ -357,28 +411,58 @@ class TreeModel:
             just_branched[root] = connector[root] = virtual[root] = multiple_roots
         if roots:
             last[roots[-1]] = 1
-        for row in range(count):
-            kids = children.get(row)
-            if not kids:
+        branch_gutters: dict[int, tuple[Gutter, ...]] = {}  # a connector row's children's gutters
+        for row, up in enumerate(row_parent):  # the hot loop: every visible row
+            if up < 0:
                 continue
-            multiple = len(kids) > 1
-            level = indent[row]
-            child_indent = level + 1 if multiple or (just_branched[row] and level > 0) else level
-            child_gutters = gutters[row]
-            if connector[row] and not virtual[row]:
-                display_indent = max(0, level - 1) if multiple_roots else level
-                child_gutters = (*child_gutters, Gutter(max(0, display_indent - 1), not last[row]))
-            for kid in kids:
-                indent[kid] = child_indent
-                just_branched[kid] = connector[kid] = multiple
-                gutters[kid] = child_gutters
-            last[kids[-1]] = 1
-        ids = [self.order[position] for position in visible]
+            multiple = kid_count[up] > 1
+            level = indent[up]
+            indent[row] = level + 1 if multiple or (just_branched[up] and level > 0) else level
+            if connector[up] and not virtual[up]:
+                child_gutters = branch_gutters.get(up)
+                if child_gutters is None:
+                    display_indent = max(0, level - 1) if multiple_roots else level
+                    child_gutters = (*gutters[up], Gutter(max(0, display_indent - 1), not last[up]))
+                    branch_gutters[up] = child_gutters
+                gutters[row] = child_gutters
+            else:
+                gutters[row] = gutters[up]
+            if multiple:
+                just_branched[row] = connector[row] = 1
+            if last_kid[up] == row:
+                last[row] = 1
+        ids = list(map(self.order.__getitem__, visible))
         self.rows = Rows(ids, indent, connector, last, gutters, virtual)
-        self.index = {entry_id: row for row, entry_id in enumerate(ids)}
+        self._index = None
         self._row_parent = row_parent
-        self._row_children = children
+        self._kid_count = kid_count
+        self._last_kid = last_kid
+        self._roots = roots
+        self._many_kids = None
         self.multiple_roots = multiple_roots
+
+    @property
+    def index(self) -> dict[str, int]:
+        """Visible entry id → its row (built on first need)."""
+        if self._index is None:
+            self._index = {entry_id: row for row, entry_id in enumerate(self.rows.ids)}
+        return self._index
+
+    def _kids(self, row: int) -> list[int]:
+        """The visible children rows of a row (the visible roots for -1), in order."""
+        if row < 0:
+            return self._roots
+        count = self._kid_count[row]
+        if count < 2:
+            return [self._last_kid[row]] if count else []
+        if self._many_kids is None:  # the rows with several children, all at once
+            many: dict[int, list[int]] = {}
+            kid_count = self._kid_count
+            for kid, up in enumerate(self._row_parent):
+                if up >= 0 and kid_count[up] > 1:
+                    many.setdefault(up, []).append(kid)
+            self._many_kids = many
+        return self._many_kids[row]
 
     # -- queries ------------------------------------------------------------------------
 
@@ -394,27 +478,23 @@ class TreeModel:
     def visible_children(self, entry_id: str | None) -> list[str]:
         """Visible children of a visible entry (or the visible roots for None), in order."""
         row = -1 if entry_id is None else self.index[entry_id]
-        return [self.rows.ids[kid] for kid in self._row_children.get(row, ())]
+        return [self.rows.ids[kid] for kid in self._kids(row)]
 
     def nearest_visible_index(self, entry_id: str) -> int:
         """Row of `entry_id`, else of its nearest visible ancestor, else the last row (pi)."""
         if not self.rows:
             return 0
-        node: str | None = entry_id
-        while node is not None:
-            position = self.index.get(node)
-            if position is not None:
-                return position
-            node = self.tree.parent.get(node)
-        return len(self.rows) - 1
+        position = self._leaf_position if entry_id == self.leaf_id else self._find_position(entry_id)
+        row = self._nearest_row[position] if position >= 0 else -1
+        return row if row >= 0 else len(self.rows) - 1
 
     def is_foldable(self, entry_id: str) -> bool:
         """Has visible children and is a root or the first entry of a branch segment."""
         row = self.index.get(entry_id)
-        if row is None or not self._row_children.get(row):
+        if row is None or not self._kid_count[row]:
             return False
         up = self._row_parent[row]
-        return up < 0 or len(self._row_children[up]) > 1
+        return up < 0 or self._kid_count[up] > 1
 
     @property
     def tool_calls(self) -> dict[str, dict[str, Any]]:
@@ -526,21 +606,20 @@ class TreeModel:
 
     def _segment_start(self, direction: str) -> int:
         """pi's `findBranchSegmentStart`: a segment start is the first row after a branch point."""
-        children, parents = self._row_children, self._row_parent
+        kid_count, parents = self._kid_count, self._row_parent
         current = self.cursor
         if direction == "down":
             while True:
-                kids = children.get(current)
-                if not kids:
+                if not kid_count[current]:
                     return current
-                if len(kids) > 1:
-                    return kids[0]
-                current = kids[0]
+                if kid_count[current] > 1:
+                    return self._kids(current)[0]
+                current = self._last_kid[current]
         while True:
             up = parents[current]
             if up < 0:
                 return current
-            if len(children[up]) > 1 and current < self.cursor:
+            if kid_count[up] > 1 and current < self.cursor:
                 return current
             current = up
 

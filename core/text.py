@@ -52,7 +52,10 @@ def display_text(value: object, limit: int | None = None) -> str:
     text = as_text(value)
     if limit is not None and len(text) > limit * 4:
         text = text[: limit * 4]
-    text = _BLANK_RUN.sub(" ", text).strip()
+    # The usual text, at C speed: printable (the only blank character `isprintable` accepts is
+    # the space, checked over all of Unicode in tests) and no run of spaces to fold.
+    folded = text if text.isprintable() and "  " not in text else _BLANK_RUN.sub(" ", text)
+    text = folded.strip()
     if limit is not None and len(text) > limit:
         text = text[: max(limit - 1, 0)] + "…"
     return text

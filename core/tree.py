@@ -229,8 +229,27 @@ class SessionTree:
         return path
 
     def ancestors(self, entry_id: str) -> set[str]:
-        """Ids on the path root → entry, the entry included."""
-        return {entry["id"] for entry in self.path_to(entry_id)}
+        """Ids on the path root → entry, the entry included (the walk of `path_to`, no list)."""
+        ids: set[str] = set()
+        add = ids.add
+        by_id, rooted = self.by_id, self._rooted
+        entry = by_id.get(entry_id)
+        while entry is not None:  # millions of steps on a long chain
+            entry_id = entry["id"]
+            add(entry_id)
+            if rooted and entry_id in rooted:
+                break
+            parent = entry.get("parentId")
+            entry = by_id.get(parent) if parent is not None else None
+        return ids
+
+    def parent_of(self, entry_id: str) -> str | None:
+        """The id an entry is placed under (None for a root or an unknown id): `parent.get`
+        without building the map of every entry's parent."""
+        entry = self.by_id.get(entry_id)
+        if entry is None or entry_id in self._rooted:
+            return None
+        return entry.get("parentId")
 
     def preorder(self, roots: list[str] | None = None) -> Iterator[tuple[str, int]]:
         """Depth-first pre-order over (id, depth), children oldest first."""
