@@ -18,7 +18,7 @@ per entry), so a 20,000-entry session stays instant.  Nothing here imports Textu
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -120,6 +120,10 @@ class Rows(Sequence[Row]):
             self._gutters[index],
             bool(self._virtual[index]),
         )
+
+    def __iter__(self) -> Iterator[Row]:
+        flags = map(bool, self._connector), map(bool, self._last)
+        return map(Row, self._ids, self._indent, *flags, self._gutters, map(bool, self._virtual))
 
     @property
     def ids(self) -> list[str]:
@@ -516,8 +520,10 @@ class TreeModel:
         """(tree prefix, fold marker) for a row: `│  ├⊟ ` and `⊞ ` for a folded root (`├─ ` without fold marks)."""
         display_indent = max(0, row.indent - 1) if self.multiple_roots else row.indent
         connector = row.show_connector and not row.virtual_root_child
-        connector_position = display_indent - 1 if connector else -1
         folded = row.id in self.folded
+        if not display_indent:  # a chain at the top: most rows of a long session
+            return "", ("⊞ " if folded and not connector else "")
+        connector_position = display_indent - 1 if connector else -1
         chars: list[str] = []
         gutters = {gutter.position: gutter.show for gutter in row.gutters}
         for level in range(display_indent):

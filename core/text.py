@@ -88,7 +88,10 @@ def _escape(char: str) -> str:
 def visible(value: object) -> str:
     """`value` on one line with every control shown as an escape (`\\n`, `\\e`, `\\x07`,
     `\\u202e`): for ids, names, paths and messages a terminal must print, not obey."""
-    return CONTROL_CHARS.sub(lambda m: _escape(m.group()), as_text(value))
+    text = as_text(value)
+    if text.isprintable():  # no control (every one is unprintable: checked in tests), at C speed
+        return text
+    return CONTROL_CHARS.sub(lambda m: _escape(m.group()), text)
 
 
 def shell_path(path: object) -> str:

@@ -1,8 +1,9 @@
-"""`display_text`'s fast path (printable text without a double space) gives what the regex gives.
+"""The sanitisers' fast paths (`display_text`, `visible`: printable text) give what the regex gives.
 
-The fast path rests on one fact about Unicode: a character `str.isprintable()` accepts is never
-whitespace or a control except the plain space.  Checked here over every code point, and the
-function compared with its regex-only form on hostile and random strings.
+They rest on facts about Unicode: a character `str.isprintable()` accepts is never whitespace
+or a control except the plain space, and every control is unprintable.  Checked here over
+every code point, and `display_text` compared with its regex-only form on hostile and random
+strings.
 """
 
 from __future__ import annotations
@@ -53,3 +54,10 @@ def test_display_text_equals_the_regex_on_hostile_and_random_text() -> None:
     for text in samples:
         for limit in (None, 0, 1, 5, 200):
             assert display_text(text, limit) == _by_regex(text, limit), (text, limit)
+
+
+def test_every_control_is_unprintable_so_visible_may_skip_its_regex_over_all_of_unicode() -> None:
+    for code in range(0x110000):
+        char = chr(code)
+        if CONTROL_CHARS.match(char):
+            assert not char.isprintable(), hex(code)
