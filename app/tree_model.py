@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from itertools import compress
 from typing import Any
 
 from seance.core.summary import Summary, format_tool_call, summarize, tool_calls_by_id
@@ -87,12 +88,13 @@ class Row:
     is_last: bool
     gutters: tuple[Gutter, ...]
     virtual_root_child: bool
+    active: bool = False  # on the path root → the session's leaf
 
 
 class Rows(Sequence[Row]):
     """The visible rows, stored as parallel lists; a `Row` object is only made when asked for."""
 
-    __slots__ = ("_connector", "_gutters", "_ids", "_indent", "_last", "_virtual")
+    __slots__ = ("_active", "_connector", "_gutters", "_ids", "_indent", "_last", "_virtual")
 
     def __init__(
         self,
@@ -102,9 +104,11 @@ class Rows(Sequence[Row]):
         last: bytearray,
         gutters: list[tuple[Gutter, ...]],
         virtual: bytearray,
+        active: bytes = b"",
     ) -> None:
         self._ids, self._indent, self._connector = ids, indent, connector
         self._last, self._gutters, self._virtual = last, gutters, virtual
+        self._active = active or bytes(len(ids))
 
     def __len__(self) -> int:
         return len(self._ids)
@@ -119,11 +123,13 @@ class Rows(Sequence[Row]):
             bool(self._last[index]),
             self._gutters[index],
             bool(self._virtual[index]),
+            bool(self._active[index]),
         )
 
     def __iter__(self) -> Iterator[Row]:
-        flags = map(bool, self._connector), map(bool, self._last)
-        return map(Row, self._ids, self._indent, *flags, self._gutters, map(bool, self._virtual))
+        flags = (self._connector, self._last, self._virtual, self._active)
+        connector, last, virtual, active = (map(bool, column) for column in flags)
+        return map(Row, self._ids, self._indent, connector, last, self._gutters, virtual, active)
 
     @property
     def ids(self) -> list[str]:
@@ -190,13 +196,14 @@ class TreeModel:
         self.query = ""
         self.folded: set[str] = set()
         self.show_label_times = False  # pi's Shift+T: each label followed by when it was set
-        self.active_path: set[str] = tree.ancestors(self.leaf_id) if self.leaf_id else set()
         # One walk gives the order and each entry's parent (a position); the categories are
         # one more pass.  Nothing else is kept per entry: `_position` is built on first need.
         self.order, self._parent_position = self._ordered_preorder()
         self._categories = self._categorise(every_entry)
         self._positions: dict[str, int] | None = None
         self._leaf_position = self._find_position(self.leaf_id) if self.leaf_id else -1
+        self._active = self._active_flags()
+        self._active_path: set[str] | None = None
         self._tool_calls: dict[str, dict[str, Any]] | None = None
         self._summaries: dict[str, Summary] = {}
         self._search_texts: list[str] | None = None
@@ -222,20 +229,21 @@ class TreeModel:
     def _ordered_preorder(self) -> tuple[list[str], list[int]]:
         """All entry ids in pre-order, the branch holding the leaf first at every fork, and
         each one's parent as a position in that order (-1 for a root)."""
-        active = self.active_path
-        children = self.tree.children
+        children, roots = self.tree.children, self.tree.roots
         only, many = children.only, children.many
+        # Where the path to the leaf goes at each fork (and which root it starts from): only
+        # a tree that forks anywhere needs the walk.
+        forks = bool(many) or len(roots) > 1
+        choices = self.tree.branch_choices(self.leaf_id) if self.leaf_id and forks else {}
 
-        def active_first(ids: list[str]) -> list[str]:
-            if len(ids) < 2 or not active:
-                return ids
-            first = [entry_id for entry_id in ids if entry_id in active]
-            return first + [entry_id for entry_id in ids if entry_id not in active] if first else ids
+        def active_first(ids: list[str], parent: str | None) -> list[str]:
+            chosen = choices.get(parent) if len(ids) > 1 else None
+            return ids if chosen is None else [chosen, *(entry_id for entry_id in ids if entry_id != chosen)]
 
         order: list[str] = []
         parents: list[int] = []
         add, add_parent = order.append, parents.append
-        stack = [(root, -1) for root in reversed(active_first(self.tree.roots))]
+        stack = [(root, -1) for root in reversed(active_first(roots, None))]
         while stack:
             entry_id, up = stack.pop()
             while True:  # down a chain of only children without the stack: most of a session
@@ -244,7 +252,7 @@ class TreeModel:
                 add_parent(up)
                 kids = many.get(entry_id)
                 if kids is not None:
-                    stack.extend((kid, position) for kid in reversed(active_first(kids)))
+                    stack.extend((kid, position) for kid in reversed(active_first(kids, entry_id)))
                     break
                 kid = only.get(entry_id)
                 if kid is None:
@@ -267,6 +275,22 @@ class TreeModel:
                     category = textless
             categories[position] = category
         return categories
+
+    def _active_flags(self) -> bytearray:
+        """Per position: 1 on the path root → leaf (a walk up the parent positions)."""
+        flags = bytearray(len(self.order))
+        position, parents = self._leaf_position, self._parent_position
+        while position >= 0:
+            flags[position] = 1
+            position = parents[position]
+        return flags
+
+    @property
+    def active_path(self) -> set[str]:
+        """The ids on the path root → leaf (built on first use; rows carry `active`)."""
+        if self._active_path is None:
+            self._active_path = set(compress(self.order, self._active))
+        return self._active_path
 
     @property
     def _position(self) -> dict[str, int]:
@@ -436,7 +460,8 @@ class TreeModel:
             if last_kid[up] == row:
                 last[row] = 1
         ids = list(map(self.order.__getitem__, visible))
-        self.rows = Rows(ids, indent, connector, last, gutters, virtual)
+        active = bytes(map(self._active.__getitem__, visible))
+        self.rows = Rows(ids, indent, connector, last, gutters, virtual, active)
         self._index = None
         self._row_parent = row_parent
         self._kid_count = kid_count
@@ -540,7 +565,7 @@ class TreeModel:
     def row_text(self, row: Row, now: datetime | None = None) -> str:
         """The whole row as plain text (no cursor): prefix, markers, label (and its time) and summary."""
         prefix, fold = self.prefix(row)
-        active = "• " if row.id in self.active_path else ""
+        active = "• " if row.active else ""
         label = self.tree.labels.get(row.id)
         when = self.label_time(row.id, now or datetime.now(UTC))
         return f"{prefix}{fold}{active}{f'[{label}] ' if label else ''}{when}{self.summary(row.id).plain()}"

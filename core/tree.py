@@ -243,6 +243,29 @@ class SessionTree:
             entry = by_id.get(parent) if parent is not None else None
         return ids
 
+    def branch_choices(self, entry_id: str) -> dict[str | None, str]:
+        """Along the path root → `entry_id`: each entry with several children → the child
+        on the path, and None → the path's root (empty for an unknown id).  One walk up, no
+        set of every id on the path: what the tree view needs to put the leaf's branch first."""
+        many = self.children.many
+        choices: dict[str | None, str] = {}
+        by_id, rooted = self.by_id, self._rooted
+        entry = by_id.get(entry_id)
+        node: str | None = None
+        while entry is not None:  # millions of steps on a long chain
+            node = entry["id"]
+            if rooted and node in rooted:
+                break
+            parent = entry.get("parentId")
+            if parent is None:
+                break
+            if parent in many:
+                choices[parent] = node
+            entry = by_id.get(parent)
+        if node is not None:
+            choices[None] = node
+        return choices
+
     def parent_of(self, entry_id: str) -> str | None:
         """The id an entry is placed under (None for a root or an unknown id): `parent.get`
         without building the map of every entry's parent."""

@@ -287,7 +287,7 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
         its parent and the message in the editor (pi's rule, `resume_point`)."""
         assert self.session is not None
         tree = self.session.tree
-        leaf_id, prefill = resume_point(tree.by_id[entry_id], tree.parent.get(entry_id))
+        leaf_id, prefill = resume_point(tree.by_id[entry_id], tree.parent_of(entry_id))
         self.query_one(ContextPreview).show_session(self.session, leaf_id, editor=prefill)
 
     @on(TreeView.Selected)
@@ -295,7 +295,7 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
         if self.session is None or event.entry_id is None:
             return
         entry = self.session.tree.by_id[event.entry_id]
-        leaf_id, prefill = resume_point(entry, self.session.tree.parent.get(event.entry_id))
+        leaf_id, prefill = resume_point(entry, self.session.tree.parent_of(event.entry_id))
         result = TreeResult("resume", self.session.path, leaf_id, prefill, event.entry_id)
         if self.confirm_missing_cwd:
             resume_checked(self.app, self.session.cwd, self.current_cwd, lambda: self.dismiss(result))
