@@ -107,6 +107,26 @@ def build_session_context(session: Session | SessionTree, leaf: Any = _DEFAULT) 
         return _context_at(tree, leaf)
 
 
+def _relevant_path(tree: SessionTree, target: str) -> list[dict[str, Any]]:
+    """The path root → `target` with only what the context reads: the entries of a type it
+    looks at, and the last compaction's first kept entry (where keeping starts, whatever
+    its type).  One walk up, so a path of millions of entries is touched once."""
+    relevant = _RELEVANT_TYPES
+    path: list[dict[str, Any]] = []
+    append = path.append
+    first_kept: Any = _DEFAULT  # not yet known: no compaction met
+    for entry in tree.walk_up(target):  # leaf → root: the first compaction met is the last one
+        kind = entry.get("type")
+        if kind.__class__ is str and kind in relevant:
+            append(entry)
+            if kind == "compaction" and first_kept is _DEFAULT:
+                first_kept = entry.get("firstKeptEntryId")
+        elif first_kept is not _DEFAULT and entry["id"] == first_kept:
+            append(entry)
+    path.reverse()
+    return path
+
+
 def _context_at(tree: SessionTree, leaf: Any) -> SessionContext:
     if leaf is None:
         return SessionContext(leaf_id=None)
@@ -115,7 +135,7 @@ def _context_at(tree: SessionTree, leaf: Any) -> SessionContext:
         target = tree.entries[-1]["id"] if tree.entries else None
     if target is None:
         return SessionContext(leaf_id=None)
-    path = tree.path_to(target)
+    path = _relevant_path(tree, target)
     context = SessionContext(leaf_id=target)
     compaction_index = -1
     relevant, message_types = _RELEVANT_TYPES, _MESSAGE_TYPES

@@ -213,55 +213,40 @@ class SessionTree:
         """Children ids of an entry (or the roots for None), oldest first."""
         return self.roots if entry_id is None else self.children.get(entry_id, [])
 
-    def path_to(self, entry_id: str | None) -> list[dict[str, Any]]:
-        """Root → entry along the placed parents (cycle-free once cycles are cut)."""
-        path: list[dict[str, Any]] = []
-        append = path.append
+    def walk_up(self, entry_id: str | None) -> Iterator[dict[str, Any]]:
+        """The entries from `entry_id` up to its root along the placed parents (none for an
+        unknown id): the one walk up every path question is answered by."""
         by_id, rooted = self.by_id, self._rooted
         entry = by_id.get(entry_id) if entry_id is not None else None
         while entry is not None:  # millions of steps on a long chain
-            append(entry)
+            yield entry
             if rooted and entry["id"] in rooted:
-                break
+                return
             parent = entry.get("parentId")
             entry = by_id.get(parent) if parent is not None else None
+
+    def path_to(self, entry_id: str | None) -> list[dict[str, Any]]:
+        """Root → entry along the placed parents (cycle-free once cycles are cut)."""
+        path = list(self.walk_up(entry_id))
         path.reverse()
         return path
 
     def ancestors(self, entry_id: str) -> set[str]:
-        """Ids on the path root → entry, the entry included (the walk of `path_to`, no list)."""
-        ids: set[str] = set()
-        add = ids.add
-        by_id, rooted = self.by_id, self._rooted
-        entry = by_id.get(entry_id)
-        while entry is not None:  # millions of steps on a long chain
-            entry_id = entry["id"]
-            add(entry_id)
-            if rooted and entry_id in rooted:
-                break
-            parent = entry.get("parentId")
-            entry = by_id.get(parent) if parent is not None else None
-        return ids
+        """Ids on the path root → entry, the entry included."""
+        return {entry["id"] for entry in self.walk_up(entry_id)}
 
     def branch_choices(self, entry_id: str) -> dict[str | None, str]:
         """Along the path root → `entry_id`: each entry with several children → the child
-        on the path, and None → the path's root (empty for an unknown id).  One walk up, no
-        set of every id on the path: what the tree view needs to put the leaf's branch first."""
+        on the path, and None → the path's root (empty for an unknown id).  No set of every
+        id on the path: what the tree view needs to put the leaf's branch first."""
         many = self.children.many
         choices: dict[str | None, str] = {}
-        by_id, rooted = self.by_id, self._rooted
-        entry = by_id.get(entry_id)
         node: str | None = None
-        while entry is not None:  # millions of steps on a long chain
+        for entry in self.walk_up(entry_id):
             node = entry["id"]
-            if rooted and node in rooted:
-                break
             parent = entry.get("parentId")
-            if parent is None:
-                break
-            if parent in many:
+            if parent in many and node not in self._rooted:
                 choices[parent] = node
-            entry = by_id.get(parent)
         if node is not None:
             choices[None] = node
         return choices
