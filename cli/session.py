@@ -20,6 +20,7 @@ from typing import Any
 import orjson
 
 from seance.core.context import build_session_context
+from seance.core.gcpause import gc_paused
 from seance.core.session import NotASession, Session, read_session
 from seance.core.summary import entry_summary
 from seance.core.text import as_text, display_text, json_bytes, json_safe, visible
@@ -131,6 +132,14 @@ def _write_tree_json(session: Session) -> None:
 
 
 def run_show(args: argparse.Namespace) -> int:
+    # From reading to the last line out, no collection: millions of young objects that form
+    # no cycles would be scanned by each (a no-op unless this process owns the collector).
+    # The session is `_show`'s local, freed before the collector runs again.
+    with gc_paused():
+        return _show(args)
+
+
+def _show(args: argparse.Namespace) -> int:
     session = open_session_arg(args)
     if getattr(args, "stats", False):
         if args.leaf is not None:
@@ -160,16 +169,27 @@ def run_show(args: argparse.Namespace) -> int:
 
 
 def run_tree(args: argparse.Namespace) -> int:
-    session = open_session_arg(args)
-    if args.json:
-        _write_tree_json(session)
-        return ExitCode.OK
     # The UI reads keys from stdin and draws on stderr; stdout may be redirected, like
     # `pick`, so `$(seance tree S)` gets the chosen path.
-    if not args.text and sys.stdin.isatty() and sys.stderr.isatty():
+    if not args.json and not args.text and sys.stdin.isatty() and sys.stderr.isatty():
         from .ui import run_tree_ui  # here: `tree --json` never loads the UI's entry points
 
-        return run_tree_ui(session, as_json=args.pick)  # the UI's result is printed like `pick --json`
+        # the UI's result is printed like `pick --json`; the app looks after the collector
+        return run_tree_ui(open_session_arg(args), as_json=args.pick)
+    with gc_paused():  # from reading to the last line out, the session freed inside (see `run_show`)
+        _print_tree(open_session_arg(args), as_json=args.json)
+    return ExitCode.OK
+
+
+def _print_tree(session: Session, *, as_json: bool) -> None:
+    if as_json:
+        _write_tree_json(session)
+    else:
+        _write_tree_text(session)
+
+
+def _write_tree_text(session: Session) -> None:
+    """`tree --text`: pi's /tree as text, one line per entry."""
     from seance.app.tree_model import TreeModel  # pure (no Textual): the tree view's own layout
 
     tree = session.tree
@@ -193,4 +213,3 @@ def run_tree(args: argparse.Namespace) -> int:
             write("".join(lines))
             lines.clear()
     write("".join(lines))
-    return ExitCode.OK
