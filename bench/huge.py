@@ -162,7 +162,7 @@ def main() -> None:
         print("| command | wall s | CPU s | peak RSS MB | exit | CPU × floor |")
         print("|---|---:|---:|---:|---:|---:|")
         wall, cpu, rss, code = floor
-        print(f"| floor: read + orjson every line once | {wall:.1f} | {cpu:.1f} | {rss} | {code} | 1.0 |")
+        print(f"| floor: read + orjson every line once | {wall:.1f} | {cpu:.2f} | {rss} | {code} | 1.0 |")
         rows = [
             ("show", ["show", str(session)]),
             ("show --json", ["show", "--json", str(session)]),
@@ -175,10 +175,10 @@ def main() -> None:
             rows.append((f"show (one {options.line_mb} MB line)", ["show", long_line]))
         for label, args in rows:
             wall, cpu, rss, code = measure(["-m", "seance", *args], env)
-            print(f"| {label} | {wall:.1f} | {cpu:.1f} | {rss} | {code} | {cpu / floor[1]:.1f} |", flush=True)
+            print(f"| {label} | {wall:.1f} | {cpu:.2f} | {rss} | {code} | {cpu / floor[1]:.1f} |", flush=True)
         wall, cpu, rss, code = measure_tree_screen(session, env)
         label = "tree screen: made → first rows drawn"
-        print(f"| {label} | {wall:.1f} | {cpu:.1f} | {rss} | {code} | {cpu / floor[1]:.1f} |", flush=True)
+        print(f"| {label} | {wall:.1f} | {cpu:.2f} | {rss} | {code} | {cpu / floor[1]:.1f} |", flush=True)
 
 
 if __name__ == "__main__":
