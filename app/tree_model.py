@@ -196,10 +196,9 @@ class TreeModel:
         self.query = ""
         self.folded: set[str] = set()
         self.show_label_times = False  # pi's Shift+T: each label followed by when it was set
-        # One walk gives the order and each entry's parent (a position); the categories are
-        # one more pass.  Nothing else is kept per entry: `_position` is built on first need.
-        self.order, self._parent_position = self._ordered_preorder()
-        self._categories = self._categorise(every_entry)
+        # One walk gives the order, each entry's parent (a position) and its category.
+        # Nothing else is kept per entry: `_position` is built on first need.
+        self.order, self._parent_position, self._categories = self._ordered_preorder(every_entry)
         self._positions: dict[str, int] | None = None
         self._leaf_position = self._find_position(self.leaf_id) if self.leaf_id else -1
         self._active = self._active_flags()
@@ -226,10 +225,13 @@ class TreeModel:
 
     # -- order --------------------------------------------------------------------------
 
-    def _ordered_preorder(self) -> tuple[list[str], list[int]]:
-        """All entry ids in pre-order, the branch holding the leaf first at every fork, and
-        each one's parent as a position in that order (-1 for a root)."""
-        children, roots = self.tree.children, self.tree.roots
+    def _ordered_preorder(self, every_entry: bool) -> tuple[list[str], list[int], bytearray]:
+        """All entry ids in pre-order, the branch holding the leaf first at every fork, each
+        one's parent as a position in that order (-1 for a root), and each one's category
+        (messages looked into, other types by a table)."""
+        children, roots, by_id = self.tree.children, self.tree.roots, self.tree.by_id
+        by_type = _TYPE_CATEGORIES
+        textless = _OTHER if every_entry else _TEXTLESS_ASSISTANT
         only, many = children.only, children.many
         # Where the path to the leaf goes at each fork (and which root it starts from): only
         # a tree that forks anywhere needs the walk.
@@ -242,7 +244,8 @@ class TreeModel:
 
         order: list[str] = []
         parents: list[int] = []
-        add, add_parent = order.append, parents.append
+        categories = bytearray()
+        add, add_parent, add_category = order.append, parents.append, categories.append
         stack = [(root, -1) for root in reversed(active_first(roots, None))]
         while stack:
             entry_id, up = stack.pop()
@@ -250,6 +253,13 @@ class TreeModel:
                 position = len(order)
                 add(entry_id)
                 add_parent(up)
+                entry = by_id[entry_id]
+                category = by_type.get(entry.get("type"), _OTHER)
+                if category < 0:  # a message
+                    category = _category(entry)
+                    if category == _TEXTLESS_ASSISTANT:
+                        category = textless
+                add_category(category)
                 kids = many.get(entry_id)
                 if kids is not None:
                     stack.extend((kid, position) for kid in reversed(active_first(kids, entry_id)))
@@ -258,23 +268,7 @@ class TreeModel:
                 if kid is None:
                     break
                 entry_id, up = kid, position
-        return order, parents
-
-    def _categorise(self, every_entry: bool) -> bytearray:
-        """Each entry's category, in order (messages looked into, other types by a table)."""
-        by_id = self.tree.by_id
-        by_type = _TYPE_CATEGORIES
-        textless = _OTHER if every_entry else _TEXTLESS_ASSISTANT
-        categories = bytearray(len(self.order))
-        for position, entry_id in enumerate(self.order):  # the hot loop: millions of entries
-            entry = by_id[entry_id]
-            category = by_type.get(entry.get("type"), _OTHER)
-            if category < 0:  # a message
-                category = _category(entry)
-                if category == _TEXTLESS_ASSISTANT:
-                    category = textless
-            categories[position] = category
-        return categories
+        return order, parents, categories
 
     def _active_flags(self) -> bytearray:
         """Per position: 1 on the path root → leaf (a walk up the parent positions)."""
