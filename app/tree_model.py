@@ -18,9 +18,10 @@ per entry), so a 20,000-entry session stays instant.  Nothing here imports Textu
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from itertools import compress
 from typing import Any
 
 from seance.core.summary import Summary, format_tool_call, summarize, tool_calls_by_id
@@ -58,6 +59,8 @@ SETTINGS_TYPES = frozenset(
 
 # Per-entry categories (exclusive), computed once; filters are lookup tables over them.
 _OTHER, _TEXTLESS_ASSISTANT, _SETTINGS, _TOOL_RESULT, _USER = range(5)
+# Entry type → category, without looking into the entry; -1: a message (looked into).
+_TYPE_CATEGORIES: dict[Any, int] = {kind: _SETTINGS for kind in SETTINGS_TYPES} | {"message": -1}
 _ALLOWED: dict[str, tuple[bool, ...] | None] = {
     "default": (True, False, False, True, True),
     "no-tools": (True, False, False, False, True),
@@ -85,12 +88,13 @@ class Row:
     is_last: bool
     gutters: tuple[Gutter, ...]
     virtual_root_child: bool
+    active: bool = False  # on the path root → the session's leaf
 
 
 class Rows(Sequence[Row]):
     """The visible rows, stored as parallel lists; a `Row` object is only made when asked for."""
 
-    __slots__ = ("_connector", "_gutters", "_ids", "_indent", "_last", "_virtual")
+    __slots__ = ("_active", "_connector", "_gutters", "_ids", "_indent", "_last", "_virtual")
 
     def __init__(
         self,
@@ -100,9 +104,11 @@ class Rows(Sequence[Row]):
         last: bytearray,
         gutters: list[tuple[Gutter, ...]],
         virtual: bytearray,
+        active: bytes = b"",
     ) -> None:
         self._ids, self._indent, self._connector = ids, indent, connector
         self._last, self._gutters, self._virtual = last, gutters, virtual
+        self._active = active or bytes(len(ids))
 
     def __len__(self) -> int:
         return len(self._ids)
@@ -117,7 +123,13 @@ class Rows(Sequence[Row]):
             bool(self._last[index]),
             self._gutters[index],
             bool(self._virtual[index]),
+            bool(self._active[index]),
         )
+
+    def __iter__(self) -> Iterator[Row]:
+        flags = (self._connector, self._last, self._virtual, self._active)
+        connector, last, virtual, active = (map(bool, column) for column in flags)
+        return map(Row, self._ids, self._indent, connector, last, self._gutters, virtual, active)
 
     @property
     def ids(self) -> list[str]:
@@ -184,22 +196,24 @@ class TreeModel:
         self.query = ""
         self.folded: set[str] = set()
         self.show_label_times = False  # pi's Shift+T: each label followed by when it was set
-        self.active_path: set[str] = tree.ancestors(self.leaf_id) if self.leaf_id else set()
-        self.order = self._ordered_preorder()
-        self._position = {entry_id: position for position, entry_id in enumerate(self.order)}
-        parent, position, by_id = tree.parent, self._position, tree.by_id
-        self._parent_position = [-1 if (up := parent[entry_id]) is None else position[up] for entry_id in self.order]
-        self._categories = [_category(by_id[entry_id]) for entry_id in self.order]
-        if every_entry:
-            self._categories = [_OTHER if kind == _TEXTLESS_ASSISTANT else kind for kind in self._categories]
-        self._leaf_position = position.get(self.leaf_id, -1) if self.leaf_id else -1
+        # One walk gives the order, each entry's parent (a position) and its category.
+        # Nothing else is kept per entry: `_position` is built on first need.
+        self.order, self._parent_position, self._categories = self._ordered_preorder(every_entry)
+        self._positions: dict[str, int] | None = None
+        self._leaf_position = self._find_position(self.leaf_id) if self.leaf_id else -1
+        self._active = self._active_flags()
+        self._active_path: set[str] | None = None
         self._tool_calls: dict[str, dict[str, Any]] | None = None
         self._summaries: dict[str, Summary] = {}
         self._search_texts: list[str] | None = None
         self.rows: Rows = Rows([], [], bytearray(), bytearray(), [], bytearray())
-        self.index: dict[str, int] = {}
+        self._index: dict[str, int] | None = None
+        self._nearest_row: list[int] = []  # per position: the row of its nearest visible ancestor-or-self
         self._row_parent: list[int] = []
-        self._row_children: dict[int, list[int]] = {}
+        self._kid_count: list[int] = []
+        self._last_kid: list[int] = []
+        self._roots: list[int] = []
+        self._many_kids: dict[int, list[int]] | None = None
         self.multiple_roots = False
         self.cursor = 0
         self.version = 0  # bumped whenever rows or labels change (views redraw on it)
@@ -211,26 +225,82 @@ class TreeModel:
 
     # -- order --------------------------------------------------------------------------
 
-    def _ordered_preorder(self) -> list[str]:
-        """All entry ids in pre-order, the branch holding the leaf first at every fork."""
-        active = self.active_path
-        children = self.tree.children
+    def _ordered_preorder(self, every_entry: bool) -> tuple[list[str], list[int], bytearray]:
+        """All entry ids in pre-order, the branch holding the leaf first at every fork, each
+        one's parent as a position in that order (-1 for a root), and each one's category
+        (messages looked into, other types by a table)."""
+        children, roots, by_id = self.tree.children, self.tree.roots, self.tree.by_id
+        by_type = _TYPE_CATEGORIES
+        textless = _OTHER if every_entry else _TEXTLESS_ASSISTANT
+        only, many = children.only, children.many
+        # Where the path to the leaf goes at each fork (and which root it starts from): only
+        # a tree that forks anywhere needs the walk.
+        forks = bool(many) or len(roots) > 1
+        choices = self.tree.branch_choices(self.leaf_id) if self.leaf_id and forks else {}
 
-        def active_first(ids: list[str]) -> list[str]:
-            if len(ids) < 2 or not active:
-                return ids
-            first = [entry_id for entry_id in ids if entry_id in active]
-            return first + [entry_id for entry_id in ids if entry_id not in active] if first else ids
+        def active_first(ids: list[str], parent: str | None) -> list[str]:
+            chosen = choices.get(parent) if len(ids) > 1 else None
+            return ids if chosen is None else [chosen, *(entry_id for entry_id in ids if entry_id != chosen)]
 
         order: list[str] = []
-        stack = list(reversed(active_first(self.tree.roots)))
+        parents: list[int] = []
+        categories = bytearray()
+        add, add_parent, add_category = order.append, parents.append, categories.append
+        stack = [(root, -1) for root in reversed(active_first(roots, None))]
         while stack:
-            entry_id = stack.pop()
-            order.append(entry_id)
-            kids = children.get(entry_id)
-            if kids:
-                stack.extend(reversed(active_first(kids)))
-        return order
+            entry_id, up = stack.pop()
+            while True:  # down a chain of only children without the stack: most of a session
+                position = len(order)
+                add(entry_id)
+                add_parent(up)
+                entry = by_id[entry_id]
+                category = by_type.get(entry.get("type"), _OTHER)
+                if category < 0:  # a message
+                    category = _category(entry)
+                    if category == _TEXTLESS_ASSISTANT:
+                        category = textless
+                add_category(category)
+                kids = many.get(entry_id)
+                if kids is not None:
+                    stack.extend((kid, position) for kid in reversed(active_first(kids, entry_id)))
+                    break
+                kid = only.get(entry_id)
+                if kid is None:
+                    break
+                entry_id, up = kid, position
+        return order, parents, categories
+
+    def _active_flags(self) -> bytearray:
+        """Per position: 1 on the path root → leaf (a walk up the parent positions)."""
+        flags = bytearray(len(self.order))
+        position, parents = self._leaf_position, self._parent_position
+        while position >= 0:
+            flags[position] = 1
+            position = parents[position]
+        return flags
+
+    @property
+    def active_path(self) -> set[str]:
+        """The ids on the path root → leaf (built on first use; rows carry `active`)."""
+        if self._active_path is None:
+            self._active_path = set(compress(self.order, self._active))
+        return self._active_path
+
+    @property
+    def _position(self) -> dict[str, int]:
+        """Entry id → its position in `order` (built on first need: folds, search)."""
+        if self._positions is None:
+            self._positions = {entry_id: position for position, entry_id in enumerate(self.order)}
+        return self._positions
+
+    def _find_position(self, entry_id: str) -> int:
+        """`entry_id`'s position in `order`, -1 if it has none (no map built for one lookup)."""
+        if self._positions is not None:
+            return self._positions.get(entry_id, -1)
+        try:
+            return self.order.index(entry_id)
+        except ValueError:
+            return -1
 
     # -- search text --------------------------------------------------------------------
 
@@ -291,14 +361,18 @@ class TreeModel:
         if tokens:
             self.prepare_search()
         texts = self._search_texts or []
+        # nearest[position]: the row of the entry's nearest visible ancestor-or-self (-1: none);
+        # it also places a hidden entry's cursor (`nearest_visible_index`).
         nearest = [-1] * len(order)
         blocked = bytearray(len(order))
         visible: list[int] = []
-        visible_parent: list[int] = []
-        for position, up in enumerate(parents):
+        visible_parent: list[int] = []  # rows
+        show, add_parent = visible.append, visible_parent.append
+        for position, up in enumerate(parents):  # the hot loop: millions of entries
             if up >= 0:
                 if blocked[up] or up in folded:
                     blocked[position] = 1
+                    nearest[position] = nearest[up]
                     continue
                 above = nearest[up]
             else:
@@ -317,11 +391,12 @@ class TreeModel:
                     text = f"{label.lower()} {text}"
                 shown = all(token in text for token in tokens)
             if shown:
-                nearest[position] = position
-                visible.append(position)
-                visible_parent.append(above)
+                nearest[position] = len(visible)
+                show(position)
+                add_parent(above)
             else:
                 nearest[position] = above
+        self._nearest_row = nearest
         self._layout(visible, visible_parent)
         if self.rows:
             if self._remembered is not None:
@@ -332,19 +407,20 @@ class TreeModel:
         else:
             self.cursor = 0
 
-    def _layout(self, visible: list[int], visible_parent: list[int]) -> None:
-        """Indentation, connectors and gutters of the visible forest (pi's rules, one pass)."""
+    def _layout(self, visible: list[int], row_parent: list[int]) -> None:
+        """Indentation, connectors and gutters of the visible forest (pi's rules), in two
+        passes over the rows: count each row's children, then lay each row out from its parent's
+        layout (a parent comes before its children)."""
         count = len(visible)
-        row_of = {position: row for row, position in enumerate(visible)}
-        row_parent = [row_of[up] if up >= 0 else -1 for up in visible_parent]
-        children: dict[int, list[int]] = {-1: []}
+        kid_count = [0] * count
+        last_kid = [-1] * count
+        roots: list[int] = []
         for row, up in enumerate(row_parent):
-            kids = children.get(up)
-            if kids is None:
-                children[up] = [row]
+            if up < 0:
+                roots.append(row)
             else:
-                kids.append(row)
-        roots = children[-1]
+                kid_count[up] += 1
+                last_kid[up] = row
         multiple_roots = len(roots) > 1
         indent = [0] * count
         just_branched = bytearray(count)
@@ -357,28 +433,59 @@ class TreeModel:
             just_branched[root] = connector[root] = virtual[root] = multiple_roots
         if roots:
             last[roots[-1]] = 1
-        for row in range(count):
-            kids = children.get(row)
-            if not kids:
+        branch_gutters: dict[int, tuple[Gutter, ...]] = {}  # a connector row's children's gutters
+        for row, up in enumerate(row_parent):  # the hot loop: every visible row
+            if up < 0:
                 continue
-            multiple = len(kids) > 1
-            level = indent[row]
-            child_indent = level + 1 if multiple or (just_branched[row] and level > 0) else level
-            child_gutters = gutters[row]
-            if connector[row] and not virtual[row]:
-                display_indent = max(0, level - 1) if multiple_roots else level
-                child_gutters = (*child_gutters, Gutter(max(0, display_indent - 1), not last[row]))
-            for kid in kids:
-                indent[kid] = child_indent
-                just_branched[kid] = connector[kid] = multiple
-                gutters[kid] = child_gutters
-            last[kids[-1]] = 1
-        ids = [self.order[position] for position in visible]
-        self.rows = Rows(ids, indent, connector, last, gutters, virtual)
-        self.index = {entry_id: row for row, entry_id in enumerate(ids)}
+            multiple = kid_count[up] > 1
+            level = indent[up]
+            indent[row] = level + 1 if multiple or (just_branched[up] and level > 0) else level
+            if connector[up] and not virtual[up]:
+                child_gutters = branch_gutters.get(up)
+                if child_gutters is None:
+                    display_indent = max(0, level - 1) if multiple_roots else level
+                    child_gutters = (*gutters[up], Gutter(max(0, display_indent - 1), not last[up]))
+                    branch_gutters[up] = child_gutters
+                gutters[row] = child_gutters
+            else:
+                gutters[row] = gutters[up]
+            if multiple:
+                just_branched[row] = connector[row] = 1
+            if last_kid[up] == row:
+                last[row] = 1
+        ids = list(map(self.order.__getitem__, visible))
+        active = bytes(map(self._active.__getitem__, visible))
+        self.rows = Rows(ids, indent, connector, last, gutters, virtual, active)
+        self._index = None
         self._row_parent = row_parent
-        self._row_children = children
+        self._kid_count = kid_count
+        self._last_kid = last_kid
+        self._roots = roots
+        self._many_kids = None
         self.multiple_roots = multiple_roots
+
+    @property
+    def index(self) -> dict[str, int]:
+        """Visible entry id → its row (built on first need)."""
+        if self._index is None:
+            self._index = {entry_id: row for row, entry_id in enumerate(self.rows.ids)}
+        return self._index
+
+    def _kids(self, row: int) -> list[int]:
+        """The visible children rows of a row (the visible roots for -1), in order."""
+        if row < 0:
+            return self._roots
+        count = self._kid_count[row]
+        if count < 2:
+            return [self._last_kid[row]] if count else []
+        if self._many_kids is None:  # the rows with several children, all at once
+            many: dict[int, list[int]] = {}
+            kid_count = self._kid_count
+            for kid, up in enumerate(self._row_parent):
+                if up >= 0 and kid_count[up] > 1:
+                    many.setdefault(up, []).append(kid)
+            self._many_kids = many
+        return self._many_kids[row]
 
     # -- queries ------------------------------------------------------------------------
 
@@ -394,27 +501,23 @@ class TreeModel:
     def visible_children(self, entry_id: str | None) -> list[str]:
         """Visible children of a visible entry (or the visible roots for None), in order."""
         row = -1 if entry_id is None else self.index[entry_id]
-        return [self.rows.ids[kid] for kid in self._row_children.get(row, ())]
+        return [self.rows.ids[kid] for kid in self._kids(row)]
 
     def nearest_visible_index(self, entry_id: str) -> int:
         """Row of `entry_id`, else of its nearest visible ancestor, else the last row (pi)."""
         if not self.rows:
             return 0
-        node: str | None = entry_id
-        while node is not None:
-            position = self.index.get(node)
-            if position is not None:
-                return position
-            node = self.tree.parent.get(node)
-        return len(self.rows) - 1
+        position = self._leaf_position if entry_id == self.leaf_id else self._find_position(entry_id)
+        row = self._nearest_row[position] if position >= 0 else -1
+        return row if row >= 0 else len(self.rows) - 1
 
     def is_foldable(self, entry_id: str) -> bool:
         """Has visible children and is a root or the first entry of a branch segment."""
         row = self.index.get(entry_id)
-        if row is None or not self._row_children.get(row):
+        if row is None or not self._kid_count[row]:
             return False
         up = self._row_parent[row]
-        return up < 0 or len(self._row_children[up]) > 1
+        return up < 0 or self._kid_count[up] > 1
 
     @property
     def tool_calls(self) -> dict[str, dict[str, Any]]:
@@ -436,8 +539,10 @@ class TreeModel:
         """(tree prefix, fold marker) for a row: `│  ├⊟ ` and `⊞ ` for a folded root (`├─ ` without fold marks)."""
         display_indent = max(0, row.indent - 1) if self.multiple_roots else row.indent
         connector = row.show_connector and not row.virtual_root_child
-        connector_position = display_indent - 1 if connector else -1
         folded = row.id in self.folded
+        if not display_indent:  # a chain at the top: most rows of a long session
+            return "", ("⊞ " if folded and not connector else "")
+        connector_position = display_indent - 1 if connector else -1
         chars: list[str] = []
         gutters = {gutter.position: gutter.show for gutter in row.gutters}
         for level in range(display_indent):
@@ -454,7 +559,7 @@ class TreeModel:
     def row_text(self, row: Row, now: datetime | None = None) -> str:
         """The whole row as plain text (no cursor): prefix, markers, label (and its time) and summary."""
         prefix, fold = self.prefix(row)
-        active = "• " if row.id in self.active_path else ""
+        active = "• " if row.active else ""
         label = self.tree.labels.get(row.id)
         when = self.label_time(row.id, now or datetime.now(UTC))
         return f"{prefix}{fold}{active}{f'[{label}] ' if label else ''}{when}{self.summary(row.id).plain()}"
@@ -526,21 +631,20 @@ class TreeModel:
 
     def _segment_start(self, direction: str) -> int:
         """pi's `findBranchSegmentStart`: a segment start is the first row after a branch point."""
-        children, parents = self._row_children, self._row_parent
+        kid_count, parents = self._kid_count, self._row_parent
         current = self.cursor
         if direction == "down":
             while True:
-                kids = children.get(current)
-                if not kids:
+                if not kid_count[current]:
                     return current
-                if len(kids) > 1:
-                    return kids[0]
-                current = kids[0]
+                if kid_count[current] > 1:
+                    return self._kids(current)[0]
+                current = self._last_kid[current]
         while True:
             up = parents[current]
             if up < 0:
                 return current
-            if len(children[up]) > 1 and current < self.cursor:
+            if kid_count[up] > 1 and current < self.cursor:
                 return current
             current = up
 

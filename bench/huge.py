@@ -5,7 +5,9 @@ and of a listing beside a single line of hundreds of MB.
     python bench/huge.py --entries 200000 --entry-bytes 1000 --no-long-line   # issue 14: ~200 MB
 
 Each command runs in a child process (Python start-up included); wall and CPU time and peak
-RSS come from the child's rusage (`os.wait4`).  CPU time is printed next to wall time
+RSS come from the child's rusage (`os.wait4`).  The tree screen row is timed inside its child
+(headless Textual, `SeanceApp` as the picker runs it, 160×45): from the screen being made, as
+Ctrl+T makes it, to its first tree rows drawn; its RSS is the child's peak.  CPU time is printed next to wall time
 because on a shared machine the wall time mostly measures the neighbours.  The first row is
 the floor every figure is compared with: a child that reads the file and orjson-parses every
 line once (`bench/floors.py file`, no seance code); the last column is each command's CPU
@@ -82,6 +84,51 @@ def measure(args: list[str], env: dict[str, str]) -> tuple[float, float, int, in
     return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss // 1024, os.waitstatus_to_exitcode(status)
 
 
+def time_tree_screen(path: str) -> None:
+    """The child that opens the tree screen on PATH: prints `wall CPU` seconds from the screen
+    being made to its first rows drawn (the load worker's CPU included: one process)."""
+    import asyncio
+
+    from seance.app.app import SeanceApp
+    from seance.app.screens.session_tree import SessionTreeScreen
+    from seance.app.widgets.tree_view import TreeView
+
+    started: list[tuple[float, float]] = []
+
+    def make_screen() -> SessionTreeScreen:
+        started.append((time.perf_counter(), time.process_time()))
+        return SessionTreeScreen(Path(path), standalone=True, confirm_missing_cwd=False)
+
+    async def run() -> None:
+        app = SeanceApp(make_screen)
+        async with app.run_test(size=(160, 45)):
+            while True:
+                await asyncio.sleep(0.002)
+                screen = app.screen
+                model = screen.model if isinstance(screen, SessionTreeScreen) else None
+                if model is not None and screen.query_one(TreeView)._lines:  # a row was rendered (its line cache)
+                    break
+            wall, cpu = time.perf_counter() - started[0][0], time.process_time() - started[0][1]
+        print(f"{wall:.3f} {cpu:.3f}")
+
+    asyncio.run(run())
+
+
+def measure_tree_screen(session: Path, env: dict[str, str]) -> tuple[float, float, int, int]:
+    """(wall s, CPU s, peak RSS MB, exit code) of opening the tree screen on `session`."""
+    child = subprocess.Popen(
+        [sys.executable, __file__, "--tree-screen", str(session)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=env,
+    )
+    assert child.stdout is not None
+    output = child.stdout.read().decode()
+    _pid, status, usage = os.wait4(child.pid, 0)
+    wall, cpu = (float(part) for part in output.split()) if output.strip() else (float("nan"), float("nan"))
+    return wall, cpu, usage.ru_maxrss // 1024, os.waitstatus_to_exitcode(status)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--entries", type=int, default=2_000_000)
@@ -89,7 +136,11 @@ def main() -> None:
     parser.add_argument("--line-mb", type=int, default=256)
     parser.add_argument("--no-long-line", action="store_true", help="measure only the many-entries session")
     parser.add_argument("--write", metavar="DIR", help=argparse.SUPPRESS)  # the child that writes the files
+    parser.add_argument("--tree-screen", metavar="PATH", help=argparse.SUPPRESS)  # the child that opens the tree
     options = parser.parse_args()
+    if options.tree_screen:
+        time_tree_screen(options.tree_screen)
+        return
     if options.write:
         write_entries(Path(options.write) / "entries.jsonl", options.entries, options.entry_bytes)
         if not options.no_long_line:
@@ -111,7 +162,7 @@ def main() -> None:
         print("| command | wall s | CPU s | peak RSS MB | exit | CPU × floor |")
         print("|---|---:|---:|---:|---:|---:|")
         wall, cpu, rss, code = floor
-        print(f"| floor: read + orjson every line once | {wall:.1f} | {cpu:.1f} | {rss} | {code} | 1.0 |")
+        print(f"| floor: read + orjson every line once | {wall:.1f} | {cpu:.2f} | {rss} | {code} | 1.0 |")
         rows = [
             ("show", ["show", str(session)]),
             ("show --json", ["show", "--json", str(session)]),
@@ -124,7 +175,10 @@ def main() -> None:
             rows.append((f"show (one {options.line_mb} MB line)", ["show", long_line]))
         for label, args in rows:
             wall, cpu, rss, code = measure(["-m", "seance", *args], env)
-            print(f"| {label} | {wall:.1f} | {cpu:.1f} | {rss} | {code} | {cpu / floor[1]:.1f} |", flush=True)
+            print(f"| {label} | {wall:.1f} | {cpu:.2f} | {rss} | {code} | {cpu / floor[1]:.1f} |", flush=True)
+        wall, cpu, rss, code = measure_tree_screen(session, env)
+        label = "tree screen: made → first rows drawn"
+        print(f"| {label} | {wall:.1f} | {cpu:.2f} | {rss} | {code} | {cpu / floor[1]:.1f} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -14,12 +14,13 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Iterator
-from itertools import islice
+from itertools import chain, islice
 from typing import Any
 
 import orjson
 
 from seance.core.context import build_session_context
+from seance.core.gcpause import gc_paused
 from seance.core.session import NotASession, Session, read_session
 from seance.core.summary import entry_summary
 from seance.core.text import as_text, display_text, json_bytes, json_safe, visible
@@ -92,19 +93,24 @@ def _tree_head(session: Session) -> dict[str, Any]:
     return {"path": str(session.path), "id": session.id, "leafId": session.tree.leaf_id}
 
 
+_NODES_PER_WRITE = 20_000
+
+
 def _tree_nodes(session: Session) -> Iterator[dict[str, Any]]:
+    return chain.from_iterable(_tree_node_batches(session))
+
+
+def _tree_node_batches(session: Session) -> Iterator[list[dict[str, Any]]]:
+    """The `tree --json` nodes, `_NODES_PER_WRITE` at a time (a list comprehension per batch,
+    not a generator step per node)."""
     tree = session.tree
     by_id, labels = tree.by_id, tree.labels
-    for entry_id, _depth, parent in tree.walk():  # (no map of every entry's parent)
-        yield {
-            "id": entry_id,
-            "parentId": parent,
-            "type": by_id[entry_id].get("type"),
-            "label": labels.get(entry_id),
-        }
-
-
-_NODES_PER_WRITE = 20_000
+    walk = tree.walk()  # (no map of every entry's parent)
+    while steps := list(islice(walk, _NODES_PER_WRITE)):
+        yield [
+            {"id": entry_id, "parentId": parent, "type": by_id[entry_id].get("type"), "label": labels.get(entry_id)}
+            for entry_id, _depth, parent in steps
+        ]
 
 
 def _write_tree_json(session: Session) -> None:
@@ -115,9 +121,8 @@ def _write_tree_json(session: Session) -> None:
     indent = orjson.OPT_INDENT_2
     head = json_bytes({**_tree_head(session), "nodes": []}, indent=bool(indent))
     out.write(json_safe(head[: head.rindex(b"[]")]) + b"[")
-    nodes = _tree_nodes(session)
     written = False
-    while batch := list(islice(nodes, _NODES_PER_WRITE)):
+    for batch in _tree_node_batches(session):
         body = orjson.dumps(batch, option=indent)[1:-2]  # without the brackets and the last newline
         out.write((b"," if written else b"") + json_safe(body).replace(b"\n", b"\n  "))
         written = True
@@ -127,6 +132,14 @@ def _write_tree_json(session: Session) -> None:
 
 
 def run_show(args: argparse.Namespace) -> int:
+    # From reading to the last line out, no collection: millions of young objects that form
+    # no cycles would be scanned by each (a no-op unless this process owns the collector).
+    # The session is `_show`'s local, freed before the collector runs again.
+    with gc_paused():
+        return _show(args)
+
+
+def _show(args: argparse.Namespace) -> int:
     session = open_session_arg(args)
     if getattr(args, "stats", False):
         if args.leaf is not None:
@@ -156,16 +169,27 @@ def run_show(args: argparse.Namespace) -> int:
 
 
 def run_tree(args: argparse.Namespace) -> int:
-    session = open_session_arg(args)
-    if args.json:
-        _write_tree_json(session)
-        return ExitCode.OK
     # The UI reads keys from stdin and draws on stderr; stdout may be redirected, like
     # `pick`, so `$(seance tree S)` gets the chosen path.
-    if not args.text and sys.stdin.isatty() and sys.stderr.isatty():
+    if not args.json and not args.text and sys.stdin.isatty() and sys.stderr.isatty():
         from .ui import run_tree_ui  # here: `tree --json` never loads the UI's entry points
 
-        return run_tree_ui(session, as_json=args.pick)  # the UI's result is printed like `pick --json`
+        # the UI's result is printed like `pick --json`; the app looks after the collector
+        return run_tree_ui(open_session_arg(args), as_json=args.pick)
+    with gc_paused():  # from reading to the last line out, the session freed inside (see `run_show`)
+        _print_tree(open_session_arg(args), as_json=args.json)
+    return ExitCode.OK
+
+
+def _print_tree(session: Session, *, as_json: bool) -> None:
+    if as_json:
+        _write_tree_json(session)
+    else:
+        _write_tree_text(session)
+
+
+def _write_tree_text(session: Session) -> None:
+    """`tree --text`: pi's /tree as text, one line per entry."""
     from seance.app.tree_model import TreeModel  # pure (no Textual): the tree view's own layout
 
     tree = session.tree
@@ -176,16 +200,16 @@ def run_tree(args: argparse.Namespace) -> int:
     lines: list[str] = []
     write = sys.stdout.write
     by_id, labels, leaf_id = tree.by_id, tree.labels, tree.leaf_id
-    for index in range(len(model.rows)):
-        row = model.rows[index]
+    for row in model.rows:
         entry_id = row.id
         prefix, _fold = model.prefix(row, fold_marks=False)
         label = labels.get(entry_id)
         marker = "*" if entry_id == leaf_id else " "
         tag = f"[{display_text(label)}] " if label else ""
-        lines.append(visible(f"{marker} {prefix}{entry_id} {tag}{entry_summary(by_id[entry_id], 100, calls)}") + "\n")
+        # One sanitiser per part: the summary and the label are display_text's (no control
+        # left), the prefix is ours; only the id still needs its controls shown.
+        lines.append(f"{marker} {prefix}{visible(entry_id)} {tag}{entry_summary(by_id[entry_id], 100, calls)}\n")
         if len(lines) >= 10_000:  # one write per batch, not per line
             write("".join(lines))
             lines.clear()
     write("".join(lines))
-    return ExitCode.OK

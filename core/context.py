@@ -92,6 +92,7 @@ _SETTING_TYPES = frozenset(
     {"thinking_level_change", "model_change", "message", "compaction", "mode_change", "ttsr_injection"}
 )
 _MESSAGE_TYPES = frozenset({"message", "custom_message", "branch_summary"})
+_RELEVANT_TYPES = _SETTING_TYPES | _MESSAGE_TYPES
 
 
 def build_session_context(session: Session | SessionTree, leaf: Any = _DEFAULT) -> SessionContext:
@@ -106,6 +107,26 @@ def build_session_context(session: Session | SessionTree, leaf: Any = _DEFAULT) 
         return _context_at(tree, leaf)
 
 
+def _relevant_path(tree: SessionTree, target: str) -> list[dict[str, Any]]:
+    """The path root → `target` with only what the context reads: the entries of a type it
+    looks at, and the last compaction's first kept entry (where keeping starts, whatever
+    its type).  One walk up, so a path of millions of entries is touched once."""
+    relevant = _RELEVANT_TYPES
+    path: list[dict[str, Any]] = []
+    append = path.append
+    first_kept: Any = _DEFAULT  # not yet known: no compaction met
+    for entry in tree.walk_up(target):  # leaf → root: the first compaction met is the last one
+        kind = entry.get("type")
+        if kind.__class__ is str and kind in relevant:
+            append(entry)
+            if kind == "compaction" and first_kept is _DEFAULT:
+                first_kept = entry.get("firstKeptEntryId")
+        elif first_kept is not _DEFAULT and entry["id"] == first_kept:
+            append(entry)
+    path.reverse()
+    return path
+
+
 def _context_at(tree: SessionTree, leaf: Any) -> SessionContext:
     if leaf is None:
         return SessionContext(leaf_id=None)
@@ -114,14 +135,17 @@ def _context_at(tree: SessionTree, leaf: Any) -> SessionContext:
         target = tree.entries[-1]["id"] if tree.entries else None
     if target is None:
         return SessionContext(leaf_id=None)
-    path = tree.path_to(target)
+    path = _relevant_path(tree, target)
     context = SessionContext(leaf_id=target)
     compaction_index = -1
-    setting_types = _SETTING_TYPES
-    for index, entry in enumerate(path):
+    relevant, message_types = _RELEVANT_TYPES, _MESSAGE_TYPES
+    candidates: list[int] = []  # where the entries that may become messages are on the path
+    for index, entry in enumerate(path):  # one pass over a path of millions of entries
         kind = entry.get("type")
-        if kind.__class__ is not str or kind not in setting_types:
+        if kind.__class__ is not str or kind not in relevant:
             continue
+        if kind in message_types:
+            candidates.append(index)
         if kind == "thinking_level_change":
             context.thinking_level = entry.get("thinkingLevel")
         elif kind == "model_change":
@@ -152,18 +176,11 @@ def _context_at(tree: SessionTree, leaf: Any) -> SessionContext:
             "tokensBefore": compaction.get("tokensBefore"),
         }
         messages.append(ContextMessage("compactionSummary", summary, compaction["id"]))
+        # Before the compaction, only what follows its first kept entry (none if that is not there).
         first_kept = compaction.get("firstKeptEntryId")
-        keeping = False
-        for entry in path[:compaction_index]:
-            keeping = keeping or entry["id"] == first_kept
-            if keeping and (message := _as_message(entry)):
-                messages.append(message)
-        rest = path[compaction_index + 1 :]
-    else:
-        rest = path
-    message_types = _MESSAGE_TYPES
-    for entry in rest:
-        kind = entry.get("type")
-        if kind.__class__ is str and kind in message_types and (message := _as_message(entry)):
+        keep_from = next((i for i in range(compaction_index) if path[i]["id"] == first_kept), compaction_index)
+        candidates = [i for i in candidates if keep_from <= i < compaction_index or i > compaction_index]
+    for index in candidates:
+        if message := _as_message(path[index]):
             messages.append(message)
     return context

@@ -333,15 +333,16 @@ def parse_lines(lines: list[bytes], parsed: Parsed, first_line: int, base_offset
     reported as torn when not.
     """
     values, numbers, skipped = parsed.values, parsed.lines, parsed.skipped
-    append, add_number = values.append, numbers.append
+    append = values.append
     loads = orjson.loads
     decode_error = orjson.JSONDecodeError
     last = len(lines) - 1
-    for index, raw in enumerate(lines):
+    unused: list[int] = []  # lines that gave no object (blank, bad, not an object): few
+    for index, raw in enumerate(lines):  # the hot loop: millions of lines
         try:
             value = loads(raw)
-            replaced = False
         except decode_error:
+            unused.append(index)
             if not raw.strip():
                 continue
             try:
@@ -350,15 +351,27 @@ def parse_lines(lines: list[bytes], parsed: Parsed, first_line: int, base_offset
                 reason = "torn last line (no newline)" if index == last else _describe_failure(raw)
                 skipped.append(Skipped(first_line + index, reason))
                 continue
+            if type(value) is dict:
+                unused.pop()
+                if replaced:
+                    skipped.append(Skipped(first_line + index, "bytes that are not UTF-8 were replaced (line kept)"))
         if type(value) is not dict:
+            if not unused or unused[-1] != index:
+                unused.append(index)
             skipped.append(Skipped(first_line + index, f"a JSON {type(value).__name__}, not an object"))
             continue
-        if replaced:
-            skipped.append(Skipped(first_line + index, "bytes that are not UTF-8 were replaced (line kept)"))
-        if parsed.first_end is None:  # once per file
-            parsed.first_end = base_offset + sum(len(line) + 1 for line in lines[:index]) + len(raw)
         kind = value.get("type")
         if kind.__class__ is str:  # a few distinct values, millions of copies: share one each
             value["type"] = intern(kind)
         append(value)
-        add_number(first_line + index)
+    # Line numbers of the kept objects, and (once per file) where the first one's line ends.
+    if unused == [last]:  # the usual block: whole lines, then the empty piece after the last newline
+        numbers.extend(range(first_line, first_line + last))
+        first = 0 if last else None
+    else:
+        gaps = set(unused)
+        kept = [index for index in range(len(lines)) if index not in gaps]
+        numbers.extend(first_line + index for index in kept)
+        first = kept[0] if kept else None
+    if parsed.first_end is None and first is not None:
+        parsed.first_end = base_offset + sum(len(line) + 1 for line in lines[:first]) + len(lines[first])

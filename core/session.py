@@ -251,6 +251,7 @@ def _placeable(
     duplicated: set[str] = set()
     unseen: list[str] = []
     has_labels = False
+    find = latest.get
     for position in range(start, len(values)):  # the hot loop: millions of entries
         entry = values[position]
         kind = entry.get("type")
@@ -283,17 +284,16 @@ def _placeable(
                 )
                 entry["parentId"] = None
             else:
-                parent_entry = latest.get(parent)
+                parent_entry = find(parent)
                 if parent_entry is not None:  # share the parent's id string instead of a copy
                     entry["parentId"] = parent_entry["id"]
                 else:  # a parent after its child, itself, or a missing one
                     unseen.append(entry_id)
         if kind == "label":
             has_labels = True
-        size = len(latest)
-        latest[entry_id] = entry
-        if len(latest) == size:
+        if entry_id in latest:
             duplicated.add(entry_id)
+        latest[entry_id] = entry
         append(entry)
     if not check:
         return kept, kept_lines

@@ -6,8 +6,7 @@ component classes) and whose `prefix`/`text` are plain, sanitised strings.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -16,8 +15,7 @@ from .text import as_text, content_text, display_text, home_short
 _TEXT_LIMIT = 200
 
 
-@dataclass(frozen=True, slots=True)
-class Summary:
+class Summary(NamedTuple):  # (immutable like a frozen dataclass, at half its cost to make: one per row)
     kind: str  # user | assistant | error | tool | bash | custom | compaction | branch | dim | other
     prefix: str
     text: str

@@ -49,10 +49,13 @@ def as_text(value: object) -> str:
 
 def display_text(value: object, limit: int | None = None) -> str:
     """One clean line for a list row: controls become spaces, runs of space fold to one."""
-    text = as_text(value)
+    text = value if type(value) is str else as_text(value)  # (no call for the usual string)
     if limit is not None and len(text) > limit * 4:
         text = text[: limit * 4]
-    text = _BLANK_RUN.sub(" ", text).strip()
+    # The usual text, at C speed: printable (the only blank character `isprintable` accepts is
+    # the space, checked over all of Unicode in tests) and no run of spaces to fold.
+    folded = text if text.isprintable() and "  " not in text else _BLANK_RUN.sub(" ", text)
+    text = folded.strip()
     if limit is not None and len(text) > limit:
         text = text[: max(limit - 1, 0)] + "…"
     return text
@@ -85,7 +88,10 @@ def _escape(char: str) -> str:
 def visible(value: object) -> str:
     """`value` on one line with every control shown as an escape (`\\n`, `\\e`, `\\x07`,
     `\\u202e`): for ids, names, paths and messages a terminal must print, not obey."""
-    return CONTROL_CHARS.sub(lambda m: _escape(m.group()), as_text(value))
+    text = value if type(value) is str else as_text(value)  # (no call for the usual string)
+    if text.isprintable():  # no control (every one is unprintable: checked in tests), at C speed
+        return text
+    return CONTROL_CHARS.sub(lambda m: _escape(m.group()), text)
 
 
 def shell_path(path: object) -> str:

@@ -213,24 +213,51 @@ class SessionTree:
         """Children ids of an entry (or the roots for None), oldest first."""
         return self.roots if entry_id is None else self.children.get(entry_id, [])
 
-    def path_to(self, entry_id: str | None) -> list[dict[str, Any]]:
-        """Root → entry along the placed parents (cycle-free once cycles are cut)."""
-        path: list[dict[str, Any]] = []
-        append = path.append
+    def walk_up(self, entry_id: str | None) -> Iterator[dict[str, Any]]:
+        """The entries from `entry_id` up to its root along the placed parents (none for an
+        unknown id): the one walk up every path question is answered by."""
         by_id, rooted = self.by_id, self._rooted
         entry = by_id.get(entry_id) if entry_id is not None else None
         while entry is not None:  # millions of steps on a long chain
-            append(entry)
+            yield entry
             if rooted and entry["id"] in rooted:
-                break
+                return
             parent = entry.get("parentId")
             entry = by_id.get(parent) if parent is not None else None
+
+    def path_to(self, entry_id: str | None) -> list[dict[str, Any]]:
+        """Root → entry along the placed parents (cycle-free once cycles are cut)."""
+        path = list(self.walk_up(entry_id))
         path.reverse()
         return path
 
     def ancestors(self, entry_id: str) -> set[str]:
         """Ids on the path root → entry, the entry included."""
-        return {entry["id"] for entry in self.path_to(entry_id)}
+        return {entry["id"] for entry in self.walk_up(entry_id)}
+
+    def branch_choices(self, entry_id: str) -> dict[str | None, str]:
+        """Along the path root → `entry_id`: each entry with several children → the child
+        on the path, and None → the path's root (empty for an unknown id).  No set of every
+        id on the path: what the tree view needs to put the leaf's branch first."""
+        many = self.children.many
+        choices: dict[str | None, str] = {}
+        node: str | None = None
+        for entry in self.walk_up(entry_id):
+            node = entry["id"]
+            parent = entry.get("parentId")
+            if parent in many and node not in self._rooted:
+                choices[parent] = node
+        if node is not None:
+            choices[None] = node
+        return choices
+
+    def parent_of(self, entry_id: str) -> str | None:
+        """The id an entry is placed under (None for a root or an unknown id): `parent.get`
+        without building the map of every entry's parent."""
+        entry = self.by_id.get(entry_id)
+        if entry is None or entry_id in self._rooted:
+            return None
+        return entry.get("parentId")
 
     def preorder(self, roots: list[str] | None = None) -> Iterator[tuple[str, int]]:
         """Depth-first pre-order over (id, depth), children oldest first."""

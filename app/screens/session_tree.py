@@ -181,23 +181,25 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
 
     @work(thread=True, exclusive=True, group="tree-load", exit_on_error=False, description="load session")
     def _load(self) -> None:
+        # One pause from reading to the built model: a collection between them would rescan
+        # every young object of a big session.
+        with gc_paused():
+            self.post_message(self._read_and_build())
+
+    def _read_and_build(self) -> Loaded | LoadFailed:
         try:
             result = self._given_session or read_session(self.session_path, digest=False)  # writes reload
         except Exception as error:  # whatever the file holds, the screen says so instead of hanging
-            self.post_message(self.LoadFailed(f"{self.session_path}: cannot read ({display_text(error)})"))
-            return
+            return self.LoadFailed(f"{self.session_path}: cannot read ({display_text(error)})")
         if isinstance(result, NotASession):
-            self.post_message(self.LoadFailed(f"{result.path}: not a session ({result.reason})"))
-            return
+            return self.LoadFailed(f"{result.path}: not a session ({result.reason})")
         try:
-            with gc_paused():
-                model = TreeModel(result.tree)
-                _ = model.tool_calls  # a pass over every entry: here, not in the first row's drawing
-                title = self._title(result)  # (the name is another pass)
+            model = TreeModel(result.tree)
+            _ = model.tool_calls  # a pass over every entry: here, not in the first row's drawing
+            title = self._title(result)  # (the name is another pass)
         except Exception as error:  # a session core could read must not crash the screen
-            self.post_message(self.LoadFailed(f"{result.path}: cannot build the tree ({display_text(error)})"))
-            return
-        self.post_message(self.Loaded(result, model, title))
+            return self.LoadFailed(f"{result.path}: cannot build the tree ({display_text(error)})")
+        return self.Loaded(result, model, title)
 
     def on_session_tree_screen_loaded(self, message: Loaded) -> None:
         self.session, self.model = message.session, message.model
@@ -287,7 +289,7 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
         its parent and the message in the editor (pi's rule, `resume_point`)."""
         assert self.session is not None
         tree = self.session.tree
-        leaf_id, prefill = resume_point(tree.by_id[entry_id], tree.parent.get(entry_id))
+        leaf_id, prefill = resume_point(tree.by_id[entry_id], tree.parent_of(entry_id))
         self.query_one(ContextPreview).show_session(self.session, leaf_id, editor=prefill)
 
     @on(TreeView.Selected)
@@ -295,7 +297,7 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
         if self.session is None or event.entry_id is None:
             return
         entry = self.session.tree.by_id[event.entry_id]
-        leaf_id, prefill = resume_point(entry, self.session.tree.parent.get(event.entry_id))
+        leaf_id, prefill = resume_point(entry, self.session.tree.parent_of(event.entry_id))
         result = TreeResult("resume", self.session.path, leaf_id, prefill, event.entry_id)
         if self.confirm_missing_cwd:
             resume_checked(self.app, self.session.cwd, self.current_cwd, lambda: self.dismiss(result))

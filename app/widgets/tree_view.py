@@ -280,7 +280,7 @@ class TreeView(ScrollView, can_focus=True):
         ]
         if fold:
             parts.append((fold, self._part("tree-view--fold")))
-        if row.id in model.active_path:
+        if row.active:
             parts.append(("• ", self._part("tree-view--active")))
         label = model.tree.labels.get(row.id)
         if label:
