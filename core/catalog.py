@@ -55,6 +55,7 @@ from .model import SessionSummary
 from .text import is_utf8
 
 if TYPE_CHECKING:  # imported where used: a warm listing reads no file and searches nothing
+    from .indexquery import Ranked
     from .metadata import MetaState, ScanResult
     from .search import Query, TextHit
     from .trash import TrashReceipt
@@ -462,6 +463,52 @@ class Catalog:
                 sessions.append((stored, folded_title(summary)))
         hits = rank_stored(sessions, query, text_hits, paths=paths)
         return _json_array([hit.pi_json for hit in hits])
+
+    def ranked(self, query: Query, cwd: str | None = None) -> Ranked | None:
+        """`matching_pi_json(query, cwd)`'s sessions, ranked from the index without loading
+        every row (`core.indexquery`): the files are found and stat-ed as for any listing,
+        and the answer is given only if the index is fresh for every one of them.  None when
+        it is not (or the query needs more than words and phrases): the caller refreshes.
+        The objects come from `pi_json_chunks`.  Raises `ValueError` for a bad query."""
+        from . import indexquery
+
+        if not indexquery.supported(query):
+            return None
+        found = self.discover()
+        target = None if cwd is None else _resolved(cwd)
+
+        def ranked(index: Index | None) -> indexquery.Ranked | None:
+            if index is None:
+                return None
+            with index.snapshot():
+                return indexquery.rank(index, query, found.infos, target, _resolved)
+
+        try:
+            answer = self._guarded(ranked)
+        except FullTextQueryError as error:
+            raise ValueError(f"bad full-text query: {error}") from error
+        if answer is not None:
+            skipped = [*found.skipped, *((Path(path), reason) for path, reason in answer.skipped)]
+            self.last_stats = RefreshStats(files=len(found.infos), reused=answer.sessions, skipped=skipped)
+        return answer
+
+    def pi_json_chunks(self, ranked: Ranked, size: int = 1024) -> Iterator[list[bytes]]:
+        """The stored `ls --json` objects of `ranked`, in its order, `size` at a time (so an
+        answer of 100,000 sessions is never in memory at once); a row that fails its check
+        is not printed: its file is read again."""
+        for start in range(0, len(ranked.file_ids), size):
+            ids, paths = ranked.file_ids[start : start + size], ranked.paths[start : start + size]
+            stored = self._guarded(lambda index: index.checked_pi_json(ids) if index is not None else {})  # noqa: B023
+            objects = []
+            for file_id, path in zip(ids, paths, strict=True):
+                data = stored.get(file_id)
+                if data is None:
+                    summary = self.summary(Path(path))
+                    if summary is None:  # no longer a session
+                        continue
+                    data = encode_pi_json(summary)
+                objects.append(data)
+            yield objects
 
     def _in_scope(self, items: list[tuple[int, str, Any]], cwd: str | None) -> list[Any]:
         if cwd is None:

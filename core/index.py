@@ -40,7 +40,7 @@ import threading
 import zlib
 from collections.abc import Iterator
 from functools import partial
-from operator import itemgetter
+from operator import itemgetter, methodcaller
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -170,11 +170,26 @@ def encode_title(summary: SessionSummary) -> bytes:
 def stored_title(row: tuple) -> tuple[str, str, str] | None:
     """The folded title (id, name, first message) of a `rows(titles=True)` tuple, or None
     when none is stored or it fails its check (the caller folds it from the summary)."""
-    title, check = row[10], row[11]
-    if title is None or _blob_check(title, row[0]) != check:
+    return checked_title(row[10], row[11], row[0])
+
+
+def checked_title(title: object, check: object, path: str) -> tuple[str, str, str] | None:
+    """A stored folded title (id, name, first message), or None when there is none or it
+    fails its check against `check` and the file's `path`."""
+    if type(title) is not bytes or _blob_check(title, path) != check:
         return None
     parts = title.decode("utf-8", "surrogatepass").split("\n")
     return (parts[0], parts[1], parts[2]) if len(parts) == 3 else None
+
+
+def titles_pass(titles: list[bytes], paths: list[str], checks: list[object]) -> bool:
+    """Whether every stored title passes its check (`checked_title`'s, over a whole
+    listing in C-level maps: a query over 100,000 sessions checks them all)."""
+    salts = map(zlib.crc32, map(_ENCODE_SURROGATES, map(repr, zip(paths))))  # repr((path,)), as `_blob_check`
+    return list(map(zlib.crc32, titles, salts)) == checks
+
+
+_ENCODE_SURROGATES = methodcaller("encode", "utf-8", "surrogatepass")
 
 
 def default_cache_dir() -> Path:
@@ -549,24 +564,8 @@ class Index:
 
     def _search(self, db: sqlite3.Connection, query: FullText, limit: int | None, include_cwd: bool) -> list[TextHit]:
         from .search import TextHit
-        from .search.query import FieldMatch
 
-        stored = db.execute("SELECT value FROM meta WHERE key = 'fts'").fetchone()
-        if stored is None or stored[0] != _fts_signature(db):
-            raise sqlite3.DatabaseError("the full-text index does not match its signature")
-        best: dict[int, int] | None = None  # file_id -> (field rank << _RANK_SHIFT) | rowid
-        for term in query.terms or (FieldMatch(query.match, None),):
-            found = self._files_matching(db, term, include_cwd)
-            if best is not None:
-                found = {key: min(value, found[key]) for key, value in best.items() if key in found}
-            best = found
-            if not best:
-                return []
-        assert best is not None
-        for term in query.exclude:
-            if best:
-                for file_id in self._files_matching(db, term, include_cwd):
-                    best.pop(file_id, None)
+        best = self._best_rows(db, query, include_cwd)
         if not best:
             return []
         if limit is not None and len(best) > limit:
@@ -582,6 +581,78 @@ class Index:
             for file_id, value in best.items()
             if file_id in paths
         ]
+
+    def _best_rows(self, db: sqlite3.Connection, query: FullText, include_cwd: bool) -> dict[int, int]:
+        """file_id -> `(field rank << _RANK_SHIFT) | rowid` of its best row, for every file
+        `query` matches (after the signature check: a damaged FTS index raises)."""
+        from .search.query import FieldMatch
+
+        stored = db.execute("SELECT value FROM meta WHERE key = 'fts'").fetchone()
+        if stored is None or stored[0] != _fts_signature(db):
+            raise sqlite3.DatabaseError("the full-text index does not match its signature")
+        best: dict[int, int] | None = None  # file_id -> (field rank << _RANK_SHIFT) | rowid
+        for term in query.terms or (FieldMatch(query.match, None),):
+            found = self._files_matching(db, term, include_cwd)
+            if best is not None:
+                found = {key: min(value, found[key]) for key, value in best.items() if key in found}
+            best = found
+            if not best:
+                return {}
+        assert best is not None
+        for term in query.exclude:
+            if best:
+                for file_id in self._files_matching(db, term, include_cwd):
+                    best.pop(file_id, None)
+        return best
+
+    # -- answering a query from the index (`core.indexquery`) -------------------------------------
+
+    @contextlib.contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """One read transaction: everything read inside sees the same index."""
+        db = self.db
+        db.execute("BEGIN")
+        try:
+            yield
+        finally:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+
+    def query_rows(self) -> list[tuple]:
+        """Every file as `(file_id, path, size, mtime_ns, session, text_seq, modified_ms, cwd,
+        title, title_check, has_payload, reason)`: what a query ranks from and checks freshness
+        against, without one payload (those are read for the hits only: `checked_pi_json`)."""
+        return self.db.execute(
+            "SELECT file_id, path, size, mtime_ns, session, text_seq, modified_ms, cwd, title, title_check, "
+            "pi_json IS NOT NULL, reason FROM files"
+        ).fetchall()
+
+    def best_fields(self, query: FullText, *, include_cwd: bool) -> dict[int, tuple[str, int]]:
+        """file_id -> (its best field, that row's rowid) for every file the query matches
+        (`search` without building a `TextHit` per file: a common word matches them all)."""
+        names = _RANKED_FIELDS
+        best = self._best_rows(self.db, query, include_cwd)
+        return {file_id: (names[value >> _RANK_SHIFT], value & _ROWID_MASK) for file_id, value in best.items()}
+
+    def checked_pi_json(self, file_ids: list[int]) -> dict[int, bytes | None]:
+        """file_id -> its stored `ls --json` object, or None when its row fails its check
+        (the caller reads that file again): what is printed is never a damaged row."""
+        if not file_ids:
+            return {}
+        ids = ",".join(str(int(file_id)) for file_id in file_ids)
+        found = self.db.execute(
+            "SELECT file_id, path, size, mtime_ns, session, reason, modified_ms, cwd, pi_json, text_seq, json_check "
+            f"FROM files WHERE file_id IN ({ids})"
+        ).fetchall()
+        checked: dict[int, bytes | None] = dict.fromkeys(file_ids)
+        crc32, meta_text = zlib.crc32, _ROW_META.__mod__  # `_row_check`, inlined: a row per session printed
+        checked.update(
+            (row[0], row[8])
+            for row in found
+            if type(row[8]) is bytes
+            and crc32(row[8], crc32(meta_text(row[1:8] + row[9:10]).encode("utf-8", "surrogatepass"))) == row[10]
+        )
+        return checked
 
     @staticmethod
     def _files_matching(db: sqlite3.Connection, term: FieldMatch, include_cwd: bool) -> dict[int, int]:

@@ -1,0 +1,275 @@
+"""`seance ls --query` answered from the index: work per hit and per candidate, not per session.
+
+`Catalog.matching_pi_json` brings the index up to date (one stat per file, then every row
+loaded and checked), builds a ranking record for every session and ranks them all: at
+100,000 sessions that is seconds for a word in every session.  Here, for a query of plain
+words and phrases (no field filter, mark, negation or regex: `supported`), the same answer
+comes from:
+
+- **freshness**: the files found (one stat each, as every listing does) against the
+  index's (path, size, mtime_ns) of every file, compared in C; a new, changed or never
+  text-indexed file means "not fresh" and the caller takes the refreshing path.  A file
+  gone from the roots is never listed (only files found now are).  So a stale index is
+  never trusted: the answer is exactly what a refresh would give.
+- **the full-text hits**: FTS5, one (field, row) per file (`Index.best_fields`).
+- **the title candidates**: a session can rank above the full-text tier (or match without a
+  full-text hit: fuzzy, cwd, path) only if every term is in its stored folded title (or a
+  fuzzy subsequence of it, or in its path/cwd in the all-projects scope).  Those are found
+  in bulk over all titles joined in one bytes string (C `find`, one regex), and only they go
+  through `rank.search` (`search.stored.rank_hits`), which alone decides their tier.
+- **every other full-text hit** is ranked without `rank`: its tier is full text (some term
+  is not in its title; `rank._with_text_hits` counts such a term as a full-text match),
+  its order within the tier is `rank`'s (hits in what people wrote first, then newest first).
+
+tests/test_indexquery.py checks each step against `Catalog.matching_pi_json`, and
+tests/test_cli_query.py the CLI against rg-like truth.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from collections.abc import Callable, Sequence
+from functools import partial
+from itertools import accumulate
+from operator import itemgetter
+from typing import TYPE_CHECKING, NamedTuple
+
+from .fulltext import is_primary
+
+if TYPE_CHECKING:
+    from .discovery import FileInfo
+    from .index import Index
+    from .search import FullText, Query, TextHit
+    from .search.query import Term
+
+# the columns of `Index.query_rows()`
+_FILE_ID, _PATH, _SIZE, _MTIME, _SESSION, _TEXT_SEQ, _MODIFIED, _CWD = range(8)
+_TITLE, _TITLE_CHECK, _HAS_JSON, _REASON = range(8, 12)
+_STAT = itemgetter(_PATH, _SIZE, _MTIME)
+
+
+class Ranked(NamedTuple):
+    """A query's answer: the matching files (index file ids and paths) in rank order, and the
+    files found that are not sessions (path, reason), as a listing reports them."""
+
+    file_ids: list[int]
+    paths: list[str]
+    skipped: list[tuple[str, str]]
+    sessions: int  # sessions in scope (reused from the index, as `RefreshStats.reused`)
+
+
+def supported(query: Query) -> bool:
+    """Whether `rank` can be answered here: plain words and phrases only."""
+    positive = query.positive
+    return (
+        bool(positive)
+        and not (query.filters or query.mark_filters or query.negative)
+        and all(term.kind in ("fuzzy", "phrase") for term in positive)
+    )
+
+
+def rank(
+    index: Index, query: Query, infos: Sequence[FileInfo], target: str | None, resolve: Callable[[str], str]
+) -> Ranked | None:
+    """The sessions among `infos` (the files found now) that `query` matches, in
+    `rank.search`'s order, from the index alone; None when the index is not fresh for
+    `infos` (the caller refreshes it) or holds a value this cannot use.  `target`: a
+    resolved project directory (None: every project, where paths and cwds count);
+    `resolve` resolves a header cwd as the catalog does."""
+    from .index import titles_pass
+    from .search.fuzzy import MIN_FUZZY
+
+    rows = index.query_rows()
+    if not set(map(_STAT, rows)).issuperset(infos):  # a new or changed file: not fresh
+        return None
+    by_path = {row[_PATH]: row for row in rows}
+    found = list(map(by_path.__getitem__, map(itemgetter(0), infos)))
+    sessions = [row for row in found if row[_SESSION] and row[_HAS_JSON]]
+    skipped = [(row[_PATH], row[_REASON] or "not a session") for row in found if not (row[_SESSION] and row[_HAS_JSON])]
+    if any(row[_TEXT_SEQ] < 0 for row in sessions):  # its text was never indexed
+        return None
+    if target is not None:
+        sessions = [row for row in sessions if row[_CWD] and resolve(row[_CWD]) == target]
+    sessions.sort(key=itemgetter(_MODIFIED), reverse=True)  # newest first, stable: as a refresh orders them
+    titles = list(map(itemgetter(_TITLE), sessions))
+    if any(type(title) is not bytes for title in titles) or not titles_pass(
+        titles, list(map(itemgetter(_PATH), sessions)), list(map(itemgetter(_TITLE_CHECK), sessions))
+    ):
+        return None  # not stored, or one fails its check: only the summaries can say
+    paths = target is None
+    full_text = query.full_text()
+    hits = index.best_fields(full_text, include_cwd=paths) if full_text is not None else {}
+
+    joined = _Joined(titles)
+    if not joined.valid:
+        return None  # a NUL in a stored title: rows cannot be told apart in bulk
+    path_rows = _Paths([row[_PATH] for row in sessions], [row[_CWD] or "" for row in sessions]) if paths else None
+    # A full-text hit ranks above its tier only if every term is in its title; a session
+    # without one matches only if every term is in its title, fuzzily or in its path or cwd.
+    in_titles: set[int] | None = None
+    anywhere: set[int] | None = None
+    for term in query.positive:
+        title_rows, other_rows = _term_rows(term, joined, path_rows, MIN_FUZZY)
+        in_titles = title_rows if in_titles is None else in_titles & title_rows
+        anywhere = (title_rows | other_rows) if anywhere is None else anywhere & (title_rows | other_rows)
+    in_titles, anywhere = in_titles or set(), anywhere or set()
+    file_ids = list(map(itemgetter(_FILE_ID), sessions))
+    candidates = in_titles | {position for position in anywhere - in_titles if file_ids[position] not in hits}
+
+    ranked = _rank_candidates(index, query, sessions, sorted(candidates), hits, full_text, paths)
+    if ranked is None:
+        return None
+    before, full_text_hits, after = ranked
+    # Every full-text hit, in `rank`'s order: people's words first, then tools', newest first in each.
+    primary: list[int] = []
+    tools: list[int] = []
+    for position, hit in enumerate(map(hits.get, file_ids)):
+        if position in candidates:
+            field = full_text_hits.get(position)
+            if field is None:
+                continue  # ranked above or below the full-text tier, or not at all
+        elif hit is None:
+            continue
+        else:
+            field = hit[0]
+        (primary if is_primary(field) else tools).append(position)
+    order = [*before, *primary, *tools, *after]
+    return Ranked(
+        [sessions[position][_FILE_ID] for position in order],
+        [sessions[position][_PATH] for position in order],
+        skipped,
+        len(sessions),
+    )
+
+
+def _rank_candidates(
+    index: Index,
+    query: Query,
+    sessions: list[tuple],
+    positions: list[int],
+    hits: dict[int, tuple[str, int]],
+    full_text: FullText | None,
+    paths: bool,
+) -> tuple[list[int], dict[int, str], list[int]] | None:
+    """`rank.search` over the candidates (positions in `sessions`, newest first): the
+    positions ranked above the full-text tier, the full-text ones (position -> the field
+    `rank` orders them by), and those below (fuzzy, path), each in `rank`'s order."""
+    from .search import TextHit
+    from .search.rank import FULL_TEXT, TIERS
+    from .search.stored import StoredSession, rank_hits
+
+    chunk, highlight = index.chunk, full_text.highlight if full_text is not None else None
+    stored: list[tuple[StoredSession, tuple[str, str, str]]] = []
+    text_hits: dict[str, TextHit] = {}
+    position_of: dict[str, int] = {}
+    for position in positions:
+        row = sessions[position]
+        path = row[_PATH]
+        parts = row[_TITLE].decode("utf-8", "surrogatepass").split("\n")  # checked by `rank`
+        if len(parts) != 3:
+            return None  # not a title: only its summary can say
+        title = (parts[0], parts[1], parts[2])
+        stored.append((StoredSession.of(path, row[_CWD] or "", row[_MODIFIED], b""), title))
+        position_of[path] = position
+        found = hits.get(row[_FILE_ID])
+        if found is not None:
+            text_hits[path] = TextHit(path, found[0], partial(chunk, found[1]), highlight)
+    before: list[int] = []
+    after: list[int] = []
+    in_full_text: dict[int, str] = {}
+    full_text_tier = TIERS[FULL_TEXT]
+    for hit in rank_hits(stored, query, text_hits, paths=paths):
+        position = position_of[hit.summary.path]
+        if hit.tier == full_text_tier:
+            text_hit = hit.text_hit
+            # `rank` puts a hit with no index hit among people's words (`_tools_last`)
+            in_full_text[position] = text_hit.field if text_hit is not None else "user"
+        elif TIERS.index(hit.tier) < FULL_TEXT:
+            before.append(position)
+        else:
+            after.append(position)
+    return before, in_full_text, after
+
+
+class _Joined:
+    """Stored folded titles joined by NULs (never in a title: checked), so one `find` or regex
+    over the whole finds what it would in each title, and never across two."""
+
+    def __init__(self, titles: list[bytes]) -> None:
+        self.text = b"\0".join(titles).decode("utf-8", "surrogatepass")
+        parts = self.text.split("\0")
+        self.valid = len(parts) == len(titles)
+        self.starts = list(accumulate((len(part) + 1 for part in parts), initial=0))
+
+    def rows(self, needle: str | re.Pattern[str]) -> set[int]:
+        """The titles `needle` (text, or a pattern that never matches a NUL) is found in."""
+        found: set[int] = set()
+        starts, start = self.starts, 0
+        find = self.text.find if isinstance(needle, str) else None
+        search = needle.search if not isinstance(needle, str) else None
+        while True:
+            if find is not None:
+                position = find(needle, start)  # type: ignore[arg-type]
+            else:
+                match = search(self.text, start)  # type: ignore[misc]
+                position = match.start() if match is not None else -1
+            if position < 0:
+                return found
+            row = bisect_right(starts, position) - 1
+            found.add(row)
+            start = starts[row + 1]  # one hit a title is enough
+
+
+class _Paths:
+    """The sessions' paths and cwds, folded, for a term's path and cwd matches (all projects)."""
+
+    def __init__(self, paths: list[str], cwds: list[str]) -> None:
+        from .search.query import fold
+
+        self.cwds = cwds
+        joined = "\0".join(paths)
+        if joined.isascii():  # ASCII lower-casing is per character: the same as folding each
+            self.folded = joined.lower()
+        else:
+            self.folded = "\0".join(map(fold, paths))
+        self.starts = list(accumulate((len(path) + 1 for path in paths), initial=0))
+        self._fold = fold
+
+    def rows(self, text: str) -> set[int]:
+        found: set[int] = set()
+        find, starts, start = self.folded.find, self.starts, 0
+        while (position := find(text, start)) >= 0:
+            row = bisect_right(starts, position) - 1
+            found.add(row)
+            start = starts[row + 1]
+        matching = {cwd for cwd in set(self.cwds) if text in self._fold(cwd)}
+        if matching:
+            found.update(row for row, cwd in enumerate(self.cwds) if cwd in matching)
+        return found
+
+
+def _term_rows(term: Term, titles: _Joined, paths: _Paths | None, min_fuzzy: int) -> tuple[set[int], set[int]]:
+    """The sessions where `term` may match other than through the index (`search.prefilter`'s
+    rule, in bulk): (in the title: id prefix, name, first message; else as a fuzzy
+    subsequence of the title or, all projects, in the path or cwd).  Supersets: `rank` decides."""
+    if term.within:
+        return set(), set()  # narrowed to an index field: only the index's hits match it
+    text = term.text
+    in_title = titles.rows(text)
+    other: set[int] = set()
+    if term.kind == "fuzzy" and len(text) >= min_fuzzy:
+        other |= titles.rows(_fuzzy_within(text))
+    if paths is not None:
+        other |= paths.rows(text)
+    return in_title, other
+
+
+def _fuzzy_within(term: str) -> re.Pattern[str]:
+    """`fuzzy.fuzzy_pattern(term)` that never crosses a NUL (the titles' separator): each letter
+    the first one within the same gap of the previous one."""
+    from .search.fuzzy import max_span
+
+    gap = max_span(len(term)) - len(term)
+    letters = [re.escape(char) for char in term]
+    return re.compile("".join([letters[0]] + [f"[^{letter}\\x00]{{0,{gap}}}+{letter}" for letter in letters[1:]]))

@@ -1,0 +1,184 @@
+"""`Catalog.ranked` (`core.indexquery`, behind a warm `seance ls --json --query`): the same
+sessions in the same order as `Catalog.matching_pi_json` (the refreshing path, itself checked
+against ranking every summary in tests/test_cli_query.py), and never a stale answer: a file
+appended, added or replaced since the index was made sends the query to the refreshing path.
+
+Why one stat per file is the freshness check (and not less): an append changes neither the
+directory's mtime nor anything but the file's own size and mtime, so only a stat of every
+file can tell that the index still describes it.  A file the index still has but that is
+gone is simply not listed (only files found now are)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+from collections import Counter
+from pathlib import Path
+
+import orjson
+import pytest
+
+from seance.cli import main
+from seance.core.catalog import Catalog
+from seance.core.generate import generate_corpus
+from seance.core.index import DB_NAME
+from seance.core.search import parse_query
+
+QUERIES = [
+    "sqlite",  # nearly every session: title tiers, full text, people's words and tools'
+    "qlit",  # inside words: titles only
+    "sqlt",  # fuzzy
+    "srch idx",  # two fuzzy tokens
+    "go",  # short: substring only
+    '"memory latency"',
+    '"fix the"',
+    "tool:grep",  # narrowed to a field: the index's hits only
+    "bash:git",
+    "user:refactor",
+    "result:error",
+    "api-server",  # the cwd's words: path hits in the all-projects scope
+    "2025-1",  # in every path
+    "fix sqlite",
+    "zzqqxx",
+    "<>",  # no word the index can use: titles and paths only
+]
+UNSUPPORTED = ["re:^fix", "!sqlite", "cache !bench", "name:fix", "is:pinned", "tag:work", ""]
+
+
+def folders(root: Path) -> list[Path]:
+    return sorted({path.parent for path in root.rglob("*.jsonl")})
+
+
+def busiest_cwd(catalog: Catalog) -> str:
+    return Counter(summary.cwd for summary in catalog.quick(text=False)).most_common(1)[0][0]
+
+
+def reference(catalog: Catalog, query: str, cwd: str | None) -> list[dict]:
+    answer = catalog.matching_pi_json(parse_query(query), cwd)
+    assert answer is not None
+    return json.loads(answer)
+
+
+def ranked(catalog: Catalog, query: str, cwd: str | None) -> list[dict] | None:
+    answer = catalog.ranked(parse_query(query), cwd)
+    if answer is None:
+        return None
+    return [orjson.loads(item) for chunk in catalog.pi_json_chunks(answer, size=7) for item in chunk]
+
+
+def compare(root: Path, cache: Path) -> int:
+    catalog = Catalog(folders(root), cache_dir=cache)
+    seen = 0
+    try:
+        catalog.refresh()  # the index, text included
+        cwd = busiest_cwd(catalog)
+        for query in QUERIES:
+            for scope in (None, cwd):
+                expected = reference(catalog, query, scope)
+                got = ranked(catalog, query, scope)
+                assert got == expected, (query, scope)
+                assert catalog.last_stats.read == 0
+                seen += len(got)
+        for query in UNSUPPORTED:
+            assert catalog.ranked(parse_query(query), None) is None  # the caller takes `matching`
+    finally:
+        catalog.close()
+    return seen
+
+
+def test_ranked_from_the_index_equals_the_refreshing_path_on_a_generated_corpus(tmp_path: Path) -> None:
+    root = tmp_path / "sessions"
+    generate_corpus(root, sessions=150, projects=5, seed=3, mean_bytes=6000)
+    assert compare(root, tmp_path / "cache") > 500
+
+
+def test_ranked_from_the_index_equals_the_refreshing_path_on_the_shared_corpus(corpus: Path, tmp_path: Path) -> None:
+    root = tmp_path / "corpus"
+    shutil.copytree(corpus, root)
+    catalog = Catalog(folders(root), cache_dir=tmp_path / "cache")
+    try:
+        catalog.refresh()
+        for query in ['"Cannot find module"', "u0_a360", "shadow-realms", "error:cannot", "test", "fix bug", "pi"]:
+            for scope in (None, busiest_cwd(catalog)):
+                assert ranked(catalog, query, scope) == reference(catalog, query, scope), (query, scope)
+    finally:
+        catalog.close()
+
+
+def _append_message(path: Path, text: str) -> None:
+    """A user message appended as pi would, linked to the last entry."""
+    lines = path.read_bytes().splitlines()
+    last = json.loads(lines[-1])
+    entry = {
+        "type": "message",
+        "id": "f00dcafe",
+        "parentId": last.get("id"),
+        "timestamp": "2026-01-01T00:00:00.000Z",
+        "message": {"role": "user", "content": text, "timestamp": 1767225600000},
+    }
+    with path.open("ab") as handle:
+        handle.write(json.dumps(entry).encode() + b"\n")
+
+
+def test_an_appended_added_or_removed_file_is_never_answered_from_a_stale_index(tmp_path: Path) -> None:
+    root = tmp_path / "sessions"
+    generate_corpus(root, sessions=20, projects=2, seed=4, mean_bytes=3000)
+    catalog = Catalog(folders(root), cache_dir=tmp_path / "cache")
+    try:
+        catalog.refresh()
+        assert ranked(catalog, "quokkaword", None) == []  # fresh, and nothing has the word
+        files = sorted(root.rglob("*.jsonl"))
+        _append_message(files[0], "a quokkaword appears")
+        assert catalog.ranked(parse_query("quokkaword"), None) is None  # stale: the caller refreshes
+        assert [item["path"] for item in reference(catalog, "quokkaword", None)] == [str(files[0])]
+        assert [item["path"] for item in ranked(catalog, "quokkaword", None) or []] == [str(files[0])]
+
+        added = files[1].with_name("2026-01-02T00-00-00-000Z_0badc0de-0000-4000-8000-000000000000.jsonl")
+        shutil.copyfile(files[1], added)
+        _append_message(added, "another quokkaword")
+        assert catalog.ranked(parse_query("quokkaword"), None) is None  # a new file: stale
+        assert len(reference(catalog, "quokkaword", None)) == 2
+
+        os.utime(files[0], ns=(1, 1))  # same size, another mtime: stale
+        assert catalog.ranked(parse_query("quokkaword"), None) is None
+        reference(catalog, "quokkaword", None)
+
+        added.unlink()  # gone: never listed, though the index still has its row
+        assert [item["path"] for item in ranked(catalog, "quokkaword", None) or []] == [str(files[0])]
+    finally:
+        catalog.close()
+
+
+def test_a_damaged_row_is_read_again_and_a_damaged_title_falls_back(tmp_path: Path) -> None:
+    root = tmp_path / "sessions"
+    generate_corpus(root, sessions=30, projects=2, seed=5, mean_bytes=4000)
+    catalog = Catalog(folders(root), cache_dir=tmp_path / "cache")
+    try:
+        catalog.refresh()
+        expected = reference(catalog, "sqlite", None)
+        assert len(expected) > 5
+        with sqlite3.connect(tmp_path / "cache" / DB_NAME) as db:  # one printed object now lies
+            lie = 'UPDATE files SET pi_json = CAST(\'{"path":"lie"}\' AS BLOB) WHERE path = ?'
+            db.execute(lie, (expected[2]["path"],))
+        assert ranked(catalog, "sqlite", None) == expected  # its file was read again
+        with sqlite3.connect(tmp_path / "cache" / DB_NAME) as db:  # every title now says nothing
+            db.execute("UPDATE files SET title = CAST('x\ny\nz' AS BLOB)")
+        assert catalog.ranked(parse_query("sqlt"), None) is None  # only the summaries can say
+    finally:
+        catalog.close()
+
+
+def test_ls_json_query_prints_the_same_bytes_warm_as_the_refreshing_path(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = tmp_path / "sessions"
+    generate_corpus(root, sessions=60, projects=3, seed=6, mean_bytes=4000)
+    roots = [f"--root={folder}" for folder in folders(root)]
+    for query in ["sqlite", "sqlt", "zzqqxx"]:
+        cold = main(["ls", "--all", "--json", *roots, "--query", query])  # indexes, then answers
+        first = capsys.readouterr().out
+        warm = main(["ls", "--all", "--json", *roots, "--query", query])  # from the fresh index
+        assert (warm, capsys.readouterr().out) == (cold, first)
+        assert warm == (1 if query == "zzqqxx" else 0)
