@@ -618,6 +618,12 @@ class Index:
             if db.in_transaction:
                 db.execute("ROLLBACK")
 
+    def read_through_cache(self) -> None:
+        """Read this connection's pages into SQLite's bounded cache instead of mapping the
+        file: a query that scans every row would otherwise count up to `mmap_size` of
+        mapped pages in its resident memory."""
+        self.db.execute("PRAGMA mmap_size = 0")
+
     def query_rows(self) -> list[tuple]:
         """Every file as `(file_id, path, size, mtime_ns, session, text_seq, modified_ms, cwd,
         title, title_check, has_payload, reason)`: what a query ranks from and checks freshness

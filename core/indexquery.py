@@ -70,41 +70,38 @@ def supported(query: Query) -> bool:
 
 
 def rank(
-    index: Index, query: Query, infos: Sequence[FileInfo], target: str | None, resolve: Callable[[str], str]
+    index: Index,
+    query: Query,
+    found: Callable[[], Sequence[FileInfo]],
+    target: str | None,
+    resolve: Callable[[str], str],
 ) -> Ranked | None:
-    """The sessions among `infos` (the files found now) that `query` matches, in
-    `rank.search`'s order, from the index alone; None when the index is not fresh for
-    `infos` (the caller refreshes it) or holds a value this cannot use.  `target`: a
-    resolved project directory (None: every project, where paths and cwds count);
-    `resolve` resolves a header cwd as the catalog does."""
+    """The sessions among the files found now that `query` matches, in `rank.search`'s
+    order, from the index alone; None when the index is not fresh for those files (the
+    caller refreshes it) or holds a value this cannot use.  `found()` returns the files
+    found now (it may still be finding them: everything that needs only the index is done
+    first); `target`: a resolved project directory (None: every project, where paths and
+    cwds count); `resolve` resolves a header cwd as the catalog does."""
     from .index import titles_pass
     from .search.fuzzy import MIN_FUZZY
 
     rows = index.query_rows()
-    if not set(map(_STAT, rows)).issuperset(infos):  # a new or changed file: not fresh
-        return None
-    by_path = {row[_PATH]: row for row in rows}
-    found = list(map(by_path.__getitem__, map(itemgetter(0), infos)))
-    sessions = [row for row in found if row[_SESSION] and row[_HAS_JSON]]
-    skipped = [(row[_PATH], row[_REASON] or "not a session") for row in found if not (row[_SESSION] and row[_HAS_JSON])]
-    if any(row[_TEXT_SEQ] < 0 for row in sessions):  # its text was never indexed
-        return None
+    stored = [row for row in rows if row[_SESSION] and row[_HAS_JSON]]
     if target is not None:
-        sessions = [row for row in sessions if row[_CWD] and resolve(row[_CWD]) == target]
-    sessions.sort(key=itemgetter(_MODIFIED), reverse=True)  # newest first, stable: as a refresh orders them
-    titles = list(map(itemgetter(_TITLE), sessions))
+        stored = [row for row in stored if row[_CWD] and resolve(row[_CWD]) == target]
+    titles = list(map(itemgetter(_TITLE), stored))
     if any(type(title) is not bytes for title in titles) or not titles_pass(
-        titles, list(map(itemgetter(_PATH), sessions)), list(map(itemgetter(_TITLE_CHECK), sessions))
+        titles, list(map(itemgetter(_PATH), stored)), list(map(itemgetter(_TITLE_CHECK), stored))
     ):
         return None  # not stored, or one fails its check: only the summaries can say
+    joined = _Joined(titles)
+    del titles
+    if not joined.valid:
+        return None  # a NUL in a stored title: rows cannot be told apart in bulk
     paths = target is None
     full_text = query.full_text()
     hits = index.best_fields(full_text, include_cwd=paths) if full_text is not None else {}
-
-    joined = _Joined(titles)
-    if not joined.valid:
-        return None  # a NUL in a stored title: rows cannot be told apart in bulk
-    path_rows = _Paths([row[_PATH] for row in sessions], [row[_CWD] or "" for row in sessions]) if paths else None
+    path_rows = _Paths([row[_PATH] for row in stored], [row[_CWD] or "" for row in stored]) if paths else None
     # A full-text hit ranks above its tier only if every term is in its title; a session
     # without one matches only if every term is in its title, fuzzily or in its path or cwd.
     in_titles: set[int] | None = None
@@ -113,11 +110,33 @@ def rank(
         title_rows, other_rows = _term_rows(term, joined, path_rows, MIN_FUZZY)
         in_titles = title_rows if in_titles is None else in_titles & title_rows
         anywhere = (title_rows | other_rows) if anywhere is None else anywhere & (title_rows | other_rows)
+    del joined, path_rows
     in_titles, anywhere = in_titles or set(), anywhere or set()
+
+    # Now the files found: the index must describe every one of them as it is.
+    infos = found()
+    if not set(map(_STAT, rows)).issuperset(infos):  # a new or changed file: not fresh
+        return None
+    by_path = {row[_PATH]: row for row in rows}
+    listed = list(map(by_path.__getitem__, map(itemgetter(0), infos)))
+    del by_path
+    unlisted = [row for row in listed if not (row[_SESSION] and row[_HAS_JSON])]
+    skipped = [(row[_PATH], row[_REASON] or "not a session") for row in unlisted]
+    if any(row[_TEXT_SEQ] < 0 for row in listed if row[_SESSION]):  # its text was never indexed
+        return None
+    slot = {row[_PATH]: number for number, row in enumerate(stored)}
+    kept = [number for number in map(slot.get, map(itemgetter(0), infos)) if number is not None]
+    del slot, listed
+    kept.sort(key=list(map(itemgetter(_MODIFIED), stored)).__getitem__, reverse=True)  # newest first, stable
+    sessions = [stored[number] for number in kept]
+    position_of = {number: position for position, number in enumerate(kept)}
+    in_titles = {position_of[number] for number in in_titles if number in position_of}
+    anywhere = {position_of[number] for number in anywhere if number in position_of}
+    del kept, position_of, rows
+
     file_ids = list(map(itemgetter(_FILE_ID), sessions))
     candidates = in_titles | {position for position in anywhere - in_titles if file_ids[position] not in hits}
-
-    ranked = _rank_candidates(index, query, sessions, sorted(candidates), hits, full_text, paths)
+    ranked = _rank_candidates(query, sessions, sorted(candidates), hits, index.chunk, full_text, paths)
     if ranked is None:
         return None
     before, full_text_hits, after = ranked
@@ -144,11 +163,11 @@ def rank(
 
 
 def _rank_candidates(
-    index: Index,
     query: Query,
     sessions: list[tuple],
     positions: list[int],
     hits: dict[int, tuple[str, int]],
+    chunk: Callable[[int], str],
     full_text: FullText | None,
     paths: bool,
 ) -> tuple[list[int], dict[int, str], list[int]] | None:
@@ -159,7 +178,7 @@ def _rank_candidates(
     from .search.rank import FULL_TEXT, TIERS
     from .search.stored import StoredSession, rank_hits
 
-    chunk, highlight = index.chunk, full_text.highlight if full_text is not None else None
+    highlight = full_text.highlight if full_text is not None else None
     stored: list[tuple[StoredSession, tuple[str, str, str]]] = []
     text_hits: dict[str, TextHit] = {}
     position_of: dict[str, int] = {}
