@@ -131,7 +131,7 @@ def run_ls(args: argparse.Namespace) -> int:
             if fresh is not None:
                 _report_skipped(catalog)
                 _write_ranked(catalog, fresh, marks)
-                return ExitCode.OK if fresh.file_ids else ExitCode.NOT_FOUND
+                return ExitCode.OK if fresh.rows else ExitCode.NOT_FOUND
             # the stored objects of the hits, ranked from stored titles: no summary decoded
             ranked = _matching_pi_json(catalog, args.query, cwd)
             if ranked is not None:

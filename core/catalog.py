@@ -531,14 +531,14 @@ class Catalog:
         """The stored `ls --json` objects of `ranked`, in its order, `size` at a time (so an
         answer of 100,000 sessions is never in memory at once); a row that fails its check
         is not printed: its file is read again."""
-        for start in range(0, len(ranked.file_ids), size):
-            ids, paths = ranked.file_ids[start : start + size], ranked.paths[start : start + size]
-            stored = self._guarded(lambda index: index.checked_pi_json(ids) if index is not None else {})  # noqa: B023
+        for start in range(0, len(ranked.rows), size):
+            rows = ranked.rows[start : start + size]
+            stored = self._guarded(lambda index: index.checked_pi_json(rows) if index is not None else {})  # noqa: B023
             objects = []
-            for file_id, path in zip(ids, paths, strict=True):
-                data = stored.get(file_id)
+            for row in rows:
+                data = stored.get(row[0])
                 if data is None:
-                    summary = self.summary(Path(path))
+                    summary = self.summary(Path(row[1]))
                     if summary is None:  # no longer a session
                         continue
                     data = encode_pi_json(summary)

@@ -190,6 +190,8 @@ def titles_pass(titles: list[bytes], paths: list[str], checks: list[object]) -> 
 
 
 _ENCODE_SURROGATES = methodcaller("encode", "utf-8", "surrogatepass")
+# Of a `query_rows()` tuple, the values `_row_check` covers, in its order.
+_QUERY_META = itemgetter(1, 2, 3, 4, 11, 6, 7, 5)
 
 
 def default_cache_dir() -> Path:
@@ -640,24 +642,28 @@ class Index:
         best = self._best_rows(self.db, query, include_cwd)
         return {file_id: (names[value >> _RANK_SHIFT], value & _ROWID_MASK) for file_id, value in best.items()}
 
-    def checked_pi_json(self, file_ids: list[int]) -> dict[int, bytes | None]:
-        """file_id -> its stored `ls --json` object, or None when its row fails its check
-        (the caller reads that file again): what is printed is never a damaged row."""
-        if not file_ids:
+    def checked_pi_json(self, rows: list[tuple]) -> dict[int, bytes | None]:
+        """file_id -> its stored `ls --json` object, for `query_rows()` rows, or None when
+        the object fails the row's check with the values that row holds (the caller reads
+        that file again): what is printed is never a damaged or mismatched row."""
+        if not rows:
             return {}
-        ids = ",".join(str(int(file_id)) for file_id in file_ids)
-        found = self.db.execute(
-            "SELECT file_id, path, size, mtime_ns, session, reason, modified_ms, cwd, pi_json, text_seq, json_check "
-            f"FROM files WHERE file_id IN ({ids})"
-        ).fetchall()
-        checked: dict[int, bytes | None] = dict.fromkeys(file_ids)
-        crc32, meta_text = zlib.crc32, _ROW_META.__mod__  # `_row_check`, inlined: a row per session printed
-        checked.update(
-            (row[0], row[8])
-            for row in found
-            if type(row[8]) is bytes
-            and crc32(row[8], crc32(meta_text(row[1:8] + row[9:10]).encode("utf-8", "surrogatepass"))) == row[10]
+        ids = ",".join(str(int(row[0])) for row in rows)
+        found = dict(
+            (file_id, (payload, check))
+            for file_id, payload, check in self.db.execute(
+                f"SELECT file_id, pi_json, json_check FROM files WHERE file_id IN ({ids})"
+            ).fetchall()
         )
+        crc32, meta_text = zlib.crc32, _ROW_META.__mod__  # `_row_check`, inlined: a row per session printed
+        checked: dict[int, bytes | None] = {}
+        for row in rows:
+            payload, check = found.get(row[0], (None, None))
+            good = (
+                type(payload) is bytes
+                and crc32(payload, crc32(meta_text(_QUERY_META(row)).encode("utf-8", "surrogatepass"))) == check
+            )
+            checked[row[0]] = payload if good else None
         return checked
 
     @staticmethod

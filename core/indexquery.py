@@ -50,11 +50,10 @@ _STAT = itemgetter(_PATH, _SIZE, _MTIME)
 
 
 class Ranked(NamedTuple):
-    """A query's answer: the matching files (index file ids and paths) in rank order, and the
+    """A query's answer: the matching files' `Index.query_rows()` rows in rank order, and the
     files found that are not sessions (path, reason), as a listing reports them."""
 
-    file_ids: list[int]
-    paths: list[str]
+    rows: list[tuple]
     skipped: list[tuple[str, str]]
     sessions: int  # sessions in scope (reused from the index, as `RefreshStats.reused`)
 
@@ -155,8 +154,7 @@ def rank(
         (primary if is_primary(field) else tools).append(position)
     order = [*before, *primary, *tools, *after]
     return Ranked(
-        [sessions[position][_FILE_ID] for position in order],
-        [sessions[position][_PATH] for position in order],
+        [sessions[position] for position in order],
         skipped,
         len(sessions),
     )

@@ -79,6 +79,9 @@ def compare(root: Path, cache: Path) -> int:
                 expected = reference(catalog, query, scope)
                 got = ranked(catalog, query, scope)
                 assert got == expected, (query, scope)
+                answer = catalog.ranked(parse_query(query), scope)
+                assert answer is not None and catalog.index is not None
+                assert None not in catalog.index.checked_pi_json(answer.rows).values()  # printed as stored
                 assert catalog.last_stats.read == 0
                 seen += len(got)
         for query in UNSUPPORTED:
