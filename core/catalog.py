@@ -455,6 +455,9 @@ class Catalog:
         (keep it when unsure: the caller decides on the summaries)."""
         from .search.haystack import folded_title
 
+        fresh = self._fresh_where(keep)
+        if fresh is not None:
+            return fresh
         scoped = self._in_scope(self._refreshed(None, None, False, False, lazy=True), None)
         kept: list[SessionSummary] = []
         for item in scoped:
@@ -464,6 +467,40 @@ class Catalog:
             elif keep(item.path, folded_title(item)):  # read just now
                 kept.append(item)
         return kept
+
+    def _fresh_where(self, keep: Callable[[str, tuple[str, str, str] | None], bool]) -> list[SessionSummary] | None:
+        """`exact_where(keep)` from a fresh index (`indexquery.kept_sessions`): only the kept
+        sessions' summaries are read from it, none of the others'; None when the index is not
+        fresh for the files found now (the caller refreshes it)."""
+        from . import indexquery
+
+        finding = _Finding(self)
+
+        def kept(index: Index | None) -> tuple[list[tuple], list[tuple[str, str]], int] | None:
+            if index is None:
+                return None
+            index.read_through_cache()
+            with index.snapshot():
+                return indexquery.kept_sessions(index, finding.infos(), keep)
+
+        try:
+            answer = self._guarded(kept)
+        finally:
+            finding.join()
+        found = finding.result()
+        if answer is None:
+            return None
+        rows, not_sessions, count = answer
+        skipped = [*found.skipped, *((Path(path), reason) for path, reason in not_sessions)]
+        self.last_stats = RefreshStats(files=len(found.infos), reused=count, skipped=skipped)
+        stored = self._guarded(lambda index: index.checked_payloads(rows, "summary") if index is not None else {})
+        summaries: list[SessionSummary] = []
+        for row in rows:
+            data = stored.get(row[0])
+            summary = decode_summary(data) if data is not None else self.summary(Path(row[1]))  # read again
+            if summary is not None:
+                summaries.append(summary)
+        return summaries
 
     def matching_pi_json(self, query: Query, cwd: str | None = None) -> bytes | None:
         """`matching(query, cwd)` as the `ls --json` array (pi's keys; marks are the caller's),
@@ -533,7 +570,7 @@ class Catalog:
         is not printed: its file is read again."""
         for start in range(0, len(ranked.rows), size):
             rows = ranked.rows[start : start + size]
-            stored = self._guarded(lambda index: index.checked_pi_json(rows) if index is not None else {})  # noqa: B023
+            stored = self._guarded(lambda index: index.checked_payloads(rows) if index is not None else {})  # noqa: B023
             objects = []
             for row in rows:
                 data = stored.get(row[0])

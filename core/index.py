@@ -629,7 +629,7 @@ class Index:
     def query_rows(self) -> list[tuple]:
         """Every file as `(file_id, path, size, mtime_ns, session, text_seq, modified_ms, cwd,
         title, title_check, has_payload, reason)`: what a query ranks from and checks freshness
-        against, without one payload (those are read for the hits only: `checked_pi_json`)."""
+        against, without one payload (those are read for the hits only: `checked_payloads`)."""
         return self.db.execute(
             "SELECT file_id, path, size, mtime_ns, session, text_seq, modified_ms, cwd, title, title_check, "
             "pi_json IS NOT NULL, reason FROM files"
@@ -642,17 +642,21 @@ class Index:
         best = self._best_rows(self.db, query, include_cwd)
         return {file_id: (names[value >> _RANK_SHIFT], value & _ROWID_MASK) for file_id, value in best.items()}
 
-    def checked_pi_json(self, rows: list[tuple]) -> dict[int, bytes | None]:
-        """file_id -> its stored `ls --json` object, for `query_rows()` rows, or None when
-        the object fails the row's check with the values that row holds (the caller reads
-        that file again): what is printed is never a damaged or mismatched row."""
+    def checked_payloads(self, rows: list[tuple], column: str = "pi_json") -> dict[int, bytes | None]:
+        """file_id -> its stored `ls --json` object (`column` "pi_json") or summary blob
+        ("summary", for `decode_summary`), for `query_rows()` rows, or None when it fails the
+        row's check with the values that row holds (the caller reads that file again): what
+        is used is never a damaged or mismatched row."""
+        payload_column, check_column = {"pi_json": ("pi_json", "json_check"), "summary": ("summary", "summary_check")}[
+            column
+        ]
         if not rows:
             return {}
         ids = ",".join(str(int(row[0])) for row in rows)
         found = dict(
             (file_id, (payload, check))
             for file_id, payload, check in self.db.execute(
-                f"SELECT file_id, pi_json, json_check FROM files WHERE file_id IN ({ids})"
+                f"SELECT file_id, {payload_column}, {check_column} FROM files WHERE file_id IN ({ids})"
             ).fetchall()
         )
         crc32, meta_text = zlib.crc32, _ROW_META.__mod__  # `_row_check`, inlined: a row per session printed

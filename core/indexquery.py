@@ -113,25 +113,18 @@ def rank(
     in_titles, anywhere = in_titles or set(), anywhere or set()
 
     # Now the files found: the index must describe every one of them as it is.
-    infos = found()
-    if not set(map(_STAT, rows)).issuperset(infos):  # a new or changed file: not fresh
+    fresh = fresh_sessions(rows, found(), text=True)
+    if fresh is None:
         return None
-    by_path = {row[_PATH]: row for row in rows}
-    listed = list(map(by_path.__getitem__, map(itemgetter(0), infos)))
-    del by_path
-    unlisted = [row for row in listed if not (row[_SESSION] and row[_HAS_JSON])]
-    skipped = [(row[_PATH], row[_REASON] or "not a session") for row in unlisted]
-    if any(row[_TEXT_SEQ] < 0 for row in listed if row[_SESSION]):  # its text was never indexed
-        return None
+    listed, skipped = fresh
     slot = {row[_PATH]: number for number, row in enumerate(stored)}
-    kept = [number for number in map(slot.get, map(itemgetter(0), infos)) if number is not None]
-    del slot, listed
-    kept.sort(key=list(map(itemgetter(_MODIFIED), stored)).__getitem__, reverse=True)  # newest first, stable
-    sessions = [stored[number] for number in kept]
+    kept = [number for number in map(slot.get, map(itemgetter(_PATH), listed)) if number is not None]
+    del slot, listed, rows
+    sessions = [stored[number] for number in kept]  # newest first (the scope kept the order)
     position_of = {number: position for position, number in enumerate(kept)}
     in_titles = {position_of[number] for number in in_titles if number in position_of}
     anywhere = {position_of[number] for number in anywhere if number in position_of}
-    del kept, position_of, rows
+    del kept, position_of
 
     file_ids = list(map(itemgetter(_FILE_ID), sessions))
     candidates = in_titles | {position for position in anywhere - in_titles if file_ids[position] not in hits}
@@ -160,6 +153,54 @@ def rank(
     )
 
 
+def fresh_sessions(
+    rows: list[tuple], infos: Sequence[FileInfo], *, text: bool
+) -> tuple[list[tuple], list[tuple[str, str]]] | None:
+    """The `Index.query_rows()` rows of the sessions among `infos` (the files found now),
+    newest first as a refresh orders them, and the files found that are not sessions (path,
+    reason); None when the index does not describe every file found as it is now (a new or
+    changed file) or, with `text`, a session's text was never indexed: then only a refresh
+    can answer.  A file the index has but that is gone is not among them."""
+    if not set(map(_STAT, rows)).issuperset(infos):
+        return None
+    by_path = {row[_PATH]: row for row in rows}
+    listed = list(map(by_path.__getitem__, map(itemgetter(0), infos)))
+    if text and any(row[_TEXT_SEQ] < 0 for row in listed if row[_SESSION]):
+        return None
+    sessions = [row for row in listed if row[_SESSION] and row[_HAS_JSON]]
+    unlisted = [row for row in listed if not (row[_SESSION] and row[_HAS_JSON])]
+    sessions.sort(key=itemgetter(_MODIFIED), reverse=True)  # stable: equal times keep the files' order
+    return sessions, [(row[_PATH], row[_REASON] or "not a session") for row in unlisted]
+
+
+def kept_sessions(
+    index: Index, infos: Sequence[FileInfo], keep: Callable[[str, tuple[str, str, str] | None], bool]
+) -> tuple[list[tuple], list[tuple[str, str]], int] | None:
+    """`Catalog.exact_where` from a fresh index: the rows of the sessions `keep(path, stored
+    folded title or None)` keeps, newest first, the files that are not sessions, and how
+    many sessions there are; None when the index is not fresh for `infos`."""
+    from .index import checked_title, titles_pass
+
+    fresh = fresh_sessions(index.query_rows(), infos, text=False)
+    if fresh is None:
+        return None
+    sessions, skipped = fresh
+    titles = list(map(itemgetter(_TITLE), sessions))
+    if all(type(title) is bytes for title in titles) and titles_pass(
+        titles, list(map(itemgetter(_PATH), sessions)), list(map(itemgetter(_TITLE_CHECK), sessions))
+    ):
+        folded = [_split_title(title) for title in titles]
+    else:  # one fails its check: each is checked on its own (None: `keep` decides on the summary)
+        folded = [checked_title(row[_TITLE], row[_TITLE_CHECK], row[_PATH]) for row in sessions]
+    kept = [row for row, title in zip(sessions, folded, strict=True) if keep(row[_PATH], title)]
+    return kept, skipped, len(sessions)
+
+
+def _split_title(title: bytes) -> tuple[str, str, str] | None:
+    parts = title.decode("utf-8", "surrogatepass").split("\n")
+    return (parts[0], parts[1], parts[2]) if len(parts) == 3 else None
+
+
 def _rank_candidates(
     query: Query,
     sessions: list[tuple],
@@ -183,10 +224,9 @@ def _rank_candidates(
     for position in positions:
         row = sessions[position]
         path = row[_PATH]
-        parts = row[_TITLE].decode("utf-8", "surrogatepass").split("\n")  # checked by `rank`
-        if len(parts) != 3:
+        title = _split_title(row[_TITLE])  # checked by `rank`
+        if title is None:
             return None  # not a title: only its summary can say
-        title = (parts[0], parts[1], parts[2])
         stored.append((StoredSession.of(path, row[_CWD] or "", row[_MODIFIED], b""), title))
         position_of[path] = position
         found = hits.get(row[_FILE_ID])

@@ -81,7 +81,7 @@ def compare(root: Path, cache: Path) -> int:
                 assert got == expected, (query, scope)
                 answer = catalog.ranked(parse_query(query), scope)
                 assert answer is not None and catalog.index is not None
-                assert None not in catalog.index.checked_pi_json(answer.rows).values()  # printed as stored
+                assert None not in catalog.index.checked_payloads(answer.rows).values()  # printed as stored
                 assert catalog.last_stats.read == 0
                 seen += len(got)
         for query in UNSUPPORTED:
@@ -185,3 +185,27 @@ def test_ls_json_query_prints_the_same_bytes_warm_as_the_refreshing_path(
         warm = main(["ls", "--all", "--json", *roots, "--query", query])  # from the fresh index
         assert (warm, capsys.readouterr().out) == (cold, first)
         assert warm == (1 if query == "zzqqxx" else 0)
+
+
+def test_exact_where_from_a_fresh_index_equals_the_refreshing_path_and_sees_a_new_file(tmp_path: Path) -> None:
+    """`resolve`'s lookup (`Catalog.exact_where`) decodes only the kept sessions of a fresh
+    index, and a file added since the index was made is still found (by a refresh)."""
+    root = tmp_path / "sessions"
+    generate_corpus(root, sessions=40, projects=3, seed=7, mean_bytes=3000)
+    catalog = Catalog(folders(root), cache_dir=tmp_path / "cache")
+    try:
+        everything = catalog.exact()  # the index, brought up to date
+        assert catalog.exact_where(lambda _path, _title: True) == everything
+        assert catalog.last_stats.read == 0 and catalog.last_stats.reused == len(everything)
+        wanted = everything[len(everything) // 2]
+        titles: list[tuple[str, str, str] | None] = []
+        kept = catalog.exact_where(lambda path, title: titles.append(title) or path == wanted.path)
+        assert kept == [wanted] and None not in titles  # every stored title passed its check
+
+        files = sorted(root.rglob("*.jsonl"))
+        added = files[0].with_name("2026-01-02T00-00-00-000Z_0badc0de-0000-4000-8000-000000000000.jsonl")
+        shutil.copyfile(files[0], added)
+        assert catalog._fresh_where(lambda _path, _title: True) is None  # a new file: not fresh
+        assert str(added) in [summary.path for summary in catalog.exact_where(lambda _path, _title: True)]
+    finally:
+        catalog.close()
