@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from functools import partial
 from itertools import accumulate
 from operator import itemgetter
@@ -254,10 +254,14 @@ class _Joined:
     over the whole finds what it would in each title, and never across two."""
 
     def __init__(self, titles: list[bytes]) -> None:
-        self.text = b"\0".join(titles).decode("utf-8", "surrogatepass")
-        parts = self.text.split("\0")
-        self.valid = len(parts) == len(titles)
-        self.starts = list(accumulate((len(part) + 1 for part in parts), initial=0))
+        blob = b"\0".join(titles)
+        self.text = blob.decode("utf-8", "surrogatepass")
+        self.valid = blob.count(0) == max(len(titles) - 1, 0)  # no NUL inside a title
+        if len(self.text) == len(blob):  # ASCII: a title's length in characters is its length in bytes
+            lengths: Iterator[int] = map(len, titles)
+        else:
+            lengths = (len(title.decode("utf-8", "surrogatepass")) for title in titles)
+        self.starts = list(accumulate((length + 1 for length in lengths), initial=0))
 
     def rows(self, needle: str | re.Pattern[str]) -> set[int]:
         """The titles `needle` (text, or a pattern that never matches a NUL) is found in."""
