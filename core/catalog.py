@@ -162,35 +162,6 @@ def _write_batch(index: Index, batch: list[tuple]) -> None:
                 writer.put_not_session(path, size, mtime_ns, reason)
 
 
-class _Finding:
-    """`catalog.discover()` in a thread; `infos()` waits for it (and raises what it raised)."""
-
-    def __init__(self, catalog: Catalog) -> None:
-        self._found: Discovery | None = None
-        self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, args=(catalog,), name="seance-discover", daemon=True)
-        self._thread.start()
-
-    def _run(self, catalog: Catalog) -> None:
-        try:
-            self._found = catalog.discover()
-        except BaseException as error:  # handed to the caller by `result`
-            self._error = error
-
-    def join(self) -> None:
-        self._thread.join()
-
-    def result(self) -> Discovery:
-        self.join()
-        if self._error is not None:
-            raise self._error
-        assert self._found is not None
-        return self._found
-
-    def infos(self) -> list[FileInfo]:
-        return self.result().infos
-
-
 class Catalog:
     """Discovery, prefix metadata and the persistent index behind one thread-safe object."""
 
@@ -474,20 +445,16 @@ class Catalog:
         fresh for the files found now (the caller refreshes it)."""
         from . import indexquery
 
-        finding = _Finding(self)
+        found = self.discover()
 
         def kept(index: Index | None) -> tuple[list[tuple], list[tuple[str, str]], int] | None:
             if index is None:
                 return None
             index.read_through_cache()
             with index.snapshot():
-                return indexquery.kept_sessions(index, finding.infos(), keep)
+                return indexquery.kept_sessions(index, found.infos, keep)
 
-        try:
-            answer = self._guarded(kept)
-        finally:
-            finding.join()
-        found = finding.result()
+        answer = self._guarded(kept)
         if answer is None:
             return None
         rows, not_sessions, count = answer
@@ -541,24 +508,19 @@ class Catalog:
         if not indexquery.supported(query):
             return None
         target = None if cwd is None else _resolved(cwd)
-        # The files are found (a stat each) in a thread while this one reads the index: both
-        # wait on the kernel or SQLite for much of it.  Nothing is answered before both are done.
-        finding = _Finding(self)
+        found = self.discover()
 
         def ranked(index: Index | None) -> indexquery.Ranked | None:
             if index is None:
                 return None
             index.read_through_cache()
             with index.snapshot():
-                return indexquery.rank(index, query, finding.infos, target, _resolved)
+                return indexquery.rank(index, query, found.infos, target, _resolved)
 
         try:
             answer = self._guarded(ranked)
         except FullTextQueryError as error:
             raise ValueError(f"bad full-text query: {error}") from error
-        finally:
-            finding.join()
-        found = finding.result()
         if answer is not None:
             skipped = [*found.skipped, *((Path(path), reason) for path, reason in answer.skipped)]
             self.last_stats = RefreshStats(files=len(found.infos), reused=answer.sessions, skipped=skipped)

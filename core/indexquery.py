@@ -71,16 +71,15 @@ def supported(query: Query) -> bool:
 def rank(
     index: Index,
     query: Query,
-    found: Callable[[], Sequence[FileInfo]],
+    infos: Sequence[FileInfo],
     target: str | None,
     resolve: Callable[[str], str],
 ) -> Ranked | None:
-    """The sessions among the files found now that `query` matches, in `rank.search`'s
-    order, from the index alone; None when the index is not fresh for those files (the
-    caller refreshes it) or holds a value this cannot use.  `found()` returns the files
-    found now (it may still be finding them: everything that needs only the index is done
-    first); `target`: a resolved project directory (None: every project, where paths and
-    cwds count); `resolve` resolves a header cwd as the catalog does."""
+    """The sessions among `infos` (the files found now) that `query` matches, in
+    `rank.search`'s order, from the index alone; None when the index is not fresh for those
+    files (the caller refreshes it) or holds a value this cannot use.  `target`: a resolved
+    project directory (None: every project, where paths and cwds count); `resolve` resolves
+    a header cwd as the catalog does."""
     from .index import titles_pass
     from .search.fuzzy import MIN_FUZZY
 
@@ -113,7 +112,7 @@ def rank(
     in_titles, anywhere = in_titles or set(), anywhere or set()
 
     # Now the files found: the index must describe every one of them as it is.
-    fresh = fresh_sessions(rows, found(), text=True)
+    fresh = fresh_sessions(rows, infos, text=True)
     if fresh is None:
         return None
     listed, skipped = fresh
