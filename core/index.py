@@ -192,6 +192,7 @@ def titles_pass(titles: list[bytes], paths: list[str], checks: list[object]) -> 
 _ENCODE_SURROGATES = methodcaller("encode", "utf-8", "surrogatepass")
 # Of a `query_rows()` tuple, the values `_row_check` covers, in its order.
 _QUERY_META = itemgetter(1, 2, 3, 4, 11, 6, 7, 5)
+_PAYLOADS = {"pi_json": ("pi_json", "json_check"), "summary": ("summary", "summary_check")}  # column, its check
 
 
 def default_cache_dir() -> Path:
@@ -626,14 +627,30 @@ class Index:
         mapped pages in its resident memory."""
         self.db.execute("PRAGMA mmap_size = 0")
 
-    def query_rows(self) -> list[tuple]:
+    def query_rows(self, column: str = "pi_json") -> list[tuple] | None:
         """Every file as `(file_id, path, size, mtime_ns, session, text_seq, modified_ms, cwd,
-        title, title_check, has_payload, reason)`: what a query ranks from and checks freshness
-        against, without one payload (those are read for the hits only: `checked_payloads`)."""
-        return self.db.execute(
+        title, title_check, has_payload, reason, salt)`: what a query ranks from and checks
+        freshness against.  Every row is checked as `rows` checks it (its CRC over its values
+        and its `column` payload, "pi_json" or "summary"), in C-level maps a chunk at a time,
+        and no payload is kept (`checked_payloads` reads the ones used, and checks them
+        against `salt`, the CRC of the row's values); None when one fails (the caller takes
+        the refreshing path, which reads that file again)."""
+        payload, check = _PAYLOADS[column]
+        cursor = self.db.execute(
             "SELECT file_id, path, size, mtime_ns, session, text_seq, modified_ms, cwd, title, title_check, "
-            "pi_json IS NOT NULL, reason FROM files"
-        ).fetchall()
+            f"{payload} IS NOT NULL, reason, coalesce({payload}, x''), {check} FROM files"
+        )
+        crc32, meta_text, found = zlib.crc32, _ROW_META.__mod__, []
+        while chunk := cursor.fetchmany(4096):
+            salts = list(map(crc32, map(_ENCODE_SURROGATES, map(meta_text, map(_QUERY_META, chunk)))))
+            try:
+                sums = list(map(crc32, map(itemgetter(12), chunk), salts))
+            except TypeError:  # a payload that is not a blob
+                return None
+            if sums != list(map(itemgetter(13), chunk)):
+                return None
+            found += [(*row[:12], salt) for row, salt in zip(chunk, salts, strict=True)]
+        return found
 
     def best_fields(self, query: FullText, *, include_cwd: bool) -> dict[int, tuple[str, int]]:
         """file_id -> (its best field, that row's rowid) for every file the query matches
@@ -647,27 +664,21 @@ class Index:
         ("summary", for `decode_summary`), for `query_rows()` rows, or None when it fails the
         row's check with the values that row holds (the caller reads that file again): what
         is used is never a damaged or mismatched row."""
-        payload_column, check_column = {"pi_json": ("pi_json", "json_check"), "summary": ("summary", "summary_check")}[
-            column
-        ]
         if not rows:
             return {}
+        payload_column, check_column = _PAYLOADS[column]
         ids = ",".join(str(int(row[0])) for row in rows)
-        found = dict(
-            (file_id, (payload, check))
+        found = {
+            file_id: (payload, check)
             for file_id, payload, check in self.db.execute(
                 f"SELECT file_id, {payload_column}, {check_column} FROM files WHERE file_id IN ({ids})"
             ).fetchall()
-        )
-        crc32, meta_text = zlib.crc32, _ROW_META.__mod__  # `_row_check`, inlined: a row per session printed
+        }
+        crc32 = zlib.crc32
         checked: dict[int, bytes | None] = {}
         for row in rows:
             payload, check = found.get(row[0], (None, None))
-            good = (
-                type(payload) is bytes
-                and crc32(payload, crc32(meta_text(_QUERY_META(row)).encode("utf-8", "surrogatepass"))) == check
-            )
-            checked[row[0]] = payload if good else None
+            checked[row[0]] = payload if type(payload) is bytes and crc32(payload, row[12]) == check else None
         return checked
 
     @staticmethod

@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 
 # the columns of `Index.query_rows()`
 _FILE_ID, _PATH, _SIZE, _MTIME, _SESSION, _TEXT_SEQ, _MODIFIED, _CWD = range(8)
-_TITLE, _TITLE_CHECK, _HAS_JSON, _REASON = range(8, 12)
+_TITLE, _TITLE_CHECK, _HAS_JSON, _REASON, _SALT = range(8, 13)
 _STAT = itemgetter(_PATH, _SIZE, _MTIME)
 
 
@@ -84,6 +84,8 @@ def rank(
     from .search.fuzzy import MIN_FUZZY
 
     rows = index.query_rows()
+    if rows is None:
+        return None  # a row failed its check: the refresh reads its file again
     stored = [row for row in rows if row[_SESSION] and row[_HAS_JSON]]
     if target is not None:
         stored = [row for row in stored if row[_CWD] and resolve(row[_CWD]) == target]
@@ -180,7 +182,8 @@ def kept_sessions(
     many sessions there are; None when the index is not fresh for `infos`."""
     from .index import checked_title, titles_pass
 
-    fresh = fresh_sessions(index.query_rows(), infos, text=False)
+    rows = index.query_rows("summary")
+    fresh = fresh_sessions(rows, infos, text=False) if rows is not None else None
     if fresh is None:
         return None
     sessions, skipped = fresh

@@ -154,19 +154,32 @@ def test_an_appended_added_or_removed_file_is_never_answered_from_a_stale_index(
         catalog.close()
 
 
-def test_a_damaged_row_is_read_again_and_a_damaged_title_falls_back(tmp_path: Path) -> None:
+def test_a_damaged_row_or_title_is_never_used(tmp_path: Path) -> None:
+    """Every row is checked before it is ranked (a damaged one sends the query to the
+    refreshing path, which reads its file again and heals the index); a printed object
+    is checked again when it is read, after the ranking (a damaged one: its file is read)."""
     root = tmp_path / "sessions"
     generate_corpus(root, sessions=30, projects=2, seed=5, mean_bytes=4000)
     catalog = Catalog(folders(root), cache_dir=tmp_path / "cache")
+    database = tmp_path / "cache" / DB_NAME
+    lie = 'UPDATE files SET pi_json = CAST(\'{"path":"lie"}\' AS BLOB) WHERE path = ?'
     try:
         catalog.refresh()
         expected = reference(catalog, "sqlite", None)
         assert len(expected) > 5
-        with sqlite3.connect(tmp_path / "cache" / DB_NAME) as db:  # one printed object now lies
-            lie = 'UPDATE files SET pi_json = CAST(\'{"path":"lie"}\' AS BLOB) WHERE path = ?'
-            db.execute(lie, (expected[2]["path"],))
-        assert ranked(catalog, "sqlite", None) == expected  # its file was read again
-        with sqlite3.connect(tmp_path / "cache" / DB_NAME) as db:  # every title now says nothing
+        for damage, value in [(lie, expected[2]["path"]), ("UPDATE files SET modified_ms = 3.5 WHERE path = ?", None)]:
+            with sqlite3.connect(database) as db:
+                db.execute(damage, (value or expected[-1]["path"],))
+            assert catalog.ranked(parse_query("sqlite"), None) is None  # a row fails its check
+            assert reference(catalog, "sqlite", None) == expected  # the refresh reads it again
+            assert ranked(catalog, "sqlite", None) == expected  # healed: fresh again
+        answer = catalog.ranked(parse_query("sqlite"), None)
+        assert answer is not None
+        with sqlite3.connect(database) as db:  # damaged between the ranking and the printing
+            db.execute(lie, (expected[1]["path"],))
+        printed = [orjson.loads(item) for chunk in catalog.pi_json_chunks(answer) for item in chunk]
+        assert printed == expected
+        with sqlite3.connect(database) as db:  # every title now says nothing
             db.execute("UPDATE files SET title = CAST('x\ny\nz' AS BLOB)")
         assert catalog.ranked(parse_query("sqlt"), None) is None  # only the summaries can say
     finally:
