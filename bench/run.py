@@ -171,19 +171,20 @@ def corpus(out: Path, sessions: int, projects: int, seed: int, mean_bytes: int, 
 
 
 def _query_pairs(
-    root: Path, files: list[Path], ls_all: list[str], env: dict[str, str], repeat: int, base: str | None = None
+    root: Path, rare: str, ls_all: list[str], env: dict[str, str], repeat: int, base: str | None = None
 ) -> list[tuple[str, Run, float, int, Run, tuple[Run, float] | None]]:
     """A warm `ls --query` against `rg -l` on the same words, back to back: a word in nearly
     every session, a phrase, and a rare word (one session's id prefix).  (word, fastest run,
     median ratio to rg, hits, fastest rg, and with `base` (a PYTHONPATH holding another
     seance, e.g. a worktree of main) that seance's fastest run and median ratio to rg) each."""
-    rare = files[len(files) // 2].stem.rpartition("_")[2][:8]
     out = []
     for word in ("sqlite", '"fix the"', rare):
         ratios, results, greps, base_ratios, base_results = [], [], [], [], []
         for _ in range(repeat):
             grep = run(["rg", "-l", "-i", "-F", word.strip('"'), str(root)], env)
             result = run([*ls_all, "--query", word], env, capture=True)
+            hits = len(json.loads(result.stdout))
+            result.stdout = ""  # a child's peak RSS starts at this process's: keep it small (70 MB a run at 100k)
             ratios.append(result.seconds / grep.seconds)
             results.append(result)
             greps.append(grep)
@@ -194,7 +195,7 @@ def _query_pairs(
         fastest = min(results, key=lambda item: item.seconds)
         base_row = (min(base_results, key=lambda item: item.seconds), statistics.median(base_ratios)) if base else None
         grep_best = min(greps, key=lambda item: item.seconds)
-        out.append((word, fastest, statistics.median(ratios), len(json.loads(fastest.stdout)), grep_best, base_row))
+        out.append((word, fastest, statistics.median(ratios), hits, grep_best, base_row))
     return out
 
 
@@ -262,6 +263,8 @@ def main() -> int:
     root = corpus(args.out, args.sessions, args.projects, args.seed, args.mean_bytes, args.huge)
     files = sorted(root.glob("*/*.jsonl"))
     total_bytes = sum(path.stat().st_size for path in files)
+    count, rare = len(files), files[len(files) // 2].stem.rpartition("_")[2][:8]  # a session's id prefix
+    del files  # a child's peak RSS starts at this process's (100,000 paths)
     python = sys.executable
     script = Path(python).parent / "seance"
     seance = [str(script)] if script.exists() else [python, "-m", "seance"]
@@ -281,10 +284,10 @@ def main() -> int:
         if not shutil.which("rg"):
             raise SystemExit("--only query compares with rg, which is not installed")
         run([*seance, "index", "--root", str(root)], env)  # the index, text included (reused if there)
-        query_rows = _query_rows(_query_pairs(root, files, ls_all, env, args.repeat, args.base))
+        query_rows = _query_rows(_query_pairs(root, rare, ls_all, env, args.repeat, args.base))
         if args.cache is None:
             shutil.rmtree(cache, ignore_errors=True)
-        _print_table(files, total_bytes, args.projects, query_rows)
+        _print_table(count, total_bytes, args.projects, query_rows)
         return 0
 
     floors = [python, str(BENCH / "floors.py")]
@@ -309,7 +312,7 @@ def main() -> int:
         pair("warm", prefix_cmd, ls_all)
         pair("cold", full_cmd, ls_all, fresh=True)
     pair("index", full_cmd, [*seance, "index", "--rebuild", "--root", str(root)])
-    queries = _query_pairs(root, files, ls_all, env, args.repeat, args.base) if shutil.which("rg") else []
+    queries = _query_pairs(root, rare, ls_all, env, args.repeat, args.base) if shutil.which("rg") else []
 
     def fastest(name: str) -> Run:
         return min(times[name], key=lambda item: item.seconds)
@@ -389,12 +392,12 @@ def main() -> int:
         shutil.rmtree(agent, ignore_errors=True)
     if args.cache is None:
         shutil.rmtree(cache, ignore_errors=True)
-    _print_table(files, total_bytes, args.projects, rows)
+    _print_table(count, total_bytes, args.projects, rows)
     return 0
 
 
-def _print_table(files: list[Path], total_bytes: int, projects: int, rows: list[tuple]) -> None:
-    print(f"\n{len(files)} sessions, {total_bytes / 1e6:.0f} MB, {projects} projects; {machine()}\n")
+def _print_table(count: int, total_bytes: int, projects: int, rows: list[tuple]) -> None:
+    print(f"\n{count} sessions, {total_bytes / 1e6:.0f} MB, {projects} projects; {machine()}\n")
     print("| measurement | time | peak RSS | target / notes |")
     print("|---|---|---|---|")
     for name, seconds, rss, target in rows:
