@@ -532,10 +532,11 @@ class Catalog:
         is not printed: its file is read again."""
         for start in range(0, len(ranked.rows), size):
             rows = ranked.rows[start : start + size]
-            stored = self._guarded(lambda index: index.checked_payloads(rows) if index is not None else {})  # noqa: B023
+            unread = [row for row in rows if row[13] is None]  # the others' were read (and checked) in the ranking
+            stored = self._guarded(lambda index: index.checked_payloads(unread) if index is not None else {})  # noqa: B023
             objects = []
             for row in rows:
-                data = stored.get(row[0])
+                data = row[13] if row[13] is not None else stored.get(row[0])
                 if data is None:
                     summary = self.summary(Path(row[1]))
                     if summary is None:  # no longer a session

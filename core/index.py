@@ -38,7 +38,7 @@ import os
 import sqlite3
 import threading
 import zlib
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from functools import partial
 from operator import itemgetter, methodcaller
 from pathlib import Path
@@ -627,14 +627,15 @@ class Index:
         mapped pages in its resident memory."""
         self.db.execute("PRAGMA mmap_size = 0")
 
-    def query_rows(self, column: str = "pi_json") -> list[tuple] | None:
+    def query_rows(self, column: str = "pi_json", keep: Collection[int] = (), budget: int = 0) -> list[tuple] | None:
         """Every file as `(file_id, path, size, mtime_ns, session, text_seq, modified_ms, cwd,
-        title, title_check, has_payload, reason, salt)`: what a query ranks from and checks
-        freshness against.  Every row is checked as `rows` checks it (its CRC over its values
-        and its `column` payload, "pi_json" or "summary"), in C-level maps a chunk at a time,
-        and no payload is kept (`checked_payloads` reads the ones used, and checks them
-        against `salt`, the CRC of the row's values); None when one fails (the caller takes
-        the refreshing path, which reads that file again)."""
+        title, title_check, has_payload, reason, salt, payload)`: what a query ranks from and
+        checks freshness against.  Every row is checked as `rows` checks it (its CRC over its
+        values and its `column` payload, "pi_json" or "summary"), in C-level maps a chunk at a
+        time; the payloads of the files in `keep` are kept while they total at most `budget`
+        bytes (the others' `payload` is None: `checked_payloads` reads them again, and checks
+        them against `salt`, the CRC of the row's values).  None when a row fails its check
+        (the caller takes the refreshing path, which reads that file again)."""
         payload, check = _PAYLOADS[column]
         cursor = self.db.execute(
             "SELECT file_id, path, size, mtime_ns, session, text_seq, modified_ms, cwd, title, title_check, "
@@ -649,7 +650,12 @@ class Index:
                 return None
             if sums != list(map(itemgetter(13), chunk)):
                 return None
-            found += [(*row[:12], salt) for row, salt in zip(chunk, salts, strict=True)]
+            if keep and budget > 0:
+                kept = [row[12] if row[0] in keep else None for row in chunk]
+                budget -= sum(map(len, filter(None, kept)))
+                found += [(*row[:12], salt, payload) for row, salt, payload in zip(chunk, salts, kept, strict=True)]
+            else:
+                found += [(*row[:12], salt, None) for row, salt in zip(chunk, salts, strict=True)]
         return found
 
     def best_fields(self, query: FullText, *, include_cwd: bool) -> dict[int, tuple[str, int]]:

@@ -45,7 +45,8 @@ if TYPE_CHECKING:
 
 # the columns of `Index.query_rows()`
 _FILE_ID, _PATH, _SIZE, _MTIME, _SESSION, _TEXT_SEQ, _MODIFIED, _CWD = range(8)
-_TITLE, _TITLE_CHECK, _HAS_JSON, _REASON, _SALT = range(8, 13)
+_TITLE, _TITLE_CHECK, _HAS_JSON, _REASON, _SALT, _PAYLOAD = range(8, 14)
+PAYLOAD_BUDGET = 32 << 20  # the hits' objects kept from the check of every row: more are read again, in chunks
 _STAT = itemgetter(_PATH, _SIZE, _MTIME)
 
 
@@ -83,7 +84,10 @@ def rank(
     from .index import titles_pass
     from .search.fuzzy import MIN_FUZZY
 
-    rows = index.query_rows()
+    paths = target is None
+    full_text = query.full_text()
+    hits = index.best_fields(full_text, include_cwd=paths) if full_text is not None else {}
+    rows = index.query_rows("pi_json", hits, PAYLOAD_BUDGET)  # the hits' objects, read once while they fit
     if rows is None:
         return None  # a row failed its check: the refresh reads its file again
     stored = [row for row in rows if row[_SESSION] and row[_HAS_JSON]]
@@ -98,9 +102,6 @@ def rank(
     del titles
     if not joined.valid:
         return None  # a NUL in a stored title: rows cannot be told apart in bulk
-    paths = target is None
-    full_text = query.full_text()
-    hits = index.best_fields(full_text, include_cwd=paths) if full_text is not None else {}
     path_rows = _Paths([row[_PATH] for row in stored], [row[_CWD] or "" for row in stored]) if paths else None
     # A full-text hit ranks above its tier only if every term is in its title; a session
     # without one matches only if every term is in its title, fuzzily or in its path or cwd.

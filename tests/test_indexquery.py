@@ -21,6 +21,7 @@ import orjson
 import pytest
 
 from seance.cli import main
+from seance.core import indexquery
 from seance.core.catalog import Catalog
 from seance.core.generate import generate_corpus
 from seance.core.index import DB_NAME
@@ -154,10 +155,11 @@ def test_an_appended_added_or_removed_file_is_never_answered_from_a_stale_index(
         catalog.close()
 
 
-def test_a_damaged_row_or_title_is_never_used(tmp_path: Path) -> None:
+def test_a_damaged_row_or_title_is_never_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every row is checked before it is ranked (a damaged one sends the query to the
-    refreshing path, which reads its file again and heals the index); a printed object
-    is checked again when it is read, after the ranking (a damaged one: its file is read)."""
+    refreshing path, which reads its file again and heals the index); an object not kept
+    from that check (over `PAYLOAD_BUDGET`) is checked again when it is read for printing
+    (a damaged one: its file is read)."""
     root = tmp_path / "sessions"
     generate_corpus(root, sessions=30, projects=2, seed=5, mean_bytes=4000)
     catalog = Catalog(folders(root), cache_dir=tmp_path / "cache")
@@ -173,8 +175,9 @@ def test_a_damaged_row_or_title_is_never_used(tmp_path: Path) -> None:
             assert catalog.ranked(parse_query("sqlite"), None) is None  # a row fails its check
             assert reference(catalog, "sqlite", None) == expected  # the refresh reads it again
             assert ranked(catalog, "sqlite", None) == expected  # healed: fresh again
+        monkeypatch.setattr(indexquery, "PAYLOAD_BUDGET", 0)  # every object read again to be printed
         answer = catalog.ranked(parse_query("sqlite"), None)
-        assert answer is not None
+        assert answer is not None and all(row[-1] is None for row in answer.rows)
         with sqlite3.connect(database) as db:  # damaged between the ranking and the printing
             db.execute(lie, (expected[1]["path"],))
         printed = [orjson.loads(item) for chunk in catalog.pi_json_chunks(answer) for item in chunk]
