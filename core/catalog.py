@@ -55,7 +55,7 @@ from .model import SessionSummary
 from .text import is_utf8
 
 if TYPE_CHECKING:  # imported where used: a warm listing reads no file and searches nothing
-    from .indexquery import Ranked
+    from .indexquery import Ranked, Stale
     from .metadata import MetaState, ScanResult
     from .search import Query, TextHit
     from .trash import TrashReceipt
@@ -65,6 +65,7 @@ Cancel = Callable[[], bool]
 T = TypeVar("T")
 
 _COMMIT_EVERY_FILES = 256
+_FEW_STALE = 64  # changed files a fresh-index answer reads itself before it asks again (`_fresh_answer`)
 _COMMIT_EVERY_SECONDS = 0.5
 
 
@@ -447,14 +448,14 @@ class Catalog:
 
         found = self.discover()
 
-        def kept(index: Index | None) -> tuple[list[tuple], list[tuple[str, str]], int] | None:
+        def kept(index: Index | None) -> tuple[list[tuple], list[tuple[str, str]], int] | indexquery.Stale | None:
             if index is None:
                 return None
             index.read_through_cache()
             with index.snapshot():
                 return indexquery.kept_sessions(index, found.infos, keep)
 
-        answer = self._guarded(kept)
+        answer = self._fresh_answer(kept, len(found.infos))
         if answer is None:
             return None
         rows, not_sessions, count = answer
@@ -468,6 +469,30 @@ class Catalog:
             if summary is not None:
                 summaries.append(summary)
         return summaries
+
+    def _fresh_answer(self, work: Callable[[Index | None], T | Stale | None], files: int) -> T | None:
+        """`work(index)` (one of the fresh-index answers, `core.indexquery`), guarded; when it
+        finds a few files the index does not describe as they are now (`Stale`: an agent is
+        appending to a session, a new one appeared), those are read and indexed, as a refresh
+        would read them, and it runs once more.  None when it still cannot answer, or more
+        than `_FEW_STALE` (or 1%) of the `files` found changed: the caller refreshes."""
+        from .indexquery import Stale
+
+        answer = self._guarded(work)
+        if isinstance(answer, Stale) and len(answer.infos) <= max(_FEW_STALE, files // 100):
+            stale = answer.infos
+
+            def read(index: Index | None) -> None:
+                if index is None:
+                    return
+                with self._refresh_lock:
+                    changed = [(info, index.row(info.path)) for info in stale]
+                    for _summary in self._read_changed(changed, RefreshStats(), None, None, True, len(changed), index):
+                        pass
+
+            self._guarded(read)
+            answer = self._guarded(work)
+        return None if isinstance(answer, Stale) else answer
 
     def matching_pi_json(self, query: Query, cwd: str | None = None) -> bytes | None:
         """`matching(query, cwd)` as the `ls --json` array (pi's keys; marks are the caller's),
@@ -510,7 +535,7 @@ class Catalog:
         target = None if cwd is None else _resolved(cwd)
         found = self.discover()
 
-        def ranked(index: Index | None) -> indexquery.Ranked | None:
+        def ranked(index: Index | None) -> indexquery.Ranked | indexquery.Stale | None:
             if index is None:
                 return None
             index.read_through_cache()
@@ -518,7 +543,7 @@ class Catalog:
                 return indexquery.rank(index, query, found.infos, target, _resolved)
 
         try:
-            answer = self._guarded(ranked)
+            answer = self._fresh_answer(ranked, len(found.infos))
         except FullTextQueryError as error:
             raise ValueError(f"bad full-text query: {error}") from error
         if answer is not None:

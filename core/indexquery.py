@@ -75,10 +75,11 @@ def rank(
     infos: Sequence[FileInfo],
     target: str | None,
     resolve: Callable[[str], str],
-) -> Ranked | None:
+) -> Ranked | Stale | None:
     """The sessions among `infos` (the files found now) that `query` matches, in
-    `rank.search`'s order, from the index alone; None when the index is not fresh for those
-    files (the caller refreshes it) or holds a value this cannot use.  `target`: a resolved
+    `rank.search`'s order, from the index alone; `Stale` when the index is not fresh for
+    some of them (the caller reads those and asks again), None when it holds a value this
+    cannot use (the caller takes the refreshing path).  `target`: a resolved
     project directory (None: every project, where paths and cwds count); `resolve` resolves
     a header cwd as the catalog does."""
     from .index import titles_pass
@@ -116,8 +117,8 @@ def rank(
 
     # Now the files found: the index must describe every one of them as it is.
     fresh = fresh_sessions(rows, infos, text=True)
-    if fresh is None:
-        return None
+    if isinstance(fresh, Stale):
+        return fresh
     listed, skipped = fresh
     slot = {row[_PATH]: number for number, row in enumerate(stored)}
     kept = [number for number in map(slot.get, map(itemgetter(_PATH), listed)) if number is not None]
@@ -155,20 +156,35 @@ def rank(
     )
 
 
+class Stale(NamedTuple):
+    """The index does not describe these files as they are now (new, changed, or a session
+    whose text was never indexed): the caller reads them (or refreshes) and asks again."""
+
+    infos: list[FileInfo]
+
+
 def fresh_sessions(
     rows: list[tuple], infos: Sequence[FileInfo], *, text: bool
-) -> tuple[list[tuple], list[tuple[str, str]]] | None:
+) -> tuple[list[tuple], list[tuple[str, str]]] | Stale:
     """The `Index.query_rows()` rows of the sessions among `infos` (the files found now),
     newest first as a refresh orders them, and the files found that are not sessions (path,
-    reason); None when the index does not describe every file found as it is now (a new or
-    changed file) or, with `text`, a session's text was never indexed: then only a refresh
-    can answer.  A file the index has but that is gone is not among them."""
-    if not set(map(_STAT, rows)).issuperset(infos):
-        return None
+    reason); `Stale` when the index does not describe every file found as it is now (a new
+    or changed file) or, with `text`, a session's text was never indexed.  A file the
+    index has but that is gone is not among them."""
     by_path = {row[_PATH]: row for row in rows}
+    if not set(map(_STAT, rows)).issuperset(infos) or (
+        text and any(row[_TEXT_SEQ] < 0 for row in map(by_path.__getitem__, map(itemgetter(0), infos)) if row[_SESSION])
+    ):
+        return Stale(
+            [
+                info
+                for info in infos
+                if (row := by_path.get(info[0])) is None
+                or (row[_SIZE], row[_MTIME]) != (info[1], info[2])
+                or (text and row[_SESSION] and row[_TEXT_SEQ] < 0)
+            ]
+        )
     listed = list(map(by_path.__getitem__, map(itemgetter(0), infos)))
-    if text and any(row[_TEXT_SEQ] < 0 for row in listed if row[_SESSION]):
-        return None
     sessions = [row for row in listed if row[_SESSION] and row[_HAS_JSON]]
     unlisted = [row for row in listed if not (row[_SESSION] and row[_HAS_JSON])]
     sessions.sort(key=itemgetter(_MODIFIED), reverse=True)  # stable: equal times keep the files' order
@@ -177,16 +193,19 @@ def fresh_sessions(
 
 def kept_sessions(
     index: Index, infos: Sequence[FileInfo], keep: Callable[[str, tuple[str, str, str] | None], bool]
-) -> tuple[list[tuple], list[tuple[str, str]], int] | None:
+) -> tuple[list[tuple], list[tuple[str, str]], int] | Stale | None:
     """`Catalog.exact_where` from a fresh index: the rows of the sessions `keep(path, stored
     folded title or None)` keeps, newest first, the files that are not sessions, and how
-    many sessions there are; None when the index is not fresh for `infos`."""
+    many sessions there are; `Stale` when the index is not fresh for some of `infos`, None
+    when a row fails its check."""
     from .index import checked_title, titles_pass
 
     rows = index.query_rows("summary")
-    fresh = fresh_sessions(rows, infos, text=False) if rows is not None else None
-    if fresh is None:
-        return None
+    if rows is None:
+        return None  # a row failed its check: the refresh reads its file again
+    fresh = fresh_sessions(rows, infos, text=False)
+    if isinstance(fresh, Stale):
+        return fresh
     sessions, skipped = fresh
     titles = list(map(itemgetter(_TITLE), sessions))
     if all(type(title) is bytes for title in titles) and titles_pass(
