@@ -91,19 +91,23 @@ def rank(
     rows = index.query_rows("pi_json", hits, PAYLOAD_BUDGET)  # the hits' objects, read once while they fit
     if rows is None:
         return None  # a row failed its check: the refresh reads its file again
-    stored = [row for row in rows if row[_SESSION] and row[_HAS_JSON]]
+    fresh = fresh_sessions(rows, infos, text=True)  # the index must describe every file found as it is
+    del rows
+    if isinstance(fresh, Stale):
+        return fresh
+    sessions, skipped = fresh  # newest first
     if target is not None:
-        stored = [row for row in stored if row[_CWD] and resolve(row[_CWD]) == target]
-    titles = list(map(itemgetter(_TITLE), stored))
+        sessions = [row for row in sessions if row[_CWD] and resolve(row[_CWD]) == target]
+    titles = list(map(itemgetter(_TITLE), sessions))
     if any(type(title) is not bytes for title in titles) or not titles_pass(
-        titles, list(map(itemgetter(_PATH), stored)), list(map(itemgetter(_TITLE_CHECK), stored))
+        titles, list(map(itemgetter(_PATH), sessions)), list(map(itemgetter(_TITLE_CHECK), sessions))
     ):
         return None  # not stored, or one fails its check: only the summaries can say
     joined = _Joined(titles)
     del titles
     if not joined.valid:
         return None  # a NUL in a stored title: rows cannot be told apart in bulk
-    path_rows = _Paths([row[_PATH] for row in stored], [row[_CWD] or "" for row in stored]) if paths else None
+    path_rows = _Paths([row[_PATH] for row in sessions], [row[_CWD] or "" for row in sessions]) if paths else None
     # A full-text hit ranks above its tier only if every term is in its title; a session
     # without one matches only if every term is in its title, fuzzily or in its path or cwd.
     in_titles: set[int] | None = None
@@ -114,20 +118,6 @@ def rank(
         anywhere = (title_rows | other_rows) if anywhere is None else anywhere & (title_rows | other_rows)
     del joined, path_rows
     in_titles, anywhere = in_titles or set(), anywhere or set()
-
-    # Now the files found: the index must describe every one of them as it is.
-    fresh = fresh_sessions(rows, infos, text=True)
-    if isinstance(fresh, Stale):
-        return fresh
-    listed, skipped = fresh
-    slot = {row[_PATH]: number for number, row in enumerate(stored)}
-    kept = [number for number in map(slot.get, map(itemgetter(_PATH), listed)) if number is not None]
-    del slot, listed, rows
-    sessions = [stored[number] for number in kept]  # newest first (the scope kept the order)
-    position_of = {number: position for position, number in enumerate(kept)}
-    in_titles = {position_of[number] for number in in_titles if number in position_of}
-    anywhere = {position_of[number] for number in anywhere if number in position_of}
-    del kept, position_of
 
     file_ids = list(map(itemgetter(_FILE_ID), sessions))
     candidates = in_titles | {position for position in anywhere - in_titles if file_ids[position] not in hits}
