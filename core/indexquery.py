@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterator, Sequence
 from functools import partial
 from itertools import accumulate
 from operator import itemgetter
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .fulltext import is_primary
 
@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 # the columns of `Index.query_rows()`
 _FILE_ID, _PATH, _SIZE, _MTIME, _SESSION, _TEXT_SEQ, _MODIFIED, _CWD = range(8)
 _TITLE, _TITLE_CHECK, _HAS_JSON, _REASON, _SALT, _PAYLOAD = range(8, 14)
-PAYLOAD_BUDGET = 32 << 20  # the hits' objects kept from the check of every row: more are read again, in chunks
+PAYLOAD_BUDGET = 16 << 20  # the hits' objects kept from the check of every row: more are read again, in chunks
 _STAT = itemgetter(_PATH, _SIZE, _MTIME)
 
 
@@ -263,29 +263,37 @@ def _rank_candidates(
 
 class _Joined:
     """Stored folded titles joined by NULs (never in a title: checked), so one `find` or regex
-    over the whole finds what it would in each title, and never across two."""
+    over the whole finds what it would in each title, and never across two.  ASCII titles
+    (the usual) are searched as the bytes they are stored as: no decoded copy."""
 
     def __init__(self, titles: list[bytes]) -> None:
         blob = b"\0".join(titles)
-        self.text = blob.decode("utf-8", "surrogatepass")
         self.valid = blob.count(0) == max(len(titles) - 1, 0)  # no NUL inside a title
-        if len(self.text) == len(blob):  # ASCII: a title's length in characters is its length in bytes
-            lengths: Iterator[int] = map(len, titles)
-        else:
+        self.text: bytes | str = blob
+        lengths: Iterator[int] = map(len, titles)
+        if not blob.isascii():
+            self.text = blob.decode("utf-8", "surrogatepass")
             lengths = (len(title.decode("utf-8", "surrogatepass")) for title in titles)
         self.starts = list(accumulate((length + 1 for length in lengths), initial=0))
 
     def rows(self, needle: str | re.Pattern[str]) -> set[int]:
         """The titles `needle` (text, or a pattern that never matches a NUL) is found in."""
+        text = self.text
+        probe: Any = needle
+        if isinstance(text, bytes):  # ASCII titles: what is not ASCII is in none of them
+            source = needle if isinstance(needle, str) else needle.pattern
+            if not source.isascii():
+                return set()
+            probe = source.encode() if isinstance(needle, str) else re.compile(source.encode())
         found: set[int] = set()
         starts, start = self.starts, 0
-        find = self.text.find if isinstance(needle, str) else None
-        search = needle.search if not isinstance(needle, str) else None
+        plain = isinstance(probe, (str, bytes))
+        find: Any = text.find
         while True:
-            if find is not None:
-                position = find(needle, start)  # type: ignore[arg-type]
+            if plain:
+                position = find(probe, start)
             else:
-                match = search(self.text, start)  # type: ignore[misc]
+                match = probe.search(text, start)
                 position = match.start() if match is not None else -1
             if position < 0:
                 return found

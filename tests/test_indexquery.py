@@ -44,6 +44,7 @@ QUERIES = [
     "fix sqlite",
     "zzqqxx",
     "<>",  # no word the index can use: titles and paths only
+    "sqlité",  # not ASCII, over ASCII titles (searched as bytes)
 ]
 UNSUPPORTED = ["re:^fix", "!sqlite", "cache !bench", "name:fix", "is:pinned", "tag:work", ""]
 
