@@ -1,28 +1,34 @@
-"""`seance ls --query` answered from the index: work per hit and per candidate, not per session.
+"""`seance ls --json --query` and `resolve` from the index: work per hit and candidate, not per session.
 
 `Catalog.matching_pi_json` brings the index up to date (one stat per file, then every row
-loaded and checked), builds a ranking record for every session and ranks them all: at
-100,000 sessions that is seconds for a word in every session.  Here, for a query of plain
-words and phrases (no field filter, mark, negation or regex: `supported`), the same answer
-comes from:
+loaded and checked), builds a ranking record for every session and ranks them all, holding
+every row's payload.  Here, for a query of plain words and phrases (no field filter, mark,
+negation or regex: `supported`), the same answer comes from:
 
 - **freshness**: the files found (one stat each, as every listing does) against the
-  index's (path, size, mtime_ns) of every file, compared in C; a new, changed or never
-  text-indexed file means "not fresh" and the caller takes the refreshing path.  A file
-  gone from the roots is never listed (only files found now are).  So a stale index is
-  never trusted: the answer is exactly what a refresh would give.
+  index's (path, size, mtime_ns) of every file, compared in C.  A new, changed or never
+  text-indexed file makes the answer `Stale`: the catalog reads those files (a few) or
+  takes the refreshing path (many), so a stale index is never trusted.  A file gone from
+  the roots is never listed (only files found now are).  An append changes nothing but
+  the file's own stat, so nothing cheaper than a stat per file is exact.
+- **every row checked**: each row's CRC (its values and its payload, as `Index.rows`
+  checks it) in C-level maps, payloads dropped (`Index.query_rows`): a damaged value never
+  ranks, orders or scopes, and sends the query to the refreshing path, which heals it.
 - **the full-text hits**: FTS5, one (field, row) per file (`Index.best_fields`).
 - **the title candidates**: a session can rank above the full-text tier (or match without a
   full-text hit: fuzzy, cwd, path) only if every term is in its stored folded title (or a
   fuzzy subsequence of it, or in its path/cwd in the all-projects scope).  Those are found
-  in bulk over all titles joined in one bytes string (C `find`, one regex), and only they go
+  in bulk over all titles joined in one string (C `find`, one regex), and only they go
   through `rank.search` (`search.stored.rank_hits`), which alone decides their tier.
 - **every other full-text hit** is ranked without `rank`: its tier is full text (some term
   is not in its title; `rank._with_text_hits` counts such a term as a full-text match),
   its order within the tier is `rank`'s (hits in what people wrote first, then newest first).
+- **the output**: the hits' stored objects, kept from the check up to `PAYLOAD_BUDGET`,
+  the rest read again in chunks and checked against their row (`Index.checked_payloads`).
 
-tests/test_indexquery.py checks each step against `Catalog.matching_pi_json`, and
-tests/test_cli_query.py the CLI against rg-like truth.
+tests/test_indexquery.py compares each with `Catalog.matching_pi_json` / `exact_where`'s
+refreshing path (itself compared with ranking every summary in tests/test_cli_query.py)
+and covers appends, new and gone files, and damaged rows and titles.
 """
 
 from __future__ import annotations
