@@ -2,6 +2,7 @@
 
     python bench/run.py                       # 10,000 sessions, ~600 MB, into bench/out (gitignored)
     python bench/run.py --sessions 1000       # a quicker look
+    python bench/run.py --only query --base /tmp/base   # only `ls --query` vs rg, A/B with another seance
 
 Every measurement is the wall time of a child process (Python start-up included, as a
 user would see it); peak RSS comes from each child's rusage (`os.wait4`).  Each seance
@@ -170,23 +171,51 @@ def corpus(out: Path, sessions: int, projects: int, seed: int, mean_bytes: int, 
 
 
 def _query_pairs(
-    root: Path, files: list[Path], ls_all: list[str], env: dict[str, str], repeat: int
-) -> list[tuple[str, Run, float, int]]:
+    root: Path, rare: str, ls_all: list[str], env: dict[str, str], repeat: int, base: str | None = None
+) -> list[tuple[str, Run, float, int, Run, tuple[Run, float] | None]]:
     """A warm `ls --query` against `rg -l` on the same words, back to back: a word in nearly
     every session, a phrase, and a rare word (one session's id prefix).  (word, fastest run,
-    median ratio to rg, hits) each."""
-    rare = files[len(files) // 2].stem.rpartition("_")[2][:8]
+    median ratio to rg, hits, fastest rg, and with `base` (a PYTHONPATH holding another
+    seance, e.g. a worktree of main) that seance's fastest run and median ratio to rg) each."""
     out = []
     for word in ("sqlite", '"fix the"', rare):
-        ratios, results = [], []
+        ratios, results, greps, base_ratios, base_results = [], [], [], [], []
         for _ in range(repeat):
             grep = run(["rg", "-l", "-i", "-F", word.strip('"'), str(root)], env)
             result = run([*ls_all, "--query", word], env, capture=True)
+            hits = len(json.loads(result.stdout))
+            result.stdout = ""  # a child's peak RSS starts at this process's: keep it small (70 MB a run at 100k)
             ratios.append(result.seconds / grep.seconds)
             results.append(result)
+            greps.append(grep)
+            if base is not None:
+                other = run([*ls_all, "--query", word], {**env, "PYTHONPATH": base})
+                base_ratios.append(other.seconds / grep.seconds)
+                base_results.append(other)
         fastest = min(results, key=lambda item: item.seconds)
-        out.append((word, fastest, statistics.median(ratios), len(json.loads(fastest.stdout))))
+        base_row = (min(base_results, key=lambda item: item.seconds), statistics.median(base_ratios)) if base else None
+        grep_best = min(greps, key=lambda item: item.seconds)
+        out.append((word, fastest, statistics.median(ratios), hits, grep_best, base_row))
     return out
+
+
+def _query_rows(queries: list[tuple[str, Run, float, int, Run, tuple[Run, float] | None]]) -> list[tuple]:
+    rows = []
+    for word, result, ratio_to_rg, hits, grep, base in queries:
+        versus = ""
+        if base is not None:
+            other, other_ratio = base
+            versus = f"; base {other.seconds:.3f} s, cpu {other.cpu:.2f} s, {other.rss_mb:.0f} MB: {other_ratio:.2f}×"
+        rows.append(
+            (
+                f"`ls --all --json --query {word}` ({hits} sessions) vs `rg -l -i -F`",
+                f"{result.seconds:.3f} s (cpu {result.cpu:.2f} s)",
+                f"{result.rss_mb:.0f} MB",
+                f"≤ 1.5× rg at 10k, ≤ 0.1× at 100k: {ratio_to_rg:.2f}× (median of back-to-back pairs; "
+                f"rg {grep.seconds:.3f} s, cpu {grep.cpu:.2f} s{versus})",
+            )
+        )
+    return rows
 
 
 def machine() -> str:
@@ -220,15 +249,26 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--out", type=Path, default=BENCH / "out")
     parser.add_argument("--no-pi", action="store_true", help="skip pi's own listAll")
+    parser.add_argument(
+        "--only", choices=("all", "query"), default="all", help="query: only the warm `ls --query` rows against rg"
+    )
+    parser.add_argument(
+        "--cache", type=Path, help="with --only query: keep the index in this directory (reused when it is there)"
+    )
+    parser.add_argument("--base", help="also time `ls --query` of the seance on this PYTHONPATH (A/B, same pairs)")
     args = parser.parse_args()
+    if args.cache is not None and args.only != "query":
+        parser.error("--cache is for --only query (the full run empties its cache for the cold runs)")
 
     root = corpus(args.out, args.sessions, args.projects, args.seed, args.mean_bytes, args.huge)
     files = sorted(root.glob("*/*.jsonl"))
     total_bytes = sum(path.stat().st_size for path in files)
+    count, rare = len(files), files[len(files) // 2].stem.rpartition("_")[2][:8]  # a session's id prefix
+    del files  # a child's peak RSS starts at this process's (100,000 paths)
     python = sys.executable
     script = Path(python).parent / "seance"
     seance = [str(script)] if script.exists() else [python, "-m", "seance"]
-    cache = Path(tempfile.mkdtemp(prefix="seance-bench-cache-"))
+    cache = args.cache if args.cache is not None else Path(tempfile.mkdtemp(prefix="seance-bench-cache-"))
     # Byte-code caching on, as in any installed package (this sandbox sets PYTHONDONTWRITEBYTECODE).
     env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
     env["SEANCE_CACHE_DIR"] = str(cache)
@@ -239,6 +279,16 @@ def main() -> int:
     def add(name: str, result: Run, target: str = "") -> None:
         rows.append((name, f"{result.seconds:.3f} s", f"{result.rss_mb:.0f} MB", target))
         print(f"{name}: {result.seconds:.3f} s, {result.rss_mb:.0f} MB", file=sys.stderr)
+
+    if args.only == "query":
+        if not shutil.which("rg"):
+            raise SystemExit("--only query compares with rg, which is not installed")
+        run([*seance, "index", "--root", str(root)], env)  # the index, text included (reused if there)
+        query_rows = _query_rows(_query_pairs(root, rare, ls_all, env, args.repeat, args.base))
+        if args.cache is None:
+            shutil.rmtree(cache, ignore_errors=True)
+        _print_table(count, total_bytes, args.projects, query_rows)
+        return 0
 
     floors = [python, str(BENCH / "floors.py")]
     run([*floors, "full", str(root)], env)  # warm the page cache
@@ -262,7 +312,7 @@ def main() -> int:
         pair("warm", prefix_cmd, ls_all)
         pair("cold", full_cmd, ls_all, fresh=True)
     pair("index", full_cmd, [*seance, "index", "--rebuild", "--root", str(root)])
-    queries = _query_pairs(root, files, ls_all, env, args.repeat) if shutil.which("rg") else []
+    queries = _query_pairs(root, rare, ls_all, env, args.repeat, args.base) if shutil.which("rg") else []
 
     def fastest(name: str) -> Run:
         return min(times[name], key=lambda item: item.seconds)
@@ -322,15 +372,7 @@ def main() -> int:
             f"≤ 30 ms; max {fuzzy['max_ms']:.1f} ms over {fuzzy['keystrokes']} keystrokes",
         )
     )
-    for word, result, ratio_to_rg, hits in queries:
-        rows.append(
-            (
-                f"`ls --all --json --query {word}` ({hits} sessions) vs `rg -l -i -F`",
-                f"{result.seconds:.3f} s (cpu {result.cpu:.2f} s)",
-                f"{result.rss_mb:.0f} MB",
-                f"≤ 1.5× rg at 10k, ≤ 0.1× at 100k: {ratio_to_rg:.2f}× (median of back-to-back pairs)",
-            )
-        )
+    rows.extend(_query_rows(queries))
     peak = max(item.rss_mb for name in ("quick", "cold", "warm", "index") for item in times[name])
     rows.append(("peak RSS of any seance child", f"{peak:.0f} MB", "", "≤ 300 MB"))
 
@@ -348,14 +390,18 @@ def main() -> int:
             f"seance ls cold is {pi.seconds / cold.seconds:.1f}× faster, warm {pi.seconds / warm.seconds:.0f}× faster",
         )
         shutil.rmtree(agent, ignore_errors=True)
-    shutil.rmtree(cache, ignore_errors=True)
+    if args.cache is None:
+        shutil.rmtree(cache, ignore_errors=True)
+    _print_table(count, total_bytes, args.projects, rows)
+    return 0
 
-    print(f"\n{len(files)} sessions, {total_bytes / 1e6:.0f} MB, {args.projects} projects; {machine()}\n")
+
+def _print_table(count: int, total_bytes: int, projects: int, rows: list[tuple]) -> None:
+    print(f"\n{count} sessions, {total_bytes / 1e6:.0f} MB, {projects} projects; {machine()}\n")
     print("| measurement | time | peak RSS | target / notes |")
     print("|---|---|---|---|")
     for name, seconds, rss, target in rows:
         print(f"| {name} | {seconds} | {rss} | {target} |")
-    return 0
 
 
 if __name__ == "__main__":

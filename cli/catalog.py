@@ -18,7 +18,7 @@ import argparse
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from seance.core import listing
 from seance.core.catalog import Catalog
@@ -26,12 +26,15 @@ from seance.core.gcpause import gc_paused
 from seance.core.listing import children_label
 from seance.core.marks import NO_MARK, Marks, annotate_pi_json
 from seance.core.model import SessionSummary
-from seance.core.text import display_text, home_short, json_bytes, relative_age
+from seance.core.text import display_text, home_short, json_bytes, json_safe, relative_age
 
 from .errors import CliError, ExitCode
 from .marks import listing_marks, marked_json
 from .output import ProgressBar, put_line, say, write_json_bytes
 from .scope import Scope, scope_options
+
+if TYPE_CHECKING:
+    from seance.core.indexquery import Ranked
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -123,6 +126,12 @@ def run_ls(args: argparse.Namespace) -> int:
             write_json_bytes(annotate_pi_json(answer, marks))
             return ExitCode.OK
         if args.json and args.query and not args.quick and sort == "relevance" and children == "threaded":
+            # a fresh index answers per hit, printed as it is read (`core.indexquery`)
+            fresh = _ranked(catalog, args.query, cwd)
+            if fresh is not None:
+                _report_skipped(catalog)
+                _write_ranked(catalog, fresh, marks)
+                return ExitCode.OK if fresh.rows else ExitCode.NOT_FOUND
             # the stored objects of the hits, ranked from stored titles: no summary decoded
             ranked = _matching_pi_json(catalog, args.query, cwd)
             if ranked is not None:
@@ -263,6 +272,37 @@ def _matching_pi_json(catalog: Catalog, query: str, cwd: str | None) -> bytes | 
             return catalog.matching_pi_json(parse_query(query), cwd)
     except ValueError as error:
         raise CliError(f"bad query: {error}") from error
+
+
+def _ranked(catalog: Catalog, query: str, cwd: str | None) -> Ranked | None:
+    """`Catalog.ranked`: the query's sessions from a fresh index, or None (the caller refreshes)."""
+    from seance.core.search import parse_query
+
+    try:
+        with gc_paused():
+            return catalog.ranked(parse_query(query), cwd)
+    except ValueError as error:
+        raise CliError(f"bad query: {error}") from error
+
+
+def _write_ranked(catalog: Catalog, ranked: Ranked, marks: Marks) -> None:
+    """The ranked sessions' stored objects as the `ls --json` array, written a chunk at a
+    time (`annotate_pi_json`'s byte path, per chunk: whole objects only); with marks, the
+    whole array at once (pinned sessions go first)."""
+    chunks = catalog.pi_json_chunks(ranked)
+    if marks:
+        write_json_bytes(annotate_pi_json(b"[" + b",".join(item for chunk in chunks for item in chunk) + b"]", marks))
+        return
+    out = sys.stdout.buffer
+    out.write(b"[")
+    first = True
+    for chunk in chunks:
+        if chunk:
+            piece = annotate_pi_json(b",".join(chunk), marks)
+            out.write(json_safe(piece if first else b"," + piece))
+            first = False
+    out.write(b"]\n")
+    out.flush()
 
 
 def _arrange_hits(

@@ -55,6 +55,7 @@ from .model import SessionSummary
 from .text import is_utf8
 
 if TYPE_CHECKING:  # imported where used: a warm listing reads no file and searches nothing
+    from .indexquery import Ranked, Stale
     from .metadata import MetaState, ScanResult
     from .search import Query, TextHit
     from .trash import TrashReceipt
@@ -64,6 +65,7 @@ Cancel = Callable[[], bool]
 T = TypeVar("T")
 
 _COMMIT_EVERY_FILES = 256
+_FEW_STALE = 64  # changed files a fresh-index answer reads itself before it asks again (`_fresh_answer`)
 _COMMIT_EVERY_SECONDS = 0.5
 
 
@@ -425,6 +427,9 @@ class Catalog:
         (keep it when unsure: the caller decides on the summaries)."""
         from .search.haystack import folded_title
 
+        fresh = self._fresh_where(keep)
+        if fresh is not None:
+            return fresh
         scoped = self._in_scope(self._refreshed(None, None, False, False, lazy=True), None)
         kept: list[SessionSummary] = []
         for item in scoped:
@@ -434,6 +439,60 @@ class Catalog:
             elif keep(item.path, folded_title(item)):  # read just now
                 kept.append(item)
         return kept
+
+    def _fresh_where(self, keep: Callable[[str, tuple[str, str, str] | None], bool]) -> list[SessionSummary] | None:
+        """`exact_where(keep)` from a fresh index (`indexquery.kept_sessions`): only the kept
+        sessions' summaries are read from it, none of the others'; None when the index is not
+        fresh for the files found now (the caller refreshes it)."""
+        from . import indexquery
+
+        found = self.discover()
+
+        def kept(index: Index | None) -> tuple[list[tuple], list[tuple[str, str]], int] | indexquery.Stale | None:
+            if index is None:
+                return None
+            index.read_through_cache()
+            with index.snapshot():
+                return indexquery.kept_sessions(index, found.infos, keep)
+
+        answer = self._fresh_answer(kept, len(found.infos))
+        if answer is None:
+            return None
+        rows, not_sessions, count = answer
+        skipped = [*found.skipped, *((Path(path), reason) for path, reason in not_sessions)]
+        self.last_stats = RefreshStats(files=len(found.infos), reused=count, skipped=skipped)
+        stored = self._guarded(lambda index: index.checked_payloads(rows, "summary") if index is not None else {})
+        summaries: list[SessionSummary] = []
+        for row in rows:
+            data = stored.get(row[0])
+            summary = decode_summary(data) if data is not None else self.summary(Path(row[1]))  # read again
+            if summary is not None:
+                summaries.append(summary)
+        return summaries
+
+    def _fresh_answer(self, work: Callable[[Index | None], T | Stale | None], files: int) -> T | None:
+        """`work(index)` (one of the fresh-index answers, `core.indexquery`), guarded; when it
+        finds a few files the index does not describe as they are now (`Stale`: an agent is
+        appending to a session, a new one appeared), those are read and indexed, as a refresh
+        would read them, and it runs once more.  None when it still cannot answer, or more
+        than `_FEW_STALE` (or 1%) of the `files` found changed: the caller refreshes."""
+        from .indexquery import Stale
+
+        answer = self._guarded(work)
+        if isinstance(answer, Stale) and len(answer.infos) <= max(_FEW_STALE, files // 100):
+            stale = answer.infos
+
+            def read(index: Index | None) -> None:
+                if index is None:
+                    return
+                with self._refresh_lock:
+                    changed = [(info, index.row(info.path)) for info in stale]
+                    for _summary in self._read_changed(changed, RefreshStats(), None, None, True, len(changed), index):
+                        pass
+
+            self._guarded(read)
+            answer = self._guarded(work)
+        return None if isinstance(answer, Stale) else answer
 
     def matching_pi_json(self, query: Query, cwd: str | None = None) -> bytes | None:
         """`matching(query, cwd)` as the `ls --json` array (pi's keys; marks are the caller's),
@@ -462,6 +521,54 @@ class Catalog:
                 sessions.append((stored, folded_title(summary)))
         hits = rank_stored(sessions, query, text_hits, paths=paths)
         return _json_array([hit.pi_json for hit in hits])
+
+    def ranked(self, query: Query, cwd: str | None = None) -> Ranked | None:
+        """`matching_pi_json(query, cwd)`'s sessions, ranked from the index without loading
+        every row (`core.indexquery`): the files are found and stat-ed as for any listing,
+        and the answer is given only if the index is fresh for every one of them.  None when
+        it is not (or the query needs more than words and phrases): the caller refreshes.
+        The objects come from `pi_json_chunks`.  Raises `ValueError` for a bad query."""
+        from . import indexquery
+
+        if not indexquery.supported(query):
+            return None
+        target = None if cwd is None else _resolved(cwd)
+        found = self.discover()
+
+        def ranked(index: Index | None) -> indexquery.Ranked | indexquery.Stale | None:
+            if index is None:
+                return None
+            index.read_through_cache()
+            with index.snapshot():
+                return indexquery.rank(index, query, found.infos, target, _resolved)
+
+        try:
+            answer = self._fresh_answer(ranked, len(found.infos))
+        except FullTextQueryError as error:
+            raise ValueError(f"bad full-text query: {error}") from error
+        if answer is not None:
+            skipped = [*found.skipped, *((Path(path), reason) for path, reason in answer.skipped)]
+            self.last_stats = RefreshStats(files=len(found.infos), reused=answer.sessions, skipped=skipped)
+        return answer
+
+    def pi_json_chunks(self, ranked: Ranked, size: int = 1024) -> Iterator[list[bytes]]:
+        """The stored `ls --json` objects of `ranked`, in its order, `size` at a time (so an
+        answer of 100,000 sessions is never in memory at once); a row that fails its check
+        is not printed: its file is read again."""
+        for start in range(0, len(ranked.rows), size):
+            rows = ranked.rows[start : start + size]
+            unread = [row for row in rows if row[13] is None]  # the others' were read (and checked) in the ranking
+            stored = self._guarded(lambda index: index.checked_payloads(unread) if index is not None else {})  # noqa: B023
+            objects = []
+            for row in rows:
+                data = row[13] if row[13] is not None else stored.get(row[0])
+                if data is None:
+                    summary = self.summary(Path(row[1]))
+                    if summary is None:  # no longer a session
+                        continue
+                    data = encode_pi_json(summary)
+                objects.append(data)
+            yield objects
 
     def _in_scope(self, items: list[tuple[int, str, Any]], cwd: str | None) -> list[Any]:
         if cwd is None:

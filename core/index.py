@@ -38,9 +38,9 @@ import os
 import sqlite3
 import threading
 import zlib
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from functools import partial
-from operator import itemgetter
+from operator import itemgetter, methodcaller
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -170,11 +170,29 @@ def encode_title(summary: SessionSummary) -> bytes:
 def stored_title(row: tuple) -> tuple[str, str, str] | None:
     """The folded title (id, name, first message) of a `rows(titles=True)` tuple, or None
     when none is stored or it fails its check (the caller folds it from the summary)."""
-    title, check = row[10], row[11]
-    if title is None or _blob_check(title, row[0]) != check:
+    return checked_title(row[10], row[11], row[0])
+
+
+def checked_title(title: object, check: object, path: str) -> tuple[str, str, str] | None:
+    """A stored folded title (id, name, first message), or None when there is none or it
+    fails its check against `check` and the file's `path`."""
+    if type(title) is not bytes or _blob_check(title, path) != check:
         return None
     parts = title.decode("utf-8", "surrogatepass").split("\n")
     return (parts[0], parts[1], parts[2]) if len(parts) == 3 else None
+
+
+def titles_pass(titles: list[bytes], paths: list[str], checks: list[object]) -> bool:
+    """Whether every stored title passes its check (`checked_title`'s, over a whole
+    listing in C-level maps: a query over 100,000 sessions checks them all)."""
+    salts = map(zlib.crc32, map(_ENCODE_SURROGATES, map(repr, zip(paths))))  # repr((path,)), as `_blob_check`
+    return list(map(zlib.crc32, titles, salts)) == checks
+
+
+_ENCODE_SURROGATES = methodcaller("encode", "utf-8", "surrogatepass")
+# Of a `query_rows()` tuple, the values `_row_check` covers, in its order.
+_QUERY_META = itemgetter(1, 2, 3, 4, 11, 6, 7, 5)
+_PAYLOADS = {"pi_json": ("pi_json", "json_check"), "summary": ("summary", "summary_check")}  # column, its check
 
 
 def default_cache_dir() -> Path:
@@ -549,24 +567,8 @@ class Index:
 
     def _search(self, db: sqlite3.Connection, query: FullText, limit: int | None, include_cwd: bool) -> list[TextHit]:
         from .search import TextHit
-        from .search.query import FieldMatch
 
-        stored = db.execute("SELECT value FROM meta WHERE key = 'fts'").fetchone()
-        if stored is None or stored[0] != _fts_signature(db):
-            raise sqlite3.DatabaseError("the full-text index does not match its signature")
-        best: dict[int, int] | None = None  # file_id -> (field rank << _RANK_SHIFT) | rowid
-        for term in query.terms or (FieldMatch(query.match, None),):
-            found = self._files_matching(db, term, include_cwd)
-            if best is not None:
-                found = {key: min(value, found[key]) for key, value in best.items() if key in found}
-            best = found
-            if not best:
-                return []
-        assert best is not None
-        for term in query.exclude:
-            if best:
-                for file_id in self._files_matching(db, term, include_cwd):
-                    best.pop(file_id, None)
+        best = self._best_rows(db, query, include_cwd)
         if not best:
             return []
         if limit is not None and len(best) > limit:
@@ -582,6 +584,108 @@ class Index:
             for file_id, value in best.items()
             if file_id in paths
         ]
+
+    def _best_rows(self, db: sqlite3.Connection, query: FullText, include_cwd: bool) -> dict[int, int]:
+        """file_id -> `(field rank << _RANK_SHIFT) | rowid` of its best row, for every file
+        `query` matches (after the signature check: a damaged FTS index raises)."""
+        from .search.query import FieldMatch
+
+        stored = db.execute("SELECT value FROM meta WHERE key = 'fts'").fetchone()
+        if stored is None or stored[0] != _fts_signature(db):
+            raise sqlite3.DatabaseError("the full-text index does not match its signature")
+        best: dict[int, int] | None = None  # file_id -> (field rank << _RANK_SHIFT) | rowid
+        for term in query.terms or (FieldMatch(query.match, None),):
+            found = self._files_matching(db, term, include_cwd)
+            if best is not None:
+                found = {key: min(value, found[key]) for key, value in best.items() if key in found}
+            best = found
+            if not best:
+                return {}
+        assert best is not None
+        for term in query.exclude:
+            if best:
+                for file_id in self._files_matching(db, term, include_cwd):
+                    best.pop(file_id, None)
+        return best
+
+    # -- answering a query from the index (`core.indexquery`) -------------------------------------
+
+    @contextlib.contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """One read transaction: everything read inside sees the same index."""
+        db = self.db
+        db.execute("BEGIN")
+        try:
+            yield
+        finally:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+
+    def read_through_cache(self) -> None:
+        """Read this connection's pages into SQLite's bounded cache instead of mapping the
+        file: a query that scans every row would otherwise count up to `mmap_size` of
+        mapped pages in its resident memory."""
+        self.db.execute("PRAGMA mmap_size = 0")
+
+    def query_rows(self, column: str = "pi_json", keep: Collection[int] = (), budget: int = 0) -> list[tuple] | None:
+        """Every file as `(file_id, path, size, mtime_ns, session, text_seq, modified_ms, cwd,
+        title, title_check, has_payload, reason, salt, payload)`: what a query ranks from and
+        checks freshness against.  Every row is checked as `rows` checks it (its CRC over its
+        values and its `column` payload, "pi_json" or "summary"), in C-level maps a chunk at a
+        time; the payloads of the files in `keep` are kept while they total at most `budget`
+        bytes (the others' `payload` is None: `checked_payloads` reads them again, and checks
+        them against `salt`, the CRC of the row's values).  None when a row fails its check
+        (the caller takes the refreshing path, which reads that file again)."""
+        payload, check = _PAYLOADS[column]
+        cursor = self.db.execute(
+            "SELECT file_id, path, size, mtime_ns, session, text_seq, modified_ms, cwd, title, title_check, "
+            f"{payload} IS NOT NULL, reason, coalesce({payload}, x''), {check} FROM files"
+        )
+        crc32, meta_text, found = zlib.crc32, _ROW_META.__mod__, []
+        while chunk := cursor.fetchmany(4096):
+            salts = list(map(crc32, map(_ENCODE_SURROGATES, map(meta_text, map(_QUERY_META, chunk)))))
+            try:
+                sums = list(map(crc32, map(itemgetter(12), chunk), salts))
+            except TypeError:  # a payload that is not a blob
+                return None
+            if sums != list(map(itemgetter(13), chunk)):
+                return None
+            if keep and budget > 0:
+                kept = [row[12] if row[0] in keep else None for row in chunk]
+                budget -= sum(map(len, filter(None, kept)))
+                found += [(*row[:12], salt, payload) for row, salt, payload in zip(chunk, salts, kept, strict=True)]
+            else:
+                found += [(*row[:12], salt, None) for row, salt in zip(chunk, salts, strict=True)]
+        return found
+
+    def best_fields(self, query: FullText, *, include_cwd: bool) -> dict[int, tuple[str, int]]:
+        """file_id -> (its best field, that row's rowid) for every file the query matches
+        (`search` without building a `TextHit` per file: a common word matches them all)."""
+        names = _RANKED_FIELDS
+        best = self._best_rows(self.db, query, include_cwd)
+        return {file_id: (names[value >> _RANK_SHIFT], value & _ROWID_MASK) for file_id, value in best.items()}
+
+    def checked_payloads(self, rows: list[tuple], column: str = "pi_json") -> dict[int, bytes | None]:
+        """file_id -> its stored `ls --json` object (`column` "pi_json") or summary blob
+        ("summary", for `decode_summary`), for `query_rows()` rows, or None when it fails the
+        row's check with the values that row holds (the caller reads that file again): what
+        is used is never a damaged or mismatched row."""
+        if not rows:
+            return {}
+        payload_column, check_column = _PAYLOADS[column]
+        ids = ",".join(str(int(row[0])) for row in rows)
+        found = {
+            file_id: (payload, check)
+            for file_id, payload, check in self.db.execute(
+                f"SELECT file_id, {payload_column}, {check_column} FROM files WHERE file_id IN ({ids})"
+            ).fetchall()
+        }
+        crc32 = zlib.crc32
+        checked: dict[int, bytes | None] = {}
+        for row in rows:
+            payload, check = found.get(row[0], (None, None))
+            checked[row[0]] = payload if type(payload) is bytes and crc32(payload, row[12]) == check else None
+        return checked
 
     @staticmethod
     def _files_matching(db: sqlite3.Connection, term: FieldMatch, include_cwd: bool) -> dict[int, int]:

@@ -22,7 +22,7 @@ from ..model import SessionSummary
 from .haystack import Haystack, SearchCache, fold_cwd
 from .prefilter import Prefilter
 from .query import Query, fold
-from .rank import search
+from .rank import Hit, search
 from .snippet import TextHit
 
 
@@ -58,6 +58,18 @@ def rank_stored(
 ) -> list[StoredSession]:
     """The sessions `query` matches, in `rank.search`'s order: `sessions` are (session, its
     folded title), newest first; `text_hits` the index's hits by path; `paths` as in `search`."""
+    return [cast(StoredSession, hit.summary) for hit in rank_hits(sessions, query, text_hits, paths=paths)]
+
+
+def rank_hits(
+    sessions: Iterable[tuple[StoredSession, tuple[str, str, str]]],
+    query: Query,
+    text_hits: Mapping[str, TextHit],
+    *,
+    paths: bool,
+) -> list[Hit]:
+    """`rank_stored` with each session's `Hit` (its tier and the index's hit): the caller
+    merges these into hits it ranked by tier alone (`core.indexquery`)."""
     assert not needs_summaries(query)
     keep = Prefilter(query, text_hits, paths).keeps
     cache = SearchCache()
@@ -68,5 +80,4 @@ def rank_stored(
             ident, name, first = title
             cache.put(Haystack(summary, ident, name, first, "", fold_cwd(session.cwd), fold(session.path), (), ()))
             candidates.append(summary)
-    hits = search(candidates, query, text_hits=text_hits, paths=paths, cache=cache)
-    return [cast(StoredSession, hit.summary) for hit in hits]
+    return search(candidates, query, text_hits=text_hits, paths=paths, cache=cache)

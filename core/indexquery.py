@@ -1,0 +1,362 @@
+"""`seance ls --json --query` and `resolve` from the index: work per hit and candidate, not per session.
+
+`Catalog.matching_pi_json` brings the index up to date (one stat per file, then every row
+loaded and checked), builds a ranking record for every session and ranks them all, holding
+every row's payload.  Here, for a query of plain words and phrases (no field filter, mark,
+negation or regex: `supported`), the same answer comes from:
+
+- **freshness**: the files found (one stat each, as every listing does) against the
+  index's (path, size, mtime_ns) of every file, compared in C.  A new, changed or never
+  text-indexed file makes the answer `Stale`: the catalog reads those files (a few) or
+  takes the refreshing path (many), so a stale index is never trusted.  A file gone from
+  the roots is never listed (only files found now are).  An append changes nothing but
+  the file's own stat, so nothing cheaper than a stat per file is exact.
+- **every row checked**: each row's CRC (its values and its payload, as `Index.rows`
+  checks it) in C-level maps, payloads dropped (`Index.query_rows`): a damaged value never
+  ranks, orders or scopes, and sends the query to the refreshing path, which heals it.
+- **the full-text hits**: FTS5, one (field, row) per file (`Index.best_fields`).
+- **the title candidates**: a session can rank above the full-text tier (or match without a
+  full-text hit: fuzzy, cwd, path) only if every term is in its stored folded title (or a
+  fuzzy subsequence of it, or in its path/cwd in the all-projects scope).  Those are found
+  in bulk over all titles joined in one string (C `find`, one regex), and only they go
+  through `rank.search` (`search.stored.rank_hits`), which alone decides their tier.
+- **every other full-text hit** is ranked without `rank`: its tier is full text (some term
+  is not in its title; `rank._with_text_hits` counts such a term as a full-text match),
+  its order within the tier is `rank`'s (hits in what people wrote first, then newest first).
+- **the output**: the hits' stored objects, kept from the check up to `PAYLOAD_BUDGET`,
+  the rest read again in chunks and checked against their row (`Index.checked_payloads`).
+
+tests/test_indexquery.py compares each with `Catalog.matching_pi_json` / `exact_where`'s
+refreshing path (itself compared with ranking every summary in tests/test_cli_query.py)
+and covers appends, new and gone files, and damaged rows and titles.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from collections.abc import Callable, Iterator, Sequence
+from functools import partial
+from itertools import accumulate
+from operator import itemgetter
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from .fulltext import is_primary
+
+if TYPE_CHECKING:
+    from .discovery import FileInfo
+    from .index import Index
+    from .search import FullText, Query, TextHit
+    from .search.query import Term
+
+# the columns of `Index.query_rows()`
+_FILE_ID, _PATH, _SIZE, _MTIME, _SESSION, _TEXT_SEQ, _MODIFIED, _CWD = range(8)
+_TITLE, _TITLE_CHECK, _HAS_JSON, _REASON, _SALT, _PAYLOAD = range(8, 14)
+PAYLOAD_BUDGET = 16 << 20  # the hits' objects kept from the check of every row: more are read again, in chunks
+_STAT = itemgetter(_PATH, _SIZE, _MTIME)
+
+
+class Ranked(NamedTuple):
+    """A query's answer: the matching files' `Index.query_rows()` rows in rank order, and the
+    files found that are not sessions (path, reason), as a listing reports them."""
+
+    rows: list[tuple]
+    skipped: list[tuple[str, str]]
+    sessions: int  # sessions in scope (reused from the index, as `RefreshStats.reused`)
+
+
+def supported(query: Query) -> bool:
+    """Whether `rank` can be answered here: plain words and phrases only."""
+    positive = query.positive
+    return (
+        bool(positive)
+        and not (query.filters or query.mark_filters or query.negative)
+        and all(term.kind in ("fuzzy", "phrase") for term in positive)
+    )
+
+
+def rank(
+    index: Index,
+    query: Query,
+    infos: Sequence[FileInfo],
+    target: str | None,
+    resolve: Callable[[str], str],
+) -> Ranked | Stale | None:
+    """The sessions among `infos` (the files found now) that `query` matches, in
+    `rank.search`'s order, from the index alone; `Stale` when the index is not fresh for
+    some of them (the caller reads those and asks again), None when it holds a value this
+    cannot use (the caller takes the refreshing path).  `target`: a resolved
+    project directory (None: every project, where paths and cwds count); `resolve` resolves
+    a header cwd as the catalog does."""
+    from .index import titles_pass
+    from .search.fuzzy import MIN_FUZZY
+
+    paths = target is None
+    full_text = query.full_text()
+    hits = index.best_fields(full_text, include_cwd=paths) if full_text is not None else {}
+    rows = index.query_rows("pi_json", hits, PAYLOAD_BUDGET)  # the hits' objects, read once while they fit
+    if rows is None:
+        return None  # a row failed its check: the refresh reads its file again
+    fresh = fresh_sessions(rows, infos, text=True)  # the index must describe every file found as it is
+    del rows
+    if isinstance(fresh, Stale):
+        return fresh
+    sessions, skipped = fresh  # newest first
+    if target is not None:
+        sessions = [row for row in sessions if row[_CWD] and resolve(row[_CWD]) == target]
+    titles = list(map(itemgetter(_TITLE), sessions))
+    if any(type(title) is not bytes for title in titles) or not titles_pass(
+        titles, list(map(itemgetter(_PATH), sessions)), list(map(itemgetter(_TITLE_CHECK), sessions))
+    ):
+        return None  # not stored, or one fails its check: only the summaries can say
+    joined = _Joined(titles)
+    del titles
+    if not joined.valid:
+        return None  # a NUL in a stored title: rows cannot be told apart in bulk
+    path_rows = _Paths([row[_PATH] for row in sessions], [row[_CWD] or "" for row in sessions]) if paths else None
+    # A full-text hit ranks above its tier only if every term is in its title; a session
+    # without one matches only if every term is in its title, fuzzily or in its path or cwd.
+    in_titles: set[int] | None = None
+    anywhere: set[int] | None = None
+    for term in query.positive:
+        title_rows, other_rows = _term_rows(term, joined, path_rows, MIN_FUZZY)
+        in_titles = title_rows if in_titles is None else in_titles & title_rows
+        anywhere = (title_rows | other_rows) if anywhere is None else anywhere & (title_rows | other_rows)
+    del joined, path_rows
+    in_titles, anywhere = in_titles or set(), anywhere or set()
+
+    file_ids = list(map(itemgetter(_FILE_ID), sessions))
+    candidates = in_titles | {position for position in anywhere - in_titles if file_ids[position] not in hits}
+    ranked = _rank_candidates(query, sessions, sorted(candidates), hits, index.chunk, full_text, paths)
+    if ranked is None:
+        return None
+    before, full_text_hits, after = ranked
+    # Every full-text hit, in `rank`'s order: people's words first, then tools', newest first in each.
+    primary: list[int] = []
+    tools: list[int] = []
+    for position, hit in enumerate(map(hits.get, file_ids)):
+        if position in candidates:
+            field = full_text_hits.get(position)
+            if field is None:
+                continue  # ranked above or below the full-text tier, or not at all
+        elif hit is None:
+            continue
+        else:
+            field = hit[0]
+        (primary if is_primary(field) else tools).append(position)
+    order = [*before, *primary, *tools, *after]
+    return Ranked(
+        [sessions[position] for position in order],
+        skipped,
+        len(sessions),
+    )
+
+
+class Stale(NamedTuple):
+    """The index does not describe these files as they are now (new, changed, or a session
+    whose text was never indexed): the caller reads them (or refreshes) and asks again."""
+
+    infos: list[FileInfo]
+
+
+def fresh_sessions(
+    rows: list[tuple], infos: Sequence[FileInfo], *, text: bool
+) -> tuple[list[tuple], list[tuple[str, str]]] | Stale:
+    """The `Index.query_rows()` rows of the sessions among `infos` (the files found now),
+    newest first as a refresh orders them, and the files found that are not sessions (path,
+    reason); `Stale` when the index does not describe every file found as it is now (a new
+    or changed file) or, with `text`, a session's text was never indexed.  A file the
+    index has but that is gone is not among them."""
+    by_path = {row[_PATH]: row for row in rows}
+    if not set(map(_STAT, rows)).issuperset(infos) or (
+        text and any(row[_TEXT_SEQ] < 0 for row in map(by_path.__getitem__, map(itemgetter(0), infos)) if row[_SESSION])
+    ):
+        return Stale(
+            [
+                info
+                for info in infos
+                if (row := by_path.get(info[0])) is None
+                or (row[_SIZE], row[_MTIME]) != (info[1], info[2])
+                or (text and row[_SESSION] and row[_TEXT_SEQ] < 0)
+            ]
+        )
+    listed = list(map(by_path.__getitem__, map(itemgetter(0), infos)))
+    sessions = [row for row in listed if row[_SESSION] and row[_HAS_JSON]]
+    unlisted = [row for row in listed if not (row[_SESSION] and row[_HAS_JSON])]
+    sessions.sort(key=itemgetter(_MODIFIED), reverse=True)  # stable: equal times keep the files' order
+    return sessions, [(row[_PATH], row[_REASON] or "not a session") for row in unlisted]
+
+
+def kept_sessions(
+    index: Index, infos: Sequence[FileInfo], keep: Callable[[str, tuple[str, str, str] | None], bool]
+) -> tuple[list[tuple], list[tuple[str, str]], int] | Stale | None:
+    """`Catalog.exact_where` from a fresh index: the rows of the sessions `keep(path, stored
+    folded title or None)` keeps, newest first, the files that are not sessions, and how
+    many sessions there are; `Stale` when the index is not fresh for some of `infos`, None
+    when a row fails its check."""
+    from .index import checked_title, titles_pass
+
+    rows = index.query_rows("summary")
+    if rows is None:
+        return None  # a row failed its check: the refresh reads its file again
+    fresh = fresh_sessions(rows, infos, text=False)
+    if isinstance(fresh, Stale):
+        return fresh
+    sessions, skipped = fresh
+    titles = list(map(itemgetter(_TITLE), sessions))
+    if all(type(title) is bytes for title in titles) and titles_pass(
+        titles, list(map(itemgetter(_PATH), sessions)), list(map(itemgetter(_TITLE_CHECK), sessions))
+    ):
+        folded = [_split_title(title) for title in titles]
+    else:  # one fails its check: each is checked on its own (None: `keep` decides on the summary)
+        folded = [checked_title(row[_TITLE], row[_TITLE_CHECK], row[_PATH]) for row in sessions]
+    kept = [row for row, title in zip(sessions, folded, strict=True) if keep(row[_PATH], title)]
+    return kept, skipped, len(sessions)
+
+
+def _split_title(title: bytes) -> tuple[str, str, str] | None:
+    parts = title.decode("utf-8", "surrogatepass").split("\n")
+    return (parts[0], parts[1], parts[2]) if len(parts) == 3 else None
+
+
+def _rank_candidates(
+    query: Query,
+    sessions: list[tuple],
+    positions: list[int],
+    hits: dict[int, tuple[str, int]],
+    chunk: Callable[[int], str],
+    full_text: FullText | None,
+    paths: bool,
+) -> tuple[list[int], dict[int, str], list[int]] | None:
+    """`rank.search` over the candidates (positions in `sessions`, newest first): the
+    positions ranked above the full-text tier, the full-text ones (position -> the field
+    `rank` orders them by), and those below (fuzzy, path), each in `rank`'s order."""
+    from .search import TextHit
+    from .search.rank import FULL_TEXT, TIERS
+    from .search.stored import StoredSession, rank_hits
+
+    highlight = full_text.highlight if full_text is not None else None
+    stored: list[tuple[StoredSession, tuple[str, str, str]]] = []
+    text_hits: dict[str, TextHit] = {}
+    position_of: dict[str, int] = {}
+    for position in positions:
+        row = sessions[position]
+        path = row[_PATH]
+        title = _split_title(row[_TITLE])  # checked by `rank`
+        if title is None:
+            return None  # not a title: only its summary can say
+        stored.append((StoredSession.of(path, row[_CWD] or "", row[_MODIFIED], b""), title))
+        position_of[path] = position
+        found = hits.get(row[_FILE_ID])
+        if found is not None:
+            text_hits[path] = TextHit(path, found[0], partial(chunk, found[1]), highlight)
+    before: list[int] = []
+    after: list[int] = []
+    in_full_text: dict[int, str] = {}
+    full_text_tier = TIERS[FULL_TEXT]
+    for hit in rank_hits(stored, query, text_hits, paths=paths):
+        position = position_of[hit.summary.path]
+        if hit.tier == full_text_tier:
+            text_hit = hit.text_hit
+            # `rank` puts a hit with no index hit among people's words (`_tools_last`)
+            in_full_text[position] = text_hit.field if text_hit is not None else "user"
+        elif TIERS.index(hit.tier) < FULL_TEXT:
+            before.append(position)
+        else:
+            after.append(position)
+    return before, in_full_text, after
+
+
+class _Joined:
+    """Stored folded titles joined by NULs (never in a title: checked), so one `find` or regex
+    over the whole finds what it would in each title, and never across two.  ASCII titles
+    (the usual) are searched as the bytes they are stored as: no decoded copy."""
+
+    def __init__(self, titles: list[bytes]) -> None:
+        blob = b"\0".join(titles)
+        self.valid = blob.count(0) == max(len(titles) - 1, 0)  # no NUL inside a title
+        self.text: bytes | str = blob
+        lengths: Iterator[int] = map(len, titles)
+        if not blob.isascii():
+            self.text = blob.decode("utf-8", "surrogatepass")
+            lengths = (len(title.decode("utf-8", "surrogatepass")) for title in titles)
+        self.starts = list(accumulate((length + 1 for length in lengths), initial=0))
+
+    def rows(self, needle: str | re.Pattern[str]) -> set[int]:
+        """The titles `needle` (text, or a pattern that never matches a NUL) is found in."""
+        text = self.text
+        probe: Any = needle
+        if isinstance(text, bytes):  # ASCII titles: what is not ASCII is in none of them
+            source = needle if isinstance(needle, str) else needle.pattern
+            if not source.isascii():
+                return set()
+            probe = source.encode() if isinstance(needle, str) else re.compile(source.encode())
+        found: set[int] = set()
+        starts, start = self.starts, 0
+        plain = isinstance(probe, (str, bytes))
+        find: Any = text.find
+        while True:
+            if plain:
+                position = find(probe, start)
+            else:
+                match = probe.search(text, start)
+                position = match.start() if match is not None else -1
+            if position < 0:
+                return found
+            row = bisect_right(starts, position) - 1
+            found.add(row)
+            start = starts[row + 1]  # one hit a title is enough
+
+
+class _Paths:
+    """The sessions' paths and cwds, folded, for a term's path and cwd matches (all projects)."""
+
+    def __init__(self, paths: list[str], cwds: list[str]) -> None:
+        from .search.query import fold
+
+        self.cwds = cwds
+        joined = "\0".join(paths)
+        if joined.isascii():  # ASCII lower-casing is per character: the same as folding each
+            self.folded = joined.lower()
+        else:
+            self.folded = "\0".join(map(fold, paths))
+        self.starts = list(accumulate((len(path) + 1 for path in paths), initial=0))
+        self._fold = fold
+
+    def rows(self, text: str) -> set[int]:
+        found: set[int] = set()
+        find, starts, start = self.folded.find, self.starts, 0
+        while (position := find(text, start)) >= 0:
+            row = bisect_right(starts, position) - 1
+            found.add(row)
+            start = starts[row + 1]
+        matching = {cwd for cwd in set(self.cwds) if text in self._fold(cwd)}
+        if matching:
+            found.update(row for row, cwd in enumerate(self.cwds) if cwd in matching)
+        return found
+
+
+def _term_rows(term: Term, titles: _Joined, paths: _Paths | None, min_fuzzy: int) -> tuple[set[int], set[int]]:
+    """The sessions where `term` may match other than through the index (`search.prefilter`'s
+    rule, in bulk): (in the title: id prefix, name, first message; else as a fuzzy
+    subsequence of the title or, all projects, in the path or cwd).  Supersets: `rank` decides."""
+    if term.within:
+        return set(), set()  # narrowed to an index field: only the index's hits match it
+    text = term.text
+    in_title = titles.rows(text)
+    other: set[int] = set()
+    if term.kind == "fuzzy" and len(text) >= min_fuzzy:
+        other |= titles.rows(_fuzzy_within(text))
+    if paths is not None:
+        other |= paths.rows(text)
+    return in_title, other
+
+
+def _fuzzy_within(term: str) -> re.Pattern[str]:
+    """`fuzzy.fuzzy_pattern(term)` that never crosses a NUL (the titles' separator): each letter
+    the first one within the same gap of the previous one."""
+    from .search.fuzzy import max_span
+
+    gap = max_span(len(term)) - len(term)
+    letters = [re.escape(char) for char in term]
+    return re.compile("".join([letters[0]] + [f"[^{letter}\\x00]{{0,{gap}}}+{letter}" for letter in letters[1:]]))

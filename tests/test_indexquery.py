@@ -1,0 +1,240 @@
+"""`Catalog.ranked` (`core.indexquery`, behind a warm `seance ls --json --query`): the same
+sessions in the same order as `Catalog.matching_pi_json` (the refreshing path, itself checked
+against ranking every summary in tests/test_cli_query.py), and never a stale answer: a file
+appended, added or replaced since the index was made sends the query to the refreshing path.
+
+Why one stat per file is the freshness check (and not less): an append changes neither the
+directory's mtime nor anything but the file's own size and mtime, so only a stat of every
+file can tell that the index still describes it.  A file the index still has but that is
+gone is simply not listed (only files found now are)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+from collections import Counter
+from pathlib import Path
+
+import orjson
+import pytest
+
+from seance.cli import main
+from seance.core import indexquery
+from seance.core.catalog import Catalog
+from seance.core.generate import generate_corpus
+from seance.core.index import DB_NAME
+from seance.core.search import parse_query
+
+QUERIES = [
+    "sqlite",  # nearly every session: title tiers, full text, people's words and tools'
+    "qlit",  # inside words: titles only
+    "sqlt",  # fuzzy
+    "srch idx",  # two fuzzy tokens
+    "go",  # short: substring only
+    '"memory latency"',
+    '"fix the"',
+    "tool:grep",  # narrowed to a field: the index's hits only
+    "bash:git",
+    "user:refactor",
+    "result:error",
+    "api-server",  # the cwd's words: path hits in the all-projects scope
+    "2025-1",  # in every path
+    "fix sqlite",
+    "zzqqxx",
+    "<>",  # no word the index can use: titles and paths only
+    "sqlité",  # not ASCII, over ASCII titles (searched as bytes)
+]
+UNSUPPORTED = ["re:^fix", "!sqlite", "cache !bench", "name:fix", "is:pinned", "tag:work", ""]
+
+
+def folders(root: Path) -> list[Path]:
+    return sorted({path.parent for path in root.rglob("*.jsonl")})
+
+
+def busiest_cwd(catalog: Catalog) -> str:
+    return Counter(summary.cwd for summary in catalog.quick(text=False)).most_common(1)[0][0]
+
+
+def reference(catalog: Catalog, query: str, cwd: str | None) -> list[dict]:
+    answer = catalog.matching_pi_json(parse_query(query), cwd)
+    assert answer is not None
+    return json.loads(answer)
+
+
+def ranked(catalog: Catalog, query: str, cwd: str | None) -> list[dict] | None:
+    answer = catalog.ranked(parse_query(query), cwd)
+    if answer is None:
+        return None
+    return [orjson.loads(item) for chunk in catalog.pi_json_chunks(answer, size=7) for item in chunk]
+
+
+def compare(root: Path, cache: Path) -> int:
+    catalog = Catalog(folders(root), cache_dir=cache)
+    seen = 0
+    try:
+        catalog.refresh()  # the index, text included
+        cwd = busiest_cwd(catalog)
+        for query in QUERIES:
+            for scope in (None, cwd):
+                expected = reference(catalog, query, scope)
+                got = ranked(catalog, query, scope)
+                assert got == expected, (query, scope)
+                answer = catalog.ranked(parse_query(query), scope)
+                assert answer is not None and catalog.index is not None
+                assert None not in catalog.index.checked_payloads(answer.rows).values()  # printed as stored
+                assert catalog.last_stats.read == 0
+                seen += len(got)
+        for query in UNSUPPORTED:
+            assert catalog.ranked(parse_query(query), None) is None  # the caller takes `matching`
+    finally:
+        catalog.close()
+    return seen
+
+
+def test_ranked_from_the_index_equals_the_refreshing_path_on_a_generated_corpus(tmp_path: Path) -> None:
+    root = tmp_path / "sessions"
+    generate_corpus(root, sessions=150, projects=5, seed=3, mean_bytes=6000)
+    assert compare(root, tmp_path / "cache") > 500
+
+
+def test_ranked_from_the_index_equals_the_refreshing_path_on_the_shared_corpus(corpus: Path, tmp_path: Path) -> None:
+    root = tmp_path / "corpus"
+    shutil.copytree(corpus, root)
+    catalog = Catalog(folders(root), cache_dir=tmp_path / "cache")
+    try:
+        catalog.refresh()
+        for query in ['"Cannot find module"', "u0_a360", "shadow-realms", "error:cannot", "test", "fix bug", "pi"]:
+            for scope in (None, busiest_cwd(catalog)):
+                assert ranked(catalog, query, scope) == reference(catalog, query, scope), (query, scope)
+    finally:
+        catalog.close()
+
+
+def _append_message(path: Path, text: str) -> None:
+    """A user message appended as pi would, linked to the last entry."""
+    lines = path.read_bytes().splitlines()
+    last = json.loads(lines[-1])
+    entry = {
+        "type": "message",
+        "id": "f00dcafe",
+        "parentId": last.get("id"),
+        "timestamp": "2026-01-01T00:00:00.000Z",
+        "message": {"role": "user", "content": text, "timestamp": 1767225600000},
+    }
+    with path.open("ab") as handle:
+        handle.write(json.dumps(entry).encode() + b"\n")
+
+
+def test_an_appended_added_or_removed_file_is_never_answered_from_a_stale_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file changed since the index was made (appended, added, touched) is read and indexed
+    before the answer (a few such files: by `ranked` itself; more: by the refreshing path);
+    a file gone is not listed, though the index still has its row."""
+    root = tmp_path / "sessions"
+    generate_corpus(root, sessions=20, projects=2, seed=4, mean_bytes=3000)
+    catalog = Catalog(folders(root), cache_dir=tmp_path / "cache")
+    try:
+        catalog.refresh()
+        assert ranked(catalog, "quokkaword", None) == []  # fresh, and nothing has the word
+        files = sorted(root.rglob("*.jsonl"))
+        _append_message(files[0], "a quokkaword appears")
+        assert [item["path"] for item in ranked(catalog, "quokkaword", None) or []] == [str(files[0])]
+        assert catalog.index is not None
+        row = catalog.index.row(str(files[0]))
+        assert row is not None and row.size == files[0].stat().st_size  # it was read and indexed
+
+        added = files[1].with_name("2026-01-02T00-00-00-000Z_0badc0de-0000-4000-8000-000000000000.jsonl")
+        shutil.copyfile(files[1], added)
+        _append_message(added, "another quokkaword")
+        assert len(ranked(catalog, "quokkaword", None) or []) == 2  # a new file
+        assert ranked(catalog, "quokkaword", None) == reference(catalog, "quokkaword", None)
+
+        os.utime(files[0], ns=(1, 1))  # same size, another mtime: read again
+        assert len(ranked(catalog, "quokkaword", None) or []) == 2
+
+        added.unlink()  # gone: never listed, though the index still has its row
+        assert [item["path"] for item in ranked(catalog, "quokkaword", None) or []] == [str(files[0])]
+
+        monkeypatch.setattr("seance.core.catalog._FEW_STALE", 0)  # more changed than it reads itself
+        _append_message(files[2], "quokkaword three")
+        assert catalog.ranked(parse_query("quokkaword"), None) is None  # the caller refreshes
+        assert len(reference(catalog, "quokkaword", None)) == 2
+    finally:
+        catalog.close()
+
+
+def test_a_damaged_row_or_title_is_never_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every row is checked before it is ranked (a damaged one sends the query to the
+    refreshing path, which reads its file again and heals the index); an object not kept
+    from that check (over `PAYLOAD_BUDGET`) is checked again when it is read for printing
+    (a damaged one: its file is read)."""
+    root = tmp_path / "sessions"
+    generate_corpus(root, sessions=30, projects=2, seed=5, mean_bytes=4000)
+    catalog = Catalog(folders(root), cache_dir=tmp_path / "cache")
+    database = tmp_path / "cache" / DB_NAME
+    lie = 'UPDATE files SET pi_json = CAST(\'{"path":"lie"}\' AS BLOB) WHERE path = ?'
+    try:
+        catalog.refresh()
+        expected = reference(catalog, "sqlite", None)
+        assert len(expected) > 5
+        for damage, value in [(lie, expected[2]["path"]), ("UPDATE files SET modified_ms = 3.5 WHERE path = ?", None)]:
+            with sqlite3.connect(database) as db:
+                db.execute(damage, (value or expected[-1]["path"],))
+            assert catalog.ranked(parse_query("sqlite"), None) is None  # a row fails its check
+            assert reference(catalog, "sqlite", None) == expected  # the refresh reads it again
+            assert ranked(catalog, "sqlite", None) == expected  # healed: fresh again
+        monkeypatch.setattr(indexquery, "PAYLOAD_BUDGET", 0)  # every object read again to be printed
+        answer = catalog.ranked(parse_query("sqlite"), None)
+        assert answer is not None and all(row[-1] is None for row in answer.rows)
+        with sqlite3.connect(database) as db:  # damaged between the ranking and the printing
+            db.execute(lie, (expected[1]["path"],))
+        printed = [orjson.loads(item) for chunk in catalog.pi_json_chunks(answer) for item in chunk]
+        assert printed == expected
+        with sqlite3.connect(database) as db:  # every title now says nothing
+            db.execute("UPDATE files SET title = CAST('x\ny\nz' AS BLOB)")
+        assert catalog.ranked(parse_query("sqlt"), None) is None  # only the summaries can say
+    finally:
+        catalog.close()
+
+
+def test_ls_json_query_prints_the_same_bytes_warm_as_the_refreshing_path(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = tmp_path / "sessions"
+    generate_corpus(root, sessions=60, projects=3, seed=6, mean_bytes=4000)
+    roots = [f"--root={folder}" for folder in folders(root)]
+    for query in ["sqlite", "sqlt", "zzqqxx"]:
+        cold = main(["ls", "--all", "--json", *roots, "--query", query])  # indexes, then answers
+        first = capsys.readouterr().out
+        warm = main(["ls", "--all", "--json", *roots, "--query", query])  # from the fresh index
+        assert (warm, capsys.readouterr().out) == (cold, first)
+        assert warm == (1 if query == "zzqqxx" else 0)
+
+
+def test_exact_where_from_a_fresh_index_equals_the_refreshing_path_and_sees_a_new_file(tmp_path: Path) -> None:
+    """`resolve`'s lookup (`Catalog.exact_where`) decodes only the kept sessions of a fresh
+    index, and a file added since the index was made is read and found."""
+    root = tmp_path / "sessions"
+    generate_corpus(root, sessions=40, projects=3, seed=7, mean_bytes=3000)
+    catalog = Catalog(folders(root), cache_dir=tmp_path / "cache")
+    try:
+        everything = catalog.exact()  # the index, brought up to date
+        assert catalog.exact_where(lambda _path, _title: True) == everything
+        assert catalog.last_stats.read == 0 and catalog.last_stats.reused == len(everything)
+        wanted = everything[len(everything) // 2]
+        titles: list[tuple[str, str, str] | None] = []
+        kept = catalog.exact_where(lambda path, title: titles.append(title) or path == wanted.path)
+        assert kept == [wanted] and None not in titles  # every stored title passed its check
+
+        files = sorted(root.rglob("*.jsonl"))
+        added = files[0].with_name("2026-01-02T00-00-00-000Z_0badc0de-0000-4000-8000-000000000000.jsonl")
+        shutil.copyfile(files[0], added)
+        found = catalog.exact_where(lambda _path, _title: True)  # a new file: read, then from the index
+        assert str(added) in [summary.path for summary in found]
+        assert catalog.index is not None and catalog.index.row(str(added)) is not None
+        assert found == catalog.exact()
+    finally:
+        catalog.close()
