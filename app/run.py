@@ -43,8 +43,8 @@ def run_picker(
     `children`/`save_children`: see `PickerOptions`."""
     check_terminal()
     prefetch = getattr(catalog, "prefetch_stored", None)  # the first rows, read while Textual is imported
-    if scope == "project" and prefetch is not None:
-        prefetch(str(Path(cwd).resolve()))
+    if prefetch is not None:
+        prefetch(str(Path(cwd).resolve()) if scope == "project" else None)
     from .app import SeanceApp
     from .screens.session_list import PickerOptions, SessionPickerScreen
 

@@ -774,8 +774,8 @@ class Catalog:
         first = quick_summaries(infos[:count])
         return in_project(first, cwd) if cwd is not None else first
 
-    def stored(self, cwd: str) -> list[SessionSummary] | None:
-        """The project in `cwd` as the index last saw it, for a first screen before `refresh`
+    def stored(self, cwd: str | None) -> list[SessionSummary] | None:
+        """The project in `cwd` (None: every project) as the index last saw it, for a first screen before `refresh`
         (`core.firstpaint`); None when the index cannot say.  The answer `prefetch_stored`
         started for `cwd` is taken (once) rather than made again."""
         from .firstpaint import stored_listing
@@ -785,11 +785,11 @@ class Catalog:
             return prefetched.result()
         return stored_listing(self, cwd)
 
-    def prefetched(self, cwd: str) -> bool:
+    def prefetched(self, cwd: str | None) -> bool:
         """Whether `prefetch_stored(cwd)` started the answer `stored(cwd)` will take."""
         return self._prefetch is not None and self._prefetch.cwd == cwd
 
-    def prefetch_stored(self, cwd: str) -> None:
+    def prefetch_stored(self, cwd: str | None) -> None:
         """Start `stored(cwd)` in a thread now: a launch imports its UI meanwhile (the index
         read and the directory listing do not hold the GIL)."""
         from .firstpaint import Prefetch, stored_listing

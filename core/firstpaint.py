@@ -5,7 +5,8 @@ before its first row: 0.9 s at 10,000 sessions, 4.9 s at 100,000.  What the firs
 one project needs is that project's sessions, and the index has them: its rows carry each
 session's header cwd, so
 
-* `stored_listing(catalog, cwd)`: the project's newest sessions as the index last saw them
+* `stored_listing(catalog, cwd)`: the project's (cwd None: every project's) newest sessions
+  as the index last saw them
   (`FIRST_SESSIONS` of them, a few screens' worth, and the sessions they are child sessions
   of, decoded; the rest only counted: one scan of the index without reading a blob), checked
   against a listing of the directories they live in: a file that is gone is left out, a file
@@ -62,17 +63,17 @@ class StoredSessions(list):  # type: ignore[type-arg]  # list[SessionSummary]
     total: int = 0
 
 
-def stored_listing(catalog: Catalog, cwd: str, limit: int | None = None) -> StoredSessions | None:
-    """The project in `cwd` as the index knows it, newest first: its newest `limit` sessions
-    (`FIRST_SESSIONS`), the sessions they are child sessions of, and the files the index has
-    not seen yet (see the module); None when the index cannot say."""
+def stored_listing(catalog: Catalog, cwd: str | None, limit: int | None = None) -> StoredSessions | None:
+    """The project in `cwd` (None: every project) as the index knows it, newest first: its
+    newest `limit` sessions (`FIRST_SESSIONS`), the sessions they are child sessions of, and
+    the files the index has not seen yet (see the module); None when the index cannot say."""
     limit = FIRST_SESSIONS if limit is None else limit
     index = catalog.index
     if index is None:
         return None
     roots = tuple(_root_prefixes(catalog))
     try:
-        rows = [row for row in index.sessions_in(_spellings(cwd)) if row[1].startswith(roots)]
+        rows = [row for row in index.sessions_in(None if cwd is None else _spellings(cwd)) if row[1].startswith(roots)]
     except (sqlite3.Error, TypeError, ValueError):
         return None
     if not rows:
@@ -96,7 +97,8 @@ def stored_listing(catalog: Catalog, cwd: str, limit: int | None = None) -> Stor
         from .catalog import in_project
         from .prefix import quick_summaries
 
-        new = in_project(quick_summaries(_stat(arrived), text=False), cwd)
+        new = quick_summaries(_stat(arrived), text=False)
+        new = new if cwd is None else in_project(new, cwd)
         first += new
     listing = StoredSessions(sorted(first, key=attrgetter("modified_ms"), reverse=True))
     listing.total = len(rows) - (len(head) - len(shown)) + len(new)  # files gone further down: not counted
@@ -186,7 +188,7 @@ class Prefetch:
     """`make()` run in a daemon thread of its own from now on; `result()` waits for it (None
     if it failed: the caller lists as if nothing were stored)."""
 
-    def __init__(self, cwd: str, make: Callable[[], list[SessionSummary] | None]) -> None:
+    def __init__(self, cwd: str | None, make: Callable[[], list[SessionSummary] | None]) -> None:
         self.cwd = cwd
         self._make = make
         self._result: list[SessionSummary] | None = None

@@ -473,12 +473,12 @@ class Index:
         good = [row for row in found if _row_check(_META_OF_ROW(row), row[7]) == row[9]]
         return dict(zip(map(_STAT_KEY, good), good, strict=True))
 
-    def sessions_in(self, cwds: list[str]) -> list[tuple[int, str, int]]:
+    def sessions_in(self, cwds: list[str] | None) -> list[tuple[int, str, int]]:
         """(file_id, path, modified_ms) of every indexed session whose header cwd is one of
-        `cwds`, unchecked (no blob is read): a project's last known listing, for a first
-        paint that then reads only the rows it shows (`summaries`)."""
-        if not cwds:
-            return []
+        `cwds` (None: every session), unchecked (no blob is read): a project's last known
+        listing, for a first paint that then reads only the rows it shows (`summaries`)."""
+        if cwds is None:
+            return self.db.execute("SELECT file_id, path, modified_ms FROM files WHERE session = 1").fetchall()
         marks = ",".join("?" * len(cwds))
         return self.db.execute(
             f"SELECT file_id, path, modified_ms FROM files WHERE session = 1 AND cwd IN ({marks})", cwds

@@ -43,6 +43,9 @@ def test_the_stored_project_is_the_exact_listing_of_an_unchanged_root(tmp_path: 
     assert paths(stored) == paths(exact)
     assert stored == exact, "the same summaries, decoded from the index"
     assert stored.total == len(exact) == 5
+    everything = again.stored(None)
+    assert everything is not None and everything == catalog.exact(None), "every project alike"
+    assert everything.total == 8
     assert known_session(again)
     assert snapshot(root) == before, "nothing wrote a session file"
 

@@ -2,15 +2,16 @@
 
 `FirstPaint` is mixed into `SessionPickerScreen`.  A warm launch used to wait for the exact
 refresh (every file discovered, every index row checked and decoded) before its first row.
-Now the project scope is painted first from the index's stored rows (`Catalog.stored`,
-`core.firstpaint`): files gone since are left out, new ones read from their first 4 KB,
-changed ones shown as last indexed.  The exact refresh follows and replaces the listing
-(the picker keeps its cursor on the same session once the user has moved it).
+Now the scope (the project, or every project) is painted first from the index's stored rows
+(`Catalog.stored`, `core.firstpaint`: the newest few screens' worth): files gone since are
+left out, new ones read from their first 4 KB, changed ones shown as last indexed.  The
+exact refresh follows and replaces the listing (the picker keeps its cursor on the same
+session once the user has moved it).
 
 * `seance pick` starts making that listing while it imports Textual
   (`Catalog.prefetch_stored`); `_paint_prefetched` (on mount) takes it, so the first frame
   already has rows.
-* Otherwise (a host's catalog, another scope) the load worker asks for it (`_post_stored`).
+* Otherwise (a host's catalog) the load worker asks for it (`_post_stored`).
 * Either way the exact refresh waits until the first rows are drawn (at most
   `FIRST_ROWS_WAIT`): it would hold the GIL while the UI thread draws them.  So does the
   file watcher (`_watch_after_first_frame`): watchfiles holds the GIL while it sets up.
@@ -48,7 +49,7 @@ sessions (the frame waits for them either way; a worker would add a frame withou
 
 
 class FirstPaint:
-    """The stored first rows of the project scope, and the wait for them to be drawn."""
+    """The stored first rows of a scope, and the wait for them to be drawn."""
 
     _stored_scope: str | None = None  # the scope painted from the store before its first load
     _first_rows: threading.Event | None = None  # set once rows have been drawn
@@ -80,20 +81,23 @@ class FirstPaint:
     def _paint_prefetched(self) -> None:
         """On mount: the project as `Catalog.prefetch_stored` read it while Textual was imported
         (waited for if not quite done: it started long before), listed before the first frame."""
-        prefetched = getattr(self.catalog, "prefetched", None)
-        if self.model.scope != "project" or prefetched is None or not prefetched(self.cwd):
+        prefetched, scope = getattr(self.catalog, "prefetched", None), self.model.scope
+        if prefetched is None or not prefetched(self._stored_cwd(scope)):
             return
-        first = self.catalog.stored(self.cwd)  # type: ignore[attr-defined]  # a `Catalog`: it has `prefetched`
+        first = self.catalog.stored(self._stored_cwd(scope))  # type: ignore[attr-defined]  # it has `prefetched`
         if not first:
             return
-        self._stored_scope = "project"
-        self.model.loaded("project", first, exact=False)
+        self._stored_scope = scope
+        self.model.loaded(scope, first, exact=False)
         # Made here, not by a worker: nothing is on screen yet, and then the first frame has them.
         limit, self.rows_inline_max = self.rows_inline_max, FIRST_ROWS_INLINE_MAX
         try:
             self._rebuild(top=True)
         finally:
             self.rows_inline_max = limit
+
+    def _stored_cwd(self, scope: str) -> str | None:
+        return self.cwd if scope == "project" else None
 
     def _listed_exactly(self, scope: str) -> bool:
         """The scope has rows that are not only the stored first paint (a reload)."""
@@ -104,7 +108,7 @@ class FirstPaint:
         already; then wait (bounded) until rows are drawn."""
         if scope != self._stored_scope:
             stored = getattr(self.catalog, "stored", None)
-            first = stored(self.cwd) if scope == "project" and stored is not None else None
+            first = stored(self._stored_cwd(scope)) if stored is not None else None
             if not first or get_current_worker().is_cancelled:
                 return
             self.post_message(SessionsLoaded(scope, first, False, generation))
