@@ -43,9 +43,6 @@ if TYPE_CHECKING:
 
 FIRST_ROWS_WAIT = 1.0
 """Seconds the exact refresh waits for the stored rows to be drawn before it starts."""
-FIRST_ROWS_INLINE_MAX = 100_000
-"""The prefetched first rows are made on the UI thread, before the first frame, up to this many
-sessions (the frame waits for them either way; a worker would add a frame without rows)."""
 
 
 class FirstPaint:
@@ -59,7 +56,6 @@ class FirstPaint:
         catalog: SessionSource
         cwd: str
         model: PickerModel
-        rows_inline_max: int
 
         def post_message(self, message: Message) -> bool: ...
 
@@ -89,12 +85,7 @@ class FirstPaint:
             return
         self._stored_scope = scope
         self.model.loaded(scope, first, exact=False)
-        # Made here, not by a worker: nothing is on screen yet, and then the first frame has them.
-        limit, self.rows_inline_max = self.rows_inline_max, FIRST_ROWS_INLINE_MAX
-        try:
-            self._rebuild(top=True)
-        finally:
-            self.rows_inline_max = limit
+        self._rebuild(top=True)  # a few screens' worth: made here (row_flow.py), in the first frame
 
     def _stored_cwd(self, scope: str) -> str | None:
         return self.cwd if scope == "project" else None
@@ -141,4 +132,4 @@ class FirstPaint:
         self._rows_drawn.set()
 
 
-__all__ = ["FIRST_ROWS_INLINE_MAX", "FIRST_ROWS_WAIT", "FirstPaint"]
+__all__ = ["FIRST_ROWS_WAIT", "FirstPaint"]
