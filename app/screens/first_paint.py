@@ -31,7 +31,7 @@ from seance.core.firstpaint import StoredSessions
 from ..messages import SessionsLoaded
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from textual.message import Message
 
@@ -42,7 +42,10 @@ if TYPE_CHECKING:
     from ..widgets.status_bar import StatusBar
 
 FIRST_ROWS_WAIT = 1.0
-"""Seconds the exact refresh waits for the stored rows to be drawn before it starts."""
+"""Seconds the exact refresh and the watcher wait for the stored rows to be drawn."""
+SETTLE_REFRESHES = 3
+"""Screen refreshes after the first rows before that work starts: the status line and the
+footer come a refresh or two after the rows (a worker holding the GIL would delay them)."""
 
 
 class FirstPaint:
@@ -51,6 +54,8 @@ class FirstPaint:
     _stored_scope: str | None = None  # the scope painted from the store before its first load
     _first_rows: threading.Event | None = None  # set once rows have been drawn
     _closed = False  # unmounted
+    _drawing = False  # the first rows are being drawn
+    _watch_wanted = False  # the watcher starts with the first rows
 
     if TYPE_CHECKING:  # what the mixin uses of the screen it is mixed into
         catalog: SessionSource
@@ -63,7 +68,7 @@ class FirstPaint:
 
         def _watch(self) -> None: ...
 
-        def call_after_refresh(self, callback: object) -> bool: ...
+        def call_after_refresh(self, callback: Callable[..., object], *args: object) -> bool: ...
 
         @property
         def status(self) -> StatusBar: ...
@@ -109,21 +114,34 @@ class FirstPaint:
         """Rows were handed to the list: once drawn, a waiting refresh may go on.  While they
         are a big project's stored first screens, the status counts the whole project
         ("300 of 39,623 sessions") until the exact refresh lists them all."""
-        if rows and not self._rows_drawn.is_set():
-            self.call_after_refresh(self._rows_drawn.set)
+        if rows and not self._drawing:
+            self._drawing = True
+            self._after_refreshes(SETTLE_REFRESHES, self._first_rows_drawn)
         listed = self.model.summaries.get(self.model.scope)
         if isinstance(listed, StoredSessions) and not (self.model.searching or self.model.named_only):
             self.status.total = max(self.status.total, listed.total)
 
+    def _after_refreshes(self, count: int, callback: Callable[[], object]) -> None:
+        """`callback()` after `count` more refreshes of the screen."""
+        if count <= 0:
+            callback()
+        else:
+            self.call_after_refresh(self._after_refreshes, count - 1, callback)
+
+    def _first_rows_drawn(self) -> None:
+        """The first rows and what comes with them (status line, footer) are on screen: the
+        GIL-heavy work may start, the exact refresh and the file watcher (setting up the OS
+        watch holds the GIL for as long as it walks the roots: 0.4 s at 100,000 sessions)."""
+        self._rows_drawn.set()
+        if self._watch_wanted and not self._closed:
+            self._watch_wanted = False
+            self._watch()
+
     def _watch_after_first_frame(self) -> None:
-        """Start following the roots once the first frame is drawn: setting up the OS watch
-        holds the GIL for as long as it walks the roots (0.4 s at 100,000 sessions)."""
-
-        def start() -> None:
-            if not self._closed:
-                self._watch()
-
-        self.call_after_refresh(start)
+        """Follow the roots once the first rows are drawn (at the latest after `FIRST_ROWS_WAIT`:
+        an empty scope has none)."""
+        self._watch_wanted = True
+        self.set_timer(FIRST_ROWS_WAIT, self._first_rows_drawn)  # type: ignore[attr-defined]  # the Screen's
 
     def _stop_waiting(self) -> None:
         """Unmounting: a worker waiting for the first rows goes on (and sees it is cancelled);
