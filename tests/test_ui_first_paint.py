@@ -33,14 +33,14 @@ class GatedCatalog(Catalog):
         return super().refresh(*args, **kwargs)
 
 
-def gated_app(root: Path, *, prefetch: bool) -> tuple[SeanceApp, GatedCatalog]:
+def gated_app(root: Path, *, prefetch: bool, watch: bool = False) -> tuple[SeanceApp, GatedCatalog]:
     catalog = GatedCatalog([root])
     if prefetch:  # as `seance pick` does while it imports Textual (app/run.py)
         catalog.prefetch_stored(PROJECT)
 
     def make_screen() -> SessionPickerScreen:
         return SessionPickerScreen(
-            catalog, cwd=PROJECT, clock=clock, options=PickerOptions(watch=False, confirm_missing_cwd=False)
+            catalog, cwd=PROJECT, clock=clock, options=PickerOptions(watch=watch, confirm_missing_cwd=False)
         )
 
     app = SeanceApp(make_screen, theme="textual-dark")
@@ -113,13 +113,24 @@ async def test_a_big_projects_first_screens_count_the_whole_project(tmp_path: Pa
     specs = [Spec(f"s-{number:03d}", PROJECT, (f"task {number}",), timedelta(hours=number)) for number in range(40)]
     root = make_root(tmp_path, specs)
     Catalog([root]).refresh()
-    app, catalog = gated_app(root, prefetch=True)
+    app, catalog = gated_app(root, prefetch=True, watch=True)
     async with app.run_test(size=SIZE) as pilot:
         screen = screen_of(pilot)
         await pilot.pause()
         assert [row.summary.id for row in screen.session_list.rows] == [f"s-{number:03d}" for number in range(10)]
         assert "10 of 40 sessions" in screen.status.render().plain
+        for _ in range(100):  # the watcher starts once the first rows are drawn
+            if screen.watching:
+                break
+            await pilot.pause(0.05)
+        write_session(root, Spec("s-live", PROJECT, ("started while the first screens show",), timedelta(0)))
+        for _ in range(100):
+            if any(row.summary.id == "s-live" for row in screen.session_list.rows):
+                break
+            await pilot.pause(0.05)
+        assert any(row.summary.id == "s-live" for row in screen.session_list.rows)
+        assert "11 of 40 sessions" in screen.status.render().plain, "a live merge keeps the project's count"
         catalog.gate.set()
         await settle(pilot)
-        assert len(screen.session_list.rows) == 40
-        assert "40 sessions" in screen.status.render().plain and " of " not in screen.status.render().plain
+        assert len(screen.session_list.rows) == 41
+        assert "41 sessions" in screen.status.render().plain and " of " not in screen.status.render().plain

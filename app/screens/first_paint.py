@@ -26,8 +26,6 @@ from typing import TYPE_CHECKING
 
 from textual.worker import get_current_worker
 
-from seance.core.firstpaint import StoredSessions
-
 from ..messages import SessionsLoaded
 
 if TYPE_CHECKING:
@@ -56,11 +54,13 @@ class FirstPaint:
     _closed = False  # unmounted
     _drawing = False  # the first rows are being drawn
     _watch_wanted = False  # the watcher starts with the first rows
+    _totals: dict[str, int] | None = None  # see `_stored_totals`
 
     if TYPE_CHECKING:  # what the mixin uses of the screen it is mixed into
         catalog: SessionSource
         cwd: str
         model: PickerModel
+        _loading: set[str]  # scopes whose exact listing has not come in yet
 
         def post_message(self, message: Message) -> bool: ...
 
@@ -72,6 +72,13 @@ class FirstPaint:
 
         @property
         def status(self) -> StatusBar: ...
+
+    @property
+    def _stored_totals(self) -> dict[str, int]:
+        """scope -> how many sessions it has, while it shows the stored first screens."""
+        if self._totals is None:
+            self._totals = {}
+        return self._totals
 
     @property
     def _rows_drawn(self) -> threading.Event:
@@ -89,6 +96,8 @@ class FirstPaint:
         if not first:
             return
         self._stored_scope = scope
+        self._stored_totals[scope] = getattr(first, "total", len(first))
+        self._loading.add(scope)  # (`_load` follows at once)
         self.model.loaded(scope, first, exact=False)
         self._rebuild(top=True)  # a few screens' worth: made here (row_flow.py), in the first frame
 
@@ -107,6 +116,7 @@ class FirstPaint:
             first = stored(self._stored_cwd(scope)) if stored is not None else None
             if not first or get_current_worker().is_cancelled:
                 return
+            self._stored_totals[scope] = getattr(first, "total", len(first))
             self.post_message(SessionsLoaded(scope, first, False, generation))
         self._rows_drawn.wait(FIRST_ROWS_WAIT)
 
@@ -117,9 +127,14 @@ class FirstPaint:
         if rows and not self._drawing:
             self._drawing = True
             self._after_refreshes(SETTLE_REFRESHES, self._first_rows_drawn)
-        listed = self.model.summaries.get(self.model.scope)
-        if isinstance(listed, StoredSessions) and not (self.model.searching or self.model.named_only):
-            self.status.total = max(self.status.total, listed.total)
+        scope = self.model.scope
+        total = self._stored_totals.get(scope)
+        if total is None:
+            return
+        if scope not in self._loading:  # the exact listing is in
+            del self._stored_totals[scope]
+        elif not (self.model.searching or self.model.named_only):
+            self.status.total = max(self.status.total, total)
 
     def _after_refreshes(self, count: int, callback: Callable[[], object]) -> None:
         """`callback()` after `count` more refreshes of the screen."""
