@@ -134,3 +134,29 @@ async def test_a_big_projects_first_screens_count_the_whole_project(tmp_path: Pa
         await settle(pilot)
         assert len(screen.session_list.rows) == 41
         assert "41 sessions" in screen.status.render().plain and " of " not in screen.status.render().plain
+
+
+async def test_tab_before_the_refresh_paints_the_stored_scope_and_waits_for_that_refresh(tmp_path: Path) -> None:
+    """The refresh under way lists both scopes: Tab meanwhile shows the other scope's stored
+    rows and starts no second refresh."""
+    root = make_root(tmp_path)
+    Catalog([root]).refresh()
+    app, catalog = gated_app(root, prefetch=True)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(pilot)
+        await pilot.pause()
+        assert len(screen.session_list.rows) == 5
+        await pilot.press("tab")
+        for _ in range(100):
+            if len(screen.session_list.rows) == 8:
+                break
+            await pilot.pause(0.02)
+        assert len(screen.session_list.rows) == 8 and catalog.refreshes == 0, "every project, as stored"
+        assert "8 sessions" in screen.status.render().plain
+        catalog.gate.set()
+        await settle(pilot)
+        assert catalog.refreshes == 1, "one refresh lists both scopes"
+        assert len(screen.session_list.rows) == 8
+        await pilot.press("tab")
+        await settle(pilot)
+        assert len(screen.session_list.rows) == 5 and catalog.refreshes == 1

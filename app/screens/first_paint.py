@@ -11,7 +11,9 @@ session once the user has moved it).
 * `seance pick` starts making that listing while it imports Textual
   (`Catalog.prefetch_stored`); `_paint_prefetched` (on mount) takes it, so the first frame
   already has rows.
-* Otherwise (a host's catalog) the load worker asks for it (`_post_stored`).
+* Otherwise (a host's catalog) the load worker asks for it (`_post_stored`); a Tab to the
+  other scope while the refresh runs paints that scope's stored rows (`StoredReady`) and
+  waits for the refresh, which lists both, instead of starting another.
 * Either way the exact refresh waits until the first rows are drawn (at most
   `FIRST_ROWS_WAIT`): it would hold the GIL while the UI thread draws them.  So does the
   file watcher (`_watch_after_first_frame`): watchfiles holds the GIL while it sets up.
@@ -22,22 +24,35 @@ A host's `SessionSource` need not have `stored` / `prefetched`: then nothing cha
 from __future__ import annotations
 
 import threading
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from textual import work
+from textual.message import Message
 from textual.worker import get_current_worker
+
+from seance.core.model import SessionSummary
 
 from ..messages import SessionsLoaded
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
-    from textual.message import Message
-
     from seance.core.catalog import SessionSource
 
     from ..picker_model import PickerModel
     from ..rows import SessionRow
     from ..widgets.status_bar import StatusBar
+
+
+@dataclass
+class StoredReady(Message):
+    """A scope's stored first screens, made while the exact refresh runs (Tab meanwhile)."""
+
+    scope: str
+    summaries: list[SessionSummary]
+    total: int
+
 
 FIRST_ROWS_WAIT = 1.0
 """Seconds the exact refresh and the watcher wait for the stored rows to be drawn."""
@@ -120,6 +135,30 @@ class FirstPaint:
             self.post_message(SessionsLoaded(scope, first, False, generation))
         self._rows_drawn.wait(FIRST_ROWS_WAIT)
 
+    def _paint_stored_meanwhile(self, scope: str) -> None:
+        """Tab to a scope not listed yet while the exact refresh (which lists every scope) is
+        under way: its stored first screens now (`StoredReady`), the refresh's answer when it
+        comes, rather than a second refresh."""
+        self._loading.add(scope)
+        self._stored_worker(scope)
+
+    @work(thread=True, exclusive=True, group="stored", exit_on_error=False, description="stored rows")
+    def _stored_worker(self, scope: str) -> None:
+        stored = getattr(self.catalog, "stored", None)
+        first = stored(self._stored_cwd(scope)) if stored is not None else None
+        if first and not get_current_worker().is_cancelled:
+            self.post_message(StoredReady(scope, first, getattr(first, "total", len(first))))
+
+    def on_stored_ready(self, message: StoredReady) -> None:
+        scope = message.scope
+        if scope in self.model.summaries:  # the exact listing came first
+            return
+        self._stored_totals[scope] = message.total
+        self.model.loaded(scope, message.summaries, exact=False)
+        if scope == self.model.scope:
+            self.status.listing = False
+            self._rebuild(top=True)
+
     def _rows_shown(self, rows: Sequence[SessionRow]) -> None:
         """Rows were handed to the list: once drawn, a waiting refresh may go on.  While they
         are a big project's stored first screens, the status counts the whole project
@@ -165,4 +204,4 @@ class FirstPaint:
         self._rows_drawn.set()
 
 
-__all__ = ["FIRST_ROWS_WAIT", "FirstPaint"]
+__all__ = ["FIRST_ROWS_WAIT", "FirstPaint", "StoredReady"]

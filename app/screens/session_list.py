@@ -681,8 +681,10 @@ class SessionPickerScreen(DeleteActions, MarkActions, RowMaking, FirstPaint, Scr
             self.session_list.set_rows([], top=True)
             self.session_list.set_display(empty_text="Loading…")
             self.status.shown = self.status.total = 0
-            if scope not in self._loading:
+            if not self._loading:
                 self._load(scope)
+            elif scope not in self._loading:  # the refresh under way lists every scope
+                self._paint_stored_meanwhile(scope)  # first_paint.py
 
     def action_cycle_sort(self) -> None:
         self.model.cycle_sort()
