@@ -775,9 +775,9 @@ class Catalog:
         return in_project(first, cwd) if cwd is not None else first
 
     def stored(self, cwd: str | None) -> list[SessionSummary] | None:
-        """The project in `cwd` (None: every project) as the index last saw it, for a first screen before `refresh`
-        (`core.firstpaint`); None when the index cannot say.  The answer `prefetch_stored`
-        started for `cwd` is taken (once) rather than made again."""
+        """The project in `cwd` (None: every project) as the index last saw it, for a first
+        screen before `refresh` (`core.firstpaint`); None when the index cannot say.  The
+        answer `prefetch_stored` started for `cwd` is taken (once) rather than made again."""
         from .firstpaint import stored_listing
 
         prefetched, self._prefetch = self._prefetch, None

@@ -119,6 +119,15 @@ class FirstPaint:
     def _stored_cwd(self, scope: str) -> str | None:
         return self.cwd if scope == "project" else None
 
+    def _stored_now(self, scope: str) -> list[SessionSummary] | None:
+        """`catalog.stored` for `scope` (in a worker), or None: a host's source may not have it,
+        and a first paint that fails is only a first paint (the exact refresh follows)."""
+        stored = getattr(self.catalog, "stored", None)
+        try:
+            return stored(self._stored_cwd(scope)) if stored is not None else None
+        except Exception:
+            return None
+
     def _listed_exactly(self, scope: str) -> bool:
         """The scope has rows that are not only the stored first paint (a reload)."""
         return scope in self.model.summaries and scope != self._stored_scope
@@ -127,8 +136,7 @@ class FirstPaint:
         """In the load worker, before the exact refresh: the stored rows, unless painted on mount
         already; then wait (bounded) until rows are drawn."""
         if scope != self._stored_scope:
-            stored = getattr(self.catalog, "stored", None)
-            first = stored(self._stored_cwd(scope)) if stored is not None else None
+            first = self._stored_now(scope)
             if not first or get_current_worker().is_cancelled:
                 return
             self._stored_totals[scope] = getattr(first, "total", len(first))
@@ -144,8 +152,7 @@ class FirstPaint:
 
     @work(thread=True, exclusive=True, group="stored", exit_on_error=False, description="stored rows")
     def _stored_worker(self, scope: str) -> None:
-        stored = getattr(self.catalog, "stored", None)
-        first = stored(self._stored_cwd(scope)) if stored is not None else None
+        first = self._stored_now(scope)
         if first and not get_current_worker().is_cancelled:
             self.post_message(StoredReady(scope, first, getattr(first, "total", len(first))))
 
