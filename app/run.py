@@ -42,6 +42,9 @@ def run_picker(
     """The session picker over `catalog` (`enter="tree"`: the browser, Enter opens the tree view);
     `children`/`save_children`: see `PickerOptions`."""
     check_terminal()
+    prefetch = getattr(catalog, "prefetch_stored", None)  # the first rows, read while Textual is imported
+    if prefetch is not None:
+        prefetch(str(Path(cwd).resolve()) if scope == "project" else None)
     from .app import SeanceApp
     from .screens.session_list import PickerOptions, SessionPickerScreen
 

@@ -2,6 +2,7 @@
 
     python bench/latency.py --sessions 10000            # generate (or reuse) the corpus, index it, measure
     python bench/latency.py --sessions 100000 --trials 20
+    python bench/latency.py --sessions 10000 --only launch    # launches only (iterate faster)
 
 seance runs `pick` inside a detached tmux server of its own (`-L seance-latency-<pid>`, 160×45 by
 default, `TERM=xterm-256color`), on a generated corpus (`bench/generate.py`, the same one
@@ -18,6 +19,12 @@ sent to the first capture that shows the result:
 * Ctrl+T → tree rows: the tree screen's header and its position line are drawn.
 * new file → listed: a new session file (its first message a unique word) is written into
   the current project's folder → the word is on screen.
+
+Like an installed seance (pip writes bytecode), the modules' bytecode is cached (in the
+scratch directory, written by one import before the first launch), even where the
+environment says PYTHONDONTWRITEBYTECODE; `--no-pyc` compiles them on every launch instead
+(~0.1 s more per launch).  The launch row also gives seance's CPU time (user+sys, from
+/proc) until its rows were seen: on a shared machine it moves much less than the wall time.
 
 Medians and 95th percentiles are printed as a Markdown table (paste into docs/benchmarks.md).
 The capture loop costs CPU of its own on a 2-core machine: the figures are upper bounds.
@@ -48,14 +55,18 @@ from run import corpus  # noqa: E402  (bench/ is not a package: its modules impo
 SOCKET = f"seance-latency-{os.getpid()}"  # our own server: two runs at once must not kill each other
 SESSION = "bench"
 WORDS = ("sqlite", "deadline", "fts5 cursor", "refactor")
+PHASES = ("launch", "typing", "tab", "tree", "new")
 STATUS = re.compile(r"(◉|○) Current Folder \| (◉|○) All .* ([\d,]+) sessions")
 
 
 class Terminal:
     """One tmux server of our own, one window running `seance pick`."""
 
-    def __init__(self, command: list[str], env: dict[str, str], width: int, height: int) -> None:
+    def __init__(
+        self, command: list[str], env: dict[str, str], width: int, height: int, unset: list[str] | None = None
+    ) -> None:
         self.command, self.env, self.width, self.height = command, env, width, height
+        self.unset = unset or []  # `env` options that remove a variable (`-u NAME`)
 
     def tmux(self, *args: str) -> str:
         return subprocess.run(
@@ -65,7 +76,7 @@ class Terminal:
     def start(self, log: Path) -> float:
         self.stop()
         line = " ".join(f"{name}={value!s}" for name, value in self.env.items())
-        shell = f"env {line} {' '.join(self.command)} 2>>{log}; sleep 600"
+        shell = f"env {' '.join(self.unset)} {line} {' '.join(self.command)} 2>>{log}; sleep 600"
         for _attempt in range(50):  # a server still shutting down refuses the new session: retry
             started = time.perf_counter()
             made = subprocess.run(
@@ -85,6 +96,17 @@ class Terminal:
         started = time.perf_counter()
         self.tmux("send-keys", "-t", SESSION, *(["-l"] if literal else []), *keys)
         return started
+
+    def cpu_seconds(self) -> float | None:
+        """user+sys CPU seconds the pane's command (seance, the shell's child) has used so far:
+        on a shared machine the wall time moves with the others' load, this much less."""
+        try:
+            shell = int(self.tmux("list-panes", "-t", SESSION, "-F", "#{pane_pid}").split()[0])
+            children = Path(f"/proc/{shell}/task/{shell}/children").read_text().split()
+            fields = Path(f"/proc/{children[0]}/stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, ValueError, IndexError):
+            return None
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     def stop(self) -> None:
         """End the server and wait until it is gone (a new session must not reach a dying one)."""
@@ -183,7 +205,20 @@ def main() -> int:
     parser.add_argument("--quiet", type=float, default=0.4, help="seconds without change that mean settled")
     parser.add_argument("--size", default="160x45")
     parser.add_argument("--out", type=Path, default=BENCH / "out")
+    parser.add_argument(
+        "--no-pyc",
+        action="store_true",
+        help="no bytecode cache: seance's modules are compiled on every launch (PYTHONDONTWRITEBYTECODE)",
+    )
+    parser.add_argument("--cache", type=Path, help="keep the index here and reuse it (default: a fresh one, removed)")
+    parser.add_argument(
+        "--only",
+        choices=PHASES,
+        action="append",
+        help="measure only these (repeatable; launch is measured on every trial anyway): faster to iterate",
+    )
     args = parser.parse_args()
+    wanted = set(args.only or PHASES)
     if shutil.which("tmux") is None:
         raise SystemExit("tmux is not installed")
     root = corpus(args.out, args.sessions, args.projects, 1, args.mean_bytes, 0)
@@ -195,17 +230,32 @@ def main() -> int:
     seance = shutil.which("seance") or f"{sys.executable} -m seance"
     scratch = Path(tempfile.mkdtemp(prefix="seance-latency-"))
     (scratch / "home").mkdir()
-    env = {"HOME": str(scratch / "home"), "SEANCE_CACHE_DIR": str(scratch / "cache"), "TERM": "xterm-256color"}
+    cache = args.cache.resolve() if args.cache else scratch / "cache"
+    env = {"HOME": str(scratch / "home"), "SEANCE_CACHE_DIR": str(cache), "TERM": "xterm-256color"}
+    if not args.no_pyc:  # as installed (pip compiles): bytecode cached, in the scratch directory
+        env["PYTHONPYCACHEPREFIX"] = str(scratch / "pycache")
+    child_env = {**os.environ, **env}
+    if not args.no_pyc:
+        child_env.pop("PYTHONDONTWRITEBYTECODE", None)
     probes: list[Path] = []
-    results: dict[str, list[float]] = {name: [] for name in ("launch", "echo", "settled", "tab", "tree", "new")}
+    names = ("launch", "launch cpu", "echo", "settled", "tab", "tree", "new")
+    results: dict[str, list[float]] = {name: [] for name in names}
     try:
-        subprocess.run([*seance.split(), "index", "--root", str(root)], env={**os.environ, **env}, check=True)
-        terminal = Terminal([*seance.split(), "pick", "--root", str(root), "--cwd", cwd], env, width, height)
+        subprocess.run([*seance.split(), "index", "--root", str(root)], env=child_env, check=True)
+        if not args.no_pyc:  # the bytecode of everything a launch imports, written before the first one
+            modules = ("cli.ui", "app.app", "app.screens.session_list", "app.widgets.context_preview")
+            warm = "import " + ", ".join(f"seance.{module}" for module in modules)
+            subprocess.run([sys.executable, "-c", warm], env=child_env, check=True)
+        unset = [] if args.no_pyc else ["-u", "PYTHONDONTWRITEBYTECODE"]
+        terminal = Terminal([*seance.split(), "pick", "--root", str(root), "--cwd", cwd], env, width, height, unset)
         for trial in range(args.trials):
             started = terminal.start(scratch / "stderr.log")
             results["launch"].append(wait_for(terminal, rows_shown, started, "rows"))
+            cpu = terminal.cpu_seconds()
+            if cpu is not None:
+                results["launch cpu"].append(cpu)
             settle(terminal, time.perf_counter(), args.quiet)
-            if trial == 0:  # typing: every key of every word, each after the previous one settled
+            if trial == 0 and "typing" in wanted:  # every key of every word, each after the previous one settled
                 for word in WORDS:
                     typed = ""
                     for char in word:
@@ -215,20 +265,23 @@ def main() -> int:
                         results["settled"].append(settle(terminal, sent, args.quiet))
                     terminal.send("Escape")
                     settle(terminal, time.perf_counter(), args.quiet)
-            before = status(terminal.screen())
-            sent = terminal.send("Tab")
-            wait_for(terminal, scope_differs(before), sent, "scope")
-            results["tab"].append(settle(terminal, sent, args.quiet))
-            terminal.send("Tab")
-            settle(terminal, time.perf_counter(), args.quiet)
-            sent = terminal.send("C-t")
-            results["tree"].append(wait_for(terminal, tree_drawn, sent, "tree"))
-            terminal.send("Escape")
-            settle(terminal, time.perf_counter(), args.quiet)
-            word = f"probe{uuid.uuid4().hex[:10]}"
-            written = time.perf_counter()
-            probes.append(write_probe(bucket, cwd, word))
-            results["new"].append(wait_for(terminal, shows(word), written, "new row"))
+            if "tab" in wanted:
+                before = status(terminal.screen())
+                sent = terminal.send("Tab")
+                wait_for(terminal, scope_differs(before), sent, "scope")
+                results["tab"].append(settle(terminal, sent, args.quiet))
+                terminal.send("Tab")
+                settle(terminal, time.perf_counter(), args.quiet)
+            if "tree" in wanted:
+                sent = terminal.send("C-t")
+                results["tree"].append(wait_for(terminal, tree_drawn, sent, "tree"))
+                terminal.send("Escape")
+                settle(terminal, time.perf_counter(), args.quiet)
+            if "new" in wanted:
+                word = f"probe{uuid.uuid4().hex[:10]}"
+                written = time.perf_counter()
+                probes.append(write_probe(bucket, cwd, word))
+                results["new"].append(wait_for(terminal, shows(word), written, "new row"))
             print(f"trial {trial + 1}/{args.trials} done", file=sys.stderr)
         terminal.stop()
     except TimeoutError as error:
@@ -241,6 +294,7 @@ def main() -> int:
         shutil.rmtree(scratch, ignore_errors=True)
     labels = {
         "launch": "launch → rows visible (warm index)",
+        "launch cpu": "… seance's CPU time (user+sys) until then",
         "echo": "key → its character echoed",
         "settled": "key → list settled for the new query",
         "tab": "Tab (scope switch) → rows settled",

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from seance.app import PickResult, check_terminal, run_picker, run_tree
 from seance.core.catalog import Catalog
+from seance.core.firstpaint import known_session
 from seance.core.listing import CHILD_MODES, ChildMode, child_mode
 from seance.core.settings import load_settings, save_setting
 
@@ -64,6 +65,15 @@ def run_ui(args: argparse.Namespace) -> int:
         return _run_demo(args)
     scope = Scope.of(args)
     catalog = Catalog(scope.roots)
+    if not known_session(catalog) and not _found_session(catalog):
+        return ExitCode.NOT_FOUND
+    picking = getattr(args, "command", None) == "pick"
+    return _pick(catalog, args, scope.cwd, enter="resume" if picking else "tree")
+
+
+def _found_session(catalog: Catalog) -> bool:
+    """Whether the roots hold a session, found by discovering every file (the index knew none
+    still there); if not, say so on stderr, with what was skipped."""
     found = catalog.discover()
     skipped: list[tuple[Path | str, str]] = list(found.skipped)
     if not _any_session(found.infos, skipped):
@@ -73,9 +83,8 @@ def run_ui(args: argparse.Namespace) -> int:
             say(f"seance: skipped {path}: {reason}")
         if len(skipped) > 5:
             say(f"seance: ... and {len(skipped) - 5} more skipped")
-        return ExitCode.NOT_FOUND
-    picking = getattr(args, "command", None) == "pick"
-    return _pick(catalog, args, scope.cwd, enter="resume" if picking else "tree")
+        return False
+    return True
 
 
 def run_tree_ui(session: Session, *, as_json: bool) -> int:

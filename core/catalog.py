@@ -7,6 +7,7 @@
     catalog.search_text(query)            # full-text hits (FTS5), one per session
     catalog.summary(path)                 # one file, exact, re-indexed if it changed
     catalog.first_screen(cwd, count)      # the newest `count` files' prefixes (a cold index's first rows)
+    catalog.stored(cwd)                   # a project as the index last saw it (a warm picker's first rows)
     catalog.trash(path) / .restore(receipt) / .rename(path, name)   # the writes, index kept in step
 
 Methods may be called from any thread (a Textual thread worker included): each thread gets
@@ -55,6 +56,7 @@ from .model import SessionSummary
 from .text import is_utf8
 
 if TYPE_CHECKING:  # imported where used: a warm listing reads no file and searches nothing
+    from .firstpaint import Prefetch
     from .indexquery import Ranked, Stale
     from .metadata import MetaState, ScanResult
     from .search import Query, TextHit
@@ -182,6 +184,7 @@ class Catalog:
         self.explicit_roots = roots is not None
         self.roots: list[Path] = [Path(root) for root in roots] if roots is not None else default_roots()
         self._cache_dir = cache_dir
+        self._prefetch: Prefetch | None = None  # a first screen being made ahead (`prefetch_stored`)
         self._index: Index | None = None
         self._index_error: str | None = None
         self._problem: str | None = None  # the last thing the guard did about the index
@@ -877,6 +880,28 @@ class Catalog:
             return []
         first = quick_summaries(infos[:count])
         return in_project(first, cwd) if cwd is not None else first
+
+    def stored(self, cwd: str | None) -> list[SessionSummary] | None:
+        """The project in `cwd` (None: every project) as the index last saw it, for a first
+        screen before `refresh` (`core.firstpaint`); None when the index cannot say.  The
+        answer `prefetch_stored` started for `cwd` is taken (once) rather than made again."""
+        from .firstpaint import stored_listing
+
+        prefetched, self._prefetch = self._prefetch, None
+        if prefetched is not None and prefetched.cwd == cwd:
+            return prefetched.result()
+        return stored_listing(self, cwd)
+
+    def prefetched(self, cwd: str | None) -> bool:
+        """Whether `prefetch_stored(cwd)` started the answer `stored(cwd)` will take."""
+        return self._prefetch is not None and self._prefetch.cwd == cwd
+
+    def prefetch_stored(self, cwd: str | None) -> None:
+        """Start `stored(cwd)` in a thread now: a launch imports its UI meanwhile (the index
+        read and the directory listing do not hold the GIL)."""
+        from .firstpaint import Prefetch, stored_listing
+
+        self._prefetch = Prefetch(cwd, lambda: stored_listing(self, cwd))
 
     def close(self) -> None:
         for index in [*self._dropped, *([self._index] if self._index is not None else [])]:

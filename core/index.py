@@ -491,6 +491,42 @@ class Index:
         good = [row for row in found if _row_check(_META_OF_ROW(row), row[7]) == row[9]]
         return dict(zip(map(_STAT_KEY, good), good, strict=True))
 
+    def sessions_in(self, cwds: list[str] | None) -> list[tuple[int, str, int]]:
+        """(file_id, path, modified_ms) of every indexed session whose header cwd is one of
+        `cwds` (None: every session), unchecked (no blob is read): a project's last known
+        listing, for a first paint that then reads only the rows it shows (`summaries`)."""
+        if cwds is None:
+            return self.db.execute("SELECT file_id, path, modified_ms FROM files WHERE session = 1").fetchall()
+        marks = ",".join("?" * len(cwds))
+        return self.db.execute(
+            f"SELECT file_id, path, modified_ms FROM files WHERE session = 1 AND cwd IN ({marks})", cwds
+        ).fetchall()
+
+    def summaries(self, *, file_ids: list[int] | None = None, paths: list[str] | None = None) -> list[bytes]:
+        """The summary blobs of the sessions with these file ids (or paths) whose rows pass
+        their check (a row that fails is left out)."""
+        column, values = ("file_id", file_ids) if file_ids is not None else ("path", paths or [])
+        found: list[tuple] = []
+        for start in range(0, len(values), 500):  # SQLite's variable limit, with room to spare
+            part = values[start : start + 500]
+            found += self.db.execute(
+                "SELECT path, size, mtime_ns, session, reason, modified_ms, cwd, summary, text_seq, summary_check "
+                f"FROM files WHERE session = 1 AND {column} IN ({','.join('?' * len(part))})",
+                part,
+            ).fetchall()
+        return [row[7] for row in found if row[7] and _row_check(_META_OF_ROW(row), row[7]) == row[9]]
+
+    def any_session(self, under: list[str], limit: int = 64) -> list[tuple[str, int, int]]:
+        """(path, size, mtime_ns) of up to `limit` indexed sessions whose path starts with one
+        of `under` (directory prefixes ending in a separator), without reading the others."""
+        if not under:
+            return []
+        where = " OR ".join("substr(path, 1, ?) = ?" for _ in under)
+        values = [value for prefix in under for value in (len(prefix), prefix)]
+        return self.db.execute(
+            f"SELECT path, size, mtime_ns FROM files WHERE session = 1 AND ({where}) LIMIT ?", [*values, limit]
+        ).fetchall()
+
     def row(self, path: str) -> Row | None:
         """The row of one file, or None when there is none or it fails its check."""
         found = self.db.execute(

@@ -116,8 +116,10 @@ class MarkActions:
         self.post_message(MarksChanged(marks, note))
 
     def on_marks_changed(self, message: MarksChanged) -> None:
+        unchanged = message.marks == self.model.marks  # no marks yet at launch: the rows being made stand
         self.model.marks = message.marks
-        self._rebuild()
+        if not unchanged:
+            self._rebuild()
         if message.note:
             self.status.show_message(message.note)
 

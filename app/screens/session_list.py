@@ -69,6 +69,7 @@ from ..widgets.status_bar import StatusBar
 from .confirm import ConfirmScreen
 from .copy import CopyChoice, CopyScreen
 from .deleting import DeleteActions
+from .first_paint import FirstPaint
 from .help import HelpScreen, help_rows, key_label
 from .marks import MARK_BINDINGS, MarkActions
 from .missing_cwd import resume_checked
@@ -166,7 +167,7 @@ class SearchInput(Input):
         return super().check_consume_key(key, character)
 
 
-class SessionPickerScreen(DeleteActions, MarkActions, RowMaking, Screen[PickResult | None]):
+class SessionPickerScreen(DeleteActions, MarkActions, RowMaking, FirstPaint, Screen[PickResult | None]):
     """Search, browse and pick a session; dismisses with a `PickResult` or None on cancel."""
 
     CSS: ClassVar[str] = stylesheet("picker.tcss")  # scoped by Textual to this screen
@@ -320,11 +321,13 @@ class SessionPickerScreen(DeleteActions, MarkActions, RowMaking, Screen[PickResu
     def on_mount(self) -> None:
         self._update_preview_visibility()
         self.load_marks()
+        self._paint_prefetched()  # first_paint.py: the first frame has rows
         self._load(self.model.scope)
         if self.options.watch:
-            self._watch()
+            self._watch_after_first_frame()  # first_paint.py
 
     def on_unmount(self) -> None:
+        self._stop_waiting()  # first_paint.py
         if self.watcher is not None:  # ends the OS watch and joins seance's watcher thread
             self.watcher.stop()
 
@@ -348,16 +351,16 @@ class SessionPickerScreen(DeleteActions, MarkActions, RowMaking, Screen[PickResu
         if self.status.message_is_error and self.status.message != self._query_error:
             self.status.show_message("")  # a new load: the last one's failure no longer stands
         self.status.listing = scope not in self.model.summaries
-        self._load_worker(scope, self._generation, scope in self.model.summaries)
+        self._load_worker(scope, self._generation, self._listed_exactly(scope))
 
     @work(thread=True, exclusive=True, group="load", exit_on_error=False, description="list sessions")
     def _load_worker(self, scope: str, generation: int, listed: bool) -> None:
         """First rows as fast as possible, then the exact refresh of both scopes.
 
-        A warm index answers exactly in a fraction of a second, so the refresh goes first; if
-        it finds many files to read (a cold index), it is stopped at once, the quick 4 KB
-        listing paints the rows, and the refresh resumes (it keeps what it indexed).  `listed`:
-        the scope has rows already (a reload).
+        A warm index paints the project from its stored rows first (first_paint.py), then the
+        exact refresh replaces them; if the refresh finds many files to read (a cold index), it
+        is stopped at once, the quick 4 KB listing paints the rows, and the refresh resumes (it
+        keeps what it indexed).  `listed`: the scope has rows already (a reload).
         """
         worker = get_current_worker()
         last = [0.0]
@@ -376,6 +379,8 @@ class SessionPickerScreen(DeleteActions, MarkActions, RowMaking, Screen[PickResu
             return worker.is_cancelled or stop_early[0]
 
         try:
+            if not listed:
+                self._post_stored(scope, generation)  # first_paint.py
             try:
                 everything = self.catalog.refresh(progress, cancel)
             except Cancelled:
@@ -484,6 +489,7 @@ class SessionPickerScreen(DeleteActions, MarkActions, RowMaking, Screen[PickResu
         self.session_list.set_rows(rows, top=top)
         self.status.shown = len(rows)
         self.status.total = self.session_list.rows.total
+        self._rows_shown(rows)  # first_paint.py
         if not rows:
             self._show_preview(None)
 
@@ -675,8 +681,10 @@ class SessionPickerScreen(DeleteActions, MarkActions, RowMaking, Screen[PickResu
             self.session_list.set_rows([], top=True)
             self.session_list.set_display(empty_text="Loading…")
             self.status.shown = self.status.total = 0
-            if scope not in self._loading:
+            if not self._loading:
                 self._load(scope)
+            elif scope not in self._loading:  # the refresh under way lists every scope
+                self._paint_stored_meanwhile(scope)  # first_paint.py
 
     def action_cycle_sort(self) -> None:
         self.model.cycle_sort()

@@ -1,0 +1,214 @@
+"""The picker's first rows on a warm start, from what the index already knows (issue 14).
+
+`FirstPaint` is mixed into `SessionPickerScreen`.  A warm launch used to wait for the exact
+refresh (every file discovered, every index row checked and decoded) before its first row.
+Now the scope (the project, or every project) is painted first from the index's stored rows
+(`Catalog.stored`, `core.firstpaint`: the newest few screens' worth): files gone since are
+left out, new ones read from their first 4 KB, changed ones shown as last indexed.  The
+exact refresh follows and replaces the listing (the picker keeps its cursor on the same
+session once the user has moved it).
+
+* `seance pick` starts making that listing while it imports Textual
+  (`Catalog.prefetch_stored`); `_paint_prefetched` (on mount) takes it, so the first frame
+  already has rows.
+* Otherwise (a host's catalog) the load worker asks for it (`_post_stored`); a Tab to the
+  other scope while the refresh runs paints that scope's stored rows (`StoredReady`) and
+  waits for the refresh, which lists both, instead of starting another.
+* Either way the exact refresh waits until the first rows are drawn (at most
+  `FIRST_ROWS_WAIT`): it would hold the GIL while the UI thread draws them.  So does the
+  file watcher (`_watch_after_first_frame`): watchfiles holds the GIL while it sets up.
+
+A host's `SessionSource` need not have `stored` / `prefetched`: then nothing changes.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from textual import work
+from textual.message import Message
+from textual.worker import get_current_worker
+
+from seance.core.model import SessionSummary
+
+from ..messages import SessionsLoaded
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    from seance.core.catalog import SessionSource
+
+    from ..picker_model import PickerModel
+    from ..rows import SessionRow
+    from ..widgets.status_bar import StatusBar
+
+
+@dataclass
+class StoredReady(Message):
+    """A scope's stored first screens, made while the exact refresh runs (Tab meanwhile)."""
+
+    scope: str
+    summaries: list[SessionSummary]
+    total: int
+
+
+FIRST_ROWS_WAIT = 1.0
+"""Seconds the exact refresh and the watcher wait for the stored rows to be drawn."""
+SETTLE_REFRESHES = 3
+"""Screen refreshes after the first rows before that work starts: the status line and the
+footer come a refresh or two after the rows (a worker holding the GIL would delay them)."""
+
+
+class FirstPaint:
+    """The stored first rows of a scope, and the wait for them to be drawn."""
+
+    _stored_scope: str | None = None  # the scope painted from the store before its first load
+    _first_rows: threading.Event | None = None  # set once rows have been drawn
+    _closed = False  # unmounted
+    _drawing = False  # the first rows are being drawn
+    _watch_wanted = False  # the watcher starts with the first rows
+    _totals: dict[str, int] | None = None  # see `_stored_totals`
+
+    if TYPE_CHECKING:  # what the mixin uses of the screen it is mixed into
+        catalog: SessionSource
+        cwd: str
+        model: PickerModel
+        _loading: set[str]  # scopes whose exact listing has not come in yet
+
+        def post_message(self, message: Message) -> bool: ...
+
+        def _rebuild(self, *, top: bool = False) -> None: ...
+
+        def _watch(self) -> None: ...
+
+        def call_after_refresh(self, callback: Callable[..., object], *args: object) -> bool: ...
+
+        @property
+        def status(self) -> StatusBar: ...
+
+    @property
+    def _stored_totals(self) -> dict[str, int]:
+        """scope -> how many sessions it has, while it shows the stored first screens."""
+        if self._totals is None:
+            self._totals = {}
+        return self._totals
+
+    @property
+    def _rows_drawn(self) -> threading.Event:
+        if self._first_rows is None:
+            self._first_rows = threading.Event()
+        return self._first_rows
+
+    def _paint_prefetched(self) -> None:
+        """On mount: the project as `Catalog.prefetch_stored` read it while Textual was imported
+        (waited for if not quite done: it started long before), listed before the first frame."""
+        prefetched, scope = getattr(self.catalog, "prefetched", None), self.model.scope
+        if prefetched is None or not prefetched(self._stored_cwd(scope)):
+            return
+        first = self.catalog.stored(self._stored_cwd(scope))  # type: ignore[attr-defined]  # it has `prefetched`
+        if not first:
+            return
+        self._stored_scope = scope
+        self._stored_totals[scope] = getattr(first, "total", len(first))
+        self._loading.add(scope)  # (`_load` follows at once)
+        self.model.loaded(scope, first, exact=False)
+        self._rebuild(top=True)  # a few screens' worth: made here (row_flow.py), in the first frame
+
+    def _stored_cwd(self, scope: str) -> str | None:
+        return self.cwd if scope == "project" else None
+
+    def _stored_now(self, scope: str) -> list[SessionSummary] | None:
+        """`catalog.stored` for `scope` (in a worker), or None: a host's source may not have it,
+        and a first paint that fails is only a first paint (the exact refresh follows)."""
+        stored = getattr(self.catalog, "stored", None)
+        try:
+            return stored(self._stored_cwd(scope)) if stored is not None else None
+        except Exception:
+            return None
+
+    def _listed_exactly(self, scope: str) -> bool:
+        """The scope has rows that are not only the stored first paint (a reload)."""
+        return scope in self.model.summaries and scope != self._stored_scope
+
+    def _post_stored(self, scope: str, generation: int) -> None:
+        """In the load worker, before the exact refresh: the stored rows, unless painted on mount
+        already; then wait (bounded) until rows are drawn."""
+        if scope != self._stored_scope:
+            first = self._stored_now(scope)
+            if not first or get_current_worker().is_cancelled:
+                return
+            self._stored_totals[scope] = getattr(first, "total", len(first))
+            self.post_message(SessionsLoaded(scope, first, False, generation))
+        self._rows_drawn.wait(FIRST_ROWS_WAIT)
+
+    def _paint_stored_meanwhile(self, scope: str) -> None:
+        """Tab to a scope not listed yet while the exact refresh (which lists every scope) is
+        under way: its stored first screens now (`StoredReady`), the refresh's answer when it
+        comes, rather than a second refresh."""
+        self._loading.add(scope)
+        self._stored_worker(scope)
+
+    @work(thread=True, exclusive=True, group="stored", exit_on_error=False, description="stored rows")
+    def _stored_worker(self, scope: str) -> None:
+        first = self._stored_now(scope)
+        if first and not get_current_worker().is_cancelled:
+            self.post_message(StoredReady(scope, first, getattr(first, "total", len(first))))
+
+    def on_stored_ready(self, message: StoredReady) -> None:
+        scope = message.scope
+        if scope in self.model.summaries:  # the exact listing came first
+            return
+        self._stored_totals[scope] = message.total
+        self.model.loaded(scope, message.summaries, exact=False)
+        if scope == self.model.scope:
+            self.status.listing = False
+            self._rebuild(top=True)
+
+    def _rows_shown(self, rows: Sequence[SessionRow]) -> None:
+        """Rows were handed to the list: once drawn, a waiting refresh may go on.  While they
+        are a big project's stored first screens, the status counts the whole project
+        ("300 of 39,623 sessions") until the exact refresh lists them all."""
+        if rows and not self._drawing:
+            self._drawing = True
+            self._after_refreshes(SETTLE_REFRESHES, self._first_rows_drawn)
+        scope = self.model.scope
+        total = self._stored_totals.get(scope)
+        if total is None:
+            return
+        if scope not in self._loading:  # the exact listing is in
+            del self._stored_totals[scope]
+        elif not (self.model.searching or self.model.named_only):
+            self.status.total = max(self.status.total, total)
+
+    def _after_refreshes(self, count: int, callback: Callable[[], object]) -> None:
+        """`callback()` after `count` more refreshes of the screen."""
+        if count <= 0:
+            callback()
+        else:
+            self.call_after_refresh(self._after_refreshes, count - 1, callback)
+
+    def _first_rows_drawn(self) -> None:
+        """The first rows and what comes with them (status line, footer) are on screen: the
+        GIL-heavy work may start, the exact refresh and the file watcher (setting up the OS
+        watch holds the GIL for as long as it walks the roots: 0.4 s at 100,000 sessions)."""
+        self._rows_drawn.set()
+        if self._watch_wanted and not self._closed:
+            self._watch_wanted = False
+            self._watch()
+
+    def _watch_after_first_frame(self) -> None:
+        """Follow the roots once the first rows are drawn (at the latest after `FIRST_ROWS_WAIT`:
+        an empty scope has none)."""
+        self._watch_wanted = True
+        self.set_timer(FIRST_ROWS_WAIT, self._first_rows_drawn)  # type: ignore[attr-defined]  # the Screen's
+
+    def _stop_waiting(self) -> None:
+        """Unmounting: a worker waiting for the first rows goes on (and sees it is cancelled);
+        a watch not started yet is not started."""
+        self._closed = True
+        self._rows_drawn.set()
+
+
+__all__ = ["FIRST_ROWS_WAIT", "FirstPaint", "StoredReady"]

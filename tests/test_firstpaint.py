@@ -1,0 +1,112 @@
+"""The warm picker's first screen from the index (core/firstpaint.py): the project as last
+indexed, files gone since left out, files new since read from their prefix, big projects read
+only as far as the first screens (and the parents of what they show)."""
+
+from __future__ import annotations
+
+import os
+from datetime import timedelta
+from pathlib import Path
+
+from ui_sessions import OTHER, PROJECT, Spec, make_root, session_path, write_session
+
+from seance.core import listing
+from seance.core.catalog import Catalog
+from seance.core.firstpaint import known_session, stored_listing
+
+
+def snapshot(root: Path) -> dict[str, tuple[bytes, int]]:
+    """Every session file's bytes and mtime: what browsing must never change."""
+    return {str(path): (path.read_bytes(), path.stat().st_mtime_ns) for path in sorted(root.rglob("*.jsonl"))}
+
+
+def paths(summaries) -> list[str]:
+    return [summary.path for summary in summaries]
+
+
+def test_nothing_stored_yet_cannot_say(tmp_path: Path) -> None:
+    root = make_root(tmp_path)
+    catalog = Catalog([root], cache_dir=tmp_path / "cache")
+    assert catalog.stored(PROJECT) is None
+    assert not known_session(catalog)
+
+
+def test_the_stored_project_is_the_exact_listing_of_an_unchanged_root(tmp_path: Path) -> None:
+    root = make_root(tmp_path)
+    before = snapshot(root)
+    catalog = Catalog([root], cache_dir=tmp_path / "cache")
+    exact = catalog.exact(PROJECT)
+
+    again = Catalog([root], cache_dir=tmp_path / "cache")  # a new launch
+    stored = again.stored(PROJECT)
+    assert stored is not None
+    assert paths(stored) == paths(exact)
+    assert stored == exact, "the same summaries, decoded from the index"
+    assert stored.total == len(exact) == 5
+    everything = again.stored(None)
+    assert everything is not None and everything == catalog.exact(None), "every project alike"
+    assert everything.total == 8
+    assert known_session(again)
+    assert snapshot(root) == before, "nothing wrote a session file"
+
+
+def test_gone_new_and_changed_files_since_the_index(tmp_path: Path) -> None:
+    root = make_root(tmp_path)
+    Catalog([root], cache_dir=tmp_path / "cache").refresh()
+    session_path(root, Spec("s-old", PROJECT)).unlink()
+    new = write_session(root, Spec("s-new", PROJECT, ("started after the index",), timedelta(minutes=1)))
+    changed = write_session(root, Spec("s-docs", PROJECT, ("update the README", "more", "and more"), timedelta(days=2)))
+    write_session(root, Spec("s-elsewhere", OTHER, ("another project's new session",), timedelta(minutes=2)))
+
+    stored = Catalog([root], cache_dir=tmp_path / "cache").stored(PROJECT)
+    assert stored is not None
+    listed = {summary.id: summary for summary in stored}
+    assert "s-old" not in listed, "a file gone since is left out"
+    assert listed["s-new"].path == str(new) and not listed["s-new"].exact, "a new file: its 4 KB prefix"
+    assert "s-elsewhere" not in listed, "another project's new file is not this project's"
+    assert listed["s-docs"].message_count == 4, "a changed file shows its indexed state until the refresh"
+    assert stored.total == len(stored) == 5
+    assert paths(stored)[0] == str(new), "newest first"
+
+    exact = Catalog([root], cache_dir=tmp_path / "cache").exact(PROJECT)
+    assert next(summary for summary in exact if summary.path == str(changed)).message_count == 6
+
+
+def test_a_big_project_reads_only_its_newest_sessions_and_their_parents(tmp_path: Path) -> None:
+    specs = [Spec(f"s-{number:03d}", PROJECT, (f"task {number}",), timedelta(hours=number)) for number in range(40)]
+    specs.append(Spec("s-fork", PROJECT, ("a fork of an old session",), timedelta(minutes=1), parent="s-039"))
+    root = make_root(tmp_path, specs)
+    exact = Catalog([root], cache_dir=tmp_path / "cache").exact(PROJECT)
+
+    stored = stored_listing(Catalog([root], cache_dir=tmp_path / "cache"), PROJECT, limit=10)
+    assert stored is not None
+    assert stored.total == 41
+    assert paths(stored)[:10] == paths(exact)[:10]
+    assert "s-039" in {summary.id for summary in stored}, "the fork's parent, however old, is read too"
+    assert len(stored) == 11
+    for mode in ("hidden", "threaded", "flat"):  # the first screen is ordered as the full listing will be
+        first = [(row.summary.path, row.prefix, row.children) for row in listing.arrange(stored, "threaded", mode)]
+        full = [(row.summary.path, row.prefix, row.children) for row in listing.arrange(exact, "threaded", mode)]
+        assert first[:5] == full[:5], mode
+
+
+def test_known_session_needs_a_file_still_as_indexed(tmp_path: Path) -> None:
+    root = make_root(tmp_path, [Spec("s-only", PROJECT)])
+    Catalog([root], cache_dir=tmp_path / "cache").refresh()
+    assert known_session(Catalog([root], cache_dir=tmp_path / "cache"))
+    assert not known_session(Catalog([tmp_path / "elsewhere"], cache_dir=tmp_path / "cache")), "other roots"
+    only = session_path(root, Spec("s-only", PROJECT))
+    os.utime(only, ns=(1, 1))
+    assert not known_session(Catalog([root], cache_dir=tmp_path / "cache")), "changed: discovery decides"
+
+
+def test_a_prefetched_answer_is_taken_once(tmp_path: Path) -> None:
+    root = make_root(tmp_path)
+    Catalog([root], cache_dir=tmp_path / "cache").refresh()
+    catalog = Catalog([root], cache_dir=tmp_path / "cache")
+    catalog.prefetch_stored(PROJECT)
+    assert catalog.prefetched(PROJECT) and not catalog.prefetched(OTHER)
+    first = catalog.stored(PROJECT)
+    assert first is not None and len(first) == 5
+    assert not catalog.prefetched(PROJECT)
+    assert catalog.stored(PROJECT) == first, "made again when asked again"

@@ -1,0 +1,162 @@
+"""A warm picker paints its first rows from the index (app/screens/first_paint.py), before the
+exact refresh, which then replaces them: a session changed before the launch shows its new
+state after the refresh, and the cursor stays on the session the user moved it to."""
+
+from __future__ import annotations
+
+import threading
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from ui_harness import SIZE, screen_of, settle
+from ui_sessions import PROJECT, Spec, clock, make_root, write_session
+
+from seance.app.app import SeanceApp
+from seance.app.screens.session_list import PickerOptions, SessionPickerScreen
+from seance.core import firstpaint
+from seance.core.catalog import Catalog
+
+
+class GatedCatalog(Catalog):
+    """A real catalog whose exact refresh waits for the test to open `gate`: what is on
+    screen before is the first paint alone."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.gate = threading.Event()
+        self.refreshes = 0
+
+    def refresh(self, *args: Any, **kwargs: Any):  # type: ignore[no-untyped-def]
+        assert self.gate.wait(20), "the test never opened the gate"
+        self.refreshes += 1
+        return super().refresh(*args, **kwargs)
+
+
+def gated_app(root: Path, *, prefetch: bool, watch: bool = False) -> tuple[SeanceApp, GatedCatalog]:
+    catalog = GatedCatalog([root])
+    if prefetch:  # as `seance pick` does while it imports Textual (app/run.py)
+        catalog.prefetch_stored(PROJECT)
+
+    def make_screen() -> SessionPickerScreen:
+        return SessionPickerScreen(
+            catalog, cwd=PROJECT, clock=clock, options=PickerOptions(watch=watch, confirm_missing_cwd=False)
+        )
+
+    app = SeanceApp(make_screen, theme="textual-dark")
+    app.animation_level = "none"
+    return app, catalog
+
+
+def snapshot(root: Path) -> dict[str, tuple[bytes, int]]:
+    return {str(path): (path.read_bytes(), path.stat().st_mtime_ns) for path in sorted(root.rglob("*.jsonl"))}
+
+
+def by_id(screen: SessionPickerScreen) -> dict[str, Any]:
+    return {row.summary.id: row.summary for row in screen.session_list.rows}
+
+
+async def first_paint_then_exact(tmp_path: Path, *, prefetch: bool) -> None:
+    root = make_root(tmp_path)
+    Catalog([root]).refresh()  # a warm index, as the last run left it
+    docs = write_session(  # appended to (and named) after the index was made, before the launch
+        root, Spec("s-docs", PROJECT, ("update the README", "more", "and more"), timedelta(days=2), name="Docs 2")
+    )
+    before = snapshot(root)
+    app, catalog = gated_app(root, prefetch=prefetch)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(pilot)
+        for _ in range(50):
+            if screen.session_list.rows:
+                break
+            await pilot.pause(0.02)
+        rows = by_id(screen)
+        assert catalog.refreshes == 0, "the exact refresh has not run"
+        assert set(rows) == {"s-auth", "s-fork", "s-named", "s-docs", "s-old"}, "the stored project"
+        assert rows["s-docs"].message_count == 4 and rows["s-docs"].name is None, "as the index last saw it"
+        assert "5 sessions" in screen.status.render().plain
+
+        await pilot.press("down", "down", "down")  # the user moves before the refresh lands
+        chosen = screen.session_list.highlighted.path
+        assert chosen == str(docs)
+        catalog.gate.set()
+        await settle(pilot)
+        assert catalog.refreshes == 1
+        rows = by_id(screen)
+        assert rows["s-docs"].message_count == 6 and rows["s-docs"].name == "Docs 2", "the exact answer replaced it"
+        assert screen.session_list.highlighted.path == chosen, "the cursor stayed on the session"
+    assert snapshot(root) == before, "browsing wrote no session file"
+
+
+async def test_prefetched_first_paint_then_the_exact_refresh(tmp_path: Path) -> None:
+    await first_paint_then_exact(tmp_path, prefetch=True)
+
+
+async def test_stored_first_paint_from_the_load_worker_then_the_exact_refresh(tmp_path: Path) -> None:
+    """A host's picker (no prefetch): the load worker paints the stored rows first."""
+    await first_paint_then_exact(tmp_path, prefetch=False)
+
+
+async def test_a_cold_index_lists_as_before(tmp_path: Path) -> None:
+    root = make_root(tmp_path)
+    app, catalog = gated_app(root, prefetch=True)
+    catalog.gate.set()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        listed = {row.summary.id for row in screen_of(pilot).session_list.rows}
+        assert listed == {"s-auth", "s-fork", "s-named", "s-docs", "s-old"}
+        assert catalog.refreshes == 1
+
+
+async def test_a_big_projects_first_screens_count_the_whole_project(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(firstpaint, "FIRST_SESSIONS", 10)
+    specs = [Spec(f"s-{number:03d}", PROJECT, (f"task {number}",), timedelta(hours=number)) for number in range(40)]
+    root = make_root(tmp_path, specs)
+    Catalog([root]).refresh()
+    app, catalog = gated_app(root, prefetch=True, watch=True)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(pilot)
+        await pilot.pause()
+        assert [row.summary.id for row in screen.session_list.rows] == [f"s-{number:03d}" for number in range(10)]
+        assert "10 of 40 sessions" in screen.status.render().plain
+        for _ in range(100):  # the watcher starts once the first rows are drawn
+            if screen.watching:
+                break
+            await pilot.pause(0.05)
+        write_session(root, Spec("s-live", PROJECT, ("started while the first screens show",), timedelta(0)))
+        for _ in range(100):
+            if any(row.summary.id == "s-live" for row in screen.session_list.rows):
+                break
+            await pilot.pause(0.05)
+        assert any(row.summary.id == "s-live" for row in screen.session_list.rows)
+        assert "11 of 40 sessions" in screen.status.render().plain, "a live merge keeps the project's count"
+        catalog.gate.set()
+        await settle(pilot)
+        assert len(screen.session_list.rows) == 41
+        assert "41 sessions" in screen.status.render().plain and " of " not in screen.status.render().plain
+
+
+async def test_tab_before_the_refresh_paints_the_stored_scope_and_waits_for_that_refresh(tmp_path: Path) -> None:
+    """The refresh under way lists both scopes: Tab meanwhile shows the other scope's stored
+    rows and starts no second refresh."""
+    root = make_root(tmp_path)
+    Catalog([root]).refresh()
+    app, catalog = gated_app(root, prefetch=True)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(pilot)
+        await pilot.pause()
+        assert len(screen.session_list.rows) == 5
+        await pilot.press("tab")
+        for _ in range(100):
+            if len(screen.session_list.rows) == 8:
+                break
+            await pilot.pause(0.02)
+        assert len(screen.session_list.rows) == 8 and catalog.refreshes == 0, "every project, as stored"
+        assert "8 sessions" in screen.status.render().plain
+        catalog.gate.set()
+        await settle(pilot)
+        assert catalog.refreshes == 1, "one refresh lists both scopes"
+        assert len(screen.session_list.rows) == 8
+        await pilot.press("tab")
+        await settle(pilot)
+        assert len(screen.session_list.rows) == 5 and catalog.refreshes == 1
