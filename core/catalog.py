@@ -694,6 +694,26 @@ class Catalog:
         except FullTextQueryError as error:
             raise ValueError(f"bad full-text query: {error}") from error
 
+    def text_hits(self, query: Query, *, include_cwd: bool = True) -> Mapping[str, TextHit]:
+        """`search_text`'s every hit as a lazy mapping, session path -> `TextHit` (made when
+        asked for): what the picker ranks on each keystroke (`Index.search_by_path`).  Raises
+        `ValueError` for a query that cannot be used; without a usable index, finds nothing."""
+        full_text = query.full_text()
+        if full_text is None:
+            return {}
+
+        def searched(index: Index | None) -> Mapping[str, TextHit]:
+            return index.search_by_path(full_text, include_cwd=include_cwd) if index is not None else {}
+
+        def reindexed(index: Index) -> None:
+            with self._refresh_lock:
+                self._refresh(None, None, True, False, index)
+
+        try:
+            return self._guarded(searched, after_rebuild=reindexed)
+        except FullTextQueryError as error:
+            raise ValueError(f"bad full-text query: {error}") from error
+
     def forget(self, path: Path) -> None:
         """Drop a file from the index (after it was deleted or moved away; the next refresh
         prunes it anyway if this cannot)."""
@@ -797,6 +817,8 @@ class SessionSource(Protocol):
     def search_text(
         self, query: Query | str, limit: int | None = None, *, include_cwd: bool = True
     ) -> list[TextHit]: ...
+
+    def text_hits(self, query: Query, *, include_cwd: bool = True) -> Mapping[str, TextHit]: ...
 
     def forget(self, path: Path) -> None: ...
 

@@ -35,10 +35,11 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import re
 import sqlite3
 import threading
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from functools import partial
 from operator import itemgetter
 from pathlib import Path
@@ -298,6 +299,63 @@ def _is_query_mistake(error: sqlite3.Error) -> bool:
     return getattr(error, "sqlite_errorcode", 1) == 1 and any(mistake in message for mistake in _QUERY_MISTAKES)
 
 
+class IndexHits(Mapping[str, "TextHit"]):
+    """An index search's hits by session path, each `TextHit` made on first access
+    (`Index.search_by_path`); `field(path)` answers without making one."""
+
+    __slots__ = ("_best", "_chunk", "_highlight", "_ids", "_made", "_paths")
+
+    def __init__(
+        self,
+        best: dict[int, int],
+        ids: dict[str, int],
+        paths: dict[int, str],
+        chunk: Callable[[int], str],
+        highlight: re.Pattern[str] | None,
+    ) -> None:
+        self._best = best  # file_id -> (field rank << _RANK_SHIFT) | rowid
+        self._ids = ids  # path -> file_id, of every indexed file
+        self._paths = paths  # and back
+        self._chunk = chunk
+        self._highlight = highlight
+        self._made: dict[str, TextHit] = {}
+
+    def field(self, path: str) -> str | None:
+        """The field of `path`'s best hit (None: not a hit)."""
+        value = self._best.get(self._ids.get(path, -1))
+        return None if value is None else _RANKED_FIELDS[value >> _RANK_SHIFT]
+
+    def get(self, path: str, default: TextHit | None = None) -> TextHit | None:  # type: ignore[override]
+        made = self._made.get(path)
+        if made is not None:
+            return made
+        value = self._best.get(self._ids.get(path, -1))
+        if value is None:
+            return default
+        from .search import TextHit
+
+        made = self._made[path] = TextHit(
+            path, _RANKED_FIELDS[value >> _RANK_SHIFT], partial(self._chunk, value & _ROWID_MASK), self._highlight
+        )
+        return made
+
+    def __getitem__(self, path: str) -> TextHit:
+        found = self.get(path)
+        if found is None:
+            raise KeyError(path)
+        return found
+
+    def __contains__(self, path: object) -> bool:
+        return isinstance(path, str) and self._ids.get(path, -1) in self._best
+
+    def __len__(self) -> int:
+        return len(self._best)
+
+    def __iter__(self) -> Iterator[str]:
+        paths = self._paths
+        return (paths[file_id] for file_id in self._best if file_id in paths)
+
+
 class IndexUnavailable(Exception):
     """The index could not be opened at all (the caller lists without it)."""
 
@@ -318,6 +376,7 @@ class Index:
         self._generation = 0
         self._connections: list[sqlite3.Connection] = []
         self.rebuilt_reason: str | None = None
+        self._path_cache: tuple[tuple, dict[str, int], dict[int, str]] | None = None  # `_path_ids`
         if in_memory:
             self._uri = f"file:seance-index-{id(self)}?mode=memory&cache=shared"
             self._anchor = self._connect()  # the memory database lives while one connection does
@@ -549,24 +608,8 @@ class Index:
 
     def _search(self, db: sqlite3.Connection, query: FullText, limit: int | None, include_cwd: bool) -> list[TextHit]:
         from .search import TextHit
-        from .search.query import FieldMatch
 
-        stored = db.execute("SELECT value FROM meta WHERE key = 'fts'").fetchone()
-        if stored is None or stored[0] != _fts_signature(db):
-            raise sqlite3.DatabaseError("the full-text index does not match its signature")
-        best: dict[int, int] | None = None  # file_id -> (field rank << _RANK_SHIFT) | rowid
-        for term in query.terms or (FieldMatch(query.match, None),):
-            found = self._files_matching(db, term, include_cwd)
-            if best is not None:
-                found = {key: min(value, found[key]) for key, value in best.items() if key in found}
-            best = found
-            if not best:
-                return []
-        assert best is not None
-        for term in query.exclude:
-            if best:
-                for file_id in self._files_matching(db, term, include_cwd):
-                    best.pop(file_id, None)
+        best = self._best_rows(db, query, include_cwd)
         if not best:
             return []
         if limit is not None and len(best) > limit:
@@ -582,6 +625,59 @@ class Index:
             for file_id, value in best.items()
             if file_id in paths
         ]
+
+    def _best_rows(self, db: sqlite3.Connection, query: FullText, include_cwd: bool) -> dict[int, int]:
+        """file_id -> `(field rank << _RANK_SHIFT) | rowid` of its best row, for every file
+        the query matches (after checking the full-text index's signature)."""
+        from .search.query import FieldMatch
+
+        stored = db.execute("SELECT value FROM meta WHERE key = 'fts'").fetchone()
+        if stored is None or stored[0] != _fts_signature(db):
+            raise sqlite3.DatabaseError("the full-text index does not match its signature")
+        best: dict[int, int] | None = None
+        for term in query.terms or (FieldMatch(query.match, None),):
+            found = self._files_matching(db, term, include_cwd)
+            if best is not None:
+                found = {key: min(value, found[key]) for key, value in best.items() if key in found}
+            best = found
+            if not best:
+                return {}
+        assert best is not None
+        for term in query.exclude:
+            if best:
+                for file_id in self._files_matching(db, term, include_cwd):
+                    best.pop(file_id, None)
+        return best
+
+    def search_by_path(self, query: FullText, *, include_cwd: bool = True) -> IndexHits:
+        """`search` without a cap, as a lazy mapping: session path -> its `TextHit`, each made
+        when first asked for.  For the picker, which asks for a keystroke's every hit but shows
+        a screenful: a common word at 100,000 sessions must not build 100,000 hit objects, nor
+        read every file's path again (the path table is kept while the index is unchanged)."""
+        db = self.db
+        db.execute("BEGIN")  # one snapshot for the signature check, the search and the paths
+        try:
+            best = self._best_rows(db, query, include_cwd)
+            ids, paths = self._path_ids(db) if best else ({}, {})
+            return IndexHits(best, ids, paths, self.chunk, query.highlight)
+        finally:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+
+    def _path_ids(self, db: sqlite3.Connection) -> tuple[dict[str, int], dict[int, str]]:
+        """path -> file_id of every indexed file and back, read again only after a write:
+        keyed by the full-text signature (renewed by every write) and the highest file id."""
+        key = (
+            db.execute("SELECT value FROM meta WHERE key = 'fts'").fetchone(),
+            db.execute("SELECT max(file_id) FROM files").fetchone(),
+        )
+        kept = self._path_cache
+        if kept is not None and kept[0] == key:
+            return kept[1], kept[2]
+        paths: dict[int, str] = dict(db.execute("SELECT file_id, path FROM files").fetchall())
+        ids = {path: file_id for file_id, path in paths.items()}
+        self._path_cache = (key, ids, paths)
+        return ids, paths
 
     @staticmethod
     def _files_matching(db: sqlite3.Connection, term: FieldMatch, include_cwd: bool) -> dict[int, int]:

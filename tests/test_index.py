@@ -14,6 +14,7 @@ import pytest
 from seance.core.catalog import Cancelled, Catalog
 from seance.core.generate import generate_corpus
 from seance.core.index import DB_NAME, SCHEMA_VERSION
+from seance.core.search import parse_query
 
 HEADER = {"type": "session", "version": 3, "id": "s-1", "timestamp": "2025-01-02T03:04:05.678Z", "cwd": "/proj"}
 
@@ -219,6 +220,35 @@ def test_a_cwd_hit_does_not_hide_the_text_hit(tmp_path: Path) -> None:
     assert [hit.field for hit in catalog.search_text('"proj"')] == ["user"]
     assert [hit.field for hit in catalog.search_text('"proj"', include_cwd=False)] == ["user"]
     assert catalog.search_text('"nowhere"', include_cwd=False) == []
+    catalog.close()
+
+
+def test_text_hits_map_agrees_with_search_text_and_follows_writes(tmp_path: Path) -> None:
+    """The picker's lazy map of every hit (`Catalog.text_hits`) holds the sessions and fields
+    `search_text` lists, makes each hit's snippet when asked, and sees a new or forgotten
+    file at once (the path table it keeps is read again after a write)."""
+    root = tmp_path / "sessions"
+    generate_corpus(root, sessions=30, projects=2, seed=5, mean_bytes=6_000)
+    catalog = Catalog([root], cache_dir=tmp_path / "cache")
+    catalog.refresh()
+    for text in ("the", "sqlite", '"fix the"', "re", "zzzznothing"):
+        query = parse_query(text)
+        listed = {hit.path: hit.field for hit in catalog.search_text(query)}
+        lazy = catalog.text_hits(query)
+        assert dict(lazy.items()).keys() == listed.keys()
+        assert {path: hit.field for path, hit in lazy.items()} == listed
+        assert all(lazy.field(path) == field for path, field in listed.items())  # type: ignore[attr-defined]
+        assert "/not/a/session.jsonl" not in lazy and lazy.get("/not/a/session.jsonl") is None
+    some = next(iter(catalog.text_hits(parse_query("the"))))
+    assert catalog.text_hits(parse_query("the"))[some].snippet
+    late = root / "--late--" / "late.jsonl"
+    late.parent.mkdir()
+    late.write_text(line(HEADER) + line(user("00000001", None, "a quokkaroo at last")))
+    assert str(late) not in catalog.text_hits(parse_query("quokkaroo"))
+    catalog.refresh()
+    assert list(catalog.text_hits(parse_query("quokkaroo"))) == [str(late)]
+    catalog.forget(late)
+    assert len(catalog.text_hits(parse_query("quokkaroo"))) == 0
     catalog.close()
 
 

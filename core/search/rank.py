@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_right
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from itertools import chain
 from typing import Any, NamedTuple
 
@@ -198,13 +198,16 @@ class _Matcher:
         phrase term counts as a full-text hit there (a regex term must still match itself)."""
         rows: dict[int, str] = {}
         text_hits, paths = self.text_hits, self.paths
+        # a lazy map of the index's hits (`core.index.IndexHits`) tells the field without making the hit
+        field_of = getattr(text_hits, "field", None) or _hit_field(text_hits)
         if len(text_hits) > len(block.summaries):  # a common word: look the block's sessions up
-            found_hits = [(index, text_hits.get(summary.path)) for index, summary in enumerate(block.summaries)]
-            pairs = [(index, hit) for index, hit in found_hits if hit is not None]
+            fields = [(index, field_of(summary.path)) for index, summary in enumerate(block.summaries)]
+            pairs = [(index, field) for index, field in fields if field is not None]
         else:
-            pairs = [(index, hit) for path, hit in text_hits.items() if (index := block.position_of(path)) is not None]
-        for index, hit in pairs:
-            field_name = hit.field or "text"
+            positions = [(block.position_of(path), path) for path in text_hits]
+            pairs = [(index, field_of(path)) for index, path in positions if index is not None]
+        for index, field in pairs:
+            field_name = field or "text"
             if paths or field_name != "cwd":  # the cwd only counts where paths do
                 rows[index] = field_name
         if not rows:
@@ -348,6 +351,16 @@ class _Matcher:
 
 
 _MEMO_LIMIT = 16  # memoised term chains per block (each at most a dict of `chunk` entries)
+
+
+def _hit_field(text_hits: Mapping[str, TextHit]) -> Callable[[str], str | None]:
+    """path -> the field of its hit in `text_hits` (None: no hit)."""
+
+    def field_of(path: str) -> str | None:
+        hit = text_hits.get(path)
+        return None if hit is None else hit.field
+
+    return field_of
 
 
 def _term_key(term: Term) -> tuple:
