@@ -38,6 +38,7 @@ from textual.widgets import Input
 from textual.worker import get_current_worker
 
 from seance.core.catalog import Cancelled, SessionSource, in_project
+from seance.core.gcpause import gc_paused
 from seance.core.listing import SORTS, ChildMode
 from seance.core.marks import MarkStore
 from seance.core.model import SessionSummary
@@ -83,6 +84,8 @@ if TYPE_CHECKING:
 NARROW = 100  # below this many columns the preview hides itself
 SEARCH_DEBOUNCE = 0.03  # a search waits this long for the next key while keys come fast
 TYPING_BURST = 0.15  # a key within this long of the previous one is part of a burst
+FREEZE_HITS = 5000  # a search with this many hits keeps them out of the collector's reach (they
+# live until the next keystroke; a full collection walking them stalls the UI thread's echo)
 QUICK_FIRST_FILES = 300  # more files than this to index: paint the quick listing first
 FIRST_SCREEN_FILES = 200  # on a cold index, the newest files are shown before the full quick listing
 
@@ -512,25 +515,29 @@ class SessionPickerScreen(DeleteActions, MarkActions, RowMaking, Screen[PickResu
             time.sleep(debounce)
         if worker.is_cancelled:
             return
-        text_hits: Mapping[str, Any] = {}
-        if query.fts_match():
-            try:  # every hit, made lazily: the rows on screen make their snippets
-                text_hits = self.catalog.text_hits(query, include_cwd=paths)
-            except Exception as error:  # no index yet, or FTS unavailable: rank without it
-                self.post_message(SearchDone(text, [], error=f"full-text search unavailable: {display_text(error)}"))
-        hits: list[Any] = []
-        cache = self._search_cache
-        marks = self.model.marks
-        for step in search_iter(
-            summaries, query, text_hits=text_hits, paths=paths, chunk=1024, cache=cache, marks=marks
-        ):
-            if worker.is_cancelled:
-                return
-            if step.hits is not None:
-                hits = step.hits
-            else:
-                time.sleep(0)  # let the UI thread take the GIL between chunks
-        rows = view.hit_rows(hits)
+        with gc_paused():  # ~100,000 hits and rows at once: no collection walks them mid-build
+            text_hits: Mapping[str, Any] = {}
+            if query.fts_match():
+                try:  # every hit, made lazily: the rows on screen make their snippets
+                    within = None if paths else [summary.path for summary in summaries]  # one project's
+                    text_hits = self.catalog.text_hits(query, include_cwd=paths, within=within)
+                except Exception as error:  # no index yet, or FTS unavailable: rank without it
+                    self.post_message(
+                        SearchDone(text, [], error=f"full-text search unavailable: {display_text(error)}")
+                    )
+            hits: list[Any] = []
+            cache = self._search_cache
+            marks = self.model.marks
+            for step in search_iter(
+                summaries, query, text_hits=text_hits, paths=paths, chunk=1024, cache=cache, marks=marks
+            ):
+                if worker.is_cancelled:
+                    return
+                if step.hits is not None:
+                    hits = step.hits
+                else:
+                    time.sleep(0)  # let the UI thread take the GIL between chunks
+            rows = view.hit_rows(hits)
         if not worker.is_cancelled:
             self.post_message(SearchDone(text, hits, top=top, rows=rows, generation=generation))
 
@@ -546,7 +553,7 @@ class SessionPickerScreen(DeleteActions, MarkActions, RowMaking, Screen[PickResu
             self._set_rows(message.rows, top=message.top)
         else:  # the sort, the filters or the listing changed while it ran: the hits again, in the new order
             self._make_rows(self.model.view(), message.top)
-        if self._freeze_after_search:
+        if self._freeze_after_search or len(message.hits) >= FREEZE_HITS:
             self._freeze_after_search = False
             self._freeze_long_lived()
 

@@ -198,11 +198,13 @@ class _Matcher:
         phrase term counts as a full-text hit there (a regex term must still match itself)."""
         rows: dict[int, str] = {}
         text_hits, paths = self.text_hits, self.paths
-        # a lazy map of the index's hits (`core.index.IndexHits`) tells the field without making the hit
+        # a lazy map of the index's hits (`core.index.IndexHits`) tells the fields without making hits
         field_of = getattr(text_hits, "field", None) or _hit_field(text_hits)
         if len(text_hits) > len(block.summaries):  # a common word: look the block's sessions up
-            fields = [(index, field_of(summary.path)) for index, summary in enumerate(block.summaries)]
-            pairs = [(index, field) for index, field in fields if field is not None]
+            bulk = getattr(text_hits, "fields", None)
+            given = [summary.path for summary in block.summaries]
+            fields = bulk(given) if bulk is not None else list(map(field_of, given))
+            pairs = [(index, field) for index, field in enumerate(fields) if field is not None]
         else:
             positions = [(block.position_of(path), path) for path in text_hits]
             pairs = [(index, field_of(path)) for index, path in positions if index is not None]
@@ -324,9 +326,10 @@ class _Matcher:
         if whole and matches:
             self._upgrade_whole(block, matches, several=count > 1)
         text_hits, add, tiers = self.text_hits, [bucket.append for bucket in buckets], TIERS
+        hit_of = text_hits.get if text_hits else None  # (a lazy map's truth is a call: once, not per hit)
         for index in sorted(matches):  # block order (sorting ints, not the items, is the cheap sort)
             tier, name, score = matches[index]
-            text_hit = text_hits.get(summaries[index].path) if text_hits and tier == FULL_TEXT else None
+            text_hit = hit_of(summaries[index].path) if hit_of is not None and tier == FULL_TEXT else None
             add[tier](new_hit(Hit, (summaries[index], tiers[tier], name, score / count, query, text_hit)))
 
     def _upgrade_whole(self, block: Block, matches: dict[int, _Match], several: bool) -> None:
