@@ -502,7 +502,11 @@ class SessionPickerScreen(DeleteActions, MarkActions, RowMaking, Screen[PickResu
         self._clear_query_error()
         view = self.model.view()
         debounce, self._debounce = self._debounce, 0.0
-        self._search_worker(text, query, view, self.model.scope == "all", top, self._next_rows_generation(), debounce)
+        paths, generation = self.model.scope == "all", self._next_rows_generation()
+        if debounce:  # within a burst of keys: the worker waits for the next one anyway
+            self._search_worker(text, query, view, paths, top, generation, debounce)
+        else:  # after a pause: the typed character is drawn first, then the search takes the GIL
+            self.call_after_refresh(self._search_worker, text, query, view, paths, top, generation, 0.0)
 
     @work(thread=True, exclusive=True, group="search", exit_on_error=False, description="search")
     def _search_worker(
