@@ -236,7 +236,7 @@ class _Matcher:
                     if match is None or match[0] > FULL_TEXT:
                         matches[index] = (FULL_TEXT, field_name, 100.0)
             return
-        found = [self._scan_term(term, block, list(rows)) for term in self.positive]
+        found = [self._scan_alone(term, key, block, alive) for term, key in zip(self.positive, self.keys, strict=True)]
         for index, field_name in rows.items():
             combined: _Match | None = None
             for term, term_found in zip(self.positive, found, strict=True):
@@ -248,6 +248,18 @@ class _Matcher:
                 combined = match if combined is None else _both_one(combined, match)
             else:
                 matches[index] = combined  # type: ignore[assignment]
+
+    def _scan_alone(self, term: Term, key: tuple, block: Block, alive: list[int]) -> dict[int, _Match]:
+        """One term's matches over `alive`, memoised as the one-term chain `_chain` keeps (the
+        same scan): typing a query's second word does not rescan its first.  Not to be changed."""
+        memo, memo_key = block.memo, (self.scope, (key,))
+        found = memo.get(memo_key)
+        if found is None:
+            found = self._scan_term(term, block, alive)
+            if len(memo) >= _MEMO_LIMIT:
+                memo.clear()
+            memo[memo_key] = found
+        return found
 
     def _scan_term(self, term: Term, block: Block, candidates: list[int]) -> dict[int, _Match]:
         if term.kind == "regex":
