@@ -74,7 +74,17 @@ class RowsView:
         return self.plain_rows() if self.hits is None else self.hit_rows(self.hits)
 
     def plain_rows(self) -> RowSet:
-        return plain_rows(self.visible(), self.sort, self.marks, self.children)
+        """The listing's rows, remembered for the last few lists (Tab back, Esc after a query,
+        a sort seen before: 0.7 s of CPU at 100,000 sessions each time otherwise).  The list
+        and the marks are replaced, never changed, so their identities (held by the entry)
+        and the sort and child mode say the rows are the same; rows are immutable."""
+        visible = self.visible()
+        for kept, sort, children, marks, rows in _ROWS_KEPT:
+            if kept is visible and marks is self.marks and sort == self.sort and children == self.children:
+                return rows
+        rows = plain_rows(visible, self.sort, self.marks, self.children)
+        _ROWS_KEPT[:] = [(visible, self.sort, self.children, self.marks, rows), *_ROWS_KEPT[:2]]
+        return rows
 
     def hit_rows(self, hits: list[Any]) -> RowSet:
         visible = self.visible()
@@ -85,6 +95,7 @@ class RowsView:
         return len(_parents(self.visible()))
 
 
+_ROWS_KEPT: list[tuple[Sequence[SessionSummary], str, ChildMode, Mapping[str, Mark], RowSet]] = []  # `plain_rows`
 _PARENTS_KEPT: list[tuple[Sequence[SessionSummary], dict[str, str]]] = []  # the last few lists' parents
 
 
