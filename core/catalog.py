@@ -28,7 +28,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Callable, Generator, Iterator, Mapping
+from collections.abc import Callable, Collection, Generator, Iterator, Mapping
 from dataclasses import dataclass, field
 from operator import itemgetter
 from pathlib import Path
@@ -804,6 +804,31 @@ class Catalog:
         except FullTextQueryError as error:
             raise ValueError(f"bad full-text query: {error}") from error
 
+    def text_hits(
+        self, query: Query, *, include_cwd: bool = True, within: Collection[str] | None = None
+    ) -> Mapping[str, TextHit]:
+        """`search_text`'s every hit as a lazy mapping, session path -> `TextHit` (made when
+        asked for): what the picker ranks on each keystroke (`Index.search_by_path`; `within`:
+        the paths it will ask about, so the index may skip other projects').  Raises
+        `ValueError` for a query that cannot be used; without a usable index, finds nothing."""
+        full_text = query.full_text()
+        if full_text is None:
+            return {}
+
+        def searched(index: Index | None) -> Mapping[str, TextHit]:
+            if index is None:
+                return {}
+            return index.search_by_path(full_text, include_cwd=include_cwd, within=within)
+
+        def reindexed(index: Index) -> None:
+            with self._refresh_lock:
+                self._refresh(None, None, True, False, index)
+
+        try:
+            return self._guarded(searched, after_rebuild=reindexed)
+        except FullTextQueryError as error:
+            raise ValueError(f"bad full-text query: {error}") from error
+
     def forget(self, path: Path) -> None:
         """Drop a file from the index (after it was deleted or moved away; the next refresh
         prunes it anyway if this cannot)."""
@@ -929,6 +954,10 @@ class SessionSource(Protocol):
     def search_text(
         self, query: Query | str, limit: int | None = None, *, include_cwd: bool = True
     ) -> list[TextHit]: ...
+
+    def text_hits(
+        self, query: Query, *, include_cwd: bool = True, within: Collection[str] | None = None
+    ) -> Mapping[str, TextHit]: ...
 
     def forget(self, path: Path) -> None: ...
 

@@ -35,10 +35,11 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import re
 import sqlite3
 import threading
 import zlib
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from functools import partial
 from operator import itemgetter, methodcaller
 from pathlib import Path
@@ -316,6 +317,96 @@ def _is_query_mistake(error: sqlite3.Error) -> bool:
     return getattr(error, "sqlite_errorcode", 1) == 1 and any(mistake in message for mistake in _QUERY_MISTAKES)
 
 
+_RUNS_MAX = 8  # rowid ranges a scoped search reads at most (one FTS5 query each)
+
+
+def _id_runs(file_ids: list[int], known: int) -> list[tuple[int, int]] | None:
+    """A few (first, last) runs of file ids covering `file_ids` (-1: not indexed, skipped),
+    split at the widest gaps; None when they span most of the `known` files anyway (one
+    unranged query is as cheap).  Files are numbered as they are first indexed, folder by
+    folder, so one project's sessions are mostly one run."""
+    ordered = sorted(file_id for file_id in file_ids if file_id >= 0)
+    if not ordered:
+        return []
+    if ordered[-1] - ordered[0] + 1 > known * 0.8:
+        return None
+    gaps = [at for at in range(1, len(ordered)) if ordered[at] - ordered[at - 1] > 64]
+    if len(gaps) >= _RUNS_MAX:
+        gaps = sorted(sorted(gaps, key=lambda at: ordered[at] - ordered[at - 1])[1 - _RUNS_MAX :])
+    cuts = gaps
+    starts = [0, *cuts]
+    ends = [*cuts, len(ordered)]
+    return [(ordered[start], ordered[end - 1]) for start, end in zip(starts, ends, strict=True)]
+
+
+class IndexHits(Mapping[str, "TextHit"]):
+    """An index search's hits by session path, each `TextHit` made on first access
+    (`Index.search_by_path`); `field`/`fields` answer without making one."""
+
+    __slots__ = ("_best", "_chunk", "_highlight", "_made", "_paths", "_text_hit", "_values")
+
+    def __init__(
+        self,
+        best: dict[int, int],
+        paths: dict[int, str],
+        chunk: Callable[[int], str],
+        highlight: re.Pattern[str] | None,
+    ) -> None:
+        from .search import TextHit
+
+        self._best = best  # file_id -> (field rank << _RANK_SHIFT) | rowid
+        self._paths = paths  # file_id -> path, of every indexed file
+        self._chunk = chunk
+        self._highlight = highlight
+        self._text_hit = TextHit
+        self._made: dict[str, TextHit] = {}
+        self._values: dict[str, int] | None = None
+
+    def _by_path(self) -> dict[str, int]:
+        """path -> its best row's value, made once (then one lookup per session ranked)."""
+        if self._values is None:
+            paths = self._paths
+            self._values = {paths[key]: value for key, value in self._best.items() if key in paths}
+        return self._values
+
+    def field(self, path: str) -> str | None:
+        """The field of `path`'s best hit (None: not a hit)."""
+        value = self._by_path().get(path)
+        return None if value is None else _RANKED_FIELDS[value >> _RANK_SHIFT]
+
+    def fields(self, paths: Iterable[str]) -> list[str | None]:
+        """`field` of each of `paths`, in one pass."""
+        names, shift = _RANKED_FIELDS, _RANK_SHIFT
+        return [None if value is None else names[value >> shift] for value in map(self._by_path().get, paths)]
+
+    def get(self, path: str, default: TextHit | None = None) -> TextHit | None:  # type: ignore[override]
+        made = self._made.get(path)
+        if made is not None:
+            return made
+        value = self._by_path().get(path)
+        if value is None:
+            return default
+        made = self._made[path] = self._text_hit(
+            path, _RANKED_FIELDS[value >> _RANK_SHIFT], partial(self._chunk, value & _ROWID_MASK), self._highlight
+        )
+        return made
+
+    def __getitem__(self, path: str) -> TextHit:
+        found = self.get(path)
+        if found is None:
+            raise KeyError(path)
+        return found
+
+    def __contains__(self, path: object) -> bool:
+        return path in self._by_path()
+
+    def __len__(self) -> int:
+        return len(self._by_path())
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._by_path())
+
+
 class IndexUnavailable(Exception):
     """The index could not be opened at all (the caller lists without it)."""
 
@@ -336,6 +427,8 @@ class Index:
         self._generation = 0
         self._connections: list[sqlite3.Connection] = []
         self.rebuilt_reason: str | None = None
+        self._path_cache: tuple[tuple, dict[str, int], dict[int, str]] | None = None  # `_path_ids`
+        self._verified: dict[int, tuple[int, int]] = {}  # id(connection) -> its last good `_check_signature`
         if in_memory:
             self._uri = f"file:seance-index-{id(self)}?mode=memory&cache=shared"
             self._anchor = self._connect()  # the memory database lives while one connection does
@@ -445,6 +538,7 @@ class Index:
 
     def _close_connections(self) -> None:
         self._generation += 1
+        self._verified = {}  # a new connection may get an old one's id
         for connection in self._connections:
             with contextlib.suppress(sqlite3.Error):
                 connection.close()
@@ -621,17 +715,17 @@ class Index:
             if file_id in paths
         ]
 
-    def _best_rows(self, db: sqlite3.Connection, query: FullText, include_cwd: bool) -> dict[int, int]:
+    def _best_rows(
+        self, db: sqlite3.Connection, query: FullText, include_cwd: bool, ranges: list[tuple[int, int]] | None = None
+    ) -> dict[int, int]:
         """file_id -> `(field rank << _RANK_SHIFT) | rowid` of its best row, for every file
-        `query` matches (after the signature check: a damaged FTS index raises)."""
+        the query matches (after checking the full-text index's signature)."""
         from .search.query import FieldMatch
 
-        stored = db.execute("SELECT value FROM meta WHERE key = 'fts'").fetchone()
-        if stored is None or stored[0] != _fts_signature(db):
-            raise sqlite3.DatabaseError("the full-text index does not match its signature")
-        best: dict[int, int] | None = None  # file_id -> (field rank << _RANK_SHIFT) | rowid
+        self._check_signature(db)
+        best: dict[int, int] | None = None
         for term in query.terms or (FieldMatch(query.match, None),):
-            found = self._files_matching(db, term, include_cwd)
+            found = self._files_matching(db, term, include_cwd, ranges)
             if best is not None:
                 found = {key: min(value, found[key]) for key, value in best.items() if key in found}
             best = found
@@ -640,9 +734,41 @@ class Index:
         assert best is not None
         for term in query.exclude:
             if best:
-                for file_id in self._files_matching(db, term, include_cwd):
+                for file_id in self._files_matching(db, term, include_cwd, ranges):
                     best.pop(file_id, None)
         return best
+
+    def _check_signature(self, db: sqlite3.Connection) -> None:
+        """Raise if the full-text index does not match the signature its last write stored.
+        Computing it counts FTS5's pages (57 ms at 100,000 sessions), so a connection checks
+        again only after a commit (its own or another's: `data_version`, `total_changes`)."""
+        mark = (db.execute("PRAGMA data_version").fetchone()[0], db.total_changes)
+        if self._verified.get(id(db)) == mark:
+            return
+        stored = db.execute("SELECT value FROM meta WHERE key = 'fts'").fetchone()
+        if stored is None or stored[0] != _fts_signature(db):
+            raise sqlite3.DatabaseError("the full-text index does not match its signature")
+        self._verified[id(db)] = mark
+
+    def search_by_path(
+        self, query: FullText, *, include_cwd: bool = True, within: Collection[str] | None = None
+    ) -> IndexHits:
+        """`search` without a cap, as a lazy mapping: session path -> its `TextHit`, each made
+        when first asked for.  For the picker, which asks for a keystroke's every hit but shows
+        a screenful: a common word at 100,000 sessions must not build 100,000 hit objects, nor
+        read every file's path again (the path table is kept while the index is unchanged).
+        `within`: the paths the caller will look up (one project's sessions); the index may
+        leave out files that are not among them (it reads only the runs of file ids they span)."""
+        db = self.db
+        db.execute("BEGIN")  # one snapshot for the signature check, the search and the paths
+        try:
+            ids, paths = self._path_ids(db)
+            ranges = _id_runs([ids.get(path, -1) for path in within], len(ids)) if within is not None else None
+            best = self._best_rows(db, query, include_cwd, ranges)
+            return IndexHits(best, paths, self.chunk, query.highlight)
+        finally:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
 
     # -- answering a query from the index (`core.indexquery`) -------------------------------------
 
@@ -723,10 +849,29 @@ class Index:
             checked[row[0]] = payload if type(payload) is bytes and crc32(payload, row[12]) == check else None
         return checked
 
+    def _path_ids(self, db: sqlite3.Connection) -> tuple[dict[str, int], dict[int, str]]:
+        """path -> file_id of every indexed file and back, read again only after a write:
+        keyed by the full-text signature (renewed by every write) and the highest file id."""
+        key = (
+            db.execute("SELECT value FROM meta WHERE key = 'fts'").fetchone(),
+            db.execute("SELECT max(file_id) FROM files").fetchone(),
+        )
+        kept = self._path_cache
+        if kept is not None and kept[0] == key:
+            return kept[1], kept[2]
+        paths: dict[int, str] = dict(db.execute("SELECT file_id, path FROM files").fetchall())
+        ids = {path: file_id for file_id, path in paths.items()}
+        self._path_cache = (key, ids, paths)
+        return ids, paths
+
     @staticmethod
-    def _files_matching(db: sqlite3.Connection, term: FieldMatch, include_cwd: bool) -> dict[int, int]:
+    def _files_matching(
+        db: sqlite3.Connection, term: FieldMatch, include_cwd: bool, ranges: list[tuple[int, int]] | None = None
+    ) -> dict[int, int]:
         """file_id -> its best row for one term: `(field rank << _RANK_SHIFT) | rowid`, the
-        minimum over the file's matching rows (grouped by SQLite, not row by row in Python)."""
+        minimum over the file's matching rows (grouped by SQLite, not row by row in Python).
+        `ranges`: only files whose id is in one of these (first, last) runs: FTS5 reads a
+        rowid range instead of every match (one query a run)."""
         if term.fields is None:
             skipped = [*OPT_IN, *(() if include_cwd else ("cwd",))]
             where = f"(rowid & {_FIELD_MASK}) NOT IN ({','.join(str(FIELD_RANK[name]) for name in skipped)})"
@@ -735,10 +880,17 @@ class Index:
             where = f"(rowid & {_FIELD_MASK}) IN ({','.join(codes)})"
         sql = (
             f"SELECT rowid >> {_FILE_SHIFT}, min(((rowid & {_FIELD_MASK}) << {_RANK_SHIFT}) | rowid) FROM fts "
-            f"WHERE fts MATCH ? AND {where} GROUP BY rowid >> {_FILE_SHIFT}"
+            f"WHERE fts MATCH ? AND {where}{{}} GROUP BY rowid >> {_FILE_SHIFT}"
         )
         try:
-            return dict(db.execute(sql, (term.phrase,)).fetchall())
+            if ranges is None:
+                return dict(db.execute(sql.format(""), (term.phrase,)).fetchall())
+            found: dict[int, int] = {}
+            ranged = sql.format(" AND rowid BETWEEN ? AND ?")
+            for first, last in ranges:
+                bounds = (first << _FILE_SHIFT, ((last + 1) << _FILE_SHIFT) - 1)
+                found.update(db.execute(ranged, (term.phrase, *bounds)).fetchall())
+            return found
         except sqlite3.OperationalError as error:
             if _is_query_mistake(error):
                 raise FullTextQueryError(str(error)) from error

@@ -228,7 +228,10 @@ def threaded(
         seen.add(summary.path)
         prefix = "" if depth == 0 else bars + ("└─ " if is_last else "├─ ")
         rows.append(ThreadedRow(summary, depth, prefix))
-        kids = order(children.get(summary.path, ()))
+        kids = children.get(summary.path)
+        if not kids:  # most rows: no sort of an empty group (100,000 of them in the all-projects list)
+            continue
+        kids = order(kids)
         child_bars = "" if depth == 0 else bars + ("   " if is_last else "│  ")
         for index in range(len(kids) - 1, -1, -1):
             stack.append((kids[index], child_bars, index == len(kids) - 1, depth + 1))

@@ -13,7 +13,8 @@ import pytest
 
 from seance.core.catalog import Cancelled, Catalog
 from seance.core.generate import generate_corpus
-from seance.core.index import DB_NAME, SCHEMA_VERSION
+from seance.core.index import DB_NAME, SCHEMA_VERSION, _id_runs
+from seance.core.search import parse_query
 
 HEADER = {"type": "session", "version": 3, "id": "s-1", "timestamp": "2025-01-02T03:04:05.678Z", "cwd": "/proj"}
 
@@ -220,6 +221,65 @@ def test_a_cwd_hit_does_not_hide_the_text_hit(tmp_path: Path) -> None:
     assert [hit.field for hit in catalog.search_text('"proj"', include_cwd=False)] == ["user"]
     assert catalog.search_text('"nowhere"', include_cwd=False) == []
     catalog.close()
+
+
+def test_text_hits_map_agrees_with_search_text_and_follows_writes(tmp_path: Path) -> None:
+    """The picker's lazy map of every hit (`Catalog.text_hits`) holds the sessions and fields
+    `search_text` lists, makes each hit's snippet when asked, and sees a new or forgotten
+    file at once (the path table it keeps is read again after a write)."""
+    root = tmp_path / "sessions"
+    generate_corpus(root, sessions=30, projects=2, seed=5, mean_bytes=6_000)
+    catalog = Catalog([root], cache_dir=tmp_path / "cache")
+    catalog.refresh()
+    for text in ("the", "sqlite", '"fix the"', "re", "zzzznothing"):
+        query = parse_query(text)
+        listed = {hit.path: hit.field for hit in catalog.search_text(query)}
+        lazy = catalog.text_hits(query)
+        assert dict(lazy.items()).keys() == listed.keys()
+        assert {path: hit.field for path, hit in lazy.items()} == listed
+        assert all(lazy.field(path) == field for path, field in listed.items())  # type: ignore[attr-defined]
+        assert "/not/a/session.jsonl" not in lazy and lazy.get("/not/a/session.jsonl") is None
+    some = next(iter(catalog.text_hits(parse_query("the"))))
+    assert catalog.text_hits(parse_query("the"))[some].snippet
+    late = root / "--late--" / "late.jsonl"
+    late.parent.mkdir()
+    late.write_text(line(HEADER) + line(user("00000001", None, "a quokkaroo at last")))
+    assert str(late) not in catalog.text_hits(parse_query("quokkaroo"))
+    catalog.refresh()
+    assert list(catalog.text_hits(parse_query("quokkaroo"))) == [str(late)]
+    catalog.forget(late)
+    assert len(catalog.text_hits(parse_query("quokkaroo"))) == 0
+    catalog.close()
+
+
+def test_a_scoped_text_hits_search_finds_every_hit_in_scope(tmp_path: Path) -> None:
+    """`within` (one project's paths) lets the index read only the runs of file ids they span;
+    every hit among those paths is still found, with its field, whatever the runs."""
+    root = tmp_path / "sessions"
+    generate_corpus(root, sessions=40, projects=4, seed=9, mean_bytes=4_000)
+    catalog = Catalog([root], cache_dir=tmp_path / "cache")
+    catalog.refresh()
+    folders = sorted(path for path in root.iterdir() if path.is_dir())
+    for folder in folders:
+        within = [str(path) for path in folder.glob("*.jsonl")]
+        for text in ("the", "sqlite", "re"):
+            query = parse_query(text)
+            every = {hit.path: hit.field for hit in catalog.search_text(query) if hit.path in within}
+            scoped = catalog.text_hits(query, within=within)
+            assert {path: scoped.field(path) for path in within if path in scoped} == every  # type: ignore[attr-defined]
+    assert len(catalog.text_hits(parse_query("the"), within=[])) == 0
+    catalog.close()
+
+
+def test_id_runs_split_at_the_widest_gaps() -> None:
+    assert _id_runs([5, 1, 2, 3, -1], 1000) == [(1, 5)]  # small gaps stay in one run
+    assert _id_runs([1, 2, 500, 501], 1000) == [(1, 2), (500, 501)]
+    assert _id_runs([1, 990], 1000) is None  # most of the index: one query without a range
+    assert _id_runs([-1], 1000) == []
+    many = [step * 100 for step in range(1, 20)]  # 18 wide gaps: only the widest are cuts
+    runs = _id_runs(many, 100_000)
+    assert runs is not None and len(runs) <= 8 and runs[0][0] == 100 and runs[-1][1] == 1900
+    assert all(any(first <= value <= last for first, last in runs) for value in many)
 
 
 def test_scopes_compare_resolved_header_cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

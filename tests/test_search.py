@@ -139,7 +139,8 @@ def test_regex_terms_keep_spaces_in_quotes() -> None:
     [
         ("fix auth", '"fix"* "auth"*'),
         ('"memory leak" !docker', '"memory leak" NOT "docker"*'),
-        ('say"hi', '"say"* "hi"*'),  # unbalanced: quote dropped
+        ('say"hi', '"say"* "hi"'),  # unbalanced: quote dropped; "hi" is short: a whole word
+        ("r re ref", '"r" "re" "ref"*'),  # a prefix from MIN_PREFIX letters, whole words below
         ('"a ""b"', '"a b"'),  # adjacent quoted parts glue into one phrase
         ("re:abc cwd:x", None),
         ("--- !x", None),

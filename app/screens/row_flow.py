@@ -21,6 +21,7 @@ from textual import work
 from textual.message import Message
 from textual.worker import get_current_worker
 
+from seance.core.gcpause import gc_paused
 from seance.core.listing import ChildMode
 
 from ..rows import RowSet
@@ -86,7 +87,8 @@ class RowMaking:
 
     @work(thread=True, exclusive=True, group="rows", exit_on_error=False, description="make rows")
     def _rows_worker(self, view: RowsView, generation: int, top: bool) -> None:
-        rows = view.rows()
+        with gc_paused():  # 100,000 rows' tree and tables: no collection walks them mid-build
+            rows = view.rows()
         if not get_current_worker().is_cancelled:
             self.post_message(RowsReady(rows, generation, top))
 

@@ -19,9 +19,10 @@ Esc) are priority bindings of the screen; a host's own priority bindings still w
 
 from __future__ import annotations
 
+import math
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -37,6 +38,7 @@ from textual.widgets import Input
 from textual.worker import get_current_worker
 
 from seance.core.catalog import Cancelled, SessionSource, in_project
+from seance.core.gcpause import gc_paused
 from seance.core.listing import SORTS, ChildMode
 from seance.core.marks import MarkStore
 from seance.core.model import SessionSummary
@@ -81,8 +83,10 @@ if TYPE_CHECKING:
     pass
 
 NARROW = 100  # below this many columns the preview hides itself
-FULL_TEXT_LIMIT: int | None = None  # every session the index finds (the list model is lazy)
-SEARCH_DEBOUNCE = 0.03
+SEARCH_DEBOUNCE = 0.03  # a search waits this long for the next key while keys come fast
+TYPING_BURST = 0.15  # a key within this long of the previous one is part of a burst
+FREEZE_HITS = 5000  # a search with this many hits keeps them out of the collector's reach (they
+# live until the next keystroke; a full collection walking them stalls the UI thread's echo)
 QUICK_FIRST_FILES = 300  # more files than this to index: paint the quick listing first
 FIRST_SCREEN_FILES = 200  # on a cold index, the newest files are shown before the full quick listing
 
@@ -270,6 +274,8 @@ class SessionPickerScreen(DeleteActions, MarkActions, RowMaking, FirstPaint, Scr
         self._loading: set[str] = set()
         self._generation = 0
         self._search_cache = SearchCache()  # the folded sessions, kept from keystroke to keystroke
+        self._last_query_change = -math.inf  # monotonic time of the last change of the query
+        self._debounce = 0.0  # how long the next search waits for another key
         self._freeze_after_search = False
         self._preview_key: tuple | None = None  # what the preview shows: path and file stamp
         self.watcher: RootWatcher | None = None  # follows the roots while the screen is mounted
@@ -501,36 +507,47 @@ class SessionPickerScreen(DeleteActions, MarkActions, RowMaking, FirstPaint, Scr
             return
         self._clear_query_error()
         view = self.model.view()
-        self._search_worker(text, query, view, self.model.scope == "all", top, self._next_rows_generation())
+        debounce, self._debounce = self._debounce, 0.0
+        paths, generation = self.model.scope == "all", self._next_rows_generation()
+        if debounce:  # within a burst of keys: the worker waits for the next one anyway
+            self._search_worker(text, query, view, paths, top, generation, debounce)
+        else:  # after a pause: the typed character is drawn first, then the search takes the GIL
+            self.call_after_refresh(self._search_worker, text, query, view, paths, top, generation, 0.0)
 
     @work(thread=True, exclusive=True, group="search", exit_on_error=False, description="search")
-    def _search_worker(self, text: str, query: Any, view: RowsView, paths: bool, top: bool, generation: int) -> None:
+    def _search_worker(
+        self, text: str, query: Any, view: RowsView, paths: bool, top: bool, generation: int, debounce: float
+    ) -> None:
         """Rank the hits and make their rows, here: the UI thread only swaps them in."""
         worker = get_current_worker()
         summaries = view.visible()
-        time.sleep(SEARCH_DEBOUNCE)
+        if debounce:
+            time.sleep(debounce)
         if worker.is_cancelled:
             return
-        text_hits: dict[str, Any] = {}
-        if query.fts_match():
-            try:
-                for hit in self.catalog.search_text(query, FULL_TEXT_LIMIT):
-                    text_hits.setdefault(hit.path, hit)
-            except Exception as error:  # no index yet, or FTS unavailable: rank without it
-                self.post_message(SearchDone(text, [], error=f"full-text search unavailable: {display_text(error)}"))
-        hits: list[Any] = []
-        cache = self._search_cache
-        marks = self.model.marks
-        for step in search_iter(
-            summaries, query, text_hits=text_hits, paths=paths, chunk=1024, cache=cache, marks=marks
-        ):
-            if worker.is_cancelled:
-                return
-            if step.hits is not None:
-                hits = step.hits
-            else:
-                time.sleep(0)  # let the UI thread take the GIL between chunks
-        rows = view.hit_rows(hits)
+        with gc_paused():  # ~100,000 hits and rows at once: no collection walks them mid-build
+            text_hits: Mapping[str, Any] = {}
+            if query.fts_match():
+                try:  # every hit, made lazily: the rows on screen make their snippets
+                    within = None if paths else [summary.path for summary in summaries]  # one project's
+                    text_hits = self.catalog.text_hits(query, include_cwd=paths, within=within)
+                except Exception as error:  # no index yet, or FTS unavailable: rank without it
+                    self.post_message(
+                        SearchDone(text, [], error=f"full-text search unavailable: {display_text(error)}")
+                    )
+            hits: list[Any] = []
+            cache = self._search_cache
+            marks = self.model.marks
+            for step in search_iter(
+                summaries, query, text_hits=text_hits, paths=paths, chunk=1024, cache=cache, marks=marks
+            ):
+                if worker.is_cancelled:
+                    return
+                if step.hits is not None:
+                    hits = step.hits
+                else:
+                    time.sleep(0)  # let the UI thread take the GIL between chunks
+            rows = view.hit_rows(hits)
         if not worker.is_cancelled:
             self.post_message(SearchDone(text, hits, top=top, rows=rows, generation=generation))
 
@@ -546,7 +563,7 @@ class SessionPickerScreen(DeleteActions, MarkActions, RowMaking, FirstPaint, Scr
             self._set_rows(message.rows, top=message.top)
         else:  # the sort, the filters or the listing changed while it ran: the hits again, in the new order
             self._make_rows(self.model.view(), message.top)
-        if self._freeze_after_search:
+        if self._freeze_after_search or len(message.hits) >= FREEZE_HITS:
             self._freeze_after_search = False
             self._freeze_long_lived()
 
@@ -565,6 +582,10 @@ class SessionPickerScreen(DeleteActions, MarkActions, RowMaking, FirstPaint, Scr
         if event.value == self.model.query:
             return
         self.model.query = event.value
+        # a key after a pause is searched at once; one in a burst waits a moment for the next
+        now = time.monotonic()
+        self._debounce = SEARCH_DEBOUNCE if now - self._last_query_change < TYPING_BURST else 0.0
+        self._last_query_change = now
         # A new query shows its best hit first; clearing it goes back to the full list with the
         # cursor still on the session the user was looking at (found by path).
         self._rebuild(top=bool(event.value.strip()))

@@ -1,6 +1,9 @@
 """The query language: text -> `Query` (terms), and the same terms as the index's FTS5 query.
 
-    fix auth          fuzzy tokens (fzf-like: the letters in order, ranked with rapidfuzz)
+    fix auth          fuzzy tokens (fzf-like: the letters in order, ranked with rapidfuzz);
+                      in the full text a word prefix from `MIN_PREFIX` characters, a
+                      whole word below (`r*` is every word with an r: it matches every
+                      session and costs the index a merge of thousands of words)
     "exact phrase"    a phrase (whitespace-normalised, case-insensitive substring);
                       an unbalanced quote makes the quotes plain characters to ignore
     re:pat  re:"a b"  a case-insensitive Python regex (an invalid one is a `QueryError`)
@@ -35,6 +38,9 @@ from ..fulltext import TEXT_FIELDS
 FIELDS = ("id", "name", "cwd", "path", "label", "model", "after", "before", "tag", "is")  # `field:` filters
 MARK_FIELDS = ("tag", "is")  # filters on the user's marks, not on the summary (`Query.mark_filters`)
 IS_VALUES = ("pinned", "tagged")
+
+
+MIN_PREFIX = 3  # a shorter fuzzy token is a whole word in the full text, not a prefix
 
 
 class QueryError(ValueError):
@@ -145,7 +151,12 @@ def fts_quote(text: str) -> str:
 
 def _fts_phrase(term: Term) -> str:
     quoted = fts_quote(term.text)
-    return quoted + "*" if term.kind == "fuzzy" else quoted
+    return quoted + "*" if _is_prefix(term) else quoted
+
+
+def _is_prefix(term: Term) -> bool:
+    """Whether the index matches `term` as a word prefix (else as whole words)."""
+    return term.kind == "fuzzy" and len(term.text) >= MIN_PREFIX
 
 
 _WORD_START, _WORD_END, _PREFIX_TAIL = r"(?<!\w)", r"(?!\w)", r"\w*"
@@ -153,12 +164,13 @@ _WORD_START, _WORD_END, _PREFIX_TAIL = r"(?<!\w)", r"(?!\w)", r"\w*"
 
 def _words_pattern(terms: list[Term]) -> re.Pattern[str] | None:
     """What FTS5 matched for these terms, as a regex: each term's words in order, from a word
-    start; a fuzzy term (an FTS prefix query) may end inside a word, a phrase may not."""
+    start; a fuzzy term of `MIN_PREFIX`+ characters (an FTS prefix query) may end inside
+    a word, a phrase or a shorter token may not."""
     alternatives = []
     for term in terms:
         words = [re.escape(word) for word in re.findall(r"\w+", term.text)]
         if words:
-            tail = _PREFIX_TAIL if term.kind == "fuzzy" else _WORD_END
+            tail = _PREFIX_TAIL if _is_prefix(term) else _WORD_END
             alternatives.append(_WORD_START + r"\W+".join(words) + tail)
     return re.compile("|".join(alternatives), re.IGNORECASE) if alternatives else None
 

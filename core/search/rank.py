@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_right
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from itertools import chain
 from typing import Any, NamedTuple
 
@@ -62,7 +62,17 @@ class Hit(NamedTuple):
     field: str  # id | name | first message | text | cwd | path | filter (or the index's field)
     score: float  # 0-100: the mean rapidfuzz score for fuzzy hits, 100 otherwise
     query: Query
-    text_hit: TextHit | None = None  # the index's hit when the match came from there
+    # the index's hit when the match came from there, or the lazy map of hits (`core.index.IndexHits`,
+    # a Mapping) it is made from when first asked for: `text_hit`
+    source: TextHit | Mapping[str, TextHit] | None = None
+
+    @property
+    def text_hit(self) -> TextHit | None:
+        """The index's hit (a snippet of the matched text) when the match came from there."""
+        source = self.source
+        if isinstance(source, Mapping):
+            return source.get(self.summary.path)
+        return source
 
     def title_spans(self) -> list[Span]:
         """Highlight spans in `summary.title` (merged, sorted); computed on demand."""
@@ -83,9 +93,10 @@ class Hit(NamedTuple):
             return query_snippet(text, self.query) or Snippet(text, tuple(highlight(text, self.query)))
         if self.tier != TIERS[FULL_TEXT]:
             return None
-        if self.text_hit is None or not self.text_hit.snippet:
+        text_hit = self.text_hit
+        if text_hit is None or not text_hit.snippet:
             return query_snippet(session_text(self.summary), self.query)
-        snippet, spans = self.text_hit.snippet, self.text_hit.spans
+        snippet, spans = text_hit.snippet, text_hit.spans
         text = one_line(snippet)
         if spans and text == snippet:  # the index marked the matched words itself
             return Snippet(text, tuple(spans))
@@ -198,13 +209,18 @@ class _Matcher:
         phrase term counts as a full-text hit there (a regex term must still match itself)."""
         rows: dict[int, str] = {}
         text_hits, paths = self.text_hits, self.paths
+        # a lazy map of the index's hits (`core.index.IndexHits`) tells the fields without making hits
+        field_of = getattr(text_hits, "field", None) or _hit_field(text_hits)
         if len(text_hits) > len(block.summaries):  # a common word: look the block's sessions up
-            found_hits = [(index, text_hits.get(summary.path)) for index, summary in enumerate(block.summaries)]
-            pairs = [(index, hit) for index, hit in found_hits if hit is not None]
+            bulk = getattr(text_hits, "fields", None)
+            given = [summary.path for summary in block.summaries]
+            fields = bulk(given) if bulk is not None else list(map(field_of, given))
+            pairs = [(index, field) for index, field in enumerate(fields) if field is not None]
         else:
-            pairs = [(index, hit) for path, hit in text_hits.items() if (index := block.position_of(path)) is not None]
-        for index, hit in pairs:
-            field_name = hit.field or "text"
+            positions = [(block.position_of(path), path) for path in text_hits]
+            pairs = [(index, field_of(path)) for index, path in positions if index is not None]
+        for index, field in pairs:
+            field_name = field or "text"
             if paths or field_name != "cwd":  # the cwd only counts where paths do
                 rows[index] = field_name
         if not rows:
@@ -220,7 +236,7 @@ class _Matcher:
                     if match is None or match[0] > FULL_TEXT:
                         matches[index] = (FULL_TEXT, field_name, 100.0)
             return
-        found = [self._scan_term(term, block, list(rows)) for term in self.positive]
+        found = [self._scan_alone(term, key, block, alive) for term, key in zip(self.positive, self.keys, strict=True)]
         for index, field_name in rows.items():
             combined: _Match | None = None
             for term, term_found in zip(self.positive, found, strict=True):
@@ -232,6 +248,18 @@ class _Matcher:
                 combined = match if combined is None else _both_one(combined, match)
             else:
                 matches[index] = combined  # type: ignore[assignment]
+
+    def _scan_alone(self, term: Term, key: tuple, block: Block, alive: list[int]) -> dict[int, _Match]:
+        """One term's matches over `alive`, memoised as the one-term chain `_chain` keeps (the
+        same scan): typing a query's second word does not rescan its first.  Not to be changed."""
+        memo, memo_key = block.memo, (self.scope, (key,))
+        found = memo.get(memo_key)
+        if found is None:
+            found = self._scan_term(term, block, alive)
+            if len(memo) >= _MEMO_LIMIT:
+                memo.clear()
+            memo[memo_key] = found
+        return found
 
     def _scan_term(self, term: Term, block: Block, candidates: list[int]) -> dict[int, _Match]:
         if term.kind == "regex":
@@ -321,10 +349,14 @@ class _Matcher:
         if whole and matches:
             self._upgrade_whole(block, matches, several=count > 1)
         text_hits, add, tiers = self.text_hits, [bucket.append for bucket in buckets], TIERS
+        lazy = hasattr(text_hits, "fields")  # `IndexHits`: each hit keeps the map, made on first use
+        hit_of = text_hits.get if text_hits and not lazy else None  # (a lazy map's truth is a call)
         for index in sorted(matches):  # block order (sorting ints, not the items, is the cheap sort)
             tier, name, score = matches[index]
-            text_hit = text_hits.get(summaries[index].path) if text_hits and tier == FULL_TEXT else None
-            add[tier](new_hit(Hit, (summaries[index], tiers[tier], name, score / count, query, text_hit)))
+            source: Any = None
+            if tier == FULL_TEXT:  # (the lazy map answers None for a hit in the prefix text)
+                source = text_hits if lazy else hit_of(summaries[index].path) if hit_of is not None else None
+            add[tier](new_hit(Hit, (summaries[index], tiers[tier], name, score / count, query, source)))
 
     def _upgrade_whole(self, block: Block, matches: dict[int, _Match], several: bool) -> None:
         """Exact: the whole query is the id, name or first message.  Prefix: it starts one
@@ -348,6 +380,16 @@ class _Matcher:
 
 
 _MEMO_LIMIT = 16  # memoised term chains per block (each at most a dict of `chunk` entries)
+
+
+def _hit_field(text_hits: Mapping[str, TextHit]) -> Callable[[str], str | None]:
+    """path -> the field of its hit in `text_hits` (None: no hit)."""
+
+    def field_of(path: str) -> str | None:
+        hit = text_hits.get(path)
+        return None if hit is None else hit.field
+
+    return field_of
 
 
 def _term_key(term: Term) -> tuple:
@@ -417,7 +459,28 @@ def _newest_first(hit: Hit) -> float:
 
 def _tools_last(hit: Hit) -> bool:
     """Full-text hits in tool calls and output after those in what people wrote."""
-    return hit.text_hit is not None and not is_primary(hit.text_hit.field)
+    source = hit.source
+    if source is None:
+        return False
+    if isinstance(source, Mapping):  # the lazy map: its field, without making the hit
+        field = source.field(hit.summary.path)  # type: ignore[attr-defined]
+        return field is not None and not is_primary(field)
+    return not is_primary(source.field)
+
+
+def _tools_last_sort(bucket: list[Hit], text_hits: Mapping[str, TextHit] | None) -> None:
+    """`bucket.sort(key=_tools_last)`; with a lazy map of the index's hits, its fields are
+    looked up in one pass (tens of thousands of hits per keystroke)."""
+    bulk = getattr(text_hits, "fields", None)
+    if bulk is None:
+        bucket.sort(key=_tools_last)
+        return
+    fields = bulk([hit.summary.path for hit in bucket])
+    last = [field is not None and not is_primary(field) for field in fields]
+    if any(last):  # a stable partition: what people wrote, then tools' output
+        bucket[:] = [hit for hit, later in zip(bucket, last, strict=True) if not later] + [
+            hit for hit, later in zip(bucket, last, strict=True) if later
+        ]
 
 
 def _fuzzy_order(hit: Hit) -> tuple[float, float]:
@@ -479,7 +542,7 @@ def search_iter(
         elif not ordered:
             bucket.sort(key=_newest_first)  # stable: equal times keep the input order
         if tier == FULL_TEXT and bucket:
-            bucket.sort(key=_tools_last)  # stable: newest first within each
+            _tools_last_sort(bucket, text_hits)  # stable: newest first within each
     cache.prune(summaries, -(-total // chunk))
     yield SearchProgress(total, total, list(chain.from_iterable(buckets)))
 
