@@ -482,7 +482,11 @@ class Catalog:
         from .indexquery import Stale
 
         answer = self._guarded(work)
-        if isinstance(answer, Stale) and len(answer.infos) <= max(_FEW_STALE, files // 100):
+        if (
+            isinstance(answer, Stale)
+            and len(answer.infos) <= max(_FEW_STALE, files // 100)
+            and all(is_utf8(info.path) for info in answer.infos)  # no row can name the others
+        ):
             stale = answer.infos
 
             def read(index: Index | None) -> None:
