@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from seance.core import listing
@@ -62,6 +62,7 @@ class RowsView:
     children: ChildMode
     marks: Mapping[str, Mark]
     hits: list[Any] | None = None
+    memo: RowsMemo = field(default_factory=lambda: RowsMemo(), compare=False)
 
     def visible(self) -> Sequence[SessionSummary]:
         """The summaries, named ones only under ctrl+n."""
@@ -74,41 +75,52 @@ class RowsView:
         return self.plain_rows() if self.hits is None else self.hit_rows(self.hits)
 
     def plain_rows(self) -> RowSet:
-        """The listing's rows, remembered for the last few lists (Tab back, Esc after a query,
-        a sort seen before: 0.7 s of CPU at 100,000 sessions each time otherwise).  The list
-        and the marks are replaced, never changed, so their identities (held by the entry)
-        and the sort and child mode say the rows are the same; rows are immutable."""
+        """The listing's rows, remembered for the last few lists (`RowsMemo`)."""
         visible = self.visible()
-        for kept, sort, children, marks, rows in _ROWS_KEPT:
-            if kept is visible and marks is self.marks and sort == self.sort and children == self.children:
-                return rows
-        rows = plain_rows(visible, self.sort, self.marks, self.children)
-        _ROWS_KEPT[:] = [(visible, self.sort, self.children, self.marks, rows), *_ROWS_KEPT[:2]]
-        return rows
+        return self.memo.rows(visible, self.sort, self.children, self.marks)
 
     def hit_rows(self, hits: list[Any]) -> RowSet:
         visible = self.visible()
-        return hit_rows(hits, self.sort, self.marks, self.children, _parents(visible), total=len(visible))
+        return hit_rows(hits, self.sort, self.marks, self.children, self.memo.parents(visible), total=len(visible))
 
     def child_count(self) -> int:
         """How many listed sessions are child sessions (of a session listed too)."""
-        return len(_parents(self.visible()))
+        return len(self.memo.parents(self.visible()))
 
 
-_ROWS_KEPT: list[tuple[Sequence[SessionSummary], str, ChildMode, Mapping[str, Mark], RowSet]] = []  # `plain_rows`
-_PARENTS_KEPT: list[tuple[Sequence[SessionSummary], dict[str, str]]] = []  # the last few lists' parents
+class RowsMemo:
+    """The last few lists' rows and fork trees, kept by one `PickerModel` (Tab back, Esc after
+    a query, a sort seen before, and every keystroke's need for the scope's fork tree: 0.7 s
+    and 0.3 s of CPU at 100,000 sessions otherwise).  A scope's list and the marks are
+    replaced, never changed, so their identities (held alive by the entry) with the sort and
+    child mode say the rows are the same; rows are immutable.  Workers call it: each update
+    replaces a whole list, which the GIL makes atomic."""
 
+    KEPT = 3
 
-def _parents(summaries: Sequence[SessionSummary]) -> dict[str, str]:
-    """`listing.parents(summaries)`, remembered for the last few lists: every keystroke's rows
-    need the scope's fork tree (0.3 s at 100,000 sessions), and a scope's list is replaced,
-    never changed, so its identity says it is the same (each entry holds its list alive)."""
-    for kept, parent_of in _PARENTS_KEPT:
-        if kept is summaries:
-            return parent_of
-    parent_of = listing.parents(summaries)
-    _PARENTS_KEPT[:] = [(summaries, parent_of), *_PARENTS_KEPT[:2]]
-    return parent_of
+    def __init__(self) -> None:
+        self._rows: list[tuple[Sequence[SessionSummary], str, ChildMode, Mapping[str, Mark], RowSet]] = []
+        self._parents: list[tuple[Sequence[SessionSummary], dict[str, str]]] = []
+
+    def rows(
+        self, visible: Sequence[SessionSummary], sort: str, children: ChildMode, marks: Mapping[str, Mark]
+    ) -> RowSet:
+        """`plain_rows(visible, sort, marks, children)`, made once per list, sort, mode and marks."""
+        for kept, kept_sort, kept_children, kept_marks, rows in self._rows:
+            if kept is visible and kept_marks is marks and kept_sort == sort and kept_children == children:
+                return rows
+        rows = plain_rows(visible, sort, marks, children)
+        self._rows = [(visible, sort, children, marks, rows), *self._rows[: self.KEPT - 1]]
+        return rows
+
+    def parents(self, summaries: Sequence[SessionSummary]) -> dict[str, str]:
+        """`listing.parents(summaries)`, made once per list."""
+        for kept, parent_of in self._parents:
+            if kept is summaries:
+                return parent_of
+        parent_of = listing.parents(summaries)
+        self._parents = [(summaries, parent_of), *self._parents[: self.KEPT - 1]]
+        return parent_of
 
 
 @dataclass(frozen=True)
@@ -154,6 +166,7 @@ class PickerModel:
         self.selection = Selection()  # rows selected for a bulk delete
         self._exists = exists
         self._positions: dict[str, dict[str, int]] = {}  # per scope: path -> index, kept across merges
+        self._memo = RowsMemo()  # the last few lists' rows and fork trees
 
     # -- what is shown -------------------------------------------------------------------------
 
@@ -180,7 +193,7 @@ class PickerModel:
         if plain:
             self.hits = None
         summaries = self.summaries.get(self.scope, [])
-        return RowsView(summaries, self.named_only, self.sort, self.children, self.marks, self.hits)
+        return RowsView(summaries, self.named_only, self.sort, self.children, self.marks, self.hits, self._memo)
 
     def visible(self) -> Sequence[SessionSummary]:
         """The current scope's summaries, named ones only under ctrl+n."""
