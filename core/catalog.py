@@ -796,17 +796,7 @@ class Catalog:
         if full_text is None:
             return []  # no word or phrase the index could look for
 
-        def searched(index: Index | None) -> list[TextHit]:
-            return index.search(full_text, limit, include_cwd=include_cwd) if index is not None else []
-
-        def reindexed(index: Index) -> None:
-            with self._refresh_lock:
-                self._refresh(None, None, True, False, index)
-
-        try:
-            return self._guarded(searched, after_rebuild=reindexed)
-        except FullTextQueryError as error:
-            raise ValueError(f"bad full-text query: {error}") from error
+        return self._full_text(lambda index: index.search(full_text, limit, include_cwd=include_cwd), [])
 
     def text_hits(
         self, query: Query, *, include_cwd: bool = True, within: Collection[str] | None = None
@@ -819,10 +809,18 @@ class Catalog:
         if full_text is None:
             return {}
 
-        def searched(index: Index | None) -> Mapping[str, TextHit]:
-            if index is None:
-                return {}
+        def search(index: Index) -> Mapping[str, TextHit]:
             return index.search_by_path(full_text, include_cwd=include_cwd, within=within)
+
+        return self._full_text(search, {})
+
+    def _full_text(self, search: Callable[[Index], T], nothing: T) -> T:
+        """`search(index)`, guarded (`nothing` without a usable index); an index rebuilt
+        because it was damaged is given its text again first.  Raises `ValueError` for a
+        query FTS5 cannot use."""
+
+        def searched(index: Index | None) -> T:
+            return search(index) if index is not None else nothing
 
         def reindexed(index: Index) -> None:
             with self._refresh_lock:
