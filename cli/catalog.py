@@ -24,13 +24,13 @@ from seance.core import listing
 from seance.core.catalog import Catalog
 from seance.core.gcpause import gc_paused
 from seance.core.listing import children_label
-from seance.core.marks import NO_MARK, Marks, annotate_pi_json
+from seance.core.marks import NO_MARK, Marks, annotate_pi_json, annotated_pieces
 from seance.core.model import SessionSummary
 from seance.core.text import display_text, home_short, json_bytes, relative_age
 
 from .errors import CliError, ExitCode
 from .marks import listing_marks, marked_json
-from .output import ProgressBar, put_line, say, write_json_bytes
+from .output import ProgressBar, put_line, say, write_json_bytes, write_json_pieces
 from .scope import Scope, scope_options
 
 
@@ -120,7 +120,7 @@ def run_ls(args: argparse.Namespace) -> int:
             _report_skipped(catalog, quick=args.quick)
             if answer.strip() == b"[]":
                 _report_empty(catalog, cwd)
-            write_json_bytes(annotate_pi_json(answer, marks))
+            write_json_pieces(annotated_pieces(answer, marks))  # 70 MB at 100k sessions: not copied whole
             return ExitCode.OK
         if args.json and args.query and not args.quick and sort == "relevance" and children == "threaded":
             # the stored objects of the hits, ranked from stored titles: no summary decoded

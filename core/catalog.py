@@ -24,6 +24,7 @@ wrong answer: the files are the truth.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
@@ -55,7 +56,6 @@ from .model import SessionSummary
 from .text import is_utf8
 
 if TYPE_CHECKING:  # imported where used: a warm listing reads no file and searches nothing
-    from .metadata import MetaState, ScanResult
     from .search import Query, TextHit
     from .trash import TrashReceipt
 
@@ -65,6 +65,7 @@ T = TypeVar("T")
 
 _COMMIT_EVERY_FILES = 256
 _COMMIT_EVERY_SECONDS = 0.5
+_BULK_FILES = 256  # changed files from which a refresh writes in `Index.bulk` mode
 
 
 class Cancelled(Exception):
@@ -113,16 +114,6 @@ def _resolved(path: str) -> str:
 def in_project(summaries: list[SessionSummary], cwd: str) -> list[SessionSummary]:
     target = _resolved(cwd)
     return [summary for summary in summaries if summary.cwd and _resolved(summary.cwd) == target]
-
-
-def _scan(info: FileInfo, state: MetaState | None, want_text: bool) -> tuple[ScanResult, list[tuple[str, str]] | None]:
-    from .fulltext import TextCollector
-    from .metadata import scan_file
-
-    if not want_text:
-        return scan_file(info.path, state=state), None
-    collector = TextCollector()  # the bounds on what of a session is indexed live there
-    return scan_file(info.path, state=state, sink=collector), collector.texts
 
 
 def _flush(index: Index | None, pending: list[tuple]) -> None:
@@ -561,78 +552,65 @@ class Catalog:
         last_commit = time.perf_counter()
         done = total - len(todo)
         outcomes = self._outcomes(todo, full_text, index)
-        try:
-            for info, row, outcome in outcomes:
-                if cancel is not None and cancel():
-                    raise Cancelled()
-                if outcome[0] == "ok":
-                    _, summary, state, continued, texts = outcome
-                    yield summary
-                    if continued:
-                        stats.appended += 1
+        with contextlib.ExitStack() as bulk:
+            if index is not None and len(todo) >= _BULK_FILES:
+                bulk.enter_context(index.bulk())
+            try:
+                for info, row, outcome in outcomes:
+                    if cancel is not None and cancel():
+                        raise Cancelled()
+                    if outcome[0] == "ok":
+                        _, summary, state, continued, texts = outcome
+                        yield summary
+                        if continued:
+                            stats.appended += 1
+                        else:
+                            stats.read += 1
+                        text_seq = row.text_seq if row is not None else -1
+                        pending.append(("ok", summary, state, texts, continued, text_seq, row is not None))
                     else:
-                        stats.read += 1
-                    text_seq = row.text_seq if row is not None else -1
-                    pending.append(("ok", summary, state, texts, continued, text_seq, row is not None))
-                else:
-                    if outcome[0] == "not":
-                        pending.append(("not", info.path, info.size, info.mtime_ns, outcome[1]))
-                    else:
-                        stats.failed += 1
-                    stats.skipped.append((Path(info.path), outcome[1]))
-                done += 1
-                if progress is not None:
-                    progress(done, total)
-                now = time.perf_counter()
-                if len(pending) >= _COMMIT_EVERY_FILES or now - last_commit > _COMMIT_EVERY_SECONDS:
-                    _flush(index, pending)
-                    last_commit = now
-        finally:  # on cancel too: what was read so far is kept
-            outcomes.close()
-            _flush(index, pending)
+                        if outcome[0] == "not":
+                            pending.append(("not", info.path, info.size, info.mtime_ns, outcome[1]))
+                        else:
+                            stats.failed += 1
+                        stats.skipped.append((Path(info.path), outcome[1]))
+                    done += 1
+                    if progress is not None:
+                        progress(done, total)
+                    now = time.perf_counter()
+                    if len(pending) >= _COMMIT_EVERY_FILES or now - last_commit > _COMMIT_EVERY_SECONDS:
+                        _flush(index, pending)
+                        last_commit = now
+            finally:  # on cancel too: what was read so far is kept
+                outcomes.close()
+                _flush(index, pending)
 
     def _outcomes(
         self, todo: list[tuple[FileInfo, Row | None]], full_text: bool, index: Index | None
     ) -> Generator[tuple[FileInfo, Row | None, tuple], None, None]:
-        """(file, row, outcome) per changed file; metadata-only scans of many files run
-        in worker processes (see `scanpool`) while this process writes the index."""
-        from .metadata import MetaState, NotSessionFile, summary_from_scan
+        """(file, row, outcome) per changed file (`scanpool.scan_one`'s outcome).  Many files
+        are scanned, text and all, in worker processes (see `scanpool`) while this process
+        writes the index: parsing and the FTS5 writes each get a core."""
+        from .metadata import MetaState
 
-        jobs: list[tuple[FileInfo, Row | None, MetaState | None, bool]] = []
+        jobs: list[tuple[FileInfo, Row | None, bytes | None, bool]] = []
         for info, row in todo:
             want_text = index is not None and (full_text or (row is not None and row.text_seq >= 0))
-            state = None
+            saved = None
             # Continue from the saved state, unless text is wanted and was never indexed.
             if index is not None and row is not None and row.session and not (want_text and row.text_seq < 0):
                 saved = index.state(row.file_id)
-                state = MetaState.from_json(saved) if saved else None
-            jobs.append((info, row, state, want_text))
-        text_jobs = [job for job in jobs if job[3]]
-        meta_jobs = [job for job in jobs if not job[3]]
-        if self.workers > 1 and len(meta_jobs) >= scanpool.MIN_FILES:
-            jobs = text_jobs  # full-text scans stay here (their text would be pickled back)
-        else:
-            meta_jobs = []
-        for info, row, state, want_text in jobs:
-            outcome: tuple[Any, ...]  # ("ok", summary, state, continued, texts) | ("not" | "error", reason)
-            try:
-                result, texts = _scan(info, state, want_text)
-                # Inside the guard: the summary and the encoded state are this file's too.
-                outcome = ("ok", summary_from_scan(info.path, result), result.state.to_json(), result.continued, texts)
-            except NotSessionFile as error:
-                outcome = ("not", str(error))
-            except OSError as error:
-                outcome = ("error", error.strerror or str(error))
-            except Exception as error:  # one poisoned file must not lose every other row
-                outcome = ("error", f"cannot be read ({type(error).__name__}: {error})")
-            yield info, row, outcome
-        if meta_jobs:
-            items = [(info, state.to_json() if state is not None else None) for info, _row, state, _want in meta_jobs]
-            rows = iter(meta_jobs)
+            jobs.append((info, row, saved, want_text))
+        if self.workers > 1 and len(jobs) >= scanpool.MIN_FILES:
+            items = [(info, saved, want_text) for info, _row, saved, want_text in jobs]
+            rows = iter(jobs)
             for chunk, results in scanpool.map_chunks(scanpool.scan_chunk, items, self.workers):
-                for (info, _saved), result in zip(chunk, results, strict=True):
-                    row = next(rows)[1]
-                    yield info, row, (*result, None) if result[0] == "ok" else result
+                for (info, _saved, _want), result in zip(chunk, results, strict=True):
+                    yield info, next(rows)[1], result
+            return
+        for info, row, saved, want_text in jobs:
+            state = MetaState.from_json(saved) if saved else None
+            yield info, row, scanpool.scan_one(info, state, want_text)
 
     def _prune(self, index: Index, rows: dict[tuple[str, int, int], tuple], found: Discovery) -> None:
         """Drop rows of files that are gone from the roots just scanned."""

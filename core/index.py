@@ -74,6 +74,28 @@ def _fts_rowid(file_id: int, seq: int, field: str) -> int:
     return (file_id << _FILE_SHIFT) | (seq << _FIELD_BITS) | FIELD_RANK[field]
 
 
+def text_chunks(texts: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """A session's `(field, text)` pieces as the FTS rows they are stored in: `(field, body)`,
+    each field's pieces joined by newlines into chunks of about `CHUNK_CHARS` (a row per
+    piece would be ten times the rows).  Pure, so a scanning worker can do it."""
+    chunks: list[tuple[str, str]] = []
+    pending: dict[str, list[str]] = {}
+    sizes: dict[str, int] = {}
+    for field, text in texts:
+        parts = pending.get(field)
+        if parts is None:
+            parts = pending[field] = []
+            sizes[field] = 0
+        parts.append(text)
+        size = sizes[field] = sizes[field] + len(text) + 1
+        if size >= CHUNK_CHARS:
+            chunks.append((field, "\n".join(parts)))
+            pending[field] = []
+            sizes[field] = 0
+    chunks += [(field, "\n".join(parts)) for field, parts in pending.items() if parts]
+    return chunks
+
+
 _FTS_TABLE = "CREATE VIRTUAL TABLE fts USING fts5(body, tokenize = 'unicode61 remove_diacritics 2')"
 _SCHEMA = (
     f"PRAGMA application_id = {_APPLICATION_ID}",
@@ -207,6 +229,9 @@ def _blob_check(data: object, *salt: object) -> int:
     return zlib.crc32(data, zlib.crc32(repr(salt).encode("utf-8", "surrogatepass")))
 
 
+_BLOB_PIECE = 1 << 20
+_MMAP_BYTES = 256 << 20
+_TEMP_STORE = "MEMORY"
 LISTINGS_KEPT = 8  # stored `ls --json` answers (one per roots and scope: all projects, or one)
 _FILE_KEY = "%s\0%d\0%d".__mod__  # NUL cannot be in a path: distinct file lists, distinct keys
 
@@ -337,11 +362,28 @@ class Index:
         connection.execute("PRAGMA page_size = 16384")
         connection.execute("PRAGMA journal_mode = WAL")
         connection.execute("PRAGMA synchronous = NORMAL")
-        connection.execute("PRAGMA temp_store = MEMORY")
+        connection.execute(f"PRAGMA temp_store = {_TEMP_STORE}")
         connection.execute("PRAGMA cache_size = -16000")
         # Reads straight from the page cache: a warm listing scans the whole files table once.
-        connection.execute("PRAGMA mmap_size = 268435456")
+        connection.execute(f"PRAGMA mmap_size = {_MMAP_BYTES}")
         return connection
+
+    @contextlib.contextmanager
+    def bulk(self) -> Iterator[None]:
+        """This thread's connection set up for writing many files (a cold listing, `seance
+        index`, a rebuild), so memory is bounded by the page cache, not by the index's size:
+        no mmap (every page an FTS5 merge or the signature's count reads would stay resident:
+        up to 256 MB), and statement journals in a temp file, not memory (emptying a 250 MB
+        full-text table journalled 250 MB in memory)."""
+        db = self.db
+        db.execute("PRAGMA mmap_size = 0")
+        db.execute("PRAGMA temp_store = DEFAULT")
+        try:
+            yield
+        finally:
+            with contextlib.suppress(sqlite3.Error):  # a closed or replaced connection: nothing to restore
+                db.execute(f"PRAGMA mmap_size = {_MMAP_BYTES}")
+                db.execute(f"PRAGMA temp_store = {_TEMP_STORE}")
 
     def _open(self) -> None:
         try:
@@ -418,7 +460,7 @@ class Index:
             if reason is not None:
                 self._rebuild(reason)
                 return
-            with self.writing() as writer:
+            with self.bulk(), self.writing() as writer:
                 writer.db.execute("DROP TABLE fts")
                 writer.db.execute(_FTS_TABLE)
                 writer.db.execute("DELETE FROM files")
@@ -515,12 +557,20 @@ class Index:
         """Store an answer for `scope` (replacing the one before); the newest few scopes are kept."""
         skipped = _encode("\0".join(part for pair in listing.skipped for part in pair))
         check = _blob_check(listing.payload, listing.reused, skipped)
+        payload = listing.payload
         with self.writing() as writer:
-            writer.db.execute(
+            # The payload goes in through blob I/O, in pieces: bound as a value, SQLite copies
+            # it whole first (70 MB at 100,000 sessions, on top of the answer itself).
+            cursor = writer.db.execute(
                 "INSERT OR REPLACE INTO listings (scope, files, payload, reused, skipped, checksum) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                (scope, files, listing.payload, listing.reused, skipped, check),
+                "VALUES (?, ?, zeroblob(?), ?, ?, ?)",
+                (scope, files, len(payload), listing.reused, skipped, check),
             )
+            if payload:
+                view = memoryview(payload)
+                with writer.db.blobopen("listings", "payload", cursor.lastrowid or 0) as blob:
+                    for start in range(0, len(payload), _BLOB_PIECE):
+                        blob.write(view[start : start + _BLOB_PIECE])
             writer.db.execute(
                 "DELETE FROM listings WHERE rowid NOT IN (SELECT rowid FROM listings ORDER BY rowid DESC LIMIT ?)",
                 (LISTINGS_KEPT,),
@@ -660,7 +710,7 @@ class Writer:
     ) -> None:
         """Store a session's summary and state; append (continued) or replace its text chunks.
 
-        `texts` None means the text is not indexed (and any stale text is dropped).  `known`
+        `texts` (its `text_chunks`) None means the text is not indexed (and any stale text is dropped).  `known`
         False promises the path has no row yet: one INSERT instead of a lookup, a delete and
         an update (the cold-index case, ten thousand times).
         """
@@ -736,27 +786,13 @@ class Writer:
             [(_fts_rowid(file_id, seq, _META_FIELDS[seq]), value) for seq, value in enumerate(values) if value],
         )
 
-    def _insert_texts(self, file_id: int, seq: int, texts: list[tuple[str, str]]) -> int:
+    def _insert_texts(self, file_id: int, seq: int, chunks: list[tuple[str, str]]) -> int:
         base = file_id << _FILE_SHIFT
-        rows: list[tuple[int, str]] = []
-        pending: dict[str, list[str]] = {}
-        sizes: dict[str, int] = {}
-        limit, shift, codes = _SEQ_LIMIT, _FIELD_BITS, FIELD_RANK
-        for field, text in texts:
-            parts = pending.setdefault(field, [])
-            parts.append(text)
-            sizes[field] = sizes.get(field, 0) + len(text) + 1
-            if sizes[field] >= CHUNK_CHARS and seq < limit:
-                rows.append((base | (seq << shift) | codes[field], "\n".join(parts)))
-                seq += 1
-                pending[field] = []
-                sizes[field] = 0
-        for field, parts in pending.items():
-            if parts and seq < limit:
-                rows.append((base | (seq << shift) | codes[field], "\n".join(parts)))
-                seq += 1
+        chunks = chunks[: max(0, _SEQ_LIMIT - seq)]
+        shift, codes = _FIELD_BITS, FIELD_RANK
+        rows = [(base | ((seq + number) << shift) | codes[field], body) for number, (field, body) in enumerate(chunks)]
         self.db.executemany("INSERT INTO fts (rowid, body) VALUES (?, ?)", rows)
-        return seq
+        return seq + len(rows)
 
     def put_not_session(self, path: str, size: int, mtime_ns: int, reason: str) -> None:
         """Remember that a file is not a session, so it is not re-read until it changes."""
