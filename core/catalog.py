@@ -43,7 +43,6 @@ from .index import (
     FullTextQueryError,
     Index,
     IndexUnavailable,
-    Listing,
     Row,
     decode_summary,
     encode_pi_json,
@@ -136,6 +135,16 @@ def _json_array(items: list[bytes]) -> bytes:
     items[0] = b"[" + items[0]
     items[-1] += b"]"
     return b",".join(items)
+
+
+def _json_parts(items: list[bytes]) -> list[bytes]:
+    """Encoded JSON values as the parts of one JSON array (`b"".join` of them is the array)."""
+    if not items:
+        return [b"[]"]
+    parts = [b","] * (2 * len(items) + 1)
+    parts[1::2] = items
+    parts[0], parts[-1] = b"[", b"]"
+    return parts
 
 
 def _write_batch(index: Index, batch: list[tuple]) -> None:
@@ -343,29 +352,38 @@ class Catalog:
         file changed since the last call (the same paths, sizes and mtimes) the answer is the
         one stored then: one stat per file and one lookup.
         """
+        return b"".join(self.list_pi_json_parts(cwd))
+
+    def list_pi_json_parts(self, cwd: str | None = None) -> list[bytes]:
+        """`list_pi_json(cwd)` as parts that concatenate to it: a cold listing's answer is
+        never joined in memory (70 MB at 100,000 sessions, beside the objects it is made of);
+        it is stored and written out a piece at a time."""
         found = self.discover()
         discovered_skips = len(found.skipped)
         roots = [os.fspath(root) for root in self.roots] if self.explicit_roots else []
         scope, files = scope_key(roots, None if cwd is None else _resolved(cwd)), files_key(found.infos)
 
-        def listed(index: Index | None) -> tuple[bytes, bool]:
-            """(the answer, whether it is new and was made with the index)."""
+        def listed(index: Index | None) -> tuple[list[bytes], bool]:
+            """(the answer's parts, whether it is new and was made with the index)."""
             stored = index.listing(scope, files) if index is not None else None
             if stored is not None:
                 skipped = [*found.skipped, *((Path(path), reason) for path, reason in stored.skipped)]
                 self.last_stats = RefreshStats(files=len(found.infos), reused=stored.reused, skipped=skipped)
-                return stored.payload, False
+                return [stored.payload], False
             with self._refresh_lock:
                 items = self._refresh(None, None, False, True, index, found)
-            return _json_array(self._in_scope(items, cwd)), index is not None
+            return _json_parts(self._in_scope(items, cwd)), index is not None
 
-        payload, storable = self._guarded(listed)
+        parts, storable = self._guarded(listed)
         stats = self.last_stats
         if storable and not stats.failed:  # a shortcut for next time only: a failure to store is no failure
             not_sessions = [(str(path), reason) for path, reason in stats.skipped[discovered_skips:]]
-            listing = Listing(payload, stats.reused, not_sessions)
-            self._guarded(lambda index: index.put_listing(scope, files, listing) if index is not None else None)
-        return payload
+            self._guarded(
+                lambda index: (
+                    index.put_listing(scope, files, parts, stats.reused, not_sessions) if index is not None else None
+                )
+            )
+        return parts
 
     def matching(
         self, query: Query, cwd: str | None = None, *, marks: Mapping[str, Any] | None = None
@@ -525,9 +543,10 @@ class Catalog:
             changed = [
                 (info, index.row(info.path) if index is not None and info.path in known else None) for info in todo
             ]
+            cwds: dict[str, str] = {}  # one string per project, not one per session read (each is unpickled anew)
             for summary in self._read_changed(changed, stats, progress, cancel, full_text, len(infos), index):
                 payload = None if not keep else encode_pi_json(summary) if as_json and not lazy else summary
-                items.append((int(summary.modified_ms), summary.cwd, payload))
+                items.append((int(summary.modified_ms), cwds.setdefault(summary.cwd, summary.cwd), payload))
         if index is not None and len(reused) < len(rows):  # some indexed file was not seen unchanged
             self._prune(index, rows, found)
         items.sort(key=itemgetter(0), reverse=True)

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import hashlib
 import os
 import sqlite3
 import threading
@@ -52,8 +53,8 @@ if TYPE_CHECKING:  # core.search is imported when searching: a plain `seance ls`
     from .search import FullText, TextHit
     from .search.query import FieldMatch
 
-SCHEMA_VERSION = 6  # 4: CRC-32 checks on files, states and listings; 5: every field the preview shows;
-# 6: the field in the FTS rowid (no `field` column), folded titles in `files`
+SCHEMA_VERSION = 7  # 4: CRC-32 checks on files, states and listings; 5: every field the preview shows;
+# 6: the field in the FTS rowid (no `field` column), folded titles in `files`; 7: a listing's payload last
 _APPLICATION_ID = 0x5345414E  # "SEAN"
 DB_NAME = "index.sqlite"
 CHUNK_CHARS = 8192
@@ -121,8 +122,9 @@ _SCHEMA = (
     "CREATE TABLE states (file_id INTEGER PRIMARY KEY, state BLOB NOT NULL, checksum INTEGER NOT NULL)",
     # Whole `ls --json` answers, each valid only for the exact files (paths and stats) it was
     # made from: an unchanged store is listed with one stat per file and one lookup.
-    "CREATE TABLE listings (scope BLOB PRIMARY KEY, files BLOB NOT NULL, payload BLOB NOT NULL, "
-    "reused INTEGER NOT NULL, skipped BLOB NOT NULL, checksum INTEGER NOT NULL)",
+    # `payload` last: a zeroblob in the last column is not built in memory (see `put_listing`).
+    "CREATE TABLE listings (scope BLOB PRIMARY KEY, files BLOB NOT NULL, reused INTEGER NOT NULL, "
+    "skipped BLOB NOT NULL, checksum INTEGER NOT NULL, payload BLOB NOT NULL)",
     _FTS_TABLE,
     # `fts` is the full-text index's signature (see `_fts_signature`), renewed by every write.
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL)",
@@ -234,6 +236,7 @@ _MMAP_BYTES = 256 << 20
 _TEMP_STORE = "MEMORY"
 LISTINGS_KEPT = 8  # stored `ls --json` answers (one per roots and scope: all projects, or one)
 _FILE_KEY = "%s\0%d\0%d".__mod__  # NUL cannot be in a path: distinct file lists, distinct keys
+_KEY_SLICE = 4096
 
 
 def _encode(text: str) -> bytes:
@@ -245,14 +248,41 @@ def _decode(data: bytes) -> str:
 
 
 def files_key(infos: list) -> bytes:
-    """Every file's path and stat, in order, as one value: what a stored listing is valid for."""
-    return _encode("\0".join(map(_FILE_KEY, infos)))
+    """Every file's path and stat, in order, as one value: what a stored listing is valid for.
+    A SHA-256 of them, made in slices: the list itself is 17 MB at 100,000 files, and was
+    held, bound (copied) and compared whole on every listing."""
+    digest = hashlib.sha256()
+    for start in range(0, len(infos), _KEY_SLICE):
+        digest.update(_encode("\0".join(map(_FILE_KEY, infos[start : start + _KEY_SLICE]))))
+        digest.update(b"\0")
+    return digest.digest()
 
 
 def scope_key(roots: list[str], cwd: str | None) -> bytes:
     """A stored listing's scope: the roots listed, and all projects (None) or one project
     directory (so `--root A` and `--root B` runs do not replace each other's answer)."""
     return _encode("\0".join([*roots, "" if cwd is None else f"cwd:{cwd}"]))
+
+
+def _pieces(parts: list[bytes]) -> Iterator[bytes | memoryview]:
+    """`parts` concatenated, as pieces of about `_BLOB_PIECE` bytes (never the whole)."""
+    group: list[bytes] = []
+    size = 0
+    for part in parts:
+        if len(part) >= _BLOB_PIECE:
+            if group:
+                yield b"".join(group)
+                group, size = [], 0
+            view = memoryview(part)
+            yield from (view[start : start + _BLOB_PIECE] for start in range(0, len(part), _BLOB_PIECE))
+            continue
+        group.append(part)
+        size += len(part)
+        if size >= _BLOB_PIECE:
+            yield b"".join(group)
+            group, size = [], 0
+    if group:
+        yield b"".join(group)
 
 
 class Listing(NamedTuple):
@@ -553,24 +583,30 @@ class Index:
             return None
         return Listing(payload, reused, list(zip(parts[::2], parts[1::2], strict=True)))
 
-    def put_listing(self, scope: bytes, files: bytes, listing: Listing) -> None:
-        """Store an answer for `scope` (replacing the one before); the newest few scopes are kept."""
-        skipped = _encode("\0".join(part for pair in listing.skipped for part in pair))
-        check = _blob_check(listing.payload, listing.reused, skipped)
-        payload = listing.payload
+    def put_listing(
+        self, scope: bytes, files: bytes, parts: list[bytes], reused: int, not_sessions: list[tuple[str, str]]
+    ) -> None:
+        """Store an answer for `scope` (replacing the one before): the `Listing` whose payload
+        is `parts` concatenated (never joined in memory: 70 MB at 100,000 sessions); the
+        newest few scopes are kept."""
+        skipped = _encode("\0".join(part for pair in not_sessions for part in pair))
+        check = zlib.crc32(repr((reused, skipped)).encode("utf-8", "surrogatepass"))
+        for part in parts:  # `_blob_check` of the whole, a part at a time
+            check = zlib.crc32(part, check)
+        size = sum(map(len, parts))
         with self.writing() as writer:
             # The payload goes in through blob I/O, in pieces: bound as a value, SQLite copies
-            # it whole first (70 MB at 100,000 sessions, on top of the answer itself).
+            # it whole, twice (70 MB at 100,000 sessions each, on top of the answer itself).
+            # The zeroblob reserving its place is the row's last column, so not built either.
             cursor = writer.db.execute(
-                "INSERT OR REPLACE INTO listings (scope, files, payload, reused, skipped, checksum) "
-                "VALUES (?, ?, zeroblob(?), ?, ?, ?)",
-                (scope, files, len(payload), listing.reused, skipped, check),
+                "INSERT OR REPLACE INTO listings (scope, files, reused, skipped, checksum, payload) "
+                "VALUES (?, ?, ?, ?, ?, zeroblob(?))",
+                (scope, files, reused, skipped, check, size),
             )
-            if payload:
-                view = memoryview(payload)
+            if size:
                 with writer.db.blobopen("listings", "payload", cursor.lastrowid or 0) as blob:
-                    for start in range(0, len(payload), _BLOB_PIECE):
-                        blob.write(view[start : start + _BLOB_PIECE])
+                    for piece in _pieces(parts):
+                        blob.write(piece)
             writer.db.execute(
                 "DELETE FROM listings WHERE rowid NOT IN (SELECT rowid FROM listings ORDER BY rowid DESC LIMIT ?)",
                 (LISTINGS_KEPT,),
