@@ -771,30 +771,31 @@ class Writer:
                 title_check,
             )
 
-        cursor = None
         if not known:
+            # The row goes in whole, with the text_seq its chunks will leave (no UPDATE after).
+            new_seq = -1 if texts is None else _META_SEQS + min(len(texts), _SEQ_LIMIT - _META_SEQS)
             try:
                 cursor = self.db.execute(
                     "INSERT INTO files (path, size, mtime_ns, session, modified_ms, cwd, summary, pi_json, "
                     "text_seq, json_check, summary_check, title, title_check) "
                     "VALUES (?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (summary.path, *columns(-1)),
+                    (summary.path, *columns(new_seq)),
                 )
             except sqlite3.IntegrityError:  # another thread or process indexed it meanwhile
-                cursor = None
-        if cursor is not None:
-            file_id = int(cursor.lastrowid or 0)
-            if texts is None:
+                pass
+            else:
+                file_id = int(cursor.lastrowid or 0)
+                if texts is not None:
+                    self._insert_meta(file_id, summary)
+                    self._insert_texts(file_id, _META_SEQS, texts)
                 self._put_state(file_id, state)
                 return
+        file_id = self._file_id(summary.path)
+        if texts is None or not continued or text_seq < 0:
+            self._drop_text(file_id)
             text_seq = -1
         else:
-            file_id = self._file_id(summary.path)
-            if texts is None or not continued or text_seq < 0:
-                self._drop_text(file_id)
-                text_seq = -1
-            else:
-                self._drop_text(file_id, meta_only=True)
+            self._drop_text(file_id, meta_only=True)
         if texts is not None:
             # Rowids ascending (the metadata rows' seqs are below the text's): FTS5 writes its
             # pending terms out as a new segment whenever a rowid is not above the last one,
