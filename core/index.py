@@ -3,11 +3,12 @@
 One SQLite file (WAL) in the user cache dir (`$SEANCE_CACHE_DIR` overrides).  A row per
 file, keyed by `(path, size, mtime_ns)`, holds the exact summary and the ready `ls --json`
 object; `states` keeps each session's saved scan state (read only to continue an appended
-file); `listings` keeps the last few whole `ls --json` answers with the exact stats they
-were made from; an FTS5 table holds the searchable text in chunks.  The session files are
-always the truth: an index SQLite cannot read is deleted and rebuilt, a foreign or
-older-schema one has its tables dropped and recreated (in one transaction), a locked one
-is replaced by a private one, and deleting the cache loses nothing.
+file); `listings` keeps the last few whole `ls --json` answers with a digest of the exact
+stats they were made from; an FTS5 table holds the searchable text in chunks.  Writing
+many files at once (`bulk`) keeps memory at the page cache's size, whatever the index's.
+The session files are always the truth: an index SQLite cannot read is deleted and rebuilt,
+a foreign or older-schema one has its tables dropped and recreated (in one transaction), a
+locked one is replaced by a private one, and deleting the cache loses nothing.
 
 Nothing read back is trusted blindly: every `files` row, scan state and stored listing
 carries a CRC-32 of its values, and a row whose check fails is treated as stale (its file

@@ -2,9 +2,11 @@
 
 Parsing JSON lines is CPU-bound Python; threads would share one interpreter lock.  The
 catalog hands chunks of files to forked workers and consumes the results in order, writing
-the index while the workers parse the next chunks.  Forking is only done where it is safe
-and cheap: Linux, and only when the caller says so (`Catalog(workers=N)`, used by the
-single-threaded CLI).  A UI process with threads keeps the serial path.
+the index while the workers parse the next chunks.  A full-text scan's text is extracted
+and chunked into FTS rows in the worker too (`scan_one`), so the parent only writes: FTS5
+tokenising, on a core of its own, is then what bounds `seance index`.  Forking is only done
+where it is safe and cheap: Linux, and only when the caller says so (`Catalog(workers=N)`,
+used by the single-threaded CLI).  A UI process with threads keeps the serial path.
 """
 
 from __future__ import annotations
