@@ -635,7 +635,10 @@ class Catalog:
         if self.workers > 1 and len(jobs) >= scanpool.MIN_FILES:
             items = [(info, saved, want_text) for info, _row, saved, want_text in jobs]
             rows = iter(jobs)
-            for chunk, results in scanpool.map_chunks(scanpool.scan_chunk, items, self.workers):
+            # The window covers a bulk commit: while this process writes one, the workers scan
+            # the next one's files (with the default window they sat idle through every commit).
+            ahead = max(scanpool.AHEAD, _BULK_COMMIT_FILES // (scanpool.CHUNK * self.workers))
+            for chunk, results in scanpool.map_chunks(scanpool.scan_chunk, items, self.workers, ahead):
                 for (info, _saved, _want), result in zip(chunk, results, strict=True):
                     yield info, next(rows)[1], result
             return

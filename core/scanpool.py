@@ -86,11 +86,11 @@ def scan_chunk(chunk: Sequence[tuple[FileInfo, bytes | None, bool]]) -> list[tup
 
 
 def map_chunks(
-    function: Callable[[Sequence[Item]], list[Any]], items: Sequence[Item], workers: int
+    function: Callable[[Sequence[Item]], list[Any]], items: Sequence[Item], workers: int, ahead: int = AHEAD
 ) -> Iterator[tuple[Sequence[Item], list[Any]]]:
     """(chunk, results) in order, computed by `workers` forked processes.
 
-    At most `AHEAD` chunks per worker are submitted and not yet consumed, and a consumed
+    At most `ahead` chunks per worker are submitted and not yet consumed, and a consumed
     chunk's future is dropped: when the consumer (writing the index) is slower than the
     workers, results would otherwise pile up in memory, all of them, a few KB per file.
     Closing the iterator early (a cancel) drops the chunks not started yet.
@@ -105,7 +105,7 @@ def map_chunks(
     try:
         for chunk in chunks:
             window.append((chunk, pool.submit(function, chunk)))
-            if len(window) >= workers * AHEAD:
+            if len(window) >= workers * ahead:
                 done, future = window.popleft()
                 yield done, future.result()
         while window:
