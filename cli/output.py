@@ -8,6 +8,7 @@ them (`seance.core.text`'s sanitisers).
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterable
 from typing import Any
 
 from seance.core.text import json_bytes, json_safe, shell_path, visible
@@ -67,7 +68,16 @@ def put_path(path: object) -> None:
 
 def write_json_bytes(data: bytes) -> None:
     """JSON on stdout, with what JSON leaves raw but a terminal obeys (C1, bidi) escaped."""
-    sys.stdout.buffer.write(json_safe(data) + b"\n")
+    write_json_pieces((data,))
+
+
+def write_json_pieces(pieces: Iterable[bytes]) -> None:
+    """`write_json_bytes` of the pieces joined, without joining them (a big answer is not
+    copied whole); each piece must end where a character ends."""
+    out = sys.stdout.buffer
+    for piece in pieces:
+        out.write(json_safe(piece))
+    out.write(b"\n")
     sys.stdout.flush()
 
 
@@ -76,4 +86,4 @@ def write_json(payload: Any) -> None:
     write_json_bytes(json_bytes(payload, indent=True))  # a path that is not UTF-8 too
 
 
-__all__ = ["ProgressBar", "ask", "put_line", "put_path", "say", "write_json", "write_json_bytes"]
+__all__ = ["ProgressBar", "ask", "put_line", "put_path", "say", "write_json", "write_json_bytes", "write_json_pieces"]

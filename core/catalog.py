@@ -25,6 +25,7 @@ wrong answer: the files are the truth.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
@@ -43,7 +44,6 @@ from .index import (
     FullTextQueryError,
     Index,
     IndexUnavailable,
-    Listing,
     Row,
     decode_summary,
     encode_pi_json,
@@ -58,7 +58,6 @@ from .text import is_utf8
 if TYPE_CHECKING:  # imported where used: a warm listing reads no file and searches nothing
     from .firstpaint import Prefetch
     from .indexquery import Ranked, Stale
-    from .metadata import MetaState, ScanResult
     from .search import Query, TextHit
     from .trash import TrashReceipt
 
@@ -69,6 +68,14 @@ T = TypeVar("T")
 _COMMIT_EVERY_FILES = 256
 _FEW_STALE = 64  # changed files a fresh-index answer reads itself before it asks again (`_fresh_answer`)
 _COMMIT_EVERY_SECONDS = 0.5
+_BULK_FILES = 256  # changed files from which a refresh writes in `Index.bulk` mode
+# A bulk refresh commits less often: each commit counts FTS5's shadow tables for the index's
+# signature (its cost grows with the index: a fifth of the writing at 100,000 sessions, every
+# 256 files) and flushes FTS5's pending terms as a segment to merge later.  Readers see
+# progress every few seconds; the text waiting is bounded too.
+_BULK_COMMIT_FILES = 2048
+_BULK_COMMIT_SECONDS = 2.0
+_BULK_COMMIT_CHARS = 16 << 20
 
 
 class Cancelled(Exception):
@@ -119,16 +126,6 @@ def in_project(summaries: list[SessionSummary], cwd: str) -> list[SessionSummary
     return [summary for summary in summaries if summary.cwd and _resolved(summary.cwd) == target]
 
 
-def _scan(info: FileInfo, state: MetaState | None, want_text: bool) -> tuple[ScanResult, list[tuple[str, str]] | None]:
-    from .fulltext import TextCollector
-    from .metadata import scan_file
-
-    if not want_text:
-        return scan_file(info.path, state=state), None
-    collector = TextCollector()  # the bounds on what of a session is indexed live there
-    return scan_file(info.path, state=state, sink=collector), collector.texts
-
-
 def _flush(index: Index | None, pending: list[tuple]) -> None:
     # (A writer thread overlapping SQLite with parsing was tried: GIL hand-offs made it slower.)
     if pending and index is not None:
@@ -149,6 +146,16 @@ def _json_array(items: list[bytes]) -> bytes:
     items[0] = b"[" + items[0]
     items[-1] += b"]"
     return b",".join(items)
+
+
+def _json_parts(items: list[bytes]) -> list[bytes]:
+    """Encoded JSON values as the parts of one JSON array (`b"".join` of them is the array)."""
+    if not items:
+        return [b"[]"]
+    parts = [b","] * (2 * len(items) + 1)
+    parts[1::2] = items
+    parts[0], parts[-1] = b"[", b"]"
+    return parts
 
 
 def _write_batch(index: Index, batch: list[tuple]) -> None:
@@ -357,29 +364,38 @@ class Catalog:
         file changed since the last call (the same paths, sizes and mtimes) the answer is the
         one stored then: one stat per file and one lookup.
         """
+        return b"".join(self.list_pi_json_parts(cwd))
+
+    def list_pi_json_parts(self, cwd: str | None = None) -> list[bytes]:
+        """`list_pi_json(cwd)` as parts that concatenate to it: a cold listing's answer is
+        never joined in memory (70 MB at 100,000 sessions, beside the objects it is made of);
+        it is stored and written out a piece at a time."""
         found = self.discover()
         discovered_skips = len(found.skipped)
         roots = [os.fspath(root) for root in self.roots] if self.explicit_roots else []
         scope, files = scope_key(roots, None if cwd is None else _resolved(cwd)), files_key(found.infos)
 
-        def listed(index: Index | None) -> tuple[bytes, bool]:
-            """(the answer, whether it is new and was made with the index)."""
+        def listed(index: Index | None) -> tuple[list[bytes], bool]:
+            """(the answer's parts, whether it is new and was made with the index)."""
             stored = index.listing(scope, files) if index is not None else None
             if stored is not None:
                 skipped = [*found.skipped, *((Path(path), reason) for path, reason in stored.skipped)]
                 self.last_stats = RefreshStats(files=len(found.infos), reused=stored.reused, skipped=skipped)
-                return stored.payload, False
+                return [stored.payload], False
             with self._refresh_lock:
                 items = self._refresh(None, None, False, True, index, found)
-            return _json_array(self._in_scope(items, cwd)), index is not None
+            return _json_parts(self._in_scope(items, cwd)), index is not None
 
-        payload, storable = self._guarded(listed)
+        parts, storable = self._guarded(listed)
         stats = self.last_stats
         if storable and not stats.failed:  # a shortcut for next time only: a failure to store is no failure
             not_sessions = [(str(path), reason) for path, reason in stats.skipped[discovered_skips:]]
-            listing = Listing(payload, stats.reused, not_sessions)
-            self._guarded(lambda index: index.put_listing(scope, files, listing) if index is not None else None)
-        return payload
+            self._guarded(
+                lambda index: (
+                    index.put_listing(scope, files, parts, stats.reused, not_sessions) if index is not None else None
+                )
+            )
+        return parts
 
     def matching(
         self, query: Query, cwd: str | None = None, *, marks: Mapping[str, Any] | None = None
@@ -648,9 +664,10 @@ class Catalog:
             changed = [
                 (info, index.row(info.path) if index is not None and info.path in known else None) for info in todo
             ]
+            cwds: dict[str, str] = {}  # one string per project, not one per session read (each is unpickled anew)
             for summary in self._read_changed(changed, stats, progress, cancel, full_text, len(infos), index):
                 payload = None if not keep else encode_pi_json(summary) if as_json and not lazy else summary
-                items.append((int(summary.modified_ms), summary.cwd, payload))
+                items.append((int(summary.modified_ms), cwds.setdefault(summary.cwd, summary.cwd), payload))
         if index is not None and len(reused) < len(rows):  # some indexed file was not seen unchanged
             self._prune(index, rows, found)
         items.sort(key=itemgetter(0), reverse=True)
@@ -675,78 +692,73 @@ class Catalog:
         last_commit = time.perf_counter()
         done = total - len(todo)
         outcomes = self._outcomes(todo, full_text, index)
-        try:
-            for info, row, outcome in outcomes:
-                if cancel is not None and cancel():
-                    raise Cancelled()
-                if outcome[0] == "ok":
-                    _, summary, state, continued, texts = outcome
-                    yield summary
-                    if continued:
-                        stats.appended += 1
+        every_files, every_seconds, every_chars = _COMMIT_EVERY_FILES, _COMMIT_EVERY_SECONDS, _BULK_COMMIT_CHARS
+        chars = 0  # text characters pending
+        with contextlib.ExitStack() as bulk:
+            if index is not None and len(todo) >= _BULK_FILES:
+                bulk.enter_context(index.bulk())
+                every_files, every_seconds = _BULK_COMMIT_FILES, _BULK_COMMIT_SECONDS
+            try:
+                for info, row, outcome in outcomes:
+                    if cancel is not None and cancel():
+                        raise Cancelled()
+                    if outcome[0] == "ok":
+                        _, summary, state, continued, texts = outcome
+                        yield summary
+                        if continued:
+                            stats.appended += 1
+                        else:
+                            stats.read += 1
+                        text_seq = row.text_seq if row is not None else -1
+                        pending.append(("ok", summary, state, texts, continued, text_seq, row is not None))
+                        if texts:
+                            chars += sum(len(body) for _field, body in texts)
                     else:
-                        stats.read += 1
-                    text_seq = row.text_seq if row is not None else -1
-                    pending.append(("ok", summary, state, texts, continued, text_seq, row is not None))
-                else:
-                    if outcome[0] == "not":
-                        pending.append(("not", info.path, info.size, info.mtime_ns, outcome[1]))
-                    else:
-                        stats.failed += 1
-                    stats.skipped.append((Path(info.path), outcome[1]))
-                done += 1
-                if progress is not None:
-                    progress(done, total)
-                now = time.perf_counter()
-                if len(pending) >= _COMMIT_EVERY_FILES or now - last_commit > _COMMIT_EVERY_SECONDS:
-                    _flush(index, pending)
-                    last_commit = now
-        finally:  # on cancel too: what was read so far is kept
-            outcomes.close()
-            _flush(index, pending)
+                        if outcome[0] == "not":
+                            pending.append(("not", info.path, info.size, info.mtime_ns, outcome[1]))
+                        else:
+                            stats.failed += 1
+                        stats.skipped.append((Path(info.path), outcome[1]))
+                    done += 1
+                    if progress is not None:
+                        progress(done, total)
+                    now = time.perf_counter()
+                    if len(pending) >= every_files or now - last_commit > every_seconds or chars >= every_chars:
+                        _flush(index, pending)
+                        last_commit, chars = now, 0
+            finally:  # on cancel too: what was read so far is kept
+                outcomes.close()
+                _flush(index, pending)
 
     def _outcomes(
         self, todo: list[tuple[FileInfo, Row | None]], full_text: bool, index: Index | None
     ) -> Generator[tuple[FileInfo, Row | None, tuple], None, None]:
-        """(file, row, outcome) per changed file; metadata-only scans of many files run
-        in worker processes (see `scanpool`) while this process writes the index."""
-        from .metadata import MetaState, NotSessionFile, summary_from_scan
+        """(file, row, outcome) per changed file (`scanpool.scan_one`'s outcome).  Many files
+        are scanned, text and all, in worker processes (see `scanpool`) while this process
+        writes the index: parsing and the FTS5 writes each get a core."""
+        from .metadata import MetaState
 
-        jobs: list[tuple[FileInfo, Row | None, MetaState | None, bool]] = []
+        jobs: list[tuple[FileInfo, Row | None, bytes | None, bool]] = []
         for info, row in todo:
             want_text = index is not None and (full_text or (row is not None and row.text_seq >= 0))
-            state = None
+            saved = None
             # Continue from the saved state, unless text is wanted and was never indexed.
             if index is not None and row is not None and row.session and not (want_text and row.text_seq < 0):
                 saved = index.state(row.file_id)
-                state = MetaState.from_json(saved) if saved else None
-            jobs.append((info, row, state, want_text))
-        text_jobs = [job for job in jobs if job[3]]
-        meta_jobs = [job for job in jobs if not job[3]]
-        if self.workers > 1 and len(meta_jobs) >= scanpool.MIN_FILES:
-            jobs = text_jobs  # full-text scans stay here (their text would be pickled back)
-        else:
-            meta_jobs = []
-        for info, row, state, want_text in jobs:
-            outcome: tuple[Any, ...]  # ("ok", summary, state, continued, texts) | ("not" | "error", reason)
-            try:
-                result, texts = _scan(info, state, want_text)
-                # Inside the guard: the summary and the encoded state are this file's too.
-                outcome = ("ok", summary_from_scan(info.path, result), result.state.to_json(), result.continued, texts)
-            except NotSessionFile as error:
-                outcome = ("not", str(error))
-            except OSError as error:
-                outcome = ("error", error.strerror or str(error))
-            except Exception as error:  # one poisoned file must not lose every other row
-                outcome = ("error", f"cannot be read ({type(error).__name__}: {error})")
-            yield info, row, outcome
-        if meta_jobs:
-            items = [(info, state.to_json() if state is not None else None) for info, _row, state, _want in meta_jobs]
-            rows = iter(meta_jobs)
-            for chunk, results in scanpool.map_chunks(scanpool.scan_chunk, items, self.workers):
-                for (info, _saved), result in zip(chunk, results, strict=True):
-                    row = next(rows)[1]
-                    yield info, row, (*result, None) if result[0] == "ok" else result
+            jobs.append((info, row, saved, want_text))
+        if self.workers > 1 and len(jobs) >= scanpool.MIN_FILES:
+            items = [(info, saved, want_text) for info, _row, saved, want_text in jobs]
+            rows = iter(jobs)
+            # The window covers a bulk commit: while this process writes one, the workers scan
+            # the next one's files (with the default window they sat idle through every commit).
+            ahead = max(scanpool.AHEAD, _BULK_COMMIT_FILES // (scanpool.CHUNK * self.workers))
+            for chunk, results in scanpool.map_chunks(scanpool.scan_chunk, items, self.workers, ahead):
+                for (info, _saved, _want), result in zip(chunk, results, strict=True):
+                    yield info, next(rows)[1], result
+            return
+        for info, row, saved, want_text in jobs:
+            state = MetaState.from_json(saved) if saved else None
+            yield info, row, scanpool.scan_one(info, state, want_text)
 
     def _prune(self, index: Index, rows: dict[tuple[str, int, int], tuple], found: Discovery) -> None:
         """Drop rows of files that are gone from the roots just scanned."""

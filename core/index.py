@@ -3,11 +3,12 @@
 One SQLite file (WAL) in the user cache dir (`$SEANCE_CACHE_DIR` overrides).  A row per
 file, keyed by `(path, size, mtime_ns)`, holds the exact summary and the ready `ls --json`
 object; `states` keeps each session's saved scan state (read only to continue an appended
-file); `listings` keeps the last few whole `ls --json` answers with the exact stats they
-were made from; an FTS5 table holds the searchable text in chunks.  The session files are
-always the truth: an index SQLite cannot read is deleted and rebuilt, a foreign or
-older-schema one has its tables dropped and recreated (in one transaction), a locked one
-is replaced by a private one, and deleting the cache loses nothing.
+file); `listings` keeps the last few whole `ls --json` answers with a digest of the exact
+stats they were made from; an FTS5 table holds the searchable text in chunks.  Writing
+many files at once (`bulk`) keeps memory at the page cache's size, whatever the index's.
+The session files are always the truth: an index SQLite cannot read is deleted and rebuilt,
+a foreign or older-schema one has its tables dropped and recreated (in one transaction), a
+locked one is replaced by a private one, and deleting the cache loses nothing.
 
 Nothing read back is trusted blindly: every `files` row, scan state and stored listing
 carries a CRC-32 of its values, and a row whose check fails is treated as stale (its file
@@ -34,6 +35,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import hashlib
 import os
 import re
 import sqlite3
@@ -53,8 +55,9 @@ if TYPE_CHECKING:  # core.search is imported when searching: a plain `seance ls`
     from .search import FullText, TextHit
     from .search.query import FieldMatch
 
-SCHEMA_VERSION = 6  # 4: CRC-32 checks on files, states and listings; 5: every field the preview shows;
-# 6: the field in the FTS rowid (no `field` column), folded titles in `files`
+SCHEMA_VERSION = 7  # 4: CRC-32 checks on files, states and listings; 5: every field the preview shows;
+# 6: the field in the FTS rowid (no `field` column), folded titles in `files`; 7: a listing's payload last,
+# files digested, FTS5 automerge 16
 _APPLICATION_ID = 0x5345414E  # "SEAN"
 DB_NAME = "index.sqlite"
 CHUNK_CHARS = 8192
@@ -75,7 +78,34 @@ def _fts_rowid(file_id: int, seq: int, field: str) -> int:
     return (file_id << _FILE_SHIFT) | (seq << _FIELD_BITS) | FIELD_RANK[field]
 
 
+def text_chunks(texts: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """A session's `(field, text)` pieces as the FTS rows they are stored in: `(field, body)`,
+    each field's pieces joined by newlines into chunks of about `CHUNK_CHARS` (a row per
+    piece would be ten times the rows).  Pure, so a scanning worker can do it."""
+    chunks: list[tuple[str, str]] = []
+    pending: dict[str, list[str]] = {}
+    sizes: dict[str, int] = {}
+    for field, text in texts:
+        parts = pending.get(field)
+        if parts is None:
+            parts = pending[field] = []
+            sizes[field] = 0
+        parts.append(text)
+        size = sizes[field] = sizes[field] + len(text) + 1
+        if size >= CHUNK_CHARS:
+            chunks.append((field, "\n".join(parts)))
+            pending[field] = []
+            sizes[field] = 0
+    chunks += [(field, "\n".join(parts)) for field, parts in pending.items() if parts]
+    return chunks
+
+
 _FTS_TABLE = "CREATE VIRTUAL TABLE fts USING fts5(body, tokenize = 'unicode61 remove_diacritics 2')"
+# FTS5 merges a level's segments once there are this many (default 4): each merge rewrites
+# them, and a build of 100,000 sessions rewrote its terms once per level of four.  16 levels
+# out fewer times (a fifth less writing); queries read a few more, smaller segments (no slower
+# measured at 30,000 sessions).  Stored in `fts_config`, so it holds for every later write.
+_FTS_AUTOMERGE = "INSERT INTO fts (fts, rank) VALUES ('automerge', 16)"
 _SCHEMA = (
     f"PRAGMA application_id = {_APPLICATION_ID}",
     """CREATE TABLE files (
@@ -100,9 +130,11 @@ _SCHEMA = (
     "CREATE TABLE states (file_id INTEGER PRIMARY KEY, state BLOB NOT NULL, checksum INTEGER NOT NULL)",
     # Whole `ls --json` answers, each valid only for the exact files (paths and stats) it was
     # made from: an unchanged store is listed with one stat per file and one lookup.
-    "CREATE TABLE listings (scope BLOB PRIMARY KEY, files BLOB NOT NULL, payload BLOB NOT NULL, "
-    "reused INTEGER NOT NULL, skipped BLOB NOT NULL, checksum INTEGER NOT NULL)",
+    # `payload` last: a zeroblob in the last column is not built in memory (see `put_listing`).
+    "CREATE TABLE listings (scope BLOB PRIMARY KEY, files BLOB NOT NULL, reused INTEGER NOT NULL, "
+    "skipped BLOB NOT NULL, checksum INTEGER NOT NULL, payload BLOB NOT NULL)",
     _FTS_TABLE,
+    _FTS_AUTOMERGE,
     # `fts` is the full-text index's signature (see `_fts_signature`), renewed by every write.
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL)",
     f"PRAGMA user_version = {SCHEMA_VERSION}",
@@ -226,8 +258,12 @@ def _blob_check(data: object, *salt: object) -> int:
     return zlib.crc32(data, zlib.crc32(repr(salt).encode("utf-8", "surrogatepass")))
 
 
+_BLOB_PIECE = 1 << 20
+_MMAP_BYTES = 256 << 20
+_TEMP_STORE = "MEMORY"
 LISTINGS_KEPT = 8  # stored `ls --json` answers (one per roots and scope: all projects, or one)
 _FILE_KEY = "%s\0%d\0%d".__mod__  # NUL cannot be in a path: distinct file lists, distinct keys
+_KEY_SLICE = 4096
 
 
 def _encode(text: str) -> bytes:
@@ -239,14 +275,41 @@ def _decode(data: bytes) -> str:
 
 
 def files_key(infos: list) -> bytes:
-    """Every file's path and stat, in order, as one value: what a stored listing is valid for."""
-    return _encode("\0".join(map(_FILE_KEY, infos)))
+    """Every file's path and stat, in order, as one value: what a stored listing is valid for.
+    A SHA-256 of them, made in slices: the list itself is 17 MB at 100,000 files, and was
+    held, bound (copied) and compared whole on every listing."""
+    digest = hashlib.sha256()
+    for start in range(0, len(infos), _KEY_SLICE):
+        digest.update(_encode("\0".join(map(_FILE_KEY, infos[start : start + _KEY_SLICE]))))
+        digest.update(b"\0")
+    return digest.digest()
 
 
 def scope_key(roots: list[str], cwd: str | None) -> bytes:
     """A stored listing's scope: the roots listed, and all projects (None) or one project
     directory (so `--root A` and `--root B` runs do not replace each other's answer)."""
     return _encode("\0".join([*roots, "" if cwd is None else f"cwd:{cwd}"]))
+
+
+def _pieces(parts: list[bytes]) -> Iterator[bytes | memoryview]:
+    """`parts` concatenated, as pieces of about `_BLOB_PIECE` bytes (never the whole)."""
+    group: list[bytes] = []
+    size = 0
+    for part in parts:
+        if len(part) >= _BLOB_PIECE:
+            if group:
+                yield b"".join(group)
+                group, size = [], 0
+            view = memoryview(part)
+            yield from (view[start : start + _BLOB_PIECE] for start in range(0, len(part), _BLOB_PIECE))
+            continue
+        group.append(part)
+        size += len(part)
+        if size >= _BLOB_PIECE:
+            yield b"".join(group)
+            group, size = [], 0
+    if group:
+        yield b"".join(group)
 
 
 class Listing(NamedTuple):
@@ -448,11 +511,28 @@ class Index:
         connection.execute("PRAGMA page_size = 16384")
         connection.execute("PRAGMA journal_mode = WAL")
         connection.execute("PRAGMA synchronous = NORMAL")
-        connection.execute("PRAGMA temp_store = MEMORY")
+        connection.execute(f"PRAGMA temp_store = {_TEMP_STORE}")
         connection.execute("PRAGMA cache_size = -16000")
         # Reads straight from the page cache: a warm listing scans the whole files table once.
-        connection.execute("PRAGMA mmap_size = 268435456")
+        connection.execute(f"PRAGMA mmap_size = {_MMAP_BYTES}")
         return connection
+
+    @contextlib.contextmanager
+    def bulk(self) -> Iterator[None]:
+        """This thread's connection set up for writing many files (a cold listing, `seance
+        index`, a rebuild), so memory is bounded by the page cache, not by the index's size:
+        no mmap (every page an FTS5 merge or the signature's count reads would stay resident:
+        up to 256 MB), and statement journals in a temp file, not memory (emptying a 250 MB
+        full-text table journalled 250 MB in memory)."""
+        db = self.db
+        db.execute("PRAGMA mmap_size = 0")
+        db.execute("PRAGMA temp_store = DEFAULT")
+        try:
+            yield
+        finally:
+            with contextlib.suppress(sqlite3.Error):  # a closed or replaced connection: nothing to restore
+                db.execute(f"PRAGMA mmap_size = {_MMAP_BYTES}")
+                db.execute(f"PRAGMA temp_store = {_TEMP_STORE}")
 
     def _open(self) -> None:
         try:
@@ -529,9 +609,10 @@ class Index:
             if reason is not None:
                 self._rebuild(reason)
                 return
-            with self.writing() as writer:
+            with self.bulk(), self.writing() as writer:
                 writer.db.execute("DROP TABLE fts")
                 writer.db.execute(_FTS_TABLE)
+                writer.db.execute(_FTS_AUTOMERGE)
                 writer.db.execute("DELETE FROM files")
                 writer.db.execute("DELETE FROM states")
                 writer.db.execute("DELETE FROM listings")
@@ -659,16 +740,30 @@ class Index:
             return None
         return Listing(payload, reused, list(zip(parts[::2], parts[1::2], strict=True)))
 
-    def put_listing(self, scope: bytes, files: bytes, listing: Listing) -> None:
-        """Store an answer for `scope` (replacing the one before); the newest few scopes are kept."""
-        skipped = _encode("\0".join(part for pair in listing.skipped for part in pair))
-        check = _blob_check(listing.payload, listing.reused, skipped)
+    def put_listing(
+        self, scope: bytes, files: bytes, parts: list[bytes], reused: int, not_sessions: list[tuple[str, str]]
+    ) -> None:
+        """Store an answer for `scope` (replacing the one before): the `Listing` whose payload
+        is `parts` concatenated (never joined in memory: 70 MB at 100,000 sessions); the
+        newest few scopes are kept."""
+        skipped = _encode("\0".join(part for pair in not_sessions for part in pair))
+        check = zlib.crc32(repr((reused, skipped)).encode("utf-8", "surrogatepass"))
+        for part in parts:  # `_blob_check` of the whole, a part at a time
+            check = zlib.crc32(part, check)
+        size = sum(map(len, parts))
         with self.writing() as writer:
-            writer.db.execute(
-                "INSERT OR REPLACE INTO listings (scope, files, payload, reused, skipped, checksum) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                (scope, files, listing.payload, listing.reused, skipped, check),
+            # The payload goes in through blob I/O, in pieces: bound as a value, SQLite copies
+            # it whole, twice (70 MB at 100,000 sessions each, on top of the answer itself).
+            # The zeroblob reserving its place is the row's last column, so not built either.
+            cursor = writer.db.execute(
+                "INSERT OR REPLACE INTO listings (scope, files, reused, skipped, checksum, payload) "
+                "VALUES (?, ?, ?, ?, ?, zeroblob(?))",
+                (scope, files, reused, skipped, check, size),
             )
+            if size:
+                with writer.db.blobopen("listings", "payload", cursor.lastrowid or 0) as blob:
+                    for piece in _pieces(parts):
+                        blob.write(piece)
             writer.db.execute(
                 "DELETE FROM listings WHERE rowid NOT IN (SELECT rowid FROM listings ORDER BY rowid DESC LIMIT ?)",
                 (LISTINGS_KEPT,),
@@ -952,7 +1047,7 @@ class Writer:
     ) -> None:
         """Store a session's summary and state; append (continued) or replace its text chunks.
 
-        `texts` None means the text is not indexed (and any stale text is dropped).  `known`
+        `texts` (its `text_chunks`) None means the text is not indexed (and any stale text is dropped).  `known`
         False promises the path has no row yet: one INSERT instead of a lookup, a delete and
         an update (the cold-index case, ten thousand times).
         """
@@ -977,30 +1072,31 @@ class Writer:
                 title_check,
             )
 
-        cursor = None
         if not known:
+            # The row goes in whole, with the text_seq its chunks will leave (no UPDATE after).
+            new_seq = -1 if texts is None else _META_SEQS + min(len(texts), _SEQ_LIMIT - _META_SEQS)
             try:
                 cursor = self.db.execute(
                     "INSERT INTO files (path, size, mtime_ns, session, modified_ms, cwd, summary, pi_json, "
                     "text_seq, json_check, summary_check, title, title_check) "
                     "VALUES (?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (summary.path, *columns(-1)),
+                    (summary.path, *columns(new_seq)),
                 )
             except sqlite3.IntegrityError:  # another thread or process indexed it meanwhile
-                cursor = None
-        if cursor is not None:
-            file_id = int(cursor.lastrowid or 0)
-            if texts is None:
+                pass
+            else:
+                file_id = int(cursor.lastrowid or 0)
+                if texts is not None:
+                    self._insert_meta(file_id, summary)
+                    self._insert_texts(file_id, _META_SEQS, texts)
                 self._put_state(file_id, state)
                 return
+        file_id = self._file_id(summary.path)
+        if texts is None or not continued or text_seq < 0:
+            self._drop_text(file_id)
             text_seq = -1
         else:
-            file_id = self._file_id(summary.path)
-            if texts is None or not continued or text_seq < 0:
-                self._drop_text(file_id)
-                text_seq = -1
-            else:
-                self._drop_text(file_id, meta_only=True)
+            self._drop_text(file_id, meta_only=True)
         if texts is not None:
             # Rowids ascending (the metadata rows' seqs are below the text's): FTS5 writes its
             # pending terms out as a new segment whenever a rowid is not above the last one,
@@ -1028,27 +1124,13 @@ class Writer:
             [(_fts_rowid(file_id, seq, _META_FIELDS[seq]), value) for seq, value in enumerate(values) if value],
         )
 
-    def _insert_texts(self, file_id: int, seq: int, texts: list[tuple[str, str]]) -> int:
+    def _insert_texts(self, file_id: int, seq: int, chunks: list[tuple[str, str]]) -> int:
         base = file_id << _FILE_SHIFT
-        rows: list[tuple[int, str]] = []
-        pending: dict[str, list[str]] = {}
-        sizes: dict[str, int] = {}
-        limit, shift, codes = _SEQ_LIMIT, _FIELD_BITS, FIELD_RANK
-        for field, text in texts:
-            parts = pending.setdefault(field, [])
-            parts.append(text)
-            sizes[field] = sizes.get(field, 0) + len(text) + 1
-            if sizes[field] >= CHUNK_CHARS and seq < limit:
-                rows.append((base | (seq << shift) | codes[field], "\n".join(parts)))
-                seq += 1
-                pending[field] = []
-                sizes[field] = 0
-        for field, parts in pending.items():
-            if parts and seq < limit:
-                rows.append((base | (seq << shift) | codes[field], "\n".join(parts)))
-                seq += 1
+        chunks = chunks[: max(0, _SEQ_LIMIT - seq)]
+        shift, codes = _FIELD_BITS, FIELD_RANK
+        rows = [(base | ((seq + number) << shift) | codes[field], body) for number, (field, body) in enumerate(chunks)]
         self.db.executemany("INSERT INTO fts (rowid, body) VALUES (?, ?)", rows)
-        return seq
+        return seq + len(rows)
 
     def put_not_session(self, path: str, size: int, mtime_ns: int, reason: str) -> None:
         """Remember that a file is not a session, so it is not re-read until it changes."""

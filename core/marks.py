@@ -270,7 +270,7 @@ def annotate_pi_json(payload: bytes, marks: Marks) -> bytes:
     the warm fast path.  With marks the array is decoded, annotated and encoded again.
     """
     if not marks:
-        return payload.replace(b'{"path":', b'{"pinned":false,"tags":[],"path":')
+        return payload.replace(_OBJECT_START, _UNMARKED_START)
     import orjson
 
     items = []
@@ -281,6 +281,47 @@ def annotate_pi_json(payload: bytes, marks: Marks) -> bytes:
     return orjson.dumps(items)
 
 
+_OBJECT_START, _UNMARKED_START = b'{"path":', b'{"pinned":false,"tags":[],"path":'
+PIECE_BYTES = 1 << 20
+
+
+def annotated_pieces(parts: list[bytes], marks: Marks) -> Iterator[bytes]:
+    """`annotate_pi_json(b"".join(parts), marks)` in pieces of about `PIECE_BYTES`, to be
+    written one after the other (`parts`: an `ls --json` array cut between its objects, e.g.
+    `Catalog.list_pi_json_parts`).  Without marks the answer of 100,000 sessions (70 MB) is
+    never copied whole: each piece starts at an object or between them, so the byte replace
+    cannot straddle a cut."""
+    if marks:
+        yield annotate_pi_json(b"".join(parts), marks)
+        return
+    group: list[bytes] = []
+    size = 0
+    for part in parts:
+        if len(part) >= PIECE_BYTES:
+            if group:
+                yield b"".join(group).replace(_OBJECT_START, _UNMARKED_START)
+                group, size = [], 0
+            yield from _cut(part)
+            continue
+        group.append(part)
+        size += len(part)
+        if size >= PIECE_BYTES:
+            yield b"".join(group).replace(_OBJECT_START, _UNMARKED_START)
+            group, size = [], 0
+    if group:
+        yield b"".join(group).replace(_OBJECT_START, _UNMARKED_START)
+
+
+def _cut(payload: bytes) -> Iterator[bytes]:
+    """One big unmarked array annotated in pieces cut before an object."""
+    start, size = 0, len(payload)
+    while start < size:
+        cut = payload.find(b"," + _OBJECT_START, start + PIECE_BYTES) if start + PIECE_BYTES < size else -1
+        end = size if cut < 0 else cut
+        yield payload[start:end].replace(_OBJECT_START, _UNMARKED_START)
+        start = end
+
+
 __all__ = [
     "MARKS_NAME",
     "NO_MARK",
@@ -289,6 +330,7 @@ __all__ = [
     "MarkStore",
     "Marks",
     "annotate_pi_json",
+    "annotated_pieces",
     "default_data_dir",
     "parse_tag_edits",
     "split_tags",

@@ -2,9 +2,11 @@
 
 Parsing JSON lines is CPU-bound Python; threads would share one interpreter lock.  The
 catalog hands chunks of files to forked workers and consumes the results in order, writing
-the index while the workers parse the next chunks.  Forking is only done where it is safe
-and cheap: Linux, and only when the caller says so (`Catalog(workers=N)`, used by the
-single-threaded CLI).  A UI process with threads keeps the serial path.
+the index while the workers parse the next chunks.  A full-text scan's text is extracted
+and chunked into FTS rows in the worker too (`scan_one`), so the parent only writes: FTS5
+tokenising, on a core of its own, is then what bounds `seance index`.  Forking is only done
+where it is safe and cheap: Linux, and only when the caller says so (`Catalog(workers=N)`,
+used by the single-threaded CLI).  A UI process with threads keeps the serial path.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     from .discovery import FileInfo
+    from .metadata import MetaState
 
 CHUNK = 64  # files per task: big enough to amortise pickling, small enough to balance
 MIN_FILES = 256  # below this, start-up costs more than it saves
@@ -39,31 +42,55 @@ def default_workers() -> int:
     return max(1, min(4, len(os.sched_getaffinity(0))))
 
 
-def scan_chunk(chunk: Sequence[tuple[FileInfo, bytes | None]]) -> list[tuple[Any, ...]]:
-    """Exact metadata (no text) of each file: ("ok", summary, state_json, continued) | ("not"|"error", reason)."""
-    from .metadata import MetaState, NotSessionFile, scan_file, summary_from_scan  # a worker's import, not ls's
+def scan_one(info: FileInfo, state: MetaState | None, want_text: bool) -> tuple[Any, ...]:
+    """One file's exact metadata, and its full text when `want_text` (as FTS rows,
+    `index.text_chunks`), continued from `state` when given:
+    ("ok", summary, state_json, continued, chunks or None) | ("not"|"error", reason).
+    The one scan of a changed file, in this process or in a worker."""
+    from .fulltext import TextCollector
+    from .index import text_chunks
+    from .metadata import NotSessionFile, scan_file, summary_from_scan
+
+    try:
+        if want_text:
+            collector = TextCollector()  # the bounds on what of a session is indexed live there
+            result = scan_file(info.path, state=state, sink=collector)
+            chunks: list[tuple[str, str]] | None = text_chunks(collector.texts)
+        else:
+            result, chunks = scan_file(info.path, state=state), None
+        # Inside the guard: the summary and the encoded state are this file's too.
+        return ("ok", summary_from_scan(info.path, result), result.state.to_json(), result.continued, chunks)
+    except NotSessionFile as error:
+        return ("not", str(error))
+    except OSError as error:
+        return ("error", error.strerror or str(error))
+    except Exception as error:  # one poisoned file must not fail its whole chunk, or lose every other row
+        return ("error", f"cannot be read ({type(error).__name__}: {error})")
+
+
+def scan_chunk(chunk: Sequence[tuple[FileInfo, bytes | None, bool]]) -> list[tuple[Any, ...]]:
+    """`scan_one` of each (file, saved state JSON or None, want_text), in a worker: a
+    session's text comes back already chunked (fewer, bigger strings to pickle), so the
+    parent only writes the index."""
+    from .metadata import MetaState
 
     out: list[tuple[Any, ...]] = []
-    for info, saved in chunk:
+    for info, saved, want_text in chunk:
         try:
-            result = scan_file(info.path, state=MetaState.from_json(saved) if saved else None)
-            # Inside the guard: the summary and the encoded state are this file's too.
-            out.append(("ok", summary_from_scan(info.path, result), result.state.to_json(), result.continued))
-        except NotSessionFile as error:
-            out.append(("not", str(error)))
-        except OSError as error:
-            out.append(("error", error.strerror or str(error)))
-        except Exception as error:  # one poisoned file must not fail its whole chunk
+            state = MetaState.from_json(saved) if saved else None
+        except Exception as error:  # a saved state that does not decode: the file is unreadable this time
             out.append(("error", f"cannot be read ({type(error).__name__}: {error})"))
+            continue
+        out.append(scan_one(info, state, want_text))
     return out
 
 
 def map_chunks(
-    function: Callable[[Sequence[Item]], list[Any]], items: Sequence[Item], workers: int
+    function: Callable[[Sequence[Item]], list[Any]], items: Sequence[Item], workers: int, ahead: int = AHEAD
 ) -> Iterator[tuple[Sequence[Item], list[Any]]]:
     """(chunk, results) in order, computed by `workers` forked processes.
 
-    At most `AHEAD` chunks per worker are submitted and not yet consumed, and a consumed
+    At most `ahead` chunks per worker are submitted and not yet consumed, and a consumed
     chunk's future is dropped: when the consumer (writing the index) is slower than the
     workers, results would otherwise pile up in memory, all of them, a few KB per file.
     Closing the iterator early (a cancel) drops the chunks not started yet.
@@ -78,7 +105,7 @@ def map_chunks(
     try:
         for chunk in chunks:
             window.append((chunk, pool.submit(function, chunk)))
-            if len(window) >= workers * AHEAD:
+            if len(window) >= workers * ahead:
                 done, future = window.popleft()
                 yield done, future.result()
         while window:

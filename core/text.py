@@ -151,9 +151,21 @@ def json_bytes(value: Any, *, indent: bool = False) -> bytes:
 
     option = orjson.OPT_INDENT_2 if indent else 0
     try:
-        return orjson.dumps(value, option=option)
+        data = orjson.dumps(value, option=option)
     except TypeError:
-        return orjson.dumps(_unsurrogated(value), option=option)
+        data = orjson.dumps(_unsurrogated(value), option=option)
+    return compact_bytes(data)
+
+
+_COMPACTED = 1 << 20
+
+
+def compact_bytes(data: bytes) -> bytes:
+    """`data` in an allocation of its own size.  orjson's output keeps the buffer it grew
+    (at least 4 KB, often 10x the value), so a small value held in memory, one per session
+    in a listing of 100,000, costs its buffer, not its bytes: that was most of a cold
+    listing's memory.  Copied below 1 MB (a microsecond); bigger ones waste little."""
+    return bytes(memoryview(data)) if len(data) < _COMPACTED else data
 
 
 # The UTF-8 bytes of DEL, C1 (U+0080-U+009F) and the bidi characters of CONTROL_CHARS.

@@ -440,23 +440,23 @@ def test_stored_listings_are_kept_per_roots_and_scope(tmp_path: Path) -> None:
 def test_a_file_that_could_not_be_read_is_tried_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A read error is not remembered, by the index or by a stored listing: the same file
     (same size and mtime, e.g. after a chmod) is read again next time."""
-    from seance.core import catalog as catalog_module
+    from seance.core import metadata
 
     root = tmp_path / "sessions"
     (root / "--p--").mkdir(parents=True)
     (root / "--p--" / "flaky.jsonl").write_text(line(HEADER))
-    real_scan = catalog_module._scan
+    real_scan = metadata.scan_file
 
     def denied(*args, **kwargs):
         raise PermissionError(13, "Permission denied")
 
     catalog = Catalog([root], cache_dir=tmp_path / "cache")
-    monkeypatch.setattr(catalog_module, "_scan", denied)
+    monkeypatch.setattr(metadata, "scan_file", denied)
     assert json.loads(catalog.list_pi_json()) == []
     assert [(path.name, reason) for path, reason in catalog.last_stats.skipped] == [
         ("flaky.jsonl", "Permission denied")
     ]
-    monkeypatch.setattr(catalog_module, "_scan", real_scan)
+    monkeypatch.setattr(metadata, "scan_file", real_scan)
     assert [row["id"] for row in json.loads(catalog.list_pi_json())] == ["s-1"]
     assert catalog.last_stats.skipped == []
 
