@@ -1,0 +1,158 @@
+"""The live watcher watches directory by directory (no recursive OS watch, app/watchdirs.py):
+a session in a project folder or an oh-my-pi session folder that appears after the watch
+started is still reported, and so is a file appended in a folder watched from the start."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+import time
+from collections.abc import Callable
+from datetime import timedelta
+from pathlib import Path
+
+from textual.message import Message
+from ui_harness import SIZE, picker_app, screen_of, settle
+from ui_sessions import PROJECT, Spec, make_root, session_path, write_session
+
+from seance.app.messages import SessionsChanged, Watching
+from seance.app.screens.session_list import PickerOptions
+from seance.app.watcher import SHARD_DIRS, RootWatcher
+from seance.core.catalog import Catalog
+
+WAIT_S = 8.0  # the watcher debounces ~200 ms; a loaded CI machine gets plenty more
+
+
+class Posted:
+    """The messages a `RootWatcher` posts, collected from its thread."""
+
+    def __init__(self) -> None:
+        self.messages: list[Message] = []
+        self._arrived = threading.Condition()
+
+    def __call__(self, message: Message) -> None:
+        with self._arrived:
+            self.messages.append(message)
+            self._arrived.notify_all()
+
+    def changed_paths(self) -> set[str]:
+        return {
+            summary.path
+            for message in self.messages
+            if isinstance(message, SessionsChanged)
+            for summary in message.changed
+        }
+
+    def wait_for(self, condition: Callable[[], bool], timeout: float = WAIT_S) -> bool:
+        with self._arrived:
+            return self._arrived.wait_for(condition, timeout)
+
+
+def watching(root: Path, tmp_path: Path) -> tuple[RootWatcher, Posted]:
+    posted = Posted()
+    watcher = RootWatcher(Catalog([root], cache_dir=tmp_path / "cache"), posted)
+    watcher.start()
+    assert posted.wait_for(lambda: any(isinstance(message, Watching) for message in posted.messages))
+    return watcher, posted
+
+
+def session_bytes(tmp_path: Path, sid: str, cwd: str = PROJECT) -> bytes:
+    """A valid pi session's bytes, written aside (to be put in place in one step)."""
+    return write_session(tmp_path / "aside", Spec(sid, cwd, ("a child's work",), timedelta(seconds=1))).read_bytes()
+
+
+def test_a_session_in_a_project_folder_created_after_the_watch_started_is_reported(tmp_path: Path) -> None:
+    root = make_root(tmp_path)
+    watcher, posted = watching(root, tmp_path)
+    try:
+        fresh = write_session(root, Spec("s-new-project", "/work/demo/brand-new", ("first words",)))
+        assert posted.wait_for(lambda: str(fresh) in posted.changed_paths())
+        again = write_session(root, Spec("s-new-project-2", "/work/demo/brand-new", ("second session",)))
+        assert posted.wait_for(lambda: str(again) in posted.changed_paths()), "the new folder is watched too"
+    finally:
+        assert watcher.stop()
+
+
+def test_oh_my_pi_session_folders_created_after_the_watch_started_are_reported(tmp_path: Path) -> None:
+    """`X/Alpha.jsonl` and `X/Alpha/Alpha.Gamma.jsonl` beside `X.jsonl`: the folders appear with
+    their files already in them (written before any watch on them could be set up)."""
+    root = make_root(tmp_path)
+    watcher, posted = watching(root, tmp_path)
+    try:
+        parent = write_session(root, Spec("s-omp", PROJECT, ("spawn subagents",)))
+        folder = parent.with_suffix("")
+        nested = folder / "Alpha"
+        nested.mkdir(parents=True)
+        child, grandchild = folder / "Alpha.jsonl", nested / "Alpha.Gamma.jsonl"
+        child.write_bytes(session_bytes(tmp_path, "s-alpha"))
+        grandchild.write_bytes(session_bytes(tmp_path, "s-gamma"))
+        wanted = {str(parent), str(child), str(grandchild)}
+        assert posted.wait_for(lambda: wanted <= posted.changed_paths())
+
+        later = nested / "Alpha.Delta.jsonl"  # into a folder watched by now
+        later.write_bytes(session_bytes(tmp_path, "s-delta"))
+        assert posted.wait_for(lambda: str(later) in posted.changed_paths())
+    finally:
+        assert watcher.stop()
+
+
+def test_a_session_appended_in_a_folder_watched_from_the_start_is_reported(tmp_path: Path) -> None:
+    root = make_root(tmp_path)
+    docs = session_path(root, Spec("s-docs", PROJECT))
+    watcher, posted = watching(root, tmp_path)
+    try:
+        before = Catalog([root], cache_dir=tmp_path / "other-cache").summary(docs)
+        assert before is not None
+        write_session(root, Spec("s-docs", PROJECT, ("update the README", "one more", "and another")))
+
+        def grown() -> bool:
+            return any(
+                summary.path == str(docs) and summary.message_count > before.message_count
+                for message in posted.messages
+                if isinstance(message, SessionsChanged)
+                for summary in message.changed
+            )
+
+        assert posted.wait_for(grown)
+    finally:
+        assert watcher.stop()
+
+
+def test_more_project_folders_than_one_watch_takes_are_all_watched(tmp_path: Path) -> None:
+    """Past `SHARD_DIRS` directories the watch is split; a change in the first and the last
+    folder, and in a folder recreated after it was deleted, is reported."""
+    specs = [Spec(f"s-{number:03d}", f"/work/demo/p{number:03d}") for number in range(SHARD_DIRS * 2 + 5)]
+    root = make_root(tmp_path, specs)
+    watcher, posted = watching(root, tmp_path)
+    try:
+        first = write_session(root, Spec("s-first", specs[0].cwd, ("in the first folder",)))
+        last = write_session(root, Spec("s-last", specs[-1].cwd, ("in the last folder",)))
+        assert posted.wait_for(lambda: {str(first), str(last)} <= posted.changed_paths())
+
+        shutil.rmtree(session_path(root, specs[1]).parent)
+        time.sleep(0.5)  # the deletion seen (its batch posted) before the folder is back
+        back = write_session(root, Spec("s-back", specs[1].cwd, ("a folder deleted and made again",)))
+        assert posted.wait_for(lambda: str(back) in posted.changed_paths())
+    finally:
+        assert watcher.stop()
+    assert not watcher.alive
+
+
+async def test_a_session_in_a_new_project_folder_is_listed_in_the_picker(tmp_path: Path) -> None:
+    root = make_root(tmp_path)
+    app = picker_app(root, scope="all", options=PickerOptions(watch=True), cache_dir=tmp_path / "cache")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = screen_of(pilot)
+        deadline = time.monotonic() + WAIT_S
+        while not screen.watching and time.monotonic() < deadline:
+            await pilot.pause(0.05)
+        assert screen.watching
+        write_session(root, Spec("s-elsewhere", "/work/demo/elsewhere", ("a project never seen before",)))
+        while time.monotonic() < deadline + WAIT_S:
+            if any(row.summary.id == "s-elsewhere" for row in screen.session_list.rows):
+                break
+            await pilot.pause(0.1)
+        assert any(row.summary.id == "s-elsewhere" for row in screen.session_list.rows)
+    assert os.path.isdir(root / "--work-demo-elsewhere--")
