@@ -25,6 +25,7 @@ Textual; tests drive it directly (tests/test_picker_model.py).
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -79,6 +80,10 @@ class RowsView:
         visible = self.visible()
         return self.memo.rows(visible, self.sort, self.children, self.marks)
 
+    def remembered_rows(self) -> RowSet | None:
+        """The plain listing's rows if the model already made them (`RowsMemo`), else None."""
+        return None if self.hits is not None else self.memo.made(self.visible(), self.sort, self.children, self.marks)
+
     def hit_rows(self, hits: list[Any]) -> RowSet:
         visible = self.visible()
         return hit_rows(hits, self.sort, self.marks, self.children, self.memo.parents(visible), total=len(visible))
@@ -101,17 +106,44 @@ class RowsMemo:
     def __init__(self) -> None:
         self._rows: list[tuple[Sequence[SessionSummary], str, ChildMode, Mapping[str, Mark], RowSet]] = []
         self._parents: list[tuple[Sequence[SessionSummary], dict[str, str]]] = []
+        self._lock = threading.Lock()
+        self._making: dict[tuple[int, str, ChildMode, int], threading.Event] = {}  # rows under way
 
     def rows(
         self, visible: Sequence[SessionSummary], sort: str, children: ChildMode, marks: Mapping[str, Mark]
     ) -> RowSet:
-        """`plain_rows(visible, sort, marks, children)`, made once per list, sort, mode and marks."""
+        """`plain_rows(visible, sort, marks, children)`, made once per list, sort, mode and
+        marks: a second thread asking for rows under way (Tab while they are made ahead)
+        waits for them instead of making them again beside them."""
+        key = (id(visible), sort, children, id(marks))
+        while True:
+            with self._lock:
+                made = self.made(visible, sort, children, marks)
+                if made is not None:
+                    return made
+                under_way = self._making.get(key)
+                if under_way is None:
+                    done = self._making[key] = threading.Event()
+                    break
+            under_way.wait()
+        try:
+            rows = plain_rows(visible, sort, marks, children)
+            with self._lock:
+                self._rows = [(visible, sort, children, marks, rows), *self._rows[: self.KEPT - 1]]
+        finally:
+            with self._lock:
+                del self._making[key]
+            done.set()
+        return rows
+
+    def made(
+        self, visible: Sequence[SessionSummary], sort: str, children: ChildMode, marks: Mapping[str, Mark]
+    ) -> RowSet | None:
+        """The rows `rows()` made for these, if it still has them."""
         for kept, kept_sort, kept_children, kept_marks, rows in self._rows:
             if kept is visible and kept_marks is marks and kept_sort == sort and kept_children == children:
                 return rows
-        rows = plain_rows(visible, sort, marks, children)
-        self._rows = [(visible, sort, children, marks, rows), *self._rows[: self.KEPT - 1]]
-        return rows
+        return None
 
     def parents(self, summaries: Sequence[SessionSummary]) -> dict[str, str]:
         """`listing.parents(summaries)`, made once per list."""
@@ -194,6 +226,14 @@ class PickerModel:
             self.hits = None
         summaries = self.summaries.get(self.scope, [])
         return RowsView(summaries, self.named_only, self.sort, self.children, self.marks, self.hits, self._memo)
+
+    def other_view(self) -> RowsView | None:
+        """The other scope's plain listing, as Tab would show it now (None: not listed yet)."""
+        other: Scope = "all" if self.scope == "project" else "project"
+        summaries = self.summaries.get(other)
+        if summaries is None:
+            return None
+        return RowsView(summaries, self.named_only, self.sort, self.children, self.marks, None, self._memo)
 
     def visible(self) -> Sequence[SessionSummary]:
         """The current scope's summaries, named ones only under ctrl+n."""

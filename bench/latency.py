@@ -129,17 +129,32 @@ def wait_for(
             raise TimeoutError(f"timed out waiting for {what}; the screen was:\n" + "\n".join(lines))
 
 
+def list_part(lines: list[str]) -> list[str]:
+    """The screen without the preview pane (right of its `▏` border): the list, the query and
+    the status line, which is what "the list settled" means; the preview loads after its own
+    debounce (`context_preview.DEBOUNCE_SECONDS`) once the highlighted session changes."""
+    return [line.split("▏", 1)[0] for line in lines]
+
+
 def settle(terminal: Terminal, since: float, quiet: float, timeout: float = 30.0) -> float:
     """Seconds from `since` to the last change of the screen before it stayed the same for `quiet`."""
+    return settle_both(terminal, since, quiet, timeout)[1]
+
+
+def settle_both(terminal: Terminal, since: float, quiet: float, timeout: float = 30.0) -> tuple[float, float]:
+    """`settle`, and the same for the list alone (`list_part`): (list, whole screen) seconds."""
     previous = terminal.screen()
-    changed = time.perf_counter()
+    changed = list_changed = time.perf_counter()
     while time.perf_counter() - changed < quiet:
         lines = terminal.screen()
         if lines != previous:
-            previous, changed = lines, time.perf_counter()
+            now = time.perf_counter()
+            if list_part(lines) != list_part(previous):
+                list_changed = now
+            previous, changed = lines, now
         if changed - since > timeout:
             break
-    return max(0.0, changed - since)
+    return max(0.0, list_changed - since), max(0.0, changed - since)
 
 
 def status(lines: list[str]) -> re.Match[str] | None:
@@ -238,7 +253,7 @@ def main() -> int:
     if not args.no_pyc:
         child_env.pop("PYTHONDONTWRITEBYTECODE", None)
     probes: list[Path] = []
-    names = ("launch", "launch cpu", "echo", "settled", "tab", "tree", "new")
+    names = ("launch", "launch cpu", "echo", "settled", "settled screen", "tab", "tab screen", "tree", "new")
     results: dict[str, list[float]] = {name: [] for name in names}
     try:
         subprocess.run([*seance.split(), "index", "--root", str(root)], env=child_env, check=True)
@@ -262,14 +277,18 @@ def main() -> int:
                         typed += char
                         sent = terminal.send(char, literal=True)
                         results["echo"].append(wait_for(terminal, echoes(typed), sent, "echo"))
-                        results["settled"].append(settle(terminal, sent, args.quiet))
+                        listed, screen = settle_both(terminal, sent, args.quiet)
+                        results["settled"].append(listed)
+                        results["settled screen"].append(screen)
                     terminal.send("Escape")
                     settle(terminal, time.perf_counter(), args.quiet)
             if "tab" in wanted:
                 before = status(terminal.screen())
                 sent = terminal.send("Tab")
                 wait_for(terminal, scope_differs(before), sent, "scope")
-                results["tab"].append(settle(terminal, sent, args.quiet))
+                listed, screen = settle_both(terminal, sent, args.quiet)
+                results["tab"].append(listed)
+                results["tab screen"].append(screen)
                 terminal.send("Tab")
                 settle(terminal, time.perf_counter(), args.quiet)
             if "tree" in wanted:
@@ -297,7 +316,9 @@ def main() -> int:
         "launch cpu": "… seance's CPU time (user+sys) until then",
         "echo": "key → its character echoed",
         "settled": "key → list settled for the new query",
+        "settled screen": "… and the preview of the new top session drawn",
         "tab": "Tab (scope switch) → rows settled",
+        "tab screen": "… and the preview of the new top session drawn",
         "tree": "Ctrl+T → tree rows drawn",
         "new": "new session file → listed",
     }

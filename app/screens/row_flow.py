@@ -77,7 +77,10 @@ class RowMaking:
     def _make_rows(self, view: RowsView, top: bool) -> None:
         """Show the rows of `view` (its hits' if it has hits, else the plain listing)."""
         generation = self._next_rows_generation()
-        if self._inline(view):
+        remembered = view.remembered_rows()  # made before (Tab back, made ahead): no worker round trip
+        if remembered is not None:
+            self._set_rows(remembered, top=top)
+        elif self._inline(view):
             self._set_rows(view.rows(), top=top)
         else:
             self._rows_worker(view, generation, top)
@@ -91,6 +94,17 @@ class RowMaking:
             rows = view.rows()
         if not get_current_worker().is_cancelled:
             self.post_message(RowsReady(rows, generation, top))
+
+    def _make_rows_ahead(self, view: RowsView | None) -> None:
+        """Make `view`'s rows in the background, for the model to remember (`RowsMemo`): the
+        other scope's listing, so that Tab finds its rows made (0.1-0.7 s of CPU otherwise)."""
+        if view is not None and not self._inline(view):
+            self._rows_ahead_worker(view)
+
+    @work(thread=True, exclusive=True, group="rows-ahead", exit_on_error=False, description="make rows ahead")
+    def _rows_ahead_worker(self, view: RowsView) -> None:
+        with gc_paused():
+            view.plain_rows()
 
     def on_rows_ready(self, message: RowsReady) -> None:
         if message.generation == self._rows_generation:

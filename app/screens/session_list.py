@@ -88,6 +88,7 @@ TYPING_BURST = 0.15  # a key within this long of the previous one is part of a b
 FREEZE_HITS = 5000  # a search with this many hits keeps them out of the collector's reach (they
 # live until the next keystroke; a full collection walking them stalls the UI thread's echo)
 QUICK_FIRST_FILES = 300  # more files than this to index: paint the quick listing first
+ROWS_AHEAD_DELAY = 0.3  # after an exact listing, the other scope's rows are made this much later
 FIRST_SCREEN_FILES = 200  # on a cold index, the newest files are shown before the full quick listing
 
 CHILDREN_HELP = "child sessions (forks, subagents): hidden → threaded → flat"
@@ -445,6 +446,8 @@ class SessionPickerScreen(DeleteActions, MarkActions, RowMaking, FirstPaint, Scr
             self.status.progress = None
             self._freeze_long_lived()
             self._freeze_after_search = True  # the first search builds the haystacks
+            if not self._loading:  # both scopes listed: the other one's rows, once these are made
+                self.set_timer(ROWS_AHEAD_DELAY, lambda: self._make_rows_ahead(self.model.other_view()))
         if message.scope == self.model.scope:
             self.status.listing = message.partial
             # Until the user moves, the exact listing replaces the quick one from the top.
