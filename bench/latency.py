@@ -218,6 +218,13 @@ def main() -> int:
     parser.add_argument("--mean-bytes", type=int, default=40_000)
     parser.add_argument("--trials", type=int, default=10, help="launches, Tabs, Ctrl+Ts and new files")
     parser.add_argument("--quiet", type=float, default=0.4, help="seconds without change that mean settled")
+    parser.add_argument(
+        "--after-launch",
+        type=float,
+        default=0.0,
+        help="seconds to wait after the launch settled before the keys (0: at once, while the exact "
+        "refresh that follows the first paint may still run; e.g. 5 for the steady state)",
+    )
     parser.add_argument("--size", default="160x45")
     parser.add_argument("--out", type=Path, default=BENCH / "out")
     parser.add_argument(
@@ -270,6 +277,7 @@ def main() -> int:
             if cpu is not None:
                 results["launch cpu"].append(cpu)
             settle(terminal, time.perf_counter(), args.quiet)
+            time.sleep(args.after_launch)
             if trial == 0 and "typing" in wanted:  # every key of every word, each after the previous one settled
                 for word in WORDS:
                     typed = ""
