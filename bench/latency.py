@@ -157,6 +157,13 @@ def settle_both(terminal: Terminal, since: float, quiet: float, timeout: float =
     return max(0.0, list_changed - since), max(0.0, changed - since)
 
 
+def record_settled(results: dict[str, list[float]], name: str, terminal: Terminal, sent: float, quiet: float) -> None:
+    """`settle_both` from `sent`: the list's time as `name`, the whole screen's as "`name` screen"."""
+    listed, screen = settle_both(terminal, sent, quiet)
+    results[name].append(listed)
+    results[f"{name} screen"].append(screen)
+
+
 def status(lines: list[str]) -> re.Match[str] | None:
     return next((found for line in lines if (found := STATUS.search(line))), None)
 
@@ -285,18 +292,14 @@ def main() -> int:
                         typed += char
                         sent = terminal.send(char, literal=True)
                         results["echo"].append(wait_for(terminal, echoes(typed), sent, "echo"))
-                        listed, screen = settle_both(terminal, sent, args.quiet)
-                        results["settled"].append(listed)
-                        results["settled screen"].append(screen)
+                        record_settled(results, "settled", terminal, sent, args.quiet)
                     terminal.send("Escape")
                     settle(terminal, time.perf_counter(), args.quiet)
             if "tab" in wanted:
                 before = status(terminal.screen())
                 sent = terminal.send("Tab")
                 wait_for(terminal, scope_differs(before), sent, "scope")
-                listed, screen = settle_both(terminal, sent, args.quiet)
-                results["tab"].append(listed)
-                results["tab screen"].append(screen)
+                record_settled(results, "tab", terminal, sent, args.quiet)
                 terminal.send("Tab")
                 settle(terminal, time.perf_counter(), args.quiet)
             if "tree" in wanted:
