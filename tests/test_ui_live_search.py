@@ -81,3 +81,22 @@ async def test_new_and_appended_sessions_become_searchable_within_2_s(tmp_path: 
         await found_within(pilot, "s-docs", started)
         rows = screen_of(pilot).session_list.rows
         assert rows[0].hit is not None and rows[0].hit.tier == "full-text"
+
+
+async def test_a_burst_of_keys_after_a_pause_searches_the_last_query(tmp_path: Path) -> None:
+    """The first key after a pause starts its search once the character is drawn; keys that
+    come before that frame (a paste, a fast typist, tmux `send-keys`) start theirs at once.
+    The deferred search must not start after them: it cancelled the newest query's search
+    and its own answer, for an older query, was dropped, so the list never followed."""
+    app = picker_app(make_root(tmp_path))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = screen_of(pilot)
+        everything = len(screen.session_list.rows)
+        for typed in ("z", "ze", "zeb", "zebr", "zebra"):  # one burst: no frame between the keys
+            screen.search_input.value = typed
+        await settle(pilot)
+        await pilot.pause(0.3)
+        await settle(pilot)
+        assert screen.model.query == "zebra"
+        assert [row.summary.id for row in screen.session_list.rows] == ["s-docs"], everything
