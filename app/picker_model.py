@@ -67,9 +67,7 @@ class RowsView:
 
     def visible(self) -> Sequence[SessionSummary]:
         """The summaries, named ones only under ctrl+n."""
-        if self.named_only:
-            return [summary for summary in self.summaries if summary.name and summary.name.strip()]
-        return self.summaries
+        return self.memo.named(self.summaries) if self.named_only else self.summaries
 
     def rows(self) -> RowSet:
         """The hits' rows if there are hits, else the plain listing's."""
@@ -108,6 +106,7 @@ class RowsMemo:
         self._parents: list[tuple[Sequence[SessionSummary], dict[str, str]]] = []
         self._lock = threading.Lock()
         self._making: dict[tuple[int, str, ChildMode, int], threading.Event] = {}  # rows under way
+        self._named: tuple[Sequence[SessionSummary], Sequence[SessionSummary]] | None = None  # `named`
 
     def rows(
         self, visible: Sequence[SessionSummary], sort: str, children: ChildMode, marks: Mapping[str, Mark]
@@ -135,6 +134,15 @@ class RowsMemo:
                 del self._making[key]
             done.set()
         return rows
+
+    def named(self, summaries: Sequence[SessionSummary]) -> Sequence[SessionSummary]:
+        """The named sessions of `summaries` (ctrl+n), filtered once per list: the same list
+        object each time, so the rows and the fork tree made from it are remembered too."""
+        kept = self._named
+        if kept is None or kept[0] is not summaries:
+            named = [summary for summary in summaries if summary.name and summary.name.strip()]
+            kept = self._named = (summaries, named)
+        return kept[1]
 
     def made(
         self, visible: Sequence[SessionSummary], sort: str, children: ChildMode, marks: Mapping[str, Mark]

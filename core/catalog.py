@@ -446,10 +446,11 @@ class Catalog:
         (keep it when unsure: the caller decides on the summaries)."""
         from .search.haystack import folded_title
 
-        fresh = self._fresh_where(keep)
+        found = self.discover()  # once: the refresh below lists from the same files
+        fresh = self._fresh_where(keep, found)
         if fresh is not None:
             return fresh
-        scoped = self._in_scope(self._refreshed(None, None, False, False, lazy=True), None)
+        scoped = self._in_scope(self._refreshed(None, None, False, False, found, lazy=True), None)
         kept: list[SessionSummary] = []
         for item in scoped:
             if type(item) is tuple:  # an unchanged session's row: (path, ..., summary blob, ...)
@@ -459,13 +460,13 @@ class Catalog:
                 kept.append(item)
         return kept
 
-    def _fresh_where(self, keep: Callable[[str, tuple[str, str, str] | None], bool]) -> list[SessionSummary] | None:
+    def _fresh_where(
+        self, keep: Callable[[str, tuple[str, str, str] | None], bool], found: Discovery
+    ) -> list[SessionSummary] | None:
         """`exact_where(keep)` from a fresh index (`indexquery.kept_sessions`): only the kept
         sessions' summaries are read from it, none of the others'; None when the index is not
-        fresh for the files found now (the caller refreshes it)."""
+        fresh for the files `found` (the caller refreshes it)."""
         from . import indexquery
-
-        found = self.discover()
 
         def kept(index: Index | None) -> tuple[list[tuple], list[tuple[str, str]], int] | indexquery.Stale | None:
             if index is None:

@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterable
 from operator import attrgetter, itemgetter
 from typing import TYPE_CHECKING, Any
 
-from .discovery import SESSION_SUFFIX, FileInfo
+from .discovery import SESSION_SUFFIX, FileInfo, stat_file
 from .index import decode_summary
 from .listing import MAX_FOLDER_DEPTH, folder_parent
 
@@ -173,15 +173,7 @@ def _listed(directories: set[str]) -> dict[str, set[str]] | None:
 
 def _stat(paths: Iterable[str]) -> list[FileInfo]:
     """`FileInfo`s of the regular files among `paths` (the others are left out)."""
-    infos: list[FileInfo] = []
-    for path in paths:
-        try:
-            info = os.stat(path)
-        except OSError:
-            continue
-        if stat.S_ISREG(info.st_mode):
-            infos.append(FileInfo(path, info.st_size, info.st_mtime_ns))
-    return infos
+    return [info for path in paths if isinstance(info := stat_file(path), FileInfo)]
 
 
 class Prefetch:

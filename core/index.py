@@ -211,6 +211,11 @@ def checked_title(title: object, check: object, path: str) -> tuple[str, str, st
     fails its check against `check` and the file's `path`."""
     if type(title) is not bytes or _blob_check(title, path) != check:
         return None
+    return split_title(title)
+
+
+def split_title(title: bytes) -> tuple[str, str, str] | None:
+    """A stored folded title's three parts (id, name, first message), unchecked."""
     parts = title.decode("utf-8", "surrogatepass").split("\n")
     return (parts[0], parts[1], parts[2]) if len(parts) == 3 else None
 
@@ -657,7 +662,7 @@ class Index:
         carries the stored folded title and its check, for `stored_title` (one scan of
         `files` for both: at 100k sessions a second one costs a third of a second).
         """
-        column, check = {"summary": ("summary", "summary_check"), "pi_json": ("pi_json", "json_check")}[payload]
+        column, check = _PAYLOADS[payload]
         extra = ", title, title_check" if titles else ""
         found = self.db.execute(
             f"SELECT path, size, mtime_ns, session, reason, modified_ms, cwd, {column}, text_seq, {check}{extra} "

@@ -194,7 +194,7 @@ def kept_sessions(
     folded title or None)` keeps, newest first, the files that are not sessions, and how
     many sessions there are; `Stale` when the index is not fresh for some of `infos`, None
     when a row fails its check."""
-    from .index import checked_title, titles_pass
+    from .index import checked_title, split_title, titles_pass
 
     rows = index.query_rows("summary")
     if rows is None:
@@ -207,16 +207,11 @@ def kept_sessions(
     if all(type(title) is bytes for title in titles) and titles_pass(
         titles, list(map(itemgetter(_PATH), sessions)), list(map(itemgetter(_TITLE_CHECK), sessions))
     ):
-        folded = [_split_title(title) for title in titles]
+        folded = [split_title(title) for title in titles]
     else:  # one fails its check: each is checked on its own (None: `keep` decides on the summary)
         folded = [checked_title(row[_TITLE], row[_TITLE_CHECK], row[_PATH]) for row in sessions]
     kept = [row for row, title in zip(sessions, folded, strict=True) if keep(row[_PATH], title)]
     return kept, skipped, len(sessions)
-
-
-def _split_title(title: bytes) -> tuple[str, str, str] | None:
-    parts = title.decode("utf-8", "surrogatepass").split("\n")
-    return (parts[0], parts[1], parts[2]) if len(parts) == 3 else None
 
 
 def _rank_candidates(
@@ -231,6 +226,7 @@ def _rank_candidates(
     """`rank.search` over the candidates (positions in `sessions`, newest first): the
     positions ranked above the full-text tier, the full-text ones (position -> the field
     `rank` orders them by), and those below (fuzzy, path), each in `rank`'s order."""
+    from .index import split_title
     from .search import TextHit
     from .search.rank import FULL_TEXT, TIERS
     from .search.stored import StoredSession, rank_hits
@@ -242,7 +238,7 @@ def _rank_candidates(
     for position in positions:
         row = sessions[position]
         path = row[_PATH]
-        title = _split_title(row[_TITLE])  # checked by `rank`
+        title = split_title(row[_TITLE])  # checked by `rank`
         if title is None:
             return None  # not a title: only its summary can say
         stored.append((StoredSession.of(path, row[_CWD] or "", row[_MODIFIED], b""), title))
