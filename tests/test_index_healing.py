@@ -474,11 +474,15 @@ def test_kill_9_during_index_rebuild_60_trials_next_ls_is_right(
     all_json = next(iter(answers))
     cache = tmp_path / "cache"
     shutil.copytree(expected["template"], cache)
-    # how long a rebuild takes here, to spread the kills over it
-    started = time.perf_counter()
-    child = seance_process(["--root", str(store), "index", "--rebuild"], cache)
-    child.communicate(timeout=60)
-    span = time.perf_counter() - started
+    # how long a rebuild takes here, to spread the kills over it: the shortest of three (one
+    # slowed by the machine's other load would send most kills after the rebuild is over)
+    spans = []
+    for _ in range(3):
+        started = time.perf_counter()
+        child = seance_process(["--root", str(store), "index", "--rebuild"], cache)
+        child.communicate(timeout=60)
+        spans.append(time.perf_counter() - started)
+    span = min(spans)
     killed_early = 0
     for trial in range(60):
         child = seance_process(["--root", str(store), "index", "--rebuild"], cache)
