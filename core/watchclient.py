@@ -15,18 +15,16 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
-import marshal
 import os
 import socket
-import sys
 import time
 from pathlib import Path
 
-from .discovery import Discovery, FileInfo
-from .watchd import LOCK_NAME, PROTOCOL, SOCKET_NAME, roots_key, same_user, short_socket_path
+from .discovery import Discovery
+from .gcpause import gc_paused
+from .watchd import LOCK_NAME, PROTOCOL, SOCKET_NAME, decode_listing, roots_key, same_user, short_socket_path
 
 SYNC_TIMEOUT_S = 1.0  # the whole exchange; a watcher busy discovering everything again is not waited for
-_new_info = tuple.__new__
 
 
 def watcher_running(cache_dir: Path) -> bool:
@@ -90,10 +88,10 @@ def synced_discovery(cache_dir: Path, roots: list[Path], explicit: bool) -> Disc
                     return None
                 chunks.append(chunk)
                 received += len(chunk)
-            rows = marshal.loads(b"".join(chunks))
-            infos = [_new_info(FileInfo, row) for row in rows]
+            with gc_paused():  # 100,000 new tuples: nothing for the collector to find
+                infos = decode_listing(b"".join(chunks), int(header["files"]))
             skipped = [(Path(path), reason) for path, reason in header["skipped"]]
-        except (OSError, ValueError, TypeError, KeyError, EOFError):
+        except (OSError, ValueError, TypeError, KeyError, EOFError, UnicodeDecodeError):
             return None
     return Discovery(infos=infos, skipped=skipped)
 
@@ -103,7 +101,6 @@ def _usable(header: dict, roots: list[Path], explicit: bool) -> bool:
         header.get("protocol") == PROTOCOL
         and header.get("exact") is True
         and header.get("roots") == roots_key(roots, explicit)
-        and header.get("python") == list(sys.version_info[:2])  # marshal's format is the interpreter's
     )
 
 

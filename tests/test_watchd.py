@@ -264,6 +264,26 @@ def test_killed_watcher_the_cli_falls_back_and_stays_exact(daemon: Daemon) -> No
     )
 
 
+def test_killed_while_it_indexes_the_cli_falls_back_and_stays_exact(store: tuple[Path, Path]) -> None:
+    root, cache = store
+    bucket = root / "--proj--"
+    made = [str(write_v3(bucket / f"m{number:03d}.jsonl", f"{number:04d}cafe-midway")) for number in range(300)]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "seance", "index", "--watch", "--root", str(root)],
+        env=_env(cache),
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + START_WAIT_S
+    while not watcher_running(cache):  # the lock is taken first, then the index is brought up to date
+        assert time.monotonic() < deadline and process.poll() is None
+        time.sleep(0.005)
+    process.send_signal(signal.SIGKILL)
+    process.wait(10)
+    made.append(str(write_v3(bucket / "after.jsonl", "9090cafe-midway")))
+    assert not watcher_running(cache)
+    assert sorted(_ls_query(root, cache, "midway")) == sorted(made)
+
+
 def test_a_stale_socket_with_a_lock_held_by_another_process_is_not_trusted(store: tuple[Path, Path]) -> None:
     root, cache = store
     stale = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
