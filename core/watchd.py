@@ -146,7 +146,6 @@ class Watcher:
         self.sentinel_wd = -1
         self.known: dict[str, FileInfo] = {}
         self.order: list[str] = []  # `known`'s paths in discovery's order
-        self.keys: list[tuple[object, ...]] = []  # their `order_key`s
         self.top: dict[str, tuple[bool, bool]] = {}  # a root's entry -> (a symbolic link, a bucket)
         self.skipped: list[tuple[str, str]] = []
         self.exact = False
@@ -193,20 +192,16 @@ class Watcher:
         self.top = {}
         self.exact, self.why_not = True, ""
         problem = self._layout_problem(found)
-        keys: list[tuple[object, ...]] = []
-        if problem is None:
-            found_keys = [self._key(info.path) for info in found.infos]
-            if any(key is None for key in found_keys):
+        if problem is None:  # new files are placed by `order_key`: it must give discovery's order
+            keys = [self._key(info.path) for info in found.infos]
+            if any(key is None for key in keys):
                 problem = "a file outside every root"
-            else:
-                keys = [key for key in found_keys if key is not None]
-                if any(left >= right for left, right in itertools.pairwise(keys)):  # type: ignore[operator]
-                    problem = "discovery's order could not be followed"
+            elif any(left >= right for left, right in itertools.pairwise(keys)):  # type: ignore[operator]
+                problem = "discovery's order could not be followed"
+            del keys
         if problem is not None:
             self.exact, self.why_not = False, problem
-            keys = []
         self.order = [info.path for info in found.infos]
-        self.keys = keys
         self.generation += 1
 
     def _layout_problem(self, found: Discovery) -> str | None:
@@ -380,24 +375,16 @@ class Watcher:
         key = self._key(path)
         if key is None:
             return False
-        at = bisect_left(self.keys, key)  # type: ignore[arg-type]
-        self.keys.insert(at, key)
-        self.order.insert(at, path)
+        self.order.insert(bisect_left(self.order, key, key=self._key), path)  # type: ignore[arg-type]
         return True
 
     def _drop(self, path: str) -> None:
         del self.known[path]
-        if self.exact:
-            key = self._key(path)
-            at = bisect_left(self.keys, key) if key is not None else len(self.keys)  # type: ignore[arg-type]
-            if at < len(self.order) and self.order[at] == path:
-                del self.keys[at]
-                del self.order[at]
-                return
-        at = self.order.index(path)
+        key = self._key(path) if self.exact else None
+        at = bisect_left(self.order, key, key=self._key) if key is not None else -1  # type: ignore[arg-type]
+        if not (0 <= at < len(self.order) and self.order[at] == path):
+            at = self.order.index(path)
         del self.order[at]
-        if self.exact:
-            del self.keys[at]
 
     def _index(self, path: str) -> None:
         try:

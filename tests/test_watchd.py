@@ -350,13 +350,37 @@ def test_lost_events_queue_overflow_discovers_again(daemon: Daemon) -> None:
     assert b"watching" in daemon.log.read_bytes().split(b"watching (")[-1], "it discovered again"
 
 
-def test_a_symbolic_link_among_the_sessions_is_not_vouched_for(store: tuple[Path, Path], tmp_path: Path) -> None:
+def test_resolve_finds_a_session_written_just_before(daemon: Daemon, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = write_v3(daemon.root / "--proj--" / "resolved.jsonl", "abcd1234-0000-just-written")
+    result = subprocess.run(
+        [sys.executable, "-m", "seance", "resolve", "abcd1234", "--root", str(daemon.root), "--cwd", "/proj"],
+        env=_env(daemon.cache),
+        capture_output=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.decode().strip() == str(path)
+    monkeypatch.setattr(catalog_module, "discover", lambda *_args: pytest.fail("discovery ran"))
+    catalog = Catalog([daemon.root], cache_dir=daemon.cache, watched=True)
+    try:  # `resolve`'s lookup, from the watcher's listing alone
+        kept = catalog.exact_where(lambda _path, title: title is None or "abcd1234" in title[0])
+        assert [summary.path for summary in kept] == [str(path)]
+    finally:
+        catalog.close()
+
+
+@pytest.mark.parametrize("link", ["symbolic", "hard"])
+def test_a_linked_session_file_is_not_vouched_for(store: tuple[Path, Path], tmp_path: Path, link: str) -> None:
     root, cache = store
     outside = write_v3(tmp_path / "elsewhere.jsonl", "1313aaaa-linked")
-    (root / "--proj--" / "link.jsonl").symlink_to(outside)
+    if link == "symbolic":
+        (root / "--proj--" / "link.jsonl").symlink_to(outside)
+    else:
+        os.link(outside, root / "--proj--" / "link.jsonl")
     daemon = Daemon(root, cache)
     try:
-        assert b"not vouching: a symbolic link" in daemon.log.read_bytes()
+        why = "a symbolic link" if link == "symbolic" else "a session file with another hard link"
+        assert f"not vouching: {why}".encode() in daemon.log.read_bytes()
         assert synced_discovery(cache, [root], True) is None
         _append_user_line(outside, "throughthelink")  # no event reaches the watched directory
         assert _ls_query(root, cache, "throughthelink") == [str(root / "--proj--" / "link.jsonl")]
