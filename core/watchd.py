@@ -168,18 +168,23 @@ class Watcher:
         self.lost = False
         self.pending.clear()
         self._watch_above()
+        tried: set[str] = set()
         while True:
             found = self.catalog.discover()
             missing = [path for path in found.dirs if path not in self.wd_of]
-            if not missing:
+            if not missing or tried.issuperset(missing):
                 break
             for path in missing:
+                tried.add(path)
                 self._watch_dir(path)
-        for path in [path for path in self.wd_of if path not in set(found.dirs)]:
+        listed = set(found.dirs)
+        for path in [path for path in self.wd_of if path not in listed]:
             self.inotify.remove(self.wd_of.pop(path))
         self.dir_of = {wd: path for path, wd in self.wd_of.items()}
         self.catalog.update_index(found=found)
         self._keep(found)
+        if missing:  # listed, yet no watch could be set on it: its changes would go unseen
+            self.exact, self.why_not = False, f"no watch on {missing[0]!r}"
         _give_back_memory()  # the refresh held every row for a moment: a resident process returns it
         self.log(
             f"watching {len(self.wd_of)} directories, {len(self.known)} files"
@@ -405,7 +410,11 @@ class Watcher:
         self.syncs += 1
         token = f"sync-{os.getpid()}-{self.syncs}"
         sentinel = self.private / token
-        os.close(os.open(sentinel, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600))
+        try:
+            os.close(os.open(sentinel, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600))
+        except FileNotFoundError:  # the cache was cleared under us: a new private directory
+            self._private_dir()
+            os.close(os.open(sentinel, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600))
         deadline = time.monotonic() + SENTINEL_WAIT_S
         try:
             while not self.take(self.inotify.read(max(0.0, deadline - time.monotonic())), token):
@@ -440,12 +449,16 @@ class Watcher:
 
     # -- serving -----------------------------------------------------------------------------
 
-    def _start(self) -> None:
+    def _private_dir(self) -> None:
+        """The watcher's own directory (its sentinels), emptied and watched."""
         self.private.mkdir(mode=0o700, parents=True, exist_ok=True)
         for stale in self.private.iterdir():
             with contextlib.suppress(OSError):
                 stale.unlink()
         self.sentinel_wd = self.inotify.add(str(self.private), IN_CREATE | IN_ONLYDIR)
+
+    def _start(self) -> None:
+        self._private_dir()
         self.rediscover()
         server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         path = socket_path(self.cache_dir)
