@@ -458,12 +458,12 @@ class Watcher:
         self.sentinel_wd = self.inotify.add(str(self.private), IN_CREATE | IN_ONLYDIR)
 
     def _start(self) -> None:
+        path = socket_path(self.cache_dir)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)  # a stale one (the lock is ours, so nobody serves it): clients fail fast
         self._private_dir()
         self.rediscover()
         server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        path = socket_path(self.cache_dir)
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(path)  # a stale one: the lock is ours, so nobody else serves it
         old_mask = os.umask(0o177)
         try:
             with _short_path(path) as short:
