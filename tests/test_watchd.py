@@ -40,9 +40,8 @@ needs_node = pytest.mark.skipif(
 
 
 def _env(cache: Path, **extra: str) -> dict[str, str]:
-    env = dict(os.environ, SEANCE_CACHE_DIR=str(cache), PYTHONPATH=str(REPO_PARENT), **extra)
-    env.pop("SEANCE_NO_WATCH", None)
-    return env
+    env = {key: value for key, value in os.environ.items() if key != "SEANCE_NO_WATCH"}
+    return {**env, "SEANCE_CACHE_DIR": str(cache), "PYTHONPATH": str(REPO_PARENT), **extra}
 
 
 class Daemon:
@@ -174,8 +173,13 @@ def test_an_append_a_new_a_deleted_and_a_renamed_file_are_in_the_next_answer(
     assert _synced(daemon) == _on_disk(daemon.root)
     found = _ranked_from_watcher(daemon.cache, daemon.root, "0003bbbb", monkeypatch)
     assert found == [str(bucket / "a3.jsonl")]
-    # and the command line says the same
+    # and the command line says the same, as it does without the watcher
     assert _ls_query(daemon.root, daemon.cache, "0003bbbb") == [str(bucket / "a3.jsonl")]
+    listing = [sys.executable, "-m", "seance", "ls", "--all", "--json", "--root", str(daemon.root)]
+    watched = subprocess.run(listing, env=_env(daemon.cache), capture_output=True, timeout=60)
+    unwatched = subprocess.run(listing, env=_env(daemon.cache, SEANCE_NO_WATCH="1"), capture_output=True, timeout=60)
+    assert watched.returncode == unwatched.returncode == 0
+    assert watched.stdout == unwatched.stdout and len(json.loads(watched.stdout)) == 4
 
 
 def test_new_projects_and_session_folders_keep_discoverys_order(daemon: Daemon) -> None:
