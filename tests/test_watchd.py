@@ -253,6 +253,15 @@ def test_unwatch_stops_it(daemon: Daemon) -> None:
     assert synced_discovery(daemon.cache, [daemon.root], True) is None
 
 
+def test_unwatch_without_a_watcher_says_so(store: tuple[Path, Path]) -> None:
+    _root, cache = store
+    result = subprocess.run(
+        [sys.executable, "-m", "seance", "index", "--unwatch"], env=_env(cache), capture_output=True, timeout=60
+    )
+    assert result.returncode == 1
+    assert result.stderr.strip() == b"seance: no watcher is running"
+
+
 def test_killed_watcher_the_cli_falls_back_and_stays_exact(daemon: Daemon) -> None:
     bucket = daemon.root / "--proj--"
     assert _synced(daemon) == _on_disk(daemon.root)
