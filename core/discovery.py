@@ -219,6 +219,14 @@ def order_key(root: int, parts: list[str], linked: bool, in_bucket: bool) -> tup
     return tuple(key)
 
 
+def discover_folder(path: str, depth: int) -> Discovery:
+    """What `discover` lists in one session's folder `path` (`depth` 1: directly in a bucket),
+    in its order: the resident watcher's view of a folder that appeared."""
+    scanner = _Scanner()
+    scanner.folder(path, depth)
+    return scanner.result
+
+
 def discover(roots: list[Path] | None = None) -> Discovery:
     """Scan `roots` (default: `default_roots()`, silently skipping missing ones)."""
     explicit = roots is not None

@@ -47,7 +47,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .discovery import SESSION_SUFFIX, Discovery, FileInfo, order_key
+from .discovery import MAX_NESTING, SESSION_SUFFIX, Discovery, FileInfo, discover_folder, order_key
 from .inotify import (
     IN_ATTRIB,
     IN_CLOSE_WRITE,
@@ -152,6 +152,7 @@ class Watcher:
         self.why_not = ""
         self.generation = 0
         self.pending: set[str] = set()  # session paths with events not yet applied
+        self.new_dirs: set[str] = set()  # folders made in a listed directory, not yet looked at
         self.lost = False  # something only a new discovery can settle
         self.first_pending = 0.0
         self.syncs = 0
@@ -167,6 +168,7 @@ class Watcher:
         started = time.perf_counter()
         self.lost = False
         self.pending.clear()
+        self.new_dirs.clear()
         self._watch_above()
         tried: set[str] = set()
         while True:
@@ -314,8 +316,14 @@ class Watcher:
                 self.lost = True
                 continue
             if not name.endswith(SESSION_SUFFIX):
-                if mask & IN_ISDIR or (directory in self.roots and not mask & _CONTENT):
-                    self.lost = True  # a folder (or at a root, maybe a linked bucket) made or gone
+                if directory in self.roots:
+                    self.lost = self.lost or not mask & _CONTENT  # a project, or maybe a linked bucket
+                elif mask & IN_ISDIR and mask & (IN_CREATE | IN_MOVED_TO):
+                    if not self.pending and not self.new_dirs:
+                        self.first_pending = time.monotonic()
+                    self.new_dirs.add(os.path.join(directory, name))  # maybe a session's folder
+                elif mask & IN_ISDIR:
+                    self.lost = True  # a folder gone or changed: discovery says what is left
                 continue
             if mask & IN_ISDIR:
                 self.lost = True  # a directory named *.jsonl: discovery says what it is
@@ -327,11 +335,28 @@ class Watcher:
 
     def apply(self) -> None:
         """Fold the pending changes into the index and the listing (or discover again)."""
+        if not self.lost and self.new_dirs:
+            new_dirs, self.new_dirs = sorted(self.new_dirs), set()
+            for path in new_dirs:
+                if not self._add_folder(path):
+                    self.lost = True
+                    break
         if self.lost:
+            self.new_dirs.clear()
             self.rediscover()
             return
-        pending, self.pending = sorted(self.pending), set()
         skipped = {path for path, _reason in self.skipped}
+        changed = False
+        while self.pending and not self.lost:  # a folder listed on the way adds its files
+            changed = self._apply_files(sorted(self.pending), skipped) or changed
+        if self.lost:
+            self.rediscover()
+        elif changed:
+            self.generation += 1
+
+    def _apply_files(self, pending: list[str], skipped: set[str]) -> bool:
+        """Fold changes to these session paths in; True when the listing changed."""
+        self.pending.difference_update(pending)
         changed = False
         for path in pending:
             try:
@@ -340,11 +365,19 @@ class Watcher:
                 info = None
             except OSError:
                 self.lost = True
-                break
-            stem_dir = os.path.isdir(path[: -len(SESSION_SUFFIX)])
-            if path in skipped or (stem_dir and (info is None) == (path in self.known)):
-                self.lost = True  # a session's folder joins or leaves the listing; a skipped entry
-                break
+                return changed
+            if path in skipped:
+                self.lost = True
+                return changed
+            stem = path[: -len(SESSION_SUFFIX)]
+            if os.path.isdir(stem) and (info is None) == (path in self.known):
+                # a session beside its folder comes or goes: the folder joins or leaves the listing
+                if info is None or os.path.dirname(path) in self.roots:
+                    self.lost = True
+                    return changed
+                if stem not in self.wd_of and not self._add_folder(stem):
+                    self.lost = True
+                    return changed
             if info is None:
                 if path in self.known:
                     self._drop(path)
@@ -353,24 +386,77 @@ class Watcher:
                 continue
             if not stat_module.S_ISREG(info.st_mode) or info.st_nlink != 1:
                 self.lost = True  # a link, a FIFO...: discovery decides
-                break
+                return changed
             self._index(path)
             try:
                 now = os.stat(path)
             except OSError:
                 self.lost = True
-                break
+                return changed
             new = FileInfo(path, now.st_size, now.st_mtime_ns)
             if self.known.get(path) != new:
                 if path not in self.known and not self._insert(path):
                     self.lost = True
-                    break
+                    return changed
                 self.known[path] = new
                 changed = True
-        if self.lost:
-            self.rediscover()
-        elif changed:
-            self.generation += 1
+        return changed
+
+    def _folder_depth(self, path: str) -> int | None:
+        """The depth `discover` enters folder `path` at (1: a session's folder in a bucket), or
+        None when it does not enter it (not a session's folder, too deep)."""
+        parent = os.path.dirname(path)
+        if parent not in self.wd_of:
+            return None
+        for root in self.roots:
+            if parent.startswith(root.rstrip(os.sep) + os.sep):
+                parts = parent[len(root.rstrip(os.sep)) + 1 :].split(os.sep)
+                top = os.path.join(root, parts[0])
+                in_bucket = self.top.get(top, (False, not os.path.lexists(top + SESSION_SUFFIX)))[1]
+                if in_bucket and len(parts) == 1:  # a bucket enters only a session's own folder
+                    return 1 if os.path.lexists(path + SESSION_SUFFIX) else None
+                depth = len(parts) if in_bucket else len(parts) + 1
+                return depth if depth <= MAX_NESTING else None
+        return None
+
+    def _add_folder(self, path: str) -> bool:
+        """List a folder made in a listed directory as `discover` would (watched first, then
+        scanned, so nothing written meanwhile is missed); False when only a new discovery can."""
+        try:
+            if os.path.islink(path) or not os.path.isdir(path):
+                return True  # gone again, or a link discovery does not follow there
+        except OSError:
+            return False
+        depth = self._folder_depth(path)
+        if depth is None:
+            return True  # not entered: a later `X.jsonl` beside it makes discovery look again
+        tried: set[str] = set()
+        while True:
+            found = discover_folder(path, depth)
+            missing = [folder for folder in found.dirs if folder not in self.wd_of]
+            if not missing:
+                break
+            if tried.issuperset(missing):
+                return False
+            for folder in missing:
+                tried.add(folder)
+                self._watch_dir(folder)
+        if found.skipped:
+            return False
+        for info in found.infos:
+            try:
+                link = os.lstat(info.path)
+            except OSError:
+                return False
+            if not stat_module.S_ISREG(link.st_mode) or link.st_nlink != 1:
+                return False
+            if info.path not in self.known:
+                if not self._insert(info.path):
+                    return False
+                self.known[info.path] = info
+                self.pending.add(info.path)  # indexed with the other changes
+        self.generation += 1
+        return True
 
     def _insert(self, path: str) -> bool:
         """Add a new file where discovery lists it; False when its place cannot be told."""
@@ -483,17 +569,22 @@ class Watcher:
         try:
             while not self._stopping:
                 wait = None
-                if self.pending or self.lost:
+                if self.pending or self.lost or self.new_dirs:
                     wait = max(0.0, self.first_pending + DEBOUNCE_S - time.monotonic())
                 readable, _, _ = select.select([self.inotify.fileno(), self.server.fileno()], [], [], wait)
                 if self.inotify.fileno() in readable:
                     self.take(self.inotify.read(0))
                 if self.server.fileno() in readable:
                     self._client()
-                elif (self.pending or self.lost) and time.monotonic() >= self.first_pending + DEBOUNCE_S:
+                elif self._due():
                     self.apply()
         finally:
             self.close()
+
+    def _due(self) -> bool:
+        """Changes are waiting and the first came `DEBOUNCE_S` ago."""
+        waiting = self.pending or self.lost or self.new_dirs
+        return bool(waiting) and time.monotonic() >= self.first_pending + DEBOUNCE_S
 
     def _client(self) -> None:
         assert self.server is not None

@@ -199,6 +199,30 @@ def test_new_projects_and_session_folders_keep_discoverys_order(daemon: Daemon) 
         assert _synced(daemon) == _on_disk(root)
 
 
+@pytest.mark.parametrize("folder_first", [False, True], ids=["session-then-folder", "folder-then-session"])
+def test_a_new_sessions_folder_is_listed_without_discovering_everything(daemon: Daemon, folder_first: bool) -> None:
+    bucket = daemon.root / "--proj--"
+    discoveries = daemon.log.read_bytes().count(b" directories, ")
+    if folder_first:  # not a session's folder yet: nothing in it is listed
+        (bucket / "omp" / "Alpha").mkdir(parents=True)
+        write_v3(bucket / "omp" / "Alpha.jsonl", "1414aaaa-alpha")
+        assert _synced(daemon) == _on_disk(daemon.root)
+        write_v3(bucket / "omp.jsonl", "1515aaaa-omp")
+    else:
+        write_v3(bucket / "omp.jsonl", "1515aaaa-omp")
+        assert _synced(daemon) == _on_disk(daemon.root)
+        (bucket / "omp" / "Alpha").mkdir(parents=True)
+        write_v3(bucket / "omp" / "Alpha.jsonl", "1414aaaa-alpha")
+    write_v3(bucket / "omp" / "Alpha" / "Alpha.Beta.jsonl", "1616aaaa-beta")
+    assert _synced(daemon) == _on_disk(daemon.root)
+    assert str(bucket / "omp" / "Alpha" / "Alpha.Beta.jsonl") in {path for path, *_ in _synced(daemon)}
+    write_v3(bucket / "omp" / "__advisor.jsonl", "1717aaaa-advisor")
+    (bucket / "other").mkdir()  # not a session's folder: never listed
+    write_v3(bucket / "other" / "x.jsonl", "1818aaaa-other")
+    assert _synced(daemon) == _on_disk(daemon.root)
+    assert daemon.log.read_bytes().count(b" directories, ") == discoveries, "no discovery of everything"
+
+
 @needs_node
 @pytest.mark.slow
 def test_pis_append_is_in_the_next_ls_query_12_trials(daemon: Daemon, monkeypatch: pytest.MonkeyPatch) -> None:
