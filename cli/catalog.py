@@ -69,6 +69,13 @@ def register(commands: argparse._SubParsersAction) -> None:
     index = commands.add_parser("index", help="bring the session index (metadata and full text) up to date")
     scope_options(index, cwd=False)
     index.add_argument("--rebuild", action="store_true", help="throw the index away and build it again")
+    index.add_argument(
+        "--watch",
+        action="store_true",
+        help="stay running and keep the index exact as files change, so `ls` and `resolve` need not stat "
+        "every file (huge histories; optional; Ctrl+C or --unwatch stops it)",
+    )
+    index.add_argument("--unwatch", action="store_true", help="stop the running `index --watch`")
     index.set_defaults(handler=run_index)
 
 
@@ -76,7 +83,7 @@ def _catalog(args: argparse.Namespace) -> Catalog:
     from seance.core.scanpool import default_workers
 
     # The CLI is single-threaded, so big cold reads may fork scanning processes.
-    return Catalog(Scope.of(args).roots, workers=default_workers())
+    return Catalog(Scope.of(args).roots, workers=default_workers(), watched=True)
 
 
 # -- ls ------------------------------------------------------------------------------------------
@@ -366,6 +373,10 @@ def _report_skipped(catalog: Catalog, *, quick: bool = False) -> None:
 
 
 def run_index(args: argparse.Namespace) -> int:
+    if args.watch or args.unwatch:
+        from .watch import run_watch
+
+        return run_watch(args)
     catalog = _catalog(args)
     bar = ProgressBar("indexing")
     try:

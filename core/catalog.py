@@ -182,10 +182,14 @@ class Catalog:
         cache_dir: Path | None = None,
         workers: int = 1,
         trash_dir: Path | None = None,
+        watched: bool = False,
     ) -> None:
         """`workers` > 1 lets big cold reads fork that many scanning processes (Linux only);
         only a single-threaded caller such as the CLI should ask for it.  `trash_dir`: where
-        `trash` moves files (None: the user's home Trash; the demo keeps its own)."""
+        `trash` moves files (None: the user's home Trash; the demo keeps its own).  `watched`:
+        take the listing from a resident watcher when one serves this index and these roots
+        (`core.watchclient`; the CLI's `ls` and `resolve`), else discover the files."""
+        self.watched = watched
         self.trash_dir = trash_dir
         self.workers = workers if scanpool.available() else 1
         self.explicit_roots = roots is not None
@@ -206,9 +210,20 @@ class Catalog:
 
     def discover(self) -> Discovery:
         """The session candidates under the roots, and what was skipped."""
-        found = discover(self.roots if self.explicit_roots else None)
+        found = self._watched_discovery() if self.watched else None
+        if found is None:
+            found = discover(self.roots if self.explicit_roots else None)
         self.last_discovery = found
         return found
+
+    def _watched_discovery(self) -> Discovery | None:
+        """The resident watcher's listing, exact as of now; None when no watcher answers (the
+        one hook: `core.watchclient.synced_discovery`)."""
+        from .index import default_cache_dir
+        from .watchclient import synced_discovery
+
+        cache_dir = self._cache_dir if self._cache_dir is not None else default_cache_dir()
+        return synced_discovery(cache_dir, self.roots, self.explicit_roots)
 
     def quick(self, cwd: str | None = None, *, text: bool = True) -> list[SessionSummary]:
         """Prefix-only summaries (`exact=False`), newest mtime first; `cwd` None = all projects.
@@ -346,11 +361,14 @@ class Catalog:
         offset) and return every exact summary, newest first.  Raises `Cancelled` on cancel."""
         return [payload for _modified, _cwd, payload in self._refreshed(progress, cancel, full_text, False)]
 
-    def update_index(self, progress: Progress | None = None, cancel: Cancel | None = None) -> int:
+    def update_index(
+        self, progress: Progress | None = None, cancel: Cancel | None = None, *, found: Discovery | None = None
+    ) -> int:
         """`refresh` for `seance index`: the same index, full text included, but no summary is
-        kept (only how many sessions there are), so memory does not grow with the corpus."""
+        kept (only how many sessions there are), so memory does not grow with the corpus.
+        `found`: a discovery just made (the resident watcher's), else one is made now."""
         with self._refresh_lock:
-            items = self._guarded(lambda index: self._refresh(progress, cancel, True, False, index, keep=False))
+            items = self._guarded(lambda index: self._refresh(progress, cancel, True, False, index, found, keep=False))
         return len(items)
 
     def exact(self, cwd: str | None = None, *, full_text: bool = False) -> list[SessionSummary]:

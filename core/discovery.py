@@ -48,6 +48,7 @@ class Discovery:
 
     infos: list[FileInfo] = field(default_factory=list)
     skipped: list[tuple[Path, str]] = field(default_factory=list)
+    dirs: list[str] = field(default_factory=list)  # every directory listed (the resident watcher watches them)
 
     @property
     def files(self) -> list[Path]:
@@ -86,6 +87,7 @@ class _Scanner:
         except OSError as error:
             self.result.skipped.append((root, _reason(error, False)))
             return
+        self.result.dirs.append(str(root))
         sessions = {entry.name for entry in entries if entry.name.endswith(SESSION_SUFFIX)}
         for entry in sorted(entries, key=lambda item: (item.is_symlink(), item.name)):  # real buckets first
             kind = self._kind(entry)
@@ -109,6 +111,7 @@ class _Scanner:
         except OSError as error:
             self.result.skipped.append((Path(bucket.path), _reason(error, bucket.is_symlink())))
             return
+        self.result.dirs.append(bucket.path)
         entries.sort(key=_NAME)  # pi's order (libuv sorts readdir by name): ties in `modified` keep it
         self._bucket_files(entries)
         if folders:  # sessions' own folders (oh-my-pi's artifacts): their child sessions
@@ -147,6 +150,7 @@ class _Scanner:
         except OSError as error:
             self.result.skipped.append((Path(path), _reason(error, False)))
             return
+        self.result.dirs.append(path)
         for entry in entries:
             if entry.name.endswith(SESSION_SUFFIX):
                 self._kind(entry)
@@ -200,6 +204,27 @@ class _Scanner:
         self._seen.add(key)
         self.result.infos.append(FileInfo(entry.path, info.st_size, info.st_mtime_ns))
         return "file"
+
+
+def order_key(root: int, parts: list[str], linked: bool, in_bucket: bool) -> tuple[object, ...]:
+    """Where `discover` lists a file, as a key that sorts as its listing does: `root` is the
+    index of its root, `parts` its path below the root, `linked` whether `parts[0]` is a
+    symbolic link, `in_bucket` whether `parts[0]` is a project bucket (not a flat root's
+    session folder, which lists files and folders by name alike).  A root lists its entries
+    (symbolic links last) by name; a bucket its files by name, then its sessions' folders; a
+    folder its files and folders by name."""
+    key: list[object] = [root, int(linked), parts[0]]
+    for level, name in enumerate(parts[1:], start=1):
+        key += [int(in_bucket and level == 1 and level < len(parts) - 1), name]
+    return tuple(key)
+
+
+def discover_folder(path: str, depth: int) -> Discovery:
+    """What `discover` lists in one session's folder `path` (`depth` 1: directly in a bucket),
+    in its order: the resident watcher's view of a folder that appeared."""
+    scanner = _Scanner()
+    scanner.folder(path, depth)
+    return scanner.result
 
 
 def discover(roots: list[Path] | None = None) -> Discovery:
