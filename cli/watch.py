@@ -27,11 +27,10 @@ def run_watch(args: argparse.Namespace) -> int:
     cache_dir = default_cache_dir()
     if args.unwatch:
         return _unwatch(cache_dir)
-    from seance.core import inotify
     from seance.core.scanpool import default_workers
-    from seance.core.watchd import AlreadyWatching, Watcher, take_lock
+    from seance.core.watchd import AlreadyWatching, Watcher, available, take_lock
 
-    if not inotify.available():
+    if not available():
         raise CliError("--watch needs Linux's inotify; `seance ls` works without it")
     try:
         lock = take_lock(cache_dir)

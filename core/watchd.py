@@ -4,7 +4,7 @@ listing need not stat every file to know it is fresh.
 An exact answer about the session files otherwise costs one stat per file (an append changes
 nothing but the file's own stat): 0.6 s at 100,000 sessions.  This process holds the index's
 watch lock (`watchd.lock`, an exclusive `flock` in the index's cache dir: one watcher per
-index), brings the index up to date once, then watches, with inotify (`core.inotify`), every
+index), brings the index up to date once, then watches, with inotify (`inotify_simple`), every
 directory discovery lists (`Discovery.dirs`: exactly the ones whose `.jsonl` files are
 sessions) and the directories above each root, and folds what changes into the index through
 the catalog's own incremental path (`Catalog.summary` for a new or appended file,
@@ -22,7 +22,10 @@ applies them (a new, appended, deleted or renamed file, or a session's new folde
 a symbolic link, by discovering every root again: 3-5 s at 100,000 sessions, during which a
 client gives up waiting and discovers itself) and answers with the listing.
 A lost event (the kernel's queue overflowed: `IN_Q_OVERFLOW`, or a watch that ended) means
-discovering everything again before answering.
+discovering everything again before answering.  (Not watchfiles, which the picker uses: it drops every event
+without a path, an overflow among them (watchfiles 1.3, `src/lib.rs`: "no paths found"), and
+hands its caller an unordered set, so neither a lost event nor the sentinel's place can be
+known.  `inotify_simple` reads the descriptor itself, in the kernel's order.)
 
 The watcher vouches only for what inotify sees: a layout where a session file is a symbolic
 or hard link (written through another name, no event reaches the watched directory), or
@@ -38,10 +41,12 @@ import errno
 import fcntl
 import itertools
 import json
+import math
 import os
 import select
 import socket
 import stat as stat_module
+import sys
 import time
 from array import array
 from bisect import bisect_left
@@ -49,28 +54,22 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from inotify_simple import Event as Event
+from inotify_simple import INotify
+from inotify_simple import flags as _flags
+
 from .discovery import MAX_NESTING, SESSION_SUFFIX, Discovery, FileInfo, discover_folder, order_key
-from .inotify import (
-    IN_ATTRIB,
-    IN_CLOSE_WRITE,
-    IN_CREATE,
-    IN_DELETE,
-    IN_DELETE_SELF,
-    IN_IGNORED,
-    IN_ISDIR,
-    IN_MODIFY,
-    IN_MOVE_SELF,
-    IN_MOVED_FROM,
-    IN_MOVED_TO,
-    IN_ONLYDIR,
-    IN_Q_OVERFLOW,
-    IN_UNMOUNT,
-    Event,
-    Inotify,
-)
 
 if TYPE_CHECKING:
     from .catalog import Catalog
+
+# inotify's event bits (`inotify_simple.flags`, plain ints here: masks are or-ed and tested)
+IN_MODIFY, IN_ATTRIB, IN_CLOSE_WRITE = int(_flags.MODIFY), int(_flags.ATTRIB), int(_flags.CLOSE_WRITE)
+IN_CREATE, IN_DELETE = int(_flags.CREATE), int(_flags.DELETE)
+IN_MOVED_FROM, IN_MOVED_TO = int(_flags.MOVED_FROM), int(_flags.MOVED_TO)
+IN_DELETE_SELF, IN_MOVE_SELF, IN_UNMOUNT = int(_flags.DELETE_SELF), int(_flags.MOVE_SELF), int(_flags.UNMOUNT)
+IN_Q_OVERFLOW, IN_IGNORED = int(_flags.Q_OVERFLOW), int(_flags.IGNORED)
+IN_ONLYDIR, IN_ISDIR = int(_flags.ONLYDIR), int(_flags.ISDIR)
 
 PROTOCOL = 1
 LOCK_NAME = "watchd.lock"
@@ -141,7 +140,7 @@ class Watcher:
         self.roots = [os.path.abspath(Path(root).expanduser()) for root in catalog.roots]
         self.roots_key = roots_key(catalog.roots, catalog.explicit_roots)
         self.private = cache_dir / PRIVATE_NAME
-        self.inotify = Inotify()
+        self.inotify = INotify()
         self.dir_of: dict[int, str] = {}  # watch descriptor -> the session directory it watches
         self.wd_of: dict[str, int] = {}
         self.above: dict[int, str] = {}  # watch descriptor -> a directory above a root
@@ -183,7 +182,7 @@ class Watcher:
                 self._watch_dir(path)
         listed = set(found.dirs)
         for path in [path for path in self.wd_of if path not in listed]:
-            self.inotify.remove(self.wd_of.pop(path))
+            self._unwatch(self.wd_of.pop(path))
         self.dir_of = {wd: path for path, wd in self.wd_of.items()}
         self.catalog.update_index(found=found)
         self._keep(found)
@@ -263,7 +262,7 @@ class Watcher:
 
     def _watch_dir(self, path: str) -> None:
         try:
-            wd = self.inotify.add(path, DIR_MASK)
+            wd = self.inotify.add_watch(path, DIR_MASK)
         except OSError as error:
             if error.errno == errno.ENOSPC:
                 limit = "the inotify watch limit is reached (fs.inotify.max_user_watches)"
@@ -276,13 +275,13 @@ class Watcher:
         """Each root's ancestors (and a missing root's nearest existing one): a root that is
         made, removed or renamed is then seen."""
         for wd in list(self.above):
-            self.inotify.remove(wd)
+            self._unwatch(wd)
         self.above = {}
         for root in self.roots:
             path = os.path.dirname(root)
             while True:
                 try:
-                    self.above[self.inotify.add(path, ABOVE_MASK)] = path
+                    self.above[self.inotify.add_watch(path, ABOVE_MASK)] = path
                 except OSError:
                     pass
                 parent = os.path.dirname(path)
@@ -505,7 +504,7 @@ class Watcher:
             os.close(os.open(sentinel, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600))
         deadline = time.monotonic() + SENTINEL_WAIT_S
         try:
-            while not self.take(self.inotify.read(max(0.0, deadline - time.monotonic())), token):
+            while not self.take(self.inotify.read(_ms(deadline - time.monotonic())), token):
                 if self.lost:
                     break  # (an overflow may have dropped the sentinel) a discovery from now on settles all
                 if time.monotonic() > deadline:
@@ -543,7 +542,7 @@ class Watcher:
         for stale in self.private.iterdir():
             with contextlib.suppress(OSError):
                 stale.unlink()
-        self.sentinel_wd = self.inotify.add(str(self.private), IN_CREATE | IN_ONLYDIR)
+        self.sentinel_wd = self.inotify.add_watch(str(self.private), IN_CREATE | IN_ONLYDIR)
 
     def _start(self) -> None:
         path = socket_path(self.cache_dir)
@@ -615,6 +614,11 @@ class Watcher:
     def stop(self) -> None:
         self._stopping = True
 
+    def _unwatch(self, wd: int) -> None:
+        """Stop a watch; one the kernel already ended (its `IN_IGNORED` was queued) is gone."""
+        with contextlib.suppress(OSError):
+            self.inotify.rm_watch(wd)
+
     def close(self) -> None:
         if self.server is not None:
             with contextlib.suppress(OSError):
@@ -627,6 +631,16 @@ class Watcher:
 _REMOTE = frozenset(
     {"nfs", "nfs4", "cifs", "smb3", "smbfs", "9p", "ceph", "glusterfs", "afs", "lustre", "gpfs", "virtiofs"}
 )
+
+
+def available() -> bool:
+    """Whether this system has inotify (Linux): the watcher needs it."""
+    return sys.platform.startswith("linux")
+
+
+def _ms(seconds: float) -> int:
+    """A wait for `inotify_simple`'s `read`, in whole milliseconds (never negative)."""
+    return max(0, math.ceil(seconds * 1000))
 
 
 def _file_system(path: str) -> str:
