@@ -22,7 +22,7 @@ from pathlib import Path
 
 from .discovery import Discovery
 from .gcpause import gc_paused
-from .watchd import LOCK_NAME, PROTOCOL, SOCKET_NAME, decode_listing, roots_key, same_user, short_socket_path
+from .watchproto import LOCK_NAME, PROTOCOL, SOCKET_NAME, decode_listing, roots_key, same_user, short_socket_path
 
 SYNC_TIMEOUT_S = 1.0  # the whole exchange; a watcher busy discovering everything again is not waited for
 

@@ -48,7 +48,6 @@ import socket
 import stat as stat_module
 import sys
 import time
-from array import array
 from bisect import bisect_left
 from collections.abc import Callable
 from pathlib import Path
@@ -59,6 +58,16 @@ from inotify_simple import INotify
 from inotify_simple import flags as _flags
 
 from .discovery import MAX_NESTING, SESSION_SUFFIX, Discovery, FileInfo, discover_folder, order_key
+from .watchproto import (
+    PROTOCOL,
+    encode_listing,
+    lock_path,
+    read_line,
+    roots_key,
+    same_user,
+    short_socket_path,
+    socket_path,
+)
 
 if TYPE_CHECKING:
     from .catalog import Catalog
@@ -71,9 +80,6 @@ IN_DELETE_SELF, IN_MOVE_SELF, IN_UNMOUNT = int(_flags.DELETE_SELF), int(_flags.M
 IN_Q_OVERFLOW, IN_IGNORED = int(_flags.Q_OVERFLOW), int(_flags.IGNORED)
 IN_ONLYDIR, IN_ISDIR = int(_flags.ONLYDIR), int(_flags.ISDIR)
 
-PROTOCOL = 1
-LOCK_NAME = "watchd.lock"
-SOCKET_NAME = "watchd.sock"
 PRIVATE_NAME = "watchd"  # the watcher's own directory in the cache dir (sentinels)
 DEBOUNCE_S = 0.2  # changes are folded into the index this long after the first (or at a sync)
 SENTINEL_WAIT_S = 5.0  # a sentinel not read by then: treated as lost events (never seen in practice)
@@ -92,14 +98,6 @@ _CONTENT = IN_MODIFY | IN_CLOSE_WRITE
 
 class AlreadyWatching(Exception):
     """Another watcher holds this index's lock."""
-
-
-def lock_path(cache_dir: Path) -> Path:
-    return cache_dir / LOCK_NAME
-
-
-def socket_path(cache_dir: Path) -> Path:
-    return cache_dir / SOCKET_NAME
 
 
 def take_lock(cache_dir: Path) -> int:
@@ -121,12 +119,6 @@ def take_lock(cache_dir: Path) -> int:
     os.ftruncate(fd, 0)
     os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
     return fd
-
-
-def roots_key(roots: list[Path], explicit: bool) -> list[str]:
-    """The roots as discovery walks them (absolute, in order), and whether they were given:
-    a client is answered only for the very same."""
-    return [("given:" if explicit else "default:") + os.path.abspath(Path(root).expanduser()) for root in roots]
 
 
 class Watcher:
@@ -553,7 +545,7 @@ class Watcher:
         server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         old_mask = os.umask(0o177)
         try:
-            with _short_path(path) as short:
+            with short_socket_path(path) as short:
                 server.bind(short)
         finally:
             os.umask(old_mask)
@@ -597,9 +589,9 @@ class Watcher:
             try:
                 conn.setblocking(True)
                 conn.settimeout(CLIENT_WAIT_S)
-                if not _same_user(conn):
+                if not same_user(conn):
                     return
-                request = _read_line(conn)
+                request = read_line(conn)
                 if request == b"SYNC":
                     self.sync()
                     conn.sendall(self.answer())
@@ -659,29 +651,6 @@ def _file_system(path: str) -> str:
         return ""
 
 
-def encode_listing(infos: list[FileInfo]) -> bytes:
-    """Files as bytes a client decodes fast (`decode_listing`): the paths joined by NULs (never
-    in a path), then every size and every mtime as native 64-bit integers."""
-    paths = "\0".join(info.path for info in infos).encode("utf-8", "surrogateescape")
-    sizes = array("q", [info.size for info in infos]).tobytes()
-    mtimes = array("q", [info.mtime_ns for info in infos]).tobytes()
-    return len(paths).to_bytes(8, "little") + paths + sizes + mtimes
-
-
-def decode_listing(blob: bytes, count: int) -> list[FileInfo]:
-    """`encode_listing`'s files again; raises ValueError when `blob` is not `count` of them."""
-    if count == 0:
-        return []
-    length = int.from_bytes(blob[:8], "little")
-    paths = blob[8 : 8 + length].decode("utf-8", "surrogateescape").split("\0")
-    numbers = array("q")
-    numbers.frombytes(blob[8 + length :])
-    if len(paths) != count or len(numbers) != 2 * count:
-        raise ValueError("a listing of the wrong size")
-    new = tuple.__new__
-    return [new(FileInfo, row) for row in zip(paths, numbers[:count].tolist(), numbers[count:].tolist(), strict=True)]
-
-
 def _give_back_memory() -> None:
     """Return the heap's free pages to the system (glibc's `malloc_trim`; elsewhere nothing)."""
     import ctypes
@@ -690,44 +659,5 @@ def _give_back_memory() -> None:
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim(0)
 
-
-def _read_line(conn: socket.socket, limit: int = 256) -> bytes:
-    data = b""
-    while not data.endswith(b"\n") and len(data) < limit:
-        chunk = conn.recv(limit - len(data))
-        if not chunk:
-            break
-        data += chunk
-    return data.strip()
-
-
-def _same_user(conn: socket.socket) -> bool:
-    """The peer runs as this user (Linux: `SO_PEERCRED`)."""
-    import struct
-
-    try:
-        creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-    except OSError:
-        return False
-    _pid, uid, _gid = struct.unpack("3i", creds)
-    return uid == os.getuid()
-
-
-@contextlib.contextmanager
-def _short_path(path: Path):  # type: ignore[no-untyped-def]
-    """`path` as a Unix socket address: through `/proc/self/fd` when it is too long for one."""
-    text = os.fspath(path)
-    if len(os.fsencode(text)) < 100:
-        yield text
-        return
-    fd = os.open(os.path.dirname(text), os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
-        yield f"/proc/self/fd/{fd}/{os.path.basename(text)}"
-    finally:
-        os.close(fd)
-
-
-short_socket_path = _short_path
-same_user = _same_user
 
 __all__ = ["PROTOCOL", "AlreadyWatching", "Watcher", "lock_path", "roots_key", "socket_path", "take_lock"]

@@ -29,7 +29,7 @@ from seance.core.discovery import discover
 from seance.core.index import Index
 from seance.core.search import parse_query
 from seance.core.watchclient import synced_discovery, watcher_running
-from seance.core.watchd import LOCK_NAME, SOCKET_NAME
+from seance.core.watchproto import LOCK_NAME, SOCKET_NAME
 
 REPO_PARENT = Path(__file__).resolve().parents[2]
 START_WAIT_S = 30.0
