@@ -18,12 +18,19 @@ per entry), so a 20,000-entry session stays instant.  Nothing here imports Textu
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from itertools import compress
 from typing import Any
 
+from seance.core.entries import (
+    MESSAGE_ASSISTANT,
+    MESSAGE_OTHER,
+    MESSAGE_TEXTLESS_ASSISTANT,
+    MESSAGE_TOOL_RESULT,
+    MESSAGE_USER,
+)
 from seance.core.summary import Summary, format_tool_call, summarize, tool_calls_by_id
 from seance.core.text import content_text
 from seance.core.timefmt import parse_time_ms
@@ -137,35 +144,14 @@ class Rows(Sequence[Row]):
         return self._ids
 
 
-def _has_text(content: Any) -> bool:
-    if isinstance(content, str):
-        return bool(content.strip())
-    if isinstance(content, list):
-        for block in content:
-            if isinstance(block, dict) and block.get("type") == "text":
-                text = block.get("text")
-                if isinstance(text, str) and text.strip():
-                    return True
-    return False
-
-
-def _category(entry: dict[str, Any]) -> int:
-    kind = entry.get("type")
-    if kind != "message":  # most entries are messages: test that first
-        return _SETTINGS if kind in SETTINGS_TYPES else _OTHER
-    message = entry.get("message")
-    if not isinstance(message, dict):
-        return _OTHER
-    role = message.get("role")
-    if role == "user":
-        return _USER
-    if role == "toolResult":
-        return _TOOL_RESULT
-    if role == "assistant" and not _has_text(message.get("content")):
-        stop = message.get("stopReason")
-        if not stop or stop in ("stop", "toolUse"):  # an error or abort stays visible
-            return _TEXTLESS_ASSISTANT
-    return _OTHER
+# A message's kind (read by the session reader, see `core.entries`) → its category here.
+_MESSAGE_CATEGORIES = {
+    MESSAGE_OTHER: _OTHER,
+    MESSAGE_USER: _USER,
+    MESSAGE_TOOL_RESULT: _TOOL_RESULT,
+    MESSAGE_ASSISTANT: _OTHER,
+    MESSAGE_TEXTLESS_ASSISTANT: _TEXTLESS_ASSISTANT,
+}
 
 
 def resume_point(entry: dict[str, Any], parent_id: str | None) -> tuple[str | None, str | None]:
@@ -203,7 +189,7 @@ class TreeModel:
         self._leaf_position = self._find_position(self.leaf_id) if self.leaf_id else -1
         self._active = self._active_flags()
         self._active_path: set[str] | None = None
-        self._tool_calls: dict[str, dict[str, Any]] | None = None
+        self._tool_calls: Mapping[str, dict[str, Any]] | None = None
         self._summaries: dict[str, Summary] = {}
         self._search_texts: list[str] | None = None
         self.rows: Rows = Rows([], [], bytearray(), bytearray(), [], bytearray())
@@ -228,8 +214,11 @@ class TreeModel:
     def _ordered_preorder(self, every_entry: bool) -> tuple[list[str], list[int], bytearray]:
         """All entry ids in pre-order, the branch holding the leaf first at every fork, each
         one's parent as a position in that order (-1 for a root), and each one's category
-        (messages looked into, other types by a table)."""
-        children, roots, by_id = self.tree.children, self.tree.roots, self.tree.by_id
+        (messages by the kind the reader noted, other types by a table: no entry decoded)."""
+        children, roots, positions = self.tree.children, self.tree.roots, self.tree.positions
+        entries = self.tree.entries
+        types, kinds = entries.types, entries.message_kinds
+        message_categories = _MESSAGE_CATEGORIES
         by_type = _TYPE_CATEGORIES
         textless = _OTHER if every_entry else _TEXTLESS_ASSISTANT
         only, many = children.only, children.many
@@ -253,10 +242,10 @@ class TreeModel:
                 position = len(order)
                 add(entry_id)
                 add_parent(up)
-                entry = by_id[entry_id]
-                category = by_type.get(entry.get("type"), _OTHER)
+                at = positions[entry_id]
+                category = by_type.get(types[at], _OTHER)
                 if category < 0:  # a message
-                    category = _category(entry)
+                    category = message_categories[kinds[at]]
                     if category == _TEXTLESS_ASSISTANT:
                         category = textless
                 add_category(category)
@@ -520,7 +509,7 @@ class TreeModel:
         return up < 0 or self._kid_count[up] > 1
 
     @property
-    def tool_calls(self) -> dict[str, dict[str, Any]]:
+    def tool_calls(self) -> Mapping[str, dict[str, Any]]:
         """toolCallId → its call, to summarise tool results: one pass over every entry, so a
         loader touches it in its worker before the first row is drawn (see `summary`)."""
         if self._tool_calls is None:

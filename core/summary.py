@@ -6,10 +6,12 @@ component classes) and whose `prefix`/`text` are plain, sanitised strings.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
 import orjson
 
+from .entries import MESSAGE_ASSISTANT, MESSAGE_TEXTLESS_ASSISTANT, Entries, ToolCalls
 from .text import as_text, content_text, display_text, home_short
 
 _TEXT_LIMIT = 200
@@ -24,8 +26,14 @@ class Summary(NamedTuple):  # (immutable like a frozen dataclass, at half its co
         return f"{self.prefix}{self.text}"
 
 
-def tool_calls_by_id(entries: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """toolCallId -> the assistant's toolCall block, to summarise tool results."""
+def tool_calls_by_id(entries: Iterable[dict[str, Any]]) -> Mapping[str, dict[str, Any]]:
+    """toolCallId -> the assistant's toolCall block, to summarise tool results.  For a
+    session's `Entries` that know where their calls are, a map that decodes a call's entry
+    when asked for; otherwise only the assistant messages are looked into."""
+    if isinstance(entries, Entries):
+        if entries.calls is not None:
+            return ToolCalls(entries, entries.calls)
+        entries = entries.messages(MESSAGE_ASSISTANT, MESSAGE_TEXTLESS_ASSISTANT)
     calls: dict[str, dict[str, Any]] = {}
     for entry in entries:
         message = entry.get("message")
@@ -38,7 +46,7 @@ def tool_calls_by_id(entries: list[dict[str, Any]]) -> dict[str, dict[str, Any]]
     return calls
 
 
-def tool_result_title(message: dict[str, Any], calls: dict[str, dict[str, Any]], limit: int | None = None) -> str:
+def tool_result_title(message: dict[str, Any], calls: Mapping[str, dict[str, Any]], limit: int | None = None) -> str:
     """What a tool result is the result of: its call as `format_tool_call` shows it (found by
     `toolCallId` in `calls`, see `tool_calls_by_id`), else `[<toolName>]` cut to `limit`."""
     call_id = message.get("toolCallId")
@@ -84,7 +92,7 @@ def _tool_call_text(name: Any, args: Any) -> str:
     return f"[{name}: {encoded[:40]}{'...' if len(encoded) > 40 else ''}]"
 
 
-def summarize(entry: dict[str, Any], tool_calls: dict[str, dict[str, Any]] | None = None) -> Summary:
+def summarize(entry: dict[str, Any], tool_calls: Mapping[str, dict[str, Any]] | None = None) -> Summary:
     """The one-line rendering of an entry (text already free of controls)."""
     kind = entry.get("type")
     if kind == "message":
@@ -124,7 +132,7 @@ def summarize(entry: dict[str, Any], tool_calls: dict[str, dict[str, Any]] | Non
     return Summary("other", "", f"[{display_text(kind)}]")
 
 
-def _summarize_message(message: Any, tool_calls: dict[str, dict[str, Any]]) -> Summary:
+def _summarize_message(message: Any, tool_calls: Mapping[str, dict[str, Any]]) -> Summary:
     if not isinstance(message, dict):
         return Summary("other", "", "[message]")
     role = message.get("role")
@@ -154,7 +162,7 @@ def _summarize_message(message: Any, tool_calls: dict[str, dict[str, Any]]) -> S
 
 
 def entry_summary(
-    entry: dict[str, Any], limit: int | None = None, tool_calls: dict[str, dict[str, Any]] | None = None
+    entry: dict[str, Any], limit: int | None = None, tool_calls: Mapping[str, dict[str, Any]] | None = None
 ) -> str:
     """Plain one-line text of an entry, cut to `limit` characters."""
     return display_text(summarize(entry, tool_calls).plain(), limit)
