@@ -231,6 +231,8 @@ class TreeModel:
             chosen = choices.get(parent) if len(ids) > 1 else None
             return ids if chosen is None else [chosen, *(entry_id for entry_id in ids if entry_id != chosen)]
 
+        if self.tree.is_chain:  # one chain in file order (most sessions): the order is the entries'
+            return self._chain_preorder(textless)
         order: list[str] = []
         parents: list[int] = []
         categories = bytearray()
@@ -258,6 +260,16 @@ class TreeModel:
                     break
                 entry_id, up = kid, position
         return order, parents, categories
+
+    def _chain_preorder(self, textless: int) -> tuple[list[str], list[int], bytearray]:
+        """`_ordered_preorder` of a tree that is one chain in file order."""
+        entries = self.tree.entries
+        by_type, kinds, message_categories = _TYPE_CATEGORIES, entries.message_kinds, _MESSAGE_CATEGORIES
+        categories = bytearray(by_type.get(kind, _OTHER) & 0xFF for kind in entries.types)  # a message: 255
+        for position, kind in kinds.items():
+            category = message_categories[kind]
+            categories[position] = textless if category == _TEXTLESS_ASSISTANT else category
+        return list(entries.ids), list(range(-1, len(categories) - 1)), categories
 
     def _active_flags(self) -> bytearray:
         """Per position: 1 on the path root → leaf (a walk up the parent positions)."""
@@ -296,7 +308,9 @@ class TreeModel:
     def prepare_search(self) -> None:
         """Build the search text of every entry now (thread-safe to call from a worker)."""
         if self._search_texts is None:
-            self._search_texts = [self._build_search_text(entry_id) for entry_id in self.order]
+            peek, positions = self.tree.entries.peek, self.tree.positions  # (each entry decoded once, not cached)
+            build = self._build_search_text
+            self._search_texts = [build(entry_id, peek(positions[entry_id])) for entry_id in self.order]
 
     def search_text(self, entry_id: str) -> str:
         """The lowercase text a search runs over: label, role/type words and the whole text."""
@@ -306,13 +320,12 @@ class TreeModel:
         label = self.tree.labels.get(entry_id)
         return f"{label.lower()} {text}" if label else text
 
-    def _build_search_text(self, entry_id: str) -> str:
-        entry = self.tree.by_id[entry_id]
+    def _build_search_text(self, entry_id: str, entry: dict[str, Any]) -> str:
         kind = entry.get("type")
         parts: list[str] = []
         if kind == "message" and isinstance(message := entry.get("message"), dict):
             if message.get("role") in ("toolResult", "bashExecution"):
-                parts.append(self.summary(entry_id).plain())  # `[bash: ls -la]`, `[read: path]`
+                parts.append(self.summary(entry_id, entry).plain())  # `[bash: ls -la]`, `[read: path]`
             parts.append(str(message.get("role") or ""))
             parts.append(content_text(message.get("content"), "\n"))
             if message.get("role") == "bashExecution":
@@ -327,7 +340,7 @@ class TreeModel:
         elif kind == "branch_summary":
             parts.append(f"branch summary {entry.get('summary') or ''}")
         else:  # every other type (unknown ones too) is searched as its row reads: core.summary is the one table
-            parts.append(self.summary(entry_id).plain())
+            parts.append(self.summary(entry_id, entry).plain())
         return " ".join(parts).lower()
 
     # -- visibility ---------------------------------------------------------------------
@@ -516,11 +529,12 @@ class TreeModel:
             self._tool_calls = tool_calls_by_id(self.tree.entries)
         return self._tool_calls
 
-    def summary(self, entry_id: str) -> Summary:
-        """The entry's one-line rendering (cached; tool results resolved to their calls)."""
+    def summary(self, entry_id: str, entry: dict[str, Any] | None = None) -> Summary:
+        """The entry's one-line rendering (cached; tool results resolved to their calls);
+        `entry`: the entry itself, when the caller has it decoded."""
         cached = self._summaries.get(entry_id)
         if cached is None:
-            cached = summarize(self.tree.by_id[entry_id], self.tool_calls)
+            cached = summarize(self.tree.by_id[entry_id] if entry is None else entry, self.tool_calls)
             self._summaries[entry_id] = cached
         return cached
 

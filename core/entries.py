@@ -17,7 +17,6 @@ the same dict; iterating decodes each entry once and keeps nothing.
 
 from __future__ import annotations
 
-import threading
 from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from sys import intern
@@ -94,7 +93,7 @@ class Entries(Sequence[dict[str, Any]]):
     id → position of the assistant message holding it; None when unknown).
     """
 
-    __slots__ = ("_cache", "_items", "_lock", "calls", "ids", "message_kinds", "parents", "types")
+    __slots__ = ("_cache", "_items", "calls", "ids", "message_kinds", "parents", "types")
 
     def __init__(
         self,
@@ -109,8 +108,7 @@ class Entries(Sequence[dict[str, Any]]):
         self.ids, self.parents, self.types = ids, parents, types
         self.message_kinds = message_kinds
         self.calls = calls
-        self._cache: dict[int, dict[str, Any]] = {}
-        self._lock = threading.Lock()
+        self._cache: dict[int, dict[str, Any]] = {}  # (views decode from worker threads and the UI thread at once)
 
     @classmethod
     def of(cls, entries: Iterable[dict[str, Any]]) -> Entries:
@@ -156,11 +154,22 @@ class Entries(Sequence[dict[str, Any]]):
         if item.__class__ is not bytes:
             return item
         entry = decode(item)
-        with self._lock:  # views decode from worker threads and the UI thread at once
-            if len(self._cache) >= _CACHE_SIZE:
-                del self._cache[next(iter(self._cache))]
-            self._cache[index] = entry
+        cache = self._cache
+        if len(cache) >= _CACHE_SIZE:  # the oldest goes (first in, first out)
+            try:
+                del cache[next(iter(cache))]
+            except (KeyError, RuntimeError, StopIteration):  # another thread changed it meanwhile: no harm
+                pass
+        cache[index] = entry
         return entry
+
+    def peek(self, index: int) -> dict[str, Any]:
+        """`self[index]` without caching it: for a pass over many entries."""
+        item = self._items[index]
+        if item.__class__ is not bytes:
+            return item  # type: ignore[no-any-return]
+        cached = self._cache.get(index)
+        return cached if cached is not None else decode(item)
 
     def __eq__(self, other: object) -> bool:
         """Equal to a list (or `Entries`) of equal entries, as the list it stands for."""

@@ -13,6 +13,7 @@ from array import array
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
+from itertools import chain, pairwise, repeat
 from typing import Any, NamedTuple
 
 from .entries import ById, Entries
@@ -185,7 +186,19 @@ class SessionTree:
         self._place()
         return self.__dict__["roots"]
 
+    @cached_property
+    def is_chain(self) -> bool:
+        """Whether the entries form one chain in file order (each placed under the entry just
+        before it): most sessions, whose pre-order is then the entry order itself."""
+        count = len(self._ids)
+        return len(self.positions) == count and self._up == array("q", range(-1, count - 1))
+
     def _place(self) -> None:
+        if self.is_chain:  # (no lookups: each entry's only child is the next one)
+            ids = self._ids
+            self.__dict__["children"] = Children(dict(pairwise(ids)), {})
+            self.__dict__["roots"] = ids[:1]
+            return
         positions, rooted, parents = self.positions, self._rooted, self._parents
         only: dict[str, str] = {}  # parent → its first child (all most parents have)
         many: dict[str, list[str]] = {}  # parent → all its children, where more than one
@@ -289,9 +302,20 @@ class SessionTree:
         single-child chain stays flat, a fork indents its children).  Roots are at
         `first_depth`.
         """
+        step = 0 if flat_chains else 1
+        if roots is None and self.is_chain:
+            return self._walk_chain(step, first_depth)
+        return self._walk(roots, step, first_depth)
+
+    def _walk_chain(self, step: int, first_depth: int) -> Iterator[tuple[str, int, str | None]]:
+        ids = self._ids
+        if step:
+            return zip(ids, range(first_depth, first_depth + len(ids)), chain((None,), ids), strict=False)
+        return zip(ids, repeat(first_depth), chain((None,), ids), strict=False)
+
+    def _walk(self, roots: list[str] | None, step: int, first_depth: int) -> Iterator[tuple[str, int, str | None]]:
         children = self.children
         only, many = children.only, children.many
-        step = 0 if flat_chains else 1
         stack: list[tuple[str, int, str | None]] = [
             (entry_id, first_depth, None if roots is None else self._parent_of(entry_id))
             for entry_id in reversed(self.roots if roots is None else roots)

@@ -13,12 +13,14 @@ import orjson
 import pytest
 from conftest import CORPUS, NO_CORPUS, corpus_files
 
+from seance.app.tree_model import TreeModel
 from seance.cli.session import show_payload, tree_payload
 from seance.core import entries as entries_module
 from seance.core.context import build_session_context
 from seance.core.entries import Entries, message_kind
 from seance.core.session import Session, read_session
 from seance.core.summary import summarize, tool_calls_by_id
+from seance.core.tree import SessionTree
 from seance.core.writes import persist_migration, rename_session, set_label
 
 FILES = corpus_files()
@@ -263,3 +265,43 @@ def test_an_old_file_is_migrated_from_whole_entries(tmp_path: Path) -> None:
     assert migrated.migrations == [] and len(migrated.entries) == 5
     assert [entry["message"]["content"] for entry in migrated.entries] == [f"m{n}" for n in range(5)]
     assert len(set(ids)) == 5
+
+
+def _general(session: Session) -> SessionTree:
+    """The session's tree built again, told it is not a chain: the general walks."""
+    tree = SessionTree(session.entries)
+    tree.__dict__["is_chain"] = False
+    return tree
+
+
+def _assert_walks_match(fast: SessionTree, general: SessionTree) -> None:
+    assert fast.roots == general.roots and fast.children == general.children
+    assert fast.children.only == general.children.only and fast.children.many == general.children.many
+    for options in ({}, {"flat_chains": True}, {"first_depth": 2}, {"flat_chains": True, "first_depth": 1}):
+        assert list(fast.walk(**options)) == list(general.walk(**options))
+    for every_entry in (False, True):
+        mine, theirs = TreeModel(fast, every_entry=every_entry), TreeModel(general, every_entry=every_entry)
+        assert (mine.order, mine._parent_position, mine._categories) == (
+            theirs.order,
+            theirs._parent_position,
+            theirs._categories,
+        )
+        assert list(mine.rows) == list(theirs.rows) and mine.cursor == theirs.cursor
+
+
+def test_a_chain_walks_as_the_general_walk_does(tmp_path: Path) -> None:
+    path = tmp_path / "chain.jsonl"
+    _chain(path, 2_000, every=3)
+    session = _read(path)
+    assert session.tree.is_chain
+    _assert_walks_match(session.tree, _general(session))
+
+
+@pytest.mark.skipif(not FILES, reason=NO_CORPUS)
+def test_corpus_chains_walk_as_the_general_walk_does() -> None:
+    chains = 0
+    for path in FILES:
+        session = _read(path)
+        chains += session.tree.is_chain
+        _assert_walks_match(session.tree, _general(session))
+    assert chains >= 5, "the corpus has sessions that never branch"
