@@ -313,6 +313,7 @@ def parse_lines(
     decode_error = orjson.JSONDecodeError
     last = len(lines) - 1
     unused: list[int] = []  # lines that gave no object (blank, bad, not an object): few
+    previous = ids[-1] if ids else None  # the last object's id
     for index, raw in enumerate(lines):  # the hot loop: millions of lines
         item: Any = raw
         try:
@@ -354,10 +355,15 @@ def parse_lines(
                     note_tool_calls(message, position, calls)  # type: ignore[arg-type]
                 else:
                     kinds[position] = MESSAGE_OTHER
+        entry_id = get("id")
+        parent = get("parentId")
+        if parent == previous:  # a chain, most of a session: share the id string, drop the copy
+            parent = previous
         add_item(value if keep_values else item)
-        add_id(get("id"))
-        add_parent(get("parentId"))
+        add_id(entry_id)
+        add_parent(parent)
         add_type(kind)
+        previous = entry_id
     # Line numbers of the kept objects, and (once per file) where the first one's line ends.
     numbers = parsed.lines
     if unused == [last]:  # the usual block: whole lines, then the empty piece after the last newline

@@ -7,7 +7,6 @@ listed in `Session.problems`, so a caller can tell the user instead of failing.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from array import array
 from dataclasses import dataclass, field
@@ -28,7 +27,10 @@ from .tree import SessionTree, TreeIndex
 
 def new_digest(data: bytes = b"") -> Any:
     """The content hash of a `FileStamp` (SHA-256: with the CPU's SHA instructions about
-    twice as fast as BLAKE2b, which counts on a file of hundreds of MB)."""
+    twice as fast as BLAKE2b, which counts on a file of hundreds of MB).  hashlib is imported
+    here: a read-only load (`show`, `tree`) never hashes, and the import costs milliseconds."""
+    import hashlib
+
     return hashlib.sha256(data)
 
 
