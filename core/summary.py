@@ -92,8 +92,40 @@ def _tool_call_text(name: Any, args: Any) -> str:
     return f"[{name}: {encoded[:40]}{'...' if len(encoded) > 40 else ''}]"
 
 
+# Bookkeeping entries whose row reads one short field (`summarize` below): thousands of them
+# share a few values (an extension's `custom` entries, switches to the same model), so their
+# rows are made once per value.
+_ONE_FIELD = {
+    "custom": "customType",
+    "model_change": "modelId",
+    "thinking_level_change": "thinkingLevel",
+    "session_info": "name",
+    "title_change": "title",
+    "mode_change": "mode",
+}
+_ONE_FIELD_ROWS: dict[tuple[Any, str | None], Summary] = {}
+_ONE_FIELD_ROWS_MAX = 4096
+
+
 def summarize(entry: dict[str, Any], tool_calls: Mapping[str, dict[str, Any]] | None = None) -> Summary:
     """The one-line rendering of an entry (text already free of controls)."""
+    kind = entry.get("type")
+    field = _ONE_FIELD.get(kind) if kind.__class__ is str else None
+    if field is not None:
+        value = entry.get(field)
+        if value is None or value.__class__ is str:
+            key = (kind, value)
+            summary = _ONE_FIELD_ROWS.get(key)
+            if summary is None:
+                summary = _summarize(entry, tool_calls)
+                if len(_ONE_FIELD_ROWS) >= _ONE_FIELD_ROWS_MAX:
+                    _ONE_FIELD_ROWS.clear()
+                _ONE_FIELD_ROWS[key] = summary
+            return summary
+    return _summarize(entry, tool_calls)
+
+
+def _summarize(entry: dict[str, Any], tool_calls: Mapping[str, dict[str, Any]] | None) -> Summary:
     kind = entry.get("type")
     if kind == "message":
         return _summarize_message(entry.get("message"), tool_calls or {})

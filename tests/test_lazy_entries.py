@@ -305,3 +305,27 @@ def test_corpus_chains_walk_as_the_general_walk_does() -> None:
         chains += session.tree.is_chain
         _assert_walks_match(session.tree, _general(session))
     assert chains >= 5, "the corpus has sessions that never branch"
+
+
+def test_rows_of_one_field_entries_are_made_once_per_value_and_read_the_same() -> None:
+    from seance.core import summary
+
+    fields = {
+        "custom": "customType",
+        "model_change": "modelId",
+        "thinking_level_change": "thinkingLevel",
+        "session_info": "name",
+        "title_change": "title",
+        "mode_change": "mode",
+    }
+    assert fields == summary._ONE_FIELD  # every type here reads only its field (see `_summarize`)
+    values: list[Any] = [None, "", "  ", "x", "ext\x1b[31m", "a  b\n", {"no": "t a string"}, ["x"], 3]
+    for kind, field in fields.items():
+        for value in values:
+            for extra in ({}, {"data": "x" * 50, "id": "e1", "parentId": None, "label": "ignored"}):
+                entry = {"type": kind, field: value, **extra}
+                first, again = summarize(entry), summarize(dict(entry))
+                assert first == again == summary._summarize(entry, None), (kind, value)
+        assert summarize({"type": kind}) == summary._summarize({"type": kind}, None)
+    rows = {summarize({"type": "custom", "customType": f"ext-{n}"}) for n in range(summary._ONE_FIELD_ROWS_MAX + 10)}
+    assert len(rows) == summary._ONE_FIELD_ROWS_MAX + 10 and len(summary._ONE_FIELD_ROWS) <= summary._ONE_FIELD_ROWS_MAX
