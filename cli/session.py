@@ -107,6 +107,16 @@ def _tree_node_batches(session: Session) -> Iterator[list[dict[str, Any]]]:
     not a generator step per node)."""
     tree = session.tree
     positions, types, labels = tree.positions, tree.entries.types, tree.labels
+    if tree.is_chain:  # the walk is the file order: the columns, a slice at a time
+        ids, count = tree.entries.ids, len(tree.entries.ids)
+        for start in range(0, count, _NODES_PER_WRITE):
+            stop = min(start + _NODES_PER_WRITE, count)
+            parents = ids[start - 1 : stop - 1] if start else [None, *ids[: stop - 1]]
+            yield [
+                {"id": entry_id, "parentId": parent, "type": kind, "label": labels.get(entry_id)}
+                for entry_id, parent, kind in zip(ids[start:stop], parents, types[start:stop], strict=True)
+            ]
+        return
     walk = tree.walk()  # (no map of every entry's parent; types from their column: no entry decoded)
     while steps := list(islice(walk, _NODES_PER_WRITE)):
         yield [
