@@ -30,6 +30,7 @@ from seance.core.entries import (
     MESSAGE_TEXTLESS_ASSISTANT,
     MESSAGE_TOOL_RESULT,
     MESSAGE_USER,
+    NOT_A_MESSAGE,
 )
 from seance.core.summary import Summary, format_tool_call, summarize, tool_calls_by_id
 from seance.core.text import content_text
@@ -266,9 +267,10 @@ class TreeModel:
         entries = self.tree.entries
         by_type, kinds, message_categories = _TYPE_CATEGORIES, entries.message_kinds, _MESSAGE_CATEGORIES
         categories = bytearray(by_type.get(kind, _OTHER) & 0xFF for kind in entries.types)  # a message: 255
-        for position, kind in kinds.items():
-            category = message_categories[kind]
-            categories[position] = textless if category == _TEXTLESS_ASSISTANT else category
+        for position, kind in enumerate(kinds):
+            if kind != NOT_A_MESSAGE:
+                category = message_categories[kind]
+                categories[position] = textless if category == _TEXTLESS_ASSISTANT else category
         return list(entries.ids), list(range(-1, len(categories) - 1)), categories
 
     def _active_flags(self) -> bytearray:

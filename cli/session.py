@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from itertools import chain, islice
 from typing import Any
 
 import orjson
 
-from seance.core.context import build_session_context
+from seance.core.context import CONTEXT_TYPES, build_session_context
 from seance.core.gcpause import gc_paused
 from seance.core.session import NotASession, Session, read_session
 from seance.core.summary import entry_summary
@@ -54,9 +54,9 @@ def register(commands: argparse._SubParsersAction) -> None:
     tree.set_defaults(handler=run_tree)
 
 
-def open_session_arg(args: argparse.Namespace, *, decoded: bool = False) -> Session:
+def open_session_arg(args: argparse.Namespace, *, decoded: bool | Collection[str] = False) -> Session:
     """Load the SESSION argument: a path, or an id prefix under `--root` from `--cwd`.
-    `decoded`: for a command that reads every entry (see `read_session`)."""
+    `decoded`: the entries the command reads (see `read_session`)."""
     path = session_path(args.session, args)
     result = read_session(path, digest=False, decoded=decoded)  # read-only: no content hash
     if isinstance(result, NotASession):
@@ -153,7 +153,7 @@ def run_show(args: argparse.Namespace) -> int:
 
 def _show(args: argparse.Namespace) -> int:
     stats = getattr(args, "stats", False)
-    session = open_session_arg(args, decoded=stats)  # the stats read every entry
+    session = open_session_arg(args, decoded=stats or CONTEXT_TYPES)  # the stats read every entry
     if stats:
         if args.leaf is not None:
             raise CliError("--stats counts the whole tree (every branch): --leaf does not apply")

@@ -93,6 +93,7 @@ _SETTING_TYPES = frozenset(
 )
 _MESSAGE_TYPES = frozenset({"message", "custom_message", "branch_summary"})
 _RELEVANT_TYPES = _SETTING_TYPES | _MESSAGE_TYPES
+CONTEXT_TYPES = _RELEVANT_TYPES  # what a reader about to build a context keeps decoded (`read_session`)
 
 
 def build_session_context(session: Session | SessionTree, leaf: Any = _DEFAULT) -> SessionContext:

@@ -18,7 +18,7 @@ the same dict; iterating decodes each entry once and keeps nothing.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from sys import intern
 from typing import Any, overload
 
@@ -32,6 +32,7 @@ MESSAGE_USER = 1
 MESSAGE_TOOL_RESULT = 2
 MESSAGE_ASSISTANT = 3  # with text, or ended in an error or abort
 MESSAGE_TEXTLESS_ASSISTANT = 4  # tool calls only (pi's tree hides them)
+NOT_A_MESSAGE = 255  # (an entry of another type)
 
 _CACHE_SIZE = 2048
 
@@ -89,8 +90,8 @@ class Entries(Sequence[dict[str, Any]]):
     """The entries of a session in file order, decoded on access (see the module docstring).
 
     Columns, one item per entry: `ids`, `parents` (the `parentId` as the entry holds it),
-    `types`; `message_kinds` (position → `MESSAGE_*`, messages only) and `calls` (tool call
-    id → position of the assistant message holding it; None when unknown).
+    `types`, `message_kinds` (a `MESSAGE_*` code, `NOT_A_MESSAGE` for other types); and
+    `calls` (tool call id → position of the assistant message holding it; None when unknown).
     """
 
     __slots__ = ("_cache", "_items", "calls", "ids", "message_kinds", "parents", "types")
@@ -101,7 +102,7 @@ class Entries(Sequence[dict[str, Any]]):
         ids: list[Any],
         parents: list[Any],
         types: list[Any],
-        message_kinds: dict[int, int],
+        message_kinds: bytearray,
         calls: dict[str, int] | None,
     ) -> None:
         self._items = items
@@ -116,7 +117,7 @@ class Entries(Sequence[dict[str, Any]]):
         if isinstance(entries, Entries):
             return entries
         items = list(entries)
-        kinds: dict[int, int] = {}
+        kinds = bytearray([NOT_A_MESSAGE]) * len(items)
         calls: dict[str, int] = {}
         for position, entry in enumerate(items):
             if entry.get("type") == "message":
@@ -155,11 +156,8 @@ class Entries(Sequence[dict[str, Any]]):
             return item
         entry = decode(item)
         cache = self._cache
-        if len(cache) >= _CACHE_SIZE:  # the oldest goes (first in, first out)
-            try:
-                del cache[next(iter(cache))]
-            except (KeyError, RuntimeError, StopIteration):  # another thread changed it meanwhile: no harm
-                pass
+        if len(cache) >= _CACHE_SIZE:  # full: start again (evicting one at a time from a dict's
+            cache.clear()  # front makes every eviction walk past the ones deleted before it)
         cache[index] = entry
         return entry
 
@@ -195,14 +193,13 @@ class Entries(Sequence[dict[str, Any]]):
     def select(self, keep: list[int]) -> Entries:
         """The entries at positions `keep` (ascending), as new `Entries` (where the tool
         calls are is found again on need: a dropped entry may have held one)."""
-        new = {old: index for index, old in enumerate(keep)}
         kinds = self.message_kinds
         return Entries(
             [self._items[position] for position in keep],
             [self.ids[position] for position in keep],
             [self.parents[position] for position in keep],
             [self.types[position] for position in keep],
-            {new[position]: kind for position, kind in kinds.items() if position in new},
+            bytearray(kinds[position] for position in keep),
             None,
         )
 
@@ -213,8 +210,7 @@ class Entries(Sequence[dict[str, Any]]):
 
     def messages(self, *message_kinds: int) -> Iterator[dict[str, Any]]:
         """The `message` entries of the given `MESSAGE_*` kinds, in order."""
-        kinds = self.message_kinds
-        return (self[position] for position in sorted(kinds) if kinds[position] in message_kinds)
+        return (self[position] for position, kind in enumerate(self.message_kinds) if kind in message_kinds)
 
 
 class ToolCalls(Mapping[str, dict[str, Any]]):
@@ -285,7 +281,7 @@ class Parsed:
         self.ids: list[Any] = []
         self.parents: list[Any] = []
         self.types: list[Any] = []
-        self.kinds: dict[int, int] = {}  # position → MESSAGE_* of each `message`
+        self.kinds = bytearray()  # MESSAGE_* of each `message`, NOT_A_MESSAGE of the others
         self.calls: dict[str, int] = {}  # tool call id → position of its assistant message
         self.lines = array("q")
         self.skipped: list[Skipped] = []
@@ -297,23 +293,27 @@ class Parsed:
 
 
 def parse_lines(
-    lines: list[bytes], parsed: Parsed, first_line: int, base_offset: int, *, keep_values: bool = False
+    lines: list[bytes], parsed: Parsed, first_line: int, base_offset: int, *, keep: bool | Collection[str] = False
 ) -> None:
     """Parse split lines (starting at line `first_line`, byte `base_offset`) into `parsed`.
 
     A final piece that is not empty is a line without a newline: kept when it parses,
     reported as torn when not.  Each object's line is parsed once, here: its columns are
-    read off the parsed value, and the value itself is dropped (see `Entries`) unless
-    `keep_values` (for a caller about to read every entry anyway: no second parse).
+    read off the parsed value, and the value itself is dropped (see `Entries`) unless `keep`
+    says otherwise: True keeps every value, a collection of types the values of those types
+    (for a caller about to read them all anyway: no second parse).
     """
     items, ids, parents, types = parsed.items, parsed.ids, parsed.parents, parsed.types
     add_item, add_id, add_parent, add_type = items.append, ids.append, parents.append, types.append
-    kinds, calls, skipped = parsed.kinds, parsed.calls, parsed.skipped
+    calls, skipped = parsed.calls, parsed.skipped
+    add_kind = parsed.kinds.append
     loads = orjson.loads
     decode_error = orjson.JSONDecodeError
     last = len(lines) - 1
     unused: list[int] = []  # lines that gave no object (blank, bad, not an object): few
     previous = ids[-1] if ids else None  # the last object's id
+    keep_all = keep is True
+    keep_types = frozenset(keep) if not isinstance(keep, bool) else frozenset()
     for index, raw in enumerate(lines):  # the hot loop: millions of lines
         item: Any = raw
         try:
@@ -340,26 +340,29 @@ def parse_lines(
             continue
         get = value.get
         kind = get("type")
+        code = NOT_A_MESSAGE
         if kind.__class__ is str:  # a few distinct values, millions of copies: share one each
             kind = intern(kind)
+            if kind in keep_types:
+                item = value
             if kind == "message":
                 message = get("message")
                 role = message.get("role") if message.__class__ is dict else None
-                position = len(items)
                 if role == "user":
-                    kinds[position] = MESSAGE_USER
+                    code = MESSAGE_USER
                 elif role == "toolResult":
-                    kinds[position] = MESSAGE_TOOL_RESULT
+                    code = MESSAGE_TOOL_RESULT
                 elif role == "assistant":  # (so `message` is a dict)
-                    kinds[position] = message_kind(message)
-                    note_tool_calls(message, position, calls)  # type: ignore[arg-type]
+                    code = message_kind(message)
+                    note_tool_calls(message, len(items), calls)  # type: ignore[arg-type]
                 else:
-                    kinds[position] = MESSAGE_OTHER
+                    code = MESSAGE_OTHER
+        add_kind(code)
         entry_id = get("id")
         parent = get("parentId")
         if parent == previous:  # a chain, most of a session: share the id string, drop the copy
             parent = previous
-        add_item(value if keep_values else item)
+        add_item(value if keep_all else item)
         add_id(entry_id)
         add_parent(parent)
         add_type(kind)

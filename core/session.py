@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from array import array
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import islice
@@ -152,11 +153,11 @@ _SESSION_BLOCK = 1 << 20  # Node's trim() drops one before JSON.parse: so do we
 
 
 def _read_records(
-    descriptor: int, stat: os.stat_result, with_digest: bool = True, keep_values: bool = False
+    descriptor: int, stat: os.stat_result, with_digest: bool = True, keep: bool | Collection[str] = False
 ) -> tuple[Parsed, FileStamp, bool]:
     """Stream a file into parsed lines (lines over `MAX_LINE_BYTES` skipped unread), its
     stamp (digested only `with_digest`), and whether it held anything but whitespace.
-    `keep_values`: keep every parsed entry (see `parse_lines`)."""
+    `keep`: which parsed entries to keep (see `parse_lines`)."""
     parsed = Parsed()
     digest = new_digest() if with_digest else None
     start = 3 if os.pread(descriptor, 3, 0) == _BOM else 0
@@ -171,7 +172,7 @@ def _read_records(
         content = content or any(line.strip() for line in block.lines)
         # A block of whole lines ends with an empty piece; only the file's unterminated last
         # line is a non-empty one there (and reported torn if it does not parse).
-        parse_lines(block.lines, parsed, block.line + 1, block.offset, keep_values=keep_values)
+        parse_lines(block.lines, parsed, block.line + 1, block.offset, keep=keep)
     hexdigest = digest.hexdigest() if digest is not None else None
     return parsed, FileStamp(stat.st_size, stat.st_mtime_ns, hexdigest), content
 
@@ -286,7 +287,7 @@ def _placeable_columns(parsed: Parsed, start: int) -> tuple[Entries, TreeIndex |
         ids[start:],
         parents[start:],
         types[start:],
-        {position - start: kind for position, kind in kinds.items() if position >= start},
+        kinds[start:],
         {call: position - start for call, position in calls.items() if position >= start},
     )
     kept_lines = numbers[start:]
@@ -407,14 +408,17 @@ def _placeable(
     return out, None
 
 
-def read_session(path: str | os.PathLike[str], *, digest: bool = True, decoded: bool = False) -> Session | NotASession:
+def read_session(
+    path: str | os.PathLike[str], *, digest: bool = True, decoded: bool | Collection[str] = False
+) -> Session | NotASession:
     """Read a session file.  Never raises for bad content or a vanished/unreadable file.
 
     `digest=False` is for a read-only use (show, tree, a preview): the stamp then holds no
     content digest, and the write path refuses it (see `FileStamp`).  Entries are decoded
-    from their lines when asked for (see `core.entries`); `decoded=True` keeps each parsed
-    entry instead, for a caller that reads every one (`tree --text`, stats, export): the same
-    entries, without parsing each line twice.
+    from their lines when asked for (see `core.entries`); `decoded` keeps parsed entries
+    instead, for a caller that reads them: True every entry (`tree --text`, stats, export),
+    a collection of types the entries of those types (`show`: what the context reads).  The
+    same entries either way, without parsing a line twice.
     """
     file_path = Path(path).expanduser().absolute()
     try:

@@ -16,8 +16,8 @@ from conftest import CORPUS, NO_CORPUS, corpus_files
 from seance.app.tree_model import TreeModel
 from seance.cli.session import show_payload, tree_payload
 from seance.core import entries as entries_module
-from seance.core.context import build_session_context
-from seance.core.entries import Entries, message_kind
+from seance.core.context import CONTEXT_TYPES, build_session_context
+from seance.core.entries import NOT_A_MESSAGE, Entries, message_kind
 from seance.core.session import Session, read_session
 from seance.core.summary import summarize, tool_calls_by_id
 from seance.core.tree import SessionTree
@@ -66,8 +66,11 @@ def _assert_columns_match(entries: Entries) -> None:
     assert entries.message_kinds == again.message_kinds
     if entries.calls is not None:
         assert entries.calls == again.calls
-    for position, kind in entries.message_kinds.items():
-        assert kind == message_kind(entries[position].get("message"))
+    for position, kind in enumerate(entries.message_kinds):
+        if entries.types[position] == "message":
+            assert kind == message_kind(entries[position].get("message"))
+        else:
+            assert kind == NOT_A_MESSAGE
 
 
 @pytest.mark.skipif(not FILES, reason=NO_CORPUS)
@@ -191,6 +194,20 @@ def test_show_and_tree_json_decode_only_what_they_print(tmp_path: Path, decodes:
     assert len(payload["messages"]) == 300
     assert decodes[0] == 300, "show decodes the messages on the path, nothing else"
     assert session.name is None and decodes[0] == 300
+
+
+def test_show_keeps_what_the_context_reads_decoded(tmp_path: Path, decodes: list[int]) -> None:
+    path = tmp_path / "chain.jsonl"
+    _chain(path, 3_000)
+    session = _read(path, decoded=CONTEXT_TYPES)
+    decodes[0] = 0
+    assert len(show_payload(session)["messages"]) == 300
+    assert decodes[0] == 0, "every message on the path was kept from the one parse"
+    assert session.entries[1]["type"] == "custom" and decodes[0] == 1  # the rest decoded on demand
+    _assert_same_session(session, _read(path, decoded=True))
+    hostile = tmp_path / "hostile.jsonl"
+    _hostile_file(hostile)
+    _assert_same_session(_read(hostile, decoded=CONTEXT_TYPES), _read(hostile))
 
 
 def test_a_decoded_read_keeps_every_entry_and_equals_the_lazy_one(tmp_path: Path, decodes: list[int]) -> None:

@@ -193,7 +193,7 @@ def build_preview(
     on_path.reverse()
     kinds, ids = tree.entries.message_kinds, tree.entries.ids
     assistant = (MESSAGE_ASSISTANT, MESSAGE_TEXTLESS_ASSISTANT)
-    assistants = [tree.entries[position] for position in on_path if kinds.get(position) in assistant]
+    assistants = [tree.entries[position] for position in on_path if kinds[position] in assistant]
     doc = PreviewDoc()
     model = context.model
     if model and (model.get("provider") or model.get("modelId")):
