@@ -6,13 +6,14 @@ listing walk over is kept in columns (`ids`, `parents`, `types`, and for message
 it was read from.  `Entries[i]` decodes that line (`orjson`, the same parse the reader made,
 so the value is equal to the one the reader saw); an entry the reader had to change (a
 normalised `model_change`, a junk `parentId` set to null, a line only `loads_line` could
-read, a migrated file) is kept as the changed dict itself.  Keeping a million parsed dicts
-costs more than parsing them (allocation, page faults): a view that needs a few hundred
-entries decodes a few hundred.
+read, a migrated file) is kept as the changed dict itself, and so is every entry of the
+types a caller said it will read (`read_session(decoded=...)`: no line is parsed twice).
+Keeping a million parsed dicts costs more than parsing them (allocation, page faults): a
+view that needs a few hundred entries decodes a few hundred.
 
 `Entries` is a read-only `Sequence[dict]`: every caller that iterates or indexes a list of
-entries keeps working.  A small cache keeps recently decoded entries, so asking twice gives
-the same dict; iterating decodes each entry once and keeps nothing.
+entries keeps working.  A small cache keeps recently decoded entries (emptied when full), so
+asking twice in a row gives the same dict; iterating decodes each entry once and keeps nothing.
 """
 
 from __future__ import annotations
@@ -206,7 +207,7 @@ class Entries(Sequence[dict[str, Any]]):
     def where(self, kinds: Iterable[str]) -> Iterator[dict[str, Any]]:
         """The entries whose `type` is one of `kinds`, in order (the others are not decoded)."""
         wanted = frozenset(kinds)
-        return (self[position] for position, kind in enumerate(self.types) if kind in wanted)
+        return (self[position] for position, kind in enumerate(self.types) if kind.__class__ is str and kind in wanted)
 
     def messages(self, *message_kinds: int) -> Iterator[dict[str, Any]]:
         """The `message` entries of the given `MESSAGE_*` kinds, in order."""
@@ -229,7 +230,8 @@ class ToolCalls(Mapping[str, dict[str, Any]]):
         for block in content:  # the last block with the id, as an eager map would hold it
             if isinstance(block, dict) and block.get("type") == "toolCall" and block.get("id") == call_id:
                 found = block
-        assert found is not None
+        if found is None:  # (not reached: the reader noted the id in this entry)
+            raise KeyError(call_id)
         return found
 
     def __contains__(self, call_id: object) -> bool:
@@ -270,7 +272,8 @@ class ById(Mapping[str, dict[str, Any]]):
 
 class Parsed:
     """What a file's lines parsed into, as the columns `Entries` keeps (one item per object
-    line: its bytes, or its value when only `loads_line` could read it), their 1-based line
+    line: its bytes, or its value when only `loads_line` could read it or the caller keeps
+    it, see `parse_lines`), their 1-based line
     numbers, the skipped lines, and where the first object's line ends (a title slot's byte
     length).  Positions count object lines from the file's first."""
 

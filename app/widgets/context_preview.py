@@ -34,7 +34,7 @@ from textual.widgets import Static
 from textual.worker import get_current_worker
 
 from seance.app.paths import stylesheet
-from seance.core.context import ContextMessage, build_session_context
+from seance.core.context import CONTEXT_TYPES, ContextMessage, build_session_context
 from seance.core.entries import MESSAGE_ASSISTANT, MESSAGE_TEXTLESS_ASSISTANT
 from seance.core.session import NotASession, Session, read_session
 from seance.core.statsformat import cost_text
@@ -246,7 +246,7 @@ class _SessionCache:
             if cached is not None and cached[0] == key:
                 self._items.move_to_end(path)
                 return cached[1]
-        result = read_session(path, digest=False)
+        result = read_session(path, digest=False, decoded=CONTEXT_TYPES)  # the preview is a context
         if isinstance(result, Session) and key is not None:
             with self._lock:
                 self._items[path] = (key, result)
