@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from itertools import compress
+from itertools import compress, repeat
 from typing import Any
 
 from seance.core.entries import (
@@ -30,7 +30,6 @@ from seance.core.entries import (
     MESSAGE_TEXTLESS_ASSISTANT,
     MESSAGE_TOOL_RESULT,
     MESSAGE_USER,
-    NOT_A_MESSAGE,
 )
 from seance.core.summary import Summary, format_tool_call, summarize, tool_calls_by_id
 from seance.core.text import content_text
@@ -144,6 +143,9 @@ class Rows(Sequence[Row]):
         """The visible entry ids, in display order."""
         return self._ids
 
+
+# The same as bytes: a message (whose category its kind decides) is 255.
+_TYPE_BYTES: dict[Any, int] = {kind: category & 0xFF for kind, category in _TYPE_CATEGORIES.items()}
 
 # A message's kind (read by the session reader, see `core.entries`) → its category here.
 _MESSAGE_CATEGORIES = {
@@ -263,20 +265,26 @@ class TreeModel:
         return order, parents, categories
 
     def _chain_preorder(self, textless: int) -> tuple[list[str], list[int], bytearray]:
-        """`_ordered_preorder` of a tree that is one chain in file order."""
+        """`_ordered_preorder` of a tree that is one chain in file order, a byte string at a
+        time: each entry's category by its type (255 for a message) and by its message kind
+        (255 for any other entry); one AND of the two gives every entry's."""
         entries = self.tree.entries
-        by_type, kinds, message_categories = _TYPE_CATEGORIES, entries.message_kinds, _MESSAGE_CATEGORIES
-        categories = bytearray(by_type.get(kind, _OTHER) & 0xFF for kind in entries.types)  # a message: 255
-        for position, kind in enumerate(kinds):
-            if kind != NOT_A_MESSAGE:
-                category = message_categories[kind]
-                categories[position] = textless if category == _TEXTLESS_ASSISTANT else category
-        return list(entries.ids), list(range(-1, len(categories) - 1)), categories
+        by_type = bytes(map(_TYPE_BYTES.get, entries.types, repeat(_OTHER)))
+        kind_table = bytearray([255]) * 256
+        for kind, category in _MESSAGE_CATEGORIES.items():
+            kind_table[kind] = textless if category == _TEXTLESS_ASSISTANT else category
+        by_kind = entries.message_kinds.translate(kind_table)
+        count = len(by_type)
+        both = int.from_bytes(by_type, "little") & int.from_bytes(by_kind, "little")
+        return list(entries.ids), list(range(-1, count - 1)), bytearray(both.to_bytes(count, "little"))
 
     def _active_flags(self) -> bytearray:
-        """Per position: 1 on the path root → leaf (a walk up the parent positions)."""
-        flags = bytearray(len(self.order))
+        """Per position: 1 on the path root → leaf (a walk up the parent positions; on a
+        chain, every position up to the leaf's)."""
         position, parents = self._leaf_position, self._parent_position
+        if self.tree.is_chain:  # (the order is the chain's, see `_ordered_preorder`)
+            return bytearray(b"\x01") * (position + 1) + bytearray(len(self.order) - position - 1)
+        flags = bytearray(len(self.order))
         while position >= 0:
             flags[position] = 1
             position = parents[position]
