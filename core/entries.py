@@ -2,7 +2,7 @@
 
 A session of hundreds of thousands of entries is read once; what the tree, `show` and the
 listing walk over is kept in columns (`ids`, `parents`, `types`, and for messages a small
-`message_kinds` code and where each tool call is), and every entry's line stays as the bytes
+`message_kinds` code), and every entry's line stays as the bytes
 it was read from.  `Entries[i]` decodes that line (`orjson`, the same parse the reader made,
 so the value is equal to the one the reader saw); an entry the reader had to change (a
 normalised `model_change`, a junk `parentId` set to null, a line only `loads_line` could
@@ -68,15 +68,6 @@ def message_kind(message: Any) -> int:
     return MESSAGE_ASSISTANT
 
 
-def note_tool_calls(message: dict[str, Any], position: int, calls: dict[str, int]) -> None:
-    """Record where an assistant message's tool calls are (call id → entry position; the
-    last holder of an id wins, as in `summary.tool_calls_by_id`)."""
-    content = message.get("content")
-    for block in content if isinstance(content, list) else ():
-        if isinstance(block, dict) and block.get("type") == "toolCall" and isinstance(block.get("id"), str):
-            calls[block["id"]] = position
-
-
 def decode(item: bytes | dict[str, Any]) -> dict[str, Any]:
     """An entry from what `Entries` keeps for it: its line's bytes, or the entry itself."""
     if item.__class__ is not bytes:
@@ -91,11 +82,10 @@ class Entries(Sequence[dict[str, Any]]):
     """The entries of a session in file order, decoded on access (see the module docstring).
 
     Columns, one item per entry: `ids`, `parents` (the `parentId` as the entry holds it),
-    `types`, `message_kinds` (a `MESSAGE_*` code, `NOT_A_MESSAGE` for other types); and
-    `calls` (tool call id → position of the assistant message holding it; None when unknown).
+    `types` and `message_kinds` (a `MESSAGE_*` code, `NOT_A_MESSAGE` for other types).
     """
 
-    __slots__ = ("_cache", "_items", "calls", "ids", "message_kinds", "parents", "types")
+    __slots__ = ("_cache", "_items", "ids", "message_kinds", "parents", "types")
 
     def __init__(
         self,
@@ -104,12 +94,10 @@ class Entries(Sequence[dict[str, Any]]):
         parents: list[Any],
         types: list[Any],
         message_kinds: bytearray,
-        calls: dict[str, int] | None,
     ) -> None:
         self._items = items
         self.ids, self.parents, self.types = ids, parents, types
         self.message_kinds = message_kinds
-        self.calls = calls
         self._cache: dict[int, dict[str, Any]] = {}  # (views decode from worker threads and the UI thread at once)
 
     @classmethod
@@ -119,20 +107,15 @@ class Entries(Sequence[dict[str, Any]]):
             return entries
         items = list(entries)
         kinds = bytearray([NOT_A_MESSAGE]) * len(items)
-        calls: dict[str, int] = {}
         for position, entry in enumerate(items):
             if entry.get("type") == "message":
-                message = entry.get("message")
-                kind = kinds[position] = message_kind(message)
-                if kind >= MESSAGE_ASSISTANT:  # (so `message` is a dict)
-                    note_tool_calls(message, position, calls)  # type: ignore[arg-type]
+                kinds[position] = message_kind(entry.get("message"))
         return cls(
             items,
             [entry.get("id") for entry in items],
             [entry.get("parentId") for entry in items],
             [entry.get("type") for entry in items],
             kinds,
-            calls,
         )
 
     def __len__(self) -> int:
@@ -192,8 +175,7 @@ class Entries(Sequence[dict[str, Any]]):
                 yield cached if cached is not None else decode(item)
 
     def select(self, keep: list[int]) -> Entries:
-        """The entries at positions `keep` (ascending), as new `Entries` (where the tool
-        calls are is found again on need: a dropped entry may have held one)."""
+        """The entries at positions `keep` (ascending), as new `Entries`."""
         kinds = self.message_kinds
         return Entries(
             [self._items[position] for position in keep],
@@ -201,7 +183,6 @@ class Entries(Sequence[dict[str, Any]]):
             [self.parents[position] for position in keep],
             [self.types[position] for position in keep],
             bytearray(kinds[position] for position in keep),
-            None,
         )
 
     def where(self, kinds: Iterable[str]) -> Iterator[dict[str, Any]]:
@@ -210,38 +191,8 @@ class Entries(Sequence[dict[str, Any]]):
         return (self[position] for position, kind in enumerate(self.types) if kind.__class__ is str and kind in wanted)
 
     def messages(self, *message_kinds: int) -> Iterator[dict[str, Any]]:
-        """The `message` entries of the given `MESSAGE_*` kinds, in order."""
-        return (self[position] for position, kind in enumerate(self.message_kinds) if kind in message_kinds)
-
-
-class ToolCalls(Mapping[str, dict[str, Any]]):
-    """Tool call id → the assistant's toolCall block, decoded from its entry when asked for
-    (`summary.tool_calls_by_id` of `Entries`)."""
-
-    __slots__ = ("_entries", "_where")
-
-    def __init__(self, entries: Entries, where: dict[str, int]) -> None:
-        self._entries, self._where = entries, where
-
-    def __getitem__(self, call_id: str) -> dict[str, Any]:
-        position = self._where[call_id]
-        content = self._entries[position]["message"]["content"]
-        found = None
-        for block in content:  # the last block with the id, as an eager map would hold it
-            if isinstance(block, dict) and block.get("type") == "toolCall" and block.get("id") == call_id:
-                found = block
-        if found is None:  # (not reached: the reader noted the id in this entry)
-            raise KeyError(call_id)
-        return found
-
-    def __contains__(self, call_id: object) -> bool:
-        return call_id in self._where
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._where)
-
-    def __len__(self) -> int:
-        return len(self._where)
+        """The `message` entries of the given `MESSAGE_*` kinds, in order (not cached: a pass)."""
+        return (self.peek(position) for position, kind in enumerate(self.message_kinds) if kind in message_kinds)
 
 
 class ById(Mapping[str, dict[str, Any]]):
@@ -277,7 +228,7 @@ class Parsed:
     numbers, the skipped lines, and where the first object's line ends (a title slot's byte
     length).  Positions count object lines from the file's first."""
 
-    __slots__ = ("calls", "first_end", "ids", "items", "kinds", "lines", "parents", "skipped", "types")
+    __slots__ = ("first_end", "ids", "items", "kinds", "lines", "parents", "skipped", "types")
 
     def __init__(self) -> None:
         self.items: list[Any] = []
@@ -285,7 +236,6 @@ class Parsed:
         self.parents: list[Any] = []
         self.types: list[Any] = []
         self.kinds = bytearray()  # MESSAGE_* of each `message`, NOT_A_MESSAGE of the others
-        self.calls: dict[str, int] = {}  # tool call id → position of its assistant message
         self.lines = array("q")
         self.skipped: list[Skipped] = []
         self.first_end: int | None = None
@@ -308,7 +258,7 @@ def parse_lines(
     """
     items, ids, parents, types = parsed.items, parsed.ids, parsed.parents, parsed.types
     add_item, add_id, add_parent, add_type = items.append, ids.append, parents.append, types.append
-    calls, skipped = parsed.calls, parsed.skipped
+    skipped = parsed.skipped
     add_kind = parsed.kinds.append
     loads = orjson.loads
     decode_error = orjson.JSONDecodeError
@@ -355,9 +305,8 @@ def parse_lines(
                     code = MESSAGE_USER
                 elif role == "toolResult":
                     code = MESSAGE_TOOL_RESULT
-                elif role == "assistant":  # (so `message` is a dict)
+                elif role == "assistant":
                     code = message_kind(message)
-                    note_tool_calls(message, len(items), calls)  # type: ignore[arg-type]
                 else:
                     code = MESSAGE_OTHER
         add_kind(code)

@@ -281,15 +281,7 @@ def _placeable_columns(parsed: Parsed, start: int) -> tuple[Entries, TreeIndex |
             items[position] = entry
             add_up(-1)
         previous = entry_id
-    kinds, calls = parsed.kinds, parsed.calls
-    entries = Entries(
-        items[start:],
-        ids[start:],
-        parents[start:],
-        types[start:],
-        kinds[start:],
-        {call: position - start for call, position in calls.items() if position >= start},
-    )
+    entries = Entries(items[start:], ids[start:], parents[start:], types[start:], parsed.kinds[start:])
     kept_lines = numbers[start:]
     if dropped:
         gone = {position - start for position in dropped}

@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 
 import orjson
 
-from .entries import MESSAGE_ASSISTANT, MESSAGE_TEXTLESS_ASSISTANT, Entries, ToolCalls
+from .entries import MESSAGE_ASSISTANT, MESSAGE_TEXTLESS_ASSISTANT, Entries
 from .text import as_text, content_text, display_text, home_short
 
 _TEXT_LIMIT = 200
@@ -27,12 +27,9 @@ class Summary(NamedTuple):  # (immutable like a frozen dataclass, at half its co
 
 
 def tool_calls_by_id(entries: Iterable[dict[str, Any]]) -> Mapping[str, dict[str, Any]]:
-    """toolCallId -> the assistant's toolCall block, to summarise tool results.  For a
-    session's `Entries` that know where their calls are, a map that decodes a call's entry
-    when asked for; otherwise only the assistant messages are looked into."""
+    """toolCallId -> the assistant's toolCall block, to summarise tool results (of a
+    session's `Entries`, only the assistant messages are decoded)."""
     if isinstance(entries, Entries):
-        if entries.calls is not None:
-            return ToolCalls(entries, entries.calls)
         entries = entries.messages(MESSAGE_ASSISTANT, MESSAGE_TEXTLESS_ASSISTANT)
     calls: dict[str, dict[str, Any]] = {}
     for entry in entries:

@@ -64,8 +64,6 @@ def _assert_columns_match(entries: Entries) -> None:
     again = Entries.of(list(entries))
     assert entries.ids == again.ids and entries.parents == again.parents and entries.types == again.types
     assert entries.message_kinds == again.message_kinds
-    if entries.calls is not None:
-        assert entries.calls == again.calls
     for position, kind in enumerate(entries.message_kinds):
         if entries.types[position] == "message":
             assert kind == message_kind(entries[position].get("message"))
