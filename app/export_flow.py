@@ -17,6 +17,7 @@ from typing import Any
 from textual.message import Message
 from textual.screen import Screen
 
+from seance.core.context import CONTEXT_TYPES
 from seance.core.errors import SessionError
 from seance.core.export import DEFAULT_LEAF, context_document, default_file_name, format_for_path, render, write_export
 from seance.core.session import NotASession, Session, read_session
@@ -80,7 +81,7 @@ def _export(screen: Screen[Any], path: Path, session: Session | None, leaf: Any,
         return
     try:
         if session is None:
-            loaded = read_session(path, digest=False)
+            loaded = read_session(path, digest=False, decoded=CONTEXT_TYPES)  # what the context reads
             if isinstance(loaded, NotASession):
                 screen.post_message(ExportDone(None, f"{loaded.path}: not a session ({loaded.reason})"))
                 return

@@ -18,12 +18,19 @@ per entry), so a 20,000-entry session stays instant.  Nothing here imports Textu
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from itertools import compress
+from itertools import compress, repeat
 from typing import Any
 
+from seance.core.entries import (
+    MESSAGE_ASSISTANT,
+    MESSAGE_OTHER,
+    MESSAGE_TEXTLESS_ASSISTANT,
+    MESSAGE_TOOL_RESULT,
+    MESSAGE_USER,
+)
 from seance.core.summary import Summary, format_tool_call, summarize, tool_calls_by_id
 from seance.core.text import content_text
 from seance.core.timefmt import parse_time_ms
@@ -137,35 +144,17 @@ class Rows(Sequence[Row]):
         return self._ids
 
 
-def _has_text(content: Any) -> bool:
-    if isinstance(content, str):
-        return bool(content.strip())
-    if isinstance(content, list):
-        for block in content:
-            if isinstance(block, dict) and block.get("type") == "text":
-                text = block.get("text")
-                if isinstance(text, str) and text.strip():
-                    return True
-    return False
+# The same as bytes: a message (whose category its kind decides) is 255.
+_TYPE_BYTES: dict[Any, int] = {kind: category & 0xFF for kind, category in _TYPE_CATEGORIES.items()}
 
-
-def _category(entry: dict[str, Any]) -> int:
-    kind = entry.get("type")
-    if kind != "message":  # most entries are messages: test that first
-        return _SETTINGS if kind in SETTINGS_TYPES else _OTHER
-    message = entry.get("message")
-    if not isinstance(message, dict):
-        return _OTHER
-    role = message.get("role")
-    if role == "user":
-        return _USER
-    if role == "toolResult":
-        return _TOOL_RESULT
-    if role == "assistant" and not _has_text(message.get("content")):
-        stop = message.get("stopReason")
-        if not stop or stop in ("stop", "toolUse"):  # an error or abort stays visible
-            return _TEXTLESS_ASSISTANT
-    return _OTHER
+# A message's kind (read by the session reader, see `core.entries`) → its category here.
+_MESSAGE_CATEGORIES = {
+    MESSAGE_OTHER: _OTHER,
+    MESSAGE_USER: _USER,
+    MESSAGE_TOOL_RESULT: _TOOL_RESULT,
+    MESSAGE_ASSISTANT: _OTHER,
+    MESSAGE_TEXTLESS_ASSISTANT: _TEXTLESS_ASSISTANT,
+}
 
 
 def resume_point(entry: dict[str, Any], parent_id: str | None) -> tuple[str | None, str | None]:
@@ -203,7 +192,7 @@ class TreeModel:
         self._leaf_position = self._find_position(self.leaf_id) if self.leaf_id else -1
         self._active = self._active_flags()
         self._active_path: set[str] | None = None
-        self._tool_calls: dict[str, dict[str, Any]] | None = None
+        self._tool_calls: Mapping[str, dict[str, Any]] | None = None
         self._summaries: dict[str, Summary] = {}
         self._search_texts: list[str] | None = None
         self.rows: Rows = Rows([], [], bytearray(), bytearray(), [], bytearray())
@@ -228,8 +217,11 @@ class TreeModel:
     def _ordered_preorder(self, every_entry: bool) -> tuple[list[str], list[int], bytearray]:
         """All entry ids in pre-order, the branch holding the leaf first at every fork, each
         one's parent as a position in that order (-1 for a root), and each one's category
-        (messages looked into, other types by a table)."""
-        children, roots, by_id = self.tree.children, self.tree.roots, self.tree.by_id
+        (messages by the kind the reader noted, other types by a table: no entry decoded)."""
+        children, roots, positions = self.tree.children, self.tree.roots, self.tree.positions
+        entries = self.tree.entries
+        types, kinds = entries.types, entries.message_kinds
+        message_categories = _MESSAGE_CATEGORIES
         by_type = _TYPE_CATEGORIES
         textless = _OTHER if every_entry else _TEXTLESS_ASSISTANT
         only, many = children.only, children.many
@@ -242,6 +234,8 @@ class TreeModel:
             chosen = choices.get(parent) if len(ids) > 1 else None
             return ids if chosen is None else [chosen, *(entry_id for entry_id in ids if entry_id != chosen)]
 
+        if self.tree.is_chain:  # one chain in file order (most sessions): the order is the entries'
+            return self._chain_preorder(textless)
         order: list[str] = []
         parents: list[int] = []
         categories = bytearray()
@@ -253,10 +247,10 @@ class TreeModel:
                 position = len(order)
                 add(entry_id)
                 add_parent(up)
-                entry = by_id[entry_id]
-                category = by_type.get(entry.get("type"), _OTHER)
+                at = positions[entry_id]
+                category = by_type.get(types[at], _OTHER)
                 if category < 0:  # a message
-                    category = _category(entry)
+                    category = message_categories[kinds[at]]
                     if category == _TEXTLESS_ASSISTANT:
                         category = textless
                 add_category(category)
@@ -270,10 +264,27 @@ class TreeModel:
                 entry_id, up = kid, position
         return order, parents, categories
 
+    def _chain_preorder(self, textless: int) -> tuple[list[str], list[int], bytearray]:
+        """`_ordered_preorder` of a tree that is one chain in file order, a byte string at a
+        time: each entry's category by its type (255 for a message) and by its message kind
+        (255 for any other entry); one AND of the two gives every entry's."""
+        entries = self.tree.entries
+        by_type = bytes(map(_TYPE_BYTES.get, entries.types, repeat(_OTHER)))
+        kind_table = bytearray([255]) * 256
+        for kind, category in _MESSAGE_CATEGORIES.items():
+            kind_table[kind] = textless if category == _TEXTLESS_ASSISTANT else category
+        by_kind = entries.message_kinds.translate(kind_table)
+        count = len(by_type)
+        both = int.from_bytes(by_type, "little") & int.from_bytes(by_kind, "little")
+        return list(entries.ids), list(range(-1, count - 1)), bytearray(both.to_bytes(count, "little"))
+
     def _active_flags(self) -> bytearray:
-        """Per position: 1 on the path root → leaf (a walk up the parent positions)."""
-        flags = bytearray(len(self.order))
+        """Per position: 1 on the path root → leaf (a walk up the parent positions; on a
+        chain, every position up to the leaf's)."""
         position, parents = self._leaf_position, self._parent_position
+        if self.tree.is_chain:  # (the order is the chain's, see `_ordered_preorder`)
+            return bytearray(b"\x01") * (position + 1) + bytearray(len(self.order) - position - 1)
+        flags = bytearray(len(self.order))
         while position >= 0:
             flags[position] = 1
             position = parents[position]
@@ -307,7 +318,9 @@ class TreeModel:
     def prepare_search(self) -> None:
         """Build the search text of every entry now (thread-safe to call from a worker)."""
         if self._search_texts is None:
-            self._search_texts = [self._build_search_text(entry_id) for entry_id in self.order]
+            peek, positions = self.tree.entries.peek, self.tree.positions  # (each entry decoded once, not cached)
+            build = self._build_search_text
+            self._search_texts = [build(entry_id, peek(positions[entry_id])) for entry_id in self.order]
 
     def search_text(self, entry_id: str) -> str:
         """The lowercase text a search runs over: label, role/type words and the whole text."""
@@ -317,13 +330,12 @@ class TreeModel:
         label = self.tree.labels.get(entry_id)
         return f"{label.lower()} {text}" if label else text
 
-    def _build_search_text(self, entry_id: str) -> str:
-        entry = self.tree.by_id[entry_id]
+    def _build_search_text(self, entry_id: str, entry: dict[str, Any]) -> str:
         kind = entry.get("type")
         parts: list[str] = []
         if kind == "message" and isinstance(message := entry.get("message"), dict):
             if message.get("role") in ("toolResult", "bashExecution"):
-                parts.append(self.summary(entry_id).plain())  # `[bash: ls -la]`, `[read: path]`
+                parts.append(self.summary(entry_id, entry).plain())  # `[bash: ls -la]`, `[read: path]`
             parts.append(str(message.get("role") or ""))
             parts.append(content_text(message.get("content"), "\n"))
             if message.get("role") == "bashExecution":
@@ -338,7 +350,7 @@ class TreeModel:
         elif kind == "branch_summary":
             parts.append(f"branch summary {entry.get('summary') or ''}")
         else:  # every other type (unknown ones too) is searched as its row reads: core.summary is the one table
-            parts.append(self.summary(entry_id).plain())
+            parts.append(self.summary(entry_id, entry).plain())
         return " ".join(parts).lower()
 
     # -- visibility ---------------------------------------------------------------------
@@ -520,18 +532,19 @@ class TreeModel:
         return up < 0 or self._kid_count[up] > 1
 
     @property
-    def tool_calls(self) -> dict[str, dict[str, Any]]:
+    def tool_calls(self) -> Mapping[str, dict[str, Any]]:
         """toolCallId → its call, to summarise tool results: one pass over every entry, so a
         loader touches it in its worker before the first row is drawn (see `summary`)."""
         if self._tool_calls is None:
             self._tool_calls = tool_calls_by_id(self.tree.entries)
         return self._tool_calls
 
-    def summary(self, entry_id: str) -> Summary:
-        """The entry's one-line rendering (cached; tool results resolved to their calls)."""
+    def summary(self, entry_id: str, entry: dict[str, Any] | None = None) -> Summary:
+        """The entry's one-line rendering (cached; tool results resolved to their calls);
+        `entry`: the entry itself, when the caller has it decoded."""
         cached = self._summaries.get(entry_id)
         if cached is None:
-            cached = summarize(self.tree.by_id[entry_id], self.tool_calls)
+            cached = summarize(self.tree.by_id[entry_id] if entry is None else entry, self.tool_calls)
             self._summaries[entry_id] = cached
         return cached
 

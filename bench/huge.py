@@ -3,6 +3,7 @@ and of a listing beside a single line of hundreds of MB.
 
     python bench/huge.py                                   # 2,000,000 entries (~100 MB), a 256 MB line
     python bench/huge.py --entries 200000 --entry-bytes 1000 --no-long-line   # issue 14: ~200 MB
+    python bench/huge.py --entries 200000 --entry-bytes 1000 --no-long-line --messages   # every entry a message
 
 Each command runs in a child process (Python start-up included); wall and CPU time and peak
 RSS come from the child's rusage (`os.wait4`).  The tree screen row is timed inside its child
@@ -29,12 +30,17 @@ REPO = Path(__file__).resolve().parent.parent
 STAMP = "2025-01-01T00:00:00.000Z"
 
 
-def write_entries(path: Path, entries: int, entry_bytes: int = 0) -> None:
+def write_entries(path: Path, entries: int, entry_bytes: int = 0, messages: bool = False) -> None:
     """A linear chain: one user message in a hundred, the rest small `custom` entries (each
-    padded with a `data` string to about `entry_bytes` bytes when that is given)."""
+    padded with a `data` string to about `entry_bytes` bytes when that is given).  With
+    `messages`, every entry is a message instead, in turns of three: a user prompt, an
+    assistant reply with a bash call, and its tool result (the result padded as above)."""
     import orjson
 
     pad = "x" * max(0, entry_bytes - 60)
+    if messages:
+        _write_messages(path, entries, pad)
+        return
 
     with open(path, "wb") as handle:
         header = {"type": "session", "version": 3, "id": "huge", "cwd": "/p", "timestamp": STAMP}
@@ -50,6 +56,36 @@ def write_entries(path: Path, entries: int, entry_bytes: int = 0) -> None:
                 entry = {"type": "custom", "id": entry_id, "parentId": previous}
                 if pad:
                     entry["data"] = pad
+            lines.append(orjson.dumps(entry))
+            previous = entry_id
+            if len(lines) >= 100_000:
+                handle.write(b"\n".join(lines) + b"\n")
+                lines.clear()
+        handle.write(b"\n".join(lines) + b"\n" if lines else b"")
+
+
+def _write_messages(path: Path, entries: int, pad: str) -> None:
+    import orjson
+
+    with open(path, "wb") as handle:
+        header = {"type": "session", "version": 3, "id": "huge", "cwd": "/p", "timestamp": STAMP}
+        handle.write(orjson.dumps(header) + b"\n")
+        previous = None
+        lines = []
+        for index in range(entries):
+            entry_id = f"{index:x}"
+            turn, step = divmod(index, 3)
+            if step == 0:
+                message: dict = {"role": "user", "content": f"prompt {turn}"}
+            elif step == 1:
+                arguments = {"command": f"ls {turn}"}
+                call = {"type": "toolCall", "id": f"call-{turn}", "name": "bash", "arguments": arguments}
+                text = {"type": "text", "text": f"reply {turn}"}
+                message = {"role": "assistant", "content": [text, call], "stopReason": "toolUse", "model": "m"}
+            else:
+                content = [{"type": "text", "text": pad or "out"}]
+                message = {"role": "toolResult", "toolCallId": f"call-{turn}", "toolName": "bash", "content": content}
+            entry = {"type": "message", "id": entry_id, "parentId": previous, "timestamp": STAMP, "message": message}
             lines.append(orjson.dumps(entry))
             previous = entry_id
             if len(lines) >= 100_000:
@@ -135,6 +171,9 @@ def main() -> None:
     parser.add_argument("--entry-bytes", type=int, default=0, help="pad each custom entry to about this size")
     parser.add_argument("--line-mb", type=int, default=256)
     parser.add_argument("--no-long-line", action="store_true", help="measure only the many-entries session")
+    parser.add_argument(
+        "--messages", action="store_true", help="every entry a message (user, assistant + bash call, result)"
+    )
     parser.add_argument("--write", metavar="DIR", help=argparse.SUPPRESS)  # the child that writes the files
     parser.add_argument("--tree-screen", metavar="PATH", help=argparse.SUPPRESS)  # the child that opens the tree
     options = parser.parse_args()
@@ -142,7 +181,7 @@ def main() -> None:
         time_tree_screen(options.tree_screen)
         return
     if options.write:
-        write_entries(Path(options.write) / "entries.jsonl", options.entries, options.entry_bytes)
+        write_entries(Path(options.write) / "entries.jsonl", options.entries, options.entry_bytes, options.messages)
         if not options.no_long_line:
             write_long_line(Path(options.write) / "long", options.line_mb)
         return
@@ -153,6 +192,7 @@ def main() -> None:
         # the process that measures must stay small.
         sizes = ["--entries", str(options.entries), "--entry-bytes", str(options.entry_bytes)]
         sizes += ["--line-mb", str(options.line_mb)] + (["--no-long-line"] if options.no_long_line else [])
+        sizes += ["--messages"] if options.messages else []
         subprocess.run([sys.executable, __file__, *sizes, "--write", temp], check=True, env=env)
         session = base / "entries.jsonl"
         size_mb = session.stat().st_size / (1 << 20)

@@ -62,7 +62,7 @@ def run_export(args: argparse.Namespace) -> int:
     fmt = _format(args)
     if not args.output and fmt == "html" and sys.stdout.isatty():
         raise CliError("HTML is not for a terminal: write it with -o FILE.html, or redirect stdout")
-    session = open_session_arg(args)
+    session = open_session_arg(args, decoded=args.tree)  # a whole-tree export reads every entry
     if args.leaf is not None and args.leaf not in session.tree.by_id:
         raise CliError(f"{session.path.name}: no entry {args.leaf!r}")
     leaf = DEFAULT_LEAF if args.leaf is None else args.leaf

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from itertools import chain, islice
 from typing import Any
 
 import orjson
 
-from seance.core.context import build_session_context
+from seance.core.context import CONTEXT_TYPES, build_session_context
 from seance.core.gcpause import gc_paused
 from seance.core.session import NotASession, Session, read_session
 from seance.core.summary import entry_summary
@@ -54,9 +54,11 @@ def register(commands: argparse._SubParsersAction) -> None:
     tree.set_defaults(handler=run_tree)
 
 
-def open_session_arg(args: argparse.Namespace) -> Session:
-    """Load the SESSION argument: a path, or an id prefix under `--root` from `--cwd`."""
-    result = read_session(session_path(args.session, args), digest=False)  # read-only: no content hash
+def open_session_arg(args: argparse.Namespace, *, decoded: bool | Collection[str] = False) -> Session:
+    """Load the SESSION argument: a path, or an id prefix under `--root` from `--cwd`.
+    `decoded`: the entries the command reads (see `read_session`)."""
+    path = session_path(args.session, args)
+    result = read_session(path, digest=False, decoded=decoded)  # read-only: no content hash
     if isinstance(result, NotASession):
         code = ExitCode.NOT_FOUND if result.reason == "no such file" else ExitCode.BAD_INPUT
         raise CliError(f"{result.path}: not a session ({result.reason})", code)
@@ -104,11 +106,21 @@ def _tree_node_batches(session: Session) -> Iterator[list[dict[str, Any]]]:
     """The `tree --json` nodes, `_NODES_PER_WRITE` at a time (a list comprehension per batch,
     not a generator step per node)."""
     tree = session.tree
-    by_id, labels = tree.by_id, tree.labels
-    walk = tree.walk()  # (no map of every entry's parent)
+    positions, types, labels = tree.positions, tree.entries.types, tree.labels
+    if tree.is_chain:  # the walk is the file order: the columns, a slice at a time
+        ids, count = tree.entries.ids, len(tree.entries.ids)
+        for start in range(0, count, _NODES_PER_WRITE):
+            stop = min(start + _NODES_PER_WRITE, count)
+            parents = ids[start - 1 : stop - 1] if start else [None, *ids[: stop - 1]]
+            yield [
+                {"id": entry_id, "parentId": parent, "type": kind, "label": labels.get(entry_id)}
+                for entry_id, parent, kind in zip(ids[start:stop], parents, types[start:stop], strict=True)
+            ]
+        return
+    walk = tree.walk()  # (no map of every entry's parent; types from their column: no entry decoded)
     while steps := list(islice(walk, _NODES_PER_WRITE)):
         yield [
-            {"id": entry_id, "parentId": parent, "type": by_id[entry_id].get("type"), "label": labels.get(entry_id)}
+            {"id": entry_id, "parentId": parent, "type": types[positions[entry_id]], "label": labels.get(entry_id)}
             for entry_id, _depth, parent in steps
         ]
 
@@ -140,8 +152,9 @@ def run_show(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
-    session = open_session_arg(args)
-    if getattr(args, "stats", False):
+    stats = getattr(args, "stats", False)
+    session = open_session_arg(args, decoded=stats or CONTEXT_TYPES)  # the stats read every entry
+    if stats:
         if args.leaf is not None:
             raise CliError("--stats counts the whole tree (every branch): --leaf does not apply")
         from .stats import run_show_stats  # here: plain `show` never loads the stats modules
@@ -177,7 +190,7 @@ def run_tree(args: argparse.Namespace) -> int:
         # the UI's result is printed like `pick --json`; the app looks after the collector
         return run_tree_ui(open_session_arg(args), as_json=args.pick)
     with gc_paused():  # from reading to the last line out, the session freed inside (see `run_show`)
-        _print_tree(open_session_arg(args), as_json=args.json)
+        _print_tree(open_session_arg(args, decoded=not args.json), as_json=args.json)  # --text summarises every entry
     return ExitCode.OK
 
 

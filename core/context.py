@@ -93,6 +93,7 @@ _SETTING_TYPES = frozenset(
 )
 _MESSAGE_TYPES = frozenset({"message", "custom_message", "branch_summary"})
 _RELEVANT_TYPES = _SETTING_TYPES | _MESSAGE_TYPES
+CONTEXT_TYPES = _RELEVANT_TYPES  # what a reader about to build a context keeps decoded (`read_session`)
 
 
 def build_session_context(session: Session | SessionTree, leaf: Any = _DEFAULT) -> SessionContext:
@@ -110,19 +111,22 @@ def build_session_context(session: Session | SessionTree, leaf: Any = _DEFAULT) 
 def _relevant_path(tree: SessionTree, target: str) -> list[dict[str, Any]]:
     """The path root → `target` with only what the context reads: the entries of a type it
     looks at, and the last compaction's first kept entry (where keeping starts, whatever
-    its type).  One walk up, so a path of millions of entries is touched once."""
+    its type).  One walk up the columns, so a path of millions of entries is touched once and
+    only the entries kept are decoded."""
     relevant = _RELEVANT_TYPES
+    entries, types, ids = tree.entries, tree.entries.types, tree.entries.ids
     path: list[dict[str, Any]] = []
     append = path.append
     first_kept: Any = _DEFAULT  # not yet known: no compaction met
-    for entry in tree.walk_up(target):  # leaf → root: the first compaction met is the last one
-        kind = entry.get("type")
+    for position in tree.path_positions(target):  # leaf → root: the first compaction met is the last one
+        kind = types[position]
         if kind.__class__ is str and kind in relevant:
+            entry = entries[position]  # only these are decoded
             append(entry)
             if kind == "compaction" and first_kept is _DEFAULT:
                 first_kept = entry.get("firstKeptEntryId")
-        elif first_kept is not _DEFAULT and entry["id"] == first_kept:
-            append(entry)
+        elif first_kept is not _DEFAULT and ids[position] == first_kept:
+            append(entries[position])
     path.reverse()
     return path
 
@@ -132,7 +136,7 @@ def _context_at(tree: SessionTree, leaf: Any) -> SessionContext:
         return SessionContext(leaf_id=None)
     target = tree.leaf_id if leaf is _DEFAULT else leaf
     if target not in tree.by_id:
-        target = tree.entries[-1]["id"] if tree.entries else None
+        target = tree.entries.ids[-1] if tree.entries else None
     if target is None:
         return SessionContext(leaf_id=None)
     path = _relevant_path(tree, target)

@@ -25,10 +25,8 @@ from __future__ import annotations
 import json
 import os
 import re
-from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass
-from sys import intern
 from typing import Any, NamedTuple
 
 import orjson
@@ -51,20 +49,6 @@ class Skipped:
 
     def __str__(self) -> str:
         return f"line {self.line}: {self.reason}"
-
-
-class Parsed:
-    """What a file's lines parsed into, kept compact (a session may have millions of lines):
-    the objects, their 1-based line numbers, the skipped lines, and where the first object's
-    line ends (a title slot's byte length)."""
-
-    __slots__ = ("first_end", "lines", "skipped", "values")
-
-    def __init__(self) -> None:
-        self.values: list[dict[str, Any]] = []
-        self.lines = array("q")
-        self.skipped: list[Skipped] = []
-        self.first_end: int | None = None
 
 
 class LineError(ValueError):
@@ -319,59 +303,9 @@ def oversized_reason(size: int) -> str:
     return f"a line of {size / (1 << 20):.0f} MB, over the {MAX_LINE_BYTES >> 20} MB limit, was not read"
 
 
-def _describe_failure(raw: bytes) -> str:
+def describe_failure(raw: bytes) -> str:
+    """Why a line that is not JSON is not: the usual cause named."""
     stripped = raw.strip()
     if stripped.startswith(b"{") and b"}{" in stripped:
         return "two JSON objects glued onto one line"
     return "not valid JSON"
-
-
-def parse_lines(lines: list[bytes], parsed: Parsed, first_line: int, base_offset: int) -> None:
-    """Parse split lines (starting at line `first_line`, byte `base_offset`) into `parsed`.
-
-    A final piece that is not empty is a line without a newline: kept when it parses,
-    reported as torn when not.
-    """
-    values, numbers, skipped = parsed.values, parsed.lines, parsed.skipped
-    append = values.append
-    loads = orjson.loads
-    decode_error = orjson.JSONDecodeError
-    last = len(lines) - 1
-    unused: list[int] = []  # lines that gave no object (blank, bad, not an object): few
-    for index, raw in enumerate(lines):  # the hot loop: millions of lines
-        try:
-            value = loads(raw)
-        except decode_error:
-            unused.append(index)
-            if not raw.strip():
-                continue
-            try:
-                value, replaced = loads_line(raw)
-            except LineError:
-                reason = "torn last line (no newline)" if index == last else _describe_failure(raw)
-                skipped.append(Skipped(first_line + index, reason))
-                continue
-            if type(value) is dict:
-                unused.pop()
-                if replaced:
-                    skipped.append(Skipped(first_line + index, "bytes that are not UTF-8 were replaced (line kept)"))
-        if type(value) is not dict:
-            if not unused or unused[-1] != index:
-                unused.append(index)
-            skipped.append(Skipped(first_line + index, f"a JSON {type(value).__name__}, not an object"))
-            continue
-        kind = value.get("type")
-        if kind.__class__ is str:  # a few distinct values, millions of copies: share one each
-            value["type"] = intern(kind)
-        append(value)
-    # Line numbers of the kept objects, and (once per file) where the first one's line ends.
-    if unused == [last]:  # the usual block: whole lines, then the empty piece after the last newline
-        numbers.extend(range(first_line, first_line + last))
-        first = 0 if last else None
-    else:
-        gaps = set(unused)
-        kept = [index for index in range(len(lines)) if index not in gaps]
-        numbers.extend(first_line + index for index in kept)
-        first = kept[0] if kept else None
-    if parsed.first_end is None and first is not None:
-        parsed.first_end = base_offset + sum(len(line) + 1 for line in lines[:first]) + len(lines[first])

@@ -15,7 +15,6 @@ to `seance show --leaf`.
 
 from __future__ import annotations
 
-import hashlib
 import math
 import re
 from typing import Any
@@ -57,6 +56,8 @@ def header_version(header: dict[str, Any]) -> int | float:
 
 
 def _stable_id(seed: str, index: int, taken: set[str]) -> str:
+    import hashlib  # here: only an old file's migration needs it, and every reader imports this module
+
     salt = 0
     while True:
         digest = hashlib.blake2b(f"{seed}\0{index}\0{salt}".encode(), digest_size=4).hexdigest()

@@ -7,18 +7,20 @@ listed in `Session.problems`, so a caller can tell the user instead of failing.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from array import array
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from functools import cached_property
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
 from . import dialects
+from .entries import Entries, Parsed, parse_lines
 from .errors import SessionError  # re-exported: its home is errors.py (cheap for the CLI to import)
 from .gcpause import gc_paused
-from .jsonl import Parsed, Skipped, line_blocks, oversized_reason, parse_lines
+from .jsonl import Skipped, line_blocks, oversized_reason
 from .migrate import CURRENT_VERSION, header_version, migrate
 from .safeopen import open_regular
 from .tree import SessionTree, TreeIndex
@@ -26,7 +28,10 @@ from .tree import SessionTree, TreeIndex
 
 def new_digest(data: bytes = b"") -> Any:
     """The content hash of a `FileStamp` (SHA-256: with the CPU's SHA instructions about
-    twice as fast as BLAKE2b, which counts on a file of hundreds of MB)."""
+    twice as fast as BLAKE2b, which counts on a file of hundreds of MB).  hashlib is imported
+    here: a read-only load (`show`, `tree`) never hashes, and the import costs milliseconds."""
+    import hashlib
+
     return hashlib.sha256(data)
 
 
@@ -65,7 +70,7 @@ class Session:
 
     path: Path
     header: dict[str, Any]
-    entries: list[dict[str, Any]]
+    entries: Entries  # a Sequence of entry dicts, each decoded from its line when asked for
     stamp: FileStamp
     disk_version: int | float  # as pi compares it: see `header_version`
     dialect: str
@@ -117,7 +122,7 @@ def session_name(session: Session) -> str | None:
     info_seen = False
     info_name: str | None = None
     change_title: str | None = None
-    for entry in session.entries:
+    for entry in _entries_of(session).where(("session_info", "title_change")):
         kind = entry.get("type")
         if kind == "session_info":
             info_seen = True
@@ -136,19 +141,30 @@ def session_name(session: Session) -> str | None:
     return title.strip() or None if isinstance(title, str) else None
 
 
-_BOM = b"\xef\xbb\xbf"  # Node's trim() drops one before JSON.parse: so do we
+def _entries_of(session: Session) -> Entries:
+    return Entries.of(session.entries)
 
 
-def _read_records(descriptor: int, stat: os.stat_result, with_digest: bool = True) -> tuple[Parsed, FileStamp, bool]:
+_BOM = b"\xef\xbb\xbf"
+# Bytes per read of a whole session: the reader keeps every line's bytes (see `core.entries`),
+# so a read block is split and dropped at once; a block that stays in the CPU's cache while it
+# is split reads a 200 MB session ~5% faster than 8 MB blocks.
+_SESSION_BLOCK = 1 << 20  # Node's trim() drops one before JSON.parse: so do we
+
+
+def _read_records(
+    descriptor: int, stat: os.stat_result, with_digest: bool = True, keep: bool | Collection[str] = False
+) -> tuple[Parsed, FileStamp, bool]:
     """Stream a file into parsed lines (lines over `MAX_LINE_BYTES` skipped unread), its
-    stamp (digested only `with_digest`), and whether it held anything but whitespace."""
+    stamp (digested only `with_digest`), and whether it held anything but whitespace.
+    `keep`: which parsed entries to keep (see `parse_lines`)."""
     parsed = Parsed()
     digest = new_digest() if with_digest else None
     start = 3 if os.pread(descriptor, 3, 0) == _BOM else 0
     if start and digest is not None:
         digest.update(_BOM)
     content = False
-    for block in line_blocks(descriptor, start, digest=digest):
+    for block in line_blocks(descriptor, start, digest=digest, block_size=_SESSION_BLOCK):
         if block.oversized:
             parsed.skipped.append(Skipped(block.line + 1, oversized_reason(block.oversized)))
             content = True
@@ -156,41 +172,47 @@ def _read_records(descriptor: int, stat: os.stat_result, with_digest: bool = Tru
         content = content or any(line.strip() for line in block.lines)
         # A block of whole lines ends with an empty piece; only the file's unterminated last
         # line is a non-empty one there (and reported torn if it does not parse).
-        parse_lines(block.lines, parsed, block.line + 1, block.offset)
+        parse_lines(block.lines, parsed, block.line + 1, block.offset, keep=keep)
     hexdigest = digest.hexdigest() if digest is not None else None
     return parsed, FileStamp(stat.st_size, stat.st_mtime_ns, hexdigest), content
 
 
 def _build(path: Path, parsed: Parsed, stamp: FileStamp, content: bool) -> Session | NotASession:
-    values, numbers, skipped = parsed.values, parsed.lines, parsed.skipped
-    if not values:
+    numbers, skipped, types = parsed.lines, parsed.skipped, parsed.types
+    if not types:
         return NotASession(path, "no readable JSON line" if content else "empty file")
     title_slot = None
     slot_bytes = 0
     first = 0
-    if values[0].get("type") == dialects.TITLE_SLOT_TYPE:
-        title_slot = values[0]
+    if types[0] == dialects.TITLE_SLOT_TYPE:
+        title_slot = parsed.value(0)
         slot_bytes = (parsed.first_end or 0) + 1
         first = 1
-    if first >= len(values):
+    if first >= len(types):
         return NotASession(path, "only a title line, no session header")
-    head = values[first]
+    head = parsed.value(first)
     if not _is_header(head) or not isinstance(head.get("id"), str):
         return NotASession(path, f"line {numbers[first]} is not a session header")
-    snake = dialects.is_snake_dialect(head, values[first + 1 : first + 21])
+    sample = [parsed.value(position) for position in range(first + 1, min(first + 21, len(types)))]
+    snake = dialects.is_snake_dialect(head, sample)
     header = dialects.normalise_header(head, snake)
     disk_version = header_version(header)
     # The Python port has its own format and versioning: never re-shape it into pi's.  NaN
     # compares false, so (as in pi) a NaN version applies no step either.
     migrations: list[str] = []
     start = first + 1
-    if not snake and disk_version < CURRENT_VERSION:  # old files: normalised, migrated, then checked
-        values, numbers = _placeable(values, numbers, start, skipped, snake, check=False)
-        has_ids = any(isinstance(entry.get("id"), str) for entry in values)
-        migrations = migrate(header, values, has_ids=has_ids)
-        start = 0
-    entries, tree_index = _placeable(values, numbers, start, skipped, snake)
-    del values[:]  # the entries hold what is needed
+    tree_index: TreeIndex | None = None
+    if snake or disk_version < CURRENT_VERSION:  # every entry decoded, normalised (and migrated)
+        values = [parsed.value(position) for position in range(len(types))]
+        if not snake:  # old files: normalised, migrated, then checked
+            values, numbers = _placeable(values, numbers, start, skipped, snake, check=False)
+            has_ids = any(isinstance(entry.get("id"), str) for entry in values)
+            migrations = migrate(header, values, has_ids=has_ids)
+            start = 0
+        kept, _no_index = _placeable(values, numbers, start, skipped, snake)
+        entries = Entries.of(kept)
+    else:
+        entries, tree_index = _placeable_columns(parsed, start)
     dialect = "operator" if snake else ("omp" if title_slot is not None or _omp_markers(entries) else "pi")
     return Session(
         path=path,
@@ -207,6 +229,89 @@ def _build(path: Path, parsed: Parsed, stamp: FileStamp, content: bool) -> Sessi
     )
 
 
+def _placeable_columns(parsed: Parsed, start: int) -> tuple[Entries, TreeIndex | None]:
+    """The entries from position `start` on (a pi v3 file's, after its header) that can be
+    placed in a tree, as `Entries` over the reader's columns, and the tree's index.
+
+    The same rules as `_placeable` on the columns, no entry decoded but the few it changes:
+    a `model_change` is normalised (`dialects.normalise_entry`), a second session header is
+    dropped, and so is an entry without a string type or id; a `parentId` that is not a
+    string becomes null; the last of duplicate ids is kept (the tree then builds its own index).
+    """
+    items, ids, parents, types = parsed.items, parsed.ids, parsed.parents, parsed.types
+    numbers, skipped = parsed.lines, parsed.skipped
+    header_types = dialects.HEADER_TYPES
+    up = array("q")  # per kept position: its parent's kept position when that comes first, else -1
+    add_up = up.append
+    dropped: list[int] = []  # positions not kept (few)
+    later: list[int] = []  # kept positions whose parent is not the entry just before: looked up below
+    add_later = later.append
+    previous: Any = None  # the id of the last entry kept
+    kept = -1  # its position among the kept entries
+    position = start - 1
+    columns = zip(islice(types, start, None), islice(ids, start, None), islice(parents, start, None), strict=True)
+    for kind, entry_id, parent in columns:  # the hot loop: millions of entries
+        position += 1
+        if kind == "model_change":  # the only entries `normalise_entry` changes in pi's dialect
+            entry = dialects.normalise_entry(parsed.value(position), False)
+            items[position] = entry
+            kind = types[position] = entry.get("type")
+        if kind.__class__ is not str or kind in header_types or entry_id.__class__ is not str or not entry_id:
+            if kind.__class__ is not str:
+                reason = "entry without a string type"
+            elif kind in header_types:
+                reason = "a second session header"
+            else:
+                reason = "entry without a string id"
+            skipped.append(Skipped(numbers[position], reason))
+            dropped.append(position)
+            continue
+        kept += 1
+        if parent is None:
+            add_up(-1)
+        elif parent == previous:  # a chain: most of a session (a junk parent never equals a string id)
+            add_up(kept - 1)
+        elif parent.__class__ is str:
+            add_up(-1)
+            add_later(kept)
+        else:
+            skipped.append(Skipped(numbers[position], f"parentId of entry {entry_id} is not a string; shown as a root"))
+            entry = parsed.value(position)
+            entry["parentId"] = parents[position] = None
+            items[position] = entry
+            add_up(-1)
+        previous = entry_id
+    entries = Entries(items[start:], ids[start:], parents[start:], types[start:], parsed.kinds[start:])
+    kept_lines = numbers[start:]
+    if dropped:
+        gone = {position - start for position in dropped}
+        keep = [position for position in range(len(entries)) if position not in gone]
+        entries = entries.select(keep)
+        kept_lines = array("q", (kept_lines[position] for position in keep))
+    kept_ids = entries.ids
+    positions = dict(zip(kept_ids, range(len(kept_ids)), strict=True))  # id -> its position (the last one's)
+    if len(positions) == len(kept_ids):  # no id twice: the tree's index
+        unseen: list[str] = []  # (in entry order) a parent after its child, itself, or a missing one
+        find, kept_parents = positions.get, entries.parents
+        for at in later:
+            above = find(kept_parents[at])
+            if above is None or above >= at:
+                unseen.append(kept_ids[at])
+            else:
+                up[at] = above
+        return entries, TreeIndex(positions, unseen, "label" in entries.types, up)
+    # The last of duplicate ids is kept: the earlier ones are reported and dropped (the tree
+    # then indexes the entries itself).
+    last = {entry_id: position for position, entry_id in enumerate(entries.ids)}
+    keep = []
+    for position, entry_id in enumerate(entries.ids):
+        if last[entry_id] == position:
+            keep.append(position)
+        else:
+            skipped.append(Skipped(kept_lines[position], f"duplicate id {entry_id} (the later entry is used)"))
+    return entries.select(keep), None
+
+
 def _is_header(value: dict[str, Any]) -> bool:
     """A session header line (its `type` checked as a string first: a list is unhashable)."""
     kind = value.get("type")
@@ -216,8 +321,8 @@ def _is_header(value: dict[str, Any]) -> bool:
 _OMP_TYPES = frozenset({"ttsr_injection", "session_init", "mode_change", "title_change", "service_tier_change"})
 
 
-def _omp_markers(entries: list[dict[str, Any]]) -> bool:
-    return any(entry.get("type") in _OMP_TYPES for entry in entries[:200])
+def _omp_markers(entries: Entries) -> bool:
+    return any(kind in _OMP_TYPES for kind in entries.types[:200])
 
 
 def _placeable(
@@ -231,15 +336,14 @@ def _placeable(
 ) -> Any:
     """The entries from `values[start:]`, in pi's shape, that can be placed in a tree.
 
-    One pass over millions of entries: each is normalised (`dialects.normalise_entry`), a
-    second session header is dropped, and then (with `check`) so is an entry without a
-    string type or id; the last of duplicate ids is kept.  A `parentId` becomes the parent's
-    own id string, so the entry does not hold a copy (50-odd bytes an entry).
+    The path of files whose every entry is decoded (see `_build`).  Each is normalised
+    (`dialects.normalise_entry`), a second session header is dropped, and then (with
+    `check`) so is an entry without a string type or id; a `parentId` that is not a string
+    becomes null; the last of duplicate ids is kept.
 
-    With `check`: returns the entries and, when no id is duplicated, the tree's index (the
-    id → entry map built on the way, the entries whose parent does not come before them,
-    whether labels exist); with duplicates the tree builds its own.  Without `check` (before a migration gives old
-    entries their ids): returns the entries and their line numbers.
+    With `check`: returns the entries and None (the tree indexes them itself: this path reads
+    old and Python-port files, not the huge ones).  Without `check` (before a migration gives
+    old entries their ids): returns the entries and their line numbers.
     """
     header_types = dialects.HEADER_TYPES
     normalise = dialects.normalise_entry
@@ -249,9 +353,6 @@ def _placeable(
     dropped: set[int] = set()  # positions not kept (few): kept entries' lines are the others'
     latest: dict[str, dict[str, Any]] = {}  # id -> the entry that has it last
     duplicated: set[str] = set()
-    unseen: list[str] = []
-    has_labels = False
-    find = latest.get
     for position in range(start, len(values)):  # the hot loop: millions of entries
         entry = values[position]
         kind = entry.get("type")
@@ -277,20 +378,9 @@ def _placeable(
             dropped.add(position)
             continue
         parent = entry.get("parentId")
-        if parent is not None:
-            if parent.__class__ is not str:
-                skipped.append(
-                    Skipped(numbers[position], f"parentId of entry {entry_id} is not a string; shown as a root")
-                )
-                entry["parentId"] = None
-            else:
-                parent_entry = find(parent)
-                if parent_entry is not None:  # share the parent's id string instead of a copy
-                    entry["parentId"] = parent_entry["id"]
-                else:  # a parent after its child, itself, or a missing one
-                    unseen.append(entry_id)
-        if kind == "label":
-            has_labels = True
+        if parent is not None and parent.__class__ is not str:
+            skipped.append(Skipped(numbers[position], f"parentId of entry {entry_id} is not a string; shown as a root"))
+            entry["parentId"] = None
         if entry_id in latest:
             duplicated.add(entry_id)
         latest[entry_id] = entry
@@ -298,7 +388,7 @@ def _placeable(
     if not check:
         return kept, kept_lines
     if not duplicated:
-        return kept, TreeIndex(latest, unseen, has_labels)
+        return kept, None
     kept_lines = array("q", (numbers[position] for position in range(start, len(values)) if position not in dropped))
     out = []
     for index, entry in enumerate(kept):
@@ -310,18 +400,24 @@ def _placeable(
     return out, None
 
 
-def read_session(path: str | os.PathLike[str], *, digest: bool = True) -> Session | NotASession:
+def read_session(
+    path: str | os.PathLike[str], *, digest: bool = True, decoded: bool | Collection[str] = False
+) -> Session | NotASession:
     """Read a session file.  Never raises for bad content or a vanished/unreadable file.
 
     `digest=False` is for a read-only use (show, tree, a preview): the stamp then holds no
-    content digest, and the write path refuses it (see `FileStamp`).
+    content digest, and the write path refuses it (see `FileStamp`).  Entries are decoded
+    from their lines when asked for (see `core.entries`); `decoded` keeps parsed entries
+    instead, for a caller that reads them: True every entry (`tree --text`, stats, export),
+    a collection of types the entries of those types (`show`: what the context reads).  The
+    same entries either way, without parsing a line twice.
     """
     file_path = Path(path).expanduser().absolute()
     try:
         descriptor, stat = open_regular(file_path)  # a FIFO or device never blocks us
         try:
             with gc_paused():
-                parsed, stamp, content = _read_records(descriptor, stat, digest)
+                parsed, stamp, content = _read_records(descriptor, stat, digest, decoded)
         finally:
             os.close(descriptor)
     except FileNotFoundError:

@@ -175,7 +175,7 @@ def stats_chunk(infos: Sequence[FileInfo]) -> list[Answer]:
     out: list[Answer] = []
     for info in infos:
         try:
-            session = read_session(info.path, digest=False)
+            session = read_session(info.path, digest=False, decoded=True)  # the stats read every entry
             if isinstance(session, NotASession):
                 out.append((None, None, session.reason))
             else:

@@ -6,10 +6,12 @@ component classes) and whose `prefix`/`text` are plain, sanitised strings.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
 import orjson
 
+from .entries import MESSAGE_ASSISTANT, MESSAGE_TEXTLESS_ASSISTANT, Entries
 from .text import as_text, content_text, display_text, home_short
 
 _TEXT_LIMIT = 200
@@ -24,8 +26,11 @@ class Summary(NamedTuple):  # (immutable like a frozen dataclass, at half its co
         return f"{self.prefix}{self.text}"
 
 
-def tool_calls_by_id(entries: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """toolCallId -> the assistant's toolCall block, to summarise tool results."""
+def tool_calls_by_id(entries: Iterable[dict[str, Any]]) -> Mapping[str, dict[str, Any]]:
+    """toolCallId -> the assistant's toolCall block, to summarise tool results (of a
+    session's `Entries`, only the assistant messages are decoded)."""
+    if isinstance(entries, Entries):
+        entries = entries.messages(MESSAGE_ASSISTANT, MESSAGE_TEXTLESS_ASSISTANT)
     calls: dict[str, dict[str, Any]] = {}
     for entry in entries:
         message = entry.get("message")
@@ -38,7 +43,7 @@ def tool_calls_by_id(entries: list[dict[str, Any]]) -> dict[str, dict[str, Any]]
     return calls
 
 
-def tool_result_title(message: dict[str, Any], calls: dict[str, dict[str, Any]], limit: int | None = None) -> str:
+def tool_result_title(message: dict[str, Any], calls: Mapping[str, dict[str, Any]], limit: int | None = None) -> str:
     """What a tool result is the result of: its call as `format_tool_call` shows it (found by
     `toolCallId` in `calls`, see `tool_calls_by_id`), else `[<toolName>]` cut to `limit`."""
     call_id = message.get("toolCallId")
@@ -84,8 +89,40 @@ def _tool_call_text(name: Any, args: Any) -> str:
     return f"[{name}: {encoded[:40]}{'...' if len(encoded) > 40 else ''}]"
 
 
-def summarize(entry: dict[str, Any], tool_calls: dict[str, dict[str, Any]] | None = None) -> Summary:
+# Bookkeeping entries whose row reads one short field (`summarize` below): thousands of them
+# share a few values (an extension's `custom` entries, switches to the same model), so their
+# rows are made once per value.
+_ONE_FIELD = {
+    "custom": "customType",
+    "model_change": "modelId",
+    "thinking_level_change": "thinkingLevel",
+    "session_info": "name",
+    "title_change": "title",
+    "mode_change": "mode",
+}
+_ONE_FIELD_ROWS: dict[tuple[Any, str | None], Summary] = {}
+_ONE_FIELD_ROWS_MAX = 4096
+
+
+def summarize(entry: dict[str, Any], tool_calls: Mapping[str, dict[str, Any]] | None = None) -> Summary:
     """The one-line rendering of an entry (text already free of controls)."""
+    kind = entry.get("type")
+    field = _ONE_FIELD.get(kind) if kind.__class__ is str else None
+    if field is not None:
+        value = entry.get(field)
+        if value is None or value.__class__ is str:
+            key = (kind, value)
+            summary = _ONE_FIELD_ROWS.get(key)
+            if summary is None:
+                summary = _summarize(entry, tool_calls)
+                if len(_ONE_FIELD_ROWS) >= _ONE_FIELD_ROWS_MAX:
+                    _ONE_FIELD_ROWS.clear()
+                _ONE_FIELD_ROWS[key] = summary
+            return summary
+    return _summarize(entry, tool_calls)
+
+
+def _summarize(entry: dict[str, Any], tool_calls: Mapping[str, dict[str, Any]] | None) -> Summary:
     kind = entry.get("type")
     if kind == "message":
         return _summarize_message(entry.get("message"), tool_calls or {})
@@ -124,7 +161,7 @@ def summarize(entry: dict[str, Any], tool_calls: dict[str, dict[str, Any]] | Non
     return Summary("other", "", f"[{display_text(kind)}]")
 
 
-def _summarize_message(message: Any, tool_calls: dict[str, dict[str, Any]]) -> Summary:
+def _summarize_message(message: Any, tool_calls: Mapping[str, dict[str, Any]]) -> Summary:
     if not isinstance(message, dict):
         return Summary("other", "", "[message]")
     role = message.get("role")
@@ -154,7 +191,7 @@ def _summarize_message(message: Any, tool_calls: dict[str, dict[str, Any]]) -> S
 
 
 def entry_summary(
-    entry: dict[str, Any], limit: int | None = None, tool_calls: dict[str, dict[str, Any]] | None = None
+    entry: dict[str, Any], limit: int | None = None, tool_calls: Mapping[str, dict[str, Any]] | None = None
 ) -> str:
     """Plain one-line text of an entry, cut to `limit` characters."""
     return display_text(summarize(entry, tool_calls).plain(), limit)

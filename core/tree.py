@@ -9,11 +9,14 @@ would loop on) and reports them, so every entry is reachable exactly once.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from array import array
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
+from itertools import chain, pairwise, repeat
 from typing import Any, NamedTuple
 
+from .entries import ById, Entries
 from .timefmt import parse_time_ms
 
 _INFINITY = float("inf")
@@ -42,22 +45,26 @@ class TreeNode:
 class TreeIndex(NamedTuple):
     """What a reader that checked every entry already knows for the tree."""
 
-    by_id: dict[str, dict[str, Any]]  # id → entry, in entry order, one entry per id
+    positions: dict[str, int]  # id → its position in the entries, in entry order, one per id
     suspects: list[str]  # ids (in entry order) whose parent is junk, themselves, or not before them
     has_labels: bool  # whether any `label` entry exists
+    up: array  # per position: its parent's position when that comes before it, else -1
 
 
 class SessionTree:
     """Index over a session's entries (already normalised and migrated).
 
-    Built in at most one pass that keeps no per-entry structure but `by_id`: `show` follows
-    parents from the leaf and needs nothing else.  The parent and children maps (`parent`,
-    `children`, `roots`) are built on first use, for the tree views.  A reader that already
-    checked the entries hands over a `TreeIndex` and no pass is made at all.
+    Works on the entries' columns (`Entries`: ids, parents, types), so no entry is decoded
+    to place it; `by_id` decodes an entry when asked for.  Built in at most one pass that
+    keeps no per-entry structure but the id → position map: `show` follows parents from the
+    leaf and needs nothing else.  The parent and children maps (`parent`, `children`,
+    `roots`) are built on first use, for the tree views.  A reader that already checked the
+    entries hands over a `TreeIndex` and no pass is made at all.
     """
 
-    def __init__(self, entries: list[dict[str, Any]], index: TreeIndex | None = None) -> None:
-        self.entries = entries
+    def __init__(self, entries: Iterable[dict[str, Any]], index: TreeIndex | None = None) -> None:
+        self.entries = entries = Entries.of(entries)
+        self._ids, self._parents, self._types = entries.ids, entries.parents, entries.types
         self.labels: dict[str, str] = {}
         self.label_times: dict[str, Any] = {}  # the label entry's timestamp, as written
         self.problems: list[str] = []
@@ -66,21 +73,26 @@ class SessionTree:
         self._rooted: dict[str, None] = {}
         if index is None:
             index = self._index()
-        self.by_id: dict[str, dict[str, Any]] = index.by_id
-        by_id = index.by_id
+        self.positions: dict[str, int] = index.positions
+        self.by_id = ById(index.positions, entries)
+        # Per position, where its placed parent is (-1 for a root): walks up need no lookups.
+        self._up = up = index.up
+        positions, parents = index.positions, self._parents
         forward = False
         for entry_id in dict.fromkeys(index.suspects):  # in entry order, as pi reports nothing and we say why
-            parent = by_id[entry_id]["parentId"]
+            parent = parents[positions[entry_id]]
             if parent.__class__ is not str:  # junk from a caller that did not check
                 pass
             elif parent == entry_id:
                 self.problems.append(f"entry {entry_id} is its own parent; shown as a root")
-            elif parent not in by_id:
+            elif parent not in positions:
                 self.problems.append(f"entry {entry_id}: parent {parent} is missing; shown as a root")
             else:
                 forward = True  # a parent after its child: parents may form a cycle
+                up[positions[entry_id]] = positions[parent]
                 continue
             self._rooted[entry_id] = None
+            up[positions[entry_id]] = -1
         labels_seen = index.has_labels
         if labels_seen:
             self._read_labels()
@@ -92,24 +104,19 @@ class SessionTree:
 
     def _index(self) -> TreeIndex:
         """The one pass over entries nobody checked: ids, labels, and suspect parents."""
-        by_id: dict[str, dict[str, Any]] = {}
+        positions: dict[str, int] = {}
         suspects: list[str] = []
-        has_labels = False
-        for entry in self.entries:  # the hot loop: millions of entries
-            entry_id = entry["id"]
-            by_id[entry_id] = entry
-            parent = entry.get("parentId")
-            if parent is not None and (parent.__class__ is not str or parent == entry_id or parent not in by_id):
+        for position, (entry_id, parent) in enumerate(zip(self._ids, self._parents, strict=True)):
+            positions[entry_id] = position
+            if parent is not None and (parent.__class__ is not str or parent == entry_id or parent not in positions):
                 suspects.append(entry_id)
-            if entry.get("type") == "label":
-                has_labels = True
-        return TreeIndex(by_id, suspects, has_labels)
+        find = positions.get
+        up = array("q", (-1 if parent.__class__ is not str else find(parent, -1) for parent in self._parents))
+        return TreeIndex(positions, suspects, "label" in self._types, up)
 
     def _read_labels(self) -> None:
         """The latest `label` entry per target wins; one without a label clears it."""
-        for entry in self.entries:
-            if entry.get("type") != "label":
-                continue
+        for entry in self.entries.where(("label",)):
             target = entry.get("targetId")
             label = entry.get("label")
             if isinstance(target, str):
@@ -123,17 +130,16 @@ class SessionTree:
     def _find_leaf(self) -> str | None:
         """The last entry, or the target of a last `leaf` entry (the Python port's durable
         leaf pointer) when that names an entry."""
-        if not self.entries:
+        if not self._ids:
             return None
-        last = self.entries[-1]
-        if last.get("type") == "leaf":
-            target = last.get("targetId")
-            if isinstance(target, str) and target in self.by_id:
+        if self._types[-1] == "leaf":
+            target = self.entries[-1].get("targetId")
+            if isinstance(target, str) and target in self.positions:
                 return target
-        return last["id"]
+        return self._ids[-1]
 
     def _parent_of(self, entry_id: str) -> str | None:
-        return None if entry_id in self._rooted else self.by_id[entry_id].get("parentId")
+        return None if entry_id in self._rooted else self._parents[self.positions[entry_id]]
 
     def _break_cycles(self) -> None:
         """Cut every parent cycle at its entry that comes first, and say so.
@@ -142,9 +148,9 @@ class SessionTree:
         leads to a root) or comes back onto itself: that loop is a cycle.  The first entry
         (in order) that leads into a cycle names it from where its walk entered the loop.
         """
-        order = {entry_id: index for index, entry_id in enumerate(self.by_id)}
+        order = {entry_id: index for index, entry_id in enumerate(self.positions)}
         settled: set[str] = set()
-        for entry_id in self.by_id:
+        for entry_id in self.positions:
             walk: list[str] = []
             on_walk: set[str] = set()
             node: str | None = entry_id
@@ -156,15 +162,16 @@ class SessionTree:
                 cycle = walk[walk.index(node) :]
                 cut = min(cycle, key=order.__getitem__)
                 self._rooted[cut] = None
+                self._up[self.positions[cut]] = -1
                 self.problems.append(f"entries {' → '.join(cycle)} form a parent cycle; {cut} is shown as a root")
             settled.update(walk)
 
     @cached_property
     def parent(self) -> dict[str, str | None]:
         """Entry id → the parent it is placed under (None for a root)."""
-        rooted = self._rooted
+        rooted, parents = self._rooted, self._parents
         return {
-            entry_id: None if entry_id in rooted else entry.get("parentId") for entry_id, entry in self.by_id.items()
+            entry_id: None if entry_id in rooted else parents[position] for entry_id, position in self.positions.items()
         }
 
     @cached_property
@@ -179,13 +186,25 @@ class SessionTree:
         self._place()
         return self.__dict__["roots"]
 
+    @cached_property
+    def is_chain(self) -> bool:
+        """Whether the entries form one chain in file order (each placed under the entry just
+        before it): most sessions, whose pre-order is then the entry order itself."""
+        count = len(self._ids)
+        return len(self.positions) == count and self._up == array("q", range(-1, count - 1))
+
     def _place(self) -> None:
-        by_id, rooted = self.by_id, self._rooted
+        if self.is_chain:  # (no lookups: each entry's only child is the next one)
+            ids = self._ids
+            self.__dict__["children"] = Children(dict(pairwise(ids)), {})
+            self.__dict__["roots"] = ids[:1]
+            return
+        positions, rooted, parents = self.positions, self._rooted, self._parents
         only: dict[str, str] = {}  # parent → its first child (all most parents have)
         many: dict[str, list[str]] = {}  # parent → all its children, where more than one
         roots: list[str] = []
-        for entry_id, entry in by_id.items():  # the hot loop: millions of entries
-            parent = entry.get("parentId")
+        for entry_id, position in positions.items():  # the hot loop: millions of entries
+            parent = parents[position]
             if parent is None or entry_id in rooted:
                 roots.append(entry_id)
                 continue
@@ -196,7 +215,8 @@ class SessionTree:
                     many[parent] = [first, entry_id]
                 else:
                     kids.append(entry_id)
-        for kids in many.values():  # only branch points need timestamps parsed
+        by_id = self.by_id
+        for kids in many.values():  # only branch points need timestamps parsed (and their entries decoded)
             kids.sort(key=lambda kid: timestamp_ms(by_id[kid].get("timestamp")))
         self.__dict__["children"] = Children(only, many)
         self.__dict__["roots"] = roots
@@ -213,17 +233,25 @@ class SessionTree:
         """Children ids of an entry (or the roots for None), oldest first."""
         return self.roots if entry_id is None else self.children.get(entry_id, [])
 
+    def type_of(self, entry_id: str) -> Any:
+        """An entry's `type` (from the column: nothing decoded)."""
+        return self._types[self.positions[entry_id]]
+
+    def path_positions(self, entry_id: str | None) -> Iterator[int]:
+        """The positions (in `entries`) from `entry_id` up to its root along the placed
+        parents (none for an unknown id): the one walk up every path question is answered by,
+        without decoding an entry."""
+        up = self._up
+        position = self.positions.get(entry_id, -1) if entry_id is not None else -1
+        while position >= 0:  # millions of steps on a long chain
+            yield position
+            position = up[position]
+
     def walk_up(self, entry_id: str | None) -> Iterator[dict[str, Any]]:
-        """The entries from `entry_id` up to its root along the placed parents (none for an
-        unknown id): the one walk up every path question is answered by."""
-        by_id, rooted = self.by_id, self._rooted
-        entry = by_id.get(entry_id) if entry_id is not None else None
-        while entry is not None:  # millions of steps on a long chain
-            yield entry
-            if rooted and entry["id"] in rooted:
-                return
-            parent = entry.get("parentId")
-            entry = by_id.get(parent) if parent is not None else None
+        """The entries from `entry_id` up to its root along the placed parents (each decoded:
+        a caller that needs only some uses `path_positions` and the columns)."""
+        entries = self.entries
+        return (entries[position] for position in self.path_positions(entry_id))
 
     def path_to(self, entry_id: str | None) -> list[dict[str, Any]]:
         """Root → entry along the placed parents (cycle-free once cycles are cut)."""
@@ -233,18 +261,20 @@ class SessionTree:
 
     def ancestors(self, entry_id: str) -> set[str]:
         """Ids on the path root → entry, the entry included."""
-        return {entry["id"] for entry in self.walk_up(entry_id)}
+        ids = self._ids
+        return {ids[position] for position in self.path_positions(entry_id)}
 
     def branch_choices(self, entry_id: str) -> dict[str | None, str]:
         """Along the path root → `entry_id`: each entry with several children → the child
         on the path, and None → the path's root (empty for an unknown id).  No set of every
         id on the path: what the tree view needs to put the leaf's branch first."""
         many = self.children.many
+        ids, parents = self._ids, self._parents
         choices: dict[str | None, str] = {}
         node: str | None = None
-        for entry in self.walk_up(entry_id):
-            node = entry["id"]
-            parent = entry.get("parentId")
+        for position in self.path_positions(entry_id):
+            node = ids[position]
+            parent = parents[position]
             if parent in many and node not in self._rooted:
                 choices[parent] = node
         if node is not None:
@@ -254,10 +284,10 @@ class SessionTree:
     def parent_of(self, entry_id: str) -> str | None:
         """The id an entry is placed under (None for a root or an unknown id): `parent.get`
         without building the map of every entry's parent."""
-        entry = self.by_id.get(entry_id)
-        if entry is None or entry_id in self._rooted:
+        position = self.positions.get(entry_id)
+        if position is None or entry_id in self._rooted:
             return None
-        return entry.get("parentId")
+        return self._parents[position]  # type: ignore[no-any-return]
 
     def preorder(self, roots: list[str] | None = None) -> Iterator[tuple[str, int]]:
         """Depth-first pre-order over (id, depth), children oldest first."""
@@ -272,9 +302,20 @@ class SessionTree:
         single-child chain stays flat, a fork indents its children).  Roots are at
         `first_depth`.
         """
+        step = 0 if flat_chains else 1
+        if roots is None and self.is_chain:
+            return self._walk_chain(step, first_depth)
+        return self._walk(roots, step, first_depth)
+
+    def _walk_chain(self, step: int, first_depth: int) -> Iterator[tuple[str, int, str | None]]:
+        ids = self._ids
+        if step:
+            return zip(ids, range(first_depth, first_depth + len(ids)), chain((None,), ids), strict=False)
+        return zip(ids, repeat(first_depth), chain((None,), ids), strict=False)
+
+    def _walk(self, roots: list[str] | None, step: int, first_depth: int) -> Iterator[tuple[str, int, str | None]]:
         children = self.children
         only, many = children.only, children.many
-        step = 0 if flat_chains else 1
         stack: list[tuple[str, int, str | None]] = [
             (entry_id, first_depth, None if roots is None else self._parent_of(entry_id))
             for entry_id in reversed(self.roots if roots is None else roots)

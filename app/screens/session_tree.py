@@ -36,6 +36,7 @@ from seance.app.screens.prompt import label_prompt
 from seance.app.tree_model import TreeModel, resume_point
 from seance.app.widgets.context_preview import ContextPreview
 from seance.app.widgets.tree_view import TreeView
+from seance.core.entries import MESSAGE_USER
 from seance.core.gcpause import gc_paused
 from seance.core.metadata import first_message
 from seance.core.model import session_title
@@ -234,7 +235,9 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
 
     def _title(self, session: Session) -> Content:
         # the list row's title (name, else first prompt, else id, else file name): one function for both
-        title = session_title(session.name, first_message(session.entries), session.id, str(self.session_path))
+        title = session_title(
+            session.name, first_message(session.entries.messages(MESSAGE_USER)), session.id, str(self.session_path)
+        )
         parts = [f"Session Tree  {title}"]
         entries = len(session.entries)
         parts.append(f"{entries:,} entr{'y' if entries == 1 else 'ies'}")

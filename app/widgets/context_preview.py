@@ -20,6 +20,7 @@ import os
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -33,7 +34,8 @@ from textual.widgets import Static
 from textual.worker import get_current_worker
 
 from seance.app.paths import stylesheet
-from seance.core.context import ContextMessage, build_session_context
+from seance.core.context import CONTEXT_TYPES, ContextMessage, build_session_context
+from seance.core.entries import MESSAGE_ASSISTANT, MESSAGE_TEXTLESS_ASSISTANT
 from seance.core.session import NotASession, Session, read_session
 from seance.core.statsformat import cost_text
 from seance.core.summary import format_tool_call, tool_calls_by_id, tool_result_title
@@ -98,7 +100,7 @@ def plural(count: int, noun: str) -> str:
     return f"{count:,} {noun}{'' if count == 1 else 's'}"
 
 
-def _message_block(item: ContextMessage, calls: dict[str, dict[str, Any]]) -> PreviewBlock:
+def _message_block(item: ContextMessage, calls: Mapping[str, dict[str, Any]]) -> PreviewBlock:
     message, role = item.message, item.role
     if role == "user":
         content = message.get("content")
@@ -186,7 +188,12 @@ def build_preview(
     """
     tree = session.tree
     context = build_session_context(session) if leaf_id is DEFAULT else build_session_context(session, leaf_id)
-    path = tree.path_to(context.leaf_id)
+    # The path's assistant messages (costs, tool calls) and ids (labels): nothing else decoded.
+    on_path = list(tree.path_positions(context.leaf_id))
+    on_path.reverse()
+    kinds, ids = tree.entries.message_kinds, tree.entries.ids
+    assistant = (MESSAGE_ASSISTANT, MESSAGE_TEXTLESS_ASSISTANT)
+    assistants = [tree.entries[position] for position in on_path if kinds[position] in assistant]
     doc = PreviewDoc()
     model = context.model
     if model and (model.get("provider") or model.get("modelId")):
@@ -195,11 +202,12 @@ def build_preview(
     doc.header.append(("thinking", f"thinking {display_text(context.thinking_level) or 'off'}"))
     tokens = sum(_message_chars(item) for item in context.messages) // 4
     doc.header.append(("context", f"~{plural(tokens, 'token')} · {plural(len(context.messages), 'message')}"))
-    cost = sum(_cost(entry) for entry in path)
+    cost = sum(_cost(entry) for entry in assistants)
     if cost:
         doc.header.append(("cost", cost_text(cost)))  # one format: the stats report's
     doc.header.append(("branches", plural(tree.branch_points(), "branch point")))
-    labels = [display_text(tree.labels[entry["id"]]) for entry in path if entry["id"] in tree.labels]
+    path_ids = (ids[position] for position in on_path)
+    labels = [display_text(tree.labels[entry_id]) for entry_id in path_ids if entry_id in tree.labels]
     if labels:
         doc.header.append(("labels", ", ".join(f"[{label}]" for label in labels)))
     if context.mode and context.mode != "none":
@@ -210,7 +218,7 @@ def build_preview(
     if len(messages) > tail:
         doc.earlier = len(messages) - tail
         messages = messages[-tail:]
-    calls = tool_calls_by_id(path)
+    calls = tool_calls_by_id(assistants)
     doc.blocks = [_message_block(item, calls) for item in messages]
     if editor is not None:
         doc.editor = _clip(editor, BODY_LIMIT)
@@ -238,7 +246,7 @@ class _SessionCache:
             if cached is not None and cached[0] == key:
                 self._items.move_to_end(path)
                 return cached[1]
-        result = read_session(path, digest=False)
+        result = read_session(path, digest=False, decoded=CONTEXT_TYPES)  # the preview is a context
         if isinstance(result, Session) and key is not None:
             with self._lock:
                 self._items[path] = (key, result)

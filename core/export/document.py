@@ -11,6 +11,7 @@ escapes them for its format.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -180,7 +181,7 @@ def message_item(
     role: str,
     message: dict[str, Any],
     entry_id: str,
-    calls: dict[str, dict[str, Any]],
+    calls: Mapping[str, dict[str, Any]],
     *,
     thinking: bool,
     blobs: BlobStore | None = None,
@@ -285,7 +286,7 @@ def context_document(
 
 
 def _entry_item(
-    entry: dict[str, Any], calls: dict[str, dict[str, Any]], thinking: bool, blobs: BlobStore | None
+    entry: dict[str, Any], calls: Mapping[str, dict[str, Any]], thinking: bool, blobs: BlobStore | None
 ) -> Item:
     """One tree entry: messages, summaries and compactions in full, anything else one line."""
     entry_id = entry["id"]

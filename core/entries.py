@@ -1,0 +1,333 @@
+"""A session's entries as columns, each entry decoded from its line only when asked for.
+
+A session of hundreds of thousands of entries is read once; what the tree, `show` and the
+listing walk over is kept in columns (`ids`, `parents`, `types`, and for messages a small
+`message_kinds` code), and every entry's line stays as the bytes
+it was read from.  `Entries[i]` decodes that line (`orjson`, the same parse the reader made,
+so the value is equal to the one the reader saw); an entry the reader had to change (a
+normalised `model_change`, a junk `parentId` set to null, a line only `loads_line` could
+read, a migrated file) is kept as the changed dict itself, and so is every entry of the
+types a caller said it will read (`read_session(decoded=...)`: no line is parsed twice).
+Keeping a million parsed dicts costs more than parsing them (allocation, page faults): a
+view that needs a few hundred entries decodes a few hundred.
+
+`Entries` is a read-only `Sequence[dict]`: every caller that iterates or indexes a list of
+entries keeps working.  A small cache keeps recently decoded entries (emptied when full), so
+asking twice in a row gives the same dict; iterating decodes each entry once and keeps nothing.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from sys import intern
+from typing import Any, overload
+
+import orjson
+
+from .jsonl import LineError, Skipped, describe_failure, loads_line
+
+# Message kinds (`Entries.message_kinds`): what a view tells about a message without its text.
+MESSAGE_OTHER = 0  # a role that is none of the below, or `message` not an object
+MESSAGE_USER = 1
+MESSAGE_TOOL_RESULT = 2
+MESSAGE_ASSISTANT = 3  # with text, or ended in an error or abort
+MESSAGE_TEXTLESS_ASSISTANT = 4  # tool calls only (pi's tree hides them)
+NOT_A_MESSAGE = 255  # (an entry of another type)
+
+_CACHE_SIZE = 2048
+
+
+def _has_text(content: Any) -> bool:
+    if isinstance(content, str):
+        return bool(content.strip())
+    if isinstance(content, list):
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "text":
+                text = block.get("text")
+                if isinstance(text, str) and text.strip():
+                    return True
+    return False
+
+
+def message_kind(message: Any) -> int:
+    """The `MESSAGE_*` code of a `message` entry's `message` field."""
+    if not isinstance(message, dict):
+        return MESSAGE_OTHER
+    role = message.get("role")
+    if role == "user":
+        return MESSAGE_USER
+    if role == "toolResult":
+        return MESSAGE_TOOL_RESULT
+    if role != "assistant":
+        return MESSAGE_OTHER
+    if not _has_text(message.get("content")):
+        stop = message.get("stopReason")
+        if not stop or stop in ("stop", "toolUse"):  # an error or abort stays visible
+            return MESSAGE_TEXTLESS_ASSISTANT
+    return MESSAGE_ASSISTANT
+
+
+def decode(item: bytes | dict[str, Any]) -> dict[str, Any]:
+    """An entry from what `Entries` keeps for it: its line's bytes, or the entry itself."""
+    if item.__class__ is not bytes:
+        return item  # type: ignore[return-value]
+    try:
+        return orjson.loads(item)  # type: ignore[no-any-return]
+    except orjson.JSONDecodeError:  # (the reader keeps such lines decoded: not reached)
+        return loads_line(item)[0]  # type: ignore[arg-type, no-any-return]
+
+
+class Entries(Sequence[dict[str, Any]]):
+    """The entries of a session in file order, decoded on access (see the module docstring).
+
+    Columns, one item per entry: `ids`, `parents` (the `parentId` as the entry holds it),
+    `types` and `message_kinds` (a `MESSAGE_*` code, `NOT_A_MESSAGE` for other types).
+    """
+
+    __slots__ = ("_cache", "_items", "ids", "message_kinds", "parents", "types")
+
+    def __init__(
+        self,
+        items: list[Any],
+        ids: list[Any],
+        parents: list[Any],
+        types: list[Any],
+        message_kinds: bytearray,
+    ) -> None:
+        self._items = items
+        self.ids, self.parents, self.types = ids, parents, types
+        self.message_kinds = message_kinds
+        self._cache: dict[int, dict[str, Any]] = {}  # (views decode from worker threads and the UI thread at once)
+
+    @classmethod
+    def of(cls, entries: Iterable[dict[str, Any]]) -> Entries:
+        """Entries already decoded (a migrated file, a test's list): kept as they are."""
+        if isinstance(entries, Entries):
+            return entries
+        items = list(entries)
+        kinds = bytearray([NOT_A_MESSAGE]) * len(items)
+        for position, entry in enumerate(items):
+            if entry.get("type") == "message":
+                kinds[position] = message_kind(entry.get("message"))
+        return cls(
+            items,
+            [entry.get("id") for entry in items],
+            [entry.get("parentId") for entry in items],
+            [entry.get("type") for entry in items],
+            kinds,
+        )
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    @overload
+    def __getitem__(self, index: int) -> dict[str, Any]: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[dict[str, Any]]: ...
+
+    def __getitem__(self, index: int | slice) -> Any:
+        if isinstance(index, slice):
+            return [self[position] for position in range(*index.indices(len(self._items)))]
+        if index < 0:
+            index += len(self._items)
+        cached = self._cache.get(index)
+        if cached is not None:
+            return cached
+        item = self._items[index]  # (IndexError as a list raises it)
+        if item.__class__ is not bytes:
+            return item
+        entry = decode(item)
+        cache = self._cache
+        if len(cache) >= _CACHE_SIZE:  # full: start again (evicting one at a time from a dict's
+            cache.clear()  # front makes every eviction walk past the ones deleted before it)
+        cache[index] = entry
+        return entry
+
+    def peek(self, index: int) -> dict[str, Any]:
+        """`self[index]` without caching it: for a pass over many entries."""
+        item = self._items[index]
+        if item.__class__ is not bytes:
+            return item  # type: ignore[no-any-return]
+        cached = self._cache.get(index)
+        return cached if cached is not None else decode(item)
+
+    def __eq__(self, other: object) -> bool:
+        """Equal to a list (or `Entries`) of equal entries, as the list it stands for."""
+        if isinstance(other, Entries | list | tuple):
+            return len(self) == len(other) and all(mine == theirs for mine, theirs in zip(self, other, strict=True))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # (mutable entries, as a list's)
+
+    def __repr__(self) -> str:
+        return f"<Entries: {len(self)} entries>"
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        """Every entry, decoded one at a time (nothing kept beyond the cache's own)."""
+        cache = self._cache
+        for position, item in enumerate(self._items):
+            if item.__class__ is not bytes:
+                yield item
+            else:
+                cached = cache.get(position)
+                yield cached if cached is not None else decode(item)
+
+    def select(self, keep: list[int]) -> Entries:
+        """The entries at positions `keep` (ascending), as new `Entries`."""
+        kinds = self.message_kinds
+        return Entries(
+            [self._items[position] for position in keep],
+            [self.ids[position] for position in keep],
+            [self.parents[position] for position in keep],
+            [self.types[position] for position in keep],
+            bytearray(kinds[position] for position in keep),
+        )
+
+    def where(self, kinds: Iterable[str]) -> Iterator[dict[str, Any]]:
+        """The entries whose `type` is one of `kinds`, in order (the others are not decoded)."""
+        wanted = frozenset(kinds)
+        return (self[position] for position, kind in enumerate(self.types) if kind.__class__ is str and kind in wanted)
+
+    def messages(self, *message_kinds: int) -> Iterator[dict[str, Any]]:
+        """The `message` entries of the given `MESSAGE_*` kinds, in order (not cached: a pass)."""
+        return (self.peek(position) for position, kind in enumerate(self.message_kinds) if kind in message_kinds)
+
+
+class ById(Mapping[str, dict[str, Any]]):
+    """Entry id → entry (`SessionTree.by_id`): ids and positions in a dict, each entry
+    decoded from `Entries` when asked for."""
+
+    __slots__ = ("_entries", "positions")
+
+    def __init__(self, positions: dict[str, int], entries: Sequence[dict[str, Any]]) -> None:
+        self.positions, self._entries = positions, entries
+
+    def __getitem__(self, entry_id: str) -> dict[str, Any]:
+        return self._entries[self.positions[entry_id]]
+
+    def get(self, entry_id: Any, default: Any = None) -> Any:
+        position = self.positions.get(entry_id)
+        return default if position is None else self._entries[position]
+
+    def __contains__(self, entry_id: object) -> bool:
+        return entry_id in self.positions
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.positions)
+
+    def __len__(self) -> int:
+        return len(self.positions)
+
+
+class Parsed:
+    """What a file's lines parsed into, as the columns `Entries` keeps (one item per object
+    line: its bytes, or its value when only `loads_line` could read it or the caller keeps
+    it, see `parse_lines`), their 1-based line
+    numbers, the skipped lines, and where the first object's line ends (a title slot's byte
+    length).  Positions count object lines from the file's first."""
+
+    __slots__ = ("first_end", "ids", "items", "kinds", "lines", "parents", "skipped", "types")
+
+    def __init__(self) -> None:
+        self.items: list[Any] = []
+        self.ids: list[Any] = []
+        self.parents: list[Any] = []
+        self.types: list[Any] = []
+        self.kinds = bytearray()  # MESSAGE_* of each `message`, NOT_A_MESSAGE of the others
+        self.lines = array("q")
+        self.skipped: list[Skipped] = []
+        self.first_end: int | None = None
+
+    def value(self, position: int) -> dict[str, Any]:
+        """The object at `position`, decoded (a fresh dict for a kept line)."""
+        return decode(self.items[position])
+
+
+def parse_lines(
+    lines: list[bytes], parsed: Parsed, first_line: int, base_offset: int, *, keep: bool | Collection[str] = False
+) -> None:
+    """Parse split lines (starting at line `first_line`, byte `base_offset`) into `parsed`.
+
+    A final piece that is not empty is a line without a newline: kept when it parses,
+    reported as torn when not.  Each object's line is parsed once, here: its columns are
+    read off the parsed value, and the value itself is dropped (see `Entries`) unless `keep`
+    says otherwise: True keeps every value, a collection of types the values of those types
+    (for a caller about to read them all anyway: no second parse).
+    """
+    items, ids, parents, types = parsed.items, parsed.ids, parsed.parents, parsed.types
+    add_item, add_id, add_parent, add_type = items.append, ids.append, parents.append, types.append
+    skipped = parsed.skipped
+    add_kind = parsed.kinds.append
+    loads = orjson.loads
+    decode_error = orjson.JSONDecodeError
+    last = len(lines) - 1
+    unused: list[int] = []  # lines that gave no object (blank, bad, not an object): few
+    previous = ids[-1] if ids else None  # the last object's id
+    keep_all = keep is True
+    keep_types = frozenset(keep) if not isinstance(keep, bool) else frozenset()
+    for index, raw in enumerate(lines):  # the hot loop: millions of lines
+        item: Any = raw
+        try:
+            value = loads(raw)
+        except decode_error:
+            unused.append(index)
+            if not raw.strip():
+                continue
+            try:
+                value, replaced = loads_line(raw)
+            except LineError:
+                reason = "torn last line (no newline)" if index == last else describe_failure(raw)
+                skipped.append(Skipped(first_line + index, reason))
+                continue
+            item = value  # kept decoded: a later decode of the bytes would not give it
+            if type(value) is dict:
+                unused.pop()
+                if replaced:
+                    skipped.append(Skipped(first_line + index, "bytes that are not UTF-8 were replaced (line kept)"))
+        if type(value) is not dict:
+            if not unused or unused[-1] != index:
+                unused.append(index)
+            skipped.append(Skipped(first_line + index, f"a JSON {type(value).__name__}, not an object"))
+            continue
+        get = value.get
+        kind = get("type")
+        code = NOT_A_MESSAGE
+        if kind.__class__ is str:  # a few distinct values, millions of copies: share one each
+            kind = intern(kind)
+            if kind in keep_types:
+                item = value
+            if kind == "message":
+                message = get("message")
+                role = message.get("role") if message.__class__ is dict else None
+                if role == "user":
+                    code = MESSAGE_USER
+                elif role == "toolResult":
+                    code = MESSAGE_TOOL_RESULT
+                elif role == "assistant":
+                    code = message_kind(message)
+                else:
+                    code = MESSAGE_OTHER
+        add_kind(code)
+        entry_id = get("id")
+        parent = get("parentId")
+        if parent == previous:  # a chain, most of a session: share the id string, drop the copy
+            parent = previous
+        add_item(value if keep_all else item)
+        add_id(entry_id)
+        add_parent(parent)
+        add_type(kind)
+        previous = entry_id
+    # Line numbers of the kept objects, and (once per file) where the first one's line ends.
+    numbers = parsed.lines
+    if unused == [last]:  # the usual block: whole lines, then the empty piece after the last newline
+        numbers.extend(range(first_line, first_line + last))
+        first = 0 if last else None
+    else:
+        gaps = set(unused)
+        kept = [index for index in range(len(lines)) if index not in gaps]
+        numbers.extend(first_line + index for index in kept)
+        first = kept[0] if kept else None
+    if parsed.first_end is None and first is not None:
+        parsed.first_end = base_offset + sum(len(line) + 1 for line in lines[:first]) + len(lines[first])
