@@ -496,6 +496,7 @@ class Index:
         self._connections: list[sqlite3.Connection] = []
         self.rebuilt_reason: str | None = None
         self._path_cache: tuple[tuple, dict[str, int], dict[int, str]] | None = None  # `_path_ids`
+        self._runs_cache: tuple[object, dict[str, int], list[tuple[int, int]] | None] | None = None  # `_runs_of`
         self._verified: dict[int, tuple[int, int]] = {}  # id(connection) -> its last good `_check_signature`
         if in_memory:
             self._uri = f"file:seance-index-{id(self)}?mode=memory&cache=shared"
@@ -863,12 +864,22 @@ class Index:
         db.execute("BEGIN")  # one snapshot for the signature check, the search and the paths
         try:
             ids, paths = self._path_ids(db)
-            ranges = _id_runs([ids.get(path, -1) for path in within], len(ids)) if within is not None else None
+            ranges = self._runs_of(within, ids) if within is not None else None
             best = self._best_rows(db, query, include_cwd, ranges)
             return IndexHits(best, paths, self.chunk, query.highlight)
         finally:
             if db.in_transaction:
                 db.execute("ROLLBACK")
+
+    def _runs_of(self, within: Collection[str], ids: dict[str, int]) -> list[tuple[int, int]] | None:
+        """`_id_runs` of the paths `within`, kept for the same `within` object and path table:
+        the picker asks each keystroke about the same project's 40,000 paths (~20 ms)."""
+        kept = self._runs_cache
+        if kept is not None and kept[0] is within and kept[1] is ids:
+            return kept[2]
+        ranges = _id_runs([ids.get(path, -1) for path in within], len(ids))
+        self._runs_cache = (within, ids, ranges)  # holds `within`: its id is not reused meanwhile
+        return ranges
 
     # -- answering a query from the index (`core.indexquery`) -------------------------------------
 
