@@ -105,3 +105,33 @@ async def test_snippet_rows_take_two_lines() -> None:
         assert lines[3].startswith("  session number 2")
         widget.move_cursor(2)
         assert widget.highlighted.summary.id == "id2"
+
+
+async def test_a_new_row_count_updates_the_scrollbar_without_a_layout_unless_it_comes_or_goes() -> None:
+    """Each keystroke's rows have a new count: while the scrollbar stays, it is updated in place
+    (no layout of the whole screen); when it comes or goes, the layout makes room for it."""
+    app = ListApp()
+    async with app.run_test(size=(100, 20)) as pilot:
+        widget = app.query_one(SessionList)
+        layouts: list[int] = []
+        screen_layout = app.screen._refresh_layout
+
+        def counted(*args, **kwargs):
+            if not kwargs.get("scroll"):  # a layout of the screen, not the scroll's reflow of what shows
+                layouts.append(len(widget.rows))
+            return screen_layout(*args, **kwargs)
+
+        app.screen._refresh_layout = counted  # type: ignore[method-assign]
+        for count, scrollbar in ((500, True), (400, True), (80, True), (300, True), (5, False), (200, True)):
+            layouts.clear()
+            widget.set_rows([SessionRow(summary(number)) for number in range(count)], top=True)
+            await pilot.pause()
+            await pilot.pause()
+            assert widget.virtual_size.height == count
+            assert widget.show_vertical_scrollbar == scrollbar
+            assert widget.vertical_scrollbar.window_virtual_size == count
+            assert widget.max_scroll_y == max(count - widget.scrollable_content_region.height, 0)
+            assert (not layouts) == (count in (80, 300)), (count, layouts)  # kept the scrollbar: no layout
+            widget.scroll_to(y=widget.max_scroll_y, animate=False, immediate=True)
+            await pilot.pause()
+            assert widget.scroll_offset.y == widget.max_scroll_y

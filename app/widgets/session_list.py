@@ -182,7 +182,7 @@ class SessionList(ScrollView, can_focus=False):
         self._line_starts, self._line_count, self._index_of = rows.line_starts, rows.line_count, rows.index_of
         self._cache.clear()
         self._now = self._clock()
-        self.virtual_size = Size(self.scrollable_content_region.width, self._line_count)
+        self._set_line_count(self._line_count)
         found = None if top or keep is None else self._index_of.get(keep)
         if top:
             self.touched = False
@@ -200,6 +200,20 @@ class SessionList(ScrollView, can_focus=False):
         new_row = self.highlighted
         if (new_row is None) != (old_row is None) or (new_row and old_row and new_row.summary is not old_row.summary):
             self.post_message(self.Highlighted(self, new_row))
+
+    def _set_line_count(self, lines: int) -> None:
+        """The scrollable height.  A new height asks Textual for a layout of the whole screen
+        (every keystroke's rows have a new count: a frame's work); only a scrollbar that comes
+        or goes needs one, else the scrollbar is updated in place, as a resize does it."""
+        size = Size(self.scrollable_content_region.width, lines)
+        room = self.scrollable_content_region.height
+        before = self.virtual_size
+        if before.width == size.width and (before.height > room) == (lines > room) and before.height > room:
+            self.set_reactive(SessionList.virtual_size, size)
+            self._scroll_update(size)
+            self.refresh()
+        else:
+            self.virtual_size = size
 
     def set_selected(self, paths: frozenset[str]) -> None:
         """The selected rows (drawn with a ●); repaints only when they changed."""
