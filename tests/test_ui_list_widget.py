@@ -135,3 +135,18 @@ async def test_a_new_row_count_updates_the_scrollbar_without_a_layout_unless_it_
             widget.scroll_to(y=widget.max_scroll_y, animate=False, immediate=True)
             await pilot.pause()
             assert widget.scroll_offset.y == widget.max_scroll_y
+
+
+def test_hit_rows_make_their_path_table_later_and_find_a_row_without_it() -> None:
+    """A keystroke's hits leave the path -> index table for later (the search thread makes it
+    after posting them): a path among the first rows is found without it, any other makes it."""
+    from seance.app.rows import RowSet, SessionRow
+
+    sessions = [summary(number) for number in range(2000)]
+    rows = RowSet(sessions, SessionRow, lambda item: item.path, index_later=True)
+    assert rows._index_of is None
+    assert rows.position(sessions[7].path) == 7 and rows._index_of is None  # looked at the first rows
+    assert rows.position("/nowhere") is None and rows._index_of is not None  # made for a row further down
+    assert rows.position(sessions[1999].path) == 1999 and rows.index_of[sessions[3].path] == 3
+    short = RowSet(sessions[:10], SessionRow, lambda item: item.path, index_later=True)
+    assert short.position("/nowhere") is None and short._index_of is None  # all looked at: no table needed

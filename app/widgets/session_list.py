@@ -138,7 +138,6 @@ class SessionList(ScrollView, can_focus=False):
         self._rows: RowSet = RowSet.of([])  # made as they are drawn (`RowSet`)
         self._line_starts: list[int] = []  # first line of each row; empty when every row is one line
         self._line_count = 0
-        self._index_of: dict[str, int] = {}
         self._cursor = 0
         self.touched = False  # the user moved the cursor since the rows were last reset to the top
         self._show_cwd = False
@@ -165,7 +164,7 @@ class SessionList(ScrollView, can_focus=False):
         return self._rows[self._cursor] if self._rows else None
 
     def index_of(self, path: str) -> int | None:
-        return self._index_of.get(path)
+        return self._rows.position(path)
 
     def set_rows(self, rows: Sequence[SessionRow], *, keep: str | None = None, top: bool = False) -> None:
         """Replace every row (a `RowSet` built by a worker costs this no more than the rows drawn).
@@ -179,11 +178,11 @@ class SessionList(ScrollView, can_focus=False):
         keep = keep if keep is not None else (old_row.path if old_row else None)
         old_screen_y = self._line_of(self._cursor) - self.scroll_offset.y if old_row else 0
         self._rows = rows = RowSet.of(rows)
-        self._line_starts, self._line_count, self._index_of = rows.line_starts, rows.line_count, rows.index_of
+        self._line_starts, self._line_count = rows.line_starts, rows.line_count
         self._cache.clear()
         self._now = self._clock()
         self._set_line_count(self._line_count)
-        found = None if top or keep is None else self._index_of.get(keep)
+        found = None if top or keep is None else rows.position(keep)
         if top:
             self.touched = False
         if found is None:
@@ -327,21 +326,17 @@ class SessionList(ScrollView, can_focus=False):
         key = (id(row), subline, is_cursor, width, row.path in self._selected)
         strip = self._cache.get(key)
         if strip is None:
-            strip = self._render_row_line(row, subline, is_cursor, width)
+            strip = self._render_row_line(row, index, subline, is_cursor, width)
             self._cache[key] = strip
         return strip
 
-    def _render_row_line(self, row: SessionRow, subline: int, is_cursor: bool, width: int) -> Strip:
+    def _render_row_line(self, row: SessionRow, index: int, subline: int, is_cursor: bool, width: int) -> Strip:
         base = self.get_visual_style("session-list--cursor") if is_cursor else self.get_visual_style()
         inner = width - (0 if self.show_vertical_scrollbar else 1)  # a gutter before the preview's divider
         content = self._title_line(row, is_cursor, inner) if subline == 0 else self._snippet_line(row, inner)
         segments = content.render_segments(base)
         strip = Strip(segments, content.cell_length)
-        return (
-            strip.extend_cell_length(width, base.rich_style)
-            .crop(0, width)
-            .apply_meta({"row": self._index_of.get(row.path, -1)})
-        )
+        return strip.extend_cell_length(width, base.rich_style).crop(0, width).apply_meta({"row": index})
 
     def _title_line(self, row: SessionRow, is_cursor: bool, width: int) -> Content:
         summary = row.summary
