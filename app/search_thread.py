@@ -45,6 +45,17 @@ class SearchThread:
         future = self._submit(work)
         return work() if future is None else future.result()
 
+    def submit(self, work: Callable[[], T]) -> Future[T]:
+        """`work()` on the thread, queued; its future (done already once closed)."""
+        future = self._submit(work)
+        if future is None:
+            future = Future()
+            try:
+                future.set_result(work())
+            except Exception as error:
+                future.set_exception(error)
+        return future
+
     def soon(self, work: Callable[[], object]) -> None:
         """Queue `work()` (a warm-up) without waiting for it; nothing once closed."""
         self._submit(work)

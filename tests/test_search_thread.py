@@ -35,6 +35,29 @@ def test_work_runs_in_order_on_one_thread_and_inline_once_closed() -> None:
     assert searches.run(threading.get_ident) == threading.get_ident()  # closed: in the caller's thread
     searches.soon(lambda: seen.append(("late", 0)))
     assert seen[-1][0] == "search2"
+    assert searches.submit(lambda: 7).result() == 7  # a closed thread's future is answered at once
+
+
+def test_a_submitted_query_runs_beside_the_caller_and_hands_back_its_error() -> None:
+    index = SearchThread("seance-index")
+    started = threading.Event()
+
+    def query() -> int:
+        started.set()
+        time.sleep(0.05)
+        return 42
+
+    future = index.submit(query)
+    assert started.wait(1)  # under way while the caller goes on (the titles are ranked meanwhile)
+    assert future.result() == 42
+    failed = index.submit(lambda: 1 / 0)
+    try:
+        failed.result()
+    except ZeroDivisionError:
+        pass
+    else:
+        raise AssertionError("the error was lost")
+    index.close()
 
 
 def test_index_queries_from_the_search_thread_reuse_one_connection(tmp_path: Path) -> None:

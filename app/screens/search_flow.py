@@ -1,23 +1,27 @@
 """The picker's search on each keystroke: the first screenful first, the whole ranking next (issue 14).
 
 `SearchFlow` is mixed into `SessionPickerScreen`; its search worker (session_list.py) calls
-`_run_search`, which runs on the picker's one `SearchThread` (app/search_thread.py: one index
-connection, one `SearchCache` user at a time) and does, in order:
+`_run_search`, which ranks on the picker's search thread (app/search_thread.py: one
+`SearchCache` user at a time) and sends the index query to its index thread (one SQLite
+connection, kept: its signature is checked once), where it runs while the titles are ranked:
 
 1. the title tiers (`core.search.first_hits`: exact, prefix, substring in an id, name or
-   first message; no index query), which always rank first.  When they fill a screen
-   (`FIRST_PAGE_MIN` rows) and the order is the ranking (relevance, nothing pinned: recent,
-   created and pins re-order what follows them), their first `FIRST_PAGE_MAX` rows are posted
-   as `FirstPage`: the list shows them while the rest is ranked;
-2. the index query and the full ranking (`search_iter`), and the hits' rows: `SearchDone`,
+   first message; no index query), which always rank first.  With at least
+   `FIRST_PAGE_SESSIONS` sessions (fewer are ranked whole in ~40 ms, less than the frame a
+   first page costs), when they fill a screen (`FIRST_PAGE_MIN` rows) and the order is the
+   ranking (relevance, nothing pinned: recent, created and pins re-order what follows them),
+   their first `FIRST_PAGE_MAX` rows are posted as `FirstPage`: the list shows them while
+   the rest is ranked;
+2. the index's answer and the full ranking (`search_iter`), and the hits' rows: `SearchDone`,
    whose rows replace the first page without moving the cursor (it stays on its session,
    which the first page's order put where the final order has it: a prefix of it).
 
 A newer key cancels the worker (it checks between steps and chunks) and its first page is
 dropped if it arrives late (rows generation, query text).  The status line's count waits for
-the final rows.  After a listing, `_warm_search` folds the sessions' haystacks and opens the
-index connection on the search thread, in small steps that a keystroke's search overtakes,
-so the first key does not pay for them (~60 ms at 10,000 sessions, ~0.7 s at 100,000).
+the final rows.  After a listing, `_warm_search` folds the sessions' haystacks on the search
+thread, in small steps that a keystroke's search overtakes, then opens the index thread's
+connection, so the first key does not pay for them (~60 ms at 10,000 sessions, ~0.7 s at
+100,000).
 """
 
 from __future__ import annotations
@@ -87,14 +91,23 @@ class SearchFlow:
 
     @property
     def _search_thread(self) -> SearchThread:
-        thread: SearchThread | None = self.__dict__.get("_search_thread_made")
+        """Where the ranking runs (one `SearchCache` user at a time)."""
+        return self._thread_named("seance-search")
+
+    @property
+    def _index_thread(self) -> SearchThread:
+        """Where the index queries run (one SQLite connection, its signature checked once)."""
+        return self._thread_named("seance-index")
+
+    def _thread_named(self, name: str) -> SearchThread:
+        threads: dict[str, SearchThread] = self.__dict__.setdefault("_search_threads", {})
+        thread = threads.get(name)
         if thread is None:
-            thread = self.__dict__["_search_thread_made"] = SearchThread()
+            thread = threads[name] = SearchThread(name)
         return thread
 
     def _close_search_thread(self) -> None:
-        thread: SearchThread | None = self.__dict__.pop("_search_thread_made", None)
-        if thread is not None:
+        for thread in self.__dict__.pop("_search_threads", {}).values():
             thread.close()
 
     def _paths_of(self, summaries: Sequence[SessionSummary]) -> list[str]:
@@ -138,6 +151,12 @@ class SearchFlow:
             return
         summaries = view.visible()
         cache, marks = self._search_cache, self.model.marks
+        index_query = None
+        if query.fts_match():  # every hit, made lazily (the rows on screen make their snippets)
+            within = None if paths else self._paths_of(summaries)  # one project's
+            index_query = self._index_thread.submit(
+                lambda: self.catalog.text_hits(query, include_cwd=paths, within=within)
+            )
         with gc_paused():  # ~100,000 hits and rows at once: no collection walks them mid-build
             if self._first_page_wanted(view):
                 first = first_hits(
@@ -154,10 +173,9 @@ class SearchFlow:
                 if len(first) >= FIRST_PAGE_MIN:
                     self.post_message(FirstPage(text, view.hit_rows(first[:FIRST_PAGE_MAX]), generation, top))
             text_hits: Mapping[str, Any] = {}
-            if query.fts_match():
-                try:  # every hit, made lazily: the rows on screen make their snippets
-                    within = None if paths else self._paths_of(summaries)  # one project's
-                    text_hits = self.catalog.text_hits(query, include_cwd=paths, within=within)
+            if index_query is not None:
+                try:
+                    text_hits = index_query.result()
                 except Exception as error:  # no index yet, or FTS unavailable: rank without it
                     self.post_message(
                         SearchDone(text, [], error=f"full-text search unavailable: {display_text(error)}")
@@ -195,7 +213,7 @@ class SearchFlow:
         search thread, a chunk at a time (a search asked for meanwhile goes first)."""
         self._warm_generation += 1
         generation, summaries = self._warm_generation, view.visible()
-        cache, thread = self._search_cache, self._search_thread
+        cache, thread, index_thread = self._search_cache, self._search_thread, self._index_thread
         starts = list(range(0, len(summaries), SEARCH_CHUNK))
 
         def step(at: int) -> None:
@@ -207,6 +225,9 @@ class SearchFlow:
                 thread.soon(lambda: step(at + 1))
                 return
             within = None if paths else self._paths_of(summaries)
+            index_thread.soon(lambda: opened(within))
+
+        def opened(within: list[str] | None) -> None:
             try:
                 self.catalog.text_hits(parse_query(NO_HIT_QUERY), include_cwd=paths, within=within)
             except Exception:  # the search will say what is wrong with the index
