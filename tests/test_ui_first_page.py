@@ -88,6 +88,7 @@ async def test_first_page_is_a_prefix_of_the_final_rows_and_the_cursor_stays_on_
         screen = screen_of(pilot)
         screen.first_page_sessions = 1  # (150 sessions: the whole search is quick anyway)
         recorder, gate = Recorder(pilot), Gate(screen)
+        height_before = screen.session_list.virtual_size.height
         screen.search_input.value = "deploy"
         await wait_for(pilot, lambda: gate.entered.is_set() and recorder.calls)
         await pilot.pause(0.05)
@@ -96,6 +97,7 @@ async def test_first_page_is_a_prefix_of_the_final_rows_and_the_cursor_stays_on_
         assert FIRST_PAGE_MIN <= len(first) <= FIRST_PAGE_MAX
         assert len(first) == TITLED  # every title hit, none of the text-only ones
         assert screen.status.shown != len(first)  # the count waits for the whole ranking
+        assert screen.session_list.virtual_size.height == height_before > len(first)  # so does the scrollbar
         await pilot.press("down", "down", "down")
         chosen = screen.session_list.highlighted.summary.id
         assert chosen == first[3]
@@ -109,6 +111,7 @@ async def test_first_page_is_a_prefix_of_the_final_rows_and_the_cursor_stays_on_
         assert screen.session_list.highlighted.summary.id == chosen  # the cursor did not move
         assert screen.session_list.cursor - screen.session_list.scroll_offset.y == on_screen
         assert screen.status.shown == 150
+        assert screen.session_list.virtual_size.height == screen.session_list.rows.line_count > 150  # snippets
 
 
 async def test_a_newer_key_wins_over_an_older_search_still_under_way(tmp_path: Path) -> None:

@@ -150,3 +150,21 @@ def test_hit_rows_make_their_path_table_later_and_find_a_row_without_it() -> Non
     assert rows.position(sessions[1999].path) == 1999 and rows.index_of[sessions[3].path] == 3
     short = RowSet(sessions[:10], SessionRow, lambda item: item.path, index_later=True)
     assert short.position("/nowhere") is None and short._index_of is None  # all looked at: no table needed
+
+
+async def test_rows_may_keep_a_taller_scrollable_height_whose_extra_lines_are_blank() -> None:
+    """A search's first page keeps the scrollbar of the list before it (`lines_at_least`)."""
+    app = ListApp()
+    async with app.run_test(size=(100, 20)) as pilot:
+        widget = app.query_one(SessionList)
+        widget.set_rows([SessionRow(summary(number)) for number in range(300)], top=True)
+        await pilot.pause()
+        widget.set_rows([SessionRow(summary(number)) for number in range(30)], top=True, lines_at_least=300)
+        await pilot.pause()
+        assert widget.virtual_size.height == 300 and len(widget.rows) == 30
+        widget.scroll_to(y=widget.max_scroll_y, animate=False, immediate=True)
+        await pilot.pause()
+        lines = [widget.render_line(y).text for y in range(widget.scrollable_content_region.height)]
+        assert all(not line.strip() for line in lines)  # past the rows: blank, no error
+        widget.move_cursor(1000)
+        assert widget.cursor == 29

@@ -201,7 +201,9 @@ class SearchFlow:
             return
         self._first_page_generation = message.generation
         self._show_selection()
-        self.session_list.set_rows(message.rows, top=message.top)  # the count waits for the whole ranking
+        # the status count and the scrollbar stay as they were until the whole ranking is in
+        widget = self.session_list
+        widget.set_rows(message.rows, top=message.top, lines_at_least=widget.virtual_size.height)
 
     def _final_top(self, generation: int, top: bool) -> bool:
         """Whether the search's final rows move the cursor to the top: not when its first page

@@ -166,13 +166,17 @@ class SessionList(ScrollView, can_focus=False):
     def index_of(self, path: str) -> int | None:
         return self._rows.position(path)
 
-    def set_rows(self, rows: Sequence[SessionRow], *, keep: str | None = None, top: bool = False) -> None:
+    def set_rows(
+        self, rows: Sequence[SessionRow], *, keep: str | None = None, top: bool = False, lines_at_least: int = 0
+    ) -> None:
         """Replace every row (a `RowSet` built by a worker costs this no more than the rows drawn).
 
         The cursor follows the session at path `keep` (default: the current one) and that row
         keeps its position on screen, unless the list was scrolled to its very top: then it
         stays there, so rows that arrive above the cursor are seen, not slipped in above the
-        viewport.  With `top`, the cursor goes to the first row instead.
+        viewport.  With `top`, the cursor goes to the first row instead.  `lines_at_least`: the
+        scrollable height stays at least this (the lines past the rows are blank): the first
+        page of a search keeps the scrollbar the list had until the whole ranking comes.
         """
         old_row = self.highlighted
         keep = keep if keep is not None else (old_row.path if old_row else None)
@@ -181,7 +185,7 @@ class SessionList(ScrollView, can_focus=False):
         self._line_starts, self._line_count = rows.line_starts, rows.line_count
         self._cache.clear()
         self._now = self._clock()
-        self._set_line_count(self._line_count)
+        self._set_line_count(max(self._line_count, lines_at_least))
         found = None if top or keep is None else rows.position(keep)
         if top:
             self.touched = False
