@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 
-from seance.core.search import SearchCache, first_hits, parse_query, search
+from seance.core.search import SearchCache, first_hits, parse_query, prescan, search, search_iter
 from tests.test_search import FakeTextHit, _outcome, summary
 
 WORDS = ["docker", "build", "cache", "fix", "auth", "quota", "kube", "the", "dead", "beef"]
@@ -65,3 +66,21 @@ def test_first_hits_find_titles_only_and_stop_when_cancelled() -> None:
     assert [hit.summary.id for hit in first_hits(sessions, query) or []] == ["c3", "a1"]  # exact, then substring
     assert [hit.summary.id for hit in search(sessions, query)] == ["c3", "a1", "b2"]
     assert first_hits(sessions, query, cancelled=lambda: True) is None
+
+
+def test_a_search_after_prescan_ranks_as_a_fresh_one() -> None:
+    """The picker scans the terms while the index query runs, then ranks with its hits: the
+    memoised scans must give what a search from scratch gives, key after key."""
+    sessions = _sessions(500, seed=8, ordered=False)
+    text_hits = {session.path: FakeTextHit(session.path, "…", "tool_result") for session in sessions[::3]}
+    cache = SearchCache()
+    for typed in QUERIES:
+        for end in range(1, len(typed) + 1) if typed else [0]:
+            query = parse_query(typed[:end])
+            for paths in (False, True):
+                assert prescan(sessions, query, paths=paths, chunk=128, cache=cache)
+                steps = search_iter(sessions, query, text_hits=text_hits, paths=paths, chunk=128, cache=cache)
+                reused = next(step.hits for step in steps if step.hits is not None)
+                fresh = search([replace(session) for session in sessions], query, text_hits=text_hits, paths=paths)
+                assert _outcome(reused) == _outcome(fresh), (typed[:end], paths)
+    assert not prescan(sessions, parse_query("fix"), cache=cache, cancelled=lambda: True)

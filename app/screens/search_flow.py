@@ -12,7 +12,9 @@ connection, kept: its signature is checked once), where it runs while the titles
    ranking (relevance, nothing pinned: recent, created and pins re-order what follows them),
    their first `FIRST_PAGE_MAX` rows are posted as `FirstPage`: the list shows them while
    the rest is ranked;
-2. the index's answer and the full ranking (`search_iter`), and the hits' rows: `SearchDone`,
+2. while the index query still runs, every term's scan of the sessions (`prescan`, kept
+   in the `SearchCache` for the ranking);
+3. the index's answer and the full ranking (`search_iter`), and the hits' rows: `SearchDone`,
    whose rows replace the first page without moving the cursor (it stays on its session,
    which the first page's order put where the final order has it: a prefix of it).
 
@@ -34,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 from textual.message import Message
 
 from seance.core.gcpause import gc_paused
-from seance.core.search import SearchCache, first_hits, parse_query, search_iter
+from seance.core.search import SearchCache, first_hits, parse_query, prescan, search_iter
 from seance.core.text import display_text
 
 from ..messages import SearchDone
@@ -172,6 +174,18 @@ class SearchFlow:
                     return
                 if len(first) >= FIRST_PAGE_MIN:
                     self.post_message(FirstPage(text, view.hit_rows(first[:FIRST_PAGE_MAX]), generation, top))
+            if index_query is not None and not index_query.done():  # scan the terms meanwhile
+                scanned = prescan(
+                    summaries,
+                    query,
+                    paths=paths,
+                    chunk=SEARCH_CHUNK,
+                    cache=cache,
+                    marks=marks,
+                    cancelled=lambda: worker.is_cancelled,
+                )
+                if not scanned:
+                    return
             text_hits: Mapping[str, Any] = {}
             if index_query is not None:
                 try:

@@ -4,7 +4,8 @@
     haystack.py  what of a session is searched, folded once; the caller-owned `SearchCache`
     fuzzy.py     the fuzzy token rule (letters in order, close together)
     rank.py      matching and tiers: `search_iter` / `search` -> ranked `Hit`s; `first_hits`:
-                 the title tiers alone, the first of them (what a picker shows first)
+                 the title tiers alone, the first of them (what a picker shows first);
+                 `prescan`: the term scans a search memoises, ahead of the index's hits
     snippet.py   highlight spans, the one snippet maker, the index's `TextHit`
 
 Pure functions over `SessionSummary`s; the index (`core.index`) stores and MATCHes the
@@ -13,7 +14,7 @@ text, and takes its quoting, highlighting and snippets from here.
 
 from .haystack import SearchCache
 from .query import FullText, Query, QueryError, parse_query
-from .rank import TIERS, Hit, SearchProgress, first_hits, search, search_iter
+from .rank import TIERS, Hit, SearchProgress, first_hits, prescan, search, search_iter
 from .snippet import Snippet, TextHit, highlight, make_snippet, merge_spans, query_snippet
 
 __all__ = [
@@ -31,6 +32,7 @@ __all__ = [
     "make_snippet",
     "merge_spans",
     "parse_query",
+    "prescan",
     "query_snippet",
     "search",
     "search_iter",

@@ -594,6 +594,33 @@ def first_hits(
     return _ranked(buckets, ordered, None)
 
 
+def prescan(
+    summaries: Sequence[SessionSummary],
+    query: Query,
+    *,
+    paths: bool = False,
+    chunk: int = 2048,
+    cache: SearchCache,
+    marks: Mapping[str, Any] | None = None,
+    cancelled: Callable[[], bool] = lambda: False,
+) -> bool:
+    """Scan every term over `summaries` ahead of a `search_iter` with the same arguments,
+    into `cache`'s blocks (the memoised term chains): what does not need the index's hits,
+    done while the index query runs.  The search then merges the index's hits and ranks.
+    False if `cancelled()` said so between chunks."""
+    if query.mark_filters:
+        summaries = keep_marked(summaries, query.mark_filters, marks)
+    matcher = _Matcher(query, None, paths)
+    if not matcher.positive:
+        return True
+    for start in range(0, len(summaries), max(chunk, 1)):
+        if cancelled():
+            return False
+        block = cache.block(summaries[start : start + max(chunk, 1)])
+        matcher._chain(block, matcher.alive(block.hays))
+    return True
+
+
 def search(
     summaries: Sequence[SessionSummary],
     query: Query | str,
