@@ -388,6 +388,20 @@ def _is_query_mistake(error: sqlite3.Error) -> bool:
 _RUNS_MAX = 8  # rowid ranges a scoped search reads at most (one FTS5 query each)
 
 
+def _fetched(cursor: sqlite3.Cursor) -> dict[int, int]:
+    """A `(file_id, value)` query's rows as a dict."""
+    return dict(cursor.fetchall())
+
+
+def _unpacked(cursor: sqlite3.Cursor) -> dict[int, int]:
+    """The same from its one packed row: "file,value,file,value..." (or NULL: none)."""
+    text = cursor.fetchone()[0]
+    if not text:
+        return {}
+    numbers = list(map(int, text.split(",")))
+    return dict(zip(numbers[0::2], numbers[1::2], strict=True))
+
+
 def _id_runs(file_ids: list[int], known: int) -> list[tuple[int, int]] | None:
     """A few (first, last) runs of file ids covering `file_ids` (-1: not indexed, skipped),
     split at the widest gaps; None when they span most of the `known` files anyway (one
@@ -823,16 +837,23 @@ class Index:
         ]
 
     def _best_rows(
-        self, db: sqlite3.Connection, query: FullText, include_cwd: bool, ranges: list[tuple[int, int]] | None = None
+        self,
+        db: sqlite3.Connection,
+        query: FullText,
+        include_cwd: bool,
+        ranges: list[tuple[int, int]] | None = None,
+        *,
+        packed: bool = False,
     ) -> dict[int, int]:
         """file_id -> `(field rank << _RANK_SHIFT) | rowid` of its best row, for every file
-        the query matches (after checking the full-text index's signature)."""
+        the query matches (after checking the full-text index's signature).  `packed`: each
+        SQL answer comes as one text (`_files_matching`)."""
         from .search.query import FieldMatch
 
         self._check_signature(db)
         best: dict[int, int] | None = None
         for term in query.terms or (FieldMatch(query.match, None),):
-            found = self._files_matching(db, term, include_cwd, ranges)
+            found = self._files_matching(db, term, include_cwd, ranges, packed=packed)
             if best is not None:
                 found = {key: min(value, found[key]) for key, value in best.items() if key in found}
             best = found
@@ -841,7 +862,7 @@ class Index:
         assert best is not None
         for term in query.exclude:
             if best:
-                for file_id in self._files_matching(db, term, include_cwd, ranges):
+                for file_id in self._files_matching(db, term, include_cwd, ranges, packed=packed):
                     best.pop(file_id, None)
         return best
 
@@ -871,7 +892,7 @@ class Index:
         try:
             ids, paths = self._path_ids(db)
             ranges = self._runs_of(within, ids) if within is not None else None
-            best = self._best_rows(db, query, include_cwd, ranges)
+            best = self._best_rows(db, query, include_cwd, ranges, packed=True)
             return IndexHits(best, paths, self.chunk, query.highlight)
         finally:
             if db.in_transaction:
@@ -983,30 +1004,39 @@ class Index:
 
     @staticmethod
     def _files_matching(
-        db: sqlite3.Connection, term: FieldMatch, include_cwd: bool, ranges: list[tuple[int, int]] | None = None
+        db: sqlite3.Connection,
+        term: FieldMatch,
+        include_cwd: bool,
+        ranges: list[tuple[int, int]] | None = None,
+        *,
+        packed: bool = False,
     ) -> dict[int, int]:
         """file_id -> its best row for one term: `(field rank << _RANK_SHIFT) | rowid`, the
         minimum over the file's matching rows (grouped by SQLite, not row by row in Python).
         `ranges`: only files whose id is in one of these (first, last) runs: FTS5 reads a
-        rowid range instead of every match (one query a run)."""
+        rowid range instead of every match (one query a run).  `packed`: SQLite joins the
+        answer into one text, so the query runs start to end without the GIL (a row at a
+        time, each of 40,000 rows waits for it while the picker's other threads run Python)."""
         if term.fields is None:
             skipped = [*OPT_IN, *(() if include_cwd else ("cwd",))]
             where = f"(rowid & {_FIELD_MASK}) NOT IN ({','.join(str(FIELD_RANK[name]) for name in skipped)})"
         else:
             codes = [str(FIELD_RANK[name]) for name in term.fields if name in FIELD_RANK]
             where = f"(rowid & {_FIELD_MASK}) IN ({','.join(codes)})"
-        sql = (
-            f"SELECT rowid >> {_FILE_SHIFT}, min(((rowid & {_FIELD_MASK}) << {_RANK_SHIFT}) | rowid) FROM fts "
-            f"WHERE fts MATCH ? AND {where}{{}} GROUP BY rowid >> {_FILE_SHIFT}"
+        grouped = (
+            f"SELECT rowid >> {_FILE_SHIFT} AS file, min(((rowid & {_FIELD_MASK}) << {_RANK_SHIFT}) | rowid) AS best "
+            f"FROM fts WHERE fts MATCH ? AND {where}{{}} GROUP BY rowid >> {_FILE_SHIFT}"
         )
+        sql = f"SELECT group_concat(file || ',' || best) FROM ({grouped})" if packed else grouped
+        fetch = _unpacked if packed else _fetched
         try:
             if ranges is None:
-                return dict(db.execute(sql.format(""), (term.phrase,)).fetchall())
+                return fetch(db.execute(sql.format(""), (term.phrase,)))
             found: dict[int, int] = {}
             ranged = sql.format(" AND rowid BETWEEN ? AND ?")
             for first, last in ranges:
                 bounds = (first << _FILE_SHIFT, ((last + 1) << _FILE_SHIFT) - 1)
-                found.update(db.execute(ranged, (term.phrase, *bounds)).fetchall())
+                found.update(fetch(db.execute(ranged, (term.phrase, *bounds))))
             return found
         except sqlite3.OperationalError as error:
             if _is_query_mistake(error):
