@@ -48,6 +48,11 @@ def test_first_hits_are_the_full_searchs_first_hits_for_every_query_and_keystrok
                 for paths in (False, True):
                     first = first_hits(sessions, query, paths=paths, chunk=128, cache=cache)
                     assert first is not None
+                    for limit in (1, 7, 60):  # fewer made, the same first ones
+                        assert (
+                            first_hits(sessions, query, paths=paths, chunk=128, cache=cache, limit=limit)
+                            == first[:limit]
+                        )
                     for hits_given in (None, text_hits):
                         full = search(sessions, query, text_hits=hits_given, paths=paths, cache=cache)
                         assert _outcome(full[: len(first)]) == _outcome(first), (typed[:end], paths, ordered)

@@ -169,11 +169,12 @@ class SearchFlow:
                     cache=cache,
                     marks=marks,
                     cancelled=lambda: worker.is_cancelled,
+                    limit=FIRST_PAGE_MAX,
                 )
                 if first is None:
                     return
                 if len(first) >= FIRST_PAGE_MIN:
-                    self.post_message(FirstPage(text, view.hit_rows(first[:FIRST_PAGE_MAX]), generation, top))
+                    self.post_message(FirstPage(text, view.hit_rows(first), generation, top))
             if index_query is not None and not index_query.done():  # scan the terms meanwhile
                 scanned = prescan(
                     summaries,

@@ -342,8 +342,9 @@ class _Matcher:
 
     # -- hits
 
-    def collect(self, block: Block, buckets: list[list[Hit]]) -> None:
-        """Append the hits of one block to `buckets` (one list per tier), in block order."""
+    def collect(self, block: Block, buckets: list[list[Hit]], limit: int | None = None) -> None:
+        """Append the hits of one block to `buckets` (one list per tier), in block order;
+        none to a bucket that holds `limit` hits already."""
         alive = self.alive(block.hays)
         summaries, query, count = block.summaries, self.query, len(self.positive)
         new_hit = _new_hit
@@ -361,6 +362,8 @@ class _Matcher:
         hit_of = text_hits.get if text_hits and not lazy else None  # (a lazy map's truth is a call)
         for index in sorted(matches):  # block order (sorting ints, not the items, is the cheap sort)
             tier, name, score = matches[index]
+            if limit is not None and len(buckets[tier]) >= limit:
+                continue
             source: Any = None
             if tier == FULL_TEXT:  # (the lazy map answers None for a hit in the prefix text)
                 source = text_hits if lazy else hit_of(summaries[index].path) if hit_of is not None else None
@@ -570,13 +573,15 @@ def first_hits(
     cache: SearchCache | None = None,
     marks: Mapping[str, Any] | None = None,
     cancelled: Callable[[], bool] = lambda: False,
+    limit: int | None = None,
 ) -> list[Hit] | None:
     """The hits in the title tiers (exact, prefix, substring: in an id, name or first
     message), ranked: always the first hits of `search_iter` for the same arguments, in its
     order, whatever the index finds (full-text, fuzzy and path hits rank below them).  A
     scan of the titles only, no index query: what a picker can show while the full search
-    runs.  None if `cancelled()` says so between chunks.  The same `chunk` and `cache` as
-    the full search share its folded blocks."""
+    runs.  `limit`: only the first `limit` are wanted (fewer hits are made when the sessions
+    come newest first).  None if `cancelled()` says so between chunks.  The same `chunk` and
+    `cache` as the full search share its folded blocks."""
     if query.mark_filters:
         summaries = keep_marked(summaries, query.mark_filters, marks)
     cache = cache if cache is not None else SearchCache()
@@ -589,9 +594,13 @@ def first_hits(
         block = cache.block(summaries[start : start + max(chunk, 1)])
         ordered = ordered and block.ordered and last <= block.recency[0]
         last = block.recency[-1]
-        matcher.collect(block, buckets)
+        matcher.collect(block, buckets, limit)  # (in block order: each tier's first are the first made)
+    if limit is not None and not ordered:  # not newest first: each tier is sorted, so all of it is needed
+        every = first_hits(summaries, query, paths=paths, chunk=chunk, cache=cache, marks=marks, cancelled=cancelled)
+        return None if every is None else every[:limit]
     del buckets[FULL_TEXT:]  # (a query of filters only has every hit in the first bucket)
-    return _ranked(buckets, ordered, None)
+    hits = _ranked(buckets, ordered, None)
+    return hits if limit is None else hits[:limit]
 
 
 def prescan(
