@@ -152,3 +152,24 @@ async def test_no_first_page_when_the_order_is_not_the_ranking(tmp_path: Path) -
         await settle(pilot)
         assert len(recorder.calls) == 1
         assert len(recorder.calls[0][1]) == 150
+
+
+async def test_a_live_change_during_the_first_page_keeps_the_cursor_on_its_session(tmp_path: Path) -> None:
+    """A file event while the first page is shown searches again (not from the top): neither the
+    older search's rows, re-made in the new state, nor the newer search's move the cursor."""
+    app = picker_app(make_root(tmp_path, specs()))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = screen_of(pilot)
+        screen.first_page_sessions = 1
+        gate = Gate(screen)
+        screen.search_input.value = "deploy"
+        await wait_for(pilot, lambda: gate.entered.is_set() and len(screen.session_list.rows) == TITLED)
+        await pilot.press("down", "down")
+        chosen = screen.session_list.highlighted.summary.id
+        screen._rebuild(top=False)  # what a live merge does (`_apply_changes`)
+        await pilot.pause(0.05)
+        gate.open()
+        await settle(pilot)
+        assert len(screen.session_list.rows) == 150
+        assert screen.session_list.highlighted.summary.id == chosen

@@ -551,7 +551,7 @@ class SessionPickerScreen(DeleteActions, MarkActions, RowMaking, SearchFlow, Fir
         if message.rows is not None and message.generation == self._rows_generation:
             self._set_rows(message.rows, top=self._final_top(message.generation, message.top))
         else:  # the sort, the filters or the listing changed while it ran: the hits again, in the new order
-            self._make_rows(self.model.view(), message.top)
+            self._make_rows(self.model.view(), self._final_top(message.generation, message.top))
         if self._freeze_after_search or len(message.hits) >= FREEZE_HITS:
             self._freeze_after_search = False
             self._freeze_long_lived()

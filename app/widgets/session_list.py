@@ -211,9 +211,10 @@ class SessionList(ScrollView, can_focus=False):
         size = Size(self.scrollable_content_region.width, lines)
         room = self.scrollable_content_region.height
         before = self.virtual_size
-        if before.width == size.width and (before.height > room) == (lines > room) and before.height > room:
+        scroll_update = getattr(self, "_scroll_update", None)  # (Textual's own, as a resize uses it)
+        if scroll_update and before.width == size.width and before.height > room and lines > room:
             self.set_reactive(SessionList.virtual_size, size)
-            self._scroll_update(size)
+            scroll_update(size)
             self.refresh()
         else:
             self.virtual_size = size
