@@ -136,32 +136,44 @@ def list_part(lines: list[str]) -> list[str]:
     return [line.split("▏", 1)[0] for line in lines]
 
 
+def rows_part(lines: list[str]) -> list[str]:
+    """The list's rows alone: `list_part` without the status line, the footer and the
+    scrollbar's column (a search that shows its first page of rows before the whole ranking
+    changes only these once the rows are right)."""
+    return [line[:-1] for line in list_part(lines[:-1]) if not STATUS.search(line)]
+
+
 def settle(terminal: Terminal, since: float, quiet: float, timeout: float = 30.0) -> float:
     """Seconds from `since` to the last change of the screen before it stayed the same for `quiet`."""
     return settle_both(terminal, since, quiet, timeout)[1]
 
 
-def settle_both(terminal: Terminal, since: float, quiet: float, timeout: float = 30.0) -> tuple[float, float]:
-    """`settle`, and the same for the list alone (`list_part`): (list, whole screen) seconds."""
+def settle_both(terminal: Terminal, since: float, quiet: float, timeout: float = 30.0) -> tuple[float, float, float]:
+    """`settle`, and the same for the list alone (`list_part`) and its rows (`rows_part`):
+    (list, whole screen, rows) seconds."""
     previous = terminal.screen()
-    changed = list_changed = time.perf_counter()
+    changed = list_changed = rows_changed = time.perf_counter()
     while time.perf_counter() - changed < quiet:
         lines = terminal.screen()
         if lines != previous:
             now = time.perf_counter()
             if list_part(lines) != list_part(previous):
                 list_changed = now
+            if rows_part(lines) != rows_part(previous):
+                rows_changed = now
             previous, changed = lines, now
         if changed - since > timeout:
             break
-    return max(0.0, list_changed - since), max(0.0, changed - since)
+    return max(0.0, list_changed - since), max(0.0, changed - since), max(0.0, rows_changed - since)
 
 
 def record_settled(results: dict[str, list[float]], name: str, terminal: Terminal, sent: float, quiet: float) -> None:
-    """`settle_both` from `sent`: the list's time as `name`, the whole screen's as "`name` screen"."""
-    listed, screen = settle_both(terminal, sent, quiet)
+    """`settle_both` from `sent`: the list's time as `name`, the whole screen's as "`name`
+    screen", the rows' alone as "`name` rows"."""
+    listed, screen, rows = settle_both(terminal, sent, quiet)
     results[name].append(listed)
     results[f"{name} screen"].append(screen)
+    results[f"{name} rows"].append(rows)
 
 
 def status(lines: list[str]) -> re.Match[str] | None:
@@ -267,7 +279,8 @@ def main() -> int:
     if not args.no_pyc:
         child_env.pop("PYTHONDONTWRITEBYTECODE", None)
     probes: list[Path] = []
-    names = ("launch", "launch cpu", "echo", "settled", "settled screen", "tab", "tab screen", "tree", "new")
+    names = ("launch", "launch cpu", "echo", "settled", "settled screen", "settled rows", "tab", "tab screen")
+    names = (*names, "tab rows", "tree", "new")
     results: dict[str, list[float]] = {name: [] for name in names}
     try:
         subprocess.run([*seance.split(), "index", "--root", str(root)], env=child_env, check=True)
@@ -327,6 +340,7 @@ def main() -> int:
         "launch cpu": "… seance's CPU time (user+sys) until then",
         "echo": "key → its character echoed",
         "settled": "key → list settled for the new query",
+        "settled rows": "… its rows alone (the status line's count and the scrollbar aside)",
         "settled screen": "… and the preview of the new top session drawn",
         "tab": "Tab (scope switch) → rows settled",
         "tab screen": "… and the preview of the new top session drawn",

@@ -105,3 +105,66 @@ async def test_snippet_rows_take_two_lines() -> None:
         assert lines[3].startswith("  session number 2")
         widget.move_cursor(2)
         assert widget.highlighted.summary.id == "id2"
+
+
+async def test_a_new_row_count_updates_the_scrollbar_without_a_layout_unless_it_comes_or_goes() -> None:
+    """Each keystroke's rows have a new count: while the scrollbar stays, it is updated in place
+    (no layout of the whole screen); when it comes or goes, the layout makes room for it."""
+    app = ListApp()
+    async with app.run_test(size=(100, 20)) as pilot:
+        widget = app.query_one(SessionList)
+        layouts: list[int] = []
+        screen_layout = app.screen._refresh_layout
+
+        def counted(*args, **kwargs):
+            if not kwargs.get("scroll"):  # a layout of the screen, not the scroll's reflow of what shows
+                layouts.append(len(widget.rows))
+            return screen_layout(*args, **kwargs)
+
+        app.screen._refresh_layout = counted  # type: ignore[method-assign]
+        for count, scrollbar in ((500, True), (400, True), (80, True), (300, True), (5, False), (200, True)):
+            layouts.clear()
+            widget.set_rows([SessionRow(summary(number)) for number in range(count)], top=True)
+            await pilot.pause()
+            await pilot.pause()
+            assert widget.virtual_size.height == count
+            assert widget.show_vertical_scrollbar == scrollbar
+            assert widget.vertical_scrollbar.window_virtual_size == count
+            assert widget.max_scroll_y == max(count - widget.scrollable_content_region.height, 0)
+            assert (not layouts) == (count in (80, 300)), (count, layouts)  # kept the scrollbar: no layout
+            widget.scroll_to(y=widget.max_scroll_y, animate=False, immediate=True)
+            await pilot.pause()
+            assert widget.scroll_offset.y == widget.max_scroll_y
+
+
+def test_hit_rows_make_their_path_table_later_and_find_a_row_without_it() -> None:
+    """A keystroke's hits leave the path -> index table for later (the search thread makes it
+    after posting them): a path among the first rows is found without it, any other makes it."""
+    from seance.app.rows import RowSet, SessionRow
+
+    sessions = [summary(number) for number in range(2000)]
+    rows = RowSet(sessions, SessionRow, lambda item: item.path, index_later=True)
+    assert rows._index_of is None
+    assert rows.position(sessions[7].path) == 7 and rows._index_of is None  # looked at the first rows
+    assert rows.position("/nowhere") is None and rows._index_of is not None  # made for a row further down
+    assert rows.position(sessions[1999].path) == 1999 and rows.index_of[sessions[3].path] == 3
+    short = RowSet(sessions[:10], SessionRow, lambda item: item.path, index_later=True)
+    assert short.position("/nowhere") is None and short._index_of is None  # all looked at: no table needed
+
+
+async def test_rows_may_keep_a_taller_scrollable_height_whose_extra_lines_are_blank() -> None:
+    """A search's first page keeps the scrollbar of the list before it (`lines_at_least`)."""
+    app = ListApp()
+    async with app.run_test(size=(100, 20)) as pilot:
+        widget = app.query_one(SessionList)
+        widget.set_rows([SessionRow(summary(number)) for number in range(300)], top=True)
+        await pilot.pause()
+        widget.set_rows([SessionRow(summary(number)) for number in range(30)], top=True, lines_at_least=300)
+        await pilot.pause()
+        assert widget.virtual_size.height == 300 and len(widget.rows) == 30
+        widget.scroll_to(y=widget.max_scroll_y, animate=False, immediate=True)
+        await pilot.pause()
+        lines = [widget.render_line(y).text for y in range(widget.scrollable_content_region.height)]
+        assert all(not line.strip() for line in lines)  # past the rows: blank, no error
+        widget.move_cursor(1000)
+        assert widget.cursor == 29

@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 import os
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -32,17 +32,17 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
-from textual.reactive import var
+from textual.geometry import Size
+from textual.reactive import Reactive, var
 from textual.screen import Screen
 from textual.widgets import Input
 from textual.worker import get_current_worker
 
 from seance.core.catalog import Cancelled, SessionSource, in_project
-from seance.core.gcpause import gc_paused
 from seance.core.listing import SORTS, ChildMode
 from seance.core.marks import MarkStore
 from seance.core.model import SessionSummary
-from seance.core.search import QueryError, SearchCache, parse_query, search_iter
+from seance.core.search import QueryError, SearchCache, parse_query
 from seance.core.session import SessionError
 from seance.core.text import display_text
 
@@ -77,6 +77,7 @@ from .marks import MARK_BINDINGS, MarkActions
 from .missing_cwd import resume_checked
 from .prompt import rename_prompt
 from .row_flow import RowMaking
+from .search_flow import SearchFlow
 from .skipped import SKIPPED_KEY, SkippedScreen
 
 if TYPE_CHECKING:
@@ -145,6 +146,10 @@ class SearchInput(Input):
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("ctrl+z", "undo", "Undo typing", show=False)]
     UNDO_STEPS = 200
+    # Input sets its virtual size (the text's width) on every key; Textual's `virtual_size`
+    # asks for a layout of the whole screen when it changes (~10 ms at 160x45: the echo's
+    # frame).  The input is one line of fixed size: a repaint is all a longer text needs.
+    virtual_size: Reactive[Size] = Reactive(Size(0, 0), repaint=True)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self._history: list[str] = []
@@ -172,7 +177,7 @@ class SearchInput(Input):
         return super().check_consume_key(key, character)
 
 
-class SessionPickerScreen(DeleteActions, MarkActions, RowMaking, FirstPaint, Screen[PickResult | None]):
+class SessionPickerScreen(DeleteActions, MarkActions, RowMaking, SearchFlow, FirstPaint, Screen[PickResult | None]):
     """Search, browse and pick a session; dismisses with a `PickResult` or None on cancel."""
 
     CSS: ClassVar[str] = stylesheet("picker.tcss")  # scoped by Textual to this screen
@@ -335,6 +340,7 @@ class SessionPickerScreen(DeleteActions, MarkActions, RowMaking, FirstPaint, Scr
 
     def on_unmount(self) -> None:
         self._stop_waiting()  # first_paint.py
+        self._close_search_thread()  # search_flow.py
         if self.watcher is not None:  # ends the OS watch and joins seance's watcher thread
             self.watcher.stop()
 
@@ -449,6 +455,8 @@ class SessionPickerScreen(DeleteActions, MarkActions, RowMaking, FirstPaint, Scr
             if not self._loading:  # both scopes listed: the other one's rows, once these are made
                 self.set_timer(ROWS_AHEAD_DELAY, lambda: self._make_rows_ahead(self.model.other_view()))
         if message.scope == self.model.scope:
+            if message.exact:  # search_flow.py: the first key finds the sessions folded
+                self._warm_search(self.model.view(), message.scope == "all")
             self.status.listing = message.partial
             # Until the user moves, the exact listing replaces the quick one from the top.
             self._rebuild(top=first or not self.session_list.touched)
@@ -529,38 +537,8 @@ class SessionPickerScreen(DeleteActions, MarkActions, RowMaking, FirstPaint, Scr
     def _search_worker(
         self, text: str, query: Any, view: RowsView, paths: bool, top: bool, generation: int, debounce: float
     ) -> None:
-        """Rank the hits and make their rows, here: the UI thread only swaps them in."""
-        worker = get_current_worker()
-        summaries = view.visible()
-        if debounce:
-            time.sleep(debounce)
-        if worker.is_cancelled:
-            return
-        with gc_paused():  # ~100,000 hits and rows at once: no collection walks them mid-build
-            text_hits: Mapping[str, Any] = {}
-            if query.fts_match():
-                try:  # every hit, made lazily: the rows on screen make their snippets
-                    within = None if paths else [summary.path for summary in summaries]  # one project's
-                    text_hits = self.catalog.text_hits(query, include_cwd=paths, within=within)
-                except Exception as error:  # no index yet, or FTS unavailable: rank without it
-                    self.post_message(
-                        SearchDone(text, [], error=f"full-text search unavailable: {display_text(error)}")
-                    )
-            hits: list[Any] = []
-            cache = self._search_cache
-            marks = self.model.marks
-            for step in search_iter(
-                summaries, query, text_hits=text_hits, paths=paths, chunk=1024, cache=cache, marks=marks
-            ):
-                if worker.is_cancelled:
-                    return
-                if step.hits is not None:
-                    hits = step.hits
-                else:
-                    time.sleep(0)  # let the UI thread take the GIL between chunks
-            rows = view.hit_rows(hits)
-        if not worker.is_cancelled:
-            self.post_message(SearchDone(text, hits, top=top, rows=rows, generation=generation))
+        """The first page, then every hit ranked and its rows made (search_flow.py)."""
+        self._run_search(get_current_worker(), text, query, view, paths, top, generation, debounce)
 
     @on(SearchDone)
     def _search_done(self, message: SearchDone) -> None:
@@ -571,9 +549,9 @@ class SessionPickerScreen(DeleteActions, MarkActions, RowMaking, FirstPaint, Scr
         if not self.model.accept_hits(message.query_text, message.hits):
             return  # a newer query is running
         if message.rows is not None and message.generation == self._rows_generation:
-            self._set_rows(message.rows, top=message.top)
+            self._set_rows(message.rows, top=self._final_top(message.generation, message.top))
         else:  # the sort, the filters or the listing changed while it ran: the hits again, in the new order
-            self._make_rows(self.model.view(), message.top)
+            self._make_rows(self.model.view(), self._final_top(message.generation, message.top))
         if self._freeze_after_search or len(message.hits) >= FREEZE_HITS:
             self._freeze_after_search = False
             self._freeze_long_lived()

@@ -138,7 +138,6 @@ class SessionList(ScrollView, can_focus=False):
         self._rows: RowSet = RowSet.of([])  # made as they are drawn (`RowSet`)
         self._line_starts: list[int] = []  # first line of each row; empty when every row is one line
         self._line_count = 0
-        self._index_of: dict[str, int] = {}
         self._cursor = 0
         self.touched = False  # the user moved the cursor since the rows were last reset to the top
         self._show_cwd = False
@@ -165,25 +164,29 @@ class SessionList(ScrollView, can_focus=False):
         return self._rows[self._cursor] if self._rows else None
 
     def index_of(self, path: str) -> int | None:
-        return self._index_of.get(path)
+        return self._rows.position(path)
 
-    def set_rows(self, rows: Sequence[SessionRow], *, keep: str | None = None, top: bool = False) -> None:
+    def set_rows(
+        self, rows: Sequence[SessionRow], *, keep: str | None = None, top: bool = False, lines_at_least: int = 0
+    ) -> None:
         """Replace every row (a `RowSet` built by a worker costs this no more than the rows drawn).
 
         The cursor follows the session at path `keep` (default: the current one) and that row
         keeps its position on screen, unless the list was scrolled to its very top: then it
         stays there, so rows that arrive above the cursor are seen, not slipped in above the
-        viewport.  With `top`, the cursor goes to the first row instead.
+        viewport.  With `top`, the cursor goes to the first row instead.  `lines_at_least`: the
+        scrollable height stays at least this (the lines past the rows are blank): the first
+        page of a search keeps the scrollbar the list had until the whole ranking comes.
         """
         old_row = self.highlighted
         keep = keep if keep is not None else (old_row.path if old_row else None)
         old_screen_y = self._line_of(self._cursor) - self.scroll_offset.y if old_row else 0
         self._rows = rows = RowSet.of(rows)
-        self._line_starts, self._line_count, self._index_of = rows.line_starts, rows.line_count, rows.index_of
+        self._line_starts, self._line_count = rows.line_starts, rows.line_count
         self._cache.clear()
         self._now = self._clock()
-        self.virtual_size = Size(self.scrollable_content_region.width, self._line_count)
-        found = None if top or keep is None else self._index_of.get(keep)
+        self._set_line_count(max(self._line_count, lines_at_least))
+        found = None if top or keep is None else rows.position(keep)
         if top:
             self.touched = False
         if found is None:
@@ -200,6 +203,21 @@ class SessionList(ScrollView, can_focus=False):
         new_row = self.highlighted
         if (new_row is None) != (old_row is None) or (new_row and old_row and new_row.summary is not old_row.summary):
             self.post_message(self.Highlighted(self, new_row))
+
+    def _set_line_count(self, lines: int) -> None:
+        """The scrollable height.  A new height asks Textual for a layout of the whole screen
+        (every keystroke's rows have a new count: a frame's work); only a scrollbar that comes
+        or goes needs one, else the scrollbar is updated in place, as a resize does it."""
+        size = Size(self.scrollable_content_region.width, lines)
+        room = self.scrollable_content_region.height
+        before = self.virtual_size
+        scroll_update = getattr(self, "_scroll_update", None)  # (Textual's own, as a resize uses it)
+        if scroll_update and before.width == size.width and before.height > room and lines > room:
+            self.set_reactive(SessionList.virtual_size, size)
+            scroll_update(size)
+            self.refresh()
+        else:
+            self.virtual_size = size
 
     def set_selected(self, paths: frozenset[str]) -> None:
         """The selected rows (drawn with a ●); repaints only when they changed."""
@@ -313,21 +331,17 @@ class SessionList(ScrollView, can_focus=False):
         key = (id(row), subline, is_cursor, width, row.path in self._selected)
         strip = self._cache.get(key)
         if strip is None:
-            strip = self._render_row_line(row, subline, is_cursor, width)
+            strip = self._render_row_line(row, index, subline, is_cursor, width)
             self._cache[key] = strip
         return strip
 
-    def _render_row_line(self, row: SessionRow, subline: int, is_cursor: bool, width: int) -> Strip:
+    def _render_row_line(self, row: SessionRow, index: int, subline: int, is_cursor: bool, width: int) -> Strip:
         base = self.get_visual_style("session-list--cursor") if is_cursor else self.get_visual_style()
         inner = width - (0 if self.show_vertical_scrollbar else 1)  # a gutter before the preview's divider
         content = self._title_line(row, is_cursor, inner) if subline == 0 else self._snippet_line(row, inner)
         segments = content.render_segments(base)
         strip = Strip(segments, content.cell_length)
-        return (
-            strip.extend_cell_length(width, base.rich_style)
-            .crop(0, width)
-            .apply_meta({"row": self._index_of.get(row.path, -1)})
-        )
+        return strip.extend_cell_length(width, base.rich_style).crop(0, width).apply_meta({"row": index})
 
     def _title_line(self, row: SessionRow, is_cursor: bool, width: int) -> Content:
         summary = row.summary

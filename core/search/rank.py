@@ -135,15 +135,19 @@ _PATH_PATH = (PATH, "path", 100.0)
 class _Matcher:
     """Matches blocks of haystacks against one query, term by term (every term must match)."""
 
-    def __init__(self, query: Query, text_hits: Mapping[str, TextHit] | None, paths: bool) -> None:
+    def __init__(
+        self, query: Query, text_hits: Mapping[str, TextHit] | None, paths: bool, *, titles_only: bool = False
+    ) -> None:
         self.query = query
         self.text_hits = text_hits or {}
         self.paths = paths
+        self.titles_only = titles_only  # only the title tiers (id, name, first message): `first_hits`
         self.positive = query.positive
         self.negative = query.negative
         self.filters = query.filters
         self.whole = " ".join(term.text for term in self.positive if term.kind in ("fuzzy", "phrase"))
-        self.scope = (paths, tuple(map(_term_key, self.filters + self.negative)))  # what `alive` depends on
+        # what `alive` depends on, and whether the chain memoised under it is the titles' only
+        self.scope = (paths, tuple(map(_term_key, self.filters + self.negative)), titles_only)
         self.keys = tuple(map(_term_key, self.positive))
         self.fuzzy_patterns = {
             term.text: fuzzy_pattern(term.text)
@@ -285,6 +289,8 @@ class _Matcher:
                 if index in wanted and found.get(index, _PREFIX_ID)[0] >= PREFIX:
                     found[index] = _PREFIX_ID
                 position = block.ids.find("\n" + text, position + 1)
+        if self.titles_only:  # every match found so far is in a title tier; the rest rank below
+            return found
         rest = [index for index in candidates if index not in found] if found else candidates
         texts = block.texts
         found.update(dict.fromkeys([index for index in rest if text in texts[index]], _FULL_TEXT))
@@ -326,6 +332,8 @@ class _Matcher:
                 found[index] = (SUBSTRING, "name", 100.0)
             elif search_in(hay.first):
                 found[index] = (SUBSTRING, "first message", 100.0)
+            elif self.titles_only:
+                continue
             elif search_in(hay.text):
                 found[index] = (FULL_TEXT, "text", 100.0)
             elif self.paths and (search_in(hay.cwd) or search_in(hay.path)):
@@ -334,8 +342,9 @@ class _Matcher:
 
     # -- hits
 
-    def collect(self, block: Block, buckets: list[list[Hit]]) -> None:
-        """Append the hits of one block to `buckets` (one list per tier), in block order."""
+    def collect(self, block: Block, buckets: list[list[Hit]], limit: int | None = None) -> None:
+        """Append the hits of one block to `buckets` (one list per tier), in block order;
+        none to a bucket that holds `limit` hits already."""
         alive = self.alive(block.hays)
         summaries, query, count = block.summaries, self.query, len(self.positive)
         new_hit = _new_hit
@@ -353,6 +362,8 @@ class _Matcher:
         hit_of = text_hits.get if text_hits and not lazy else None  # (a lazy map's truth is a call)
         for index in sorted(matches):  # block order (sorting ints, not the items, is the cheap sort)
             tier, name, score = matches[index]
+            if limit is not None and len(buckets[tier]) >= limit:
+                continue
             source: Any = None
             if tier == FULL_TEXT:  # (the lazy map answers None for a hit in the prefix text)
                 source = text_hits if lazy else hit_of(summaries[index].path) if hit_of is not None else None
@@ -379,7 +390,8 @@ class _Matcher:
                             break
 
 
-_MEMO_LIMIT = 16  # memoised term chains per block (each at most a dict of `chunk` entries)
+_MEMO_LIMIT = 32  # memoised term chains per block (each at most a dict of `chunk` entries; the
+# titles-only chain of `first_hits` and the full one each keep theirs)
 
 
 def _hit_field(text_hits: Mapping[str, TextHit]) -> Callable[[str], str | None]:
@@ -536,6 +548,12 @@ def search_iter(
         matcher.collect(block, buckets)
         if start + chunk < total:
             yield SearchProgress(start + chunk, total)
+    cache.prune(summaries, -(-total // chunk))
+    yield SearchProgress(total, total, _ranked(buckets, ordered, text_hits))
+
+
+def _ranked(buckets: list[list[Hit]], ordered: bool, text_hits: Mapping[str, TextHit] | None) -> list[Hit]:
+    """The hits of every tier, each tier in its order, best tier first."""
     for tier, bucket in enumerate(buckets):
         if tier == FUZZY:
             bucket.sort(key=_fuzzy_order)
@@ -543,8 +561,73 @@ def search_iter(
             bucket.sort(key=_newest_first)  # stable: equal times keep the input order
         if tier == FULL_TEXT and bucket:
             _tools_last_sort(bucket, text_hits)  # stable: newest first within each
-    cache.prune(summaries, -(-total // chunk))
-    yield SearchProgress(total, total, list(chain.from_iterable(buckets)))
+    return list(chain.from_iterable(buckets))
+
+
+def first_hits(
+    summaries: Sequence[SessionSummary],
+    query: Query,
+    *,
+    paths: bool = False,
+    chunk: int = 2048,
+    cache: SearchCache | None = None,
+    marks: Mapping[str, Any] | None = None,
+    cancelled: Callable[[], bool] = lambda: False,
+    limit: int | None = None,
+) -> list[Hit] | None:
+    """The hits in the title tiers (exact, prefix, substring: in an id, name or first
+    message), ranked: always the first hits of `search_iter` for the same arguments, in its
+    order, whatever the index finds (full-text, fuzzy and path hits rank below them).  A
+    scan of the titles only, no index query: what a picker can show while the full search
+    runs.  `limit`: only the first `limit` are wanted (fewer hits are made when the sessions
+    come newest first).  None if `cancelled()` says so between chunks.  The same `chunk` and
+    `cache` as the full search share its folded blocks."""
+    if query.mark_filters:
+        summaries = keep_marked(summaries, query.mark_filters, marks)
+    cache = cache if cache is not None else SearchCache()
+    matcher = _Matcher(query, None, paths, titles_only=True)
+    buckets: list[list[Hit]] = [[] for _ in TIERS]
+    ordered, last = True, -math.inf
+    for start in range(0, len(summaries), max(chunk, 1)):
+        if cancelled():
+            return None
+        block = cache.block(summaries[start : start + max(chunk, 1)])
+        ordered = ordered and block.ordered and last <= block.recency[0]
+        last = block.recency[-1]
+        matcher.collect(block, buckets, limit)  # (in block order: each tier's first are the first made)
+    if limit is not None and not ordered:  # not newest first: each tier is sorted, so all of it is needed
+        every = first_hits(summaries, query, paths=paths, chunk=chunk, cache=cache, marks=marks, cancelled=cancelled)
+        return None if every is None else every[:limit]
+    del buckets[FULL_TEXT:]  # (a query of filters only has every hit in the first bucket)
+    hits = _ranked(buckets, ordered, None)
+    return hits if limit is None else hits[:limit]
+
+
+def prescan(
+    summaries: Sequence[SessionSummary],
+    query: Query,
+    *,
+    paths: bool = False,
+    chunk: int = 2048,
+    cache: SearchCache,
+    marks: Mapping[str, Any] | None = None,
+    cancelled: Callable[[], bool] = lambda: False,
+) -> bool:
+    """Scan every term over `summaries` ahead of a `search_iter` with the same arguments,
+    into `cache`'s blocks (the memoised term chains): what does not need the index's hits,
+    done while the index query runs.  The search then merges the index's hits and ranks.
+    False if `cancelled()` said so between chunks."""
+    if query.mark_filters:
+        summaries = keep_marked(summaries, query.mark_filters, marks)
+    matcher = _Matcher(query, None, paths)
+    if not matcher.positive:
+        return True
+    for start in range(0, len(summaries), max(chunk, 1)):
+        if cancelled():
+            return False
+        block = cache.block(summaries[start : start + max(chunk, 1)])
+        matcher._chain(block, matcher.alive(block.hays))
+    return True
 
 
 def search(

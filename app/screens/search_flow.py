@@ -1,0 +1,256 @@
+"""The picker's search on each keystroke: the first screenful first, the whole ranking next (issue 14).
+
+`SearchFlow` is mixed into `SessionPickerScreen`; its search worker (session_list.py) calls
+`_run_search`, which ranks on the picker's search thread (app/search_thread.py: one
+`SearchCache` user at a time) and sends the index query to its index thread (one SQLite
+connection, kept: its signature is checked once), where it runs while the titles are ranked:
+
+1. the title tiers (`core.search.first_hits`: exact, prefix, substring in an id, name or
+   first message; no index query), which always rank first.  With at least
+   `FIRST_PAGE_SESSIONS` sessions (fewer are ranked whole in ~40 ms, less than the frame a
+   first page costs), when they fill a screen (`FIRST_PAGE_MIN` rows) and the order is the
+   ranking (relevance, nothing pinned: recent, created and pins re-order what follows them),
+   their first `FIRST_PAGE_MAX` rows are posted as `FirstPage`: the list shows them while
+   the rest is ranked;
+2. while the index query still runs, every term's scan of the sessions (`prescan`, kept
+   in the `SearchCache` for the ranking);
+3. the index's answer and the full ranking (`search_iter`), and the hits' rows: `SearchDone`,
+   whose rows replace the first page without moving the cursor (it stays on its session,
+   which the first page's order put where the final order has it: a prefix of it).
+
+A newer key cancels the worker (it checks between steps and chunks) and its first page is
+dropped if it arrives late (rows generation, query text).  The status line's count waits for
+the final rows.  After a listing, `_warm_search` folds the sessions' haystacks on the search
+thread, in small steps that a keystroke's search overtakes, then opens the index thread's
+connection, so the first key does not pay for them (~60 ms at 10,000 sessions, ~0.7 s at
+100,000).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from textual.message import Message
+
+from seance.core.gcpause import gc_paused
+from seance.core.search import SearchCache, first_hits, parse_query, prescan, search_iter
+from seance.core.text import display_text
+
+from ..messages import SearchDone
+from ..search_thread import SearchThread
+
+if TYPE_CHECKING:
+    from textual.worker import Worker
+
+    from seance.core.catalog import SessionSource
+    from seance.core.model import SessionSummary
+
+    from ..picker_model import PickerModel, RowsView
+    from ..rows import RowSet
+    from ..widgets.session_list import SessionList
+
+SEARCH_CHUNK = 1024  # sessions ranked between two checks for a newer key (and the warm-up's step)
+FIRST_PAGE_MIN = 60  # title hits that fill a screen: fewer, and the first page is not shown
+FIRST_PAGE_MAX = 200  # rows the first page holds (a screen, and a Page Down)
+FIRST_PAGE_SESSIONS = 10_000  # below this many sessions the whole search takes ~40 ms: no first page (its frame
+# would cost the UI thread more than the wait it saves)
+NO_HIT_QUERY = "zqxjzqxj"  # what the warm-up asks the index: opens the connection, finds nothing
+
+
+@dataclass
+class FirstPage(Message):
+    """The first rows of `query_text`'s ranking (its title hits), for rows request `generation`."""
+
+    query_text: str
+    rows: RowSet
+    generation: int
+    top: bool
+
+
+class SearchFlow:
+    """The search worker's body, its first page, and the warm-up before the first key."""
+
+    first_page_sessions: int = FIRST_PAGE_SESSIONS  # tests lower it to see the first page
+    _first_page_generation: int = -1  # the rows request whose first page the list shows
+    _within: tuple[Sequence[SessionSummary], list[str]] | None = None  # `_paths_of`
+    _warm_generation: int = 0
+
+    if TYPE_CHECKING:  # what the mixin uses of the screen it is mixed into
+        catalog: SessionSource
+        model: PickerModel
+        _search_cache: SearchCache
+        _rows_generation: int
+
+        @property
+        def session_list(self) -> SessionList: ...
+
+        def post_message(self, message: Message) -> bool: ...
+
+        def _show_selection(self) -> None: ...
+
+    @property
+    def _search_thread(self) -> SearchThread:
+        """Where the ranking runs (one `SearchCache` user at a time)."""
+        return self._thread_named("seance-search")
+
+    @property
+    def _index_thread(self) -> SearchThread:
+        """Where the index queries run (one SQLite connection, its signature checked once)."""
+        return self._thread_named("seance-index")
+
+    def _thread_named(self, name: str) -> SearchThread:
+        threads: dict[str, SearchThread] = self.__dict__.setdefault("_search_threads", {})
+        thread = threads.get(name)
+        if thread is None:
+            thread = threads[name] = SearchThread(name)
+        return thread
+
+    def _close_search_thread(self) -> None:
+        for thread in self.__dict__.pop("_search_threads", {}).values():
+            thread.close()
+
+    def _paths_of(self, summaries: Sequence[SessionSummary]) -> list[str]:
+        """The paths of `summaries`, one list per list of summaries (the index remembers the
+        file-id runs it made for the same list object: `Index.search_by_path`)."""
+        kept = self._within
+        if kept is None or kept[0] is not summaries:
+            kept = self._within = (summaries, [summary.path for summary in summaries])
+        return kept[1]
+
+    def _first_page_wanted(self, view: RowsView) -> bool:
+        """The ranking is the order shown (a first page is a prefix of it) and long enough to wait for."""
+        return (
+            view.sort in ("threaded", "relevance")
+            and not any(mark.pinned for mark in view.marks.values())
+            and len(view.summaries) >= self.first_page_sessions
+        )
+
+    def _run_search(
+        self,
+        worker: Worker[Any],
+        text: str,
+        query: Any,
+        view: RowsView,
+        paths: bool,
+        top: bool,
+        generation: int,
+        debounce: float,
+    ) -> None:
+        """Rank the hits and make their rows on the search thread: the UI thread only swaps them in."""
+        if debounce:
+            time.sleep(debounce)
+        if worker.is_cancelled:
+            return
+        self._search_thread.run(lambda: self._rank_and_post(worker, text, query, view, paths, top, generation))
+
+    def _rank_and_post(
+        self, worker: Worker[Any], text: str, query: Any, view: RowsView, paths: bool, top: bool, generation: int
+    ) -> None:
+        if worker.is_cancelled:
+            return
+        summaries = view.visible()
+        cache, marks = self._search_cache, self.model.marks
+        index_query = None
+        if query.fts_match():  # every hit, made lazily (the rows on screen make their snippets)
+            within = None if paths else self._paths_of(summaries)  # one project's
+            index_query = self._index_thread.submit(
+                lambda: self.catalog.text_hits(query, include_cwd=paths, within=within)
+            )
+        with gc_paused():  # ~100,000 hits and rows at once: no collection walks them mid-build
+            if self._first_page_wanted(view):
+                first = first_hits(
+                    summaries,
+                    query,
+                    paths=paths,
+                    chunk=SEARCH_CHUNK,
+                    cache=cache,
+                    marks=marks,
+                    cancelled=lambda: worker.is_cancelled,
+                    limit=FIRST_PAGE_MAX,
+                )
+                if first is None:
+                    return
+                if len(first) >= FIRST_PAGE_MIN:
+                    self.post_message(FirstPage(text, view.hit_rows(first), generation, top))
+            if index_query is not None and not index_query.done():  # scan the terms meanwhile
+                scanned = prescan(
+                    summaries,
+                    query,
+                    paths=paths,
+                    chunk=SEARCH_CHUNK,
+                    cache=cache,
+                    marks=marks,
+                    cancelled=lambda: worker.is_cancelled,
+                )
+                if not scanned:
+                    return
+            text_hits: Mapping[str, Any] = {}
+            if index_query is not None:
+                try:
+                    text_hits = index_query.result()
+                except Exception as error:  # no index yet, or FTS unavailable: rank without it
+                    self.post_message(
+                        SearchDone(text, [], error=f"full-text search unavailable: {display_text(error)}")
+                    )
+            hits: list[Any] = []
+            for step in search_iter(
+                summaries, query, text_hits=text_hits, paths=paths, chunk=SEARCH_CHUNK, cache=cache, marks=marks
+            ):
+                if worker.is_cancelled:
+                    return
+                if step.hits is not None:
+                    hits = step.hits
+                else:
+                    time.sleep(0)  # let the UI thread take the GIL between chunks
+            rows = view.hit_rows(hits)
+        if not worker.is_cancelled:
+            self.post_message(SearchDone(text, hits, top=top, rows=rows, generation=generation))
+            rows.index_of  # noqa: B018  (made here, after the rows went out: `RowSet` index_later)
+
+    def on_first_page(self, message: FirstPage) -> None:
+        """Show the first page, unless a newer key or another change of the rows came since."""
+        if message.generation != self._rows_generation or message.query_text != self.model.query:
+            return
+        self._first_page_generation = message.generation
+        self._show_selection()
+        # the status count and the scrollbar stay as they were until the whole ranking is in
+        widget = self.session_list
+        widget.set_rows(message.rows, top=message.top, lines_at_least=widget.virtual_size.height)
+
+    def _final_top(self, generation: int, top: bool) -> bool:
+        """Whether the search's final rows move the cursor to the top: not when its first page
+        is on screen (the user may have moved since; the cursor stays on its session)."""
+        return top and self._first_page_generation != generation
+
+    def _warm_search(self, view: RowsView, paths: bool) -> None:
+        """Fold `view`'s sessions for the search and open the index connection, on the
+        search thread, a chunk at a time (a search asked for meanwhile goes first)."""
+        self._warm_generation += 1
+        generation, summaries = self._warm_generation, view.visible()
+        cache, thread, index_thread = self._search_cache, self._search_thread, self._index_thread
+        starts = list(range(0, len(summaries), SEARCH_CHUNK))
+
+        def step(at: int) -> None:
+            if generation != self._warm_generation:
+                return  # a newer listing: warm that one instead
+            if at < len(starts):
+                with gc_paused():
+                    cache.block(summaries[starts[at] : starts[at] + SEARCH_CHUNK])
+                thread.soon(lambda: step(at + 1))
+                return
+            within = None if paths else self._paths_of(summaries)
+            index_thread.soon(lambda: opened(within))
+
+        def opened(within: list[str] | None) -> None:
+            try:
+                self.catalog.text_hits(parse_query(NO_HIT_QUERY), include_cwd=paths, within=within)
+            except Exception:  # the search will say what is wrong with the index
+                return
+
+        thread.soon(lambda: step(0))
+
+
+__all__ = ["FIRST_PAGE_MAX", "FIRST_PAGE_MIN", "FirstPage", "SearchFlow"]
