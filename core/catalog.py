@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from . import scanpool
-from .discovery import Discovery, FileInfo, default_roots, discover, stat_file
+from .discovery import Discovery, FileInfo, Pending, default_roots, discover, discover_ahead, stat_file
 from .index import (
     DAMAGED,
     INDEX_ERRORS,
@@ -209,6 +209,13 @@ class Catalog:
         found = discover(self.roots if self.explicit_roots else None)
         self.last_discovery = found
         return found
+
+    def discover_ahead(self) -> Pending:
+        """`discover()`, started now and waited for when the returned `Pending` is called:
+        with `workers` > 1 (a single-threaded caller: the CLI) in a forked process, so the
+        stat of every file overlaps the caller's reading of the index.  The caller calls it,
+        or `close`s it when the answer is not wanted (it reaps the child)."""
+        return discover_ahead(self.roots if self.explicit_roots else None, fork=self.workers > 1)
 
     def quick(self, cwd: str | None = None, *, text: bool = True) -> list[SessionSummary]:
         """Prefix-only summaries (`exact=False`), newest mtime first; `cwd` None = all projects.
@@ -475,7 +482,7 @@ class Catalog:
             with index.snapshot():
                 return indexquery.kept_sessions(index, found.infos, keep)
 
-        answer = self._fresh_answer(kept, len(found.infos))
+        answer = self._fresh_answer(kept, lambda: len(found.infos))
         if answer is None:
             return None
         rows, not_sessions, count = answer
@@ -490,7 +497,7 @@ class Catalog:
                 summaries.append(summary)
         return summaries
 
-    def _fresh_answer(self, work: Callable[[Index | None], T | Stale | None], files: int) -> T | None:
+    def _fresh_answer(self, work: Callable[[Index | None], T | Stale | None], files: Callable[[], int]) -> T | None:
         """`work(index)` (one of the fresh-index answers, `core.indexquery`), guarded; when it
         finds a few files the index does not describe as they are now (`Stale`: an agent is
         appending to a session, a new one appeared), those are read and indexed, as a refresh
@@ -501,7 +508,7 @@ class Catalog:
         answer = self._guarded(work)
         if (
             isinstance(answer, Stale)
-            and len(answer.infos) <= max(_FEW_STALE, files // 100)
+            and len(answer.infos) <= max(_FEW_STALE, files() // 100)
             and all(is_utf8(info.path) for info in answer.infos)  # no row can name the others
         ):
             stale = answer.infos
@@ -557,22 +564,28 @@ class Catalog:
         if not indexquery.supported(query):
             return None
         target = None if cwd is None else _resolved(cwd)
-        found = self.discover()
+        found = self.discover_ahead()  # the files found now: asked for once the index is read
+
+        def infos() -> list[FileInfo]:
+            return found().infos
 
         def ranked(index: Index | None) -> indexquery.Ranked | indexquery.Stale | None:
             if index is None:
                 return None
             index.read_through_cache()
             with index.snapshot():
-                return indexquery.rank(index, query, found.infos, target, _resolved)
+                return indexquery.rank(index, query, infos, target, _resolved)
 
         try:
-            answer = self._fresh_answer(ranked, len(found.infos))
+            answer = self._fresh_answer(ranked, lambda: len(infos()))
         except FullTextQueryError as error:
             raise ValueError(f"bad full-text query: {error}") from error
+        finally:
+            found.close()  # a child not waited for (an error): stopped
         if answer is not None:
-            skipped = [*found.skipped, *((Path(path), reason) for path, reason in answer.skipped)]
-            self.last_stats = RefreshStats(files=len(found.infos), reused=answer.sessions, skipped=skipped)
+            discovered = self.last_discovery = found()
+            skipped = [*discovered.skipped, *((Path(path), reason) for path, reason in answer.skipped)]
+            self.last_stats = RefreshStats(files=len(discovered.infos), reused=answer.sessions, skipped=skipped)
         return answer
 
     def pi_json_chunks(self, ranked: Ranked, size: int = 1024) -> Iterator[list[bytes]]:

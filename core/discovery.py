@@ -13,11 +13,13 @@ sessions of `X` (`seance.core.listing` finds the parent from the path); other di
 Discovery costs one `os.scandir` per directory and one (cached) stat per file, and never
 raises for what it finds on disk: a directory named `*.jsonl`, a dangling link, a symlink
 loop, an unreadable directory or a file that vanished mid-scan becomes a `(path, reason)`
-pair in `Discovery.skipped`.
+pair in `Discovery.skipped`.  `discover_ahead` runs it in a forked process (the CLI: its
+stats overlap the reading of the index) and hands back the same `Discovery`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat as stat_module
@@ -209,6 +211,109 @@ def discover(roots: list[Path] | None = None) -> Discovery:
     for root in roots if roots is not None else default_roots():
         scanner.root(Path(os.path.abspath(Path(root).expanduser())), explicit)
     return scanner.result
+
+
+class Pending:
+    """`discover(roots)` started ahead: calling it waits for the answer (once; then kept).
+
+    With `fork`, the scan runs in a forked child and comes back over a pipe (marshalled:
+    paths, sizes, mtimes and skips), so it overlaps whatever this process does meanwhile
+    (reading the index: 100,000 stats are 0.7 s of a core a query does not use).  Only for a
+    single-threaded caller on Linux (a fork copies one thread; the CLI says so through
+    `Catalog(workers=...)`).  A child that fails in any way is not trusted: the scan is
+    done here instead, so the answer is always `discover(roots)`'s."""
+
+    def __init__(self, roots: list[Path] | None, *, fork: bool) -> None:
+        self._roots = roots
+        self._result: Discovery | None = None
+        self._child: tuple[int, int] | None = None  # (pid, read end of its pipe)
+        if fork:
+            self._child = _fork_discovery(roots)
+
+    def __call__(self) -> Discovery:
+        if self._result is None:
+            found = self._collect() if self._child is not None else None
+            self._result = found if found is not None else discover(self._roots)
+        return self._result
+
+    def close(self) -> None:
+        """Stop a child whose answer is not wanted (an error before it was asked for)."""
+        if self._child is not None:
+            import signal
+
+            pid, read_end = self._child
+            self._child = None
+            os.close(read_end)
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+
+    def _collect(self) -> Discovery | None:
+        import marshal
+
+        assert self._child is not None
+        pid, read_end = self._child
+        self._child = None
+        pieces = []
+        try:
+            while piece := os.read(read_end, 1 << 20):
+                pieces.append(piece)
+        finally:
+            os.close(read_end)
+            _, status = os.waitpid(pid, 0)
+        if status != 0:
+            return None
+        try:
+            paths, sizes, mtimes, skipped = marshal.loads(b"".join(pieces))
+            infos = list(map(_new_info, [FileInfo] * len(paths), zip(paths, sizes, mtimes, strict=True)))
+        except (EOFError, ValueError, TypeError):
+            return None
+        return Discovery(infos, [(Path(path), reason) for path, reason in skipped])
+
+
+def _fork_discovery(roots: list[Path] | None) -> tuple[int, int] | None:
+    """A child scanning `roots` and writing the result to a pipe: (its pid, the pipe's read
+    end), or None when it cannot be started (the caller scans itself)."""
+    try:
+        read_end, write_end = os.pipe()
+    except OSError:
+        return None
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(read_end)
+        os.close(write_end)
+        return None
+    if pid == 0:  # the child: scan, write, and leave without running the parent's cleanup
+        code = 1
+        try:
+            import marshal
+
+            os.close(read_end)
+            found = discover(roots)
+            infos = found.infos
+            data = marshal.dumps(
+                (
+                    [info[0] for info in infos],
+                    [info[1] for info in infos],
+                    [info[2] for info in infos],
+                    [(os.fspath(path), reason) for path, reason in found.skipped],
+                )
+            )
+            view = memoryview(data)
+            while view:
+                view = view[os.write(write_end, view) :]
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(write_end)
+    return pid, read_end
+
+
+def discover_ahead(roots: list[Path] | None = None, *, fork: bool = False) -> Pending:
+    """`discover(roots)`, started now (in a forked child with `fork`: see `Pending`) and
+    answered when the returned `Pending` is called."""
+    return Pending(roots, fork=fork)
 
 
 def stat_file(path: str | os.PathLike[str]) -> FileInfo | str:

@@ -78,12 +78,13 @@ def supported(query: Query) -> bool:
 def rank(
     index: Index,
     query: Query,
-    infos: Sequence[FileInfo],
+    infos: Callable[[], Sequence[FileInfo]],
     target: str | None,
     resolve: Callable[[str], str],
 ) -> Ranked | Stale | None:
-    """The sessions among `infos` (the files found now) that `query` matches, in
-    `rank.search`'s order, from the index alone; `Stale` when the index is not fresh for
+    """The sessions among `infos()` (the files found now, asked for once the index is read:
+    they may still be being found) that `query` matches, in `rank.search`'s order, from the
+    index alone; `Stale` when the index is not fresh for
     some of them (the caller reads those and asks again), None when it holds a value this
     cannot use (the caller takes the refreshing path).  `target`: a resolved
     project directory (None: every project, where paths and cwds count); `resolve` resolves
@@ -97,7 +98,7 @@ def rank(
     rows = index.query_rows("pi_json", hits, PAYLOAD_BUDGET)  # the hits' objects, read once while they fit
     if rows is None:
         return None  # a row failed its check: the refresh reads its file again
-    fresh = fresh_sessions(rows, infos, text=True)  # the index must describe every file found as it is
+    fresh = fresh_sessions(rows, infos(), text=True)  # the index must describe every file found as it is
     del rows
     if isinstance(fresh, Stale):
         return fresh

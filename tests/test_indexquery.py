@@ -70,8 +70,8 @@ def ranked(catalog: Catalog, query: str, cwd: str | None) -> list[dict] | None:
     return [orjson.loads(item) for chunk in catalog.pi_json_chunks(answer, size=7) for item in chunk]
 
 
-def compare(root: Path, cache: Path) -> int:
-    catalog = Catalog(folders(root), cache_dir=cache)
+def compare(root: Path, cache: Path, workers: int = 1) -> int:
+    catalog = Catalog(folders(root), cache_dir=cache, workers=workers)
     seen = 0
     try:
         catalog.refresh()  # the index, text included
@@ -93,10 +93,11 @@ def compare(root: Path, cache: Path) -> int:
     return seen
 
 
-def test_ranked_from_the_index_equals_the_refreshing_path_on_a_generated_corpus(tmp_path: Path) -> None:
+@pytest.mark.parametrize("workers", [1, 2])  # 2: the files are found by a forked child (the CLI's way)
+def test_ranked_from_the_index_equals_the_refreshing_path_on_a_generated_corpus(tmp_path: Path, workers: int) -> None:
     root = tmp_path / "sessions"
     generate_corpus(root, sessions=150, projects=5, seed=3, mean_bytes=6000)
-    assert compare(root, tmp_path / "cache") > 500
+    assert compare(root, tmp_path / "cache", workers) > 500
 
 
 def test_ranked_from_the_index_equals_the_refreshing_path_on_the_shared_corpus(corpus: Path, tmp_path: Path) -> None:
@@ -127,15 +128,16 @@ def _append_message(path: Path, text: str) -> None:
         handle.write(json.dumps(entry).encode() + b"\n")
 
 
+@pytest.mark.parametrize("workers", [1, 2])
 def test_an_appended_added_or_removed_file_is_never_answered_from_a_stale_index(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers: int
 ) -> None:
     """A file changed since the index was made (appended, added, touched) is read and indexed
     before the answer (a few such files: by `ranked` itself; more: by the refreshing path);
     a file gone is not listed, though the index still has its row."""
     root = tmp_path / "sessions"
     generate_corpus(root, sessions=20, projects=2, seed=4, mean_bytes=3000)
-    catalog = Catalog(folders(root), cache_dir=tmp_path / "cache")
+    catalog = Catalog(folders(root), cache_dir=tmp_path / "cache", workers=workers)
     try:
         catalog.refresh()
         assert ranked(catalog, "quokkaword", None) == []  # fresh, and nothing has the word
