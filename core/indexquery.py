@@ -94,10 +94,17 @@ def rank(
 
     paths = target is None
     full_text = query.full_text()
-    hits = index.best_fields(full_text, include_cwd=paths) if full_text is not None else {}
-    rows = index.query_rows("pi_json", hits, PAYLOAD_BUDGET)  # the hits' objects, read once while they fit
-    if rows is None:
-        return None  # a row failed its check: the refresh reads its file again
+    # The search runs on a thread of its own while every row is read and checked here.
+    ahead = index.best_fields_ahead(full_text, include_cwd=paths) if full_text is not None else None
+    try:
+        # the hits' objects, read once while they fit (every object while the hits are not known)
+        rows = index.query_rows("pi_json", ahead.early if ahead is not None else (), PAYLOAD_BUDGET)
+        if rows is None:
+            return None  # a row failed its check: the refresh reads its file again
+        hits = ahead.result() if ahead is not None else {}
+    finally:
+        if ahead is not None:
+            ahead.close()
     fresh = fresh_sessions(rows, infos(), text=True)  # the index must describe every file found as it is
     del rows
     if isinstance(fresh, Stale):
@@ -168,10 +175,11 @@ def fresh_sessions(
     reason); `Stale` when the index does not describe every file found as it is now (a new
     or changed file) or, with `text`, a session's text was never indexed.  A file the
     index has but that is gone is not among them."""
-    by_path = {row[_PATH]: row for row in rows}
-    if not set(map(_STAT, rows)).issuperset(infos) or (
-        text and any(row[_TEXT_SEQ] < 0 for row in map(by_path.__getitem__, map(itemgetter(0), infos)) if row[_SESSION])
-    ):
+    by_stat = dict(zip(map(_STAT, rows), rows, strict=True))  # keys hash and compare like a FileInfo
+    found: list[Any] = list(map(by_stat.get, infos))  # None: a file new or changed since the index saw it
+    listed: list[tuple] = found
+    if None in found or (text and min(map(itemgetter(_TEXT_SEQ), filter(itemgetter(_SESSION), listed)), default=0) < 0):
+        by_path = {row[_PATH]: row for row in rows}
         return Stale(
             [
                 info
@@ -181,9 +189,8 @@ def fresh_sessions(
                 or (text and row[_SESSION] and row[_TEXT_SEQ] < 0)
             ]
         )
-    listed = list(map(by_path.__getitem__, map(itemgetter(0), infos)))
     sessions = [row for row in listed if row[_SESSION] and row[_HAS_JSON]]
-    unlisted = [row for row in listed if not (row[_SESSION] and row[_HAS_JSON])]
+    unlisted = [row for row in listed if not (row[_SESSION] and row[_HAS_JSON])] if len(sessions) < len(listed) else []
     sessions.sort(key=itemgetter(_MODIFIED), reverse=True)  # stable: equal times keep the files' order
     return sessions, [(row[_PATH], row[_REASON] or "not a session") for row in unlisted]
 
