@@ -21,20 +21,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from seance.core import listing
-from seance.core.catalog import Catalog
 from seance.core.gcpause import gc_paused
 from seance.core.listing import children_label
-from seance.core.marks import NO_MARK, Marks, annotate_pi_json, annotated_pieces
-from seance.core.model import SessionSummary
 from seance.core.text import display_text, home_short, json_bytes, json_safe, relative_age
 
 from .errors import CliError, ExitCode
-from .marks import listing_marks, marked_json
 from .output import ProgressBar, put_line, say, write_json_bytes, write_json_pieces
 from .scope import Scope, scope_options
 
+# The catalog (SQLite, the index, the marks) is imported when a command runs, after the files
+# are being found in a child process (`_catalog`): the imports and the stats overlap.
 if TYPE_CHECKING:
+    from seance.core.catalog import Catalog
     from seance.core.indexquery import Ranked
+    from seance.core.marks import Marks
+    from seance.core.model import SessionSummary
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -73,10 +74,21 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def _catalog(args: argparse.Namespace) -> Catalog:
+    """The scope's catalog; its files are found in a child process from now on (the CLI is
+    single-threaded, so it may fork: that, and big cold reads' scanning processes), while
+    this one imports the catalog and opens the index."""
+    from seance.core.discovery import discover_ahead
     from seance.core.scanpool import default_workers
 
-    # The CLI is single-threaded, so big cold reads may fork scanning processes.
-    return Catalog(Scope.of(args).roots, workers=default_workers())
+    roots, workers = Scope.of(args).roots, default_workers()
+    found = discover_ahead(roots, fork=workers > 1)
+    try:
+        from seance.core.catalog import Catalog
+
+        return Catalog(roots, workers=workers, found=found)
+    except BaseException:
+        found.close()
+        raise
 
 
 # -- ls ------------------------------------------------------------------------------------------
@@ -112,6 +124,10 @@ def run_ls(args: argparse.Namespace) -> int:
     if args.skipped:
         return run_ls_skipped(args)
     catalog = _catalog(args)
+    from seance.core.marks import annotate_pi_json, annotated_pieces
+
+    from .marks import listing_marks, marked_json
+
     marks = listing_marks()
     try:
         cwd = Scope.of(args).project
@@ -230,6 +246,8 @@ def _skipped(catalog: Catalog, *, quick: bool) -> list[tuple[Path, str]]:
 
 
 def _pinned(marks: Marks) -> listing.Pinned | None:
+    from seance.core.marks import NO_MARK
+
     if not any(mark.pinned for mark in marks.values()):
         return None
     return lambda summary: bool(summary.id) and marks.get(summary.id, NO_MARK).pinned
@@ -290,6 +308,8 @@ def _write_ranked(catalog: Catalog, ranked: Ranked, marks: Marks) -> None:
     """The ranked sessions' stored objects as the `ls --json` array, written a chunk at a
     time (`annotate_pi_json`'s byte path, per chunk: whole objects only); with marks, the
     whole array at once (pinned sessions go first)."""
+    from seance.core.marks import annotate_pi_json
+
     chunks = catalog.pi_json_chunks(ranked)
     if marks:
         write_json_bytes(annotate_pi_json(b"[" + b",".join(item for chunk in chunks for item in chunk) + b"]", marks))
@@ -332,6 +352,8 @@ def _arrange_hits(
 
 
 def _print_rows(rows: list[listing.ThreadedRow], show_cwd: bool, marks: Marks) -> None:
+    from seance.core.marks import NO_MARK
+
     now_ms = time.time() * 1000
     for row in rows:
         summary = row.summary

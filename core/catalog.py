@@ -182,10 +182,13 @@ class Catalog:
         cache_dir: Path | None = None,
         workers: int = 1,
         trash_dir: Path | None = None,
+        found: Pending | None = None,
     ) -> None:
         """`workers` > 1 lets big cold reads fork that many scanning processes (Linux only);
         only a single-threaded caller such as the CLI should ask for it.  `trash_dir`: where
-        `trash` moves files (None: the user's home Trash; the demo keeps its own)."""
+        `trash` moves files (None: the user's home Trash; the demo keeps its own).  `found`:
+        these roots' discovery, started ahead (`discovery.discover_ahead`): the first one
+        this catalog needs is it."""
         self.trash_dir = trash_dir
         self.workers = workers if scanpool.available() else 1
         self.explicit_roots = roots is not None
@@ -199,6 +202,7 @@ class Catalog:
         self._refresh_lock = threading.Lock()
         self._index_lock = threading.Lock()
         self.last_discovery: Discovery | None = None
+        self._found_ahead = found
         self.last_stats = RefreshStats()
         self.lock_waits = 0  # refreshes that listed from the files because another writer held the index
 
@@ -206,15 +210,21 @@ class Catalog:
 
     def discover(self) -> Discovery:
         """The session candidates under the roots, and what was skipped."""
-        found = discover(self.roots if self.explicit_roots else None)
+        ahead, self._found_ahead = self._found_ahead, None
+        found = ahead() if ahead is not None else discover(self.roots if self.explicit_roots else None)
         self.last_discovery = found
         return found
 
     def discover_ahead(self) -> Pending:
-        """`discover()`, started now and waited for when the returned `Pending` is called:
-        with `workers` > 1 (a single-threaded caller: the CLI) in a forked process, so the
-        stat of every file overlaps the caller's reading of the index.  The caller calls it,
-        or `close`s it when the answer is not wanted (it reaps the child)."""
+        """`discover()`, started now (or the one the catalog was given, started earlier) and
+        waited for when the returned `Pending` is called: with `workers` > 1 (a
+        single-threaded caller: the CLI) in a forked process, so the stat of every file
+        overlaps the caller's reading of the index.  The caller calls it, or `close`s it
+        when the answer is not wanted (it reaps the child).  The one place a listing learns
+        which files exist now."""
+        ahead, self._found_ahead = self._found_ahead, None
+        if ahead is not None:
+            return ahead
         return discover_ahead(self.roots if self.explicit_roots else None, fork=self.workers > 1)
 
     def quick(self, cwd: str | None = None, *, text: bool = True) -> list[SessionSummary]:
@@ -957,6 +967,9 @@ class Catalog:
         self._prefetch = Prefetch(cwd, lambda: stored_listing(self, cwd))
 
     def close(self) -> None:
+        ahead, self._found_ahead = self._found_ahead, None
+        if ahead is not None:  # a discovery started ahead and never needed: stopped
+            ahead.close()
         for index in [*self._dropped, *([self._index] if self._index is not None else [])]:
             index.close()
 
