@@ -47,7 +47,6 @@ from .index import (
     Row,
     decode_summary,
     encode_pi_json,
-    files_key,
     index_fault,
     scope_key,
     stored_title,
@@ -387,14 +386,17 @@ class Catalog:
         """`list_pi_json(cwd)` as parts that concatenate to it: a cold listing's answer is
         never joined in memory (70 MB at 100,000 sessions, beside the objects it is made of);
         it is stored and written out a piece at a time."""
-        found = self.discover()
-        discovered_skips = len(found.skipped)
+        pending = self.discover_ahead()  # (found while the stored answer is read and checked)
         roots = [os.fspath(root) for root in self.roots] if self.explicit_roots else []
-        scope, files = scope_key(roots, None if cwd is None else _resolved(cwd)), files_key(found.infos)
+        scope = scope_key(roots, None if cwd is None else _resolved(cwd))
+
+        def files() -> bytes:
+            return pending().files_key()
 
         def listed(index: Index | None) -> tuple[list[bytes], bool]:
             """(the answer's parts, whether it is new and was made with the index)."""
             stored = index.listing(scope, files) if index is not None else None
+            found = self.last_discovery = pending()
             if stored is not None:
                 skipped = [*found.skipped, *((Path(path), reason) for path, reason in stored.skipped)]
                 self.last_stats = RefreshStats(files=len(found.infos), reused=stored.reused, skipped=skipped)
@@ -403,13 +405,17 @@ class Catalog:
                 items = self._refresh(None, None, False, True, index, found)
             return _json_parts(self._in_scope(items, cwd)), index is not None
 
-        parts, storable = self._guarded(listed)
+        try:
+            parts, storable = self._guarded(listed)
+        finally:
+            pending.close()  # (found, or not wanted: an error)
         stats = self.last_stats
         if storable and not stats.failed:  # a shortcut for next time only: a failure to store is no failure
+            discovered_skips = len(pending().skipped)  # (a refresh copies them: the rest are files it read)
             not_sessions = [(str(path), reason) for path, reason in stats.skipped[discovered_skips:]]
             self._guarded(
                 lambda index: (
-                    index.put_listing(scope, files, parts, stats.reused, not_sessions) if index is not None else None
+                    index.put_listing(scope, files(), parts, stats.reused, not_sessions) if index is not None else None
                 )
             )
         return parts
