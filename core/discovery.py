@@ -122,33 +122,45 @@ class _Scanner:
                     self.bucket(entry)
 
     def bucket(self, bucket: os.DirEntry[str]) -> None:
-        """The hot path (one call per project): regular files not seen before, in bulk."""
+        """The hot path (one call per project): regular files not seen before, in bulk.
+
+        The directory is scanned through a descriptor, so each stat resolves one name in it
+        (`fstatat`), not the whole path again: a third of discovery's time at 10,000 files."""
         folders: list[str] = []
         try:
-            with os.scandir(bucket.path) as scan:
+            descriptor = os.open(bucket.path, os.O_RDONLY | os.O_DIRECTORY)
+        except OSError as error:
+            self.result.skipped.append((Path(bucket.path), _reason(error, bucket.is_symlink())))
+            return
+        try:
+            with os.scandir(descriptor) as scan:
                 entries = []
                 for entry in scan:
                     if entry.name.endswith(SESSION_SUFFIX):
                         entries.append(entry)
                     elif entry.is_dir(follow_symlinks=False):
                         folders.append(entry.name)
+            entries.sort(key=_NAME)  # pi's order (libuv sorts readdir by name): ties in `modified` keep it
+            if not self._bucket_files(entries, bucket.path + os.sep):
+                self._careful(bucket.path)
         except OSError as error:
             self.result.skipped.append((Path(bucket.path), _reason(error, bucket.is_symlink())))
             return
-        entries.sort(key=_NAME)  # pi's order (libuv sorts readdir by name): ties in `modified` keep it
-        self._bucket_files(entries)
+        finally:
+            os.close(descriptor)
         if folders:  # sessions' own folders (oh-my-pi's artifacts): their child sessions
             names = {entry.name for entry in entries}
             for name in sorted(folders):
                 if name + SESSION_SUFFIX in names:
                     self.folder(os.path.join(bucket.path, name), 1)
 
-    def _bucket_files(self, entries: list[os.DirEntry[str]]) -> None:
+    def _bucket_files(self, entries: list[os.DirEntry[str]], prefix: str) -> bool:
+        """Every entry a regular file not seen before (the usual), added in bulk; False when
+        one is not (nothing added: the caller takes the careful path)."""
         try:
             stats = [entry.stat() for entry in entries]
         except OSError:  # a dangling link, a file that vanished: the careful loop says which
-            self._one_by_one(entries)
-            return
+            return False
         keys = [(info.st_dev, info.st_ino) for info in stats]
         seen = self._seen
         if (
@@ -156,13 +168,20 @@ class _Scanner:
             or not seen.isdisjoint(keys)
             or len(set(keys)) != len(keys)
         ):
-            self._one_by_one(entries)  # not a regular file, or a link to one seen already
-            return
+            return False  # not a regular file, or a link to one seen already
         seen.update(keys)
         self.result.infos += [
-            _new_info(FileInfo, (entry.path, info.st_size, info.st_mtime_ns))
+            _new_info(FileInfo, (prefix + entry.name, info.st_size, info.st_mtime_ns))
             for entry, info in zip(entries, stats, strict=True)
         ]
+        return True
+
+    def _careful(self, path: str) -> None:
+        """A bucket with something other than new regular files: each file on its own (by
+        path), with the reason for each one skipped."""
+        with os.scandir(path) as scan:
+            entries = sorted((entry for entry in scan if entry.name.endswith(SESSION_SUFFIX)), key=_NAME)
+        self._one_by_one(entries)
 
     def folder(self, path: str, depth: int) -> None:
         """A session's own folder (`X/` beside `X.jsonl`): its `*.jsonl` files are child sessions,
