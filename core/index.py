@@ -417,6 +417,19 @@ class IndexHits(Mapping[str, "TextHit"]):
         self._made: dict[str, TextHit] = {}
         self._values: dict[str, int] | None = None
 
+    @classmethod
+    def of_fields(
+        cls,
+        fields: dict[int, tuple[str, int]],
+        paths: dict[int, str],
+        chunk: Callable[[int], str],
+        highlight: re.Pattern[str] | None,
+    ) -> IndexHits:
+        """The hits `Index.best_fields` answered (file_id -> (field, rowid)) of the files in
+        `paths` (file_id -> path): a row's field is in its rowid's low bits."""
+        best = {file_id: ((rowid & _FIELD_MASK) << _RANK_SHIFT) | rowid for file_id, (_field, rowid) in fields.items()}
+        return cls(best, paths, chunk, highlight)
+
     def _by_path(self) -> dict[str, int]:
         """path -> its best row's value, made once (then one lookup per session ranked)."""
         if self._values is None:

@@ -281,3 +281,12 @@ def test_the_search_ahead_is_used_only_for_the_index_the_query_reads(tmp_path: P
             ahead.result()  # the thread's check failed: the caller's own check raises, for the guard to heal
     finally:
         catalog.close()
+
+
+def test_stored_titles_are_split_in_bulk_as_one_by_one() -> None:
+    from seance.core.index import split_title
+
+    titles = [b"0a1b\nname\nfirst message", "é\n\nx".encode(), b"id\n\n"]
+    assert indexquery._split_titles(titles) == [split_title(title) for title in titles]
+    assert indexquery._split_titles([b"a\nb\nc", b"a\nb\nc\nd", b"a\nb"]) is None  # three titles' lines, shifted
+    assert indexquery._split_titles([]) == []
