@@ -321,6 +321,11 @@ def _fork_discovery(roots: list[Path] | None) -> tuple[int, int] | None:
         read_end, write_end = os.pipe()
     except OSError:
         return None
+    from .gcpause import freeze_long_lived
+
+    # What is here now only lives on: out of the collector's reach, whose passes would write
+    # to (and so copy) every page this process shares with the child while it runs.
+    freeze_long_lived()
     try:
         pid = os.fork()
     except OSError:
@@ -330,7 +335,10 @@ def _fork_discovery(roots: list[Path] | None) -> tuple[int, int] | None:
     if pid == 0:  # the child: scan, write, and leave without running the parent's cleanup
         code = 1
         try:
+            import gc
             import marshal
+
+            gc.disable()  # (a child that lives for one scan: nothing to collect, pages not to copy)
 
             os.close(read_end)
             found = discover(roots)
