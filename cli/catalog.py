@@ -73,15 +73,16 @@ def register(commands: argparse._SubParsersAction) -> None:
     index.set_defaults(handler=run_index)
 
 
-def _catalog(args: argparse.Namespace) -> Catalog:
+def _catalog(args: argparse.Namespace, *, listing: bool = False) -> Catalog:
     """The scope's catalog; its files are found in a child process from now on (the CLI is
     single-threaded, so it may fork: that, and big cold reads' scanning processes), while
-    this one imports the catalog and opens the index."""
+    this one imports the catalog and opens the index.  `listing`: the files are for a
+    stored `ls --json` answer (the child makes the key it is looked up by)."""
     from seance.core.discovery import discover_ahead
     from seance.core.scanpool import default_workers
 
     roots, workers = Scope.of(args).roots, default_workers()
-    found = discover_ahead(roots, fork=workers > 1)
+    found = discover_ahead(roots, fork=workers > 1, key=listing)
     try:
         from seance.core.catalog import Catalog
 
@@ -123,7 +124,7 @@ def apply_query(
 def run_ls(args: argparse.Namespace) -> int:
     if args.skipped:
         return run_ls_skipped(args)
-    catalog = _catalog(args)
+    catalog = _catalog(args, listing=args.json and not (args.query or args.quick))
     from seance.core.marks import annotate_pi_json, annotated_pieces
 
     from .marks import listing_marks, marked_json

@@ -214,17 +214,18 @@ class Catalog:
         self.last_discovery = found
         return found
 
-    def discover_ahead(self) -> Pending:
+    def discover_ahead(self, *, key: bool = False) -> Pending:
         """`discover()`, started now (or the one the catalog was given, started earlier) and
         waited for when the returned `Pending` is called: with `workers` > 1 (a
         single-threaded caller: the CLI) in a forked process, so the stat of every file
         overlaps the caller's reading of the index.  The caller calls it, or `close`s it
-        when the answer is not wanted (it reaps the child).  The one place a listing learns
-        which files exist now."""
+        when the answer is not wanted (it reaps the child).  `key`: the files' `files_key` is
+        wanted too (made where they are found).  The one place a listing learns which files
+        exist now."""
         ahead, self._found_ahead = self._found_ahead, None
         if ahead is not None:
             return ahead
-        return discover_ahead(self.roots if self.explicit_roots else None, fork=self.workers > 1)
+        return discover_ahead(self.roots if self.explicit_roots else None, fork=self.workers > 1, key=key)
 
     def quick(self, cwd: str | None = None, *, text: bool = True) -> list[SessionSummary]:
         """Prefix-only summaries (`exact=False`), newest mtime first; `cwd` None = all projects.
@@ -386,7 +387,7 @@ class Catalog:
         """`list_pi_json(cwd)` as parts that concatenate to it: a cold listing's answer is
         never joined in memory (70 MB at 100,000 sessions, beside the objects it is made of);
         it is stored and written out a piece at a time."""
-        pending = self.discover_ahead()  # (found while the stored answer is read and checked)
+        pending = self.discover_ahead(key=True)  # (found while the stored answer is read and checked)
         roots = [os.fspath(root) for root in self.roots] if self.explicit_roots else []
         scope = scope_key(roots, None if cwd is None else _resolved(cwd))
 

@@ -266,12 +266,12 @@ class Pending:
     `Catalog(workers=...)`).  A child that fails in any way is not trusted: the scan is
     done here instead, so the answer is always `discover(roots)`'s."""
 
-    def __init__(self, roots: list[Path] | None, *, fork: bool) -> None:
+    def __init__(self, roots: list[Path] | None, *, fork: bool, key: bool = False) -> None:
         self._roots = roots
         self._result: Discovery | None = None
         self._child: tuple[int, int] | None = None  # (pid, read end of its pipe)
         if fork:
-            self._child = _fork_discovery(roots)
+            self._child = _fork_discovery(roots, key)
 
     def __call__(self) -> Discovery:
         if self._result is None:
@@ -314,9 +314,10 @@ class Pending:
         return Discovery(infos, [(Path(path), reason) for path, reason in skipped], key)
 
 
-def _fork_discovery(roots: list[Path] | None) -> tuple[int, int] | None:
-    """A child scanning `roots` and writing the result to a pipe: (its pid, the pipe's read
-    end), or None when it cannot be started (the caller scans itself)."""
+def _fork_discovery(roots: list[Path] | None, key: bool) -> tuple[int, int] | None:
+    """A child scanning `roots` and writing the result to a pipe (with `key`, its
+    `files_key` too): (its pid, the pipe's read end), or None when it cannot be started
+    (the caller scans itself)."""
     try:
         read_end, write_end = os.pipe()
     except OSError:
@@ -349,7 +350,7 @@ def _fork_discovery(roots: list[Path] | None) -> tuple[int, int] | None:
                     [info[1] for info in infos],
                     [info[2] for info in infos],
                     [(os.fspath(path), reason) for path, reason in found.skipped],
-                    found.files_key(),  # a stored listing's key, made here too
+                    found.files_key() if key else None,  # a stored listing's key, made here too
                 )
             )
             view = memoryview(data)
@@ -362,10 +363,11 @@ def _fork_discovery(roots: list[Path] | None) -> tuple[int, int] | None:
     return pid, read_end
 
 
-def discover_ahead(roots: list[Path] | None = None, *, fork: bool = False) -> Pending:
+def discover_ahead(roots: list[Path] | None = None, *, fork: bool = False, key: bool = False) -> Pending:
     """`discover(roots)`, started now (in a forked child with `fork`: see `Pending`) and
-    answered when the returned `Pending` is called."""
-    return Pending(roots, fork=fork)
+    answered when the returned `Pending` is called; `key`: the child makes its
+    `Discovery.files_key()` too (what a stored `ls --json` answer is looked up by)."""
+    return Pending(roots, fork=fork, key=key)
 
 
 def stat_file(path: str | os.PathLike[str]) -> FileInfo | str:
