@@ -44,7 +44,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from functools import partial
 from operator import itemgetter, methodcaller
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from .discovery import files_key as files_key  # what a stored listing is valid for: the files found
 from .fulltext import FIELD_RANK, META_FIELDS, OPT_IN
@@ -475,68 +475,6 @@ class IndexHits(Mapping[str, "TextHit"]):
         return iter(self._by_path())
 
 
-def _fields(best: dict[int, int]) -> dict[int, tuple[str, int]]:
-    """`_best_rows`'s values as (the best field's name, that row's rowid)."""
-    names = _RANKED_FIELDS
-    return {file_id: (names[value >> _RANK_SHIFT], value & _ROWID_MASK) for file_id, value in best.items()}
-
-
-class FieldsAhead:
-    """`Index.best_fields` on a thread of its own (`Index.best_fields_ahead`).
-
-    The thread searches in its own read transaction, then checks the full-text signature
-    there (`_check_signature`'s comparison, not its memo: the connection is closed after).
-    `early()` gives its hits as soon as they are found, unchecked, for decisions that do not
-    change the answer (which stored objects to keep); `result()` gives them only if they
-    passed the check and the caller's transaction sees the same full-text index
-    (`Index._fts_state`), else it searches itself, as `best_fields` would, and anything
-    the thread met (a damaged index, a bad query) is met again there, where the catalog's
-    guard handles it."""
-
-    def __init__(self, index: Index, query: FullText, include_cwd: bool) -> None:
-        self._index, self._query, self._include_cwd = index, query, include_cwd
-        self._best: dict[int, int] | None = None
-        self._state: tuple[Any, Any] | None = None
-        self._checked = False
-        self._thread = threading.Thread(target=self._run, name="seance-fts", daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        index = self._index
-        try:
-            db = index._connect()
-        except Exception:  # the caller searches itself, and meets it there
-            return
-        try:
-            db.execute("PRAGMA mmap_size = 0")  # as `read_through_cache`: the count reads every page
-            db.execute("BEGIN")
-            self._state = index._fts_state(db)
-            self._best = index._best_rows(db, self._query, self._include_cwd, checked=False)
-            stored = self._state[1]
-            self._checked = stored is not None and stored[0] == _fts_signature(db)
-        except Exception:  # (as above)
-            self._checked = False
-        finally:
-            with contextlib.suppress(sqlite3.Error):
-                db.close()
-
-    def early(self) -> Collection[int] | None:
-        """The files found so far (the whole search's, or None while it runs), unchecked."""
-        return self._best
-
-    def result(self) -> dict[int, tuple[str, int]]:
-        """`best_fields` in the caller's read transaction."""
-        self._thread.join()
-        index = self._index
-        if self._checked and self._best is not None and self._state == index._fts_state(index.db):
-            return _fields(self._best)
-        return index.best_fields(self._query, include_cwd=self._include_cwd)
-
-    def close(self) -> None:
-        """Wait for the thread (its connection is closed with it)."""
-        self._thread.join()
-
-
 class IndexUnavailable(Exception):
     """The index could not be opened at all (the caller lists without it)."""
 
@@ -882,21 +820,13 @@ class Index:
         ]
 
     def _best_rows(
-        self,
-        db: sqlite3.Connection,
-        query: FullText,
-        include_cwd: bool,
-        ranges: list[tuple[int, int]] | None = None,
-        *,
-        checked: bool = True,
+        self, db: sqlite3.Connection, query: FullText, include_cwd: bool, ranges: list[tuple[int, int]] | None = None
     ) -> dict[int, int]:
         """file_id -> `(field rank << _RANK_SHIFT) | rowid` of its best row, for every file
-        the query matches (after checking the full-text index's signature, unless `checked`
-        is False: the caller checks it itself)."""
+        the query matches (after checking the full-text index's signature)."""
         from .search.query import FieldMatch
 
-        if checked:
-            self._check_signature(db)
+        self._check_signature(db)
         best: dict[int, int] | None = None
         for term in query.terms or (FieldMatch(query.match, None),):
             found = self._files_matching(db, term, include_cwd, ranges)
@@ -963,20 +893,13 @@ class Index:
         mapped pages in its resident memory."""
         self.db.execute("PRAGMA mmap_size = 0")
 
-    def query_rows(
-        self,
-        column: str = "pi_json",
-        keep: Collection[int] | Callable[[], Collection[int] | None] = (),
-        budget: int = 0,
-    ) -> list[tuple] | None:
+    def query_rows(self, column: str = "pi_json", keep: Collection[int] = (), budget: int = 0) -> list[tuple] | None:
         """Every file as `(file_id, path, size, mtime_ns, session, text_seq, modified_ms, cwd,
         title, title_check, has_payload, reason, salt, payload)`: what a query ranks from and
         checks freshness against.  Every row is checked as `rows` checks it (its CRC over its
         values and its `column` payload, "pi_json" or "summary"), in C-level maps a chunk at a
         time; the payloads of the files in `keep` are kept while they total at most `budget`
-        bytes (`keep` may be a function, asked at each chunk, that answers None while the
-        files are not known yet: every payload is kept meanwhile) (the others' `payload`
-        is None: `checked_payloads` reads them again, and checks
+        bytes (the others' `payload` is None: `checked_payloads` reads them again, and checks
         them against `salt`, the CRC of the row's values).  None when a row fails its check
         (the caller takes the refreshing path, which reads that file again)."""
         payload, check = _PAYLOADS[column]
@@ -993,13 +916,8 @@ class Index:
                 return None
             if sums != list(map(itemgetter(13), chunk)):
                 return None
-            wanted = keep() if callable(keep) else keep
-            if budget > 0 and wanted is None:
-                kept = list(map(itemgetter(12), chunk))
-                budget -= sum(map(len, kept))
-                found += [(*row[:12], salt, payload) for row, salt, payload in zip(chunk, salts, kept, strict=True)]
-            elif wanted and budget > 0:
-                kept = [row[12] if row[0] in wanted else None for row in chunk]
+            if keep and budget > 0:
+                kept = [row[12] if row[0] in keep else None for row in chunk]
                 budget -= sum(map(len, filter(None, kept)))
                 found += [(*row[:12], salt, payload) for row, salt, payload in zip(chunk, salts, kept, strict=True)]
             else:
@@ -1009,22 +927,9 @@ class Index:
     def best_fields(self, query: FullText, *, include_cwd: bool) -> dict[int, tuple[str, int]]:
         """file_id -> (its best field, that row's rowid) for every file the query matches
         (`search` without building a `TextHit` per file: a common word matches them all)."""
-        return _fields(self._best_rows(self.db, query, include_cwd))
-
-    def best_fields_ahead(self, query: FullText, *, include_cwd: bool) -> FieldsAhead:
-        """`best_fields(query)`, started now on a thread with a connection of its own (SQLite
-        runs the search and counts the signature's pages without the interpreter lock, while
-        this thread reads and checks every row: `core.indexquery`).  Its `result()`, asked
-        inside this thread's read transaction, is what `best_fields` would answer there."""
-        return FieldsAhead(self, query, include_cwd)
-
-    def _fts_state(self, db: sqlite3.Connection) -> tuple[Any, Any]:
-        """The full-text index's structure record (FTS5 renews it, with a counter, on every
-        change of its content) and its stored signature: equal in two read transactions, the
-        two see the same full-text index."""
-        structure = db.execute("SELECT block FROM fts_data WHERE id = 10").fetchone()
-        stored = db.execute("SELECT value FROM meta WHERE key = 'fts'").fetchone()
-        return structure, stored
+        names = _RANKED_FIELDS
+        best = self._best_rows(self.db, query, include_cwd)
+        return {file_id: (names[value >> _RANK_SHIFT], value & _ROWID_MASK) for file_id, value in best.items()}
 
     def checked_payloads(self, rows: list[tuple], column: str = "pi_json") -> dict[int, bytes | None]:
         """file_id -> its stored `ls --json` object (`column` "pi_json") or summary blob
@@ -1078,18 +983,12 @@ class Index:
             codes = [str(FIELD_RANK[name]) for name in term.fields if name in FIELD_RANK]
             where = f"(rowid & {_FIELD_MASK}) IN ({','.join(codes)})"
         sql = (
-            f"SELECT rowid >> {_FILE_SHIFT} AS file, min(((rowid & {_FIELD_MASK}) << {_RANK_SHIFT}) | rowid) AS best "
-            f"FROM fts WHERE fts MATCH ? AND {where}{{}} GROUP BY rowid >> {_FILE_SHIFT}"
+            f"SELECT rowid >> {_FILE_SHIFT}, min(((rowid & {_FIELD_MASK}) << {_RANK_SHIFT}) | rowid) FROM fts "
+            f"WHERE fts MATCH ? AND {where}{{}} GROUP BY rowid >> {_FILE_SHIFT}"
         )
         try:
             if ranges is None:
-                # One row of "file best file best ...": a row per file would take and give back
-                # the interpreter lock per file (`FieldsAhead` searches beside a thread reading rows).
-                (packed,) = db.execute(
-                    f"SELECT group_concat(file || ' ' || best, ' ') FROM ({sql.format('')})", (term.phrase,)
-                ).fetchone()
-                numbers = list(map(int, packed.split())) if packed else []
-                return dict(zip(numbers[::2], numbers[1::2], strict=True))
+                return dict(db.execute(sql.format(""), (term.phrase,)).fetchall())
             found: dict[int, int] = {}
             ranged = sql.format(" AND rowid BETWEEN ? AND ?")
             for first, last in ranges:

@@ -94,17 +94,10 @@ def rank(
 
     paths = target is None
     full_text = query.full_text()
-    # The search runs on a thread of its own while every row is read and checked here.
-    ahead = index.best_fields_ahead(full_text, include_cwd=paths) if full_text is not None else None
-    try:
-        # the hits' objects, read once while they fit (every object while the hits are not known)
-        rows = index.query_rows("pi_json", ahead.early if ahead is not None else (), PAYLOAD_BUDGET)
-        if rows is None:
-            return None  # a row failed its check: the refresh reads its file again
-        hits = ahead.result() if ahead is not None else {}
-    finally:
-        if ahead is not None:
-            ahead.close()
+    hits = index.best_fields(full_text, include_cwd=paths) if full_text is not None else {}
+    rows = index.query_rows("pi_json", hits, PAYLOAD_BUDGET)  # the hits' objects, read once while they fit
+    if rows is None:
+        return None  # a row failed its check: the refresh reads its file again
     fresh = fresh_sessions(rows, infos(), text=True)  # the index must describe every file found as it is
     del rows
     if isinstance(fresh, Stale):

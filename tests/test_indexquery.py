@@ -242,47 +242,6 @@ def test_exact_where_from_a_fresh_index_equals_the_refreshing_path_and_sees_a_ne
         catalog.close()
 
 
-def test_the_search_ahead_is_used_only_for_the_index_the_query_reads(tmp_path: Path) -> None:
-    """`Index.best_fields_ahead` (the search on a thread of its own, beside the reading of
-    every row) answers what `best_fields` answers in the caller's read transaction: its own
-    answer only when the full-text index did not change between the two; after a change or
-    with a damaged full-text index, the caller meets what `best_fields` meets."""
-    root = tmp_path / "sessions"
-    generate_corpus(root, sessions=20, projects=2, seed=8, mean_bytes=3000)
-    catalog = Catalog(folders(root), cache_dir=tmp_path / "cache")
-    try:
-        catalog.refresh()
-        index = catalog.index
-        assert index is not None
-        for word in ["sqlite", '"fix the"', "tool:grep", "zzqqxx"]:
-            full_text = parse_query(word).full_text()
-            assert full_text is not None
-            ahead = index.best_fields_ahead(full_text, include_cwd=True)
-            with index.snapshot():
-                assert ahead.result() == index.best_fields(full_text, include_cwd=True), word
-
-        new_word = parse_query("quokkaword").full_text()
-        assert new_word is not None
-        ahead = index.best_fields_ahead(new_word, include_cwd=True)
-        ahead.close()  # searched (nothing has the word) before the index changes
-        assert ahead.early() == {}
-        _append_message(sorted(root.rglob("*.jsonl"))[0], "a quokkaword appears")
-        catalog.refresh()
-        with index.snapshot():
-            assert len(ahead.result()) == 1  # the query's transaction sees the new text: searched again
-
-        with sqlite3.connect(tmp_path / "cache" / DB_NAME) as db:
-            db.execute("DELETE FROM fts_data WHERE rowid IN (SELECT rowid FROM fts_data ORDER BY rowid DESC LIMIT 3)")
-        index._verified.clear()  # as a new process: the signature is counted again
-        sqlite_word = parse_query("sqlite").full_text()
-        assert sqlite_word is not None
-        ahead = index.best_fields_ahead(sqlite_word, include_cwd=True)
-        with index.snapshot(), pytest.raises(sqlite3.DatabaseError):
-            ahead.result()  # the thread's check failed: the caller's own check raises, for the guard to heal
-    finally:
-        catalog.close()
-
-
 def test_stored_titles_are_split_in_bulk_as_one_by_one() -> None:
     from seance.core.index import split_title
 
