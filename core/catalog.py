@@ -591,7 +591,7 @@ class Catalog:
                 return None
             index.read_through_cache()
             with index.snapshot():
-                return indexquery.rank(index, query, infos, target, _resolved)
+                return indexquery.rank(index, query, infos, target, _resolved, lambda: found.first())
 
         try:
             answer = self._fresh_answer(ranked, lambda: len(infos()))

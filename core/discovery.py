@@ -23,10 +23,11 @@ import contextlib
 import errno
 import os
 import stat as stat_module
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from operator import attrgetter
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 # The default roots (pi's and oh-my-pi's settings, XDG, profiles) have their own module.
 from .roots import agent_dir as agent_dir
@@ -266,12 +267,38 @@ class Pending:
     `Catalog(workers=...)`).  A child that fails in any way is not trusted: the scan is
     done here instead, so the answer is always `discover(roots)`'s."""
 
-    def __init__(self, roots: list[Path] | None, *, fork: bool, key: bool = False) -> None:
+    def __init__(
+        self, roots: list[Path] | None, *, fork: bool, key: bool = False, first: Callable[[], Any] | None = None
+    ) -> None:
         self._roots = roots
         self._result: Discovery | None = None
         self._child: tuple[int, int] | None = None  # (pid, read end of its pipe)
+        self._first: Any = None
+        self._first_read = first is None
         if fork:
-            self._child = _fork_discovery(roots, key)
+            self._child = _fork_discovery(roots, key, first)
+        else:
+            self._first_read = True
+
+    def first(self) -> Any:
+        """What `first()` answered in the child, before its scan (None: no child, or it failed)."""
+        if not self._first_read:
+            self._first_read = True
+            self._first = self._read_first()
+        return self._first
+
+    def _read_first(self) -> Any:
+        import marshal
+
+        if self._child is None:
+            return None
+        read_end = self._child[1]
+        try:
+            head = _read_exactly(read_end, 8)
+            data = _read_exactly(read_end, int.from_bytes(head, "little")) if len(head) == 8 else b""
+            return marshal.loads(data) if data else None
+        except (OSError, EOFError, ValueError, TypeError):
+            return None
 
     def __call__(self) -> Discovery:
         if self._result is None:
@@ -294,7 +321,9 @@ class Pending:
     def _collect(self) -> Discovery | None:
         import marshal
 
-        assert self._child is not None
+        self.first()  # (its message comes first)
+        if self._child is None:
+            return None
         pid, read_end = self._child
         self._child = None
         pieces = []
@@ -314,10 +343,21 @@ class Pending:
         return Discovery(infos, [(Path(path), reason) for path, reason in skipped], key)
 
 
-def _fork_discovery(roots: list[Path] | None, key: bool) -> tuple[int, int] | None:
+def _read_exactly(descriptor: int, size: int) -> bytes:
+    pieces, left = [], size
+    while left and (piece := os.read(descriptor, min(left, 1 << 20))):
+        pieces.append(piece)
+        left -= len(piece)
+    return b"".join(pieces)
+
+
+def _fork_discovery(
+    roots: list[Path] | None, key: bool, first: Callable[[], Any] | None = None
+) -> tuple[int, int] | None:
     """A child scanning `roots` and writing the result to a pipe (with `key`, its
-    `files_key` too): (its pid, the pipe's read end), or None when it cannot be started
-    (the caller scans itself)."""
+    `files_key` too; with `first`, what it answers, before the scan, as a message of its
+    own): (its pid, the pipe's read end), or None when it cannot be started (the caller
+    scans itself)."""
     try:
         read_end, write_end = os.pipe()
     except OSError:
@@ -340,6 +380,12 @@ def _fork_discovery(roots: list[Path] | None, key: bool) -> tuple[int, int] | No
             import marshal
 
             gc.disable()  # (a child that lives for one scan: nothing to collect, pages not to copy)
+            if first is not None:
+                try:
+                    answer = marshal.dumps(first())
+                except Exception:  # no answer: the caller does that work itself
+                    answer = b""
+                _write_all(write_end, len(answer).to_bytes(8, "little") + answer)
 
             os.close(read_end)
             found = discover(roots)
@@ -353,9 +399,7 @@ def _fork_discovery(roots: list[Path] | None, key: bool) -> tuple[int, int] | No
                     found.files_key() if key else None,  # a stored listing's key, made here too
                 )
             )
-            view = memoryview(data)
-            while view:
-                view = view[os.write(write_end, view) :]
+            _write_all(write_end, data)
             code = 0
         finally:
             os._exit(code)
@@ -363,11 +407,21 @@ def _fork_discovery(roots: list[Path] | None, key: bool) -> tuple[int, int] | No
     return pid, read_end
 
 
-def discover_ahead(roots: list[Path] | None = None, *, fork: bool = False, key: bool = False) -> Pending:
+def _write_all(descriptor: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(descriptor, view) :]
+
+
+def discover_ahead(
+    roots: list[Path] | None = None, *, fork: bool = False, key: bool = False, first: Callable[[], Any] | None = None
+) -> Pending:
     """`discover(roots)`, started now (in a forked child with `fork`: see `Pending`) and
     answered when the returned `Pending` is called; `key`: the child makes its
-    `Discovery.files_key()` too (what a stored `ls --json` answer is looked up by)."""
-    return Pending(roots, fork=fork, key=key)
+    `Discovery.files_key()` too (what a stored `ls --json` answer is looked up by);
+    `first`: other work for the child, done before the scan, whose marshallable answer
+    `Pending.first()` gives (None without a child)."""
+    return Pending(roots, fork=fork, key=key, first=first)
 
 
 def stat_file(path: str | os.PathLike[str]) -> FileInfo | str:

@@ -47,6 +47,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from .discovery import files_key as files_key  # what a stored listing is valid for: the files found
+from .ftscheck import DB_NAME as DB_NAME
+from .ftscheck import Verdict
+from .ftscheck import blob_check as _blob_check
+from .ftscheck import fts_signature as _fts_signature
 from .fulltext import FIELD_RANK, META_FIELDS, OPT_IN
 from .model import SessionSummary
 from .userdirs import user_dir
@@ -59,7 +63,6 @@ SCHEMA_VERSION = 7  # 4: CRC-32 checks on files, states and listings; 5: every f
 # 6: the field in the FTS rowid (no `field` column), folded titles in `files`; 7: a listing's payload last,
 # files digested, FTS5 automerge 16
 _APPLICATION_ID = 0x5345414E  # "SEAN"
-DB_NAME = "index.sqlite"
 CHUNK_CHARS = 8192
 _FIELD_BITS = 4  # the low bits of an FTS rowid: the row's field rank (0-12; 13 would be "text")
 _FILE_SHIFT = 24  # rowid >> _FILE_SHIFT is the file id; 20 bits of chunk seq between
@@ -141,17 +144,6 @@ _SCHEMA = (
 )
 
 _TABLES = {"files", "states", "listings", "fts", "meta"}
-
-
-def _fts_signature(db: sqlite3.Connection) -> int:
-    """A CRC of FTS5's structure record and the sizes of its shadow tables.  FTS5 does not
-    notice every damage (rows missing from `fts_idx` just lose hits), so a search first
-    compares this with the one the last write stored: cheap, and a mismatch means rebuild."""
-    structure = db.execute("SELECT block FROM fts_data WHERE id = 10").fetchone()
-    counts = [
-        db.execute(f"SELECT count(*) FROM {table}").fetchone()[0] for table in ("fts_data", "fts_idx", "fts_docsize")
-    ]
-    return _blob_check(structure[0] if structure else b"", *counts)
 
 
 def _store_fts_signature(db: sqlite3.Connection) -> None:
@@ -254,13 +246,6 @@ def _row_check(meta: tuple, payload: object) -> int:
     elif type(payload) is not bytes:
         return -1
     return zlib.crc32(payload, zlib.crc32((_ROW_META % meta).encode("utf-8", "surrogatepass")))
-
-
-def _blob_check(data: object, *salt: object) -> int:
-    """CRC-32 of a stored blob and the values stored beside it (-1 when it is not a blob)."""
-    if type(data) is not bytes:
-        return -1
-    return zlib.crc32(data, zlib.crc32(repr(salt).encode("utf-8", "surrogatepass")))
 
 
 _BLOB_PIECE = 1 << 20
@@ -854,6 +839,24 @@ class Index:
             raise sqlite3.DatabaseError("the full-text index does not match its signature")
         self._verified[id(db)] = mark
 
+    def adopt_fts_verdict(self, verdict: Verdict | None) -> None:
+        """Take another process's signature check (`ftscheck.fts_verdict`) as this read transaction's
+        own when it was of this index file, it matched, and this transaction sees the same
+        FTS5 structure record (renewed, with a counter, by every change of the full-text
+        index) and stored signature: the same full-text index.  Otherwise nothing changes
+        (the search counts it here).  Call it inside `snapshot()`."""
+        if verdict is None or self.in_memory:
+            return
+        path, structure, stored, matched = verdict
+        db = self.db
+        if not matched or path != str(self.path) or not db.in_transaction:
+            return
+        if db.execute("SELECT block FROM fts_data WHERE id = 10").fetchone() != structure:
+            return
+        if db.execute("SELECT value FROM meta WHERE key = 'fts'").fetchone() != stored:
+            return
+        self._verified[id(db)] = (db.execute("PRAGMA data_version").fetchone()[0], db.total_changes)
+
     def search_by_path(
         self, query: FullText, *, include_cwd: bool = True, within: Collection[str] | None = None
     ) -> IndexHits:
@@ -893,13 +896,15 @@ class Index:
         mapped pages in its resident memory."""
         self.db.execute("PRAGMA mmap_size = 0")
 
-    def query_rows(self, column: str = "pi_json", keep: Collection[int] = (), budget: int = 0) -> list[tuple] | None:
+    def query_rows(
+        self, column: str = "pi_json", keep: Collection[int] | None = (), budget: int = 0
+    ) -> list[tuple] | None:
         """Every file as `(file_id, path, size, mtime_ns, session, text_seq, modified_ms, cwd,
         title, title_check, has_payload, reason, salt, payload)`: what a query ranks from and
         checks freshness against.  Every row is checked as `rows` checks it (its CRC over its
         values and its `column` payload, "pi_json" or "summary"), in C-level maps a chunk at a
-        time; the payloads of the files in `keep` are kept while they total at most `budget`
-        bytes (the others' `payload` is None: `checked_payloads` reads them again, and checks
+        time; the payloads of the files in `keep` (None: of every file) are kept while they
+        total at most `budget` bytes (the others' `payload` is None: `checked_payloads` reads them again, and checks
         them against `salt`, the CRC of the row's values).  None when a row fails its check
         (the caller takes the refreshing path, which reads that file again)."""
         payload, check = _PAYLOADS[column]
@@ -916,7 +921,11 @@ class Index:
                 return None
             if sums != list(map(itemgetter(13), chunk)):
                 return None
-            if keep and budget > 0:
+            if keep is None and budget > 0:
+                kept = list(map(itemgetter(12), chunk))
+                budget -= sum(map(len, kept))
+                found += [(*row[:12], salt, payload) for row, salt, payload in zip(chunk, salts, kept, strict=True)]
+            elif keep and budget > 0:
                 kept = [row[12] if row[0] in keep else None for row in chunk]
                 budget -= sum(map(len, filter(None, kept)))
                 found += [(*row[:12], salt, payload) for row, salt, payload in zip(chunk, salts, kept, strict=True)]

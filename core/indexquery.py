@@ -44,6 +44,7 @@ from .fulltext import is_primary
 
 if TYPE_CHECKING:
     from .discovery import FileInfo
+    from .ftscheck import Verdict
     from .index import Index
     from .search import FullText, Query
     from .search.query import Term
@@ -81,6 +82,7 @@ def rank(
     infos: Callable[[], Sequence[FileInfo]],
     target: str | None,
     resolve: Callable[[str], str],
+    checked_ahead: Callable[[], Verdict | None] = lambda: None,
 ) -> Ranked | Stale | None:
     """The sessions among `infos()` (the files found now, asked for once the index is read:
     they may still be being found) that `query` matches, in `rank.search`'s order, from the
@@ -88,16 +90,21 @@ def rank(
     some of them (the caller reads those and asks again), None when it holds a value this
     cannot use (the caller takes the refreshing path).  `target`: a resolved
     project directory (None: every project, where paths and cwds count); `resolve` resolves
-    a header cwd as the catalog does."""
+    a header cwd as the catalog does; `checked_ahead`: the full-text signature's check
+    made by another process, asked for once the rows are read (`Index.adopt_fts_verdict`)."""
     from .index import titles_pass
     from .search.fuzzy import MIN_FUZZY
 
     paths = target is None
     full_text = query.full_text()
-    hits = index.best_fields(full_text, include_cwd=paths) if full_text is not None else {}
-    rows = index.query_rows("pi_json", hits, PAYLOAD_BUDGET)  # the hits' objects, read once while they fit
+    # Every row first (the objects read once while they fit: most are hits, or the answer is
+    # small), then the search: its signature check may come from the discovery child meanwhile.
+    rows = index.query_rows("pi_json", None, PAYLOAD_BUDGET)
     if rows is None:
         return None  # a row failed its check: the refresh reads its file again
+    if full_text is not None:
+        index.adopt_fts_verdict(checked_ahead())
+    hits = index.best_fields(full_text, include_cwd=paths) if full_text is not None else {}
     fresh = fresh_sessions(rows, infos(), text=True)  # the index must describe every file found as it is
     del rows
     if isinstance(fresh, Stale):
