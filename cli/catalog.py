@@ -73,24 +73,28 @@ def register(commands: argparse._SubParsersAction) -> None:
     index.set_defaults(handler=run_index)
 
 
-def _catalog(args: argparse.Namespace, *, listing: bool = False, query: bool = False) -> Catalog:
-    """The scope's catalog; its files are found in a child process from now on (the CLI is
-    single-threaded, so it may fork: that, and big cold reads' scanning processes), while
-    this one imports the catalog and opens the index.  `listing`: the files are for a
-    stored `ls --json` answer (the child makes the key it is looked up by); `query`: the
+def _catalog(args: argparse.Namespace, *, query: bool = False) -> Catalog:
+    """The scope's catalog.  The CLI is single-threaded, so it may fork (big cold reads'
+    scanning processes); with `query`, the files are found in a child process from now on,
+    while this one imports the catalog, reads and checks the index and searches it, and the
     child first checks the full-text index's signature (`ftscheck.fts_verdict`: counting its
-    pages is 20-100 ms a query would otherwise spend before it searches)."""
-    from seance.core.discovery import discover_ahead
+    pages is 20-100 ms a query would otherwise spend before it searches).  (A plain listing
+    waits on the files for its stored answer: a fork does not pay there.)"""
     from seance.core.scanpool import default_workers
 
     roots, workers = Scope.of(args).roots, default_workers()
-    found = discover_ahead(roots, fork=workers > 1, key=listing, first=_fts_verdict if query else None)
+    found = None
+    if query and workers > 1:
+        from seance.core.discovery import discover_ahead
+
+        found = discover_ahead(roots, fork=True, first=_fts_verdict)
     try:
         from seance.core.catalog import Catalog
 
         return Catalog(roots, workers=workers, found=found)
     except BaseException:
-        found.close()
+        if found is not None:
+            found.close()
         raise
 
 
@@ -134,7 +138,7 @@ def run_ls(args: argparse.Namespace) -> int:
     if args.skipped:
         return run_ls_skipped(args)
     query = bool(args.query) and not args.quick
-    catalog = _catalog(args, listing=args.json and not (args.query or args.quick), query=query)
+    catalog = _catalog(args, query=query)
     from seance.core.marks import annotate_pi_json, annotated_pieces
 
     from .marks import listing_marks, marked_json

@@ -58,7 +58,7 @@ class Discovery:
         return [Path(info.path) for info in self.infos]
 
     def files_key(self) -> bytes:
-        """`files_key(self.infos)`, made once (by the process that found them, with `discover_ahead`)."""
+        """`files_key(self.infos)`, made once."""
         if self.key is None:
             self.key = files_key(self.infos)
         return self.key
@@ -267,16 +267,14 @@ class Pending:
     `Catalog(workers=...)`).  A child that fails in any way is not trusted: the scan is
     done here instead, so the answer is always `discover(roots)`'s."""
 
-    def __init__(
-        self, roots: list[Path] | None, *, fork: bool, key: bool = False, first: Callable[[], Any] | None = None
-    ) -> None:
+    def __init__(self, roots: list[Path] | None, *, fork: bool, first: Callable[[], Any] | None = None) -> None:
         self._roots = roots
         self._result: Discovery | None = None
         self._child: tuple[int, int] | None = None  # (pid, read end of its pipe)
         self._first: Any = None
         self._first_read = first is None
         if fork:
-            self._child = _fork_discovery(roots, key, first)
+            self._child = _fork_discovery(roots, first)
         else:
             self._first_read = True
 
@@ -336,11 +334,11 @@ class Pending:
         if status != 0:
             return None
         try:
-            paths, sizes, mtimes, skipped, key = marshal.loads(b"".join(pieces))
+            paths, sizes, mtimes, skipped = marshal.loads(b"".join(pieces))
             infos = list(map(_new_info, [FileInfo] * len(paths), zip(paths, sizes, mtimes, strict=True)))
         except (EOFError, ValueError, TypeError):
             return None
-        return Discovery(infos, [(Path(path), reason) for path, reason in skipped], key)
+        return Discovery(infos, [(Path(path), reason) for path, reason in skipped])
 
 
 def _read_exactly(descriptor: int, size: int) -> bytes:
@@ -351,13 +349,10 @@ def _read_exactly(descriptor: int, size: int) -> bytes:
     return b"".join(pieces)
 
 
-def _fork_discovery(
-    roots: list[Path] | None, key: bool, first: Callable[[], Any] | None = None
-) -> tuple[int, int] | None:
-    """A child scanning `roots` and writing the result to a pipe (with `key`, its
-    `files_key` too; with `first`, what it answers, before the scan, as a message of its
-    own): (its pid, the pipe's read end), or None when it cannot be started (the caller
-    scans itself)."""
+def _fork_discovery(roots: list[Path] | None, first: Callable[[], Any] | None = None) -> tuple[int, int] | None:
+    """A child scanning `roots` and writing the result to a pipe (with `first`, what it
+    answers, before the scan, as a message of its own): (its pid, the pipe's read end), or
+    None when it cannot be started (the caller scans itself)."""
     try:
         read_end, write_end = os.pipe()
     except OSError:
@@ -396,7 +391,6 @@ def _fork_discovery(
                     [info[1] for info in infos],
                     [info[2] for info in infos],
                     [(os.fspath(path), reason) for path, reason in found.skipped],
-                    found.files_key() if key else None,  # a stored listing's key, made here too
                 )
             )
             _write_all(write_end, data)
@@ -414,14 +408,12 @@ def _write_all(descriptor: int, data: bytes) -> None:
 
 
 def discover_ahead(
-    roots: list[Path] | None = None, *, fork: bool = False, key: bool = False, first: Callable[[], Any] | None = None
+    roots: list[Path] | None = None, *, fork: bool = False, first: Callable[[], Any] | None = None
 ) -> Pending:
     """`discover(roots)`, started now (in a forked child with `fork`: see `Pending`) and
-    answered when the returned `Pending` is called; `key`: the child makes its
-    `Discovery.files_key()` too (what a stored `ls --json` answer is looked up by);
-    `first`: other work for the child, done before the scan, whose marshallable answer
-    `Pending.first()` gives (None without a child)."""
-    return Pending(roots, fork=fork, key=key, first=first)
+    answered when the returned `Pending` is called; `first`: other work for the child, done
+    before the scan, whose marshallable answer `Pending.first()` gives (None without a child)."""
+    return Pending(roots, fork=fork, first=first)
 
 
 def stat_file(path: str | os.PathLike[str]) -> FileInfo | str:
