@@ -805,13 +805,21 @@ class Index:
         ]
 
     def _best_rows(
-        self, db: sqlite3.Connection, query: FullText, include_cwd: bool, ranges: list[tuple[int, int]] | None = None
+        self,
+        db: sqlite3.Connection,
+        query: FullText,
+        include_cwd: bool,
+        ranges: list[tuple[int, int]] | None = None,
+        *,
+        checked: bool = True,
     ) -> dict[int, int]:
         """file_id -> `(field rank << _RANK_SHIFT) | rowid` of its best row, for every file
-        the query matches (after checking the full-text index's signature)."""
+        the query matches (after checking the full-text index's signature, unless not
+        `checked`: the caller checks it before it uses the answer)."""
         from .search.query import FieldMatch
 
-        self._check_signature(db)
+        if checked:
+            self._check_signature(db)
         best: dict[int, int] | None = None
         for term in query.terms or (FieldMatch(query.match, None),):
             found = self._files_matching(db, term, include_cwd, ranges)
@@ -838,6 +846,11 @@ class Index:
         if stored is None or stored[0] != _fts_signature(db):
             raise sqlite3.DatabaseError("the full-text index does not match its signature")
         self._verified[id(db)] = mark
+
+    def check_full_text(self) -> None:
+        """Raise if the full-text index does not match its signature (as a search does first):
+        for an answer searched with `best_fields(checked=False)`, in the same transaction."""
+        self._check_signature(self.db)
 
     def adopt_fts_verdict(self, verdict: Verdict | None) -> None:
         """Take another process's signature check (`ftscheck.fts_verdict`) as this read transaction's
@@ -896,15 +909,13 @@ class Index:
         mapped pages in its resident memory."""
         self.db.execute("PRAGMA mmap_size = 0")
 
-    def query_rows(
-        self, column: str = "pi_json", keep: Collection[int] | None = (), budget: int = 0
-    ) -> list[tuple] | None:
+    def query_rows(self, column: str = "pi_json", keep: Collection[int] = (), budget: int = 0) -> list[tuple] | None:
         """Every file as `(file_id, path, size, mtime_ns, session, text_seq, modified_ms, cwd,
         title, title_check, has_payload, reason, salt, payload)`: what a query ranks from and
         checks freshness against.  Every row is checked as `rows` checks it (its CRC over its
         values and its `column` payload, "pi_json" or "summary"), in C-level maps a chunk at a
-        time; the payloads of the files in `keep` (None: of every file) are kept while they
-        total at most `budget` bytes (the others' `payload` is None: `checked_payloads` reads them again, and checks
+        time; the payloads of the files in `keep` are kept while they total at most `budget`
+        bytes (the others' `payload` is None: `checked_payloads` reads them again, and checks
         them against `salt`, the CRC of the row's values).  None when a row fails its check
         (the caller takes the refreshing path, which reads that file again)."""
         payload, check = _PAYLOADS[column]
@@ -921,11 +932,7 @@ class Index:
                 return None
             if sums != list(map(itemgetter(13), chunk)):
                 return None
-            if keep is None and budget > 0:
-                kept = list(map(itemgetter(12), chunk))
-                budget -= sum(map(len, kept))
-                found += [(*row[:12], salt, payload) for row, salt, payload in zip(chunk, salts, kept, strict=True)]
-            elif keep and budget > 0:
+            if keep and budget > 0:
                 kept = [row[12] if row[0] in keep else None for row in chunk]
                 budget -= sum(map(len, filter(None, kept)))
                 found += [(*row[:12], salt, payload) for row, salt, payload in zip(chunk, salts, kept, strict=True)]
@@ -933,11 +940,16 @@ class Index:
                 found += [(*row[:12], salt, None) for row, salt in zip(chunk, salts, strict=True)]
         return found
 
-    def best_fields(self, query: FullText, *, include_cwd: bool) -> dict[int, tuple[str, int]]:
+    def best_fields(self, query: FullText, *, include_cwd: bool, checked: bool = True) -> dict[int, tuple[str, int]]:
         """file_id -> (its best field, that row's rowid) for every file the query matches
-        (`search` without building a `TextHit` per file: a common word matches them all)."""
+        (`search` without building a `TextHit` per file: a common word matches them all).
+        `checked=False`: the full-text signature is not checked first; the caller calls
+        `check_full_text()` in the same read transaction before it uses the answer."""
         names = _RANKED_FIELDS
-        best = self._best_rows(self.db, query, include_cwd)
+        if checked:
+            best = self._best_rows(self.db, query, include_cwd)
+        else:
+            best = self._best_rows(self.db, query, include_cwd, checked=False)
         return {file_id: (names[value >> _RANK_SHIFT], value & _ROWID_MASK) for file_id, value in best.items()}
 
     def checked_payloads(self, rows: list[tuple], column: str = "pi_json") -> dict[int, bytes | None]:

@@ -97,14 +97,16 @@ def rank(
 
     paths = target is None
     full_text = query.full_text()
-    # Every row first (the objects read once while they fit: most are hits, or the answer is
-    # small), then the search: its signature check may come from the discovery child meanwhile.
-    rows = index.query_rows("pi_json", None, PAYLOAD_BUDGET)
+    # The search, then every row (the hits' objects read once while they fit); the search's
+    # signature is checked after the rows, before its answer is used: by then the discovery
+    # child has counted it (`checked_ahead`), or it is counted here.
+    hits = index.best_fields(full_text, include_cwd=paths, checked=False) if full_text is not None else {}
+    rows = index.query_rows("pi_json", hits, PAYLOAD_BUDGET)
     if rows is None:
         return None  # a row failed its check: the refresh reads its file again
     if full_text is not None:
         index.adopt_fts_verdict(checked_ahead())
-    hits = index.best_fields(full_text, include_cwd=paths) if full_text is not None else {}
+        index.check_full_text()  # raises, as the search would, for the catalog's guard to heal
     fresh = fresh_sessions(rows, infos(), text=True)  # the index must describe every file found as it is
     del rows
     if isinstance(fresh, Stale):
