@@ -51,34 +51,10 @@ class Discovery:
 
     infos: list[FileInfo] = field(default_factory=list)
     skipped: list[tuple[Path, str]] = field(default_factory=list)
-    key: bytes | None = field(default=None, compare=False, repr=False)  # `files_key(infos)`, once made
 
     @property
     def files(self) -> list[Path]:
         return [Path(info.path) for info in self.infos]
-
-    def files_key(self) -> bytes:
-        """`files_key(self.infos)`, made once."""
-        if self.key is None:
-            self.key = files_key(self.infos)
-        return self.key
-
-
-_FILE_KEY = "%s\0%d\0%d".__mod__  # NUL cannot be in a path: distinct file lists, distinct keys
-_KEY_SLICE = 4096
-
-
-def files_key(infos: list) -> bytes:
-    """Every file's path and stat, in order, as one value: what a stored listing is valid for.
-    A SHA-256 of them, made in slices: the list itself is 17 MB at 100,000 files, and was
-    held, bound (copied) and compared whole on every listing."""
-    import hashlib  # here: a query never needs it (3 ms of the CLI's start)
-
-    digest = hashlib.sha256()
-    for start in range(0, len(infos), _KEY_SLICE):
-        digest.update("\0".join(map(_FILE_KEY, infos[start : start + _KEY_SLICE])).encode("utf-8", "surrogateescape"))
-        digest.update(b"\0")
-    return digest.digest()
 
 
 _NAME = attrgetter("name")

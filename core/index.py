@@ -46,7 +46,6 @@ from operator import itemgetter, methodcaller
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from .discovery import files_key as files_key  # what a stored listing is valid for: the files found
 from .ftscheck import DB_NAME as DB_NAME
 from .ftscheck import Verdict
 from .ftscheck import blob_check as _blob_check
@@ -252,6 +251,8 @@ _BLOB_PIECE = 1 << 20
 _MMAP_BYTES = 256 << 20
 _TEMP_STORE = "MEMORY"
 LISTINGS_KEPT = 8  # stored `ls --json` answers (one per roots and scope: all projects, or one)
+_FILE_KEY = "%s\0%d\0%d".__mod__  # NUL cannot be in a path: distinct file lists, distinct keys
+_KEY_SLICE = 4096
 
 
 def _encode(text: str) -> bytes:
@@ -260,6 +261,19 @@ def _encode(text: str) -> bytes:
 
 def _decode(data: bytes) -> str:
     return data.decode("utf-8", "surrogateescape")
+
+
+def files_key(infos: list) -> bytes:
+    """Every file's path and stat, in order, as one value: what a stored listing is valid for.
+    A SHA-256 of them, made in slices: the list itself is 17 MB at 100,000 files, and was
+    held, bound (copied) and compared whole on every listing."""
+    import hashlib  # here: a query never needs it (3 ms of the CLI's start)
+
+    digest = hashlib.sha256()
+    for start in range(0, len(infos), _KEY_SLICE):
+        digest.update(_encode("\0".join(map(_FILE_KEY, infos[start : start + _KEY_SLICE]))))
+        digest.update(b"\0")
+    return digest.digest()
 
 
 def scope_key(roots: list[str], cwd: str | None) -> bytes:
@@ -714,20 +728,16 @@ class Index:
             return None
         return found[0]
 
-    def listing(self, scope: bytes, files: bytes | Callable[[], bytes]) -> Listing | None:
+    def listing(self, scope: bytes, files: bytes) -> Listing | None:
         """The stored answer for `scope` if it was made from exactly `files` (`files_key`) and
-        passes its check (it is printed as is: a damaged one is never the answer).  `files`
-        may be a function, asked once the scope's answer is read and checked (the files may
-        still be being found meanwhile: `discovery.discover_ahead`)."""
+        passes its check (it is printed as is: a damaged one is never the answer)."""
         found = self.db.execute(
-            "SELECT payload, reused, skipped, checksum, files FROM listings WHERE scope = ?", (scope,)
+            "SELECT payload, reused, skipped, checksum FROM listings WHERE scope = ? AND files = ?", (scope, files)
         ).fetchone()
         if found is None:
             return None
-        payload, reused, skipped, check, made_from = found
+        payload, reused, skipped, check = found
         if type(reused) is not int or type(skipped) is not bytes or _blob_check(payload, reused, skipped) != check:
-            return None
-        if made_from != (files() if callable(files) else files):
             return None
         parts = _decode(skipped).split("\0") if skipped else []
         if len(parts) % 2:
