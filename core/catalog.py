@@ -225,7 +225,10 @@ class Catalog:
         ahead, self._found_ahead = self._found_ahead, None
         if ahead is not None:
             return ahead
-        return discover_ahead(self.roots if self.explicit_roots else None, fork=self.workers > 1)
+        roots = self.roots if self.explicit_roots else None
+        if self.workers > 1:
+            return discover_ahead(roots, fork=True)
+        return Pending.of(discover(roots))  # no child to wait for: found here, now
 
     def quick(self, cwd: str | None = None, *, text: bool = True) -> list[SessionSummary]:
         """Prefix-only summaries (`exact=False`), newest mtime first; `cwd` None = all projects.

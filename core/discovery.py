@@ -254,6 +254,13 @@ class Pending:
         else:
             self._first_read = True
 
+    @classmethod
+    def of(cls, found: Discovery) -> Pending:
+        """A discovery already made, as a `Pending`."""
+        pending = cls(None, fork=False)
+        pending._result = found
+        return pending
+
     def first(self) -> Any:
         """What `first()` answered in the child, before its scan (None: no child, or it failed)."""
         if not self._first_read:
