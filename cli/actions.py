@@ -89,7 +89,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 def run_resolve(args: argparse.Namespace) -> int:
     scope = Scope.of(args)
     cwd = scope.cwd
-    catalog = Catalog(scope.roots)
+    catalog = Catalog(scope.roots, watched=True)
     try:
         found = find_session(args.key, cwd, catalog)
         path, forked_from = found.path, None

@@ -70,6 +70,13 @@ def register(commands: argparse._SubParsersAction) -> None:
     index = commands.add_parser("index", help="bring the session index (metadata and full text) up to date")
     scope_options(index, cwd=False)
     index.add_argument("--rebuild", action="store_true", help="throw the index away and build it again")
+    index.add_argument(
+        "--watch",
+        action="store_true",
+        help="stay running and keep the index exact as files change, so `ls` and `resolve` need not stat "
+        "every file (huge histories; optional; Ctrl+C or --unwatch stops it)",
+    )
+    index.add_argument("--unwatch", action="store_true", help="stop the running `index --watch`")
     index.set_defaults(handler=run_index)
 
 
@@ -79,7 +86,8 @@ def _catalog(args: argparse.Namespace, *, query: bool = False) -> Catalog:
     while this one imports the catalog, reads and checks the index and searches it, and the
     child first checks the full-text index's signature (`ftscheck.fts_verdict`: counting its
     pages is 20-100 ms a query would otherwise spend before it searches).  (A plain listing
-    waits on the files for its stored answer: a fork does not pay there.)"""
+    waits on the files for its stored answer: a fork does not pay there.)  `watched`: a
+    resident watcher's listing, when one serves, replaces the discovery (`index --watch`)."""
     from seance.core.scanpool import default_workers
 
     roots, workers = Scope.of(args).roots, default_workers()
@@ -91,7 +99,7 @@ def _catalog(args: argparse.Namespace, *, query: bool = False) -> Catalog:
     try:
         from seance.core.catalog import Catalog
 
-        return Catalog(roots, workers=workers, found=found)
+        return Catalog(roots, workers=workers, found=found, watched=True)
     except BaseException:
         if found is not None:
             found.close()
@@ -403,6 +411,10 @@ def _report_skipped(catalog: Catalog, *, quick: bool = False) -> None:
 
 
 def run_index(args: argparse.Namespace) -> int:
+    if args.watch or args.unwatch:
+        from .watch import run_watch
+
+        return run_watch(args)
     catalog = _catalog(args)
     bar = ProgressBar("indexing")
     try:

@@ -94,7 +94,7 @@ def session_path(argument: str, args: argparse.Namespace) -> Path:
     from seance.core.catalog import Catalog  # here: `seance show FILE` never opens the catalog
 
     scope = Scope.of(args)
-    catalog = Catalog(scope.roots)
+    catalog = Catalog(scope.roots, watched=True)
     try:
         return find_session(argument, scope.cwd, catalog).path
     finally:

@@ -182,13 +182,17 @@ class Catalog:
         cache_dir: Path | None = None,
         workers: int = 1,
         trash_dir: Path | None = None,
+        watched: bool = False,
         found: Pending | None = None,
     ) -> None:
         """`workers` > 1 lets big cold reads fork that many scanning processes (Linux only);
         only a single-threaded caller such as the CLI should ask for it.  `trash_dir`: where
-        `trash` moves files (None: the user's home Trash; the demo keeps its own).  `found`:
+        `trash` moves files (None: the user's home Trash; the demo keeps its own).  `watched`:
+        take the listing from a resident watcher when one serves this index and these roots
+        (`core.watchclient`; the CLI's `ls` and `resolve`), else discover the files.  `found`:
         these roots' discovery, started ahead (`discovery.discover_ahead`): the first one
-        this catalog needs is it."""
+        this catalog needs is it (unless the watcher answers: then it is stopped)."""
+        self.watched = watched
         self.trash_dir = trash_dir
         self.workers = workers if scanpool.available() else 1
         self.explicit_roots = roots is not None
@@ -211,7 +215,11 @@ class Catalog:
     def discover(self) -> Discovery:
         """The session candidates under the roots, and what was skipped."""
         ahead, self._found_ahead = self._found_ahead, None
-        found = ahead() if ahead is not None else discover(self.roots if self.explicit_roots else None)
+        found = self._watched_discovery() if self.watched else None
+        if found is not None and ahead is not None:
+            ahead.close()  # the watcher answered: the discovery started ahead is not needed
+        if found is None:
+            found = ahead() if ahead is not None else discover(self.roots if self.explicit_roots else None)
         self.last_discovery = found
         return found
 
@@ -219,16 +227,30 @@ class Catalog:
         """`discover()`, started now (or the one the catalog was given, started earlier) and
         waited for when the returned `Pending` is called: with `workers` > 1 (a
         single-threaded caller: the CLI) in a forked process, so the stat of every file
-        overlaps the caller's reading of the index.  The caller calls it, or `close`s it
-        when the answer is not wanted (it reaps the child).  The one place a query learns
-        which files exist now."""
+        overlaps the caller's reading of the index; a resident watcher's listing when one
+        answers (`watched`).  The caller calls it, or `close`s it when the answer is not
+        wanted (it reaps the child).  The one place a query learns which files exist now."""
         ahead, self._found_ahead = self._found_ahead, None
+        watched = self._watched_discovery() if self.watched else None
+        if watched is not None:
+            if ahead is not None:
+                ahead.close()  # the watcher answered: the discovery started ahead is not needed
+            return Pending.of(watched)
         if ahead is not None:
             return ahead
         roots = self.roots if self.explicit_roots else None
         if self.workers > 1:
             return discover_ahead(roots, fork=True)
         return Pending.of(discover(roots))  # no child to wait for: found here, now
+
+    def _watched_discovery(self) -> Discovery | None:
+        """The resident watcher's listing, exact as of now; None when no watcher answers (the
+        one hook: `core.watchclient.synced_discovery`)."""
+        from .index import default_cache_dir
+        from .watchclient import synced_discovery
+
+        cache_dir = self._cache_dir if self._cache_dir is not None else default_cache_dir()
+        return synced_discovery(cache_dir, self.roots, self.explicit_roots)
 
     def quick(self, cwd: str | None = None, *, text: bool = True) -> list[SessionSummary]:
         """Prefix-only summaries (`exact=False`), newest mtime first; `cwd` None = all projects.
@@ -366,11 +388,14 @@ class Catalog:
         offset) and return every exact summary, newest first.  Raises `Cancelled` on cancel."""
         return [payload for _modified, _cwd, payload in self._refreshed(progress, cancel, full_text, False)]
 
-    def update_index(self, progress: Progress | None = None, cancel: Cancel | None = None) -> int:
+    def update_index(
+        self, progress: Progress | None = None, cancel: Cancel | None = None, *, found: Discovery | None = None
+    ) -> int:
         """`refresh` for `seance index`: the same index, full text included, but no summary is
-        kept (only how many sessions there are), so memory does not grow with the corpus."""
+        kept (only how many sessions there are), so memory does not grow with the corpus.
+        `found`: a discovery just made (the resident watcher's), else one is made now."""
         with self._refresh_lock:
-            items = self._guarded(lambda index: self._refresh(progress, cancel, True, False, index, keep=False))
+            items = self._guarded(lambda index: self._refresh(progress, cancel, True, False, index, found, keep=False))
         return len(items)
 
     def exact(self, cwd: str | None = None, *, full_text: bool = False) -> list[SessionSummary]:

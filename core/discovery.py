@@ -51,6 +51,7 @@ class Discovery:
 
     infos: list[FileInfo] = field(default_factory=list)
     skipped: list[tuple[Path, str]] = field(default_factory=list)
+    dirs: list[str] = field(default_factory=list)  # every directory listed (the resident watcher watches them)
 
     @property
     def files(self) -> list[Path]:
@@ -89,6 +90,7 @@ class _Scanner:
         except OSError as error:
             self.result.skipped.append((root, _reason(error, False)))
             return
+        self.result.dirs.append(str(root))
         sessions = {entry.name for entry in entries if entry.name.endswith(SESSION_SUFFIX)}
         for entry in sorted(entries, key=lambda item: (item.is_symlink(), item.name)):  # real buckets first
             kind = self._kind(entry)
@@ -117,6 +119,7 @@ class _Scanner:
                         entries.append(entry)
                     elif entry.is_dir(follow_symlinks=False):
                         folders.append(entry.name)
+            self.result.dirs.append(bucket.path)
             entries.sort(key=_NAME)  # pi's order (libuv sorts readdir by name): ties in `modified` keep it
             if not self._bucket_files(entries, bucket.path + os.sep):
                 self._careful(bucket.path)
@@ -169,6 +172,7 @@ class _Scanner:
         except OSError as error:
             self.result.skipped.append((Path(path), _reason(error, False)))
             return
+        self.result.dirs.append(path)
         for entry in entries:
             if entry.name.endswith(SESSION_SUFFIX):
                 self._kind(entry)
@@ -224,6 +228,27 @@ class _Scanner:
         return "file"
 
 
+def order_key(root: int, parts: list[str], linked: bool, in_bucket: bool) -> tuple[object, ...]:
+    """Where `discover` lists a file, as a key that sorts as its listing does: `root` is the
+    index of its root, `parts` its path below the root, `linked` whether `parts[0]` is a
+    symbolic link, `in_bucket` whether `parts[0]` is a project bucket (not a flat root's
+    session folder, which lists files and folders by name alike).  A root lists its entries
+    (symbolic links last) by name; a bucket its files by name, then its sessions' folders; a
+    folder its files and folders by name."""
+    key: list[object] = [root, int(linked), parts[0]]
+    for level, name in enumerate(parts[1:], start=1):
+        key += [int(in_bucket and level == 1 and level < len(parts) - 1), name]
+    return tuple(key)
+
+
+def discover_folder(path: str, depth: int) -> Discovery:
+    """What `discover` lists in one session's folder `path` (`depth` 1: directly in a bucket),
+    in its order: the resident watcher's view of a folder that appeared."""
+    scanner = _Scanner()
+    scanner.folder(path, depth)
+    return scanner.result
+
+
 def discover(roots: list[Path] | None = None) -> Discovery:
     """Scan `roots` (default: `default_roots()`, silently skipping missing ones)."""
     explicit = roots is not None
@@ -256,7 +281,7 @@ class Pending:
 
     @classmethod
     def of(cls, found: Discovery) -> Pending:
-        """A discovery already made, as a `Pending`."""
+        """A discovery already made (a resident watcher's, or one made here), as a `Pending`."""
         pending = cls(None, fork=False)
         pending._result = found
         return pending
@@ -317,11 +342,11 @@ class Pending:
         if status != 0:
             return None
         try:
-            paths, sizes, mtimes, skipped = marshal.loads(b"".join(pieces))
+            paths, sizes, mtimes, skipped, dirs = marshal.loads(b"".join(pieces))
             infos = list(map(_new_info, [FileInfo] * len(paths), zip(paths, sizes, mtimes, strict=True)))
         except (EOFError, ValueError, TypeError):
             return None
-        return Discovery(infos, [(Path(path), reason) for path, reason in skipped])
+        return Discovery(infos, [(Path(path), reason) for path, reason in skipped], dirs)
 
 
 def _read_exactly(descriptor: int, size: int) -> bytes:
@@ -374,6 +399,7 @@ def _fork_discovery(roots: list[Path] | None, first: Callable[[], Any] | None = 
                     [info[1] for info in infos],
                     [info[2] for info in infos],
                     [(os.fspath(path), reason) for path, reason in found.skipped],
+                    found.dirs,
                 )
             )
             _write_all(write_end, data)

@@ -14,6 +14,7 @@
 // one rewrite, so the file stays old while pi appends to it — an older pi appending to its
 // own v2 file (identical line shape), which is what seance's migration may race with.
 // --until-file STOP: keep going (up to N steps) until the file STOP exists.
+// --word W: each user line ends with the word W (a test searches for what was just appended).
 //
 // Protocol: prints "ready" once the files are open, then appends; between appends it waits
 // U microseconds (default 200). When done it prints one JSON line: {"ids": [...]} — every
@@ -31,12 +32,14 @@ let intervalUs = 200;
 let heldFd = false;
 let keepFormat = false;
 let untilFile = null;
+let word = "";
 for (let i = 0; i < argv.length; i++) {
 	if (argv[i] === "--count") count = Number(argv[++i]);
 	else if (argv[i] === "--interval-us") intervalUs = Number(argv[++i]);
 	else if (argv[i] === "--held-fd") heldFd = true;
 	else if (argv[i] === "--keep-format") keepFormat = true;
 	else if (argv[i] === "--until-file") untilFile = argv[++i];
+	else if (argv[i] === "--word") word = ` ${argv[++i]}`;
 	else if (argv[i].startsWith("--")) {
 		process.stderr.write(`unknown argument ${argv[i]}\n`);
 		process.exit(2);
@@ -71,7 +74,7 @@ function openManager(file) {
 function message(n) {
 	const role = n % 2 === 0 ? "user" : "assistant";
 	return role === "user"
-		? { role, content: `agent line ${n}`, timestamp: Date.now() }
+		? { role, content: `agent line ${n}${word}`, timestamp: Date.now() }
 		: {
 				role,
 				content: [{ type: "text", text: `agent reply ${n}` }],

@@ -1,0 +1,127 @@
+"""Asking the resident watcher (`core.watchd`) for the listing, instead of stat-ing every file.
+
+`synced_discovery(cache_dir, roots, explicit)` is the one entry (`Catalog.discover` calls it
+when the catalog is `watched`): None, at once, when no watcher holds the index's watch lock
+(one `open` and one `flock` attempt: what every `ls` pays without a watcher); else it sends
+a sync and returns the watcher's `Discovery`, exact as of the request (every write that
+completed before it is in it).  Anything else — the watcher serves other roots, does not
+vouch for this layout, speaks another protocol, is not run by this user, or does not answer
+within `SYNC_TIMEOUT_S` (`SEANCE_WATCH_TIMEOUT` overrides: tests) — is None too, and the
+caller discovers the files itself: never a wrong answer, never a hang.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import socket
+import time
+from pathlib import Path
+
+from .discovery import Discovery
+from .gcpause import gc_paused
+from .watchd import LOCK_NAME, PROTOCOL, SOCKET_NAME, decode_listing, roots_key, same_user, short_socket_path
+
+SYNC_TIMEOUT_S = 1.0  # the whole exchange; a watcher busy discovering everything again is not waited for
+
+
+def watcher_running(cache_dir: Path) -> bool:
+    """Whether a watcher holds the watch lock of the index in `cache_dir`."""
+    try:
+        fd = os.open(cache_dir / LOCK_NAME, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)  # also releases the shared lock, if taken
+    return False
+
+
+def request(cache_dir: Path, line: bytes, timeout: float) -> socket.socket | None:
+    """A connection to the watcher with `line` sent, or None (no watcher, or not this user's)."""
+    if not watcher_running(cache_dir):
+        return None
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        conn.settimeout(timeout)
+        with short_socket_path(cache_dir / SOCKET_NAME) as address:
+            conn.connect(address)
+        if not same_user(conn):
+            conn.close()
+            return None
+        conn.sendall(line + b"\n")
+    except OSError:
+        conn.close()
+        return None
+    return conn
+
+
+def synced_discovery(cache_dir: Path, roots: list[Path], explicit: bool) -> Discovery | None:
+    """The watcher's listing of `roots` after a sync, or None (see the module docstring)."""
+    if os.environ.get("SEANCE_NO_WATCH"):
+        return None
+    timeout = _timeout()
+    deadline = time.monotonic() + timeout
+    conn = request(cache_dir, b"SYNC", timeout)
+    if conn is None:
+        return None
+    with conn:
+        try:
+            header_line, rest = _read_header(conn, deadline)
+            header = json.loads(header_line)
+            if not _usable(header, roots, explicit):
+                return None
+            size = int(header["bytes"])
+            chunks = [rest]
+            received = len(rest)
+            while received < size:
+                conn.settimeout(max(0.001, deadline - time.monotonic()))
+                chunk = conn.recv(min(1 << 20, size - received))
+                if not chunk:
+                    return None
+                chunks.append(chunk)
+                received += len(chunk)
+            with gc_paused():  # 100,000 new tuples: nothing for the collector to find
+                infos = decode_listing(b"".join(chunks), int(header["files"]))
+            skipped = [(Path(path), reason) for path, reason in header["skipped"]]
+        except (OSError, ValueError, TypeError, KeyError, EOFError, UnicodeDecodeError):
+            return None
+    return Discovery(infos=infos, skipped=skipped)
+
+
+def _usable(header: dict, roots: list[Path], explicit: bool) -> bool:
+    return (
+        header.get("protocol") == PROTOCOL
+        and header.get("exact") is True
+        and header.get("roots") == roots_key(roots, explicit)
+    )
+
+
+def _read_header(conn: socket.socket, deadline: float) -> tuple[bytes, bytes]:
+    data = b""
+    while b"\n" not in data:
+        conn.settimeout(max(0.001, deadline - time.monotonic()))
+        chunk = conn.recv(1 << 16)
+        if not chunk:
+            raise EOFError("the watcher closed the connection")
+        data += chunk
+        if len(data) > 64 << 20:
+            raise ValueError("header too long")
+    line, _, rest = data.partition(b"\n")
+    return line, rest
+
+
+def _timeout() -> float:
+    with contextlib.suppress(ValueError):
+        return max(0.01, float(os.environ.get("SEANCE_WATCH_TIMEOUT", "")))
+    return SYNC_TIMEOUT_S
+
+
+__all__ = ["SYNC_TIMEOUT_S", "request", "synced_discovery", "watcher_running"]

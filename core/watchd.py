@@ -1,0 +1,733 @@
+"""The resident watcher (`seance index --watch`): one process that keeps the index exact, so a
+listing need not stat every file to know it is fresh.
+
+An exact answer about the session files otherwise costs one stat per file (an append changes
+nothing but the file's own stat): 0.6 s at 100,000 sessions.  This process holds the index's
+watch lock (`watchd.lock`, an exclusive `flock` in the index's cache dir: one watcher per
+index), brings the index up to date once, then watches, with inotify (`inotify_simple`), every
+directory discovery lists (`Discovery.dirs`: exactly the ones whose `.jsonl` files are
+sessions) and the directories above each root, and folds what changes into the index through
+the catalog's own incremental path (`Catalog.summary` for a new or appended file,
+`Catalog.forget` for a gone one: the picker's live watcher uses the same two calls).
+
+It keeps the listing discovery would make now (`known`: every file found, with its stat, in
+discovery's order, `discovery.order_key`) and answers a **sync** over a Unix socket in the
+cache dir (`watchd.sock`): "every write that completed before I asked is in your answer".
+inotify queues an event inside the very syscall that made the change, and one inotify
+descriptor's events are read in the order they were queued; so on a sync the watcher creates
+a sentinel file in a private directory of its own (watched by the same descriptor) and reads
+events until the sentinel's: every change made before the request has then been read.  It
+applies them (a new, appended, deleted or renamed file, or a session's new folder, as
+`discovery.discover_folder` lists it; anything else, such as a new project, a folder gone or
+a symbolic link, by discovering every root again: 3-5 s at 100,000 sessions, during which a
+client gives up waiting and discovers itself) and answers with the listing.
+A lost event (the kernel's queue overflowed: `IN_Q_OVERFLOW`, or a watch that ended) means
+discovering everything again before answering.  (Not watchfiles, which the picker uses: it drops every event
+without a path, an overflow among them (watchfiles 1.3, `src/lib.rs`: "no paths found"), and
+hands its caller an unordered set, so neither a lost event nor the sentinel's place can be
+known.  `inotify_simple` reads the descriptor itself, in the kernel's order.)
+
+The watcher vouches only for what inotify sees: a layout where a session file is a symbolic
+or hard link (written through another name, no event reaches the watched directory), or
+nested roots, is answered with `exact: false`, and the client then does what it does without
+a watcher.  So does a client whose roots differ from the watcher's.  The client side is
+`core.watchclient`; the command, `cli/watch.py`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import itertools
+import json
+import math
+import os
+import select
+import socket
+import stat as stat_module
+import sys
+import time
+from array import array
+from bisect import bisect_left
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from inotify_simple import Event as Event
+from inotify_simple import INotify
+from inotify_simple import flags as _flags
+
+from .discovery import MAX_NESTING, SESSION_SUFFIX, Discovery, FileInfo, discover_folder, order_key
+
+if TYPE_CHECKING:
+    from .catalog import Catalog
+
+# inotify's event bits (`inotify_simple.flags`, plain ints here: masks are or-ed and tested)
+IN_MODIFY, IN_ATTRIB, IN_CLOSE_WRITE = int(_flags.MODIFY), int(_flags.ATTRIB), int(_flags.CLOSE_WRITE)
+IN_CREATE, IN_DELETE = int(_flags.CREATE), int(_flags.DELETE)
+IN_MOVED_FROM, IN_MOVED_TO = int(_flags.MOVED_FROM), int(_flags.MOVED_TO)
+IN_DELETE_SELF, IN_MOVE_SELF, IN_UNMOUNT = int(_flags.DELETE_SELF), int(_flags.MOVE_SELF), int(_flags.UNMOUNT)
+IN_Q_OVERFLOW, IN_IGNORED = int(_flags.Q_OVERFLOW), int(_flags.IGNORED)
+IN_ONLYDIR, IN_ISDIR = int(_flags.ONLYDIR), int(_flags.ISDIR)
+
+PROTOCOL = 1
+LOCK_NAME = "watchd.lock"
+SOCKET_NAME = "watchd.sock"
+PRIVATE_NAME = "watchd"  # the watcher's own directory in the cache dir (sentinels)
+DEBOUNCE_S = 0.2  # changes are folded into the index this long after the first (or at a sync)
+SENTINEL_WAIT_S = 5.0  # a sentinel not read by then: treated as lost events (never seen in practice)
+CLIENT_WAIT_S = 2.0  # the longest a client may take to send its request
+LOCK_RETRY_S = 1.0  # clients take the lock shared for a moment: a starting watcher retries this long
+# what a session directory's watch reports: entries made, gone, renamed, written, changed
+DIR_MASK = IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_MODIFY | IN_CLOSE_WRITE | IN_ATTRIB
+DIR_MASK |= IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR
+# above a root only its path matters: an entry on it made, gone or renamed
+ABOVE_MASK = IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF
+ABOVE_MASK |= IN_ONLYDIR
+_LOST = IN_Q_OVERFLOW | IN_IGNORED | IN_UNMOUNT | IN_DELETE_SELF | IN_MOVE_SELF
+_MEMBERSHIP = IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO
+_CONTENT = IN_MODIFY | IN_CLOSE_WRITE
+
+
+class AlreadyWatching(Exception):
+    """Another watcher holds this index's lock."""
+
+
+def lock_path(cache_dir: Path) -> Path:
+    return cache_dir / LOCK_NAME
+
+
+def socket_path(cache_dir: Path) -> Path:
+    return cache_dir / SOCKET_NAME
+
+
+def take_lock(cache_dir: Path) -> int:
+    """The watch lock of the index in `cache_dir`, held until the returned descriptor is closed
+    (or the process ends, however it ends); raises `AlreadyWatching` naming the holder's pid."""
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    fd = os.open(lock_path(cache_dir), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    deadline = time.monotonic() + LOCK_RETRY_S
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            break
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                holder = os.pread(fd, 64, 0).decode("ascii", "replace").strip()
+                os.close(fd)
+                raise AlreadyWatching(holder) from None
+            time.sleep(0.02)
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+    return fd
+
+
+def roots_key(roots: list[Path], explicit: bool) -> list[str]:
+    """The roots as discovery walks them (absolute, in order), and whether they were given:
+    a client is answered only for the very same."""
+    return [("given:" if explicit else "default:") + os.path.abspath(Path(root).expanduser()) for root in roots]
+
+
+class Watcher:
+    """The watch over one catalog's roots and the listing it keeps (see the module docstring).
+    `serve()` runs until `stop()` or a STOP request; everything happens on its thread."""
+
+    def __init__(self, catalog: Catalog, cache_dir: Path, log: Callable[[str], None] = lambda _line: None) -> None:
+        self.catalog = catalog
+        self.cache_dir = cache_dir
+        self.log = log
+        self.roots = [os.path.abspath(Path(root).expanduser()) for root in catalog.roots]
+        self.roots_key = roots_key(catalog.roots, catalog.explicit_roots)
+        self.private = cache_dir / PRIVATE_NAME
+        self.inotify = INotify()
+        self.dir_of: dict[int, str] = {}  # watch descriptor -> the session directory it watches
+        self.wd_of: dict[str, int] = {}
+        self.above: dict[int, str] = {}  # watch descriptor -> a directory above a root
+        self.sentinel_wd = -1
+        self.known: dict[str, FileInfo] = {}
+        self.order: list[str] = []  # `known`'s paths in discovery's order
+        self.top: dict[str, tuple[bool, bool]] = {}  # a root's entry -> (a symbolic link, a bucket)
+        self.skipped: list[tuple[str, str]] = []
+        self.exact = False
+        self.why_not = ""
+        self.generation = 0
+        self.pending: set[str] = set()  # session paths with events not yet applied
+        self.new_dirs: set[str] = set()  # folders made in a listed directory, not yet looked at
+        self.lost = False  # something only a new discovery can settle
+        self.first_pending = 0.0
+        self.syncs = 0
+        self._blob: tuple[int, bytes] | None = None
+        self._stopping = False
+        self.server: socket.socket | None = None
+
+    # -- the listing -------------------------------------------------------------------------
+
+    def rediscover(self) -> None:
+        """Discover every root again and index what changed: the watch covers each directory
+        discovery lists before the discovery that is kept (so no change falls between)."""
+        started = time.perf_counter()
+        self.lost = False
+        self.pending.clear()
+        self.new_dirs.clear()
+        self._watch_above()
+        tried: set[str] = set()
+        while True:
+            found = self.catalog.discover()
+            missing = [path for path in found.dirs if path not in self.wd_of]
+            if not missing or tried.issuperset(missing):
+                break
+            for path in missing:
+                tried.add(path)
+                self._watch_dir(path)
+        listed = set(found.dirs)
+        for path in [path for path in self.wd_of if path not in listed]:
+            self._unwatch(self.wd_of.pop(path))
+        self.dir_of = {wd: path for path, wd in self.wd_of.items()}
+        self.catalog.update_index(found=found)
+        self._keep(found)
+        if missing:  # listed, yet no watch could be set on it: its changes would go unseen
+            self.exact, self.why_not = False, f"no watch on {missing[0]!r}"
+        _give_back_memory()  # the refresh held every row for a moment: a resident process returns it
+        self.log(
+            f"watching {len(self.wd_of)} directories, {len(self.known)} files"
+            f" ({time.perf_counter() - started:.2f}s){'' if self.exact else '; not vouching: ' + self.why_not}"
+        )
+
+    def _keep(self, found: Discovery) -> None:
+        self.known = {info.path: info for info in found.infos}
+        self.skipped = [(str(path), reason) for path, reason in found.skipped]
+        self.top = {}
+        self.exact, self.why_not = True, ""
+        problem = self._layout_problem(found)
+        if problem is None:  # new files are placed by `order_key`: it must give discovery's order
+            keys = [self._key(info.path) for info in found.infos]
+            if any(key is None for key in keys):
+                problem = "a file outside every root"
+            elif any(left >= right for left, right in itertools.pairwise(keys)):  # type: ignore[operator]
+                problem = "discovery's order could not be followed"
+            del keys
+        if problem is not None:
+            self.exact, self.why_not = False, problem
+        self.order = [info.path for info in found.infos]
+        self.generation += 1
+
+    def _layout_problem(self, found: Discovery) -> str | None:
+        """Why inotify cannot see every change to this layout, or None: a session file that
+        is a symbolic or hard link (written through another name), nested roots."""
+        roots = [root.rstrip(os.sep) + os.sep for root in self.roots]
+        if any(a != b and b.startswith(a) for a in roots for b in roots) or len(set(roots)) != len(roots):
+            return "nested roots"
+        kinds = {root: _file_system(root) for root in self.roots}
+        remote = [root for root, kind in kinds.items() if kind in _REMOTE or kind.startswith("fuse")]
+        if remote:
+            kind = kinds[remote[0]]
+            return f"a network or FUSE file system ({remote[0]!r}: {kind}): writes from elsewhere send no event"
+        if any(reason in ("dangling symlink", "symlink loop") for _path, reason in found.skipped):
+            return "a symbolic link among the session files"
+        for path in found.dirs:
+            try:
+                with os.scandir(path) as scan:
+                    for entry in scan:
+                        if not entry.name.endswith(SESSION_SUFFIX):
+                            continue
+                        if entry.is_symlink():
+                            return f"a symbolic link among the session files ({entry.path!r})"
+                        if entry.is_file(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_nlink != 1:
+                            return f"a session file with another hard link ({entry.path!r})"
+            except OSError:
+                continue
+        return None
+
+    def _key(self, path: str) -> tuple[object, ...] | None:
+        for number, root in enumerate(self.roots):
+            if path.startswith(root.rstrip(os.sep) + os.sep):
+                parts = path[len(root.rstrip(os.sep)) + 1 :].split(os.sep)
+                top = self.top.get(os.path.join(root, parts[0]))
+                if top is None:
+                    entry = os.path.join(root, parts[0])
+                    top = (os.path.islink(entry), not os.path.lexists(entry + SESSION_SUFFIX))
+                    self.top[entry] = top
+                linked, in_bucket = top
+                return order_key(number, parts, linked if len(parts) > 1 else False, in_bucket)
+        return None
+
+    def discovery(self) -> Discovery:
+        """The listing kept, as `discover()` would make it now (once `sync` has run)."""
+        return Discovery(
+            infos=[self.known[path] for path in self.order], skipped=[(Path(p), r) for p, r in self.skipped]
+        )
+
+    # -- watching ----------------------------------------------------------------------------
+
+    def _watch_dir(self, path: str) -> None:
+        try:
+            wd = self.inotify.add_watch(path, DIR_MASK)
+        except OSError as error:
+            if error.errno == errno.ENOSPC:
+                limit = "the inotify watch limit is reached (fs.inotify.max_user_watches)"
+                raise OSError(error.errno, limit) from error
+            return  # gone or unreadable: the next discovery says so
+        self.wd_of[path] = wd
+        self.dir_of[wd] = path
+
+    def _watch_above(self) -> None:
+        """Each root's ancestors (and a missing root's nearest existing one): a root that is
+        made, removed or renamed is then seen."""
+        for wd in list(self.above):
+            self._unwatch(wd)
+        self.above = {}
+        for root in self.roots:
+            path = os.path.dirname(root)
+            while True:
+                try:
+                    self.above[self.inotify.add_watch(path, ABOVE_MASK)] = path
+                except OSError:
+                    pass
+                parent = os.path.dirname(path)
+                if parent == path:
+                    break
+                path = parent
+
+    def _on_path(self, directory: str, name: str) -> bool:
+        """Whether `directory/name` is a root or on the way to one."""
+        path = os.path.join(directory, name)
+        return any(root == path or root.startswith(path.rstrip(os.sep) + os.sep) for root in self.roots)
+
+    def take(self, events: list[Event], token: str | None = None) -> bool:
+        """Note what `events` changed; True when the sentinel `token` is among them."""
+        seen = False
+        for event in events:
+            wd, mask, name = event.wd, event.mask, event.name
+            if mask & IN_Q_OVERFLOW:
+                self.lost = True
+                continue
+            if wd == self.sentinel_wd:
+                seen = seen or (token is not None and name == token)
+                continue
+            above = self.above.get(wd)
+            if above is not None:
+                if mask & (IN_IGNORED | IN_UNMOUNT | IN_DELETE_SELF | IN_MOVE_SELF) or self._on_path(above, name):
+                    self.lost = True
+                continue
+            directory = self.dir_of.get(wd)
+            if directory is None:
+                continue  # a watch removed since: its last events
+            if mask & _LOST or not name:
+                self.lost = True
+                continue
+            if not name.endswith(SESSION_SUFFIX):
+                if directory in self.roots:
+                    self.lost = self.lost or not mask & _CONTENT  # a project, or maybe a linked bucket
+                elif mask & IN_ISDIR and mask & (IN_CREATE | IN_MOVED_TO):
+                    if not self.pending and not self.new_dirs:
+                        self.first_pending = time.monotonic()
+                    self.new_dirs.add(os.path.join(directory, name))  # maybe a session's folder
+                elif mask & IN_ISDIR:
+                    self.lost = True  # a folder gone or changed: discovery says what is left
+                continue
+            if mask & IN_ISDIR:
+                self.lost = True  # a directory named *.jsonl: discovery says what it is
+                continue
+            if not self.pending:
+                self.first_pending = time.monotonic()
+            self.pending.add(os.path.join(directory, name))
+        return seen
+
+    def apply(self) -> None:
+        """Fold the pending changes into the index and the listing (or discover again)."""
+        if not self.lost and self.new_dirs:
+            new_dirs, self.new_dirs = sorted(self.new_dirs), set()
+            for path in new_dirs:
+                if not self._add_folder(path):
+                    self.lost = True
+                    break
+        if self.lost:
+            self.new_dirs.clear()
+            self.rediscover()
+            return
+        skipped = {path for path, _reason in self.skipped}
+        changed = False
+        while self.pending and not self.lost:  # a folder listed on the way adds its files
+            changed = self._apply_files(sorted(self.pending), skipped) or changed
+        if self.lost:
+            self.rediscover()
+        elif changed:
+            self.generation += 1
+
+    def _apply_files(self, pending: list[str], skipped: set[str]) -> bool:
+        """Fold changes to these session paths in; True when the listing changed."""
+        self.pending.difference_update(pending)
+        changed = False
+        for path in pending:
+            try:
+                info = os.lstat(path)
+            except FileNotFoundError:
+                info = None
+            except OSError:
+                self.lost = True
+                return changed
+            if path in skipped:
+                self.lost = True
+                return changed
+            stem = path[: -len(SESSION_SUFFIX)]
+            if os.path.isdir(stem) and (info is None) == (path in self.known):
+                # a session beside its folder comes or goes: the folder joins or leaves the listing
+                if info is None or os.path.dirname(path) in self.roots:
+                    self.lost = True
+                    return changed
+                if stem not in self.wd_of and not self._add_folder(stem):
+                    self.lost = True
+                    return changed
+            if info is None:
+                if path in self.known:
+                    self._drop(path)
+                    self._forget(path)
+                    changed = True
+                continue
+            if not stat_module.S_ISREG(info.st_mode) or info.st_nlink != 1:
+                self.lost = True  # a link, a FIFO...: discovery decides
+                return changed
+            self._index(path)
+            try:
+                now = os.stat(path)
+            except OSError:
+                self.lost = True
+                return changed
+            new = FileInfo(path, now.st_size, now.st_mtime_ns)
+            if self.known.get(path) != new:
+                if path not in self.known and not self._insert(path):
+                    self.lost = True
+                    return changed
+                self.known[path] = new
+                changed = True
+        return changed
+
+    def _folder_depth(self, path: str) -> int | None:
+        """The depth `discover` enters folder `path` at (1: a session's folder in a bucket), or
+        None when it does not enter it (not a session's folder, too deep)."""
+        parent = os.path.dirname(path)
+        if parent not in self.wd_of:
+            return None
+        for root in self.roots:
+            if parent.startswith(root.rstrip(os.sep) + os.sep):
+                parts = parent[len(root.rstrip(os.sep)) + 1 :].split(os.sep)
+                top = os.path.join(root, parts[0])
+                in_bucket = self.top.get(top, (False, not os.path.lexists(top + SESSION_SUFFIX)))[1]
+                if in_bucket and len(parts) == 1:  # a bucket enters only a session's own folder
+                    return 1 if os.path.lexists(path + SESSION_SUFFIX) else None
+                depth = len(parts) if in_bucket else len(parts) + 1
+                return depth if depth <= MAX_NESTING else None
+        return None
+
+    def _add_folder(self, path: str) -> bool:
+        """List a folder made in a listed directory as `discover` would (watched first, then
+        scanned, so nothing written meanwhile is missed); False when only a new discovery can."""
+        try:
+            if os.path.islink(path) or not os.path.isdir(path):
+                return True  # gone again, or a link discovery does not follow there
+        except OSError:
+            return False
+        depth = self._folder_depth(path)
+        if depth is None:
+            return True  # not entered: a later `X.jsonl` beside it makes discovery look again
+        tried: set[str] = set()
+        while True:
+            found = discover_folder(path, depth)
+            missing = [folder for folder in found.dirs if folder not in self.wd_of]
+            if not missing:
+                break
+            if tried.issuperset(missing):
+                return False
+            for folder in missing:
+                tried.add(folder)
+                self._watch_dir(folder)
+        if found.skipped:
+            return False
+        for info in found.infos:
+            try:
+                link = os.lstat(info.path)
+            except OSError:
+                return False
+            if not stat_module.S_ISREG(link.st_mode) or link.st_nlink != 1:
+                return False
+            if info.path not in self.known:
+                if not self._insert(info.path):
+                    return False
+                self.known[info.path] = info
+                self.pending.add(info.path)  # indexed with the other changes
+        self.generation += 1
+        return True
+
+    def _insert(self, path: str) -> bool:
+        """Add a new file where discovery lists it; False when its place cannot be told."""
+        if not self.exact:
+            self.order.append(path)
+            return True
+        key = self._key(path)
+        if key is None:
+            return False
+        self.order.insert(bisect_left(self.order, key, key=self._key), path)  # type: ignore[arg-type]
+        return True
+
+    def _drop(self, path: str) -> None:
+        del self.known[path]
+        key = self._key(path) if self.exact else None
+        at = bisect_left(self.order, key, key=self._key) if key is not None else -1  # type: ignore[arg-type]
+        if not (0 <= at < len(self.order) and self.order[at] == path):
+            at = self.order.index(path)
+        del self.order[at]
+
+    def _index(self, path: str) -> None:
+        try:
+            self.catalog.summary(Path(path))  # the picker watcher's path: re-indexed, text included
+        except Exception as error:  # unreadable now: the listing still has its stat; a client reads it
+            self.log(f"could not index {path!r}: {error}")
+
+    def _forget(self, path: str) -> None:
+        try:
+            self.catalog.forget(Path(path))
+        except Exception:  # the next refresh prunes it
+            pass
+
+    # -- sync --------------------------------------------------------------------------------
+
+    def sync(self) -> None:
+        """Read every event queued before now (up to a sentinel of our own), then apply them."""
+        self.syncs += 1
+        token = f"sync-{os.getpid()}-{self.syncs}"
+        sentinel = self.private / token
+        try:
+            os.close(os.open(sentinel, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600))
+        except FileNotFoundError:  # the cache was cleared under us: a new private directory
+            self._private_dir()
+            os.close(os.open(sentinel, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600))
+        deadline = time.monotonic() + SENTINEL_WAIT_S
+        try:
+            while not self.take(self.inotify.read(_ms(deadline - time.monotonic())), token):
+                if self.lost:
+                    break  # (an overflow may have dropped the sentinel) a discovery from now on settles all
+                if time.monotonic() > deadline:
+                    self.lost = True
+                    break
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(sentinel)
+        self.apply()
+
+    def answer(self) -> bytes:
+        """The reply to a sync: a JSON header line, then the listing (`encode_listing`)."""
+        if self._blob is None or self._blob[0] != self.generation:
+            infos = [self.known[path] for path in self.order] if self.exact else []
+            self._blob = (self.generation, encode_listing(infos))
+        blob = self._blob[1]
+        header = {
+            "protocol": PROTOCOL,
+            "exact": self.exact,
+            "why_not": self.why_not,
+            "generation": self.generation,
+            "roots": self.roots_key,
+            "pid": os.getpid(),
+            "files": len(self.order) if self.exact else 0,
+            "skipped": self.skipped,
+            "bytes": len(blob),
+        }
+        return json.dumps(header).encode() + b"\n" + blob
+
+    # -- serving -----------------------------------------------------------------------------
+
+    def _private_dir(self) -> None:
+        """The watcher's own directory (its sentinels), emptied and watched."""
+        self.private.mkdir(mode=0o700, parents=True, exist_ok=True)
+        for stale in self.private.iterdir():
+            with contextlib.suppress(OSError):
+                stale.unlink()
+        self.sentinel_wd = self.inotify.add_watch(str(self.private), IN_CREATE | IN_ONLYDIR)
+
+    def _start(self) -> None:
+        path = socket_path(self.cache_dir)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)  # a stale one (the lock is ours, so nobody serves it): clients fail fast
+        self._private_dir()
+        self.rediscover()
+        server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        old_mask = os.umask(0o177)
+        try:
+            with _short_path(path) as short:
+                server.bind(short)
+        finally:
+            os.umask(old_mask)
+        server.listen(16)
+        server.setblocking(False)
+        self.server = server
+
+    def serve(self, ready: Callable[[], None] | None = None) -> None:
+        """Watch and answer until stopped (blocking)."""
+        self._start()
+        assert self.server is not None
+        if ready is not None:
+            ready()
+        try:
+            while not self._stopping:
+                wait = None
+                if self.pending or self.lost or self.new_dirs:
+                    wait = max(0.0, self.first_pending + DEBOUNCE_S - time.monotonic())
+                readable, _, _ = select.select([self.inotify.fileno(), self.server.fileno()], [], [], wait)
+                if self.inotify.fileno() in readable:
+                    self.take(self.inotify.read(0))
+                if self.server.fileno() in readable:
+                    self._client()
+                elif self._due():
+                    self.apply()
+        finally:
+            self.close()
+
+    def _due(self) -> bool:
+        """Changes are waiting and the first came `DEBOUNCE_S` ago."""
+        waiting = self.pending or self.lost or self.new_dirs
+        return bool(waiting) and time.monotonic() >= self.first_pending + DEBOUNCE_S
+
+    def _client(self) -> None:
+        assert self.server is not None
+        try:
+            conn, _ = self.server.accept()
+        except (BlockingIOError, InterruptedError):
+            return
+        with conn:
+            try:
+                conn.setblocking(True)
+                conn.settimeout(CLIENT_WAIT_S)
+                if not _same_user(conn):
+                    return
+                request = _read_line(conn)
+                if request == b"SYNC":
+                    self.sync()
+                    conn.sendall(self.answer())
+                elif request == b"STATUS":
+                    conn.sendall(self.answer().split(b"\n", 1)[0] + b"\n")
+                elif request == b"STOP":
+                    conn.sendall(b"OK\n")
+                    self._stopping = True
+            except OSError:
+                return  # the client went away (or took too long): it does without us
+
+    def stop(self) -> None:
+        self._stopping = True
+
+    def _unwatch(self, wd: int) -> None:
+        """Stop a watch; one the kernel already ended (its `IN_IGNORED` was queued) is gone."""
+        with contextlib.suppress(OSError):
+            self.inotify.rm_watch(wd)
+
+    def close(self) -> None:
+        if self.server is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(socket_path(self.cache_dir))
+            self.server.close()
+            self.server = None
+        self.inotify.close()
+
+
+_REMOTE = frozenset(
+    {"nfs", "nfs4", "cifs", "smb3", "smbfs", "9p", "ceph", "glusterfs", "afs", "lustre", "gpfs", "virtiofs"}
+)
+
+
+def available() -> bool:
+    """Whether this system has inotify (Linux): the watcher needs it."""
+    return sys.platform.startswith("linux")
+
+
+def _ms(seconds: float) -> int:
+    """A wait for `inotify_simple`'s `read`, in whole milliseconds (never negative)."""
+    return max(0, math.ceil(seconds * 1000))
+
+
+def _file_system(path: str) -> str:
+    """The type of the file system `path` is on (Linux's mount table), "" when unknown."""
+    try:
+        real = os.path.realpath(path)
+        best, kind = "", ""
+        with open("/proc/self/mountinfo", encoding="utf-8", errors="replace") as table:
+            for line in table:
+                fields = line.split()
+                mount = fields[4].replace("\\040", " ")
+                if (real == mount or real.startswith(mount.rstrip("/") + "/")) and len(mount) >= len(best):
+                    best, kind = mount, fields[fields.index("-") + 1]
+        return kind
+    except (OSError, ValueError, IndexError):
+        return ""
+
+
+def encode_listing(infos: list[FileInfo]) -> bytes:
+    """Files as bytes a client decodes fast (`decode_listing`): the paths joined by NULs (never
+    in a path), then every size and every mtime as native 64-bit integers."""
+    paths = "\0".join(info.path for info in infos).encode("utf-8", "surrogateescape")
+    sizes = array("q", [info.size for info in infos]).tobytes()
+    mtimes = array("q", [info.mtime_ns for info in infos]).tobytes()
+    return len(paths).to_bytes(8, "little") + paths + sizes + mtimes
+
+
+def decode_listing(blob: bytes, count: int) -> list[FileInfo]:
+    """`encode_listing`'s files again; raises ValueError when `blob` is not `count` of them."""
+    if count == 0:
+        return []
+    length = int.from_bytes(blob[:8], "little")
+    paths = blob[8 : 8 + length].decode("utf-8", "surrogateescape").split("\0")
+    numbers = array("q")
+    numbers.frombytes(blob[8 + length :])
+    if len(paths) != count or len(numbers) != 2 * count:
+        raise ValueError("a listing of the wrong size")
+    new = tuple.__new__
+    return [new(FileInfo, row) for row in zip(paths, numbers[:count].tolist(), numbers[count:].tolist(), strict=True)]
+
+
+def _give_back_memory() -> None:
+    """Return the heap's free pages to the system (glibc's `malloc_trim`; elsewhere nothing)."""
+    import ctypes
+    import ctypes.util
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim(0)
+
+
+def _read_line(conn: socket.socket, limit: int = 256) -> bytes:
+    data = b""
+    while not data.endswith(b"\n") and len(data) < limit:
+        chunk = conn.recv(limit - len(data))
+        if not chunk:
+            break
+        data += chunk
+    return data.strip()
+
+
+def _same_user(conn: socket.socket) -> bool:
+    """The peer runs as this user (Linux: `SO_PEERCRED`)."""
+    import struct
+
+    try:
+        creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    except OSError:
+        return False
+    _pid, uid, _gid = struct.unpack("3i", creds)
+    return uid == os.getuid()
+
+
+@contextlib.contextmanager
+def _short_path(path: Path):  # type: ignore[no-untyped-def]
+    """`path` as a Unix socket address: through `/proc/self/fd` when it is too long for one."""
+    text = os.fspath(path)
+    if len(os.fsencode(text)) < 100:
+        yield text
+        return
+    fd = os.open(os.path.dirname(text), os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        yield f"/proc/self/fd/{fd}/{os.path.basename(text)}"
+    finally:
+        os.close(fd)
+
+
+short_socket_path = _short_path
+same_user = _same_user
+
+__all__ = ["PROTOCOL", "AlreadyWatching", "Watcher", "lock_path", "roots_key", "socket_path", "take_lock"]

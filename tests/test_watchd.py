@@ -1,0 +1,485 @@
+"""The resident watcher (`seance index --watch`, core/watchd.py) keeps the listing exact.
+
+A real watcher process over real files and a real index; the client (`core.watchclient`) is
+asked for the listing as `ls` asks it.  Each check compares with what discovery finds on disk
+right after the change: every write that completed before the request is in the answer.
+When the watcher cannot answer (killed, stopped, a stale socket, another layout), the CLI
+falls back and stays exact.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import ORACLE_DIR, node_oracle_available
+from write_harness import write_v3
+
+from seance.core import catalog as catalog_module
+from seance.core.catalog import Catalog
+from seance.core.discovery import discover
+from seance.core.index import Index
+from seance.core.search import parse_query
+from seance.core.watchclient import synced_discovery, watcher_running
+from seance.core.watchd import LOCK_NAME, SOCKET_NAME
+
+REPO_PARENT = Path(__file__).resolve().parents[2]
+START_WAIT_S = 30.0
+
+needs_node = pytest.mark.skipif(
+    not node_oracle_available(), reason="node or tests/oracle/node_modules missing: run `npm ci` in tests/oracle"
+)
+
+
+def _env(cache: Path, **extra: str) -> dict[str, str]:
+    env = {key: value for key, value in os.environ.items() if key != "SEANCE_NO_WATCH"}
+    return {**env, "SEANCE_CACHE_DIR": str(cache), "PYTHONPATH": str(REPO_PARENT), **extra}
+
+
+class Daemon:
+    """`seance index --watch --root ROOT` as a child process."""
+
+    def __init__(self, root: Path, cache: Path) -> None:
+        self.root, self.cache = root, cache
+        self.log = cache.parent / f"watchd-{time.monotonic_ns()}.log"
+        self.log_file = open(self.log, "wb")  # noqa: SIM115
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "seance", "index", "--watch", "--root", str(root)],
+            env=_env(cache),
+            stdout=subprocess.DEVNULL,
+            stderr=self.log_file,
+        )
+        deadline = time.monotonic() + START_WAIT_S
+        while b"watching (" not in self.log.read_bytes():
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError(f"the watcher did not start: {self.log.read_text()}")
+            time.sleep(0.02)
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(10)
+        self.log_file.close()
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> tuple[Path, Path]:
+    root = tmp_path / "sessions"
+    (root / "--proj--").mkdir(parents=True)
+    for number in range(4):
+        write_v3(root / "--proj--" / f"s{number}.jsonl", f"{number:04d}bbbb-watched")
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    return root, cache
+
+
+@pytest.fixture
+def daemon(store: tuple[Path, Path]) -> Iterator[Daemon]:
+    root, cache = store
+    running = Daemon(root, cache)
+    try:
+        yield running
+    finally:
+        running.stop()
+
+
+def _synced(daemon: Daemon) -> list[tuple]:
+    found = synced_discovery(daemon.cache, [daemon.root], True)
+    assert found is not None, "the watcher answered the sync"
+    return [tuple(info) for info in found.infos]
+
+
+def _on_disk(root: Path) -> list[tuple]:
+    return [tuple(info) for info in discover([root]).infos]
+
+
+def _ls_query(root: Path, cache: Path, word: str, **env: str) -> list[str]:
+    result = subprocess.run(
+        [sys.executable, "-m", "seance", "ls", "--all", "--json", "--root", str(root), "--query", word],
+        env=_env(cache, **env),
+        capture_output=True,
+        timeout=60,
+    )
+    assert result.returncode in (0, 1), result.stderr
+    return [item["path"] for item in json.loads(result.stdout or b"[]")]
+
+
+def _append_user_line(path: Path, text: str) -> None:
+    line = {
+        "type": "message",
+        "id": f"x{time.monotonic_ns() % 10**7:07d}",
+        "parentId": None,
+        "timestamp": "2025-01-01T00:00:01.000Z",
+        "message": {"role": "user", "content": text},
+    }
+    with open(path, "a", encoding="utf-8") as out:
+        out.write(json.dumps(line) + "\n")
+
+
+def _ranked_from_watcher(cache: Path, root: Path, word: str, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """`ls --json --query word`'s sessions, in this process, with discovery forbidden: only the
+    watcher's listing can answer."""
+
+    def no_discovery(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("discovery ran: the watcher's listing was not used")
+
+    monkeypatch.setattr(catalog_module, "discover", no_discovery)
+    catalog = Catalog([root], cache_dir=cache, watched=True)
+    try:
+        ranked = catalog.ranked(parse_query(word), None)
+        assert ranked is not None
+        return [row[1] for row in ranked.rows]
+    finally:
+        catalog.close()
+        monkeypatch.undo()
+
+
+def test_the_watcher_answers_with_what_discovery_finds(daemon: Daemon) -> None:
+    assert watcher_running(daemon.cache)
+    assert _synced(daemon) == _on_disk(daemon.root)
+
+
+def test_an_append_a_new_a_deleted_and_a_renamed_file_are_in_the_next_answer(
+    daemon: Daemon, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bucket = daemon.root / "--proj--"
+    _append_user_line(bucket / "s1.jsonl", "appendedword")
+    assert _synced(daemon) == _on_disk(daemon.root)
+    index = Index(daemon.cache)
+    try:  # the watcher indexed it before answering: the client reads nothing
+        row = index.row(str(bucket / "s1.jsonl"))
+        assert row is not None and row.size == (bucket / "s1.jsonl").stat().st_size
+    finally:
+        index.close()
+    assert _ranked_from_watcher(daemon.cache, daemon.root, "appendedword", monkeypatch) == [str(bucket / "s1.jsonl")]
+
+    write_v3(bucket / "new.jsonl", "9999cccc-newcomer")
+    assert _synced(daemon) == _on_disk(daemon.root)
+    assert _ranked_from_watcher(daemon.cache, daemon.root, "newcomer", monkeypatch) == [str(bucket / "new.jsonl")]
+
+    (bucket / "s2.jsonl").unlink()
+    assert _synced(daemon) == _on_disk(daemon.root)
+    assert str(bucket / "s2.jsonl") not in _ranked_from_watcher(daemon.cache, daemon.root, "question", monkeypatch)
+
+    (bucket / "s3.jsonl").rename(bucket / "a3.jsonl")
+    assert _synced(daemon) == _on_disk(daemon.root)
+    found = _ranked_from_watcher(daemon.cache, daemon.root, "0003bbbb", monkeypatch)
+    assert found == [str(bucket / "a3.jsonl")]
+    # and the command line says the same, as it does without the watcher
+    assert _ls_query(daemon.root, daemon.cache, "0003bbbb") == [str(bucket / "a3.jsonl")]
+    listing = [sys.executable, "-m", "seance", "ls", "--all", "--json", "--root", str(daemon.root)]
+    watched = subprocess.run(listing, env=_env(daemon.cache), capture_output=True, timeout=60)
+    unwatched = subprocess.run(listing, env=_env(daemon.cache, SEANCE_NO_WATCH="1"), capture_output=True, timeout=60)
+    assert watched.returncode == unwatched.returncode == 0
+    assert watched.stdout == unwatched.stdout and len(json.loads(watched.stdout)) == 4
+
+
+def test_new_projects_and_session_folders_keep_discoverys_order(daemon: Daemon) -> None:
+    root = daemon.root
+    write_v3(root / "flat.jsonl", "1111dddd-flat")  # a file directly in the root
+    (root / "--zeta--").mkdir()  # a new project
+    write_v3(root / "--zeta--" / "z.jsonl", "2222dddd-zeta")
+    folder = root / "--proj--" / "s1"  # oh-my-pi's session folder with a subagent
+    folder.mkdir()
+    write_v3(folder / "Alpha.jsonl", "3333dddd-alpha")
+    (root / "--proj--" / "other").mkdir()  # not a session's folder: never listed
+    write_v3(root / "--proj--" / "other" / "x.jsonl", "4444dddd-other")
+    assert _synced(daemon) == _on_disk(root)
+    for name in ("b0.jsonl", "s0a.jsonl", "zz.jsonl"):  # new files land where discovery lists them
+        write_v3(root / "--proj--" / name, f"5555dddd-{name}")
+        write_v3(folder / name, f"6666dddd-{name}")
+        assert _synced(daemon) == _on_disk(root)
+
+
+@pytest.mark.parametrize("folder_first", [False, True], ids=["session-then-folder", "folder-then-session"])
+def test_a_new_sessions_folder_is_listed_without_discovering_everything(daemon: Daemon, folder_first: bool) -> None:
+    bucket = daemon.root / "--proj--"
+    discoveries = daemon.log.read_bytes().count(b" directories, ")
+    if folder_first:  # not a session's folder yet: nothing in it is listed
+        (bucket / "omp" / "Alpha").mkdir(parents=True)
+        write_v3(bucket / "omp" / "Alpha.jsonl", "1414aaaa-alpha")
+        assert _synced(daemon) == _on_disk(daemon.root)
+        write_v3(bucket / "omp.jsonl", "1515aaaa-omp")
+    else:
+        write_v3(bucket / "omp.jsonl", "1515aaaa-omp")
+        assert _synced(daemon) == _on_disk(daemon.root)
+        (bucket / "omp" / "Alpha").mkdir(parents=True)
+        write_v3(bucket / "omp" / "Alpha.jsonl", "1414aaaa-alpha")
+    write_v3(bucket / "omp" / "Alpha" / "Alpha.Beta.jsonl", "1616aaaa-beta")
+    assert _synced(daemon) == _on_disk(daemon.root)
+    assert str(bucket / "omp" / "Alpha" / "Alpha.Beta.jsonl") in {path for path, *_ in _synced(daemon)}
+    write_v3(bucket / "omp" / "__advisor.jsonl", "1717aaaa-advisor")
+    (bucket / "other").mkdir()  # not a session's folder: never listed
+    write_v3(bucket / "other" / "x.jsonl", "1818aaaa-other")
+    assert _synced(daemon) == _on_disk(daemon.root)
+    assert daemon.log.read_bytes().count(b" directories, ") == discoveries, "no discovery of everything"
+
+
+@needs_node
+@pytest.mark.slow
+def test_pis_append_is_in_the_next_ls_query_12_trials(daemon: Daemon, monkeypatch: pytest.MonkeyPatch) -> None:
+    files = sorted((daemon.root / "--proj--").glob("*.jsonl"))
+    for trial in range(12):
+        target = files[trial % len(files)]
+        word = f"pitrial{trial}x"
+        agent = [str(ORACLE_DIR / "append_loop.mjs"), str(target), "--count", "1", "--interval-us", "0"]
+        subprocess.run(
+            ["node", *agent, "--word", word],
+            check=True,
+            capture_output=True,
+            timeout=60,
+        )  # returned: pi's appendFileSync is done
+        assert _ranked_from_watcher(daemon.cache, daemon.root, word, monkeypatch) == [str(target)], trial
+    assert _ls_query(daemon.root, daemon.cache, "pitrial11x") == [str(files[11 % len(files)])]
+
+
+@pytest.mark.slow
+def test_appends_between_syncs_200_trials_each_answer_exact(daemon: Daemon) -> None:
+    files = sorted((daemon.root / "--proj--").glob("*.jsonl"))
+    for trial in range(200):
+        _append_user_line(files[trial % len(files)], f"burst {trial}")
+        if trial % 7 == 0:
+            write_v3(daemon.root / "--proj--" / f"n{trial}.jsonl", f"{trial:04d}eeee-burst")
+        if trial % 11 == 0 and trial:
+            (daemon.root / "--proj--" / f"n{trial - 4 - trial % 7}.jsonl").unlink(missing_ok=True)
+        assert _synced(daemon) == _on_disk(daemon.root), trial
+
+
+def test_a_second_watcher_refuses(daemon: Daemon) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "seance", "index", "--watch", "--root", str(daemon.root)],
+        env=_env(daemon.cache),
+        capture_output=True,
+        timeout=60,
+    )
+    assert result.returncode == 2
+    assert b"a watcher already serves the index" in result.stderr
+    assert str(daemon.process.pid).encode() in result.stderr
+    assert _synced(daemon) == _on_disk(daemon.root)  # the first one still serves
+
+
+def test_unwatch_stops_it(daemon: Daemon) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "seance", "index", "--unwatch"], env=_env(daemon.cache), capture_output=True, timeout=60
+    )
+    assert result.returncode == 0, result.stderr
+    assert daemon.process.wait(10) == 0
+    assert not watcher_running(daemon.cache)
+    assert not (daemon.cache / SOCKET_NAME).exists()
+    assert synced_discovery(daemon.cache, [daemon.root], True) is None
+
+
+def test_unwatch_without_a_watcher_says_so(store: tuple[Path, Path]) -> None:
+    _root, cache = store
+    result = subprocess.run(
+        [sys.executable, "-m", "seance", "index", "--unwatch"], env=_env(cache), capture_output=True, timeout=60
+    )
+    assert result.returncode == 1
+    assert result.stderr.strip() == b"seance: no watcher is running"
+
+
+def test_killed_watcher_the_cli_falls_back_and_stays_exact(daemon: Daemon) -> None:
+    bucket = daemon.root / "--proj--"
+    assert _synced(daemon) == _on_disk(daemon.root)
+    daemon.process.send_signal(signal.SIGKILL)
+    daemon.process.wait(10)
+    _append_user_line(bucket / "s2.jsonl", "afterthekill")  # no watcher sees this
+    write_v3(bucket / "late.jsonl", "7777ffff-afterthekill")
+    assert (daemon.cache / SOCKET_NAME).exists(), "kill -9 leaves the socket file behind"
+    assert not watcher_running(daemon.cache)
+    assert synced_discovery(daemon.cache, [daemon.root], True) is None
+    assert sorted(_ls_query(daemon.root, daemon.cache, "afterthekill")) == sorted(
+        [str(bucket / "late.jsonl"), str(bucket / "s2.jsonl")]
+    )
+
+
+def test_killed_while_it_indexes_the_cli_falls_back_and_stays_exact(store: tuple[Path, Path]) -> None:
+    root, cache = store
+    bucket = root / "--proj--"
+    made = [str(write_v3(bucket / f"m{number:03d}.jsonl", f"{number:04d}cafe-midway")) for number in range(300)]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "seance", "index", "--watch", "--root", str(root)],
+        env=_env(cache),
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + START_WAIT_S
+    while not watcher_running(cache):  # the lock is taken first, then the index is brought up to date
+        assert time.monotonic() < deadline and process.poll() is None
+        time.sleep(0.005)
+    process.send_signal(signal.SIGKILL)
+    process.wait(10)
+    made.append(str(write_v3(bucket / "after.jsonl", "9090cafe-midway")))
+    assert not watcher_running(cache)
+    assert sorted(_ls_query(root, cache, "midway")) == sorted(made)
+
+
+def test_a_stale_socket_with_a_lock_held_by_another_process_is_not_trusted(store: tuple[Path, Path]) -> None:
+    root, cache = store
+    stale = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    stale.bind(str(cache / SOCKET_NAME))
+    stale.close()  # bound, never listening: a connection is refused
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import fcntl,os,sys,time; fd=os.open(sys.argv[1], os.O_RDWR|os.O_CREAT);"
+         "fcntl.flock(fd, fcntl.LOCK_EX); print('held', flush=True); time.sleep(60)", str(cache / LOCK_NAME)],
+        stdout=subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == b"held"
+        assert watcher_running(cache)
+        started = time.monotonic()
+        assert synced_discovery(cache, [root], True) is None
+        assert time.monotonic() - started < 1.0
+        write_v3(root / "--proj--" / "fresh.jsonl", "8888aaaa-stalesocket")
+        assert _ls_query(root, cache, "stalesocket") == [str(root / "--proj--" / "fresh.jsonl")]
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_a_watcher_that_does_not_answer_in_time_is_not_waited_for(daemon: Daemon) -> None:
+    daemon.process.send_signal(signal.SIGSTOP)
+    try:
+        write_v3(daemon.root / "--proj--" / "meanwhile.jsonl", "9999aaaa-stopped")
+        started = time.monotonic()
+        os.environ["SEANCE_WATCH_TIMEOUT"] = "0.3"
+        try:
+            assert synced_discovery(daemon.cache, [daemon.root], True) is None
+        finally:
+            del os.environ["SEANCE_WATCH_TIMEOUT"]
+        assert time.monotonic() - started < 2.0
+        found = _ls_query(daemon.root, daemon.cache, "stopped", SEANCE_WATCH_TIMEOUT="0.3")
+        assert found == [str(daemon.root / "--proj--" / "meanwhile.jsonl")]
+    finally:
+        daemon.process.send_signal(signal.SIGCONT)
+    assert _synced(daemon) == _on_disk(daemon.root)  # and it catches up
+
+
+def test_lost_events_queue_overflow_discovers_again(daemon: Daemon) -> None:
+    """inotify drops events past its queue (16,384 by default) and says so: the watcher then
+    discovers everything again before it answers."""
+    limit = int(Path("/proc/sys/fs/inotify/max_queued_events").read_text())
+    if limit > 40_000:
+        pytest.skip("this machine's inotify queue is too long to overflow quickly")
+    bucket = daemon.root / "--proj--"
+    daemon.process.send_signal(signal.SIGSTOP)
+    try:
+        for number in range(limit // 2 + 100):  # create + delete: two events each, all distinct
+            scratch = bucket / f"tmp{number}.txt"
+            scratch.touch()
+            scratch.unlink()
+        _append_user_line(bucket / "s0.jsonl", "overflowed")  # its event is dropped
+        write_v3(bucket / "lost.jsonl", "1212aaaa-overflowed")
+    finally:
+        daemon.process.send_signal(signal.SIGCONT)
+    os.environ["SEANCE_WATCH_TIMEOUT"] = "20"
+    try:
+        assert _synced(daemon) == _on_disk(daemon.root)
+    finally:
+        del os.environ["SEANCE_WATCH_TIMEOUT"]
+    assert b"watching" in daemon.log.read_bytes().split(b"watching (")[-1], "it discovered again"
+
+
+def test_resolve_finds_a_session_written_just_before(daemon: Daemon, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = write_v3(daemon.root / "--proj--" / "resolved.jsonl", "abcd1234-0000-just-written")
+    result = subprocess.run(
+        [sys.executable, "-m", "seance", "resolve", "abcd1234", "--root", str(daemon.root), "--cwd", "/proj"],
+        env=_env(daemon.cache),
+        capture_output=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.decode().strip() == str(path)
+    monkeypatch.setattr(catalog_module, "discover", lambda *_args: pytest.fail("discovery ran"))
+    catalog = Catalog([daemon.root], cache_dir=daemon.cache, watched=True)
+    try:  # `resolve`'s lookup, from the watcher's listing alone
+        kept = catalog.exact_where(lambda _path, title: title is None or "abcd1234" in title[0])
+        assert [summary.path for summary in kept] == [str(path)]
+    finally:
+        catalog.close()
+
+
+@pytest.mark.parametrize("link", ["symbolic", "hard"])
+def test_a_linked_session_file_is_not_vouched_for(store: tuple[Path, Path], tmp_path: Path, link: str) -> None:
+    root, cache = store
+    outside = write_v3(tmp_path / "elsewhere.jsonl", "1313aaaa-linked")
+    if link == "symbolic":
+        (root / "--proj--" / "link.jsonl").symlink_to(outside)
+    else:
+        os.link(outside, root / "--proj--" / "link.jsonl")
+    daemon = Daemon(root, cache)
+    try:
+        why = "a symbolic link" if link == "symbolic" else "a session file with another hard link"
+        assert f"not vouching: {why}".encode() in daemon.log.read_bytes()
+        assert synced_discovery(cache, [root], True) is None
+        _append_user_line(outside, "throughthelink")  # no event reaches the watched directory
+        assert _ls_query(root, cache, "throughthelink") == [str(root / "--proj--" / "link.jsonl")]
+    finally:
+        daemon.stop()
+
+
+def test_other_roots_are_not_answered(daemon: Daemon, tmp_path: Path) -> None:
+    assert synced_discovery(daemon.cache, [tmp_path], True) is None
+    assert synced_discovery(daemon.cache, [daemon.root], False) is None
+
+
+def test_rust_notify_keeps_one_instances_order_across_its_paths_50_trials(tmp_path: Path) -> None:
+    """watchfiles' RustNotify over several directories: once a change made last is reported,
+    every change made before it has been (its one inotify descriptor is read in order)."""
+    from watchfiles._rust_notify import RustNotify
+
+    dirs = [tmp_path / name for name in ("a", "b", "c", "mark")]
+    for path in dirs:
+        path.mkdir()
+    notify = RustNotify([str(path) for path in dirs], False, False, 0, False, True)
+    try:
+        for trial in range(50):
+            made = []
+            for number in range(30):
+                path = dirs[number % 3] / f"t{trial}-{number}.jsonl"
+                path.write_bytes(b"x")
+                made.append(str(path))
+            sentinel = dirs[3] / f"mark{trial}"
+            sentinel.touch()
+            seen: set[str] = set()
+            deadline = time.monotonic() + 10
+            while str(sentinel) not in seen:
+                assert time.monotonic() < deadline
+                result = notify.watch(0, 1, 50, None)
+                if isinstance(result, set):
+                    seen |= {path for _change, path in result}
+            assert set(made) <= seen, trial
+    finally:
+        notify.close()
+
+
+def test_inotify_reads_one_descriptors_events_in_order(tmp_path: Path) -> None:
+    from inotify_simple import INotify, flags
+
+    dirs = [tmp_path / name for name in ("a", "b", "c")]
+    watcher = INotify()
+    try:
+        names = {}
+        for path in dirs:
+            path.mkdir()
+            names[watcher.add_watch(str(path), flags.CREATE)] = path
+        made = []
+        for number in range(300):
+            path = dirs[number % 3] / f"f{number}"
+            path.touch()
+            made.append(str(path))
+        read: list[str] = []
+        while len(read) < len(made):
+            events = watcher.read(5000)
+            assert events
+            read += [str(names[event.wd] / event.name) for event in events]
+        assert read == made
+    finally:
+        watcher.close()
