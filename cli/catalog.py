@@ -21,20 +21,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from seance.core import listing
-from seance.core.catalog import Catalog
 from seance.core.gcpause import gc_paused
 from seance.core.listing import children_label
-from seance.core.marks import NO_MARK, Marks, annotate_pi_json, annotated_pieces
-from seance.core.model import SessionSummary
 from seance.core.text import display_text, home_short, json_bytes, json_safe, relative_age
 
 from .errors import CliError, ExitCode
-from .marks import listing_marks, marked_json
 from .output import ProgressBar, put_line, say, write_json_bytes, write_json_pieces
 from .scope import Scope, scope_options
 
+# The catalog (SQLite, the index, the marks) is imported when a command runs, after the files
+# are being found in a child process (`_catalog`): the imports and the stats overlap.
 if TYPE_CHECKING:
+    from seance.core.catalog import Catalog
     from seance.core.indexquery import Ranked
+    from seance.core.marks import Marks
+    from seance.core.model import SessionSummary
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -79,11 +80,37 @@ def register(commands: argparse._SubParsersAction) -> None:
     index.set_defaults(handler=run_index)
 
 
-def _catalog(args: argparse.Namespace) -> Catalog:
+def _catalog(args: argparse.Namespace, *, query: bool = False) -> Catalog:
+    """The scope's catalog.  The CLI is single-threaded, so it may fork (big cold reads'
+    scanning processes); with `query`, the files are found in a child process from now on,
+    while this one imports the catalog, reads and checks the index and searches it, and the
+    child first checks the full-text index's signature (`ftscheck.fts_verdict`: counting its
+    pages is 20-100 ms a query would otherwise spend before it searches).  (A plain listing
+    waits on the files for its stored answer: a fork does not pay there.)  `watched`: a
+    resident watcher's listing, when one serves, replaces the discovery (`index --watch`)."""
     from seance.core.scanpool import default_workers
 
-    # The CLI is single-threaded, so big cold reads may fork scanning processes.
-    return Catalog(Scope.of(args).roots, workers=default_workers(), watched=True)
+    roots, workers = Scope.of(args).roots, default_workers()
+    found = None
+    if query and workers > 1:
+        from seance.core.discovery import discover_ahead
+
+        found = discover_ahead(roots, fork=True, first=_fts_verdict)
+    try:
+        from seance.core.catalog import Catalog
+
+        return Catalog(roots, workers=workers, found=found, watched=True)
+    except BaseException:
+        if found is not None:
+            found.close()
+        raise
+
+
+def _fts_verdict() -> object:
+    """`ftscheck.fts_verdict()` of the default index (run in the discovery child)."""
+    from seance.core.ftscheck import fts_verdict
+
+    return fts_verdict()
 
 
 # -- ls ------------------------------------------------------------------------------------------
@@ -118,7 +145,12 @@ def apply_query(
 def run_ls(args: argparse.Namespace) -> int:
     if args.skipped:
         return run_ls_skipped(args)
-    catalog = _catalog(args)
+    query = bool(args.query) and not args.quick
+    catalog = _catalog(args, query=query)
+    from seance.core.marks import annotate_pi_json, annotated_pieces
+
+    from .marks import listing_marks, marked_json
+
     marks = listing_marks()
     try:
         cwd = Scope.of(args).project
@@ -237,6 +269,8 @@ def _skipped(catalog: Catalog, *, quick: bool) -> list[tuple[Path, str]]:
 
 
 def _pinned(marks: Marks) -> listing.Pinned | None:
+    from seance.core.marks import NO_MARK
+
     if not any(mark.pinned for mark in marks.values()):
         return None
     return lambda summary: bool(summary.id) and marks.get(summary.id, NO_MARK).pinned
@@ -297,6 +331,8 @@ def _write_ranked(catalog: Catalog, ranked: Ranked, marks: Marks) -> None:
     """The ranked sessions' stored objects as the `ls --json` array, written a chunk at a
     time (`annotate_pi_json`'s byte path, per chunk: whole objects only); with marks, the
     whole array at once (pinned sessions go first)."""
+    from seance.core.marks import annotate_pi_json
+
     chunks = catalog.pi_json_chunks(ranked)
     if marks:
         write_json_bytes(annotate_pi_json(b"[" + b",".join(item for chunk in chunks for item in chunk) + b"]", marks))
@@ -339,6 +375,8 @@ def _arrange_hits(
 
 
 def _print_rows(rows: list[listing.ThreadedRow], show_cwd: bool, marks: Marks) -> None:
+    from seance.core.marks import NO_MARK
+
     now_ms = time.time() * 1000
     for row in rows:
         summary = row.summary

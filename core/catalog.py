@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from . import scanpool
-from .discovery import Discovery, FileInfo, default_roots, discover, stat_file
+from .discovery import Discovery, FileInfo, Pending, default_roots, discover, discover_ahead, stat_file
 from .index import (
     DAMAGED,
     INDEX_ERRORS,
@@ -183,12 +183,15 @@ class Catalog:
         workers: int = 1,
         trash_dir: Path | None = None,
         watched: bool = False,
+        found: Pending | None = None,
     ) -> None:
         """`workers` > 1 lets big cold reads fork that many scanning processes (Linux only);
         only a single-threaded caller such as the CLI should ask for it.  `trash_dir`: where
         `trash` moves files (None: the user's home Trash; the demo keeps its own).  `watched`:
         take the listing from a resident watcher when one serves this index and these roots
-        (`core.watchclient`; the CLI's `ls` and `resolve`), else discover the files."""
+        (`core.watchclient`; the CLI's `ls` and `resolve`), else discover the files.  `found`:
+        these roots' discovery, started ahead (`discovery.discover_ahead`): the first one
+        this catalog needs is it (unless the watcher answers: then it is stopped)."""
         self.watched = watched
         self.trash_dir = trash_dir
         self.workers = workers if scanpool.available() else 1
@@ -203,6 +206,7 @@ class Catalog:
         self._refresh_lock = threading.Lock()
         self._index_lock = threading.Lock()
         self.last_discovery: Discovery | None = None
+        self._found_ahead = found
         self.last_stats = RefreshStats()
         self.lock_waits = 0  # refreshes that listed from the files because another writer held the index
 
@@ -210,11 +214,34 @@ class Catalog:
 
     def discover(self) -> Discovery:
         """The session candidates under the roots, and what was skipped."""
+        ahead, self._found_ahead = self._found_ahead, None
         found = self._watched_discovery() if self.watched else None
+        if found is not None and ahead is not None:
+            ahead.close()  # the watcher answered: the discovery started ahead is not needed
         if found is None:
-            found = discover(self.roots if self.explicit_roots else None)
+            found = ahead() if ahead is not None else discover(self.roots if self.explicit_roots else None)
         self.last_discovery = found
         return found
+
+    def discover_ahead(self) -> Pending:
+        """`discover()`, started now (or the one the catalog was given, started earlier) and
+        waited for when the returned `Pending` is called: with `workers` > 1 (a
+        single-threaded caller: the CLI) in a forked process, so the stat of every file
+        overlaps the caller's reading of the index; a resident watcher's listing when one
+        answers (`watched`).  The caller calls it, or `close`s it when the answer is not
+        wanted (it reaps the child).  The one place a query learns which files exist now."""
+        ahead, self._found_ahead = self._found_ahead, None
+        watched = self._watched_discovery() if self.watched else None
+        if watched is not None:
+            if ahead is not None:
+                ahead.close()  # the watcher answered: the discovery started ahead is not needed
+            return Pending.of(watched)
+        if ahead is not None:
+            return ahead
+        roots = self.roots if self.explicit_roots else None
+        if self.workers > 1:
+            return discover_ahead(roots, fork=True)
+        return Pending.of(discover(roots))  # no child to wait for: found here, now
 
     def _watched_discovery(self) -> Discovery | None:
         """The resident watcher's listing, exact as of now; None when no watcher answers (the
@@ -493,7 +520,7 @@ class Catalog:
             with index.snapshot():
                 return indexquery.kept_sessions(index, found.infos, keep)
 
-        answer = self._fresh_answer(kept, len(found.infos))
+        answer = self._fresh_answer(kept, lambda: len(found.infos))
         if answer is None:
             return None
         rows, not_sessions, count = answer
@@ -508,7 +535,7 @@ class Catalog:
                 summaries.append(summary)
         return summaries
 
-    def _fresh_answer(self, work: Callable[[Index | None], T | Stale | None], files: int) -> T | None:
+    def _fresh_answer(self, work: Callable[[Index | None], T | Stale | None], files: Callable[[], int]) -> T | None:
         """`work(index)` (one of the fresh-index answers, `core.indexquery`), guarded; when it
         finds a few files the index does not describe as they are now (`Stale`: an agent is
         appending to a session, a new one appeared), those are read and indexed, as a refresh
@@ -519,7 +546,7 @@ class Catalog:
         answer = self._guarded(work)
         if (
             isinstance(answer, Stale)
-            and len(answer.infos) <= max(_FEW_STALE, files // 100)
+            and len(answer.infos) <= max(_FEW_STALE, files() // 100)
             and all(is_utf8(info.path) for info in answer.infos)  # no row can name the others
         ):
             stale = answer.infos
@@ -575,22 +602,28 @@ class Catalog:
         if not indexquery.supported(query):
             return None
         target = None if cwd is None else _resolved(cwd)
-        found = self.discover()
+        found = self.discover_ahead()  # the files found now: asked for once the index is read
+
+        def infos() -> list[FileInfo]:
+            return found().infos
 
         def ranked(index: Index | None) -> indexquery.Ranked | indexquery.Stale | None:
             if index is None:
                 return None
             index.read_through_cache()
             with index.snapshot():
-                return indexquery.rank(index, query, found.infos, target, _resolved)
+                return indexquery.rank(index, query, infos, target, _resolved, lambda: found.first())
 
         try:
-            answer = self._fresh_answer(ranked, len(found.infos))
+            answer = self._fresh_answer(ranked, lambda: len(infos()))
         except FullTextQueryError as error:
             raise ValueError(f"bad full-text query: {error}") from error
+        finally:
+            found.close()  # a child not waited for (an error): stopped
         if answer is not None:
-            skipped = [*found.skipped, *((Path(path), reason) for path, reason in answer.skipped)]
-            self.last_stats = RefreshStats(files=len(found.infos), reused=answer.sessions, skipped=skipped)
+            discovered = self.last_discovery = found()
+            skipped = [*discovered.skipped, *((Path(path), reason) for path, reason in answer.skipped)]
+            self.last_stats = RefreshStats(files=len(discovered.infos), reused=answer.sessions, skipped=skipped)
         return answer
 
     def pi_json_chunks(self, ranked: Ranked, size: int = 1024) -> Iterator[list[bytes]]:
@@ -962,6 +995,9 @@ class Catalog:
         self._prefetch = Prefetch(cwd, lambda: stored_listing(self, cwd))
 
     def close(self) -> None:
+        ahead, self._found_ahead = self._found_ahead, None
+        if ahead is not None:  # a discovery started ahead and never needed: stopped
+            ahead.close()
         for index in [*self._dropped, *([self._index] if self._index is not None else [])]:
             index.close()
 

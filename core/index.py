@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import hashlib
 import os
 import re
 import sqlite3
@@ -47,6 +46,10 @@ from operator import itemgetter, methodcaller
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
+from .ftscheck import DB_NAME as DB_NAME
+from .ftscheck import Verdict
+from .ftscheck import blob_check as _blob_check
+from .ftscheck import fts_signature as _fts_signature
 from .fulltext import FIELD_RANK, META_FIELDS, OPT_IN
 from .model import SessionSummary
 from .userdirs import user_dir
@@ -59,7 +62,6 @@ SCHEMA_VERSION = 7  # 4: CRC-32 checks on files, states and listings; 5: every f
 # 6: the field in the FTS rowid (no `field` column), folded titles in `files`; 7: a listing's payload last,
 # files digested, FTS5 automerge 16
 _APPLICATION_ID = 0x5345414E  # "SEAN"
-DB_NAME = "index.sqlite"
 CHUNK_CHARS = 8192
 _FIELD_BITS = 4  # the low bits of an FTS rowid: the row's field rank (0-12; 13 would be "text")
 _FILE_SHIFT = 24  # rowid >> _FILE_SHIFT is the file id; 20 bits of chunk seq between
@@ -143,17 +145,6 @@ _SCHEMA = (
 _TABLES = {"files", "states", "listings", "fts", "meta"}
 
 
-def _fts_signature(db: sqlite3.Connection) -> int:
-    """A CRC of FTS5's structure record and the sizes of its shadow tables.  FTS5 does not
-    notice every damage (rows missing from `fts_idx` just lose hits), so a search first
-    compares this with the one the last write stored: cheap, and a mismatch means rebuild."""
-    structure = db.execute("SELECT block FROM fts_data WHERE id = 10").fetchone()
-    counts = [
-        db.execute(f"SELECT count(*) FROM {table}").fetchone()[0] for table in ("fts_data", "fts_idx", "fts_docsize")
-    ]
-    return _blob_check(structure[0] if structure else b"", *counts)
-
-
 def _store_fts_signature(db: sqlite3.Connection) -> None:
     # FTS5 keeps new terms in memory until commit; a savepoint makes it write them out first.
     db.execute("SAVEPOINT fts_flush")
@@ -223,7 +214,7 @@ def split_title(title: bytes) -> tuple[str, str, str] | None:
 def titles_pass(titles: list[bytes], paths: list[str], checks: list[object]) -> bool:
     """Whether every stored title passes its check (`checked_title`'s, over a whole
     listing in C-level maps: a query over 100,000 sessions checks them all)."""
-    salts = map(zlib.crc32, map(_ENCODE_SURROGATES, map(repr, zip(paths))))  # repr((path,)), as `_blob_check`
+    salts = map(zlib.crc32, map(_ENCODE_SURROGATES, map("(%r,)".__mod__, paths)))  # repr((path,)): `_blob_check`
     return list(map(zlib.crc32, titles, salts)) == checks
 
 
@@ -256,13 +247,6 @@ def _row_check(meta: tuple, payload: object) -> int:
     return zlib.crc32(payload, zlib.crc32((_ROW_META % meta).encode("utf-8", "surrogatepass")))
 
 
-def _blob_check(data: object, *salt: object) -> int:
-    """CRC-32 of a stored blob and the values stored beside it (-1 when it is not a blob)."""
-    if type(data) is not bytes:
-        return -1
-    return zlib.crc32(data, zlib.crc32(repr(salt).encode("utf-8", "surrogatepass")))
-
-
 _BLOB_PIECE = 1 << 20
 _MMAP_BYTES = 256 << 20
 _TEMP_STORE = "MEMORY"
@@ -283,6 +267,8 @@ def files_key(infos: list) -> bytes:
     """Every file's path and stat, in order, as one value: what a stored listing is valid for.
     A SHA-256 of them, made in slices: the list itself is 17 MB at 100,000 files, and was
     held, bound (copied) and compared whole on every listing."""
+    import hashlib  # here: a query never needs it (3 ms of the CLI's start)
+
     digest = hashlib.sha256()
     for start in range(0, len(infos), _KEY_SLICE):
         digest.update(_encode("\0".join(map(_FILE_KEY, infos[start : start + _KEY_SLICE]))))
@@ -444,6 +430,19 @@ class IndexHits(Mapping[str, "TextHit"]):
         self._made: dict[str, TextHit] = {}
         self._values: dict[str, int] | None = None
         self._fields: dict[str, str] | None = None  # path -> its best field, made on the first `fields`
+
+    @classmethod
+    def of_fields(
+        cls,
+        fields: dict[int, tuple[str, int]],
+        paths: dict[int, str],
+        chunk: Callable[[int], str],
+        highlight: re.Pattern[str] | None,
+    ) -> IndexHits:
+        """The hits `Index.best_fields` answered (file_id -> (field, rowid)) of the files in
+        `paths` (file_id -> path): a row's field is in its rowid's low bits."""
+        best = {file_id: ((rowid & _FIELD_MASK) << _RANK_SHIFT) | rowid for file_id, (_field, rowid) in fields.items()}
+        return cls(best, paths, chunk, highlight)
 
     def _by_path(self) -> dict[str, int]:
         """path -> its best row's value, made once (then one lookup per session ranked)."""
@@ -844,13 +843,16 @@ class Index:
         ranges: list[tuple[int, int]] | None = None,
         *,
         packed: bool = False,
+        checked: bool = True,
     ) -> dict[int, int]:
         """file_id -> `(field rank << _RANK_SHIFT) | rowid` of its best row, for every file
-        the query matches (after checking the full-text index's signature).  `packed`: each
-        SQL answer comes as one text (`_files_matching`)."""
+        the query matches (after checking the full-text index's signature, unless not
+        `checked`: the caller checks it before it uses the answer).  `packed`: each SQL
+        answer comes as one text (`_files_matching`)."""
         from .search.query import FieldMatch
 
-        self._check_signature(db)
+        if checked:
+            self._check_signature(db)
         best: dict[int, int] | None = None
         for term in query.terms or (FieldMatch(query.match, None),):
             found = self._files_matching(db, term, include_cwd, ranges, packed=packed)
@@ -877,6 +879,29 @@ class Index:
         if stored is None or stored[0] != _fts_signature(db):
             raise sqlite3.DatabaseError("the full-text index does not match its signature")
         self._verified[id(db)] = mark
+
+    def check_full_text(self) -> None:
+        """Raise if the full-text index does not match its signature (as a search does first):
+        for an answer searched with `best_fields(checked=False)`, in the same transaction."""
+        self._check_signature(self.db)
+
+    def adopt_fts_verdict(self, verdict: Verdict | None) -> None:
+        """Take another process's signature check (`ftscheck.fts_verdict`) as this read transaction's
+        own when it was of this index file, it matched, and this transaction sees the same
+        FTS5 structure record (renewed, with a counter, by every change of the full-text
+        index) and stored signature: the same full-text index.  Otherwise nothing changes
+        (the search counts it here).  Call it inside `snapshot()`."""
+        if verdict is None or self.in_memory:
+            return
+        path, structure, stored, matched = verdict
+        db = self.db
+        if not matched or path != str(self.path) or not db.in_transaction:
+            return
+        if db.execute("SELECT block FROM fts_data WHERE id = 10").fetchone() != structure:
+            return
+        if db.execute("SELECT value FROM meta WHERE key = 'fts'").fetchone() != stored:
+            return
+        self._verified[id(db)] = (db.execute("PRAGMA data_version").fetchone()[0], db.total_changes)
 
     def search_by_path(
         self, query: FullText, *, include_cwd: bool = True, within: Collection[str] | None = None
@@ -958,11 +983,16 @@ class Index:
                 found += [(*row[:12], salt, None) for row, salt in zip(chunk, salts, strict=True)]
         return found
 
-    def best_fields(self, query: FullText, *, include_cwd: bool) -> dict[int, tuple[str, int]]:
+    def best_fields(self, query: FullText, *, include_cwd: bool, checked: bool = True) -> dict[int, tuple[str, int]]:
         """file_id -> (its best field, that row's rowid) for every file the query matches
-        (`search` without building a `TextHit` per file: a common word matches them all)."""
+        (`search` without building a `TextHit` per file: a common word matches them all).
+        `checked=False`: the full-text signature is not checked first; the caller calls
+        `check_full_text()` in the same read transaction before it uses the answer."""
         names = _RANKED_FIELDS
-        best = self._best_rows(self.db, query, include_cwd)
+        if checked:
+            best = self._best_rows(self.db, query, include_cwd)
+        else:
+            best = self._best_rows(self.db, query, include_cwd, checked=False)
         return {file_id: (names[value >> _RANK_SHIFT], value & _ROWID_MASK) for file_id, value in best.items()}
 
     def checked_payloads(self, rows: list[tuple], column: str = "pi_json") -> dict[int, bytes | None]:

@@ -36,17 +36,17 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections.abc import Callable, Iterator, Sequence
-from functools import partial
 from itertools import accumulate
-from operator import itemgetter
+from operator import itemgetter, methodcaller
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .fulltext import is_primary
 
 if TYPE_CHECKING:
     from .discovery import FileInfo
+    from .ftscheck import Verdict
     from .index import Index
-    from .search import FullText, Query, TextHit
+    from .search import FullText, Query
     from .search.query import Term
 
 # the columns of `Index.query_rows()`
@@ -54,6 +54,7 @@ _FILE_ID, _PATH, _SIZE, _MTIME, _SESSION, _TEXT_SEQ, _MODIFIED, _CWD = range(8)
 _TITLE, _TITLE_CHECK, _HAS_JSON, _REASON, _SALT, _PAYLOAD = range(8, 14)
 PAYLOAD_BUDGET = 16 << 20  # the hits' objects kept from the check of every row: more are read again, in chunks
 _STAT = itemgetter(_PATH, _SIZE, _MTIME)
+_LINE_BREAKS = methodcaller("count", b"\n")
 
 
 class Ranked(NamedTuple):
@@ -78,26 +79,35 @@ def supported(query: Query) -> bool:
 def rank(
     index: Index,
     query: Query,
-    infos: Sequence[FileInfo],
+    infos: Callable[[], Sequence[FileInfo]],
     target: str | None,
     resolve: Callable[[str], str],
+    checked_ahead: Callable[[], Verdict | None] = lambda: None,
 ) -> Ranked | Stale | None:
-    """The sessions among `infos` (the files found now) that `query` matches, in
-    `rank.search`'s order, from the index alone; `Stale` when the index is not fresh for
+    """The sessions among `infos()` (the files found now, asked for once the index is read:
+    they may still be being found) that `query` matches, in `rank.search`'s order, from the
+    index alone; `Stale` when the index is not fresh for
     some of them (the caller reads those and asks again), None when it holds a value this
     cannot use (the caller takes the refreshing path).  `target`: a resolved
     project directory (None: every project, where paths and cwds count); `resolve` resolves
-    a header cwd as the catalog does."""
+    a header cwd as the catalog does; `checked_ahead`: the full-text signature's check
+    made by another process, asked for once the rows are read (`Index.adopt_fts_verdict`)."""
     from .index import titles_pass
     from .search.fuzzy import MIN_FUZZY
 
     paths = target is None
     full_text = query.full_text()
-    hits = index.best_fields(full_text, include_cwd=paths) if full_text is not None else {}
-    rows = index.query_rows("pi_json", hits, PAYLOAD_BUDGET)  # the hits' objects, read once while they fit
+    # The search, then every row (the hits' objects read once while they fit); the search's
+    # signature is checked after the rows, before its answer is used: by then the discovery
+    # child has counted it (`checked_ahead`), or it is counted here.
+    hits = index.best_fields(full_text, include_cwd=paths, checked=False) if full_text is not None else {}
+    rows = index.query_rows("pi_json", hits, PAYLOAD_BUDGET)
     if rows is None:
         return None  # a row failed its check: the refresh reads its file again
-    fresh = fresh_sessions(rows, infos, text=True)  # the index must describe every file found as it is
+    if full_text is not None:
+        index.adopt_fts_verdict(checked_ahead())
+        index.check_full_text()  # raises, as the search would, for the catalog's guard to heal
+    fresh = fresh_sessions(rows, infos(), text=True)  # the index must describe every file found as it is
     del rows
     if isinstance(fresh, Stale):
         return fresh
@@ -167,10 +177,11 @@ def fresh_sessions(
     reason); `Stale` when the index does not describe every file found as it is now (a new
     or changed file) or, with `text`, a session's text was never indexed.  A file the
     index has but that is gone is not among them."""
-    by_path = {row[_PATH]: row for row in rows}
-    if not set(map(_STAT, rows)).issuperset(infos) or (
-        text and any(row[_TEXT_SEQ] < 0 for row in map(by_path.__getitem__, map(itemgetter(0), infos)) if row[_SESSION])
-    ):
+    by_stat = dict(zip(map(_STAT, rows), rows, strict=True))  # keys hash and compare like a FileInfo
+    found: list[Any] = list(map(by_stat.get, infos))  # None: a file new or changed since the index saw it
+    listed: list[tuple] = found
+    if None in found or (text and min(map(itemgetter(_TEXT_SEQ), filter(itemgetter(_SESSION), listed)), default=0) < 0):
+        by_path = {row[_PATH]: row for row in rows}
         return Stale(
             [
                 info
@@ -180,9 +191,8 @@ def fresh_sessions(
                 or (text and row[_SESSION] and row[_TEXT_SEQ] < 0)
             ]
         )
-    listed = list(map(by_path.__getitem__, map(itemgetter(0), infos)))
     sessions = [row for row in listed if row[_SESSION] and row[_HAS_JSON]]
-    unlisted = [row for row in listed if not (row[_SESSION] and row[_HAS_JSON])]
+    unlisted = [row for row in listed if not (row[_SESSION] and row[_HAS_JSON])] if len(sessions) < len(listed) else []
     sessions.sort(key=itemgetter(_MODIFIED), reverse=True)  # stable: equal times keep the files' order
     return sessions, [(row[_PATH], row[_REASON] or "not a session") for row in unlisted]
 
@@ -226,41 +236,54 @@ def _rank_candidates(
     """`rank.search` over the candidates (positions in `sessions`, newest first): the
     positions ranked above the full-text tier, the full-text ones (position -> the field
     `rank` orders them by), and those below (fuzzy, path), each in `rank`'s order."""
-    from .index import split_title
-    from .search import TextHit
+    from .index import IndexHits
     from .search.rank import FULL_TEXT, TIERS
     from .search.stored import StoredSession, rank_hits
 
-    highlight = full_text.highlight if full_text is not None else None
-    stored: list[tuple[StoredSession, tuple[str, str, str]]] = []
-    text_hits: dict[str, TextHit] = {}
-    position_of: dict[str, int] = {}
-    for position in positions:
-        row = sessions[position]
-        path = row[_PATH]
-        title = split_title(row[_TITLE])  # checked by `rank`
-        if title is None:
-            return None  # not a title: only its summary can say
-        stored.append((StoredSession.of(path, row[_CWD] or "", row[_MODIFIED], b""), title))
-        position_of[path] = position
-        found = hits.get(row[_FILE_ID])
-        if found is not None:
-            text_hits[path] = TextHit(path, found[0], partial(chunk, found[1]), highlight)
+    rows = [sessions[position] for position in positions]
+    titles = _split_titles([row[_TITLE] for row in rows])  # checked by `rank` (`titles_pass`)
+    if titles is None:
+        return None  # not a title: only its summary can say
+    stored = [
+        (StoredSession.of(row[_PATH], row[_CWD] or "", row[_MODIFIED], b""), title)
+        for row, title in zip(rows, titles, strict=True)
+    ]
+    position_of = {row[_PATH]: position for row, position in zip(rows, positions, strict=True)}
+    # the candidates' index hits, each `TextHit` made only if `rank` asks for it
+    found = {row[_FILE_ID]: best for row in rows if (best := hits.get(row[_FILE_ID])) is not None}
+    text_hits = IndexHits.of_fields(
+        found,
+        {row[_FILE_ID]: row[_PATH] for row in rows},
+        chunk,
+        full_text.highlight if full_text is not None else None,
+    )
     before: list[int] = []
     after: list[int] = []
     in_full_text: dict[int, str] = {}
     full_text_tier = TIERS[FULL_TEXT]
-    for hit in rank_hits(stored, query, text_hits, paths=paths):
-        position = position_of[hit.summary.path]
+    # (the candidates passed `search.prefilter`'s rule already, in bulk: `_term_rows`)
+    for hit in rank_hits(stored, query, text_hits, paths=paths, prefiltered=True):
+        path = hit.summary.path
+        position = position_of[path]
         if hit.tier == full_text_tier:
-            text_hit = hit.text_hit
             # `rank` puts a hit with no index hit among people's words (`_tools_last`)
-            in_full_text[position] = text_hit.field if text_hit is not None else "user"
+            in_full_text[position] = text_hits.field(path) or "user"
         elif TIERS.index(hit.tier) < FULL_TEXT:
             before.append(position)
         else:
             after.append(position)
     return before, in_full_text, after
+
+
+def _split_titles(titles: list[bytes]) -> list[tuple[str, str, str]] | None:
+    """`index.split_title` of each stored title, decoded and split in bulk; None when one
+    is not a title (not three lines)."""
+    if not titles:
+        return []
+    if list(map(_LINE_BREAKS, titles)).count(2) != len(titles):
+        return None
+    parts = iter(b"\n".join(titles).decode("utf-8", "surrogatepass").split("\n"))
+    return list(zip(parts, parts, parts, strict=True))
 
 
 class _Joined:

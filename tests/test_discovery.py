@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 
 import pytest
 
-from seance.core.discovery import default_roots, discover
+from seance.core import discovery
+from seance.core.discovery import Discovery, FileInfo, default_roots, discover, discover_ahead
 
 HEADER = {"type": "session", "version": 3, "id": "x", "timestamp": "2025-01-01T00:00:00.000Z", "cwd": "/p"}
 
@@ -137,3 +139,64 @@ def test_child_sessions_in_a_sessions_own_folder(tmp_path: Path) -> None:
     found = discover([root])
     assert sorted(found.files) == sorted([parent, *children, flat_parent, flat_child])
     assert found.skipped == []
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forking is Linux-only")
+def test_discovery_ahead_in_a_forked_child_equals_discovery_here(tmp_path: Path) -> None:
+    """`discover_ahead(fork=True)` (the CLI's query: the stats overlap the reading of the index)
+    gives exactly `discover`'s answer: the same files in the same order with the same stats,
+    a name that is not UTF-8, and every skip with its reason; an answer not wanted is stopped."""
+    root = tmp_path / "sessions"
+    for bucket in ("--b--", "--a--"):
+        for name in ("2.jsonl", "1.jsonl", "a/child.jsonl"):
+            session(root / bucket / name)
+    odd = os.fsdecode(b"\xff\xfe-odd.jsonl")  # a name that is not UTF-8 (surrogate-escaped)
+    session(root / "--a--" / odd)
+    (root / "--a--" / "dangling.jsonl").symlink_to(root / "missing")
+    (root / "--b--" / "dir.jsonl").mkdir()
+    roots = [root, tmp_path / "no-such-root"]
+    here = discover(roots)
+    pending = discover_ahead(roots, fork=True)
+    ahead = pending()
+    assert ahead.infos == here.infos and ahead.skipped == here.skipped
+    assert all(type(info) is FileInfo for info in ahead.infos)
+    assert str(root / "--a--" / odd) in [info.path for info in ahead.infos]
+    assert pending() is ahead  # asked once, kept
+    stopped = discover_ahead(roots, fork=True)
+    stopped.close()  # not wanted: the child is stopped and reaped
+    assert stopped() == here  # asked anyway: scanned here
+
+
+def test_a_failed_child_is_never_trusted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A child that cannot scan (here: the scan raises in it) leaves the answer to this process."""
+    root = tmp_path / "sessions"
+    session(root / "--p--" / "a.jsonl")
+    expected = discover([root])
+    calls: list[int] = []
+    real = discovery.discover
+
+    def failing_in_the_child(roots: list[Path] | None = None) -> Discovery:
+        if calls and os.getpid() != calls[0]:
+            raise OSError("the child fails")
+        return real(roots)
+
+    calls.append(os.getpid())
+    monkeypatch.setattr(discovery, "discover", failing_in_the_child)
+    assert discover_ahead([root], fork=True)() == expected
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forking is Linux-only")
+def test_the_child_does_other_work_first_and_its_answer_comes_apart(tmp_path: Path) -> None:
+    """`discover_ahead(first=...)`: the child's other work (the full-text signature check of
+    `ls --query`) comes back first, on its own; a failure in it gives None, never a wrong
+    discovery."""
+    root = tmp_path / "sessions"
+    session(root / "--p--" / "a.jsonl")
+    expected = discover([root])
+    pending = discover_ahead([root], fork=True, first=lambda: ("checked", 1, b"\x00"))
+    assert pending.first() == ("checked", 1, b"\x00")
+    assert pending() == expected
+    discovered_first = discover_ahead([root], fork=True, first=lambda: 1 / 0)
+    assert discovered_first() == expected  # (its first answer read on the way)
+    assert discovered_first.first() is None
+    assert discover_ahead([root], fork=False, first=lambda: "never run").first() is None

@@ -70,8 +70,8 @@ def ranked(catalog: Catalog, query: str, cwd: str | None) -> list[dict] | None:
     return [orjson.loads(item) for chunk in catalog.pi_json_chunks(answer, size=7) for item in chunk]
 
 
-def compare(root: Path, cache: Path) -> int:
-    catalog = Catalog(folders(root), cache_dir=cache)
+def compare(root: Path, cache: Path, workers: int = 1) -> int:
+    catalog = Catalog(folders(root), cache_dir=cache, workers=workers)
     seen = 0
     try:
         catalog.refresh()  # the index, text included
@@ -93,10 +93,11 @@ def compare(root: Path, cache: Path) -> int:
     return seen
 
 
-def test_ranked_from_the_index_equals_the_refreshing_path_on_a_generated_corpus(tmp_path: Path) -> None:
+@pytest.mark.parametrize("workers", [1, 2])  # 2: the files are found by a forked child (the CLI's way)
+def test_ranked_from_the_index_equals_the_refreshing_path_on_a_generated_corpus(tmp_path: Path, workers: int) -> None:
     root = tmp_path / "sessions"
     generate_corpus(root, sessions=150, projects=5, seed=3, mean_bytes=6000)
-    assert compare(root, tmp_path / "cache") > 500
+    assert compare(root, tmp_path / "cache", workers) > 500
 
 
 def test_ranked_from_the_index_equals_the_refreshing_path_on_the_shared_corpus(corpus: Path, tmp_path: Path) -> None:
@@ -127,15 +128,16 @@ def _append_message(path: Path, text: str) -> None:
         handle.write(json.dumps(entry).encode() + b"\n")
 
 
+@pytest.mark.parametrize("workers", [1, 2])
 def test_an_appended_added_or_removed_file_is_never_answered_from_a_stale_index(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers: int
 ) -> None:
     """A file changed since the index was made (appended, added, touched) is read and indexed
     before the answer (a few such files: by `ranked` itself; more: by the refreshing path);
     a file gone is not listed, though the index still has its row."""
     root = tmp_path / "sessions"
     generate_corpus(root, sessions=20, projects=2, seed=4, mean_bytes=3000)
-    catalog = Catalog(folders(root), cache_dir=tmp_path / "cache")
+    catalog = Catalog(folders(root), cache_dir=tmp_path / "cache", workers=workers)
     try:
         catalog.refresh()
         assert ranked(catalog, "quokkaword", None) == []  # fresh, and nothing has the word
@@ -236,5 +238,70 @@ def test_exact_where_from_a_fresh_index_equals_the_refreshing_path_and_sees_a_ne
         assert str(added) in [summary.path for summary in found]
         assert catalog.index is not None and catalog.index.row(str(added)) is not None
         assert found == catalog.exact()
+    finally:
+        catalog.close()
+
+
+def test_stored_titles_are_split_in_bulk_as_one_by_one() -> None:
+    from seance.core.index import split_title
+
+    titles = [b"0a1b\nname\nfirst message", "é\n\nx".encode(), b"id\n\n"]
+    assert indexquery._split_titles(titles) == [split_title(title) for title in titles]
+    assert indexquery._split_titles([b"a\nb\nc", b"a\nb\nc\nd", b"a\nb"]) is None  # three titles' lines, shifted
+    assert indexquery._split_titles([]) == []
+
+
+def test_a_signature_check_made_ahead_is_taken_only_for_the_same_full_text_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`ls --query`'s discovery child checks the full-text signature ahead (`fts_verdict`);
+    the query takes that check as its own only for the same index file, when it matched, and
+    when its read transaction sees the same FTS5 structure and stored signature: after a
+    write, for another file, or when it did not match, the query counts it itself."""
+    from seance.core import index as index_module
+    from seance.core.ftscheck import fts_verdict
+
+    root = tmp_path / "sessions"
+    generate_corpus(root, sessions=20, projects=2, seed=9, mean_bytes=3000)
+    cache = tmp_path / "cache"
+    catalog = Catalog(folders(root), cache_dir=cache)
+    try:
+        catalog.refresh()
+        index = catalog.index
+        assert index is not None
+        counted: list[int] = []
+        real = index_module._fts_signature
+        monkeypatch.setattr(index_module, "_fts_signature", lambda db: counted.append(1) or real(db))
+        full_text = parse_query("sqlite").full_text()
+        assert full_text is not None
+
+        def search(verdict: object) -> tuple[dict, int]:
+            index._verified.clear()  # as a new process
+            counted.clear()
+            with index.snapshot():
+                index.adopt_fts_verdict(verdict)  # type: ignore[arg-type]
+                found = index.best_fields(full_text, include_cwd=True)
+            return found, len(counted)
+
+        verdict = fts_verdict(cache)
+        assert verdict is not None and verdict[3]
+        expected, count = search(None)
+        assert expected and count == 1  # counted here
+        assert search(verdict) == (expected, 0)  # taken: not counted again
+        assert search((str(tmp_path / "other" / DB_NAME), *verdict[1:]))[1] == 1  # another index file's
+        assert search((*verdict[:3], False))[1] == 1  # it did not match: counted here
+        assert fts_verdict(tmp_path / "nothing-here") is None  # no index: nothing to take (and none made)
+        assert not (tmp_path / "nothing-here").exists()
+
+        _append_message(sorted(root.rglob("*.jsonl"))[0], "a quokkaword appears")
+        catalog.refresh()  # the full-text index changed since the check
+        assert search(verdict)[1] == 1
+
+        with sqlite3.connect(cache / DB_NAME) as db:
+            db.execute("DELETE FROM fts_data WHERE rowid IN (SELECT rowid FROM fts_data ORDER BY rowid DESC LIMIT 3)")
+        damaged = fts_verdict(cache)
+        assert damaged is not None and not damaged[3]
+        with pytest.raises(sqlite3.DatabaseError):
+            search(damaged)  # not taken: the query's own check refuses the damaged index
     finally:
         catalog.close()

@@ -67,15 +67,18 @@ def rank_hits(
     text_hits: Mapping[str, TextHit],
     *,
     paths: bool,
+    prefiltered: bool = False,
 ) -> list[Hit]:
     """`rank_stored` with each session's `Hit` (its tier and the index's hit): the caller
-    merges these into hits it ranked by tier alone (`core.indexquery`)."""
+    merges these into hits it ranked by tier alone (`core.indexquery`).  `prefiltered`:
+    the caller kept only sessions that may match (`Prefilter`'s rule, a superset: `search`
+    decides), so they are not filtered again."""
     assert not needs_summaries(query)
-    keep = Prefilter(query, text_hits, paths).keeps
+    keep = None if prefiltered else Prefilter(query, text_hits, paths).keeps
     cache = SearchCache()
     candidates: list[SessionSummary] = []
     for session, title in sessions:
-        if keep(session.path, title, session.cwd):
+        if keep is None or keep(session.path, title, session.cwd):
             summary = cast(SessionSummary, session)  # duck-typed: see StoredSession
             ident, name, first = title
             cache.put(Haystack(summary, ident, name, first, "", fold_cwd(session.cwd), fold(session.path), (), ()))
