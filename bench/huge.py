@@ -24,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -35,36 +36,35 @@ def write_entries(path: Path, entries: int, entry_bytes: int = 0, messages: bool
     padded with a `data` string to about `entry_bytes` bytes when that is given).  With
     `messages`, every entry is a message instead, in turns of three: a user prompt, an
     assistant reply with a bash call, and its tool result (the result padded as above)."""
-    import orjson
-
     pad = "x" * max(0, entry_bytes - 60)
-    if messages:
-        _write_messages(path, entries, pad)
-        return
-
-    with open(path, "wb") as handle:
-        header = {"type": "session", "version": 3, "id": "huge", "cwd": "/p", "timestamp": STAMP}
-        handle.write(orjson.dumps(header) + b"\n")
-        previous = None
-        lines = []
-        for index in range(entries):
-            entry_id = f"{index:x}"
-            if index % 100 == 0:
-                message = {"role": "user", "content": f"prompt {index}"}
-                entry = {"type": "message", "id": entry_id, "parentId": previous, "message": message}
-            else:
-                entry = {"type": "custom", "id": entry_id, "parentId": previous}
-                if pad:
-                    entry["data"] = pad
-            lines.append(orjson.dumps(entry))
-            previous = entry_id
-            if len(lines) >= 100_000:
-                handle.write(b"\n".join(lines) + b"\n")
-                lines.clear()
-        handle.write(b"\n".join(lines) + b"\n" if lines else b"")
+    _write_chain(path, entries, _message_entry if messages else _custom_entry, pad)
 
 
-def _write_messages(path: Path, entries: int, pad: str) -> None:
+def _custom_entry(index: int, pad: str) -> dict:
+    """One user message in a hundred, the rest `custom` entries padded with `data`."""
+    if index % 100 == 0:
+        return {"type": "message", "message": {"role": "user", "content": f"prompt {index}"}}
+    return {"type": "custom", "data": pad} if pad else {"type": "custom"}
+
+
+def _message_entry(index: int, pad: str) -> dict:
+    """Turns of three messages: a prompt, a reply with a bash call, the call's padded result."""
+    turn, step = divmod(index, 3)
+    if step == 0:
+        message: dict = {"role": "user", "content": f"prompt {turn}"}
+    elif step == 1:
+        arguments = {"command": f"ls {turn}"}
+        call = {"type": "toolCall", "id": f"call-{turn}", "name": "bash", "arguments": arguments}
+        text = {"type": "text", "text": f"reply {turn}"}
+        message = {"role": "assistant", "content": [text, call], "stopReason": "toolUse", "model": "m"}
+    else:
+        content = [{"type": "text", "text": pad or "out"}]
+        message = {"role": "toolResult", "toolCallId": f"call-{turn}", "toolName": "bash", "content": content}
+    return {"type": "message", "timestamp": STAMP, "message": message}
+
+
+def _write_chain(path: Path, entries: int, make: Callable[[int, str], dict], pad: str) -> None:
+    """A header, then `entries` entries from `make`, each the child of the one before."""
     import orjson
 
     with open(path, "wb") as handle:
@@ -74,18 +74,8 @@ def _write_messages(path: Path, entries: int, pad: str) -> None:
         lines = []
         for index in range(entries):
             entry_id = f"{index:x}"
-            turn, step = divmod(index, 3)
-            if step == 0:
-                message: dict = {"role": "user", "content": f"prompt {turn}"}
-            elif step == 1:
-                arguments = {"command": f"ls {turn}"}
-                call = {"type": "toolCall", "id": f"call-{turn}", "name": "bash", "arguments": arguments}
-                text = {"type": "text", "text": f"reply {turn}"}
-                message = {"role": "assistant", "content": [text, call], "stopReason": "toolUse", "model": "m"}
-            else:
-                content = [{"type": "text", "text": pad or "out"}]
-                message = {"role": "toolResult", "toolCallId": f"call-{turn}", "toolName": "bash", "content": content}
-            entry = {"type": "message", "id": entry_id, "parentId": previous, "timestamp": STAMP, "message": message}
+            fields = make(index, pad)
+            entry = {"type": fields.pop("type"), "id": entry_id, "parentId": previous, **fields}
             lines.append(orjson.dumps(entry))
             previous = entry_id
             if len(lines) >= 100_000:

@@ -159,32 +159,18 @@ class SearchFlow:
             index_query = self._index_thread.submit(
                 lambda: self.catalog.text_hits(query, include_cwd=paths, within=within)
             )
+        # what the first page's scan and the scan while the index answers share
+        scan: dict[str, Any] = {"paths": paths, "chunk": SEARCH_CHUNK, "cache": cache, "marks": marks}
+        scan["cancelled"] = lambda: worker.is_cancelled
         with gc_paused():  # ~100,000 hits and rows at once: no collection walks them mid-build
             if self._first_page_wanted(view):
-                first = first_hits(
-                    summaries,
-                    query,
-                    paths=paths,
-                    chunk=SEARCH_CHUNK,
-                    cache=cache,
-                    marks=marks,
-                    cancelled=lambda: worker.is_cancelled,
-                    limit=FIRST_PAGE_MAX,
-                )
+                first = first_hits(summaries, query, **scan, limit=FIRST_PAGE_MAX)
                 if first is None:
                     return
                 if len(first) >= FIRST_PAGE_MIN:
                     self.post_message(FirstPage(text, view.hit_rows(first), generation, top))
             if index_query is not None and not index_query.done():  # scan the terms meanwhile
-                scanned = prescan(
-                    summaries,
-                    query,
-                    paths=paths,
-                    chunk=SEARCH_CHUNK,
-                    cache=cache,
-                    marks=marks,
-                    cancelled=lambda: worker.is_cancelled,
-                )
+                scanned = prescan(summaries, query, **scan)
                 if not scanned:
                     return
             text_hits: Mapping[str, Any] = {}
