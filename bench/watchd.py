@@ -51,6 +51,7 @@ def rss_mb(pid: int) -> dict[str, float]:
 def split(root: str, word: str) -> None:
     """In this process: the freshness step and the rest of `ls --all --json --query WORD`."""
     from seance.core.catalog import Catalog
+    from seance.core.discovery import Pending
     from seance.core.gcpause import gc_paused, own_collector
     from seance.core.search import parse_query
 
@@ -59,16 +60,18 @@ def split(root: str, word: str) -> None:
     started = time.perf_counter()
     catalog = Catalog([Path(root)], watched=not os.environ.get("SEANCE_NO_WATCH"))
     spent = 0.0
-    original = catalog.discover
+    original = catalog.discover_ahead
 
     def timed():  # type: ignore[no-untyped-def]
+        """The query's discovery (`discover_ahead`), made and waited for here (one process,
+        no forked child: the split is of one core's work)."""
         nonlocal spent
         begun = time.perf_counter()
-        found = original()
+        found = original()()
         spent += time.perf_counter() - begun
-        return found
+        return Pending.of(found)
 
-    catalog.discover = timed  # type: ignore[method-assign]
+    catalog.discover_ahead = timed  # type: ignore[method-assign]
     with gc_paused():  # as `ls` does
         ranked = catalog.ranked(parse_query(word), None)
     assert ranked is not None
