@@ -14,15 +14,17 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
 import os
-import socket
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .discovery import Discovery
 from .gcpause import gc_paused
 from .watchproto import LOCK_NAME, PROTOCOL, SOCKET_NAME, decode_listing, roots_key, same_user, short_socket_path
+
+if TYPE_CHECKING:
+    import socket  # imported once a watcher holds the lock: every `ls` without one skips it
 
 SYNC_TIMEOUT_S = 1.0  # the whole exchange; a watcher busy discovering everything again is not waited for
 
@@ -48,6 +50,8 @@ def request(cache_dir: Path, line: bytes, timeout: float) -> socket.socket | Non
     """A connection to the watcher with `line` sent, or None (no watcher, or not this user's)."""
     if not watcher_running(cache_dir):
         return None
+    import socket
+
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         conn.settimeout(timeout)
@@ -72,6 +76,8 @@ def synced_discovery(cache_dir: Path, roots: list[Path], explicit: bool) -> Disc
     conn = request(cache_dir, b"SYNC", timeout)
     if conn is None:
         return None
+    import json  # (the standard one: a skipped path's lone surrogates are escaped in it)
+
     with conn:
         try:
             header_line, rest = _read_header(conn, deadline)

@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import contextlib
 import os
-import socket
 import struct
 from array import array
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .discovery import FileInfo
+
+if TYPE_CHECKING:
+    import socket  # imported where a connection is made: an `ls` with no watcher never needs it
 
 PROTOCOL = 1
 LOCK_NAME = "watchd.lock"
@@ -71,7 +74,9 @@ def read_line(conn: socket.socket, limit: int = 256) -> bytes:
 def same_user(conn: socket.socket) -> bool:
     """The peer runs as this user (Linux: `SO_PEERCRED`)."""
     try:
-        creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+        from socket import SO_PEERCRED, SOL_SOCKET
+
+        creds = conn.getsockopt(SOL_SOCKET, SO_PEERCRED, struct.calcsize("3i"))
     except OSError:
         return False
     _pid, uid, _gid = struct.unpack("3i", creds)
