@@ -222,12 +222,14 @@ def write_probe(bucket: Path, cwd: str, word: str) -> Path:
     return path
 
 
-def percentiles(values: list[float]) -> str:
+def percentiles(values: list[float], *, count: bool = True) -> str:
+    """Median / p95 in ms (and how many values, with `count`)."""
     if not values:
         return "–"
     ordered = sorted(values)
     p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
-    return f"{statistics.median(ordered) * 1000:,.0f} ms / {p95 * 1000:,.0f} ms (n={len(ordered)})"
+    counted = f" (n={len(ordered)})" if count else ""
+    return f"{statistics.median(ordered) * 1000:,.0f} ms / {p95 * 1000:,.0f} ms{counted}"
 
 
 def main() -> int:

@@ -32,7 +32,8 @@ import orjson
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
 
-from run import corpus  # noqa: E402  (bench/ is not a package)
+from latency import percentiles  # noqa: E402  (bench/ is not a package)
+from run import corpus  # noqa: E402
 
 PHASES = {
     "typing": [*"sqlite", "escape", *"deadline", "escape"],
@@ -79,15 +80,6 @@ def summary(values: list[float]) -> str:
     p99 = ordered[min(len(ordered) - 1, round(0.99 * (len(ordered) - 1)))]
     over = sum(1 for value in ordered if value > 0.016)
     return f"{ordered[-1] * 1000:.0f} ms / {p99 * 1000:.0f} ms / {over}"
-
-
-def middle(values: list[float]) -> str:
-    """Median / p95 in ms."""
-    if not values:
-        return "–"
-    ordered = sorted(values)
-    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
-    return f"{ordered[len(ordered) // 2] * 1000:.0f} ms / {p95 * 1000:.0f} ms"
 
 
 async def measure(root: Path, cwd: str, cache: Path) -> dict[str, tuple[Timings, int]]:
@@ -161,7 +153,7 @@ def main() -> int:
     print("| phase (keys) | wall | process CPU (all threads) |\n|---|---|---|")
     for phase, (timings, keys) in results.items():
         walls, cpus = [wall for wall, _ in timings.keys], [cpu for _, cpu in timings.keys]
-        print(f"| {phase} ({keys}) | {middle(walls)} | {middle(cpus)} |")
+        print(f"| {phase} ({keys}) | {percentiles(walls, count=False)} | {percentiles(cpus, count=False)} |")
     return 0
 
 
