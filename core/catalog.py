@@ -214,12 +214,13 @@ class Catalog:
 
     def discover(self) -> Discovery:
         """The session candidates under the roots, and what was skipped."""
-        ahead, self._found_ahead = self._found_ahead, None
-        found = self._watched_discovery() if self.watched else None
-        if found is not None and ahead is not None:
-            ahead.close()  # the watcher answered: the discovery started ahead is not needed
-        if found is None:
-            found = ahead() if ahead is not None else discover(self.roots if self.explicit_roots else None)
+        watched, ahead = self._taken_discovery()
+        if watched is not None:
+            found = watched
+        elif ahead is not None:
+            found = ahead()
+        else:
+            found = discover(self.roots if self.explicit_roots else None)
         self.last_discovery = found
         return found
 
@@ -230,11 +231,8 @@ class Catalog:
         overlaps the caller's reading of the index; a resident watcher's listing when one
         answers (`watched`).  The caller calls it, or `close`s it when the answer is not
         wanted (it reaps the child).  The one place a query learns which files exist now."""
-        ahead, self._found_ahead = self._found_ahead, None
-        watched = self._watched_discovery() if self.watched else None
+        watched, ahead = self._taken_discovery()
         if watched is not None:
-            if ahead is not None:
-                ahead.close()  # the watcher answered: the discovery started ahead is not needed
             return Pending.of(watched)
         if ahead is not None:
             return ahead
@@ -242,6 +240,17 @@ class Catalog:
         if self.workers > 1:
             return discover_ahead(roots, fork=True)
         return Pending.of(discover(roots))  # no child to wait for: found here, now
+
+    def _taken_discovery(self) -> tuple[Discovery | None, Pending | None]:
+        """The resident watcher's listing (when `watched` and one answers) or else the
+        discovery this catalog was given ahead, taken (each is used once); a discovery
+        started ahead is stopped when the watcher answered instead."""
+        ahead, self._found_ahead = self._found_ahead, None
+        watched = self._watched_discovery() if self.watched else None
+        if watched is not None and ahead is not None:
+            ahead.close()
+            ahead = None
+        return watched, ahead
 
     def _watched_discovery(self) -> Discovery | None:
         """The resident watcher's listing, exact as of now; None when no watcher answers (the
