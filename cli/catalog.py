@@ -92,7 +92,7 @@ def _catalog(args: argparse.Namespace, *, query: bool = False) -> Catalog:
 
     roots, workers = Scope.of(args).roots, default_workers()
     found = None
-    if query and workers > 1:
+    if query and workers > 1 and not _watcher_answers():
         from seance.core.discovery import discover_ahead
 
         found = discover_ahead(roots, fork=True, first=_fts_verdict)
@@ -104,6 +104,15 @@ def _catalog(args: argparse.Namespace, *, query: bool = False) -> Catalog:
         if found is not None:
             found.close()
         raise
+
+
+def _watcher_answers() -> bool:
+    """Whether a resident watcher serves the default index: its listing replaces the
+    discovery, so no child is forked to find the files (one `open` and `flock` when none)."""
+    from seance.core.userdirs import user_dir
+    from seance.core.watchclient import will_ask
+
+    return will_ask(user_dir("cache"))
 
 
 def _fts_verdict() -> object:

@@ -46,6 +46,12 @@ def watcher_running(cache_dir: Path) -> bool:
     return False
 
 
+def will_ask(cache_dir: Path) -> bool:
+    """Whether a listing would ask a watcher at all: one holds the lock of the index in
+    `cache_dir` and `SEANCE_NO_WATCH` is not set."""
+    return not os.environ.get("SEANCE_NO_WATCH") and watcher_running(cache_dir)
+
+
 def request(cache_dir: Path, line: bytes, timeout: float) -> socket.socket | None:
     """A connection to the watcher with `line` sent, or None (no watcher, or not this user's)."""
     if not watcher_running(cache_dir):
@@ -69,7 +75,7 @@ def request(cache_dir: Path, line: bytes, timeout: float) -> socket.socket | Non
 
 def synced_discovery(cache_dir: Path, roots: list[Path], explicit: bool) -> Discovery | None:
     """The watcher's listing of `roots` after a sync, or None (see the module docstring)."""
-    if os.environ.get("SEANCE_NO_WATCH"):
+    if not will_ask(cache_dir):
         return None
     timeout = _timeout()
     deadline = time.monotonic() + timeout

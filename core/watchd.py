@@ -654,10 +654,9 @@ def _file_system(path: str) -> str:
 def _give_back_memory() -> None:
     """Return the heap's free pages to the system (glibc's `malloc_trim`; elsewhere nothing)."""
     import ctypes
-    import ctypes.util
 
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim(0)
+    with contextlib.suppress(OSError, AttributeError):  # the process's own symbols: no libc lookup (ldconfig)
+        ctypes.CDLL(None).malloc_trim(0)
 
 
 __all__ = ["PROTOCOL", "AlreadyWatching", "Watcher", "lock_path", "roots_key", "socket_path", "take_lock"]
