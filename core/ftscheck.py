@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import zlib
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import sqlite3
@@ -40,6 +40,13 @@ def fts_signature(db: sqlite3.Connection) -> int:
     return blob_check(structure[0] if structure else b"", *counts)
 
 
+def fts_state(db: sqlite3.Connection) -> tuple[Any, Any]:
+    """The rows that say which full-text index this is: FTS5's structure record (renewed,
+    with a counter, by every change) and the signature its last write stored."""
+    structure = db.execute("SELECT block FROM fts_data WHERE id = 10").fetchone()
+    return structure, db.execute("SELECT value FROM meta WHERE key = 'fts'").fetchone()
+
+
 def fts_verdict(cache_dir: Path | None = None) -> Verdict | None:
     """The signature check of the index in `cache_dir` (None: the default), done by another
     process: (the index file, the FTS5 structure record and the stored signature as it read
@@ -58,8 +65,7 @@ def fts_verdict(cache_dir: Path | None = None) -> Verdict | None:
     db = sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True)
     try:
         db.execute("BEGIN")
-        structure = db.execute("SELECT block FROM fts_data WHERE id = 10").fetchone()
-        stored = db.execute("SELECT value FROM meta WHERE key = 'fts'").fetchone()
+        structure, stored = fts_state(db)
         return str(path), structure, stored, stored is not None and stored[0] == fts_signature(db)
     finally:
         db.close()

@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from .ftscheck import DB_NAME as DB_NAME
-from .ftscheck import Verdict
+from .ftscheck import Verdict, fts_state
 from .ftscheck import blob_check as _blob_check
 from .ftscheck import fts_signature as _fts_signature
 from .fulltext import FIELD_RANK, META_FIELDS, OPT_IN
@@ -897,9 +897,7 @@ class Index:
         db = self.db
         if not matched or path != str(self.path) or not db.in_transaction:
             return
-        if db.execute("SELECT block FROM fts_data WHERE id = 10").fetchone() != structure:
-            return
-        if db.execute("SELECT value FROM meta WHERE key = 'fts'").fetchone() != stored:
+        if fts_state(db) != (structure, stored):
             return
         self._verified[id(db)] = (db.execute("PRAGMA data_version").fetchone()[0], db.total_changes)
 
@@ -989,10 +987,7 @@ class Index:
         `checked=False`: the full-text signature is not checked first; the caller calls
         `check_full_text()` in the same read transaction before it uses the answer."""
         names = _RANKED_FIELDS
-        if checked:
-            best = self._best_rows(self.db, query, include_cwd)
-        else:
-            best = self._best_rows(self.db, query, include_cwd, checked=False)
+        best = self._best_rows(self.db, query, include_cwd, checked=checked)
         return {file_id: (names[value >> _RANK_SHIFT], value & _ROWID_MASK) for file_id, value in best.items()}
 
     def checked_payloads(self, rows: list[tuple], column: str = "pi_json") -> dict[int, bytes | None]:
