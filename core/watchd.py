@@ -507,12 +507,14 @@ class Watcher:
                 os.unlink(sentinel)
         self.apply()
 
-    def answer(self) -> bytes:
-        """The reply to a sync: a JSON header line, then the listing (`encode_listing`)."""
-        if self._blob is None or self._blob[0] != self.generation:
+    def answer(self, *, listing: bool = True) -> tuple[bytes, bytes]:
+        """The reply to a sync: a JSON header line, and the listing (`encode_listing`, kept
+        per generation; sent apart, never copied into one reply).  Without `listing` (a
+        STATUS) nothing is encoded and nothing follows the header ("bytes": 0)."""
+        if listing and (self._blob is None or self._blob[0] != self.generation):
             infos = [self.known[path] for path in self.order] if self.exact else []
             self._blob = (self.generation, encode_listing(infos))
-        blob = self._blob[1]
+        blob = self._blob[1] if listing and self._blob is not None else b""  # (set just above)
         header = {
             "protocol": PROTOCOL,
             "exact": self.exact,
@@ -524,7 +526,7 @@ class Watcher:
             "skipped": self.skipped,
             "bytes": len(blob),
         }
-        return json.dumps(header).encode() + b"\n" + blob
+        return json.dumps(header).encode() + b"\n", blob
 
     # -- serving -----------------------------------------------------------------------------
 
@@ -594,9 +596,11 @@ class Watcher:
                 request = read_line(conn)
                 if request == b"SYNC":
                     self.sync()
-                    conn.sendall(self.answer())
+                    header, blob = self.answer()
+                    conn.sendall(header)
+                    conn.sendall(blob)
                 elif request == b"STATUS":
-                    conn.sendall(self.answer().split(b"\n", 1)[0] + b"\n")
+                    conn.sendall(self.answer(listing=False)[0])
                 elif request == b"STOP":
                     conn.sendall(b"OK\n")
                     self._stopping = True
