@@ -130,6 +130,7 @@ class Watcher:
         self.cache_dir = cache_dir
         self.log = log
         self.roots = [os.path.abspath(Path(root).expanduser()) for root in catalog.roots]
+        self.prefixes = [root.rstrip(os.sep) + os.sep for root in self.roots]  # each root as a path prefix
         self.roots_key = roots_key(catalog.roots, catalog.explicit_roots)
         self.private = cache_dir / PRIVATE_NAME
         self.inotify = INotify()
@@ -207,7 +208,7 @@ class Watcher:
     def _layout_problem(self, found: Discovery) -> str | None:
         """Why inotify cannot see every change to this layout, or None: a session file that
         is a symbolic or hard link (written through another name), nested roots."""
-        roots = [root.rstrip(os.sep) + os.sep for root in self.roots]
+        roots = self.prefixes
         if any(a != b and b.startswith(a) for a in roots for b in roots) or len(set(roots)) != len(roots):
             return "nested roots"
         kinds = {root: _file_system(root) for root in self.roots}
@@ -232,16 +233,23 @@ class Watcher:
         return None
 
     def _key(self, path: str) -> tuple[object, ...] | None:
-        for number, root in enumerate(self.roots):
-            if path.startswith(root.rstrip(os.sep) + os.sep):
-                parts = path[len(root.rstrip(os.sep)) + 1 :].split(os.sep)
-                top = self.top.get(os.path.join(root, parts[0]))
-                if top is None:
-                    entry = os.path.join(root, parts[0])
-                    top = (os.path.islink(entry), not os.path.lexists(entry + SESSION_SUFFIX))
-                    self.top[entry] = top
-                linked, in_bucket = top
-                return order_key(number, parts, linked if len(parts) > 1 else False, in_bucket)
+        relative = self._relative(path)
+        if relative is None:
+            return None
+        number, root, parts = relative
+        top = self.top.get(os.path.join(root, parts[0]))
+        if top is None:
+            entry = os.path.join(root, parts[0])
+            top = (os.path.islink(entry), not os.path.lexists(entry + SESSION_SUFFIX))
+            self.top[entry] = top
+        linked, in_bucket = top
+        return order_key(number, parts, linked if len(parts) > 1 else False, in_bucket)
+
+    def _relative(self, path: str) -> tuple[int, str, list[str]] | None:
+        """The first root `path` is under (its number, the root) and `path`'s parts below it."""
+        for number, prefix in enumerate(self.prefixes):
+            if path.startswith(prefix):
+                return number, self.roots[number], path[len(prefix) :].split(os.sep)
         return None
 
     def discovery(self) -> Discovery:
@@ -401,16 +409,16 @@ class Watcher:
         parent = os.path.dirname(path)
         if parent not in self.wd_of:
             return None
-        for root in self.roots:
-            if parent.startswith(root.rstrip(os.sep) + os.sep):
-                parts = parent[len(root.rstrip(os.sep)) + 1 :].split(os.sep)
-                top = os.path.join(root, parts[0])
-                in_bucket = self.top.get(top, (False, not os.path.lexists(top + SESSION_SUFFIX)))[1]
-                if in_bucket and len(parts) == 1:  # a bucket enters only a session's own folder
-                    return 1 if os.path.lexists(path + SESSION_SUFFIX) else None
-                depth = len(parts) if in_bucket else len(parts) + 1
-                return depth if depth <= MAX_NESTING else None
-        return None
+        relative = self._relative(parent)
+        if relative is None:
+            return None
+        _number, root, parts = relative
+        top = os.path.join(root, parts[0])
+        in_bucket = self.top.get(top, (False, not os.path.lexists(top + SESSION_SUFFIX)))[1]
+        if in_bucket and len(parts) == 1:  # a bucket enters only a session's own folder
+            return 1 if os.path.lexists(path + SESSION_SUFFIX) else None
+        depth = len(parts) if in_bucket else len(parts) + 1
+        return depth if depth <= MAX_NESTING else None
 
     def _add_folder(self, path: str) -> bool:
         """List a folder made in a listed directory as `discover` would (watched first, then
