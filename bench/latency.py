@@ -260,6 +260,7 @@ def main() -> int:
         action="append",
         help="measure only these (repeatable; launch is measured on every trial anyway): faster to iterate",
     )
+    parser.add_argument("--keys", action="store_true", help="print each typed key's settled times (stderr)")
     args = parser.parse_args()
     wanted = set(args.only or PHASES)
     if shutil.which("tmux") is None:
@@ -308,6 +309,11 @@ def main() -> int:
                         sent = terminal.send(char, literal=True)
                         results["echo"].append(wait_for(terminal, echoes(typed), sent, "echo"))
                         record_settled(results, "settled", terminal, sent, args.quiet)
+                        if args.keys:  # each key's figures, to tell the slow keys from the rest
+                            wall = (time.time() - (time.perf_counter() - sent)) % 1000 * 1000  # (ms, as a log's)
+                            settled, rows = results["settled"][-1] * 1000, results["settled rows"][-1] * 1000
+                            print(f"key {typed!r} at {wall:9.1f}: settled {settled:.0f} ms, rows {rows:.0f} ms",
+                                  file=sys.stderr)  # fmt: skip
                     terminal.send("Escape")
                     settle(terminal, time.perf_counter(), args.quiet)
             if "tab" in wanted:

@@ -66,6 +66,20 @@ def freeze_long_lived() -> None:
         gc.freeze()
 
 
+def collect_idle() -> bool:
+    """A full collection now, while the UI is idle (a no-op unless `own_collector()` was called,
+    or while a pause is in progress: a worker is building).  It walks only what is not frozen
+    (a keystroke's hits and rows, Textual's cyclic strips), so it is short; done between keys,
+    no collection of that garbage falls inside the next key's search.  True if it ran."""
+    if not _owner:
+        return False
+    with _lock:
+        if _depth:
+            return False
+    gc.collect()
+    return True
+
+
 def release_frozen() -> None:
     """Give every frozen object back to the collector (a screen holding many of them has gone)."""
     if _owner:

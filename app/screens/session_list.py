@@ -517,7 +517,7 @@ class SessionPickerScreen(DeleteActions, MarkActions, RowMaking, SearchFlow, Fir
             self._show_query_error(f"invalid query: {error}")
             return
         self._clear_query_error()
-        view = self.model.view()
+        view = self.model.search_view()  # (without the previous hits: the worker keeps its arguments)
         debounce, self._debounce = self._debounce, 0.0
         paths, generation = self.model.scope == "all", self._next_rows_generation()
         if debounce:  # within a burst of keys: the worker waits for the next one anyway
@@ -555,6 +555,7 @@ class SessionPickerScreen(DeleteActions, MarkActions, RowMaking, SearchFlow, Fir
         if self._freeze_after_search or len(message.hits) >= FREEZE_HITS:
             self._freeze_after_search = False
             self._freeze_long_lived()
+        self._collect_when_idle()  # search_flow.py
 
     def on_screen_resume(self) -> None:
         # back from a screen (the app may have given every frozen object back to the collector

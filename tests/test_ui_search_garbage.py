@@ -1,0 +1,80 @@
+"""What a keystroke's search leaves behind: its hits are freed by reference counting when the
+next key's replace them (a Textual worker and its context form a cycle that keeps the worker's
+arguments until the collector runs: they must not include the previous hits), and the garbage
+a search leaves (Textual's strips cache themselves) is collected once the keys stop, not in
+the middle of a later key's search (app/screens/search_flow.py, core/gcpause.py)."""
+
+from __future__ import annotations
+
+import gc
+import types
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from ui_harness import SIZE, picker_app, screen_of, settle
+from ui_sessions import make_root
+
+from seance.app.screens import search_flow
+from seance.core import gcpause
+
+
+@pytest.fixture
+def collector_off() -> Iterator[None]:
+    """No automatic collection: what is freed is freed by reference counting alone."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+async def test_a_keys_hits_are_freed_without_the_collector_once_the_next_keys_replace_them(
+    tmp_path: Path, collector_off: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(search_flow, "COLLECT_IDLE", 600.0)  # (the idle collection would hide it)
+    app = picker_app(make_root(tmp_path))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = screen_of(pilot)
+        screen.search_input.value = "fix"
+        await settle(pilot)
+        first = screen.model.hits
+        assert first  # (not vacuous)
+        screen.search_input.value = "auth"
+        await settle(pilot)
+        assert screen.model.hits is not first
+        holders = [holder for holder in gc.get_referrers(first) if not isinstance(holder, types.FrameType)]
+        assert holders == []
+
+
+def test_an_idle_collection_runs_only_for_the_owner_and_never_inside_a_pause() -> None:
+    owned = gcpause.owns_collector()
+    try:
+        gcpause.own_collector(False)
+        assert not gcpause.collect_idle()
+        gcpause.own_collector(True)
+        with gcpause.gc_paused():
+            assert not gcpause.collect_idle()  # a worker is building: not now
+        before = gc.get_stats()[2]["collections"]
+        assert gcpause.collect_idle()
+        assert gc.get_stats()[2]["collections"] == before + 1
+    finally:
+        gcpause.own_collector(owned)
+
+
+async def test_the_garbage_of_a_search_is_collected_once_the_keys_stop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(search_flow, "COLLECT_IDLE", 0.05)
+    app = picker_app(make_root(tmp_path))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = screen_of(pilot)
+        before = gc.get_stats()[2]["collections"]
+        screen.search_input.value = "fix"
+        await settle(pilot)
+        await pilot.pause(0.2)
+        assert gc.get_stats()[2]["collections"] > before
