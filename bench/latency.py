@@ -97,16 +97,26 @@ class Terminal:
         self.tmux("send-keys", "-t", SESSION, *(["-l"] if literal else []), *keys)
         return started
 
-    def cpu_seconds(self) -> float | None:
-        """user+sys CPU seconds the pane's command (seance, the shell's child) has used so far:
-        on a shared machine the wall time moves with the others' load, this much less."""
+    def _stat(self) -> list[str] | None:
+        """The fields of /proc/PID/stat after the command name, for the pane's command (seance,
+        the shell's child); None when it cannot be read."""
         try:
             shell = int(self.tmux("list-panes", "-t", SESSION, "-F", "#{pane_pid}").split()[0])
             children = Path(f"/proc/{shell}/task/{shell}/children").read_text().split()
-            fields = Path(f"/proc/{children[0]}/stat").read_text().rsplit(")", 1)[1].split()
+            return Path(f"/proc/{children[0]}/stat").read_text().rsplit(")", 1)[1].split()
         except (OSError, ValueError, IndexError):
             return None
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def cpu_seconds(self) -> float | None:
+        """user+sys CPU seconds seance has used so far: on a shared machine the wall time moves
+        with the others' load, this much less."""
+        fields = self._stat()
+        return None if fields is None else (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def rss_mb(self) -> float | None:
+        """seance's resident memory now, in MB (None: not readable)."""
+        fields = self._stat()
+        return None if fields is None else int(fields[21]) * os.sysconf("SC_PAGE_SIZE") / 1e6
 
     def stop(self) -> None:
         """End the server and wait until it is gone (a new session must not reach a dying one)."""
@@ -283,7 +293,7 @@ def main() -> int:
         child_env.pop("PYTHONDONTWRITEBYTECODE", None)
     probes: list[Path] = []
     names = ("launch", "launch cpu", "echo", "settled", "settled screen", "settled rows", "tab", "tab screen")
-    names = (*names, "tab rows", "tree", "new")
+    names = (*names, "tab rows", "tree", "new", "typing cpu")
     results: dict[str, list[float]] = {name: [] for name in names}
     try:
         subprocess.run([*seance.split(), "index", "--root", str(root)], env=child_env, check=True)
@@ -302,6 +312,7 @@ def main() -> int:
             settle(terminal, time.perf_counter(), args.quiet)
             time.sleep(args.after_launch)
             if trial == 0 and "typing" in wanted:  # every key of every word, each after the previous one settled
+                cpu_before, rss_before, keys = terminal.cpu_seconds(), terminal.rss_mb(), 0
                 for word in WORDS:
                     typed = ""
                     for char in word:
@@ -316,6 +327,15 @@ def main() -> int:
                                   file=sys.stderr)  # fmt: skip
                     terminal.send("Escape")
                     settle(terminal, time.perf_counter(), args.quiet)
+                    keys += len(word) + 1
+                cpu_after = terminal.cpu_seconds()
+                if cpu_before is not None and cpu_after is not None:  # steadier than the walls on a shared machine
+                    results["typing cpu"].append((cpu_after - cpu_before) / keys)
+                rss_after = terminal.rss_mb()
+                if rss_before is not None and rss_after is not None:
+                    print(
+                        f"resident memory {rss_before:,.0f} MB before typing, {rss_after:,.0f} after", file=sys.stderr
+                    )
             if "tab" in wanted:
                 before = status(terminal.screen())
                 sent = terminal.send("Tab")
@@ -350,6 +370,7 @@ def main() -> int:
         "settled": "key → list settled for the new query",
         "settled rows": "… its rows alone (the status line's count and the scrollbar aside)",
         "settled screen": "… and the preview of the new top session drawn",
+        "typing cpu": "… seance's CPU time (user+sys) per key typed (Esc included), preview and all",
         "tab": "Tab (scope switch) → rows settled",
         "tab screen": "… and the preview of the new top session drawn",
         "tree": "Ctrl+T → tree rows drawn",

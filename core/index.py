@@ -515,7 +515,7 @@ class Index:
         self._connections: list[sqlite3.Connection] = []
         self.rebuilt_reason: str | None = None
         self._path_cache: tuple[tuple, dict[str, int], dict[int, str]] | None = None  # `_path_ids`
-        self._runs_cache: tuple[object, dict[str, int], list[tuple[int, int]] | None] | None = None  # `_runs_of`
+        self._runs_cache: tuple[object, dict[str, int], list[tuple[int, int]] | None, dict[int, str]] | None = None
         self._verified: dict[int, tuple[int, int]] = {}  # id(connection) -> its last good `_check_signature`
         self._terms: dict[tuple, tuple[object, dict[int, int]]] = {}  # `_files_matching` answers: `_term_files`
         self._terms_lock = threading.Lock()
@@ -944,29 +944,36 @@ class Index:
         when first asked for.  For the picker, which asks for a keystroke's every hit but shows
         a screenful: a common word at 100,000 sessions must not build 100,000 hit objects, nor
         read every file's path again (the path table is kept while the index is unchanged).
-        `within`: the paths the caller will look up (one project's sessions); the index may
-        leave out files that are not among them (it reads only the runs of file ids they span)."""
+        `within`: the paths the caller will look up (one project's sessions, or every session
+        it lists); the hits are of those files only, keyed by those very strings: a lookup with
+        the caller's own path string is a pointer comparison, where an equal string read from
+        the index is compared character by character (40,000 lookups: ~7 ms against ~45 ms).
+        The index reads only the runs of file ids they span."""
         db = self.db
         db.execute("BEGIN")  # one snapshot for the signature check, the search and the paths
         try:
             ids, paths = self._path_ids(db)
-            ranges = self._runs_of(within, ids) if within is not None else None
+            ranges, keys = self._runs_of(within, ids) if within is not None else (None, paths)
             state = self._path_cache[0] if self._path_cache is not None else None
             best = self._best_rows(db, query, include_cwd, ranges, packed=True, state=state)
-            return IndexHits(best, paths, self.chunk, query.highlight)
+            return IndexHits(best, keys, self.chunk, query.highlight)
         finally:
             if db.in_transaction:
                 db.execute("ROLLBACK")
 
-    def _runs_of(self, within: Collection[str], ids: dict[str, int]) -> list[tuple[int, int]] | None:
-        """`_id_runs` of the paths `within`, kept for the same `within` object and path table:
-        the picker asks each keystroke about the same project's 40,000 paths (~20 ms)."""
+    def _runs_of(
+        self, within: Collection[str], ids: dict[str, int]
+    ) -> tuple[list[tuple[int, int]] | None, dict[int, str]]:
+        """`_id_runs` of the paths `within`, and file_id -> its path string of `within`, kept
+        for the same `within` object and path table: the picker asks each keystroke about the
+        same project's 40,000 paths (~20 ms)."""
         kept = self._runs_cache
         if kept is not None and kept[0] is within and kept[1] is ids:
-            return kept[2]
-        ranges = _id_runs([ids.get(path, -1) for path in within], len(ids))
-        self._runs_cache = (within, ids, ranges)  # holds `within`: its id is not reused meanwhile
-        return ranges
+            return kept[2], kept[3]
+        keys = {file_id: path for path in within if (file_id := ids.get(path)) is not None}
+        ranges = _id_runs(list(keys), len(ids))
+        self._runs_cache = (within, ids, ranges, keys)  # holds `within`: its id is not reused meanwhile
+        return ranges, keys
 
     # -- answering a query from the index (`core.indexquery`) -------------------------------------
 

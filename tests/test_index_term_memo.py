@@ -55,3 +55,23 @@ def test_a_write_asks_the_terms_again(tmp_path: Path) -> None:
     after_fix = answer(index, "fix")
     assert str(path) in after_fix
     assert set(answer(index, "quokka fix")) == {str(path)}
+
+
+def test_hits_within_given_paths_are_keyed_by_those_very_strings(tmp_path: Path) -> None:
+    """A lookup with the caller's own string is a pointer comparison: the picker looks 40,000
+    paths up twice per key; the answer is the unscoped one, restricted to `within`."""
+    catalog = Catalog([make_root(tmp_path)], cache_dir=tmp_path / "cache")
+    catalog.refresh()
+    index = catalog.index
+    assert index is not None
+    paths = ["".join(summary.path) for summary in catalog.exact()]  # (fresh string objects)
+    half = paths[::2]
+    for text in ("fix", "the", "fix auth", "auth !token"):
+        everywhere = answer(index, text)
+        scoped = answer(index, text, half)
+        assert scoped == {path: field for path, field in everywhere.items() if path in set(half)}
+        full_text = parse_query(text).full_text()
+        assert full_text is not None
+        mine = {id(path) for path in half}
+        assert all(id(path) in mine for path in index.search_by_path(full_text, include_cwd=False, within=half))
+    assert answer(index, "fix", half) and answer(index, "fix", half) != answer(index, "fix")  # (not vacuous)

@@ -163,7 +163,7 @@ class SearchFlow:
         cache, marks = self._search_cache, self.model.marks
         index_query = None
         if query.fts_match():  # every hit, made lazily (the rows on screen make their snippets)
-            within = None if paths else self._paths_of(summaries)  # one project's
+            within = self._paths_of(summaries)  # (hits keyed by these strings: fast lookups)
             index_query = self._index_thread.submit(
                 lambda: self.catalog.text_hits(query, include_cwd=paths, within=within)
             )
@@ -245,7 +245,7 @@ class SearchFlow:
                     cache.block(summaries[starts[at] : starts[at] + SEARCH_CHUNK])
                 thread.soon(lambda: step(at + 1))
                 return
-            within = None if paths else self._paths_of(summaries)
+            within = self._paths_of(summaries)
             index_thread.soon(lambda: opened(within))
 
         def opened(within: list[str] | None) -> None:
