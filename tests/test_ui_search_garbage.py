@@ -78,3 +78,23 @@ async def test_the_garbage_of_a_search_is_collected_once_the_keys_stop(
         await settle(pilot)
         await pilot.pause(0.2)
         assert gc.get_stats()[2]["collections"] > before
+
+
+async def test_a_search_of_many_hits_freezes_them_before_the_collector_runs_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its hits live until the next key: a collection as the search's pause ends would walk
+    them all (40,000 at 100,000 sessions) before the rows are posted."""
+    monkeypatch.setattr(search_flow, "FREEZE_HITS", 1)
+    app = picker_app(make_root(tmp_path))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = screen_of(pilot)
+        screen.search_input.value = "fix"  # (the first search after a listing freezes anyway)
+        await settle(pilot)
+        screen.search_input.value = "auth"
+        await settle(pilot)
+        hits = screen.model.hits
+        assert hits
+        assert not any(tracked is hits for tracked in gc.get_objects())  # frozen: out of every generation
+        assert gc.get_freeze_count() > 0

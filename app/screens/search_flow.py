@@ -59,6 +59,9 @@ FIRST_PAGE_MIN = 60  # title hits that fill a screen: fewer, and the first page 
 FIRST_PAGE_MAX = 200  # rows the first page holds (a screen, and a Page Down)
 FIRST_PAGE_SESSIONS = 10_000  # below this many sessions the whole search takes ~40 ms: no first page (its frame
 # would cost the UI thread more than the wait it saves)
+FREEZE_HITS = 5000  # a search with this many hits freezes them (and their rows) out of the collector's reach
+# before it lets the collector run again: they live until the next key, and a collection walking them
+# (on the search thread as the pause ends, then on the UI thread) delayed the rows and stalled the echo
 COLLECT_IDLE = 0.25  # seconds after a search's rows landed with no newer key: collect then (`_collect_when_idle`)
 NO_HIT_QUERY = "zqxjzqxj"  # what the warm-up asks the index: opens the connection, finds nothing
 
@@ -200,6 +203,8 @@ class SearchFlow:
                 else:
                     time.sleep(0)  # let the UI thread take the GIL between chunks
             rows = view.hit_rows(hits)
+            if len(hits) >= FREEZE_HITS:  # before the collector is back: it would walk them at once
+                gcpause.freeze_long_lived()
         if not worker.is_cancelled:
             self.post_message(SearchDone(text, hits, top=top, rows=rows, generation=generation))
             rows.index_of  # noqa: B018  (made here, after the rows went out: `RowSet` index_later)
@@ -257,4 +262,4 @@ class SearchFlow:
         thread.soon(lambda: step(0))
 
 
-__all__ = ["FIRST_PAGE_MAX", "FIRST_PAGE_MIN", "FirstPage", "SearchFlow"]
+__all__ = ["FIRST_PAGE_MAX", "FIRST_PAGE_MIN", "FREEZE_HITS", "FirstPage", "SearchFlow"]
