@@ -50,7 +50,7 @@ async def test_a_keys_hits_are_freed_without_the_collector_once_the_next_keys_re
         assert holders == []
 
 
-def test_an_idle_collection_runs_only_for_the_owner_and_never_inside_a_pause() -> None:
+def test_an_idle_collection_runs_only_for_the_owner_never_inside_a_pause_and_is_full_now_and_then() -> None:
     owned = gcpause.owns_collector()
     try:
         gcpause.own_collector(False)
@@ -58,9 +58,14 @@ def test_an_idle_collection_runs_only_for_the_owner_and_never_inside_a_pause() -
         gcpause.own_collector(True)
         with gcpause.gc_paused():
             assert not gcpause.collect_idle()  # a worker is building: not now
-        before = gc.get_stats()[2]["collections"]
-        assert gcpause.collect_idle()
-        assert gc.get_stats()[2]["collections"] == before + 1
+        gc.collect()
+        young, full = gc.get_stats()[1]["collections"], gc.get_stats()[2]["collections"]
+        assert gcpause.collect_idle()  # the young generations only
+        assert (gc.get_stats()[1]["collections"], gc.get_stats()[2]["collections"]) == (young + 1, full)
+        for _ in range(gcpause.FULL_AFTER - 1):
+            gc.collect(1)
+        assert gcpause.collect_idle()  # enough young collections since the last full one: a full one
+        assert gc.get_stats()[2]["collections"] == full + 1
     finally:
         gcpause.own_collector(owned)
 
@@ -73,11 +78,16 @@ async def test_the_garbage_of_a_search_is_collected_once_the_keys_stop(
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         screen = screen_of(pilot)
-        before = gc.get_stats()[2]["collections"]
+        before = [generation["collections"] for generation in gc.get_stats()]
         screen.search_input.value = "fix"
         await settle(pilot)
+        for _ in range(gcpause.FULL_AFTER):  # (each key's idle collection: a full one now and then)
+            await pilot.pause(0.2)
+            screen.search_input.value = screen.search_input.value + " "
+            await settle(pilot)
         await pilot.pause(0.2)
-        assert gc.get_stats()[2]["collections"] > before
+        after = [generation["collections"] for generation in gc.get_stats()]
+        assert after[1] > before[1] and after[2] > before[2]
 
 
 async def test_a_search_of_many_hits_freezes_them_before_the_collector_runs_again(
