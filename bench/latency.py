@@ -26,6 +26,10 @@ environment says PYTHONDONTWRITEBYTECODE; `--no-pyc` compiles them on every laun
 (~0.1 s more per launch).  The launch row also gives seance's CPU time (user+sys, from
 /proc) until its rows were seen: on a shared machine it moves much less than the wall time.
 
+The typing row also gives seance's CPU time per key typed and its resident memory before and
+after the typing; `--keys` prints each key's figures and when it was sent (wall clock, ms
+modulo 1000 s, to match with a log of the process).
+
 Medians and 95th percentiles are printed as a Markdown table (paste into docs/benchmarks.md).
 The capture loop costs CPU of its own on a 2-core machine: the figures are upper bounds.
 """
