@@ -207,7 +207,7 @@ class SearchFlow:
                 gcpause.freeze_long_lived()
         if not worker.is_cancelled:
             self.post_message(SearchDone(text, hits, top=top, rows=rows, generation=generation))
-            rows.index_of  # noqa: B018  (made here, after the rows went out: `RowSet` index_later)
+            rows.make_index()  # (made here, after the rows went out, a step at a time: `RowSet` index_later)
 
     def on_first_page(self, message: FirstPage) -> None:
         """Show the first page, unless a newer key or another change of the rows came since."""
