@@ -235,6 +235,15 @@ class PickerModel:
         summaries = self.summaries.get(self.scope, [])
         return RowsView(summaries, self.named_only, self.sort, self.children, self.marks, self.hits, self._memo)
 
+    def search_view(self) -> RowsView:
+        """`view()` for a search worker: the sessions it ranks, without the previous query's
+        hits.  A Textual worker and its context form a reference cycle, so its arguments live
+        until the collector runs: a view holding the hits would keep every keystroke's hits
+        (100,000 at 100,000 sessions) for a full collection to walk and free, or for ever once
+        frozen (`gcpause.freeze_long_lived`)."""
+        summaries = self.summaries.get(self.scope, [])
+        return RowsView(summaries, self.named_only, self.sort, self.children, self.marks, None, self._memo)
+
     def other_view(self) -> RowsView | None:
         """The other scope's plain listing, as Tab would show it now (None: not listed yet)."""
         other: Scope = "all" if self.scope == "project" else "project"

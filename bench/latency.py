@@ -26,6 +26,10 @@ environment says PYTHONDONTWRITEBYTECODE; `--no-pyc` compiles them on every laun
 (~0.1 s more per launch).  The launch row also gives seance's CPU time (user+sys, from
 /proc) until its rows were seen: on a shared machine it moves much less than the wall time.
 
+The typing row also gives seance's CPU time per key typed and its resident memory before and
+after the typing; `--keys` prints each key's figures and when it was sent (wall clock, ms
+modulo 1000 s, to match with a log of the process).
+
 Medians and 95th percentiles are printed as a Markdown table (paste into docs/benchmarks.md).
 The capture loop costs CPU of its own on a 2-core machine: the figures are upper bounds.
 """
@@ -97,16 +101,26 @@ class Terminal:
         self.tmux("send-keys", "-t", SESSION, *(["-l"] if literal else []), *keys)
         return started
 
-    def cpu_seconds(self) -> float | None:
-        """user+sys CPU seconds the pane's command (seance, the shell's child) has used so far:
-        on a shared machine the wall time moves with the others' load, this much less."""
+    def _stat(self) -> list[str] | None:
+        """The fields of /proc/PID/stat after the command name, for the pane's command (seance,
+        the shell's child); None when it cannot be read."""
         try:
             shell = int(self.tmux("list-panes", "-t", SESSION, "-F", "#{pane_pid}").split()[0])
             children = Path(f"/proc/{shell}/task/{shell}/children").read_text().split()
-            fields = Path(f"/proc/{children[0]}/stat").read_text().rsplit(")", 1)[1].split()
+            return Path(f"/proc/{children[0]}/stat").read_text().rsplit(")", 1)[1].split()
         except (OSError, ValueError, IndexError):
             return None
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def cpu_seconds(self) -> float | None:
+        """user+sys CPU seconds seance has used so far: on a shared machine the wall time moves
+        with the others' load, this much less."""
+        fields = self._stat()
+        return None if fields is None else (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def rss_mb(self) -> float | None:
+        """seance's resident memory now, in MB (None: not readable)."""
+        fields = self._stat()
+        return None if fields is None else int(fields[21]) * os.sysconf("SC_PAGE_SIZE") / 1e6
 
     def stop(self) -> None:
         """End the server and wait until it is gone (a new session must not reach a dying one)."""
@@ -260,6 +274,7 @@ def main() -> int:
         action="append",
         help="measure only these (repeatable; launch is measured on every trial anyway): faster to iterate",
     )
+    parser.add_argument("--keys", action="store_true", help="print each typed key's settled times (stderr)")
     args = parser.parse_args()
     wanted = set(args.only or PHASES)
     if shutil.which("tmux") is None:
@@ -282,7 +297,7 @@ def main() -> int:
         child_env.pop("PYTHONDONTWRITEBYTECODE", None)
     probes: list[Path] = []
     names = ("launch", "launch cpu", "echo", "settled", "settled screen", "settled rows", "tab", "tab screen")
-    names = (*names, "tab rows", "tree", "new")
+    names = (*names, "tab rows", "tree", "new", "typing cpu")
     results: dict[str, list[float]] = {name: [] for name in names}
     try:
         subprocess.run([*seance.split(), "index", "--root", str(root)], env=child_env, check=True)
@@ -301,6 +316,7 @@ def main() -> int:
             settle(terminal, time.perf_counter(), args.quiet)
             time.sleep(args.after_launch)
             if trial == 0 and "typing" in wanted:  # every key of every word, each after the previous one settled
+                cpu_before, rss_before, keys = terminal.cpu_seconds(), terminal.rss_mb(), 0
                 for word in WORDS:
                     typed = ""
                     for char in word:
@@ -308,8 +324,22 @@ def main() -> int:
                         sent = terminal.send(char, literal=True)
                         results["echo"].append(wait_for(terminal, echoes(typed), sent, "echo"))
                         record_settled(results, "settled", terminal, sent, args.quiet)
+                        if args.keys:  # each key's figures, to tell the slow keys from the rest
+                            wall = (time.time() - (time.perf_counter() - sent)) % 1000 * 1000  # (ms, as a log's)
+                            settled, rows = results["settled"][-1] * 1000, results["settled rows"][-1] * 1000
+                            print(f"key {typed!r} at {wall:9.1f}: settled {settled:.0f} ms, rows {rows:.0f} ms",
+                                  file=sys.stderr)  # fmt: skip
                     terminal.send("Escape")
                     settle(terminal, time.perf_counter(), args.quiet)
+                    keys += len(word) + 1
+                cpu_after = terminal.cpu_seconds()
+                if cpu_before is not None and cpu_after is not None:  # steadier than the walls on a shared machine
+                    results["typing cpu"].append((cpu_after - cpu_before) / keys)
+                rss_after = terminal.rss_mb()
+                if rss_before is not None and rss_after is not None:
+                    print(
+                        f"resident memory {rss_before:,.0f} MB before typing, {rss_after:,.0f} after", file=sys.stderr
+                    )
             if "tab" in wanted:
                 before = status(terminal.screen())
                 sent = terminal.send("Tab")
@@ -344,6 +374,7 @@ def main() -> int:
         "settled": "key → list settled for the new query",
         "settled rows": "… its rows alone (the status line's count and the scrollbar aside)",
         "settled screen": "… and the preview of the new top session drawn",
+        "typing cpu": "… seance's CPU time (user+sys) per key typed (Esc included), preview and all",
         "tab": "Tab (scope switch) → rows settled",
         "tab screen": "… and the preview of the new top session drawn",
         "tree": "Ctrl+T → tree rows drawn",

@@ -66,6 +66,25 @@ def freeze_long_lived() -> None:
         gc.freeze()
 
 
+FULL_AFTER = 5  # young collections since the last full one after which an idle collection is a full one
+
+
+def collect_idle() -> bool:
+    """A collection now, while the UI is idle (a no-op unless `own_collector()` was called, or
+    while a pause is in progress: a worker is building).  Of the young generations, and a full
+    one once `FULL_AFTER` young collections have run since the last (half the collector's
+    own threshold, 10: the full collections happen here, not in the middle of a keystroke's
+    search).  It walks only what is not frozen (a keystroke's hits and rows, the strips
+    Textual caches, which refer to themselves).  True if it ran."""
+    if not _owner:
+        return False
+    with _lock:
+        if _depth:
+            return False
+    gc.collect(2 if gc.get_count()[2] >= FULL_AFTER else 1)
+    return True
+
+
 def release_frozen() -> None:
     """Give every frozen object back to the collector (a screen holding many of them has gone)."""
     if _owner:

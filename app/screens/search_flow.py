@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from textual.message import Message
 
+from seance.core import gcpause
 from seance.core.gcpause import gc_paused
 from seance.core.search import SearchCache, first_hits, parse_query, prescan, search_iter
 from seance.core.text import display_text
@@ -43,6 +44,7 @@ from ..messages import SearchDone
 from ..search_thread import SearchThread
 
 if TYPE_CHECKING:
+    from textual.timer import Timer, TimerCallback
     from textual.worker import Worker
 
     from seance.core.catalog import SessionSource
@@ -57,6 +59,10 @@ FIRST_PAGE_MIN = 60  # title hits that fill a screen: fewer, and the first page 
 FIRST_PAGE_MAX = 200  # rows the first page holds (a screen, and a Page Down)
 FIRST_PAGE_SESSIONS = 10_000  # below this many sessions the whole search takes ~40 ms: no first page (its frame
 # would cost the UI thread more than the wait it saves)
+FREEZE_HITS = 5000  # a search with this many hits freezes them (and their rows) out of the collector's reach
+# before it lets the collector run again: they live until the next key, and a collection walking them
+# (on the search thread as the pause ends, then on the UI thread) delayed the rows and stalled the echo
+COLLECT_IDLE = 0.25  # seconds after a search's rows landed with no newer key: collect then (`_collect_when_idle`)
 NO_HIT_QUERY = "zqxjzqxj"  # what the warm-up asks the index: opens the connection, finds nothing
 
 
@@ -77,6 +83,7 @@ class SearchFlow:
     _first_page_generation: int = -1  # the rows request whose first page the list shows
     _within: tuple[Sequence[SessionSummary], list[str]] | None = None  # `_paths_of`
     _warm_generation: int = 0
+    _idle_collect: Timer | None = None
 
     if TYPE_CHECKING:  # what the mixin uses of the screen it is mixed into
         catalog: SessionSource
@@ -88,6 +95,10 @@ class SearchFlow:
         def session_list(self) -> SessionList: ...
 
         def post_message(self, message: Message) -> bool: ...
+
+        def set_timer(
+            self, delay: float, callback: TimerCallback | None = None, *, name: str | None = None, pause: bool = False
+        ) -> Timer: ...
 
         def _show_selection(self) -> None: ...
 
@@ -155,7 +166,7 @@ class SearchFlow:
         cache, marks = self._search_cache, self.model.marks
         index_query = None
         if query.fts_match():  # every hit, made lazily (the rows on screen make their snippets)
-            within = None if paths else self._paths_of(summaries)  # one project's
+            within = self._paths_of(summaries)  # (hits keyed by these strings: fast lookups)
             index_query = self._index_thread.submit(
                 lambda: self.catalog.text_hits(query, include_cwd=paths, within=within)
             )
@@ -192,9 +203,11 @@ class SearchFlow:
                 else:
                     time.sleep(0)  # let the UI thread take the GIL between chunks
             rows = view.hit_rows(hits)
+            if len(hits) >= FREEZE_HITS:  # before the collector is back: it would walk them at once
+                gcpause.freeze_long_lived()
         if not worker.is_cancelled:
             self.post_message(SearchDone(text, hits, top=top, rows=rows, generation=generation))
-            rows.index_of  # noqa: B018  (made here, after the rows went out: `RowSet` index_later)
+            rows.make_index()  # (made here, after the rows went out, a step at a time: `RowSet` index_later)
 
     def on_first_page(self, message: FirstPage) -> None:
         """Show the first page, unless a newer key or another change of the rows came since."""
@@ -210,6 +223,16 @@ class SearchFlow:
         """Whether the search's final rows move the cursor to the top: not when its first page
         is on screen (the user may have moved since; the cursor stays on its session)."""
         return top and self._first_page_generation != generation
+
+    def _collect_when_idle(self) -> None:
+        """A search's rows are on screen: collect the garbage once no key has come for
+        `COLLECT_IDLE` (`gcpause.collect_idle`: the unfrozen objects only, a keystroke's worth).
+        Each key leaves cyclic garbage (Textual's strips cache themselves) that the collector
+        otherwise finds in a full collection in the middle of a later key's search (35-70 ms
+        at 10,000 sessions, the slow keys' share of the settled time)."""
+        if self._idle_collect is not None:
+            self._idle_collect.stop()
+        self._idle_collect = self.set_timer(COLLECT_IDLE, gcpause.collect_idle)
 
     def _warm_search(self, view: RowsView, paths: bool) -> None:
         """Fold `view`'s sessions for the search and open the index connection, on the
@@ -227,7 +250,7 @@ class SearchFlow:
                     cache.block(summaries[starts[at] : starts[at] + SEARCH_CHUNK])
                 thread.soon(lambda: step(at + 1))
                 return
-            within = None if paths else self._paths_of(summaries)
+            within = self._paths_of(summaries)
             index_thread.soon(lambda: opened(within))
 
         def opened(within: list[str] | None) -> None:
@@ -239,4 +262,4 @@ class SearchFlow:
         thread.soon(lambda: step(0))
 
 
-__all__ = ["FIRST_PAGE_MAX", "FIRST_PAGE_MIN", "FirstPage", "SearchFlow"]
+__all__ = ["FIRST_PAGE_MAX", "FIRST_PAGE_MIN", "FREEZE_HITS", "FirstPage", "SearchFlow"]

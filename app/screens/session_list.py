@@ -86,8 +86,6 @@ if TYPE_CHECKING:
 NARROW = 100  # below this many columns the preview hides itself
 SEARCH_DEBOUNCE = 0.03  # a search waits this long for the next key while keys come fast
 TYPING_BURST = 0.15  # a key within this long of the previous one is part of a burst
-FREEZE_HITS = 5000  # a search with this many hits keeps them out of the collector's reach (they
-# live until the next keystroke; a full collection walking them stalls the UI thread's echo)
 QUICK_FIRST_FILES = 300  # more files than this to index: paint the quick listing first
 ROWS_AHEAD_DELAY = 0.3  # after an exact listing, the other scope's rows are made this much later
 FIRST_SCREEN_FILES = 200  # on a cold index, the newest files are shown before the full quick listing
@@ -517,7 +515,7 @@ class SessionPickerScreen(DeleteActions, MarkActions, RowMaking, SearchFlow, Fir
             self._show_query_error(f"invalid query: {error}")
             return
         self._clear_query_error()
-        view = self.model.view()
+        view = self.model.search_view()  # (without the previous hits: the worker keeps its arguments)
         debounce, self._debounce = self._debounce, 0.0
         paths, generation = self.model.scope == "all", self._next_rows_generation()
         if debounce:  # within a burst of keys: the worker waits for the next one anyway
@@ -552,9 +550,10 @@ class SessionPickerScreen(DeleteActions, MarkActions, RowMaking, SearchFlow, Fir
             self._set_rows(message.rows, top=self._final_top(message.generation, message.top))
         else:  # the sort, the filters or the listing changed while it ran: the hits again, in the new order
             self._make_rows(self.model.view(), self._final_top(message.generation, message.top))
-        if self._freeze_after_search or len(message.hits) >= FREEZE_HITS:
+        if self._freeze_after_search:  # (a search of many hits froze them itself: search_flow.py)
             self._freeze_after_search = False
             self._freeze_long_lived()
+        self._collect_when_idle()  # search_flow.py
 
     def on_screen_resume(self) -> None:
         # back from a screen (the app may have given every frozen object back to the collector

@@ -211,6 +211,13 @@ class _Matcher:
     def _with_text_hits(self, block: Block, alive: list[int], matches: dict[int, _Match]) -> None:
         """Sessions the index found the query in: a fuzzy, path or missing match of a fuzzy or
         phrase term counts as a full-text hit there (a regex term must still match itself)."""
+        rows = self._index_rows(block, alive)
+        if not rows:
+            return
+        self._merge_text_hits(block, alive, matches, rows)
+
+    def _index_rows(self, block: Block, alive: list[int]) -> dict[int, str]:
+        """The sessions of `block` (among `alive`) the index found the query in: index -> field."""
         rows: dict[int, str] = {}
         text_hits, paths = self.text_hits, self.paths
         # a lazy map of the index's hits (`core.index.IndexHits`) tells the fields without making hits
@@ -227,11 +234,15 @@ class _Matcher:
             field_name = field or "text"
             if paths or field_name != "cwd":  # the cwd only counts where paths do
                 rows[index] = field_name
-        if not rows:
-            return
-        if self.filters or self.negative:
+        if rows and (self.filters or self.negative):
             allowed = set(alive)
             rows = {index: name for index, name in rows.items() if index in allowed}
+        return rows
+
+    def _merge_text_hits(
+        self, block: Block, alive: list[int], matches: dict[int, _Match], rows: dict[int, str]
+    ) -> None:
+        """`_with_text_hits` once the index's rows (`_index_rows`) are known."""
         if len(self.positive) == 1:  # the chain scanned this term over `alive` already (each
             # session's match does not depend on the others'): `matches` is its scan of `rows`
             if self.positive[0].kind != "regex":  # a regex must match by itself: nothing to add
@@ -241,17 +252,50 @@ class _Matcher:
                         matches[index] = (FULL_TEXT, field_name, 100.0)
             return
         found = [self._scan_alone(term, key, block, alive) for term, key in zip(self.positive, self.keys, strict=True)]
+        if any(term.kind == "regex" for term in self.positive):
+            for index, field_name in rows.items():
+                self._combine(index, field_name, found, matches)
+            return
+        # no regex: where no term is in a title, each term counts as a full-text hit of 100,
+        # and the first term's field is the combined one's ("text" if its own scan found it in
+        # the session's text, else the index's): `_combine`'s answer without its loop per term
+        titled: set[int] = set()
+        for term_found in found:
+            titled.update([index for index, match in term_found.items() if match[0] < FULL_TEXT])
+        first, score = found[0], 100.0 * len(found)
         for index, field_name in rows.items():
-            combined: _Match | None = None
-            for term, term_found in zip(self.positive, found, strict=True):
-                match = term_found.get(index)
-                if term.kind != "regex" and (match is None or match[0] > FULL_TEXT):
-                    match = (FULL_TEXT, field_name, 100.0)
-                if match is None:
-                    break
-                combined = match if combined is None else _both_one(combined, match)
-            else:
+            if index in titled:  # `_combine` inlined (no regex: every term matches here)
+                combined: _Match | None = None
+                for term_found in found:
+                    match = term_found.get(index)
+                    if match is None or match[0] > FULL_TEXT:
+                        match = (FULL_TEXT, field_name, 100.0)
+                    if combined is None:
+                        combined = match
+                    elif combined[0] >= match[0]:
+                        combined = (combined[0], combined[1], combined[2] + match[2])
+                    else:
+                        combined = (match[0], match[1], combined[2] + match[2])
                 matches[index] = combined  # type: ignore[assignment]
+                continue
+            own = first.get(index)
+            matches[index] = (FULL_TEXT, own[1] if own is not None and own[0] == FULL_TEXT else field_name, score)
+
+    def _combine(self, index: int, field_name: str, found: list[dict[int, _Match]], matches: dict[int, _Match]) -> None:
+        """Session `index`, an index hit in `field_name`, with every term's own match (`found`,
+        one dict per term): a fuzzy, path or missing match of a non-regex term counts as a
+        full-text hit there; the terms' matches combined (`_both_one`) into `matches`, unless
+        a regex term does not match."""
+        combined: _Match | None = None
+        for term, term_found in zip(self.positive, found, strict=True):
+            match = term_found.get(index)
+            if term.kind != "regex" and (match is None or match[0] > FULL_TEXT):
+                match = (FULL_TEXT, field_name, 100.0)
+            if match is None:
+                return
+            combined = match if combined is None else _both_one(combined, match)
+        if combined is not None:
+            matches[index] = combined
 
     def _scan_alone(self, term: Term, key: tuple, block: Block, alive: list[int]) -> dict[int, _Match]:
         """One term's matches over `alive`, memoised as the one-term chain `_chain` keeps (the
