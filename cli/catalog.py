@@ -154,6 +154,13 @@ def apply_query(
 def run_ls(args: argparse.Namespace) -> int:
     if args.skipped:
         return run_ls_skipped(args)
+    # A listing allocates one object or more per file and keeps them all to its end, and
+    # none forms a cycle: the collector would scan them again and again (gen0 every 700).
+    with gc_paused():
+        return _run_ls(args)
+
+
+def _run_ls(args: argparse.Namespace) -> int:
     query = bool(args.query) and not args.quick
     catalog = _catalog(args, query=query)
     from seance.core.marks import annotate_pi_json, annotated_pieces
