@@ -612,6 +612,7 @@ class Catalog:
             return None
         target = None if cwd is None else _resolved(cwd)
         found = self.discover_ahead()  # the files found now: asked for once the index is read
+        roots = [os.fspath(root) for root in self.roots] if self.explicit_roots else []
 
         def infos() -> list[FileInfo]:
             return found().infos
@@ -621,7 +622,15 @@ class Catalog:
                 return None
             index.read_through_cache()
             with index.snapshot():
-                return indexquery.rank(index, query, infos, target, _resolved, lambda: found.first())
+                answer = indexquery.rank(
+                    index, query, infos, target, _resolved, lambda: found.first(), scope_key(roots, None)
+                )
+            if isinstance(answer, indexquery.Ranked) and answer.keep is not None:
+                # the checked rows, for the next query on the same files (after the read
+                # transaction): a shortcut for next time only, so a failure to store is no failure
+                with contextlib.suppress(*INDEX_ERRORS):
+                    index.put_listing(*answer.keep[:2], [answer.keep[2]], answer.sessions, [])
+            return answer
 
         try:
             answer = self._fresh_answer(ranked, lambda: len(infos()))
