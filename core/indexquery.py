@@ -435,10 +435,11 @@ def _term_rows(term: Term, titles: _Joined, paths: _Paths | None, min_fuzzy: int
     in_title = titles.rows(text)
     other: set[int] = set()
     if term.kind == "fuzzy" and len(text) >= min_fuzzy:
-        # only the union with `in_title` counts: the titles that hold the term's rarest letter
-        # and not the term itself, when they are few (else one scan of every title)
-        rare = titles.rows(_rarest_letter(text)) - in_title
-        if len(rare) <= len(titles.starts) // 4:
+        # only the union with `in_title` counts: with a rare letter in the term, only the titles
+        # that hold it and not the term are searched (`sqlite`: 1,800 of 10,000), else every one
+        letter = _rarest_letter(text)
+        rare = titles.rows(letter) - in_title if letter in _RARE_LETTERS else None
+        if rare is not None and len(rare) <= len(titles.starts) // 4:
             other |= titles.rows_of(_fuzzy_within(text), rare)
         else:
             other |= titles.rows(_fuzzy_within(text))
@@ -450,11 +451,12 @@ def _term_rows(term: Term, titles: _Joined, paths: _Paths | None, min_fuzzy: int
 # letters from the most to the least frequent in English text and code: a term's rarest
 # letter, the one fewest titles hold, is its last one in this order (anything else: rarer)
 _LETTER_ORDER = {letter: rank for rank, letter in enumerate("etaoinsrhldcumfpgwybvkxjqz")}
+_RARE_LETTERS = frozenset("xjqz")  # few titles hold them: finding those first pays
 
 
 def _rarest_letter(term: str) -> str:
     """The character of `term` that probably the fewest titles hold (`_LETTER_ORDER`)."""
-    return min(term, key=lambda char: _LETTER_ORDER.get(char, -1))
+    return max(term, key=lambda char: _LETTER_ORDER.get(char, len(_LETTER_ORDER)))
 
 
 def _fuzzy_within(term: str) -> re.Pattern[str]:
