@@ -164,14 +164,16 @@ def exit_now(code: int) -> None:
     """End the process with `code` once a command has answered, without the interpreter's
     teardown: every module and object freed one by one, and collections of what the command
     built (10-15 ms of a 0.15 s warm `ls`, more than its own answer's lookup).  Only when
-    nothing is left to finish: no other thread runs, stdout and stderr are flushed, and the
-    `atexit` callbacks run first, as a normal exit runs them.  Otherwise it returns and the
-    interpreter exits as usual (a failed flush is reported there, as before)."""
+    nothing is left to finish: no other thread runs, no profiler or tracer (`python -m
+    cProfile`, a debugger, coverage) waits for the end to write what it saw, stdout and
+    stderr are flushed, and the `atexit` callbacks run first, as a normal exit runs them.
+    Otherwise it returns and the interpreter exits as usual (a failed flush is reported
+    there, as before)."""
     import atexit
     import os
     import threading
 
-    if threading.active_count() > 1 or not isinstance(code, int):
+    if threading.active_count() > 1 or not isinstance(code, int) or sys.gettrace() or sys.getprofile():
         return
     try:
         sys.stdout.flush()

@@ -101,6 +101,33 @@ def test_with_another_thread_running_the_interpreter_exits_as_usual(tmp_path: Pa
     assert rest == b"returned 0\n"
 
 
+def test_a_profiler_still_gets_the_end_of_the_run(tmp_path: Path) -> None:
+    """`python -m cProfile -o FILE -m seance ...` writes FILE after the module returns: the
+    early end waits for it (as for a debugger or coverage)."""
+    root = _root(tmp_path, 3)
+    stats = tmp_path / "ls.prof"
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "cProfile",
+            "-o",
+            str(stats),
+            "-m",
+            "seance",
+            "ls",
+            "--all",
+            "--json",
+            "--root",
+            str(root),
+        ],
+        env=_env(tmp_path),
+        capture_output=True,
+        check=True,
+    )
+    assert stats.stat().st_size > 0
+
+
 def test_main_called_with_arguments_returns_its_code(tmp_path: Path, capsys) -> None:
     """A caller that passes `argv` (tests, an embedding program) gets the code back: only
     the process's own entry (`argv` None) ends early."""
