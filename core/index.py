@@ -368,6 +368,18 @@ def index_fault(error: BaseException) -> str:
     return DAMAGED
 
 
+def _checked_listing(found: tuple) -> Listing | None:
+    """A `listings` row's (payload, reused, skipped, checksum) as a `Listing`, if it passes
+    its check (it is printed as is: a damaged one is never the answer)."""
+    payload, reused, skipped, check = found
+    if type(reused) is not int or type(skipped) is not bytes or _blob_check(payload, reused, skipped) != check:
+        return None
+    parts = _decode(skipped).split("\0") if skipped else []
+    if len(parts) % 2:
+        return None
+    return Listing(payload, reused, list(zip(parts[::2], parts[1::2], strict=True)))
+
+
 class FullTextQueryError(ValueError):
     """A MATCH expression FTS5 cannot parse: the query is at fault, not the index."""
 
@@ -764,15 +776,18 @@ class Index:
         found = self.db.execute(
             "SELECT payload, reused, skipped, checksum FROM listings WHERE scope = ? AND files = ?", (scope, files)
         ).fetchone()
-        if found is None:
+        return _checked_listing(found) if found is not None else None
+
+    def stored_listing(self, scope: bytes) -> tuple[bytes, Listing] | None:
+        """The answer stored for `scope`, whatever files it was made from: (its `files` key,
+        the checked `Listing`), for a caller that checks the key itself later."""
+        found = self.db.execute(
+            "SELECT files, payload, reused, skipped, checksum FROM listings WHERE scope = ?", (scope,)
+        ).fetchone()
+        if found is None or type(found[0]) is not bytes:
             return None
-        payload, reused, skipped, check = found
-        if type(reused) is not int or type(skipped) is not bytes or _blob_check(payload, reused, skipped) != check:
-            return None
-        parts = _decode(skipped).split("\0") if skipped else []
-        if len(parts) % 2:
-            return None
-        return Listing(payload, reused, list(zip(parts[::2], parts[1::2], strict=True)))
+        listing = _checked_listing(found[1:])
+        return (found[0], listing) if listing is not None else None
 
     def put_listing(
         self, scope: bytes, files: bytes, parts: list[bytes], reused: int, not_sessions: list[tuple[str, str]]

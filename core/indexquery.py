@@ -99,30 +99,59 @@ def rank(
     made by another process, asked for once the rows are read (`Index.adopt_fts_verdict`);
     `scope`: the roots' `index.scope_key` (all projects), under which the checked rows are
     kept for the next query on the same files and full-text index (`core.queryrows`)."""
-    from .search.fuzzy import MIN_FUZZY
-
     paths = target is None
     full_text = query.full_text()
     # The search, then every row (the hits' objects read once while they fit); the search's
     # signature is checked after the rows, before its answer is used: by then the discovery
     # child has counted it (`checked_ahead`), or it is counted here.
     hits = index.best_fields(full_text, include_cwd=paths, checked=False) if full_text is not None else {}
-    kept = _kept_rows(index, scope, infos) if scope is not None else None
-    if kept is not None and kept[2] is not None:  # the rows kept by an earlier query: checked then
-        if full_text is not None:
-            index.adopt_fts_verdict(checked_ahead())
-            index.check_full_text()
-        sessions, skipped = kept[2]
-        titles_checked, keep = True, None
-    else:
-        fresh = _checked_rows(index, hits, full_text, infos, checked_ahead)
-        if fresh is None or isinstance(fresh, Stale):
-            return fresh
-        sessions, skipped = fresh  # newest first
-        titles_checked, keep = False, None
-        if kept is not None and _titles_pass(sessions):  # every title checked: the rows can be kept
-            blob = pack(sessions, skipped)
-            titles_checked, keep = True, (kept[0], kept[1], blob) if blob is not None else None
+    kept_as, files = None, b""
+    if scope is not None:
+        from .ftscheck import fts_state
+        from .index import files_key
+
+        kept_as, fts = stored_scope(scope), b"\0" + repr(fts_state(index.db)).encode("utf-8", "surrogatepass")
+        stored = index.stored_listing(kept_as)
+        kept = unpack(stored[1].payload) if stored is not None and stored[0].endswith(fts) else None
+        answer = None
+        if kept is not None:  # the rows kept by an earlier query (checked then), ranked while the files are found
+            answer = _ordered(index, query, kept[0], kept[1], hits, target, resolve, titles_checked=True)
+        files = files_key(list(infos())) + fts
+        if kept is not None and stored is not None and stored[0] == files:  # made from exactly these files
+            if full_text is not None:
+                index.adopt_fts_verdict(checked_ahead())
+                index.check_full_text()
+            return answer
+    fresh = _checked_rows(index, hits, full_text, infos, checked_ahead)
+    if fresh is None or isinstance(fresh, Stale):
+        return fresh
+    sessions, skipped = fresh  # newest first
+    keep = None
+    if kept_as is not None and _titles_pass(sessions):  # every title checked: the rows can be kept
+        blob = pack(sessions, skipped)
+        keep = (kept_as, files, blob) if blob is not None else None
+    return _ordered(index, query, sessions, skipped, hits, target, resolve, titles_checked=keep is not None, keep=keep)
+
+
+def _ordered(
+    index: Index,
+    query: Query,
+    sessions: list[tuple],
+    skipped: list[tuple[str, str]],
+    hits: dict[int, tuple[str, int]],
+    target: str | None,
+    resolve: Callable[[str], str],
+    *,
+    titles_checked: bool,
+    keep: tuple[bytes, bytes, bytes] | None = None,
+) -> Ranked | None:
+    """`rank`'s answer from the sessions' rows (newest first, every one checked; the titles
+    too with `titles_checked`): those in `target`'s project that `query` matches, in
+    `rank.search`'s order.  Rows without their objects (kept rows) get them in one scan."""
+    from .search.fuzzy import MIN_FUZZY
+
+    paths = target is None
+    full_text = query.full_text()
     if target is not None:
         sessions = [row for row in sessions if row[_CWD] and resolve(row[_CWD]) == target]
     if not titles_checked and not _titles_pass(sessions):
@@ -194,20 +223,6 @@ def _checked_rows(
         index.adopt_fts_verdict(checked_ahead())
         index.check_full_text()  # raises, as the search would, for the catalog's guard to heal
     return fresh_sessions(rows, infos(), text=True)  # the index must describe every file found as it is
-
-
-def _kept_rows(
-    index: Index, scope: bytes, infos: Callable[[], Sequence[FileInfo]]
-) -> tuple[bytes, bytes, tuple[list[tuple], list[tuple[str, str]]] | None]:
-    """(the `listings` scope and key of the rows a query on exactly these files and this
-    full-text index keeps, those rows and skipped files if kept (else None))."""
-    from .ftscheck import fts_state
-    from .index import files_key
-
-    stored_as = stored_scope(scope)
-    files = files_key(list(infos())) + b"\0" + repr(fts_state(index.db)).encode("utf-8", "surrogatepass")
-    listing = index.listing(stored_as, files)
-    return stored_as, files, unpack(listing.payload) if listing is not None else None
 
 
 def _titles_pass(sessions: list[tuple]) -> bool:
