@@ -648,13 +648,15 @@ class Catalog:
         """The stored `ls --json` objects of `ranked`, in its order, `size` at a time (so an
         answer of 100,000 sessions is never in memory at once); a row that fails its check
         is not printed: its file is read again."""
+        read = ranked.objects or {}
         for start in range(0, len(ranked.rows), size):
             rows = ranked.rows[start : start + size]
-            unread = [row for row in rows if row[13] is None]  # the others' were read (and checked) in the ranking
+            # the others' were read (and checked) in the ranking
+            unread = [row for row in rows if row[13] is None and row[0] not in read]
             stored = self._guarded(lambda index: index.checked_payloads(unread) if index is not None else {})  # noqa: B023
             objects = []
             for row in rows:
-                data = row[13] if row[13] is not None else stored.get(row[0])
+                data = row[13] if row[13] is not None else read.get(row[0]) or stored.get(row[0])
                 if data is None:
                     summary = self.summary(Path(row[1]))
                     if summary is None:  # no longer a session

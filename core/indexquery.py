@@ -68,6 +68,8 @@ class Ranked(NamedTuple):
     # the checked rows to keep for the next query, (scope, files, blob) for `Index.put_listing`
     # after the read transaction (`core.queryrows`); None when they came from there
     keep: tuple[bytes, bytes, bytes] | None = None
+    # file_id -> its checked object, for rows that do not carry it (`_with_payloads`)
+    objects: dict[int, bytes] | None = None
 
 
 def supported(query: Query) -> bool:
@@ -194,16 +196,11 @@ def _ordered(
         (primary if is_primary(field) else tools).append(position)
     order = [*before, *primary, *tools, *after]
     rows = [sessions[position] for position in order]
+    objects = None
     if titles_checked and keep is None and len(rows) > len(sessions) // 8:  # kept rows: no object read yet
-        rows = _with_payloads(index, rows)
-    return Ranked(rows, skipped, len(sessions), keep)
-
-
-def _with_payloads(index: Index, rows: list[tuple]) -> list[tuple]:
-    """`rows` with their stored objects, read in one scan (`Index.scanned_payloads`) up to
-    `PAYLOAD_BUDGET` bytes: the others are read when printed, as `query_rows` leaves them."""
-    found = index.scanned_payloads({row[_FILE_ID]: row[_SALT] for row in rows}, PAYLOAD_BUDGET)
-    return [row if (data := found.get(row[_FILE_ID])) is None else (*row[:_PAYLOAD], data) for row in rows]
+        # their objects in one scan, up to `PAYLOAD_BUDGET` bytes (the others are read when printed)
+        objects = index.scanned_payloads({row[_FILE_ID]: row[_SALT] for row in rows}, PAYLOAD_BUDGET)
+    return Ranked(rows, skipped, len(sessions), keep, objects)
 
 
 def _checked_rows(
