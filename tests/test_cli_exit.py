@@ -59,16 +59,18 @@ def test_the_exit_code_is_the_commands(tmp_path: Path) -> None:
 
 
 _CHILD = """
-import atexit, sys, threading, time
+import atexit, sys, threading
 from pathlib import Path
 marker = Path(sys.argv[1])
 atexit.register(lambda: marker.write_text("atexit ran"))
+done = threading.Event()
 if sys.argv[2] == "thread":
-    threading.Thread(target=time.sleep, args=(0.3,)).start()  # still running when main() returns
+    threading.Thread(target=done.wait).start()  # still running when main() returns
 sys.argv = ["seance", "ls", "--all", "--json", "--root", sys.argv[3]]
 from seance.cli.main import main
 code = main()
 print("returned", code)  # only when the interpreter ends the usual way
+done.set()
 """
 
 
