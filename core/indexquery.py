@@ -107,7 +107,7 @@ def rank(
     # signature is checked after the rows, before its answer is used: by then the discovery
     # child has counted it (`checked_ahead`), or it is counted here.
     hits = index.best_fields(full_text, include_cwd=paths, checked=False) if full_text is not None else {}
-    kept_as, files = None, b""
+    kept_as, files, stored = None, b"", None
     if scope is not None:
         from .ftscheck import fts_state
         from .index import files_key
@@ -117,7 +117,7 @@ def rank(
         kept = unpack(stored[1].payload) if stored is not None and stored[0].endswith(fts) else None
         answer = None
         if kept is not None:  # the rows kept by an earlier query (checked then), ranked while the files are found
-            answer = _ordered(index, query, kept[0], kept[1], hits, target, resolve, titles_checked=True)
+            answer = _ordered(index, query, kept[0], kept[1], hits, target, resolve, titles_checked=True, kept=True)
         files = files_key(list(infos())) + fts
         if kept is not None and stored is not None and stored[0] == files:  # made from exactly these files
             if full_text is not None:
@@ -128,11 +128,16 @@ def rank(
     if fresh is None or isinstance(fresh, Stale):
         return fresh
     sessions, skipped = fresh  # newest first
-    keep = None
-    if kept_as is not None and _titles_pass(sessions):  # every title checked: the rows can be kept
-        blob = pack(sessions, skipped)
-        keep = (kept_as, files, blob) if blob is not None else None
-    return _ordered(index, query, sessions, skipped, hits, target, resolve, titles_checked=keep is not None, keep=keep)
+    keep, titles_checked = None, False
+    if kept_as is not None and stored is not None and stored[0] == files and not stored[1].payload:
+        # the second query on these files: the store is not changing under every query (an
+        # agent appending), so the rows are worth keeping (4.6 MB at 10,000 sessions)
+        if _titles_pass(sessions):  # every title checked: the rows can be kept
+            blob = pack(sessions, skipped)
+            keep, titles_checked = (kept_as, files, blob) if blob is not None else None, True
+    elif kept_as is not None:
+        keep = (kept_as, files, b"")  # the first query on these files: only their key, to see them again
+    return _ordered(index, query, sessions, skipped, hits, target, resolve, titles_checked=titles_checked, keep=keep)
 
 
 def _ordered(
@@ -146,10 +151,12 @@ def _ordered(
     *,
     titles_checked: bool,
     keep: tuple[bytes, bytes, bytes] | None = None,
+    kept: bool = False,
 ) -> Ranked | None:
     """`rank`'s answer from the sessions' rows (newest first, every one checked; the titles
     too with `titles_checked`): those in `target`'s project that `query` matches, in
-    `rank.search`'s order.  Rows without their objects (kept rows) get them in one scan."""
+    `rank.search`'s order.  `kept`: rows kept by an earlier query, without their objects:
+    those of many hits are read in one scan."""
     from .search.fuzzy import MIN_FUZZY
 
     paths = target is None
@@ -197,7 +204,7 @@ def _ordered(
     order = [*before, *primary, *tools, *after]
     rows = [sessions[position] for position in order]
     objects = None
-    if titles_checked and keep is None and len(rows) > len(sessions) // 8:  # kept rows: no object read yet
+    if kept and len(rows) > len(sessions) // 8:  # no object read yet
         # their objects in one scan, up to `PAYLOAD_BUDGET` bytes (the others are read when printed)
         objects = index.scanned_payloads({row[_FILE_ID]: row[_SALT] for row in rows}, PAYLOAD_BUDGET)
     return Ranked(rows, skipped, len(sessions), keep, objects)

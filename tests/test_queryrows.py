@@ -99,12 +99,13 @@ def test_the_next_query_on_the_same_files_takes_the_kept_rows(tmp_path: Path, mo
     reads = _Reads(monkeypatch)
     try:
         catalog.refresh()
-        for query in ["sqlite", "sqlt", "fix the", "zzqqxx"]:
-            expected = _reference(catalog, query)
-            before = reads.count
-            assert (_printed(catalog, query) or []) == expected
-            assert (_printed(catalog, query) or []) == expected
-            assert reads.count - before <= 1  # the rows were read at most once: the second took them back
+        expected = _reference(catalog, "sqlite")
+        assert _printed(catalog, "sqlite") == expected  # rows read; only the files' key kept
+        assert _printed(catalog, "sqlite") == expected  # the same files again: rows read and kept
+        assert reads.count == 2
+        for query in ["sqlite", "sqlt", "fix the", "zzqqxx"]:  # any query on the same files takes them back
+            assert (_printed(catalog, query) or []) == _reference(catalog, query)
+        assert reads.count == 2
         cwd = _reference(catalog, "sqlite")[0]["cwd"]
         before = reads.count
         assert _printed(catalog, "sqlite", cwd) == _reference(catalog, "sqlite", cwd)  # one project: the same rows
@@ -122,7 +123,7 @@ def test_a_changed_file_or_full_text_index_reads_the_rows_again(
     reads = _Reads(monkeypatch)
     try:
         catalog.refresh()
-        assert _printed(catalog, "sqlite") == _reference(catalog, "sqlite")  # rows read and kept
+        assert _printed(catalog, "sqlite") == _printed(catalog, "sqlite") == _reference(catalog, "sqlite")  # kept
         target = sorted(root.rglob("*.jsonl"))[4]
         with target.open("ab") as handle:  # an agent appends: the file's stat changes
             entry = {"type": "custom", "customType": "note", "data": {}, "id": "0badf00d", "parentId": None}
@@ -140,6 +141,34 @@ def test_a_changed_file_or_full_text_index_reads_the_rows_again(
         catalog.close()
 
 
+def test_a_store_changing_under_every_query_keeps_no_rows(tmp_path: Path) -> None:
+    """An agent appending between queries: each query sees new files, so only their key is
+    kept (no rows written that no query would use)."""
+    root = tmp_path / "sessions"
+    generate_corpus(root, sessions=20, projects=2, seed=14, mean_bytes=3000)
+    catalog = Catalog([root], cache_dir=tmp_path / "cache")
+    target = sorted(root.rglob("*.jsonl"))[3]
+    try:
+        catalog.refresh()
+        for step in range(3):
+            with target.open("ab") as handle:
+                entry = {
+                    "type": "custom",
+                    "customType": "note",
+                    "data": {},
+                    "id": f"0badf0{step:02d}",
+                    "parentId": None,
+                }
+                handle.write(json.dumps(entry).encode() + b"\n")
+            assert _printed(catalog, "sqlite") == _reference(catalog, "sqlite")
+            with sqlite3.connect(tmp_path / "cache" / DB_NAME) as db:
+                query = "SELECT length(payload) FROM listings WHERE substr(scope, 1, 11) = CAST(? AS BLOB)"
+                kept = db.execute(query, ("query-rows\0",)).fetchall()
+            assert kept == [(0,)]
+    finally:
+        catalog.close()
+
+
 def test_damaged_kept_rows_are_never_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     root = tmp_path / "sessions"
     generate_corpus(root, sessions=30, projects=2, seed=13, mean_bytes=3000)
@@ -148,7 +177,7 @@ def test_damaged_kept_rows_are_never_used(tmp_path: Path, monkeypatch: pytest.Mo
     try:
         catalog.refresh()
         expected = _reference(catalog, "sqlite")
-        assert _printed(catalog, "sqlite") == expected  # rows read, checked and kept
+        assert _printed(catalog, "sqlite") == _printed(catalog, "sqlite") == expected  # rows read, checked and kept
         with sqlite3.connect(tmp_path / "cache" / DB_NAME) as db:  # one byte of the kept rows flipped
             db.execute(
                 "UPDATE listings SET payload = CAST(substr(payload, 1, 60) || 'X' || substr(payload, 62) AS BLOB) "
