@@ -154,9 +154,16 @@ def apply_query(
 def run_ls(args: argparse.Namespace) -> int:
     if args.skipped:
         return run_ls_skipped(args)
+    # A listing allocates one object or more per file and keeps them all to its end, and
+    # none forms a cycle: the collector would scan them again and again (gen0 every 700).
+    with gc_paused():
+        return _run_ls(args)
+
+
+def _run_ls(args: argparse.Namespace) -> int:
     query = bool(args.query) and not args.quick
     catalog = _catalog(args, query=query)
-    from seance.core.marks import annotate_pi_json, annotated_pieces
+    from seance.core.marks import annotate_pi_json, annotated_pieces, marked_pieces
 
     from .marks import listing_marks, marked_json
 
@@ -168,11 +175,11 @@ def run_ls(args: argparse.Namespace) -> int:
         if args.json and not args.query and sort == "recent" and children == "threaded":
             # the fast paths: no summary is decoded (warm) or built (quick)
             # parts of the answer: 70 MB at 100k sessions, never copied whole
-            parts = [catalog.quick_pi_json(cwd)] if args.quick else catalog.list_pi_json_parts(cwd)
+            parts = [catalog.quick_pi_json(cwd)] if args.quick else catalog.ls_json_parts(cwd)
             _report_skipped(catalog, quick=args.quick)
             if len(parts) == 1 and parts[0].strip() == b"[]":
                 _report_empty(catalog, cwd)
-            write_json_pieces(annotated_pieces(parts, marks))
+            write_json_pieces(annotated_pieces(parts, marks) if args.quick else marked_pieces(parts, marks))
             return ExitCode.OK
         if args.json and args.query and not args.quick and sort == "relevance" and children == "threaded":
             # a fresh index answers per hit, printed as it is read (`core.indexquery`)

@@ -124,13 +124,25 @@ def _run_browser(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the `seance` console script and `python -m seance`."""
+    """Entry point of the `seance` console script and `python -m seance` (`argv` None: this
+    process is the command's own, and ends as soon as a command has answered: `exit_now`)."""
+    own_process = argv is None
     if argv is None:
         argv = sys.argv[1:]
     own_collector()  # the `seance` command runs this process: it may tune the collector (see gcpause)
     parser = build_parser(argv)
     args = parse_args(parser, argv)
-    handler: Handler = getattr(args, "handler", _run_browser)
+    handler: Handler | None = getattr(args, "handler", None)
+    if handler is None:
+        return _run(_run_browser, args)
+    code = _run(handler, args)
+    if own_process:
+        exit_now(code)
+    return code
+
+
+def _run(handler: Handler, args: argparse.Namespace) -> int:
+    """`handler(args)`, every failure mapped to its exit code (and its one line on stderr)."""
     try:
         return handler(args)
     except CliError as error:
@@ -146,6 +158,30 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as error:
         _say_error(f"{error.strerror or error}: {getattr(error, 'filename', '') or ''}".rstrip(": "))
         return ExitCode.BAD_INPUT
+
+
+def exit_now(code: int) -> None:
+    """End the process with `code` once a command has answered, without the interpreter's
+    teardown: every module and object freed one by one, and collections of what the command
+    built (10-15 ms of a 0.15 s warm `ls`, more than its own answer's lookup).  Only when
+    nothing is left to finish: no other thread runs, no profiler or tracer (`python -m
+    cProfile`, a debugger, coverage) waits for the end to write what it saw, stdout and
+    stderr are flushed, and the `atexit` callbacks run first, as a normal exit runs them.
+    Otherwise it returns and the interpreter exits as usual (a failed flush is reported
+    there, as before)."""
+    import atexit
+    import os
+    import threading
+
+    if threading.active_count() > 1 or not isinstance(code, int) or sys.gettrace() or sys.getprofile():
+        return
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        return
+    atexit._run_exitfuncs()
+    os._exit(code)
 
 
 def _say_error(message: str) -> None:

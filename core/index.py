@@ -44,7 +44,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from functools import partial
 from operator import itemgetter, methodcaller
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .ftscheck import DB_NAME as DB_NAME
 from .ftscheck import Verdict, fts_state
@@ -265,15 +265,24 @@ def _decode(data: bytes) -> str:
 
 def files_key(infos: list) -> bytes:
     """Every file's path and stat, in order, as one value: what a stored listing is valid for.
-    A SHA-256 of them, made in slices: the list itself is 17 MB at 100,000 files, and was
-    held, bound (copied) and compared whole on every listing."""
-    import hashlib  # here: a query never needs it (3 ms of the CLI's start)
-
-    digest = hashlib.sha256()
+    A BLAKE2b-256 of them (`_key_digest`), made in slices: the list itself is 17 MB at
+    100,000 files, and was held, bound (copied) and compared whole on every listing."""
+    digest = _key_digest()
     for start in range(0, len(infos), _KEY_SLICE):
         digest.update(_encode("\0".join(map(_FILE_KEY, infos[start : start + _KEY_SLICE]))))
         digest.update(b"\0")
     return digest.digest()
+
+
+def _key_digest() -> Any:
+    """A new BLAKE2b-256 (a listing's key): from `_blake2` when the interpreter has it, as
+    CPython does, so the CLI does not load OpenSSL (`hashlib` imports `_hashlib`: 3 ms of a
+    warm `ls`, more than hashing 10,000 files' stats takes)."""
+    try:
+        from _blake2 import blake2b
+    except ImportError:  # an interpreter without it: hashlib's, wherever it comes from
+        from hashlib import blake2b
+    return blake2b(digest_size=32)
 
 
 def scope_key(roots: list[str], cwd: str | None) -> bytes:
@@ -357,6 +366,18 @@ def index_fault(error: BaseException) -> str:
         if (primary in _UNWRITABLE_CODES and code != _SHORT_READ) or "disk is full" in str(error):
             return UNWRITABLE
     return DAMAGED
+
+
+def _checked_listing(found: tuple) -> Listing | None:
+    """A `listings` row's (payload, reused, skipped, checksum) as a `Listing`, if it passes
+    its check (it is printed as is: a damaged one is never the answer)."""
+    payload, reused, skipped, check = found
+    if type(reused) is not int or type(skipped) is not bytes or _blob_check(payload, reused, skipped) != check:
+        return None
+    parts = _decode(skipped).split("\0") if skipped else []
+    if len(parts) % 2:
+        return None
+    return Listing(payload, reused, list(zip(parts[::2], parts[1::2], strict=True)))
 
 
 class FullTextQueryError(ValueError):
@@ -758,15 +779,18 @@ class Index:
         found = self.db.execute(
             "SELECT payload, reused, skipped, checksum FROM listings WHERE scope = ? AND files = ?", (scope, files)
         ).fetchone()
-        if found is None:
+        return _checked_listing(found) if found is not None else None
+
+    def stored_listing(self, scope: bytes) -> tuple[bytes, Listing] | None:
+        """The answer stored for `scope`, whatever files it was made from: (its `files` key,
+        the checked `Listing`), for a caller that checks the key itself later."""
+        found = self.db.execute(
+            "SELECT files, payload, reused, skipped, checksum FROM listings WHERE scope = ?", (scope,)
+        ).fetchone()
+        if found is None or type(found[0]) is not bytes:
             return None
-        payload, reused, skipped, check = found
-        if type(reused) is not int or type(skipped) is not bytes or _blob_check(payload, reused, skipped) != check:
-            return None
-        parts = _decode(skipped).split("\0") if skipped else []
-        if len(parts) % 2:
-            return None
-        return Listing(payload, reused, list(zip(parts[::2], parts[1::2], strict=True)))
+        listing = _checked_listing(found[1:])
+        return (found[0], listing) if listing is not None else None
 
     def put_listing(
         self, scope: bytes, files: bytes, parts: list[bytes], reused: int, not_sessions: list[tuple[str, str]]
@@ -779,7 +803,7 @@ class Index:
         for part in parts:  # `_blob_check` of the whole, a part at a time
             check = zlib.crc32(part, check)
         size = sum(map(len, parts))
-        with self.writing() as writer:
+        with self.writing(full_text=False) as writer:
             # The payload goes in through blob I/O, in pieces: bound as a value, SQLite copies
             # it whole, twice (70 MB at 100,000 sessions each, on top of the answer itself).
             # The zeroblob reserving its place is the row's last column, so not built either.
@@ -1056,6 +1080,22 @@ class Index:
             checked[row[0]] = payload if type(payload) is bytes and crc32(payload, row[12]) == check else None
         return checked
 
+    def scanned_payloads(self, salts: Mapping[int, int], budget: int, column: str = "pi_json") -> dict[int, bytes]:
+        """`checked_payloads` for many files at once: file_id -> its stored object for the
+        files in `salts` (file_id -> its row's salt), read in one scan of every row (a lookup
+        each costs more once most files are wanted), up to `budget` bytes; one that fails its
+        check, or over the budget, is left out (`checked_payloads` reads it again)."""
+        payload_column, check_column = _PAYLOADS[column]
+        crc32, found = zlib.crc32, {}
+        cursor = self.db.execute(f"SELECT file_id, {payload_column}, {check_column} FROM files")
+        while budget > 0 and (chunk := cursor.fetchmany(4096)):
+            for file_id, payload, check in chunk:
+                salt = salts.get(file_id)
+                if salt is not None and type(payload) is bytes and crc32(payload, salt) == check:
+                    found[file_id] = payload
+                    budget -= len(payload)
+        return found
+
     def _path_ids(self, db: sqlite3.Connection) -> tuple[dict[str, int], dict[int, str]]:
         """path -> file_id of every indexed file and back, read again only after a write:
         keyed by the full-text signature (renewed by every write) and the highest file id."""
@@ -1123,14 +1163,17 @@ class Index:
     # -- writing -------------------------------------------------------------------------------
 
     @contextlib.contextmanager
-    def writing(self) -> Iterator[Writer]:
-        """A write transaction (serialised across threads); commits on success."""
+    def writing(self, *, full_text: bool = True) -> Iterator[Writer]:
+        """A write transaction (serialised across threads); commits on success.  `full_text`
+        False: it writes no full-text row (a stored answer), so the full-text signature it
+        would store again (counting FTS5's pages: 20-60 ms at 10,000 sessions) is unchanged."""
         with self._write_lock:
             db = self.db
             db.execute("BEGIN IMMEDIATE")
             try:
                 yield Writer(db)
-                _store_fts_signature(db)
+                if full_text:
+                    _store_fts_signature(db)
             except BaseException:
                 if db.in_transaction:
                     db.execute("ROLLBACK")

@@ -41,6 +41,7 @@ from operator import itemgetter, methodcaller
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .fulltext import is_primary
+from .queryrows import pack, stored_scope, unpack
 
 if TYPE_CHECKING:
     from .discovery import FileInfo
@@ -64,6 +65,11 @@ class Ranked(NamedTuple):
     rows: list[tuple]
     skipped: list[tuple[str, str]]
     sessions: int  # sessions in scope (reused from the index, as `RefreshStats.reused`)
+    # the checked rows to keep for the next query, (scope, files, blob) for `Index.put_listing`
+    # after the read transaction (`core.queryrows`); None when they came from there
+    keep: tuple[bytes, bytes, bytes] | None = None
+    # file_id -> its checked object, for rows that do not carry it (`_with_payloads`)
+    objects: dict[int, bytes] | None = None
 
 
 def supported(query: Query) -> bool:
@@ -83,6 +89,7 @@ def rank(
     target: str | None,
     resolve: Callable[[str], str],
     checked_ahead: Callable[[], Verdict | None] = lambda: None,
+    scope: bytes | None = None,
 ) -> Ranked | Stale | None:
     """The sessions among `infos()` (the files found now, asked for once the index is read:
     they may still be being found) that `query` matches, in `rank.search`'s order, from the
@@ -91,34 +98,74 @@ def rank(
     cannot use (the caller takes the refreshing path).  `target`: a resolved
     project directory (None: every project, where paths and cwds count); `resolve` resolves
     a header cwd as the catalog does; `checked_ahead`: the full-text signature's check
-    made by another process, asked for once the rows are read (`Index.adopt_fts_verdict`)."""
-    from .index import titles_pass
-    from .search.fuzzy import MIN_FUZZY
-
+    made by another process, asked for once the rows are read (`Index.adopt_fts_verdict`);
+    `scope`: the roots' `index.scope_key` (all projects), under which the checked rows are
+    kept for the next query on the same files and full-text index (`core.queryrows`)."""
     paths = target is None
     full_text = query.full_text()
     # The search, then every row (the hits' objects read once while they fit); the search's
     # signature is checked after the rows, before its answer is used: by then the discovery
     # child has counted it (`checked_ahead`), or it is counted here.
     hits = index.best_fields(full_text, include_cwd=paths, checked=False) if full_text is not None else {}
-    rows = index.query_rows("pi_json", hits, PAYLOAD_BUDGET)
-    if rows is None:
-        return None  # a row failed its check: the refresh reads its file again
-    if full_text is not None:
-        index.adopt_fts_verdict(checked_ahead())
-        index.check_full_text()  # raises, as the search would, for the catalog's guard to heal
-    fresh = fresh_sessions(rows, infos(), text=True)  # the index must describe every file found as it is
-    del rows
-    if isinstance(fresh, Stale):
+    kept_as, files, stored = None, b"", None
+    if scope is not None:
+        from .ftscheck import fts_state
+        from .index import files_key
+
+        kept_as, fts = stored_scope(scope), b"\0" + repr(fts_state(index.db)).encode("utf-8", "surrogatepass")
+        stored = index.stored_listing(kept_as)
+        kept = unpack(stored[1].payload) if stored is not None and stored[0].endswith(fts) else None
+        answer = None
+        if kept is not None:  # the rows kept by an earlier query (checked then), ranked while the files are found
+            answer = _ordered(index, query, kept[0], kept[1], hits, target, resolve, titles_checked=True, kept=True)
+        files = files_key(list(infos())) + fts
+        if kept is not None and stored is not None and stored[0] == files:  # made from exactly these files
+            if full_text is not None:
+                index.adopt_fts_verdict(checked_ahead())
+                index.check_full_text()
+            return answer
+    fresh = _checked_rows(index, hits, full_text, infos, checked_ahead)
+    if fresh is None or isinstance(fresh, Stale):
         return fresh
     sessions, skipped = fresh  # newest first
+    keep, titles_checked = None, False
+    if kept_as is not None and stored is not None and stored[0] == files and not stored[1].payload:
+        # the second query on these files: the store is not changing under every query (an
+        # agent appending), so the rows are worth keeping (4.6 MB at 10,000 sessions)
+        if _titles_pass(sessions):  # every title checked: the rows can be kept
+            blob = pack(sessions, skipped)
+            keep, titles_checked = (kept_as, files, blob) if blob is not None else None, True
+    elif kept_as is not None:
+        keep = (kept_as, files, b"")  # the first query on these files: only their key, to see them again
+    return _ordered(index, query, sessions, skipped, hits, target, resolve, titles_checked=titles_checked, keep=keep)
+
+
+def _ordered(
+    index: Index,
+    query: Query,
+    sessions: list[tuple],
+    skipped: list[tuple[str, str]],
+    hits: dict[int, tuple[str, int]],
+    target: str | None,
+    resolve: Callable[[str], str],
+    *,
+    titles_checked: bool,
+    keep: tuple[bytes, bytes, bytes] | None = None,
+    kept: bool = False,
+) -> Ranked | None:
+    """`rank`'s answer from the sessions' rows (newest first, every one checked; the titles
+    too with `titles_checked`): those in `target`'s project that `query` matches, in
+    `rank.search`'s order.  `kept`: rows kept by an earlier query, without their objects:
+    those of many hits are read in one scan."""
+    from .search.fuzzy import MIN_FUZZY
+
+    paths = target is None
+    full_text = query.full_text()
     if target is not None:
         sessions = [row for row in sessions if row[_CWD] and resolve(row[_CWD]) == target]
-    titles = list(map(itemgetter(_TITLE), sessions))
-    if any(type(title) is not bytes for title in titles) or not titles_pass(
-        titles, list(map(itemgetter(_PATH), sessions)), list(map(itemgetter(_TITLE_CHECK), sessions))
-    ):
+    if not titles_checked and not _titles_pass(sessions):
         return None  # not stored, or one fails its check: only the summaries can say
+    titles = list(map(itemgetter(_TITLE), sessions))
     joined = _Joined(titles)
     del titles
     if not joined.valid:
@@ -155,10 +202,40 @@ def rank(
             field = hit[0]
         (primary if is_primary(field) else tools).append(position)
     order = [*before, *primary, *tools, *after]
-    return Ranked(
-        [sessions[position] for position in order],
-        skipped,
-        len(sessions),
+    rows = [sessions[position] for position in order]
+    objects = None
+    if kept and len(rows) > len(sessions) // 8:  # no object read yet
+        # their objects in one scan, up to `PAYLOAD_BUDGET` bytes (the others are read when printed)
+        objects = index.scanned_payloads({row[_FILE_ID]: row[_SALT] for row in rows}, PAYLOAD_BUDGET)
+    return Ranked(rows, skipped, len(sessions), keep, objects)
+
+
+def _checked_rows(
+    index: Index,
+    hits: dict[int, tuple[str, int]],
+    full_text: FullText | None,
+    infos: Callable[[], Sequence[FileInfo]],
+    checked_ahead: Callable[[], Verdict | None],
+) -> tuple[list[tuple], list[tuple[str, str]]] | Stale | None:
+    """Every row read and checked, the search's signature checked, and the rows of the
+    sessions among `infos()` newest first with the files that are not sessions
+    (`fresh_sessions`); `Stale` or None as `rank` returns them."""
+    rows = index.query_rows("pi_json", hits, PAYLOAD_BUDGET)
+    if rows is None:
+        return None  # a row failed its check: the refresh reads its file again
+    if full_text is not None:
+        index.adopt_fts_verdict(checked_ahead())
+        index.check_full_text()  # raises, as the search would, for the catalog's guard to heal
+    return fresh_sessions(rows, infos(), text=True)  # the index must describe every file found as it is
+
+
+def _titles_pass(sessions: list[tuple]) -> bool:
+    """Whether every session's stored title is there and passes its check (`titles_pass`)."""
+    from .index import titles_pass
+
+    titles = list(map(itemgetter(_TITLE), sessions))
+    return all(type(title) is bytes for title in titles) and titles_pass(
+        titles, list(map(itemgetter(_PATH), sessions)), list(map(itemgetter(_TITLE_CHECK), sessions))
     )
 
 
@@ -326,6 +403,18 @@ class _Joined:
             found.add(row)
             start = starts[row + 1]  # one hit a title is enough
 
+    def rows_of(self, pattern: re.Pattern[str], rows: set[int]) -> set[int]:
+        """Which of `rows` (title numbers) `pattern` (one that never matches a NUL) is
+        found in: each title searched alone."""
+        text = self.text
+        probe: Any = pattern
+        if isinstance(text, bytes):  # ASCII titles: what is not ASCII is in none of them
+            if not pattern.pattern.isascii():
+                return set()
+            probe = re.compile(pattern.pattern.encode())
+        search, starts = probe.search, self.starts
+        return {row for row in rows if search(text, starts[row], starts[row + 1] - 1) is not None}
+
 
 class _Paths:
     """The sessions' paths and cwds, folded, for a term's path and cwd matches (all projects)."""
@@ -365,10 +454,28 @@ def _term_rows(term: Term, titles: _Joined, paths: _Paths | None, min_fuzzy: int
     in_title = titles.rows(text)
     other: set[int] = set()
     if term.kind == "fuzzy" and len(text) >= min_fuzzy:
-        other |= titles.rows(_fuzzy_within(text))
+        # only the union with `in_title` counts: with a rare letter in the term, only the titles
+        # that hold it and not the term are searched (`sqlite`: 1,800 of 10,000), else every one
+        letter = _rarest_letter(text)
+        rare = titles.rows(letter) - in_title if letter in _RARE_LETTERS else None
+        if rare is not None and len(rare) <= len(titles.starts) // 4:
+            other |= titles.rows_of(_fuzzy_within(text), rare)
+        else:
+            other |= titles.rows(_fuzzy_within(text))
     if paths is not None:
         other |= paths.rows(text)
     return in_title, other
+
+
+# letters from the most to the least frequent in English text and code: a term's rarest
+# letter, the one fewest titles hold, is its last one in this order (anything else: rarer)
+_LETTER_ORDER = {letter: rank for rank, letter in enumerate("etaoinsrhldcumfpgwybvkxjqz")}
+_RARE_LETTERS = frozenset("xjqz")  # few titles hold them: finding those first pays
+
+
+def _rarest_letter(term: str) -> str:
+    """The character of `term` that probably the fewest titles hold (`_LETTER_ORDER`)."""
+    return max(term, key=lambda char: _LETTER_ORDER.get(char, len(_LETTER_ORDER)))
 
 
 def _fuzzy_within(term: str) -> re.Pattern[str]:

@@ -282,6 +282,45 @@ def annotate_pi_json(payload: bytes, marks: Marks) -> bytes:
 
 
 _OBJECT_START, _UNMARKED_START = b'{"path":', b'{"pinned":false,"tags":[],"path":'
+
+
+def marked_json_parts(parts: list[bytes]) -> list[bytes]:
+    """`annotate_pi_json`'s answer without marks, part by part (`parts` cut between objects:
+    `{"path":` starts an object only, see there): what `Catalog.ls_json_parts` stores."""
+    return [part.replace(_OBJECT_START, _UNMARKED_START) for part in parts]
+
+
+def unmarked_json(payload: bytes) -> bytes:
+    """`marked_json_parts`' parts (or a whole array) back to pi's keys only."""
+    return payload.replace(_UNMARKED_START, _OBJECT_START)
+
+
+def marked_pieces(parts: list[bytes], marks: Marks) -> Iterator[bytes]:
+    """`annotated_pieces` of parts already annotated without marks (`Catalog.ls_json_parts`):
+    without marks the parts themselves (small ones joined into pieces of about
+    `PIECE_BYTES`), else the array decoded, marked, pinned first and encoded."""
+    if not marks:
+        group: list[bytes] = []
+        size = 0
+        for part in parts:
+            group.append(part)
+            size += len(part)
+            if size >= PIECE_BYTES:
+                yield group[0] if len(group) == 1 else b"".join(group)
+                group, size = [], 0
+        if group:
+            yield group[0] if len(group) == 1 else b"".join(group)
+        return
+    import orjson
+
+    items = orjson.loads(b"".join(parts))
+    for item in items:
+        mark = marks.get(item.get("id") or "", NO_MARK)
+        item["pinned"], item["tags"] = mark.pinned, list(mark.tags)  # where the byte path put them: first
+    items.sort(key=lambda item: not item["pinned"])  # stable: the order within each part stays
+    yield orjson.dumps(items)
+
+
 PIECE_BYTES = 1 << 20
 
 
@@ -332,8 +371,11 @@ __all__ = [
     "annotate_pi_json",
     "annotated_pieces",
     "default_data_dir",
+    "marked_json_parts",
+    "marked_pieces",
     "parse_tag_edits",
     "split_tags",
+    "unmarked_json",
     "validate_tag",
     "with_tags",
 ]

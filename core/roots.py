@@ -24,7 +24,6 @@ Nothing here creates a directory or raises: unreadable settings and missing dirs
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable
 from pathlib import Path
@@ -66,6 +65,8 @@ def _settings_session_dir(cwd: str) -> str | None:
 
 
 def _read_settings(path: Path) -> dict[str, object]:
+    import json  # here: a listing of explicit roots reads no settings
+
     try:
         with open(path, encoding="utf-8") as file:
             settings = json.load(file)

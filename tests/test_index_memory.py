@@ -17,7 +17,7 @@ from seance.core import marks as marks_module
 from seance.core.catalog import Catalog
 from seance.core.generate import generate_corpus
 from seance.core.index import DB_NAME, Index, files_key
-from seance.core.marks import Mark, annotate_pi_json, annotated_pieces
+from seance.core.marks import Mark, annotate_pi_json, annotated_pieces, marked_pieces
 from seance.core.text import json_bytes
 
 
@@ -134,6 +134,41 @@ def test_annotated_pieces_join_to_the_annotated_array(
     marks = {first_id: Mark(pinned=True, tags=("keep",))}
     assert b"".join(annotated_pieces(cold, marks)) == annotate_pi_json(whole, marks)
     assert list(annotated_pieces([b"[]"], {})) == [b"[]"]
+
+
+def test_the_stored_answer_is_the_printed_one_and_marks_apply_to_it(
+    store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`ls --json` stores its answer as printed without marks (`Catalog.ls_json_parts`): cold
+    and warm, with marks or without, it prints what `annotate_pi_json` makes of pi's array
+    (`list_pi_json`, which still gives pi's keys only)."""
+    monkeypatch.setattr(marks_module, "PIECE_BYTES", 4096)
+    catalog = Catalog([store], cache_dir=tmp_path / "cache", workers=2)
+    try:
+        cold = catalog.ls_json_parts()
+        warm = catalog.ls_json_parts()
+        pi = catalog.list_pi_json()
+    finally:
+        catalog.close()
+    assert len(cold) > 300 and warm == [b"".join(cold)]  # the stored answer is the cold one, as printed
+    assert b'"pinned"' not in pi and json.loads(pi) == json.loads(catalog_answer(store, tmp_path))
+    first_id = json.loads(pi)[5]["id"]
+    for marks in ({}, {first_id: Mark(pinned=True, tags=("keep",))}):
+        for parts in (cold, warm):
+            pieces = list(marked_pieces(parts, marks))
+            assert b"".join(pieces) == annotate_pi_json(pi, marks)
+            if parts is cold and not marks:  # written a piece at a time, never joined whole
+                assert len(pieces) > 10 and max(map(len, pieces)) < 3 * 4096
+    assert list(marked_pieces([b"[]"], {})) == [b"[]"]
+
+
+def catalog_answer(store: Path, tmp_path: Path) -> bytes:
+    """pi's array from a catalog of its own (a cold listing of an empty cache)."""
+    catalog = Catalog([store], cache_dir=tmp_path / "other-cache")
+    try:
+        return catalog.list_pi_json()
+    finally:
+        catalog.close()
 
 
 def test_cli_ls_json_cold_and_warm(store: Path, tmp_path: Path, monkeypatch, capsys) -> None:

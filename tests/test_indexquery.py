@@ -70,6 +70,12 @@ def ranked(catalog: Catalog, query: str, cwd: str | None) -> list[dict] | None:
     return [orjson.loads(item) for chunk in catalog.pi_json_chunks(answer, size=7) for item in chunk]
 
 
+def forget_kept_rows(database: Path) -> None:
+    """Drop the rows a query kept for the next one (`core.queryrows`): the next reads every row."""
+    with sqlite3.connect(database) as db:
+        db.execute("DELETE FROM listings WHERE substr(scope, 1, 11) = CAST('query-rows' || char(0) AS BLOB)")
+
+
 def compare(root: Path, cache: Path, workers: int = 1) -> int:
     catalog = Catalog(folders(root), cache_dir=cache, workers=workers)
     seen = 0
@@ -183,9 +189,15 @@ def test_a_damaged_row_or_title_is_never_used(tmp_path: Path, monkeypatch: pytes
         expected = reference(catalog, "sqlite", None)
         assert len(expected) > 5
         for damage, value in [(lie, expected[2]["path"]), ("UPDATE files SET modified_ms = 3.5 WHERE path = ?", None)]:
+            # the second query on the same files keeps the checked rows (`core.queryrows`)
+            assert ranked(catalog, "sqlite", None) == ranked(catalog, "sqlite", None) == expected
             with sqlite3.connect(database) as db:
                 db.execute(damage, (value or expected[-1]["path"],))
-            assert catalog.ranked(parse_query("sqlite"), None) is None  # a row fails its check
+            # from the kept rows the damaged value is never used (a lying object fails its
+            # check when it is printed: its file is read)
+            assert ranked(catalog, "sqlite", None) == expected
+            forget_kept_rows(database)
+            assert catalog.ranked(parse_query("sqlite"), None) is None  # read again: a row fails its check
             assert reference(catalog, "sqlite", None) == expected  # the refresh reads it again
             assert ranked(catalog, "sqlite", None) == expected  # healed: fresh again
         monkeypatch.setattr(indexquery, "PAYLOAD_BUDGET", 0)  # every object read again to be printed
@@ -197,6 +209,7 @@ def test_a_damaged_row_or_title_is_never_used(tmp_path: Path, monkeypatch: pytes
         assert printed == expected
         with sqlite3.connect(database) as db:  # every title now says nothing
             db.execute("UPDATE files SET title = CAST('x\ny\nz' AS BLOB)")
+        forget_kept_rows(database)
         assert catalog.ranked(parse_query("sqlt"), None) is None  # only the summaries can say
     finally:
         catalog.close()
@@ -213,6 +226,8 @@ def test_ls_json_query_prints_the_same_bytes_warm_as_the_refreshing_path(
         first = capsys.readouterr().out
         warm = main(["ls", "--all", "--json", *roots, "--query", query])  # from the fresh index
         assert (warm, capsys.readouterr().out) == (cold, first)
+        kept = main(["ls", "--all", "--json", *roots, "--query", query])  # from the rows kept by the last
+        assert (kept, capsys.readouterr().out) == (cold, first)
         assert warm == (1 if query == "zzqqxx" else 0)
 
 

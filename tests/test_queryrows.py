@@ -1,0 +1,190 @@
+"""A query's checked rows kept for the next query (`core.queryrows`): exact round trips,
+refused when they cannot be held, used only for the same files and full-text index, and
+never when damaged; the answers always equal the rows read and checked again."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import orjson
+import pytest
+
+from seance.core import queryrows
+from seance.core.catalog import Catalog
+from seance.core.generate import generate_corpus
+from seance.core.index import DB_NAME, Index
+from seance.core.search import parse_query
+
+
+def _row(file_id: int, path: str, modified: object, cwd: object, title: object, salt: int) -> tuple:
+    return (file_id, path, 10, 20, 1, 3, modified, cwd, title, 99, 1, None, salt, b'{"path":"x"}')
+
+
+def test_rows_round_trip_with_what_paths_and_titles_may_hold() -> None:
+    rows = [
+        _row(7, "/s/--a--/one.jsonl", 1_700_000_000_000, "/home/dev/a", b"id1\nname\nfirst", 123),
+        _row(2**40, "/s/--b--/t\udcff\u00e9.jsonl", -5, None, b"\n\n", 2**31),  # a surrogate-escaped path, no cwd
+        _row(3, "/s/--c--/three.jsonl", 0, "", "caf\u00e9 \U0001f600".encode() + b"\nn\nf", 0),
+    ]
+    skipped = [("/s/--a--/junk.jsonl", "no header"), ("/s/x\udcff.jsonl", "")]
+    blob = queryrows.pack(rows, skipped)
+    assert blob is not None
+    back = queryrows.unpack(blob)
+    assert back is not None
+    sessions, skipped_back = back
+    assert skipped_back == skipped
+    assert [(row[0], row[1], row[6], row[7] or "", row[8], row[12]) for row in rows] == [
+        (row[0], row[1], row[6], row[7], row[8], row[12]) for row in sessions
+    ]
+    assert all(row[13] is None for row in sessions)  # objects are read (and checked) when printed
+    assert queryrows.unpack(queryrows.pack([], []) or b"") == ([], [])
+
+
+@pytest.mark.parametrize(
+    "row",
+    [
+        _row(1, "/p", None, "/c", b"a\nb\nc", 1),  # no `modified`
+        _row(1, "/p", 1.5, "/c", b"a\nb\nc", 1),  # not an int
+        _row(1, "/p", 1, "/c\0d", b"a\nb\nc", 1),  # a NUL in a cwd
+        _row(1, "/p", 1, "/c", "a\nb\nc", 1),  # a title not stored as bytes
+        _row(1, "/p", 1, "/c", b"a\0\nb\nc", 1),  # a NUL in a title
+    ],
+)
+def test_rows_it_cannot_hold_exactly_are_not_kept(row: tuple) -> None:
+    assert queryrows.pack([row], []) is None
+
+
+def test_a_blob_that_is_not_one_is_refused() -> None:
+    blob = queryrows.pack([_row(1, "/p", 1, "/c", b"a\nb\nc", 1)], [])
+    assert blob is not None
+    assert queryrows.unpack(blob[:-1]) is None
+    assert queryrows.unpack(blob + b"x") is None
+    assert queryrows.unpack(b"") is None
+    assert queryrows.unpack(blob[:8]) is None
+
+
+def _printed(catalog: Catalog, query: str, cwd: str | None = None) -> list[dict] | None:
+    answer = catalog.ranked(parse_query(query), cwd)
+    if answer is None:
+        return None
+    return [orjson.loads(item) for chunk in catalog.pi_json_chunks(answer) for item in chunk]
+
+
+def _reference(catalog: Catalog, query: str, cwd: str | None = None) -> list[dict]:
+    answer = catalog.matching_pi_json(parse_query(query), cwd)
+    assert answer is not None
+    return json.loads(answer)
+
+
+class _Reads:
+    """Counts `Index.query_rows` calls: every row read and checked."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.count = 0
+        original = Index.query_rows
+
+        def counted(index: Index, *args: object, **kwargs: object) -> object:
+            self.count += 1
+            return original(index, *args, **kwargs)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(Index, "query_rows", counted)
+
+
+def test_the_next_query_on_the_same_files_takes_the_kept_rows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = tmp_path / "sessions"
+    generate_corpus(root, sessions=40, projects=3, seed=11, mean_bytes=3000)
+    catalog = Catalog([root], cache_dir=tmp_path / "cache")
+    reads = _Reads(monkeypatch)
+    try:
+        catalog.refresh()
+        expected = _reference(catalog, "sqlite")
+        assert _printed(catalog, "sqlite") == expected  # rows read; only the files' key kept
+        assert _printed(catalog, "sqlite") == expected  # the same files again: rows read and kept
+        assert reads.count == 2
+        for query in ["sqlite", "sqlt", "fix the", "zzqqxx"]:  # any query on the same files takes them back
+            assert (_printed(catalog, query) or []) == _reference(catalog, query)
+        assert reads.count == 2
+        cwd = _reference(catalog, "sqlite")[0]["cwd"]
+        before = reads.count
+        assert _printed(catalog, "sqlite", cwd) == _reference(catalog, "sqlite", cwd)  # one project: the same rows
+        assert reads.count == before
+    finally:
+        catalog.close()
+
+
+def test_a_changed_file_or_full_text_index_reads_the_rows_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "sessions"
+    generate_corpus(root, sessions=30, projects=2, seed=12, mean_bytes=3000)
+    catalog = Catalog([root], cache_dir=tmp_path / "cache")
+    reads = _Reads(monkeypatch)
+    try:
+        catalog.refresh()
+        assert _printed(catalog, "sqlite") == _printed(catalog, "sqlite") == _reference(catalog, "sqlite")  # kept
+        target = sorted(root.rglob("*.jsonl"))[4]
+        with target.open("ab") as handle:  # an agent appends: the file's stat changes
+            entry = {"type": "custom", "customType": "note", "data": {}, "id": "0badf00d", "parentId": None}
+            handle.write(json.dumps(entry).encode() + b"\n")
+        before = reads.count
+        _printed(catalog, "sqlite")
+        assert reads.count > before  # not the kept rows: they were made from other files
+        assert _printed(catalog, "sqlite") == _reference(catalog, "sqlite")
+        catalog.rebuild_index()  # file ids renumbered: every kept answer is dropped
+        catalog.refresh()
+        before = reads.count
+        assert _printed(catalog, "sqlite") == _reference(catalog, "sqlite")
+        assert reads.count > before
+    finally:
+        catalog.close()
+
+
+def test_a_store_changing_under_every_query_keeps_no_rows(tmp_path: Path) -> None:
+    """An agent appending between queries: each query sees new files, so only their key is
+    kept (no rows written that no query would use)."""
+    root = tmp_path / "sessions"
+    generate_corpus(root, sessions=20, projects=2, seed=14, mean_bytes=3000)
+    catalog = Catalog([root], cache_dir=tmp_path / "cache")
+    target = sorted(root.rglob("*.jsonl"))[3]
+    try:
+        catalog.refresh()
+        for step in range(3):
+            with target.open("ab") as handle:
+                entry = {
+                    "type": "custom",
+                    "customType": "note",
+                    "data": {},
+                    "id": f"0badf0{step:02d}",
+                    "parentId": None,
+                }
+                handle.write(json.dumps(entry).encode() + b"\n")
+            assert _printed(catalog, "sqlite") == _reference(catalog, "sqlite")
+            with sqlite3.connect(tmp_path / "cache" / DB_NAME) as db:
+                query = "SELECT length(payload) FROM listings WHERE substr(scope, 1, 11) = CAST(? AS BLOB)"
+                kept = db.execute(query, ("query-rows\0",)).fetchall()
+            assert kept == [(0,)]
+    finally:
+        catalog.close()
+
+
+def test_damaged_kept_rows_are_never_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = tmp_path / "sessions"
+    generate_corpus(root, sessions=30, projects=2, seed=13, mean_bytes=3000)
+    catalog = Catalog([root], cache_dir=tmp_path / "cache")
+    reads = _Reads(monkeypatch)
+    try:
+        catalog.refresh()
+        expected = _reference(catalog, "sqlite")
+        assert _printed(catalog, "sqlite") == _printed(catalog, "sqlite") == expected  # rows read, checked and kept
+        with sqlite3.connect(tmp_path / "cache" / DB_NAME) as db:  # one byte of the kept rows flipped
+            db.execute(
+                "UPDATE listings SET payload = CAST(substr(payload, 1, 60) || 'X' || substr(payload, 62) AS BLOB) "
+                "WHERE substr(scope, 1, 11) = CAST('query-rows' || char(0) AS BLOB)"
+            )
+        before = reads.count
+        assert _printed(catalog, "sqlite") == expected
+        assert reads.count == before + 1  # the damaged blob failed its check: the rows were read again
+    finally:
+        catalog.close()
