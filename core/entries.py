@@ -3,7 +3,10 @@
 A session of hundreds of thousands of entries is read once; what the tree, `show` and the
 listing walk over is kept in columns (`ids`, `parents`, `types`, and for messages a small
 `message_kinds` code), and every entry's line stays as the bytes
-it was read from.  `Entries[i]` decodes that line (`orjson`, the same parse the reader made,
+it was read from, or, for a big file read only to be shown, is not kept at all: its offset and
+length are, and the line is read back from the file when asked for (`core.linesource`; each
+line read back is checked against the columns, and a file rewritten in place since raises
+`SessionChangedError`).  `Entries[i]` decodes that line (`orjson`, the same parse the reader made,
 so the value is equal to the one the reader saw); an entry the reader had to change (a
 normalised `model_change`, a junk `parentId` set to null, a line only `loads_line` could
 read, a migrated file) is kept as the changed dict itself, and so is every entry of the
@@ -26,6 +29,7 @@ from typing import Any, overload
 import orjson
 
 from .jsonl import LineError, Skipped, describe_failure, loads_line
+from .linesource import LineSource, changed_error
 
 # Message kinds (`Entries.message_kinds`): what a view tells about a message without its text.
 MESSAGE_OTHER = 0  # a role that is none of the below, or `message` not an object
@@ -68,6 +72,21 @@ def message_kind(message: Any) -> int:
     return MESSAGE_ASSISTANT
 
 
+def read_back(source: LineSource | None, offset: int, length: int, entry_id: Any, kind: Any) -> dict[str, Any]:
+    """The entry whose line the reader found at `offset` (`length` bytes), read from the file
+    again, when it still has the id and type the reader recorded (else `SessionChangedError`:
+    the file was rewritten since, and whatever is there now is another entry or none)."""
+    if source is None:
+        raise ValueError("an entry read by offset without its file")
+    try:
+        value = orjson.loads(source.read(offset, length))
+    except orjson.JSONDecodeError:
+        raise changed_error(source.path) from None
+    if value.__class__ is not dict or value.get("id") != entry_id or value.get("type") != kind:
+        raise changed_error(source.path)
+    return value  # type: ignore[no-any-return]
+
+
 def decode(item: bytes | dict[str, Any]) -> dict[str, Any]:
     """An entry from what `Entries` keeps for it: its line's bytes, or the entry itself."""
     if item.__class__ is not bytes:
@@ -83,9 +102,11 @@ class Entries(Sequence[dict[str, Any]]):
 
     Columns, one item per entry: `ids`, `parents` (the `parentId` as the entry holds it),
     `types` and `message_kinds` (a `MESSAGE_*` code, `NOT_A_MESSAGE` for other types).
+    An item is an entry's line (bytes), the entry itself, or None: read back from `source`
+    at `offsets[i]`, `lengths[i]` bytes (see `read_back`).
     """
 
-    __slots__ = ("_cache", "_items", "ids", "message_kinds", "parents", "types")
+    __slots__ = ("_cache", "_items", "_lengths", "_offsets", "_source", "ids", "message_kinds", "parents", "types")
 
     def __init__(
         self,
@@ -94,10 +115,16 @@ class Entries(Sequence[dict[str, Any]]):
         parents: list[Any],
         types: list[Any],
         message_kinds: bytearray,
+        offsets: array | None = None,
+        lengths: array | None = None,
+        source: LineSource | None = None,
     ) -> None:
         self._items = items
         self.ids, self.parents, self.types = ids, parents, types
         self.message_kinds = message_kinds
+        self._offsets = offsets if offsets is not None else array("q")
+        self._lengths = lengths if lengths is not None else array("q")
+        self._source = source
         self._cache: dict[int, dict[str, Any]] = {}  # (views decode from worker threads and the UI thread at once)
 
     @classmethod
@@ -136,9 +163,12 @@ class Entries(Sequence[dict[str, Any]]):
         if cached is not None:
             return cached
         item = self._items[index]  # (IndexError as a list raises it)
-        if item.__class__ is not bytes:
+        if item is None:
+            entry = self._read_back(index)
+        elif item.__class__ is bytes:
+            entry = decode(item)
+        else:
             return item
-        entry = decode(item)
         cache = self._cache
         if len(cache) >= _CACHE_SIZE:  # full: start again (evicting one at a time from a dict's
             cache.clear()  # front makes every eviction walk past the ones deleted before it)
@@ -148,10 +178,29 @@ class Entries(Sequence[dict[str, Any]]):
     def peek(self, index: int) -> dict[str, Any]:
         """`self[index]` without caching it: for a pass over many entries."""
         item = self._items[index]
+        if item is None:
+            cached = self._cache.get(index)
+            return cached if cached is not None else self._read_back(index)
         if item.__class__ is not bytes:
             return item  # type: ignore[no-any-return]
         cached = self._cache.get(index)
         return cached if cached is not None else decode(item)
+
+    def _read_back(self, index: int) -> dict[str, Any]:
+        if index < 0:
+            index += len(self._items)
+        return read_back(self._source, self._offsets[index], self._lengths[index], self.ids[index], self.types[index])
+
+    @property
+    def by_offset(self) -> bool:
+        """Whether some entries are read back from their file (which is then held open)."""
+        return self._source is not None and not self._source.closed and None in self._items
+
+    def close(self) -> None:
+        """Let go of the file entries are read back from (a later read of one raises
+        `SessionChangedError`); nothing to do for entries kept in memory."""
+        if self._source is not None:
+            self._source.close()
 
     def __eq__(self, other: object) -> bool:
         """Equal to a list (or `Entries`) of equal entries, as the list it stands for."""
@@ -168,7 +217,10 @@ class Entries(Sequence[dict[str, Any]]):
         """Every entry, decoded one at a time (nothing kept beyond the cache's own)."""
         cache = self._cache
         for position, item in enumerate(self._items):
-            if item.__class__ is not bytes:
+            if item is None:
+                cached = cache.get(position)
+                yield cached if cached is not None else self._read_back(position)
+            elif item.__class__ is not bytes:
                 yield item
             else:
                 cached = cache.get(position)
@@ -176,13 +228,16 @@ class Entries(Sequence[dict[str, Any]]):
 
     def select(self, keep: list[int]) -> Entries:
         """The entries at positions `keep` (ascending), as new `Entries`."""
-        kinds = self.message_kinds
+        kinds, offsets, lengths = self.message_kinds, self._offsets, self._lengths
         return Entries(
             [self._items[position] for position in keep],
             [self.ids[position] for position in keep],
             [self.parents[position] for position in keep],
             [self.types[position] for position in keep],
             bytearray(kinds[position] for position in keep),
+            array("q", (offsets[position] for position in keep)) if offsets else None,
+            array("q", (lengths[position] for position in keep)) if lengths else None,
+            self._source,
         )
 
     def where(self, kinds: Iterable[str]) -> Iterator[dict[str, Any]]:
@@ -223,14 +278,30 @@ class ById(Mapping[str, dict[str, Any]]):
 
 class Parsed:
     """What a file's lines parsed into, as the columns `Entries` keeps (one item per object
-    line: its bytes, or its value when only `loads_line` could read it or the caller keeps
-    it, see `parse_lines`), their 1-based line
+    line: its bytes, or None when it is read back from `source`, or its value when only
+    `loads_line` could read it or the caller keeps it, see `parse_lines`), each line's offset
+    and length, their 1-based line
     numbers, the skipped lines, and where the first object's line ends (a title slot's byte
     length).  Positions count object lines from the file's first."""
 
-    __slots__ = ("first_end", "ids", "items", "kinds", "lines", "parents", "skipped", "types")
+    __slots__ = (
+        "first_end",
+        "ids",
+        "items",
+        "kinds",
+        "lengths",
+        "lines",
+        "offsets",
+        "parents",
+        "skipped",
+        "source",
+        "types",
+    )
 
-    def __init__(self) -> None:
+    def __init__(self, source: LineSource | None = None) -> None:
+        self.source = source  # where lines not kept are read back from (None: every line's bytes kept)
+        self.offsets = array("q")
+        self.lengths = array("q")
         self.items: list[Any] = []
         self.ids: list[Any] = []
         self.parents: list[Any] = []
@@ -242,7 +313,12 @@ class Parsed:
 
     def value(self, position: int) -> dict[str, Any]:
         """The object at `position`, decoded (a fresh dict for a kept line)."""
-        return decode(self.items[position])
+        item = self.items[position]
+        if item is None:
+            return read_back(
+                self.source, self.offsets[position], self.lengths[position], self.ids[position], self.types[position]
+            )
+        return decode(item)
 
 
 def parse_lines(
@@ -254,10 +330,15 @@ def parse_lines(
     reported as torn when not.  Each object's line is parsed once, here: its columns are
     read off the parsed value, and the value itself is dropped (see `Entries`) unless `keep`
     says otherwise: True keeps every value, a collection of types the values of those types
-    (for a caller about to read them all anyway: no second parse).
+    (for a caller about to read them all anyway: no second parse).  A line whose value is
+    dropped keeps its bytes, or nothing when `parsed.source` will read it back (its offset
+    and length are recorded either way).
     """
     items, ids, parents, types = parsed.items, parsed.ids, parsed.parents, parsed.types
     add_item, add_id, add_parent, add_type = items.append, ids.append, parents.append, types.append
+    add_offset, add_length = parsed.offsets.append, parsed.lengths.append
+    by_offset = parsed.source is not None
+    offset = base_offset  # where the line being parsed starts
     skipped = parsed.skipped
     add_kind = parsed.kinds.append
     loads = orjson.loads
@@ -268,7 +349,9 @@ def parse_lines(
     keep_all = keep is True
     keep_types = frozenset(keep) if not isinstance(keep, bool) else frozenset()
     for index, raw in enumerate(lines):  # the hot loop: millions of lines
-        item: Any = raw
+        at, size = offset, len(raw)
+        offset += size + 1
+        item: Any = None if by_offset else raw
         try:
             value = loads(raw)
         except decode_error:
@@ -315,6 +398,8 @@ def parse_lines(
         if parent == previous:  # a chain, most of a session: share the id string, drop the copy
             parent = previous
         add_item(value if keep_all else item)
+        add_offset(at)
+        add_length(size)
         add_id(entry_id)
         add_parent(parent)
         add_type(kind)

@@ -21,6 +21,7 @@ from .entries import Entries, Parsed, parse_lines
 from .errors import SessionError  # re-exported: its home is errors.py (cheap for the CLI to import)
 from .gcpause import gc_paused
 from .jsonl import Skipped, line_blocks, oversized_reason
+from .linesource import LineSource
 from .migrate import CURRENT_VERSION, header_version, migrate
 from .safeopen import open_regular
 from .tree import SessionTree, TreeIndex
@@ -113,6 +114,13 @@ class Session:
     def name(self) -> str | None:
         return session_name(self)
 
+    def close(self) -> None:
+        """Close the file entries are read back from, if any (see `read_session`'s
+        `by_offset`); dropping the session does the same."""
+        close = getattr(self.entries, "close", None)
+        if close is not None:
+            close()
+
 
 def session_name(session: Session) -> str | None:
     """The display name: pi's `session_info`, else omp's title slot / `title_change`, else header title.
@@ -146,6 +154,12 @@ def _entries_of(session: Session) -> Entries:
 
 
 _BOM = b"\xef\xbb\xbf"
+# From this size on, a read-only load keeps no line in memory: each is read back from the file
+# when asked for (`core.linesource`).  Keeping a line costs its bytes and the page faults of
+# holding them (on a 200 MB file ~40% of the read); reading one back costs a system call per
+# miss and a descriptor held while the session lives.  Below it the bytes are kept: small
+# files are the many (a preview's cache, an export) and gain nothing from a held descriptor.
+BY_OFFSET_MIN_BYTES = 4 << 20
 # Bytes per read of a whole session: the reader keeps every line's bytes (see `core.entries`),
 # so a read block is split and dropped at once; a block that stays in the CPU's cache while it
 # is split reads a 200 MB session ~5% faster than 8 MB blocks.
@@ -153,12 +167,17 @@ _SESSION_BLOCK = 1 << 20  # Node's trim() drops one before JSON.parse: so do we
 
 
 def _read_records(
-    descriptor: int, stat: os.stat_result, with_digest: bool = True, keep: bool | Collection[str] = False
+    descriptor: int,
+    stat: os.stat_result,
+    with_digest: bool = True,
+    keep: bool | Collection[str] = False,
+    source: LineSource | None = None,
 ) -> tuple[Parsed, FileStamp, bool]:
     """Stream a file into parsed lines (lines over `MAX_LINE_BYTES` skipped unread), its
     stamp (digested only `with_digest`), and whether it held anything but whitespace.
-    `keep`: which parsed entries to keep (see `parse_lines`)."""
-    parsed = Parsed()
+    `keep`: which parsed entries to keep (see `parse_lines`); `source`: where the others
+    are read back from (None: their bytes are kept)."""
+    parsed = Parsed(source)
     digest = new_digest() if with_digest else None
     start = 3 if os.pread(descriptor, 3, 0) == _BOM else 0
     if start and digest is not None:
@@ -281,7 +300,16 @@ def _placeable_columns(parsed: Parsed, start: int) -> tuple[Entries, TreeIndex |
             items[position] = entry
             add_up(-1)
         previous = entry_id
-    entries = Entries(items[start:], ids[start:], parents[start:], types[start:], parsed.kinds[start:])
+    entries = Entries(
+        items[start:],
+        ids[start:],
+        parents[start:],
+        types[start:],
+        parsed.kinds[start:],
+        parsed.offsets[start:],
+        parsed.lengths[start:],
+        parsed.source,
+    )
     kept_lines = numbers[start:]
     if dropped:
         gone = {position - start for position in dropped}
@@ -401,7 +429,11 @@ def _placeable(
 
 
 def read_session(
-    path: str | os.PathLike[str], *, digest: bool = True, decoded: bool | Collection[str] = False
+    path: str | os.PathLike[str],
+    *,
+    digest: bool = True,
+    decoded: bool | Collection[str] = False,
+    by_offset: bool | None = None,
 ) -> Session | NotASession:
     """Read a session file.  Never raises for bad content or a vanished/unreadable file.
 
@@ -411,23 +443,41 @@ def read_session(
     instead, for a caller that reads them: True every entry (`tree --text`, stats, export),
     a collection of types the entries of those types (`show`: what the context reads).  The
     same entries either way, without parsing a line twice.
+
+    `by_offset`: keep no line in memory, read each back from the file held open (see
+    `core.linesource`; a file rewritten in place since raises `SessionChangedError` on such
+    a read).  None (the default) chooses it for a read-only load (`digest=False`) of a file
+    of `BY_OFFSET_MIN_BYTES` or more whose entries are not all kept decoded; the write path
+    never reads back.  The descriptor is closed when the session is dropped, by
+    `Session.close()`, or at once when no entry needs it.
     """
     file_path = Path(path).expanduser().absolute()
+    source: LineSource | None = None
+    result: Session | NotASession | None = None
     try:
         descriptor, stat = open_regular(file_path)  # a FIFO or device never blocks us
         try:
+            if by_offset is None:
+                by_offset = not digest and decoded is not True and stat.st_size >= BY_OFFSET_MIN_BYTES
+            if by_offset:
+                source = LineSource(descriptor, file_path)  # (owns the descriptor from here)
             with gc_paused():
-                parsed, stamp, content = _read_records(descriptor, stat, digest, decoded)
+                parsed, stamp, content = _read_records(descriptor, stat, digest, decoded, source)
         finally:
-            os.close(descriptor)
+            if source is None:
+                os.close(descriptor)
+        with gc_paused():
+            result = _build(file_path, parsed, stamp, content)
     except FileNotFoundError:
-        return NotASession(file_path, "no such file")
+        result = NotASession(file_path, "no such file")
     except PermissionError:
-        return NotASession(file_path, "permission denied")
+        result = NotASession(file_path, "permission denied")
     except OSError as error:
-        return NotASession(file_path, error.strerror or str(error))
-    with gc_paused():
-        return _build(file_path, parsed, stamp, content)
+        result = NotASession(file_path, error.strerror or str(error))
+    finally:
+        if source is not None and not (isinstance(result, Session) and result.entries.by_offset):
+            source.close()  # nothing is read back (or the read failed): no descriptor held
+    return result
 
 
 def load_session(path: str | os.PathLike[str]) -> Session:
