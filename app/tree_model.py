@@ -18,7 +18,7 @@ per entry), so a 20,000-entry session stays instant.  Nothing here imports Textu
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from itertools import compress, repeat
@@ -31,10 +31,14 @@ from seance.core.entries import (
     MESSAGE_TOOL_RESULT,
     MESSAGE_USER,
 )
+from seance.core.errors import SessionChangedError
 from seance.core.summary import Summary, format_tool_call, summarize, tool_calls_by_id
 from seance.core.text import content_text
 from seance.core.timefmt import parse_time_ms
 from seance.core.tree import SessionTree
+
+CHANGED_SUMMARY = Summary("dim", "", "(the session file changed on disk: reopen it)")
+"""A row whose entry can no longer be read back (see `TreeModel.source_changed`)."""
 
 FILTERS: tuple[str, ...] = ("default", "no-tools", "user-only", "labeled-only", "all")
 FILTER_TAGS: dict[str, str] = {
@@ -195,6 +199,11 @@ class TreeModel:
         self._tool_calls: Mapping[str, dict[str, Any]] | None = None
         self._summaries: dict[str, Summary] = {}
         self._search_texts: list[str] | None = None
+        # Set when an entry read back from a big session's file no longer matches it (the
+        # file was rewritten in place): rows then say so instead of showing other data, and
+        # `on_source_changed` (a screen's hook, called from any thread) is told once.
+        self.source_changed: SessionChangedError | None = None
+        self.on_source_changed: Callable[[SessionChangedError], None] | None = None
         self.rows: Rows = Rows([], [], bytearray(), bytearray(), [], bytearray())
         self._index: dict[str, int] | None = None
         self._nearest_row: list[int] = []  # per position: the row of its nearest visible ancestor-or-self
@@ -320,7 +329,18 @@ class TreeModel:
         if self._search_texts is None:
             peek, positions = self.tree.entries.peek, self.tree.positions  # (each entry decoded once, not cached)
             build = self._build_search_text
-            self._search_texts = [build(entry_id, peek(positions[entry_id])) for entry_id in self.order]
+            try:
+                self._search_texts = [build(entry_id, peek(positions[entry_id])) for entry_id in self.order]
+            except SessionChangedError as error:  # nothing read from the file can be trusted now
+                self.source_lost(error)
+                self._search_texts = [""] * len(self.order)
+
+    def source_lost(self, error: SessionChangedError) -> None:
+        """The session's file changed under it: remember it and tell the screen, once."""
+        if self.source_changed is None:
+            self.source_changed = error
+            if self.on_source_changed is not None:
+                self.on_source_changed(error)
 
     def search_text(self, entry_id: str) -> str:
         """The lowercase text a search runs over: label, role/type words and the whole text."""
@@ -544,7 +564,13 @@ class TreeModel:
         `entry`: the entry itself, when the caller has it decoded."""
         cached = self._summaries.get(entry_id)
         if cached is None:
-            cached = summarize(self.tree.by_id[entry_id] if entry is None else entry, self.tool_calls)
+            if self.source_changed is not None and entry is None:
+                return CHANGED_SUMMARY
+            try:
+                cached = summarize(self.tree.by_id[entry_id] if entry is None else entry, self.tool_calls)
+            except SessionChangedError as error:
+                self.source_lost(error)
+                return CHANGED_SUMMARY
             self._summaries[entry_id] = cached
         return cached
 

@@ -58,16 +58,20 @@ class LineSource:
         with self._lock:
             if not self._closer.alive:
                 raise changed_error(self.path)
+            # Before the window: a walk up a path (leaf → root) goes backwards, so the next
+            # window ends where this line does; else it starts here.
+            start = max(0, offset + length - WINDOW_BYTES) if offset < start else offset
             try:
-                data = os.pread(self._descriptor, max(length, WINDOW_BYTES), offset)
+                data = os.pread(self._descriptor, max(offset + length - start, WINDOW_BYTES), start)
             except OSError as error:
                 raise changed_error(self.path) from error
-        if len(data) < length:
+        if len(data) < offset - start + length:
             raise changed_error(self.path)
-        self._window = (offset, data)
-        return data if len(data) == length else memoryview(data)[:length]
+        self._window = (start, data)
+        return memoryview(data)[offset - start : offset - start + length]
 
     def close(self) -> None:
         """Close the descriptor (again is a no-op); later reads raise `SessionChangedError`."""
         with self._lock:
             self._closer()
+            self._window = (0, b"")

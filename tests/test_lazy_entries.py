@@ -82,6 +82,19 @@ def test_a_lazily_decoded_corpus_file_equals_the_eager_read(path: Path) -> None:
         assert summarize(entry, calls) == summarize(entry, tool_calls_by_id(list(eager.entries)))
 
 
+@pytest.mark.skipif(not FILES, reason=NO_CORPUS)
+@pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(CORPUS)))
+def test_a_corpus_file_read_back_by_offset_equals_the_eager_read(path: Path) -> None:
+    """No line kept: every entry read back from the file held open (`core.linesource`)."""
+    eager = _read(path, decoded=True)
+    for options in ({}, {"decoded": CONTEXT_TYPES}):
+        by_offset = _read(path, by_offset=True, **options)
+        _assert_same_session(by_offset, eager)
+        _assert_columns_match(by_offset.entries)
+        assert show_payload(by_offset) == show_payload(eager) and tree_payload(by_offset) == tree_payload(eager)
+        by_offset.close()
+
+
 def _line(value: Any) -> bytes:
     return orjson.dumps(value) + b"\n"
 
@@ -148,6 +161,29 @@ def test_hostile_lines_are_skipped_and_reported_the_same_way(tmp_path: Path) -> 
     assert lazy.tree.labels == {"d": "here"}
     calls = tool_calls_by_id(lazy.entries)
     assert summarize(lazy.tree.by_id["e"], calls).text == "[bash: ls]"
+
+
+def test_hostile_lines_read_back_by_offset_equal_the_eager_read(tmp_path: Path) -> None:
+    """The hostile file, and the same behind a BOM, with CRLF line ends, blank lines between
+    entries and a title slot: each entry read back from its offset is the entry read at load."""
+    path = tmp_path / "hostile.jsonl"
+    _hostile_file(path)
+    hostile = path.read_bytes()
+    slot = _line({"type": "title", "title": "slot"})
+    for data in (
+        hostile,
+        b"\xef\xbb\xbf" + hostile,
+        hostile.replace(b"\n", b"\r\n"),
+        hostile.replace(b"\n", b"\n\n  \n"),
+        slot + hostile,
+    ):
+        path.write_bytes(data)
+        eager = _read(path, decoded=True)
+        for options in ({}, {"decoded": CONTEXT_TYPES}):
+            by_offset = _read(path, by_offset=True, **options)
+            assert by_offset.entries.by_offset
+            _assert_same_session(by_offset, eager)
+            _assert_columns_match(by_offset.entries)
 
 
 def _chain(path: Path, count: int, *, every: int = 10) -> None:
