@@ -147,6 +147,11 @@ class Rows(Sequence[Row]):
         """The visible entry ids, in display order."""
         return self._ids
 
+    @property
+    def indents(self) -> list[int]:
+        """Each row's indent level (`Row.indent`), in display order."""
+        return self._indent
+
 
 # The same as bytes: a message (whose category its kind decides) is 255.
 _TYPE_BYTES: dict[Any, int] = {kind: category & 0xFF for kind, category in _TYPE_CATEGORIES.items()}
@@ -227,12 +232,14 @@ class TreeModel:
         """All entry ids in pre-order, the branch holding the leaf first at every fork, each
         one's parent as a position in that order (-1 for a root), and each one's category
         (messages by the kind the reader noted, other types by a table: no entry decoded)."""
+        textless = _OTHER if every_entry else _TEXTLESS_ASSISTANT
+        if self.tree.is_chain:  # one chain in file order (most sessions): the order is the entries'
+            return self._chain_preorder(textless)  # (no children map: each entry's is the next)
         children, roots, positions = self.tree.children, self.tree.roots, self.tree.positions
         entries = self.tree.entries
         types, kinds = entries.types, entries.message_kinds
         message_categories = _MESSAGE_CATEGORIES
         by_type = _TYPE_CATEGORIES
-        textless = _OTHER if every_entry else _TEXTLESS_ASSISTANT
         only, many = children.only, children.many
         # Where the path to the leaf goes at each fork (and which root it starts from): only
         # a tree that forks anywhere needs the walk.
@@ -243,8 +250,6 @@ class TreeModel:
             chosen = choices.get(parent) if len(ids) > 1 else None
             return ids if chosen is None else [chosen, *(entry_id for entry_id in ids if entry_id != chosen)]
 
-        if self.tree.is_chain:  # one chain in file order (most sessions): the order is the entries'
-            return self._chain_preorder(textless)
         order: list[str] = []
         parents: list[int] = []
         categories = bytearray()
@@ -393,6 +398,11 @@ class TreeModel:
         if tokens:
             self.prepare_search()
         texts = self._search_texts or []
+        if not folded and not tokens and self._shows_every_entry(allowed):  # `tree --text`, filter "all"
+            self._nearest_row = list(range(len(order)))
+            self._layout(list(range(len(order))), list(parents))
+            self._keep_cursor()
+            return
         # nearest[position]: the row of the entry's nearest visible ancestor-or-self (-1: none);
         # it also places a hidden entry's cursor (`nearest_visible_index`).
         nearest = [-1] * len(order)
@@ -430,6 +440,18 @@ class TreeModel:
                 nearest[position] = above
         self._nearest_row = nearest
         self._layout(visible, visible_parent)
+        self._keep_cursor()
+
+    def _shows_every_entry(self, allowed: tuple[bool, ...] | None) -> bool:
+        """Whether the filter shows every category present (a text-less assistant message,
+        hidden but at the leaf, counts as not): then every entry is a row, in order."""
+        if allowed is None:
+            return False
+        present = set(self._categories)  # (a few values, counted at C speed)
+        return _TEXTLESS_ASSISTANT not in present and all(allowed[category] for category in present)
+
+    def _keep_cursor(self) -> None:
+        """After the rows changed: the cursor back on its entry (or its nearest visible ancestor)."""
         if self.rows:
             if self._remembered is not None:
                 self.cursor = self.nearest_visible_index(self._remembered)
@@ -444,6 +466,9 @@ class TreeModel:
         passes over the rows: count each row's children, then lay each row out from its parent's
         layout (a parent comes before its children)."""
         count = len(visible)
+        if count and row_parent == list(range(-1, count - 1)):  # one chain: no fork, no gutter
+            self._layout_chain(visible, row_parent)
+            return
         kid_count = [0] * count
         last_kid = [-1] * count
         roots: list[int] = []
@@ -485,16 +510,40 @@ class TreeModel:
                 just_branched[row] = connector[row] = 1
             if last_kid[up] == row:
                 last[row] = 1
-        ids = list(map(self.order.__getitem__, visible))
-        active = bytes(map(self._active.__getitem__, visible))
-        self.rows = Rows(ids, indent, connector, last, gutters, virtual, active)
-        self._index = None
+        self._set_rows(visible, indent, connector, last, gutters, virtual)
         self._row_parent = row_parent
         self._kid_count = kid_count
         self._last_kid = last_kid
         self._roots = roots
         self._many_kids = None
         self.multiple_roots = multiple_roots
+
+    def _layout_chain(self, visible: list[int], row_parent: list[int]) -> None:
+        """`_layout` of rows that form one chain (each row the only child of the row above):
+        what its passes would give, made a column at a time."""
+        count = len(visible)
+        last = bytearray(b"\x01") * count  # (each row its parent's last child)
+        self._set_rows(visible, [0] * count, bytearray(count), last, [()] * count, bytearray(count))
+        self._row_parent = row_parent
+        self._kid_count = [1] * (count - 1) + [0]
+        self._last_kid = [*range(1, count), -1]
+        self._roots = [0]
+        self._many_kids = None
+        self.multiple_roots = False
+
+    def _set_rows(
+        self,
+        visible: list[int],
+        indent: list[int],
+        connector: bytearray,
+        last: bytearray,
+        gutters: list[tuple[Gutter, ...]],
+        virtual: bytearray,
+    ) -> None:
+        ids = list(map(self.order.__getitem__, visible))
+        active = bytes(map(self._active.__getitem__, visible))
+        self.rows = Rows(ids, indent, connector, last, gutters, virtual, active)
+        self._index = None
 
     @property
     def index(self) -> dict[str, int]:

@@ -250,13 +250,54 @@ class Entries(Sequence[dict[str, Any]]):
         return (self.peek(position) for position, kind in enumerate(self.message_kinds) if kind in message_kinds)
 
 
+class IdPositions(Mapping[str, int]):
+    """Entry id → its position, over ids known to be distinct (`SessionTree.positions`).
+
+    The dict is made on first need: on a session of hundreds of thousands of entries it costs
+    tens of milliseconds (an int and a slot per entry, every id hashed), and `show` or
+    `tree --json` on a session that never branches asks only where its leaf, the last entry,
+    is: answered from the list.  Iterating gives the ids in entry order, as the dict would.
+    """
+
+    __slots__ = ("_ids", "_map")
+
+    def __init__(self, ids: list[Any]) -> None:
+        self._ids = ids
+        self._map: dict[str, int] | None = None
+
+    def _made(self) -> dict[str, int]:
+        made = self._map
+        if made is None:  # (two threads may both make it: equal dicts, either kept)
+            made = self._map = dict(zip(self._ids, range(len(self._ids)), strict=True))
+        return made
+
+    def _is_last(self, entry_id: object) -> bool:
+        ids = self._ids
+        return self._map is None and bool(ids) and entry_id is ids[-1]
+
+    def __getitem__(self, entry_id: str) -> int:
+        return len(self._ids) - 1 if self._is_last(entry_id) else self._made()[entry_id]
+
+    def get(self, entry_id: Any, default: Any = None) -> Any:
+        return len(self._ids) - 1 if self._is_last(entry_id) else self._made().get(entry_id, default)
+
+    def __contains__(self, entry_id: object) -> bool:
+        return self._is_last(entry_id) or entry_id in self._made()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._ids)
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+
 class ById(Mapping[str, dict[str, Any]]):
     """Entry id → entry (`SessionTree.by_id`): ids and positions in a dict, each entry
     decoded from `Entries` when asked for."""
 
     __slots__ = ("_entries", "positions")
 
-    def __init__(self, positions: dict[str, int], entries: Sequence[dict[str, Any]]) -> None:
+    def __init__(self, positions: Mapping[str, int], entries: Sequence[dict[str, Any]]) -> None:
         self.positions, self._entries = positions, entries
 
     def __getitem__(self, entry_id: str) -> dict[str, Any]:

@@ -45,7 +45,7 @@ class TreeNode:
 class TreeIndex(NamedTuple):
     """What a reader that checked every entry already knows for the tree."""
 
-    positions: dict[str, int]  # id → its position in the entries, in entry order, one per id
+    positions: Mapping[str, int]  # id → its position in the entries, in entry order, one per id
     suspects: list[str]  # ids (in entry order) whose parent is junk, themselves, or not before them
     has_labels: bool  # whether any `label` entry exists
     up: array  # per position: its parent's position when that comes before it, else -1
@@ -73,7 +73,7 @@ class SessionTree:
         self._rooted: dict[str, None] = {}
         if index is None:
             index = self._index()
-        self.positions: dict[str, int] = index.positions
+        self.positions: Mapping[str, int] = index.positions
         self.by_id = ById(index.positions, entries)
         # Per position, where its placed parent is (-1 for a root): walks up need no lookups.
         self._up = up = index.up

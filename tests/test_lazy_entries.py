@@ -387,3 +387,41 @@ def test_rows_of_one_field_entries_are_made_once_per_value_and_read_the_same() -
         assert summarize({"type": kind}) == summary._summarize({"type": kind}, None)
     rows = {summarize({"type": "custom", "customType": f"ext-{n}"}) for n in range(summary._ONE_FIELD_ROWS_MAX + 10)}
     assert len(rows) == summary._ONE_FIELD_ROWS_MAX + 10 and len(summary._ONE_FIELD_ROWS) <= summary._ONE_FIELD_ROWS_MAX
+
+
+def _placements(path: Path) -> tuple[Any, Any]:
+    """What the reader's two ways of placing a v3 file's entries give (the column-at-a-time
+    one None when it declines)."""
+    from seance.core import session as session_module
+    from seance.core.entries import Parsed, parse_lines
+
+    data = path.read_bytes()
+    parsed = Parsed()
+    parse_lines(data.split(b"\n"), parsed, 1, 0)
+    start = 2 if parsed.types[:1] == ["title"] else 1
+    fast = session_module._up_of_clean_columns(parsed, start)
+    dropped: list[int] = []
+    slow = session_module._up_checking_each(parsed, start, dropped)
+    return fast, (slow, dropped)
+
+
+def test_clean_columns_are_placed_as_the_entry_by_entry_pass_places_them(tmp_path: Path) -> None:
+    files = [path for path in FILES if b'"version":3' in path.read_bytes()[:400]]
+    checked = 0
+    for count, every in ((1, 1), (2, 1), (500, 3)):
+        _chain(tmp_path / f"chain-{count}.jsonl", count, every=every)
+        files.append(tmp_path / f"chain-{count}.jsonl")
+    forked = tmp_path / "forked.jsonl"  # roots, forks, a parent after its child, one missing
+    entries = [HEADER, _message("a", None), _message("b", "a"), _message("c", "a"), _message("d", "b")]
+    entries += [_message("e", None), _message("f", "later"), _message("later", "e"), _message("g", "gone")]
+    forked.write_bytes(b"".join(map(_line, entries)))
+    files.append(forked)
+    hostile = tmp_path / "hostile.jsonl"  # junk parents, headers, model changes: declined
+    _hostile_file(hostile)
+    for path in [*files, hostile]:
+        fast, ((up, later), dropped) = _placements(path)
+        if fast is not None:
+            assert dropped == [] and fast[0] == up and fast[1] == later, path.name
+            checked += 1
+    assert checked == len(files) and checked >= 20, "every v3 file here (the hostile one is declined)"
+    assert _placements(forked)[0] is not None and _placements(hostile)[0] is None
