@@ -21,7 +21,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from itertools import compress, repeat
+from itertools import accumulate, compress, repeat
+from operator import sub
 from typing import Any
 
 from seance.core.entries import (
@@ -334,8 +335,11 @@ class TreeModel:
         if self._search_texts is None:
             peek, positions = self.tree.entries.peek, self.tree.positions  # (each entry decoded once, not cached)
             build = self._build_search_text
+            # (a chain's order is the entries': no id looked up)
+            at = range(len(self.order)) if self.tree.is_chain else map(positions.__getitem__, self.order)
             try:
-                self._search_texts = [build(entry_id, peek(positions[entry_id])) for entry_id in self.order]
+                pairs = zip(self.order, at, strict=True)
+                self._search_texts = [build(entry_id, peek(position)) for entry_id, position in pairs]
             except SessionChangedError as error:  # nothing read from the file can be trusted now
                 self.source_lost(error)
                 self._search_texts = [""] * len(self.order)
@@ -403,6 +407,9 @@ class TreeModel:
             self._layout(list(range(len(order))), list(parents))
             self._keep_cursor()
             return
+        if not folded and not tokens and allowed is not None and self.tree.is_chain:  # the screen's first filter
+            self._apply_chain(allowed)
+            return
         # nearest[position]: the row of the entry's nearest visible ancestor-or-self (-1: none);
         # it also places a hidden entry's cursor (`nearest_visible_index`).
         nearest = [-1] * len(order)
@@ -442,6 +449,23 @@ class TreeModel:
         self._layout(visible, visible_parent)
         self._keep_cursor()
 
+    def _apply_chain(self, allowed: tuple[bool, ...]) -> None:
+        """`_apply` on one chain (the order is the file's) with no fold and no search: which
+        entries are rows is a table lookup per category (bytes.translate), each row's parent is
+        the row before, and an entry's nearest visible ancestor-or-self is the last row at or
+        above it (a running count): made a column at a time."""
+        table = bytearray(256)
+        for category in (_OTHER, _SETTINGS, _TOOL_RESULT, _USER):
+            table[category] = allowed[category]
+        shown = bytearray(self._categories.translate(table))
+        leaf = self._leaf_position
+        if leaf >= 0 and self._categories[leaf] == _TEXTLESS_ASSISTANT:  # (hidden but at the leaf)
+            shown[leaf] = allowed[_OTHER]
+        visible = list(compress(range(len(shown)), shown))
+        self._nearest_row = list(map(sub, accumulate(shown), repeat(1)))
+        self._layout(visible, list(range(-1, len(visible) - 1)))
+        self._keep_cursor()
+
     def _shows_every_entry(self, allowed: tuple[bool, ...] | None) -> bool:
         """Whether the filter shows every category present (a text-less assistant message,
         hidden but at the leaf, counts as not): then every entry is a row, in order."""
@@ -466,7 +490,7 @@ class TreeModel:
         passes over the rows: count each row's children, then lay each row out from its parent's
         layout (a parent comes before its children)."""
         count = len(visible)
-        if count and row_parent == list(range(-1, count - 1)):  # one chain: no fork, no gutter
+        if self._is_chain_rows(row_parent):  # one chain: no fork, no gutter
             self._layout_chain(visible, row_parent)
             return
         kid_count = [0] * count
@@ -517,6 +541,10 @@ class TreeModel:
         self._roots = roots
         self._many_kids = None
         self.multiple_roots = multiple_roots
+
+    def _is_chain_rows(self, row_parent: list[int]) -> bool:
+        """Whether each row is the only child of the row above (compared at C speed)."""
+        return bool(row_parent) and row_parent == list(range(-1, len(row_parent) - 1))
 
     def _layout_chain(self, visible: list[int], row_parent: list[int]) -> None:
         """`_layout` of rows that form one chain (each row the only child of the row above):

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from itertools import compress
 from sys import intern
 from typing import Any, overload
 
@@ -106,7 +107,18 @@ class Entries(Sequence[dict[str, Any]]):
     at `offsets[i]`, `lengths[i]` bytes (see `read_back`).
     """
 
-    __slots__ = ("_cache", "_items", "_lengths", "_offsets", "_source", "ids", "message_kinds", "parents", "types")
+    __slots__ = (
+        "_cache",
+        "_items",
+        "_lengths",
+        "_offsets",
+        "_plain_types",
+        "_source",
+        "ids",
+        "message_kinds",
+        "parents",
+        "types",
+    )
 
     def __init__(
         self,
@@ -125,6 +137,7 @@ class Entries(Sequence[dict[str, Any]]):
         self._offsets = offsets if offsets is not None else array("q")
         self._lengths = lengths if lengths is not None else array("q")
         self._source = source
+        self._plain_types: bool | None = None  # whether every type is a string (see `where`)
         self._cache: dict[int, dict[str, Any]] = {}  # (views decode from worker threads and the UI thread at once)
 
     @classmethod
@@ -243,11 +256,23 @@ class Entries(Sequence[dict[str, Any]]):
     def where(self, kinds: Iterable[str]) -> Iterator[dict[str, Any]]:
         """The entries whose `type` is one of `kinds`, in order (the others are not decoded)."""
         wanted = frozenset(kinds)
-        return (self[position] for position, kind in enumerate(self.types) if kind.__class__ is str and kind in wanted)
+        types = self.types
+        if self._plain_types is None:  # (every type a string: the reader's; a caller's list may hold junk)
+            self._plain_types = not (set(map(type, types)) - {str})
+        if self._plain_types:  # found at C speed: a name or a label among millions of entries
+            found: Iterable[int] = compress(range(len(types)), map(wanted.__contains__, types))
+        else:
+            found = (position for position, kind in enumerate(types) if kind.__class__ is str and kind in wanted)
+        return (self[position] for position in found)
 
     def messages(self, *message_kinds: int) -> Iterator[dict[str, Any]]:
         """The `message` entries of the given `MESSAGE_*` kinds, in order (not cached: a pass)."""
-        return (self.peek(position) for position, kind in enumerate(self.message_kinds) if kind in message_kinds)
+        codes = self.message_kinds
+        found = compress(range(len(codes)), map(frozenset(message_kinds).__contains__, codes))
+        return (self.peek(position) for position in found)
+
+
+_NEAR = 128  # ids compared (at C speed) around the last one found before the map is made
 
 
 class IdPositions(Mapping[str, int]):
@@ -256,14 +281,16 @@ class IdPositions(Mapping[str, int]):
     The dict is made on first need: on a session of hundreds of thousands of entries it costs
     tens of milliseconds (an int and a slot per entry, every id hashed), and `show` or
     `tree --json` on a session that never branches asks only where its leaf, the last entry,
-    is: answered from the list.  Iterating gives the ids in entry order, as the dict would.
+    is: answered from the list, as is an id near the last one found (the rows a view draws
+    around its cursor).  Iterating gives the ids in entry order, as the dict would.
     """
 
-    __slots__ = ("_ids", "_map")
+    __slots__ = ("_hint", "_ids", "_map")
 
     def __init__(self, ids: list[Any]) -> None:
         self._ids = ids
         self._map: dict[str, int] | None = None
+        self._hint = len(ids) - 1  # where the last id asked for was: a view asks for neighbours
 
     def _made(self) -> dict[str, int]:
         made = self._map
@@ -271,18 +298,29 @@ class IdPositions(Mapping[str, int]):
             made = self._map = dict(zip(self._ids, range(len(self._ids)), strict=True))
         return made
 
-    def _is_last(self, entry_id: object) -> bool:
-        ids = self._ids
-        return self._map is None and bool(ids) and entry_id is ids[-1]
+    def _near(self, entry_id: object) -> int:
+        """Its position when the map is not made yet and it is within `_NEAR` of the last one
+        found (the ids are distinct: the first equal one is the one), else -1."""
+        if self._map is not None or entry_id.__class__ is not str:
+            return -1
+        ids, hint = self._ids, self._hint
+        try:
+            position = ids.index(entry_id, max(0, hint - _NEAR), hint + _NEAR)
+        except ValueError:
+            return -1
+        self._hint = position
+        return position
 
     def __getitem__(self, entry_id: str) -> int:
-        return len(self._ids) - 1 if self._is_last(entry_id) else self._made()[entry_id]
+        position = self._near(entry_id)
+        return position if position >= 0 else self._made()[entry_id]
 
     def get(self, entry_id: Any, default: Any = None) -> Any:
-        return len(self._ids) - 1 if self._is_last(entry_id) else self._made().get(entry_id, default)
+        position = self._near(entry_id)
+        return position if position >= 0 else self._made().get(entry_id, default)
 
     def __contains__(self, entry_id: object) -> bool:
-        return self._is_last(entry_id) or entry_id in self._made()
+        return self._near(entry_id) >= 0 or entry_id in self._made()
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._ids)

@@ -325,19 +325,43 @@ def _general(session: Session) -> SessionTree:
     return tree
 
 
+class _Slow(TreeModel):
+    """The tree model without its column-at-a-time shortcuts (with a tree told it is not a
+    chain: the general walks too)."""
+
+    def _shows_every_entry(self, allowed: Any) -> bool:
+        return False
+
+    def _is_chain_rows(self, row_parent: list[int]) -> bool:
+        return False
+
+
 def _assert_walks_match(fast: SessionTree, general: SessionTree) -> None:
     assert fast.roots == general.roots and fast.children == general.children
     assert fast.children.only == general.children.only and fast.children.many == general.children.many
     for options in ({}, {"flat_chains": True}, {"first_depth": 2}, {"flat_chains": True, "first_depth": 1}):
         assert list(fast.walk(**options)) == list(general.walk(**options))
     for every_entry in (False, True):
-        mine, theirs = TreeModel(fast, every_entry=every_entry), TreeModel(general, every_entry=every_entry)
+        mine, theirs = TreeModel(fast, every_entry=every_entry), _Slow(general, every_entry=every_entry)
         assert (mine.order, mine._parent_position, mine._categories) == (
             theirs.order,
             theirs._parent_position,
             theirs._categories,
         )
-        assert list(mine.rows) == list(theirs.rows) and mine.cursor == theirs.cursor
+        for mode in ("default", "no-tools", "user-only", "labeled-only", "all"):  # (the visibility passes)
+            mine.set_filter(mode)
+            theirs.set_filter(mode)
+            assert list(mine.rows) == list(theirs.rows) and mine.cursor == theirs.cursor, mode
+            assert mine._nearest_row == theirs._nearest_row and mine._row_parent == theirs._row_parent, mode
+            assert (mine._kid_count, mine._last_kid, mine._roots) == (
+                theirs._kid_count,
+                theirs._last_kid,
+                theirs._roots,
+            )
+            assert mine.multiple_roots == theirs.multiple_roots
+        mine.prepare_search()
+        theirs.prepare_search()
+        assert mine._search_texts == theirs._search_texts
 
 
 def test_a_chain_walks_as_the_general_walk_does(tmp_path: Path) -> None:
