@@ -255,15 +255,17 @@ class Entries(Sequence[dict[str, Any]]):
 
     def where(self, kinds: Iterable[str]) -> Iterator[dict[str, Any]]:
         """The entries whose `type` is one of `kinds`, in order (the others are not decoded)."""
+        return (self[position] for position in self.positions_of_types(kinds))
+
+    def positions_of_types(self, kinds: Iterable[str], stop: int | None = None) -> Iterator[int]:
+        """The positions (before `stop`) whose `type` is one of `kinds`, in order."""
         wanted = frozenset(kinds)
-        types = self.types
+        types = self.types if stop is None else self.types[:stop]
         if self._plain_types is None:  # (every type a string: the reader's; a caller's list may hold junk)
-            self._plain_types = not (set(map(type, types)) - {str})
+            self._plain_types = not (set(map(type, self.types)) - {str})
         if self._plain_types:  # found at C speed: a name or a label among millions of entries
-            found: Iterable[int] = compress(range(len(types)), map(wanted.__contains__, types))
-        else:
-            found = (position for position, kind in enumerate(types) if kind.__class__ is str and kind in wanted)
-        return (self[position] for position in found)
+            return compress(range(len(types)), map(wanted.__contains__, types))
+        return (position for position, kind in enumerate(types) if kind.__class__ is str and kind in wanted)
 
     def messages(self, *message_kinds: int) -> Iterator[dict[str, Any]]:
         """The `message` entries of the given `MESSAGE_*` kinds, in order (not cached: a pass)."""

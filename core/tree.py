@@ -241,8 +241,11 @@ class SessionTree:
         """The positions (in `entries`) from `entry_id` up to its root along the placed
         parents (none for an unknown id): the one walk up every path question is answered by,
         without decoding an entry."""
-        up = self._up
         position = self.positions.get(entry_id, -1) if entry_id is not None else -1
+        if self.is_chain:  # every entry under the one before it: the positions themselves
+            yield from range(position, -1, -1)
+            return
+        up = self._up
         while position >= 0:  # millions of steps on a long chain
             yield position
             position = up[position]
@@ -345,7 +348,7 @@ class SessionTree:
 
     def branch_points(self) -> int:
         """How many entries have more than one child."""
-        return len(self.children.many)
+        return 0 if self.is_chain else len(self.children.many)  # (a chain: no children map made)
 
 
 class Children(Mapping[str, list[str]]):

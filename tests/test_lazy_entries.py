@@ -449,3 +449,37 @@ def test_clean_columns_are_placed_as_the_entry_by_entry_pass_places_them(tmp_pat
             checked += 1
     assert checked == len(files) and checked >= 20, "every v3 file here (the hostile one is declined)"
     assert _placements(forked)[0] is not None and _placements(hostile)[0] is None
+
+
+@pytest.mark.skipif(not FILES, reason=NO_CORPUS)
+def test_a_chain_reads_the_same_path_and_preview_as_the_general_walk(tmp_path: Path) -> None:
+    """The column-at-a-time path of a chain (`context._relevant_chain`, `path_positions`,
+    `branch_points`) gives what the walk up the parents gives, at every entry of every corpus
+    chain, compactions included (and one whose first kept entry is of a type not read)."""
+    from seance.app.widgets.context_preview import build_preview
+    from seance.core.context import _relevant_path
+
+    compacted = tmp_path / "compacted.jsonl"
+    entries = [HEADER, _message("a", None), {"type": "custom", "id": "k", "parentId": "a", "timestamp": STAMP}]
+    entries += [_message("b", "k"), {"type": "compaction", "id": "c", "parentId": "b", "timestamp": STAMP}]
+    entries[-1].update(summary="so far", firstKeptEntryId="k", tokensBefore=1000)
+    entries += [_message("d", "c"), {"type": "label", "id": "l", "parentId": "d", "targetId": "a", "label": "x"}]
+    compacted.write_bytes(b"".join(map(_line, entries)))
+    chains = 0
+    for path in [*FILES, compacted]:
+        session = _read(path)
+        if not session.tree.is_chain:
+            continue
+        chains += 1
+        fast, general = session.tree, _general(session)
+        assert fast.branch_points() == general.branch_points() == 0
+        for entry_id in [*list(fast.by_id)[:: max(1, len(fast.by_id) // 40)], fast.entries.ids[-1]]:
+            assert list(fast.path_positions(entry_id)) == list(general.path_positions(entry_id))
+            assert _relevant_path(fast, entry_id) == _relevant_path(general, entry_id), (path.name, entry_id)
+            assert build_session_context(fast, entry_id) == build_session_context(general, entry_id)
+        general_session = _read(path)
+        general_session.__dict__["tree"] = _general(general_session)
+        assert build_preview(session) == build_preview(general_session)
+    assert chains >= 6
+    kept = _relevant_path(_read(compacted).tree, "d")
+    assert [entry["id"] for entry in kept] == ["a", "k", "b", "c", "d"]

@@ -27,7 +27,7 @@ from textual.widgets import Static
 from write_harness import Agent, write_v3
 
 from seance.app.screens.session_tree import SessionTreeScreen
-from seance.app.tree_model import CHANGED_SUMMARY
+from seance.app.tree_model import CHANGED_SUMMARY, TreeModel
 from seance.cli import session as cli_session
 from seance.cli.errors import ExitCode
 from seance.cli.main import main
@@ -45,15 +45,19 @@ needs_node = pytest.mark.skipif(
 )
 
 
-def _lines(count: int, *, pad: int = 200, shift: str = "", name: str | None = None) -> bytes:
-    """A header and a chain of `count` user messages (`shift` added to the first one's text),
-    then a `session_info` naming it `name` (if given: `show` reads it back)."""
+def _lines(count: int, *, pad: int = 200, shift: str = "", name: str | None = None, customs: bool = False) -> bytes:
+    """A header and a chain of `count` user messages (`shift` added to the first one's text;
+    with `customs`, only every tenth is a message, the others `custom` entries), then a
+    `session_info` naming it `name` (if given: `show` reads it back)."""
     out = [orjson.dumps(HEADER)]
     parent = None
     for index in range(count):
         text = f"prompt {index} " + "x" * pad + (shift if index == 0 else "")
         entry = {"type": "message", "id": f"e{index}", "parentId": parent, "timestamp": STAMP}
-        out.append(orjson.dumps({**entry, "message": {"role": "user", "content": text}}))
+        if customs and index % 10:
+            out.append(orjson.dumps({**entry, "type": "custom", "customType": "ext", "data": text}))
+        else:
+            out.append(orjson.dumps({**entry, "message": {"role": "user", "content": text}}))
         parent = entry["id"]
     if name is not None:
         out.append(orjson.dumps({"type": "session_info", "id": "n", "parentId": parent, "name": name}))
@@ -212,11 +216,26 @@ def test_a_big_read_only_load_is_by_offset_and_a_write_load_is_not(
 # -- the tree screen --------------------------------------------------------------------------
 
 
+def test_the_tree_model_says_so_in_the_rows_and_tells_its_screen_once(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(_lines(400, customs=True))
+    session = _by_offset(path)
+    model = TreeModel(session.tree, every_entry=True)
+    told: list[SessionChangedError] = []
+    model.on_source_changed = told.append
+    assert model.summary("e399").text == "[custom: ext]"
+    _rewrite_in_place(path, _lines(400, shift=" moved", customs=True))
+    assert model.summary("e1") == CHANGED_SUMMARY and model.summary("e2") == CHANGED_SUMMARY
+    assert model.summary("e399").text == "[custom: ext]"  # (made before: as it was read)
+    model.prepare_search()  # nothing searchable now, and no second word to the screen
+    assert model.search_text("e5") == "" and len(told) == 1 and CHANGED in str(told[0])
+
+
 async def test_the_tree_screen_shows_a_rewrite_as_a_notification(tmp_path: Path, monkeypatch) -> None:
     from test_ui_tree import TreeApp, model_of, settle
 
     path = tmp_path / "s.jsonl"
-    path.write_bytes(_lines(3_000))  # ~720 KB
+    path.write_bytes(_lines(3_000, customs=True))  # ~750 KB: a user message every ten entries
     monkeypatch.setattr(session_module, "BY_OFFSET_MIN_BYTES", 0)
     app = TreeApp(path)
     async with app.run_test(size=(120, 32)) as pilot:
@@ -225,16 +244,16 @@ async def test_the_tree_screen_shows_a_rewrite_as_a_notification(tmp_path: Path,
         assert isinstance(screen, SessionTreeScreen) and screen.session is not None
         assert screen.session.entries.by_offset
         model = model_of(app)
-        assert model.summary("e2999").text.startswith("prompt 2999")  # drawn: the leaf's rows
-        _rewrite_in_place(path, _lines(3_000, shift=" moved"))
-        # The page above: rows never drawn, entries last decoded (and dropped from the cache)
-        # by the preview's walk up from the leaf, far from the last bytes read: read back now.
-        await pilot.press("pageup")
+        assert model.summary("e2990").text.startswith("prompt 2990")  # drawn: the leaf's rows
+        _rewrite_in_place(path, _lines(3_000, shift=" moved", customs=True))
+        # Every entry shown, from the top, the cursor on a custom entry: previewing it (and
+        # resuming at it) reads it back, never decoded before (the search index peeked at it
+        # and kept only its row), from the rewritten file.
+        await pilot.press("ctrl+a", "home", "down")
         await settle(pilot)
         assert isinstance(app.screen, SessionTreeScreen), "the screen is still up"
-        drawn = [model.summary(model.rows[index].id) for index in range(model.cursor - 5, model.cursor + 1)]
-        assert drawn == [CHANGED_SUMMARY] * 6 and model.source_changed is not None
-        assert model.summary("e2999").text.startswith("prompt 2999")  # (drawn before: as it was read)
+        assert model.selected_id == "e1" and model.source_changed is not None
+        assert model.summary("e1").text == "[custom: ext]"  # (its row, made while the file was whole)
         notes = [note for severity, note in app.notes if severity == "error"]
         assert len(notes) == 1 and CHANGED in notes[0]
         await pilot.press("enter")  # resuming needs the entry: refused, said once already
