@@ -23,8 +23,9 @@ from pathlib import Path
 
 from .errors import SessionChangedError
 
-# Bytes read per miss: a pass in file order (a search index, the tool calls) reads a window
-# once and slices its lines out of it; a view that draws a screenful of rows reads one or two.
+# Bytes read per miss in a pass (a search index, the tool calls, a path walked up): a window
+# read once and its lines sliced out of it.  A read far from the last one (a view's rows
+# here and there, the messages of a long path) reads its line only.
 WINDOW_BYTES = 64 << 10
 
 
@@ -58,11 +59,16 @@ class LineSource:
         with self._lock:
             if not self._closer.alive:
                 raise changed_error(self.path)
-            # Before the window: a walk up a path (leaf → root) goes backwards, so the next
-            # window ends where this line does; else it starts here.
-            start = max(0, offset + length - WINDOW_BYTES) if offset < start else offset
+            end = start + len(data)
+            if offset < start and start - offset <= WINDOW_BYTES:  # a pass going backwards (leaf → root)
+                start, size = max(0, offset + length - WINDOW_BYTES), WINDOW_BYTES
+            elif offset >= end and offset - end <= WINDOW_BYTES:  # a pass going forwards
+                start, size = offset, WINDOW_BYTES
+            else:  # a jump (the first read, a row here and there): this line only
+                start, size = offset, length
+            size = max(size, offset + length - start)
             try:
-                data = os.pread(self._descriptor, max(offset + length - start, WINDOW_BYTES), start)
+                data = os.pread(self._descriptor, size, start)
             except OSError as error:
                 raise changed_error(self.path) from error
         if len(data) < offset - start + length:

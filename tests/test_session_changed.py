@@ -265,3 +265,25 @@ async def test_the_tree_screen_shows_a_rewrite_as_a_notification(tmp_path: Path,
 
 if sys.platform != "linux":  # (/proc/self/fd)
     pytestmark = pytest.mark.skip(reason="counts descriptors through /proc")
+
+
+def test_a_line_source_reads_every_range_as_the_file_holds_it(tmp_path: Path) -> None:
+    """Forwards, backwards, jumps, straddling a window's end: the bytes are the file's."""
+    import random
+
+    from seance.core.linesource import WINDOW_BYTES, LineSource
+
+    path = tmp_path / "data"
+    data = bytes(random.Random(7).randrange(256) for _ in range(5 * WINDOW_BYTES))
+    path.write_bytes(data)
+    source = LineSource(os.open(path, os.O_RDONLY), path)
+    ranges = [(offset, 100) for offset in range(0, len(data) - 100, 997)]  # a pass forwards
+    ranges += [(offset, 300) for offset in range(len(data) - 300, 0, -1_201)]  # a pass backwards
+    generator = random.Random(3)
+    ranges += [(generator.randrange(len(data) - 5_000), generator.randrange(1, 5_000)) for _ in range(300)]
+    ranges += [(WINDOW_BYTES - 10, 50), (WINDOW_BYTES + 30, 20), (0, len(data))]  # straddling, the whole file
+    for offset, length in ranges:
+        assert bytes(source.read(offset, length)) == data[offset : offset + length], (offset, length)
+    with pytest.raises(SessionChangedError):
+        source.read(len(data) - 10, 20)  # past the end: the file is not what was read
+    source.close()
