@@ -18,10 +18,11 @@ per entry), so a 20,000-entry session stays instant.  Nothing here imports Textu
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from itertools import compress, repeat
+from itertools import accumulate, compress, repeat
+from operator import sub
 from typing import Any
 
 from seance.core.entries import (
@@ -31,10 +32,14 @@ from seance.core.entries import (
     MESSAGE_TOOL_RESULT,
     MESSAGE_USER,
 )
+from seance.core.errors import SessionChangedError
 from seance.core.summary import Summary, format_tool_call, summarize, tool_calls_by_id
 from seance.core.text import content_text
 from seance.core.timefmt import parse_time_ms
 from seance.core.tree import SessionTree
+
+CHANGED_SUMMARY = Summary("dim", "", "(the session file changed on disk: reopen it)")
+"""A row whose entry can no longer be read back (see `TreeModel.source_changed`)."""
 
 FILTERS: tuple[str, ...] = ("default", "no-tools", "user-only", "labeled-only", "all")
 FILTER_TAGS: dict[str, str] = {
@@ -143,6 +148,11 @@ class Rows(Sequence[Row]):
         """The visible entry ids, in display order."""
         return self._ids
 
+    @property
+    def indents(self) -> list[int]:
+        """Each row's indent level (`Row.indent`), in display order."""
+        return self._indent
+
 
 # The same as bytes: a message (whose category its kind decides) is 255.
 _TYPE_BYTES: dict[Any, int] = {kind: category & 0xFF for kind, category in _TYPE_CATEGORIES.items()}
@@ -195,6 +205,11 @@ class TreeModel:
         self._tool_calls: Mapping[str, dict[str, Any]] | None = None
         self._summaries: dict[str, Summary] = {}
         self._search_texts: list[str] | None = None
+        # Set when an entry read back from a big session's file no longer matches it (the
+        # file was rewritten in place): rows then say so instead of showing other data, and
+        # `on_source_changed` (a screen's hook, called from any thread) is told once.
+        self.source_changed: SessionChangedError | None = None
+        self.on_source_changed: Callable[[SessionChangedError], None] | None = None
         self.rows: Rows = Rows([], [], bytearray(), bytearray(), [], bytearray())
         self._index: dict[str, int] | None = None
         self._nearest_row: list[int] = []  # per position: the row of its nearest visible ancestor-or-self
@@ -218,12 +233,14 @@ class TreeModel:
         """All entry ids in pre-order, the branch holding the leaf first at every fork, each
         one's parent as a position in that order (-1 for a root), and each one's category
         (messages by the kind the reader noted, other types by a table: no entry decoded)."""
+        textless = _OTHER if every_entry else _TEXTLESS_ASSISTANT
+        if self.tree.is_chain:  # one chain in file order (most sessions): the order is the entries'
+            return self._chain_preorder(textless)  # (no children map: each entry's is the next)
         children, roots, positions = self.tree.children, self.tree.roots, self.tree.positions
         entries = self.tree.entries
         types, kinds = entries.types, entries.message_kinds
         message_categories = _MESSAGE_CATEGORIES
         by_type = _TYPE_CATEGORIES
-        textless = _OTHER if every_entry else _TEXTLESS_ASSISTANT
         only, many = children.only, children.many
         # Where the path to the leaf goes at each fork (and which root it starts from): only
         # a tree that forks anywhere needs the walk.
@@ -234,8 +251,6 @@ class TreeModel:
             chosen = choices.get(parent) if len(ids) > 1 else None
             return ids if chosen is None else [chosen, *(entry_id for entry_id in ids if entry_id != chosen)]
 
-        if self.tree.is_chain:  # one chain in file order (most sessions): the order is the entries'
-            return self._chain_preorder(textless)
         order: list[str] = []
         parents: list[int] = []
         categories = bytearray()
@@ -320,7 +335,21 @@ class TreeModel:
         if self._search_texts is None:
             peek, positions = self.tree.entries.peek, self.tree.positions  # (each entry decoded once, not cached)
             build = self._build_search_text
-            self._search_texts = [build(entry_id, peek(positions[entry_id])) for entry_id in self.order]
+            # (a chain's order is the entries': no id looked up)
+            at = range(len(self.order)) if self.tree.is_chain else map(positions.__getitem__, self.order)
+            try:
+                pairs = zip(self.order, at, strict=True)
+                self._search_texts = [build(entry_id, peek(position)) for entry_id, position in pairs]
+            except SessionChangedError as error:  # nothing read from the file can be trusted now
+                self.source_lost(error)
+                self._search_texts = [""] * len(self.order)
+
+    def source_lost(self, error: SessionChangedError) -> None:
+        """The session's file changed under it: remember it and tell the screen, once."""
+        if self.source_changed is None:
+            self.source_changed = error
+            if self.on_source_changed is not None:
+                self.on_source_changed(error)
 
     def search_text(self, entry_id: str) -> str:
         """The lowercase text a search runs over: label, role/type words and the whole text."""
@@ -373,6 +402,14 @@ class TreeModel:
         if tokens:
             self.prepare_search()
         texts = self._search_texts or []
+        if not folded and not tokens and self._shows_every_entry(allowed):  # `tree --text`, filter "all"
+            self._nearest_row = list(range(len(order)))
+            self._layout(list(range(len(order))), list(parents))
+            self._keep_cursor()
+            return
+        if not folded and not tokens and allowed is not None and self.tree.is_chain:  # the screen's first filter
+            self._apply_chain(allowed)
+            return
         # nearest[position]: the row of the entry's nearest visible ancestor-or-self (-1: none);
         # it also places a hidden entry's cursor (`nearest_visible_index`).
         nearest = [-1] * len(order)
@@ -410,6 +447,35 @@ class TreeModel:
                 nearest[position] = above
         self._nearest_row = nearest
         self._layout(visible, visible_parent)
+        self._keep_cursor()
+
+    def _apply_chain(self, allowed: tuple[bool, ...]) -> None:
+        """`_apply` on one chain (the order is the file's) with no fold and no search: which
+        entries are rows is a table lookup per category (bytes.translate), each row's parent is
+        the row before, and an entry's nearest visible ancestor-or-self is the last row at or
+        above it (a running count): made a column at a time."""
+        table = bytearray(256)
+        for category in (_OTHER, _SETTINGS, _TOOL_RESULT, _USER):
+            table[category] = allowed[category]
+        shown = bytearray(self._categories.translate(table))
+        leaf = self._leaf_position
+        if leaf >= 0 and self._categories[leaf] == _TEXTLESS_ASSISTANT:  # (hidden but at the leaf)
+            shown[leaf] = allowed[_OTHER]
+        visible = list(compress(range(len(shown)), shown))
+        self._nearest_row = list(map(sub, accumulate(shown), repeat(1)))
+        self._layout(visible, list(range(-1, len(visible) - 1)))
+        self._keep_cursor()
+
+    def _shows_every_entry(self, allowed: tuple[bool, ...] | None) -> bool:
+        """Whether the filter shows every category present (a text-less assistant message,
+        hidden but at the leaf, counts as not): then every entry is a row, in order."""
+        if allowed is None:
+            return False
+        present = set(self._categories)  # (a few values, counted at C speed)
+        return _TEXTLESS_ASSISTANT not in present and all(allowed[category] for category in present)
+
+    def _keep_cursor(self) -> None:
+        """After the rows changed: the cursor back on its entry (or its nearest visible ancestor)."""
         if self.rows:
             if self._remembered is not None:
                 self.cursor = self.nearest_visible_index(self._remembered)
@@ -424,6 +490,9 @@ class TreeModel:
         passes over the rows: count each row's children, then lay each row out from its parent's
         layout (a parent comes before its children)."""
         count = len(visible)
+        if self._is_chain_rows(row_parent):  # one chain: no fork, no gutter
+            self._layout_chain(visible, row_parent)
+            return
         kid_count = [0] * count
         last_kid = [-1] * count
         roots: list[int] = []
@@ -465,16 +534,44 @@ class TreeModel:
                 just_branched[row] = connector[row] = 1
             if last_kid[up] == row:
                 last[row] = 1
-        ids = list(map(self.order.__getitem__, visible))
-        active = bytes(map(self._active.__getitem__, visible))
-        self.rows = Rows(ids, indent, connector, last, gutters, virtual, active)
-        self._index = None
+        self._set_rows(visible, indent, connector, last, gutters, virtual)
         self._row_parent = row_parent
         self._kid_count = kid_count
         self._last_kid = last_kid
         self._roots = roots
         self._many_kids = None
         self.multiple_roots = multiple_roots
+
+    def _is_chain_rows(self, row_parent: list[int]) -> bool:
+        """Whether each row is the only child of the row above (compared at C speed)."""
+        return bool(row_parent) and row_parent == list(range(-1, len(row_parent) - 1))
+
+    def _layout_chain(self, visible: list[int], row_parent: list[int]) -> None:
+        """`_layout` of rows that form one chain (each row the only child of the row above):
+        what its passes would give, made a column at a time."""
+        count = len(visible)
+        last = bytearray(b"\x01") * count  # (each row its parent's last child)
+        self._set_rows(visible, [0] * count, bytearray(count), last, [()] * count, bytearray(count))
+        self._row_parent = row_parent
+        self._kid_count = [1] * (count - 1) + [0]
+        self._last_kid = [*range(1, count), -1]
+        self._roots = [0]
+        self._many_kids = None
+        self.multiple_roots = False
+
+    def _set_rows(
+        self,
+        visible: list[int],
+        indent: list[int],
+        connector: bytearray,
+        last: bytearray,
+        gutters: list[tuple[Gutter, ...]],
+        virtual: bytearray,
+    ) -> None:
+        ids = list(map(self.order.__getitem__, visible))
+        active = bytes(map(self._active.__getitem__, visible))
+        self.rows = Rows(ids, indent, connector, last, gutters, virtual, active)
+        self._index = None
 
     @property
     def index(self) -> dict[str, int]:
@@ -544,7 +641,13 @@ class TreeModel:
         `entry`: the entry itself, when the caller has it decoded."""
         cached = self._summaries.get(entry_id)
         if cached is None:
-            cached = summarize(self.tree.by_id[entry_id] if entry is None else entry, self.tool_calls)
+            if self.source_changed is not None and entry is None:
+                return CHANGED_SUMMARY
+            try:
+                cached = summarize(self.tree.by_id[entry_id] if entry is None else entry, self.tool_calls)
+            except SessionChangedError as error:
+                self.source_lost(error)
+                return CHANGED_SUMMARY
             self._summaries[entry_id] = cached
         return cached
 

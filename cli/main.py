@@ -17,9 +17,9 @@ from collections.abc import Callable
 from types import ModuleType
 
 from seance import __version__
+from seance.core.childmodes import CHILD_MODES  # (not core.listing: every command builds this parser)
 from seance.core.errors import SessionError
 from seance.core.gcpause import own_collector
-from seance.core.listing import CHILD_MODES
 
 from .errors import CliError, ExitCode
 from .output import say

@@ -22,7 +22,7 @@ import orjson
 from seance.core.context import CONTEXT_TYPES, build_session_context
 from seance.core.gcpause import gc_paused
 from seance.core.session import NotASession, Session, read_session
-from seance.core.summary import entry_summary
+from seance.core.summary import Summary, entry_summary_text, summarize
 from seance.core.text import as_text, display_text, json_bytes, json_safe, visible
 
 from .errors import CliError, ExitCode
@@ -212,16 +212,25 @@ def _write_tree_text(session: Session) -> None:
     calls = model.tool_calls
     lines: list[str] = []
     write = sys.stdout.write
-    by_id, labels, leaf_id = tree.by_id, tree.labels, tree.leaf_id
-    for row in model.rows:
-        entry_id = row.id
-        prefix, _fold = model.prefix(row, fold_marks=False)
-        label = labels.get(entry_id)
+    peek, positions, labels, leaf_id = tree.entries.peek, tree.positions, tree.labels, tree.leaf_id
+    rows = model.rows
+    indents, flat = rows.indents, int(model.multiple_roots)  # a row indented no deeper has no prefix
+    texts: dict[Summary, str] = {}  # a summary's line text: many rows share one (`summarize`)
+    for index, entry_id in enumerate(rows.ids):
+        prefix = model.prefix(rows[index], fold_marks=False)[0] if indents[index] > flat else ""
+        label = labels.get(entry_id) if labels else None
         marker = "*" if entry_id == leaf_id else " "
         tag = f"[{display_text(label)}] " if label else ""
+        summary = summarize(peek(positions[entry_id]), calls)
+        text = texts.get(summary)
+        if text is None:
+            text = entry_summary_text(summary, 100)
+            if len(texts) >= 4096:
+                texts.clear()
+            texts[summary] = text
         # One sanitiser per part: the summary and the label are display_text's (no control
         # left), the prefix is ours; only the id still needs its controls shown.
-        lines.append(f"{marker} {prefix}{visible(entry_id)} {tag}{entry_summary(by_id[entry_id], 100, calls)}\n")
+        lines.append(f"{marker} {prefix}{visible(entry_id)} {tag}{text}\n")
         if len(lines) >= 10_000:  # one write per batch, not per line
             write("".join(lines))
             lines.clear()

@@ -10,6 +10,7 @@ becomes role `branchSummary`.  oh-my-pi extras: `mode_change` and `ttsr_injectio
 
 from __future__ import annotations
 
+from bisect import insort
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -113,6 +114,8 @@ def _relevant_path(tree: SessionTree, target: str) -> list[dict[str, Any]]:
     looks at, and the last compaction's first kept entry (where keeping starts, whatever
     its type).  One walk up the columns, so a path of millions of entries is touched once and
     only the entries kept are decoded."""
+    if tree.is_chain:
+        return _relevant_chain(tree, target)
     relevant = _RELEVANT_TYPES
     entries, types, ids = tree.entries, tree.entries.types, tree.entries.ids
     path: list[dict[str, Any]] = []
@@ -129,6 +132,26 @@ def _relevant_path(tree: SessionTree, target: str) -> list[dict[str, Any]]:
             append(entries[position])
     path.reverse()
     return path
+
+
+def _relevant_chain(tree: SessionTree, target: str) -> list[dict[str, Any]]:
+    """`_relevant_path` on a chain (the path to an entry is every entry up to it): the
+    positions of the types read found at C speed, then the last compaction's first kept
+    entry (an entry of another type before it) put in its place."""
+    entries, types, ids = tree.entries, tree.entries.types, tree.entries.ids
+    end = tree.positions.get(target, -1) + 1
+    found = list(entries.positions_of_types(_RELEVANT_TYPES, end))
+    for position in reversed(found):  # the last compaction on the path
+        if types[position] == "compaction":
+            first_kept = entries[position].get("firstKeptEntryId")
+            try:
+                kept = ids.index(first_kept, 0, position)
+            except ValueError:
+                break
+            if not (types[kept].__class__ is str and types[kept] in _RELEVANT_TYPES):  # (else found already)
+                insort(found, kept)
+            break
+    return [entries[position] for position in found]
 
 
 def _context_at(tree: SessionTree, leaf: Any) -> SessionContext:

@@ -3,7 +3,10 @@
 A session of hundreds of thousands of entries is read once; what the tree, `show` and the
 listing walk over is kept in columns (`ids`, `parents`, `types`, and for messages a small
 `message_kinds` code), and every entry's line stays as the bytes
-it was read from.  `Entries[i]` decodes that line (`orjson`, the same parse the reader made,
+it was read from, or, for a big file read only to be shown, is not kept at all: its offset and
+length are, and the line is read back from the file when asked for (`core.linesource`; each
+line read back is checked against the columns, and a file rewritten in place since raises
+`SessionChangedError`).  `Entries[i]` decodes that line (`orjson`, the same parse the reader made,
 so the value is equal to the one the reader saw); an entry the reader had to change (a
 normalised `model_change`, a junk `parentId` set to null, a line only `loads_line` could
 read, a migrated file) is kept as the changed dict itself, and so is every entry of the
@@ -20,12 +23,14 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from itertools import compress
 from sys import intern
 from typing import Any, overload
 
 import orjson
 
 from .jsonl import LineError, Skipped, describe_failure, loads_line
+from .linesource import LineSource, changed_error
 
 # Message kinds (`Entries.message_kinds`): what a view tells about a message without its text.
 MESSAGE_OTHER = 0  # a role that is none of the below, or `message` not an object
@@ -68,6 +73,21 @@ def message_kind(message: Any) -> int:
     return MESSAGE_ASSISTANT
 
 
+def read_back(source: LineSource | None, offset: int, length: int, entry_id: Any, kind: Any) -> dict[str, Any]:
+    """The entry whose line the reader found at `offset` (`length` bytes), read from the file
+    again, when it still has the id and type the reader recorded (else `SessionChangedError`:
+    the file was rewritten since, and whatever is there now is another entry or none)."""
+    if source is None:
+        raise ValueError("an entry read by offset without its file")
+    try:
+        value = orjson.loads(source.read(offset, length))
+    except orjson.JSONDecodeError:
+        raise changed_error(source.path) from None
+    if value.__class__ is not dict or value.get("id") != entry_id or value.get("type") != kind:
+        raise changed_error(source.path)
+    return value  # type: ignore[no-any-return]
+
+
 def decode(item: bytes | dict[str, Any]) -> dict[str, Any]:
     """An entry from what `Entries` keeps for it: its line's bytes, or the entry itself."""
     if item.__class__ is not bytes:
@@ -83,9 +103,22 @@ class Entries(Sequence[dict[str, Any]]):
 
     Columns, one item per entry: `ids`, `parents` (the `parentId` as the entry holds it),
     `types` and `message_kinds` (a `MESSAGE_*` code, `NOT_A_MESSAGE` for other types).
+    An item is an entry's line (bytes), the entry itself, or None: read back from `source`
+    at `offsets[i]`, `lengths[i]` bytes (see `read_back`).
     """
 
-    __slots__ = ("_cache", "_items", "ids", "message_kinds", "parents", "types")
+    __slots__ = (
+        "_cache",
+        "_items",
+        "_lengths",
+        "_offsets",
+        "_plain_types",
+        "_source",
+        "ids",
+        "message_kinds",
+        "parents",
+        "types",
+    )
 
     def __init__(
         self,
@@ -94,10 +127,17 @@ class Entries(Sequence[dict[str, Any]]):
         parents: list[Any],
         types: list[Any],
         message_kinds: bytearray,
+        offsets: array | None = None,
+        lengths: array | None = None,
+        source: LineSource | None = None,
     ) -> None:
         self._items = items
         self.ids, self.parents, self.types = ids, parents, types
         self.message_kinds = message_kinds
+        self._offsets = offsets if offsets is not None else array("q")
+        self._lengths = lengths if lengths is not None else array("q")
+        self._source = source
+        self._plain_types: bool | None = None  # whether every type is a string (see `where`)
         self._cache: dict[int, dict[str, Any]] = {}  # (views decode from worker threads and the UI thread at once)
 
     @classmethod
@@ -136,9 +176,12 @@ class Entries(Sequence[dict[str, Any]]):
         if cached is not None:
             return cached
         item = self._items[index]  # (IndexError as a list raises it)
-        if item.__class__ is not bytes:
+        if item is None:
+            entry = self._read_back(index)
+        elif item.__class__ is bytes:
+            entry = decode(item)
+        else:
             return item
-        entry = decode(item)
         cache = self._cache
         if len(cache) >= _CACHE_SIZE:  # full: start again (evicting one at a time from a dict's
             cache.clear()  # front makes every eviction walk past the ones deleted before it)
@@ -148,10 +191,29 @@ class Entries(Sequence[dict[str, Any]]):
     def peek(self, index: int) -> dict[str, Any]:
         """`self[index]` without caching it: for a pass over many entries."""
         item = self._items[index]
+        if item is None:
+            cached = self._cache.get(index)
+            return cached if cached is not None else self._read_back(index)
         if item.__class__ is not bytes:
             return item  # type: ignore[no-any-return]
         cached = self._cache.get(index)
         return cached if cached is not None else decode(item)
+
+    def _read_back(self, index: int) -> dict[str, Any]:
+        if index < 0:
+            index += len(self._items)
+        return read_back(self._source, self._offsets[index], self._lengths[index], self.ids[index], self.types[index])
+
+    @property
+    def by_offset(self) -> bool:
+        """Whether some entries are read back from their file (which is then held open)."""
+        return self._source is not None and not self._source.closed and None in self._items
+
+    def close(self) -> None:
+        """Let go of the file entries are read back from (a later read of one raises
+        `SessionChangedError`); nothing to do for entries kept in memory."""
+        if self._source is not None:
+            self._source.close()
 
     def __eq__(self, other: object) -> bool:
         """Equal to a list (or `Entries`) of equal entries, as the list it stands for."""
@@ -168,7 +230,10 @@ class Entries(Sequence[dict[str, Any]]):
         """Every entry, decoded one at a time (nothing kept beyond the cache's own)."""
         cache = self._cache
         for position, item in enumerate(self._items):
-            if item.__class__ is not bytes:
+            if item is None:
+                cached = cache.get(position)
+                yield cached if cached is not None else self._read_back(position)
+            elif item.__class__ is not bytes:
                 yield item
             else:
                 cached = cache.get(position)
@@ -176,23 +241,94 @@ class Entries(Sequence[dict[str, Any]]):
 
     def select(self, keep: list[int]) -> Entries:
         """The entries at positions `keep` (ascending), as new `Entries`."""
-        kinds = self.message_kinds
+        kinds, offsets, lengths = self.message_kinds, self._offsets, self._lengths
         return Entries(
             [self._items[position] for position in keep],
             [self.ids[position] for position in keep],
             [self.parents[position] for position in keep],
             [self.types[position] for position in keep],
             bytearray(kinds[position] for position in keep),
+            array("q", (offsets[position] for position in keep)) if offsets else None,
+            array("q", (lengths[position] for position in keep)) if lengths else None,
+            self._source,
         )
 
     def where(self, kinds: Iterable[str]) -> Iterator[dict[str, Any]]:
         """The entries whose `type` is one of `kinds`, in order (the others are not decoded)."""
+        return (self[position] for position in self.positions_of_types(kinds))
+
+    def positions_of_types(self, kinds: Iterable[str], stop: int | None = None) -> Iterator[int]:
+        """The positions (before `stop`) whose `type` is one of `kinds`, in order."""
         wanted = frozenset(kinds)
-        return (self[position] for position, kind in enumerate(self.types) if kind.__class__ is str and kind in wanted)
+        types = self.types if stop is None else self.types[:stop]
+        if self._plain_types is None:  # (every type a string: the reader's; a caller's list may hold junk)
+            self._plain_types = not (set(map(type, self.types)) - {str})
+        if self._plain_types:  # found at C speed: a name or a label among millions of entries
+            return compress(range(len(types)), map(wanted.__contains__, types))
+        return (position for position, kind in enumerate(types) if kind.__class__ is str and kind in wanted)
 
     def messages(self, *message_kinds: int) -> Iterator[dict[str, Any]]:
         """The `message` entries of the given `MESSAGE_*` kinds, in order (not cached: a pass)."""
-        return (self.peek(position) for position, kind in enumerate(self.message_kinds) if kind in message_kinds)
+        codes = self.message_kinds
+        found = compress(range(len(codes)), map(frozenset(message_kinds).__contains__, codes))
+        return (self.peek(position) for position in found)
+
+
+_NEAR = 128  # ids compared (at C speed) around the last one found before the map is made
+
+
+class IdPositions(Mapping[str, int]):
+    """Entry id → its position, over ids known to be distinct (`SessionTree.positions`).
+
+    The dict is made on first need: on a session of hundreds of thousands of entries it costs
+    tens of milliseconds (an int and a slot per entry, every id hashed), and `show` or
+    `tree --json` on a session that never branches asks only where its leaf, the last entry,
+    is: answered from the list, as is an id near the last one found (the rows a view draws
+    around its cursor).  Iterating gives the ids in entry order, as the dict would.
+    """
+
+    __slots__ = ("_hint", "_ids", "_map")
+
+    def __init__(self, ids: list[Any]) -> None:
+        self._ids = ids
+        self._map: dict[str, int] | None = None
+        self._hint = len(ids) - 1  # where the last id asked for was: a view asks for neighbours
+
+    def _made(self) -> dict[str, int]:
+        made = self._map
+        if made is None:  # (two threads may both make it: equal dicts, either kept)
+            made = self._map = dict(zip(self._ids, range(len(self._ids)), strict=True))
+        return made
+
+    def _near(self, entry_id: object) -> int:
+        """Its position when the map is not made yet and it is within `_NEAR` of the last one
+        found (the ids are distinct: the first equal one is the one), else -1."""
+        if self._map is not None or entry_id.__class__ is not str:
+            return -1
+        ids, hint = self._ids, self._hint
+        try:
+            position = ids.index(entry_id, max(0, hint - _NEAR), hint + _NEAR)
+        except ValueError:
+            return -1
+        self._hint = position
+        return position
+
+    def __getitem__(self, entry_id: str) -> int:
+        position = self._near(entry_id)
+        return position if position >= 0 else self._made()[entry_id]
+
+    def get(self, entry_id: Any, default: Any = None) -> Any:
+        position = self._near(entry_id)
+        return position if position >= 0 else self._made().get(entry_id, default)
+
+    def __contains__(self, entry_id: object) -> bool:
+        return self._near(entry_id) >= 0 or entry_id in self._made()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._ids)
+
+    def __len__(self) -> int:
+        return len(self._ids)
 
 
 class ById(Mapping[str, dict[str, Any]]):
@@ -201,7 +337,7 @@ class ById(Mapping[str, dict[str, Any]]):
 
     __slots__ = ("_entries", "positions")
 
-    def __init__(self, positions: dict[str, int], entries: Sequence[dict[str, Any]]) -> None:
+    def __init__(self, positions: Mapping[str, int], entries: Sequence[dict[str, Any]]) -> None:
         self.positions, self._entries = positions, entries
 
     def __getitem__(self, entry_id: str) -> dict[str, Any]:
@@ -223,14 +359,30 @@ class ById(Mapping[str, dict[str, Any]]):
 
 class Parsed:
     """What a file's lines parsed into, as the columns `Entries` keeps (one item per object
-    line: its bytes, or its value when only `loads_line` could read it or the caller keeps
-    it, see `parse_lines`), their 1-based line
+    line: its bytes, or None when it is read back from `source`, or its value when only
+    `loads_line` could read it or the caller keeps it, see `parse_lines`), each line's offset
+    and length, their 1-based line
     numbers, the skipped lines, and where the first object's line ends (a title slot's byte
     length).  Positions count object lines from the file's first."""
 
-    __slots__ = ("first_end", "ids", "items", "kinds", "lines", "parents", "skipped", "types")
+    __slots__ = (
+        "first_end",
+        "ids",
+        "items",
+        "kinds",
+        "lengths",
+        "lines",
+        "offsets",
+        "parents",
+        "skipped",
+        "source",
+        "types",
+    )
 
-    def __init__(self) -> None:
+    def __init__(self, source: LineSource | None = None) -> None:
+        self.source = source  # where lines not kept are read back from (None: every line's bytes kept)
+        self.offsets = array("q")
+        self.lengths = array("q")
         self.items: list[Any] = []
         self.ids: list[Any] = []
         self.parents: list[Any] = []
@@ -242,7 +394,12 @@ class Parsed:
 
     def value(self, position: int) -> dict[str, Any]:
         """The object at `position`, decoded (a fresh dict for a kept line)."""
-        return decode(self.items[position])
+        item = self.items[position]
+        if item is None:
+            return read_back(
+                self.source, self.offsets[position], self.lengths[position], self.ids[position], self.types[position]
+            )
+        return decode(item)
 
 
 def parse_lines(
@@ -254,10 +411,15 @@ def parse_lines(
     reported as torn when not.  Each object's line is parsed once, here: its columns are
     read off the parsed value, and the value itself is dropped (see `Entries`) unless `keep`
     says otherwise: True keeps every value, a collection of types the values of those types
-    (for a caller about to read them all anyway: no second parse).
+    (for a caller about to read them all anyway: no second parse).  A line whose value is
+    dropped keeps its bytes, or nothing when `parsed.source` will read it back (its offset
+    and length are recorded either way).
     """
     items, ids, parents, types = parsed.items, parsed.ids, parsed.parents, parsed.types
     add_item, add_id, add_parent, add_type = items.append, ids.append, parents.append, types.append
+    add_offset, add_length = parsed.offsets.append, parsed.lengths.append
+    by_offset = parsed.source is not None
+    offset = base_offset  # where the line being parsed starts
     skipped = parsed.skipped
     add_kind = parsed.kinds.append
     loads = orjson.loads
@@ -268,7 +430,9 @@ def parse_lines(
     keep_all = keep is True
     keep_types = frozenset(keep) if not isinstance(keep, bool) else frozenset()
     for index, raw in enumerate(lines):  # the hot loop: millions of lines
-        item: Any = raw
+        at, size = offset, len(raw)
+        offset += size + 1
+        item: Any = None if by_offset else raw
         try:
             value = loads(raw)
         except decode_error:
@@ -315,6 +479,8 @@ def parse_lines(
         if parent == previous:  # a chain, most of a session: share the id string, drop the copy
             parent = previous
         add_item(value if keep_all else item)
+        add_offset(at)
+        add_length(size)
         add_id(entry_id)
         add_parent(parent)
         add_type(kind)

@@ -15,4 +15,9 @@ class FileChangedError(SessionError):
     """The file changed on disk (or an agent is writing to it); nothing was written."""
 
 
-__all__ = ["FileChangedError", "SessionError"]
+class SessionChangedError(SessionError):
+    """A session file was rewritten in place while a view read it by offset (`core.linesource`):
+    nothing it would now read can be trusted; the message says to reopen it."""
+
+
+__all__ = ["FileChangedError", "SessionChangedError", "SessionError"]

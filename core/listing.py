@@ -29,8 +29,9 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Container, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Literal, TypeVar, cast
+from typing import TypeVar, cast
 
+from .childmodes import CHILD_MODES, ChildMode
 from .model import SessionSummary
 
 # Every order, in the picker's Ctrl+S cycle (pi's threaded first); `ls --sort` offers the same.
@@ -51,8 +52,6 @@ def pinned_first(items: Iterable[T], pinned: Callable[[T], bool] | None) -> list
     return ahead + [item for item in items if not pinned(item)]
 
 
-ChildMode = Literal["hidden", "threaded", "flat"]
-CHILD_MODES: tuple[ChildMode, ...] = ("hidden", "threaded", "flat")  # the picker's Alt+C cycle
 # What users expect (pi #9847: subagent and fork sessions flood the list; oh-my-pi never lists its
 # subagents): hidden, each parent saying how many it has.  `seance ls` keeps pi's list() (flat).
 DEFAULT_CHILD_MODE: ChildMode = "hidden"

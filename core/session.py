@@ -12,15 +12,17 @@ from array import array
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from functools import cached_property
-from itertools import islice
+from itertools import chain, compress, islice, repeat
+from operator import eq, is_not
 from pathlib import Path
 from typing import Any
 
 from . import dialects
-from .entries import Entries, Parsed, parse_lines
+from .entries import Entries, IdPositions, Parsed, parse_lines
 from .errors import SessionError  # re-exported: its home is errors.py (cheap for the CLI to import)
 from .gcpause import gc_paused
 from .jsonl import Skipped, line_blocks, oversized_reason
+from .linesource import LineSource
 from .migrate import CURRENT_VERSION, header_version, migrate
 from .safeopen import open_regular
 from .tree import SessionTree, TreeIndex
@@ -113,6 +115,13 @@ class Session:
     def name(self) -> str | None:
         return session_name(self)
 
+    def close(self) -> None:
+        """Close the file entries are read back from, if any (see `read_session`'s
+        `by_offset`); dropping the session does the same."""
+        close = getattr(self.entries, "close", None)
+        if close is not None:
+            close()
+
 
 def session_name(session: Session) -> str | None:
     """The display name: pi's `session_info`, else omp's title slot / `title_change`, else header title.
@@ -146,6 +155,12 @@ def _entries_of(session: Session) -> Entries:
 
 
 _BOM = b"\xef\xbb\xbf"
+# From this size on, a read-only load keeps no line in memory: each is read back from the file
+# when asked for (`core.linesource`).  Keeping a line costs its bytes and the page faults of
+# holding them (on a 200 MB file ~40% of the read); reading one back costs a system call per
+# miss and a descriptor held while the session lives.  Below it the bytes are kept: small
+# files are the many (a preview's cache, an export) and gain nothing from a held descriptor.
+BY_OFFSET_MIN_BYTES = 4 << 20
 # Bytes per read of a whole session: the reader keeps every line's bytes (see `core.entries`),
 # so a read block is split and dropped at once; a block that stays in the CPU's cache while it
 # is split reads a 200 MB session ~5% faster than 8 MB blocks.
@@ -153,12 +168,17 @@ _SESSION_BLOCK = 1 << 20  # Node's trim() drops one before JSON.parse: so do we
 
 
 def _read_records(
-    descriptor: int, stat: os.stat_result, with_digest: bool = True, keep: bool | Collection[str] = False
+    descriptor: int,
+    stat: os.stat_result,
+    with_digest: bool = True,
+    keep: bool | Collection[str] = False,
+    source: LineSource | None = None,
 ) -> tuple[Parsed, FileStamp, bool]:
     """Stream a file into parsed lines (lines over `MAX_LINE_BYTES` skipped unread), its
     stamp (digested only `with_digest`), and whether it held anything but whitespace.
-    `keep`: which parsed entries to keep (see `parse_lines`)."""
-    parsed = Parsed()
+    `keep`: which parsed entries to keep (see `parse_lines`); `source`: where the others
+    are read back from (None: their bytes are kept)."""
+    parsed = Parsed(source)
     digest = new_digest() if with_digest else None
     start = 3 if os.pread(descriptor, 3, 0) == _BOM else 0
     if start and digest is not None:
@@ -240,10 +260,98 @@ def _placeable_columns(parsed: Parsed, start: int) -> tuple[Entries, TreeIndex |
     """
     items, ids, parents, types = parsed.items, parsed.ids, parsed.parents, parsed.types
     numbers, skipped = parsed.lines, parsed.skipped
+    dropped: list[int] = []  # positions not kept (few)
+    fast = _up_of_clean_columns(parsed, start)
+    up, later = fast if fast is not None else _up_checking_each(parsed, start, dropped)
+    entries = Entries(
+        items[start:],
+        ids[start:],
+        parents[start:],
+        types[start:],
+        parsed.kinds[start:],
+        parsed.offsets[start:],
+        parsed.lengths[start:],
+        parsed.source,
+    )
+    kept_lines = numbers[start:]
+    if dropped:
+        gone = {position - start for position in dropped}
+        keep = [position for position in range(len(entries)) if position not in gone]
+        entries = entries.select(keep)
+        kept_lines = array("q", (kept_lines[position] for position in keep))
+    kept_ids = entries.ids
+    if len(set(kept_ids)) == len(kept_ids):  # no id twice: the tree's index (a set: half a dict's cost)
+        positions = IdPositions(kept_ids)  # id -> its position, made when first needed
+        unseen: list[str] = []  # (in entry order) a parent after its child, itself, or a missing one
+        find, kept_parents = positions.get, entries.parents
+        for at in later:
+            above = find(kept_parents[at])
+            if above is None or above >= at:
+                unseen.append(kept_ids[at])
+            else:
+                up[at] = above
+        return entries, TreeIndex(positions, unseen, "label" in entries.types, up)
+    # The last of duplicate ids is kept: the earlier ones are reported and dropped (the tree
+    # then indexes the entries itself).
+    last = {entry_id: position for position, entry_id in enumerate(entries.ids)}
+    keep = []
+    for position, entry_id in enumerate(entries.ids):
+        if last[entry_id] == position:
+            keep.append(position)
+        else:
+            skipped.append(Skipped(kept_lines[position], f"duplicate id {entry_id} (the later entry is used)"))
+    return entries.select(keep), None
+
+
+def _up_of_clean_columns(parsed: Parsed, start: int) -> tuple[array, list[int]] | None:
+    """`_up_checking_each` for columns with nothing to drop (no second header, every type
+    and id a non-empty string, no junk parent: checked a column at a time), looking only at
+    the entries whose parent is not the one just before (the reader shares that id's object:
+    `parse_lines`) and the `model_change`s (normalised, as there); None for columns that need
+    the entry-by-entry pass (nothing changed then)."""
+    ids, parents, types = parsed.ids, parsed.parents, parsed.types
+    if set(map(type, islice(types, start, None))) - {str}:  # (a list is not even hashable)
+        return None
+    kinds = set(islice(types, start, None))  # (a few values)
+    if kinds & dialects.HEADER_TYPES:
+        return None
+    kept_ids = ids[start:]
+    if set(map(type, kept_ids)) - {str} or "" in kept_ids:
+        return None
+    count = len(kept_ids)
+    up = array("q", range(-1, count - 1))  # each under the entry just before: corrected below
+    later: list[int] = []
+    # The kept positions whose parent is not the very id object of the entry before (a root,
+    # a fork, a junk parent): found at C speed, few in a session.
+    odd = compress(range(1, count), map(is_not, islice(parents, start + 1, None), kept_ids))
+    for kept in chain((0,) if count else (), odd):
+        parent = parents[start + kept]
+        if kept and parent == kept_ids[kept - 1]:
+            continue  # (equal, another object)
+        if parent is None:
+            up[kept] = -1
+        elif parent.__class__ is str:
+            up[kept] = -1
+            later.append(kept)
+        else:  # a junk parent: the entry-by-entry pass reports and repairs it
+            return None
+    if "model_change" in kinds:  # (its type stays: nothing above changes)
+        changes = compress(range(start, len(types)), map(eq, islice(types, start, None), repeat("model_change")))
+        for position in changes:
+            parsed.items[position] = dialects.normalise_entry(parsed.value(position), False)
+    return up, later
+
+
+def _up_checking_each(parsed: Parsed, start: int, dropped: list[int]) -> tuple[array, list[int]]:
+    """Per entry from `start` on, in one pass that checks each: its parent's kept position
+    when that is the entry kept just before (else -1), and the kept positions whose parent
+    is to be looked up (`later`).  An entry that cannot be placed is reported and its
+    position added to `dropped`; a `model_change` is normalised, a junk parent set to null."""
+    items, ids, parents, types = parsed.items, parsed.ids, parsed.parents, parsed.types
+    numbers, skipped = parsed.lines, parsed.skipped
     header_types = dialects.HEADER_TYPES
     up = array("q")  # per kept position: its parent's kept position when that comes first, else -1
     add_up = up.append
-    dropped: list[int] = []  # positions not kept (few)
     later: list[int] = []  # kept positions whose parent is not the entry just before: looked up below
     add_later = later.append
     previous: Any = None  # the id of the last entry kept
@@ -281,35 +389,7 @@ def _placeable_columns(parsed: Parsed, start: int) -> tuple[Entries, TreeIndex |
             items[position] = entry
             add_up(-1)
         previous = entry_id
-    entries = Entries(items[start:], ids[start:], parents[start:], types[start:], parsed.kinds[start:])
-    kept_lines = numbers[start:]
-    if dropped:
-        gone = {position - start for position in dropped}
-        keep = [position for position in range(len(entries)) if position not in gone]
-        entries = entries.select(keep)
-        kept_lines = array("q", (kept_lines[position] for position in keep))
-    kept_ids = entries.ids
-    positions = dict(zip(kept_ids, range(len(kept_ids)), strict=True))  # id -> its position (the last one's)
-    if len(positions) == len(kept_ids):  # no id twice: the tree's index
-        unseen: list[str] = []  # (in entry order) a parent after its child, itself, or a missing one
-        find, kept_parents = positions.get, entries.parents
-        for at in later:
-            above = find(kept_parents[at])
-            if above is None or above >= at:
-                unseen.append(kept_ids[at])
-            else:
-                up[at] = above
-        return entries, TreeIndex(positions, unseen, "label" in entries.types, up)
-    # The last of duplicate ids is kept: the earlier ones are reported and dropped (the tree
-    # then indexes the entries itself).
-    last = {entry_id: position for position, entry_id in enumerate(entries.ids)}
-    keep = []
-    for position, entry_id in enumerate(entries.ids):
-        if last[entry_id] == position:
-            keep.append(position)
-        else:
-            skipped.append(Skipped(kept_lines[position], f"duplicate id {entry_id} (the later entry is used)"))
-    return entries.select(keep), None
+    return up, later
 
 
 def _is_header(value: dict[str, Any]) -> bool:
@@ -401,7 +481,11 @@ def _placeable(
 
 
 def read_session(
-    path: str | os.PathLike[str], *, digest: bool = True, decoded: bool | Collection[str] = False
+    path: str | os.PathLike[str],
+    *,
+    digest: bool = True,
+    decoded: bool | Collection[str] = False,
+    by_offset: bool | None = None,
 ) -> Session | NotASession:
     """Read a session file.  Never raises for bad content or a vanished/unreadable file.
 
@@ -411,23 +495,41 @@ def read_session(
     instead, for a caller that reads them: True every entry (`tree --text`, stats, export),
     a collection of types the entries of those types (`show`: what the context reads).  The
     same entries either way, without parsing a line twice.
+
+    `by_offset`: keep no line in memory, read each back from the file held open (see
+    `core.linesource`; a file rewritten in place since raises `SessionChangedError` on such
+    a read).  None (the default) chooses it for a read-only load (`digest=False`) of a file
+    of `BY_OFFSET_MIN_BYTES` or more whose entries are not all kept decoded; the write path
+    never reads back.  The descriptor is closed when the session is dropped, by
+    `Session.close()`, or at once when no entry needs it.
     """
     file_path = Path(path).expanduser().absolute()
+    source: LineSource | None = None
+    result: Session | NotASession | None = None
     try:
         descriptor, stat = open_regular(file_path)  # a FIFO or device never blocks us
         try:
+            if by_offset is None:
+                by_offset = not digest and decoded is not True and stat.st_size >= BY_OFFSET_MIN_BYTES
+            if by_offset:
+                source = LineSource(descriptor, file_path)  # (owns the descriptor from here)
             with gc_paused():
-                parsed, stamp, content = _read_records(descriptor, stat, digest, decoded)
+                parsed, stamp, content = _read_records(descriptor, stat, digest, decoded, source)
         finally:
-            os.close(descriptor)
+            if source is None:
+                os.close(descriptor)
+        with gc_paused():
+            result = _build(file_path, parsed, stamp, content)
     except FileNotFoundError:
-        return NotASession(file_path, "no such file")
+        result = NotASession(file_path, "no such file")
     except PermissionError:
-        return NotASession(file_path, "permission denied")
+        result = NotASession(file_path, "permission denied")
     except OSError as error:
-        return NotASession(file_path, error.strerror or str(error))
-    with gc_paused():
-        return _build(file_path, parsed, stamp, content)
+        result = NotASession(file_path, error.strerror or str(error))
+    finally:
+        if source is not None and not (isinstance(result, Session) and result.entries.by_offset):
+            source.close()  # nothing is read back (or the read failed): no descriptor held
+    return result
 
 
 def load_session(path: str | os.PathLike[str]) -> Session:

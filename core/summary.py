@@ -194,4 +194,9 @@ def entry_summary(
     entry: dict[str, Any], limit: int | None = None, tool_calls: Mapping[str, dict[str, Any]] | None = None
 ) -> str:
     """Plain one-line text of an entry, cut to `limit` characters."""
-    return display_text(summarize(entry, tool_calls).plain(), limit)
+    return entry_summary_text(summarize(entry, tool_calls), limit)
+
+
+def entry_summary_text(summary: Summary, limit: int | None = None) -> str:
+    """`entry_summary` from the entry's `Summary` (for a caller that keeps one per summary)."""
+    return display_text(summary.plain(), limit)

@@ -45,7 +45,7 @@ class TreeNode:
 class TreeIndex(NamedTuple):
     """What a reader that checked every entry already knows for the tree."""
 
-    positions: dict[str, int]  # id → its position in the entries, in entry order, one per id
+    positions: Mapping[str, int]  # id → its position in the entries, in entry order, one per id
     suspects: list[str]  # ids (in entry order) whose parent is junk, themselves, or not before them
     has_labels: bool  # whether any `label` entry exists
     up: array  # per position: its parent's position when that comes before it, else -1
@@ -73,7 +73,7 @@ class SessionTree:
         self._rooted: dict[str, None] = {}
         if index is None:
             index = self._index()
-        self.positions: dict[str, int] = index.positions
+        self.positions: Mapping[str, int] = index.positions
         self.by_id = ById(index.positions, entries)
         # Per position, where its placed parent is (-1 for a root): walks up need no lookups.
         self._up = up = index.up
@@ -241,8 +241,11 @@ class SessionTree:
         """The positions (in `entries`) from `entry_id` up to its root along the placed
         parents (none for an unknown id): the one walk up every path question is answered by,
         without decoding an entry."""
-        up = self._up
         position = self.positions.get(entry_id, -1) if entry_id is not None else -1
+        if self.is_chain:  # every entry under the one before it: the positions themselves
+            yield from range(position, -1, -1)
+            return
+        up = self._up
         while position >= 0:  # millions of steps on a long chain
             yield position
             position = up[position]
@@ -345,7 +348,7 @@ class SessionTree:
 
     def branch_points(self) -> int:
         """How many entries have more than one child."""
-        return len(self.children.many)
+        return 0 if self.is_chain else len(self.children.many)  # (a chain: no children map made)
 
 
 class Children(Mapping[str, list[str]]):

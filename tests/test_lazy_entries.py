@@ -82,6 +82,19 @@ def test_a_lazily_decoded_corpus_file_equals_the_eager_read(path: Path) -> None:
         assert summarize(entry, calls) == summarize(entry, tool_calls_by_id(list(eager.entries)))
 
 
+@pytest.mark.skipif(not FILES, reason=NO_CORPUS)
+@pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(CORPUS)))
+def test_a_corpus_file_read_back_by_offset_equals_the_eager_read(path: Path) -> None:
+    """No line kept: every entry read back from the file held open (`core.linesource`)."""
+    eager = _read(path, decoded=True)
+    for options in ({}, {"decoded": CONTEXT_TYPES}):
+        by_offset = _read(path, by_offset=True, **options)
+        _assert_same_session(by_offset, eager)
+        _assert_columns_match(by_offset.entries)
+        assert show_payload(by_offset) == show_payload(eager) and tree_payload(by_offset) == tree_payload(eager)
+        by_offset.close()
+
+
 def _line(value: Any) -> bytes:
     return orjson.dumps(value) + b"\n"
 
@@ -148,6 +161,29 @@ def test_hostile_lines_are_skipped_and_reported_the_same_way(tmp_path: Path) -> 
     assert lazy.tree.labels == {"d": "here"}
     calls = tool_calls_by_id(lazy.entries)
     assert summarize(lazy.tree.by_id["e"], calls).text == "[bash: ls]"
+
+
+def test_hostile_lines_read_back_by_offset_equal_the_eager_read(tmp_path: Path) -> None:
+    """The hostile file, and the same behind a BOM, with CRLF line ends, blank lines between
+    entries and a title slot: each entry read back from its offset is the entry read at load."""
+    path = tmp_path / "hostile.jsonl"
+    _hostile_file(path)
+    hostile = path.read_bytes()
+    slot = _line({"type": "title", "title": "slot"})
+    for data in (
+        hostile,
+        b"\xef\xbb\xbf" + hostile,
+        hostile.replace(b"\n", b"\r\n"),
+        hostile.replace(b"\n", b"\n\n  \n"),
+        slot + hostile,
+    ):
+        path.write_bytes(data)
+        eager = _read(path, decoded=True)
+        for options in ({}, {"decoded": CONTEXT_TYPES}):
+            by_offset = _read(path, by_offset=True, **options)
+            assert by_offset.entries.by_offset
+            _assert_same_session(by_offset, eager)
+            _assert_columns_match(by_offset.entries)
 
 
 def _chain(path: Path, count: int, *, every: int = 10) -> None:
@@ -289,19 +325,43 @@ def _general(session: Session) -> SessionTree:
     return tree
 
 
+class _Slow(TreeModel):
+    """The tree model without its column-at-a-time shortcuts (with a tree told it is not a
+    chain: the general walks too)."""
+
+    def _shows_every_entry(self, allowed: Any) -> bool:
+        return False
+
+    def _is_chain_rows(self, row_parent: list[int]) -> bool:
+        return False
+
+
 def _assert_walks_match(fast: SessionTree, general: SessionTree) -> None:
     assert fast.roots == general.roots and fast.children == general.children
     assert fast.children.only == general.children.only and fast.children.many == general.children.many
     for options in ({}, {"flat_chains": True}, {"first_depth": 2}, {"flat_chains": True, "first_depth": 1}):
         assert list(fast.walk(**options)) == list(general.walk(**options))
     for every_entry in (False, True):
-        mine, theirs = TreeModel(fast, every_entry=every_entry), TreeModel(general, every_entry=every_entry)
+        mine, theirs = TreeModel(fast, every_entry=every_entry), _Slow(general, every_entry=every_entry)
         assert (mine.order, mine._parent_position, mine._categories) == (
             theirs.order,
             theirs._parent_position,
             theirs._categories,
         )
-        assert list(mine.rows) == list(theirs.rows) and mine.cursor == theirs.cursor
+        for mode in ("default", "no-tools", "user-only", "labeled-only", "all"):  # (the visibility passes)
+            mine.set_filter(mode)
+            theirs.set_filter(mode)
+            assert list(mine.rows) == list(theirs.rows) and mine.cursor == theirs.cursor, mode
+            assert mine._nearest_row == theirs._nearest_row and mine._row_parent == theirs._row_parent, mode
+            assert (mine._kid_count, mine._last_kid, mine._roots) == (
+                theirs._kid_count,
+                theirs._last_kid,
+                theirs._roots,
+            )
+            assert mine.multiple_roots == theirs.multiple_roots
+        mine.prepare_search()
+        theirs.prepare_search()
+        assert mine._search_texts == theirs._search_texts
 
 
 def test_a_chain_walks_as_the_general_walk_does(tmp_path: Path) -> None:
@@ -351,3 +411,75 @@ def test_rows_of_one_field_entries_are_made_once_per_value_and_read_the_same() -
         assert summarize({"type": kind}) == summary._summarize({"type": kind}, None)
     rows = {summarize({"type": "custom", "customType": f"ext-{n}"}) for n in range(summary._ONE_FIELD_ROWS_MAX + 10)}
     assert len(rows) == summary._ONE_FIELD_ROWS_MAX + 10 and len(summary._ONE_FIELD_ROWS) <= summary._ONE_FIELD_ROWS_MAX
+
+
+def _placements(path: Path) -> tuple[Any, Any]:
+    """What the reader's two ways of placing a v3 file's entries give (the column-at-a-time
+    one None when it declines)."""
+    from seance.core import session as session_module
+    from seance.core.entries import Parsed, parse_lines
+
+    data = path.read_bytes()
+    parsed = Parsed()
+    parse_lines(data.split(b"\n"), parsed, 1, 0)
+    start = 2 if parsed.types[:1] == ["title"] else 1
+    fast = session_module._up_of_clean_columns(parsed, start)
+    dropped: list[int] = []
+    slow = session_module._up_checking_each(parsed, start, dropped)
+    return fast, (slow, dropped)
+
+
+def test_clean_columns_are_placed_as_the_entry_by_entry_pass_places_them(tmp_path: Path) -> None:
+    files = [path for path in FILES if b'"version":3' in path.read_bytes()[:400]]
+    checked = 0
+    for count, every in ((1, 1), (2, 1), (500, 3)):
+        _chain(tmp_path / f"chain-{count}.jsonl", count, every=every)
+        files.append(tmp_path / f"chain-{count}.jsonl")
+    forked = tmp_path / "forked.jsonl"  # roots, forks, a parent after its child, one missing
+    entries = [HEADER, _message("a", None), _message("b", "a"), _message("c", "a"), _message("d", "b")]
+    entries += [_message("e", None), _message("f", "later"), _message("later", "e"), _message("g", "gone")]
+    forked.write_bytes(b"".join(map(_line, entries)))
+    files.append(forked)
+    hostile = tmp_path / "hostile.jsonl"  # junk parents, headers, model changes: declined
+    _hostile_file(hostile)
+    for path in [*files, hostile]:
+        fast, ((up, later), dropped) = _placements(path)
+        if fast is not None:
+            assert dropped == [] and fast[0] == up and fast[1] == later, path.name
+            checked += 1
+    assert checked == len(files) and checked >= 20, "every v3 file here (the hostile one is declined)"
+    assert _placements(forked)[0] is not None and _placements(hostile)[0] is None
+
+
+@pytest.mark.skipif(not FILES, reason=NO_CORPUS)
+def test_a_chain_reads_the_same_path_and_preview_as_the_general_walk(tmp_path: Path) -> None:
+    """The column-at-a-time path of a chain (`context._relevant_chain`, `path_positions`,
+    `branch_points`) gives what the walk up the parents gives, at every entry of every corpus
+    chain, compactions included (and one whose first kept entry is of a type not read)."""
+    from seance.app.widgets.context_preview import build_preview
+    from seance.core.context import _relevant_path
+
+    compacted = tmp_path / "compacted.jsonl"
+    entries = [HEADER, _message("a", None), {"type": "custom", "id": "k", "parentId": "a", "timestamp": STAMP}]
+    entries += [_message("b", "k"), {"type": "compaction", "id": "c", "parentId": "b", "timestamp": STAMP}]
+    entries[-1].update(summary="so far", firstKeptEntryId="k", tokensBefore=1000)
+    entries += [_message("d", "c"), {"type": "label", "id": "l", "parentId": "d", "targetId": "a", "label": "x"}]
+    compacted.write_bytes(b"".join(map(_line, entries)))
+    chains = 0
+    for path in [*FILES, compacted]:
+        session = _read(path)
+        if not session.tree.is_chain:
+            continue
+        chains += 1
+        fast, general = session.tree, _general(session)
+        assert fast.branch_points() == general.branch_points() == 0
+        for entry_id in [*list(fast.by_id)[:: max(1, len(fast.by_id) // 40)], fast.entries.ids[-1]]:
+            assert list(fast.path_positions(entry_id)) == list(general.path_positions(entry_id))
+            assert _relevant_path(fast, entry_id) == _relevant_path(general, entry_id), (path.name, entry_id)
+            assert build_session_context(fast, entry_id) == build_session_context(general, entry_id)
+        general_session = _read(path)
+        general_session.__dict__["tree"] = _general(general_session)
+        assert build_preview(session) == build_preview(general_session)
+    assert chains >= 6
+    kept = _relevant_path(_read(compacted).tree, "d")
+    assert [entry["id"] for entry in kept] == ["a", "k", "b", "c", "d"]

@@ -37,6 +37,7 @@ from seance.app.tree_model import TreeModel, resume_point
 from seance.app.widgets.context_preview import ContextPreview
 from seance.app.widgets.tree_view import TreeView
 from seance.core.entries import MESSAGE_USER
+from seance.core.errors import SessionChangedError
 from seance.core.gcpause import gc_paused
 from seance.core.metadata import first_message
 from seance.core.model import session_title
@@ -103,6 +104,13 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
             self.title = title
 
     class LoadFailed(Message):
+        def __init__(self, reason: str) -> None:
+            super().__init__()
+            self.reason = reason
+
+    class SourceChanged(Message):
+        """An entry read back from the session's file no longer matches it (posted from any thread)."""
+
         def __init__(self, reason: str) -> None:
             super().__init__()
             self.reason = reason
@@ -198,6 +206,9 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
             model = TreeModel(result.tree)
             _ = model.tool_calls  # a pass over every entry: here, not in the first row's drawing
             title = self._title(result)  # (the name is another pass)
+            model.on_source_changed = self._source_changed
+        except SessionChangedError as error:
+            return self.LoadFailed(str(error))
         except Exception as error:  # a session core could read must not crash the screen
             return self.LoadFailed(f"{result.path}: cannot build the tree ({display_text(error)})")
         return self.Loaded(result, model, title)
@@ -232,6 +243,19 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
         note.add_class("-error")
         self.query_one(ContextPreview).set_placeholder("Nothing to preview")
         self._refresh_status()
+
+    def _source_changed(self, error: SessionChangedError) -> None:
+        self.post_message(self.SourceChanged(str(error)))
+
+    def _lost(self, error: SessionChangedError) -> None:
+        """An entry the screen itself read no longer matches the file: the model's hook (once)."""
+        if self.model is not None:
+            self.model.source_lost(error)
+        else:
+            self._source_changed(error)
+
+    def on_session_tree_screen_source_changed(self, message: SourceChanged) -> None:
+        self.notify(display_text(message.reason), severity="error", timeout=10)
 
     def _title(self, session: Session) -> Content:
         # the list row's title (name, else first prompt, else id, else file name): one function for both
@@ -292,14 +316,22 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
         its parent and the message in the editor (pi's rule, `resume_point`)."""
         assert self.session is not None
         tree = self.session.tree
-        leaf_id, prefill = resume_point(tree.by_id[entry_id], tree.parent_of(entry_id))
+        try:
+            leaf_id, prefill = resume_point(tree.by_id[entry_id], tree.parent_of(entry_id))
+        except SessionChangedError as error:
+            self._lost(error)
+            return
         self.query_one(ContextPreview).show_session(self.session, leaf_id, editor=prefill)
 
     @on(TreeView.Selected)
     def _selected(self, event: TreeView.Selected) -> None:
         if self.session is None or event.entry_id is None:
             return
-        entry = self.session.tree.by_id[event.entry_id]
+        try:
+            entry = self.session.tree.by_id[event.entry_id]
+        except SessionChangedError as error:  # resuming needs the entry: say why not
+            self._lost(error)
+            return
         leaf_id, prefill = resume_point(entry, self.session.tree.parent_of(event.entry_id))
         result = TreeResult("resume", self.session.path, leaf_id, prefill, event.entry_id)
         if self.confirm_missing_cwd:
