@@ -347,7 +347,7 @@ def _write_ranked(catalog: Catalog, ranked: Ranked, marks: Marks) -> None:
     """The ranked sessions' stored objects as the `ls --json` array, written a chunk at a
     time (`annotate_pi_json`'s byte path, per chunk: whole objects only); with marks, the
     whole array at once (pinned sessions go first)."""
-    from seance.core.marks import annotate_pi_json
+    from seance.core.marks import annotate_pi_json, unmarked_objects
 
     chunks = catalog.pi_json_chunks(ranked)
     if marks:
@@ -358,8 +358,9 @@ def _write_ranked(catalog: Catalog, ranked: Ranked, marks: Marks) -> None:
     first = True
     for chunk in chunks:
         if chunk:
-            piece = annotate_pi_json(b",".join(chunk), marks)
-            out.write(json_safe(piece if first else b"," + piece))
+            if not first:
+                out.write(b",")
+            out.write(json_safe(unmarked_objects(chunk)))
             first = False
     out.write(b"]\n")
     out.flush()

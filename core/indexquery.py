@@ -370,7 +370,7 @@ class _Joined:
 
     def __init__(self, titles: list[bytes]) -> None:
         blob = b"\0".join(titles)
-        self.valid = blob.count(0) == max(len(titles) - 1, 0)  # no NUL inside a title
+        self.valid = 0 not in b"".join(titles)  # no NUL inside a title (memchr: no count of 2.5 MB)
         self.text: bytes | str = blob
         lengths: Iterator[int] = map(len, titles)
         if not blob.isascii():

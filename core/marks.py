@@ -27,6 +27,7 @@ import fcntl
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -288,6 +289,17 @@ def marked_json_parts(parts: list[bytes]) -> list[bytes]:
     """`annotate_pi_json`'s answer without marks, part by part (`parts` cut between objects:
     `{"path":` starts an object only, see there): what `Catalog.ls_json_parts` stores."""
     return [part.replace(_OBJECT_START, _UNMARKED_START) for part in parts]
+
+
+def unmarked_objects(objects: list[bytes]) -> bytes:
+    """`annotate_pi_json(b",".join(objects), {})` for stored `ls --json` objects, without
+    scanning the joined bytes for object starts: a stored object is flat, so `{"path":` is
+    its start and nowhere else in it (see `annotate_pi_json`).  Objects that do not all
+    start so are joined and replaced as there."""
+    size = len(_OBJECT_START)
+    if set(map(itemgetter(slice(0, size)), objects)) != {_OBJECT_START}:
+        return b",".join(objects).replace(_OBJECT_START, _UNMARKED_START)
+    return _UNMARKED_START + (b"," + _UNMARKED_START).join(map(itemgetter(slice(size, None)), objects))
 
 
 def unmarked_json(payload: bytes) -> bytes:

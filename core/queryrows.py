@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Sequence
+from itertools import repeat
 
 # the columns of `Index.query_rows()` kept here (see `indexquery`)
 _FILE_ID, _PATH, _MODIFIED, _CWD, _TITLE, _SALT = 0, 1, 6, 7, 8, 12
@@ -91,12 +92,12 @@ def unpack(blob: bytes) -> tuple[list[tuple], list[tuple[str, str]]] | None:
     titles = sections[3].split(b"\0") if count else []
     if len(paths) != count or len(cwds) != count or len(titles) != count or len(skipped_parts) % 2:
         return None
-    rows = [
-        (file_id, path, 0, 0, 1, 0, modified, cwd, title, 0, 1, None, salt, None)
-        for file_id, modified, salt, path, cwd, title in zip(
-            values[0::3], values[1::3], values[2::3], paths, cwds, titles, strict=True
-        )
-    ]
+    # the tuples made by `zip` in C, not a tuple display each; the constant columns are endless
+    # `repeat`s (not strict), the others all `count` long (checked above)
+    zero, one, none = repeat(0), repeat(1), repeat(None)
+    file_ids, modified, salts = values[0::3], values[1::3], values[2::3]
+    columns = (file_ids, paths, zero, zero, one, zero, modified, cwds, titles, zero, one, none, salts, none)
+    rows = list(zip(*columns, strict=False))
     pairs = iter(skipped_parts)
     return rows, list(zip(pairs, pairs, strict=True))
 

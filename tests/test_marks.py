@@ -22,6 +22,7 @@ from seance.core.marks import (
     default_data_dir,
     parse_tag_edits,
     split_tags,
+    unmarked_objects,
     validate_tag,
 )
 from seance.core.model import SessionSummary
@@ -132,6 +133,20 @@ def test_the_json_fast_path_annotation_equals_decoding(tmp_path: Path) -> None:
     marked = json.loads(annotate_pi_json(payload, {"b": Mark(True, ("t",))}))
     assert [(row["id"], row["pinned"], row["tags"]) for row in marked] == [("b", True, ["t"]), ("a", False, [])]
     assert marked[1]["firstMessage"] == items[0]["firstMessage"]
+
+
+def test_unmarked_objects_equal_the_replace_of_their_join() -> None:
+    # what `ls --json --query` prints: each stored object with the empty marks, as the byte
+    # replace over the joined objects gives it, also when an object does not start as stored
+    items = [
+        {"path": "/a", "id": "a", "firstMessage": 'tricky {"path": text } ,{"path":'},
+        {"path": "/b", "id": "b", "firstMessage": "plain \u202e"},
+    ]
+    objects = [json.dumps(item, separators=(",", ":")).encode() for item in items]
+    for chosen in (objects, objects[:1], [], [*objects, b'{"id":"c","path":"/c"}']):
+        assert unmarked_objects(chosen) == annotate_pi_json(b",".join(chosen), {})
+    printed = json.loads(b"[" + unmarked_objects(objects) + b"]")
+    assert printed == [{"pinned": False, "tags": [], **item} for item in items]
 
 
 # -- the query language --------------------------------------------------------------------------
