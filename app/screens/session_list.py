@@ -521,6 +521,7 @@ class SessionPickerScreen(DeleteActions, MarkActions, RowMaking, SearchFlow, Fir
         if debounce:  # within a burst of keys: the worker waits for the next one anyway
             self._search_worker(text, query, view, paths, top, generation, debounce)
         else:  # after a pause: the typed character is drawn first, then the search takes the GIL
+            self._start_index_query(query, view, paths, generation)  # search_flow.py: its SQL meanwhile
             self.call_after_refresh(self._search_after_frame, text, query, view, paths, top, generation)
 
     def _search_after_frame(
