@@ -217,11 +217,13 @@ class SearchFlow:
         return self._index_thread.submit(lambda: self.catalog.text_hits(query, include_cwd=paths, within=within))
 
     def _start_index_query(self, query: Any, view: RowsView, paths: bool, generation: int) -> None:
-        """Start the index query of a key typed after a pause at once, from the UI thread,
-        for the search of rows request `generation` to take up (`_rank_and_post`).  The
-        search itself waits for the echo's frame, a worker and the search thread; the query
-        (its SQL runs without the GIL) was the longest step of a keystroke's search, and
-        started 8-11 ms after the key, behind the term scan that held the GIL."""
+        """Start the index query of a key typed after a pause from the UI thread, once the
+        echo's frame is out, for the search of rows request `generation` to take up
+        (`_rank_and_post`).  The query (its SQL runs without the GIL) is the longest step of
+        a keystroke's search, and started 8-11 ms after the key: behind a worker, the search
+        thread's hop and the term scan, which held the GIL the index thread needed.  (Before
+        the echo's frame it slowed the echo: on two cores, SQL, the frame and the terminal
+        drawing it compete.)"""
         self._early_index = (generation, self._index_query(query, view, paths))
 
     def on_first_page(self, message: FirstPage) -> None:

@@ -521,7 +521,6 @@ class SessionPickerScreen(DeleteActions, MarkActions, RowMaking, SearchFlow, Fir
         if debounce:  # within a burst of keys: the worker waits for the next one anyway
             self._search_worker(text, query, view, paths, top, generation, debounce)
         else:  # after a pause: the typed character is drawn first, then the search takes the GIL
-            self._start_index_query(query, view, paths, generation)  # search_flow.py: its SQL meanwhile
             self.call_after_refresh(self._search_after_frame, text, query, view, paths, top, generation)
 
     def _search_after_frame(
@@ -530,6 +529,7 @@ class SessionPickerScreen(DeleteActions, MarkActions, RowMaking, SearchFlow, Fir
         """Start a search deferred to the next frame, unless a newer query came meanwhile (keys
         in a burst start theirs at once: this one, exclusive, would cancel the newest)."""
         if text == self.model.query:
+            self._start_index_query(query, view, paths, generation)  # search_flow.py: its SQL at once
             self._search_worker(text, query, view, paths, top, generation, 0.0)
 
     @work(thread=True, exclusive=True, group="search", exit_on_error=False, description="search")
