@@ -3,7 +3,9 @@
 `SearchFlow` is mixed into `SessionPickerScreen`; its search worker (session_list.py) calls
 `_run_search`, which ranks on the picker's search thread (app/search_thread.py: one
 `SearchCache` user at a time) and sends the index query to its index thread (one SQLite
-connection, kept: its signature is checked once), where it runs while the titles are ranked:
+connection, kept: its signature is checked once), where it runs while the titles are ranked
+(a key typed after a pause queues it from the UI thread once the echo's frame is out,
+`_start_index_query`: before the worker and the term scan):
 
 1. the title tiers (`core.search.first_hits`: exact, prefix, substring in an id, name or
    first message; no index query), which always rank first.  With at least
@@ -220,7 +222,7 @@ class SearchFlow:
         """Start the index query of a key typed after a pause from the UI thread, once the
         echo's frame is out, for the search of rows request `generation` to take up
         (`_rank_and_post`).  The query (its SQL runs without the GIL) is the longest step of
-        a keystroke's search, and started 8-11 ms after the key: behind a worker, the search
+        a keystroke's search, and started ~10 ms after the key: behind a worker, the search
         thread's hop and the term scan, which held the GIL the index thread needed.  (Before
         the echo's frame it slowed the echo: on two cores, SQL, the frame and the terminal
         drawing it compete.)"""
