@@ -173,3 +173,44 @@ async def test_a_live_change_during_the_first_page_keeps_the_cursor_on_its_sessi
         await settle(pilot)
         assert len(screen.session_list.rows) == 150
         assert screen.session_list.highlighted.summary.id == chosen
+
+
+async def test_a_key_after_a_pause_queues_its_index_query_before_the_search_and_asks_it_once(tmp_path: Path) -> None:
+    """The index query (the longest step of a keystroke's search, its SQL without the GIL) is
+    queued once the echo's frame is out, before the search worker and its term scan; the
+    search takes that query up instead of asking again."""
+    app = picker_app(make_root(tmp_path, specs()))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = screen_of(pilot)
+        events: list[str] = []
+        catalog, rank = screen.catalog, screen._rank_and_post
+        original = catalog.text_hits
+
+        def asked(query: Any, **kwargs: Any) -> Any:
+            events.append(f"index {query.source}")
+            return original(query, **kwargs)
+
+        def ranked(worker: Any, text: str, *args: Any) -> None:
+            events.append(f"rank {text}")
+            rank(worker, text, *args)
+
+        thread = screen._index_thread
+        submit = thread.submit
+
+        def queued(work: Any) -> Any:
+            events.append(f"queued {screen.model.query}")
+            return submit(work)
+
+        catalog.text_hits = asked
+        screen._rank_and_post = ranked  # type: ignore[method-assign]
+        thread.submit = queued  # type: ignore[method-assign]
+        for text in ("tidy", "tidy mod"):
+            await pilot.pause(0.3)  # a pause: the key is no part of a burst
+            screen.search_input.value = text
+            await wait_for(pilot, lambda text=text: f"rank {text}" in events)
+            await settle(pilot)
+            mine = [event for event in events if event.split(" ", 1)[1] == text]
+            assert mine[0] == f"queued {text}"  # queued before the search ran
+            assert sorted(mine) == sorted([f"queued {text}", f"rank {text}", f"index {text}"])  # and asked once
+            assert [row.summary.id for row in screen.session_list.rows] == expected_ids(screen, text)

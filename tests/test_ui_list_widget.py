@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
+from datetime import timedelta
+
 from textual.app import App, ComposeResult
 from ui_sessions import NOW, clock
 
@@ -168,3 +171,71 @@ async def test_rows_may_keep_a_taller_scrollable_height_whose_extra_lines_are_bl
         assert all(not line.strip() for line in lines)  # past the rows: blank, no error
         widget.move_cursor(1000)
         assert widget.cursor == 29
+
+
+class SpanHit(FakeHit):
+    """A full-text hit whose title spans and snippet the test chooses."""
+
+    def __init__(self, text: str, spans: list[tuple[int, int]]) -> None:
+        super().__init__(text)
+        self.spans = spans
+
+    def title_spans(self) -> list[tuple[int, int]]:
+        return self.spans
+
+
+async def test_new_rows_that_show_a_session_alike_reuse_its_lines_and_any_difference_redraws() -> None:
+    """A keystroke's new rows are new objects: a line is kept by what it shows (the session,
+    its spans or snippet, cursor, selection, age), so rows drawn alike are not drawn again,
+    and anything that would look different is."""
+    app = ListApp()
+    async with app.run_test(size=(100, 20)) as pilot:
+        widget = app.query_one(SessionList)
+        sessions = [summary(number) for number in range(30)]
+
+        def rows(spans: list[tuple[int, int]], text: str = "found it here") -> list[SessionRow]:
+            return [SessionRow(item, hit=SpanHit(text, spans)) for item in sessions]
+
+        widget.set_rows(rows([(0, 7)]), top=True)
+        await pilot.pause()
+        first = [widget.render_line(y) for y in range(6)]
+        widget.set_rows(rows([(0, 7)]), top=True)  # new row objects, drawn alike
+        await pilot.pause()
+        assert all(widget.render_line(y) is strip for y, strip in enumerate(first))
+        widget.set_rows(rows([(0, 8)]), top=True)  # a longer match in every title
+        await pilot.pause()
+        again = [widget.render_line(y) for y in range(6)]
+        assert all(again[y] is not first[y] for y in (0, 2, 4))  # the titles
+        assert all(again[y] is first[y] for y in (1, 3, 5))  # the snippets did not change
+        widget.set_rows(rows([(0, 8)], text="found elsewhere"), top=True)
+        await pilot.pause()
+        assert widget.render_line(1) is not again[1]
+        assert "found elsewhere" in widget.render_line(1).text
+        widget.set_selected(frozenset({sessions[0].path}))
+        await pilot.pause()
+        assert "●" in widget.render_line(0).text and widget.render_line(0) is not again[0]
+        renamed = dataclasses.replace(sessions[1], name="renamed one")
+        sessions[1] = renamed  # a changed session is a new summary: never another's line
+        widget.set_rows(rows([(0, 8)]), top=True)
+        await pilot.pause()
+        assert "renamed one" in widget.render_line(2).text
+
+
+async def test_a_kept_line_shows_the_age_as_of_the_latest_rows() -> None:
+    moments = [NOW]
+
+    class AgingApp(App[None]):
+        def compose(self) -> ComposeResult:
+            yield SessionList(clock=lambda: moments[-1])
+
+    app = AgingApp()
+    async with app.run_test(size=(100, 20)) as pilot:
+        widget = app.query_one(SessionList)
+        sessions = [summary(number) for number in range(3)]
+        widget.set_rows([SessionRow(item) for item in sessions], top=True)
+        await pilot.pause()
+        assert widget.render_line(0).text.rstrip().endswith("now")
+        moments.append(NOW + timedelta(hours=2))
+        widget.set_rows([SessionRow(item) for item in sessions], top=True)
+        await pilot.pause()
+        assert widget.render_line(0).text.rstrip().endswith("2h")

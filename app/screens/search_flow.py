@@ -3,7 +3,9 @@
 `SearchFlow` is mixed into `SessionPickerScreen`; its search worker (session_list.py) calls
 `_run_search`, which ranks on the picker's search thread (app/search_thread.py: one
 `SearchCache` user at a time) and sends the index query to its index thread (one SQLite
-connection, kept: its signature is checked once), where it runs while the titles are ranked:
+connection, kept: its signature is checked once), where it runs while the titles are ranked
+(a key typed after a pause queues it from the UI thread once the echo's frame is out,
+`_start_index_query`: before the worker and the term scan):
 
 1. the title tiers (`core.search.first_hits`: exact, prefix, substring in an id, name or
    first message; no index query), which always rank first.  With at least
@@ -30,6 +32,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -84,6 +87,7 @@ class SearchFlow:
     _within: tuple[Sequence[SessionSummary], list[str]] | None = None  # `_paths_of`
     _warm_generation: int = 0
     _idle_collect: Timer | None = None
+    _early_index: tuple[int, Future[Mapping[str, Any]] | None] | None = None  # `_start_index_query`
 
     if TYPE_CHECKING:  # what the mixin uses of the screen it is mixed into
         catalog: SessionSource
@@ -164,12 +168,9 @@ class SearchFlow:
             return
         summaries = view.visible()
         cache, marks = self._search_cache, self.model.marks
-        index_query = None
-        if query.fts_match():  # every hit, made lazily (the rows on screen make their snippets)
-            within = self._paths_of(summaries)  # (hits keyed by these strings: fast lookups)
-            index_query = self._index_thread.submit(
-                lambda: self.catalog.text_hits(query, include_cwd=paths, within=within)
-            )
+        early = self._early_index  # (set by the UI thread for a newer key meanwhile: not this one's)
+        started = early is not None and early[0] == generation
+        index_query = early[1] if early is not None and started else self._index_query(query, view, paths)
         # what the first page's scan and the scan while the index answers share
         scan: dict[str, Any] = {"paths": paths, "chunk": SEARCH_CHUNK, "cache": cache, "marks": marks}
         scan["cancelled"] = lambda: worker.is_cancelled
@@ -208,6 +209,24 @@ class SearchFlow:
         if not worker.is_cancelled:
             self.post_message(SearchDone(text, hits, top=top, rows=rows, generation=generation))
             rows.make_index()  # (made here, after the rows went out, a step at a time: `RowSet` index_later)
+
+    def _index_query(self, query: Any, view: RowsView, paths: bool) -> Future[Mapping[str, Any]] | None:
+        """`query`'s index query (every hit, made lazily: the rows on screen make their
+        snippets), queued on the index thread; None when it needs none."""
+        if not query.fts_match():
+            return None
+        within = self._paths_of(view.visible())  # (hits keyed by these strings: fast lookups)
+        return self._index_thread.submit(lambda: self.catalog.text_hits(query, include_cwd=paths, within=within))
+
+    def _start_index_query(self, query: Any, view: RowsView, paths: bool, generation: int) -> None:
+        """Start the index query of a key typed after a pause from the UI thread, once the
+        echo's frame is out, for the search of rows request `generation` to take up
+        (`_rank_and_post`).  The query (its SQL runs without the GIL) is the longest step of
+        a keystroke's search, and started ~10 ms after the key: behind a worker, the search
+        thread's hop and the term scan, which held the GIL the index thread needed.  (Before
+        the echo's frame it slowed the echo: on two cores, SQL, the frame and the terminal
+        drawing it compete.)"""
+        self._early_index = (generation, self._index_query(query, view, paths))
 
     def on_first_page(self, message: FirstPage) -> None:
         """Show the first page, unless a newer key or another change of the rows came since."""

@@ -529,6 +529,7 @@ class SessionPickerScreen(DeleteActions, MarkActions, RowMaking, SearchFlow, Fir
         """Start a search deferred to the next frame, unless a newer query came meanwhile (keys
         in a burst start theirs at once: this one, exclusive, would cancel the newest)."""
         if text == self.model.query:
+            self._start_index_query(query, view, paths, generation)  # search_flow.py: its SQL at once
             self._search_worker(text, query, view, paths, top, generation, 0.0)
 
     @work(thread=True, exclusive=True, group="search", exit_on_error=False, description="search")
