@@ -23,7 +23,8 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
-from itertools import compress
+from itertools import accumulate, compress, islice, repeat
+from operator import add, ne
 from sys import intern
 from typing import Any, overload
 
@@ -415,6 +416,8 @@ def parse_lines(
     dropped keeps its bytes, or nothing when `parsed.source` will read it back (its offset
     and length are recorded either way).
     """
+    if _parse_clean_block(lines, parsed, first_line, base_offset, keep):
+        return
     items, ids, parents, types = parsed.items, parsed.ids, parsed.parents, parsed.types
     add_item, add_id, add_parent, add_type = items.append, ids.append, parents.append, types.append
     add_offset, add_length = parsed.offsets.append, parsed.lengths.append
@@ -497,3 +500,78 @@ def parse_lines(
         first = kept[0] if kept else None
     if parsed.first_end is None and first is not None:
         parsed.first_end = base_offset + sum(len(line) + 1 for line in lines[:first]) + len(lines[first])
+
+
+def _parse_clean_block(
+    lines: list[bytes], parsed: Parsed, first_line: int, base_offset: int, keep: bool | Collection[str]
+) -> bool:
+    """`parse_lines` for the usual block: every line an object with a string type (the last
+    piece empty, or an object too).  Each line is parsed on its own by `orjson.loads`, as
+    in the line-by-line loop (never a batch of lines in one call), and only the three
+    columns every entry has are read per line; the rest (offsets, lengths, shared types and
+    parent ids, message kinds, kept values) is made a column at a time at C speed, from
+    the values kept of the few types that need them.  False, with nothing added to
+    `parsed`, for a block that needs the line-by-line loop (a blank or bad line, a value
+    that is not an object, a type that is not a string) or for `keep=True`."""
+    if keep is True:
+        return False
+    last = len(lines) - 1
+    count = last if last >= 0 and not lines[last] else len(lines)
+    if not count:
+        return False
+    keep_types = frozenset(keep or ())
+    special = keep_types | {"message"}
+    ids: list[Any] = []
+    types: list[Any] = []
+    raw_parents: list[Any] = []
+    values: list[dict[str, Any]] = []  # of the special types only
+    add_id, add_type, add_parent, add_value = ids.append, types.append, raw_parents.append, values.append
+    loads = orjson.loads
+    refused = (orjson.JSONDecodeError, AttributeError, TypeError)  # not JSON, not an object, an unhashable type
+    try:
+        for raw in islice(lines, count):  # the hot loop: millions of lines
+            value = loads(raw)
+            kind = value.get("type")
+            add_id(value.get("id"))
+            add_parent(value.get("parentId"))
+            add_type(kind)
+            if kind in special:
+                add_value(value)
+        types = list(map(intern, types))  # a few distinct values, millions of copies: share one each
+    except refused:
+        return False
+    # A chain, most of a session: an entry whose parent equals the id before it shares that
+    # id's object (as the line-by-line loop does); the others (a root, a fork) keep theirs.
+    parents = [parsed.ids[-1] if parsed.ids else None, *ids]
+    parents.pop()
+    for position in compress(range(count), map(ne, raw_parents, parents)):
+        parents[position] = raw_parents[position]
+    items: list[Any] = [None] * count if parsed.source is not None else lines[:count]
+    kinds = bytearray([NOT_A_MESSAGE]) * count
+    for position, value in zip(compress(range(count), map(special.__contains__, types)), values, strict=True):
+        kind = types[position]
+        if kind in keep_types:
+            items[position] = value
+        if kind == "message":
+            message = value.get("message")
+            role = message.get("role") if message.__class__ is dict else None
+            if role == "user":
+                kinds[position] = MESSAGE_USER
+            elif role == "toolResult":
+                kinds[position] = MESSAGE_TOOL_RESULT
+            elif role == "assistant":
+                kinds[position] = message_kind(message)
+            else:
+                kinds[position] = MESSAGE_OTHER
+    lengths = array("q", map(len, islice(lines, count)))
+    parsed.offsets.extend(islice(accumulate(map(add, lengths, repeat(1)), initial=base_offset), count))
+    parsed.lengths.extend(lengths)
+    parsed.items.extend(items)
+    parsed.ids.extend(ids)
+    parsed.parents.extend(parents)
+    parsed.types.extend(types)
+    parsed.kinds.extend(kinds)
+    parsed.lines.extend(range(first_line, first_line + count))
+    if parsed.first_end is None:
+        parsed.first_end = base_offset + lengths[0]
+    return True
