@@ -131,6 +131,8 @@ class Entries(Sequence[dict[str, Any]]):
         offsets: array | None = None,
         lengths: array | None = None,
         source: LineSource | None = None,
+        *,
+        plain_types: bool | None = None,
     ) -> None:
         self._items = items
         self.ids, self.parents, self.types = ids, parents, types
@@ -138,7 +140,9 @@ class Entries(Sequence[dict[str, Any]]):
         self._offsets = offsets if offsets is not None else array("q")
         self._lengths = lengths if lengths is not None else array("q")
         self._source = source
-        self._plain_types: bool | None = None  # whether every type is a string (see `where`)
+        # Whether every type is a string (see `where`); None: not known yet (a reader that
+        # checked says so).
+        self._plain_types = plain_types
         self._cache: dict[int, dict[str, Any]] = {}  # (views decode from worker threads and the UI thread at once)
 
     @classmethod
@@ -367,6 +371,7 @@ class Parsed:
     length).  Positions count object lines from the file's first."""
 
     __slots__ = (
+        "clean",
         "first_end",
         "ids",
         "items",
@@ -397,6 +402,10 @@ class Parsed:
         # a fork, a junk parent; the others share that object): few, and found while parsing
         # so placing the entries need not compare every parent with the id before it.
         self.unchained: list[int] = []
+        # Whether every type is a string and every id a non-empty one, as checked a block at
+        # a time while the columns are hot (False once a block needed the line-by-line loop:
+        # placing the entries then checks the columns itself).
+        self.clean = True
 
     def value(self, position: int) -> dict[str, Any]:
         """The object at `position`, decoded (a fresh dict for a kept line)."""
@@ -423,6 +432,7 @@ def parse_lines(
     """
     if _parse_clean_block(lines, parsed, first_line, base_offset, keep):
         return
+    parsed.clean = False
     items, ids, parents, types = parsed.items, parsed.ids, parsed.parents, parsed.types
     add_item, add_id, add_parent, add_type = items.append, ids.append, parents.append, types.append
     add_offset, add_length = parsed.offsets.append, parsed.lengths.append
@@ -548,6 +558,13 @@ def _parse_clean_block(
         types = list(map(intern, types))  # a few distinct values, millions of copies: share one each
     except refused:
         return False
+    if parsed.clean:
+        try:
+            "".join(ids)  # (TypeError: an id that is not a string)
+        except TypeError:
+            parsed.clean = False
+        else:
+            parsed.clean = all(ids)  # (no empty one)
     # A chain, most of a session: an entry whose parent equals the id before it shares that
     # id's object (as the line-by-line loop does); the others (a root, a fork) keep theirs.
     parents = [parsed.ids[-1] if parsed.ids else None, *ids]

@@ -272,6 +272,7 @@ def _placeable_columns(parsed: Parsed, start: int) -> tuple[Entries, TreeIndex |
         parsed.offsets[start:],
         parsed.lengths[start:],
         parsed.source,
+        plain_types=True if fast is not None else None,  # (every type a string: checked above)
     )
     kept_lines = numbers[start:]
     if dropped:
@@ -310,13 +311,14 @@ def _up_of_clean_columns(parsed: Parsed, start: int) -> tuple[array, list[int]] 
     `parse_lines`) and the `model_change`s (normalised, as there); None for columns that need
     the entry-by-entry pass (nothing changed then)."""
     ids, parents, types = parsed.ids, parsed.parents, parsed.types
-    if set(map(type, islice(types, start, None))) - {str}:  # (a list is not even hashable)
+    clean = parsed.clean  # (types and ids checked while parsing)
+    if not clean and set(map(type, islice(types, start, None))) - {str}:  # (a list is not even hashable)
         return None
     kinds = set(islice(types, start, None))  # (a few values)
     if kinds & dialects.HEADER_TYPES:
         return None
     kept_ids = ids[start:]
-    if set(map(type, kept_ids)) - {str} or "" in kept_ids:
+    if not clean and (set(map(type, kept_ids)) - {str} or "" in kept_ids):
         return None
     count = len(kept_ids)
     up = chain_positions(count)[:]  # each under the entry just before: corrected below
