@@ -22,7 +22,6 @@ import orjson
 from seance.core.context import CONTEXT_TYPES, build_session_context
 from seance.core.gcpause import gc_paused
 from seance.core.session import NotASession, Session, read_session
-from seance.core.summary import Summary, entry_summary_text, summarize
 from seance.core.text import as_text, display_text, json_bytes, json_safe, visible
 
 from .errors import CliError, ExitCode
@@ -204,6 +203,7 @@ def _print_tree(session: Session, *, as_json: bool) -> None:
 def _write_tree_text(session: Session) -> None:
     """`tree --text`: pi's /tree as text, one line per entry."""
     from seance.app.tree_model import TreeModel  # pure (no Textual): the tree view's own layout
+    from seance.core.summary import Summary, entry_summary_text, summarize  # (here: only --text summarises)
 
     tree = session.tree
     # pi's /tree in text: a single-child chain stays flat, a branch point draws ├─ / └─ connectors
