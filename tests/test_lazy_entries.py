@@ -551,3 +551,39 @@ def test_columns_parsed_a_block_at_a_time_equal_the_line_by_line_loop_60_reads(t
                 assert clean is False or every_id_named, (path.name, block_size)
     assert _parsed_columns(chain, 1 << 20, False, by_columns=True)["clean"] is True
     assert _parsed_columns(odd, 1 << 20, False, by_columns=True)["clean"] is False
+
+
+def test_tree_json_written_a_batch_at_a_time_is_the_dumped_payload(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    """`tree --json` writes its nodes a batch at a time, each dumped at the depth it has in
+    the payload: byte for byte `write_json(tree_payload(...))`, with ids holding quotes,
+    backslashes, controls, C1, bidi, line separators and emoji, for a chain, a labelled chain
+    and a branching tree, whatever the batch size."""
+    from seance.cli import session as cli_session
+    from seance.cli.output import write_json
+
+    odd_ids = ['q"uote', '","', "back\\slash\\", "tab\there", "\x1b[31mred", "c1\x85", "bidi\u202e", "ls\u2028"]
+    entries: list[dict[str, Any]] = [HEADER]
+    parent = None
+    for index, entry_id in enumerate([*odd_ids, "emoji 😀", "plain"] * 3):
+        entry_id = f"{entry_id}{index}"
+        entries.append(
+            _message(entry_id, parent) if index % 3 else {"type": "custom", "id": entry_id, "parentId": parent}
+        )
+        parent = entry_id
+    chain = tmp_path / "chain.jsonl"
+    chain.write_bytes(b"".join(map(_line, entries)))
+    labelled = tmp_path / "labelled.jsonl"
+    label = {"type": "label", "id": "lab", "parentId": parent, "targetId": entries[2]["id"], "label": "x\n\x9b"}
+    labelled.write_bytes(chain.read_bytes() + _line(label))
+    branching = tmp_path / "branching.jsonl"
+    branching.write_bytes(chain.read_bytes() + _line(_message("fork", entries[3]["id"])))
+    for path in (chain, labelled, branching, *FILES[:5]):
+        for per_write in (1, 2, 7, 20_000):
+            monkeypatch.setattr(cli_session, "_NODES_PER_WRITE", per_write)
+            session = _read(path)
+            cli_session._write_tree_json(session)
+            written = capsysbinary.readouterr().out
+            write_json(tree_payload(session))
+            assert written == capsysbinary.readouterr().out, (path.name, per_write)
