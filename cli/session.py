@@ -22,7 +22,6 @@ import orjson
 from seance.core.context import CONTEXT_TYPES, build_session_context
 from seance.core.gcpause import gc_paused
 from seance.core.session import NotASession, Session, read_session
-from seance.core.summary import Summary, entry_summary_text, summarize
 from seance.core.text import as_text, display_text, json_bytes, json_safe, visible
 
 from .errors import CliError, ExitCode
@@ -125,18 +124,22 @@ def _tree_node_batches(session: Session) -> Iterator[list[dict[str, Any]]]:
         ]
 
 
+_NESTED_HEAD, _NESTED_TAIL = len(b'{\n  "nodes": ['), len(b"\n  ]\n}")  # around the nodes of {"nodes": [...]}
+
+
 def _write_tree_json(session: Session) -> None:
     """`write_json(tree_payload(session))`, byte for byte (through the same `json_safe`), without
-    holding millions of node dicts: the nodes are encoded a batch at a time (orjson escapes newlines inside strings,
-    so re-indenting a batch is a plain replace)."""
+    holding millions of node dicts: the nodes are encoded a batch at a time, each inside an
+    object of the depth they have in the payload (so orjson indents them as there: no pass to
+    re-indent), and cut out of it."""
     out = sys.stdout.buffer
     indent = orjson.OPT_INDENT_2
     head = json_bytes({**_tree_head(session), "nodes": []}, indent=bool(indent))
     out.write(json_safe(head[: head.rindex(b"[]")]) + b"[")
     written = False
     for batch in _tree_node_batches(session):
-        body = orjson.dumps(batch, option=indent)[1:-2]  # without the brackets and the last newline
-        out.write((b"," if written else b"") + json_safe(body).replace(b"\n", b"\n  "))
+        body = orjson.dumps({"nodes": batch}, option=indent)[_NESTED_HEAD:-_NESTED_TAIL]  # the nodes only
+        out.write((b"," if written else b"") + json_safe(body))
         written = True
     tail = json_bytes({"problems": session.problems}, indent=bool(indent))
     out.write((b"\n  ]," if written else b"],") + json_safe(tail[1:]) + b"\n")
@@ -204,6 +207,7 @@ def _print_tree(session: Session, *, as_json: bool) -> None:
 def _write_tree_text(session: Session) -> None:
     """`tree --text`: pi's /tree as text, one line per entry."""
     from seance.app.tree_model import TreeModel  # pure (no Textual): the tree view's own layout
+    from seance.core.summary import Summary, entry_summary_text, summarize  # (here: only --text summarises)
 
     tree = session.tree
     # pi's /tree in text: a single-child chain stays flat, a branch point draws ├─ / └─ connectors

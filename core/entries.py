@@ -23,7 +23,8 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
-from itertools import compress
+from itertools import accumulate, compress, islice, repeat
+from operator import add, ne
 from sys import intern
 from typing import Any, overload
 
@@ -130,6 +131,8 @@ class Entries(Sequence[dict[str, Any]]):
         offsets: array | None = None,
         lengths: array | None = None,
         source: LineSource | None = None,
+        *,
+        plain_types: bool | None = None,
     ) -> None:
         self._items = items
         self.ids, self.parents, self.types = ids, parents, types
@@ -137,7 +140,9 @@ class Entries(Sequence[dict[str, Any]]):
         self._offsets = offsets if offsets is not None else array("q")
         self._lengths = lengths if lengths is not None else array("q")
         self._source = source
-        self._plain_types: bool | None = None  # whether every type is a string (see `where`)
+        # Whether every type is a string (see `where`); None: not known yet (a reader that
+        # checked says so).
+        self._plain_types = plain_types
         self._cache: dict[int, dict[str, Any]] = {}  # (views decode from worker threads and the UI thread at once)
 
     @classmethod
@@ -366,6 +371,7 @@ class Parsed:
     length).  Positions count object lines from the file's first."""
 
     __slots__ = (
+        "clean",
         "first_end",
         "ids",
         "items",
@@ -377,6 +383,7 @@ class Parsed:
         "skipped",
         "source",
         "types",
+        "unchained",
     )
 
     def __init__(self, source: LineSource | None = None) -> None:
@@ -391,6 +398,14 @@ class Parsed:
         self.lines = array("q")
         self.skipped: list[Skipped] = []
         self.first_end: int | None = None
+        # Positions whose parent is not the very id object of the object just before (a root,
+        # a fork, a junk parent; the others share that object): few, and found while parsing
+        # so placing the entries need not compare every parent with the id before it.
+        self.unchained: list[int] = []
+        # Whether every type is a string and every id a non-empty one, as checked a block at
+        # a time while the columns are hot (False once a block needed the line-by-line loop:
+        # placing the entries then checks the columns itself).
+        self.clean = True
 
     def value(self, position: int) -> dict[str, Any]:
         """The object at `position`, decoded (a fresh dict for a kept line)."""
@@ -415,6 +430,9 @@ def parse_lines(
     dropped keeps its bytes, or nothing when `parsed.source` will read it back (its offset
     and length are recorded either way).
     """
+    if _parse_clean_block(lines, parsed, first_line, base_offset, keep):
+        return
+    parsed.clean = False
     items, ids, parents, types = parsed.items, parsed.ids, parsed.parents, parsed.types
     add_item, add_id, add_parent, add_type = items.append, ids.append, parents.append, types.append
     add_offset, add_length = parsed.offsets.append, parsed.lengths.append
@@ -422,6 +440,7 @@ def parse_lines(
     offset = base_offset  # where the line being parsed starts
     skipped = parsed.skipped
     add_kind = parsed.kinds.append
+    add_unchained = parsed.unchained.append
     loads = orjson.loads
     decode_error = orjson.JSONDecodeError
     last = len(lines) - 1
@@ -478,6 +497,8 @@ def parse_lines(
         parent = get("parentId")
         if parent == previous:  # a chain, most of a session: share the id string, drop the copy
             parent = previous
+        else:
+            add_unchained(len(ids))
         add_item(value if keep_all else item)
         add_offset(at)
         add_length(size)
@@ -497,3 +518,91 @@ def parse_lines(
         first = kept[0] if kept else None
     if parsed.first_end is None and first is not None:
         parsed.first_end = base_offset + sum(len(line) + 1 for line in lines[:first]) + len(lines[first])
+
+
+def _parse_clean_block(
+    lines: list[bytes], parsed: Parsed, first_line: int, base_offset: int, keep: bool | Collection[str]
+) -> bool:
+    """`parse_lines` for the usual block: every line an object with a string type (the last
+    piece empty, or an object too).  Each line is parsed on its own by `orjson.loads`, as
+    in the line-by-line loop (never a batch of lines in one call), and only the three
+    columns every entry has are read per line; the rest (offsets, lengths, shared types and
+    parent ids, message kinds, kept values) is made a column at a time at C speed, from
+    the values kept of the few types that need them.  False, with nothing added to
+    `parsed`, for a block that needs the line-by-line loop (a blank or bad line, a value
+    that is not an object, a type that is not a string) or for `keep=True`."""
+    if keep is True:
+        return False
+    last = len(lines) - 1
+    count = last if last >= 0 and not lines[last] else len(lines)
+    if not count:
+        return False
+    keep_types = frozenset(keep or ())
+    special = keep_types | {"message"}
+    ids: list[Any] = []
+    types: list[Any] = []
+    raw_parents: list[Any] = []
+    values: list[dict[str, Any]] = []  # of the special types only
+    add_id, add_type, add_parent, add_value = ids.append, types.append, raw_parents.append, values.append
+    loads = orjson.loads
+    refused = (orjson.JSONDecodeError, AttributeError, TypeError)  # not JSON, not an object, an unhashable type
+    try:
+        for raw in islice(lines, count):  # the hot loop: millions of lines
+            value = loads(raw)
+            kind = value.get("type")
+            add_id(value.get("id"))
+            add_parent(value.get("parentId"))
+            add_type(kind)
+            if kind in special:
+                add_value(value)
+        types = list(map(intern, types))  # a few distinct values, millions of copies: share one each
+    except refused:
+        return False
+    if parsed.clean:
+        try:
+            "".join(ids)  # (TypeError: an id that is not a string)
+        except TypeError:
+            parsed.clean = False
+        else:
+            parsed.clean = all(ids)  # (no empty one)
+    # A chain, most of a session: an entry whose parent equals the id before it shares that
+    # id's object (as the line-by-line loop does); the others (a root, a fork) keep theirs.
+    parents = [parsed.ids[-1] if parsed.ids else None, *ids]
+    parents.pop()
+    unchained = list(compress(range(count), map(ne, raw_parents, parents)))
+    for position in unchained:
+        parents[position] = raw_parents[position]
+    first = len(parsed.ids)
+    parsed.unchained.extend([first + position for position in unchained])
+    items: list[Any] = [None] * count if parsed.source is not None else lines[:count]
+    kinds = bytearray([NOT_A_MESSAGE]) * count
+    for position, value in zip(compress(range(count), map(special.__contains__, types)), values, strict=True):
+        kind = types[position]
+        if kind in keep_types:
+            items[position] = value
+        if kind == "message":
+            message = value.get("message")
+            role = message.get("role") if message.__class__ is dict else None
+            if role == "user":
+                kinds[position] = MESSAGE_USER
+            elif role == "toolResult":
+                kinds[position] = MESSAGE_TOOL_RESULT
+            elif role == "assistant":
+                kinds[position] = message_kind(message)
+            else:
+                kinds[position] = MESSAGE_OTHER
+    # (Into the arrays from lists: `fromlist` is about twice as fast as extending from an iterator.)
+    lengths = list(map(len, islice(lines, count)))
+    offsets = list(accumulate(map(add, lengths, repeat(1)), initial=base_offset))
+    offsets.pop()  # (where the line after the block would start)
+    parsed.offsets.fromlist(offsets)
+    parsed.lengths.fromlist(lengths)
+    parsed.items.extend(items)
+    parsed.ids.extend(ids)
+    parsed.parents.extend(parents)
+    parsed.types.extend(types)
+    parsed.kinds.extend(kinds)
+    parsed.lines.fromlist(list(range(first_line, first_line + count)))
+    if parsed.first_end is None:
+        parsed.first_end = base_offset + lengths[0]
+    return True

@@ -13,7 +13,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import chain, compress, islice, repeat
-from operator import eq, is_not
+from operator import eq
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +25,7 @@ from .jsonl import Skipped, line_blocks, oversized_reason
 from .linesource import LineSource
 from .migrate import CURRENT_VERSION, header_version, migrate
 from .safeopen import open_regular
-from .tree import SessionTree, TreeIndex
+from .tree import SessionTree, TreeIndex, chain_positions
 
 
 def new_digest(data: bytes = b"") -> Any:
@@ -272,6 +272,7 @@ def _placeable_columns(parsed: Parsed, start: int) -> tuple[Entries, TreeIndex |
         parsed.offsets[start:],
         parsed.lengths[start:],
         parsed.source,
+        plain_types=True if fast is not None else None,  # (every type a string: checked above)
     )
     kept_lines = numbers[start:]
     if dropped:
@@ -310,20 +311,21 @@ def _up_of_clean_columns(parsed: Parsed, start: int) -> tuple[array, list[int]] 
     `parse_lines`) and the `model_change`s (normalised, as there); None for columns that need
     the entry-by-entry pass (nothing changed then)."""
     ids, parents, types = parsed.ids, parsed.parents, parsed.types
-    if set(map(type, islice(types, start, None))) - {str}:  # (a list is not even hashable)
+    clean = parsed.clean  # (types and ids checked while parsing)
+    if not clean and set(map(type, islice(types, start, None))) - {str}:  # (a list is not even hashable)
         return None
     kinds = set(islice(types, start, None))  # (a few values)
     if kinds & dialects.HEADER_TYPES:
         return None
     kept_ids = ids[start:]
-    if set(map(type, kept_ids)) - {str} or "" in kept_ids:
+    if not clean and (set(map(type, kept_ids)) - {str} or "" in kept_ids):
         return None
     count = len(kept_ids)
-    up = array("q", range(-1, count - 1))  # each under the entry just before: corrected below
+    up = chain_positions(count)[:]  # each under the entry just before: corrected below
     later: list[int] = []
     # The kept positions whose parent is not the very id object of the entry before (a root,
-    # a fork, a junk parent): found at C speed, few in a session.
-    odd = compress(range(1, count), map(is_not, islice(parents, start + 1, None), kept_ids))
+    # a fork, a junk parent): recorded by the reader (`Parsed.unchained`), few in a session.
+    odd = (position - start for position in parsed.unchained if position > start)
     for kept in chain((0,) if count else (), odd):
         parent = parents[start + kept]
         if kept and parent == kept_ids[kept - 1]:

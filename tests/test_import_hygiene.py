@@ -89,3 +89,23 @@ def test_the_core_package_imports_its_names_lazily() -> None:
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.split() == ["False", "seance.core.context"]
+
+
+@pytest.mark.parametrize("command", [["show"], ["show", "--json"], ["tree", "--json"]])
+def test_show_and_tree_json_import_no_summaries_stats_or_ui(tmp_path, command: list[str]) -> None:
+    """`show` and `tree --json` on a huge session are bound by reading it: every module they
+    import is start-up paid on each call (`tree --text` alone summarises entries)."""
+    session = tmp_path / "s.jsonl"
+    session.write_text(
+        '{"type":"session","version":3,"id":"s","cwd":"/p","timestamp":"2026-01-01T00:00:00.000Z"}\n'
+        '{"type":"message","id":"u","parentId":null,"message":{"role":"user","content":"hi"}}\n'
+    )
+    heavy = ("seance.core.summary", "seance.cli.stats", "seance.core.stats", "seance.app", "textual", "rich")
+    code = (
+        "import sys\n"
+        "from seance.cli import main\n"
+        f"code = main([*{command!r}, {str(session)!r}])\n"
+        f"sys.stderr.write(f'{{code}} ' + ','.join(sorted(m for m in sys.modules if m.startswith({heavy!r}))))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stderr.strip() == "0", result.stderr

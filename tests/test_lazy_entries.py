@@ -483,3 +483,107 @@ def test_a_chain_reads_the_same_path_and_preview_as_the_general_walk(tmp_path: P
     assert chains >= 6
     kept = _relevant_path(_read(compacted).tree, "d")
     assert [entry["id"] for entry in kept] == ["a", "k", "b", "c", "d"]
+
+
+def _parsed_columns(path: Path, block_size: int, keep: Any, *, by_columns: bool) -> dict[str, Any]:
+    """Every column the reader makes of `path` (read `block_size` bytes at a time, so blocks
+    of whole lines alternate with blocks holding a bad line), with the column-at-a-time
+    parse or only the line-by-line loop; `parents_shared`: which parents are the very id
+    object of the entry before (what placing a chain relies on)."""
+    import os
+
+    from seance.core.entries import Parsed, parse_lines
+    from seance.core.jsonl import line_blocks
+
+    original = entries_module._parse_clean_block
+    if not by_columns:
+        entries_module._parse_clean_block = lambda *args: False  # type: ignore[assignment]
+    try:
+        parsed = Parsed()
+        descriptor = os.open(path, os.O_RDONLY)
+        try:
+            for block in line_blocks(descriptor, 0, block_size=block_size):
+                if not block.oversized:
+                    parse_lines(block.lines, parsed, block.line + 1, block.offset, keep=keep)
+        finally:
+            os.close(descriptor)
+    finally:
+        entries_module._parse_clean_block = original
+    ids = parsed.ids
+    return {
+        "items": parsed.items,
+        "ids": ids,
+        "parents": parsed.parents,
+        "parents_shared": [at > 0 and parent is ids[at - 1] for at, parent in enumerate(parsed.parents)],
+        "unchained": parsed.unchained,
+        "types": parsed.types,
+        "kinds": parsed.kinds,
+        "offsets": parsed.offsets,
+        "lengths": parsed.lengths,
+        "lines": parsed.lines,
+        "skipped": parsed.skipped,
+        "first_end": parsed.first_end,
+        "clean": parsed.clean,
+    }
+
+
+def test_columns_parsed_a_block_at_a_time_equal_the_line_by_line_loop_60_reads(tmp_path: Path) -> None:
+    """Each line is still parsed on its own: a block with a blank, bad, non-object, typeless
+    or id-less line goes through the line-by-line loop, and every column (skips, line
+    numbers, offsets, shared parents, kept values) is the loop's, whatever the block size."""
+    hostile = tmp_path / "hostile.jsonl"
+    _hostile_file(hostile)
+    chain = tmp_path / "chain.jsonl"
+    _chain(chain, 300, every=3)
+    odd = tmp_path / "odd.jsonl"  # forks, an empty id, a numeric id, blank lines, CRLF
+    entries = [HEADER, _message("a", None), _message("b", "a"), _message("c", "a"), _message("", "c")]
+    entries += [_message("d", ""), {"type": "custom", "id": 7, "parentId": "d"}, _message("e", 7), _message("f", None)]
+    odd.write_bytes(b"".join(map(_line, entries)) + b"\n\r\n" + _line(_message("g", "f")).replace(b"\n", b"\r\n"))
+    for path in (hostile, chain, odd, *FILES[:3]):
+        for block_size in (64, 300, 4096, 1 << 20):
+            for keep in (False, CONTEXT_TYPES, True):
+                by_columns = _parsed_columns(path, block_size, keep, by_columns=True)
+                by_lines = _parsed_columns(path, block_size, keep, by_columns=False)
+                assert by_lines.pop("clean") is False
+                clean = by_columns.pop("clean")
+                assert by_columns == by_lines, (path.name, block_size, keep)
+                every_id_named = all(type(entry_id) is str and entry_id for entry_id in by_lines["ids"])
+                assert clean is False or every_id_named, (path.name, block_size)
+    assert _parsed_columns(chain, 1 << 20, False, by_columns=True)["clean"] is True
+    assert _parsed_columns(odd, 1 << 20, False, by_columns=True)["clean"] is False
+
+
+def test_tree_json_written_a_batch_at_a_time_is_the_dumped_payload(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    """`tree --json` writes its nodes a batch at a time, each dumped at the depth it has in
+    the payload: byte for byte `write_json(tree_payload(...))`, with ids holding quotes,
+    backslashes, controls, C1, bidi, line separators and emoji, for a chain, a labelled chain
+    and a branching tree, whatever the batch size."""
+    from seance.cli import session as cli_session
+    from seance.cli.output import write_json
+
+    odd_ids = ['q"uote', '","', "back\\slash\\", "tab\there", "\x1b[31mred", "c1\x85", "bidi\u202e", "ls\u2028"]
+    entries: list[dict[str, Any]] = [HEADER]
+    parent = None
+    for index, entry_id in enumerate([*odd_ids, "emoji 😀", "plain"] * 3):
+        entry_id = f"{entry_id}{index}"
+        entries.append(
+            _message(entry_id, parent) if index % 3 else {"type": "custom", "id": entry_id, "parentId": parent}
+        )
+        parent = entry_id
+    chain = tmp_path / "chain.jsonl"
+    chain.write_bytes(b"".join(map(_line, entries)))
+    labelled = tmp_path / "labelled.jsonl"
+    label = {"type": "label", "id": "lab", "parentId": parent, "targetId": entries[2]["id"], "label": "x\n\x9b"}
+    labelled.write_bytes(chain.read_bytes() + _line(label))
+    branching = tmp_path / "branching.jsonl"
+    branching.write_bytes(chain.read_bytes() + _line(_message("fork", entries[3]["id"])))
+    for path in (chain, labelled, branching, *FILES[:5]):
+        for per_write in (1, 2, 7, 20_000):
+            monkeypatch.setattr(cli_session, "_NODES_PER_WRITE", per_write)
+            session = _read(path)
+            cli_session._write_tree_json(session)
+            written = capsysbinary.readouterr().out
+            write_json(tree_payload(session))
+            assert written == capsysbinary.readouterr().out, (path.name, per_write)
