@@ -447,7 +447,8 @@ def test_clean_columns_are_placed_as_the_entry_by_entry_pass_places_them(tmp_pat
         if fast is not None:
             assert dropped == [] and fast[0] == up and fast[1] == later, path.name
             checked += 1
-    assert checked == len(files) and checked >= 20, "every v3 file here (the hostile one is declined)"
+    assert checked == len(files), "every v3 file here (the hostile one is declined)"
+    assert checked >= 20 or not FILES, "the corpus's v3 files were among them"  # (without ../shared: the 4 made here)
     assert _placements(forked)[0] is not None and _placements(hostile)[0] is None
 
 
