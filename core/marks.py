@@ -310,27 +310,11 @@ def unmarked_json(payload: bytes) -> bytes:
 def marked_pieces(parts: list[bytes], marks: Marks) -> Iterator[bytes]:
     """`annotated_pieces` of parts already annotated without marks (`Catalog.ls_json_parts`):
     without marks the parts themselves (small ones joined into pieces of about
-    `PIECE_BYTES`), else the array decoded, marked, pinned first and encoded."""
-    if not marks:
-        group: list[bytes] = []
-        size = 0
-        for part in parts:
-            group.append(part)
-            size += len(part)
-            if size >= PIECE_BYTES:
-                yield group[0] if len(group) == 1 else b"".join(group)
-                group, size = [], 0
-        if group:
-            yield group[0] if len(group) == 1 else b"".join(group)
+    `PIECE_BYTES`), else pi's array marked as `annotate_pi_json` marks it."""
+    if marks:
+        yield annotate_pi_json(unmarked_json(b"".join(parts)), marks)
         return
-    import orjson
-
-    items = orjson.loads(b"".join(parts))
-    for item in items:
-        mark = marks.get(item.get("id") or "", NO_MARK)
-        item["pinned"], item["tags"] = mark.pinned, list(mark.tags)  # where the byte path put them: first
-    items.sort(key=lambda item: not item["pinned"])  # stable: the order within each part stays
-    yield orjson.dumps(items)
+    yield from _pieces(parts)
 
 
 PIECE_BYTES = 1 << 20
@@ -345,26 +329,29 @@ def annotated_pieces(parts: list[bytes], marks: Marks) -> Iterator[bytes]:
     if marks:
         yield annotate_pi_json(b"".join(parts), marks)
         return
+    for piece in _pieces(parts):
+        yield from _cut(piece)
+
+
+def _pieces(parts: list[bytes]) -> Iterator[bytes]:
+    """`parts` as pieces of about `PIECE_BYTES`: small parts joined, a big one on its own."""
     group: list[bytes] = []
     size = 0
     for part in parts:
-        if len(part) >= PIECE_BYTES:
-            if group:
-                yield b"".join(group).replace(_OBJECT_START, _UNMARKED_START)
-                group, size = [], 0
-            yield from _cut(part)
-            continue
+        if len(part) >= PIECE_BYTES and group:
+            yield b"".join(group)
+            group, size = [], 0
         group.append(part)
         size += len(part)
         if size >= PIECE_BYTES:
-            yield b"".join(group).replace(_OBJECT_START, _UNMARKED_START)
+            yield group[0] if len(group) == 1 else b"".join(group)
             group, size = [], 0
     if group:
-        yield b"".join(group).replace(_OBJECT_START, _UNMARKED_START)
+        yield group[0] if len(group) == 1 else b"".join(group)
 
 
 def _cut(payload: bytes) -> Iterator[bytes]:
-    """One big unmarked array annotated in pieces cut before an object."""
+    """An unmarked piece annotated, a big one in pieces cut before an object."""
     start, size = 0, len(payload)
     while start < size:
         cut = payload.find(b"," + _OBJECT_START, start + PIECE_BYTES) if start + PIECE_BYTES < size else -1
