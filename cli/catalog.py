@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from seance.core import listing
 from seance.core.gcpause import gc_paused
 from seance.core.listing import children_label
-from seance.core.text import display_text, home_short, json_bytes, json_safe, relative_age
+from seance.core.text import display_text, home_short, json_bytes, relative_age
 
 from .errors import CliError, ExitCode
 from .output import ProgressBar, put_line, say, write_json_bytes, write_json_pieces
@@ -186,8 +186,10 @@ def _run_ls(args: argparse.Namespace) -> int:
             fresh = _ranked(catalog, args.query, cwd)
             if fresh is not None:
                 _report_skipped(catalog)
-                _write_ranked(catalog, fresh, marks)
-                return ExitCode.OK if fresh.rows else ExitCode.NOT_FOUND
+                # pinned first with marks; the answer is kept for the same query on the same files
+                write_json_pieces(marked_pieces(catalog.query_json_parts(fresh), marks))
+                found = fresh.rows or (fresh.printed is not None and fresh.printed != b"[]")
+                return ExitCode.OK if found else ExitCode.NOT_FOUND
             # the stored objects of the hits, ranked from stored titles: no summary decoded
             ranked = _matching_pi_json(catalog, args.query, cwd)
             if ranked is not None:
@@ -338,32 +340,9 @@ def _ranked(catalog: Catalog, query: str, cwd: str | None) -> Ranked | None:
 
     try:
         with gc_paused():
-            return catalog.ranked(parse_query(query), cwd)
+            return catalog.ranked(parse_query(query), cwd, stored_as=query)
     except ValueError as error:
         raise CliError(f"bad query: {error}") from error
-
-
-def _write_ranked(catalog: Catalog, ranked: Ranked, marks: Marks) -> None:
-    """The ranked sessions' stored objects as the `ls --json` array, written a chunk at a
-    time (`annotate_pi_json`'s byte path, per chunk: whole objects only); with marks, the
-    whole array at once (pinned sessions go first)."""
-    from seance.core.marks import annotate_pi_json, unmarked_objects
-
-    chunks = catalog.pi_json_chunks(ranked)
-    if marks:
-        write_json_bytes(annotate_pi_json(b"[" + b",".join(item for chunk in chunks for item in chunk) + b"]", marks))
-        return
-    out = sys.stdout.buffer
-    out.write(b"[")
-    first = True
-    for chunk in chunks:
-        if chunk:
-            if not first:
-                out.write(b",")
-            out.write(json_safe(unmarked_objects(chunk)))
-            first = False
-    out.write(b"]\n")
-    out.flush()
 
 
 def _arrange_hits(

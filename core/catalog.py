@@ -149,6 +149,9 @@ def _json_array(items: list[bytes]) -> bytes:
 
 
 _LS_JSON_SCOPE = b"ls-json\0"  # a stored `ls --json` answer (`ls_json_parts`), as printed without marks
+_QUERY_JSON_SCOPE = b"query-json\0"  # a stored `ls --json --query` answer (`query_json_parts`), likewise
+ANSWER_BUDGET = 16 << 20  # a query's printed answer is stored only up to this size (7 MB at 10,000 hits)
+ANSWERS_KEPT = 4  # stored query answers (of every roots and scope together): at most 64 MB
 
 
 def _json_parts(items: list[bytes]) -> list[bytes]:
@@ -614,12 +617,14 @@ class Catalog:
         hits = rank_stored(sessions, query, text_hits, paths=paths)
         return _json_array([hit.pi_json for hit in hits])
 
-    def ranked(self, query: Query, cwd: str | None = None) -> Ranked | None:
+    def ranked(self, query: Query, cwd: str | None = None, *, stored_as: str | None = None) -> Ranked | None:
         """`matching_pi_json(query, cwd)`'s sessions, ranked from the index without loading
         every row (`core.indexquery`): the files are found and stat-ed as for any listing,
         and the answer is given only if the index is fresh for every one of them.  None when
         it is not (or the query needs more than words and phrases): the caller refreshes.
-        The objects come from `pi_json_chunks`.  Raises `ValueError` for a bad query."""
+        The objects come from `pi_json_chunks`.  Raises `ValueError` for a bad query.
+        `stored_as`: the query's text, under which its printed answer is kept
+        (`query_json_parts`): the same query on the same files is then that answer."""
         from . import indexquery
 
         if not indexquery.supported(query):
@@ -627,6 +632,10 @@ class Catalog:
         target = None if cwd is None else _resolved(cwd)
         found = self.discover_ahead()  # the files found now: asked for once the index is read
         roots = [os.fspath(root) for root in self.roots] if self.explicit_roots else []
+        answered_as = None
+        if stored_as is not None:
+            text = stored_as.encode("utf-8", "surrogatepass")
+            answered_as = _QUERY_JSON_SCOPE + scope_key(roots, target) + b"\0" + text
 
         def infos() -> list[FileInfo]:
             return found().infos
@@ -637,7 +646,7 @@ class Catalog:
             index.read_through_cache()
             with index.snapshot():
                 answer = indexquery.rank(
-                    index, query, infos, target, _resolved, lambda: found.first(), scope_key(roots, None)
+                    index, query, infos, target, _resolved, lambda: found.first(), scope_key(roots, None), answered_as
                 )
             if isinstance(answer, indexquery.Ranked) and answer.keep is not None:
                 # the checked rows, for the next query on the same files (after the read
@@ -657,6 +666,42 @@ class Catalog:
             skipped = [*discovered.skipped, *((Path(path), reason) for path, reason in answer.skipped)]
             self.last_stats = RefreshStats(files=len(discovered.infos), reused=answer.sessions, skipped=skipped)
         return answer
+
+    def query_json_parts(self, ranked: Ranked) -> Iterator[bytes]:
+        """`ranked` as `seance ls --json --query`'s array without marks, in parts that
+        concatenate to it (as `ls_json_parts`'s; `core.marks.marked_pieces` marks them), made
+        from `pi_json_chunks` as they are written.  An answer asked for with `stored_as` is
+        kept once it is all out (`Ranked.answer_key`): the first time only its key, the
+        second time on the same files, if no bigger than `ANSWER_BUDGET`, the answer itself:
+        a script or picker asking the same query again gets it with one stat per file."""
+        from .marks import unmarked_objects
+
+        if ranked.printed is not None:
+            yield ranked.printed
+            return
+        key = ranked.answer_key
+        kept: list[bytes] | None = [] if key is not None and key[2] else None
+        size, opened = 0, False
+        for chunk in self.pi_json_chunks(ranked):
+            if not chunk:
+                continue
+            part = (b"," if opened else b"[") + unmarked_objects(chunk)
+            opened = True
+            if kept is not None:
+                size += len(part)
+                if size <= ANSWER_BUDGET:
+                    kept.append(part)
+                else:
+                    kept = None  # too big: printed, never stored
+            yield part
+        closing = b"]" if opened else b"[]"
+        yield closing
+        index = self.index
+        if index is not None and key is not None and (kept is not None or not key[2]):
+            # a shortcut for next time only: a failure to store is no failure
+            with contextlib.suppress(*INDEX_ERRORS):
+                answer = [*kept, closing] if kept is not None else []
+                index.put_listing(key[0], key[1], answer, ranked.sessions, ranked.skipped, ANSWERS_KEPT)
 
     def pi_json_chunks(self, ranked: Ranked, size: int = 1024) -> Iterator[list[bytes]]:
         """The stored `ls --json` objects of `ranked`, in its order, `size` at a time (so an

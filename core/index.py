@@ -250,7 +250,7 @@ def _row_check(meta: tuple, payload: object) -> int:
 _BLOB_PIECE = 1 << 20
 _MMAP_BYTES = 256 << 20
 _TEMP_STORE = "MEMORY"
-LISTINGS_KEPT = 8  # stored `ls --json` answers (one per roots and scope: all projects, or one)
+LISTINGS_KEPT = 8  # stored answers of each kind (`put_listing`): `ls --json` ones are one per roots and scope
 _FILE_KEY = "%s\0%d\0%d".__mod__  # NUL cannot be in a path: distinct file lists, distinct keys
 _KEY_SLICE = 4096
 
@@ -793,11 +793,19 @@ class Index:
         return (found[0], listing) if listing is not None else None
 
     def put_listing(
-        self, scope: bytes, files: bytes, parts: list[bytes], reused: int, not_sessions: list[tuple[str, str]]
+        self,
+        scope: bytes,
+        files: bytes,
+        parts: list[bytes],
+        reused: int,
+        not_sessions: list[tuple[str, str]],
+        kept: int = LISTINGS_KEPT,
     ) -> None:
         """Store an answer for `scope` (replacing the one before): the `Listing` whose payload
         is `parts` concatenated (never joined in memory: 70 MB at 100,000 sessions); the
-        newest few scopes are kept."""
+        newest `kept` scopes of its kind (what its scope says before the first NUL: `ls
+        --json` answers, a query's rows, a query's answers) are kept, so many queries never
+        push the listing out."""
         skipped = _encode("\0".join(part for pair in not_sessions for part in pair))
         check = zlib.crc32(repr((reused, skipped)).encode("utf-8", "surrogatepass"))
         for part in parts:  # `_blob_check` of the whole, a part at a time
@@ -816,9 +824,11 @@ class Index:
                 with writer.db.blobopen("listings", "payload", cursor.lastrowid or 0) as blob:
                     for piece in _pieces(parts):
                         blob.write(piece)
+            kind = scope.partition(b"\0")[0] + b"\0"
             writer.db.execute(
-                "DELETE FROM listings WHERE rowid NOT IN (SELECT rowid FROM listings ORDER BY rowid DESC LIMIT ?)",
-                (LISTINGS_KEPT,),
+                "DELETE FROM listings WHERE substr(scope, 1, ?1) = ?2 AND rowid NOT IN "
+                "(SELECT rowid FROM listings WHERE substr(scope, 1, ?1) = ?2 ORDER BY rowid DESC LIMIT ?3)",
+                (len(kind), kind, kept),
             )
 
     def search(self, query: FullText, limit: int | None = None, *, include_cwd: bool = True) -> list[TextHit]:

@@ -307,7 +307,7 @@ def unmarked_json(payload: bytes) -> bytes:
     return payload.replace(_UNMARKED_START, _OBJECT_START)
 
 
-def marked_pieces(parts: list[bytes], marks: Marks) -> Iterator[bytes]:
+def marked_pieces(parts: Iterable[bytes], marks: Marks) -> Iterator[bytes]:
     """`annotated_pieces` of parts already annotated without marks (`Catalog.ls_json_parts`):
     without marks the parts themselves (small ones joined into pieces of about
     `PIECE_BYTES`), else pi's array marked as `annotate_pi_json` marks it."""
@@ -333,7 +333,7 @@ def annotated_pieces(parts: list[bytes], marks: Marks) -> Iterator[bytes]:
         yield from _cut(piece)
 
 
-def _pieces(parts: list[bytes]) -> Iterator[bytes]:
+def _pieces(parts: Iterable[bytes]) -> Iterator[bytes]:
     """`parts` as pieces of about `PIECE_BYTES`: small parts joined, a big one on its own."""
     group: list[bytes] = []
     size = 0
