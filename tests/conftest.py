@@ -101,3 +101,20 @@ def pi_oracle(request, tmp_path_factory) -> Path:
     # (the last three runs are kept), and this line in a failure's output says where.
     print(f"pi oracle ({request.param}) wrote {out}")
     return out
+
+
+class IndexRowReads:
+    """Counts `Index.query_rows` calls (every row read and checked, or a query that ranks):
+    to tell an answer that was kept from one made again."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        from seance.core.index import Index
+
+        self.count = 0
+        original = Index.query_rows
+
+        def counted(index: Index, *args: object, **kwargs: object) -> object:
+            self.count += 1
+            return original(index, *args, **kwargs)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(Index, "query_rows", counted)

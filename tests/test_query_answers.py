@@ -13,28 +13,15 @@ from pathlib import Path
 
 import orjson
 import pytest
+from conftest import IndexRowReads
 
 from seance.cli import main
 from seance.core import catalog as catalog_module
 from seance.core.catalog import ANSWERS_KEPT, Catalog
 from seance.core.generate import generate_corpus
-from seance.core.index import DB_NAME, Index
+from seance.core.index import DB_NAME
 from seance.core.marks import MarkStore
 from seance.core.search import parse_query
-
-
-class _Reads:
-    """Counts `Index.query_rows` calls: a query that ranks reads every row (or its kept ones)."""
-
-    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        self.count = 0
-        original = Index.query_rows
-
-        def counted(index: Index, *args: object, **kwargs: object) -> object:
-            self.count += 1
-            return original(index, *args, **kwargs)  # type: ignore[arg-type]
-
-        monkeypatch.setattr(Index, "query_rows", counted)
 
 
 def _corpus(tmp_path: Path) -> tuple[Path, list[str]]:
@@ -76,7 +63,7 @@ def test_the_same_query_again_prints_the_stored_answer_byte_for_byte(
     _root, roots = _corpus(tmp_path)
     expected = _fresh(tmp_path, roots, "sqlt")
     assert len(expected) >= 2
-    reads = _Reads(monkeypatch)
+    reads = IndexRowReads(monkeypatch)
     # the first and second rank (the first keeps the answer's key, the second the answer) ...
     printed = [_ls(capsysbinary, roots, "sqlt") for _ in range(2)]
     assert reads.count >= 2
@@ -134,13 +121,15 @@ def test_an_appended_session_or_new_marks_are_never_answered_from_the_old_answer
 
 def test_a_damaged_stored_answer_is_never_printed(tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
     _root, roots = _corpus(tmp_path)
-    first = [_ls(capsysbinary, roots, "sqlt")[1] for _ in range(2)][0]
+    first = _ls(capsysbinary, roots, "sqlt")[1]
+    assert _ls(capsysbinary, roots, "sqlt")[1] == first  # (the second run stores the answer)
     path = Path(os.environ["SEANCE_CACHE_DIR"]) / DB_NAME
     with sqlite3.connect(path) as db:  # one byte of the answer changed, its check kept
-        (payload,) = db.execute("SELECT payload FROM listings WHERE substr(scope, 1, 11) = ?", (b"query-json\0",)).fetchone()
+        kind = (b"query-json\0",)
+        (payload,) = db.execute("SELECT payload FROM listings WHERE substr(scope, 1, 11) = ?", kind).fetchone()
         damaged = payload.replace(b'"pinned":false', b'"pinned":fals3', 1)
         assert damaged != payload
-        db.execute("UPDATE listings SET payload = ? WHERE substr(scope, 1, 11) = ?", (damaged, b"query-json\0"))
+        db.execute("UPDATE listings SET payload = ? WHERE substr(scope, 1, 11) = ?", (damaged, *kind))
     assert _ls(capsysbinary, roots, "sqlt")[1] == first
 
 

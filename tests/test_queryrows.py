@@ -10,11 +10,12 @@ from pathlib import Path
 
 import orjson
 import pytest
+from conftest import IndexRowReads
 
 from seance.core import queryrows
 from seance.core.catalog import Catalog
 from seance.core.generate import generate_corpus
-from seance.core.index import DB_NAME, Index
+from seance.core.index import DB_NAME
 from seance.core.search import parse_query
 
 
@@ -78,25 +79,11 @@ def _reference(catalog: Catalog, query: str, cwd: str | None = None) -> list[dic
     return json.loads(answer)
 
 
-class _Reads:
-    """Counts `Index.query_rows` calls: every row read and checked."""
-
-    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        self.count = 0
-        original = Index.query_rows
-
-        def counted(index: Index, *args: object, **kwargs: object) -> object:
-            self.count += 1
-            return original(index, *args, **kwargs)  # type: ignore[arg-type]
-
-        monkeypatch.setattr(Index, "query_rows", counted)
-
-
 def test_the_next_query_on_the_same_files_takes_the_kept_rows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     root = tmp_path / "sessions"
     generate_corpus(root, sessions=40, projects=3, seed=11, mean_bytes=3000)
     catalog = Catalog([root], cache_dir=tmp_path / "cache")
-    reads = _Reads(monkeypatch)
+    reads = IndexRowReads(monkeypatch)
     try:
         catalog.refresh()
         expected = _reference(catalog, "sqlite")
@@ -120,7 +107,7 @@ def test_a_changed_file_or_full_text_index_reads_the_rows_again(
     root = tmp_path / "sessions"
     generate_corpus(root, sessions=30, projects=2, seed=12, mean_bytes=3000)
     catalog = Catalog([root], cache_dir=tmp_path / "cache")
-    reads = _Reads(monkeypatch)
+    reads = IndexRowReads(monkeypatch)
     try:
         catalog.refresh()
         assert _printed(catalog, "sqlite") == _printed(catalog, "sqlite") == _reference(catalog, "sqlite")  # kept
@@ -173,7 +160,7 @@ def test_damaged_kept_rows_are_never_used(tmp_path: Path, monkeypatch: pytest.Mo
     root = tmp_path / "sessions"
     generate_corpus(root, sessions=30, projects=2, seed=13, mean_bytes=3000)
     catalog = Catalog([root], cache_dir=tmp_path / "cache")
-    reads = _Reads(monkeypatch)
+    reads = IndexRowReads(monkeypatch)
     try:
         catalog.refresh()
         expected = _reference(catalog, "sqlite")
