@@ -306,7 +306,7 @@ class Catalog:
             with self._index_lock:
                 if self._index is None and self._index_error is None:
                     try:
-                        self._index = Index(self._cache_dir, roots=self._root_paths())
+                        self._index = Index(self._cache_dir, roots=self.root_paths())
                     except (IndexUnavailable, OSError, *INDEX_ERRORS) as error:  # type: ignore[misc]
                         self._index_error = (
                             f"the index could not be opened or written ({_one_line(error)}); "
@@ -319,11 +319,11 @@ class Catalog:
         """An index in memory for this catalog's life, filled from the files (so full-text
         search still works when the cache cannot be written); None if even that fails."""
         try:
-            return Index(self._cache_dir, in_memory=True, roots=self._root_paths())
+            return Index(self._cache_dir, in_memory=True, roots=self.root_paths())
         except INDEX_ERRORS:
             return None
 
-    def _root_paths(self) -> list[str]:
+    def root_paths(self) -> list[str]:
         """The roots as discovery spells them (`discovery.root_path`): the index reads only
         the files under them (a cache shared with other roots costs this one nothing)."""
         return [root_path(root) for root in self.roots]
