@@ -67,8 +67,9 @@ print(json.dumps(out))
 """
 
 
-def run_timed(command: list[str], pythonpath: str, cache: Path) -> tuple[float, float, str]:
-    """`command` with this seance and cache: (CPU seconds of the child, wall seconds, stdout)."""
+def run_timed(command: list[str], pythonpath: str, cache: Path) -> tuple[float, float, str, float]:
+    """`command` with this seance and cache: (CPU seconds of the child, wall seconds, stdout,
+    its peak RSS in MB)."""
     env = {**os.environ, "PYTHONPATH": pythonpath, "SEANCE_CACHE_DIR": str(cache)}
     started = time.perf_counter()
     process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -79,7 +80,7 @@ def run_timed(command: list[str], pythonpath: str, cache: Path) -> tuple[float, 
     wall = time.perf_counter() - started
     if os.waitstatus_to_exitcode(status) != 0:
         raise SystemExit(f"{command[:5]} failed: {stderr.decode(errors='replace')[-2000:]}")
-    return usage.ru_utime + usage.ru_stime, wall, stdout.decode()
+    return usage.ru_utime + usage.ru_stime, wall, stdout.decode(), usage.ru_maxrss / 1024
 
 
 def build(work: Path, root: Path, pythonpath: str) -> tuple[list[Path], Path]:
@@ -136,34 +137,38 @@ def main() -> int:
         old.unlink()
     cpu: dict[tuple[str, str], list[float]] = {}
     wall: dict[tuple[str, str], list[float]] = {}
+    peak: dict[tuple[str, str], float] = {}
     outputs: dict[tuple[str, str], set[str]] = {}
     for number in range(args.rounds + 1):  # the first round warms each cache: not counted
         for side, pythonpath in sides.items():
             script = [sys.executable, "-c", IN_PROCESS, str(root), str(caches[side]), args.word]
-            _used, _elapsed, stdout = run_timed(script, pythonpath, caches[side])
+            _used, _elapsed, stdout, _rss = run_timed(script, pythonpath, caches[side])
             for name, seconds in json.loads(stdout.strip().splitlines()[-1]).items():
                 if number:
                     cpu.setdefault((name, side), []).append(seconds)
             for name, command in commands.items():
                 if name.startswith("ls --json, a new"):
                     shutil.copy(sample, new_files / f"new-{side}-{number}.jsonl")
-                used, elapsed, stdout = run_timed([sys.executable, *command], pythonpath, caches[side])
+                used, elapsed, stdout, rss = run_timed([sys.executable, *command], pythonpath, caches[side])
                 if number:
                     cpu.setdefault((name, side), []).append(used)
                     wall.setdefault((name, side), []).append(elapsed)
+                    peak[name, side] = max(peak.get((name, side), 0.0), rss)
                     if not name.startswith("ls --json, a new"):
                         outputs.setdefault((name, side), set()).add(stdout)
     load = os.getloadavg()[0]
     print(f"{args.sessions:,} sessions under each of 3 roots in one cache; {args.rounds} rounds; load {load:.1f}")
     print()
-    print("| root A's, median | " + " | ".join(f"{side}: CPU (wall)" for side in sides) + " |")
+    print("| root A's, median | " + " | ".join(f"{side}: CPU (wall; peak RSS)" for side in sides) + " |")
     print("|---|" + "---|" * len(sides))
     for name in dict.fromkeys(name for name, _side in cpu):
         cells = []
         for side in sides:
             walls = wall.get((name, side))
             cell = f"{statistics.median(cpu[name, side]) * 1000:.0f} ms"
-            cells.append(cell + (f" ({statistics.median(walls) * 1000:.0f} ms)" if walls else ""))
+            if walls:
+                cell += f" ({statistics.median(walls) * 1000:.0f} ms; {peak[name, side]:.0f} MB)"
+            cells.append(cell)
         print(f"| {name} | {' | '.join(cells)} |")
     if args.base:
         same = all(outputs[key] == outputs[(key[0], "base")] for key in outputs if key[1] == "this")
