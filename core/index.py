@@ -882,12 +882,12 @@ class Index:
     def _search(self, db: sqlite3.Connection, query: FullText, limit: int | None, include_cwd: bool) -> list[TextHit]:
         from .search import TextHit
 
-        best = self._best_rows(db, query, include_cwd, self._root_runs(db))
-        if not best:
-            return []
         under = self._root_ids(db)
+        best = self._best_rows(db, query, include_cwd, None if under is None else under[1])
         if under is not None:  # the runs may hold a few other roots' files: not hits here
             best = {file_id: value for file_id, value in best.items() if file_id in under[0]}
+        if not best:
+            return []
         if limit is not None and len(best) > limit:
             best = dict(list(best.items())[:limit])
         if len(best) > 512:  # most files: one scan beats a long IN list
@@ -1035,7 +1035,8 @@ class Index:
         if kept is not None and kept[0] is within and kept[1] is ids:
             return kept[2], kept[3]
         keys = {file_id: path for path in within if (file_id := ids.get(path)) is not None}
-        ranges = _id_runs(list(keys), self._known_files(self._path_cache[0]) if self._path_cache else len(ids))
+        state = self._path_cache[0] if self._path_cache is not None else None  # `ids`' (just read)
+        ranges = _id_runs(list(keys), self._known_files(state) if state is not None else len(ids))
         self._runs_cache = (within, ids, ranges, keys)  # holds `within`: its id is not reused meanwhile
         return ranges, keys
 
@@ -1091,7 +1092,9 @@ class Index:
 
     def best_fields(self, query: FullText, *, include_cwd: bool, checked: bool = True) -> dict[int, tuple[str, int]]:
         """file_id -> (its best field, that row's rowid) for every file the query matches
-        (`search` without building a `TextHit` per file: a common word matches them all).
+        (`search` without building a `TextHit` per file: a common word matches them all);
+        with `roots`, of the runs of file ids that hold theirs (a few others' may be among
+        them: callers look their own files up).
         `checked=False`: the full-text signature is not checked first; the caller calls
         `check_full_text()` in the same read transaction before it uses the answer."""
         names = _RANKED_FIELDS

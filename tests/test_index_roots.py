@@ -20,6 +20,7 @@ from seance.core.catalog import Catalog
 from seance.core.discovery import root_path
 from seance.core.generate import generate_corpus
 from seance.core.index import Index, root_ranges
+from seance.core.search import parse_query
 
 WORDS = ("sqlite", "fixture", "zebra", "refactor parser")
 
@@ -67,8 +68,6 @@ def listing(roots: list[Path], cache: Path) -> dict[str, object]:
         for word in WORDS:
             answers[f"search {word}"] = sorted((hit.path, hit.field) for hit in catalog.search_text(word))
             answers[f"search {word} limit"] = len(catalog.search_text(word, limit=3))
-            from seance.core.search import parse_query
-
             hits = catalog.text_hits(parse_query(word))
             answers[f"text_hits {word}"] = sorted((path, hits[path].field) for path in hits)
             within = [summary.path for summary in everything[::2]]
@@ -83,8 +82,6 @@ def listing(roots: list[Path], cache: Path) -> dict[str, object]:
 
 
 def ranked_paths(catalog: Catalog, word: str) -> list[str] | None:
-    from seance.core.search import parse_query
-
     ranked = catalog.ranked(parse_query(word))
     return None if ranked is None else [row[1] for row in ranked.rows]
 
