@@ -204,3 +204,18 @@ def test_cli_ls_query_and_resolve_answer_each_root_as_a_private_cache(
             if "--json" in argv:
                 assert under([item["path"] for item in orjson.loads(got[1])], roots[name]), argv
         assert got[0] == 0 and got[1].strip().startswith(root_path(roots[name]))
+
+
+def test_cli_ls_of_several_roots_together_answers_as_a_private_cache(
+    roots: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shared, private = tmp_path / "shared", tmp_path / "private"
+    fill(shared, roots["a"], roots["b"], roots["old"], roots["c"], roots["link"])
+    fill(private, roots["a"], roots["link"])
+    given = ["--root", str(roots["a"]), "--root", str(roots["link"])]
+    for argv in (["ls", "--all", "--json", *given], ["ls", "--all", "--json", *given, "--query", "sqlite"]):
+        for _ in range(3):
+            got = run_cli(capsys, monkeypatch, shared, *argv)
+            assert got == run_cli(capsys, monkeypatch, private, *argv), argv
+        paths = [item["path"] for item in orjson.loads(got[1])]
+        assert paths and all(under([path], roots["a"]) or under([path], roots["link"]) for path in paths), argv
