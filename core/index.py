@@ -298,9 +298,13 @@ def root_ranges(roots: Iterable[str]) -> list[tuple[str, str]]:
     and a separator: from `root + "/"` up to, not including, `root + "0"` ("0" follows "/"),
     so `/x/sessions2/...` and `/x/sessions-old/...` are not under `/x/sessions`.  SQLite
     compares text as UTF-8 bytes, Python as code points: the same order (paths that are
-    not UTF-8 are never stored)."""
+    not UTF-8 are never stored: a root whose name is not has no rows and no range)."""
     bounds = []
     for root in roots:
+        try:
+            root.encode("utf-8")
+        except UnicodeEncodeError:  # SQLite could not even be asked about it
+            continue
         low = root if root.endswith(os.sep) else root + os.sep
         bounds.append((low, low[:-1] + chr(ord(os.sep) + 1)))
     merged: list[tuple[str, str]] = []

@@ -219,3 +219,21 @@ def test_cli_ls_of_several_roots_together_answers_as_a_private_cache(
             assert got == run_cli(capsys, monkeypatch, private, *argv), argv
         paths = [item["path"] for item in orjson.loads(got[1])]
         assert paths and all(under([path], roots["a"]) or under([path], roots["link"]) for path in paths), argv
+
+
+def test_a_root_whose_name_is_not_utf8_is_listed_beside_a_shared_cache(tmp_path: Path) -> None:
+    """Its files are never stored (SQLite keeps UTF-8): it has no range and asks nothing,
+    and the index is used (not given up on as damaged) for the other roots listed with it."""
+    odd, plain, other = tmp_path / os.fsdecode(b"caf\xe9"), tmp_path / "plain", tmp_path / "other"
+    for seed, root in enumerate((odd, plain, other), start=1):
+        generate_corpus(root, sessions=3 + seed, projects=1, seed=seed, mean_bytes=2_000)
+    cache = tmp_path / "cache"
+    fill(cache, plain, other)
+    assert root_ranges([str(odd)]) == []
+    for roots, count in (([odd], 4), ([odd, plain], 9)):
+        catalog = Catalog(roots, cache_dir=cache)
+        summaries = catalog.refresh()
+        hits = {hit.path for hit in catalog.search_text("the")}
+        assert len(summaries) == count and catalog.index_problem is None
+        assert hits == ({summary.path for summary in summaries if summary.path.startswith(f"{plain}/")})
+        catalog.close()
