@@ -1204,8 +1204,9 @@ class Index:
         paths = self._path_cache
         if paths is not None and paths[0] == state:
             ids = frozenset(paths[2])
-        else:  # the file ids alone: the path index covers them, no table row is read
-            ids = frozenset(file_id for cursor in self._scan(db, "file_id") for (file_id,) in cursor.fetchall())
+        else:  # the file ids alone: the path index covers them, no table row is read; one text a range
+            joined = [cursor.fetchone()[0] for cursor in self._scan(db, "group_concat(file_id)")]
+            ids = frozenset(map(int, ",".join(filter(None, joined)).split(","))) if any(joined) else frozenset()
         found = (ids, _id_runs(list(ids), self._known_files(state)))
         self._runs_under = (state, found)
         return found
