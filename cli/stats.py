@@ -74,13 +74,12 @@ def run_stats(args: argparse.Namespace) -> int:
     except ValueError as error:
         raise CliError(str(error)) from error
     catalog = Catalog(scope.roots)
-    cache = StatsCache()
+    cache = StatsCache(roots=catalog.root_paths())
     progress = ProgressBar("reading sessions")
     try:
         found = catalog.discover()
         collected = collect_stats(found.infos, cache, workers=default_workers(), progress=progress)
-        if not catalog.explicit_roots:  # forget files gone from the default roots (not another --root's)
-            cache.prune(found.infos)
+        cache.prune(found.infos)  # files gone from these roots (another root's rows are not touched)
     finally:
         progress.finish()
         cache.close()

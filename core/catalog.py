@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from . import scanpool
-from .discovery import Discovery, FileInfo, Pending, default_roots, discover, discover_ahead, stat_file
+from .discovery import Discovery, FileInfo, Pending, default_roots, discover, discover_ahead, root_path, stat_file
 from .index import (
     DAMAGED,
     INDEX_ERRORS,
@@ -309,7 +309,7 @@ class Catalog:
             with self._index_lock:
                 if self._index is None and self._index_error is None:
                     try:
-                        self._index = Index(self._cache_dir)
+                        self._index = Index(self._cache_dir, roots=self.root_paths())
                     except (IndexUnavailable, OSError, *INDEX_ERRORS) as error:  # type: ignore[misc]
                         self._index_error = (
                             f"the index could not be opened or written ({_one_line(error)}); "
@@ -322,9 +322,14 @@ class Catalog:
         """An index in memory for this catalog's life, filled from the files (so full-text
         search still works when the cache cannot be written); None if even that fails."""
         try:
-            return Index(self._cache_dir, in_memory=True)
+            return Index(self._cache_dir, in_memory=True, roots=self.root_paths())
         except INDEX_ERRORS:
             return None
+
+    def root_paths(self) -> list[str]:
+        """The roots as discovery spells them (`discovery.root_path`): the index reads only
+        the files under them (a cache shared with other roots costs this one nothing)."""
+        return [root_path(root) for root in self.roots]
 
     @property
     def index_problem(self) -> str | None:

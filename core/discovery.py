@@ -249,12 +249,19 @@ def discover_folder(path: str, depth: int) -> Discovery:
     return scanner.result
 
 
+def root_path(root: str | os.PathLike[str]) -> str:
+    """`root` as discovery spells it, and so every file found under it: `~` expanded, made
+    absolute, normalised, never resolved (a root reached through a symbolic link keeps its
+    own spelling).  The index narrows its reads to these prefixes (`index.root_ranges`)."""
+    return str(Path(os.path.abspath(Path(root).expanduser())))
+
+
 def discover(roots: list[Path] | None = None) -> Discovery:
     """Scan `roots` (default: `default_roots()`, silently skipping missing ones)."""
     explicit = roots is not None
     scanner = _Scanner()
     for root in roots if roots is not None else default_roots():
-        scanner.root(Path(os.path.abspath(Path(root).expanduser())), explicit)
+        scanner.root(Path(root_path(root)), explicit)
     return scanner.result
 
 

@@ -291,6 +291,31 @@ def scope_key(roots: list[str], cwd: str | None) -> bytes:
     return _encode("\0".join([*roots, "" if cwd is None else f"cwd:{cwd}"]))
 
 
+def root_ranges(roots: Iterable[str]) -> list[tuple[str, str]]:
+    """The ranges `[low, high)` of `files.path` that hold the files under `roots` (each
+    spelled as discovery spells it, `discovery.root_path`), sorted, disjoint (a root inside
+    another is the other's range).  A root's files are the paths that start with the root
+    and a separator: from `root + "/"` up to, not including, `root + "0"` ("0" follows "/"),
+    so `/x/sessions2/...` and `/x/sessions-old/...` are not under `/x/sessions`.  SQLite
+    compares text as UTF-8 bytes, Python as code points: the same order (paths that are
+    not UTF-8 are never stored: a root whose name is not has no rows and no range)."""
+    bounds = []
+    for root in roots:
+        try:
+            root.encode("utf-8")
+        except UnicodeEncodeError:  # SQLite could not even be asked about it
+            continue
+        low = root if root.endswith(os.sep) else root + os.sep
+        bounds.append((low, low[:-1] + chr(ord(os.sep) + 1)))
+    merged: list[tuple[str, str]] = []
+    for low, high in sorted(bounds):
+        if merged and low < merged[-1][1]:  # inside the previous root (ranges nest or are apart)
+            merged[-1] = (merged[-1][0], max(high, merged[-1][1]))
+        else:
+            merged.append((low, high))
+    return merged
+
+
 def _pieces(parts: list[bytes]) -> Iterator[bytes | memoryview]:
     """`parts` concatenated, as pieces of about `_BLOB_PIECE` bytes (never the whole)."""
     group: list[bytes] = []
@@ -409,6 +434,13 @@ def _unpacked(cursor: sqlite3.Cursor) -> dict[int, int]:
     return dict(zip(numbers[0::2], numbers[1::2], strict=True))
 
 
+def _chunks(cursors: Iterable[sqlite3.Cursor], size: int = 4096) -> Iterator[list[tuple]]:
+    """The rows of `cursors`, one after the other, `size` at a time."""
+    for cursor in cursors:
+        while chunk := cursor.fetchmany(size):
+            yield chunk
+
+
 def _id_runs(file_ids: list[int], known: int) -> list[tuple[int, int]] | None:
     """A few (first, last) runs of file ids covering `file_ids` (-1: not indexed, skipped),
     split at the widest gaps; None when they span most of the `known` files anyway (one
@@ -524,10 +556,21 @@ class Index:
 
     busy_timeout = 5.0  # seconds to wait for another writer (batches commit every 0.5 s)
 
-    def __init__(self, cache_dir: Path | None = None, *, in_memory: bool = False) -> None:
+    def __init__(
+        self, cache_dir: Path | None = None, *, in_memory: bool = False, roots: Iterable[str] | None = None
+    ) -> None:
         """The index in `cache_dir`; `in_memory`: a private one that lives as long as this
-        object (for a run whose cache cannot be written: a full disk, a read-only home)."""
+        object (for a run whose cache cannot be written: a full disk, a read-only home).
+
+        `roots` (spelled as `discovery.root_path` spells them): the sessions roots this
+        object lists.  One cache serves every root seance is pointed at (pi's, oh-my-pi's,
+        `--root` dirs, one dir reached under two spellings), so each read of every file
+        (`rows`, `query_rows`, `sessions_in`, the path table, a search's file ids) is
+        narrowed to the files under them (`_ranges`): a root does not pay for the others'
+        rows.  None: every file (one row's `row(path)` and the writes are never narrowed)."""
         self.cache_dir = cache_dir if cache_dir is not None else default_cache_dir()
+        self.roots = None if roots is None else list(roots)
+        self._root_ranges = None if self.roots is None else root_ranges(self.roots)
         self.path = self.cache_dir / DB_NAME
         self.in_memory = in_memory
         self._local = threading.local()
@@ -536,6 +579,7 @@ class Index:
         self._connections: list[sqlite3.Connection] = []
         self.rebuilt_reason: str | None = None
         self._path_cache: tuple[tuple, dict[str, int], dict[int, str]] | None = None  # `_path_ids`
+        self._runs_under: tuple[tuple, tuple[frozenset[int], list[tuple[int, int]] | None]] | None = None
         self._runs_cache: tuple[object, dict[str, int], list[tuple[int, int]] | None, dict[int, str]] | None = None
         self._verified: dict[int, tuple[int, int]] = {}  # id(connection) -> its last good `_check_signature`
         self._terms: dict[tuple, tuple[object, dict[int, int]]] = {}  # `_files_matching` answers: `_term_files`
@@ -708,10 +752,8 @@ class Index:
         """
         column, check = _PAYLOADS[payload]
         extra = ", title, title_check" if titles else ""
-        found = self.db.execute(
-            f"SELECT path, size, mtime_ns, session, reason, modified_ms, cwd, {column}, text_seq, {check}{extra} "
-            "FROM files"
-        ).fetchall()
+        columns = f"path, size, mtime_ns, session, reason, modified_ms, cwd, {column}, text_seq, {check}{extra}"
+        found = [row for cursor in self._scan(self.db, columns) for row in cursor.fetchall()]
         good = [row for row in found if _row_check(_META_OF_ROW(row), row[7]) == row[9]]
         return dict(zip(map(_STAT_KEY, good), good, strict=True))
 
@@ -719,12 +761,9 @@ class Index:
         """(file_id, path, modified_ms) of every indexed session whose header cwd is one of
         `cwds` (None: every session), unchecked (no blob is read): a project's last known
         listing, for a first paint that then reads only the rows it shows (`summaries`)."""
-        if cwds is None:
-            return self.db.execute("SELECT file_id, path, modified_ms FROM files WHERE session = 1").fetchall()
-        marks = ",".join("?" * len(cwds))
-        return self.db.execute(
-            f"SELECT file_id, path, modified_ms FROM files WHERE session = 1 AND cwd IN ({marks})", cwds
-        ).fetchall()
+        where = "session = 1" if cwds is None else f"session = 1 AND cwd IN ({','.join('?' * len(cwds))})"
+        scans = self._scan(self.db, "file_id, path, modified_ms", where, tuple(cwds or ()))
+        return [row for cursor in scans for row in cursor.fetchall()]
 
     def summaries(self, *, file_ids: list[int] | None = None, paths: list[str] | None = None) -> list[bytes]:
         """The summary blobs of the sessions with these file ids (or paths) whose rows pass
@@ -743,13 +782,15 @@ class Index:
     def any_session(self, under: list[str], limit: int = 64) -> list[tuple[str, int, int]]:
         """(path, size, mtime_ns) of up to `limit` indexed sessions whose path starts with one
         of `under` (directory prefixes ending in a separator), without reading the others."""
-        if not under:
-            return []
-        where = " OR ".join("substr(path, 1, ?) = ?" for _ in under)
-        values = [value for prefix in under for value in (len(prefix), prefix)]
-        return self.db.execute(
-            f"SELECT path, size, mtime_ns FROM files WHERE session = 1 AND ({where}) LIMIT ?", [*values, limit]
-        ).fetchall()
+        found: list[tuple[str, int, int]] = []
+        for low, high in root_ranges(under):  # on the path index: other roots' rows are not read
+            found += self.db.execute(
+                "SELECT path, size, mtime_ns FROM files WHERE path >= ? AND path < ? AND session = 1 LIMIT ?",
+                (low, high, limit - len(found)),
+            ).fetchall()
+            if len(found) >= limit:
+                break
+        return found
 
     def row(self, path: str) -> Row | None:
         """The row of one file, or None when there is none or it fails its check."""
@@ -855,13 +896,16 @@ class Index:
     def _search(self, db: sqlite3.Connection, query: FullText, limit: int | None, include_cwd: bool) -> list[TextHit]:
         from .search import TextHit
 
-        best = self._best_rows(db, query, include_cwd)
+        under = self._root_ids(db)
+        best = self._best_rows(db, query, include_cwd, None if under is None else under[1])
+        if under is not None:  # the runs may hold a few other roots' files: not hits here
+            best = {file_id: value for file_id, value in best.items() if file_id in under[0]}
         if not best:
             return []
         if limit is not None and len(best) > limit:
             best = dict(list(best.items())[:limit])
         if len(best) > 512:  # most files: one scan beats a long IN list
-            paths = dict(db.execute("SELECT file_id, path FROM files").fetchall())
+            paths = dict(row for cursor in self._scan(db, "file_id, path") for row in cursor.fetchall())
         else:
             ids = ",".join(str(int(file_id)) for file_id in best)
             paths = dict(db.execute(f"SELECT file_id, path FROM files WHERE file_id IN ({ids})").fetchall())
@@ -987,7 +1031,7 @@ class Index:
         db.execute("BEGIN")  # one snapshot for the signature check, the search and the paths
         try:
             ids, paths = self._path_ids(db)
-            ranges, keys = self._runs_of(within, ids) if within is not None else (None, paths)
+            ranges, keys = self._runs_of(within, ids) if within is not None else (self._root_runs(db), paths)
             state = self._path_cache[0] if self._path_cache is not None else None
             best = self._best_rows(db, query, include_cwd, ranges, packed=True, state=state)
             return IndexHits(best, keys, self.chunk, query.highlight)
@@ -1005,7 +1049,8 @@ class Index:
         if kept is not None and kept[0] is within and kept[1] is ids:
             return kept[2], kept[3]
         keys = {file_id: path for path in within if (file_id := ids.get(path)) is not None}
-        ranges = _id_runs(list(keys), len(ids))
+        state = self._path_cache[0] if self._path_cache is not None else None  # `ids`' (just read)
+        ranges = _id_runs(list(keys), self._known_files(state) if state is not None else len(ids))
         self._runs_cache = (within, ids, ranges, keys)  # holds `within`: its id is not reused meanwhile
         return ranges, keys
 
@@ -1038,12 +1083,12 @@ class Index:
         them against `salt`, the CRC of the row's values).  None when a row fails its check
         (the caller takes the refreshing path, which reads that file again)."""
         payload, check = _PAYLOADS[column]
-        cursor = self.db.execute(
-            "SELECT file_id, path, size, mtime_ns, session, text_seq, modified_ms, cwd, title, title_check, "
-            f"{payload} IS NOT NULL, reason, coalesce({payload}, x''), {check} FROM files"
+        columns = (
+            "file_id, path, size, mtime_ns, session, text_seq, modified_ms, cwd, title, title_check, "
+            f"{payload} IS NOT NULL, reason, coalesce({payload}, x''), {check}"
         )
         crc32, meta_text, found = zlib.crc32, _ROW_META.__mod__, []
-        while chunk := cursor.fetchmany(4096):
+        for chunk in _chunks(self._scan(self.db, columns)):
             salts = list(map(crc32, map(_ENCODE_SURROGATES, map(meta_text, map(_QUERY_META, chunk)))))
             try:
                 sums = list(map(crc32, map(itemgetter(12), chunk), salts))
@@ -1061,11 +1106,14 @@ class Index:
 
     def best_fields(self, query: FullText, *, include_cwd: bool, checked: bool = True) -> dict[int, tuple[str, int]]:
         """file_id -> (its best field, that row's rowid) for every file the query matches
-        (`search` without building a `TextHit` per file: a common word matches them all).
+        (`search` without building a `TextHit` per file: a common word matches them all);
+        with `roots`, of the runs of file ids that hold theirs (a few others' may be among
+        them: callers look their own files up).
         `checked=False`: the full-text signature is not checked first; the caller calls
         `check_full_text()` in the same read transaction before it uses the answer."""
         names = _RANKED_FIELDS
-        best = self._best_rows(self.db, query, include_cwd, checked=checked)
+        db = self.db
+        best = self._best_rows(db, query, include_cwd, self._root_runs(db), checked=checked)
         return {file_id: (names[value >> _RANK_SHIFT], value & _ROWID_MASK) for file_id, value in best.items()}
 
     def checked_payloads(self, rows: list[tuple], column: str = "pi_json") -> dict[int, bytes | None]:
@@ -1097,8 +1145,9 @@ class Index:
         check, or over the budget, is left out (`checked_payloads` reads it again)."""
         payload_column, check_column = _PAYLOADS[column]
         crc32, found = zlib.crc32, {}
-        cursor = self.db.execute(f"SELECT file_id, {payload_column}, {check_column} FROM files")
-        while budget > 0 and (chunk := cursor.fetchmany(4096)):
+        for chunk in _chunks(self._scan(self.db, f"file_id, {payload_column}, {check_column}")):
+            if budget <= 0:
+                break
             for file_id, payload, check in chunk:
                 salt = salts.get(file_id)
                 if salt is not None and type(payload) is bytes and crc32(payload, salt) == check:
@@ -1106,17 +1155,86 @@ class Index:
                     budget -= len(payload)
         return found
 
-    def _path_ids(self, db: sqlite3.Connection) -> tuple[dict[str, int], dict[int, str]]:
-        """path -> file_id of every indexed file and back, read again only after a write:
-        keyed by the full-text signature (renewed by every write) and the highest file id."""
-        key = (
+    # -- narrowing to the roots (see `__init__`) ------------------------------------------------
+
+    def _ranges(self, db: sqlite3.Connection) -> list[tuple[str, str]] | None:
+        """The path ranges a read of every file is narrowed to (`root_ranges`): None when it
+        need not be, because no roots were given or no row lies outside them (a probe of the
+        path index per gap between the ranges): then one plain scan of the table reads the
+        same rows, in the same order, as before (a walk of the path index also looks each
+        row up in the table)."""
+        ranges = self._root_ranges
+        if ranges is None or not ranges:
+            return ranges
+        gaps = [("", ranges[0][0]), *((ranges[at - 1][1], ranges[at][0]) for at in range(1, len(ranges)))]
+        probe = "SELECT 1 FROM files WHERE path >= ? AND path < ? LIMIT 1"
+        if any(db.execute(probe, gap).fetchone() for gap in gaps):
+            return ranges
+        if db.execute("SELECT 1 FROM files WHERE path >= ? LIMIT 1", (ranges[-1][1],)).fetchone():
+            return ranges
+        return None
+
+    def _scan(
+        self, db: sqlite3.Connection, columns: str, where: str = "", values: tuple = ()
+    ) -> Iterator[sqlite3.Cursor]:
+        """`SELECT columns FROM files [WHERE where]` over the files under the roots: one
+        cursor, or one per path range (each a range of the path index)."""
+        ranges = self._ranges(db)
+        if ranges is None:
+            yield db.execute(f"SELECT {columns} FROM files{f' WHERE {where}' if where else ''}", values)
+            return
+        for low, high in ranges:
+            condition = f"path >= ? AND path < ?{f' AND {where}' if where else ''}"
+            yield db.execute(f"SELECT {columns} FROM files WHERE {condition}", (low, high, *values))
+
+    def _state(self, db: sqlite3.Connection) -> tuple:
+        """Which index this is, for what is kept between reads: the full-text signature
+        (renewed by every write) and the highest file id."""
+        return (
             db.execute("SELECT value FROM meta WHERE key = 'fts'").fetchone(),
             db.execute("SELECT max(file_id) FROM files").fetchone(),
         )
+
+    def _known_files(self, state: tuple) -> int:
+        """How many files the index numbers (its highest file id, in `state`): what
+        `_id_runs` weighs a set of runs against."""
+        highest = state[1][0] if state[1] is not None else None
+        return highest if type(highest) is int else 0
+
+    def _root_ids(self, db: sqlite3.Connection) -> tuple[frozenset[int], list[tuple[int, int]] | None] | None:
+        """The file ids under the roots, and the runs of them (`_id_runs`) FTS5 reads a rowid
+        range each of, instead of every root's matches (None: they span most ids anyway);
+        None when no read is narrowed (`_ranges`).  Kept for the index's `_state`."""
+        if self._ranges(db) is None:
+            return None
+        state = self._state(db)
+        kept = self._runs_under
+        if kept is not None and kept[0] == state:
+            return kept[1]
+        paths = self._path_cache
+        if paths is not None and paths[0] == state:
+            ids = frozenset(paths[2])
+        else:  # the file ids alone: the path index covers them, no table row is read; one text a range
+            joined = [cursor.fetchone()[0] for cursor in self._scan(db, "group_concat(file_id)")]
+            ids = frozenset(map(int, ",".join(filter(None, joined)).split(","))) if any(joined) else frozenset()
+        found = (ids, _id_runs(list(ids), self._known_files(state)))
+        self._runs_under = (state, found)
+        return found
+
+    def _root_runs(self, db: sqlite3.Connection) -> list[tuple[int, int]] | None:
+        """`_root_ids`' runs: the rowid ranges a search reads (None: every file)."""
+        under = self._root_ids(db)
+        return None if under is None else under[1]
+
+    def _path_ids(self, db: sqlite3.Connection) -> tuple[dict[str, int], dict[int, str]]:
+        """path -> file_id of every indexed file under the roots and back, read again only
+        after a write: keyed by the full-text signature (renewed by every write) and the
+        highest file id."""
+        key = self._state(db)
         kept = self._path_cache
         if kept is not None and kept[0] == key:
             return kept[1], kept[2]
-        paths: dict[int, str] = dict(db.execute("SELECT file_id, path FROM files").fetchall())
+        paths: dict[int, str] = dict(row for cursor in self._scan(db, "file_id, path") for row in cursor.fetchall())
         ids = {path: file_id for file_id, path in paths.items()}
         self._path_cache = (key, ids, paths)
         return ids, paths

@@ -28,7 +28,7 @@ import orjson
 
 from . import scanpool
 from .discovery import FileInfo
-from .index import default_cache_dir
+from .index import default_cache_dir, root_ranges
 from .stats import SessionStats
 from .text import json_bytes, unsurrogate
 
@@ -55,8 +55,12 @@ def _check(path: str, size: int, mtime_ns: int, answer: Answer) -> int:
 class StatsCache:
     """The stats cache file (one connection: use it from one thread)."""
 
-    def __init__(self, cache_dir: Path | None = None) -> None:
+    def __init__(self, cache_dir: Path | None = None, *, roots: Sequence[str] | None = None) -> None:
+        """`roots` (spelled as `discovery.root_path` spells them): the sessions roots whose
+        files this run looks up and prunes; the file is shared with every other root's runs,
+        whose rows are neither read nor forgotten here (None: every row)."""
         self.path = (cache_dir if cache_dir is not None else default_cache_dir()) / DB_NAME
+        self._ranges = None if roots is None else root_ranges(roots)
         self.problem: str | None = None
         self._db: sqlite3.Connection | None = None
         try:
@@ -100,7 +104,7 @@ class StatsCache:
         wanted = {info.path: info for info in infos}
         found: dict[str, SessionStats | str] = {}
         try:
-            rows = self._db.execute("SELECT path, size, mtime_ns, brief, data, reason, checksum FROM stats").fetchall()
+            rows = self._rows("path, size, mtime_ns, brief, data, reason, checksum")
         except sqlite3.Error as error:
             self.problem = f"stats cache unreadable ({error}); computing without it"
             return {}
@@ -137,18 +141,27 @@ class StatsCache:
             self.problem = f"stats cache not written ({error})"
 
     def prune(self, keep: Sequence[FileInfo]) -> None:
-        """Forget files no longer found (only call with a complete discovery)."""
+        """Forget files under the roots no longer found (only call with a complete discovery
+        of them)."""
         if self._db is None:
             return
         try:
             present = {info.path for info in keep}
-            stored = [path for (path,) in self._db.execute("SELECT path FROM stats")]
+            stored = [path for (path,) in self._rows("path")]
             gone = [(path,) for path in stored if path not in present]
             if gone:
                 with self._transaction():
                     self._db.executemany("DELETE FROM stats WHERE path = ?", gone)
         except sqlite3.Error as error:
             self.problem = f"stats cache not written ({error})"
+
+    def _rows(self, columns: str) -> list[tuple]:
+        """`columns` of the rows under the roots (path ranges of the primary key's index)."""
+        assert self._db is not None
+        if self._ranges is None:
+            return self._db.execute(f"SELECT {columns} FROM stats").fetchall()
+        where = f"SELECT {columns} FROM stats WHERE path >= ? AND path < ?"
+        return [row for bounds in self._ranges for row in self._db.execute(where, bounds).fetchall()]
 
     @contextlib.contextmanager
     def _transaction(self) -> Any:

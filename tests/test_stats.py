@@ -364,3 +364,22 @@ def test_workers_give_the_same_answer_as_one_process(tmp_path: Path) -> None:
     serial = collect_stats(infos, None, workers=1)
     forked = collect_stats(infos, None, workers=2)
     assert forked.stats == serial.stats and len(serial.stats) == 300
+
+
+def test_cache_shared_by_roots_reads_and_prunes_only_each_roots_rows(tmp_path: Path) -> None:
+    """`sessions` and `sessions2` in one stats cache: a run on one neither reads nor forgets
+    the other's rows (a file gone from its own root is forgotten)."""
+    roots = [tmp_path / "sessions", tmp_path / "sessions2"]
+    infos = {root: [_info(_branched_session(root / f"{index}.jsonl")) for index in range(3)] for root in roots}
+    for root in roots:
+        cache = StatsCache(tmp_path / "cache", roots=[str(root)])
+        assert collect_stats(infos[root], cache).read == 3
+        assert cache.lookup(infos[roots[0]] + infos[roots[1]]).keys() == {info.path for info in infos[root]}
+        cache.prune(infos[root][1:])  # the first is gone from this root
+        cache.close()
+    for root in roots:
+        cache = StatsCache(tmp_path / "cache", roots=[str(root)])
+        again = collect_stats(infos[root], cache)
+        assert again.read == 1, "the other root's run kept this root's rows; the pruned one is read again"
+        cache.close()
+    assert len(StatsCache(tmp_path / "cache").lookup(infos[roots[0]] + infos[roots[1]])) == 6
