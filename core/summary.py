@@ -92,7 +92,7 @@ def _tool_call_text(name: Any, args: Any) -> str:
 # Bookkeeping entries whose row reads one short field (`summarize` below): thousands of them
 # share a few values (an extension's `custom` entries, switches to the same model), so their
 # rows are made once per value.
-_ONE_FIELD = {
+ONE_FIELD: dict[str, str] = {
     "custom": "customType",
     "model_change": "modelId",
     "thinking_level_change": "thinkingLevel",
@@ -102,12 +102,18 @@ _ONE_FIELD = {
 }
 _ONE_FIELD_ROWS: dict[tuple[Any, str | None], Summary] = {}
 _ONE_FIELD_ROWS_MAX = 4096
+# The entry types whose row reads more of the entry than its type (any other type's row is
+# `[type]`): what a caller that summarises every entry reads (`tree --text`).
+ROW_READS = frozenset(
+    {"message", "custom_message", "compaction", "branch_summary", "label", "ttsr_injection", "session_init", "leaf"}
+    | ONE_FIELD.keys()
+)
 
 
 def summarize(entry: dict[str, Any], tool_calls: Mapping[str, dict[str, Any]] | None = None) -> Summary:
     """The one-line rendering of an entry (text already free of controls)."""
     kind = entry.get("type")
-    field = _ONE_FIELD.get(kind) if kind.__class__ is str else None
+    field = ONE_FIELD.get(kind) if kind.__class__ is str else None
     if field is not None:
         value = entry.get(field)
         if value is None or value.__class__ is str:
@@ -120,6 +126,12 @@ def summarize(entry: dict[str, Any], tool_calls: Mapping[str, dict[str, Any]] | 
                 _ONE_FIELD_ROWS[key] = summary
             return summary
     return _summarize(entry, tool_calls)
+
+
+def field_summary(kind: str, value: Any) -> Summary:
+    """`summarize` of an entry of a `ONE_FIELD` type, from the value of that field alone
+    (what its row reads: see `read_session(fields=...)`)."""
+    return summarize({"type": kind, ONE_FIELD[kind]: value})
 
 
 def _summarize(entry: dict[str, Any], tool_calls: Mapping[str, dict[str, Any]] | None) -> Summary:
