@@ -62,8 +62,8 @@ def format_tool_call(name: Any, args: Any) -> str:
 def _tool_call_text(name: Any, args: Any) -> str:
     args = args if isinstance(args, dict) else {}
     name = as_text(name)
-    path = home_short(as_text(args.get("path") or args.get("file_path") or ""))
     if name == "read":
+        path = _call_path(args)
         offset, limit = args.get("offset"), args.get("limit")
         if offset is not None or limit is not None:
             start = offset if isinstance(offset, int) else 1
@@ -71,7 +71,7 @@ def _tool_call_text(name: Any, args: Any) -> str:
             path += f":{start}{end}"
         return f"[read: {path}]"
     if name in ("write", "edit"):
-        return f"[{name}: {path}]"
+        return f"[{name}: {_call_path(args)}]"
     if name == "bash":
         raw = as_text(args.get("command") or "")
         command = display_text(raw)[:50]
@@ -87,6 +87,12 @@ def _tool_call_text(name: Any, args: Any) -> str:
     except TypeError:  # (JSONEncodeError is one: too deep for orjson, for one)
         encoded = as_text(args)
     return f"[{name}: {encoded[:40]}{'...' if len(encoded) > 40 else ''}]"
+
+
+def _call_path(args: dict[str, Any]) -> str:
+    """The file a read, write or edit call names, as pi shows it (only those read it: a bash
+    call's row, the usual one, need not look up the home directory)."""
+    return home_short(as_text(args.get("path") or args.get("file_path") or ""))
 
 
 # Bookkeeping entries whose row reads one short field (`summarize` below): thousands of them
