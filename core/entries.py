@@ -291,6 +291,11 @@ class Entries(Sequence[dict[str, Any]]):
 
 
 _NEAR = 128  # ids compared (at C speed) around the last one found before the map is made
+# Then up to this many on each side, by a reader of rows spread out in file order (a tree
+# view's first screen of a filtered chain: a row every hundred entries), for a budget of
+# `_WIDE_SEARCHES` such searches (~0.1 ms each at most) before the map is made after all.
+_WIDE = 8192
+_WIDE_SEARCHES = 128
 
 
 class IdPositions(Mapping[str, int]):
@@ -300,15 +305,18 @@ class IdPositions(Mapping[str, int]):
     tens of milliseconds (an int and a slot per entry, every id hashed), and `show` or
     `tree --json` on a session that never branches asks only where its leaf, the last entry,
     is: answered from the list, as is an id near the last one found (the rows a view draws
-    around its cursor).  Iterating gives the ids in entry order, as the dict would.
+    around its cursor, even a row every hundred entries: the tree screen's first draw of a
+    filtered chain; a caller asking for ids all over the session soon gets the map made).
+    Iterating gives the ids in entry order, as the dict would.
     """
 
-    __slots__ = ("_hint", "_ids", "_map")
+    __slots__ = ("_hint", "_ids", "_map", "_wide_left")
 
     def __init__(self, ids: list[Any]) -> None:
         self._ids = ids
         self._map: dict[str, int] | None = None
         self._hint = len(ids) - 1  # where the last id asked for was: a view asks for neighbours
+        self._wide_left = _WIDE_SEARCHES  # wider searches left before the map is made
 
     def _made(self) -> dict[str, int]:
         made = self._map
@@ -325,7 +333,16 @@ class IdPositions(Mapping[str, int]):
         try:
             position = ids.index(entry_id, max(0, hint - _NEAR), hint + _NEAR)
         except ValueError:
-            return -1
+            if self._wide_left <= 0:
+                return -1
+            self._wide_left -= 1
+            try:  # (forwards first: a view draws its rows top to bottom)
+                position = ids.index(entry_id, hint + _NEAR, hint + _WIDE)
+            except ValueError:
+                try:
+                    position = ids.index(entry_id, max(0, hint - _WIDE), max(0, hint - _NEAR))
+                except ValueError:
+                    return -1
         self._hint = position
         return position
 

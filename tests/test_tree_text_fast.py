@@ -3,7 +3,7 @@
 from columns) prints byte for byte what the general path prints: every row laid out by the
 tree view's model and summarised from its entry, on a session read with every entry kept
 (the command as it was).  Checked on generated sessions with forks, several roots, labels,
-compactions, odd field values, hostile ids and bad lines, each read kept in memory and read
+compactions, odd field values, hostile ids, bad lines, duplicate ids and junk parents, each read kept in memory and read
 back by offset, and on every file of ../shared/corpus."""
 
 from __future__ import annotations
@@ -109,8 +109,11 @@ def _session_lines(rng: random.Random, count: int, *, chain: bool) -> list[bytes
         entry = {"type": entry.pop("type"), "id": entry_id, "parentId": parent, **entry}
         lines.append(_line(entry))
         ids.append(entry_id)
-        if rng.random() < 0.02:
-            lines.append(rng.choice([b"not json\n", b"[1, 2]\n", b"\n", b'{"type": "custom"}\n', b'"a string"\n']))
+        if rng.random() < 0.03:  # a bad line, an entry that cannot be placed, a duplicate id, a junk parent
+            odd = [b"not json\n", b"[1, 2]\n", b"\n", b'{"type": "custom"}\n', b'"a string"\n', _line(HEADER)]
+            odd += [_line({"type": "custom", "id": ids[0], "parentId": ids[-1], "customType": "dup"})]
+            odd += [_line({"type": "custom", "id": f"junk{index}", "parentId": ["x"]})]
+            lines.append(rng.choice(odd))
     return lines
 
 
@@ -145,7 +148,7 @@ def test_fast_tree_text_equals_the_general_path_on_120_generated_sessions(tmp_pa
         assert isinstance(session, Session)
         chains += session.tree.is_chain
         assert text.count("\n") == len(session.entries)  # (one row per entry: none hidden, none twice)
-    assert 50 <= chains <= 100, "both layouts are compared"
+    assert 25 <= chains <= 95, "both layouts are compared"
 
 
 def test_fast_tree_text_of_many_rows_crosses_its_write_batches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
