@@ -262,6 +262,27 @@ def _tree_text_line(entry_id: str, prefix: str, label: str | None, leaf_id: str 
 _ODD = object()  # (a field value that is neither a string nor None)
 
 
+class _FieldRows(dict[tuple[Any, Any], str | None]):
+    """(type, field value) -> the row text of an entry of a one-field type read with that
+    value (`read`: the types whose field the reader kept), None for any other shape (its
+    rows are made from their entries): each shape made on first sight, then found at C speed."""
+
+    def __init__(self, read: Collection[str]) -> None:
+        super().__init__()
+        self.read = read
+
+    def __missing__(self, shape: tuple[Any, Any]) -> str | None:
+        from seance.core.summary import entry_summary_text, field_summary
+
+        kind, value = shape
+        # (only strings and None, as `summarize` caches them: `1` and `True` are equal keys)
+        text = None
+        if kind in self.read and (value is None or value.__class__ is str):
+            text = entry_summary_text(field_summary(kind, value), 100)
+        self[shape] = text
+        return text
+
+
 def _row_texts(entries: Any) -> list[str]:
     """Each entry's row text (its summary cut to 100 characters, as `entry_summary_text`
     gives), in file order.  An entry whose row reads one field (`summary.ONE_FIELD`) read
@@ -269,24 +290,17 @@ def _row_texts(entries: Any) -> list[str]:
     from the entry (decoded as read, see `tree_text_reads`), summaries shared by many rows
     cut once."""
     from seance.core.entries import MESSAGE_TOOL_RESULT
-    from seance.core.summary import ONE_FIELD, Summary, entry_summary_text, field_summary, summarize, tool_calls_by_id
+    from seance.core.summary import ONE_FIELD, Summary, entry_summary_text, summarize, tool_calls_by_id
 
     count, types, values = len(entries), entries.types, entries.field_values
-    read = {kind for kind, field in (entries.fields or {}).items() if ONE_FIELD.get(kind) == field}  # (what was kept)
     texts: list[Any] = [None] * count  # (None: made from the entry, below)
     if values is not None:
+        rows = _FieldRows({kind for kind, field in (entries.fields or {}).items() if ONE_FIELD.get(kind) == field})
         try:
-            shapes = set(zip(types, values, strict=True))  # (a few: the types, and each one-field type's values)
+            texts = list(map(rows.__getitem__, zip(types, values, strict=True)))
         except TypeError:  # an unhashable value (a list for a customType): such values read as any other
             values = [value if value is None or value.__class__ is str else _ODD for value in values]
-            shapes = set(zip(types, values, strict=True))
-        # (only strings and None, as `summarize` caches them: `1` and `True` are equal keys)
-        made = {
-            shape: entry_summary_text(field_summary(*shape), 100)
-            for shape in shapes
-            if shape[0] in read and (shape[1] is None or shape[1].__class__ is str)
-        }
-        texts = list(map(made.get, zip(types, values, strict=True)))
+            texts = list(map(rows.__getitem__, zip(types, values, strict=True)))
     calls = tool_calls_by_id(entries) if MESSAGE_TOOL_RESULT in entries.message_kinds else {}  # (only results read it)
     shared: dict[Summary, str] = {}  # a summary's text: many rows share one (`summarize`)
     peek = entries.peek
