@@ -323,6 +323,8 @@ class TreeModel:
         """`entry_id`'s position in `order`, -1 if it has none (no map built for one lookup)."""
         if self._positions is not None:
             return self._positions.get(entry_id, -1)
+        if self.tree.is_chain:  # (the order is the entries': the tree's positions find the leaf, and
+            return self.tree.positions.get(entry_id, -1)  # ids near the last found, without a scan)
         try:
             return self.order.index(entry_id)
         except ValueError:
