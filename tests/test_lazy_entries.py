@@ -352,7 +352,8 @@ def _assert_walks_match(fast: SessionTree, general: SessionTree) -> None:
             mine.set_filter(mode)
             theirs.set_filter(mode)
             assert list(mine.rows) == list(theirs.rows) and mine.cursor == theirs.cursor, mode
-            assert mine._nearest_row == theirs._nearest_row and mine._row_parent == theirs._row_parent, mode
+            assert list(mine._nearest_row) == list(theirs._nearest_row), mode
+            assert mine._row_parent == theirs._row_parent, mode
             assert (mine._kid_count, mine._last_kid, mine._roots) == (
                 theirs._kid_count,
                 theirs._last_kid,
