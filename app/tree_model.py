@@ -248,7 +248,7 @@ class TreeModel:
 
     # -- order --------------------------------------------------------------------------
 
-    def _ordered_preorder(self, every_entry: bool) -> tuple[list[str], list[int], bytearray]:
+    def _ordered_preorder(self, every_entry: bool) -> tuple[list[str], Sequence[int], bytearray]:
         """All entry ids in pre-order, the branch holding the leaf first at every fork, each
         one's parent as a position in that order (-1 for a root), and each one's category
         (messages by the kind the reader noted, other types by a table: no entry decoded)."""
@@ -298,7 +298,7 @@ class TreeModel:
                 entry_id, up = kid, position
         return order, parents, categories
 
-    def _chain_preorder(self, textless: int) -> tuple[list[str], list[int], bytearray]:
+    def _chain_preorder(self, textless: int) -> tuple[list[str], Sequence[int], bytearray]:
         """`_ordered_preorder` of a tree that is one chain in file order, a byte string at a
         time: each entry's category by its type (255 for a message) and by its message kind
         (255 for any other entry); one AND of the two gives every entry's."""
@@ -310,7 +310,8 @@ class TreeModel:
         by_kind = entries.message_kinds.translate(kind_table)
         count = len(by_type)
         both = int.from_bytes(by_type, "little") & int.from_bytes(by_kind, "little")
-        return list(entries.ids), list(range(-1, count - 1)), bytearray(both.to_bytes(count, "little"))
+        # (each entry's parent is the one before: a range, not a list of 200,000 ints)
+        return list(entries.ids), range(-1, count - 1), bytearray(both.to_bytes(count, "little"))
 
     def _active_flags(self) -> bytearray:
         """Per position: 1 on the path root → leaf (a walk up the parent positions; on a

@@ -343,9 +343,9 @@ def _assert_walks_match(fast: SessionTree, general: SessionTree) -> None:
         assert list(fast.walk(**options)) == list(general.walk(**options))
     for every_entry in (False, True):
         mine, theirs = TreeModel(fast, every_entry=every_entry), _Slow(general, every_entry=every_entry)
-        assert (mine.order, mine._parent_position, mine._categories) == (
+        assert (mine.order, list(mine._parent_position), mine._categories) == (
             theirs.order,
-            theirs._parent_position,
+            list(theirs._parent_position),
             theirs._categories,
         )
         for mode in ("default", "no-tools", "user-only", "labeled-only", "all"):  # (the visibility passes)
