@@ -22,7 +22,7 @@ asking twice in a row gives the same dict; iterating decodes each entry once and
 from __future__ import annotations
 
 from array import array
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, ItemsView, Iterable, Iterator, Mapping, Sequence
 from itertools import accumulate, compress, islice, repeat
 from operator import add, ne
 from sys import intern
@@ -346,16 +346,33 @@ class IdPositions(Mapping[str, int]):
         self._hint = position
         return position
 
+    # (Once the map is made, each question is one dict lookup: placing a branching tree and
+    # laying it out ask about every entry, several times.)
+
     def __getitem__(self, entry_id: str) -> int:
+        made = self._map
+        if made is not None:
+            return made[entry_id]
         position = self._near(entry_id)
         return position if position >= 0 else self._made()[entry_id]
 
     def get(self, entry_id: Any, default: Any = None) -> Any:
+        made = self._map
+        if made is not None:
+            return made.get(entry_id, default)
         position = self._near(entry_id)
         return position if position >= 0 else self._made().get(entry_id, default)
 
     def __contains__(self, entry_id: object) -> bool:
+        made = self._map
+        if made is not None:
+            return entry_id in made
         return self._near(entry_id) >= 0 or entry_id in self._made()
+
+    def items(self) -> ItemsView[str, int]:
+        """(id, position) in entry order: the map's own (a caller walking every pair asks about
+        every id; `Mapping.items` would look each one up again)."""
+        return self._made().items()
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._ids)

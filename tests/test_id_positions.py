@@ -23,6 +23,9 @@ def test_every_answer_is_the_dicts_whatever_the_order_of_the_questions() -> None
         if question in expected:
             assert positions[question] == expected[question]  # type: ignore[index]
     assert list(positions) == ids and len(positions) == len(ids)
+    fresh = IdPositions(ids)  # (items first: the map's own pairs, then every question from the map)
+    assert list(fresh.items()) == list(expected.items()) and ("id-5", 5) in fresh.items()
+    assert [fresh.get(question) for question in questions] == [expected.get(question) for question in questions]
 
 
 def test_rows_spread_out_near_the_leaf_are_found_without_the_map() -> None:
