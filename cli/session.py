@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Collection, Iterator
-from itertools import chain, islice
+from collections.abc import Collection, Iterator, Mapping
+from itertools import chain, compress, islice, pairwise, repeat
+from operator import is_
 from typing import Any
 
 import orjson
@@ -53,11 +54,13 @@ def register(commands: argparse._SubParsersAction) -> None:
     tree.set_defaults(handler=run_tree)
 
 
-def open_session_arg(args: argparse.Namespace, *, decoded: bool | Collection[str] = False) -> Session:
+def open_session_arg(
+    args: argparse.Namespace, *, decoded: bool | Collection[str] = False, fields: Mapping[str, str] | None = None
+) -> Session:
     """Load the SESSION argument: a path, or an id prefix under `--root` from `--cwd`.
-    `decoded`: the entries the command reads (see `read_session`)."""
+    `decoded`, `fields`: what the command reads of the entries (see `read_session`)."""
     path = session_path(args.session, args)
-    result = read_session(path, digest=False, decoded=decoded)  # read-only: no content hash
+    result = read_session(path, digest=False, decoded=decoded, fields=fields)  # read-only: no content hash
     if isinstance(result, NotASession):
         code = ExitCode.NOT_FOUND if result.reason == "no such file" else ExitCode.BAD_INPUT
         raise CliError(f"{result.path}: not a session ({result.reason})", code)
@@ -193,19 +196,129 @@ def run_tree(args: argparse.Namespace) -> int:
         # the UI's result is printed like `pick --json`; the app looks after the collector
         return run_tree_ui(open_session_arg(args), as_json=args.pick)
     with gc_paused():  # from reading to the last line out, the session freed inside (see `run_show`)
-        _print_tree(open_session_arg(args, decoded=not args.json), as_json=args.json)  # --text summarises every entry
+        if args.json:
+            _write_tree_json(open_session_arg(args))
+        else:
+            write = sys.stdout.write
+            for text in tree_text(open_session_arg(args, **tree_text_reads())):
+                write(text)
     return ExitCode.OK
 
 
-def _print_tree(session: Session, *, as_json: bool) -> None:
-    if as_json:
-        _write_tree_json(session)
-    else:
-        _write_tree_text(session)
+def tree_text_reads() -> dict[str, Any]:
+    """What `tree --text` reads of a session (`read_session`'s `decoded` and `fields`): the
+    entries whose row reads more than their type, kept decoded as they are parsed, except
+    those whose row reads one field (thousands of an extension's `custom` entries): of those
+    the field only.  (Summarising every entry, it would otherwise parse each line twice.)"""
+    from seance.core.summary import ONE_FIELD, ROW_READS  # (here: only --text summarises)
+
+    # (`model_change` is never a field: the reader may rewrite its `modelId`, see `read_session`)
+    return {"decoded": ROW_READS - ONE_FIELD.keys() | {"model_change"}, "fields": ONE_FIELD}
 
 
-def _write_tree_text(session: Session) -> None:
-    """`tree --text`: pi's /tree as text, one line per entry."""
+_LINES_PER_WRITE = 10_000
+
+
+def tree_text(session: Session, *, general: bool = False) -> Iterator[str]:
+    """`tree --text`: pi's /tree as text, one line per entry, a batch of lines at a time.
+
+    Each row's text is made once per entry (`_row_texts`, in file order), and a session that
+    is one chain (most, and the huge ones) has no prefix to draw: its lines are made a column
+    at a time.  `general`: every row laid out by the tree view's model and summarised from its
+    entry (what the fast path must always equal; tests compare the two)."""
+    if general:
+        yield from _tree_text_general(session)
+        return
+    tree = session.tree
+    texts = _row_texts(tree.entries)
+    if not tree.is_chain:
+        yield from _tree_text_general(session, texts)
+        return
+    # One chain in file order: every row unindented (`TreeModel` lays it out so).  The rows of
+    # the leaf (marked) and of labelled entries (tagged) are made one by one; the runs of rows
+    # between them are joined from their columns, a batch at a time.
+    ids = tree.entries.ids
+    shown = ids if "".join(ids).isprintable() else list(map(visible, ids))  # (printable: `visible` is itself)
+    positions, labels, leaf_id = tree.positions, tree.labels, tree.leaf_id
+    marked = {positions[entry_id] for entry_id in (*labels, leaf_id) if entry_id is not None and entry_id in positions}
+    cuts = sorted({0, len(ids), *range(0, len(ids), _LINES_PER_WRITE), *marked, *(position + 1 for position in marked)})
+    for start, stop in pairwise(cuts):
+        if start in marked:  # (a run of one row)
+            entry_id = ids[start]
+            yield _tree_text_line(entry_id, "", labels.get(entry_id), leaf_id, texts[start])
+        else:
+            run = zip(repeat("  "), shown[start:stop], repeat(" "), texts[start:stop], repeat("\n"))
+            yield "".join(chain.from_iterable(run))
+
+
+def _tree_text_line(entry_id: str, prefix: str, label: str | None, leaf_id: str | None, text: str) -> str:
+    """One `tree --text` line.  One sanitiser per part: the summary and the label are
+    display_text's (no control left), the prefix is ours; only the id still needs its
+    controls shown."""
+    tag = f"[{display_text(label)}] " if label else ""
+    return f"{'*' if entry_id == leaf_id else ' '} {prefix}{visible(entry_id)} {tag}{text}\n"
+
+
+_ODD = object()  # (a field value that is neither a string nor None)
+
+
+class _FieldRows(dict[tuple[Any, Any], str | None]):
+    """(type, field value) -> the row text of an entry of a one-field type read with that
+    value (`read`: the types whose field the reader kept), None for any other shape (its
+    rows are made from their entries): each shape made on first sight, then found at C speed."""
+
+    def __init__(self, read: Collection[str]) -> None:
+        super().__init__()
+        self.read = read
+
+    def __missing__(self, shape: tuple[Any, Any]) -> str | None:
+        from seance.core.summary import entry_summary_text, field_summary
+
+        kind, value = shape
+        # (only strings and None, as `summarize` caches them: `1` and `True` are equal keys)
+        text = None
+        if kind in self.read and (value is None or value.__class__ is str):
+            text = entry_summary_text(field_summary(kind, value), 100)
+        self[shape] = text
+        return text
+
+
+def _row_texts(entries: Any) -> list[str]:
+    """Each entry's row text (its summary cut to 100 characters, as `entry_summary_text`
+    gives), in file order.  An entry whose row reads one field (`summary.ONE_FIELD`) read
+    with it (`Entries.field_values`): one row made per distinct value; any other entry's
+    from the entry (decoded as read, see `tree_text_reads`), summaries shared by many rows
+    cut once."""
+    from seance.core.entries import MESSAGE_TOOL_RESULT
+    from seance.core.summary import ONE_FIELD, Summary, entry_summary_text, summarize, tool_calls_by_id
+
+    count, types, values = len(entries), entries.types, entries.field_values
+    texts: list[Any] = [None] * count  # (None: made from the entry, below)
+    if values is not None:
+        rows = _FieldRows({kind for kind, field in (entries.fields or {}).items() if ONE_FIELD.get(kind) == field})
+        try:
+            texts = list(map(rows.__getitem__, zip(types, values, strict=True)))
+        except TypeError:  # an unhashable value (a list for a customType): such values read as any other
+            values = [value if value is None or value.__class__ is str else _ODD for value in values]
+            texts = list(map(rows.__getitem__, zip(types, values, strict=True)))
+    calls = tool_calls_by_id(entries) if MESSAGE_TOOL_RESULT in entries.message_kinds else {}  # (only results read it)
+    shared: dict[Summary, str] = {}  # a summary's text: many rows share one (`summarize`)
+    peek = entries.peek
+    for position in compress(range(count), map(is_, texts, repeat(None))):
+        summary = summarize(peek(position), calls)
+        text = shared.get(summary)
+        if text is None:
+            text = entry_summary_text(summary, 100)
+            if len(shared) >= 4096:
+                shared.clear()
+            shared[summary] = text
+        texts[position] = text
+    return texts
+
+
+def _tree_text_general(session: Session, texts: list[str] | None = None) -> Iterator[str]:
+    """`tree --text` laid out by the tree view's model, each row summarised from its entry
+    (`texts`: each entry's row text, by position, when made already)."""
     from seance.app.tree_model import TreeModel  # pure (no Textual): the tree view's own layout
     from seance.core.summary import Summary, entry_summary_text, summarize  # (here: only --text summarises)
 
@@ -213,29 +326,27 @@ def _write_tree_text(session: Session) -> None:
     # pi's /tree in text: a single-child chain stays flat, a branch point draws ├─ / └─ connectors
     # and │ gutters (every entry shown, the branch holding the leaf first, as in the tree view).
     model = TreeModel(tree, every_entry=True)
-    calls = model.tool_calls
     lines: list[str] = []
-    write = sys.stdout.write
     peek, positions, labels, leaf_id = tree.entries.peek, tree.positions, tree.labels, tree.leaf_id
     rows = model.rows
     indents, flat = rows.indents, int(model.multiple_roots)  # a row indented no deeper has no prefix
-    texts: dict[Summary, str] = {}  # a summary's line text: many rows share one (`summarize`)
+    shared: dict[Summary, str] = {}  # a summary's line text: many rows share one (`summarize`)
     for index, entry_id in enumerate(rows.ids):
         prefix = model.prefix(rows[index], fold_marks=False)[0] if indents[index] > flat else ""
         label = labels.get(entry_id) if labels else None
-        marker = "*" if entry_id == leaf_id else " "
-        tag = f"[{display_text(label)}] " if label else ""
-        summary = summarize(peek(positions[entry_id]), calls)
-        text = texts.get(summary)
-        if text is None:
-            text = entry_summary_text(summary, 100)
-            if len(texts) >= 4096:
-                texts.clear()
-            texts[summary] = text
-        # One sanitiser per part: the summary and the label are display_text's (no control
-        # left), the prefix is ours; only the id still needs its controls shown.
-        lines.append(f"{marker} {prefix}{visible(entry_id)} {tag}{text}\n")
-        if len(lines) >= 10_000:  # one write per batch, not per line
-            write("".join(lines))
+        if texts is not None:
+            text = texts[positions[entry_id]]
+        else:
+            summary = summarize(peek(positions[entry_id]), model.tool_calls)
+            cut = shared.get(summary)
+            if cut is None:
+                cut = entry_summary_text(summary, 100)
+                if len(shared) >= 4096:
+                    shared.clear()
+                shared[summary] = cut
+            text = cut
+        lines.append(_tree_text_line(entry_id, prefix, label, leaf_id, text))
+        if len(lines) >= _LINES_PER_WRITE:  # one write per batch, not per line
+            yield "".join(lines)
             lines.clear()
-    write("".join(lines))
+    yield "".join(lines)

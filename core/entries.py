@@ -22,7 +22,7 @@ asking twice in a row gives the same dict; iterating decodes each entry once and
 from __future__ import annotations
 
 from array import array
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, ItemsView, Iterable, Iterator, Mapping, Sequence
 from itertools import accumulate, compress, islice, repeat
 from operator import add, ne
 from sys import intern
@@ -103,7 +103,10 @@ class Entries(Sequence[dict[str, Any]]):
     """The entries of a session in file order, decoded on access (see the module docstring).
 
     Columns, one item per entry: `ids`, `parents` (the `parentId` as the entry holds it),
-    `types` and `message_kinds` (a `MESSAGE_*` code, `NOT_A_MESSAGE` for other types).
+    `types` and `message_kinds` (a `MESSAGE_*` code, `NOT_A_MESSAGE` for other types), and
+    `field_values` when the reader was asked for one field of some types (`fields`, type ->
+    field, see `read_session(fields=...)`): that field's value (None when absent) for an
+    entry of those types, None for the others.
     An item is an entry's line (bytes), the entry itself, or None: read back from `source`
     at `offsets[i]`, `lengths[i]` bytes (see `read_back`).
     """
@@ -115,6 +118,8 @@ class Entries(Sequence[dict[str, Any]]):
         "_offsets",
         "_plain_types",
         "_source",
+        "field_values",
+        "fields",
         "ids",
         "message_kinds",
         "parents",
@@ -133,8 +138,12 @@ class Entries(Sequence[dict[str, Any]]):
         source: LineSource | None = None,
         *,
         plain_types: bool | None = None,
+        fields: Mapping[str, str] | None = None,
+        field_values: list[Any] | None = None,
     ) -> None:
         self._items = items
+        self.fields: Mapping[str, str] | None = fields if field_values is not None else None
+        self.field_values: list[Any] | None = field_values
         self.ids, self.parents, self.types = ids, parents, types
         self.message_kinds = message_kinds
         self._offsets = offsets if offsets is not None else array("q")
@@ -256,6 +265,8 @@ class Entries(Sequence[dict[str, Any]]):
             array("q", (offsets[position] for position in keep)) if offsets else None,
             array("q", (lengths[position] for position in keep)) if lengths else None,
             self._source,
+            fields=self.fields,
+            field_values=None if self.field_values is None else [self.field_values[position] for position in keep],
         )
 
     def where(self, kinds: Iterable[str]) -> Iterator[dict[str, Any]]:
@@ -280,6 +291,11 @@ class Entries(Sequence[dict[str, Any]]):
 
 
 _NEAR = 128  # ids compared (at C speed) around the last one found before the map is made
+# Then up to this many on each side, by a reader of rows spread out in file order (a tree
+# view's first screen of a filtered chain: a row every hundred entries), for a budget of
+# `_WIDE_SEARCHES` such searches (~0.1 ms each at most) before the map is made after all.
+_WIDE = 8192
+_WIDE_SEARCHES = 128
 
 
 class IdPositions(Mapping[str, int]):
@@ -289,15 +305,18 @@ class IdPositions(Mapping[str, int]):
     tens of milliseconds (an int and a slot per entry, every id hashed), and `show` or
     `tree --json` on a session that never branches asks only where its leaf, the last entry,
     is: answered from the list, as is an id near the last one found (the rows a view draws
-    around its cursor).  Iterating gives the ids in entry order, as the dict would.
+    around its cursor, even a row every hundred entries: the tree screen's first draw of a
+    filtered chain; a caller asking for ids all over the session soon gets the map made).
+    Iterating gives the ids in entry order, as the dict would.
     """
 
-    __slots__ = ("_hint", "_ids", "_map")
+    __slots__ = ("_hint", "_ids", "_map", "_wide_left")
 
     def __init__(self, ids: list[Any]) -> None:
         self._ids = ids
         self._map: dict[str, int] | None = None
         self._hint = len(ids) - 1  # where the last id asked for was: a view asks for neighbours
+        self._wide_left = _WIDE_SEARCHES  # wider searches left before the map is made
 
     def _made(self) -> dict[str, int]:
         made = self._map
@@ -314,20 +333,46 @@ class IdPositions(Mapping[str, int]):
         try:
             position = ids.index(entry_id, max(0, hint - _NEAR), hint + _NEAR)
         except ValueError:
-            return -1
+            if self._wide_left <= 0:
+                return -1
+            self._wide_left -= 1
+            try:  # (forwards first: a view draws its rows top to bottom)
+                position = ids.index(entry_id, hint + _NEAR, hint + _WIDE)
+            except ValueError:
+                try:
+                    position = ids.index(entry_id, max(0, hint - _WIDE), max(0, hint - _NEAR))
+                except ValueError:
+                    return -1
         self._hint = position
         return position
 
+    # (Once the map is made, each question is one dict lookup: placing a branching tree and
+    # laying it out ask about every entry, several times.)
+
     def __getitem__(self, entry_id: str) -> int:
+        made = self._map
+        if made is not None:
+            return made[entry_id]
         position = self._near(entry_id)
         return position if position >= 0 else self._made()[entry_id]
 
     def get(self, entry_id: Any, default: Any = None) -> Any:
+        made = self._map
+        if made is not None:
+            return made.get(entry_id, default)
         position = self._near(entry_id)
         return position if position >= 0 else self._made().get(entry_id, default)
 
     def __contains__(self, entry_id: object) -> bool:
+        made = self._map
+        if made is not None:
+            return entry_id in made
         return self._near(entry_id) >= 0 or entry_id in self._made()
+
+    def items(self) -> ItemsView[str, int]:
+        """(id, position) in entry order: the map's own (a caller walking every pair asks about
+        every id; `Mapping.items` would look each one up again)."""
+        return self._made().items()
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._ids)
@@ -372,6 +417,8 @@ class Parsed:
 
     __slots__ = (
         "clean",
+        "field_values",
+        "fields",
         "first_end",
         "ids",
         "items",
@@ -386,8 +433,13 @@ class Parsed:
         "unchained",
     )
 
-    def __init__(self, source: LineSource | None = None) -> None:
+    def __init__(self, source: LineSource | None = None, fields: Mapping[str, str] | None = None) -> None:
         self.source = source  # where lines not kept are read back from (None: every line's bytes kept)
+        # Entry type -> the one field of it a caller reads (`read_session(fields=...)`): that
+        # field's value is kept per object in `field_values` (None for the other types), and
+        # the entry itself need not be kept or decoded again for it.
+        self.fields = dict(fields) if fields else None
+        self.field_values: list[Any] | None = [] if fields else None
         self.offsets = array("q")
         self.lengths = array("q")
         self.items: list[Any] = []
@@ -428,7 +480,8 @@ def parse_lines(
     says otherwise: True keeps every value, a collection of types the values of those types
     (for a caller about to read them all anyway: no second parse).  A line whose value is
     dropped keeps its bytes, or nothing when `parsed.source` will read it back (its offset
-    and length are recorded either way).
+    and length are recorded either way).  The field `parsed.fields` names for an object's
+    type is read into `parsed.field_values` (when fields were asked for).
     """
     if _parse_clean_block(lines, parsed, first_line, base_offset, keep):
         return
@@ -448,6 +501,8 @@ def parse_lines(
     previous = ids[-1] if ids else None  # the last object's id
     keep_all = keep is True
     keep_types = frozenset(keep) if not isinstance(keep, bool) else frozenset()
+    fields = parsed.fields or {}
+    add_field = parsed.field_values.append if parsed.field_values is not None else None
     for index, raw in enumerate(lines):  # the hot loop: millions of lines
         at, size = offset, len(raw)
         offset += size + 1
@@ -493,6 +548,9 @@ def parse_lines(
                 else:
                     code = MESSAGE_OTHER
         add_kind(code)
+        if add_field is not None:
+            field = fields.get(kind) if kind.__class__ is str else None
+            add_field(None if field is None else get(field))
         entry_id = get("id")
         parent = get("parentId")
         if parent == previous:  # a chain, most of a session: share the id string, drop the copy
@@ -544,6 +602,8 @@ def _parse_clean_block(
     raw_parents: list[Any] = []
     values: list[dict[str, Any]] = []  # of the special types only
     add_id, add_type, add_parent, add_value = ids.append, types.append, raw_parents.append, values.append
+    field_values: list[Any] = []  # (the asked-for field of each, see `Parsed.fields`: `get(None)` is None)
+    field_of, add_field = (parsed.fields.get, field_values.append) if parsed.fields else (None, None)
     loads = orjson.loads
     refused = (orjson.JSONDecodeError, AttributeError, TypeError)  # not JSON, not an object, an unhashable type
     try:
@@ -555,6 +615,8 @@ def _parse_clean_block(
             add_type(kind)
             if kind in special:
                 add_value(value)
+            if field_of is not None:
+                add_field(value.get(field_of(kind)))  # type: ignore[misc]
         types = list(map(intern, types))  # a few distinct values, millions of copies: share one each
     except refused:
         return False
@@ -602,6 +664,8 @@ def _parse_clean_block(
     parsed.parents.extend(parents)
     parsed.types.extend(types)
     parsed.kinds.extend(kinds)
+    if parsed.field_values is not None:
+        parsed.field_values.extend(field_values)
     parsed.lines.fromlist(list(range(first_line, first_line + count)))
     if parsed.first_end is None:
         parsed.first_end = base_offset + lengths[0]

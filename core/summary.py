@@ -62,8 +62,8 @@ def format_tool_call(name: Any, args: Any) -> str:
 def _tool_call_text(name: Any, args: Any) -> str:
     args = args if isinstance(args, dict) else {}
     name = as_text(name)
-    path = home_short(as_text(args.get("path") or args.get("file_path") or ""))
     if name == "read":
+        path = _call_path(args)
         offset, limit = args.get("offset"), args.get("limit")
         if offset is not None or limit is not None:
             start = offset if isinstance(offset, int) else 1
@@ -71,7 +71,7 @@ def _tool_call_text(name: Any, args: Any) -> str:
             path += f":{start}{end}"
         return f"[read: {path}]"
     if name in ("write", "edit"):
-        return f"[{name}: {path}]"
+        return f"[{name}: {_call_path(args)}]"
     if name == "bash":
         raw = as_text(args.get("command") or "")
         command = display_text(raw)[:50]
@@ -89,10 +89,16 @@ def _tool_call_text(name: Any, args: Any) -> str:
     return f"[{name}: {encoded[:40]}{'...' if len(encoded) > 40 else ''}]"
 
 
+def _call_path(args: dict[str, Any]) -> str:
+    """The file a read, write or edit call names, as pi shows it (only those read it: a bash
+    call's row, the usual one, need not look up the home directory)."""
+    return home_short(as_text(args.get("path") or args.get("file_path") or ""))
+
+
 # Bookkeeping entries whose row reads one short field (`summarize` below): thousands of them
 # share a few values (an extension's `custom` entries, switches to the same model), so their
 # rows are made once per value.
-_ONE_FIELD = {
+ONE_FIELD: dict[str, str] = {
     "custom": "customType",
     "model_change": "modelId",
     "thinking_level_change": "thinkingLevel",
@@ -102,12 +108,18 @@ _ONE_FIELD = {
 }
 _ONE_FIELD_ROWS: dict[tuple[Any, str | None], Summary] = {}
 _ONE_FIELD_ROWS_MAX = 4096
+# The entry types whose row reads more of the entry than its type (any other type's row is
+# `[type]`): what a caller that summarises every entry reads (`tree --text`).
+ROW_READS = frozenset(
+    {"message", "custom_message", "compaction", "branch_summary", "label", "ttsr_injection", "session_init", "leaf"}
+    | ONE_FIELD.keys()
+)
 
 
 def summarize(entry: dict[str, Any], tool_calls: Mapping[str, dict[str, Any]] | None = None) -> Summary:
     """The one-line rendering of an entry (text already free of controls)."""
     kind = entry.get("type")
-    field = _ONE_FIELD.get(kind) if kind.__class__ is str else None
+    field = ONE_FIELD.get(kind) if kind.__class__ is str else None
     if field is not None:
         value = entry.get(field)
         if value is None or value.__class__ is str:
@@ -120,6 +132,12 @@ def summarize(entry: dict[str, Any], tool_calls: Mapping[str, dict[str, Any]] | 
                 _ONE_FIELD_ROWS[key] = summary
             return summary
     return _summarize(entry, tool_calls)
+
+
+def field_summary(kind: str, value: Any) -> Summary:
+    """`summarize` of an entry of a `ONE_FIELD` type, from the value of that field alone
+    (what its row reads: see `read_session(fields=...)`)."""
+    return summarize({"type": kind, ONE_FIELD[kind]: value})
 
 
 def _summarize(entry: dict[str, Any], tool_calls: Mapping[str, dict[str, Any]] | None) -> Summary:

@@ -14,7 +14,7 @@ import pytest
 from conftest import CORPUS, NO_CORPUS, corpus_files
 
 from seance.app.tree_model import TreeModel
-from seance.cli.session import show_payload, tree_payload
+from seance.cli.session import show_payload, tree_payload, tree_text_reads
 from seance.core import entries as entries_module
 from seance.core.context import CONTEXT_TYPES, build_session_context
 from seance.core.entries import NOT_A_MESSAGE, Entries, message_kind
@@ -343,16 +343,17 @@ def _assert_walks_match(fast: SessionTree, general: SessionTree) -> None:
         assert list(fast.walk(**options)) == list(general.walk(**options))
     for every_entry in (False, True):
         mine, theirs = TreeModel(fast, every_entry=every_entry), _Slow(general, every_entry=every_entry)
-        assert (mine.order, mine._parent_position, mine._categories) == (
+        assert (mine.order, list(mine._parent_position), mine._categories) == (
             theirs.order,
-            theirs._parent_position,
+            list(theirs._parent_position),
             theirs._categories,
         )
         for mode in ("default", "no-tools", "user-only", "labeled-only", "all"):  # (the visibility passes)
             mine.set_filter(mode)
             theirs.set_filter(mode)
             assert list(mine.rows) == list(theirs.rows) and mine.cursor == theirs.cursor, mode
-            assert mine._nearest_row == theirs._nearest_row and mine._row_parent == theirs._row_parent, mode
+            assert list(mine._nearest_row) == list(theirs._nearest_row), mode
+            assert mine._row_parent == theirs._row_parent, mode
             assert (mine._kid_count, mine._last_kid, mine._roots) == (
                 theirs._kid_count,
                 theirs._last_kid,
@@ -400,7 +401,7 @@ def test_rows_of_one_field_entries_are_made_once_per_value_and_read_the_same() -
         "title_change": "title",
         "mode_change": "mode",
     }
-    assert fields == summary._ONE_FIELD  # every type here reads only its field (see `_summarize`)
+    assert fields == summary.ONE_FIELD  # every type here reads only its field (see `_summarize`)
     values: list[Any] = [None, "", "  ", "x", "ext\x1b[31m", "a  b\n", {"no": "t a string"}, ["x"], 3]
     for kind, field in fields.items():
         for value in values:
@@ -408,6 +409,7 @@ def test_rows_of_one_field_entries_are_made_once_per_value_and_read_the_same() -
                 entry = {"type": kind, field: value, **extra}
                 first, again = summarize(entry), summarize(dict(entry))
                 assert first == again == summary._summarize(entry, None), (kind, value)
+                assert summary.field_summary(kind, value) == first, (kind, value)  # (the field alone)
         assert summarize({"type": kind}) == summary._summarize({"type": kind}, None)
     rows = {summarize({"type": "custom", "customType": f"ext-{n}"}) for n in range(summary._ONE_FIELD_ROWS_MAX + 10)}
     assert len(rows) == summary._ONE_FIELD_ROWS_MAX + 10 and len(summary._ONE_FIELD_ROWS) <= summary._ONE_FIELD_ROWS_MAX
@@ -486,7 +488,9 @@ def test_a_chain_reads_the_same_path_and_preview_as_the_general_walk(tmp_path: P
     assert [entry["id"] for entry in kept] == ["a", "k", "b", "c", "d"]
 
 
-def _parsed_columns(path: Path, block_size: int, keep: Any, *, by_columns: bool) -> dict[str, Any]:
+def _parsed_columns(
+    path: Path, block_size: int, keep: Any, *, by_columns: bool, fields: dict[str, str] | None = None
+) -> dict[str, Any]:
     """Every column the reader makes of `path` (read `block_size` bytes at a time, so blocks
     of whole lines alternate with blocks holding a bad line), with the column-at-a-time
     parse or only the line-by-line loop; `parents_shared`: which parents are the very id
@@ -500,7 +504,7 @@ def _parsed_columns(path: Path, block_size: int, keep: Any, *, by_columns: bool)
     if not by_columns:
         entries_module._parse_clean_block = lambda *args: False  # type: ignore[assignment]
     try:
-        parsed = Parsed()
+        parsed = Parsed(None, fields)
         descriptor = os.open(path, os.O_RDONLY)
         try:
             for block in line_blocks(descriptor, 0, block_size=block_size):
@@ -525,6 +529,7 @@ def _parsed_columns(path: Path, block_size: int, keep: Any, *, by_columns: bool)
         "skipped": parsed.skipped,
         "first_end": parsed.first_end,
         "clean": parsed.clean,
+        "field_values": parsed.field_values,
     }
 
 
@@ -542,9 +547,10 @@ def test_columns_parsed_a_block_at_a_time_equal_the_line_by_line_loop_60_reads(t
     odd.write_bytes(b"".join(map(_line, entries)) + b"\n\r\n" + _line(_message("g", "f")).replace(b"\n", b"\r\n"))
     for path in (hostile, chain, odd, *FILES[:3]):
         for block_size in (64, 300, 4096, 1 << 20):
-            for keep in (False, CONTEXT_TYPES, True):
-                by_columns = _parsed_columns(path, block_size, keep, by_columns=True)
-                by_lines = _parsed_columns(path, block_size, keep, by_columns=False)
+            text = tree_text_reads()  # (what `tree --text` reads: some types kept, one field of others)
+            for keep, fields in ((False, None), (CONTEXT_TYPES, None), (True, None), (text["decoded"], text["fields"])):
+                by_columns = _parsed_columns(path, block_size, keep, by_columns=True, fields=fields)
+                by_lines = _parsed_columns(path, block_size, keep, by_columns=False, fields=fields)
                 assert by_lines.pop("clean") is False
                 clean = by_columns.pop("clean")
                 assert by_columns == by_lines, (path.name, block_size, keep)
