@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from typing import ClassVar
 
 from rich.cells import cell_len
+from rich.segment import Segment
 from textual import events
 from textual.cache import LRUCache
 from textual.content import Content
@@ -158,6 +159,7 @@ class SessionList(ScrollView, can_focus=False):
         self._cache: LRUCache[tuple, tuple[SessionSummary, Strip]] = LRUCache(1024)  # `line_key` -> line
         self._selected: frozenset[str] = frozenset()  # paths of the selected rows (ctrl+space)
         self._line_styles_kept: dict[bool, LineStyles] = {}  # `_line_styles`: cursor row or not
+        self._frame: tuple[int, int, float] | None = None  # `_line_geometry` while a frame's lines are drawn
 
     # -- state -------------------------------------------------------------------------
 
@@ -325,8 +327,23 @@ class SessionList(ScrollView, can_focus=False):
         self._cache.clear()
         self.virtual_size = Size(self.scrollable_content_region.width, self._line_count)
 
-    def render_line(self, y: int) -> Strip:
+    def render_lines(self, crop: Region) -> list[Strip]:
+        """Textual asks for the lines of a frame: what every line of it needs (the width, the
+        room inside a gutter, the time ages are counted to) is worked out once for all of them."""
+        self._frame = self._line_geometry()
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._frame = None
+
+    def _line_geometry(self) -> tuple[int, int, float]:
+        """(width, inner width, now in ms): the line's width, the title line's room (a gutter
+        before the preview's divider without a scrollbar), and what ages are counted to."""
         width = self.scrollable_content_region.width
+        return width, width - (0 if self.show_vertical_scrollbar else 1), self._now.timestamp() * 1000
+
+    def render_line(self, y: int) -> Strip:
+        width, inner, now_ms = self._frame or self._line_geometry()
         located = self._row_at_line(self.scroll_offset.y + y)
         if located is None:
             if not self._rows and self._empty_text:
@@ -339,11 +356,10 @@ class SessionList(ScrollView, can_focus=False):
         index, subline = located
         row = self._rows[index]
         summary = row.summary
-        inner = width - (0 if self.show_vertical_scrollbar else 1)  # a gutter before the preview's divider
         # What the line is drawn from, not which row object: a keystroke's new rows that show a
         # session as the last key's did (same spans, same place) reuse its line (`line_key`).
         drawn: tuple = row.snippet() if subline else tuple(row.title_spans())
-        age = relative_age(summary.modified_ms, self._now.timestamp() * 1000)
+        age = relative_age(summary.modified_ms, now_ms)
         key = line_key(row, subline, drawn, index == self._cursor, width, inner, row.path in self._selected, age)
         kept = self._cache.get(key)
         if kept is not None and kept[0] is summary:
@@ -369,8 +385,12 @@ class SessionList(ScrollView, can_focus=False):
             text, spans, length = self._title_line(row, is_cursor, inner, list(drawn), age, styles)
         else:
             text, spans, length = self._snippet_line(row, inner, drawn, styles)
-        strip = Strip(segments(text, spans, styles), length)
-        return strip.extend_cell_length(width, styles.base.rich_style).crop(0, width)
+        made = segments(text, spans, styles)
+        if length < width:  # (`Strip.extend_cell_length`, without a second strip)
+            made.append(Segment(" " * (width - length), styles.base.rich_style))
+            length = width
+        strip = Strip(made, length)
+        return strip if length == width else strip.crop(0, width)
 
     def _title_line(
         self,
