@@ -23,6 +23,7 @@ COMPONENTS = {
 TEXTS = [
     "fix the flaky test",
     "…ends with a match late in the title",
+    "an ellipsis… in the middle, and text after it to be cut…",
     "宽字符的标题 wide",
     "emoji 👩‍💻 and e\u0301 combining",
     "bell\x07 and\r return",  # what `Content` drops
@@ -61,7 +62,7 @@ def check(parts: list, width: int, base: Style = BASE) -> None:
 
 
 def test_lines_are_the_segments_content_makes_of_the_same_parts() -> None:
-    for text, width in itertools.product(TEXTS, (0, 1, 5, 12, 40)):
+    for text, width in itertools.product(TEXTS, (-1, 0, 1, 2, 5, 12, 40)):
         end = len(text)
         title = [(0, end, "named"), (min(2, end), min(6, end), "match"), (min(8, end), end, "match")]
         check([("› ", "pointer"), (text, title), ("  ", ""), ("   12 3d", "meta")], width)

@@ -34,7 +34,7 @@ from seance.core.model import SessionSummary
 from seance.core.text import blank_controls, display_text, home_short, relative_age
 
 from ..rows import RowSet, SessionRow
-from .list_line import CONTENT_DROPS, LineSpan, LineStyles, assembled, segments, truncated
+from .list_line import CONTENT_DROPS, LineSpan, LineStyles, assembled, cells, segments, truncated
 
 Clock = Callable[[], datetime]
 PIN_MARK = "★ "  # before the title of a pinned session
@@ -412,7 +412,7 @@ class SessionList(ScrollView, can_focus=False):
             prefix.append((PIN_MARK, "session-list--pin"))
         right = self._right_part(summary, width, row.mark.tags, row.children, age)
         parts = (pointer, prefix, right)
-        pointer_cells, prefix_cells, right_cells = (cell_len("".join(text for text, _ in part)) for part in parts)
+        pointer_cells, prefix_cells, right_cells = (cells("".join(text for text, _ in part)) for part in parts)
         room = max(width - pointer_cells - prefix_cells - right_cells - 1, 10)
         text, spans = scroll_to_match(summary.title, title_spans, room)
         text = text.translate(CONTENT_DROPS)
