@@ -7,7 +7,7 @@ replaced — a live update, an exact refresh, a new sort — the selected sessio
 and stays where it was on screen, so rows arriving above do not move what the user is reading.
 
 Everything shown comes from session files and is treated as data: it goes through
-`display_text` and into `Content` objects, never through markup.
+`display_text` and is drawn as plain text in segments (app/widgets/list_line.py), never through markup.
 """
 
 from __future__ import annotations
@@ -19,9 +19,10 @@ from datetime import UTC, datetime
 from typing import ClassVar
 
 from rich.cells import cell_len
+from rich.segment import Segment
 from textual import events
 from textual.cache import LRUCache
-from textual.content import Content, Span
+from textual.content import Content
 from textual.geometry import Region, Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
@@ -33,6 +34,7 @@ from seance.core.model import SessionSummary
 from seance.core.text import blank_controls, display_text, home_short, relative_age
 
 from ..rows import RowSet, SessionRow
+from .list_line import CONTENT_DROPS, LineSpan, LineStyles, assembled, cells, segments, truncated
 
 Clock = Callable[[], datetime]
 PIN_MARK = "★ "  # before the title of a pinned session
@@ -156,6 +158,8 @@ class SessionList(ScrollView, can_focus=False):
         self._now = clock()
         self._cache: LRUCache[tuple, tuple[SessionSummary, Strip]] = LRUCache(1024)  # `line_key` -> line
         self._selected: frozenset[str] = frozenset()  # paths of the selected rows (ctrl+space)
+        self._line_styles_kept: dict[bool, LineStyles] = {}  # `_line_styles`: cursor row or not
+        self._frame: tuple[int, int, float] | None = None  # `_line_geometry` while a frame's lines are drawn
 
     # -- state -------------------------------------------------------------------------
 
@@ -323,8 +327,23 @@ class SessionList(ScrollView, can_focus=False):
         self._cache.clear()
         self.virtual_size = Size(self.scrollable_content_region.width, self._line_count)
 
-    def render_line(self, y: int) -> Strip:
+    def render_lines(self, crop: Region) -> list[Strip]:
+        """Textual asks for the lines of a frame: what every line of it needs (the width, the
+        room inside a gutter, the time ages are counted to) is worked out once for all of them."""
+        self._frame = self._line_geometry()
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._frame = None
+
+    def _line_geometry(self) -> tuple[int, int, float]:
+        """(width, inner width, now in ms): the line's width, the title line's room (a gutter
+        before the preview's divider without a scrollbar), and what ages are counted to."""
         width = self.scrollable_content_region.width
+        return width, width - (0 if self.show_vertical_scrollbar else 1), self._now.timestamp() * 1000
+
+    def render_line(self, y: int) -> Strip:
+        width, inner, now_ms = self._frame or self._line_geometry()
         located = self._row_at_line(self.scroll_offset.y + y)
         if located is None:
             if not self._rows and self._empty_text:
@@ -337,11 +356,10 @@ class SessionList(ScrollView, can_focus=False):
         index, subline = located
         row = self._rows[index]
         summary = row.summary
-        inner = width - (0 if self.show_vertical_scrollbar else 1)  # a gutter before the preview's divider
         # What the line is drawn from, not which row object: a keystroke's new rows that show a
         # session as the last key's did (same spans, same place) reuse its line (`line_key`).
         drawn: tuple = row.snippet() if subline else tuple(row.title_spans())
-        age = relative_age(summary.modified_ms, self._now.timestamp() * 1000)
+        age = relative_age(summary.modified_ms, now_ms)
         key = line_key(row, subline, drawn, index == self._cursor, width, inner, row.path in self._selected, age)
         kept = self._cache.get(key)
         if kept is not None and kept[0] is summary:
@@ -350,45 +368,67 @@ class SessionList(ScrollView, can_focus=False):
         self._cache[key] = (summary, strip)  # (the summary, kept with it: its id is not reused meanwhile)
         return strip
 
+    def _line_styles(self, is_cursor: bool) -> LineStyles:
+        """The Rich styles of the cursor row's parts, or the other rows' (`LineStyles`), made
+        again when the widget's style is another object (a theme, a pseudo-class, the CSS)."""
+        base = self.get_visual_style("session-list--cursor") if is_cursor else self.get_visual_style()
+        kept = self._line_styles_kept.get(is_cursor)
+        if kept is None or kept.base is not base:
+            kept = self._line_styles_kept[is_cursor] = LineStyles(base, self.get_visual_style)
+        return kept
+
     def _render_row_line(
         self, row: SessionRow, subline: int, drawn: tuple, is_cursor: bool, width: int, inner: int, age: str
     ) -> Strip:
-        base = self.get_visual_style("session-list--cursor") if is_cursor else self.get_visual_style()
+        styles = self._line_styles(is_cursor)
         if subline == 0:
-            content = self._title_line(row, is_cursor, inner, list(drawn), age)
+            text, spans, length = self._title_line(row, is_cursor, inner, list(drawn), age, styles)
         else:
-            content = self._snippet_line(row, inner, drawn)
-        segments = content.render_segments(base)
-        strip = Strip(segments, content.cell_length)
-        return strip.extend_cell_length(width, base.rich_style).crop(0, width)
+            text, spans, length = self._snippet_line(row, inner, drawn, styles)
+        made = segments(text, spans, styles)
+        if length < width:  # (`Strip.extend_cell_length`, without a second strip)
+            made.append(Segment(" " * (width - length), styles.base.rich_style))
+            length = width
+        strip = Strip(made, length)
+        return strip if length == width else strip.crop(0, width)
 
     def _title_line(
-        self, row: SessionRow, is_cursor: bool, width: int, title_spans: list[tuple[int, int]], age: str
-    ) -> Content:
+        self,
+        row: SessionRow,
+        is_cursor: bool,
+        width: int,
+        title_spans: list[tuple[int, int]],
+        age: str,
+        styles: LineStyles,
+    ) -> tuple[str, list[LineSpan], int]:
+        """The title line's text, spans (component classes) and cell length: pointer, fork
+        prefix and pin, the title (scrolled to its first match, cut to fit), the right part."""
         summary = row.summary
-        pointer = Content.styled("› ", self.get_visual_style("session-list--pointer")) if is_cursor else Content("  ")
+        pointer: list[tuple[str, str]] = [("› ", "session-list--pointer") if is_cursor else ("  ", "")]
         if row.path in self._selected:  # "›●" / " ●": the marker takes the pointer's second cell
-            select = Content.styled("●", self.get_visual_style("session-list--selected"))
-            pointer = Content.assemble(pointer[:1], select)
-        prefix = Content.styled(row.prefix, self.get_visual_style("session-list--prefix")) if row.prefix else Content()
+            pointer = [(pointer[0][0][:1], pointer[0][1]), ("●", "session-list--selected")]
+        prefix: list[tuple[str, str]] = [(row.prefix, "session-list--prefix")] if row.prefix else []
         if row.mark.pinned:
-            prefix = Content.assemble(prefix, Content.styled(PIN_MARK, self.get_visual_style("session-list--pin")))
+            prefix.append((PIN_MARK, "session-list--pin"))
         right = self._right_part(summary, width, row.mark.tags, row.children, age)
-        room = max(width - pointer.cell_length - prefix.cell_length - right.cell_length - 1, 10)
+        parts = (pointer, prefix, right)
+        pointer_cells, prefix_cells, right_cells = (cells("".join(text for text, _ in part)) for part in parts)
+        room = max(width - pointer_cells - prefix_cells - right_cells - 1, 10)
         text, spans = scroll_to_match(summary.title, title_spans, room)
-        title = Content(text)
-        if summary.name:
-            title = title.stylize(self.get_visual_style("session-list--named"))
-        if spans:
-            match = self.get_visual_style("session-list--match")
-            title = title.add_spans([Span(start, end, match) for start, end in spans])
-        title = title.truncate(room, ellipsis=True)
-        gap = max(width - pointer.cell_length - prefix.cell_length - title.cell_length - right.cell_length, 1)
-        return Content.assemble(pointer, prefix, title, " " * gap, right)
+        text = text.translate(CONTENT_DROPS)
+        title: list[LineSpan] = []
+        if summary.name and text and styles.has("session-list--named"):
+            title.append((0, len(text), "session-list--named"))
+        title += [(start, end, "session-list--match") for start, end in spans]
+        text, title, title_cells = truncated(text, title, room)
+        gap = max(width - pointer_cells - prefix_cells - title_cells - right_cells, 1)
+        return assembled([*pointer, *prefix, (text, title), (" " * gap, ""), *right], styles)
 
     def _right_part(
         self, summary: SessionSummary, width: int, tags: Sequence[str] = (), children: int = 0, age: str = ""
-    ) -> Content:
+    ) -> list[tuple[str, str]]:
+        """The right of a title line as (text, component class) parts: tags, then the child
+        count, the cwd or path, the message count and age."""
         parts: list[str] = [children_label(children)] if children else []
         cwd = short_path(summary.cwd, max(width // 5, 12)) if self._show_cwd else ""
         if self._show_path:  # like pi, the path takes the room and the title shrinks (to PATH_TITLE_ROOM)
@@ -398,22 +438,24 @@ class SessionList(ScrollView, can_focus=False):
         count = f"{summary.message_count}{'' if summary.exact else '+'}"
         age = age or relative_age(summary.modified_ms, self._now.timestamp() * 1000)
         parts.append(f"{count:>5} {age:>3}")
-        meta = Content.styled(" ".join(parts), self.get_visual_style("session-list--meta"))
+        meta = (" ".join(parts), "session-list--meta")
         if not tags:
-            return meta
+            return [meta]
         shown = display_text(" ".join(f"#{tag}" for tag in tags), max(width // 4, 8))
-        return Content.assemble(Content.styled(shown, self.get_visual_style("session-list--tags")), " ", meta)
+        return [(shown, "session-list--tags"), (" ", ""), meta]
 
-    def _snippet_line(self, row: SessionRow, width: int, drawn: tuple) -> Content:
+    def _snippet_line(
+        self, row: SessionRow, width: int, drawn: tuple, styles: LineStyles
+    ) -> tuple[str, list[LineSpan], int]:
         """`drawn`: the row's `snippet()` (text and match spans)."""
-        style = self.get_visual_style("session-list--snippet")
         indent = "    " + " " * len(row.prefix)
         text, spans = drawn
-        snippet = Content.styled(blank_controls(text), style)
-        if spans:
-            match = self.get_visual_style("session-list--match")
-            snippet = snippet.add_spans([Span(start, end, match) for start, end in spans])
-        return Content.assemble(indent, snippet).truncate(width, ellipsis=True)
+        snippet = blank_controls(text).translate(CONTENT_DROPS)
+        styled = bool(snippet) and styles.has("session-list--snippet")  # (`Content.styled`: no span without)
+        parts: list[LineSpan] = [(0, len(snippet), "session-list--snippet")] if styled else []
+        parts += [(start, end, "session-list--match") for start, end in spans]
+        text, spans, _cells = assembled([(indent, ""), (snippet, parts)], styles)
+        return truncated(text, spans, width)
 
     # -- mouse -------------------------------------------------------------------------
 
