@@ -37,9 +37,9 @@ class GatedCatalog(Catalog):
         self.refreshes += 1
         return super().refresh(*args, **kwargs)
 
-    def stored(self, cwd: str | None):  # type: ignore[no-untyped-def]
+    def stored(self, cwd: str | None, **kwargs: Any):  # type: ignore[no-untyped-def]
         assert self.stored_gate.wait(20), "the test never opened the stored gate"
-        return super().stored(cwd)
+        return super().stored(cwd, **kwargs)
 
 
 def gated_app(root: Path, *, prefetch: bool, watch: bool = False) -> tuple[SeanceApp, GatedCatalog]:
