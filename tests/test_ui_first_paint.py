@@ -15,7 +15,7 @@ from ui_sessions import OTHER, PROJECT, Spec, clock, make_root, standard_specs, 
 
 from seance.app import picker_model
 from seance.app.app import SeanceApp
-from seance.app.screens import session_list
+from seance.app.screens import first_paint, session_list
 from seance.app.screens.session_list import PickerOptions, SessionPickerScreen
 from seance.core import firstpaint
 from seance.core.catalog import Catalog
@@ -267,3 +267,28 @@ async def test_tab_while_the_exact_rows_are_made_shows_the_stored_rows_meanwhile
         assert len(rows) == 8 and rows["s-other1"].name == "Parser", "the exact rows replaced them"
         assert screen.session_list.highlighted.path == chosen, "the cursor stayed on the session"
         assert catalog.refreshes == 1
+
+
+async def test_on_a_big_index_nothing_is_made_ahead_and_a_tab_asks_for_the_stored_rows(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """Above `STORED_AHEAD_MOST` files the other scope's stored rows are not made in case of a
+    Tab; a Tab while the refresh runs asks for them then (and gets them before the refresh)."""
+    monkeypatch.setattr(first_paint, "STORED_AHEAD_MOST", 3)  # the 8 files are "many"
+    root = make_root(tmp_path)
+    Catalog([root]).refresh()
+    app, catalog = gated_app(root, prefetch=True)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(pilot)
+        for _ in range(50):  # the first rows drawn, the load worker's answer for the other scope in
+            await pilot.pause(0.02)
+        assert "all" not in screen.model.summaries and catalog.refreshes == 0, "nothing made ahead"
+        await pilot.press("tab")
+        for _ in range(100):
+            if len(screen.session_list.rows) == 8:
+                break
+            await pilot.pause(0.02)
+        assert len(screen.session_list.rows) == 8 and catalog.refreshes == 0, "asked for with the Tab"
+        catalog.gate.set()
+        await settle(pilot)
+        assert len(screen.session_list.rows) == 8 and catalog.refreshes == 1

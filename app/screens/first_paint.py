@@ -173,8 +173,8 @@ class FirstPaint:
         other = "all" if scope == "project" else "project"
         self._making_ahead = other  # a Tab meanwhile waits for these
         try:
-            first = self._stored_now(other, ahead=True)
-            if first and not get_current_worker().is_cancelled:
+            first = self._stored_now(other, ahead=True) or []
+            if not get_current_worker().is_cancelled:  # (none: a Tab meanwhile asks for them)
                 self.post_message(StoredReady(other, first, getattr(first, "total", len(first))))
         finally:
             self._making_ahead = None
@@ -195,6 +195,10 @@ class FirstPaint:
 
     def on_stored_ready(self, message: StoredReady) -> None:
         scope = message.scope
+        if not message.summaries:  # none made ahead (a big index): a Tab that waited for them asks
+            if scope == self.model.scope and scope in self._loading and scope not in self.model.summaries:
+                self._stored_worker(scope)
+            return
         self._stand_ins[scope] = message.summaries  # (made moments ago, whichever came first)
         if scope in self.model.summaries:  # the exact listing came first, or these were made twice
             return
