@@ -234,6 +234,11 @@ class FirstPaint:
         self.status.total = max(self.status.total, len(view.visible()))  # "300 of 10,000 sessions"
         return True
 
+    def _drop_stand_ins(self) -> None:
+        """The rows of both exact listings are made (or being made, `_make_rows_ahead`): the
+        stored first screens, older by the minute from now on, are shown no more."""
+        self._stand_in_lists = None
+
     def _rows_shown(self, rows: Sequence[SessionRow]) -> None:
         """Rows were handed to the list: once drawn, a waiting refresh may go on.  While they
         are a big project's stored first screens, the status counts the whole project

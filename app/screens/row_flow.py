@@ -75,6 +75,8 @@ class RowMaking:
 
         def _show_stand_in(self, view: RowsView, top: bool) -> bool: ...
 
+        def _drop_stand_ins(self) -> None: ...
+
         @property
         def session_list(self) -> SessionList: ...
 
@@ -108,7 +110,9 @@ class RowMaking:
 
     def _make_rows_ahead(self, view: RowsView | None) -> None:
         """Make `view`'s rows in the background, for the model to remember (`RowsMemo`): the
-        other scope's listing, so that Tab finds its rows made (0.1-0.7 s of CPU otherwise)."""
+        other scope's listing, so that Tab finds its rows made (0.1-0.7 s of CPU otherwise).
+        From now on a Tab finds them made or waits for these: no stand-in is shown any more."""
+        self._drop_stand_ins()  # first_paint.py
         if view is not None and not self._inline(view):
             self._rows_ahead_worker(view)
 
