@@ -15,7 +15,9 @@ sent to the first capture that shows the result:
 * key → echo: one character typed → the query line shows it (the UI thread was free).
 * key → settled: the same key → the screen stops changing (the last change seen before a
   quiet period of `--quiet` seconds).
-* Tab → rows: the scope switch → the status line shows the other scope, screen settled.
+* Tab → rows: the scope switch → the status line shows the other scope, screen settled;
+  and → its first rows (other rows than before, under the other scope's status): a Tab
+  while the launch's exact refresh runs shows the stored rows, which the refresh replaces.
 * Ctrl+T → tree rows: the tree screen's header and its position line are drawn.
 * new file → listed: a new session file (its first message a unique word) is written into
   the current project's folder → the word is on screen.
@@ -214,6 +216,13 @@ def scope_differs(before: re.Match[str] | None) -> Callable[[list[str]], bool]:
     return shown
 
 
+def other_rows(before: list[str]) -> Callable[[list[str]], bool]:
+    """The other scope's status, with a cursor row, and rows other than before the Tab (the
+    first rows of the other scope, which an exact listing may replace later)."""
+    differs = scope_differs(status(before))
+    return lambda lines: differs(lines) and rows_shown(lines) and rows_part(lines) != rows_part(before)
+
+
 def tree_drawn(lines: list[str]) -> bool:
     return bool(lines) and "Session Tree" in lines[0] and any("filter:" in line for line in lines)
 
@@ -260,6 +269,12 @@ def main() -> int:
         help="seconds to wait after the launch settled before the keys (0: at once, while the exact "
         "refresh that follows the first paint may still run; e.g. 5 for the steady state)",
     )
+    parser.add_argument(
+        "--tab-after-rows",
+        type=float,
+        help="with --only tab: press Tab this many seconds after the launch's rows were seen, without "
+        "waiting for the screen to settle (e.g. 0.3: while the exact refresh after the first paint runs)",
+    )
     parser.add_argument("--size", default="160x45")
     parser.add_argument("--out", type=Path, default=BENCH / "out")
     parser.add_argument(
@@ -297,7 +312,7 @@ def main() -> int:
         child_env.pop("PYTHONDONTWRITEBYTECODE", None)
     probes: list[Path] = []
     names = ("launch", "launch cpu", "echo", "settled", "settled screen", "settled rows", "tab", "tab screen")
-    names = (*names, "tab rows", "tree", "new", "typing cpu")
+    names = (*names, "tab rows", "tab first", "tree", "new", "typing cpu")
     results: dict[str, list[float]] = {name: [] for name in names}
     try:
         subprocess.run([*seance.split(), "index", "--root", str(root)], env=child_env, check=True)
@@ -313,8 +328,11 @@ def main() -> int:
             cpu = terminal.cpu_seconds()
             if cpu is not None:
                 results["launch cpu"].append(cpu)
-            settle(terminal, time.perf_counter(), args.quiet)
-            time.sleep(args.after_launch)
+            if args.tab_after_rows is None:
+                settle(terminal, time.perf_counter(), args.quiet)
+                time.sleep(args.after_launch)
+            else:  # the launch's exact refresh is (most likely) still running
+                time.sleep(max(0.0, args.tab_after_rows - (time.perf_counter() - started - results["launch"][-1])))
             if trial == 0 and "typing" in wanted:  # every key of every word, each after the previous one settled
                 cpu_before, rss_before, keys = terminal.cpu_seconds(), terminal.rss_mb(), 0
                 for word in WORDS:
@@ -341,9 +359,11 @@ def main() -> int:
                         f"resident memory {rss_before:,.0f} MB before typing, {rss_after:,.0f} after", file=sys.stderr
                     )
             if "tab" in wanted:
-                before = status(terminal.screen())
+                before_lines = terminal.screen()
+                before = status(before_lines)
                 sent = terminal.send("Tab")
                 wait_for(terminal, scope_differs(before), sent, "scope")
+                results["tab first"].append(wait_for(terminal, other_rows(before_lines), sent, "other rows"))
                 record_settled(results, "tab", terminal, sent, args.quiet)
                 terminal.send("Tab")
                 settle(terminal, time.perf_counter(), args.quiet)
@@ -375,6 +395,7 @@ def main() -> int:
         "settled rows": "… its rows alone (the status line's count and the scrollbar aside)",
         "settled screen": "… and the preview of the new top session drawn",
         "typing cpu": "… seance's CPU time (user+sys) per key typed (Esc included), preview and all",
+        "tab first": "Tab (scope switch) → the other scope's first rows shown",
         "tab": "Tab (scope switch) → rows settled",
         "tab screen": "… and the preview of the new top session drawn",
         "tree": "Ctrl+T → tree rows drawn",

@@ -1056,16 +1056,17 @@ class Catalog:
         first = quick_summaries(infos[:count])
         return in_project(first, cwd) if cwd is not None else first
 
-    def stored(self, cwd: str | None) -> list[SessionSummary] | None:
+    def stored(self, cwd: str | None, *, most: int | None = None) -> list[SessionSummary] | None:
         """The project in `cwd` (None: every project) as the index last saw it, for a first
-        screen before `refresh` (`core.firstpaint`); None when the index cannot say.  The
-        answer `prefetch_stored` started for `cwd` is taken (once) rather than made again."""
+        screen before `refresh` (`core.firstpaint`); None when the index cannot say (or holds
+        more than `most` files).  The answer `prefetch_stored` started for `cwd` is taken
+        (once) rather than made again."""
         from .firstpaint import stored_listing
 
         prefetched, self._prefetch = self._prefetch, None
         if prefetched is not None and prefetched.cwd == cwd:
             return prefetched.result()
-        return stored_listing(self, cwd)
+        return stored_listing(self, cwd, most=most)
 
     def prefetched(self, cwd: str | None) -> bool:
         """Whether `prefetch_stored(cwd)` started the answer `stored(cwd)` will take."""

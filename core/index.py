@@ -765,6 +765,12 @@ class Index:
         scans = self._scan(self.db, "file_id, path, modified_ms", where, tuple(cwds or ()))
         return [row for cursor in scans for row in cursor.fetchall()]
 
+    def files_bound(self) -> int:
+        """At least as many as the files the index holds (its highest file id): how big it
+        is, without a scan."""
+        found = self.db.execute("SELECT max(file_id) FROM files").fetchone()
+        return found[0] if found is not None and type(found[0]) is int else 0
+
     def summaries(self, *, file_ids: list[int] | None = None, paths: list[str] | None = None) -> list[bytes]:
         """The summary blobs of the sessions with these file ids (or paths) whose rows pass
         their check (a row that fails is left out)."""

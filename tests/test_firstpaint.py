@@ -110,3 +110,15 @@ def test_a_prefetched_answer_is_taken_once(tmp_path: Path) -> None:
     assert first is not None and len(first) == 5
     assert not catalog.prefetched(PROJECT)
     assert catalog.stored(PROJECT) == first, "made again when asked again"
+
+
+def test_a_listing_made_only_in_case_is_not_made_for_a_big_index(tmp_path: Path) -> None:
+    """`most`: the picker makes the other scope's stored rows ahead (in case of a Tab) only
+    for an index of at most that many files; asked without it (the Tab came), it answers."""
+    root = make_root(tmp_path)
+    Catalog([root], cache_dir=tmp_path / "cache").refresh()
+    catalog = Catalog([root], cache_dir=tmp_path / "cache")
+    assert catalog.stored(None, most=7) is None, "8 files: more than 7"
+    small = catalog.stored(None, most=8)
+    assert small is not None and small.total == 8
+    assert catalog.stored(None) == small

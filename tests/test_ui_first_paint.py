@@ -9,10 +9,13 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import pytest
 from ui_harness import SIZE, screen_of, settle
-from ui_sessions import PROJECT, Spec, clock, make_root, write_session
+from ui_sessions import OTHER, PROJECT, Spec, clock, make_root, standard_specs, write_session
 
+from seance.app import picker_model
 from seance.app.app import SeanceApp
+from seance.app.screens import first_paint, session_list
 from seance.app.screens.session_list import PickerOptions, SessionPickerScreen
 from seance.core import firstpaint
 from seance.core.catalog import Catalog
@@ -26,11 +29,17 @@ class GatedCatalog(Catalog):
         super().__init__(*args, **kwargs)
         self.gate = threading.Event()
         self.refreshes = 0
+        self.stored_gate = threading.Event()  # cleared: a stored listing waits (a slow index)
+        self.stored_gate.set()
 
     def refresh(self, *args: Any, **kwargs: Any):  # type: ignore[no-untyped-def]
         assert self.gate.wait(20), "the test never opened the gate"
         self.refreshes += 1
         return super().refresh(*args, **kwargs)
+
+    def stored(self, cwd: str | None, **kwargs: Any):  # type: ignore[no-untyped-def]
+        assert self.stored_gate.wait(20), "the test never opened the stored gate"
+        return super().stored(cwd, **kwargs)
 
 
 def gated_app(root: Path, *, prefetch: bool, watch: bool = False) -> tuple[SeanceApp, GatedCatalog]:
@@ -160,3 +169,126 @@ async def test_tab_before_the_refresh_paints_the_stored_scope_and_waits_for_that
         await pilot.press("tab")
         await settle(pilot)
         assert len(screen.session_list.rows) == 5 and catalog.refreshes == 1
+
+
+@pytest.mark.parametrize("launched", ["project", "all"])
+async def test_tab_while_the_refresh_runs_shows_the_stored_rows_at_once_then_the_exact_ones(
+    tmp_path: Path, monkeypatch, launched: str
+) -> None:
+    """The other scope's stored first screens are made beside the launch's exact refresh: a Tab
+    while that refresh runs shows them in the key's own handling (no worker to wait for), only
+    sessions of that scope; the refresh's answer replaces them (every session, as it is now)
+    with the cursor still on the session the user moved to."""
+    monkeypatch.setattr(firstpaint, "FIRST_SESSIONS", 4)  # the first screens: less than a scope
+    root = make_root(tmp_path)
+    Catalog([root]).refresh()
+    write_session(root, Spec("s-other1", OTHER, ("refactor the parser",), timedelta(hours=2), name="Parser"))
+    catalog = GatedCatalog([root])
+    catalog.prefetch_stored(PROJECT if launched == "project" else None)
+    scope = "all" if launched == "project" else "project"
+    screen = SessionPickerScreen(
+        catalog, cwd=PROJECT, scope=launched, clock=clock, options=PickerOptions(watch=False)
+    )  # fmt: skip
+    app = SeanceApp(lambda: screen, theme="textual-dark")
+    app.animation_level = "none"
+    every = {spec.sid: spec.cwd for spec in standard_specs()}
+    async with app.run_test(size=SIZE) as pilot:
+        for _ in range(100):  # the first rows drawn, the other scope's stored rows made meanwhile
+            if scope in screen.model.summaries:
+                break
+            await pilot.pause(0.02)
+        catalog.stored_gate.clear()  # from now on the index is slow: the Tab must not wait for it
+        await pilot.press("tab")
+        rows = by_id(screen)
+        catalog.stored_gate.set()
+        assert catalog.refreshes == 0, "the exact refresh has not run"
+        assert screen.model.scope == scope and rows, "the other scope's rows, with the Tab"
+        assert all(scope == "all" or every[sid] == PROJECT for sid in rows), "no other project's session"
+        assert len(rows) < sum(scope == "all" or cwd == PROJECT for cwd in every.values()), "its first screens"
+        assert f"of {8 if scope == 'all' else 5} sessions" in screen.status.render().plain
+        if scope == "all":
+            assert rows["s-other1"].name is None, "as the index last saw it"
+        await pilot.press("down")
+        chosen = screen.session_list.highlighted.path
+
+        catalog.gate.set()
+        await settle(pilot)
+        rows = by_id(screen)
+        assert catalog.refreshes == 1, "one refresh lists both scopes"
+        assert set(rows) == {sid for sid, cwd in every.items() if scope == "all" or cwd == PROJECT}
+        if scope == "all":
+            assert rows["s-other1"].name == "Parser", "the exact answer replaced it"
+        assert screen.session_list.highlighted.path == chosen, "the cursor stayed on the session"
+
+
+async def test_tab_while_the_exact_rows_are_made_shows_the_stored_rows_meanwhile(tmp_path: Path, monkeypatch) -> None:
+    """The refresh has landed, the other scope's rows are long (made in a worker) and not made
+    ahead yet: a Tab shows that scope's stored first screens at once (without a session gone
+    since), not this scope's rows under the other's status; the worker's rows replace them with
+    the cursor on its session."""
+    monkeypatch.setattr(firstpaint, "FIRST_SESSIONS", 4)
+    monkeypatch.setattr(session_list, "ROWS_AHEAD_DELAY", 60.0)  # not made ahead during the test
+    rows_gate = threading.Event()
+    make_rows = picker_model.plain_rows
+
+    def slow_in_a_worker(*args: Any, **kwargs: Any) -> Any:  # the rows worker's 100,000 rows, made slow
+        if threading.current_thread() is not threading.main_thread():
+            assert rows_gate.wait(20), "the test never opened the rows gate"
+        return make_rows(*args, **kwargs)
+
+    monkeypatch.setattr(picker_model, "plain_rows", slow_in_a_worker)
+    root = make_root(tmp_path)
+    Catalog([root]).refresh()
+    write_session(root, Spec("s-other1", OTHER, ("refactor the parser",), timedelta(hours=2), name="Parser"))
+    app, catalog = gated_app(root, prefetch=True)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(pilot)
+        screen.rows_inline_max = 6  # the project's 5 rows on the UI thread, every project's 8 in a worker
+        for _ in range(100):  # every project's stored rows, made beside the refresh
+            if "all" in screen.model.summaries:
+                break
+            await pilot.pause(0.02)
+        catalog.gate.set()
+        for _ in range(100):
+            if "all" in screen.model.summaries and not screen._loading:
+                break
+            await pilot.pause(0.02)
+        assert catalog.refreshes == 1 and len(screen.model.summaries["all"]) == 8, "the exact listing is in"
+        await pilot.press("tab")
+        rows = by_id(screen)
+        assert "s-other1" in rows and len(rows) < 8, "every project's stored first screens"
+        assert "of 8 sessions" in screen.status.render().plain
+        await pilot.press("down")
+        chosen = screen.session_list.highlighted.path
+
+        rows_gate.set()
+        await settle(pilot)
+        rows = by_id(screen)
+        assert len(rows) == 8 and rows["s-other1"].name == "Parser", "the exact rows replaced them"
+        assert screen.session_list.highlighted.path == chosen, "the cursor stayed on the session"
+        assert catalog.refreshes == 1
+
+
+async def test_on_a_big_index_nothing_is_made_ahead_and_a_tab_asks_for_the_stored_rows(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """Above `STORED_AHEAD_MOST` files the other scope's stored rows are not made in case of a
+    Tab; a Tab while the refresh runs asks for them then (and gets them before the refresh)."""
+    monkeypatch.setattr(first_paint, "STORED_AHEAD_MOST", 3)  # the 8 files are "many"
+    root = make_root(tmp_path)
+    Catalog([root]).refresh()
+    app, catalog = gated_app(root, prefetch=True)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(pilot)
+        for _ in range(50):  # the first rows drawn, the load worker's answer for the other scope in
+            await pilot.pause(0.02)
+        assert "all" not in screen.model.summaries and catalog.refreshes == 0, "nothing made ahead"
+        await pilot.press("tab")
+        for _ in range(100):
+            if len(screen.session_list.rows) == 8:
+                break
+            await pilot.pause(0.02)
+        assert len(screen.session_list.rows) == 8 and catalog.refreshes == 0, "asked for with the Tab"
+        catalog.gate.set()
+        await settle(pilot)
+        assert len(screen.session_list.rows) == 8 and catalog.refreshes == 1

@@ -6,7 +6,8 @@ from a frozen `RowsView` of the model.  A short list (up to `rows_inline_max` se
 fraction of a frame) is ordered on the spot; a longer one in a worker thread, which posts
 `RowsReady`: ordering, the fork tree, the hidden children and the line/index tables of
 100,000 sessions happen there, and the UI thread only swaps in the finished `RowSet`, whose
-rows are made as they are drawn.  Each request has a generation: rows made for a state that
+rows are made as they are drawn (meanwhile a Tab shows the scope's stored first screens if it
+has them: first_paint.py's stand-in).  Each request has a generation: rows made for a state that
 has changed since are dropped (the newer request's rows follow).  The search worker makes its
 hits' rows in its own thread the same way (`RowsView.hit_rows`).  Alt+C's "N child sessions" is counted off the UI
 thread too (`ChildrenCounted`).
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
 
     from ..picker_model import PickerModel, RowsView
     from ..rows import SessionRow
+    from ..widgets.session_list import SessionList
 
 ROWS_INLINE_MAX = 2000
 """Up to this many sessions, rows are made on the UI thread (a few ms: no thread hop, no
@@ -60,6 +62,7 @@ class RowMaking:
 
     rows_inline_max: int = ROWS_INLINE_MAX  # tests lower it to see the worker path
     _rows_generation: int = 0  # the latest request; rows made for an older one are dropped
+    _stand_in_generation: int = 0  # the request whose stand-in rows are on screen (`_show_stand_in`)
 
     if TYPE_CHECKING:  # what the mixin uses of the screen it is mixed into
         model: PickerModel
@@ -69,6 +72,13 @@ class RowMaking:
         def _set_rows(self, rows: Sequence[SessionRow], *, top: bool) -> None: ...
 
         def _children_notice(self, mode: ChildMode, count: int) -> None: ...
+
+        def _show_stand_in(self, view: RowsView, top: bool) -> bool: ...
+
+        def _drop_stand_ins(self) -> None: ...
+
+        @property
+        def session_list(self) -> SessionList: ...
 
     def _next_rows_generation(self) -> int:
         """A new request: whatever rows an earlier one is still making will not be shown."""
@@ -84,6 +94,8 @@ class RowMaking:
         elif self._inline(view):
             self._set_rows(view.rows(), top=top)
         else:
+            if self._show_stand_in(view, top):  # first_paint.py: a Tab's rows meanwhile
+                self._stand_in_generation = generation
             self._rows_worker(view, generation, top)
 
     def _inline(self, view: RowsView) -> bool:
@@ -98,7 +110,9 @@ class RowMaking:
 
     def _make_rows_ahead(self, view: RowsView | None) -> None:
         """Make `view`'s rows in the background, for the model to remember (`RowsMemo`): the
-        other scope's listing, so that Tab finds its rows made (0.1-0.7 s of CPU otherwise)."""
+        other scope's listing, so that Tab finds its rows made (0.1-0.7 s of CPU otherwise).
+        From now on a Tab finds them made or waits for these: no stand-in is shown any more."""
+        self._drop_stand_ins()  # first_paint.py
         if view is not None and not self._inline(view):
             self._rows_ahead_worker(view)
 
@@ -113,7 +127,8 @@ class RowMaking:
 
     def on_rows_ready(self, message: RowsReady) -> None:
         if message.generation == self._rows_generation:
-            self._set_rows(message.rows, top=message.top)
+            moved = message.generation == self._stand_in_generation and self.session_list.touched
+            self._set_rows(message.rows, top=message.top and not moved)  # moved on the stand-in: it stays
 
     def _count_children(self, view: RowsView, mode: ChildMode) -> None:
         """Alt+C's notice: counted here for a short list, by a worker for a long one."""
