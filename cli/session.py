@@ -283,6 +283,27 @@ class _FieldRows(dict[tuple[Any, Any], str | None]):
         return text
 
 
+class _SummaryTexts(dict):
+    """An entry's row text, its summary cut to 100 characters, made once per distinct summary
+    (`summarize` gives many rows one summary); at most 4,096 kept at a time."""
+
+    def __init__(self, calls: Mapping[str, Any]) -> None:
+        from seance.core.summary import entry_summary_text, summarize  # (here: only --text summarises)
+
+        super().__init__()
+        self.calls, self.summarize, self.cut = calls, summarize, entry_summary_text
+
+    def of(self, entry: Any) -> str:
+        summary = self.summarize(entry, self.calls)
+        text = self.get(summary)
+        if text is None:
+            text = self.cut(summary, 100)
+            if len(self) >= 4096:
+                self.clear()
+            self[summary] = text
+        return text
+
+
 def _row_texts(entries: Any) -> list[str]:
     """Each entry's row text (its summary cut to 100 characters, as `entry_summary_text`
     gives), in file order.  An entry whose row reads one field (`summary.ONE_FIELD`) read
@@ -290,7 +311,7 @@ def _row_texts(entries: Any) -> list[str]:
     from the entry (decoded as read, see `tree_text_reads`), summaries shared by many rows
     cut once."""
     from seance.core.entries import MESSAGE_TOOL_RESULT
-    from seance.core.summary import ONE_FIELD, Summary, entry_summary_text, summarize, tool_calls_by_id
+    from seance.core.summary import ONE_FIELD, tool_calls_by_id
 
     count, types, values = len(entries), entries.types, entries.field_values
     texts: list[Any] = [None] * count  # (None: made from the entry, below)
@@ -302,17 +323,9 @@ def _row_texts(entries: Any) -> list[str]:
             values = [value if value is None or value.__class__ is str else _ODD for value in values]
             texts = list(map(rows.__getitem__, zip(types, values, strict=True)))
     calls = tool_calls_by_id(entries) if MESSAGE_TOOL_RESULT in entries.message_kinds else {}  # (only results read it)
-    shared: dict[Summary, str] = {}  # a summary's text: many rows share one (`summarize`)
-    peek = entries.peek
+    shared, peek = _SummaryTexts(calls), entries.peek
     for position in compress(range(count), map(is_, texts, repeat(None))):
-        summary = summarize(peek(position), calls)
-        text = shared.get(summary)
-        if text is None:
-            text = entry_summary_text(summary, 100)
-            if len(shared) >= 4096:
-                shared.clear()
-            shared[summary] = text
-        texts[position] = text
+        texts[position] = shared.of(peek(position))
     return texts
 
 
@@ -320,7 +333,6 @@ def _tree_text_general(session: Session, texts: list[str] | None = None) -> Iter
     """`tree --text` laid out by the tree view's model, each row summarised from its entry
     (`texts`: each entry's row text, by position, when made already)."""
     from seance.app.tree_model import TreeModel  # pure (no Textual): the tree view's own layout
-    from seance.core.summary import Summary, entry_summary_text, summarize  # (here: only --text summarises)
 
     tree = session.tree
     # pi's /tree in text: a single-child chain stays flat, a branch point draws ├─ / └─ connectors
@@ -330,21 +342,11 @@ def _tree_text_general(session: Session, texts: list[str] | None = None) -> Iter
     peek, positions, labels, leaf_id = tree.entries.peek, tree.positions, tree.labels, tree.leaf_id
     rows = model.rows
     indents, flat = rows.indents, int(model.multiple_roots)  # a row indented no deeper has no prefix
-    shared: dict[Summary, str] = {}  # a summary's line text: many rows share one (`summarize`)
+    shared = _SummaryTexts(model.tool_calls)
     for index, entry_id in enumerate(rows.ids):
         prefix = model.prefix(rows[index], fold_marks=False)[0] if indents[index] > flat else ""
         label = labels.get(entry_id) if labels else None
-        if texts is not None:
-            text = texts[positions[entry_id]]
-        else:
-            summary = summarize(peek(positions[entry_id]), model.tool_calls)
-            cut = shared.get(summary)
-            if cut is None:
-                cut = entry_summary_text(summary, 100)
-                if len(shared) >= 4096:
-                    shared.clear()
-                shared[summary] = cut
-            text = cut
+        text = texts[positions[entry_id]] if texts is not None else shared.of(peek(positions[entry_id]))
         lines.append(_tree_text_line(entry_id, prefix, label, leaf_id, text))
         if len(lines) >= _LINES_PER_WRITE:  # one write per batch, not per line
             yield "".join(lines)
