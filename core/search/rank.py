@@ -264,19 +264,8 @@ class _Matcher:
             titled.update([index for index, match in term_found.items() if match[0] < FULL_TEXT])
         first, score = found[0], 100.0 * len(found)
         for index, field_name in rows.items():
-            if index in titled:  # `_combine` inlined (no regex: every term matches here)
-                combined: _Match | None = None
-                for term_found in found:
-                    match = term_found.get(index)
-                    if match is None or match[0] > FULL_TEXT:
-                        match = (FULL_TEXT, field_name, 100.0)
-                    if combined is None:
-                        combined = match
-                    elif combined[0] >= match[0]:
-                        combined = (combined[0], combined[1], combined[2] + match[2])
-                    else:
-                        combined = (match[0], match[1], combined[2] + match[2])
-                matches[index] = combined  # type: ignore[assignment]
+            if index in titled:  # a term in its title: the terms' matches combined (few sessions)
+                self._combine(index, field_name, found, matches)
                 continue
             own = first.get(index)
             matches[index] = (FULL_TEXT, own[1] if own is not None and own[0] == FULL_TEXT else field_name, score)
