@@ -393,6 +393,24 @@ def index_fault(error: BaseException) -> str:
     return DAMAGED
 
 
+def ranged_select(
+    db: sqlite3.Connection,
+    table: str,
+    columns: str,
+    ranges: list[tuple[str, str]] | None,
+    where: str = "",
+    values: tuple = (),
+) -> Iterator[sqlite3.Cursor]:
+    """`SELECT columns FROM table [WHERE where]` over the paths in `ranges` (`root_ranges`;
+    None: every row): one cursor, or one per range (each a range of the `path` index)."""
+    if ranges is None:
+        yield db.execute(f"SELECT {columns} FROM {table}{f' WHERE {where}' if where else ''}", values)
+        return
+    for low, high in ranges:
+        condition = f"path >= ? AND path < ?{f' AND {where}' if where else ''}"
+        yield db.execute(f"SELECT {columns} FROM {table} WHERE {condition}", (low, high, *values))
+
+
 def _checked_listing(found: tuple) -> Listing | None:
     """A `listings` row's (payload, reused, skipped, checksum) as a `Listing`, if it passes
     its check (it is printed as is: a damaged one is never the answer)."""
@@ -1183,15 +1201,8 @@ class Index:
     def _scan(
         self, db: sqlite3.Connection, columns: str, where: str = "", values: tuple = ()
     ) -> Iterator[sqlite3.Cursor]:
-        """`SELECT columns FROM files [WHERE where]` over the files under the roots: one
-        cursor, or one per path range (each a range of the path index)."""
-        ranges = self._ranges(db)
-        if ranges is None:
-            yield db.execute(f"SELECT {columns} FROM files{f' WHERE {where}' if where else ''}", values)
-            return
-        for low, high in ranges:
-            condition = f"path >= ? AND path < ?{f' AND {where}' if where else ''}"
-            yield db.execute(f"SELECT {columns} FROM files WHERE {condition}", (low, high, *values))
+        """`SELECT columns FROM files [WHERE where]` over the files under the roots (`ranged_select`)."""
+        return ranged_select(db, "files", columns, self._ranges(db), where, values)
 
     def _state(self, db: sqlite3.Connection) -> tuple:
         """Which index this is, for what is kept between reads: the full-text signature

@@ -28,7 +28,7 @@ import orjson
 
 from . import scanpool
 from .discovery import FileInfo
-from .index import default_cache_dir, root_ranges
+from .index import default_cache_dir, ranged_select, root_ranges
 from .stats import SessionStats
 from .text import json_bytes, unsurrogate
 
@@ -158,10 +158,7 @@ class StatsCache:
     def _rows(self, columns: str) -> list[tuple]:
         """`columns` of the rows under the roots (path ranges of the primary key's index)."""
         assert self._db is not None
-        if self._ranges is None:
-            return self._db.execute(f"SELECT {columns} FROM stats").fetchall()
-        where = f"SELECT {columns} FROM stats WHERE path >= ? AND path < ?"
-        return [row for bounds in self._ranges for row in self._db.execute(where, bounds).fetchall()]
+        return [row for cursor in ranged_select(self._db, "stats", columns, self._ranges) for row in cursor.fetchall()]
 
     @contextlib.contextmanager
     def _transaction(self) -> Any:
