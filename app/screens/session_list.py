@@ -77,7 +77,7 @@ from .marks import MARK_BINDINGS, MarkActions
 from .missing_cwd import resume_checked
 from .prompt import rename_prompt
 from .row_flow import RowMaking
-from .search_flow import SearchFlow
+from .search_flow import FREEZE_HITS, SearchFlow
 from .skipped import SKIPPED_KEY, SkippedScreen
 
 if TYPE_CHECKING:
@@ -551,7 +551,9 @@ class SessionPickerScreen(DeleteActions, MarkActions, RowMaking, SearchFlow, Fir
             self._set_rows(message.rows, top=self._final_top(message.generation, message.top))
         else:  # the sort, the filters or the listing changed while it ran: the hits again, in the new order
             self._make_rows(self.model.view(), self._final_top(message.generation, message.top))
-        if self._freeze_after_search:  # (a search of many hits froze them itself: search_flow.py)
+        if self._freeze_after_search or len(message.hits) >= FREEZE_HITS:
+            # (a search of many hits froze them itself, search_flow.py: the app is told too, so
+            # it gives them back to the collector once this screen is gone)
             self._freeze_after_search = False
             self._freeze_long_lived()
         self._collect_when_idle()  # search_flow.py
