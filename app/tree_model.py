@@ -217,7 +217,8 @@ class TreeModel:
         # One walk gives the order, each entry's parent (a position) and its category.
         # Nothing else is kept per entry: `_position` is built on first need.
         self.order, self._parent_position, self._categories = self._ordered_preorder(every_entry)
-        self._positions: dict[str, int] | None = None
+        self._positions: Mapping[str, int] | None = None
+        self._present: set[int] | None = None  # the categories present (`_shows_every_entry`)
         self._leaf_position = self._find_position(self.leaf_id) if self.leaf_id else -1
         self._active = self._active_flags()
         self._active_path: set[str] | None = None
@@ -333,10 +334,12 @@ class TreeModel:
         return self._active_path
 
     @property
-    def _position(self) -> dict[str, int]:
-        """Entry id → its position in `order` (built on first need: folds, search)."""
+    def _position(self) -> Mapping[str, int]:
+        """Entry id → its position in `order` (built on first need: folds, search; a chain's
+        order is the entries', so the tree's own positions answer)."""
         if self._positions is None:
-            self._positions = {entry_id: position for position, entry_id in enumerate(self.order)}
+            chain = self.tree.is_chain
+            self._positions = self.tree.positions if chain else {entry: at for at, entry in enumerate(self.order)}
         return self._positions
 
     def _find_position(self, entry_id: str) -> int:
@@ -493,7 +496,9 @@ class TreeModel:
         hidden but at the leaf, counts as not): then every entry is a row, in order."""
         if allowed is None:
             return False
-        present = set(self._categories)  # (a few values, counted at C speed)
+        present = self._present
+        if present is None:
+            present = self._present = set(self._categories)  # (a few values, counted at C speed; fixed)
         return _TEXTLESS_ASSISTANT not in present and all(allowed[category] for category in present)
 
     def _keep_cursor(self) -> None:

@@ -537,16 +537,7 @@ def parse_lines(
             if kind in keep_types:
                 item = value
             if kind == "message":
-                message = get("message")
-                role = message.get("role") if message.__class__ is dict else None
-                if role == "user":
-                    code = MESSAGE_USER
-                elif role == "toolResult":
-                    code = MESSAGE_TOOL_RESULT
-                elif role == "assistant":
-                    code = message_kind(message)
-                else:
-                    code = MESSAGE_OTHER
+                code = message_kind(get("message"))
         add_kind(code)
         if add_field is not None:
             field = fields.get(kind) if kind.__class__ is str else None
@@ -643,16 +634,7 @@ def _parse_clean_block(
         if kind in keep_types:
             items[position] = value
         if kind == "message":
-            message = value.get("message")
-            role = message.get("role") if message.__class__ is dict else None
-            if role == "user":
-                kinds[position] = MESSAGE_USER
-            elif role == "toolResult":
-                kinds[position] = MESSAGE_TOOL_RESULT
-            elif role == "assistant":
-                kinds[position] = message_kind(message)
-            else:
-                kinds[position] = MESSAGE_OTHER
+            kinds[position] = message_kind(value.get("message"))
     # (Into the arrays from lists: `fromlist` is about twice as fast as extending from an iterator.)
     lengths = list(map(len, islice(lines, count)))
     offsets = list(accumulate(map(add, lengths, repeat(1)), initial=base_offset))
