@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ui_harness import SIZE, screen_of, settle
+from ui_harness import SIZE, screen_of, settle, wait_until
 from ui_sessions import OTHER, PROJECT, Spec, clock, make_root, standard_specs, write_session
 
 from seance.app import picker_model
@@ -128,15 +128,9 @@ async def test_a_big_projects_first_screens_count_the_whole_project(tmp_path: Pa
         await pilot.pause()
         assert [row.summary.id for row in screen.session_list.rows] == [f"s-{number:03d}" for number in range(10)]
         assert "10 of 40 sessions" in screen.status.render().plain
-        for _ in range(100):  # the watcher starts once the first rows are drawn
-            if screen.watching:
-                break
-            await pilot.pause(0.05)
+        await wait_until(pilot, lambda: screen.watching, 0.05)  # the watcher starts once the rows are drawn
         write_session(root, Spec("s-live", PROJECT, ("started while the first screens show",), timedelta(0)))
-        for _ in range(100):
-            if any(row.summary.id == "s-live" for row in screen.session_list.rows):
-                break
-            await pilot.pause(0.05)
+        await wait_until(pilot, lambda: any(row.summary.id == "s-live" for row in screen.session_list.rows), 0.05)
         assert any(row.summary.id == "s-live" for row in screen.session_list.rows)
         assert "11 of 40 sessions" in screen.status.render().plain, "a live merge keeps the project's count"
         catalog.gate.set()
@@ -156,10 +150,7 @@ async def test_tab_before_the_refresh_paints_the_stored_scope_and_waits_for_that
         await pilot.pause()
         assert len(screen.session_list.rows) == 5
         await pilot.press("tab")
-        for _ in range(100):
-            if len(screen.session_list.rows) == 8:
-                break
-            await pilot.pause(0.02)
+        await wait_until(pilot, lambda: len(screen.session_list.rows) == 8)
         assert len(screen.session_list.rows) == 8 and catalog.refreshes == 0, "every project, as stored"
         assert "8 sessions" in screen.status.render().plain
         catalog.gate.set()
@@ -175,7 +166,7 @@ async def test_tab_before_the_refresh_paints_the_stored_scope_and_waits_for_that
 async def test_tab_while_the_refresh_runs_shows_the_stored_rows_at_once_then_the_exact_ones(
     tmp_path: Path, monkeypatch, launched: str
 ) -> None:
-    """The other scope's stored first screens are made beside the launch's exact refresh: a Tab
+    """The other scope's stored first screens are made before the launch's exact refresh: a Tab
     while that refresh runs shows them in the key's own handling (no worker to wait for), only
     sessions of that scope; the refresh's answer replaces them (every session, as it is now)
     with the cursor still on the session the user moved to."""
@@ -193,10 +184,8 @@ async def test_tab_while_the_refresh_runs_shows_the_stored_rows_at_once_then_the
     app.animation_level = "none"
     every = {spec.sid: spec.cwd for spec in standard_specs()}
     async with app.run_test(size=SIZE) as pilot:
-        for _ in range(100):  # the first rows drawn, the other scope's stored rows made meanwhile
-            if scope in screen.model.summaries:
-                break
-            await pilot.pause(0.02)
+        # the first rows drawn, the other scope's stored rows made meanwhile
+        await wait_until(pilot, lambda: scope in screen.model.summaries)
         catalog.stored_gate.clear()  # from now on the index is slow: the Tab must not wait for it
         await pilot.press("tab")
         rows = by_id(screen)
@@ -244,15 +233,10 @@ async def test_tab_while_the_exact_rows_are_made_shows_the_stored_rows_meanwhile
     async with app.run_test(size=SIZE) as pilot:
         screen = screen_of(pilot)
         screen.rows_inline_max = 6  # the project's 5 rows on the UI thread, every project's 8 in a worker
-        for _ in range(100):  # every project's stored rows, made beside the refresh
-            if "all" in screen.model.summaries:
-                break
-            await pilot.pause(0.02)
+        # every project's stored rows, made before the refresh
+        await wait_until(pilot, lambda: "all" in screen.model.summaries)
         catalog.gate.set()
-        for _ in range(100):
-            if "all" in screen.model.summaries and not screen._loading:
-                break
-            await pilot.pause(0.02)
+        await wait_until(pilot, lambda: "all" in screen.model.summaries and not screen._loading)
         assert catalog.refreshes == 1 and len(screen.model.summaries["all"]) == 8, "the exact listing is in"
         await pilot.press("tab")
         rows = by_id(screen)
@@ -284,10 +268,7 @@ async def test_on_a_big_index_nothing_is_made_ahead_and_a_tab_asks_for_the_store
             await pilot.pause(0.02)
         assert "all" not in screen.model.summaries and catalog.refreshes == 0, "nothing made ahead"
         await pilot.press("tab")
-        for _ in range(100):
-            if len(screen.session_list.rows) == 8:
-                break
-            await pilot.pause(0.02)
+        await wait_until(pilot, lambda: len(screen.session_list.rows) == 8)
         assert len(screen.session_list.rows) == 8 and catalog.refreshes == 0, "asked for with the Tab"
         catalog.gate.set()
         await settle(pilot)

@@ -55,6 +55,14 @@ async def settle(pilot: Pilot, rounds: int = 3) -> None:
         widget.cursor_blink = False
 
 
+async def wait_until(pilot: Pilot, ready: Callable[[], object], pause: float = 0.02, tries: int = 100) -> None:
+    """Pause until `ready()` is true, at most `tries` times (the caller asserts what it needs)."""
+    for _ in range(tries):
+        if ready():
+            return
+        await pilot.pause(pause)
+
+
 def settled_after(*keys: str, settle_with: Callable[[Pilot], Awaitable[None]] = settle):
     """A snapshot's `run_before`: let the data land, press `keys`, let their work land too."""
 
