@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import orjson
@@ -79,13 +81,29 @@ def _reference(catalog: Catalog, query: str, cwd: str | None = None) -> list[dic
     return json.loads(answer)
 
 
-def test_the_next_query_on_the_same_files_takes_the_kept_rows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@contextmanager
+def _refreshed(tmp_path: Path, sessions: int, projects: int, seed: int) -> Iterator[tuple[Path, Catalog]]:
+    """A generated store and a catalog whose index holds it, closed afterwards."""
     root = tmp_path / "sessions"
-    generate_corpus(root, sessions=40, projects=3, seed=11, mean_bytes=3000)
+    generate_corpus(root, sessions=sessions, projects=projects, seed=seed, mean_bytes=3000)
     catalog = Catalog([root], cache_dir=tmp_path / "cache")
-    reads = IndexRowReads(monkeypatch)
     try:
         catalog.refresh()
+        yield root, catalog
+    finally:
+        catalog.close()
+
+
+def _append_note(path: Path, entry_id: str) -> None:
+    """An agent appends an entry: the file's stat changes."""
+    entry = {"type": "custom", "customType": "note", "data": {}, "id": entry_id, "parentId": None}
+    with path.open("ab") as handle:
+        handle.write(json.dumps(entry).encode() + b"\n")
+
+
+def test_the_next_query_on_the_same_files_takes_the_kept_rows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    reads = IndexRowReads(monkeypatch)
+    with _refreshed(tmp_path, 40, 3, 11) as (_root, catalog):
         expected = _reference(catalog, "sqlite")
         assert _printed(catalog, "sqlite") == expected  # rows read; only the files' key kept
         assert _printed(catalog, "sqlite") == expected  # the same files again: rows read and kept
@@ -97,24 +115,15 @@ def test_the_next_query_on_the_same_files_takes_the_kept_rows(tmp_path: Path, mo
         before = reads.count
         assert _printed(catalog, "sqlite", cwd) == _reference(catalog, "sqlite", cwd)  # one project: the same rows
         assert reads.count == before
-    finally:
-        catalog.close()
 
 
 def test_a_changed_file_or_full_text_index_reads_the_rows_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    root = tmp_path / "sessions"
-    generate_corpus(root, sessions=30, projects=2, seed=12, mean_bytes=3000)
-    catalog = Catalog([root], cache_dir=tmp_path / "cache")
     reads = IndexRowReads(monkeypatch)
-    try:
-        catalog.refresh()
+    with _refreshed(tmp_path, 30, 2, 12) as (root, catalog):
         assert _printed(catalog, "sqlite") == _printed(catalog, "sqlite") == _reference(catalog, "sqlite")  # kept
-        target = sorted(root.rglob("*.jsonl"))[4]
-        with target.open("ab") as handle:  # an agent appends: the file's stat changes
-            entry = {"type": "custom", "customType": "note", "data": {}, "id": "0badf00d", "parentId": None}
-            handle.write(json.dumps(entry).encode() + b"\n")
+        _append_note(sorted(root.rglob("*.jsonl"))[4], "0badf00d")
         before = reads.count
         _printed(catalog, "sqlite")
         assert reads.count > before  # not the kept rows: they were made from other files
@@ -124,45 +133,25 @@ def test_a_changed_file_or_full_text_index_reads_the_rows_again(
         before = reads.count
         assert _printed(catalog, "sqlite") == _reference(catalog, "sqlite")
         assert reads.count > before
-    finally:
-        catalog.close()
 
 
 def test_a_store_changing_under_every_query_keeps_no_rows(tmp_path: Path) -> None:
     """An agent appending between queries: each query sees new files, so only their key is
     kept (no rows written that no query would use)."""
-    root = tmp_path / "sessions"
-    generate_corpus(root, sessions=20, projects=2, seed=14, mean_bytes=3000)
-    catalog = Catalog([root], cache_dir=tmp_path / "cache")
-    target = sorted(root.rglob("*.jsonl"))[3]
-    try:
-        catalog.refresh()
+    with _refreshed(tmp_path, 20, 2, 14) as (root, catalog):
+        target = sorted(root.rglob("*.jsonl"))[3]
         for step in range(3):
-            with target.open("ab") as handle:
-                entry = {
-                    "type": "custom",
-                    "customType": "note",
-                    "data": {},
-                    "id": f"0badf0{step:02d}",
-                    "parentId": None,
-                }
-                handle.write(json.dumps(entry).encode() + b"\n")
+            _append_note(target, f"0badf0{step:02d}")
             assert _printed(catalog, "sqlite") == _reference(catalog, "sqlite")
             with sqlite3.connect(tmp_path / "cache" / DB_NAME) as db:
                 query = "SELECT length(payload) FROM listings WHERE substr(scope, 1, 11) = CAST(? AS BLOB)"
                 kept = db.execute(query, ("query-rows\0",)).fetchall()
             assert kept == [(0,)]
-    finally:
-        catalog.close()
 
 
 def test_damaged_kept_rows_are_never_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    root = tmp_path / "sessions"
-    generate_corpus(root, sessions=30, projects=2, seed=13, mean_bytes=3000)
-    catalog = Catalog([root], cache_dir=tmp_path / "cache")
     reads = IndexRowReads(monkeypatch)
-    try:
-        catalog.refresh()
+    with _refreshed(tmp_path, 30, 2, 13) as (_root, catalog):
         expected = _reference(catalog, "sqlite")
         assert _printed(catalog, "sqlite") == _printed(catalog, "sqlite") == expected  # rows read, checked and kept
         with sqlite3.connect(tmp_path / "cache" / DB_NAME) as db:  # one byte of the kept rows flipped
@@ -173,5 +162,3 @@ def test_damaged_kept_rows_are_never_used(tmp_path: Path, monkeypatch: pytest.Mo
         before = reads.count
         assert _printed(catalog, "sqlite") == expected
         assert reads.count == before + 1  # the damaged blob failed its check: the rows were read again
-    finally:
-        catalog.close()
