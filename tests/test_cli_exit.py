@@ -74,31 +74,28 @@ done.set()
 """
 
 
-def test_atexit_callbacks_run_and_nothing_after_main_does(tmp_path: Path) -> None:
-    root = _root(tmp_path, 5)
+def _run_child(tmp_path: Path, mode: str) -> bytes:
+    """`_CHILD` listing 5 sessions (`mode` "thread": with another thread still running): its
+    stdout, once its atexit callback has run."""
     marker = tmp_path / "marker"
     child = subprocess.run(
-        [sys.executable, "-c", _CHILD, str(marker), "alone", str(root)],
+        [sys.executable, "-c", _CHILD, str(marker), mode, str(_root(tmp_path, 5))],
         env=_env(tmp_path),
         capture_output=True,
         check=True,
     )
     assert marker.read_text() == "atexit ran"
-    assert len(json.loads(child.stdout)) == 5
-    assert b"returned" not in child.stdout  # ended in `exit_now`, right after the answer
+    return child.stdout
+
+
+def test_atexit_callbacks_run_and_nothing_after_main_does(tmp_path: Path) -> None:
+    stdout = _run_child(tmp_path, "alone")
+    assert len(json.loads(stdout)) == 5
+    assert b"returned" not in stdout  # ended in `exit_now`, right after the answer
 
 
 def test_with_another_thread_running_the_interpreter_exits_as_usual(tmp_path: Path) -> None:
-    root = _root(tmp_path, 5)
-    marker = tmp_path / "marker"
-    child = subprocess.run(
-        [sys.executable, "-c", _CHILD, str(marker), "thread", str(root)],
-        env=_env(tmp_path),
-        capture_output=True,
-        check=True,
-    )
-    assert marker.read_text() == "atexit ran"
-    answer, _, rest = child.stdout.partition(b"\n")
+    answer, _, rest = _run_child(tmp_path, "thread").partition(b"\n")
     assert len(json.loads(answer)) == 5
     assert rest == b"returned 0\n"
 
