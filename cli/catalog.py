@@ -69,7 +69,11 @@ def register(commands: argparse._SubParsersAction) -> None:
 
     index = commands.add_parser("index", help="bring the session index (metadata and full text) up to date")
     scope_options(index, cwd=False)
-    index.add_argument("--rebuild", action="store_true", help="throw the index away and build it again")
+    index.add_argument(
+        "--rebuild",
+        action="store_true",
+        help="throw these roots' index away and build it again (other roots the cache holds keep theirs)",
+    )
     index.add_argument(
         "--watch",
         action="store_true",

@@ -714,10 +714,18 @@ class Index:
 
     def reset(self, reason: str | None = None) -> None:
         """Start empty.  With a `reason` (corruption found in use) the files are deleted; without
-        one (`seance index --rebuild`) the tables are emptied in a transaction other readers survive."""
+        one (`seance index --rebuild`) the tables are emptied in a transaction other readers
+        survive, or, when the cache also holds other roots' files, only the rows of the files
+        under this object's roots: `seance index --rebuild --root X` rebuilds X, not every root
+        the shared cache serves (each would be read again in full at its next listing)."""
         with self._write_lock:
             if reason is not None:
                 self._rebuild(reason)
+                return
+            ranges = self._ranges(self.db)
+            if ranges is not None:
+                with self.bulk(), self.writing() as writer:
+                    writer.forget_under(ranges)
                 return
             with self.bulk(), self.writing() as writer:
                 writer.db.execute("DROP TABLE fts")
@@ -1453,6 +1461,17 @@ class Writer:
             (size, mtime_ns, reason, check, check, file_id),
         )
         self.db.execute("DELETE FROM states WHERE file_id = ?", (file_id,))
+
+    def forget_under(self, ranges: list[tuple[str, str]]) -> None:
+        """Forget every file in the path `ranges` (`root_ranges`), and every stored listing
+        (an answer may have listed them)."""
+        for cursor in ranged_select(self.db, "files", "file_id", ranges):
+            for (file_id,) in cursor.fetchall():
+                self._drop_text(file_id)
+                self.db.execute("DELETE FROM states WHERE file_id = ?", (file_id,))
+        for low, high in ranges:
+            self.db.execute("DELETE FROM files WHERE path >= ? AND path < ?", (low, high))
+        self.db.execute("DELETE FROM listings")
 
     def forget(self, path: str) -> None:
         found = self.db.execute("SELECT file_id FROM files WHERE path = ?", (path,)).fetchone()

@@ -237,3 +237,42 @@ def test_a_root_whose_name_is_not_utf8_is_listed_beside_a_shared_cache(tmp_path:
         assert len(summaries) == count and catalog.index_problem is None
         assert hits == ({summary.path for summary in summaries if summary.path.startswith(f"{plain}/")})
         catalog.close()
+
+
+def test_index_rebuild_of_one_root_keeps_the_other_roots_rows(
+    roots: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`seance index --rebuild --root A` on a cache that also serves B and `sessions-old`
+    reads A's 14 files again and leaves the others' rows as they were: B's next listing
+    reads nothing, and every root still answers as a private cache does."""
+    shared = tmp_path / "shared"
+    fill(shared, roots["a"], roots["b"], roots["old"])
+    others = {
+        path: row
+        for path, row in Index(shared).rows().items()
+        if not path[0].startswith(root_path(roots["a"]) + os.sep)
+    }
+    code, out = run_cli(capsys, monkeypatch, shared, "index", "--rebuild", "--root", str(roots["a"]))
+    assert code == 0 and "(14 read, 0 appended, 0 unchanged" in out, out
+    after = Index(shared).rows()
+    assert {path: row for path, row in after.items() if path in others} == others, "the other roots' rows kept"
+    assert len(after) == len(others) + 14
+    catalog = Catalog([roots["b"]], cache_dir=shared)
+    catalog.refresh()
+    assert catalog.last_stats.read == 0 and catalog.last_stats.reused == 14
+    catalog.close()
+    for name in ("a", "b", "old"):
+        private = tmp_path / f"private-{name}"
+        fill(private, roots[name])
+        assert listing([roots[name]], shared) == listing([roots[name]], private), name
+
+
+def test_index_rebuild_of_the_only_root_empties_the_cache(
+    roots: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With nothing else in the cache, `--rebuild` empties the tables whole (the fast path)."""
+    cache = tmp_path / "cache"
+    fill(cache, roots["a"])
+    code, out = run_cli(capsys, monkeypatch, cache, "index", "--rebuild", "--root", str(roots["a"]))
+    assert code == 0 and "(14 read, 0 appended, 0 unchanged" in out, out
+    assert len(Index(cache).rows()) == 14
