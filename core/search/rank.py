@@ -38,7 +38,7 @@ from typing import Any, NamedTuple
 
 from ..fulltext import is_primary
 from ..model import SessionSummary
-from .fuzzy import MIN_FUZZY, fuzzy_match, fuzzy_pattern, max_span
+from .fuzzy import MIN_FUZZY, fuzzy_match, fuzzy_pattern, fuzzy_scorer, max_span
 from .haystack import Block, Haystack, SearchCache, one_line, session_text
 from .query import Query, Term, fold, parse_query
 from .snippet import Snippet, Span, TextHit, highlight, query_snippet
@@ -340,9 +340,7 @@ class _Matcher:
                 and (match.end() - match.start() <= limit or (match := fuzzy_match(pattern, shown[index], length)))
             ]
             if fuzzy:
-                from rapidfuzz import fuzz  # here: a search without a fuzzy hit never loads it
-
-                ratio = fuzz.partial_ratio
+                ratio = fuzzy_scorer()  # here: a search without a fuzzy hit never loads rapidfuzz
             for index, match in fuzzy:
                 # scored where it matched (what the row highlights), not against the whole title
                 window = shown[index][max(match.start() - length, 0) : match.end() + length]
