@@ -198,8 +198,12 @@ class _Matcher:
                 depth = known
                 break
         for position in range(depth, len(keys)):
+            # the term scanned alone over `alive` already (`_scan_alone`, which the index's hits
+            # need: `prescan` makes it while the index answers) holds its match in each of
+            # `matches` (a session's match is its own): `_both` takes those, no second scan
+            alone = memo.get((scope, keys[position : position + 1])) if matches is not None else None
             candidates = alive if matches is None else list(matches)
-            found = self._scan_term(self.positive[position], block, candidates)
+            found = alone if alone is not None else self._scan_term(self.positive[position], block, candidates)
             matches = found if matches is None else _both(matches, found)
             if len(memo) >= _MEMO_LIMIT:
                 memo.clear()
@@ -653,11 +657,16 @@ def prescan(
     matcher = _Matcher(query, None, paths)
     if not matcher.positive:
         return True
+    several = len(matcher.positive) > 1  # the index's hits are merged with each term's own scan
     for start in range(0, len(summaries), max(chunk, 1)):
         if cancelled():
             return False
         block = cache.block(summaries[start : start + max(chunk, 1)])
-        matcher._chain(block, matcher.alive(block.hays))
+        alive = matcher.alive(block.hays)
+        if several:  # (`_merge_text_hits`: scanned here, while the index answers, and reused by the chain)
+            for term, key in zip(matcher.positive, matcher.keys, strict=True):
+                matcher._scan_alone(term, key, block, alive)
+        matcher._chain(block, alive)
     return True
 
 
