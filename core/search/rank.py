@@ -267,12 +267,29 @@ class _Matcher:
         for term_found in found:
             titled.update([index for index, match in term_found.items() if match[0] < FULL_TEXT])
         first, score = found[0], 100.0 * len(found)
-        for index, field_name in rows.items():
-            if index in titled:  # a term in its title: the terms' matches combined (few sessions)
-                self._combine(index, field_name, found, matches)
-                continue
-            own = first.get(index)
-            matches[index] = (FULL_TEXT, own[1] if own is not None and own[0] == FULL_TEXT else field_name, score)
+        # a term in its title: the terms' matches combined, term after term over all those
+        # sessions at once (`_combine`'s answer: a term's match past the full-text tier, or
+        # none, is a full-text hit in the index's field)
+        in_index = {index: (FULL_TEXT, field_name, 100.0) for index, field_name in rows.items() if index in titled}
+        combined: dict[int, _Match] | None = None
+        for term_found in found:
+            own_or_index = {
+                index: match if (match := term_found.get(index)) is not None and match[0] <= FULL_TEXT else hit
+                for index, hit in in_index.items()
+            }
+            combined = own_or_index if combined is None else _both(combined, own_or_index)
+        matches.update(combined or {})
+        matches.update(
+            {
+                index: (
+                    FULL_TEXT,
+                    own[1] if (own := first.get(index)) is not None and own[0] == FULL_TEXT else name,
+                    score,
+                )
+                for index, name in rows.items()
+                if index not in titled
+            }
+        )
 
     def _combine(self, index: int, field_name: str, found: list[dict[int, _Match]], matches: dict[int, _Match]) -> None:
         """Session `index`, an index hit in `field_name`, with every term's own match (`found`,
