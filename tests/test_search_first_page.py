@@ -89,3 +89,34 @@ def test_a_search_after_prescan_ranks_as_a_fresh_one() -> None:
                 fresh = search([replace(session) for session in sessions], query, text_hits=text_hits, paths=paths)
                 assert _outcome(reused) == _outcome(fresh), (typed[:end], paths)
     assert not prescan(sessions, parse_query("fix"), cache=cache, cancelled=lambda: True)
+
+
+def test_prescan_of_several_terms_leaves_no_term_to_scan_once_the_index_answers(monkeypatch) -> None:
+    """With the index's hits, a query of several terms is merged with each term's own scan
+    (`_merge_text_hits`): the picker's `prescan` makes those while the index answers, and the
+    chain of terms reuses them, so each term is scanned at most once per block, and nothing is
+    left to scan once the index has answered."""
+    from seance.core.search import rank
+
+    sessions = _sessions(500, seed=9, ordered=False)
+    text_hits = {session.path: FakeTextHit(session.path, "…", "assistant") for session in sessions[::2]}
+    scanned: list[str] = []
+    scan_term = rank._Matcher._scan_term
+
+    def counted(self, term, block, candidates):
+        scanned.append(term.text)
+        return scan_term(self, term, block, candidates)
+
+    monkeypatch.setattr(rank._Matcher, "_scan_term", counted)
+    cache, blocks = SearchCache(), -(-len(sessions) // 128)
+    for typed in ("docker", "docker b", "docker bu", "fix auth", "kube dead beef", "the !cache"):
+        query = parse_query(typed)
+        scanned.clear()
+        assert prescan(sessions, query, chunk=128, cache=cache)
+        assert all(scanned.count(text) <= blocks for text in set(scanned)), typed
+        scanned.clear()
+        steps = search_iter(sessions, query, text_hits=text_hits, chunk=128, cache=cache)
+        hits = next(step.hits for step in steps if step.hits is not None)
+        assert hits and scanned == [], typed  # (not vacuous: index hits merged)
+        fresh = search([replace(session) for session in sessions], query, text_hits=text_hits)
+        assert _outcome(hits) == _outcome(fresh), typed

@@ -23,9 +23,11 @@ connection, kept: its signature is checked once), where it runs while the titles
 A newer key cancels the worker (it checks between steps and chunks) and its first page is
 dropped if it arrives late (rows generation, query text).  The status line's count waits for
 the final rows.  After a listing, `_warm_search` folds the sessions' haystacks on the search
-thread, in small steps that a keystroke's search overtakes, then opens the index thread's
-connection, so the first key does not pay for them (~60 ms at 10,000 sessions, ~0.7 s at
-100,000).
+thread, in small steps that a keystroke's search overtakes, imports the fuzzy scorer, makes
+the fork tree the hits' rows need, then opens the index thread's connection, so the first
+key does not pay for them (~60 ms at 10,000 sessions, ~0.7 s at 100,000; rapidfuzz's
+import ~15 ms, which was the first three-letter key's: 100-150 ms from a terminal against
+~50 for the next ones; the fork tree ~6 ms, the first key's).
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from textual.message import Message
 from seance.core import gcpause
 from seance.core.gcpause import gc_paused
 from seance.core.search import SearchCache, first_hits, parse_query, prescan, search_iter
+from seance.core.search.fuzzy import fuzzy_scorer
 from seance.core.text import display_text
 
 from ..messages import SearchDone
@@ -254,8 +257,9 @@ class SearchFlow:
         self._idle_collect = self.set_timer(COLLECT_IDLE, gcpause.collect_idle)
 
     def _warm_search(self, view: RowsView, paths: bool) -> None:
-        """Fold `view`'s sessions for the search and open the index connection, on the
-        search thread, a chunk at a time (a search asked for meanwhile goes first)."""
+        """Fold `view`'s sessions for the search, load the fuzzy scorer, make the fork tree
+        and open the index connection, on the search thread, a chunk at a time (a search
+        asked for meanwhile goes first)."""
         self._warm_generation += 1
         generation, summaries = self._warm_generation, view.visible()
         cache, thread, index_thread = self._search_cache, self._search_thread, self._index_thread
@@ -269,6 +273,8 @@ class SearchFlow:
                     cache.block(summaries[starts[at] : starts[at] + SEARCH_CHUNK])
                 thread.soon(lambda: step(at + 1))
                 return
+            fuzzy_scorer()  # rapidfuzz's import (~15 ms), paid by the first fuzzy key otherwise
+            view.child_count()  # the fork tree every search's rows need (`RowsMemo.parents`: ~6 ms)
             within = self._paths_of(summaries)
             index_thread.soon(lambda: opened(within))
 

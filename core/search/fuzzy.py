@@ -9,6 +9,7 @@ highlighting (`snippet`) both use these, so every fuzzy hit highlights what matc
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import lru_cache
 
 MIN_FUZZY = 3  # shorter tokens only match as substrings (a 2-letter subsequence is noise)
@@ -45,6 +46,15 @@ def fuzzy_match(pattern: re.Pattern[str], hay: str, length: int) -> re.Match[str
     while match is not None and match.end() - match.start() > limit:
         match = pattern.search(hay, match.start() + 1)
     return match
+
+
+def fuzzy_scorer() -> Callable[[str, str], float]:
+    """rapidfuzz's `fuzz.partial_ratio`, which scores a fuzzy hit, imported on first use: a
+    search without a fuzzy hit (and `seance ls`) never loads it.  The import costs ~15 ms of
+    CPU, so the picker calls this ahead, off the UI thread, before the first key needs it."""
+    from rapidfuzz import fuzz
+
+    return fuzz.partial_ratio
 
 
 def fuzzy_positions(hay: str, term: str) -> list[int] | None:

@@ -38,7 +38,7 @@ from typing import Any, NamedTuple
 
 from ..fulltext import is_primary
 from ..model import SessionSummary
-from .fuzzy import MIN_FUZZY, fuzzy_match, fuzzy_pattern, max_span
+from .fuzzy import MIN_FUZZY, fuzzy_match, fuzzy_pattern, fuzzy_scorer, max_span
 from .haystack import Block, Haystack, SearchCache, one_line, session_text
 from .query import Query, Term, fold, parse_query
 from .snippet import Snippet, Span, TextHit, highlight, query_snippet
@@ -198,8 +198,12 @@ class _Matcher:
                 depth = known
                 break
         for position in range(depth, len(keys)):
+            # the term scanned alone over `alive` already (`_scan_alone`, which the index's hits
+            # need: `prescan` makes it while the index answers) holds its match in each of
+            # `matches` (a session's match is its own): `_both` takes those, no second scan
+            alone = memo.get((scope, keys[position : position + 1])) if matches is not None else None
             candidates = alive if matches is None else list(matches)
-            found = self._scan_term(self.positive[position], block, candidates)
+            found = alone if alone is not None else self._scan_term(self.positive[position], block, candidates)
             matches = found if matches is None else _both(matches, found)
             if len(memo) >= _MEMO_LIMIT:
                 memo.clear()
@@ -263,12 +267,29 @@ class _Matcher:
         for term_found in found:
             titled.update([index for index, match in term_found.items() if match[0] < FULL_TEXT])
         first, score = found[0], 100.0 * len(found)
-        for index, field_name in rows.items():
-            if index in titled:  # a term in its title: the terms' matches combined (few sessions)
-                self._combine(index, field_name, found, matches)
-                continue
-            own = first.get(index)
-            matches[index] = (FULL_TEXT, own[1] if own is not None and own[0] == FULL_TEXT else field_name, score)
+        # a term in its title: the terms' matches combined, term after term over all those
+        # sessions at once (`_combine`'s answer: a term's match past the full-text tier, or
+        # none, is a full-text hit in the index's field)
+        in_index = {index: (FULL_TEXT, field_name, 100.0) for index, field_name in rows.items() if index in titled}
+        combined: dict[int, _Match] | None = None
+        for term_found in found:
+            own_or_index = {
+                index: match if (match := term_found.get(index)) is not None and match[0] <= FULL_TEXT else hit
+                for index, hit in in_index.items()
+            }
+            combined = own_or_index if combined is None else _both(combined, own_or_index)
+        matches.update(combined or {})
+        matches.update(
+            {
+                index: (
+                    FULL_TEXT,
+                    own[1] if (own := first.get(index)) is not None and own[0] == FULL_TEXT else name,
+                    score,
+                )
+                for index, name in rows.items()
+                if index not in titled
+            }
+        )
 
     def _combine(self, index: int, field_name: str, found: list[dict[int, _Match]], matches: dict[int, _Match]) -> None:
         """Session `index`, an index hit in `field_name`, with every term's own match (`found`,
@@ -340,9 +361,7 @@ class _Matcher:
                 and (match.end() - match.start() <= limit or (match := fuzzy_match(pattern, shown[index], length)))
             ]
             if fuzzy:
-                from rapidfuzz import fuzz  # here: a search without a fuzzy hit never loads it
-
-                ratio = fuzz.partial_ratio
+                ratio = fuzzy_scorer()  # here: a search without a fuzzy hit never loads rapidfuzz
             for index, match in fuzzy:
                 # scored where it matched (what the row highlights), not against the whole title
                 window = shown[index][max(match.start() - length, 0) : match.end() + length]
@@ -655,11 +674,16 @@ def prescan(
     matcher = _Matcher(query, None, paths)
     if not matcher.positive:
         return True
+    several = len(matcher.positive) > 1  # the index's hits are merged with each term's own scan
     for start in range(0, len(summaries), max(chunk, 1)):
         if cancelled():
             return False
         block = cache.block(summaries[start : start + max(chunk, 1)])
-        matcher._chain(block, matcher.alive(block.hays))
+        alive = matcher.alive(block.hays)
+        if several:  # (`_merge_text_hits`: scanned here, while the index answers, and reused by the chain)
+            for term, key in zip(matcher.positive, matcher.keys, strict=True):
+                matcher._scan_alone(term, key, block, alive)
+        matcher._chain(block, alive)
     return True
 
 
