@@ -52,16 +52,22 @@ class SessionContext:
     injected_rules: list[str] = field(default_factory=list)
     compaction: dict[str, Any] | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, messages: bool = True) -> dict[str, Any]:
+        """The context's part of `show --json`; `messages=False`: its "messages" an empty list
+        in its place (a caller that writes them a batch at a time: `messages_json`)."""
         model = self.model
         return {
             "leafId": self.leaf_id,
             "thinkingLevel": _scalar(self.thinking_level),
             "model": {key: _scalar(value) for key, value in model.items()} if model is not None else None,
-            "messages": [{"role": m.role, "text": m.text, "entryId": m.entry_id} for m in self.messages],
+            "messages": self.messages_json() if messages else [],
             "mode": self.mode,
             "injectedRules": self.injected_rules,
         }
+
+    def messages_json(self, start: int = 0, stop: int | None = None) -> list[dict[str, Any]]:
+        """The "messages" of `to_json`, those from `start` to `stop` (a slice's bounds)."""
+        return [{"role": m.role, "text": m.text, "entryId": m.entry_id} for m in self.messages[start:stop]]
 
 
 def _as_message(entry: dict[str, Any]) -> ContextMessage | None:
