@@ -35,21 +35,14 @@ def tool_calls_by_id(entries: Iterable[dict[str, Any]]) -> Mapping[str, dict[str
         entries = entries.messages(MESSAGE_ASSISTANT, MESSAGE_TEXTLESS_ASSISTANT)
     calls: dict[str, dict[str, Any]] = {}
     for entry in entries:
-        calls.update(_calls_of(entry))
+        message = entry.get("message")
+        if entry.get("type") != "message" or not isinstance(message, dict) or message.get("role") != "assistant":
+            continue
+        content = message.get("content")
+        for block in content if isinstance(content, list) else ():
+            if isinstance(block, dict) and block.get("type") == "toolCall" and isinstance(block.get("id"), str):
+                calls[block["id"]] = block
     return calls
-
-
-def _calls_of(entry: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-    """(id, block) of each toolCall block of an assistant `message` entry, in order."""
-    message = entry.get("message")
-    if entry.get("type") != "message" or not isinstance(message, dict) or message.get("role") != "assistant":
-        return []
-    content = message.get("content")
-    return [
-        (block["id"], block)
-        for block in (content if isinstance(content, list) else ())
-        if isinstance(block, dict) and block.get("type") == "toolCall" and isinstance(block.get("id"), str)
-    ]
 
 
 class ToolCallsFromEnd(Mapping[str, dict[str, Any]]):
@@ -78,8 +71,9 @@ class ToolCallsFromEnd(Mapping[str, dict[str, Any]]):
         with self._lock:
             found, positions, peek = self._found, self._positions, self._entries.peek
             while self._left and (call_id is None or call_id not in found):
-                for block_id, block in reversed(_calls_of(peek(positions[self._left - 1]))):
-                    found.setdefault(block_id, block)  # (met first going backwards: the last one)
+                # (an entry's own: its last block of each id; met first going backwards: the last one)
+                for block_id, block in tool_calls_by_id((peek(positions[self._left - 1]),)).items():
+                    found.setdefault(block_id, block)
                 self._left -= 1  # (after the read: a read that raises is asked again)
 
     def get(self, call_id: Any, default: Any = None) -> Any:

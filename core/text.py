@@ -186,11 +186,13 @@ def content_text(content: Any, joiner: str) -> str:
     """Text of a message `content`: the string itself, or its text blocks joined."""
     if isinstance(content, str):
         return content
-    if isinstance(content, list):
+    if isinstance(content, list):  # (a list for `join`, not a generator: one text per message, 200,000 of them)
         return joiner.join(
-            block["text"]
-            for block in content
-            if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str)
+            [
+                block["text"]
+                for block in content
+                if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str)
+            ]
         )
     return ""
 

@@ -22,7 +22,7 @@ from test_tree_text_fast import HEADER, STAMP, _line, _session_lines
 from seance.cli import session as cli_session
 from seance.cli.output import put_line, write_json
 from seance.cli.session import show_payload
-from seance.core.context import CONTEXT_TYPES
+from seance.core.context import CONTEXT_TYPES, ContextMessage, SessionContext, build_session_context
 from seance.core.entries import Entries
 from seance.core.session import Session, read_session
 from seance.core.summary import ToolCallsFromEnd, tool_calls_by_id
@@ -124,11 +124,15 @@ def test_show_json_of_no_message_and_of_a_compaction_equal_the_general_path(
         _assert_show_matches(path, capsysbinary)
 
 
-@pytest.mark.parametrize("path", corpus_files()[:40], ids=lambda path: path.name)
-def test_show_and_show_json_equal_the_general_path_on_corpus_files(
+@pytest.mark.parametrize("path", corpus_files(), ids=lambda path: path.name)
+def test_show_show_json_and_the_context_equal_the_general_path_on_corpus_files(
     path: Path, capsysbinary: pytest.CaptureFixture[bytes]
 ) -> None:
     _assert_show_matches(path, capsysbinary, leaves=2)
+    general, session = _read(path, decoded=True), _read(path, decoded=CONTEXT_TYPES)
+    ids = general.tree.entries.ids
+    for target in [*ids[:: max(1, len(ids) // 8)], *ids[-1:]]:  # (the context as read before the columns)
+        assert build_session_context(session, target) == _reference_context(general, target), target
 
 
 def _calls_lines(rng: random.Random, count: int) -> list[bytes]:
@@ -188,3 +192,97 @@ def test_the_tree_views_summaries_with_calls_read_from_the_end_equal_the_full_ma
         full = tool_calls_by_id(list(session.entries))
         for entry_id in reversed(session.tree.entries.ids):
             assert model.summary(entry_id) == summarize(session.tree.by_id[entry_id], full), (trial, entry_id)
+
+
+def _reference_context(session: Session, target: str) -> SessionContext:
+    """pi's buildSessionContext as seance wrote it before the columns: every entry on the
+    path root → `target` decoded and read in order (the spec the fast path must equal)."""
+    from seance.core.context import _as_message
+
+    path = session.tree.path_to(target)
+    context = SessionContext(leaf_id=target)
+    compaction_index = -1
+    for index, entry in enumerate(path):
+        kind = entry.get("type")
+        if kind == "thinking_level_change":
+            context.thinking_level = entry.get("thinkingLevel")
+        elif kind == "model_change":
+            if entry.get("role") in (None, "default"):
+                context.model = {"provider": entry.get("provider"), "modelId": entry.get("modelId")}
+        elif kind == "message":
+            message = entry.get("message")
+            if isinstance(message, dict) and message.get("role") == "assistant":
+                context.model = {"provider": message.get("provider"), "modelId": message.get("model")}
+        elif kind == "compaction":
+            compaction_index = index
+        elif kind == "mode_change":
+            mode = entry.get("mode")
+            context.mode = mode if isinstance(mode, str) else "none"
+            context.mode_data = entry.get("data")
+        elif kind == "ttsr_injection":
+            rules = entry.get("injectedRules")
+            for rule in rules if isinstance(rules, list) else ():
+                if isinstance(rule, str) and rule not in context.injected_rules:
+                    context.injected_rules.append(rule)
+    kept = range(len(path))
+    if compaction_index >= 0:
+        compaction = context.compaction = path[compaction_index]
+        summary = {"role": "compactionSummary", "summary": compaction.get("summary")}
+        summary["tokensBefore"] = compaction.get("tokensBefore")
+        context.messages.append(ContextMessage("compactionSummary", summary, compaction["id"]))
+        first_kept = compaction.get("firstKeptEntryId")
+        keep_from = next((i for i in range(compaction_index) if path[i]["id"] == first_kept), compaction_index)
+        kept = [i for i in kept if keep_from <= i < compaction_index or i > compaction_index]
+    context.messages += [message for i in kept if (message := _as_message(path[i])) is not None]
+    return context
+
+
+def _context_lines(rng: random.Random, count: int) -> list[bytes]:
+    """`_show_lines`, with more of what the context reads: compactions keeping from entries
+    of any type (or none), model changes of every role, assistants' models, odd messages."""
+    lines = _show_lines(rng, count, chain=rng.random() < 0.5)
+    ids = [entry["id"] for line in lines[1:] if isinstance(entry := _loads(line), dict) and "id" in entry]
+    for index in range(1, len(lines)):
+        entry = _loads(lines[index])
+        if not isinstance(entry, dict) or rng.random() < 0.7:
+            continue
+        roll = rng.randrange(5)
+        if roll == 0 and ids:
+            entry = {"type": "compaction", "id": entry.get("id"), "parentId": entry.get("parentId"), "summary": "s"}
+            entry["firstKeptEntryId"] = rng.choice([*ids, "gone", None])
+        elif roll == 1:
+            entry["type"], entry["role"] = "model_change", rng.choice([None, "default", "smol", ["x"]])
+            entry["provider"], entry["modelId"] = "p", rng.choice(["m1", "m2", None])
+        elif roll == 2:
+            role = rng.choice(["assistant", "assistant", "user", "toolResult", 3])
+            entry["type"], entry["message"] = "message", {"role": role, "provider": "q", "model": f"m{index}"}
+        elif roll == 3:
+            entry["type"], entry["message"] = "message", rng.choice(["text", None, ["a"], {"content": "no role"}])
+        else:
+            entry["type"] = rng.choice(["ttsr_injection", "mode_change", "thinking_level_change", "custom_message"])
+            entry.update(injectedRules=["r1", "r2", 5], mode="plan", thinkingLevel="high", content="c")
+        lines[index] = _line(entry)
+    return lines
+
+
+def _loads(line: bytes) -> Any:
+    try:
+        return orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return None
+
+
+def test_the_context_read_off_the_columns_equals_the_whole_path_read_120_trials(tmp_path: Path) -> None:
+    rng = random.Random(21)
+    for trial in range(120):
+        path = tmp_path / f"c{trial}.jsonl"
+        path.write_bytes(b"".join(_context_lines(rng, rng.randrange(0, 90))))
+        general = _read(path, decoded=True)
+        ids = general.tree.entries.ids
+        for by_offset in (False, True):
+            session = _read(path, decoded=CONTEXT_TYPES if trial % 3 else False, by_offset=by_offset)
+            for target in [*ids[:: max(1, len(ids) // 6)], *ids[-2:]]:
+                expected = _reference_context(general, target)
+                assert build_session_context(session, target) == expected, (trial, target, by_offset)
+            assert build_session_context(session) == build_session_context(general)
+            session.close()
