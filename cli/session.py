@@ -53,12 +53,17 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def open_session_arg(
-    args: argparse.Namespace, *, decoded: bool | Collection[str] = False, fields: Mapping[str, str] | None = None
+    args: argparse.Namespace,
+    *,
+    decoded: bool | Collection[str] = False,
+    fields: Mapping[str, str] | None = None,
+    message_kinds: bool = True,
 ) -> Session:
     """Load the SESSION argument: a path, or an id prefix under `--root` from `--cwd`.
-    `decoded`, `fields`: what the command reads of the entries (see `read_session`)."""
+    `decoded`, `fields`, `message_kinds`: what the command reads of the entries (see `read_session`)."""
     path = session_path(args.session, args)
-    result = read_session(path, digest=False, decoded=decoded, fields=fields)  # read-only: no content hash
+    # read-only: no content hash
+    result = read_session(path, digest=False, decoded=decoded, fields=fields, message_kinds=message_kinds)
     if isinstance(result, NotASession):
         code = ExitCode.NOT_FOUND if result.reason == "no such file" else ExitCode.BAD_INPUT
         raise CliError(f"{result.path}: not a session ({result.reason})", code)
@@ -240,7 +245,7 @@ def run_tree(args: argparse.Namespace) -> int:
         return run_tree_ui(open_session_arg(args), as_json=args.pick)
     with gc_paused():  # from reading to the last line out, the session freed inside (see `run_show`)
         if args.json:
-            _write_tree_json(open_session_arg(args))
+            _write_tree_json(open_session_arg(args, message_kinds=False))  # (nodes: ids, parents, types, labels)
         else:
             write = sys.stdout.write
             for text in tree_text(open_session_arg(args, **tree_text_reads())):

@@ -1,11 +1,21 @@
-"""`show` and `show --json` written a batch at a time print byte for byte what the general
-path prints (`write_json(show_payload(...))`, and a `put_line` per line made from that
-payload: the command as it was), and `ToolCallsFromEnd` (the tree view's calls, read from the
-end only as far as asked) answers as `tool_calls_by_id` does.  Checked on generated sessions
-with forks, several roots, compactions, odd field values and roles, hostile ids and text,
-bad lines, duplicate ids and junk parents (each read kept in memory and read back by offset),
-whatever the batch size, at the leaf and at other entries, and on every file of
-../shared/corpus."""
+"""The fast paths for sessions of hundreds of thousands of messages answer exactly as the
+general paths do:
+
+* `show` and `show --json` written a batch at a time print byte for byte what the general
+  path prints (`write_json(show_payload(...))`, and a `put_line` per line made from that
+  payload: the command as it was);
+* the context read off the columns (`build_session_context`) equals the whole path read entry
+  by entry (the code as it was: `_reference_context`);
+* `ToolCallsFromEnd` (the tree view's calls, read from the end only as far as asked) answers
+  as `tool_calls_by_id` does;
+* a read that does not look inside messages (`read_session(message_kinds=False)`, `tree
+  --json`) holds the same entries, columns and tree, and its message kinds, made when asked
+  for, are the reader's.
+
+Checked on generated sessions with forks, several roots, compactions, odd field values and
+roles, hostile ids and text, bad lines, duplicate ids and junk parents (each read kept in
+memory and read back by offset), whatever the batch size, at the leaf and at other entries,
+and on every file of ../shared/corpus."""
 
 from __future__ import annotations
 
@@ -285,4 +295,38 @@ def test_the_context_read_off_the_columns_equals_the_whole_path_read_120_trials(
                 expected = _reference_context(general, target)
                 assert build_session_context(session, target) == expected, (trial, target, by_offset)
             assert build_session_context(session) == build_session_context(general)
+            session.close()
+
+
+def test_a_read_without_message_kinds_equals_the_full_read_on_60_generated_sessions_and_the_corpus(
+    tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    """Same entries, columns, tree and `tree --json`; the kinds, made when asked for, equal the reader's."""
+    rng = random.Random(5)
+    paths = []
+    for trial in range(60):
+        path = tmp_path / f"k{trial}.jsonl"
+        path.write_bytes(b"".join(_context_lines(rng, rng.randrange(0, 90))))
+        paths.append(path)
+    for path in [*paths, *corpus_files()]:
+        for by_offset in (False, True):
+            full = _read(path, by_offset=by_offset)
+            session = _read(path, by_offset=by_offset, message_kinds=False)
+            cli_session._write_tree_json(full)
+            expected = capsysbinary.readouterr().out
+            cli_session._write_tree_json(session)
+            assert capsysbinary.readouterr().out == expected, path.name
+            entries, full_entries = session.entries, full.entries
+            if not session.migrations and session.dialect != "operator":  # (the others decode every entry)
+                assert entries._message_kinds is None, path.name  # (not made: `tree --json` never asked)
+            assert (entries.ids, entries.parents, entries.types) == (
+                full_entries.ids,
+                full_entries.parents,
+                full_entries.types,
+            )
+            assert list(entries) == list(full_entries) and session.problems == full.problems
+            some = sorted({0, len(entries) // 2, len(entries) - 1}) if len(entries) else []
+            assert entries.select(some).message_kinds == full_entries.select(some).message_kinds, path.name
+            assert entries.message_kinds == full_entries.message_kinds, path.name
+            full.close()
             session.close()
