@@ -330,3 +330,43 @@ def test_a_read_without_message_kinds_equals_the_full_read_on_60_generated_sessi
             assert entries.message_kinds == full_entries.message_kinds, path.name
             full.close()
             session.close()
+
+
+def test_the_preview_with_the_contexts_assistants_equals_it_with_each_decoded_60_trials(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The preview's costs and tool calls from the assistant messages the context holds (the
+    others decoded) equal them from every assistant decoded, compactions and odd messages
+    included, at the leaf and at other entries."""
+    from seance.app.widgets import context_preview
+
+    rng = random.Random(9)
+    paths = []
+    for trial in range(60):
+        lines = _context_lines(rng, rng.randrange(0, 90))
+        for index in range(1, len(lines)):  # costs and calls on some assistants
+            entry = _loads(lines[index])
+            message = entry.get("message") if isinstance(entry, dict) else None
+            if isinstance(message, dict) and message.get("role") == "assistant" and rng.random() < 0.7:
+                message["usage"] = {"cost": {"total": rng.choice([0.5, 2, True, "x", None])}}
+                call = {
+                    "type": "toolCall",
+                    "id": f"c{rng.randrange(5)}",
+                    "name": "bash",
+                    "arguments": {"command": "ls"},
+                }
+                message["content"] = [{"type": "text", "text": "t"}, call]
+                lines[index] = _line(entry)
+        path = tmp_path / f"p{trial}.jsonl"
+        path.write_bytes(b"".join(lines))
+        paths.append(path)
+    for path in [*paths, *corpus_files()[:20]]:
+        session = _read(path)
+        ids = session.tree.entries.ids
+        targets = [*ids[:: max(1, len(ids) // 4)], *ids[-1:]]
+        fast = [context_preview.build_preview(session, target) for target in targets]
+        with monkeypatch.context() as patch:
+            patch.setattr(context_preview, "_path_assistants", lambda entries, at, _context: [entries[p] for p in at])
+            general = [context_preview.build_preview(session, target) for target in targets]
+        assert fast == general, path.name
+        session.close()
