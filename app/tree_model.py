@@ -30,9 +30,10 @@ from seance.core.entries import (
     MESSAGE_TEXTLESS_ASSISTANT,
     MESSAGE_TOOL_RESULT,
     MESSAGE_USER,
+    Entries,
 )
 from seance.core.errors import SessionChangedError
-from seance.core.summary import Summary, format_tool_call, summarize, tool_calls_by_id
+from seance.core.summary import Summary, ToolCallsFromEnd, format_tool_call, summarize, tool_calls_by_id
 from seance.core.text import content_text
 from seance.core.timefmt import parse_time_ms
 from seance.core.tree import SessionTree
@@ -657,10 +658,12 @@ class TreeModel:
 
     @property
     def tool_calls(self) -> Mapping[str, dict[str, Any]]:
-        """toolCallId → its call, to summarise tool results: one pass over every entry, so a
-        loader touches it in its worker before the first row is drawn (see `summary`)."""
+        """toolCallId → its call, to summarise tool results: `tool_calls_by_id`, over a
+        session's `Entries` read from the end only as far as the rows summarised need (the
+        first screen, at the leaf, needs the last few calls; see `ToolCallsFromEnd`)."""
         if self._tool_calls is None:
-            self._tool_calls = tool_calls_by_id(self.tree.entries)
+            entries = self.tree.entries
+            self._tool_calls = ToolCallsFromEnd(entries) if isinstance(entries, Entries) else tool_calls_by_id(entries)
         return self._tool_calls
 
     def summary(self, entry_id: str, entry: dict[str, Any] | None = None) -> Summary:

@@ -18,15 +18,13 @@ from itertools import chain, compress, islice, pairwise, repeat
 from operator import is_
 from typing import Any
 
-import orjson
-
 from seance.core.context import CONTEXT_TYPES, build_session_context
 from seance.core.gcpause import gc_paused
 from seance.core.session import NotASession, Session, read_session
 from seance.core.text import as_text, display_text, json_bytes, json_safe, visible
 
 from .errors import CliError, ExitCode
-from .output import put_line, say, write_json
+from .output import put_line, say
 from .scope import scope_options, session_path
 
 _MAX_PROBLEMS_SHOWN = 5
@@ -55,12 +53,17 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def open_session_arg(
-    args: argparse.Namespace, *, decoded: bool | Collection[str] = False, fields: Mapping[str, str] | None = None
+    args: argparse.Namespace,
+    *,
+    decoded: bool | Collection[str] = False,
+    fields: Mapping[str, str] | None = None,
+    message_kinds: bool = True,
 ) -> Session:
     """Load the SESSION argument: a path, or an id prefix under `--root` from `--cwd`.
-    `decoded`, `fields`: what the command reads of the entries (see `read_session`)."""
+    `decoded`, `fields`, `message_kinds`: what the command reads of the entries (see `read_session`)."""
     path = session_path(args.session, args)
-    result = read_session(path, digest=False, decoded=decoded, fields=fields)  # read-only: no content hash
+    # read-only: no content hash
+    result = read_session(path, digest=False, decoded=decoded, fields=fields, message_kinds=message_kinds)
     if isinstance(result, NotASession):
         code = ExitCode.NOT_FOUND if result.reason == "no such file" else ExitCode.BAD_INPUT
         raise CliError(f"{result.path}: not a session ({result.reason})", code)
@@ -127,26 +130,50 @@ def _tree_node_batches(session: Session) -> Iterator[list[dict[str, Any]]]:
         ]
 
 
-_NESTED_HEAD, _NESTED_TAIL = len(b'{\n  "nodes": ['), len(b"\n  ]\n}")  # around the nodes of {"nodes": [...]}
+_NESTED_HEAD, _NESTED_TAIL = len(b'{\n  "'), len(b"\n  ]\n}")  # around the items of {"key": [...]}
+
+
+def _write_json_listing(head: dict[str, Any], key: str, batches: Iterator[list[Any]], tail: dict[str, Any]) -> None:
+    """`write_json({**head, key: [every item of batches], **tail})`, byte for byte (through the
+    same `json_safe`), without holding millions of items or their JSON: the items are encoded
+    a batch at a time, each batch inside an object of the depth it has in the payload (so
+    orjson indents them as there: no pass to re-indent), and cut out of it."""
+    out = sys.stdout.buffer
+    start = json_bytes({**head, key: []}, indent=True)
+    out.write(json_safe(start[: start.rindex(b"[]")]) + b"[")
+    written = False
+    cut_head = _NESTED_HEAD + len(key.encode()) + len(b'": [')
+    for batch in batches:
+        body = json_bytes({key: batch}, indent=True)[cut_head:-_NESTED_TAIL]  # the items only
+        out.write((b"," if written else b"") + json_safe(body))
+        written = True
+    end = json_bytes(tail, indent=True)
+    out.write((b"\n  ]" if written else b"]") + (b"," + json_safe(end[1:]) if tail else b"\n}") + b"\n")
+    out.flush()
 
 
 def _write_tree_json(session: Session) -> None:
-    """`write_json(tree_payload(session))`, byte for byte (through the same `json_safe`), without
-    holding millions of node dicts: the nodes are encoded a batch at a time, each inside an
-    object of the depth they have in the payload (so orjson indents them as there: no pass to
-    re-indent), and cut out of it."""
-    out = sys.stdout.buffer
-    indent = orjson.OPT_INDENT_2
-    head = json_bytes({**_tree_head(session), "nodes": []}, indent=bool(indent))
-    out.write(json_safe(head[: head.rindex(b"[]")]) + b"[")
-    written = False
-    for batch in _tree_node_batches(session):
-        body = orjson.dumps({"nodes": batch}, option=indent)[_NESTED_HEAD:-_NESTED_TAIL]  # the nodes only
-        out.write((b"," if written else b"") + json_safe(body))
-        written = True
-    tail = json_bytes({"problems": session.problems}, indent=bool(indent))
-    out.write((b"\n  ]," if written else b"],") + json_safe(tail[1:]) + b"\n")
-    out.flush()
+    """`write_json(tree_payload(session))`, a batch of nodes at a time (see `_write_json_listing`)."""
+    head = _tree_head(session)
+    _write_json_listing(head, "nodes", _tree_node_batches(session), {"problems": session.problems})
+
+
+_MESSAGES_PER_WRITE = 10_000
+
+
+def _write_show_json(session: Session, leaf: str | None) -> None:
+    """`write_json(show_payload(session, leaf))`, a batch of messages at a time (see
+    `_write_json_listing`): neither every message's dict nor the whole answer's bytes held."""
+    context = build_session_context(session) if leaf is None else build_session_context(session, leaf)
+    payload = {"path": str(session.path), "id": session.id, **context.to_json(messages=False)}
+    items = list(payload.items())
+    at = list(payload).index("messages")  # (the keys around it, in their order)
+    head, tail = dict(items[:at]), {**dict(items[at + 1 :]), "problems": session.problems}
+    count = len(context.messages)
+    batches = (
+        context.messages_json(start, start + _MESSAGES_PER_WRITE) for start in range(0, count, _MESSAGES_PER_WRITE)
+    )
+    _write_json_listing(head, "messages", batches, tail)
 
 
 def run_show(args: argparse.Namespace) -> int:
@@ -166,25 +193,46 @@ def _show(args: argparse.Namespace) -> int:
         from .stats import run_show_stats  # here: plain `show` never loads the stats modules
 
         return run_show_stats(session, args.json)
+    return _show_session(session, args)
+
+
+def _show_session(session: Session, args: argparse.Namespace) -> int:
+    """`show [--json] [--leaf ID]` of a session read (as `CONTEXT_TYPES` decoded)."""
     if args.leaf is not None and args.leaf not in session.tree.by_id:
         raise CliError(f"{session.path.name}: no entry {args.leaf!r}")
-    payload = show_payload(session, args.leaf)
     if args.json:
-        write_json(payload)
+        _write_show_json(session, args.leaf)
         return ExitCode.OK
-    model = payload["model"]
+    context = build_session_context(session) if args.leaf is None else build_session_context(session, args.leaf)
+    info = context.to_json(messages=False)
+    model = info["model"]
     put_line(f"session  {session.id}  ({session.path})")
     if session.name:
         put_line(f"name     {display_text(session.name)}")
-    put_line(f"leaf     {payload['leafId']}")
+    put_line(f"leaf     {context.leaf_id}")
     model_text = f"{as_text(model['provider'])}/{as_text(model['modelId'])}" if model else "(none)"
     put_line(f"model    {display_text(model_text)}")
-    put_line(f"thinking {display_text(payload['thinkingLevel'])}")
-    put_line(f"messages {len(payload['messages'])}")
-    for message in payload["messages"]:
-        text = display_text(message["text"], 200) or "(no text)"
-        put_line(f"  {message['role']:>17}: {text}")
+    put_line(f"thinking {display_text(info['thinkingLevel'])}")
+    put_line(f"messages {len(context.messages)}")
+    _put_message_lines(context.messages)
     return ExitCode.OK
+
+
+def _put_message_lines(messages: list[Any]) -> None:
+    """`show`'s line per message, `put_line`'s each (every control shown as an escape), a
+    batch of lines per write: the text is `display_text`'s (no control left), so only the
+    role's part needs `visible`, once per role."""
+    heads: dict[str, str] = {}
+    write = sys.stdout.write
+    for start in range(0, len(messages), _MESSAGES_PER_WRITE):
+        lines = []
+        for message in messages[start : start + _MESSAGES_PER_WRITE]:
+            role = message.role
+            head = heads.get(role)
+            if head is None:
+                head = heads[role] = visible(f"  {role:>17}: ")
+            lines.append(f"{head}{display_text(message.text, 200) or '(no text)'}\n")
+        write("".join(lines))
 
 
 def run_tree(args: argparse.Namespace) -> int:
@@ -197,7 +245,7 @@ def run_tree(args: argparse.Namespace) -> int:
         return run_tree_ui(open_session_arg(args), as_json=args.pick)
     with gc_paused():  # from reading to the last line out, the session freed inside (see `run_show`)
         if args.json:
-            _write_tree_json(open_session_arg(args))
+            _write_tree_json(open_session_arg(args, message_kinds=False))  # (nodes: ids, parents, types, labels)
         else:
             write = sys.stdout.write
             for text in tree_text(open_session_arg(args, **tree_text_reads())):

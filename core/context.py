@@ -12,8 +12,12 @@ from __future__ import annotations
 
 from bisect import insort
 from dataclasses import dataclass, field
+from heapq import merge
+from itertools import compress, repeat
+from operator import eq, not_
 from typing import Any
 
+from .entries import MESSAGE_ASSISTANT, MESSAGE_TEXTLESS_ASSISTANT, MESSAGE_TOOL_RESULT, MESSAGE_USER
 from .gcpause import gc_paused
 from .session import Session
 from .text import message_text
@@ -52,16 +56,22 @@ class SessionContext:
     injected_rules: list[str] = field(default_factory=list)
     compaction: dict[str, Any] | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, messages: bool = True) -> dict[str, Any]:
+        """The context's part of `show --json`; `messages=False`: its "messages" an empty list
+        in its place (a caller that writes them a batch at a time: `messages_json`)."""
         model = self.model
         return {
             "leafId": self.leaf_id,
             "thinkingLevel": _scalar(self.thinking_level),
             "model": {key: _scalar(value) for key, value in model.items()} if model is not None else None,
-            "messages": [{"role": m.role, "text": m.text, "entryId": m.entry_id} for m in self.messages],
+            "messages": self.messages_json() if messages else [],
             "mode": self.mode,
             "injectedRules": self.injected_rules,
         }
+
+    def messages_json(self, start: int = 0, stop: int | None = None) -> list[dict[str, Any]]:
+        """The "messages" of `to_json`, those from `start` to `stop` (a slice's bounds)."""
+        return [{"role": m.role, "text": m.text, "entryId": m.entry_id} for m in self.messages[start:stop]]
 
 
 def _as_message(entry: dict[str, Any]) -> ContextMessage | None:
@@ -109,32 +119,31 @@ def build_session_context(session: Session | SessionTree, leaf: Any = _DEFAULT) 
         return _context_at(tree, leaf)
 
 
-def _relevant_path(tree: SessionTree, target: str) -> list[dict[str, Any]]:
-    """The path root → `target` with only what the context reads: the entries of a type it
-    looks at, and the last compaction's first kept entry (where keeping starts, whatever
-    its type).  One walk up the columns, so a path of millions of entries is touched once and
-    only the entries kept are decoded."""
+def _relevant_path(tree: SessionTree, target: str) -> list[int]:
+    """The positions of the path root → `target` with only what the context reads: the
+    entries of a type it looks at, and the last compaction's first kept entry (where keeping
+    starts, whatever its type).  One walk up the columns, so a path of millions of entries is
+    touched once and no entry is decoded but a compaction's."""
     if tree.is_chain:
         return _relevant_chain(tree, target)
     relevant = _RELEVANT_TYPES
     entries, types, ids = tree.entries, tree.entries.types, tree.entries.ids
-    path: list[dict[str, Any]] = []
+    path: list[int] = []
     append = path.append
     first_kept: Any = _DEFAULT  # not yet known: no compaction met
     for position in tree.path_positions(target):  # leaf → root: the first compaction met is the last one
         kind = types[position]
         if kind.__class__ is str and kind in relevant:
-            entry = entries[position]  # only these are decoded
-            append(entry)
+            append(position)
             if kind == "compaction" and first_kept is _DEFAULT:
-                first_kept = entry.get("firstKeptEntryId")
+                first_kept = entries[position].get("firstKeptEntryId")
         elif first_kept is not _DEFAULT and ids[position] == first_kept:
-            append(entries[position])
+            append(position)
     path.reverse()
     return path
 
 
-def _relevant_chain(tree: SessionTree, target: str) -> list[dict[str, Any]]:
+def _relevant_chain(tree: SessionTree, target: str) -> list[int]:
     """`_relevant_path` on a chain (the path to an entry is every entry up to it): the
     positions of the types read found at C speed, then the last compaction's first kept
     entry (an entry of another type before it) put in its place."""
@@ -151,7 +160,17 @@ def _relevant_chain(tree: SessionTree, target: str) -> list[dict[str, Any]]:
             if not (types[kept].__class__ is str and types[kept] in _RELEVANT_TYPES):  # (else found already)
                 insort(found, kept)
             break
-    return [entries[position] for position in found]
+    return found
+
+
+# A message entry's role by its `message_kinds` code, for the codes that name one role (the
+# others, MESSAGE_OTHER, are read from the entry).
+_ROLE_OF_CODE = {
+    MESSAGE_USER: "user",
+    MESSAGE_TOOL_RESULT: "toolResult",
+    MESSAGE_ASSISTANT: "assistant",
+    MESSAGE_TEXTLESS_ASSISTANT: "assistant",
+}
 
 
 def _context_at(tree: SessionTree, leaf: Any) -> SessionContext:
@@ -162,26 +181,31 @@ def _context_at(tree: SessionTree, leaf: Any) -> SessionContext:
         target = tree.entries.ids[-1] if tree.entries else None
     if target is None:
         return SessionContext(leaf_id=None)
-    path = _relevant_path(tree, target)
+    entries = tree.entries
+    types, ids, codes = entries.types, entries.ids, entries.message_kinds
+    path = _relevant_path(tree, target)  # positions
     context = SessionContext(leaf_id=target)
-    compaction_index = -1
-    relevant, message_types = _RELEVANT_TYPES, _MESSAGE_TYPES
+    # The `message` entries (most of a path) are told apart by their columns, at C speed: a
+    # message is always a candidate, and only the last assistant's model can count.  The
+    # other entries (few) are decoded and read one by one, in path order.
+    is_message = list(map(eq, repeat("message"), map(types.__getitem__, path)))
+    message_indexes = list(compress(range(len(path)), is_message))
     candidates: list[int] = []  # where the entries that may become messages are on the path
-    for index, entry in enumerate(path):  # one pass over a path of millions of entries
-        kind = entry.get("type")
+    compaction_index = model_index = -1
+    relevant, message_types = _RELEVANT_TYPES, _MESSAGE_TYPES
+    for index in compress(range(len(path)), map(not_, is_message)):
+        kind = types[path[index]]
         if kind.__class__ is not str or kind not in relevant:
             continue
         if kind in message_types:
             candidates.append(index)
+        entry = entries[path[index]]
         if kind == "thinking_level_change":
             context.thinking_level = entry.get("thinkingLevel")
         elif kind == "model_change":
             if entry.get("role") in (None, "default"):
                 context.model = {"provider": entry.get("provider"), "modelId": entry.get("modelId")}
-        elif kind == "message":
-            message = entry.get("message")
-            if isinstance(message, dict) and message.get("role") == "assistant":
-                context.model = {"provider": message.get("provider"), "modelId": message.get("model")}
+                model_index = index
         elif kind == "compaction":
             compaction_index = index
         elif kind == "mode_change":
@@ -193,9 +217,17 @@ def _context_at(tree: SessionTree, leaf: Any) -> SessionContext:
             for rule in rules if isinstance(rules, list) else ():
                 if isinstance(rule, str) and rule not in context.injected_rules:
                     context.injected_rules.append(rule)
+    for index in reversed(message_indexes):  # the last assistant message, if after the last model_change
+        if index < model_index:
+            break
+        if codes[path[index]] in (MESSAGE_ASSISTANT, MESSAGE_TEXTLESS_ASSISTANT):
+            message = entries[path[index]]["message"]
+            context.model = {"provider": message.get("provider"), "modelId": message.get("model")}
+            break
+    candidates = list(merge(candidates, message_indexes)) if candidates else message_indexes
     messages = context.messages
     if compaction_index >= 0:
-        compaction = path[compaction_index]
+        compaction = entries[path[compaction_index]]
         context.compaction = compaction
         summary = {
             "role": "compactionSummary",
@@ -205,9 +237,14 @@ def _context_at(tree: SessionTree, leaf: Any) -> SessionContext:
         messages.append(ContextMessage("compactionSummary", summary, compaction["id"]))
         # Before the compaction, only what follows its first kept entry (none if that is not there).
         first_kept = compaction.get("firstKeptEntryId")
-        keep_from = next((i for i in range(compaction_index) if path[i]["id"] == first_kept), compaction_index)
+        keep_from = next((i for i in range(compaction_index) if ids[path[i]] == first_kept), compaction_index)
         candidates = [i for i in candidates if keep_from <= i < compaction_index or i > compaction_index]
-    for index in candidates:
-        if message := _as_message(path[index]):
-            messages.append(message)
+    add, role_of, peek = messages.append, _ROLE_OF_CODE.get, entries.peek
+    for position in map(path.__getitem__, candidates):
+        role = role_of(codes[position])
+        if role is not None:  # (a message whose `message` is an object with that role)
+            entry = peek(position)
+            add(ContextMessage(role, entry["message"], entry["id"]))
+        elif message := _as_message(peek(position)):
+            add(message)
     return context

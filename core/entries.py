@@ -115,13 +115,13 @@ class Entries(Sequence[dict[str, Any]]):
         "_cache",
         "_items",
         "_lengths",
+        "_message_kinds",
         "_offsets",
         "_plain_types",
         "_source",
         "field_values",
         "fields",
         "ids",
-        "message_kinds",
         "parents",
         "types",
     )
@@ -132,7 +132,7 @@ class Entries(Sequence[dict[str, Any]]):
         ids: list[Any],
         parents: list[Any],
         types: list[Any],
-        message_kinds: bytearray,
+        message_kinds: bytearray | None,
         offsets: array | None = None,
         lengths: array | None = None,
         source: LineSource | None = None,
@@ -145,7 +145,7 @@ class Entries(Sequence[dict[str, Any]]):
         self.fields: Mapping[str, str] | None = fields if field_values is not None else None
         self.field_values: list[Any] | None = field_values
         self.ids, self.parents, self.types = ids, parents, types
-        self.message_kinds = message_kinds
+        self._message_kinds = message_kinds  # (None: made from the entries when first asked for)
         self._offsets = offsets if offsets is not None else array("q")
         self._lengths = lengths if lengths is not None else array("q")
         self._source = source
@@ -171,6 +171,19 @@ class Entries(Sequence[dict[str, Any]]):
             [entry.get("type") for entry in items],
             kinds,
         )
+
+    @property
+    def message_kinds(self) -> bytearray:
+        """The `MESSAGE_*` code of each entry (`NOT_A_MESSAGE` for the other types).  A reader
+        told that no one would ask (`read_session(message_kinds=False)`: `tree --json`) leaves
+        them to be made here, from the entries, if someone asks after all."""
+        kinds = self._message_kinds
+        if kinds is None:  # (two threads may both make it: equal codes, either kept)
+            kinds = bytearray([NOT_A_MESSAGE]) * len(self._items)
+            for position in self.positions_of_types(("message",)):
+                kinds[position] = message_kind(self.peek(position).get("message"))
+            self._message_kinds = kinds
+        return kinds
 
     def __len__(self) -> int:
         return len(self._items)
@@ -255,13 +268,13 @@ class Entries(Sequence[dict[str, Any]]):
 
     def select(self, keep: list[int]) -> Entries:
         """The entries at positions `keep` (ascending), as new `Entries`."""
-        kinds, offsets, lengths = self.message_kinds, self._offsets, self._lengths
+        kinds, offsets, lengths = self._message_kinds, self._offsets, self._lengths
         return Entries(
             [self._items[position] for position in keep],
             [self.ids[position] for position in keep],
             [self.parents[position] for position in keep],
             [self.types[position] for position in keep],
-            bytearray(kinds[position] for position in keep),
+            None if kinds is None else bytearray(kinds[position] for position in keep),
             array("q", (offsets[position] for position in keep)) if offsets else None,
             array("q", (lengths[position] for position in keep)) if lengths else None,
             self._source,
@@ -433,7 +446,9 @@ class Parsed:
         "unchained",
     )
 
-    def __init__(self, source: LineSource | None = None, fields: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self, source: LineSource | None = None, fields: Mapping[str, str] | None = None, message_kinds: bool = True
+    ) -> None:
         self.source = source  # where lines not kept are read back from (None: every line's bytes kept)
         # Entry type -> the one field of it a caller reads (`read_session(fields=...)`): that
         # field's value is kept per object in `field_values` (None for the other types), and
@@ -446,7 +461,9 @@ class Parsed:
         self.ids: list[Any] = []
         self.parents: list[Any] = []
         self.types: list[Any] = []
-        self.kinds = bytearray()  # MESSAGE_* of each `message`, NOT_A_MESSAGE of the others
+        # MESSAGE_* of each `message`, NOT_A_MESSAGE of the others (None: not asked for, see
+        # `Entries.message_kinds`; a message's `message` is then not even looked at)
+        self.kinds: bytearray | None = bytearray() if message_kinds else None
         self.lines = array("q")
         self.skipped: list[Skipped] = []
         self.first_end: int | None = None
@@ -492,7 +509,7 @@ def parse_lines(
     by_offset = parsed.source is not None
     offset = base_offset  # where the line being parsed starts
     skipped = parsed.skipped
-    add_kind = parsed.kinds.append
+    add_kind = parsed.kinds.append if parsed.kinds is not None else None
     add_unchained = parsed.unchained.append
     loads = orjson.loads
     decode_error = orjson.JSONDecodeError
@@ -536,9 +553,10 @@ def parse_lines(
             kind = intern(kind)
             if kind in keep_types:
                 item = value
-            if kind == "message":
+            if kind == "message" and add_kind is not None:
                 code = message_kind(get("message"))
-        add_kind(code)
+        if add_kind is not None:
+            add_kind(code)
         if add_field is not None:
             field = fields.get(kind) if kind.__class__ is str else None
             add_field(None if field is None else get(field))
@@ -587,7 +605,7 @@ def _parse_clean_block(
     if not count:
         return False
     keep_types = frozenset(keep or ())
-    special = keep_types | {"message"}
+    special = keep_types | {"message"} if parsed.kinds is not None else keep_types  # (the values kept a while)
     ids: list[Any] = []
     types: list[Any] = []
     raw_parents: list[Any] = []
@@ -628,12 +646,12 @@ def _parse_clean_block(
     first = len(parsed.ids)
     parsed.unchained.extend([first + position for position in unchained])
     items: list[Any] = [None] * count if parsed.source is not None else lines[:count]
-    kinds = bytearray([NOT_A_MESSAGE]) * count
+    kinds = bytearray([NOT_A_MESSAGE]) * count if parsed.kinds is not None else None
     for position, value in zip(compress(range(count), map(special.__contains__, types)), values, strict=True):
         kind = types[position]
         if kind in keep_types:
             items[position] = value
-        if kind == "message":
+        if kind == "message" and kinds is not None:
             kinds[position] = message_kind(value.get("message"))
     # (Into the arrays from lists: `fromlist` is about twice as fast as extending from an iterator.)
     lengths = list(map(len, islice(lines, count)))
@@ -645,7 +663,8 @@ def _parse_clean_block(
     parsed.ids.extend(ids)
     parsed.parents.extend(parents)
     parsed.types.extend(types)
-    parsed.kinds.extend(kinds)
+    if kinds is not None:
+        parsed.kinds.extend(kinds)  # type: ignore[union-attr]
     if parsed.field_values is not None:
         parsed.field_values.extend(field_values)
     parsed.lines.fromlist(list(range(first_line, first_line + count)))

@@ -174,12 +174,13 @@ def _read_records(
     keep: bool | Collection[str] = False,
     source: LineSource | None = None,
     fields: Mapping[str, str] | None = None,
+    message_kinds: bool = True,
 ) -> tuple[Parsed, FileStamp, bool]:
     """Stream a file into parsed lines (lines over `MAX_LINE_BYTES` skipped unread), its
     stamp (digested only `with_digest`), and whether it held anything but whitespace.
     `keep`: which parsed entries to keep (see `parse_lines`); `source`: where the others
-    are read back from (None: their bytes are kept); `fields`: see `read_session`."""
-    parsed = Parsed(source, fields)
+    are read back from (None: their bytes are kept); `fields`, `message_kinds`: see `read_session`."""
+    parsed = Parsed(source, fields, message_kinds)
     digest = new_digest() if with_digest else None
     start = 3 if os.pread(descriptor, 3, 0) == _BOM else 0
     if start and digest is not None:
@@ -269,7 +270,8 @@ def _placeable_columns(parsed: Parsed, start: int) -> tuple[Entries, TreeIndex |
     up, later = fast if fast is not None else _up_checking_each(parsed, start, dropped)
     columns = (parsed.items, parsed.ids, parsed.parents, parsed.types, parsed.kinds, parsed.offsets, parsed.lengths)
     for column in (*columns, numbers, *([parsed.field_values] if parsed.field_values is not None else [])):
-        del column[:start]  # (a move of pointers, nothing copied or freed but the header's)
+        if column is not None:  # (the message kinds when not asked for)
+            del column[:start]  # (a move of pointers, nothing copied or freed but the header's)
     entries = Entries(
         *columns,
         parsed.source,
@@ -492,6 +494,7 @@ def read_session(
     decoded: bool | Collection[str] = False,
     by_offset: bool | None = None,
     fields: Mapping[str, str] | None = None,
+    message_kinds: bool = True,
 ) -> Session | NotASession:
     """Read a session file.  Never raises for bad content or a vanished/unreadable file.
 
@@ -515,6 +518,10 @@ def read_session(
     read again.  A pi v3 file's columns carry it; a file whose entries are all decoded
     (older versions, the Python port) has none (`field_values` None: read the entries).
     `model_change` is never one of them (the reader may rewrite its `modelId`).
+
+    `message_kinds=False`: the caller never asks what kind each message is (`tree --json`):
+    the reader does not look inside them (`Entries.message_kinds` is then made when first
+    asked for, from the entries).
     """
     if fields:
         fields = {kind: name for kind, name in fields.items() if kind != "model_change"}
@@ -529,7 +536,7 @@ def read_session(
             if by_offset:
                 source = LineSource(descriptor, file_path)  # (owns the descriptor from here)
             with gc_paused():
-                parsed, stamp, content = _read_records(descriptor, stat, digest, decoded, source, fields)
+                parsed, stamp, content = _read_records(descriptor, stat, digest, decoded, source, fields, message_kinds)
         finally:
             if source is None:
                 os.close(descriptor)

@@ -6,7 +6,9 @@ component classes) and whose `prefix`/`text` are plain, sanitised strings.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import threading
+from collections.abc import Iterable, Iterator, Mapping
+from itertools import compress
 from typing import Any, NamedTuple
 
 import orjson
@@ -41,6 +43,62 @@ def tool_calls_by_id(entries: Iterable[dict[str, Any]]) -> Mapping[str, dict[str
             if isinstance(block, dict) and block.get("type") == "toolCall" and isinstance(block.get("id"), str):
                 calls[block["id"]] = block
     return calls
+
+
+class ToolCallsFromEnd(Mapping[str, dict[str, Any]]):
+    """`tool_calls_by_id(entries)` (equal as a mapping), found by reading the assistant
+    messages from the session's end back only as far as a question needs.
+
+    The last block with an id is the one `tool_calls_by_id` keeps, and the first one met
+    going backwards: a call asked for is final once met.  A view opened at its leaf asks for
+    the calls of the tool results around it, made a few entries before them: its first rows
+    decode tens of assistant messages, not every one in the session (`tool_calls_by_id` on a
+    200,000-entry session: a quarter of a second before any row).  An id that is in no call
+    reads every message left, once.  Safe to ask from several threads (one reads at a time).
+    """
+
+    def __init__(self, entries: Entries) -> None:
+        codes = entries.message_kinds
+        wanted = frozenset((MESSAGE_ASSISTANT, MESSAGE_TEXTLESS_ASSISTANT)).__contains__
+        self._entries = entries
+        self._positions = list(compress(range(len(codes)), map(wanted, codes)))  # (the assistants)
+        self._left = len(self._positions)  # the assistants before this one are not read yet
+        self._found: dict[str, dict[str, Any]] = {}
+        self._lock = threading.Lock()
+
+    def _read_back_to(self, call_id: object) -> None:
+        """Read assistant messages backwards until `call_id` is met (every one: None)."""
+        with self._lock:
+            found, positions, peek = self._found, self._positions, self._entries.peek
+            while self._left and (call_id is None or call_id not in found):
+                # (an entry's own: its last block of each id; met first going backwards: the last one)
+                for block_id, block in tool_calls_by_id((peek(positions[self._left - 1]),)).items():
+                    found.setdefault(block_id, block)
+                self._left -= 1  # (after the read: a read that raises is asked again)
+
+    def get(self, call_id: Any, default: Any = None) -> Any:
+        block = self._found.get(call_id)
+        if block is None and self._left and call_id.__class__ is str:
+            self._read_back_to(call_id)
+            block = self._found.get(call_id)
+        return default if block is None else block
+
+    def __getitem__(self, call_id: str) -> dict[str, Any]:
+        block = self.get(call_id)
+        if block is None:
+            raise KeyError(call_id)
+        return block  # type: ignore[no-any-return]
+
+    def __contains__(self, call_id: object) -> bool:
+        return self.get(call_id) is not None
+
+    def __iter__(self) -> Iterator[str]:
+        self._read_back_to(None)
+        return iter(self._found)
+
+    def __len__(self) -> int:
+        self._read_back_to(None)
+        return len(self._found)
 
 
 def tool_result_title(message: dict[str, Any], calls: Mapping[str, dict[str, Any]], limit: int | None = None) -> str:
@@ -143,7 +201,8 @@ def field_summary(kind: str, value: Any) -> Summary:
 def _summarize(entry: dict[str, Any], tool_calls: Mapping[str, dict[str, Any]] | None) -> Summary:
     kind = entry.get("type")
     if kind == "message":
-        return _summarize_message(entry.get("message"), tool_calls or {})
+        return _summarize_message(entry.get("message"), {} if tool_calls is None else tool_calls)  # (no len():
+        # a `ToolCallsFromEnd` would read every call to answer it)
     if kind == "custom_message":
         text = content_text(entry.get("content"), "")
         return Summary("custom", f"[{display_text(entry.get('customType'))}]: ", display_text(text, _TEXT_LIMIT))

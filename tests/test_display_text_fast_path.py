@@ -61,3 +61,17 @@ def test_every_control_is_unprintable_so_visible_may_skip_its_regex_over_all_of_
         char = chr(code)
         if CONTROL_CHARS.match(char):
             assert not char.isprintable(), hex(code)
+
+
+def test_display_text_cut_at_a_clean_head_equals_the_regex_on_20000_long_random_texts() -> None:
+    """A text longer than the limit whose first limit + 1 characters are one clean line is
+    cut there without cleaning the rest: the same as cleaning all of it, whatever follows
+    (blank runs and controls right after the head, or straddling it) and whatever the limit."""
+    rng = random.Random(15)
+    alphabet = ["a", "b", " ", " ", "\t", "\n", "\x1b", "\x9b", "\u200e", "\u3000", "é", "\ud800", "\u00a0", "\x1c"]
+    for trial in range(20_000):
+        limit = rng.choice([1, 2, 3, 5, 10, 50, 100, 200])
+        clean = "".join(rng.choice("abc d") for _ in range(rng.randint(0, limit + 3)))
+        tail = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 3 * limit)))
+        text = rng.choice([clean + tail, tail + clean, clean, clean.replace(" ", "  ") + tail])
+        assert display_text(text, limit) == _by_regex(text, limit), (trial, text, limit)

@@ -484,8 +484,9 @@ def test_a_chain_reads_the_same_path_and_preview_as_the_general_walk(tmp_path: P
         general_session.__dict__["tree"] = _general(general_session)
         assert build_preview(session) == build_preview(general_session)
     assert chains >= 6
-    kept = _relevant_path(_read(compacted).tree, "d")
-    assert [entry["id"] for entry in kept] == ["a", "k", "b", "c", "d"]
+    tree = _read(compacted).tree
+    kept = _relevant_path(tree, "d")  # (positions)
+    assert [tree.entries.ids[position] for position in kept] == ["a", "k", "b", "c", "d"]
 
 
 def _parsed_columns(

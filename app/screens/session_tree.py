@@ -204,7 +204,7 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
             return self.LoadFailed(f"{result.path}: not a session ({result.reason})")
         try:
             model = TreeModel(result.tree)
-            _ = model.tool_calls  # a pass over every entry: here, not in the first row's drawing
+            _ = model.tool_calls  # (made here; it reads back from the end only what the rows need)
             title = self._title(result)  # (the name is another pass)
             model.on_source_changed = self._source_changed
         except SessionChangedError as error:

@@ -35,7 +35,7 @@ from textual.widgets import Static
 from textual.worker import get_current_worker
 
 from seance.app.paths import stylesheet
-from seance.core.context import CONTEXT_TYPES, ContextMessage, build_session_context
+from seance.core.context import CONTEXT_TYPES, ContextMessage, SessionContext, build_session_context
 from seance.core.entries import MESSAGE_ASSISTANT, MESSAGE_TEXTLESS_ASSISTANT
 from seance.core.session import NotASession, Session, read_session
 from seance.core.statsformat import cost_text
@@ -179,6 +179,20 @@ def _cost(entry: dict[str, Any]) -> float:
     return float(total) if isinstance(total, int | float) and not isinstance(total, bool) else 0.0
 
 
+def _path_assistants(entries: Any, positions: list[int], context: SessionContext) -> list[dict[str, Any]]:
+    """The assistant entries at `positions`, as `_cost` and `tool_calls_by_id` read them (their
+    type and message): those the context holds already (after a compaction, all but the
+    ones before it) from its messages, the others decoded.  (A session read without its
+    messages decoded reads each from its file: 200,000 of them were read twice per preview.)"""
+    held = {item.entry_id: item.message for item in context.messages if item.role == "assistant"}
+    ids = entries.ids
+    found = []
+    for position in positions:
+        message = held.get(ids[position])
+        found.append({"type": "message", "message": message} if message is not None else entries[position])
+    return found
+
+
 def build_preview(
     session: Session, leaf_id: Any = DEFAULT, tail: int = TAIL_MESSAGES, *, editor: str | None = None
 ) -> PreviewDoc:
@@ -195,7 +209,7 @@ def build_preview(
     kinds, ids = tree.entries.message_kinds, tree.entries.ids
     assistant = (MESSAGE_ASSISTANT, MESSAGE_TEXTLESS_ASSISTANT)
     is_assistant = map(frozenset(assistant).__contains__, map(kinds.__getitem__, on_path))  # (C speed)
-    assistants = [tree.entries[position] for position in compress(on_path, is_assistant)]
+    assistants = _path_assistants(tree.entries, list(compress(on_path, is_assistant)), context)
     doc = PreviewDoc()
     model = context.model
     if model and (model.get("provider") or model.get("modelId")):
