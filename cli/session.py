@@ -18,7 +18,7 @@ from itertools import chain, compress, islice, pairwise, repeat
 from operator import is_
 from typing import Any
 
-from seance.core.context import CONTEXT_TYPES, build_session_context
+from seance.core.context import CONTEXT_TYPES, SessionContext, build_session_context
 from seance.core.gcpause import gc_paused
 from seance.core.session import NotASession, Session, read_session
 from seance.core.text import as_text, display_text, json_bytes, json_safe, visible
@@ -82,11 +82,25 @@ def _report_problems(session: Session) -> None:
 
 def show_payload(session: Session, leaf: str | None = None) -> dict[str, Any]:
     """The `show --json` object for a session at `leaf` (default: its leaf)."""
-    context = build_session_context(session) if leaf is None else build_session_context(session, leaf)
+    context = _show_context(session, leaf)
+    payload = _show_object(session, context)
+    payload["messages"] = context.messages_json()  # (in its place: the key is there already)
+    return payload
+
+
+def _show_context(session: Session, leaf: str | None) -> SessionContext:
+    """The context `show` prints: at `leaf`, or at the session's leaf (None)."""
+    return build_session_context(session) if leaf is None else build_session_context(session, leaf)
+
+
+def _show_object(session: Session, context: SessionContext) -> dict[str, Any]:
+    """The `show --json` object with "messages" an empty list in its place (the one home of
+    its keys and their order: `show_payload` fills it, `_write_show_json` writes it a batch
+    at a time)."""
     return {
         "path": str(session.path),
         "id": session.id,
-        **context.to_json(),
+        **context.to_json(messages=False),
         "problems": session.problems,
     }
 
@@ -164,11 +178,10 @@ _MESSAGES_PER_WRITE = 10_000
 def _write_show_json(session: Session, leaf: str | None) -> None:
     """`write_json(show_payload(session, leaf))`, a batch of messages at a time (see
     `_write_json_listing`): neither every message's dict nor the whole answer's bytes held."""
-    context = build_session_context(session) if leaf is None else build_session_context(session, leaf)
-    payload = {"path": str(session.path), "id": session.id, **context.to_json(messages=False)}
-    items = list(payload.items())
-    at = list(payload).index("messages")  # (the keys around it, in their order)
-    head, tail = dict(items[:at]), {**dict(items[at + 1 :]), "problems": session.problems}
+    context = _show_context(session, leaf)
+    items = list(_show_object(session, context).items())
+    at = [key for key, _value in items].index("messages")  # (the keys around it, in their order)
+    head, tail = dict(items[:at]), dict(items[at + 1 :])
     count = len(context.messages)
     batches = (
         context.messages_json(start, start + _MESSAGES_PER_WRITE) for start in range(0, count, _MESSAGES_PER_WRITE)
@@ -203,7 +216,7 @@ def _show_session(session: Session, args: argparse.Namespace) -> int:
     if args.json:
         _write_show_json(session, args.leaf)
         return ExitCode.OK
-    context = build_session_context(session) if args.leaf is None else build_session_context(session, args.leaf)
+    context = _show_context(session, args.leaf)
     info = context.to_json(messages=False)
     model = info["model"]
     put_line(f"session  {session.id}  ({session.path})")

@@ -398,7 +398,8 @@ class Catalog:
                 self._dropped.append(index)
 
     def rebuild_index(self) -> None:
-        """Empty the index, to build it again (`seance index --rebuild`)."""
+        """Empty the index of this catalog's roots, to build it again (`seance index --rebuild`;
+        see `Index.reset`: other roots' rows are kept)."""
         self._guarded(lambda index: index.reset() if index is not None else None)
 
     def refresh(

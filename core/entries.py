@@ -160,23 +160,19 @@ class Entries(Sequence[dict[str, Any]]):
         if isinstance(entries, Entries):
             return entries
         items = list(entries)
-        kinds = bytearray([NOT_A_MESSAGE]) * len(items)
-        for position, entry in enumerate(items):
-            if entry.get("type") == "message":
-                kinds[position] = message_kind(entry.get("message"))
         return cls(
             items,
             [entry.get("id") for entry in items],
             [entry.get("parentId") for entry in items],
             [entry.get("type") for entry in items],
-            kinds,
+            None,  # (`message_kinds` made from them when first asked for)
         )
 
     @property
     def message_kinds(self) -> bytearray:
         """The `MESSAGE_*` code of each entry (`NOT_A_MESSAGE` for the other types).  A reader
-        told that no one would ask (`read_session(message_kinds=False)`: `tree --json`) leaves
-        them to be made here, from the entries, if someone asks after all."""
+        told that no one would ask (`read_session(message_kinds=False)`: `tree --json`), and
+        `Entries.of`, leave them to be made here, from the entries, if someone asks after all."""
         kinds = self._message_kinds
         if kinds is None:  # (two threads may both make it: equal codes, either kept)
             kinds = bytearray([NOT_A_MESSAGE]) * len(self._items)

@@ -317,8 +317,7 @@ def test_a_read_without_message_kinds_equals_the_full_read_on_60_generated_sessi
             cli_session._write_tree_json(session)
             assert capsysbinary.readouterr().out == expected, path.name
             entries, full_entries = session.entries, full.entries
-            if not session.migrations and session.dialect != "operator":  # (the others decode every entry)
-                assert entries._message_kinds is None, path.name  # (not made: `tree --json` never asked)
+            assert entries._message_kinds is None, path.name  # (not made: `tree --json` never asked)
             assert (entries.ids, entries.parents, entries.types) == (
                 full_entries.ids,
                 full_entries.parents,

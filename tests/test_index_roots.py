@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sqlite3
 from pathlib import Path
 
 import orjson
@@ -19,7 +20,7 @@ from seance.core import firstpaint
 from seance.core.catalog import Catalog
 from seance.core.discovery import root_path
 from seance.core.generate import generate_corpus
-from seance.core.index import Index, root_ranges
+from seance.core.index import Index, Writer, root_ranges
 from seance.core.search import parse_query
 
 WORDS = ("sqlite", "fixture", "zebra", "refactor parser")
@@ -270,9 +271,85 @@ def test_index_rebuild_of_one_root_keeps_the_other_roots_rows(
 def test_index_rebuild_of_the_only_root_empties_the_cache(
     roots: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """With nothing else in the cache, `--rebuild` empties the tables whole (the fast path)."""
+    """With nothing else in the cache, `--rebuild` empties the tables whole (the fast path):
+    no row is forgotten file by file, and no full text is indexed again from the cache."""
     cache = tmp_path / "cache"
     fill(cache, roots["a"])
+    forgotten: list[object] = []
+    forget_under = Writer.forget_under
+
+    def recorded(writer: Writer, ranges: list[tuple[str, str]]) -> None:
+        forgotten.append(ranges)
+        forget_under(writer, ranges)
+
+    monkeypatch.setattr(Writer, "forget_under", recorded)
     code, out = run_cli(capsys, monkeypatch, cache, "index", "--rebuild", "--root", str(roots["a"]))
     assert code == 0 and "(14 read, 0 appended, 0 unchanged" in out, out
-    assert len(Index(cache).rows()) == 14
+    assert len(Index(cache).rows()) == 14 and forgotten == []
+    fill(cache, roots["b"])  # (now the cache holds another root: the other path, seen by the same spy)
+    code, out = run_cli(capsys, monkeypatch, cache, "index", "--rebuild", "--root", str(roots["a"]))
+    assert code == 0 and len(forgotten) == 1
+
+
+def test_index_rebuild_of_one_root_repairs_a_silent_fault_in_another_roots_full_text(
+    roots: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A byte changed inside FTS5's posting lists is a fault no check sees (the README's answer:
+    `seance index --rebuild`).  With other roots in the cache, `--rebuild --root A` keeps their
+    rows, but their full text is indexed again from what the cache holds: B's word is found
+    again (before, the fault outlived every rebuild that named another root)."""
+    word = "qqxylophonezz"
+    project = next(path for path in sorted(roots["b"].iterdir()) if path.is_dir())
+    session = project / "2024-01-01T00-00-00-000Z_0190a0a0-0000-7000-8000-000000000001.jsonl"
+    stamp = "2024-01-01T00:00:00.000Z"
+    lines = [
+        {
+            "type": "session",
+            "version": 3,
+            "id": "0190a0a0-0000-7000-8000-000000000001",
+            "timestamp": stamp,
+            "cwd": "/w",
+        },
+        {
+            "type": "message",
+            "id": "m1",
+            "parentId": None,
+            "timestamp": stamp,
+            "message": {"role": "user", "content": "hi"},
+        },
+        {
+            "type": "message",
+            "id": "m2",
+            "parentId": "m1",
+            "timestamp": stamp,
+            "message": {"role": "assistant", "content": [{"type": "text", "text": f"the word is {word}"}]},
+        },
+    ]
+    session.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+    shared = tmp_path / "shared"
+    fill(shared, roots["a"], roots["b"])
+
+    def found() -> list[str]:
+        catalog = Catalog([roots["b"]], cache_dir=shared)
+        try:
+            hits = [hit.path for hit in catalog.search_text(word)]
+            assert catalog.index_problem is None
+            return hits
+        finally:
+            catalog.close()
+
+    assert found() == [str(session)]
+    db = sqlite3.connect(shared / "index.sqlite")
+    with db:
+        damaged = 0
+        for block_id, block in db.execute("SELECT id, block FROM fts_data").fetchall():
+            at = block.find(word[-6:].encode())
+            if at >= 0:  # the term's last letter, inside a leaf of the posting lists
+                changed = block[: at + 5] + b"y" + block[at + 6 :]
+                db.execute("UPDATE fts_data SET block = ? WHERE id = ?", (changed, block_id))
+                damaged += 1
+    db.close()
+    assert damaged and found() == [], "the fault is silent (the test's premise)"
+    code, _out = run_cli(capsys, monkeypatch, shared, "index", "--rebuild", "--root", str(roots["a"]))
+    assert code == 0
+    assert found() == [str(session)]
