@@ -725,13 +725,12 @@ class Index:
             if reason is not None:
                 self._rebuild(reason)
                 return
-            ranges = self._ranges(self.db)
-            if ranges is not None:
-                with self.bulk(), self.writing() as writer:
+            with self.bulk(), self.writing() as writer:
+                ranges = self._ranges(writer.db)  # in the transaction: no other root's rows added meanwhile
+                if ranges is not None:
                     writer.forget_under(ranges)
                     writer.db.execute("INSERT INTO fts (fts) VALUES ('rebuild')")
-                return
-            with self.bulk(), self.writing() as writer:
+                    return
                 writer.db.execute("DROP TABLE fts")
                 writer.db.execute(_FTS_TABLE)
                 writer.db.execute(_FTS_AUTOMERGE)
