@@ -17,7 +17,7 @@ from itertools import compress, repeat
 from operator import eq, not_
 from typing import Any
 
-from .entries import MESSAGE_ASSISTANT, MESSAGE_TEXTLESS_ASSISTANT, MESSAGE_TOOL_RESULT, MESSAGE_USER
+from .entries import MESSAGE_ASSISTANT, MESSAGE_TEXTLESS_ASSISTANT, MESSAGE_TOOL_RESULT, MESSAGE_USER, Entries
 from .gcpause import gc_paused
 from .session import Session
 from .text import message_text
@@ -55,6 +55,12 @@ class SessionContext:
     mode_data: Any = None
     injected_rules: list[str] = field(default_factory=list)
     compaction: dict[str, Any] | None = None
+    kept_from: str | None = None
+    """With a compaction: the first path entry whose messages are kept before it (its
+    `firstKeptEntryId`, or the compaction itself when that entry is not on the path)."""
+    omitted: int = 0
+    """Messages before `messages` not made (a context built with a `tail`): the context
+    holds `omitted + len(messages)` messages."""
 
     def to_json(self, messages: bool = True) -> dict[str, Any]:
         """The context's part of `show --json`; `messages=False`: its "messages" an empty list
@@ -107,8 +113,13 @@ _RELEVANT_TYPES = _SETTING_TYPES | _MESSAGE_TYPES
 CONTEXT_TYPES = _RELEVANT_TYPES  # what a reader about to build a context keeps decoded (`read_session`)
 
 
-def build_session_context(session: Session | SessionTree, leaf: Any = _DEFAULT) -> SessionContext:
+def build_session_context(
+    session: Session | SessionTree, leaf: Any = _DEFAULT, *, tail: int | None = None
+) -> SessionContext:
     """The context at `leaf` (an entry id), at the session's leaf by default.
+
+    `tail`: only the last `tail` messages are made (and their entries read); the others are
+    counted in `omitted` (a preview of a 200,000-message path shows its end).
 
     `leaf=None` means "before the first entry" (empty), as in pi.  An id that is not in the
     session falls back to the last entry, also as in pi; the CLI checks ids before calling.
@@ -116,7 +127,7 @@ def build_session_context(session: Session | SessionTree, leaf: Any = _DEFAULT) 
     """
     tree = session.tree if isinstance(session, Session) else session
     with gc_paused():  # a path of millions of entries: nothing built here forms a cycle
-        return _context_at(tree, leaf)
+        return _context_at(tree, leaf, tail)
 
 
 def _relevant_path(tree: SessionTree, target: str) -> list[int]:
@@ -173,7 +184,17 @@ _ROLE_OF_CODE = {
 }
 
 
-def _context_at(tree: SessionTree, leaf: Any) -> SessionContext:
+def compaction_summary(compaction: dict[str, Any]) -> ContextMessage:
+    """The message a compaction entry opens the context with."""
+    summary = {
+        "role": "compactionSummary",
+        "summary": compaction.get("summary"),
+        "tokensBefore": compaction.get("tokensBefore"),
+    }
+    return ContextMessage("compactionSummary", summary, compaction["id"])
+
+
+def _context_at(tree: SessionTree, leaf: Any, tail: int | None = None) -> SessionContext:
     if leaf is None:
         return SessionContext(leaf_id=None)
     target = tree.leaf_id if leaf is _DEFAULT else leaf
@@ -225,26 +246,62 @@ def _context_at(tree: SessionTree, leaf: Any) -> SessionContext:
             context.model = {"provider": message.get("provider"), "modelId": message.get("model")}
             break
     candidates = list(merge(candidates, message_indexes)) if candidates else message_indexes
-    messages = context.messages
+    head: list[ContextMessage] = []
     if compaction_index >= 0:
         compaction = entries[path[compaction_index]]
         context.compaction = compaction
-        summary = {
-            "role": "compactionSummary",
-            "summary": compaction.get("summary"),
-            "tokensBefore": compaction.get("tokensBefore"),
-        }
-        messages.append(ContextMessage("compactionSummary", summary, compaction["id"]))
+        head.append(compaction_summary(compaction))
         # Before the compaction, only what follows its first kept entry (none if that is not there).
         first_kept = compaction.get("firstKeptEntryId")
         keep_from = next((i for i in range(compaction_index) if ids[path[i]] == first_kept), compaction_index)
+        context.kept_from = ids[path[keep_from]]
         candidates = [i for i in candidates if keep_from <= i < compaction_index or i > compaction_index]
-    add, role_of, peek = messages.append, _ROLE_OF_CODE.get, entries.peek
-    for position in map(path.__getitem__, candidates):
+    positions = list(map(path.__getitem__, candidates))
+    if tail is None:
+        context.messages = head + _messages_at(entries, positions)
+        return context
+    made: list[ContextMessage] = []  # the last `tail`, made from the end back
+    start = len(positions)
+    while start and len(made) < tail:
+        start -= 1
+        if message := _message_at(entries, positions[start]):
+            made.append(message)
+    made.reverse()
+    context.omitted = _count_messages(entries, positions[:start])
+    if head and len(made) < tail:
+        made[:0] = head
+    else:
+        context.omitted += len(head)
+    context.messages = made
+    return context
+
+
+def _message_at(entries: Entries, position: int) -> ContextMessage | None:
+    """The message a candidate entry becomes (None: none), read without caching it."""
+    role = _ROLE_OF_CODE.get(entries.message_kinds[position])
+    entry = entries.peek(position)
+    if role is not None:  # (a message whose `message` is an object with that role)
+        return ContextMessage(role, entry["message"], entry["id"])
+    return _as_message(entry)
+
+
+def _messages_at(entries: Entries, positions: list[int]) -> list[ContextMessage]:
+    """The messages the candidate entries at `positions` become, in order."""
+    messages: list[ContextMessage] = []
+    add, role_of, peek, codes = messages.append, _ROLE_OF_CODE.get, entries.peek, entries.message_kinds
+    for position in positions:
         role = role_of(codes[position])
         if role is not None:  # (a message whose `message` is an object with that role)
             entry = peek(position)
             add(ContextMessage(role, entry["message"], entry["id"]))
         elif message := _as_message(peek(position)):
             add(message)
-    return context
+    return messages
+
+
+def _count_messages(entries: Entries, positions: list[int]) -> int:
+    """How many messages the candidate entries at `positions` become: those whose message
+    kind names a role counted off the column, only the others read."""
+    named = list(map(_ROLE_OF_CODE.__contains__, map(entries.message_kinds.__getitem__, positions)))
+    others = compress(positions, map(not_, named))
+    return sum(named) + sum(1 for position in others if _as_message(entries.peek(position)) is not None)
