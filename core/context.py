@@ -10,14 +10,21 @@ becomes role `branchSummary`.  oh-my-pi extras: `mode_change` and `ttsr_injectio
 
 from __future__ import annotations
 
-from bisect import insort
+from bisect import bisect_left, insort
 from dataclasses import dataclass, field
 from heapq import merge
 from itertools import compress, repeat
 from operator import eq, not_
 from typing import Any
 
-from .entries import MESSAGE_ASSISTANT, MESSAGE_TEXTLESS_ASSISTANT, MESSAGE_TOOL_RESULT, MESSAGE_USER, Entries
+from .entries import (
+    MESSAGE_ASSISTANT,
+    MESSAGE_OTHER,
+    MESSAGE_TEXTLESS_ASSISTANT,
+    MESSAGE_TOOL_RESULT,
+    MESSAGE_USER,
+    Entries,
+)
 from .gcpause import gc_paused
 from .session import Session
 from .text import message_text
@@ -204,6 +211,8 @@ def _context_at(tree: SessionTree, leaf: Any, tail: int | None = None) -> Sessio
         return SessionContext(leaf_id=None)
     entries = tree.entries
     types, ids, codes = entries.types, entries.ids, entries.message_kinds
+    if tail is not None and tree.is_chain:
+        return _chain_tail(tree, target, tail)
     path = _relevant_path(tree, target)  # positions
     context = SessionContext(leaf_id=target)
     # The `message` entries (most of a path) are told apart by their columns, at C speed: a
@@ -220,24 +229,10 @@ def _context_at(tree: SessionTree, leaf: Any, tail: int | None = None) -> Sessio
             continue
         if kind in message_types:
             candidates.append(index)
-        entry = entries[path[index]]
-        if kind == "thinking_level_change":
-            context.thinking_level = entry.get("thinkingLevel")
-        elif kind == "model_change":
-            if entry.get("role") in (None, "default"):
-                context.model = {"provider": entry.get("provider"), "modelId": entry.get("modelId")}
-                model_index = index
-        elif kind == "compaction":
+        if kind == "compaction":
             compaction_index = index
-        elif kind == "mode_change":
-            mode = entry.get("mode")
-            context.mode = mode if isinstance(mode, str) else "none"
-            context.mode_data = entry.get("data")
-        elif kind == "ttsr_injection":
-            rules = entry.get("injectedRules")
-            for rule in rules if isinstance(rules, list) else ():
-                if isinstance(rule, str) and rule not in context.injected_rules:
-                    context.injected_rules.append(rule)
+        elif _read_setting(context, kind, entries[path[index]]):
+            model_index = index
     for index in reversed(message_indexes):  # the last assistant message, if after the last model_change
         if index < model_index:
             break
@@ -276,6 +271,107 @@ def _context_at(tree: SessionTree, leaf: Any, tail: int | None = None) -> Sessio
     return context
 
 
+def _read_setting(context: SessionContext, kind: str, entry: dict[str, Any]) -> bool:
+    """Apply a setting entry on the path (in path order) to `context`; True if it set the
+    model (a later assistant message's model wins over it)."""
+    if kind == "thinking_level_change":
+        context.thinking_level = entry.get("thinkingLevel")
+    elif kind == "model_change":
+        if entry.get("role") in (None, "default"):
+            context.model = {"provider": entry.get("provider"), "modelId": entry.get("modelId")}
+            return True
+    elif kind == "mode_change":
+        mode = entry.get("mode")
+        context.mode = mode if isinstance(mode, str) else "none"
+        context.mode_data = entry.get("data")
+    elif kind == "ttsr_injection":
+        rules = entry.get("injectedRules")
+        for rule in rules if isinstance(rules, list) else ():
+            if isinstance(rule, str) and rule not in context.injected_rules:
+                context.injected_rules.append(rule)
+    return False
+
+
+_NOT_MESSAGE_TYPES = _RELEVANT_TYPES - {"message"}
+
+
+def _chain_tail(tree: SessionTree, target: str, tail: int) -> SessionContext:
+    """`_context_at(tree, target, tail)` on a chain (the path is every entry up to
+    `target`), without a list of the path: the few entries of the other types read are
+    found at C speed, the last `tail` messages walked back to from the end, and the
+    messages before them counted off the columns (slices)."""
+    entries = tree.entries
+    types, ids, codes = entries.types, entries.ids, entries.message_kinds
+    end = tree.positions[target] + 1
+    context = SessionContext(leaf_id=target)
+    compaction = model_at = -1
+    others = list(entries.positions_of_types(_NOT_MESSAGE_TYPES, end))  # (few)
+    for position in others:
+        kind = types[position]
+        if kind == "compaction":
+            compaction = position
+        elif kind not in _MESSAGE_TYPES and _read_setting(context, kind, entries[position]):
+            model_at = position
+    # The last assistant message, if after the last model_change (found at C speed).
+    last = max(codes.rfind(code, model_at + 1, end) for code in (MESSAGE_ASSISTANT, MESSAGE_TEXTLESS_ASSISTANT))
+    if last >= 0:
+        message = entries[last]["message"]
+        context.model = {"provider": message.get("provider"), "modelId": message.get("model")}
+    windows = [(0, end)]  # where messages are kept: [start, stop) ranges of positions
+    head: list[ContextMessage] = []
+    if compaction >= 0:
+        entry = context.compaction = entries[compaction]
+        head.append(compaction_summary(entry))
+        try:
+            kept = ids.index(entry.get("firstKeptEntryId"), 0, compaction)
+        except ValueError:
+            kept = compaction
+        context.kept_from = ids[kept]
+        windows = [(kept, compaction), (compaction + 1, end)]
+    made: list[ContextMessage] = []  # the last `tail`, made from the end back
+    stop = end
+    for start, window_end in reversed(windows):
+        position = window_end
+        while position > start and len(made) < tail:
+            position -= 1
+            kind = types[position]
+            if kind.__class__ is str and kind in _MESSAGE_TYPES and (message := _message_at(entries, position)):
+                made.append(message)
+        if len(made) >= tail:
+            stop = position
+            break
+        stop = start
+    made.reverse()
+    omitted = 0  # the messages of the windows before `stop`
+    for start, window_end in windows:
+        window_end = min(window_end, stop)
+        if window_end > start:
+            omitted += _count_range(entries, start, window_end, others)
+    if head and len(made) < tail:
+        made[:0] = head
+    else:
+        omitted += len(head)
+    context.messages, context.omitted = made, omitted
+    return context
+
+
+def _count_range(entries: Entries, start: int, stop: int, others: list[int]) -> int:
+    """How many messages the entries at positions `start` to `stop` (a chain's) become:
+    the `message` entries whose kind names a role counted off the columns; those of another
+    role, and the custom messages and branch summaries among `others`, read."""
+    types, codes = entries.types, entries.message_kinds
+    count = sum(map(codes.count, _ROLE_OF_CODE, repeat(start), repeat(stop)))
+    if types[start:stop].count("message") > count:  # (a message of another role: rare)
+        position = codes.find(MESSAGE_OTHER, start, stop)
+        while position >= 0:
+            count += _as_message(entries.peek(position)) is not None
+            position = codes.find(MESSAGE_OTHER, position + 1, stop)
+    for position in others[bisect_left(others, start) : bisect_left(others, stop)]:
+        if types[position] in _MESSAGE_TYPES:
+            count += _as_message(entries.peek(position)) is not None
+    return count
+
+
 def _message_at(entries: Entries, position: int) -> ContextMessage | None:
     """The message a candidate entry becomes (None: none), read without caching it."""
     role = _ROLE_OF_CODE.get(entries.message_kinds[position])
@@ -301,7 +397,10 @@ def _messages_at(entries: Entries, positions: list[int]) -> list[ContextMessage]
 
 def _count_messages(entries: Entries, positions: list[int]) -> int:
     """How many messages the candidate entries at `positions` become: those whose message
-    kind names a role counted off the column, only the others read."""
-    named = list(map(_ROLE_OF_CODE.__contains__, map(entries.message_kinds.__getitem__, positions)))
-    others = compress(positions, map(not_, named))
-    return sum(named) + sum(1 for position in others if _as_message(entries.peek(position)) is not None)
+    kind names a role counted off the column (at C speed), only the others read."""
+    codes = bytes(map(entries.message_kinds.__getitem__, positions))
+    named = sum(map(codes.count, _ROLE_OF_CODE))
+    if named == len(positions):
+        return named
+    others = (position for position, code in zip(positions, codes, strict=True) if code not in _ROLE_OF_CODE)
+    return named + sum(1 for position in others if _as_message(entries.peek(position)) is not None)

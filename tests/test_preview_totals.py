@@ -130,8 +130,9 @@ COSTS: list[Any] = [0.1, 0.2, 0.3, 1e-7, 3, 0, -0.0, 1.5e300, True, "0.5", None,
 
 
 def _lines(rng: random.Random, count: int, *, chain: bool) -> list[bytes]:
-    """`_session_lines`, with costs on assistant messages and first kept entries on
-    compactions (an earlier id, often on the path; a later one; a missing one)."""
+    """`_session_lines`, with costs on assistant messages, first kept entries on
+    compactions (an earlier id, often on the path; a later one; a missing one), tool
+    results of no call, and `message` fields that are no object."""
     lines = _session_lines(rng, count, chain=chain)
     ids: list[str] = []
     for index in range(1, len(lines)):
@@ -149,6 +150,8 @@ def _lines(rng: random.Random, count: int, *, chain: bool) -> list[bytes]:
             entry["firstKeptEntryId"] = rng.choice(choices)
         elif isinstance(message, dict) and message.get("role") == "toolResult" and rng.random() < 0.2:
             message["toolCallId"] = rng.choice(["nowhere", 7, f"call-{rng.randrange(count + 1)}"])
+        elif isinstance(message, dict) and rng.random() < 0.05:  # not a message after all
+            entry["message"] = rng.choice([7, "text", None, [1]])
         lines[index] = _line(entry)
         if isinstance(entry.get("id"), str):
             ids.append(entry["id"])
