@@ -87,7 +87,8 @@ class SessionContext:
         return [{"role": m.role, "text": m.text, "entryId": m.entry_id} for m in self.messages[start:stop]]
 
 
-def _as_message(entry: dict[str, Any]) -> ContextMessage | None:
+def as_message(entry: dict[str, Any]) -> ContextMessage | None:
+    """The message an entry of one of `MESSAGE_TYPES` becomes in the context (None: none)."""
     kind = entry.get("type")
     if kind == "message":
         message = entry.get("message")
@@ -115,8 +116,8 @@ def _as_message(entry: dict[str, Any]) -> ContextMessage | None:
 _SETTING_TYPES = frozenset(
     {"thinking_level_change", "model_change", "message", "compaction", "mode_change", "ttsr_injection"}
 )
-_MESSAGE_TYPES = frozenset({"message", "custom_message", "branch_summary"})
-_RELEVANT_TYPES = _SETTING_TYPES | _MESSAGE_TYPES
+MESSAGE_TYPES = frozenset({"message", "custom_message", "branch_summary"})
+_RELEVANT_TYPES = _SETTING_TYPES | MESSAGE_TYPES
 CONTEXT_TYPES = _RELEVANT_TYPES  # what a reader about to build a context keeps decoded (`read_session`)
 
 
@@ -222,7 +223,7 @@ def _context_at(tree: SessionTree, leaf: Any, tail: int | None = None) -> Sessio
     message_indexes = list(compress(range(len(path)), is_message))
     candidates: list[int] = []  # where the entries that may become messages are on the path
     compaction_index = model_index = -1
-    relevant, message_types = _RELEVANT_TYPES, _MESSAGE_TYPES
+    relevant, message_types = _RELEVANT_TYPES, MESSAGE_TYPES
     for index in compress(range(len(path)), map(not_, is_message)):
         kind = types[path[index]]
         if kind.__class__ is not str or kind not in relevant:
@@ -310,7 +311,7 @@ def _chain_tail(tree: SessionTree, target: str, tail: int) -> SessionContext:
         kind = types[position]
         if kind == "compaction":
             compaction = position
-        elif kind not in _MESSAGE_TYPES and _read_setting(context, kind, entries[position]):
+        elif kind not in MESSAGE_TYPES and _read_setting(context, kind, entries[position]):
             model_at = position
     # The last assistant message, if after the last model_change (found at C speed).
     last = max(codes.rfind(code, model_at + 1, end) for code in (MESSAGE_ASSISTANT, MESSAGE_TEXTLESS_ASSISTANT))
@@ -335,7 +336,7 @@ def _chain_tail(tree: SessionTree, target: str, tail: int) -> SessionContext:
         while position > start and len(made) < tail:
             position -= 1
             kind = types[position]
-            if kind.__class__ is str and kind in _MESSAGE_TYPES and (message := _message_at(entries, position)):
+            if kind.__class__ is str and kind in MESSAGE_TYPES and (message := _message_at(entries, position)):
                 made.append(message)
         if len(made) >= tail:
             stop = position
@@ -364,11 +365,11 @@ def _count_range(entries: Entries, start: int, stop: int, others: list[int]) -> 
     if types[start:stop].count("message") > count:  # (a message of another role: rare)
         position = codes.find(MESSAGE_OTHER, start, stop)
         while position >= 0:
-            count += _as_message(entries.peek(position)) is not None
+            count += as_message(entries.peek(position)) is not None
             position = codes.find(MESSAGE_OTHER, position + 1, stop)
     for position in others[bisect_left(others, start) : bisect_left(others, stop)]:
-        if types[position] in _MESSAGE_TYPES:
-            count += _as_message(entries.peek(position)) is not None
+        if types[position] in MESSAGE_TYPES:
+            count += as_message(entries.peek(position)) is not None
     return count
 
 
@@ -378,7 +379,7 @@ def _message_at(entries: Entries, position: int) -> ContextMessage | None:
     entry = entries.peek(position)
     if role is not None:  # (a message whose `message` is an object with that role)
         return ContextMessage(role, entry["message"], entry["id"])
-    return _as_message(entry)
+    return as_message(entry)
 
 
 def _messages_at(entries: Entries, positions: list[int]) -> list[ContextMessage]:
@@ -390,7 +391,7 @@ def _messages_at(entries: Entries, positions: list[int]) -> list[ContextMessage]
         if role is not None:  # (a message whose `message` is an object with that role)
             entry = peek(position)
             add(ContextMessage(role, entry["message"], entry["id"]))
-        elif message := _as_message(peek(position)):
+        elif message := as_message(peek(position)):
             add(message)
     return messages
 
@@ -403,4 +404,4 @@ def _count_messages(entries: Entries, positions: list[int]) -> int:
     if named == len(positions):
         return named
     others = (position for position, code in zip(positions, codes, strict=True) if code not in _ROLE_OF_CODE)
-    return named + sum(1 for position in others if _as_message(entries.peek(position)) is not None)
+    return named + sum(1 for position in others if as_message(entries.peek(position)) is not None)

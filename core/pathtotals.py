@@ -20,12 +20,10 @@ import weakref
 from array import array
 from typing import Any, ClassVar
 
-from .context import CONTEXT_TYPES, ContextMessage, SessionContext, _as_message, compaction_summary
+from .context import MESSAGE_TYPES, ContextMessage, SessionContext, as_message, compaction_summary
 from .entries import MESSAGE_ASSISTANT, MESSAGE_TEXTLESS_ASSISTANT
 from .tree import SessionTree
 
-_MESSAGE_TYPES = frozenset({"message", "custom_message", "branch_summary"})
-assert _MESSAGE_TYPES <= CONTEXT_TYPES
 _ASSISTANT_CODES = frozenset({MESSAGE_ASSISTANT, MESSAGE_TEXTLESS_ASSISTANT})
 
 
@@ -121,12 +119,12 @@ class PathTotals:
                     break
                 todo.append(position)
             chars, cost = (chars_at[base], cost_at[base]) if base >= 0 else (0, 0.0)
-            message_types, assistants, call_ids = _MESSAGE_TYPES, _ASSISTANT_CODES, self.call_ids
+            message_types, assistants, call_ids = MESSAGE_TYPES, _ASSISTANT_CODES, self.call_ids
             for position in reversed(todo):
                 kind = types[position]
                 if kind.__class__ is str and kind in message_types:
                     entry = entries.peek(position)
-                    if message := _as_message(entry):
+                    if message := as_message(entry):
                         chars += message_chars(message)
                     if codes[position] in assistants:
                         cost += assistant_cost(entry)

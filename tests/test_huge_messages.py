@@ -207,7 +207,7 @@ def test_the_tree_views_summaries_with_calls_read_from_the_end_equal_the_full_ma
 def _reference_context(session: Session, target: str) -> SessionContext:
     """pi's buildSessionContext as seance wrote it before the columns: every entry on the
     path root → `target` decoded and read in order (the spec the fast path must equal)."""
-    from seance.core.context import _as_message
+    from seance.core.context import as_message
 
     path = session.tree.path_to(target)
     context = SessionContext(leaf_id=target)
@@ -244,7 +244,7 @@ def _reference_context(session: Session, target: str) -> SessionContext:
         keep_from = next((i for i in range(compaction_index) if path[i]["id"] == first_kept), compaction_index)
         context.kept_from = path[keep_from]["id"]
         kept = [i for i in kept if keep_from <= i < compaction_index or i > compaction_index]
-    context.messages += [message for i in kept if (message := _as_message(path[i])) is not None]
+    context.messages += [message for i in kept if (message := as_message(path[i])) is not None]
     return context
 
 
