@@ -8,7 +8,10 @@ and of a listing beside a single line of hundreds of MB.
 Each command runs in a child process (Python start-up included); wall and CPU time and peak
 RSS come from the child's rusage (`os.wait4`).  The tree screen row is timed inside its child
 (headless Textual, `SeanceApp` as the picker runs it, 160×45): from the screen being made, as
-Ctrl+T makes it, to its first tree rows drawn; its RSS is the child's peak.  CPU time is printed next to wall time
+Ctrl+T makes it, to its first tree rows drawn; its RSS is the child's peak.  The cursor-move row opens the same
+screen, lets its first preview and the search index finish, then presses Up 20 times, each
+until the preview shows the new entry: wall and CPU per move (the UI thread's own CPU in
+the label; the rest is the preview worker's).  CPU time is printed next to wall time
 because on a shared machine the wall time mostly measures the neighbours.  The first row is
 the floor every figure is compared with: a child that reads the file and orjson-parses every
 line once (`bench/floors.py file`, no seance code); the last column is each command's CPU
@@ -140,6 +143,62 @@ def time_tree_screen(path: str) -> None:
     asyncio.run(run())
 
 
+MOVES = 20
+
+
+def time_tree_moves(path: str) -> None:
+    """The child that opens the tree screen on PATH, waits for its first preview and its
+    workers (the search index), then moves the cursor up `MOVES` times, each time until the
+    preview shows the new entry: prints `wall CPU UI-thread-CPU` seconds per move (the
+    preview worker's CPU is the difference; the 0.12 s debounce is in the wall time)."""
+    import asyncio
+
+    from seance.app.app import SeanceApp
+    from seance.app.screens.session_tree import SessionTreeScreen
+    from seance.app.widgets.context_preview import ContextPreview
+    from seance.app.widgets.tree_view import TreeView
+
+    async def settled(app: SeanceApp, preview: ContextPreview) -> None:
+        while preview.pending or any(worker.is_running for worker in app.workers):
+            await asyncio.sleep(0.005)
+
+    async def run() -> None:
+        app = SeanceApp(lambda: SessionTreeScreen(Path(path), standalone=True, confirm_missing_cwd=False))
+        async with app.run_test(size=(160, 45)) as pilot:
+            while True:
+                await asyncio.sleep(0.01)
+                screen = app.screen
+                if isinstance(screen, SessionTreeScreen) and screen.model and screen.query_one(TreeView)._lines:
+                    break
+            preview = screen.query_one(ContextPreview)
+            await settled(app, preview)
+            wall, cpu, ui = time.perf_counter(), time.process_time(), time.thread_time()
+            for _ in range(MOVES):
+                await pilot.press("up")
+                await settled(app, preview)
+            await pilot.pause()
+            wall, cpu, ui = time.perf_counter() - wall, time.process_time() - cpu, time.thread_time() - ui
+        print(f"{wall / MOVES:.4f} {cpu / MOVES:.4f} {ui / MOVES:.4f}")
+
+    asyncio.run(run())
+
+
+def measure_tree_moves(session: Path, env: dict[str, str]) -> tuple[float, float, float, int, int]:
+    """(wall s, CPU s, UI-thread CPU s per cursor move, peak RSS MB, exit code) in the tree screen."""
+    child = subprocess.Popen(
+        [sys.executable, __file__, "--tree-moves", str(session)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=env,
+    )
+    assert child.stdout is not None
+    output = child.stdout.read().decode()
+    _pid, status, usage = os.wait4(child.pid, 0)
+    nan = float("nan")
+    wall, cpu, ui = (float(part) for part in output.split()) if output.strip() else (nan, nan, nan)
+    return wall, cpu, ui, usage.ru_maxrss // 1024, os.waitstatus_to_exitcode(status)
+
+
 def measure_tree_screen(session: Path, env: dict[str, str]) -> tuple[float, float, int, int]:
     """(wall s, CPU s, peak RSS MB, exit code) of opening the tree screen on `session`."""
     child = subprocess.Popen(
@@ -166,9 +225,13 @@ def main() -> None:
     )
     parser.add_argument("--write", metavar="DIR", help=argparse.SUPPRESS)  # the child that writes the files
     parser.add_argument("--tree-screen", metavar="PATH", help=argparse.SUPPRESS)  # the child that opens the tree
+    parser.add_argument("--tree-moves", metavar="PATH", help=argparse.SUPPRESS)  # the child that moves its cursor
     options = parser.parse_args()
     if options.tree_screen:
         time_tree_screen(options.tree_screen)
+        return
+    if options.tree_moves:
+        time_tree_moves(options.tree_moves)
         return
     if options.write:
         write_entries(Path(options.write) / "entries.jsonl", options.entries, options.entry_bytes, options.messages)
@@ -212,6 +275,9 @@ def main() -> None:
         wall, cpu, rss, code = measure_tree_screen(session, env)
         label = "tree screen: made → first rows drawn"
         print(f"| {label} | {wall:.1f} | {cpu:.2f} | {rss} | {code} | {cpu / floor[1]:.1f} |", flush=True)
+        wall, cpu, ui, rss, code = measure_tree_moves(session, env)
+        label = f"tree screen: one cursor move (mean of {MOVES}; UI thread {1000 * ui:.0f} ms CPU)"
+        print(f"| {label} | {wall:.3f} | {cpu:.3f} | {rss} | {code} | {cpu / floor[1]:.2f} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -10,14 +10,21 @@ becomes role `branchSummary`.  oh-my-pi extras: `mode_change` and `ttsr_injectio
 
 from __future__ import annotations
 
-from bisect import insort
+from bisect import bisect_left, insort
 from dataclasses import dataclass, field
 from heapq import merge
 from itertools import compress, repeat
 from operator import eq, not_
 from typing import Any
 
-from .entries import MESSAGE_ASSISTANT, MESSAGE_TEXTLESS_ASSISTANT, MESSAGE_TOOL_RESULT, MESSAGE_USER
+from .entries import (
+    MESSAGE_ASSISTANT,
+    MESSAGE_OTHER,
+    MESSAGE_TEXTLESS_ASSISTANT,
+    MESSAGE_TOOL_RESULT,
+    MESSAGE_USER,
+    Entries,
+)
 from .gcpause import gc_paused
 from .session import Session
 from .text import message_text
@@ -55,6 +62,12 @@ class SessionContext:
     mode_data: Any = None
     injected_rules: list[str] = field(default_factory=list)
     compaction: dict[str, Any] | None = None
+    kept_from: str | None = None
+    """With a compaction: the first path entry whose messages are kept before it (its
+    `firstKeptEntryId`, or the compaction itself when that entry is not on the path)."""
+    omitted: int = 0
+    """Messages before `messages` not made (a context built with a `tail`): the context
+    holds `omitted + len(messages)` messages."""
 
     def to_json(self, messages: bool = True) -> dict[str, Any]:
         """The context's part of `show --json`; `messages=False`: its "messages" an empty list
@@ -74,7 +87,8 @@ class SessionContext:
         return [{"role": m.role, "text": m.text, "entryId": m.entry_id} for m in self.messages[start:stop]]
 
 
-def _as_message(entry: dict[str, Any]) -> ContextMessage | None:
+def as_message(entry: dict[str, Any]) -> ContextMessage | None:
+    """The message an entry of one of `MESSAGE_TYPES` becomes in the context (None: none)."""
     kind = entry.get("type")
     if kind == "message":
         message = entry.get("message")
@@ -102,13 +116,18 @@ def _as_message(entry: dict[str, Any]) -> ContextMessage | None:
 _SETTING_TYPES = frozenset(
     {"thinking_level_change", "model_change", "message", "compaction", "mode_change", "ttsr_injection"}
 )
-_MESSAGE_TYPES = frozenset({"message", "custom_message", "branch_summary"})
-_RELEVANT_TYPES = _SETTING_TYPES | _MESSAGE_TYPES
+MESSAGE_TYPES = frozenset({"message", "custom_message", "branch_summary"})
+_RELEVANT_TYPES = _SETTING_TYPES | MESSAGE_TYPES
 CONTEXT_TYPES = _RELEVANT_TYPES  # what a reader about to build a context keeps decoded (`read_session`)
 
 
-def build_session_context(session: Session | SessionTree, leaf: Any = _DEFAULT) -> SessionContext:
+def build_session_context(
+    session: Session | SessionTree, leaf: Any = _DEFAULT, *, tail: int | None = None
+) -> SessionContext:
     """The context at `leaf` (an entry id), at the session's leaf by default.
+
+    `tail`: only the last `tail` messages are made (and their entries read); the others are
+    counted in `omitted` (a preview of a 200,000-message path shows its end).
 
     `leaf=None` means "before the first entry" (empty), as in pi.  An id that is not in the
     session falls back to the last entry, also as in pi; the CLI checks ids before calling.
@@ -116,7 +135,7 @@ def build_session_context(session: Session | SessionTree, leaf: Any = _DEFAULT) 
     """
     tree = session.tree if isinstance(session, Session) else session
     with gc_paused():  # a path of millions of entries: nothing built here forms a cycle
-        return _context_at(tree, leaf)
+        return _context_at(tree, leaf, tail)
 
 
 def _relevant_path(tree: SessionTree, target: str) -> list[int]:
@@ -173,7 +192,17 @@ _ROLE_OF_CODE = {
 }
 
 
-def _context_at(tree: SessionTree, leaf: Any) -> SessionContext:
+def compaction_summary(compaction: dict[str, Any]) -> ContextMessage:
+    """The message a compaction entry opens the context with."""
+    summary = {
+        "role": "compactionSummary",
+        "summary": compaction.get("summary"),
+        "tokensBefore": compaction.get("tokensBefore"),
+    }
+    return ContextMessage("compactionSummary", summary, compaction["id"])
+
+
+def _context_at(tree: SessionTree, leaf: Any, tail: int | None = None) -> SessionContext:
     if leaf is None:
         return SessionContext(leaf_id=None)
     target = tree.leaf_id if leaf is _DEFAULT else leaf
@@ -183,6 +212,8 @@ def _context_at(tree: SessionTree, leaf: Any) -> SessionContext:
         return SessionContext(leaf_id=None)
     entries = tree.entries
     types, ids, codes = entries.types, entries.ids, entries.message_kinds
+    if tail is not None and tree.is_chain:
+        return _chain_tail(tree, target, tail)
     path = _relevant_path(tree, target)  # positions
     context = SessionContext(leaf_id=target)
     # The `message` entries (most of a path) are told apart by their columns, at C speed: a
@@ -192,31 +223,17 @@ def _context_at(tree: SessionTree, leaf: Any) -> SessionContext:
     message_indexes = list(compress(range(len(path)), is_message))
     candidates: list[int] = []  # where the entries that may become messages are on the path
     compaction_index = model_index = -1
-    relevant, message_types = _RELEVANT_TYPES, _MESSAGE_TYPES
+    relevant, message_types = _RELEVANT_TYPES, MESSAGE_TYPES
     for index in compress(range(len(path)), map(not_, is_message)):
         kind = types[path[index]]
         if kind.__class__ is not str or kind not in relevant:
             continue
         if kind in message_types:
             candidates.append(index)
-        entry = entries[path[index]]
-        if kind == "thinking_level_change":
-            context.thinking_level = entry.get("thinkingLevel")
-        elif kind == "model_change":
-            if entry.get("role") in (None, "default"):
-                context.model = {"provider": entry.get("provider"), "modelId": entry.get("modelId")}
-                model_index = index
-        elif kind == "compaction":
+        if kind == "compaction":
             compaction_index = index
-        elif kind == "mode_change":
-            mode = entry.get("mode")
-            context.mode = mode if isinstance(mode, str) else "none"
-            context.mode_data = entry.get("data")
-        elif kind == "ttsr_injection":
-            rules = entry.get("injectedRules")
-            for rule in rules if isinstance(rules, list) else ():
-                if isinstance(rule, str) and rule not in context.injected_rules:
-                    context.injected_rules.append(rule)
+        elif _read_setting(context, kind, entries[path[index]]):
+            model_index = index
     for index in reversed(message_indexes):  # the last assistant message, if after the last model_change
         if index < model_index:
             break
@@ -225,26 +242,166 @@ def _context_at(tree: SessionTree, leaf: Any) -> SessionContext:
             context.model = {"provider": message.get("provider"), "modelId": message.get("model")}
             break
     candidates = list(merge(candidates, message_indexes)) if candidates else message_indexes
-    messages = context.messages
+    head: list[ContextMessage] = []
     if compaction_index >= 0:
         compaction = entries[path[compaction_index]]
         context.compaction = compaction
-        summary = {
-            "role": "compactionSummary",
-            "summary": compaction.get("summary"),
-            "tokensBefore": compaction.get("tokensBefore"),
-        }
-        messages.append(ContextMessage("compactionSummary", summary, compaction["id"]))
+        head.append(compaction_summary(compaction))
         # Before the compaction, only what follows its first kept entry (none if that is not there).
         first_kept = compaction.get("firstKeptEntryId")
         keep_from = next((i for i in range(compaction_index) if ids[path[i]] == first_kept), compaction_index)
+        context.kept_from = ids[path[keep_from]]
         candidates = [i for i in candidates if keep_from <= i < compaction_index or i > compaction_index]
-    add, role_of, peek = messages.append, _ROLE_OF_CODE.get, entries.peek
-    for position in map(path.__getitem__, candidates):
+    positions = list(map(path.__getitem__, candidates))
+    if tail is None:
+        context.messages = head + _messages_at(entries, positions)
+        return context
+    made: list[ContextMessage] = []  # the last `tail`, made from the end back
+    start = len(positions)
+    while start and len(made) < tail:
+        start -= 1
+        if message := _message_at(entries, positions[start]):
+            made.append(message)
+    made.reverse()
+    context.omitted = _count_messages(entries, positions[:start])
+    if head and len(made) < tail:
+        made[:0] = head
+    else:
+        context.omitted += len(head)
+    context.messages = made
+    return context
+
+
+def _read_setting(context: SessionContext, kind: str, entry: dict[str, Any]) -> bool:
+    """Apply a setting entry on the path (in path order) to `context`; True if it set the
+    model (a later assistant message's model wins over it)."""
+    if kind == "thinking_level_change":
+        context.thinking_level = entry.get("thinkingLevel")
+    elif kind == "model_change":
+        if entry.get("role") in (None, "default"):
+            context.model = {"provider": entry.get("provider"), "modelId": entry.get("modelId")}
+            return True
+    elif kind == "mode_change":
+        mode = entry.get("mode")
+        context.mode = mode if isinstance(mode, str) else "none"
+        context.mode_data = entry.get("data")
+    elif kind == "ttsr_injection":
+        rules = entry.get("injectedRules")
+        for rule in rules if isinstance(rules, list) else ():
+            if isinstance(rule, str) and rule not in context.injected_rules:
+                context.injected_rules.append(rule)
+    return False
+
+
+_NOT_MESSAGE_TYPES = _RELEVANT_TYPES - {"message"}
+
+
+def _chain_tail(tree: SessionTree, target: str, tail: int) -> SessionContext:
+    """`_context_at(tree, target, tail)` on a chain (the path is every entry up to
+    `target`), without a list of the path: the few entries of the other types read are
+    found at C speed, the last `tail` messages walked back to from the end, and the
+    messages before them counted off the columns (slices)."""
+    entries = tree.entries
+    types, ids, codes = entries.types, entries.ids, entries.message_kinds
+    end = tree.positions[target] + 1
+    context = SessionContext(leaf_id=target)
+    compaction = model_at = -1
+    others = list(entries.positions_of_types(_NOT_MESSAGE_TYPES, end))  # (few)
+    for position in others:
+        kind = types[position]
+        if kind == "compaction":
+            compaction = position
+        elif kind not in MESSAGE_TYPES and _read_setting(context, kind, entries[position]):
+            model_at = position
+    # The last assistant message, if after the last model_change (found at C speed).
+    last = max(codes.rfind(code, model_at + 1, end) for code in (MESSAGE_ASSISTANT, MESSAGE_TEXTLESS_ASSISTANT))
+    if last >= 0:
+        message = entries[last]["message"]
+        context.model = {"provider": message.get("provider"), "modelId": message.get("model")}
+    windows = [(0, end)]  # where messages are kept: [start, stop) ranges of positions
+    head: list[ContextMessage] = []
+    if compaction >= 0:
+        entry = context.compaction = entries[compaction]
+        head.append(compaction_summary(entry))
+        try:
+            kept = ids.index(entry.get("firstKeptEntryId"), 0, compaction)
+        except ValueError:
+            kept = compaction
+        context.kept_from = ids[kept]
+        windows = [(kept, compaction), (compaction + 1, end)]
+    made: list[ContextMessage] = []  # the last `tail`, made from the end back
+    stop = end
+    for start, window_end in reversed(windows):
+        position = window_end
+        while position > start and len(made) < tail:
+            position -= 1
+            kind = types[position]
+            if kind.__class__ is str and kind in MESSAGE_TYPES and (message := _message_at(entries, position)):
+                made.append(message)
+        if len(made) >= tail:
+            stop = position
+            break
+        stop = start
+    made.reverse()
+    omitted = 0  # the messages of the windows before `stop`
+    for start, window_end in windows:
+        window_end = min(window_end, stop)
+        if window_end > start:
+            omitted += _count_range(entries, start, window_end, others)
+    if head and len(made) < tail:
+        made[:0] = head
+    else:
+        omitted += len(head)
+    context.messages, context.omitted = made, omitted
+    return context
+
+
+def _count_range(entries: Entries, start: int, stop: int, others: list[int]) -> int:
+    """How many messages the entries at positions `start` to `stop` (a chain's) become:
+    the `message` entries whose kind names a role counted off the columns; those of another
+    role, and the custom messages and branch summaries among `others`, read."""
+    types, codes = entries.types, entries.message_kinds
+    count = sum(map(codes.count, _ROLE_OF_CODE, repeat(start), repeat(stop)))
+    if types[start:stop].count("message") > count:  # (a message of another role: rare)
+        position = codes.find(MESSAGE_OTHER, start, stop)
+        while position >= 0:
+            count += as_message(entries.peek(position)) is not None
+            position = codes.find(MESSAGE_OTHER, position + 1, stop)
+    for position in others[bisect_left(others, start) : bisect_left(others, stop)]:
+        if types[position] in MESSAGE_TYPES:
+            count += as_message(entries.peek(position)) is not None
+    return count
+
+
+def _message_at(entries: Entries, position: int) -> ContextMessage | None:
+    """The message a candidate entry becomes (None: none), read without caching it."""
+    role = _ROLE_OF_CODE.get(entries.message_kinds[position])
+    entry = entries.peek(position)
+    if role is not None:  # (a message whose `message` is an object with that role)
+        return ContextMessage(role, entry["message"], entry["id"])
+    return as_message(entry)
+
+
+def _messages_at(entries: Entries, positions: list[int]) -> list[ContextMessage]:
+    """The messages the candidate entries at `positions` become, in order."""
+    messages: list[ContextMessage] = []
+    add, role_of, peek, codes = messages.append, _ROLE_OF_CODE.get, entries.peek, entries.message_kinds
+    for position in positions:
         role = role_of(codes[position])
         if role is not None:  # (a message whose `message` is an object with that role)
             entry = peek(position)
             add(ContextMessage(role, entry["message"], entry["id"]))
-        elif message := _as_message(peek(position)):
+        elif message := as_message(peek(position)):
             add(message)
-    return context
+    return messages
+
+
+def _count_messages(entries: Entries, positions: list[int]) -> int:
+    """How many messages the candidate entries at `positions` become: those whose message
+    kind names a role counted off the column (at C speed), only the others read."""
+    codes = bytes(map(entries.message_kinds.__getitem__, positions))
+    named = sum(map(codes.count, _ROLE_OF_CODE))
+    if named == len(positions):
+        return named
+    others = (position for position, code in zip(positions, codes, strict=True) if code not in _ROLE_OF_CODE)
+    return named + sum(1 for position in others if as_message(entries.peek(position)) is not None)

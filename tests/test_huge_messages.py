@@ -207,7 +207,7 @@ def test_the_tree_views_summaries_with_calls_read_from_the_end_equal_the_full_ma
 def _reference_context(session: Session, target: str) -> SessionContext:
     """pi's buildSessionContext as seance wrote it before the columns: every entry on the
     path root → `target` decoded and read in order (the spec the fast path must equal)."""
-    from seance.core.context import _as_message
+    from seance.core.context import as_message
 
     path = session.tree.path_to(target)
     context = SessionContext(leaf_id=target)
@@ -242,8 +242,9 @@ def _reference_context(session: Session, target: str) -> SessionContext:
         context.messages.append(ContextMessage("compactionSummary", summary, compaction["id"]))
         first_kept = compaction.get("firstKeptEntryId")
         keep_from = next((i for i in range(compaction_index) if path[i]["id"] == first_kept), compaction_index)
+        context.kept_from = path[keep_from]["id"]
         kept = [i for i in kept if keep_from <= i < compaction_index or i > compaction_index]
-    context.messages += [message for i in kept if (message := _as_message(path[i])) is not None]
+    context.messages += [message for i in kept if (message := as_message(path[i])) is not None]
     return context
 
 
@@ -331,12 +332,12 @@ def test_a_read_without_message_kinds_equals_the_full_read_on_60_generated_sessi
             session.close()
 
 
-def test_the_preview_with_the_contexts_assistants_equals_it_with_each_decoded_60_trials(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The preview's costs and tool calls from the assistant messages the context holds (the
-    others decoded) equal them from every assistant decoded, compactions and odd messages
-    included, at the leaf and at other entries."""
+def test_the_preview_with_the_contexts_assistants_equals_it_with_each_decoded_60_trials(tmp_path: Path) -> None:
+    """The preview's costs and tool calls (running totals; the calls of the shown results
+    read from the leaf back, a call id used several times) equal them from every assistant
+    decoded, compactions and odd messages included, at the leaf and at other entries."""
+    from test_preview_totals import _reference_preview
+
     from seance.app.widgets import context_preview
 
     rng = random.Random(9)
@@ -364,8 +365,6 @@ def test_the_preview_with_the_contexts_assistants_equals_it_with_each_decoded_60
         ids = session.tree.entries.ids
         targets = [*ids[:: max(1, len(ids) // 4)], *ids[-1:]]
         fast = [context_preview.build_preview(session, target) for target in targets]
-        with monkeypatch.context() as patch:
-            patch.setattr(context_preview, "_path_assistants", lambda entries, at, _context: [entries[p] for p in at])
-            general = [context_preview.build_preview(session, target) for target in targets]
+        general = [_reference_preview(session, target) for target in targets]  # (every assistant decoded)
         assert fast == general, path.name
         session.close()

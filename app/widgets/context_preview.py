@@ -22,7 +22,6 @@ import time
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from itertools import compress
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -35,8 +34,9 @@ from textual.widgets import Static
 from textual.worker import get_current_worker
 
 from seance.app.paths import stylesheet
-from seance.core.context import CONTEXT_TYPES, ContextMessage, SessionContext, build_session_context
+from seance.core.context import CONTEXT_TYPES, ContextMessage, build_session_context
 from seance.core.entries import MESSAGE_ASSISTANT, MESSAGE_TEXTLESS_ASSISTANT
+from seance.core.pathtotals import PathTotals
 from seance.core.session import NotASession, Session, read_session
 from seance.core.statsformat import cost_text
 from seance.core.summary import format_tool_call, tool_calls_by_id, tool_result_title
@@ -157,39 +157,37 @@ def _message_block(item: ContextMessage, calls: Mapping[str, dict[str, Any]]) ->
     return PreviewBlock("other", f"[{display_text(role)}]", _clip(item.text, BODY_LIMIT))
 
 
-def _message_chars(item: ContextMessage) -> int:
-    """Characters the model reads for a message: its text plus tool-call arguments."""
-    size = len(item.text)
-    if item.role == "bashExecution":
-        size += len(str(item.message.get("command") or "")) + len(str(item.message.get("output") or ""))
-    content = item.message.get("content")
-    for block in content if isinstance(content, list) else ():
-        if isinstance(block, dict) and block.get("type") == "toolCall":
-            size += len(str(block.get("name") or "")) + len(str(block.get("arguments") or ""))
-    return size
-
-
-def _cost(entry: dict[str, Any]) -> float:
-    message = entry.get("message")
-    if entry.get("type") != "message" or not isinstance(message, dict) or message.get("role") != "assistant":
-        return 0.0
-    usage = message.get("usage")
-    cost = usage.get("cost") if isinstance(usage, dict) else None
-    total = cost.get("total") if isinstance(cost, dict) else None
-    return float(total) if isinstance(total, int | float) and not isinstance(total, bool) else 0.0
-
-
-def _path_assistants(entries: Any, positions: list[int], context: SessionContext) -> list[dict[str, Any]]:
-    """The assistant entries at `positions`, as `_cost` and `tool_calls_by_id` read them (their
-    type and message): those the context holds already (after a compaction, all but the
-    ones before it) from its messages, the others decoded.  (A session read without its
-    messages decoded reads each from its file: 200,000 of them were read twice per preview.)"""
-    held = {item.entry_id: item.message for item in context.messages if item.role == "assistant"}
-    ids = entries.ids
-    found = []
-    for position in positions:
+def _path_calls(
+    session: Session, leaf_id: str | None, messages: list[ContextMessage], known: set[str]
+) -> dict[str, dict[str, Any]]:
+    """`tool_calls_by_id` of the path's assistant messages for the tool results among
+    `messages` (the calls asked for): the assistants read from the leaf back only until each
+    is met (the last one on the path: the one `tool_calls_by_id` keeps), those in `messages`
+    not read again.  A call in no assistant read (`known`: `PathTotals.call_ids`) is not
+    looked for, so an orphan result costs no walk to the root."""
+    wanted = {
+        call_id
+        for item in messages
+        if item.role == "toolResult" and isinstance(call_id := item.message.get("toolCallId"), str)
+    } & known
+    found: dict[str, dict[str, Any]] = {}
+    if not wanted:
+        return found
+    tree = session.tree
+    entries = tree.entries
+    codes, ids = entries.message_kinds, entries.ids
+    held = {item.entry_id: item.message for item in messages if item.role == "assistant"}
+    assistant = (MESSAGE_ASSISTANT, MESSAGE_TEXTLESS_ASSISTANT)
+    for position in tree.path_positions(leaf_id):
+        if codes[position] not in assistant:
+            continue
         message = held.get(ids[position])
-        found.append({"type": "message", "message": message} if message is not None else entries[position])
+        entry = {"type": "message", "message": message} if message is not None else entries.peek(position)
+        for call_id, block in tool_calls_by_id((entry,)).items():  # (an entry's own: its last block of each id)
+            if call_id in wanted:
+                found.setdefault(call_id, block)
+        if len(found) == len(wanted):
+            break
     return found
 
 
@@ -202,43 +200,48 @@ def build_preview(
     resume at its parent, the message goes to the editor), shown after the context.
     """
     tree = session.tree
-    context = build_session_context(session) if leaf_id is DEFAULT else build_session_context(session, leaf_id)
-    # The path's assistant messages (costs, tool calls) and ids (labels): nothing else decoded.
-    on_path = list(tree.path_positions(context.leaf_id))
-    on_path.reverse()
-    kinds, ids = tree.entries.message_kinds, tree.entries.ids
-    assistant = (MESSAGE_ASSISTANT, MESSAGE_TEXTLESS_ASSISTANT)
-    is_assistant = map(frozenset(assistant).__contains__, map(kinds.__getitem__, on_path))  # (C speed)
-    assistants = _path_assistants(tree.entries, list(compress(on_path, is_assistant)), context)
+    # Only the shown tail of the context is made; its size and cost are running totals
+    # along the tree (`PathTotals`): a cursor move on a 200,000-message path reads no more
+    # than what it shows.
+    if leaf_id is DEFAULT:
+        context = build_session_context(session, tail=tail)
+    else:
+        context = build_session_context(session, leaf_id, tail=tail)
+    totals = PathTotals.of(tree)
     doc = PreviewDoc()
     model = context.model
     if model and (model.get("provider") or model.get("modelId")):
         names = (model.get("provider"), model.get("modelId"))
         doc.header.append(("model", "/".join(display_text(name) for name in names if name)))
     doc.header.append(("thinking", f"thinking {display_text(context.thinking_level) or 'off'}"))
-    tokens = sum(_message_chars(item) for item in context.messages) // 4
-    doc.header.append(("context", f"~{plural(tokens, 'token')} · {plural(len(context.messages), 'message')}"))
-    cost = sum(_cost(entry) for entry in assistants)
+    tokens = totals.context_chars(context) // 4
+    count = context.omitted + len(context.messages)
+    doc.header.append(("context", f"~{plural(tokens, 'token')} · {plural(count, 'message')}"))
+    _chars, cost = totals.at(context.leaf_id)
     if cost:
         doc.header.append(("cost", cost_text(cost)))  # one format: the stats report's
     doc.header.append(("branches", plural(tree.branch_points(), "branch point")))
-    path_ids = map(ids.__getitem__, on_path) if tree.labels else ()
-    labels = [display_text(tree.labels[entry_id]) for entry_id in path_ids if entry_id in tree.labels]
-    if labels:
-        doc.header.append(("labels", ", ".join(f"[{label}]" for label in labels)))
+    if tree.labels and context.leaf_id is not None:  # (the path's labelled ids, found at C speed)
+        ids = tree.entries.ids
+        path_ids = list(filter(tree.labels.__contains__, map(ids.__getitem__, tree.path_positions(context.leaf_id))))
+        path_ids.reverse()
+        labels = [display_text(tree.labels[entry_id]) for entry_id in path_ids]
+        if labels:
+            doc.header.append(("labels", ", ".join(f"[{label}]" for label in labels)))
     if context.mode and context.mode != "none":
         doc.header.append(("mode", f"mode {display_text(context.mode)}"))
     if session.problems:
         doc.header.append(("skipped", f"{plural(len(session.problems), 'problem')} skipped while reading"))
     messages = context.messages
+    doc.earlier = context.omitted
     if len(messages) > tail:
-        doc.earlier = len(messages) - tail
+        doc.earlier += len(messages) - tail
         messages = messages[-tail:]
-    calls = tool_calls_by_id(assistants)
+    calls = _path_calls(session, context.leaf_id, messages, totals.call_ids)
     doc.blocks = [_message_block(item, calls) for item in messages]
     if editor is not None:
         doc.editor = _clip(editor, BODY_LIMIT)
-    if not context.messages:
+    if not count:
         doc.notice = "Nothing to send yet: the context is empty at this point."
     return doc
 

@@ -1,0 +1,144 @@
+"""Running totals along a session's tree: what the context preview counts, per entry.
+
+The preview's header says how many tokens the context at an entry holds (its messages'
+characters / 4) and what the path root → entry cost (its assistant messages' `usage.cost`).
+Summed message by message, that reads every message on the path: on a 200,000-message
+session, a second and more of CPU per cursor move.  Here each entry's total is its
+parent's plus its own, computed once per entry (lazily: a path the first time one of its
+entries is asked for, then only the entries not met yet), so a question is two lookups.
+
+The sums are made in path order, root first, the way `sum()` adds them one by one (Python
+3.11's float `sum` is that plain left-to-right addition): the numbers are the ones a walk
+would give.  A compaction keeps only part of the path: that part is a difference of two
+totals (see `context_chars`).
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from array import array
+from typing import Any, ClassVar
+
+from .context import MESSAGE_TYPES, ContextMessage, SessionContext, as_message, compaction_summary
+from .entries import MESSAGE_ASSISTANT, MESSAGE_TEXTLESS_ASSISTANT
+from .tree import SessionTree
+
+_ASSISTANT_CODES = frozenset({MESSAGE_ASSISTANT, MESSAGE_TEXTLESS_ASSISTANT})
+
+
+def message_chars(item: ContextMessage) -> int:
+    """Characters the model reads for a message: its text plus tool-call arguments."""
+    size = len(item.text)
+    if item.role == "bashExecution":
+        size += len(str(item.message.get("command") or "")) + len(str(item.message.get("output") or ""))
+    content = item.message.get("content")
+    for block in content if isinstance(content, list) else ():
+        if isinstance(block, dict) and block.get("type") == "toolCall":
+            size += len(str(block.get("name") or "")) + len(str(block.get("arguments") or ""))
+    return size
+
+
+def assistant_cost(entry: dict[str, Any]) -> float:
+    """An assistant message entry's `usage.cost.total` (0.0 for anything else or no number)."""
+    message = entry.get("message")
+    if entry.get("type") != "message" or not isinstance(message, dict) or message.get("role") != "assistant":
+        return 0.0
+    usage = message.get("usage")
+    cost = usage.get("cost") if isinstance(usage, dict) else None
+    total = cost.get("total") if isinstance(cost, dict) else None
+    return float(total) if isinstance(total, int | float) and not isinstance(total, bool) else 0.0
+
+
+class PathTotals:
+    """Per entry of a tree, along its path root → entry: the characters of the messages
+    the context would hold without a compaction, and the assistant messages' cost.  Also the
+    tool-call ids met in the assistant messages read (a call asked for that is not among
+    them is on no path read).  One per tree (`of`); safe to ask from several threads."""
+
+    _made: ClassVar[weakref.WeakKeyDictionary[SessionTree, PathTotals]] = weakref.WeakKeyDictionary()
+    _made_lock: ClassVar[threading.Lock] = threading.Lock()
+
+    @classmethod
+    def of(cls, tree: SessionTree) -> PathTotals:
+        """The totals of `tree` (made on first use, kept as long as the tree)."""
+        with cls._made_lock:
+            totals = cls._made.get(tree)
+            if totals is None:
+                totals = cls._made[tree] = cls(tree)
+            return totals
+
+    def __init__(self, tree: SessionTree) -> None:
+        self._tree = tree
+        count = len(tree.entries)
+        self._chars = array("q", bytes(8 * count))
+        self._cost = array("d", bytes(8 * count))
+        self._done = bytearray(count)
+        self.call_ids: set[str] = set()
+        self._lock = threading.Lock()
+
+    def at(self, entry_id: str | None) -> tuple[int, float]:
+        """(characters, cost) summed along the path root → `entry_id` ((0, 0.0) for None or
+        an unknown id)."""
+        position = self._tree.positions.get(entry_id, -1) if entry_id is not None else -1
+        if position < 0:
+            return 0, 0.0
+        if not self._done[position]:
+            self._fill(entry_id)  # type: ignore[arg-type]
+        return self._chars[position], self._cost[position]
+
+    def before(self, entry_id: str) -> tuple[int, float]:
+        """The totals at `entry_id`'s parent on its path ((0, 0.0) for a root)."""
+        walk = self._tree.path_positions(entry_id)
+        next(walk, None)
+        parent = next(walk, -1)
+        return self.at(self._tree.entries.ids[parent]) if parent >= 0 else (0, 0.0)
+
+    def context_chars(self, context: SessionContext) -> int:
+        """The characters of every message of `context` (built on this tree), as summing
+        `message_chars` over them gives: with a compaction, its summary and the path from
+        the entry it keeps from (a difference of two totals)."""
+        chars, _cost = self.at(context.leaf_id)
+        if context.compaction is not None and context.kept_from is not None:
+            chars -= self.before(context.kept_from)[0]
+            chars += message_chars(compaction_summary(context.compaction))
+        return chars
+
+    def _fill(self, entry_id: str) -> None:
+        """Totals for every entry on the path to `entry_id` that has none yet, root first."""
+        tree = self._tree
+        entries = tree.entries
+        types, codes = entries.types, entries.message_kinds
+        with self._lock:
+            done, chars_at, cost_at = self._done, self._chars, self._cost
+            todo: list[int] = []
+            base = -1
+            for position in tree.path_positions(entry_id):
+                if done[position]:
+                    base = position
+                    break
+                todo.append(position)
+            chars, cost = (chars_at[base], cost_at[base]) if base >= 0 else (0, 0.0)
+            message_types, assistants, call_ids = MESSAGE_TYPES, _ASSISTANT_CODES, self.call_ids
+            for position in reversed(todo):
+                kind = types[position]
+                if kind.__class__ is str and kind in message_types:
+                    entry = entries.peek(position)
+                    if message := as_message(entry):
+                        chars += message_chars(message)
+                    if codes[position] in assistants:
+                        cost += assistant_cost(entry)
+                        call_ids.update(_call_ids(entry))
+                chars_at[position] = chars
+                cost_at[position] = cost
+                done[position] = 1
+
+
+def _call_ids(entry: dict[str, Any]) -> list[str]:
+    """The ids of an assistant message's tool calls (as `tool_calls_by_id` keys them)."""
+    content = entry["message"].get("content")
+    return [
+        block["id"]
+        for block in (content if isinstance(content, list) else ())
+        if isinstance(block, dict) and block.get("type") == "toolCall" and isinstance(block.get("id"), str)
+    ]
