@@ -183,35 +183,29 @@ def time_tree_moves(path: str) -> None:
     asyncio.run(run())
 
 
-def measure_tree_moves(session: Path, env: dict[str, str]) -> tuple[float, float, float, int, int]:
-    """(wall s, CPU s, UI-thread CPU s per cursor move, peak RSS MB, exit code) in the tree screen."""
+def _child_figures(mode: str, session: Path, env: dict[str, str], count: int) -> tuple[list[float], int, int]:
+    """The `count` figures a child run in `mode` (`--tree-screen`, `--tree-moves`) prints
+    (NaN each when it printed none), its peak RSS MB and exit code."""
     child = subprocess.Popen(
-        [sys.executable, __file__, "--tree-moves", str(session)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        env=env,
+        [sys.executable, __file__, mode, str(session)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env
     )
     assert child.stdout is not None
     output = child.stdout.read().decode()
     _pid, status, usage = os.wait4(child.pid, 0)
-    nan = float("nan")
-    wall, cpu, ui = (float(part) for part in output.split()) if output.strip() else (nan, nan, nan)
-    return wall, cpu, ui, usage.ru_maxrss // 1024, os.waitstatus_to_exitcode(status)
+    figures = [float(part) for part in output.split()] if output.strip() else [float("nan")] * count
+    return figures, usage.ru_maxrss // 1024, os.waitstatus_to_exitcode(status)
+
+
+def measure_tree_moves(session: Path, env: dict[str, str]) -> tuple[float, float, float, int, int]:
+    """(wall s, CPU s, UI-thread CPU s per cursor move, peak RSS MB, exit code) in the tree screen."""
+    (wall, cpu, ui), rss, code = _child_figures("--tree-moves", session, env, 3)
+    return wall, cpu, ui, rss, code
 
 
 def measure_tree_screen(session: Path, env: dict[str, str]) -> tuple[float, float, int, int]:
     """(wall s, CPU s, peak RSS MB, exit code) of opening the tree screen on `session`."""
-    child = subprocess.Popen(
-        [sys.executable, __file__, "--tree-screen", str(session)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        env=env,
-    )
-    assert child.stdout is not None
-    output = child.stdout.read().decode()
-    _pid, status, usage = os.wait4(child.pid, 0)
-    wall, cpu = (float(part) for part in output.split()) if output.strip() else (float("nan"), float("nan"))
-    return wall, cpu, usage.ru_maxrss // 1024, os.waitstatus_to_exitcode(status)
+    (wall, cpu), rss, code = _child_figures("--tree-screen", session, env, 2)
+    return wall, cpu, rss, code
 
 
 def main() -> None:
