@@ -21,6 +21,7 @@ from seance.app.screens.confirm import ConfirmScreen
 from seance.app.screens.session_tree import SessionTreeScreen
 from seance.app.screens.skipped import SkippedScreen
 from seance.app.widgets.context_preview import ContextPreview, build_preview
+from seance.app.widgets.preview_body import PreviewBody
 from seance.core.session import load_session
 
 
@@ -160,7 +161,7 @@ async def test_the_tree_preview_says_loading_until_the_session_is_read(tmp_path:
     async with app.run_test(size=(120, 32)) as pilot:
         await pilot.pause(0.3)
         preview = app.screen.query_one(ContextPreview)
-        body = str(preview.query_one("#seance-preview-body", Static).render())
+        body = preview.query_one("#seance-preview-body", PreviewBody).content.plain
         assert body == "Loading session…" and "No session selected" not in body
         release.set()
         await settle_tree(pilot)
@@ -184,7 +185,7 @@ async def test_a_user_message_previews_the_context_before_it_and_the_editor_text
         assert doc is not None and doc.editor == "Now add tests for approach A"
         assert all("Now add tests" not in block.body for block in doc.blocks), "not in the context"
         assert doc.blocks[0].kind == "compaction" and doc.blocks[-1].body == "Approach A done.", "up to its parent"
-        body = str(screen.query_one("#seance-preview-body", Static).render())
+        body = screen.query_one("#seance-preview-body", PreviewBody).content.plain
         assert body.rstrip().endswith("Enter: this message goes to the editor\nNow add tests for approach A")
 
 

@@ -27,13 +27,15 @@ from typing import Any, ClassVar
 
 from textual import work
 from textual.app import ComposeResult
-from textual.containers import Vertical, VerticalScroll
+from textual.containers import Vertical
 from textual.content import Content
 from textual.message import Message
+from textual.style import Style
 from textual.widgets import Static
 from textual.worker import get_current_worker
 
 from seance.app.paths import stylesheet
+from seance.app.widgets.preview_body import PreviewBody, wrapped_lines
 from seance.core.context import CONTEXT_TYPES, ContextMessage, build_session_context
 from seance.core.entries import MESSAGE_ASSISTANT, MESSAGE_TEXTLESS_ASSISTANT
 from seance.core.pathtotals import PathTotals
@@ -246,6 +248,46 @@ def build_preview(
     return doc
 
 
+BodyStyles = dict[str, Style]  # component class (without `context-preview--`) -> its style
+Geometry = tuple[int, int, int]  # `PreviewBody.geometry()`
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """A document's text made off the UI thread, for these styles (and wrapped for a geometry)."""
+
+    styles: BodyStyles
+    content: Content
+    wrapped: tuple[Geometry, list[Content]] | None
+
+
+def body_content(doc: PreviewDoc, styles: BodyStyles) -> Content:
+    """The pane's text for `doc`: its notice, what is left out, each message (title, body,
+    calls) and the editor's text, styled with the pane's component `styles`.  Pure: a worker
+    makes it."""
+    parts: list[Content] = []
+    if doc.notice:
+        parts.append(Content.styled(doc.notice, styles["muted"]))
+    if doc.earlier:
+        parts.append(Content.styled(f"… {plural(doc.earlier, 'earlier message')} not shown", styles["muted"]))
+    for block in doc.blocks:
+        lines = [Content.styled(block.title, styles[block.kind])]
+        if block.body:
+            lines.append(Content.styled(block.body, styles["body"]))
+        lines.extend(Content.styled(f"→ {call}", styles["call"]) for call in block.calls)
+        parts.append(Content("\n").join(lines))
+    if doc.editor is not None:
+        parts.append(
+            Content("\n").join(
+                [
+                    Content.styled("Enter: this message goes to the editor", styles["user"]),
+                    Content.styled(doc.editor, styles["body"]),
+                ]
+            )
+        )
+    return Content("\n\n").join(parts)
+
+
 class _SessionCache:
     """A few recently read sessions, keyed by path and validated by size and mtime."""
 
@@ -301,10 +343,11 @@ class ContextPreview(Vertical):
     class Loaded(Message, bubble=False):
         """The worker finished building a document for request `token`."""
 
-        def __init__(self, token: int, doc: PreviewDoc) -> None:
+        def __init__(self, token: int, doc: PreviewDoc, body: Prepared | None = None) -> None:
             super().__init__()
             self.token = token
             self.doc = doc
+            self.body = body  # the doc's text made and wrapped in the worker, for the styles and geometry asked with
 
     def __init__(
         self,
@@ -330,8 +373,7 @@ class ContextPreview(Vertical):
     def compose(self) -> ComposeResult:
         yield Static(id="seance-preview-header", markup=False)
         yield Static(id="seance-preview-stats", markup=False)
-        with VerticalScroll(id="seance-preview-scroll", can_focus=False):
-            yield Static(id="seance-preview-body", markup=False)
+        yield PreviewBody(id="seance-preview-body")
 
     def on_mount(self) -> None:
         self._render_doc()
@@ -374,14 +416,14 @@ class ContextPreview(Vertical):
             self._render_doc()
             return
         self._loading_shown()
-        self._load(self._token, Path(path), None, leaf_id, None)
+        self._load(self._token, Path(path), None, leaf_id, None, self._layout())
 
     def show_session(self, session: Session, leaf_id: Any = DEFAULT, *, editor: str | None = None) -> None:
         """Preview an already loaded session resumed at `leaf_id` (debounced); `editor` is the
         text the resume offers back in the editor (see `build_preview`)."""
         self._token += 1
         self._loading_shown()
-        self._load(self._token, session.path, session, leaf_id, editor)
+        self._load(self._token, session.path, session, leaf_id, editor, self._layout())
 
     def set_placeholder(self, text: str) -> None:
         """Say `text` while there is nothing to show (e.g. why nothing will come)."""
@@ -397,7 +439,15 @@ class ContextPreview(Vertical):
     # -- worker and handler ---------------------------------------------------------------
 
     @work(thread=True, exclusive=True, group="context-preview", exit_on_error=False, description="context preview")
-    def _load(self, token: int, path: Path, session: Session | None, leaf_id: Any, editor: str | None) -> None:
+    def _load(
+        self,
+        token: int,
+        path: Path,
+        session: Session | None,
+        leaf_id: Any,
+        editor: str | None,
+        layout: tuple[BodyStyles, Geometry | None],
+    ) -> None:
         worker = get_current_worker()
         time.sleep(DEBOUNCE_SECONDS)
         if worker.is_cancelled:
@@ -420,8 +470,13 @@ class ContextPreview(Vertical):
             doc = PreviewDoc(notice=f"Cannot build the context: {display_text(error)}")
         if self.stats_enabled and not worker.is_cancelled:
             doc.stats = self._stats_lines(session)
+        if worker.is_cancelled:
+            return
+        styles, geometry = layout
+        body = body_content(doc, styles)  # made and wrapped here: 200 messages are ~100 ms of wrapping
+        prepared = Prepared(styles, body, None if geometry is None else (geometry, wrapped_lines(body, *geometry)))
         if not worker.is_cancelled:
-            self.post_message(self.Loaded(token, doc))
+            self.post_message(self.Loaded(token, doc, prepared))
 
     def _stats_lines(self, session: Session) -> list[str]:
         """The session's compact stats block (worker thread), cached by path and file stamp."""
@@ -445,8 +500,8 @@ class ContextPreview(Vertical):
             return  # a newer request is on its way
         self._shown_token = message.token
         self._doc = message.doc
-        self._render_doc()
-        self.query_one("#seance-preview-scroll", VerticalScroll).scroll_end(animate=False, immediate=False)
+        self._render_doc(message.body)
+        self.query_one("#seance-preview-body", PreviewBody).scroll_end(animate=False, immediate=False)
 
     def notify_style_update(self) -> None:
         super().notify_style_update()
@@ -455,44 +510,38 @@ class ContextPreview(Vertical):
 
     # -- rendering ------------------------------------------------------------------------
 
-    def _style(self, kind: str):
+    def _style(self, kind: str) -> Style:
         return self.get_visual_style(f"context-preview--{kind}", partial=True)
 
-    def _render_doc(self) -> None:
+    def _layout(self) -> tuple[BodyStyles, Geometry | None]:
+        """The component styles and the body's geometry a worker makes the text for (read
+        here, on the UI thread)."""
+        styles = {
+            name.removeprefix("context-preview--"): self._style(name.removeprefix("context-preview--"))
+            for name in self.COMPONENT_CLASSES
+        }
+        body = self.query_one("#seance-preview-body", PreviewBody) if self.is_mounted else None
+        return styles, body.geometry() if body is not None else None
+
+    def _render_doc(self, prepared: Prepared | None = None) -> None:
+        """Show the current document; `prepared`: its text as a worker made it (used while
+        the styles it was made with are still the pane's)."""
         header = self.query_one("#seance-preview-header", Static)
-        body = self.query_one("#seance-preview-body", Static)
+        body = self.query_one("#seance-preview-body", PreviewBody)
         stats = self.query_one("#seance-preview-stats", Static)
         doc = self._doc
         stats.display = bool(doc is not None and doc.stats and self.stats_visible)
         stats.update(Content("\n".join(doc.stats)) if doc is not None else "")
+        styles = self._layout()[0]
         if doc is None:
             header.update("")
             header.display = False
-            body.update(Content.styled("Loading…" if self.pending else self.placeholder, self._style("muted")))
+            body.update(Content.styled("Loading…" if self.pending else self.placeholder, styles["muted"]))
             return
         header.display = bool(doc.header)
-        separator = Content.styled(" · ", self._style("key"))
+        separator = Content.styled(" · ", styles["key"])
         header.update(separator.join(Content(value) for _key, value in doc.header))
-        parts: list[Content] = []
-        if doc.notice:
-            parts.append(Content.styled(doc.notice, self._style("muted")))
-        if doc.earlier:
-            parts.append(Content.styled(f"… {plural(doc.earlier, 'earlier message')} not shown", self._style("muted")))
-        body_style = self._style("body")
-        call_style = self._style("call")
-        for block in doc.blocks:
-            lines = [Content.styled(block.title, self._style(block.kind))]
-            if block.body:
-                lines.append(Content.styled(block.body, body_style))
-            lines.extend(Content.styled(f"→ {call}", call_style) for call in block.calls)
-            parts.append(Content("\n").join(lines))
-        if doc.editor is not None:
-            parts.append(
-                Content("\n").join(
-                    [
-                        Content.styled("Enter: this message goes to the editor", self._style("user")),
-                        Content.styled(doc.editor, body_style),
-                    ]
-                )
-            )
-        body.update(Content("\n\n").join(parts))
+        if prepared is not None and prepared.styles == styles:
+            body.update(prepared.content, prepared.wrapped)
+        else:
+            body.update(body_content(doc, styles))
