@@ -148,15 +148,21 @@ def test_pi_appending_while_entries_are_read_back_300_trials(tmp_path: Path, hel
     paths = [write_v3(folder / f"s{n}.jsonl", f"{n:02d}race-sess") for n in range(3)]
     agent = Agent(paths, folder / "stop", held_fd=held_fd, interval_us=1_000)
     trials = 0
+    first = {path: len(_by_offset(path).entries) for path in paths}
+    grown = 0  # entries the agent added while the trials ran (they read faster than it appends)
+    deadline = time.monotonic() + 120
     try:
-        while trials < 300:
+        while trials < 300 or (grown <= 300 and time.monotonic() < deadline):
+            sizes = {}
             for path in paths:
                 session = _by_offset(path)
                 time.sleep(0.001)
                 lazy = [session.entries.peek(position) for position in range(len(session.entries))]
                 eager = _by_offset(path, decoded=True)
                 assert lazy == list(eager.entries)[: len(lazy)], path.name
+                sizes[path] = len(eager.entries)
                 trials += 1
+            grown = sum(sizes[path] - first[path] for path in paths)
     finally:
         appended = agent.finish()
     assert sum(len(ids) for ids in appended.values()) > 300, "the agent appended while the trials ran"
