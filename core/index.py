@@ -1471,8 +1471,9 @@ class Writer:
         for cursor in ranged_select(self.db, "files", "file_id", ranges):
             for (file_id,) in cursor.fetchall():
                 self._drop_text(file_id)
-                self.db.execute("DELETE FROM states WHERE file_id = ?", (file_id,))
         for low, high in ranges:
+            under = "SELECT file_id FROM files WHERE path >= ? AND path < ?"
+            self.db.execute(f"DELETE FROM states WHERE file_id IN ({under})", (low, high))
             self.db.execute("DELETE FROM files WHERE path >= ? AND path < ?", (low, high))
         self.db.execute("DELETE FROM listings")
 

@@ -510,18 +510,18 @@ class ContextPreview(Vertical):
 
     # -- rendering ------------------------------------------------------------------------
 
-    def _style(self, kind: str) -> Style:
-        return self.get_visual_style(f"context-preview--{kind}", partial=True)
+    _PREFIX = "context-preview--"
+
+    def _styles(self) -> BodyStyles:
+        """Each component class's style (without the `context-preview--` prefix)."""
+        prefix = self._PREFIX
+        return {name.removeprefix(prefix): self.get_visual_style(name, partial=True) for name in self.COMPONENT_CLASSES}
 
     def _layout(self) -> tuple[BodyStyles, Geometry | None]:
         """The component styles and the body's geometry a worker makes the text for (read
         here, on the UI thread)."""
-        styles = {
-            name.removeprefix("context-preview--"): self._style(name.removeprefix("context-preview--"))
-            for name in self.COMPONENT_CLASSES
-        }
         body = self.query_one("#seance-preview-body", PreviewBody) if self.is_mounted else None
-        return styles, body.geometry() if body is not None else None
+        return self._styles(), body.geometry() if body is not None else None
 
     def _render_doc(self, prepared: Prepared | None = None) -> None:
         """Show the current document; `prepared`: its text as a worker made it (used while
@@ -532,7 +532,7 @@ class ContextPreview(Vertical):
         doc = self._doc
         stats.display = bool(doc is not None and doc.stats and self.stats_visible)
         stats.update(Content("\n".join(doc.stats)) if doc is not None else "")
-        styles = self._layout()[0]
+        styles = self._styles()
         if doc is None:
             header.update("")
             header.display = False
