@@ -210,7 +210,8 @@ class _Matcher:
                 found = alone
             else:
                 narrow = self._grown_from(block, keys[position], keys[:position])
-                found = self._scan_term(self.positive[position], block, candidates, narrow)
+                titled = self._titled(block, keys[position]) if matches is None else None
+                found = self._scan_term(self.positive[position], block, candidates, narrow, titled)
             matches = found if matches is None else _both(matches, found)
             if len(memo) >= _MEMO_LIMIT:
                 memo.clear()
@@ -320,7 +321,7 @@ class _Matcher:
         memo, memo_key = block.memo, (self.scope, (key,))
         found = memo.get(memo_key)
         if found is None:
-            found = self._scan_term(term, block, alive, self._grown_from(block, key, None))
+            found = self._scan_term(term, block, alive, self._grown_from(block, key, None), self._titled(block, key))
             if len(memo) >= _MEMO_LIMIT:
                 memo.clear()
             memo[memo_key] = found
@@ -357,23 +358,49 @@ class _Matcher:
             return {index for index, match in found.items() if match[0] != FUZZY}
         return found
 
+    def _titled(self, block: Block, key: tuple) -> dict[int, _Match] | None:
+        """The title tiers' scan of the term `key` over every live session, memoised in
+        `block` by `first_hits` (its titles-only matcher) for this scope: what the full scan
+        of the same term over the same sessions finds first (`_scan_text`), so it need not
+        look at the titles again.  None: not scanned (or a titles-only matcher itself)."""
+        if self.titles_only:
+            return None
+        return block.memo.get(((*self.scope[:2], True), (key,)))
+
     def _scan_term(
-        self, term: Term, block: Block, candidates: list[int], narrow: Collection[int] | None = None
+        self,
+        term: Term,
+        block: Block,
+        candidates: list[int],
+        narrow: Collection[int] | None = None,
+        titled: dict[int, _Match] | None = None,
     ) -> dict[int, _Match]:
         if term.kind == "regex":
             return self._scan_regex(term, block, candidates)
-        return self._scan_text(term, block, candidates, narrow)
+        return self._scan_text(term, block, candidates, narrow, titled)
 
     def _scan_text(
-        self, term: Term, block: Block, candidates: list[int], narrow: Collection[int] | None = None
+        self,
+        term: Term,
+        block: Block,
+        candidates: list[int],
+        narrow: Collection[int] | None = None,
+        titled: dict[int, _Match] | None = None,
     ) -> dict[int, _Match]:
         """`term`'s matches among `candidates`; its substring and prefix tests only in those
-        of them in `narrow` when given (`_grown_from`: no other can pass them)."""
+        of them in `narrow` when given (`_grown_from`: no other can pass them); `titled`: the
+        title tiers' matches among the same candidates, found already (`_titled`)."""
         if term.within:  # narrowed to an index field: the index's hits are its only matches
             return {}
-        text = term.text
-        names, firsts, pairs = block.names, block.firsts, block.pairs
         held = candidates if narrow is None else [index for index in candidates if index in narrow]
+        found = dict(titled) if titled is not None else self._scan_titles(term.text, block, candidates, held)
+        if self.titles_only:  # every match found so far is in a title tier; the rest rank below
+            return found
+        return self._scan_rest(term, block, candidates, narrow, held, found)
+
+    def _scan_titles(self, text: str, block: Block, candidates: list[int], held: list[int]) -> dict[int, _Match]:
+        """The title tiers: `text` in a name or first message (among `held`), an id's prefix."""
+        names, firsts, pairs = block.names, block.firsts, block.pairs
         in_title = [index for index in held if text in pairs[index]]  # name / first message
         found: dict[int, _Match] = dict.fromkeys(in_title, _SUBSTRING_FIRST)
         if in_title:  # later updates win: name prefix > first-message prefix > name substring
@@ -388,8 +415,19 @@ class _Matcher:
                 if index in wanted and found.get(index, _PREFIX_ID)[0] >= PREFIX:
                     found[index] = _PREFIX_ID
                 position = block.ids.find("\n" + text, position + 1)
-        if self.titles_only:  # every match found so far is in a title tier; the rest rank below
-            return found
+        return found
+
+    def _scan_rest(
+        self,
+        term: Term,
+        block: Block,
+        candidates: list[int],
+        narrow: Collection[int] | None,
+        held: list[int],
+        found: dict[int, _Match],
+    ) -> dict[int, _Match]:
+        """`_scan_text` after the titles (`found`): the text, fuzzy and path tiers."""
+        text, names = term.text, block.names
         rest = [index for index in candidates if index not in found] if found else candidates
         texts = block.texts
         held_rest = rest if narrow is None else [index for index in held if index not in found]
