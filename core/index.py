@@ -42,9 +42,10 @@ import threading
 import zlib
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from functools import partial
-from operator import itemgetter, methodcaller
+from itertools import repeat
+from operator import itemgetter, methodcaller, rshift
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from .ftscheck import DB_NAME as DB_NAME
 from .ftscheck import Verdict, fts_state
@@ -444,11 +445,16 @@ def _fetched(cursor: sqlite3.Cursor) -> dict[int, int]:
 
 
 def _unpacked(cursor: sqlite3.Cursor) -> dict[int, int]:
-    """The same from its one packed row: "file,value,file,value..." (or NULL: none)."""
+    """The same from its one packed row: "file,value,file,value..." (or NULL: none), read
+    as a JSON array: orjson parses the 80,000 numbers of a common prefix at 100,000 sessions
+    in ~3 ms, where `int` over the split text took ~20 (on the index thread, in every
+    keystroke's query)."""
+    import orjson  # (here: a warm `seance ls --json` never needs it)
+
     text = cursor.fetchone()[0]
     if not text:
         return {}
-    numbers = list(map(int, text.split(",")))
+    numbers = orjson.loads(f"[{text}]")
     return dict(zip(numbers[0::2], numbers[1::2], strict=True))
 
 
@@ -518,8 +524,12 @@ class IndexHits(Mapping[str, "TextHit"]):
     def _by_path(self) -> dict[str, int]:
         """path -> its best row's value, made once (then one lookup per session ranked)."""
         if self._values is None:
-            paths = self._paths
-            self._values = {paths[key]: value for key, value in self._best.items() if key in paths}
+            best = self._best
+            found = list(map(self._paths.get, best))  # (C-level maps: 40,000 files per keystroke)
+            if None in found:  # a file of another root, in the runs read
+                self._values = {path: value for path, value in zip(found, best.values(), strict=True) if path}
+            else:
+                self._values = dict(zip(cast("list[str]", found), best.values(), strict=True))
         return self._values
 
     def field(self, path: str) -> str | None:
@@ -532,8 +542,8 @@ class IndexHits(Mapping[str, "TextHit"]):
         per keystroke: a table of the fields, made once, answers in a C-level loop)."""
         fields = self._fields
         if fields is None:
-            by_path, names, shift = self._by_path(), _RANKED_FIELDS, _RANK_SHIFT
-            named = [names[value >> shift] for value in by_path.values()]
+            by_path = self._by_path()
+            named = map(_RANKED_FIELDS.__getitem__, map(rshift, by_path.values(), repeat(_RANK_SHIFT)))
             fields = self._fields = dict(zip(by_path, named, strict=True))
         return list(map(fields.get, paths))
 

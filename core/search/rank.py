@@ -25,14 +25,17 @@ Scoring is chunked: `search_iter` yields after every `chunk` sessions so a UI wo
 check for cancellation and let the event loop breathe; `search` runs it to completion.
 Per chunk, what the terms before the last matched is memoised (in the caller's
 `SearchCache`): typing the second word of a query scans that word only, over the sessions
-the first one left.
+the first one left.  A term that grew by a key ("dea" after "de") tests its substrings (id,
+name, first message, text, path) only in the sessions the shorter one matched, found in the
+same memo (`_Matcher._grown_from`): a string that holds "dead" holds "dea".  Fuzzy matches
+are not narrowed (a longer token's letters may lie further apart).
 """
 
 from __future__ import annotations
 
 import math
 from bisect import bisect_right
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from itertools import chain
 from typing import Any, NamedTuple
 
@@ -203,7 +206,12 @@ class _Matcher:
             # `matches` (a session's match is its own): `_both` takes those, no second scan
             alone = memo.get((scope, keys[position : position + 1])) if matches is not None else None
             candidates = alive if matches is None else list(matches)
-            found = alone if alone is not None else self._scan_term(self.positive[position], block, candidates)
+            if alone is not None:
+                found = alone
+            else:
+                narrow = self._grown_from(block, keys[position], keys[:position])
+                titled = self._titled(block, keys[position]) if matches is None else None
+                found = self._scan_term(self.positive[position], block, candidates, narrow, titled)
             matches = found if matches is None else _both(matches, found)
             if len(memo) >= _MEMO_LIMIT:
                 memo.clear()
@@ -313,23 +321,87 @@ class _Matcher:
         memo, memo_key = block.memo, (self.scope, (key,))
         found = memo.get(memo_key)
         if found is None:
-            found = self._scan_term(term, block, alive)
+            found = self._scan_term(term, block, alive, self._grown_from(block, key, None), self._titled(block, key))
             if len(memo) >= _MEMO_LIMIT:
                 memo.clear()
             memo[memo_key] = found
         return found
 
-    def _scan_term(self, term: Term, block: Block, candidates: list[int]) -> dict[int, _Match]:
+    def _grown_from(self, block: Block, key: tuple, before: tuple | None) -> Collection[int] | None:
+        """Where a shorter text of the same term matched (memoised in `block` for the same
+        scope): "dea" when "dead" is scanned after it.  A superset of the sessions among the
+        scan's candidates in which the term matches as a substring or prefix (a string that
+        holds or starts with "dead" holds or starts with "dea"), fuzzy matches aside.  Either
+        the chain of the same terms `before` it ended with the shorter text (its candidates
+        were these), or that text scanned alone over every live session; None: no such memo.
+        `before` None: only the latter (`_scan_alone`).  Alone, a fuzzy match is the shorter
+        text's own and says it is in no title, text or id (nor, without `paths`, anywhere
+        else: with them, a path is looked at only where no fuzzy match was), so it is left out."""
+        kind, text, rest = key[0], key[1], key[2:]
+        if kind == "regex":
+            return None
+        scope, position = self.scope, len(before) if before is not None else 0
+        found: dict[int, _Match] | None = None
+        alone = False
+        longest = 0
+        for (memo_scope, terms), matches in block.memo.items():
+            if memo_scope != scope or not terms:
+                continue
+            last = terms[-1]
+            if last[0] != kind or last[2:] != rest or not longest < len(last[1]) < len(text):
+                continue
+            if not text.startswith(last[1]):
+                continue
+            if len(terms) == 1 or (len(terms) == position + 1 and terms[:-1] == before):
+                found, longest, alone = matches, len(last[1]), len(terms) == 1
+        if found is not None and alone and not self.paths:
+            return {index for index, match in found.items() if match[0] != FUZZY}
+        return found
+
+    def _titled(self, block: Block, key: tuple) -> dict[int, _Match] | None:
+        """The title tiers' scan of the term `key` over every live session, memoised in
+        `block` by `first_hits` (its titles-only matcher) for this scope: what the full scan
+        of the same term over the same sessions finds first (`_scan_text`), so it need not
+        look at the titles again.  None: not scanned (or a titles-only matcher itself)."""
+        if self.titles_only:
+            return None
+        return block.memo.get(((*self.scope[:2], True), (key,)))
+
+    def _scan_term(
+        self,
+        term: Term,
+        block: Block,
+        candidates: list[int],
+        narrow: Collection[int] | None = None,
+        titled: dict[int, _Match] | None = None,
+    ) -> dict[int, _Match]:
         if term.kind == "regex":
             return self._scan_regex(term, block, candidates)
-        return self._scan_text(term, block, candidates)
+        return self._scan_text(term, block, candidates, narrow, titled)
 
-    def _scan_text(self, term: Term, block: Block, candidates: list[int]) -> dict[int, _Match]:
+    def _scan_text(
+        self,
+        term: Term,
+        block: Block,
+        candidates: list[int],
+        narrow: Collection[int] | None = None,
+        titled: dict[int, _Match] | None = None,
+    ) -> dict[int, _Match]:
+        """`term`'s matches among `candidates`; its substring and prefix tests only in those
+        of them in `narrow` when given (`_grown_from`: no other can pass them); `titled`: the
+        title tiers' matches among the same candidates, found already (`_titled`)."""
         if term.within:  # narrowed to an index field: the index's hits are its only matches
             return {}
-        text = term.text
+        held = candidates if narrow is None else [index for index in candidates if index in narrow]
+        found = dict(titled) if titled is not None else self._scan_titles(term.text, block, candidates, held)
+        if self.titles_only:  # every match found so far is in a title tier; the rest rank below
+            return found
+        return self._scan_rest(term, block, candidates, narrow, held, found)
+
+    def _scan_titles(self, text: str, block: Block, candidates: list[int], held: list[int]) -> dict[int, _Match]:
+        """The title tiers: `text` in a name or first message (among `held`), an id's prefix."""
         names, firsts, pairs = block.names, block.firsts, block.pairs
-        in_title = [index for index in candidates if text in pairs[index]]  # name / first message
+        in_title = [index for index in held if text in pairs[index]]  # name / first message
         found: dict[int, _Match] = dict.fromkeys(in_title, _SUBSTRING_FIRST)
         if in_title:  # later updates win: name prefix > first-message prefix > name substring
             found.update(dict.fromkeys([index for index in in_title if text in names[index]], _SUBSTRING_NAME))
@@ -343,11 +415,23 @@ class _Matcher:
                 if index in wanted and found.get(index, _PREFIX_ID)[0] >= PREFIX:
                     found[index] = _PREFIX_ID
                 position = block.ids.find("\n" + text, position + 1)
-        if self.titles_only:  # every match found so far is in a title tier; the rest rank below
-            return found
+        return found
+
+    def _scan_rest(
+        self,
+        term: Term,
+        block: Block,
+        candidates: list[int],
+        narrow: Collection[int] | None,
+        held: list[int],
+        found: dict[int, _Match],
+    ) -> dict[int, _Match]:
+        """`_scan_text` after the titles (`found`): the text, fuzzy and path tiers."""
+        text, names = term.text, block.names
         rest = [index for index in candidates if index not in found] if found else candidates
         texts = block.texts
-        found.update(dict.fromkeys([index for index in rest if text in texts[index]], _FULL_TEXT))
+        held_rest = rest if narrow is None else [index for index in held if index not in found]
+        found.update(dict.fromkeys([index for index in held_rest if text in texts[index]], _FULL_TEXT))
         pattern = self.fuzzy_patterns.get(text) if term.kind == "fuzzy" else None
         if pattern is not None:  # fuzzy: only what the row shows, so every hit can be highlighted
             shown, length = block.shown, len(text)
@@ -368,7 +452,7 @@ class _Matcher:
                 found[index] = (FUZZY, "name" if names[index] else "first message", ratio(text, window))
         if self.paths:
             cwds, paths = block.cwds, block.paths
-            left = [index for index in rest if index not in found]
+            left = [index for index in (rest if narrow is None else held) if index not in found]
             found.update(dict.fromkeys([index for index in left if text in paths[index]], _PATH_PATH))
             found.update(dict.fromkeys([index for index in left if text in cwds[index]], _PATH_CWD))  # cwd wins
         return found
