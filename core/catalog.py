@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import threading
 import time
 from collections.abc import Callable, Collection, Generator, Iterator, Mapping
@@ -1057,17 +1058,19 @@ class Catalog:
         first = quick_summaries(infos[:count])
         return in_project(first, cwd) if cwd is not None else first
 
-    def stored(self, cwd: str | None, *, most: int | None = None) -> list[SessionSummary] | None:
+    def stored(self, cwd: str | None, *, most: int | None = None, whole: bool = False) -> list[SessionSummary] | None:
         """The project in `cwd` (None: every project) as the index last saw it, for a first
         screen before `refresh` (`core.firstpaint`); None when the index cannot say (or holds
-        more than `most` files).  The answer `prefetch_stored` started for `cwd` is taken
-        (once) rather than made again."""
+        more than `most` files).  `whole`: every session, not only the first screens (with
+        `most`: the picker's other scope, listed whole while the refresh runs).  The answer
+        `prefetch_stored` started for `cwd` is taken (once) rather than made again."""
         from .firstpaint import stored_listing
 
-        prefetched, self._prefetch = self._prefetch, None
-        if prefetched is not None and prefetched.cwd == cwd:
-            return prefetched.result()
-        return stored_listing(self, cwd, most=most)
+        if not whole:
+            prefetched, self._prefetch = self._prefetch, None
+            if prefetched is not None and prefetched.cwd == cwd:
+                return prefetched.result()
+        return stored_listing(self, cwd, None if not whole else sys.maxsize, most=most)
 
     def prefetched(self, cwd: str | None) -> bool:
         """Whether `prefetch_stored(cwd)` started the answer `stored(cwd)` will take."""

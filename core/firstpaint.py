@@ -95,7 +95,8 @@ def stored_listing(
     arrived = listed - scope  # sessions the index has not seen (or other projects' files)
     try:
         first = [decode_summary(blob) for blob in index.summaries(file_ids=[row[0] for row in shown[:limit]])]
-        first += _parents_of(first, scope, list(names), index)
+        if len(head) < len(rows) or len(shown) > limit:  # (a whole listing has every parent there is)
+            first += _parents_of(first, scope, list(names), index)
     except (sqlite3.Error, ValueError, TypeError):  # a blob that passed its check but does not decode
         return None
     new: list[SessionSummary] = []

@@ -12,13 +12,16 @@ session once the user has moved it).
   (`Catalog.prefetch_stored`); `_paint_prefetched` (on mount) takes it, so the first frame
   already has rows.
 * Otherwise (a host's catalog) the load worker asks for it (`_post_stored`).
-* Once the first rows are drawn, the load worker makes the other scope's stored first
-  screens too, before the exact refresh (`_post_other_stored`; only for an index of at most
-  `STORED_AHEAD_MOST` files): a Tab while the refresh runs finds them listed and makes their
-  rows in its own handler (a few screens' worth), rather than waiting for a worker that
-  competes with the refresh for the GIL (120-400 ms of "Loading…" at 10,000 sessions on a
-  busy machine).  The refresh, which lists both scopes, replaces them when it lands (the
-  cursor stays on its session); no second refresh starts.  A Tab before they are made (or
+* Once the first rows are drawn, the load worker lists the scope whole from the index if
+  the first paint had only its first screens (`_post_whole_stored`), then the other scope
+  whole (`_post_other_stored`), before the exact refresh (only for an index of at most
+  `STORED_AHEAD_MOST` files), and the other scope's rows are made ahead in a worker: a Tab
+  while the refresh runs finds every session of that scope listed and its rows made, rather
+  than its first screens ("300 of 10,000") and then the refresh's rows made after it lands
+  (0.15-0.6 s after the Tab at 10,000 sessions on a busy machine).  The refresh, which lists
+  both scopes, replaces them when it lands (the cursor stays on its session), or, when it
+  found nothing changed, keeps them and their rows (`PickerModel.as_listed`): the screen
+  does not change.  No second refresh starts.  A Tab before they are made (or
   on a bigger index) asks for them then (`_paint_stored_meanwhile`).  A Tab just
   after the refresh landed, while that scope's rows (100 ms and more at 10,000 sessions) are
   made in a worker, shows them as a stand-in meanwhile (`_show_stand_in`).
@@ -69,6 +72,8 @@ STORED_AHEAD_MOST = 30_000
 """The other scope's stored first screens are made ahead (in case of a Tab) only for an
 index of at most this many files: every project's stored listing costs ~35 ms of CPU at
 10,000 sessions, 0.35 s at 100,000, beside the exact refresh."""
+STAND_IN_ROWS = 300
+"""A Tab before the other scope's rows are made shows its newest this many sessions meanwhile."""
 SETTLE_REFRESHES = 3
 """Screen refreshes after the first rows before that work starts: the status line and the
 footer come a refresh or two after the rows (a worker holding the GIL would delay them)."""
@@ -99,6 +104,10 @@ class FirstPaint:
         def _set_rows(self, rows: Sequence[SessionRow], *, top: bool) -> None: ...
 
         def _watch(self) -> None: ...
+
+        def _inline(self, view: RowsView) -> bool: ...
+
+        def _rows_ahead_worker(self, view: RowsView) -> object: ...
 
         def call_after_refresh(self, callback: Callable[..., object], *args: object) -> bool: ...
 
@@ -144,7 +153,12 @@ class FirstPaint:
         try:
             if stored is None:
                 return None
-            return stored(self._stored_cwd(scope), most=STORED_AHEAD_MOST) if ahead else stored(self._stored_cwd(scope))
+            if not ahead:
+                return stored(self._stored_cwd(scope))
+            try:  # every session of the scope: a Tab finds it listed whole (its rows made ahead)
+                return stored(self._stored_cwd(scope), most=STORED_AHEAD_MOST, whole=True)
+            except TypeError:  # a host's source lists its first screens only
+                return stored(self._stored_cwd(scope), most=STORED_AHEAD_MOST)
         except Exception:
             return None
 
@@ -163,7 +177,23 @@ class FirstPaint:
             self.post_message(SessionsLoaded(scope, first, False, generation))
         self._rows_drawn.wait(FIRST_ROWS_WAIT)
         if not get_current_worker().is_cancelled:
+            self._post_whole_stored(scope, generation)
+        if not get_current_worker().is_cancelled:
             self._post_other_stored(scope)
+
+    def _post_whole_stored(self, scope: str, generation: int) -> None:
+        """In the load worker, once the first rows are drawn: a big project's every stored
+        session, when the first paint had only its first screens ("300 of 4,001"), so the
+        listing is whole before the refresh, which then (nothing changed) keeps it and its rows
+        (`PickerModel.as_listed`) instead of changing the screen ~0.5 s after the launch."""
+        listed = self.model.summaries.get(scope)
+        total = self._stored_totals.get(scope)
+        if listed is None or total is None or len(listed) >= total:
+            return
+        whole = self._stored_now(scope, ahead=True)
+        if whole and len(whole) > len(listed) and not get_current_worker().is_cancelled:
+            self._stored_totals[scope] = getattr(whole, "total", len(whole))
+            self.post_message(SessionsLoaded(scope, whole, False, generation))
 
     def _post_other_stored(self, scope: str) -> None:
         """In the load worker, once the first rows are drawn and before the exact refresh: the
@@ -199,7 +229,8 @@ class FirstPaint:
             if scope == self.model.scope and scope in self._loading and scope not in self.model.summaries:
                 self._stored_worker(scope)
             return
-        self._stand_ins[scope] = message.summaries  # (made moments ago, whichever came first)
+        # (made moments ago, whichever came first; a whole listing's first screens, shown while its rows are made)
+        self._stand_ins[scope] = message.summaries[:STAND_IN_ROWS]
         if scope in self.model.summaries:  # the exact listing came first, or these were made twice
             return
         self._loading.add(scope)  # the exact refresh under way lists it
@@ -208,6 +239,15 @@ class FirstPaint:
         if scope == self.model.scope:
             self.status.listing = False
             self._rebuild(top=True)
+        else:  # a Tab while the refresh runs finds these rows made; the refresh, if nothing changed, keeps them
+            self._rows_ahead_of(scope)
+
+    def _rows_ahead_of(self, scope: str) -> None:
+        """Make the rows of `scope` (the other one, listed whole from the store) in a worker,
+        for a Tab to find made (row_flow.py's `RowsMemo`): 0.05-0.15 s at 10,000 sessions."""
+        view = self.model.other_view()
+        if view is not None and scope != self.model.scope and not self._inline(view):
+            self._rows_ahead_worker(view)
 
     @property
     def _stand_ins(self) -> dict[str, list[SessionSummary]]:
