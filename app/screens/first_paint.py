@@ -12,9 +12,9 @@ session once the user has moved it).
   (`Catalog.prefetch_stored`); `_paint_prefetched` (on mount) takes it, so the first frame
   already has rows.
 * Otherwise (a host's catalog) the load worker asks for it (`_post_stored`).
-* Once the first rows are drawn, the load worker lists the scope whole from the index if
-  the first paint had only its first screens (`_post_whole_stored`), then the other scope
-  whole (`_post_other_stored`), before the exact refresh (only for an index of at most
+* Once the first rows are drawn, the load worker lists the other scope whole from the index
+  (`_post_other_stored`), then this scope whole if the first paint had only its first
+  screens (`_post_whole_stored`), before the exact refresh (only for an index of at most
   `STORED_AHEAD_MOST` files), and the other scope's rows are made ahead in a worker: a Tab
   while the refresh runs finds every session of that scope listed and its rows made, rather
   than its first screens ("300 of 10,000") and then the refresh's rows made after it lands
@@ -176,10 +176,10 @@ class FirstPaint:
             self._stored_totals[scope] = getattr(first, "total", len(first))
             self.post_message(SessionsLoaded(scope, first, False, generation))
         self._rows_drawn.wait(FIRST_ROWS_WAIT)
+        if not get_current_worker().is_cancelled:  # the other scope first: a Tab waits for it
+            self._post_other_stored(scope)
         if not get_current_worker().is_cancelled:
             self._post_whole_stored(scope, generation)
-        if not get_current_worker().is_cancelled:
-            self._post_other_stored(scope)
 
     def _post_whole_stored(self, scope: str, generation: int) -> None:
         """In the load worker, once the first rows are drawn: a big project's every stored
