@@ -193,8 +193,9 @@ async def test_tab_while_the_refresh_runs_shows_the_stored_rows_at_once_then_the
     app.animation_level = "none"
     every = {spec.sid: spec.cwd for spec in standard_specs()}
     async with app.run_test(size=SIZE) as pilot:
-        # the first rows drawn, the other scope's stored rows made meanwhile
-        await wait_until(pilot, lambda: scope in screen.model.summaries)
+        # the first rows drawn, the other scope's stored rows made meanwhile, whole
+        count = sum(scope == "all" or cwd == PROJECT for cwd in every.values())
+        await wait_until(pilot, lambda: len(screen.model.summaries.get(scope, ())) == count)
         catalog.stored_gate.clear()  # from now on the index is slow: the Tab must not wait for it
         await pilot.press("tab")
         rows = by_id(screen)
@@ -322,4 +323,33 @@ async def test_tab_while_the_refresh_runs_finds_the_other_scope_whole_and_its_ro
         assert catalog.refreshes == 1
         assert screen.model.summaries[scope] is listed, "nothing changed: the stored listing stays"
         assert screen.session_list.rows is shown, "and its rows: none made again"
+        assert screen.session_list.highlighted.path == chosen
+
+
+async def test_tab_before_the_other_scope_is_listed_whole_shows_its_first_screens_then_all(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """The other scope's first screens are listed before the whole of it (a Tab just after the
+    launch waits for those only): a Tab between them shows the first screens at once, then
+    every session replaces them, the cursor on the session the user moved to."""
+    monkeypatch.setattr(firstpaint, "FIRST_SESSIONS", 4)
+    root = make_root(tmp_path)
+    Catalog([root]).refresh()
+    app, catalog = gated_app(root, prefetch=True)
+    catalog.whole_gate.clear()
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(pilot)
+        await wait_until(pilot, lambda: "all" in screen.model.summaries)
+        await pilot.press("tab")
+        assert len(screen.session_list.rows) < 8 and "of 8 sessions" in screen.status.render().plain
+        await pilot.press("down")
+        chosen = screen.session_list.highlighted.path
+        catalog.whole_gate.set()
+        await wait_until(pilot, lambda: len(screen.session_list.rows) == 8)
+        assert len(screen.session_list.rows) == 8 and catalog.refreshes == 0, "every project, as stored"
+        assert " of " not in screen.status.render().plain
+        assert screen.session_list.highlighted.path == chosen, "the cursor stayed on the session"
+        catalog.gate.set()
+        await settle(pilot)
+        assert len(screen.session_list.rows) == 8 and catalog.refreshes == 1
         assert screen.session_list.highlighted.path == chosen
