@@ -12,17 +12,17 @@ session once the user has moved it).
   (`Catalog.prefetch_stored`); `_paint_prefetched` (on mount) takes it, so the first frame
   already has rows.
 * Otherwise (a host's catalog) the load worker asks for it (`_post_stored`).
-* Once the first rows are drawn, the load worker lists the other scope whole from the index
-  (`_post_other_stored`), then this scope whole if the first paint had only its first
-  screens (`_post_whole_stored`), before the exact refresh (only for an index of at most
-  `STORED_AHEAD_MOST` files), and the other scope's rows are made ahead in a worker: a Tab
-  while the refresh runs finds every session of that scope listed and its rows made, rather
-  than its first screens ("300 of 10,000") and then the refresh's rows made after it lands
-  (0.15-0.6 s after the Tab at 10,000 sessions on a busy machine).  The refresh, which lists
-  both scopes, replaces them when it lands (the cursor stays on its session), or, when it
-  found nothing changed, keeps them and their rows (`PickerModel.as_listed`): the screen
-  does not change.  No second refresh starts.  A Tab before they are made (or
-  on a bigger index) asks for them then (`_paint_stored_meanwhile`).  A Tab just
+* Once the first rows are drawn, the load worker lists the other scope from the index, its
+  first screens then the whole of it (`_post_other_stored`), before the exact refresh (only
+  for an index of at most `STORED_AHEAD_MOST` files), and the other scope's rows are made
+  ahead in a worker: a Tab while the refresh runs finds every session of that scope listed
+  and its rows made, rather than its first screens ("300 of 10,000") and then the refresh's
+  rows made after it lands (0.15-0.6 s after the Tab at 10,000 sessions on a busy machine).
+  The refresh (which reuses the summaries decoded for it: `Catalog.keep_decoded`) lists
+  both scopes and replaces them when it lands (the cursor stays on its session), or, when
+  it found nothing changed, keeps them and their rows (`PickerModel.as_listed`): the screen
+  does not change.  No second refresh starts.  A Tab before they are made (or on a bigger
+  index) asks for them then (`_paint_stored_meanwhile`).  A Tab just
   after the refresh landed, while that scope's rows (100 ms and more at 10,000 sessions) are
   made in a worker, shows them as a stand-in meanwhile (`_show_stand_in`).
 * Either way the exact refresh waits until the first rows are drawn (at most
@@ -185,24 +185,8 @@ class FirstPaint:
             self._stored_totals[scope] = getattr(first, "total", len(first))
             self.post_message(SessionsLoaded(scope, first, False, generation))
         self._rows_drawn.wait(FIRST_ROWS_WAIT)
-        if not get_current_worker().is_cancelled:  # the other scope first: a Tab waits for it
-            self._post_other_stored(scope)
         if not get_current_worker().is_cancelled:
-            self._post_whole_stored(scope, generation)
-
-    def _post_whole_stored(self, scope: str, generation: int) -> None:
-        """In the load worker, once the first rows are drawn: a big project's every stored
-        session, when the first paint had only its first screens ("300 of 4,001"), so the
-        listing is whole before the refresh, which then (nothing changed) keeps it and its rows
-        (`PickerModel.as_listed`) instead of changing the screen ~0.5 s after the launch."""
-        listed = self.model.summaries.get(scope)
-        total = self._stored_totals.get(scope)
-        if listed is None or total is None or len(listed) >= total:
-            return
-        whole = self._stored_now(scope, ahead=True, whole=True)
-        if whole and len(whole) > len(listed) and not get_current_worker().is_cancelled:
-            self._stored_totals[scope] = getattr(whole, "total", len(whole))
-            self.post_message(SessionsLoaded(scope, whole, False, generation))
+            self._post_other_stored(scope)
 
     def _post_other_stored(self, scope: str) -> None:
         """In the load worker, once the first rows are drawn and before the exact refresh: the
@@ -210,7 +194,7 @@ class FirstPaint:
         finds them listed, then that scope whole (a Tab then finds every session listed, its
         rows made ahead).  Made before the refresh rather than beside it: beside it they took
         the GIL in turns with it (270 ms instead of 35 at 10,000 sessions on a busy machine).
-        The first screens come first (35 ms of CPU at 10,000 sessions, the whole 70): a Tab
+        The first screens come first (35 ms of CPU at 10,000 sessions, the whole ~140): a Tab
         just after the launch waits for them."""
         other = "all" if scope == "project" else "project"
         self._making_ahead = other  # a Tab meanwhile waits for these
