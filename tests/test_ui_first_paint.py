@@ -127,6 +127,7 @@ async def test_a_big_projects_first_screens_count_the_whole_project(tmp_path: Pa
     root = make_root(tmp_path, specs)
     Catalog([root]).refresh()
     app, catalog = gated_app(root, prefetch=True, watch=True)
+    catalog.whole_gate.clear()  # the project's every stored session: not yet
     async with app.run_test(size=SIZE) as pilot:
         screen = screen_of(pilot)
         await pilot.pause()
@@ -137,9 +138,13 @@ async def test_a_big_projects_first_screens_count_the_whole_project(tmp_path: Pa
         await wait_until(pilot, lambda: any(row.summary.id == "s-live" for row in screen.session_list.rows), 0.05)
         assert any(row.summary.id == "s-live" for row in screen.session_list.rows)
         assert "11 of 40 sessions" in screen.status.render().plain, "a live merge keeps the project's count"
+        catalog.whole_gate.set()  # then the project whole (every project's, whole, and the new file), before the refresh
+        await wait_until(pilot, lambda: len(screen.session_list.rows) == 41, 0.05)
+        assert len(screen.session_list.rows) == 41 and catalog.refreshes == 0
+        assert "41 sessions" in screen.status.render().plain and " of " not in screen.status.render().plain
         catalog.gate.set()
         await settle(pilot)
-        assert len(screen.session_list.rows) == 41
+        assert len(screen.session_list.rows) == 41 and catalog.refreshes == 1
         assert "41 sessions" in screen.status.render().plain and " of " not in screen.status.render().plain
 
 
@@ -309,6 +314,9 @@ async def test_tab_while_the_refresh_runs_finds_the_other_scope_whole_and_its_ro
         status = screen.status.render().plain
         assert f"{len(every)} sessions" in status and " of " not in status
         shown, listed = screen.session_list.rows, screen.model.summaries[scope]
+        launched_listing = screen.model.summaries[launched]
+        if launched == "project":  # its first paint had 4 of 5: made whole from every project's listing
+            assert len(launched_listing) == 5 and catalog.refreshes == 0
         await pilot.press("down")
         chosen = screen.session_list.highlighted.path
 
@@ -317,6 +325,8 @@ async def test_tab_while_the_refresh_runs_finds_the_other_scope_whole_and_its_ro
         await settle(pilot)
         assert catalog.refreshes == 1
         assert screen.model.summaries[scope] is listed, "nothing changed: the stored listing stays"
+        if launched == "project":
+            assert screen.model.summaries[launched] is launched_listing, "and the project's"
         assert screen.session_list.rows is shown, "and its rows: none made again"
         assert screen.session_list.highlighted.path == chosen
 

@@ -13,9 +13,10 @@ session once the user has moved it).
   already has rows.
 * Otherwise (a host's catalog) the load worker asks for it (`_post_stored`).
 * Once the first rows are drawn, the load worker lists the other scope from the index, its
-  first screens then the whole of it (`_post_other_stored`), before the exact refresh (only
-  for an index of at most `STORED_AHEAD_MOST` files), and the other scope's rows are made
-  ahead in a worker: a Tab while the refresh runs finds every session of that scope listed
+  first screens then the whole of it (`_post_other_stored`; launched in a big project, the
+  project whole is picked from every project's: `_post_project_of`), before the exact
+  refresh (only for an index of at most `STORED_AHEAD_MOST` files), and the other scope's
+  rows are made ahead in a worker: a Tab while the refresh runs finds every session of that scope listed
   and its rows made, rather than its first screens ("300 of 10,000") and then the refresh's
   rows made after it lands (0.15-0.6 s after the Tab at 10,000 sessions on a busy machine).
   The refresh (which reuses the summaries decoded for it: `Catalog.keep_decoded`) lists
@@ -42,6 +43,7 @@ from textual import work
 from textual.message import Message
 from textual.worker import get_current_worker
 
+from seance.core.catalog import in_project
 from seance.core.model import SessionSummary
 
 from ..messages import SessionsLoaded
@@ -186,9 +188,9 @@ class FirstPaint:
             self.post_message(SessionsLoaded(scope, first, False, generation))
         self._rows_drawn.wait(FIRST_ROWS_WAIT)
         if not get_current_worker().is_cancelled:
-            self._post_other_stored(scope)
+            self._post_other_stored(scope, generation)
 
-    def _post_other_stored(self, scope: str) -> None:
+    def _post_other_stored(self, scope: str, generation: int) -> None:
         """In the load worker, once the first rows are drawn and before the exact refresh: the
         other scope's stored first screens (`StoredReady`), so that a Tab while the refresh runs
         finds them listed, then that scope whole (a Tab then finds every session listed, its
@@ -208,8 +210,23 @@ class FirstPaint:
                 whole = self._stored_now(other, ahead=True, whole=True)
                 if whole and len(whole) > len(first) and not get_current_worker().is_cancelled:
                     self.post_message(StoredReady(other, whole, getattr(whole, "total", len(whole)), whole=True))
+                    if other == "all":
+                        self._post_project_of(whole, generation)
         finally:
             self._making_ahead = None
+
+    def _post_project_of(self, every: list[SessionSummary], generation: int) -> None:
+        """In the load worker: the project whole, picked from every project's whole listing
+        (no summary decoded again), when its first paint had only its first screens ("300 of
+        4,001"): the refresh then finds it listed as it would list it and keeps it with its
+        rows (`PickerModel.as_listed`), instead of changing the screen when it lands."""
+        listed, total = self.model.summaries.get("project"), self._stored_totals.get("project")
+        if listed is None or total is None or len(listed) >= total:
+            return
+        project = in_project(every, self.cwd)
+        if len(project) > len(listed) and not get_current_worker().is_cancelled:
+            self._stored_totals["project"] = len(project)
+            self.post_message(SessionsLoaded("project", project, False, generation))
 
     def _paint_stored_meanwhile(self, scope: str) -> None:
         """Tab to a scope not listed yet while the exact refresh (which lists every scope) is
