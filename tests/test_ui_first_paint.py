@@ -138,7 +138,7 @@ async def test_a_big_projects_first_screens_count_the_whole_project(tmp_path: Pa
         await wait_until(pilot, lambda: any(row.summary.id == "s-live" for row in screen.session_list.rows), 0.05)
         assert any(row.summary.id == "s-live" for row in screen.session_list.rows)
         assert "11 of 40 sessions" in screen.status.render().plain, "a live merge keeps the project's count"
-        catalog.whole_gate.set()  # then the project whole (every project's, whole, and the new file), before the refresh
+        catalog.whole_gate.set()  # then the project whole (from every project, new file too), before the refresh
         await wait_until(pilot, lambda: len(screen.session_list.rows) == 41, 0.05)
         assert len(screen.session_list.rows) == 41 and catalog.refreshes == 0
         assert "41 sessions" in screen.status.render().plain and " of " not in screen.status.render().plain
