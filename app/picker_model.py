@@ -323,6 +323,16 @@ class PickerModel:
             self.known.update(paths)
         return first
 
+    def as_listed(self, scope: str, summaries: list[SessionSummary]) -> list[SessionSummary]:
+        """`summaries` (an exact listing of `scope`), or the list `scope` has now if it holds
+        the same sessions, equal and in the same order: the exact refresh found nothing
+        changed since the stored listing, whose rows (made already) then stay.  Called by the
+        load worker: comparing 10,000 summaries takes ~20 ms, not for the UI thread."""
+        listed = self.summaries.get(scope)
+        if listed is not None and len(listed) == len(summaries) and listed == summaries:
+            return listed
+        return summaries
+
     def changed(
         self,
         changed: Sequence[SessionSummary],

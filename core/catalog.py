@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import threading
 import time
 from collections.abc import Callable, Collection, Generator, Iterator, Mapping
@@ -154,6 +155,13 @@ ANSWER_BUDGET = 16 << 20  # a query's printed answer is stored only up to this s
 ANSWERS_KEPT = 4  # stored query answers (of every roots and scope together): at most 64 MB
 
 
+def _decoded_for(row: tuple, decoded: dict[str, tuple[tuple[int, int, int], SessionSummary]]) -> SessionSummary:
+    """The summary of index row `row`: the one a stored listing decoded from the same row
+    (same path, size, mtime and check) if there is one, else decoded now."""
+    kept = decoded.get(row[0])
+    return kept[1] if kept is not None and kept[0] == (row[1], row[2], row[9]) else decode_summary(row[7])
+
+
 def _json_parts(items: list[bytes]) -> list[bytes]:
     """Encoded JSON values as the parts of one JSON array (`b"".join` of them is the array)."""
     if not items:
@@ -205,6 +213,7 @@ class Catalog:
         self.roots: list[Path] = [Path(root) for root in roots] if roots is not None else default_roots()
         self._cache_dir = cache_dir
         self._prefetch: Prefetch | None = None  # a first screen being made ahead (`prefetch_stored`)
+        self._decoded: dict[str, tuple[tuple[int, int, int], SessionSummary]] = {}  # see `keep_decoded`
         self._index: Index | None = None
         self._index_error: str | None = None
         self._problem: str | None = None  # the last thing the guard did about the index
@@ -770,6 +779,7 @@ class Catalog:
         just now's its summary.  Without `keep` the payload is None: the caller only counts
         (`update_index`)."""
         started = time.perf_counter()
+        decoded, self._decoded = self._decoded, {}  # (taken by this refresh, whatever it lists)
         found = found if found is not None else self.discover()
         infos = found.infos
         stats = RefreshStats(files=len(infos), skipped=list(found.skipped))  # a copy: it grows below
@@ -789,6 +799,8 @@ class Catalog:
             items = [(row[5], row[6], row) for row in reused if row[3] and row[7] is not None]
         elif as_json:
             items = [(row[5], row[6], row[7]) for row in reused if row[3] and row[7] is not None]
+        elif decoded:  # summaries a stored listing decoded from these very rows: the same objects
+            items = [(row[5], row[6], _decoded_for(row, decoded)) for row in reused if row[3] and row[7] is not None]
         else:
             items = [(row[5], row[6], decode_summary(row[7])) for row in reused if row[3] and row[7] is not None]
         stats.reused = len(items)  # unchanged sessions; unchanged non-sessions count as skipped
@@ -1057,17 +1069,27 @@ class Catalog:
         first = quick_summaries(infos[:count])
         return in_project(first, cwd) if cwd is not None else first
 
-    def stored(self, cwd: str | None, *, most: int | None = None) -> list[SessionSummary] | None:
+    def stored(self, cwd: str | None, *, most: int | None = None, whole: bool = False) -> list[SessionSummary] | None:
         """The project in `cwd` (None: every project) as the index last saw it, for a first
         screen before `refresh` (`core.firstpaint`); None when the index cannot say (or holds
-        more than `most` files).  The answer `prefetch_stored` started for `cwd` is taken
-        (once) rather than made again."""
+        more than `most` files).  `whole`: every session, not only the first screens (with
+        `most`: the picker's other scope, listed whole while the refresh runs).  The answer
+        `prefetch_stored` started for `cwd` is taken (once) rather than made again."""
         from .firstpaint import stored_listing
 
-        prefetched, self._prefetch = self._prefetch, None
-        if prefetched is not None and prefetched.cwd == cwd:
-            return prefetched.result()
-        return stored_listing(self, cwd, most=most)
+        if not whole:
+            prefetched, self._prefetch = self._prefetch, None
+            if prefetched is not None and prefetched.cwd == cwd:
+                return prefetched.result()
+        return stored_listing(self, cwd, None if not whole else sys.maxsize, most=most)
+
+    def keep_decoded(self, keys: list[tuple[str, tuple[int, int, int]]], summaries: list[SessionSummary]) -> None:
+        """Summaries a stored listing decoded, by path and (size, mtime_ns, check) of their
+        index row: the next `refresh` reuses each for its row if the row is unchanged (the
+        same size, mtime and check) instead of decoding it
+        again, so a refresh after the picker's whole stored listings returns the same objects
+        (the picker then compares them by identity).  Taken, and forgotten, by that refresh."""
+        self._decoded.update((path, (check, summary)) for (path, check), summary in zip(keys, summaries, strict=True))
 
     def prefetched(self, cwd: str | None) -> bool:
         """Whether `prefetch_stored(cwd)` started the answer `stored(cwd)` will take."""

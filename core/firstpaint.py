@@ -94,8 +94,11 @@ def stored_listing(
     shown = [row for row in head if row[1] in listed or row[1].rpartition(os.sep)[0] not in names]
     arrived = listed - scope  # sessions the index has not seen (or other projects' files)
     try:
-        first = [decode_summary(blob) for blob in index.summaries(file_ids=[row[0] for row in shown[:limit]])]
-        first += _parents_of(first, scope, list(names), index)
+        checked = index.checked_summaries(file_ids=[row[0] for row in shown[:limit]])
+        first = [decode_summary(blob) for _path, _check, blob in checked]
+        catalog.keep_decoded([(path, check) for path, check, _blob in checked], first)
+        if len(head) < len(rows) or len(shown) > limit:  # (a whole listing has every parent there is)
+            first += _parents_of(first, scope, list(names), index)
     except (sqlite3.Error, ValueError, TypeError):  # a blob that passed its check but does not decode
         return None
     new: list[SessionSummary] = []

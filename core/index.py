@@ -813,6 +813,13 @@ class Index:
     def summaries(self, *, file_ids: list[int] | None = None, paths: list[str] | None = None) -> list[bytes]:
         """The summary blobs of the sessions with these file ids (or paths) whose rows pass
         their check (a row that fails is left out)."""
+        return [blob for _path, _check, blob in self.checked_summaries(file_ids=file_ids, paths=paths)]
+
+    def checked_summaries(
+        self, *, file_ids: list[int] | None = None, paths: list[str] | None = None
+    ) -> list[tuple[str, tuple[int, int, int], bytes]]:
+        """`summaries` as (path, (size, mtime_ns, check), blob): what `rows()` gives the same
+        row, so a summary decoded from it can stand for that row's (`Catalog.keep_decoded`)."""
         column, values = ("file_id", file_ids) if file_ids is not None else ("path", paths or [])
         found: list[tuple] = []
         for start in range(0, len(values), 500):  # SQLite's variable limit, with room to spare
@@ -822,7 +829,11 @@ class Index:
                 f"FROM files WHERE session = 1 AND {column} IN ({','.join('?' * len(part))})",
                 part,
             ).fetchall()
-        return [row[7] for row in found if row[7] and _row_check(_META_OF_ROW(row), row[7]) == row[9]]
+        return [
+            (row[0], (row[1], row[2], row[9]), row[7])
+            for row in found
+            if row[7] and _row_check(_META_OF_ROW(row), row[7]) == row[9]
+        ]
 
     def any_session(self, under: list[str], limit: int = 64) -> list[tuple[str, int, int]]:
         """(path, size, mtime_ns) of up to `limit` indexed sessions whose path starts with one

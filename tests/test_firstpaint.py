@@ -122,3 +122,24 @@ def test_a_listing_made_only_in_case_is_not_made_for_a_big_index(tmp_path: Path)
     small = catalog.stored(None, most=8)
     assert small is not None and small.total == 8
     assert catalog.stored(None) == small
+
+
+def test_a_refresh_after_a_whole_stored_listing_returns_its_summaries_for_unchanged_rows(tmp_path: Path) -> None:
+    """The picker lists a scope whole from the index before its exact refresh: that refresh
+    reuses the summaries the stored listing decoded for rows unchanged since (the picker then
+    keeps its listing by identity), and reads a file changed since anew."""
+    root = make_root(tmp_path)
+    Catalog([root], cache_dir=tmp_path / "cache").refresh()
+    catalog = Catalog([root], cache_dir=tmp_path / "cache")  # a new launch
+    whole = catalog.stored(None, whole=True)
+    assert whole is not None and len(whole) == whole.total == 8
+    changed = write_session(root, Spec("s-docs", PROJECT, ("update the README", "more", "and more"), timedelta(days=2)))
+    exact = catalog.refresh()
+    assert {summary.path for summary in exact} == {summary.path for summary in whole}
+    by_path = {summary.path: summary for summary in whole}
+    for summary in exact:
+        if summary.path == str(changed):
+            assert summary is not by_path[summary.path] and summary.message_count == 6, "read again"
+        else:
+            assert summary is by_path[summary.path], "the stored listing's own summary"
+    assert catalog.refresh() == exact, "taken once: the next refresh decodes as before"

@@ -232,3 +232,18 @@ def test_plain_rows_are_remembered_until_the_list_sort_or_marks_change(root: Pat
     model.changed([replace(first, name="renamed")])
     assert model.rows() is not pinned
     assert any(row.summary.name == "renamed" for row in model.rows())
+
+
+def test_an_exact_listing_equal_to_the_listed_one_keeps_the_listed_list(root: Path) -> None:
+    """The exact refresh found nothing changed since the stored listing: the model keeps its
+    list (whose rows are made), and takes the exact one when any session differs."""
+    model = PickerModel(PROJECT)
+    stored = exact(root)
+    model.loaded("all", stored, exact=False)
+    again = exact(root)  # equal summaries, other objects
+    assert again is not stored and model.as_listed("all", again) is stored
+    changed = [replace(again[0], name="renamed since"), *again[1:]]
+    assert model.as_listed("all", changed) is changed
+    fewer = again[1:]
+    assert model.as_listed("all", fewer) is fewer
+    assert model.as_listed("project", again) is again, "a scope not listed yet"

@@ -31,6 +31,8 @@ class GatedCatalog(Catalog):
         self.refreshes = 0
         self.stored_gate = threading.Event()  # cleared: a stored listing waits (a slow index)
         self.stored_gate.set()
+        self.whole_gate = threading.Event()  # cleared: a whole stored listing waits
+        self.whole_gate.set()
 
     def refresh(self, *args: Any, **kwargs: Any):  # type: ignore[no-untyped-def]
         assert self.gate.wait(20), "the test never opened the gate"
@@ -39,6 +41,8 @@ class GatedCatalog(Catalog):
 
     def stored(self, cwd: str | None, **kwargs: Any):  # type: ignore[no-untyped-def]
         assert self.stored_gate.wait(20), "the test never opened the stored gate"
+        if kwargs.get("whole"):
+            assert self.whole_gate.wait(20), "the test never opened the whole gate"
         return super().stored(cwd, **kwargs)
 
 
@@ -123,6 +127,7 @@ async def test_a_big_projects_first_screens_count_the_whole_project(tmp_path: Pa
     root = make_root(tmp_path, specs)
     Catalog([root]).refresh()
     app, catalog = gated_app(root, prefetch=True, watch=True)
+    catalog.whole_gate.clear()  # the project's every stored session: not yet
     async with app.run_test(size=SIZE) as pilot:
         screen = screen_of(pilot)
         await pilot.pause()
@@ -133,9 +138,13 @@ async def test_a_big_projects_first_screens_count_the_whole_project(tmp_path: Pa
         await wait_until(pilot, lambda: any(row.summary.id == "s-live" for row in screen.session_list.rows), 0.05)
         assert any(row.summary.id == "s-live" for row in screen.session_list.rows)
         assert "11 of 40 sessions" in screen.status.render().plain, "a live merge keeps the project's count"
+        catalog.whole_gate.set()  # then the project whole (from every project, new file too), before the refresh
+        await wait_until(pilot, lambda: len(screen.session_list.rows) == 41, 0.05)
+        assert len(screen.session_list.rows) == 41 and catalog.refreshes == 0
+        assert "41 sessions" in screen.status.render().plain and " of " not in screen.status.render().plain
         catalog.gate.set()
         await settle(pilot)
-        assert len(screen.session_list.rows) == 41
+        assert len(screen.session_list.rows) == 41 and catalog.refreshes == 1
         assert "41 sessions" in screen.status.render().plain and " of " not in screen.status.render().plain
 
 
@@ -166,10 +175,10 @@ async def test_tab_before_the_refresh_paints_the_stored_scope_and_waits_for_that
 async def test_tab_while_the_refresh_runs_shows_the_stored_rows_at_once_then_the_exact_ones(
     tmp_path: Path, monkeypatch, launched: str
 ) -> None:
-    """The other scope's stored first screens are made before the launch's exact refresh: a Tab
-    while that refresh runs shows them in the key's own handling (no worker to wait for), only
-    sessions of that scope; the refresh's answer replaces them (every session, as it is now)
-    with the cursor still on the session the user moved to."""
+    """The other scope's stored listing is made whole before the launch's exact refresh: a Tab
+    while that refresh runs shows every session of that scope as stored (no worker to wait
+    for), only sessions of that scope; the refresh's answer replaces them (a session changed
+    since, as it is now) with the cursor still on the session the user moved to."""
     monkeypatch.setattr(firstpaint, "FIRST_SESSIONS", 4)  # the first screens: less than a scope
     root = make_root(tmp_path)
     Catalog([root]).refresh()
@@ -184,8 +193,9 @@ async def test_tab_while_the_refresh_runs_shows_the_stored_rows_at_once_then_the
     app.animation_level = "none"
     every = {spec.sid: spec.cwd for spec in standard_specs()}
     async with app.run_test(size=SIZE) as pilot:
-        # the first rows drawn, the other scope's stored rows made meanwhile
-        await wait_until(pilot, lambda: scope in screen.model.summaries)
+        # the first rows drawn, the other scope's stored rows made meanwhile, whole
+        count = sum(scope == "all" or cwd == PROJECT for cwd in every.values())
+        await wait_until(pilot, lambda: len(screen.model.summaries.get(scope, ())) == count)
         catalog.stored_gate.clear()  # from now on the index is slow: the Tab must not wait for it
         await pilot.press("tab")
         rows = by_id(screen)
@@ -193,8 +203,9 @@ async def test_tab_while_the_refresh_runs_shows_the_stored_rows_at_once_then_the
         assert catalog.refreshes == 0, "the exact refresh has not run"
         assert screen.model.scope == scope and rows, "the other scope's rows, with the Tab"
         assert all(scope == "all" or every[sid] == PROJECT for sid in rows), "no other project's session"
-        assert len(rows) < sum(scope == "all" or cwd == PROJECT for cwd in every.values()), "its first screens"
-        assert f"of {8 if scope == 'all' else 5} sessions" in screen.status.render().plain
+        assert set(rows) == {sid for sid, cwd in every.items() if scope == "all" or cwd == PROJECT}, "all of them"
+        status = screen.status.render().plain
+        assert f"{8 if scope == 'all' else 5} sessions" in status and " of " not in status
         if scope == "all":
             assert rows["s-other1"].name is None, "as the index last saw it"
         await pilot.press("down")
@@ -212,9 +223,9 @@ async def test_tab_while_the_refresh_runs_shows_the_stored_rows_at_once_then_the
 
 async def test_tab_while_the_exact_rows_are_made_shows_the_stored_rows_meanwhile(tmp_path: Path, monkeypatch) -> None:
     """The refresh has landed, the other scope's rows are long (made in a worker) and not made
-    ahead yet: a Tab shows that scope's stored first screens at once (without a session gone
-    since), not this scope's rows under the other's status; the worker's rows replace them with
-    the cursor on its session."""
+    yet: a Tab shows that scope's stored listing at once (without a session gone since), not
+    this scope's rows under the other's status; the worker's rows replace them with the
+    cursor on its session."""
     monkeypatch.setattr(firstpaint, "FIRST_SESSIONS", 4)
     monkeypatch.setattr(session_list, "ROWS_AHEAD_DELAY", 60.0)  # not made ahead during the test
     rows_gate = threading.Event()
@@ -240,8 +251,8 @@ async def test_tab_while_the_exact_rows_are_made_shows_the_stored_rows_meanwhile
         assert catalog.refreshes == 1 and len(screen.model.summaries["all"]) == 8, "the exact listing is in"
         await pilot.press("tab")
         rows = by_id(screen)
-        assert "s-other1" in rows and len(rows) < 8, "every project's stored first screens"
-        assert "of 8 sessions" in screen.status.render().plain
+        assert "s-other1" in rows and rows["s-other1"].name is None, "every project as stored, meanwhile"
+        assert "8 sessions" in screen.status.render().plain
         await pilot.press("down")
         chosen = screen.session_list.highlighted.path
 
@@ -273,3 +284,77 @@ async def test_on_a_big_index_nothing_is_made_ahead_and_a_tab_asks_for_the_store
         catalog.gate.set()
         await settle(pilot)
         assert len(screen.session_list.rows) == 8 and catalog.refreshes == 1
+
+
+@pytest.mark.parametrize("launched", ["project", "all"])
+async def test_tab_while_the_refresh_runs_finds_the_other_scope_whole_and_its_rows_made(
+    tmp_path: Path, monkeypatch, launched: str
+) -> None:
+    """While the launch's refresh runs (held here), the other scope is listed whole from the
+    index and its rows are made ahead in a worker: a Tab shows every session of that scope in
+    its own handling (on the old code: its first screens, "4 of 8", then a worker's rows after
+    the refresh).  The refresh finds nothing changed: the listings and their rows stay (the
+    same rows object, nothing made again, the screen unchanged)."""
+    monkeypatch.setattr(firstpaint, "FIRST_SESSIONS", 4)  # the first screens: less than a scope
+    monkeypatch.setattr(SessionPickerScreen, "rows_inline_max", 3)  # both scopes' rows made in workers
+    root = make_root(tmp_path)
+    Catalog([root]).refresh()  # nothing changes after: the refresh will find what the index holds
+    catalog = GatedCatalog([root])
+    catalog.prefetch_stored(PROJECT if launched == "project" else None)
+    scope = "all" if launched == "project" else "project"
+    screen = SessionPickerScreen(catalog, cwd=PROJECT, scope=launched, clock=clock, options=PickerOptions(watch=False))
+    app = SeanceApp(lambda: screen, theme="textual-dark")
+    app.animation_level = "none"
+    every = {spec.sid for spec in standard_specs() if scope == "all" or spec.cwd == PROJECT}
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: (view := screen.model.other_view()) is not None and view.remembered_rows())
+        await pilot.press("tab")
+        assert catalog.refreshes == 0, "the exact refresh has not run"
+        assert screen.model.scope == scope and set(by_id(screen)) == every, "every session, with the Tab"
+        status = screen.status.render().plain
+        assert f"{len(every)} sessions" in status and " of " not in status
+        shown, listed = screen.session_list.rows, screen.model.summaries[scope]
+        launched_listing = screen.model.summaries[launched]
+        if launched == "project":  # its first paint had 4 of 5: made whole from every project's listing
+            assert len(launched_listing) == 5 and catalog.refreshes == 0
+        await pilot.press("down")
+        chosen = screen.session_list.highlighted.path
+
+        catalog.gate.set()
+        await wait_until(pilot, lambda: not screen._loading)
+        await settle(pilot)
+        assert catalog.refreshes == 1
+        assert screen.model.summaries[scope] is listed, "nothing changed: the stored listing stays"
+        if launched == "project":
+            assert screen.model.summaries[launched] is launched_listing, "and the project's"
+        assert screen.session_list.rows is shown, "and its rows: none made again"
+        assert screen.session_list.highlighted.path == chosen
+
+
+async def test_tab_before_the_other_scope_is_listed_whole_shows_its_first_screens_then_all(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """The other scope's first screens are listed before the whole of it (a Tab just after the
+    launch waits for those only): a Tab between them shows the first screens at once, then
+    every session replaces them, the cursor on the session the user moved to."""
+    monkeypatch.setattr(firstpaint, "FIRST_SESSIONS", 4)
+    root = make_root(tmp_path)
+    Catalog([root]).refresh()
+    app, catalog = gated_app(root, prefetch=True)
+    catalog.whole_gate.clear()
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(pilot)
+        await wait_until(pilot, lambda: "all" in screen.model.summaries)
+        await pilot.press("tab")
+        assert len(screen.session_list.rows) < 8 and "of 8 sessions" in screen.status.render().plain
+        await pilot.press("down")
+        chosen = screen.session_list.highlighted.path
+        catalog.whole_gate.set()
+        await wait_until(pilot, lambda: len(screen.session_list.rows) == 8)
+        assert len(screen.session_list.rows) == 8 and catalog.refreshes == 0, "every project, as stored"
+        assert " of " not in screen.status.render().plain
+        assert screen.session_list.highlighted.path == chosen, "the cursor stayed on the session"
+        catalog.gate.set()
+        await settle(pilot)
+        assert len(screen.session_list.rows) == 8 and catalog.refreshes == 1
+        assert screen.session_list.highlighted.path == chosen

@@ -12,14 +12,18 @@ session once the user has moved it).
   (`Catalog.prefetch_stored`); `_paint_prefetched` (on mount) takes it, so the first frame
   already has rows.
 * Otherwise (a host's catalog) the load worker asks for it (`_post_stored`).
-* Once the first rows are drawn, the load worker makes the other scope's stored first
-  screens too, before the exact refresh (`_post_other_stored`; only for an index of at most
-  `STORED_AHEAD_MOST` files): a Tab while the refresh runs finds them listed and makes their
-  rows in its own handler (a few screens' worth), rather than waiting for a worker that
-  competes with the refresh for the GIL (120-400 ms of "Loading…" at 10,000 sessions on a
-  busy machine).  The refresh, which lists both scopes, replaces them when it lands (the
-  cursor stays on its session); no second refresh starts.  A Tab before they are made (or
-  on a bigger index) asks for them then (`_paint_stored_meanwhile`).  A Tab just
+* Once the first rows are drawn, the load worker lists the other scope from the index, its
+  first screens then the whole of it (`_post_other_stored`; launched in a big project, the
+  project whole is picked from every project's: `_post_project_of`), before the exact
+  refresh (only for an index of at most `STORED_AHEAD_MOST` files), and the other scope's
+  rows are made ahead in a worker: a Tab while the refresh runs finds every session of that scope listed
+  and its rows made, rather than its first screens ("300 of 10,000") and then the refresh's
+  rows made after it lands (0.15-0.6 s after the Tab at 10,000 sessions on a busy machine).
+  The refresh (which reuses the summaries decoded for it: `Catalog.keep_decoded`) lists
+  both scopes and replaces them when it lands (the cursor stays on its session), or, when
+  it found nothing changed, keeps them and their rows (`PickerModel.as_listed`): the screen
+  does not change.  No second refresh starts.  A Tab before they are made (or on a bigger
+  index) asks for them then (`_paint_stored_meanwhile`).  A Tab just
   after the refresh landed, while that scope's rows (100 ms and more at 10,000 sessions) are
   made in a worker, shows them as a stand-in meanwhile (`_show_stand_in`).
 * Either way the exact refresh waits until the first rows are drawn (at most
@@ -39,6 +43,7 @@ from textual import work
 from textual.message import Message
 from textual.worker import get_current_worker
 
+from seance.core.catalog import in_project
 from seance.core.model import SessionSummary
 
 from ..messages import SessionsLoaded
@@ -51,6 +56,7 @@ if TYPE_CHECKING:
 
     from ..picker_model import PickerModel, RowsView
     from ..rows import SessionRow
+    from ..widgets.session_list import SessionList
     from ..widgets.status_bar import StatusBar
 
 
@@ -61,6 +67,7 @@ class StoredReady(Message):
     scope: str
     summaries: list[SessionSummary]
     total: int
+    whole: bool = False  # every session of the scope, after its first screens
 
 
 FIRST_ROWS_WAIT = 1.0
@@ -69,6 +76,8 @@ STORED_AHEAD_MOST = 30_000
 """The other scope's stored first screens are made ahead (in case of a Tab) only for an
 index of at most this many files: every project's stored listing costs ~35 ms of CPU at
 10,000 sessions, 0.35 s at 100,000, beside the exact refresh."""
+STAND_IN_ROWS = 300
+"""A Tab before the other scope's rows are made shows its newest this many sessions meanwhile."""
 SETTLE_REFRESHES = 3
 """Screen refreshes after the first rows before that work starts: the status line and the
 footer come a refresh or two after the rows (a worker holding the GIL would delay them)."""
@@ -100,10 +109,17 @@ class FirstPaint:
 
         def _watch(self) -> None: ...
 
+        def _inline(self, view: RowsView) -> bool: ...
+
+        def _rows_ahead_worker(self, view: RowsView) -> object: ...
+
         def call_after_refresh(self, callback: Callable[..., object], *args: object) -> bool: ...
 
         @property
         def status(self) -> StatusBar: ...
+
+        @property
+        def session_list(self) -> SessionList: ...
 
     @property
     def _stored_totals(self) -> dict[str, int]:
@@ -136,15 +152,24 @@ class FirstPaint:
     def _stored_cwd(self, scope: str) -> str | None:
         return self.cwd if scope == "project" else None
 
-    def _stored_now(self, scope: str, *, ahead: bool = False) -> list[SessionSummary] | None:
+    def _stored_now(self, scope: str, *, ahead: bool = False, whole: bool = False) -> list[SessionSummary] | None:
         """`catalog.stored` for `scope` (in a worker), or None: a host's source may not have it,
         and a first paint that fails is only a first paint (the exact refresh follows).
-        `ahead`: made in case of a Tab, only for an index of at most `STORED_AHEAD_MOST` files."""
+        `ahead`: made in case of a Tab, only for an index of at most `STORED_AHEAD_MOST` files;
+        `whole`: every session of the scope, not its first screens (None from a host's source
+        that lists first screens only)."""
         stored = getattr(self.catalog, "stored", None)
         try:
             if stored is None:
                 return None
-            return stored(self._stored_cwd(scope), most=STORED_AHEAD_MOST) if ahead else stored(self._stored_cwd(scope))
+            if not ahead:
+                return stored(self._stored_cwd(scope))
+            if not whole:
+                return stored(self._stored_cwd(scope), most=STORED_AHEAD_MOST)
+            try:
+                return stored(self._stored_cwd(scope), most=STORED_AHEAD_MOST, whole=True)
+            except TypeError:
+                return None
         except Exception:
             return None
 
@@ -163,21 +188,45 @@ class FirstPaint:
             self.post_message(SessionsLoaded(scope, first, False, generation))
         self._rows_drawn.wait(FIRST_ROWS_WAIT)
         if not get_current_worker().is_cancelled:
-            self._post_other_stored(scope)
+            self._post_other_stored(scope, generation)
 
-    def _post_other_stored(self, scope: str) -> None:
+    def _post_other_stored(self, scope: str, generation: int) -> None:
         """In the load worker, once the first rows are drawn and before the exact refresh: the
         other scope's stored first screens (`StoredReady`), so that a Tab while the refresh runs
-        finds them listed.  Made before the refresh rather than beside it: beside it they took
-        the GIL in turns with it (270 ms instead of 35 at 10,000 sessions on a busy machine)."""
+        finds them listed, then that scope whole (a Tab then finds every session listed, its
+        rows made ahead).  Made before the refresh rather than beside it: beside it they took
+        the GIL in turns with it (270 ms instead of 35 at 10,000 sessions on a busy machine).
+        The first screens come first (35 ms of CPU at 10,000 sessions, the whole ~140): a Tab
+        just after the launch waits for them."""
         other = "all" if scope == "project" else "project"
         self._making_ahead = other  # a Tab meanwhile waits for these
         try:
             first = self._stored_now(other, ahead=True) or []
-            if not get_current_worker().is_cancelled:  # (none: a Tab meanwhile asks for them)
-                self.post_message(StoredReady(other, first, getattr(first, "total", len(first))))
+            if get_current_worker().is_cancelled:
+                return
+            total = getattr(first, "total", len(first))
+            self.post_message(StoredReady(other, first, total))  # (none: a Tab meanwhile asks for them)
+            if first and len(first) < total:
+                whole = self._stored_now(other, ahead=True, whole=True)
+                if whole and len(whole) > len(first) and not get_current_worker().is_cancelled:
+                    self.post_message(StoredReady(other, whole, getattr(whole, "total", len(whole)), whole=True))
+                    if other == "all":
+                        self._post_project_of(whole, generation)
         finally:
             self._making_ahead = None
+
+    def _post_project_of(self, every: list[SessionSummary], generation: int) -> None:
+        """In the load worker: the project whole, picked from every project's whole listing
+        (no summary decoded again), when its first paint had only its first screens ("300 of
+        4,001"): the refresh then finds it listed as it would list it and keeps it with its
+        rows (`PickerModel.as_listed`), instead of changing the screen when it lands."""
+        listed, total = self.model.summaries.get("project"), self._stored_totals.get("project")
+        if listed is None or total is None or len(listed) >= total:
+            return
+        project = in_project(every, self.cwd)
+        if len(project) > len(listed) and not get_current_worker().is_cancelled:
+            self._stored_totals["project"] = len(project)
+            self.post_message(SessionsLoaded("project", project, False, generation))
 
     def _paint_stored_meanwhile(self, scope: str) -> None:
         """Tab to a scope not listed yet while the exact refresh (which lists every scope) is
@@ -199,15 +248,26 @@ class FirstPaint:
             if scope == self.model.scope and scope in self._loading and scope not in self.model.summaries:
                 self._stored_worker(scope)
             return
-        self._stand_ins[scope] = message.summaries  # (made moments ago, whichever came first)
-        if scope in self.model.summaries:  # the exact listing came first, or these were made twice
+        # (made moments ago, whichever came first; a whole listing's first screens, shown while its rows are made)
+        self._stand_ins[scope] = message.summaries[:STAND_IN_ROWS]
+        listed = scope in self.model.summaries
+        if listed and not (message.whole and scope in self._loading):  # the exact listing came first, or made twice
             return
         self._loading.add(scope)  # the exact refresh under way lists it
         self._stored_totals[scope] = message.total
         self.model.loaded(scope, message.summaries, exact=False)
         if scope == self.model.scope:
             self.status.listing = False
-            self._rebuild(top=True)
+            self._rebuild(top=not listed or not self.session_list.touched)
+        else:  # a Tab while the refresh runs finds these rows made; the refresh, if nothing changed, keeps them
+            self._rows_ahead_of(scope)
+
+    def _rows_ahead_of(self, scope: str) -> None:
+        """Make the rows of `scope` (the other one, listed whole from the store) in a worker,
+        for a Tab to find made (row_flow.py's `RowsMemo`): 0.05-0.15 s at 10,000 sessions."""
+        view = self.model.other_view()
+        if view is not None and scope != self.model.scope and not self._inline(view):
+            self._rows_ahead_worker(view)
 
     @property
     def _stand_ins(self) -> dict[str, list[SessionSummary]]:

@@ -403,9 +403,11 @@ class SessionPickerScreen(DeleteActions, MarkActions, RowMaking, SearchFlow, Fir
                 self.post_message(SessionsLoaded(scope, self.catalog.quick(self._scope_cwd(scope)), False, generation))
                 painted[0], stop_early[0] = True, False
                 everything = self.catalog.refresh(progress, cancel)
-            if not worker.is_cancelled:
+            if not worker.is_cancelled:  # nothing changed since the stored listings: theirs stay (rows made)
+                everything = self.model.as_listed("all", everything)
+                project = self.model.as_listed("project", in_project(everything, self.cwd))
                 self.post_message(SessionsLoaded("all", everything, True, generation))
-                self.post_message(SessionsLoaded("project", in_project(everything, self.cwd), True, generation))
+                self.post_message(SessionsLoaded("project", project, True, generation))
                 self._report_skipped()
         except Cancelled:
             return
