@@ -227,9 +227,14 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
         tree_view.set_model(message.model)
         tree_view.focus()
         self._refresh_status()
-        # After the first rows are drawn: the search index is a pass over every entry, and a
-        # worker holding the GIL meanwhile would slow the drawing down.
-        self.call_after_refresh(self._prepare_search, message.model)
+
+    @on(TreeView.RowsDrawn)
+    def _rows_drawn(self) -> None:
+        # After the first rows are drawn (not after the next refresh, which may come before
+        # them): the search index is a pass over every entry, and a worker holding the GIL
+        # meanwhile would slow the drawing down (every turn of the event loop waits for it).
+        if self.model is not None:
+            self._prepare_search(self.model)
 
     @work(thread=True, exclusive=True, group="tree-search-index", exit_on_error=False, description="search index")
     def _prepare_search(self, model: TreeModel) -> None:
