@@ -405,10 +405,9 @@ def _row_texts(entries: Any) -> list[str]:
     """Each entry's row text (its summary cut to 100 characters, as `entry_summary_text`
     gives), in file order.  An entry whose row reads one field (`summary.ONE_FIELD`) read
     with it (`Entries.field_values`): one row made per distinct value; any other entry's
-    from the entry (decoded as read, see `tree_text_reads`), summaries shared by many rows
-    cut once."""
+    from the entry (decoded as read, see `tree_text_reads`)."""
     from seance.core.entries import MESSAGE_TOOL_RESULT
-    from seance.core.summary import ONE_FIELD, tool_calls_by_id
+    from seance.core.summary import ONE_FIELD, entry_summary_text, summarize, tool_calls_by_id
 
     count, types, values = len(entries), entries.types, entries.field_values
     texts: list[Any] = [None] * count  # (None: made from the entry, below)
@@ -420,9 +419,12 @@ def _row_texts(entries: Any) -> list[str]:
             values = [value if value is None or value.__class__ is str else _ODD for value in values]
             texts = list(map(rows.__getitem__, zip(types, values, strict=True)))
     calls = tool_calls_by_id(entries) if MESSAGE_TOOL_RESULT in entries.message_kinds else {}  # (only results read it)
-    shared, peek = _SummaryTexts(calls), entries.peek
-    for position in compress(range(count), map(is_, texts, repeat(None))):
-        texts[position] = shared.of(peek(position))
+    # The others' rows, each made from its entry at C speed (a map, no loop of our own): nearly
+    # every one is a message, whose summary no other row shares.
+    made = list(compress(range(count), map(is_, texts, repeat(None))))
+    made_rows = map(entry_summary_text, map(summarize, map(entries.peek, made), repeat(calls)), repeat(100))
+    for position, text in zip(made, made_rows, strict=True):
+        texts[position] = text
     return texts
 
 
