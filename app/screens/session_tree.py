@@ -35,6 +35,7 @@ from seance.app.screens.missing_cwd import resume_checked
 from seance.app.screens.prompt import label_prompt
 from seance.app.tree_model import TreeModel, resume_point
 from seance.app.widgets.context_preview import ContextPreview
+from seance.app.widgets.static_update import update_static
 from seance.app.widgets.tree_view import TreeView
 from seance.core.entries import MESSAGE_USER
 from seance.core.errors import SessionChangedError
@@ -303,7 +304,9 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
         if self.session is not None and self.session.problems:
             count = len(self.session.problems)
             parts.append(f"{count} problem{'s' if count != 1 else ''} while reading (skipped or repaired)")
-        self.query_one("#seance-tree-status", Static).update(Content("  ·  ".join(part for part in parts if part)))
+        update_static(
+            self.query_one("#seance-tree-status", Static), Content("  ·  ".join(part for part in parts if part))
+        )
 
     # -- tree events ----------------------------------------------------------------------
 
