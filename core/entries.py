@@ -24,13 +24,13 @@ from __future__ import annotations
 from array import array
 from collections.abc import Collection, ItemsView, Iterable, Iterator, Mapping, Sequence
 from itertools import accumulate, compress, islice, repeat
-from operator import add, ne
+from operator import add, ne, sub
 from sys import intern
 from typing import Any, overload
 
 import orjson
 
-from .jsonl import LineError, Skipped, describe_failure, loads_line
+from .jsonl import LineError, Skipped, describe_failure, loads_line, split_lines
 from .linesource import LineSource, changed_error
 
 # Message kinds (`Entries.message_kinds`): what a view tells about a message without its text.
@@ -483,7 +483,13 @@ class Parsed:
 
 
 def parse_lines(
-    lines: list[bytes], parsed: Parsed, first_line: int, base_offset: int, *, keep: bool | Collection[str] = False
+    lines: list[bytes],
+    parsed: Parsed,
+    first_line: int,
+    base_offset: int,
+    *,
+    keep: bool | Collection[str] = False,
+    keepends: bool = False,
 ) -> None:
     """Parse split lines (starting at line `first_line`, byte `base_offset`) into `parsed`.
 
@@ -495,9 +501,14 @@ def parse_lines(
     dropped keeps its bytes, or nothing when `parsed.source` will read it back (its offset
     and length are recorded either way).  The field `parsed.fields` names for an object's
     type is read into `parsed.field_values` (when fields were asked for).
+
+    `keepends`: each line still ends with its newline (a `keepends` block of `line_blocks`:
+    no empty last piece, only a file's unterminated last line without one).
     """
-    if _parse_clean_block(lines, parsed, first_line, base_offset, keep):
+    if _parse_clean_block(lines, parsed, first_line, base_offset, keep, keepends):
         return
+    if keepends:  # (the line-by-line loop reads the pieces `split` gives)
+        lines = split_lines(lines)
     parsed.clean = False
     items, ids, parents, types = parsed.items, parsed.ids, parsed.parents, parsed.types
     add_item, add_id, add_parent, add_type = items.append, ids.append, parents.append, types.append
@@ -584,7 +595,12 @@ def parse_lines(
 
 
 def _parse_clean_block(
-    lines: list[bytes], parsed: Parsed, first_line: int, base_offset: int, keep: bool | Collection[str]
+    lines: list[bytes],
+    parsed: Parsed,
+    first_line: int,
+    base_offset: int,
+    keep: bool | Collection[str],
+    keepends: bool = False,
 ) -> bool:
     """`parse_lines` for the usual block: every line an object with a string type (the last
     piece empty, or an object too).  Each line is parsed on its own by `orjson.loads`, as
@@ -593,11 +609,12 @@ def _parse_clean_block(
     parent ids, message kinds, kept values) is made a column at a time at C speed, from
     the values kept of the few types that need them.  False, with nothing added to
     `parsed`, for a block that needs the line-by-line loop (a blank or bad line, a value
-    that is not an object, a type that is not a string) or for `keep=True`."""
+    that is not an object, a type that is not a string) or for `keep=True`.  `keepends`:
+    see `parse_lines` (orjson reads the newline as the whitespace after the value)."""
     if keep is True:
         return False
     last = len(lines) - 1
-    count = last if last >= 0 and not lines[last] else len(lines)
+    count = last if last >= 0 and not lines[last] and not keepends else len(lines)
     if not count:
         return False
     keep_types = frozenset(keep or ())
@@ -641,7 +658,10 @@ def _parse_clean_block(
         parents[position] = raw_parents[position]
     first = len(parsed.ids)
     parsed.unchained.extend([first + position for position in unchained])
-    items: list[Any] = [None] * count if parsed.source is not None else lines[:count]
+    if parsed.source is not None:
+        items: list[Any] = [None] * count
+    else:
+        items = split_lines(lines)[:count] if keepends else lines[:count]
     kinds = bytearray([NOT_A_MESSAGE]) * count if parsed.kinds is not None else None
     for position, value in zip(compress(range(count), map(special.__contains__, types)), values, strict=True):
         kind = types[position]
@@ -650,8 +670,15 @@ def _parse_clean_block(
         if kind == "message" and kinds is not None:
             kinds[position] = message_kind(value.get("message"))
     # (Into the arrays from lists: `fromlist` is about twice as fast as extending from an iterator.)
-    lengths = list(map(len, islice(lines, count)))
-    offsets = list(accumulate(map(add, lengths, repeat(1)), initial=base_offset))
+    if keepends:
+        sizes = list(map(len, lines))  # (newlines included)
+        offsets = list(accumulate(sizes, initial=base_offset))
+        lengths = list(map(sub, sizes, repeat(1)))
+        if not lines[-1].endswith(b"\n"):  # (a file's unterminated last line)
+            lengths[-1] += 1
+    else:
+        lengths = list(map(len, islice(lines, count)))
+        offsets = list(accumulate(map(add, lengths, repeat(1)), initial=base_offset))
     offsets.pop()  # (where the line after the block would start)
     parsed.offsets.fromlist(offsets)
     parsed.lengths.fromlist(lengths)

@@ -186,15 +186,15 @@ def _read_records(
     if start and digest is not None:
         digest.update(_BOM)
     content = False
-    for block in line_blocks(descriptor, start, digest=digest, block_size=_SESSION_BLOCK):
+    for block in line_blocks(descriptor, start, digest=digest, block_size=_SESSION_BLOCK, keepends=True):
         if block.oversized:
             parsed.skipped.append(Skipped(block.line + 1, oversized_reason(block.oversized)))
             content = True
             continue
         content = content or any(line.strip() for line in block.lines)
-        # A block of whole lines ends with an empty piece; only the file's unterminated last
-        # line is a non-empty one there (and reported torn if it does not parse).
-        parse_lines(block.lines, parsed, block.line + 1, block.offset, keep=keep)
+        # Each line with its newline; only the file's unterminated last line has none (and is
+        # reported torn if it does not parse).
+        parse_lines(block.lines, parsed, block.line + 1, block.offset, keep=keep, keepends=True)
     hexdigest = digest.hexdigest() if digest is not None else None
     return parsed, FileStamp(stat.st_size, stat.st_mtime_ns, hexdigest), content
 

@@ -31,7 +31,7 @@ from ui_sessions import make_root
 import seance
 from seance.cli import main
 from seance.core.catalog import Catalog
-from seance.core.jsonl import LineError, line_blocks, loads_line
+from seance.core.jsonl import LineError, line_blocks, loads_line, split_lines
 from seance.core.migrate import header_version, migrate
 from seance.core.session import NotASession, Session, read_session
 
@@ -269,7 +269,8 @@ def _recording(run, errors: list[BaseException]):
 
 def test_line_blocks_frames_like_split_2000_cases(tmp_path: Path) -> None:
     """Random files, limits and block sizes: every line is framed as `split` would, or reported
-    oversized (with its true length) when over the limit."""
+    oversized (with its true length) when over the limit; read with `keepends`, the same lines
+    each with its newline (only a file's unterminated last line without)."""
     rng = random.Random(9)
     path = tmp_path / "f"
     for _case in range(2000):
@@ -277,23 +278,6 @@ def test_line_blocks_frames_like_split_2000_cases(tmp_path: Path) -> None:
         data = b"\n".join(pieces) + (b"\n" if rng.random() < 0.5 else b"")
         limit, block_size = rng.randint(1, 10), rng.randint(1, 12)
         path.write_bytes(data)
-        descriptor = os.open(path, os.O_RDONLY)
-        try:
-            framed = []
-            for block in line_blocks(descriptor, limit=limit, block_size=block_size):
-                if block.oversized:
-                    framed.append((block.line, block.offset, None, block.oversized))
-                    continue
-                lines = block.lines
-                assert block.size == sum(len(line) + 1 for line in lines) - 1
-                if lines[-1] == b"":  # the block ends with a newline
-                    lines.pop()
-                offset = block.offset
-                for number, line in enumerate(lines, block.line):
-                    framed.append((number, offset, line, 0))
-                    offset += len(line) + 1
-        finally:
-            os.close(descriptor)
         lines = data.split(b"\n") if data else []
         if data.endswith(b"\n"):
             lines.pop()
@@ -301,7 +285,36 @@ def test_line_blocks_frames_like_split_2000_cases(tmp_path: Path) -> None:
         for number, line in enumerate(lines):
             expected.append((number, offset, None, len(line)) if len(line) > limit else (number, offset, line, 0))
             offset += len(line) + 1
-        assert framed == expected, (data, limit, block_size)
+        for keepends in (False, True):
+            framed = _framed(path, len(data), limit, block_size, keepends)
+            assert framed == expected, (data, limit, block_size, keepends)
+
+
+def _framed(path: Path, size: int, limit: int, block_size: int, keepends: bool) -> list[tuple]:
+    """(line number, offset, bytes or None, oversized length) of each line `line_blocks` gives."""
+    descriptor = os.open(path, os.O_RDONLY)
+    try:
+        framed = []
+        for block in line_blocks(descriptor, limit=limit, block_size=block_size, keepends=keepends):
+            if block.oversized:
+                framed.append((block.line, block.offset, None, block.oversized))
+                continue
+            lines = block.lines
+            if keepends:
+                assert lines and all(line.endswith(b"\n") for line in lines[:-1])
+                assert lines[-1].endswith(b"\n") or block.offset + block.size == size
+                assert block.size == sum(map(len, lines))
+                lines = split_lines(lines)
+            assert block.size == sum(len(line) + 1 for line in lines) - 1
+            if lines[-1] == b"":  # the block ends with a newline
+                lines.pop()
+            offset = block.offset
+            for number, line in enumerate(lines, block.line):
+                framed.append((number, offset, line, 0))
+                offset += len(line) + 1
+    finally:
+        os.close(descriptor)
+    return framed
 
 
 _MEASURE = """

@@ -122,3 +122,32 @@ def test_update_index_indexes_everything_and_keeps_no_summary(tmp_path: Path) ->
         assert len(catalog.refresh()) == 300
     finally:
         catalog.close()
+
+
+@pytest.mark.parametrize("command", [["show"], ["show", "--json"], ["tree", "--json"], ["tree", "--text"]])
+def test_a_command_keeps_what_it_read_for_the_exit_with_the_file_closed(
+    tmp_path: Path, command: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`show` and `tree` do not free what they read as they return (their own process ends
+    without freeing it, see `exit_now`): it is held until the next command, and the file
+    the session's entries were read back from is closed once the answer is out."""
+    import os
+
+    from seance.cli import main
+    from seance.cli import session as session_cli
+    from seance.core.session import BY_OFFSET_MIN_BYTES, Session
+
+    path = _session(tmp_path / "big.jsonl", entries=BY_OFFSET_MIN_BYTES // 100)  # (read back by offset)
+    other = _session(tmp_path / "small.jsonl")
+    descriptors = len(os.listdir("/proc/self/fd"))
+    assert main([*command, str(path)]) == 0
+    sessions = [item for item in session_cli._LEFT_FOR_THE_EXIT if isinstance(item, Session)]
+    assert [session.path for session in sessions] == [path]
+    source = sessions[0].entries._source
+    assert source is not None and source.closed, "read back by offset, and the file closed since"
+    assert len(os.listdir("/proc/self/fd")) == descriptors
+    if command == ["show"]:
+        assert len(session_cli._LEFT_FOR_THE_EXIT) == 2  # (and the context made of it)
+    assert main([*command, str(other)]) == 0
+    assert [item.path for item in session_cli._LEFT_FOR_THE_EXIT if isinstance(item, Session)] == [other]
+    assert str(path) in capsys.readouterr().out or command[0] == "tree"

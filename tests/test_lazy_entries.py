@@ -5,6 +5,7 @@ reader as it was), on every corpus file and on hostile lines; the tree, `show` a
 
 from __future__ import annotations
 
+import os
 import threading
 from pathlib import Path
 from typing import Any
@@ -490,12 +491,20 @@ def test_a_chain_reads_the_same_path_and_preview_as_the_general_walk(tmp_path: P
 
 
 def _parsed_columns(
-    path: Path, block_size: int, keep: Any, *, by_columns: bool, fields: dict[str, str] | None = None
+    path: Path,
+    block_size: int,
+    keep: Any,
+    *,
+    by_columns: bool,
+    fields: dict[str, str] | None = None,
+    keepends: bool = False,
+    source: Any = None,
 ) -> dict[str, Any]:
     """Every column the reader makes of `path` (read `block_size` bytes at a time, so blocks
     of whole lines alternate with blocks holding a bad line), with the column-at-a-time
-    parse or only the line-by-line loop; `parents_shared`: which parents are the very id
-    object of the entry before (what placing a chain relies on)."""
+    parse or only the line-by-line loop, from lines `split` gives or (`keepends`) lines
+    with their newlines, as the session reader reads them; `parents_shared`: which parents
+    are the very id object of the entry before (what placing a chain relies on)."""
     import os
 
     from seance.core.entries import Parsed, parse_lines
@@ -505,12 +514,12 @@ def _parsed_columns(
     if not by_columns:
         entries_module._parse_clean_block = lambda *args: False  # type: ignore[assignment]
     try:
-        parsed = Parsed(None, fields)
+        parsed = Parsed(source, fields)
         descriptor = os.open(path, os.O_RDONLY)
         try:
-            for block in line_blocks(descriptor, 0, block_size=block_size):
+            for block in line_blocks(descriptor, 0, block_size=block_size, keepends=keepends):
                 if not block.oversized:
-                    parse_lines(block.lines, parsed, block.line + 1, block.offset, keep=keep)
+                    parse_lines(block.lines, parsed, block.line + 1, block.offset, keep=keep, keepends=keepends)
         finally:
             os.close(descriptor)
     finally:
@@ -534,31 +543,68 @@ def _parsed_columns(
     }
 
 
-def test_columns_parsed_a_block_at_a_time_equal_the_line_by_line_loop_60_reads(tmp_path: Path) -> None:
+def test_columns_parsed_a_block_at_a_time_equal_the_line_by_line_loop_180_reads(tmp_path: Path) -> None:
     """Each line is still parsed on its own: a block with a blank, bad, non-object, typeless
     or id-less line goes through the line-by-line loop, and every column (skips, line
-    numbers, offsets, shared parents, kept values) is the loop's, whatever the block size."""
+    numbers, offsets, shared parents, kept values) is the loop's, whatever the block size,
+    from lines `split` gives or lines that keep their newlines (the session reader's)."""
     hostile = tmp_path / "hostile.jsonl"
     _hostile_file(hostile)
     chain = tmp_path / "chain.jsonl"
     _chain(chain, 300, every=3)
-    odd = tmp_path / "odd.jsonl"  # forks, an empty id, a numeric id, blank lines, CRLF
-    entries = [HEADER, _message("a", None), _message("b", "a"), _message("c", "a"), _message("", "c")]
-    entries += [_message("d", ""), {"type": "custom", "id": 7, "parentId": "d"}, _message("e", 7), _message("f", None)]
-    odd.write_bytes(b"".join(map(_line, entries)) + b"\n\r\n" + _line(_message("g", "f")).replace(b"\n", b"\r\n"))
+    odd = _odd_file(tmp_path / "odd.jsonl")
     for path in (hostile, chain, odd, *FILES[:3]):
         for block_size in (64, 300, 4096, 1 << 20):
             text = tree_text_reads()  # (what `tree --text` reads: some types kept, one field of others)
             for keep, fields in ((False, None), (CONTEXT_TYPES, None), (True, None), (text["decoded"], text["fields"])):
-                by_columns = _parsed_columns(path, block_size, keep, by_columns=True, fields=fields)
                 by_lines = _parsed_columns(path, block_size, keep, by_columns=False, fields=fields)
                 assert by_lines.pop("clean") is False
-                clean = by_columns.pop("clean")
-                assert by_columns == by_lines, (path.name, block_size, keep)
-                every_id_named = all(type(entry_id) is str and entry_id for entry_id in by_lines["ids"])
-                assert clean is False or every_id_named, (path.name, block_size)
+                for by_columns, keepends in ((True, False), (True, True), (False, True)):
+                    how = {"by_columns": by_columns, "fields": fields, "keepends": keepends}
+                    read = _parsed_columns(path, block_size, keep, **how)
+                    clean = read.pop("clean")
+                    assert read == by_lines, (path.name, block_size, keep, keepends)
+                    every_id_named = all(type(entry_id) is str and entry_id for entry_id in by_lines["ids"])
+                    assert clean is False or every_id_named, (path.name, block_size)
     assert _parsed_columns(chain, 1 << 20, False, by_columns=True)["clean"] is True
-    assert _parsed_columns(odd, 1 << 20, False, by_columns=True)["clean"] is False
+    assert _parsed_columns(chain, 1 << 20, False, by_columns=True, keepends=True)["clean"] is True
+
+
+def _odd_file(path: Path) -> Path:
+    """Forks, an empty id, a numeric id, blank lines, CRLF, a torn last line."""
+    entries = [HEADER, _message("a", None), _message("b", "a"), _message("c", "a"), _message("", "c")]
+    entries += [_message("d", ""), {"type": "custom", "id": 7, "parentId": "d"}, _message("e", 7), _message("f", None)]
+    data = b"".join(map(_line, entries)) + b"\n\r\n" + _line(_message("g", "f")).replace(b"\n", b"\r\n")
+    path.write_bytes(data + _line(_message("h", "g"))[:-9])
+    return path
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not FILES, reason=NO_CORPUS)
+def test_lines_read_with_their_newlines_give_the_columns_split_lines_give_every_corpus_file_340_reads(
+    tmp_path: Path,
+) -> None:
+    """The session reader's lines keep their newlines (found by `memchr`, see `line_blocks`):
+    every column of every corpus file (and of a file ending in a torn line, CRLF lines, blank
+    lines) is what the lines `split` gives make, with every line's bytes kept or none."""
+    from seance.core.linesource import LineSource
+
+    files = [*FILES, _odd_file(tmp_path / "odd.jsonl")]
+    reads = 0
+    for path in files:
+        for block_size in (4096, 1 << 20):
+            for by_offset in (False, True):
+                source = LineSource(os.open(path, os.O_RDONLY), path) if by_offset else None
+                try:
+                    how = {"by_columns": True, "source": source}
+                    split = _parsed_columns(path, block_size, CONTEXT_TYPES, **how)
+                    kept = _parsed_columns(path, block_size, CONTEXT_TYPES, **how, keepends=True)
+                finally:
+                    if source is not None:
+                        source.close()
+                assert kept == split, (path.name, block_size, by_offset)
+                reads += 1
+    assert reads == 4 * len(files) >= 340
 
 
 def test_tree_json_written_a_batch_at_a_time_is_the_dumped_payload(

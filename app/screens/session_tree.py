@@ -35,6 +35,7 @@ from seance.app.screens.missing_cwd import resume_checked
 from seance.app.screens.prompt import label_prompt
 from seance.app.tree_model import TreeModel, resume_point
 from seance.app.widgets.context_preview import ContextPreview
+from seance.app.widgets.static_update import update_static
 from seance.app.widgets.tree_view import TreeView
 from seance.core.entries import MESSAGE_USER
 from seance.core.errors import SessionChangedError
@@ -227,9 +228,14 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
         tree_view.set_model(message.model)
         tree_view.focus()
         self._refresh_status()
-        # After the first rows are drawn: the search index is a pass over every entry, and a
-        # worker holding the GIL meanwhile would slow the drawing down.
-        self.call_after_refresh(self._prepare_search, message.model)
+
+    @on(TreeView.RowsDrawn)
+    def _rows_drawn(self) -> None:
+        # After the first rows are drawn (not after the next refresh, which may come before
+        # them): the search index is a pass over every entry, and a worker holding the GIL
+        # meanwhile would slow the drawing down (every turn of the event loop waits for it).
+        if self.model is not None:
+            self._prepare_search(self.model)
 
     @work(thread=True, exclusive=True, group="tree-search-index", exit_on_error=False, description="search index")
     def _prepare_search(self, model: TreeModel) -> None:
@@ -298,7 +304,9 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
         if self.session is not None and self.session.problems:
             count = len(self.session.problems)
             parts.append(f"{count} problem{'s' if count != 1 else ''} while reading (skipped or repaired)")
-        self.query_one("#seance-tree-status", Static).update(Content("  ·  ".join(part for part in parts if part)))
+        update_static(
+            self.query_one("#seance-tree-status", Static), Content("  ·  ".join(part for part in parts if part))
+        )
 
     # -- tree events ----------------------------------------------------------------------
 

@@ -36,6 +36,7 @@ from textual.worker import get_current_worker
 
 from seance.app.paths import stylesheet
 from seance.app.widgets.preview_body import PreviewBody, wrapped_lines
+from seance.app.widgets.static_update import update_static
 from seance.core.context import CONTEXT_TYPES, ContextMessage, build_session_context
 from seance.core.entries import MESSAGE_ASSISTANT, MESSAGE_TEXTLESS_ASSISTANT
 from seance.core.pathtotals import PathTotals
@@ -531,7 +532,7 @@ class ContextPreview(Vertical):
         stats = self.query_one("#seance-preview-stats", Static)
         doc = self._doc
         stats.display = bool(doc is not None and doc.stats and self.stats_visible)
-        stats.update(Content("\n".join(doc.stats)) if doc is not None else "")
+        update_static(stats, Content("\n".join(doc.stats)) if doc is not None else "")
         styles = self._styles()
         if doc is None:
             header.update("")
@@ -540,7 +541,7 @@ class ContextPreview(Vertical):
             return
         header.display = bool(doc.header)
         separator = Content.styled(" · ", styles["key"])
-        header.update(separator.join(Content(value) for _key, value in doc.header))
+        update_static(header, separator.join(Content(value) for _key, value in doc.header))
         if prepared is not None and prepared.styles == styles:
             body.update(prepared.content, prepared.wrapped)
         else:

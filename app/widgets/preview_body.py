@@ -80,7 +80,12 @@ class PreviewBody(ScrollView, can_focus=False):
             lines = wrapped_lines(self._content, *geometry)
         self._lines, self._wrapped = lines, (self._content, geometry)
         self._strips.clear()
-        self.virtual_size = Size(max((line.cell_length for line in lines), default=0), len(lines))
+        # The body's own size does not depend on its text: no layout (a reactive `virtual_size`
+        # would ask for one), only its scrollbars updated, as Textual does for a size that
+        # changes without one (`Widget._size_updated`); a scrollbar shown or hidden lays out.
+        virtual_size = Size(max((line.cell_length for line in lines), default=0), len(lines))
+        self.set_reactive(PreviewBody.virtual_size, virtual_size)
+        self._scroll_update(virtual_size)
         self.refresh()
 
     def render_line(self, y: int) -> Strip:

@@ -129,6 +129,10 @@ class TreeView(ScrollView, can_focus=True):
     class Selected(EntryMessage):
         """Enter (or a double click) on an entry."""
 
+    class RowsDrawn(TreeViewMessage):
+        """A model's first lines were drawn (once per `set_model`): work that would slow the
+        first frame down (a worker holding the GIL) can start now."""
+
     def __init__(
         self,
         *,
@@ -145,12 +149,14 @@ class TreeView(ScrollView, can_focus=True):
         self._lines: LRUCache[tuple[int, bool, int, int], Strip] = LRUCache(512)
         self._highlighted: str | None = None
         self._seen_version = -1
+        self._drawn_told = False  # (whether RowsDrawn was posted for the model)
 
     # -- model ----------------------------------------------------------------------------
 
     def set_model(self, model: TreeModel) -> None:
         """Show `model` (cursor where the model has it, normally on the session's leaf)."""
         self.model = model
+        self._drawn_told = False
         self.rows_changed()
 
     def sync(self) -> None:
@@ -252,6 +258,9 @@ class TreeView(ScrollView, can_focus=True):
         base = self.get_visual_style()
         if model is None:
             return Strip.blank(width, base.rich_style)
+        if not self._drawn_told:  # (posted now, handled after this frame is composed)
+            self._drawn_told = True
+            self.post_message(self.RowsDrawn(self))
         if not model.rows:
             return self._empty_line(index, width, base)
         if index >= len(model.rows):
