@@ -96,6 +96,8 @@ def rank(
     checked_ahead: Callable[[], Verdict | None] = lambda: None,
     scope: bytes | None = None,
     answered_as: bytes | None = None,
+    *,
+    infos_key: Callable[[], bytes] | None = None,
 ) -> Ranked | Stale | None:
     """The sessions among `infos()` (the files found now, asked for once the index is read:
     they may still be being found) that `query` matches, in `rank.search`'s order, from the
@@ -109,7 +111,8 @@ def rank(
     kept for the next query on the same files and full-text index (`core.queryrows`);
     `answered_as`: the `listings` scope of this very query's printed answer (with `scope`):
     an answer stored for exactly these files and full-text index is the answer, and the
-    one made here says how to keep it (`Ranked.answer_key`)."""
+    one made here says how to keep it (`Ranked.answer_key`); `infos_key`: `files_key` of
+    `infos()`, made without them (`discovery.Pending.head`)."""
     if scope is None:
         return _answered(query, index, infos, target, resolve, checked_ahead)
     from .ftscheck import fts_state
@@ -121,7 +124,7 @@ def rank(
     def files() -> bytes:
         """The files' key with the full-text state's (made once: 50 ms at 100,000 files)."""
         if not made:
-            made.append(files_key(list(infos())) + fts)
+            made.append((infos_key() if infos_key is not None else files_key(list(infos()))) + fts)
         return made[0]
 
     printed = index.stored_listing(answered_as) if answered_as is not None else None
