@@ -658,7 +658,7 @@ class Catalog:
         def ranked(index: Index | None) -> indexquery.Ranked | indexquery.Stale | None:
             if index is None:
                 return None
-            index.read_through_cache()
+            # (a stored answer is read mapped: `rank` reads through the cache when it scans rows)
             with index.snapshot():
                 answer = indexquery.rank(
                     index,

@@ -298,6 +298,7 @@ class Pending:
         self._also: Any = None
         self._also_wanted = also is not None
         self._decode: Callable[[], Discovery] | None = None
+        self._files_data: bytes | None = None  # the child's files, read and not yet decoded
         # The child's head was read but its files were not (it failed): they were found here
         # again, the head made from them, and they are not the files that head described.
         # An answer made from them is not stored under either key (`Catalog`).
@@ -338,9 +339,11 @@ class Pending:
         return self._result
 
     def also(self) -> Any:
-        """What `also()` answered in the child, after its scan (None: no child, or it failed)."""
+        """What `also()` answered in the child (None: no child, or it failed).  The files'
+        message before it is read, not decoded, unless they were asked for."""
         if self._child is not None and self._also_wanted:
-            self()  # (its message comes after the files)
+            if self._result is None:
+                self._files_bytes()
             data = self._message() if self._read == 2 else None
             self._also = _unmarshalled(data) if data else None
             self._stop()
@@ -351,7 +354,9 @@ class Pending:
             if self._decode is not None:
                 self._result = self._decode()
                 return self._result
-            found = self._files_message() if self._child is not None else None
+            data = self._files_data if self._files_data is not None else self._files_bytes()
+            found = self._files(data) if data is not None else None
+            self._files_data = None
             if found is None:  # no child, or one that failed: scanned here
                 self._stop()
                 found = discover(self._roots)
@@ -382,18 +387,24 @@ class Pending:
             self._stop()  # not trusted: the scan is done here
             return None
 
-    def _files_message(self) -> Discovery | None:
+    def _files_bytes(self) -> bytes | None:
+        """The child's files message, read (kept undecoded until asked for), or None."""
+        if self._child is None:
+            return None
         if self._read == 0:
             self._head = self._head_message()
-        data = self._message() if self._read == 1 and self._head is not None else None
-        decoded = _unmarshalled(data) if data is not None else None
+        if self._read == 1 and self._head is not None:
+            self._files_data = self._message()
+        return self._files_data
+
+    def _files(self, data: bytes) -> Discovery | None:
+        """The child's files message decoded, or None when it is not what the head says."""
         try:
-            paths, sizes, mtimes, dirs = decoded  # type: ignore[misc]
+            paths, sizes, mtimes, dirs = _unmarshalled(data)
             infos = list(map(_new_info, [FileInfo] * len(paths), zip(paths, sizes, mtimes, strict=True)))
         except (TypeError, ValueError):
             return None
-        assert self._head is not None
-        if len(infos) != self._head.files:
+        if self._head is None or len(infos) != self._head.files:
             return None
         return Discovery(infos, self._head.skipped, dirs)
 
@@ -471,6 +482,7 @@ def _fork_discovery(roots: list[Path] | None, also: Callable[[], Any] | None = N
 
             gc.disable()  # (a child that lives for one scan: nothing to collect, pages not to copy)
             os.close(read_end)
+            answer = _Also(also) if also is not None else None  # (meanwhile: SQLite and stat let go of the GIL)
             found = discover(roots)
             infos = found.infos
             skipped = [(os.fspath(path), reason) for path, reason in found.skipped]
@@ -478,17 +490,37 @@ def _fork_discovery(roots: list[Path] | None, also: Callable[[], Any] | None = N
             paths = [info[0] for info in infos]
             sizes = [info[1] for info in infos]
             _write_message(write_end, marshal.dumps((paths, sizes, [info[2] for info in infos], found.dirs)))
-            if also is not None:
-                try:
-                    answer = marshal.dumps(also())
-                except Exception:  # no answer: the caller does that work itself
-                    answer = b""
-                _write_message(write_end, answer)
+            if answer is not None:
+                _write_message(write_end, answer.result())
             code = 0
         finally:
             os._exit(code)
     os.close(write_end)
     return pid, read_end
+
+
+class _Also:
+    """`also()` run in a thread of the discovery child, while it scans (its answer marshalled,
+    or empty when it failed: the caller then does that work itself)."""
+
+    def __init__(self, work: Callable[[], Any]) -> None:
+        import threading
+
+        self._work, self._answer = work, b""
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        import marshal
+
+        try:
+            self._answer = marshal.dumps(self._work())
+        except Exception:  # no answer: the caller does that work itself
+            self._answer = b""
+
+    def result(self) -> bytes:
+        self._thread.join()
+        return self._answer
 
 
 def _write_message(descriptor: int, data: bytes) -> None:

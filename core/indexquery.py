@@ -114,6 +114,7 @@ def rank(
     one made here says how to keep it (`Ranked.answer_key`); `infos_key`: `files_key` of
     `infos()`, made without them (`discovery.Pending.head`)."""
     if scope is None:
+        index.read_through_cache()
         return _answered(query, index, infos, target, resolve, checked_ahead)
     from .ftscheck import fts_state
     from .index import files_key
@@ -131,6 +132,9 @@ def rank(
     # (the files are waited for here only when a stored answer may be the answer)
     if printed is not None and printed[1].payload and printed[0] == files():
         return Ranked([], printed[1].skipped, printed[1].reused, printed=printed[1].payload)
+    # Rows are read from here on: through SQLite's bounded cache, not mapped (the stored
+    # answer above was read mapped: 5x faster, and its pages are the answer's size).
+    index.read_through_cache()
     answered = _answered(query, index, infos, target, resolve, checked_ahead, (scope, fts, files))
     if answered_as is None or not isinstance(answered, Ranked):
         return answered
