@@ -41,7 +41,7 @@ from operator import itemgetter, methodcaller
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .fulltext import is_primary
-from .queryrows import pack, stored_scope, unpack
+from .queryrows import KeptRows, pack, stored_scope, unpack_columns
 
 if TYPE_CHECKING:
     from .discovery import FileInfo
@@ -165,7 +165,7 @@ def _answered(
         scope, fts, files_of = kept_for
         kept_as = stored_scope(scope)
         stored = index.stored_listing(kept_as)
-        kept = unpack(stored[1].payload) if stored is not None and stored[0].endswith(fts) else None
+        kept = unpack_columns(stored[1].payload) if stored is not None and stored[0].endswith(fts) else None
         answer = None
         if kept is not None:  # the rows kept by an earlier query (checked then), ranked while the files are found
             answer = _ordered(index, query, kept[0], kept[1], hits, target, resolve, titles_checked=True, kept=True)
@@ -194,7 +194,7 @@ def _answered(
 def _ordered(
     index: Index,
     query: Query,
-    sessions: list[tuple],
+    sessions: Sequence[tuple],
     skipped: list[tuple[str, str]],
     hits: dict[int, tuple[str, int]],
     target: str | None,
@@ -216,12 +216,21 @@ def _ordered(
         sessions = [row for row in sessions if row[_CWD] and resolve(row[_CWD]) == target]
     if not titles_checked and not _titles_pass(sessions):
         return None  # not stored, or one fails its check: only the summaries can say
-    titles = list(map(itemgetter(_TITLE), sessions))
-    joined = _Joined(titles)
-    del titles
+    path_rows: _Paths | None = None
+    if isinstance(sessions, KeptRows):  # kept rows: searched as stored, joined; a row made only if it ranks
+        joined = _Joined.of_joined(sessions.titles, sessions.title_starts())
+        if paths:
+            path_rows = _Paths.of_joined(sessions.paths, sessions.path_starts(), sessions.cwds)
+        file_ids = sessions.file_ids
+    else:
+        titles = list(map(itemgetter(_TITLE), sessions))
+        joined = _Joined(titles)
+        del titles
+        if paths:
+            path_rows = _Paths([row[_PATH] for row in sessions], [row[_CWD] or "" for row in sessions])
+        file_ids = list(map(itemgetter(_FILE_ID), sessions))
     if not joined.valid:
         return None  # a NUL in a stored title: rows cannot be told apart in bulk
-    path_rows = _Paths([row[_PATH] for row in sessions], [row[_CWD] or "" for row in sessions]) if paths else None
     # A full-text hit ranks above its tier only if every term is in its title; a session
     # without one matches only if every term is in its title, fuzzily or in its path or cwd.
     in_titles: set[int] | None = None
@@ -233,7 +242,6 @@ def _ordered(
     del joined, path_rows
     in_titles, anywhere = in_titles or set(), anywhere or set()
 
-    file_ids = list(map(itemgetter(_FILE_ID), sessions))
     candidates = in_titles | {position for position in anywhere - in_titles if file_ids[position] not in hits}
     ranked = _rank_candidates(query, sessions, sorted(candidates), hits, index.chunk, full_text, paths)
     if ranked is None:
@@ -280,7 +288,7 @@ def _checked_rows(
     return fresh_sessions(rows, infos(), text=True)  # the index must describe every file found as it is
 
 
-def _titles_pass(sessions: list[tuple]) -> bool:
+def _titles_pass(sessions: Sequence[tuple]) -> bool:
     """Whether every session's stored title is there and passes its check (`titles_pass`)."""
     from .index import titles_pass
 
@@ -354,7 +362,7 @@ def kept_sessions(
 
 def _rank_candidates(
     query: Query,
-    sessions: list[tuple],
+    sessions: Sequence[tuple],
     positions: list[int],
     hits: dict[int, tuple[str, int]],
     chunk: Callable[[int], str],
@@ -429,6 +437,17 @@ class _Joined:
             lengths = (len(title.decode("utf-8", "surrogatepass")) for title in titles)
         self.starts = list(accumulate((length + 1 for length in lengths), initial=0))
 
+    @classmethod
+    def of_joined(cls, blob: bytes, starts: list[int]) -> _Joined:
+        """The titles already joined by NULs (`queryrows.KeptRows`: none holds one, checked
+        when they were kept), `starts` the byte offset of each and one past the end (+1)."""
+        joined = cls.__new__(cls)
+        joined.valid, joined.text, joined.starts = True, blob, starts
+        if not blob.isascii():
+            joined.text = blob.decode("utf-8", "surrogatepass")
+            joined.starts = list(accumulate((len(title) + 1 for title in joined.text.split("\0")), initial=0))
+        return joined
+
     def rows(self, needle: str | re.Pattern[str]) -> set[int]:
         """The titles `needle` (text, or a pattern that never matches a NUL) is found in."""
         text = self.text
@@ -481,6 +500,17 @@ class _Paths:
             self.folded = "\0".join(map(fold, paths))
         self.starts = list(accumulate((len(path) + 1 for path in paths), initial=0))
         self._fold = fold
+
+    @classmethod
+    def of_joined(cls, joined: str, starts: list[int], cwds: list[str]) -> _Paths:
+        """The paths already joined by NULs (`queryrows.KeptRows`), `starts` where each begins."""
+        from .search.query import fold
+
+        paths = cls.__new__(cls)
+        paths.cwds, paths.starts, paths._fold = cwds, starts, fold
+        # (ASCII lower-casing is per character; else each path folded on its own, as __init__ does)
+        paths.folded = joined.lower() if joined.isascii() else "\0".join(map(fold, joined.split("\0")))
+        return paths
 
     def rows(self, text: str) -> set[int]:
         found: set[int] = set()

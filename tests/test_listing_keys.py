@@ -94,7 +94,8 @@ def test_a_child_cut_short_after_its_head_is_scanned_again_and_says_the_files_mo
 
 
 def _ls(capsysbinary: pytest.CaptureFixture[bytes], root: Path, *query: str) -> bytes:
-    code = main(["ls", "--all", "--json", "--root", str(root), *query])
+    scope = [] if "--cwd" in query else ["--all"]
+    code = main(["ls", *scope, "--json", "--root", str(root), *query])
     out = capsysbinary.readouterr().out
     assert code in (0, 1)
     return out
@@ -110,12 +111,12 @@ def _reference(
         return _ls(capsysbinary, root, *query)
 
 
-def _user_line(text: str) -> str:
+def _user_line(text: str, when: str = "2025-01-02T00:00:01.000Z") -> str:
     line = {
         "type": "message",
         "id": f"a{time.monotonic_ns() % 10**7:07d}",
         "parentId": None,
-        "timestamp": "2025-01-02T00:00:01.000Z",
+        "timestamp": when,
         "message": {"role": "user", "content": text},
     }
     return json.dumps(line) + "\n"
@@ -128,15 +129,29 @@ def test_ls_and_queries_after_appends_new_and_removed_files_equal_a_fresh_cache_
 ) -> None:
     """12 trials, each a random change to the store (a line appended to a session with the
     queried word, a new session copied in, a session removed, or nothing), then `ls --json`
-    and `ls --json --query` of three words, each asked three times (the first answer, the
-    one kept, the one printed from the store): every one the bytes of a fresh cache's."""
+    and `ls --json --query` of five words (every project) and one in one project, each
+    asked three times (the first answer, the one kept, the one printed from the store; a
+    later word is ranked from the rows kept by the first, `queryrows.KeptRows`): every one
+    the bytes of a fresh cache's."""
     monkeypatch.setenv("SEANCE_WORKERS", "2")  # the forked discovery child (the CLI's path)
     monkeypatch.setenv("SEANCE_NO_WATCH", "1")
     root = _store(tmp_path, sessions=40, seed=9)
+    # a session whose title is not ASCII, among the others (by its last message's time), with
+    # a word only its title holds (the titles are then searched decoded)
+    middle = sorted(root.rglob("*.jsonl"))[len(list(root.rglob("*.jsonl"))) // 2]
+    when = json.loads(middle.read_text().splitlines()[-1])["timestamp"]
+    header = {"type": "session", "version": 3, "id": "7e57c0de-0000-4000-8000-00000000cafe", "cwd": "/home/dev/infra"}
+    header["timestamp"] = when
+    (root / "--home-dev-infra--" / "2025-10-05T00-00-00-000Z_7e57c0de.jsonl").write_text(
+        json.dumps(header) + "\n" + _user_line("façade データベース: Ünïcode café, the sqlite naïvely", when)
+    )
+    with open(sorted(root.rglob("*.jsonl"))[0], "a", encoding="utf-8") as out:  # in a body: ranked below
+        out.write(_user_line("データベース again", "2026-01-01T00:00:00.000Z"))
     reads, forks = IndexRowReads(monkeypatch), _Calls(monkeypatch, discovery, "_fork_discovery")
     refreshes = _Calls(monkeypatch, Catalog, "_refresh")
     rng = random.Random(14)
-    words = ["sqlite", '"fix the"', "zanzibar"]
+    # a word in most sessions, a phrase, one only appended, one in a non-ASCII title, a cwd's
+    words = ["sqlite", '"fix the"', "zanzibar", "データベース", "infra"]
     for trial in range(12):
         files = sorted(root.rglob("*.jsonl"))
         change = ("append", "add", "remove", "none")[trial % 4]
@@ -149,7 +164,8 @@ def test_ls_and_queries_after_appends_new_and_removed_files_equal_a_fresh_cache_
             shutil.copyfile(source, copy)
         elif change == "remove":
             rng.choice(files).unlink()
-        for query in ([], *(["--query", word] for word in words)):
+        project = ["--cwd", "/home/dev/infra"]  # one project's sessions (`ls` without --all)
+        for query in ([], *(["--query", word] for word in words), [*project, "--query", "sqlite"]):
             fresh = tmp_path / "fresh"
             expected = _reference(capsysbinary, monkeypatch, root, fresh, *query)
             shutil.rmtree(fresh)
