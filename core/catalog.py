@@ -532,10 +532,14 @@ class Catalog:
         (keep it when unsure: the caller decides on the summaries)."""
         from .search.haystack import folded_title
 
-        found = self.discover()  # once: the refresh below lists from the same files
-        fresh = self._fresh_where(keep, found)
+        pending = self.discover_ahead()  # once (in a child with `workers`: it overlaps the rows' reading)
+        try:
+            fresh = self._fresh_where(keep, pending)
+        finally:
+            pending.close()
         if fresh is not None:
             return fresh
+        found = self.last_discovery = pending()  # the refresh below lists from the same files
         scoped = self._in_scope(self._refreshed(None, None, False, False, found, lazy=True), None)
         kept: list[SessionSummary] = []
         for item in scoped:
@@ -547,11 +551,11 @@ class Catalog:
         return kept
 
     def _fresh_where(
-        self, keep: Callable[[str, tuple[str, str, str] | None], bool], found: Discovery
+        self, keep: Callable[[str, tuple[str, str, str] | None], bool], found: Pending
     ) -> list[SessionSummary] | None:
         """`exact_where(keep)` from a fresh index (`indexquery.kept_sessions`): only the kept
         sessions' summaries are read from it, none of the others'; None when the index is not
-        fresh for the files `found` (the caller refreshes it)."""
+        fresh for the files `found()` (the caller refreshes it), asked for once the rows are read."""
         from . import indexquery
 
         def kept(index: Index | None) -> tuple[list[tuple], list[tuple[str, str]], int] | indexquery.Stale | None:
@@ -559,14 +563,15 @@ class Catalog:
                 return None
             index.read_through_cache()
             with index.snapshot():
-                return indexquery.kept_sessions(index, found.infos, keep)
+                return indexquery.kept_sessions(index, lambda: found().infos, keep)
 
-        answer = self._fresh_answer(kept, lambda: len(found.infos))
+        answer = self._fresh_answer(kept, lambda: len(found().infos))
         if answer is None:
             return None
+        self.last_discovery = found()
         rows, not_sessions, count = answer
-        skipped = [*found.skipped, *((Path(path), reason) for path, reason in not_sessions)]
-        self.last_stats = RefreshStats(files=len(found.infos), reused=count, skipped=skipped)
+        skipped = [*found().skipped, *((Path(path), reason) for path, reason in not_sessions)]
+        self.last_stats = RefreshStats(files=len(found().infos), reused=count, skipped=skipped)
         stored = self._guarded(lambda index: index.checked_payloads(rows, "summary") if index is not None else {})
         summaries: list[SessionSummary] = []
         for row in rows:

@@ -334,18 +334,19 @@ def fresh_sessions(
 
 
 def kept_sessions(
-    index: Index, infos: Sequence[FileInfo], keep: Callable[[str, tuple[str, str, str] | None], bool]
+    index: Index, infos: Callable[[], Sequence[FileInfo]], keep: Callable[[str, tuple[str, str, str] | None], bool]
 ) -> tuple[list[tuple], list[tuple[str, str]], int] | Stale | None:
     """`Catalog.exact_where` from a fresh index: the rows of the sessions `keep(path, stored
     folded title or None)` keeps, newest first, the files that are not sessions, and how
-    many sessions there are; `Stale` when the index is not fresh for some of `infos`, None
+    many sessions there are; `Stale` when the index is not fresh for some of `infos()` (the
+    files found now, asked for once the rows are read: they may still be being found), None
     when a row fails its check."""
     from .index import checked_title, split_title, titles_pass
 
     rows = index.query_rows("summary")
     if rows is None:
         return None  # a row failed its check: the refresh reads its file again
-    fresh = fresh_sessions(rows, infos, text=False)
+    fresh = fresh_sessions(rows, infos(), text=False)
     if isinstance(fresh, Stale):
         return fresh
     sessions, skipped = fresh
