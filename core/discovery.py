@@ -482,7 +482,6 @@ def _fork_discovery(roots: list[Path] | None, also: Callable[[], Any] | None = N
 
             gc.disable()  # (a child that lives for one scan: nothing to collect, pages not to copy)
             os.close(read_end)
-            answer = _Also(also) if also is not None else None  # (meanwhile: SQLite and stat let go of the GIL)
             found = discover(roots)
             infos = found.infos
             skipped = [(os.fspath(path), reason) for path, reason in found.skipped]
@@ -490,37 +489,17 @@ def _fork_discovery(roots: list[Path] | None, also: Callable[[], Any] | None = N
             paths = [info[0] for info in infos]
             sizes = [info[1] for info in infos]
             _write_message(write_end, marshal.dumps((paths, sizes, [info[2] for info in infos], found.dirs)))
-            if answer is not None:
-                _write_message(write_end, answer.result())
+            if also is not None:  # (after the files: a stored answer needs only the head, and never waits for it)
+                try:
+                    answer = marshal.dumps(also())
+                except Exception:  # no answer: the caller does that work itself
+                    answer = b""
+                _write_message(write_end, answer)
             code = 0
         finally:
             os._exit(code)
     os.close(write_end)
     return pid, read_end
-
-
-class _Also:
-    """`also()` run in a thread of the discovery child, while it scans (its answer marshalled,
-    or empty when it failed: the caller then does that work itself)."""
-
-    def __init__(self, work: Callable[[], Any]) -> None:
-        import threading
-
-        self._work, self._answer = work, b""
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        import marshal
-
-        try:
-            self._answer = marshal.dumps(self._work())
-        except Exception:  # no answer: the caller does that work itself
-            self._answer = b""
-
-    def result(self) -> bytes:
-        self._thread.join()
-        return self._answer
 
 
 def _write_message(descriptor: int, data: bytes) -> None:
