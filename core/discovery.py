@@ -293,7 +293,7 @@ class Pending:
         self._roots = roots
         self._result: Discovery | None = None
         self._head: Head | None = None
-        self._child: tuple[int, int] | None = None  # (pid, read end of its pipe)
+        self._child: tuple[int, int, int] | None = None  # (pid, read end of its pipe, write end of ours)
         self._read = 0  # the child's messages read so far
         self._also: Any = None
         self._also_wanted = also is not None
@@ -394,6 +394,8 @@ class Pending:
         if self._read == 0:
             self._head = self._head_message()
         if self._read == 1 and self._head is not None:
+            with contextlib.suppress(OSError):
+                os.write(self._child[2], b"\1")  # (the child sends its files only when asked)
             self._files_data = self._message()
         return self._files_data
 
@@ -428,9 +430,10 @@ class Pending:
         if self._child is not None:
             import signal
 
-            pid, read_end = self._child
+            pid, read_end, ask_end = self._child
             self._child = None
             os.close(read_end)
+            os.close(ask_end)
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)  # (exited already: it is a zombie, still ours to reap)
             with contextlib.suppress(OSError):
@@ -454,12 +457,20 @@ def _read_exactly(descriptor: int, size: int) -> bytes:
     return b"".join(pieces)
 
 
-def _fork_discovery(roots: list[Path] | None, also: Callable[[], Any] | None = None) -> tuple[int, int] | None:
-    """A child scanning `roots` and writing its messages to a pipe (`Pending`): (its pid,
-    the pipe's read end), or None when it cannot be started (the caller scans itself)."""
+def _fork_discovery(roots: list[Path] | None, also: Callable[[], Any] | None = None) -> tuple[int, int, int] | None:
+    """A child scanning `roots` and writing its messages to a pipe (`Pending`), its files and
+    what follows only once asked for on a pipe of ours (a stored answer needs the head
+    alone: nothing more is made): (its pid, the read end of its pipe, the write end of
+    ours), or None when it cannot be started (the caller scans itself)."""
     try:
         read_end, write_end = os.pipe()
     except OSError:
+        return None
+    try:
+        asked, ask_end = os.pipe()
+    except OSError:
+        os.close(read_end)
+        os.close(write_end)
         return None
     from .gcpause import freeze_long_lived
 
@@ -469,8 +480,8 @@ def _fork_discovery(roots: list[Path] | None, also: Callable[[], Any] | None = N
     try:
         pid = os.fork()
     except OSError:
-        os.close(read_end)
-        os.close(write_end)
+        for end in (read_end, write_end, asked, ask_end):
+            os.close(end)
         return None
     if pid == 0:  # the child: scan, write, and leave without running the parent's cleanup
         code = 1
@@ -482,24 +493,27 @@ def _fork_discovery(roots: list[Path] | None, also: Callable[[], Any] | None = N
 
             gc.disable()  # (a child that lives for one scan: nothing to collect, pages not to copy)
             os.close(read_end)
+            os.close(ask_end)
             found = discover(roots)
             infos = found.infos
             skipped = [(os.fspath(path), reason) for path, reason in found.skipped]
             _write_message(write_end, marshal.dumps((files_key(infos), len(infos), skipped)))
-            paths = [info[0] for info in infos]
-            sizes = [info[1] for info in infos]
-            _write_message(write_end, marshal.dumps((paths, sizes, [info[2] for info in infos], found.dirs)))
-            if also is not None:  # (after the files: a stored answer needs only the head, and never waits for it)
-                try:
-                    answer = marshal.dumps(also())
-                except Exception:  # no answer: the caller does that work itself
-                    answer = b""
-                _write_message(write_end, answer)
+            if os.read(asked, 1):  # (end of file instead: the parent closed its end, nothing more wanted)
+                paths = [info[0] for info in infos]
+                sizes = [info[1] for info in infos]
+                _write_message(write_end, marshal.dumps((paths, sizes, [info[2] for info in infos], found.dirs)))
+                if also is not None:  # (after the files: a stored answer needs only the head, never waits for it)
+                    try:
+                        answer = marshal.dumps(also())
+                    except Exception:  # no answer: the caller does that work itself
+                        answer = b""
+                    _write_message(write_end, answer)
             code = 0
         finally:
             os._exit(code)
     os.close(write_end)
-    return pid, read_end
+    os.close(asked)
+    return pid, read_end, ask_end
 
 
 def _write_message(descriptor: int, data: bytes) -> None:
