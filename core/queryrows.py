@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Sequence
-from itertools import accumulate
+from itertools import accumulate, repeat
 from typing import Any, overload
 
 # the columns of `Index.query_rows()` kept here (see `indexquery`)
@@ -76,7 +76,7 @@ def unpack(blob: bytes) -> tuple[list[tuple], list[tuple[str, str]]] | None:
     if columns is None:
         return None
     rows, skipped = columns
-    return list(rows), skipped
+    return rows.rows(), skipped
 
 
 class KeptRows(Sequence[tuple]):
@@ -91,6 +91,8 @@ class KeptRows(Sequence[tuple]):
         self.paths, self.cwds, self.titles = paths, cwds, titles
         self._path_starts: list[int] | None = None
         self._title_starts: list[int] | None = None
+        self._rows: list[tuple] | None = None  # every row, once most are asked for (`rows`)
+        self._made = 0  # rows made one at a time
 
     def __len__(self) -> int:
         return len(self.file_ids)
@@ -104,6 +106,11 @@ class KeptRows(Sequence[tuple]):
     def __getitem__(self, position: int | slice) -> tuple | list[tuple]:
         if isinstance(position, slice):
             return [self[index] for index in range(len(self))[position]]
+        if self._rows is not None:
+            return self._rows[position]
+        self._made += 1
+        if self._made > len(self) // 8:  # most rows wanted (a word in most sessions): all made at once
+            return self.rows()[position]
         if position < 0:
             position += len(self)
         if not 0 <= position < len(self):
@@ -113,6 +120,17 @@ class KeptRows(Sequence[tuple]):
         title = self.titles[titles[position] : titles[position + 1] - 1]
         modified, cwd, salt = self.modified[position], self.cwds[position], self.salts[position]
         return (self.file_ids[position], path, 0, 0, 1, 0, modified, cwd, title, 0, 1, None, salt, None)
+
+    def rows(self) -> list[tuple]:
+        """Every row, made at once (the tuples made by `zip` in C; the constant columns are
+        endless `repeat`s, not strict, the others all as long: checked by `unpack_columns`)."""
+        if self._rows is None:
+            paths = self.paths.split("\0") if self.file_ids else []
+            titles = self.titles.split(b"\0") if self.file_ids else []
+            zero, one, none = repeat(0), repeat(1), repeat(None)
+            columns = (self.file_ids, paths, zero, zero, one, zero, self.modified, self.cwds, titles, zero, one, none)
+            self._rows = list(zip(*columns, self.salts, none, strict=False))
+        return self._rows
 
     def path_starts(self) -> list[int]:
         """Where each path starts in `paths`, and one past the end (+1)."""
