@@ -41,7 +41,7 @@ from operator import itemgetter, methodcaller
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .fulltext import is_primary
-from .queryrows import KeptRows, pack, stored_scope, unpack_columns
+from .queryrows import KeptRows, pack, starts_of, stored_scope, unpack_columns
 
 if TYPE_CHECKING:
     from .discovery import FileInfo
@@ -446,7 +446,7 @@ class _Joined:
         joined.valid, joined.text, joined.starts = True, blob, starts
         if not blob.isascii():
             joined.text = blob.decode("utf-8", "surrogatepass")
-            joined.starts = list(accumulate((len(title) + 1 for title in joined.text.split("\0")), initial=0))
+            joined.starts = starts_of(joined.text.split("\0"))
         return joined
 
     def rows(self, needle: str | re.Pattern[str]) -> set[int]:

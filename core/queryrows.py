@@ -29,7 +29,8 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Sequence
-from itertools import accumulate, repeat
+from itertools import accumulate, count, repeat
+from operator import add
 from typing import Any, overload
 
 # the columns of `Index.query_rows()` kept here (see `indexquery`)
@@ -135,18 +136,20 @@ class KeptRows(Sequence[tuple]):
     def path_starts(self) -> list[int]:
         """Where each path starts in `paths`, and one past the end (+1)."""
         if self._path_starts is None:
-            self._path_starts = _starts(self.paths.split("\0")) if self.file_ids else [0]
+            self._path_starts = starts_of(self.paths.split("\0")) if self.file_ids else [0]
         return self._path_starts
 
     def title_starts(self) -> list[int]:
         """Where each title starts in `titles` (bytes), and one past the end (+1)."""
         if self._title_starts is None:
-            self._title_starts = _starts(self.titles.split(b"\0")) if self.file_ids else [0]
+            self._title_starts = starts_of(self.titles.split(b"\0")) if self.file_ids else [0]
         return self._title_starts
 
 
-def _starts(parts: list[Any]) -> list[int]:
-    return list(accumulate((len(part) + 1 for part in parts), initial=0))
+def starts_of(parts: list[Any]) -> list[int]:
+    """Where each of `parts` starts once they are joined by one separator, and one past the
+    end (+1): the running sum of the lengths plus one per part before (C iterators only)."""
+    return list(map(add, accumulate(map(len, parts), initial=0), count()))
 
 
 def unpack_columns(blob: bytes) -> tuple[KeptRows, list[tuple[str, str]]] | None:
