@@ -3,6 +3,7 @@
     python bench/run.py                       # 10,000 sessions, ~600 MB, into bench/out (gitignored)
     python bench/run.py --sessions 1000       # a quicker look
     python bench/run.py --only query --base /tmp/base   # only `ls --query` vs rg, A/B with another seance
+    python bench/run.py --only query --watch            # the same with `seance index --watch` serving
 
 Every measurement is the wall time of a child process (Python start-up included, as a
 user would see it); peak RSS comes from each child's rusage (`os.wait4`).  Each seance
@@ -16,6 +17,7 @@ kept and reused when the parameters match.  The OS page cache is warm for every 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -25,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -199,6 +202,26 @@ def _query_pairs(
     return out
 
 
+@contextlib.contextmanager
+def _watcher(seance: list[str], root: Path, cache: Path, env: dict[str, str]) -> Iterator[None]:
+    """`seance index --watch` on `root` and the index in `cache` while the block runs (the
+    listing then comes from it: no stat per file), stopped after."""
+    env = {key: value for key, value in env.items() if key != "SEANCE_NO_WATCH"}
+    log = cache / "watchd-run.log"
+    with open(log, "wb") as log_file:
+        daemon = subprocess.Popen([*seance, "index", "--watch", "--root", str(root)], env=env, stderr=log_file)
+    try:
+        while b"watching (" not in log.read_bytes():
+            if daemon.poll() is not None:
+                raise SystemExit(log.read_text())
+            time.sleep(0.05)
+        print(log.read_text().splitlines()[0], file=sys.stderr)
+        yield
+    finally:
+        subprocess.run([*seance, "index", "--unwatch"], env=env, capture_output=True)
+        daemon.wait(30)
+
+
 def _query_rows(queries: list[tuple[str, Run, float, int, Run, tuple[Run, float] | None]]) -> list[tuple]:
     rows = []
     for word, result, ratio_to_rg, hits, grep, base in queries:
@@ -256,9 +279,16 @@ def main() -> int:
         "--cache", type=Path, help="with --only query: keep the index in this directory (reused when it is there)"
     )
     parser.add_argument("--base", help="also time `ls --query` of the seance on this PYTHONPATH (A/B, same pairs)")
+    parser.add_argument(
+        "--watch",
+        action="store_true",
+        help="with --only query: a resident watcher (`seance index --watch`) serves the listing meanwhile",
+    )
     args = parser.parse_args()
     if args.cache is not None and args.only != "query":
         parser.error("--cache is for --only query (the full run empties its cache for the cold runs)")
+    if args.watch and args.only != "query":
+        parser.error("--watch is for --only query")
 
     root = corpus(args.out, args.sessions, args.projects, args.seed, args.mean_bytes, args.huge)
     files = sorted(root.glob("*/*.jsonl"))
@@ -284,7 +314,8 @@ def main() -> int:
         if not shutil.which("rg"):
             raise SystemExit("--only query compares with rg, which is not installed")
         run([*seance, "index", "--root", str(root)], env)  # the index, text included (reused if there)
-        query_rows = _query_rows(_query_pairs(root, rare, ls_all, env, args.repeat, args.base))
+        with _watcher(seance, root, cache, env) if args.watch else contextlib.nullcontext():
+            query_rows = _query_rows(_query_pairs(root, rare, ls_all, env, args.repeat, args.base))
         if args.cache is None:
             shutil.rmtree(cache, ignore_errors=True)
         _print_table(count, total_bytes, args.projects, query_rows)

@@ -87,9 +87,12 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def run_resolve(args: argparse.Namespace) -> int:
+    from seance.core.scanpool import default_workers
+
     scope = Scope.of(args)
     cwd = scope.cwd
-    catalog = Catalog(scope.roots, watched=True)
+    # (the CLI is single-threaded: the files are found in a child while the index is read)
+    catalog = Catalog(scope.roots, watched=True, workers=default_workers())
     try:
         found = find_session(args.key, cwd, catalog)
         path, forked_from = found.path, None

@@ -84,22 +84,23 @@ def register(commands: argparse._SubParsersAction) -> None:
     index.set_defaults(handler=run_index)
 
 
-def _catalog(args: argparse.Namespace, *, query: bool = False) -> Catalog:
+def _catalog(args: argparse.Namespace, *, ahead: bool = False, query: bool = False) -> Catalog:
     """The scope's catalog.  The CLI is single-threaded, so it may fork (big cold reads'
-    scanning processes); with `query`, the files are found in a child process from now on,
-    while this one imports the catalog, reads and checks the index and searches it, and the
-    child first checks the full-text index's signature (`ftscheck.fts_verdict`: counting its
-    pages is 20-100 ms a query would otherwise spend before it searches).  (A plain listing
-    waits on the files for its stored answer: a fork does not pay there.)  `watched`: a
-    resident watcher's listing, when one serves, replaces the discovery (`index --watch`)."""
+    scanning processes); with `ahead` (`ls`), the files are found in a child process from
+    now on, while this one imports the catalog and reads the stored answer (or, for a
+    `query`, reads and checks the index and searches it).  A query's child then checks the
+    full-text index's signature (`ftscheck.fts_verdict`: counting its pages is 20-100 ms a
+    query would otherwise spend before it searches), after its scan: a query whose answer
+    is stored needs only the files' key and never waits for it.  `watched`: a resident
+    watcher's listing, when one serves, replaces the discovery (`index --watch`)."""
     from seance.core.scanpool import default_workers
 
     roots, workers = Scope.of(args).roots, default_workers()
     found = None
-    if query and workers > 1 and not _watcher_answers():
+    if ahead and workers > 1 and not _watcher_answers():
         from seance.core.discovery import discover_ahead
 
-        found = discover_ahead(roots, fork=True, first=_fts_verdict)
+        found = discover_ahead(roots, fork=True, also=_fts_verdict if query else None)
     try:
         from seance.core.catalog import Catalog
 
@@ -165,8 +166,7 @@ def run_ls(args: argparse.Namespace) -> int:
 
 
 def _run_ls(args: argparse.Namespace) -> int:
-    query = bool(args.query) and not args.quick
-    catalog = _catalog(args, query=query)
+    catalog = _catalog(args, ahead=not args.quick, query=bool(args.query) and not args.quick)
     from seance.core.marks import annotate_pi_json, annotated_pieces, marked_pieces
 
     from .marks import listing_marks, marked_json

@@ -48,7 +48,6 @@ from .index import (
     Row,
     decode_summary,
     encode_pi_json,
-    files_key,
     index_fault,
     scope_key,
     stored_title,
@@ -229,15 +228,19 @@ class Catalog:
 
     def discover(self) -> Discovery:
         """The session candidates under the roots, and what was skipped."""
-        watched, ahead = self._taken_discovery()
-        if watched is not None:
-            found = watched
-        elif ahead is not None:
-            found = ahead()
-        else:
-            found = discover(self.roots if self.explicit_roots else None)
+        found = self._found()()
         self.last_discovery = found
         return found
+
+    def _found(self) -> Pending:
+        """This listing's files: the resident watcher's, the discovery started ahead (being
+        found in a child: the caller `close`s it), or found here now; never a new child."""
+        watched, ahead = self._taken_discovery()
+        if watched is not None:
+            return watched
+        if ahead is not None:
+            return ahead
+        return Pending.of(discover(self.roots if self.explicit_roots else None))
 
     def discover_ahead(self) -> Pending:
         """`discover()`, started now (or the one the catalog was given, started earlier) and
@@ -248,7 +251,7 @@ class Catalog:
         wanted (it reaps the child).  The one place a query learns which files exist now."""
         watched, ahead = self._taken_discovery()
         if watched is not None:
-            return Pending.of(watched)
+            return watched
         if ahead is not None:
             return ahead
         roots = self.roots if self.explicit_roots else None
@@ -256,7 +259,7 @@ class Catalog:
             return discover_ahead(roots, fork=True)
         return Pending.of(discover(roots))  # no child to wait for: found here, now
 
-    def _taken_discovery(self) -> tuple[Discovery | None, Pending | None]:
+    def _taken_discovery(self) -> tuple[Pending | None, Pending | None]:
         """The resident watcher's listing (when `watched` and one answers) or else the
         discovery this catalog was given ahead, taken (each is used once); a discovery
         started ahead is stopped when the watcher answered instead."""
@@ -267,14 +270,14 @@ class Catalog:
             ahead = None
         return watched, ahead
 
-    def _watched_discovery(self) -> Discovery | None:
-        """The resident watcher's listing, exact as of now; None when no watcher answers (the
-        one hook: `core.watchclient.synced_discovery`)."""
+    def _watched_discovery(self) -> Pending | None:
+        """The resident watcher's listing, exact as of now, decoded when its files are asked
+        for; None when no watcher answers (the one hook: `core.watchclient.synced_listing`)."""
         from .index import default_cache_dir
-        from .watchclient import synced_discovery
+        from .watchclient import synced_listing
 
         cache_dir = self._cache_dir if self._cache_dir is not None else default_cache_dir()
-        return synced_discovery(cache_dir, self.roots, self.explicit_roots)
+        return synced_listing(cache_dir, self.roots, self.explicit_roots)
 
     def quick(self, cwd: str | None = None, *, text: bool = True) -> list[SessionSummary]:
         """Prefix-only summaries (`exact=False`), newest mtime first; `cwd` None = all projects.
@@ -455,26 +458,32 @@ class Catalog:
         lookup and the bytes written, not 7 MB (at 10,000 sessions) rewritten each time."""
         from .marks import marked_json_parts
 
-        found = self.discover()
-        discovered_skips = len(found.skipped)
+        pending = self._found()  # a child's scan overlaps the reading of the stored answer
         roots = [os.fspath(root) for root in self.roots] if self.explicit_roots else []
         scope = _LS_JSON_SCOPE + scope_key(roots, None if cwd is None else _resolved(cwd))
-        files = files_key(found.infos)
 
         def listed(index: Index | None) -> tuple[list[bytes], bool]:
             """(the answer's parts, whether it is new and was made with the index)."""
-            stored = index.listing(scope, files) if index is not None else None
-            if stored is not None:
-                skipped = [*found.skipped, *((Path(path), reason) for path, reason in stored.skipped)]
-                self.last_stats = RefreshStats(files=len(found.infos), reused=stored.reused, skipped=skipped)
-                return [stored.payload], False
+            stored = index.stored_listing(scope) if index is not None else None
+            head = pending.head()  # the files' key: their stats need not be decoded to compare it
+            if stored is not None and stored[0] == head.key:
+                skipped = [*head.skipped, *((Path(path), reason) for path, reason in stored[1].skipped)]
+                self.last_stats = RefreshStats(files=head.files, reused=stored[1].reused, skipped=skipped)
+                return [stored[1].payload], False
+            found = self.last_discovery = pending()
             with self._refresh_lock:
                 items = self._refresh(None, None, False, True, index, found)
             return marked_json_parts(_json_parts(self._in_scope(items, cwd))), index is not None
 
-        parts, storable = self._guarded(listed)
+        try:
+            parts, storable = self._guarded(listed)
+        finally:
+            pending.close()
+        head = pending.head()
+        discovered_skips, files = len(head.skipped), head.key
         stats = self.last_stats
-        if storable and not stats.failed:  # a shortcut for next time only: a failure to store is no failure
+        # a shortcut for next time only: a failure to store is no failure
+        if storable and not stats.failed and not pending.moved:
             not_sessions = [(str(path), reason) for path, reason in stats.skipped[discovered_skips:]]
             self._guarded(
                 lambda index: (
@@ -532,10 +541,14 @@ class Catalog:
         (keep it when unsure: the caller decides on the summaries)."""
         from .search.haystack import folded_title
 
-        found = self.discover()  # once: the refresh below lists from the same files
-        fresh = self._fresh_where(keep, found)
+        pending = self.discover_ahead()  # once (in a child with `workers`: it overlaps the rows' reading)
+        try:
+            fresh = self._fresh_where(keep, pending)
+        finally:
+            pending.close()
         if fresh is not None:
             return fresh
+        found = self.last_discovery = pending()  # the refresh below lists from the same files
         scoped = self._in_scope(self._refreshed(None, None, False, False, found, lazy=True), None)
         kept: list[SessionSummary] = []
         for item in scoped:
@@ -547,11 +560,11 @@ class Catalog:
         return kept
 
     def _fresh_where(
-        self, keep: Callable[[str, tuple[str, str, str] | None], bool], found: Discovery
+        self, keep: Callable[[str, tuple[str, str, str] | None], bool], found: Pending
     ) -> list[SessionSummary] | None:
         """`exact_where(keep)` from a fresh index (`indexquery.kept_sessions`): only the kept
         sessions' summaries are read from it, none of the others'; None when the index is not
-        fresh for the files `found` (the caller refreshes it)."""
+        fresh for the files `found()` (the caller refreshes it), asked for once the rows are read."""
         from . import indexquery
 
         def kept(index: Index | None) -> tuple[list[tuple], list[tuple[str, str]], int] | indexquery.Stale | None:
@@ -559,14 +572,15 @@ class Catalog:
                 return None
             index.read_through_cache()
             with index.snapshot():
-                return indexquery.kept_sessions(index, found.infos, keep)
+                return indexquery.kept_sessions(index, lambda: found().infos, keep)
 
-        answer = self._fresh_answer(kept, lambda: len(found.infos))
+        answer = self._fresh_answer(kept, lambda: len(found().infos))
         if answer is None:
             return None
+        self.last_discovery = found()
         rows, not_sessions, count = answer
-        skipped = [*found.skipped, *((Path(path), reason) for path, reason in not_sessions)]
-        self.last_stats = RefreshStats(files=len(found.infos), reused=count, skipped=skipped)
+        skipped = [*found().skipped, *((Path(path), reason) for path, reason in not_sessions)]
+        self.last_stats = RefreshStats(files=len(found().infos), reused=count, skipped=skipped)
         stored = self._guarded(lambda index: index.checked_payloads(rows, "summary") if index is not None else {})
         summaries: list[SessionSummary] = []
         for row in rows:
@@ -658,12 +672,20 @@ class Catalog:
         def ranked(index: Index | None) -> indexquery.Ranked | indexquery.Stale | None:
             if index is None:
                 return None
-            index.read_through_cache()
+            # (a stored answer is read mapped: `rank` reads through the cache when it scans rows)
             with index.snapshot():
                 answer = indexquery.rank(
-                    index, query, infos, target, _resolved, lambda: found.first(), scope_key(roots, None), answered_as
+                    index,
+                    query,
+                    infos,
+                    target,
+                    _resolved,
+                    found.also,
+                    scope_key(roots, None),
+                    answered_as,
+                    infos_key=lambda: found.head().key,
                 )
-            if isinstance(answer, indexquery.Ranked) and answer.keep is not None:
+            if isinstance(answer, indexquery.Ranked) and answer.keep is not None and not found.moved:
                 # the checked rows, for the next query on the same files (after the read
                 # transaction): a shortcut for next time only, so a failure to store is no failure
                 with contextlib.suppress(*INDEX_ERRORS):
@@ -676,10 +698,14 @@ class Catalog:
             raise ValueError(f"bad full-text query: {error}") from error
         finally:
             found.close()  # a child not waited for (an error): stopped
+        if answer is not None and found.moved:
+            answer = answer._replace(answer_key=None)  # (made from files found again: not kept)
         if answer is not None:
-            discovered = self.last_discovery = found()
-            skipped = [*discovered.skipped, *((Path(path), reason) for path, reason in answer.skipped)]
-            self.last_stats = RefreshStats(files=len(discovered.infos), reused=answer.sessions, skipped=skipped)
+            # (from the head: an answer stored for these files never decoded them)
+            self.last_discovery = found.known() or self.last_discovery
+            head = found.head()
+            skipped = [*head.skipped, *((Path(path), reason) for path, reason in answer.skipped)]
+            self.last_stats = RefreshStats(files=head.files, reused=answer.sessions, skipped=skipped)
         return answer
 
     def query_json_parts(self, ranked: Ranked) -> Iterator[bytes]:

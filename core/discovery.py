@@ -265,95 +265,188 @@ def discover(roots: list[Path] | None = None) -> Discovery:
     return scanner.result
 
 
+class Head(NamedTuple):
+    """What a stored answer is checked against, without the files themselves: the files'
+    `fileskey.files_key`, how many there are, and what discovery skipped (with the reason)."""
+
+    key: bytes
+    files: int
+    skipped: list[tuple[Path, str]]
+
+
 class Pending:
     """`discover(roots)` started ahead: calling it waits for the answer (once; then kept).
 
-    With `fork`, the scan runs in a forked child and comes back over a pipe (marshalled:
-    paths, sizes, mtimes and skips), so it overlaps whatever this process does meanwhile
-    (reading the index: 100,000 stats are 0.7 s of a core a query does not use).  Only for a
-    single-threaded caller on Linux (a fork copies one thread; the CLI says so through
-    `Catalog(workers=...)`).  A child that fails in any way is not trusted: the scan is
-    done here instead, so the answer is always `discover(roots)`'s."""
+    With `fork`, the scan runs in a forked child and comes back over a pipe, so it overlaps
+    whatever this process does meanwhile (reading the index: 100,000 stats are 0.7 s of a
+    core a query does not use).  The child writes three messages, each marshalled behind
+    its length: the `Head` (the files' key, made in the child right after the scan), then
+    the files (paths, sizes, mtimes) and directories, then what `also()` answered.  A query
+    whose answer is stored for exactly these files reads the head alone (`head`): 100,000
+    files' stats are never decoded nor hashed here, and the child is stopped (`close`).
+    Only for a single-threaded caller on Linux (a fork copies one thread; the CLI says so
+    through `Catalog(workers=...)`).  A child that fails in any way is not trusted: a
+    message cut short or unreadable makes the scan happen here instead, so the answer is
+    always `discover(roots)`'s."""
 
-    def __init__(self, roots: list[Path] | None, *, fork: bool, first: Callable[[], Any] | None = None) -> None:
+    def __init__(self, roots: list[Path] | None, *, fork: bool, also: Callable[[], Any] | None = None) -> None:
         self._roots = roots
         self._result: Discovery | None = None
-        self._child: tuple[int, int] | None = None  # (pid, read end of its pipe)
-        self._first: Any = None
-        self._first_read = first is None
+        self._head: Head | None = None
+        self._child: tuple[int, int, int] | None = None  # (pid, read end of its pipe, write end of ours)
+        self._read = 0  # the child's messages read so far
+        self._also: Any = None
+        self._also_wanted = also is not None
+        self._decode: Callable[[], Discovery] | None = None
+        self._files_data: bytes | None = None  # the child's files, read and not yet decoded
+        # The child's head was read but its files were not (it failed): they were found here
+        # again, the head made from them, and they are not the files that head described.
+        # An answer made from them is not stored under either key (`Catalog`).
+        self.moved = False
         if fork:
-            self._child = _fork_discovery(roots, first)
-        else:
-            self._first_read = True
+            self._child = _fork_discovery(roots, also)
 
     @classmethod
     def of(cls, found: Discovery) -> Pending:
-        """A discovery already made (a resident watcher's, or one made here), as a `Pending`."""
+        """A discovery already made (here, or a resident watcher's), as a `Pending`."""
         pending = cls(None, fork=False)
         pending._result = found
         return pending
 
-    def first(self) -> Any:
-        """What `first()` answered in the child, before its scan (None: no child, or it failed)."""
-        if not self._first_read:
-            self._first_read = True
-            self._first = self._read_first()
-        return self._first
+    @classmethod
+    def decoded_later(cls, head: Head, decode: Callable[[], Discovery]) -> Pending:
+        """A discovery received whole (a resident watcher's) with its head, decoded only if
+        its files are asked for: `decode()` must give the files `head` describes."""
+        pending = cls(None, fork=False)
+        pending._head, pending._decode = head, decode
+        return pending
 
-    def _read_first(self) -> Any:
-        import marshal
+    def head(self) -> Head:
+        """The files' key, their number and discovery's skips: from the child, its first
+        message alone (the files are not decoded); else from `self()`."""
+        if self._head is None:
+            if self._child is not None and self._result is None and self._read == 0:
+                self._head = self._head_message()
+            if self._head is None:
+                from .fileskey import files_key
 
+                found = self()
+                self._head = Head(files_key(found.infos), len(found.infos), found.skipped)
+        return self._head
+
+    def known(self) -> Discovery | None:
+        """The discovery if it was read already (`self()`), else None (only the head was)."""
+        return self._result
+
+    def also(self) -> Any:
+        """What `also()` answered in the child (None: no child, or it failed).  The files'
+        message before it is read, not decoded, unless they were asked for."""
+        if self._child is not None and self._also_wanted:
+            if self._result is None:
+                self._files_bytes()
+            data = self._message() if self._read == 2 else None
+            self._also = _unmarshalled(data) if data else None
+            self._stop()
+        return self._also
+
+    def __call__(self) -> Discovery:
+        if self._result is None:
+            if self._decode is not None:
+                self._result = self._decode()
+                return self._result
+            data = self._files_data if self._files_data is not None else self._files_bytes()
+            found = self._files(data) if data is not None else None
+            self._files_data = None
+            if found is None:  # no child, or one that failed: scanned here
+                self._stop()
+                found = discover(self._roots)
+                if self._head is not None:  # the child's head was read, its files were not
+                    from .fileskey import files_key
+
+                    head = Head(files_key(found.infos), len(found.infos), found.skipped)
+                    self.moved = head.key != self._head.key
+                    self._head = head
+            elif not self._also_wanted:
+                self._stop()  # nothing more to come: reaped now
+            self._result = found
+        return self._result
+
+    def close(self) -> None:
+        """Stop a child whose answer (or the rest of it) is not wanted: it is killed and reaped."""
+        self._stop()
+
+    def _head_message(self) -> Head | None:
+        data = self._message()
+        decoded = _unmarshalled(data) if data is not None else None
+        try:
+            key, files, skipped = decoded  # type: ignore[misc]
+            if type(key) is not bytes or type(files) is not int:
+                raise TypeError(key)
+            return Head(key, files, [(Path(path), reason) for path, reason in skipped])
+        except (TypeError, ValueError):
+            self._stop()  # not trusted: the scan is done here
+            return None
+
+    def _files_bytes(self) -> bytes | None:
+        """The child's files message, read (kept undecoded until asked for), or None."""
+        if self._child is None:
+            return None
+        if self._read == 0:
+            self._head = self._head_message()
+        if self._read == 1 and self._head is not None:
+            with contextlib.suppress(OSError):
+                os.write(self._child[2], b"\1")  # (the child sends its files only when asked)
+            self._files_data = self._message()
+        return self._files_data
+
+    def _files(self, data: bytes) -> Discovery | None:
+        """The child's files message decoded, or None when it is not what the head says."""
+        try:
+            paths, sizes, mtimes, dirs = _unmarshalled(data)
+            infos = list(map(_new_info, [FileInfo] * len(paths), zip(paths, sizes, mtimes, strict=True)))
+        except (TypeError, ValueError):
+            return None
+        if self._head is None or len(infos) != self._head.files:
+            return None
+        return Discovery(infos, self._head.skipped, dirs)
+
+    def _message(self) -> bytes | None:
+        """The child's next message, or None when it is cut short (the child failed)."""
         if self._child is None:
             return None
         read_end = self._child[1]
         try:
             head = _read_exactly(read_end, 8)
-            data = _read_exactly(read_end, int.from_bytes(head, "little")) if len(head) == 8 else b""
-            return marshal.loads(data) if data else None
-        except (OSError, EOFError, ValueError, TypeError):
+            size = int.from_bytes(head, "little") if len(head) == 8 else -1
+            data = _read_exactly(read_end, size) if size >= 0 else b""
+        except OSError:
             return None
+        if size < 0 or len(data) != size:
+            return None
+        self._read += 1
+        return data
 
-    def __call__(self) -> Discovery:
-        if self._result is None:
-            found = self._collect() if self._child is not None else None
-            self._result = found if found is not None else discover(self._roots)
-        return self._result
-
-    def close(self) -> None:
-        """Stop a child whose answer is not wanted (an error before it was asked for)."""
+    def _stop(self) -> None:
         if self._child is not None:
             import signal
 
-            pid, read_end = self._child
+            pid, read_end, ask_end = self._child
             self._child = None
             os.close(read_end)
+            os.close(ask_end)
             with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGKILL)
+                os.kill(pid, signal.SIGKILL)  # (exited already: it is a zombie, still ours to reap)
+            with contextlib.suppress(OSError):
                 os.waitpid(pid, 0)
 
-    def _collect(self) -> Discovery | None:
-        import marshal
 
-        self.first()  # (its message comes first)
-        if self._child is None:
-            return None
-        pid, read_end = self._child
-        self._child = None
-        pieces = []
-        try:
-            while piece := os.read(read_end, 1 << 20):
-                pieces.append(piece)
-        finally:
-            os.close(read_end)
-            _, status = os.waitpid(pid, 0)
-        if status != 0:
-            return None
-        try:
-            paths, sizes, mtimes, skipped, dirs = marshal.loads(b"".join(pieces))
-            infos = list(map(_new_info, [FileInfo] * len(paths), zip(paths, sizes, mtimes, strict=True)))
-        except (EOFError, ValueError, TypeError):
-            return None
-        return Discovery(infos, [(Path(path), reason) for path, reason in skipped], dirs)
+def _unmarshalled(data: bytes) -> Any:
+    import marshal
+
+    try:
+        return marshal.loads(data)
+    except (EOFError, ValueError, TypeError):
+        return None
 
 
 def _read_exactly(descriptor: int, size: int) -> bytes:
@@ -364,13 +457,20 @@ def _read_exactly(descriptor: int, size: int) -> bytes:
     return b"".join(pieces)
 
 
-def _fork_discovery(roots: list[Path] | None, first: Callable[[], Any] | None = None) -> tuple[int, int] | None:
-    """A child scanning `roots` and writing the result to a pipe (with `first`, what it
-    answers, before the scan, as a message of its own): (its pid, the pipe's read end), or
-    None when it cannot be started (the caller scans itself)."""
+def _fork_discovery(roots: list[Path] | None, also: Callable[[], Any] | None = None) -> tuple[int, int, int] | None:
+    """A child scanning `roots` and writing its messages to a pipe (`Pending`), its files and
+    what follows only once asked for on a pipe of ours (a stored answer needs the head
+    alone: nothing more is made): (its pid, the read end of its pipe, the write end of
+    ours), or None when it cannot be started (the caller scans itself)."""
     try:
         read_end, write_end = os.pipe()
     except OSError:
+        return None
+    try:
+        asked, ask_end = os.pipe()
+    except OSError:
+        os.close(read_end)
+        os.close(write_end)
         return None
     from .gcpause import freeze_long_lived
 
@@ -380,8 +480,8 @@ def _fork_discovery(roots: list[Path] | None, first: Callable[[], Any] | None = 
     try:
         pid = os.fork()
     except OSError:
-        os.close(read_end)
-        os.close(write_end)
+        for end in (read_end, write_end, asked, ask_end):
+            os.close(end)
         return None
     if pid == 0:  # the child: scan, write, and leave without running the parent's cleanup
         code = 1
@@ -389,47 +489,48 @@ def _fork_discovery(roots: list[Path] | None, first: Callable[[], Any] | None = 
             import gc
             import marshal
 
-            gc.disable()  # (a child that lives for one scan: nothing to collect, pages not to copy)
-            if first is not None:
-                try:
-                    answer = marshal.dumps(first())
-                except Exception:  # no answer: the caller does that work itself
-                    answer = b""
-                _write_all(write_end, len(answer).to_bytes(8, "little") + answer)
+            from .fileskey import files_key
 
+            gc.disable()  # (a child that lives for one scan: nothing to collect, pages not to copy)
             os.close(read_end)
+            os.close(ask_end)
             found = discover(roots)
             infos = found.infos
-            data = marshal.dumps(
-                (
-                    [info[0] for info in infos],
-                    [info[1] for info in infos],
-                    [info[2] for info in infos],
-                    [(os.fspath(path), reason) for path, reason in found.skipped],
-                    found.dirs,
-                )
-            )
-            _write_all(write_end, data)
+            skipped = [(os.fspath(path), reason) for path, reason in found.skipped]
+            _write_message(write_end, marshal.dumps((files_key(infos), len(infos), skipped)))
+            if os.read(asked, 1):  # (end of file instead: the parent closed its end, nothing more wanted)
+                paths = [info[0] for info in infos]
+                sizes = [info[1] for info in infos]
+                _write_message(write_end, marshal.dumps((paths, sizes, [info[2] for info in infos], found.dirs)))
+                if also is not None:  # (after the files: a stored answer needs only the head, never waits for it)
+                    try:
+                        answer = marshal.dumps(also())
+                    except Exception:  # no answer: the caller does that work itself
+                        answer = b""
+                    _write_message(write_end, answer)
             code = 0
         finally:
             os._exit(code)
     os.close(write_end)
-    return pid, read_end
+    os.close(asked)
+    return pid, read_end, ask_end
 
 
-def _write_all(descriptor: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(descriptor, view) :]
+def _write_message(descriptor: int, data: bytes) -> None:
+    """`data` behind its length (8 bytes, little-endian)."""
+    for piece in (len(data).to_bytes(8, "little"), data):
+        view = memoryview(piece)
+        while view:
+            view = view[os.write(descriptor, view) :]
 
 
 def discover_ahead(
-    roots: list[Path] | None = None, *, fork: bool = False, first: Callable[[], Any] | None = None
+    roots: list[Path] | None = None, *, fork: bool = False, also: Callable[[], Any] | None = None
 ) -> Pending:
     """`discover(roots)`, started now (in a forked child with `fork`: see `Pending`) and
-    answered when the returned `Pending` is called; `first`: other work for the child, done
-    before the scan, whose marshallable answer `Pending.first()` gives (None without a child)."""
-    return Pending(roots, fork=fork, first=first)
+    answered when the returned `Pending` is called; `also`: other work for the child, done
+    after the scan, whose marshallable answer `Pending.also()` gives (None without a child)."""
+    return Pending(roots, fork=fork, also=also)
 
 
 def stat_file(path: str | os.PathLike[str]) -> FileInfo | str:

@@ -45,8 +45,9 @@ from functools import partial
 from itertools import repeat
 from operator import itemgetter, methodcaller, rshift
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple, cast
+from typing import TYPE_CHECKING, NamedTuple, cast
 
+from .fileskey import files_key as files_key  # (its home: the discovery child makes it too)
 from .ftscheck import DB_NAME as DB_NAME
 from .ftscheck import Verdict, fts_state
 from .ftscheck import blob_check as _blob_check
@@ -252,8 +253,6 @@ _BLOB_PIECE = 1 << 20
 _MMAP_BYTES = 256 << 20
 _TEMP_STORE = "MEMORY"
 LISTINGS_KEPT = 8  # stored answers of each kind (`put_listing`): `ls --json` ones are one per roots and scope
-_FILE_KEY = "%s\0%d\0%d".__mod__  # NUL cannot be in a path: distinct file lists, distinct keys
-_KEY_SLICE = 4096
 
 
 def _encode(text: str) -> bytes:
@@ -262,28 +261,6 @@ def _encode(text: str) -> bytes:
 
 def _decode(data: bytes) -> str:
     return data.decode("utf-8", "surrogateescape")
-
-
-def files_key(infos: list) -> bytes:
-    """Every file's path and stat, in order, as one value: what a stored listing is valid for.
-    A BLAKE2b-256 of them (`_key_digest`), made in slices: the list itself is 17 MB at
-    100,000 files, and was held, bound (copied) and compared whole on every listing."""
-    digest = _key_digest()
-    for start in range(0, len(infos), _KEY_SLICE):
-        digest.update(_encode("\0".join(map(_FILE_KEY, infos[start : start + _KEY_SLICE]))))
-        digest.update(b"\0")
-    return digest.digest()
-
-
-def _key_digest() -> Any:
-    """A new BLAKE2b-256 (a listing's key): from `_blake2` when the interpreter has it, as
-    CPython does, so the CLI does not load OpenSSL (`hashlib` imports `_hashlib`: 3 ms of a
-    warm `ls`, more than hashing 10,000 files' stats takes)."""
-    try:
-        from _blake2 import blake2b
-    except ImportError:  # an interpreter without it: hashlib's, wherever it comes from
-        from hashlib import blake2b
-    return blake2b(digest_size=32)
 
 
 def scope_key(roots: list[str], cwd: str | None) -> bytes:

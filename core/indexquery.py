@@ -41,7 +41,7 @@ from operator import itemgetter, methodcaller
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .fulltext import is_primary
-from .queryrows import pack, stored_scope, unpack
+from .queryrows import KeptRows, pack, starts_of, stored_scope, unpack_columns
 
 if TYPE_CHECKING:
     from .discovery import FileInfo
@@ -96,6 +96,8 @@ def rank(
     checked_ahead: Callable[[], Verdict | None] = lambda: None,
     scope: bytes | None = None,
     answered_as: bytes | None = None,
+    *,
+    infos_key: Callable[[], bytes] | None = None,
 ) -> Ranked | Stale | None:
     """The sessions among `infos()` (the files found now, asked for once the index is read:
     they may still be being found) that `query` matches, in `rank.search`'s order, from the
@@ -109,8 +111,10 @@ def rank(
     kept for the next query on the same files and full-text index (`core.queryrows`);
     `answered_as`: the `listings` scope of this very query's printed answer (with `scope`):
     an answer stored for exactly these files and full-text index is the answer, and the
-    one made here says how to keep it (`Ranked.answer_key`)."""
+    one made here says how to keep it (`Ranked.answer_key`); `infos_key`: `files_key` of
+    `infos()`, made without them (`discovery.Pending.head`)."""
     if scope is None:
+        index.read_through_cache()
         return _answered(query, index, infos, target, resolve, checked_ahead)
     from .ftscheck import fts_state
     from .index import files_key
@@ -121,13 +125,16 @@ def rank(
     def files() -> bytes:
         """The files' key with the full-text state's (made once: 50 ms at 100,000 files)."""
         if not made:
-            made.append(files_key(list(infos())) + fts)
+            made.append((infos_key() if infos_key is not None else files_key(list(infos()))) + fts)
         return made[0]
 
     printed = index.stored_listing(answered_as) if answered_as is not None else None
     # (the files are waited for here only when a stored answer may be the answer)
     if printed is not None and printed[1].payload and printed[0] == files():
         return Ranked([], printed[1].skipped, printed[1].reused, printed=printed[1].payload)
+    # Rows are read from here on: through SQLite's bounded cache, not mapped (the stored
+    # answer above was read mapped: 5x faster, and its pages are the answer's size).
+    index.read_through_cache()
     answered = _answered(query, index, infos, target, resolve, checked_ahead, (scope, fts, files))
     if answered_as is None or not isinstance(answered, Ranked):
         return answered
@@ -158,7 +165,7 @@ def _answered(
         scope, fts, files_of = kept_for
         kept_as = stored_scope(scope)
         stored = index.stored_listing(kept_as)
-        kept = unpack(stored[1].payload) if stored is not None and stored[0].endswith(fts) else None
+        kept = unpack_columns(stored[1].payload) if stored is not None and stored[0].endswith(fts) else None
         answer = None
         if kept is not None:  # the rows kept by an earlier query (checked then), ranked while the files are found
             answer = _ordered(index, query, kept[0], kept[1], hits, target, resolve, titles_checked=True, kept=True)
@@ -187,7 +194,7 @@ def _answered(
 def _ordered(
     index: Index,
     query: Query,
-    sessions: list[tuple],
+    sessions: Sequence[tuple],
     skipped: list[tuple[str, str]],
     hits: dict[int, tuple[str, int]],
     target: str | None,
@@ -209,12 +216,21 @@ def _ordered(
         sessions = [row for row in sessions if row[_CWD] and resolve(row[_CWD]) == target]
     if not titles_checked and not _titles_pass(sessions):
         return None  # not stored, or one fails its check: only the summaries can say
-    titles = list(map(itemgetter(_TITLE), sessions))
-    joined = _Joined(titles)
-    del titles
+    path_rows: _Paths | None = None
+    if isinstance(sessions, KeptRows):  # kept rows: searched as stored, joined; a row made only if it ranks
+        joined = _Joined.of_joined(sessions.titles, sessions.title_starts())
+        if paths:
+            path_rows = _Paths.of_joined(sessions.paths, sessions.path_starts(), sessions.cwds)
+        file_ids = sessions.file_ids
+    else:
+        titles = list(map(itemgetter(_TITLE), sessions))
+        joined = _Joined(titles)
+        del titles
+        if paths:
+            path_rows = _Paths([row[_PATH] for row in sessions], [row[_CWD] or "" for row in sessions])
+        file_ids = list(map(itemgetter(_FILE_ID), sessions))
     if not joined.valid:
         return None  # a NUL in a stored title: rows cannot be told apart in bulk
-    path_rows = _Paths([row[_PATH] for row in sessions], [row[_CWD] or "" for row in sessions]) if paths else None
     # A full-text hit ranks above its tier only if every term is in its title; a session
     # without one matches only if every term is in its title, fuzzily or in its path or cwd.
     in_titles: set[int] | None = None
@@ -226,7 +242,6 @@ def _ordered(
     del joined, path_rows
     in_titles, anywhere = in_titles or set(), anywhere or set()
 
-    file_ids = list(map(itemgetter(_FILE_ID), sessions))
     candidates = in_titles | {position for position in anywhere - in_titles if file_ids[position] not in hits}
     ranked = _rank_candidates(query, sessions, sorted(candidates), hits, index.chunk, full_text, paths)
     if ranked is None:
@@ -273,7 +288,7 @@ def _checked_rows(
     return fresh_sessions(rows, infos(), text=True)  # the index must describe every file found as it is
 
 
-def _titles_pass(sessions: list[tuple]) -> bool:
+def _titles_pass(sessions: Sequence[tuple]) -> bool:
     """Whether every session's stored title is there and passes its check (`titles_pass`)."""
     from .index import titles_pass
 
@@ -319,18 +334,19 @@ def fresh_sessions(
 
 
 def kept_sessions(
-    index: Index, infos: Sequence[FileInfo], keep: Callable[[str, tuple[str, str, str] | None], bool]
+    index: Index, infos: Callable[[], Sequence[FileInfo]], keep: Callable[[str, tuple[str, str, str] | None], bool]
 ) -> tuple[list[tuple], list[tuple[str, str]], int] | Stale | None:
     """`Catalog.exact_where` from a fresh index: the rows of the sessions `keep(path, stored
     folded title or None)` keeps, newest first, the files that are not sessions, and how
-    many sessions there are; `Stale` when the index is not fresh for some of `infos`, None
+    many sessions there are; `Stale` when the index is not fresh for some of `infos()` (the
+    files found now, asked for once the rows are read: they may still be being found), None
     when a row fails its check."""
     from .index import checked_title, split_title, titles_pass
 
     rows = index.query_rows("summary")
     if rows is None:
         return None  # a row failed its check: the refresh reads its file again
-    fresh = fresh_sessions(rows, infos, text=False)
+    fresh = fresh_sessions(rows, infos(), text=False)
     if isinstance(fresh, Stale):
         return fresh
     sessions, skipped = fresh
@@ -347,7 +363,7 @@ def kept_sessions(
 
 def _rank_candidates(
     query: Query,
-    sessions: list[tuple],
+    sessions: Sequence[tuple],
     positions: list[int],
     hits: dict[int, tuple[str, int]],
     chunk: Callable[[int], str],
@@ -422,6 +438,17 @@ class _Joined:
             lengths = (len(title.decode("utf-8", "surrogatepass")) for title in titles)
         self.starts = list(accumulate((length + 1 for length in lengths), initial=0))
 
+    @classmethod
+    def of_joined(cls, blob: bytes, starts: list[int]) -> _Joined:
+        """The titles already joined by NULs (`queryrows.KeptRows`: none holds one, checked
+        when they were kept), `starts` the byte offset of each and one past the end (+1)."""
+        joined = cls.__new__(cls)
+        joined.valid, joined.text, joined.starts = True, blob, starts
+        if not blob.isascii():
+            joined.text = blob.decode("utf-8", "surrogatepass")
+            joined.starts = starts_of(joined.text.split("\0"))
+        return joined
+
     def rows(self, needle: str | re.Pattern[str]) -> set[int]:
         """The titles `needle` (text, or a pattern that never matches a NUL) is found in."""
         text = self.text
@@ -474,6 +501,17 @@ class _Paths:
             self.folded = "\0".join(map(fold, paths))
         self.starts = list(accumulate((len(path) + 1 for path in paths), initial=0))
         self._fold = fold
+
+    @classmethod
+    def of_joined(cls, joined: str, starts: list[int], cwds: list[str]) -> _Paths:
+        """The paths already joined by NULs (`queryrows.KeptRows`), `starts` where each begins."""
+        from .search.query import fold
+
+        paths = cls.__new__(cls)
+        paths.cwds, paths.starts, paths._fold = cwds, starts, fold
+        # (ASCII lower-casing is per character; else each path folded on its own, as __init__ does)
+        paths.folded = joined.lower() if joined.isascii() else "\0".join(map(fold, joined.split("\0")))
+        return paths
 
     def rows(self, text: str) -> set[int]:
         found: set[int] = set()

@@ -29,7 +29,9 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Sequence
-from itertools import repeat
+from itertools import accumulate, count, repeat
+from operator import add
+from typing import Any, overload
 
 # the columns of `Index.query_rows()` kept here (see `indexquery`)
 _FILE_ID, _PATH, _MODIFIED, _CWD, _TITLE, _SALT = 0, 1, 6, 7, 8, 12
@@ -71,6 +73,87 @@ def unpack(blob: bytes) -> tuple[list[tuple], list[tuple[str, str]]] | None:
     """`pack`'s sessions, as `Index.query_rows()` rows (the columns `indexquery.rank` and
     the printing use; the others 0, the payload None: read when printed), and skipped files;
     None for a blob that is not one."""
+    columns = unpack_columns(blob)
+    if columns is None:
+        return None
+    rows, skipped = columns
+    return rows.rows(), skipped
+
+
+class KeptRows(Sequence[tuple]):
+    """`pack`'s sessions by column, as they are stored: each row (an `Index.query_rows()`
+    tuple, as `unpack` makes it) is made only when it is asked for.  A query ranks every
+    session's title and path from the joined columns (`titles`, `paths`, NUL-separated, as
+    `indexquery` searches them) and needs the rows of its hits only: at 100,000 sessions
+    the 100,000 tuples, and the split and join of 30 MB of titles, were most of its work."""
+
+    def __init__(self, values: list[int], paths: str, cwds: list[str], titles: bytes) -> None:
+        self.file_ids, self.modified, self.salts = values[0::3], values[1::3], values[2::3]
+        self.paths, self.cwds, self.titles = paths, cwds, titles
+        self._path_starts: list[int] | None = None
+        self._title_starts: list[int] | None = None
+        self._rows: list[tuple] | None = None  # every row, once most are asked for (`rows`)
+        self._made = 0  # rows made one at a time
+
+    def __len__(self) -> int:
+        return len(self.file_ids)
+
+    @overload
+    def __getitem__(self, position: int) -> tuple: ...
+
+    @overload
+    def __getitem__(self, position: slice) -> list[tuple]: ...
+
+    def __getitem__(self, position: int | slice) -> tuple | list[tuple]:
+        if isinstance(position, slice):
+            return [self[index] for index in range(len(self))[position]]
+        if self._rows is not None:
+            return self._rows[position]
+        self._made += 1
+        if self._made > len(self) // 8:  # most rows wanted (a word in most sessions): all made at once
+            return self.rows()[position]
+        if position < 0:
+            position += len(self)
+        if not 0 <= position < len(self):
+            raise IndexError(position)
+        paths, titles = self.path_starts(), self.title_starts()
+        path = self.paths[paths[position] : paths[position + 1] - 1]
+        title = self.titles[titles[position] : titles[position + 1] - 1]
+        modified, cwd, salt = self.modified[position], self.cwds[position], self.salts[position]
+        return (self.file_ids[position], path, 0, 0, 1, 0, modified, cwd, title, 0, 1, None, salt, None)
+
+    def rows(self) -> list[tuple]:
+        """Every row, made at once (the tuples made by `zip` in C; the constant columns are
+        endless `repeat`s, not strict, the others all as long: checked by `unpack_columns`)."""
+        if self._rows is None:
+            paths = self.paths.split("\0") if self.file_ids else []
+            titles = self.titles.split(b"\0") if self.file_ids else []
+            zero, one, none = repeat(0), repeat(1), repeat(None)
+            columns = (self.file_ids, paths, zero, zero, one, zero, self.modified, self.cwds, titles, zero, one, none)
+            self._rows = list(zip(*columns, self.salts, none, strict=False))
+        return self._rows
+
+    def path_starts(self) -> list[int]:
+        """Where each path starts in `paths`, and one past the end (+1)."""
+        if self._path_starts is None:
+            self._path_starts = starts_of(self.paths.split("\0")) if self.file_ids else [0]
+        return self._path_starts
+
+    def title_starts(self) -> list[int]:
+        """Where each title starts in `titles` (bytes), and one past the end (+1)."""
+        if self._title_starts is None:
+            self._title_starts = starts_of(self.titles.split(b"\0")) if self.file_ids else [0]
+        return self._title_starts
+
+
+def starts_of(parts: list[Any]) -> list[int]:
+    """Where each of `parts` starts once they are joined by one separator, and one past the
+    end (+1): the running sum of the lengths plus one per part before (C iterators only)."""
+    return list(map(add, accumulate(map(len, parts), initial=0), count()))
+
+
+def unpack_columns(blob: bytes) -> tuple[KeptRows, list[tuple[str, str]]] | None:
+    """`unpack`, its rows by column (`KeptRows`); None for a blob that is not one."""
     header = array("q")
     size = header.itemsize * _HEADER_FIELDS
     if len(blob) < size:
@@ -85,21 +168,16 @@ def unpack(blob: bytes) -> tuple[list[tuple], list[tuple[str, str]]] | None:
         size += length
     numbers = array("q")
     numbers.frombytes(sections[0])
-    values = numbers.tolist()
-    paths, cwds = (_untext(section).split("\0") if count else [] for section in (sections[1], sections[2]))
+    paths = _untext(sections[1])
+    cwds = _untext(sections[2]).split("\0") if count else []
     skipped_text = _untext(sections[4])
     skipped_parts = skipped_text.split("\0") if skipped_text else []
-    titles = sections[3].split(b"\0") if count else []
-    if len(paths) != count or len(cwds) != count or len(titles) != count or len(skipped_parts) % 2:
+    titles = sections[3]
+    counts = (paths.count("\0") + 1, titles.count(b"\0") + 1) if count else (0, 0)
+    if counts != (count, count) or len(cwds) != count or len(skipped_parts) % 2:
         return None
-    # the tuples made by `zip` in C, not a tuple display each; the constant columns are endless
-    # `repeat`s (not strict), the others all `count` long (checked above)
-    zero, one, none = repeat(0), repeat(1), repeat(None)
-    file_ids, modified, salts = values[0::3], values[1::3], values[2::3]
-    columns = (file_ids, paths, zero, zero, one, zero, modified, cwds, titles, zero, one, none, salts, none)
-    rows = list(zip(*columns, strict=False))
     pairs = iter(skipped_parts)
-    return rows, list(zip(pairs, pairs, strict=True))
+    return KeptRows(numbers.tolist(), paths, cwds, titles), list(zip(pairs, pairs, strict=True))
 
 
 def _text(text: str) -> bytes:

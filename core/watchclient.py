@@ -19,9 +19,18 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .discovery import Discovery
+from .discovery import Discovery, Head, Pending
 from .gcpause import gc_paused
-from .watchproto import LOCK_NAME, PROTOCOL, SOCKET_NAME, decode_listing, roots_key, same_user, short_socket_path
+from .watchproto import (
+    LOCK_NAME,
+    PROTOCOL,
+    SOCKET_NAME,
+    check_listing,
+    decode_listing,
+    roots_key,
+    same_user,
+    short_socket_path,
+)
 
 if TYPE_CHECKING:
     import socket  # imported once a watcher holds the lock: every `ls` without one skips it
@@ -75,6 +84,15 @@ def request(cache_dir: Path, line: bytes, timeout: float) -> socket.socket | Non
 
 def synced_discovery(cache_dir: Path, roots: list[Path], explicit: bool) -> Discovery | None:
     """The watcher's listing of `roots` after a sync, or None (see the module docstring)."""
+    pending = synced_listing(cache_dir, roots, explicit)
+    return pending() if pending is not None else None
+
+
+def synced_listing(cache_dir: Path, roots: list[Path], explicit: bool) -> Pending | None:
+    """`synced_discovery`, received whole but decoded only when its files are asked for: its
+    `Pending.head` (the files' key, their number, the skips) comes from the watcher's header,
+    so a listing whose stored answer is still valid never builds 100,000 files' tuples.  A
+    watcher that sends no key (an older one) has its files decoded for the key here."""
     if not will_ask(cache_dir):
         return None
     timeout = _timeout()
@@ -100,12 +118,23 @@ def synced_discovery(cache_dir: Path, roots: list[Path], explicit: bool) -> Disc
                     return None
                 chunks.append(chunk)
                 received += len(chunk)
-            with gc_paused():  # 100,000 new tuples: nothing for the collector to find
-                infos = decode_listing(b"".join(chunks), int(header["files"]))
+            blob, count = b"".join(chunks), int(header["files"])
+            check_listing(blob, count)  # (so decoding it later cannot fail)
             skipped = [(Path(path), reason) for path, reason in header["skipped"]]
+            key = header.get("key")
         except (OSError, ValueError, TypeError, KeyError, EOFError, UnicodeDecodeError):
             return None
-    return Discovery(infos=infos, skipped=skipped)
+
+    def decoded() -> Discovery:
+        with gc_paused():  # 100,000 new tuples: nothing for the collector to find
+            return Discovery(infos=decode_listing(blob, count), skipped=skipped)
+
+    if type(key) is not str or len(key) != 64:
+        return Pending.of(decoded())
+    try:
+        return Pending.decoded_later(Head(bytes.fromhex(key), count, skipped), decoded)
+    except ValueError:
+        return Pending.of(decoded())
 
 
 def _usable(header: dict, roots: list[Path], explicit: bool) -> bool:
@@ -136,4 +165,4 @@ def _timeout() -> float:
     return SYNC_TIMEOUT_S
 
 
-__all__ = ["SYNC_TIMEOUT_S", "request", "synced_discovery", "watcher_running"]
+__all__ = ["SYNC_TIMEOUT_S", "request", "synced_discovery", "synced_listing", "watcher_running"]

@@ -58,6 +58,7 @@ from inotify_simple import INotify
 from inotify_simple import flags as _flags
 
 from .discovery import MAX_NESTING, SESSION_SUFFIX, Discovery, FileInfo, discover_folder, order_key
+from .fileskey import files_key
 from .watchproto import (
     PROTOCOL,
     encode_listing,
@@ -150,7 +151,7 @@ class Watcher:
         self.lost = False  # something only a new discovery can settle
         self.first_pending = 0.0
         self.syncs = 0
-        self._blob: tuple[int, bytes] | None = None
+        self._blob: tuple[int, bytes, str] | None = None  # (generation, listing, its files' key)
         self._stopping = False
         self.server: socket.socket | None = None
 
@@ -521,7 +522,8 @@ class Watcher:
         STATUS) nothing is encoded and nothing follows the header ("bytes": 0)."""
         if listing and (self._blob is None or self._blob[0] != self.generation):
             infos = [self.known[path] for path in self.order] if self.exact else []
-            self._blob = (self.generation, encode_listing(infos))
+            # with the files' key, so a client whose stored answer is still valid decodes none
+            self._blob = (self.generation, encode_listing(infos), files_key(infos).hex())
         blob = self._blob[1] if listing and self._blob is not None else b""  # (set just above)
         header = {
             "protocol": PROTOCOL,
@@ -534,6 +536,8 @@ class Watcher:
             "skipped": self.skipped,
             "bytes": len(blob),
         }
+        if listing and self._blob is not None:
+            header["key"] = self._blob[2]  # `fileskey.files_key` of the listing (`Pending.head`)
         return json.dumps(header).encode() + b"\n", blob
 
     # -- serving -----------------------------------------------------------------------------

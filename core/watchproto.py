@@ -47,10 +47,21 @@ def encode_listing(infos: list[FileInfo]) -> bytes:
     return len(paths).to_bytes(8, "little") + paths + sizes + mtimes
 
 
+def check_listing(blob: bytes, count: int) -> None:
+    """Raise ValueError unless `blob` is `count` files as `encode_listing` writes them (then
+    `decode_listing` cannot fail), without decoding them."""
+    if count == 0:
+        return
+    length = int.from_bytes(blob[:8], "little")
+    if len(blob) < 8 + length or blob.count(b"\0", 8, 8 + length) != count - 1 or len(blob) - 8 - length != 16 * count:
+        raise ValueError("a listing of the wrong size")
+
+
 def decode_listing(blob: bytes, count: int) -> list[FileInfo]:
     """`encode_listing`'s files again; raises ValueError when `blob` is not `count` of them."""
     if count == 0:
         return []
+    check_listing(blob, count)
     length = int.from_bytes(blob[:8], "little")
     paths = blob[8 : 8 + length].decode("utf-8", "surrogateescape").split("\0")
     numbers = array("q")

@@ -186,17 +186,17 @@ def test_a_failed_child_is_never_trusted(tmp_path: Path, monkeypatch: pytest.Mon
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forking is Linux-only")
-def test_the_child_does_other_work_first_and_its_answer_comes_apart(tmp_path: Path) -> None:
-    """`discover_ahead(first=...)`: the child's other work (the full-text signature check of
-    `ls --query`) comes back first, on its own; a failure in it gives None, never a wrong
-    discovery."""
+def test_the_child_does_other_work_after_its_scan_and_its_answer_comes_apart(tmp_path: Path) -> None:
+    """`discover_ahead(also=...)`: the child's other work (the full-text signature check of
+    `ls --query`) comes back after the files, on its own; a failure in it gives None, never a
+    wrong discovery."""
     root = tmp_path / "sessions"
     session(root / "--p--" / "a.jsonl")
     expected = discover([root])
-    pending = discover_ahead([root], fork=True, first=lambda: ("checked", 1, b"\x00"))
-    assert pending.first() == ("checked", 1, b"\x00")
+    pending = discover_ahead([root], fork=True, also=lambda: ("checked", 1, b"\x00"))
+    assert pending.also() == ("checked", 1, b"\x00")  # (the files read on the way)
     assert pending() == expected
-    discovered_first = discover_ahead([root], fork=True, first=lambda: 1 / 0)
-    assert discovered_first() == expected  # (its first answer read on the way)
-    assert discovered_first.first() is None
-    assert discover_ahead([root], fork=False, first=lambda: "never run").first() is None
+    failed_also = discover_ahead([root], fork=True, also=lambda: 1 / 0)
+    assert failed_also() == expected
+    assert failed_also.also() is None
+    assert discover_ahead([root], fork=False, also=lambda: "never run").also() is None

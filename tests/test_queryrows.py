@@ -162,3 +162,61 @@ def test_damaged_kept_rows_are_never_used(tmp_path: Path, monkeypatch: pytest.Mo
         before = reads.count
         assert _printed(catalog, "sqlite") == expected
         assert reads.count == before + 1  # the damaged blob failed its check: the rows were read again
+
+
+def test_kept_rows_are_searched_as_the_rows_they_were_kept_from_300_trials() -> None:
+    """`queryrows.KeptRows` (the kept rows by column: a query searches the joined titles and
+    paths as stored and makes only its hits' rows) gives, for 300 random stores of ASCII
+    and non-ASCII titles and paths, the rows `pack` was given, and `indexquery`'s title and
+    path searches built from its joined columns find the rows they find built from the rows
+    (`_Joined`, `_Paths`): the same offsets, the same matches, for every needle."""
+    import random
+
+    from seance.core.indexquery import _fuzzy_within, _Joined, _Paths
+
+    rng = random.Random(300)
+    pieces = ["sql", "ite", "caf\u00e9", "\u30c7\u30fc\u30bf", "x", "\U0001f600", "fix the", "Stra\u00dfe", " ", "ab"]
+
+    def text(limit: int) -> str:
+        return "".join(rng.choice(pieces) for _ in range(rng.randint(0, limit)))
+
+    for trial in range(300):
+        count = rng.randint(0, 40)
+        rows = [
+            _row(
+                rng.randint(1, 10**6),
+                f"/s/--{text(2)}--/{text(3)}.jsonl",
+                rng.randint(0, 10**12),
+                rng.choice(["", f"/home/{text(2)}"]),
+                f"{text(1)}\n{text(2)}\n{text(4)}".encode(),
+                rng.randint(0, 2**32 - 1),
+            )
+            for _ in range(count)
+        ]
+        blob = queryrows.pack(rows, [])
+        assert blob is not None
+        columns = queryrows.unpack_columns(blob)
+        assert columns is not None
+        kept = columns[0]
+        assert len(kept) == count
+        expected = [(*row[:2], 0, 0, 1, 0, row[6], row[7] or "", row[8], 0, 1, None, row[12], None) for row in rows]
+        for position in rng.sample(range(count), min(count, 3)):  # made alone (the first asked of a new one)
+            alone = queryrows.unpack_columns(blob)
+            assert alone is not None and alone[0][position] == expected[position]
+        assert list(kept) == expected  # (most asked for: made at once)
+        titles = [row[8] for row in rows]
+        built, stored = _Joined(titles), _Joined.of_joined(kept.titles, kept.title_starts())
+        assert (stored.text, stored.starts, stored.valid) == (built.text, built.starts, built.valid), trial
+        paths = [row[1] for row in rows]
+        cwds = [row[7] or "" for row in rows]
+        built_paths, stored_paths = _Paths(paths, cwds), _Paths.of_joined(kept.paths, kept.path_starts(), kept.cwds)
+        assert (stored_paths.folded, stored_paths.starts) == (built_paths.folded, built_paths.starts), trial
+        for needle in [*pieces, text(2), "\n"]:
+            folded = needle.casefold()
+            if not folded:
+                continue  # (a term is never empty)
+            assert stored.rows(folded) == built.rows(folded), (trial, needle)
+            assert stored_paths.rows(folded) == built_paths.rows(folded), (trial, needle)
+            if len(folded) >= 3:
+                pattern = _fuzzy_within(folded)
+                assert stored.rows(pattern) == built.rows(pattern), (trial, needle)

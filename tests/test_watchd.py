@@ -9,6 +9,7 @@ falls back and stays exact.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import signal
@@ -26,9 +27,10 @@ from write_harness import write_v3
 from seance.core import catalog as catalog_module
 from seance.core.catalog import Catalog
 from seance.core.discovery import discover
+from seance.core.fileskey import files_key
 from seance.core.index import Index
 from seance.core.search import parse_query
-from seance.core.watchclient import synced_discovery, watcher_running
+from seance.core.watchclient import synced_discovery, synced_listing, watcher_running
 from seance.core.watchproto import LOCK_NAME, SOCKET_NAME
 
 REPO_PARENT = Path(__file__).resolve().parents[2]
@@ -180,6 +182,37 @@ def test_an_append_a_new_a_deleted_and_a_renamed_file_are_in_the_next_answer(
     unwatched = subprocess.run(listing, env=_env(daemon.cache, SEANCE_NO_WATCH="1"), capture_output=True, timeout=60)
     assert watched.returncode == unwatched.returncode == 0
     assert watched.stdout == unwatched.stdout and len(json.loads(watched.stdout)) == 4
+
+
+def test_the_listing_carries_its_files_key_and_a_stored_answer_is_never_stale_6_trials(daemon: Daemon) -> None:
+    """The watcher's listing comes with its files' key (`fileskey.files_key`), so the client
+    compares it with a stored answer's without decoding the files (`Pending.head`); after
+    each of 6 changes (appends, a new file, a removed one) the key is the files' on disk and
+    `ls --json` and `ls --json --query`, asked three times (the third printed from the
+    store), print what they print without the watcher."""
+    bucket = daemon.root / "--proj--"
+    listing = [sys.executable, "-m", "seance", "ls", "--all", "--json", "--root", str(daemon.root)]
+    keys: list[bytes] = []
+    for trial in range(6):
+        if trial % 3 == 0:
+            _append_user_line(bucket / f"s{trial % 4}.jsonl", f"keyword{trial}")
+        elif trial % 3 == 1:
+            write_v3(bucket / f"n{trial}.jsonl", f"{trial:04d}dddd-keyed")
+        else:
+            (bucket / f"n{trial - 1}.jsonl").unlink()
+        pending = synced_listing(daemon.cache, [daemon.root], True)
+        assert pending is not None and pending.known() is None  # received, not decoded
+        on_disk = discover([daemon.root]).infos
+        assert pending.head().key == files_key(on_disk) and pending.head().files == len(on_disk)
+        assert [tuple(info) for info in pending().infos] == [tuple(info) for info in on_disk]
+        keys.append(pending.head().key)
+        for command in (listing, [*listing, "--query", f"keyword{trial - trial % 3}"]):
+            unwatched = subprocess.run(command, env=_env(daemon.cache, SEANCE_NO_WATCH="1"), capture_output=True)
+            for _ in range(3):
+                watched = subprocess.run(command, env=_env(daemon.cache), capture_output=True, timeout=60)
+                assert (watched.returncode, watched.stdout) == (unwatched.returncode, unwatched.stdout), trial
+    # every change changes the key; removing the file added restores the files, and their key
+    assert all(key != previous for previous, key in itertools.pairwise(keys)) and keys[2] == keys[0]
 
 
 def test_new_projects_and_session_folders_keep_discoverys_order(daemon: Daemon) -> None:
