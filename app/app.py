@@ -11,6 +11,7 @@ gives them back when such a screen goes away.  A host app never sees any of this
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
 
@@ -73,7 +74,25 @@ class SeanceApp(App[Any]):
         self._owned_before = gcpause.owns_collector()
         gcpause.own_collector()
         self.screen_change_signal.subscribe(self, self._screen_changed)
-        self.push_screen(self._make_screen(), callback=self.exit)
+        screen = self._make_screen()
+        self._add_screen_css(screen)
+        self.push_screen(screen, callback=self.exit)
+
+    def _add_screen_css(self, screen: Screen[Any]) -> None:
+        """Add the first screen's `CSS` to the stylesheet before it is pushed, as Textual's push
+        would (same source key, same scope): the push then finds it there and does not re-parse
+        every source of the app (Textual's re-parse starts from an empty parse cache: ~15 ms of a
+        launch's CPU).  Only this source is parsed, with the rest, when the styles are next read."""
+        if not screen.CSS:
+            return
+        try:
+            screen_path = inspect.getfile(type(screen))
+        except (TypeError, OSError):
+            screen_path = ""
+        read_from = (screen_path, f"{type(screen).__name__}.CSS")  # the key `App._load_screen_css` uses
+        if not self.stylesheet.has_source(*read_from):
+            scope = screen._css_type_name if screen.SCOPED_CSS else ""
+            self.stylesheet.add_source(screen.CSS, read_from=read_from, is_default_css=False, scope=scope)
 
     @on(LongLivedDataLoaded)
     def _freeze_long_lived(self, message: LongLivedDataLoaded) -> None:
