@@ -4,11 +4,16 @@ launch → rows ≤ 0.6 s at 10,000 sessions).
 The footer does not remount its keys when the bindings are refreshed with nothing changed
 (eight times before the first rows were drawn, each remounting and restyling every key);
 the first screen's CSS is not parsed twice (Textual's push re-parses every source of the
-app when a screen brings CSS it has not seen).
+app when a screen brings CSS it has not seen); the first rows are made before Textual is
+imported, not in a thread beside it; what only a later key needs is imported then.
 """
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import threading
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -18,9 +23,10 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets._footer import FooterKey  # the key widgets Footer composes (no public name)
 from ui_harness import picker_app, settle
-from ui_sessions import make_root
+from ui_sessions import PROJECT, make_root
 
 from seance.app.widgets.footer import SeanceFooter
+from seance.core.catalog import Catalog
 
 
 @pytest.fixture
@@ -105,3 +111,52 @@ async def test_the_pickers_css_is_parsed_once_at_launch(root: Path) -> None:
         assert search.styles.border.top[0] == "tall"  # picker.tcss's rule applies
         body = app.screen.query_one("#seance-body")
         assert body.styles.height is not None and str(body.styles.height) == "1fr"
+
+
+LATER = ("seance.core.export", "seance.core.trash", "seance.core.resume", "seance.core.writes", "html")
+"""What the picker's first rows do not need: an export (Alt+E), a delete (Ctrl+D), a copy
+(Ctrl+Y) import them when asked (~12 ms of a launch's CPU)."""
+
+
+def test_the_picker_shows_its_first_rows_without_the_export_the_trash_or_the_resume_command(
+    tmp_path: Path,
+) -> None:
+    """In a fresh interpreter: the picker over real files, as `seance pick` runs it, until its
+    first rows are drawn; then the modules a launch imported."""
+    code = f"""
+import asyncio, sys
+from pathlib import Path
+from ui_harness import picker_app
+from ui_sessions import make_root
+
+async def main():
+    app = picker_app(make_root(Path({str(tmp_path)!r})))
+    async with app.run_test(size=(120, 30)) as pilot:
+        await pilot.pause()
+        assert app.screen.session_list.highlighted is not None, "no rows yet"
+        print(",".join(sorted(sys.modules)))
+
+asyncio.run(main())
+"""
+    tests = Path(__file__).resolve().parent
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tests), os.environ.get("PYTHONPATH", "")])}
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False)
+    assert result.returncode == 0, result.stderr[-2000:]
+    imported = set(result.stdout.strip().split(","))
+    assert "seance.app.screens.session_list" in imported
+    assert sorted(name for name in LATER if name in imported) == []
+
+
+def test_the_launchs_first_rows_are_made_before_the_ui_and_not_in_a_thread(tmp_path: Path) -> None:
+    """`run_picker` makes the stored first rows at once (`background=False`): in a thread beside
+    Textual's import they waited for the GIL and were not ready when the screen mounted."""
+    root = make_root(tmp_path)
+    Catalog([root], cache_dir=tmp_path / "cache").refresh()
+    catalog = Catalog([root], cache_dir=tmp_path / "cache")
+    before = set(threading.enumerate())
+    catalog.prefetch_stored(PROJECT, background=False)
+    assert [thread.name for thread in set(threading.enumerate()) - before] == []
+    assert catalog.prefetched(PROJECT)
+    first = catalog.stored(PROJECT)
+    assert first is not None and len(first) == 5
+    assert catalog.stored(PROJECT) == first, "taken once, then made again"
