@@ -77,6 +77,7 @@ class SeanceApp(App[Any]):
         screen = self._make_screen()
         self._add_screen_css(screen)
         self.push_screen(screen, callback=self.exit)
+        self.call_after_refresh(gcpause.end_launch)  # the collector, paused for the launch (`run.py`), runs again
 
     def _add_screen_css(self, screen: Screen[Any]) -> None:
         """Add the first screen's `CSS` to the stylesheet before it is pushed, as Textual's push

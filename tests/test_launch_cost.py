@@ -5,15 +5,18 @@ The footer does not remount its keys when the bindings are refreshed with nothin
 (eight times before the first rows were drawn, each remounting and restyling every key);
 the first screen's CSS is not parsed twice (Textual's push re-parses every source of the
 app when a screen brings CSS it has not seen); the first rows are made before Textual is
-imported, not in a thread beside it; what only a later key needs is imported then.
+imported, not in a thread beside it; what only a later key needs is imported then; the
+collector is stopped until the first frame is drawn (`core.gcpause.pause_launch`).
 """
 
 from __future__ import annotations
 
+import gc
 import os
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -26,6 +29,7 @@ from ui_harness import picker_app, settle
 from ui_sessions import PROJECT, make_root
 
 from seance.app.widgets.footer import SeanceFooter
+from seance.core import gcpause
 from seance.core.catalog import Catalog
 
 
@@ -160,3 +164,59 @@ def test_the_launchs_first_rows_are_made_before_the_ui_and_not_in_a_thread(tmp_p
     first = catalog.stored(PROJECT)
     assert first is not None and len(first) == 5
     assert catalog.stored(PROJECT) == first, "taken once, then made again"
+
+
+@pytest.fixture
+def owned_collector() -> Iterator[None]:
+    """seance owns the process for the test (as its CLI does); the collector is left as found."""
+    owned, enabled = gcpause.owns_collector(), gc.isenabled()
+    gcpause.own_collector(True)
+    try:
+        yield
+    finally:
+        gcpause.end_launch()
+        gc.unfreeze()
+        gcpause.own_collector(owned)
+        if enabled:
+            gc.enable()
+        else:
+            gc.disable()
+
+
+def test_a_launch_stops_the_collector_until_it_is_drawn_then_freezes_what_it_built(owned_collector: None) -> None:
+    gc.enable()
+    gcpause.pause_launch()
+    assert not gc.isenabled()
+    built = [[index] for index in range(1000)]  # what a launch builds: it lives on
+    with gcpause.gc_paused():  # a worker building meanwhile
+        gcpause.end_launch()
+        assert gc.get_freeze_count() >= len(built)
+        assert not gc.isenabled(), "the worker's pause goes on"
+    assert gc.isenabled(), "the last pause out re-enables"
+    gcpause.end_launch()  # again: nothing
+    assert gc.isenabled()
+
+
+def test_a_launch_pause_is_for_seances_own_process_only() -> None:
+    owned, enabled = gcpause.owns_collector(), gc.isenabled()
+    try:
+        gcpause.own_collector(False)  # a host app imported seance
+        gc.enable()
+        gcpause.pause_launch()
+        assert gc.isenabled()
+    finally:
+        gcpause.own_collector(owned)
+        if not enabled:
+            gc.disable()
+
+
+async def test_seances_app_ends_the_launch_pause_once_its_first_frame_is_drawn(
+    root: Path, owned_collector: None
+) -> None:
+    gc.enable()
+    gcpause.pause_launch()  # as `run_picker` does before importing Textual
+    app = picker_app(root)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        assert app.screen.session_list.highlighted is not None  # type: ignore[attr-defined]
+        assert gc.isenabled()
