@@ -117,9 +117,17 @@ async def test_the_pickers_css_is_parsed_once_at_launch(root: Path) -> None:
         assert body.styles.height is not None and str(body.styles.height) == "1fr"
 
 
-LATER = ("seance.core.export", "seance.core.trash", "seance.core.resume", "seance.core.writes", "html")
+LATER = (
+    "seance.core.export",
+    "seance.core.trash",
+    "seance.core.resume",
+    "seance.core.writes",
+    "seance.core.safefile",
+    "html",
+    "secrets",
+)
 """What the picker's first rows do not need: an export (Alt+E), a delete (Ctrl+D), a copy
-(Ctrl+Y) import them when asked (~12 ms of a launch's CPU)."""
+(Ctrl+Y), a saved setting (Alt+C) import them when asked (~17 ms of a launch's CPU)."""
 
 
 def test_the_picker_shows_its_first_rows_without_the_export_the_trash_or_the_resume_command(
@@ -220,3 +228,12 @@ async def test_seances_app_ends_the_launch_pause_once_its_first_frame_is_drawn(
         await settle(pilot)
         assert app.screen.session_list.highlighted is not None  # type: ignore[attr-defined]
         assert gc.isenabled()
+
+
+def test_the_ui_command_reads_its_settings_without_the_write_path() -> None:
+    """`seance pick` reads the saved child mode; only Alt+C (saving it) needs `core.safefile`."""
+    code = "import sys, seance.cli.ui\nprint(','.join(sorted(sys.modules)))\n"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    imported = set(result.stdout.strip().split(","))
+    assert "seance.core.settings" in imported
+    assert sorted(name for name in LATER if name in imported) == []
