@@ -79,6 +79,23 @@ class SeanceApp(App[Any]):
         self.push_screen(screen, callback=self.exit)
         self.call_after_refresh(gcpause.end_launch)  # the collector, paused for the launch (`run.py`), runs again
 
+    def on_ready(self) -> None:
+        """See `_whole_first_frame` (Textual handles `Ready` inside its start-up batch: the
+        callback runs once the batch is over)."""
+        self.call_later(self._whole_first_frame)
+
+    def _whole_first_frame(self) -> None:
+        """Textual's start-up draws the first screen once inside its start-up batch, where the
+        frame is not written and its dirty regions are spent: the first frame written was a
+        partial one (the rows, the preview, the footer) without the status line and the search
+        box's border, which came a frame or two (~30 ms) later.  The whole screen is marked
+        dirty for the next frame: its lines are cached from that first drawing."""
+        screen = self.screen
+        dirty = getattr(getattr(screen, "_compositor", None), "_dirty_regions", None)  # Textual's, private
+        if isinstance(dirty, set):
+            dirty.add(screen.size.region)
+            screen.refresh()
+
     def _add_screen_css(self, screen: Screen[Any]) -> None:
         """Add the first screen's `CSS` to the stylesheet before it is pushed, as Textual's push
         would (same source key, same scope): the push then finds it there and does not re-parse

@@ -237,3 +237,26 @@ def test_the_ui_command_reads_its_settings_without_the_write_path() -> None:
     imported = set(result.stdout.strip().split(","))
     assert "seance.core.settings" in imported
     assert sorted(name for name in LATER if name in imported) == []
+
+
+async def test_the_first_frame_written_is_the_whole_screen(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Textual's start-up draws the screen once inside its start-up batch (not written) and
+    spends its dirty regions: the first frame written was a partial one, without the status
+    line (what the user and the latency bench wait for) until a frame or two later."""
+    from textual._compositor import Compositor  # the renderer, to see which update each frame is
+
+    app = picker_app(root)
+    frames: list[str] = []
+    render_update = Compositor.render_update
+
+    def seen(self: Compositor, *args: Any, **kwargs: Any) -> Any:
+        update = render_update(self, *args, **kwargs)
+        if update is not None and not app._batch_count and self is getattr(app.screen, "_compositor", None):
+            frames.append(type(update).__name__)  # a frame that is written (outside the batch)
+        return update
+
+    monkeypatch.setattr(Compositor, "render_update", seen)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        assert frames, "no frame written"
+        assert frames[0] == "LayoutUpdate", frames[:3]  # the whole screen, not ChopsUpdate (some lines)
