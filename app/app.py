@@ -91,9 +91,10 @@ class SeanceApp(App[Any]):
         box's border, which came a frame or two (~30 ms) later.  The whole screen is marked
         dirty for the next frame: its lines are cached from that first drawing."""
         screen = self.screen
-        dirty = getattr(getattr(screen, "_compositor", None), "_dirty_regions", None)  # Textual's, private
-        if isinstance(dirty, set):
-            dirty.add(screen.size.region)
+        compositor = getattr(screen, "_compositor", None)  # Textual's, private: its own size and regions
+        dirty, size = getattr(compositor, "_dirty_regions", None), getattr(compositor, "size", None)
+        if isinstance(dirty, set) and size is not None:
+            dirty.add(size.region)  # the compositor's whole region (not the screen's: a resize may be pending)
             screen.refresh()
 
     def _add_screen_css(self, screen: Screen[Any]) -> None:
