@@ -11,6 +11,7 @@ gives them back when such a screen goes away.  A host app never sees any of this
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
 
@@ -73,7 +74,44 @@ class SeanceApp(App[Any]):
         self._owned_before = gcpause.owns_collector()
         gcpause.own_collector()
         self.screen_change_signal.subscribe(self, self._screen_changed)
-        self.push_screen(self._make_screen(), callback=self.exit)
+        screen = self._make_screen()
+        self._add_screen_css(screen)
+        self.push_screen(screen, callback=self.exit)
+        self.call_after_refresh(gcpause.end_launch)  # the collector, paused for the launch (`run.py`), runs again
+
+    def on_ready(self) -> None:
+        """See `_whole_first_frame` (Textual handles `Ready` inside its start-up batch: the
+        callback runs once the batch is over)."""
+        self.call_later(self._whole_first_frame)
+
+    def _whole_first_frame(self) -> None:
+        """Textual's start-up draws the first screen once inside its start-up batch, where the
+        frame is not written and its dirty regions are spent: the first frame written was a
+        partial one (the rows, the preview, the footer) without the status line and the search
+        box's border, which came a frame or two (~30 ms) later.  The whole screen is marked
+        dirty for the next frame: its lines are cached from that first drawing."""
+        screen = self.screen
+        compositor = getattr(screen, "_compositor", None)  # Textual's, private: its own size and regions
+        dirty, size = getattr(compositor, "_dirty_regions", None), getattr(compositor, "size", None)
+        if isinstance(dirty, set) and size is not None:
+            dirty.add(size.region)  # the compositor's whole region (not the screen's: a resize may be pending)
+            screen.refresh()
+
+    def _add_screen_css(self, screen: Screen[Any]) -> None:
+        """Add the first screen's `CSS` to the stylesheet before it is pushed, as Textual's push
+        would (same source key, same scope): the push then finds it there and does not re-parse
+        every source of the app (Textual's re-parse starts from an empty parse cache: ~15 ms of a
+        launch's CPU).  Only this source is parsed, with the rest, when the styles are next read."""
+        if not screen.CSS:
+            return
+        try:
+            screen_path = inspect.getfile(type(screen))
+        except (TypeError, OSError):
+            screen_path = ""
+        read_from = (screen_path, f"{type(screen).__name__}.CSS")  # the key `App._load_screen_css` uses
+        if not self.stylesheet.has_source(*read_from):
+            scope = screen._css_type_name if screen.SCOPED_CSS else ""
+            self.stylesheet.add_source(screen.CSS, read_from=read_from, is_default_css=False, scope=scope)
 
     @on(LongLivedDataLoaded)
     def _freeze_long_lived(self, message: LongLivedDataLoaded) -> None:

@@ -1121,12 +1121,12 @@ class Catalog:
         """Whether `prefetch_stored(cwd)` started the answer `stored(cwd)` will take."""
         return self._prefetch is not None and self._prefetch.cwd == cwd
 
-    def prefetch_stored(self, cwd: str | None) -> None:
-        """Start `stored(cwd)` in a thread now: a launch imports its UI meanwhile (the index
-        read and the directory listing do not hold the GIL)."""
+    def prefetch_stored(self, cwd: str | None, *, background: bool = True) -> None:
+        """Start `stored(cwd)` in a thread now (the index read and the directory listing do not
+        hold the GIL), or (`background=False`) make it now, for `stored(cwd)` to take."""
         from .firstpaint import Prefetch, stored_listing
 
-        self._prefetch = Prefetch(cwd, lambda: stored_listing(self, cwd))
+        self._prefetch = Prefetch(cwd, lambda: stored_listing(self, cwd), background=background)
 
     def close(self) -> None:
         ahead, self._found_ahead = self._found_ahead, None

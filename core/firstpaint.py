@@ -186,15 +186,21 @@ def _stat(paths: Iterable[str]) -> list[FileInfo]:
 
 
 class Prefetch:
-    """`make()` run in a daemon thread of its own from now on; `result()` waits for it (None
-    if it failed: the caller lists as if nothing were stored)."""
+    """`make()` run in a daemon thread of its own from now on (or, not `background`, at once);
+    `result()` waits for it (None if it failed: the caller lists as if nothing were stored)."""
 
-    def __init__(self, cwd: str | None, make: Callable[[], list[SessionSummary] | None]) -> None:
+    def __init__(
+        self, cwd: str | None, make: Callable[[], list[SessionSummary] | None], *, background: bool = True
+    ) -> None:
         self.cwd = cwd
         self._make = make
         self._result: list[SessionSummary] | None = None
-        self._thread = threading.Thread(target=self._run, name="seance-first-paint", daemon=True)
-        self._thread.start()
+        self._thread: threading.Thread | None = None
+        if background:
+            self._thread = threading.Thread(target=self._run, name="seance-first-paint", daemon=True)
+            self._thread.start()
+        else:
+            self._run()
 
     def _run(self) -> None:
         try:
@@ -203,7 +209,8 @@ class Prefetch:
             self._result = None
 
     def result(self) -> list[SessionSummary] | None:
-        self._thread.join()
+        if self._thread is not None:
+            self._thread.join()
         return self._result
 
 

@@ -18,7 +18,6 @@ from textual import work
 from seance.core.model import SessionSummary
 from seance.core.session import SessionError
 from seance.core.text import display_text
-from seance.core.trash import ACTIVE_SECONDS, activity, same_file
 
 from ..messages import BatchUndone, Restored, SelectionTrashed, Trashed, WriteFailed
 from ..picker_model import DeletedBatch
@@ -60,9 +59,18 @@ class DeleteActions:
         def post_message(self, message: object) -> bool: ...
         def notify(self, message: str, **options: Any) -> None: ...
 
-    active_seconds: float = ACTIVE_SECONDS  # a session written more recently is "in use" (tests lower it)
+    active_seconds: float | None = None
+    """A session written more recently is "in use" (tests lower it); None: `core.trash.ACTIVE_SECONDS`
+    (`core.trash` is imported on the first delete, not with the picker: ~4 ms of a launch)."""
+
+    def _active_seconds(self) -> float:
+        from seance.core.trash import ACTIVE_SECONDS
+
+        return ACTIVE_SECONDS if self.active_seconds is None else self.active_seconds
 
     def action_delete(self) -> None:
+        from seance.core.trash import activity, same_file
+
         if len(self.model.selection):
             self._delete_selected()
             return
@@ -73,7 +81,7 @@ class DeleteActions:
             self.status.show_message("Cannot delete the currently active session", error=True)
             return
         summary = row.summary
-        busy = activity(summary.path, active_seconds=self.active_seconds)
+        busy = activity(summary.path, active_seconds=self._active_seconds())
 
         def answered(yes: bool | None) -> None:
             if yes:
@@ -90,7 +98,7 @@ class DeleteActions:
     def _trash_worker(self, summary: SessionSummary, *, force: bool = False) -> None:
         try:
             receipt = self.catalog.trash(
-                summary.path, open_session=self.options.open_session, force=force, active_seconds=self.active_seconds
+                summary.path, open_session=self.options.open_session, force=force, active_seconds=self._active_seconds()
             )
         except (SessionError, OSError) as error:
             self.post_message(WriteFailed(f"Failed to delete: {display_text(error)}"))
@@ -160,7 +168,7 @@ class DeleteActions:
     def _trash_selected_worker(self, summaries: list[SessionSummary]) -> None:
         from .bulk import trash_selected
 
-        self.post_message(trash_selected(self.catalog, summaries, self.options.open_session, self.active_seconds))
+        self.post_message(trash_selected(self.catalog, summaries, self.options.open_session, self._active_seconds()))
 
     def on_selection_trashed(self, message: SelectionTrashed) -> None:
         from .bulk import refusal_notice

@@ -8,7 +8,7 @@ left out, new ones read from their first 4 KB, changed ones shown as last indexe
 exact refresh follows and replaces the listing (the picker keeps its cursor on the same
 session once the user has moved it).
 
-* `seance pick` starts making that listing while it imports Textual
+* `seance pick` makes that listing before it imports Textual
   (`Catalog.prefetch_stored`); `_paint_prefetched` (on mount) takes it, so the first frame
   already has rows.
 * Otherwise (a host's catalog) the load worker asks for it (`_post_stored`).
@@ -135,8 +135,8 @@ class FirstPaint:
         return self._first_rows
 
     def _paint_prefetched(self) -> None:
-        """On mount: the project as `Catalog.prefetch_stored` read it while Textual was imported
-        (waited for if not quite done: it started long before), listed before the first frame."""
+        """On mount: the project as `Catalog.prefetch_stored` read it before Textual was imported
+        (or, a thread's, waited for if not quite done), listed before the first frame."""
         prefetched, scope = getattr(self.catalog, "prefetched", None), self.model.scope
         if prefetched is None or not prefetched(self._stored_cwd(scope)):
             return
