@@ -311,3 +311,35 @@ async def test_new_rows_and_the_status_set_with_them_are_painted_at_once_not_on_
             assert status.frames == status_frames + 1, trial
             judged += 1
         assert judged
+
+
+async def test_a_new_row_count_redraws_the_scrollbar_only_when_its_thumb_moves() -> None:
+    """Thousands of rows draw a one-cell thumb at the top whatever their count: a keystroke's
+    new count leaves the bar's lines as they were (drawing them cost 1-1.5 ms a key); a count
+    that moves or grows the thumb draws it again, as it now is."""
+    app = ListApp()
+    async with app.run_test(size=(100, 20)) as pilot:
+        widget = app.query_one(SessionList)
+        for _ in range(2):  # (the scrollbar comes: a layout, the next rows' width is the narrower one)
+            widget.set_rows([SessionRow(summary(number)) for number in range(6000)], top=True)
+            await pilot.pause()
+        bar = widget.vertical_scrollbar
+        drawn: list[str] = []
+        render = bar.render
+
+        def counted():  # type: ignore[no-untyped-def]
+            drawn.append("bar")
+            return render()
+
+        bar.render = counted  # type: ignore[method-assign]
+        for count, redrawn in ((5000, False), (3000, False), (90, True), (80, True), (4000, True), (4500, False)):
+            drawn.clear()
+            widget.set_rows([SessionRow(summary(number)) for number in range(count)], top=True)
+            await pilot.pause()
+            await pilot.pause()
+            assert bool(drawn) == redrawn, count
+            assert bar.window_virtual_size == count
+            assert widget.max_scroll_y == count - widget.scrollable_content_region.height
+            shown = [list(strip) for strip in bar.render_lines(bar.size.region)]  # (its kept lines)
+            bar.refresh()
+            assert shown == [list(strip) for strip in bar.render_lines(bar.size.region)], count  # drawn afresh

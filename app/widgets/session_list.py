@@ -16,6 +16,7 @@ import bisect
 import textwrap
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
+from math import ceil
 from typing import ClassVar
 
 from rich.cells import cell_len
@@ -27,6 +28,7 @@ from textual.geometry import Region, Size
 from textual.message import Message
 from textual.screen import Screen
 from textual.scroll_view import ScrollView
+from textual.scrollbar import ScrollBar, ScrollBarRender
 from textual.strip import Strip
 from textual.widget import Widget
 
@@ -135,6 +137,18 @@ def paint_now(screen: Screen, changed: Widget | None = None) -> bool:
         screen._scroll_required = True
     update()
     return True
+
+
+def thumb_cells(bar: ScrollBar, rows: int) -> tuple[int, int] | None:
+    """Where a vertical scrollbar's thumb is drawn over `rows` lines (its first and last
+    eighth of a cell, as `ScrollBarRender.render_bar` works them out), or None for no thumb."""
+    size, position, eighths = bar.size.height, bar.position, len(ScrollBarRender.VERTICAL_BARS)
+    window = bar.window_size if bar.window_size < rows else 0
+    if not (window and size and rows and size != rows):
+        return None
+    thumb = max(1, window / (rows / size))
+    start = int((size - thumb) * (position / (rows - window)) * eighths)
+    return start, start + ceil(thumb * eighths)
 
 
 def utc_now() -> datetime:
@@ -293,7 +307,15 @@ class SessionList(ScrollView, can_focus=False):
         scroll_update = getattr(self, "_scroll_update", None)  # (Textual's own, as a resize uses it)
         if scroll_update and before.width == size.width and before.height > room and lines > room:
             self.set_reactive(SessionList.virtual_size, size)
-            scroll_update(size)
+            bar = self.vertical_scrollbar
+            thumb = thumb_cells(bar, before.height)
+            if thumb is not None and thumb_cells(bar, lines) == thumb:
+                # the bar looks the same (thousands of rows: a one-cell thumb at the top): its
+                # 40 lines are not drawn again, as `_scroll_update` would (1-1.5 ms a keystroke)
+                bar.set_reactive(ScrollBar.window_virtual_size, lines)
+                self.scroll_y = self.validate_scroll_y(self.scroll_y)
+            else:
+                scroll_update(size)
             self.refresh()
         else:
             self.virtual_size = size
