@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
+import time
 from datetime import timedelta
 
 from textual.app import App, ComposeResult
+from textual.content import Content
+from textual.strip import Strip
 from ui_sessions import NOW, clock
 
 from seance.app.widgets.session_list import SessionList, SessionRow
+from seance.app.widgets.status_bar import StatusBar
 from seance.core.model import SessionSummary
 
 NOW_MS = NOW.timestamp() * 1000
@@ -239,3 +244,102 @@ async def test_a_kept_line_shows_the_age_as_of_the_latest_rows() -> None:
         widget.set_rows([SessionRow(item) for item in sessions], top=True)
         await pilot.pause()
         assert widget.render_line(0).text.rstrip().endswith("2h")
+
+
+class CountingList(SessionList):
+    """Keeps the text of each line as it was last drawn for a frame."""
+
+    def __init__(self, **kwargs) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(**kwargs)
+        self.drawn: dict[int, str] = {}
+
+    def render_line(self, y: int) -> Strip:
+        strip = super().render_line(y)
+        self.drawn[y] = strip.text
+        return strip
+
+
+class CountingStatus(StatusBar):
+    """Counts the times it was drawn."""
+
+    frames = 0
+
+    def render(self) -> Content:
+        self.frames += 1
+        return super().render()
+
+
+class ListAndStatusApp(App[None]):
+    def compose(self) -> ComposeResult:
+        yield CountingList(clock=clock)
+        yield CountingStatus()
+
+
+async def test_new_rows_and_the_status_set_with_them_are_painted_at_once_not_on_the_next_frame_tick() -> None:
+    """Rows set just after a frame (a search's answer after the key's echo) are drawn behind
+    the handler that set them, with the status line it changed, in one frame: before, they
+    waited for Textual's 60 fps timer's next tick (up to 16 ms with nothing to do)."""
+    app = ListAndStatusApp()
+    async with app.run_test(size=(100, 20)) as pilot:
+        widget, status = app.query_one(CountingList), app.query_one(CountingStatus)
+        widget.set_rows([SessionRow(summary(number)) for number in range(100)], top=True)
+        await pilot.pause()
+        widget.set_rows([SessionRow(summary(number)) for number in range(60)], top=True)  # (its scrollbar came)
+        await pilot.pause()
+        judged = 0
+        for trial in range(5):
+            status.message = f"trial {trial}"  # a frame painted by the timer: its next tick is ~16 ms away
+            before = status.frames
+            for _ in range(2000):
+                await asyncio.sleep(0.001)
+                if status.frames > before:
+                    break
+            status_frames = status.frames
+            rows = [SessionRow(summary(number)) for number in range(trial + 1, trial + 60)]
+
+            def search_done(rows: list[SessionRow] = rows, count: int = len(rows) + trial) -> None:  # as the picker's
+                widget.set_rows(rows, top=True)
+                status.shown = count  # (the rows, then the count: a new one each time)
+
+            app.screen.call_later(search_done)
+            started = time.perf_counter()
+            for _ in range(20):  # a few turns of the event loop, no waiting
+                await asyncio.sleep(0)
+            if time.perf_counter() - started > 0.012:
+                continue  # (a stalled machine: the tick may have come anyway, the trial says nothing)
+            assert widget.drawn[0].startswith(f"› session number {trial + 1} "), trial
+            assert status.frames == status_frames + 1, trial
+            judged += 1
+        assert judged
+
+
+async def test_a_new_row_count_redraws_the_scrollbar_only_when_its_thumb_moves() -> None:
+    """Thousands of rows draw a one-cell thumb at the top whatever their count: a keystroke's
+    new count leaves the bar's lines as they were (drawing them cost 1-1.5 ms a key); a count
+    that moves or grows the thumb draws it again, as it now is."""
+    app = ListApp()
+    async with app.run_test(size=(100, 20)) as pilot:
+        widget = app.query_one(SessionList)
+        for _ in range(2):  # (the scrollbar comes: a layout, the next rows' width is the narrower one)
+            widget.set_rows([SessionRow(summary(number)) for number in range(6000)], top=True)
+            await pilot.pause()
+        bar = widget.vertical_scrollbar
+        drawn: list[str] = []
+        render = bar.render
+
+        def counted():  # type: ignore[no-untyped-def]
+            drawn.append("bar")
+            return render()
+
+        bar.render = counted  # type: ignore[method-assign]
+        for count, redrawn in ((5000, False), (3000, False), (90, True), (80, True), (4000, True), (4500, False)):
+            drawn.clear()
+            widget.set_rows([SessionRow(summary(number)) for number in range(count)], top=True)
+            await pilot.pause()
+            await pilot.pause()
+            assert bool(drawn) == redrawn, count
+            assert bar.window_virtual_size == count
+            assert widget.max_scroll_y == count - widget.scrollable_content_region.height
+            shown = [list(strip) for strip in bar.render_lines(bar.size.region)]  # (its kept lines)
+            bar.refresh()
+            assert shown == [list(strip) for strip in bar.render_lines(bar.size.region)], count  # drawn afresh

@@ -16,6 +16,7 @@ import bisect
 import textwrap
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
+from math import ceil
 from typing import ClassVar
 
 from rich.cells import cell_len
@@ -25,8 +26,11 @@ from textual.cache import LRUCache
 from textual.content import Content
 from textual.geometry import Region, Size
 from textual.message import Message
+from textual.screen import Screen
 from textual.scroll_view import ScrollView
+from textual.scrollbar import ScrollBar, ScrollBarRender
 from textual.strip import Strip
+from textual.widget import Widget
 
 from seance.app.paths import stylesheet
 from seance.core.listing import children_label
@@ -90,6 +94,61 @@ def line_key(
     snippet's text and spans (line 1).  Rows of successive keystrokes that show a session
     alike share the line: redrawing 40 rows costs a frame 5-30 ms at 160 columns."""
     return (id(row.summary), subline, drawn, row.prefix, row.mark, row.children, is_cursor, width, inner, selected, age)
+
+
+def paint_now(screen: Screen, changed: Widget | None = None) -> bool:
+    """Paint `screen`'s changed widgets at once, as its update timer's next tick would.
+
+    A refreshed widget reaches the screen through two message hops (its own idle handler posts
+    an `Update`, the screen's marks it dirty and resumes the 60 fps timer, which paints on
+    its grid); here the widgets waiting to be repainted or scrolled are handed over directly
+    and the screen's own update runs (`Screen._on_timer_update`, which also does a pending
+    scroll reflow).  Textual's private state, read with care: anything not as expected
+    (another version), or a widget waiting for a layout or new styles, leaves the frame to
+    the timer.  `changed`: a widget known to need the frame (its own idle handler may have
+    passed its `Update` on already, still in the screen's queue).  Returns whether it painted."""
+    update = getattr(screen, "_on_timer_update", None)
+    dirty = getattr(screen, "_dirty_widgets", None)
+    if update is None or not isinstance(dirty, set) or not (screen.is_current and screen.is_attached):
+        return False
+    repaint: list[Widget] = []
+    scroll: list[Widget] = []
+    virtual = getattr(Widget, "_get_virtual_dom", None)  # a widget's scrollbars (not DOM children)
+    widgets = list(screen.walk_children(Widget))
+    if virtual is not None:
+        widgets += [bar for widget in widgets for bar in virtual(widget)]
+    for widget in widgets:
+        if getattr(widget, "_layout_required", True) or getattr(widget, "_refresh_styles_required", True):
+            return False
+        if getattr(widget, "_repaint_required", False) and widget.display:
+            repaint.append(widget)
+        if getattr(widget, "_scroll_required", False):
+            scroll.append(widget)
+    if not repaint and not scroll and not dirty:  # (widgets whose `Update` the screen had already)
+        return False
+    if changed is not None and changed.display:
+        repaint.append(changed)
+    for widget in repaint:
+        widget._repaint_required = False
+        dirty.add(widget)
+    for widget in scroll:
+        widget._scroll_required = False
+    if scroll:
+        screen._scroll_required = True
+    update()
+    return True
+
+
+def thumb_cells(bar: ScrollBar, rows: int) -> tuple[int, int] | None:
+    """Where a vertical scrollbar's thumb is drawn over `rows` lines (its first and last
+    eighth of a cell, as `ScrollBarRender.render_bar` works them out), or None for no thumb."""
+    size, position, eighths = bar.size.height, bar.position, len(ScrollBarRender.VERTICAL_BARS)
+    window = bar.window_size if bar.window_size < rows else 0
+    if not (window and size and rows and size != rows):
+        return None
+    thumb = max(1, window / (rows / size))
+    start = int((size - thumb) * (position / (rows - window)) * eighths)
+    return start, start + ceil(thumb * eighths)
 
 
 def utc_now() -> datetime:
@@ -160,6 +219,7 @@ class SessionList(ScrollView, can_focus=False):
         self._selected: frozenset[str] = frozenset()  # paths of the selected rows (ctrl+space)
         self._line_styles_kept: dict[bool, LineStyles] = {}  # `_line_styles`: cursor row or not
         self._frame: tuple[int, int, float] | None = None  # `_line_geometry` while a frame's lines are drawn
+        self._paint_pending = False  # `_paint_soon` queued a paint that has not run yet
 
     # -- state -------------------------------------------------------------------------
 
@@ -213,9 +273,29 @@ class SessionList(ScrollView, can_focus=False):
                 self.scroll_to(y=max(self._line_of(found) - old_screen_y, 0), animate=False, immediate=True)
         self._scroll_cursor_into_view()
         self.refresh()
+        self._paint_soon()
         new_row = self.highlighted
         if (new_row is None) != (old_row is None) or (new_row and old_row and new_row.summary is not old_row.summary):
             self.post_message(self.Highlighted(self, new_row))
+
+    def _paint_soon(self) -> None:
+        """Have the new rows painted as soon as the handler that set them returns.
+
+        Textual paints a screen at most 60 times a second, on a fixed 16.7 ms grid: rows that
+        came a few ms after a frame (the search's answer, after the frame that echoed the key)
+        waited for the next tick, 0-16 ms with the UI thread idle — a third of a keystroke's
+        time to a settled list.  `paint_now` runs behind the screen's current message instead,
+        so what that handler changed after the rows (the status line's counts) is in the frame."""
+        if self._paint_pending or not self.is_attached:
+            return
+        screen = self.screen
+
+        def paint() -> None:
+            self._paint_pending = False
+            paint_now(screen, self)
+
+        self._paint_pending = True
+        screen.call_later(paint)
 
     def _set_line_count(self, lines: int) -> None:
         """The scrollable height.  A new height asks Textual for a layout of the whole screen
@@ -227,7 +307,15 @@ class SessionList(ScrollView, can_focus=False):
         scroll_update = getattr(self, "_scroll_update", None)  # (Textual's own, as a resize uses it)
         if scroll_update and before.width == size.width and before.height > room and lines > room:
             self.set_reactive(SessionList.virtual_size, size)
-            scroll_update(size)
+            bar = self.vertical_scrollbar
+            thumb = thumb_cells(bar, before.height)
+            if thumb is not None and thumb_cells(bar, lines) == thumb:
+                # the bar looks the same (thousands of rows: a one-cell thumb at the top): its
+                # 40 lines are not drawn again, as `_scroll_update` would (1-1.5 ms a keystroke)
+                bar.set_reactive(ScrollBar.window_virtual_size, lines)
+                self.scroll_y = self.validate_scroll_y(self.scroll_y)
+            else:
+                scroll_update(size)
             self.refresh()
         else:
             self.virtual_size = size
