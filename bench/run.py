@@ -216,10 +216,31 @@ def _watcher(seance: list[str], root: Path, cache: Path, env: dict[str, str]) ->
                 raise SystemExit(log.read_text())
             time.sleep(0.05)
         print(log.read_text().splitlines()[0], file=sys.stderr)
+        _wait_until_served(root, env)
         yield
     finally:
         subprocess.run([*seance, "index", "--unwatch"], env=env, capture_output=True)
         daemon.wait(30)
+
+
+SERVED_PROBE = """
+import sys, time
+from pathlib import Path
+from seance.core.index import default_cache_dir
+from seance.core.watchclient import synced_listing
+deadline = time.monotonic() + 120
+while synced_listing(default_cache_dir(), [Path(sys.argv[1])], True) is None and time.monotonic() < deadline:
+    time.sleep(0.5)
+print(round(120 - (deadline - time.monotonic()), 1))
+"""
+
+
+def _wait_until_served(root: Path, env: dict[str, str]) -> None:
+    """Wait until the watcher answers a sync for `root` (at most 2 minutes): a fresh one is
+    busy checking every file against the index (~20 s at 100,000) and a query meanwhile
+    stats the files itself, which is not the mode the rows measure."""
+    probe = subprocess.run([sys.executable, "-c", SERVED_PROBE, str(root)], env=env, capture_output=True, text=True)
+    print(f"the watcher answered after {probe.stdout.strip() or '?'} s", file=sys.stderr)
 
 
 def _query_rows(queries: list[tuple[str, Run, float, int, Run, tuple[Run, float] | None]]) -> list[tuple]:
