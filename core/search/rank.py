@@ -361,7 +361,7 @@ class _Matcher:
     def _titled(self, block: Block, key: tuple) -> dict[int, _Match] | None:
         """The title tiers' scan of the term `key` over every live session, memoised in
         `block` by `first_hits` (its titles-only matcher) for this scope: what the full scan
-        of the same term over the same sessions finds first (`_scan_text`), so it need not
+        of the same term over the same sessions finds first (`_scan_term`), so it need not
         look at the titles again.  None: not scanned (or a titles-only matcher itself)."""
         if self.titles_only:
             return None
@@ -375,21 +375,11 @@ class _Matcher:
         narrow: Collection[int] | None = None,
         titled: dict[int, _Match] | None = None,
     ) -> dict[int, _Match]:
-        if term.kind == "regex":
-            return self._scan_regex(term, block, candidates)
-        return self._scan_text(term, block, candidates, narrow, titled)
-
-    def _scan_text(
-        self,
-        term: Term,
-        block: Block,
-        candidates: list[int],
-        narrow: Collection[int] | None = None,
-        titled: dict[int, _Match] | None = None,
-    ) -> dict[int, _Match]:
         """`term`'s matches among `candidates`; its substring and prefix tests only in those
         of them in `narrow` when given (`_grown_from`: no other can pass them); `titled`: the
         title tiers' matches among the same candidates, found already (`_titled`)."""
+        if term.kind == "regex":
+            return self._scan_regex(term, block, candidates)
         if term.within:  # narrowed to an index field: the index's hits are its only matches
             return {}
         held = candidates if narrow is None else [index for index in candidates if index in narrow]
@@ -426,7 +416,7 @@ class _Matcher:
         held: list[int],
         found: dict[int, _Match],
     ) -> dict[int, _Match]:
-        """`_scan_text` after the titles (`found`): the text, fuzzy and path tiers."""
+        """`_scan_term` after the titles (`found`): the text, fuzzy and path tiers."""
         text, names = term.text, block.names
         rest = [index for index in candidates if index not in found] if found else candidates
         texts = block.texts
