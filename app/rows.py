@@ -71,11 +71,9 @@ class SessionRow:
 
 
 def hit_has_snippet(hit: Any) -> bool:
-    """A second line says why the session matched: a full-text hit, or a hit in the first
-    message of a session whose row shows its name."""
-    return hit is not None and (
-        hit.tier == "full-text" or (hit.field == "first message" and hit.in_hidden_first_message)
-    )
+    """A second line says why the session matched (`Hit.shows_snippet`: a full-text hit, or
+    a hit in the first message of a session whose row shows its name)."""
+    return hit is not None and hit.shows_snippet
 
 
 class RowSet(Sequence[SessionRow], Generic[Item]):
