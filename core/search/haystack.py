@@ -147,7 +147,8 @@ class Block:
 
     def indices_among(self, paths: Collection[str]) -> set[int]:
         """The indices of the sessions whose path is in `paths`, kept for the same `paths`
-        object (a picker's hidden child sessions, asked about on every keystroke)."""
+        object, which must be replaced, never changed (a picker's table of child sessions,
+        `RowsMemo.parents`, asked about on every keystroke)."""
         kept = self._among
         if kept is None or kept[0] is not paths:
             found = compress(
