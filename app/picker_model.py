@@ -28,7 +28,7 @@ import os
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from seance.core import listing
 from seance.core.catalog import same_dir
@@ -38,6 +38,9 @@ from seance.core.model import SessionSummary
 
 from .rows import RowSet, hit_rows, plain_rows
 from .selection import Selection
+
+if TYPE_CHECKING:
+    from seance.core.search import Matched
 
 Scope = Literal["project", "all"]
 UNDO_KEPT = 50  # deletions ctrl+z can walk back
@@ -89,6 +92,13 @@ class RowsView:
     def child_count(self) -> int:
         """How many listed sessions are child sessions (of a session listed too)."""
         return len(self.memo.parents(self.visible()))
+
+    def hit_lines(self, matched: Matched) -> tuple[int, int]:
+        """(rows, lines) `hit_rows` will make of the hits in `matched`, known before they are
+        made and ranked: hidden child sessions left out, a row with a snippet two lines."""
+        parent_of = self.memo.parents(self.visible()) if self.children == "hidden" else {}
+        rows, snippets = matched.tally(parent_of)
+        return rows, rows + snippets
 
 
 class RowsMemo:

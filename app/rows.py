@@ -72,7 +72,8 @@ class SessionRow:
 
 def hit_has_snippet(hit: Any) -> bool:
     """A second line says why the session matched: a full-text hit, or a hit in the first
-    message of a session whose row shows its name."""
+    message of a session whose row shows its name (`Hit.shows_snippet`; `Matched.tally`
+    counts them ahead of the ranking: tests/test_search_count_ahead.py holds them equal)."""
     return hit is not None and (
         hit.tier == "full-text" or (hit.field == "first message" and hit.in_hidden_first_message)
     )

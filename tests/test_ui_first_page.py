@@ -214,3 +214,78 @@ async def test_a_key_after_a_pause_queues_its_index_query_before_the_search_and_
             assert mine[0] == f"queued {text}"  # queued before the search ran
             assert sorted(mine) == sorted([f"queued {text}", f"rank {text}", f"index {text}"])  # and asked once
             assert [row.summary.id for row in screen.session_list.rows] == expected_ids(screen, text)
+
+
+class RankingGate:
+    """Holds the search thread's ranking (`rank._ranked` of a full search, after every match
+    is known) until `open()`: the first page is on screen, the final rows are not."""
+
+    def __init__(self, monkeypatch: Any) -> None:
+        from seance.core.search import rank
+
+        self.event, self.entered = threading.Event(), threading.Event()
+        original = rank._ranked
+
+        def gated(buckets: Any, ordered: bool, text_hits: Any) -> Any:
+            if text_hits is not None:  # (`first_hits` ranks its title hits with None)
+                self.entered.set()
+                self.event.wait(10)
+            return original(buckets, ordered, text_hits)
+
+        monkeypatch.setattr(rank, "_ranked", gated)
+
+    def open(self) -> None:
+        self.event.set()
+
+
+async def test_the_count_and_scrollbar_come_before_the_ranking_and_its_rows_change_nothing_shown(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """Under the first page, the status line's count and the scrollbar are the whole
+    ranking's as soon as every match is known (`SearchCount`), before the hits are ranked;
+    the final rows then change neither, nor the rows on screen."""
+    others = [Spec(f"o{index:02d}", PROJECT, (f"unrelated {index}",), timedelta(days=1)) for index in range(20)]
+    app = picker_app(make_root(tmp_path, [*specs(), *others]))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = screen_of(pilot)
+        screen.first_page_sessions = 1
+        recorder, gate = Recorder(pilot), RankingGate(monkeypatch)
+        widget = screen.session_list
+        assert screen.status.shown == 170
+        screen.search_input.value = "deploy"
+        await wait_for(pilot, lambda: gate.entered.is_set() and screen.status.shown == 150)
+        await pilot.pause(0.05)
+        assert [query for query, _ in recorder.calls] == ["deploy"]  # the first page only
+        assert len(widget.rows) == TITLED
+        counted = (screen.status.shown, screen.status.total, widget.virtual_size.height)
+        on_screen = [row.summary.id for row in widget.rows[: widget.scrollable_content_region.height]]
+        gate.open()
+        await settle(pilot)
+        assert len(recorder.calls) == 2  # the final rows came
+        final = [row.summary.id for row in widget.rows]
+        assert final == expected_ids(screen, "deploy")
+        assert counted == (len(final), 170, widget.rows.line_count)  # exact: what the final rows have
+        assert widget.rows.line_count > len(final)  # (snippet lines counted)
+        assert [row.summary.id for row in widget.rows[: len(on_screen)]] == on_screen
+
+
+async def test_no_early_count_without_a_first_page(tmp_path: Path, monkeypatch: Any) -> None:
+    """Without a first page the rows shown are the last query's: its count stays with them
+    until the new rows come (a new count over old rows would be a wrong one)."""
+    app = picker_app(make_root(tmp_path, specs()))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = screen_of(pilot)
+        screen.first_page_sessions = 1
+        screen.search_input.value = "tidy"  # 30 title hits: fewer than a first page
+        await settle(pilot)
+        before = screen.status.shown
+        gate = RankingGate(monkeypatch)
+        screen.search_input.value = "tidy module 1"
+        await wait_for(pilot, lambda: gate.entered.is_set())
+        await pilot.pause(0.1)
+        assert screen.status.shown == before == len(screen.session_list.rows)
+        gate.open()
+        await settle(pilot)
+        assert screen.status.shown == len(screen.session_list.rows) == len(expected_ids(screen, "tidy module 1"))

@@ -278,6 +278,12 @@ class SessionList(ScrollView, can_focus=False):
         if (new_row is None) != (old_row is None) or (new_row and old_row and new_row.summary is not old_row.summary):
             self.post_message(self.Highlighted(self, new_row))
 
+    def expect_lines(self, lines: int) -> None:
+        """The scrollable height the whole list will have (a search's count, known before
+        its rows come to replace the first page shown now): the scrollbar is right at once."""
+        self._set_line_count(max(self._line_count, lines))
+        self._paint_soon()
+
     def _paint_soon(self) -> None:
         """Have the new rows painted as soon as the handler that set them returns.
 

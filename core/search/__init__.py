@@ -3,7 +3,8 @@
     query.py     the query language -> `Query`; the same terms as the index's FTS5 query
     haystack.py  what of a session is searched, folded once; the caller-owned `SearchCache`
     fuzzy.py     the fuzzy token rule (letters in order, close together)
-    rank.py      matching and tiers: `search_iter` / `search` -> ranked `Hit`s; `first_hits`:
+    rank.py      matching and tiers: `search_iter` / `search` -> ranked `Hit`s (`Matched`:
+                 how many, before they are ranked); `first_hits`:
                  the title tiers alone, the first of them (what a picker shows first);
                  `prescan`: the term scans a search memoises, ahead of the index's hits
     snippet.py   highlight spans, the one snippet maker, the index's `TextHit`
@@ -14,13 +15,14 @@ text, and takes its quoting, highlighting and snippets from here.
 
 from .haystack import SearchCache
 from .query import FullText, Query, QueryError, parse_query
-from .rank import TIERS, Hit, SearchProgress, first_hits, prescan, search, search_iter
+from .rank import TIERS, Hit, Matched, SearchProgress, first_hits, prescan, search, search_iter
 from .snippet import Snippet, TextHit, highlight, make_snippet, merge_spans, query_snippet
 
 __all__ = [
     "TIERS",
     "FullText",
     "Hit",
+    "Matched",
     "Query",
     "QueryError",
     "SearchCache",

@@ -16,8 +16,9 @@ from __future__ import annotations
 import dataclasses
 import functools
 import operator
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from itertools import compress
 
 from ..model import SessionSummary
 from ..text import CONTROL_CHARS
@@ -130,6 +131,7 @@ class Block:
     # how: the next keystroke usually repeats the terms before the last, and re-scans the last
     memo: dict[tuple, dict[int, tuple[int, str, float]]] = dataclasses.field(default_factory=dict)
     _positions: dict[str, int] | None = None  # path -> index, built when index hits first come
+    _among: tuple[Collection[str], set[int]] | None = None  # `indices_among`'s last answer
 
     def exact_places(self, whole: str) -> list[tuple[int, str]]:
         """Where `whole` (non-empty) is all of an id, name or first message: (index, field),
@@ -142,6 +144,18 @@ class Block:
                 places += [(index, field) for index, value in enumerate(values) if value == whole]
         places.sort(key=operator.itemgetter(0))  # stable: a session's fields keep their order
         return places
+
+    def indices_among(self, paths: Collection[str]) -> set[int]:
+        """The indices of the sessions whose path is in `paths`, kept for the same `paths`
+        object, which must be replaced, never changed (a picker's table of child sessions,
+        `RowsMemo.parents`, asked about on every keystroke)."""
+        kept = self._among
+        if kept is None or kept[0] is not paths:
+            found = compress(
+                range(len(self.summaries)), map(paths.__contains__, map(operator.attrgetter("path"), self.summaries))
+            )
+            kept = self._among = (paths, set(found))
+        return kept[1]
 
     def position_of(self, path: str) -> int | None:
         if self._positions is None:

@@ -36,7 +36,8 @@ from __future__ import annotations
 import math
 from bisect import bisect_right
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
-from itertools import chain
+from itertools import chain, compress
+from operator import itemgetter
 from typing import Any, NamedTuple
 
 from ..fulltext import is_primary
@@ -85,7 +86,13 @@ class Hit(NamedTuple):
     def in_hidden_first_message(self) -> bool:
         """The match is in the first message, but the row shows the session's name instead:
         the first message has to be shown to say why the session matched."""
-        return self.field == "first message" and bool(self.summary.name and self.summary.name.strip())
+        return self.field == "first message" and _named(self.summary)
+
+    @property
+    def shows_snippet(self) -> bool:
+        """The hit's row says why it matched on a second line: a full-text hit, or a hit in
+        the first message of a session whose row shows its name (`Matched.tally` counts them)."""
+        return self.tier == _FULL_TEXT_TIER or (self.field == "first message" and _named(self.summary))
 
     def snippet(self) -> Snippet | None:
         """Why the session matched, when its title does not show it: for a full-text hit an
@@ -104,6 +111,14 @@ class Hit(NamedTuple):
         if spans and text == snippet:  # the index marked the matched words itself
             return Snippet(text, tuple(spans))
         return Snippet(text, tuple(highlight(text, self.query))) if text else None
+
+
+_FULL_TEXT_TIER = TIERS[FULL_TEXT]
+
+
+def _named(summary: SessionSummary) -> bool:
+    """The session's row shows its name (not its first message)."""
+    return bool(summary.name and summary.name.strip())
 
 
 class SearchProgress(NamedTuple):
@@ -471,18 +486,30 @@ class _Matcher:
     def collect(self, block: Block, buckets: list[list[Hit]], limit: int | None = None) -> None:
         """Append the hits of one block to `buckets` (one list per tier), in block order;
         none to a bucket that holds `limit` hits already."""
+        self.add_hits(block, self.matched(block), buckets, limit)
+
+    def matched(self, block: Block) -> dict[int, _Match] | list[int]:
+        """The sessions of `block` that match, each with its (tier, field, score); for a query
+        of filters only (no text terms), the indices of those that pass them."""
         alive = self.alive(block.hays)
+        if not self.positive:
+            return alive
+        matches = self.scan(block, alive)
+        if self.whole and matches:
+            self._upgrade_whole(block, matches, several=len(self.positive) > 1)
+        return matches
+
+    def add_hits(
+        self, block: Block, matches: dict[int, _Match] | list[int], buckets: list[list[Hit]], limit: int | None = None
+    ) -> None:
+        """`collect` once `matched` answered for `block`."""
         summaries, query, count = block.summaries, self.query, len(self.positive)
         new_hit = _new_hit
-        if not count:
+        if isinstance(matches, list):
             buckets[0].extend(
-                new_hit(Hit, (summaries[index], FILTER_ONLY, "filter", 100.0, query, None)) for index in alive
+                new_hit(Hit, (summaries[index], FILTER_ONLY, "filter", 100.0, query, None)) for index in matches
             )
             return
-        matches = self.scan(block, alive)
-        whole = self.whole
-        if whole and matches:
-            self._upgrade_whole(block, matches, several=count > 1)
         text_hits, add, tiers = self.text_hits, [bucket.append for bucket in buckets], TIERS
         lazy = hasattr(text_hits, "fields")  # `IndexHits`: each hit keeps the map, made on first use
         hit_of = text_hits.get if text_hits and not lazy else None  # (a lazy map's truth is a call)
@@ -640,6 +667,7 @@ def search_iter(
     chunk: int = 2048,
     cache: SearchCache | None = None,
     marks: Mapping[str, Any] | None = None,
+    on_matched: Callable[[Matched], None] | None = None,
 ) -> Iterator[SearchProgress]:
     """Rank `summaries` for `query`, yielding a `SearchProgress` between chunks of work.
 
@@ -649,6 +677,8 @@ def search_iter(
     everything is folded afresh).  Folding sessions not in the cache yields every 256
     sessions, so no step is long.  `marks` (session id -> `core.marks.Mark`) is what
     `tag:` and `is:` terms are checked against (none given: nothing is pinned or tagged).
+    `on_matched` is called with every match (`Matched`) once they are known, before the
+    hits are made and ranked.
     """
     parsed = parse_query(query) if isinstance(query, str) else query
     if parsed.mark_filters:
@@ -657,8 +687,8 @@ def search_iter(
     matcher = _Matcher(parsed, text_hits, paths)
     total = len(summaries)
     chunk = max(chunk, 1)
-    buckets: list[list[Hit]] = [[] for _ in TIERS]
     ordered, last = True, -math.inf
+    parts: list[tuple[Block, dict[int, _Match] | list[int]]] = []
     for start in range(0, total, chunk):
         part = summaries[start : start + chunk]
         block = cache.cached_block(part)
@@ -671,11 +701,58 @@ def search_iter(
             yield SearchProgress(start, total)
         ordered = ordered and block.ordered and last <= block.recency[0]
         last = block.recency[-1]
-        matcher.collect(block, buckets)
+        parts.append((block, matcher.matched(block)))
         if start + chunk < total:
             yield SearchProgress(start + chunk, total)
     cache.prune(summaries, -(-total // chunk))
+    if on_matched is not None:  # every match is known: how many, before the hits are made and ranked
+        on_matched(Matched(parts))
+        yield SearchProgress(total, total)
+    buckets: list[list[Hit]] = [[] for _ in TIERS]
+    for number, (block, matches) in enumerate(parts, 1):
+        matcher.add_hits(block, matches, buckets)
+        if number % _HITS_STEP == 0:
+            yield SearchProgress(total, total)
     yield SearchProgress(total, total, _ranked(buckets, ordered, text_hits))
+
+
+_TIER, _FIELD = itemgetter(0), itemgetter(1)  # of a `_Match`
+_FIRST_MESSAGE = "first message"
+_HITS_STEP = 8  # blocks whose hits are made between two yields of `search_iter`
+
+
+class Matched:
+    """Every session a search matched, before its hits are made and ranked (`search_iter`'s
+    `on_matched`): how many rows the hits will make, and how many of those show a second
+    line, are known here already (a picker's count and scrollbar, ahead of the ranking)."""
+
+    __slots__ = ("_parts",)
+
+    def __init__(self, parts: list[tuple[Block, dict[int, _Match] | list[int]]]) -> None:
+        self._parts = parts
+
+    def tally(self, leave_out: Collection[str] = ()) -> tuple[int, int]:
+        """(the hits, those of them whose row says why they matched on a second line:
+        `Hit.shows_snippet`), the sessions at the paths in `leave_out` left out.  C-level
+        counts where they can be (40,000 matches per keystroke at 100,000 sessions)."""
+        hits = snippets = 0
+        for block, matches in self._parts:
+            summaries = block.summaries
+            out = block.indices_among(leave_out) if leave_out else set()
+            if isinstance(matches, list):  # a query of filters only: no snippets
+                hits += len(matches) - len(out & set(matches)) if out else len(matches)
+                continue
+            values = matches.values()
+            hits += len(matches)
+            snippets += list(map(_TIER, values)).count(FULL_TEXT)
+            if "first message" in map(_FIELD, values):  # (a name's session whose first message matched)
+                in_first = compress(matches.items(), map(_FIRST_MESSAGE.__eq__, map(_FIELD, values)))
+                snippets += sum(1 for index, match in in_first if match[0] != FULL_TEXT and _named(summaries[index]))
+            for index in out & matches.keys() if out else ():
+                tier, field, _score = matches[index]
+                hits -= 1
+                snippets -= tier == FULL_TEXT or (field == "first message" and _named(summaries[index]))
+        return hits, snippets
 
 
 def _ranked(buckets: list[list[Hit]], ordered: bool, text_hits: Mapping[str, TextHit] | None) -> list[Hit]:
