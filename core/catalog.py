@@ -1121,13 +1121,13 @@ class Catalog:
             return kept[1].listing(sys.maxsize)
         return stored_listing(self, cwd, sys.maxsize, most=most)
 
-    def keep_decoded(self, keys: list[tuple[str, tuple[int, int, int]]], summaries: list[SessionSummary]) -> None:
-        """Summaries a stored listing decoded, by path and (size, mtime_ns, check) of their
-        index row: the next `refresh` reuses each for its row if the row is unchanged (the
-        same size, mtime and check) instead of decoding it
-        again, so a refresh after the picker's whole stored listings returns the same objects
-        (the picker then compares them by identity).  Taken, and forgotten, by that refresh."""
-        self._decoded.update((path, (check, summary)) for (path, check), summary in zip(keys, summaries, strict=True))
+    def keep_decoded(self, decoded: Mapping[str, tuple[tuple[int, int, int], SessionSummary]]) -> None:
+        """Summaries a stored listing decoded, as path -> ((size, mtime_ns, check) of its index
+        row, summary): the next `refresh` reuses each for its row if the row is unchanged (the
+        same size, mtime and check) instead of decoding it again, so a refresh after the
+        picker's whole stored listings returns the same objects (the picker then compares
+        them by identity).  Taken, and forgotten, by that refresh."""
+        self._decoded.update(decoded)
 
     def prefetched(self, cwd: str | None) -> bool:
         """Whether `prefetch_stored(cwd)` started the answer `stored(cwd)` will take."""

@@ -127,7 +127,7 @@ class StoredRead:
         try:
             checked = index.checked_summaries(file_ids=[row[0] for row in shown[:limit]])
             first = self._decode(checked)
-            self.catalog.keep_decoded([(path, check) for path, check, _blob in checked], first)
+            self.catalog.keep_decoded(self.decoded)  # (a dict's update: ~1 ms for 10,000, not ~25 by pairs)
             if len(head) < len(rows) or len(shown) > limit:  # (a whole listing has every parent there is)
                 first += _parents_of(first, scope, list(names), index)
         except (sqlite3.Error, ValueError, TypeError):  # a blob that passed its check but does not decode
