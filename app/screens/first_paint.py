@@ -15,10 +15,13 @@ session once the user has moved it).
 * Once the first rows are drawn, the load worker lists the other scope from the index, its
   first screens then the whole of it (`_post_other_stored`; launched in a big project, the
   project whole is picked from every project's: `_post_project_of`), before the exact
-  refresh (only for an index of at most `STORED_AHEAD_MOST` files), and the other scope's
-  rows are made ahead in a worker: a Tab while the refresh runs finds every session of that scope listed
-  and its rows made, rather than its first screens ("300 of 10,000") and then the refresh's
-  rows made after it lands (0.15-0.6 s after the Tab at 10,000 sessions on a busy machine).
+  refresh (only for an index of at most `STORED_AHEAD_MOST` files), the whole from the
+  first screens' read of the index (`core.firstpaint.StoredRead`), with its rows, made
+  in the load worker before the listing is posted (`_make_rows_here`): a Tab while the
+  refresh runs finds every session of that scope listed and its rows made, rather than its
+  first screens ("300 of 10,000") and then the refresh's rows made after it lands (0.15-0.6
+  s after the Tab at 10,000 sessions on a busy machine); a Tab before the whole listing
+  shows the first screens, then every row in the handler that takes the whole listing.
   The refresh (which reuses the summaries decoded for it: `Catalog.keep_decoded`) lists
   both scopes and replaces them when it lands (the cursor stays on its session), or, when
   it found nothing changed, keeps them and their rows (`PickerModel.as_listed`): the screen
@@ -197,8 +200,8 @@ class FirstPaint:
         finds them listed, then that scope whole (a Tab then finds every session listed, its
         rows made ahead).  Made before the refresh rather than beside it: beside it they took
         the GIL in turns with it (270 ms instead of 35 at 10,000 sessions on a busy machine).
-        The first screens come first (35 ms of CPU at 10,000 sessions, the whole ~140): a Tab
-        just after the launch waits for them."""
+        The first screens come first (~35 ms of CPU at 10,000 sessions, the whole from the
+        same read ~130, its rows ~30): a Tab just after the launch waits for them."""
         other = "all" if scope == "project" else "project"
         self._making_ahead = other  # a Tab meanwhile waits for these
         try:
@@ -281,7 +284,9 @@ class FirstPaint:
 
     def _rows_ahead_of(self, scope: str) -> None:
         """Make the rows of `scope` (the other one, listed whole from the store) in a worker,
-        for a Tab to find made (row_flow.py's `RowsMemo`): 0.05-0.15 s at 10,000 sessions."""
+        for a Tab to find made (row_flow.py's `RowsMemo`): a whole listing's rows were made
+        with it (`_make_rows_here`), unless the sort, the filters or the marks changed since,
+        and the worker finds them; it says that they live as long as the picker."""
         view = self.model.other_view()
         if view is not None and scope != self.model.scope and not self._inline(view):
             self._rows_ahead_worker(view)
