@@ -258,8 +258,12 @@ class PickerModel:
         """The other scope's plain listing, as Tab would show it now (None: not listed yet)."""
         other: Scope = "all" if self.scope == "project" else "project"
         summaries = self.summaries.get(other)
-        if summaries is None:
-            return None
+        return None if summaries is None else self.listing_view(summaries)
+
+    def listing_view(self, summaries: Sequence[SessionSummary]) -> RowsView:
+        """The plain listing of `summaries` as it would be shown now (sort, filters, marks),
+        sharing the model's `RowsMemo`: rows a worker makes of a listing before it is loaded
+        are found made once it is (the same list object)."""
         return RowsView(summaries, self.named_only, self.sort, self.children, self.marks, None, self._memo)
 
     def visible(self) -> Sequence[SessionSummary]:

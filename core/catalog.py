@@ -56,7 +56,7 @@ from .model import SessionSummary
 from .text import is_utf8
 
 if TYPE_CHECKING:  # imported where used: a warm listing reads no file and searches nothing
-    from .firstpaint import Prefetch
+    from .firstpaint import Prefetch, StoredRead
     from .indexquery import Ranked, Stale
     from .search import Query, TextHit
     from .trash import TrashReceipt
@@ -213,6 +213,7 @@ class Catalog:
         self._cache_dir = cache_dir
         self._prefetch: Prefetch | None = None  # a first screen being made ahead (`prefetch_stored`)
         self._decoded: dict[str, tuple[tuple[int, int, int], SessionSummary]] = {}  # see `keep_decoded`
+        self._stored_read: tuple[str | None, StoredRead] | None = None  # see `stored`: for the whole listing
         self._index: Index | None = None
         self._index_error: str | None = None
         self._problem: str | None = None  # the last thing the guard did about the index
@@ -419,6 +420,7 @@ class Catalog:
     ) -> list[SessionSummary]:
         """Bring the index up to date (only changed files are read; appended ones from the last
         offset) and return every exact summary, newest first.  Raises `Cancelled` on cancel."""
+        self._stored_read = None  # (a first paint's read, not needed any more)
         return [payload for _modified, _cwd, payload in self._refreshed(progress, cancel, full_text, False)]
 
     def update_index(
@@ -1100,22 +1102,32 @@ class Catalog:
         screen before `refresh` (`core.firstpaint`); None when the index cannot say (or holds
         more than `most` files).  `whole`: every session, not only the first screens (with
         `most`: the picker's other scope, listed whole while the refresh runs).  The answer
-        `prefetch_stored` started for `cwd` is taken (once) rather than made again."""
-        from .firstpaint import stored_listing
+        `prefetch_stored` started for `cwd` is taken (once) rather than made again; with `most`,
+        the index rows read for the first screens are kept for the whole listing that follows
+        (`firstpaint.StoredRead`), until that listing or the next `refresh` takes them."""
+        from .firstpaint import StoredRead, stored_listing
 
         if not whole:
             prefetched, self._prefetch = self._prefetch, None
             if prefetched is not None and prefetched.cwd == cwd:
                 return prefetched.result()
-        return stored_listing(self, cwd, None if not whole else sys.maxsize, most=most)
+            if most is None:
+                return stored_listing(self, cwd)
+            read = StoredRead.of(self, cwd, most=most)  # kept: the whole listing may follow (`StoredRead`)
+            self._stored_read = None if read is None else (cwd, read)
+            return None if read is None else read.listing()
+        kept, self._stored_read = self._stored_read, None
+        if kept is not None and kept[0] == cwd:
+            return kept[1].listing(sys.maxsize)
+        return stored_listing(self, cwd, sys.maxsize, most=most)
 
-    def keep_decoded(self, keys: list[tuple[str, tuple[int, int, int]]], summaries: list[SessionSummary]) -> None:
-        """Summaries a stored listing decoded, by path and (size, mtime_ns, check) of their
-        index row: the next `refresh` reuses each for its row if the row is unchanged (the
-        same size, mtime and check) instead of decoding it
-        again, so a refresh after the picker's whole stored listings returns the same objects
-        (the picker then compares them by identity).  Taken, and forgotten, by that refresh."""
-        self._decoded.update((path, (check, summary)) for (path, check), summary in zip(keys, summaries, strict=True))
+    def keep_decoded(self, decoded: Mapping[str, tuple[tuple[int, int, int], SessionSummary]]) -> None:
+        """Summaries a stored listing decoded, as path -> ((size, mtime_ns, check) of its index
+        row, summary): the next `refresh` reuses each for its row if the row is unchanged (the
+        same size, mtime and check) instead of decoding it again, so a refresh after the
+        picker's whole stored listings returns the same objects (the picker then compares
+        them by identity).  Taken, and forgotten, by that refresh."""
+        self._decoded.update(decoded)
 
     def prefetched(self, cwd: str | None) -> bool:
         """Whether `prefetch_stored(cwd)` started the answer `stored(cwd)` will take."""

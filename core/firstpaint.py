@@ -71,47 +71,109 @@ def stored_listing(
     the files the index has not seen yet (see the module); None when the index cannot say,
     or (`most`) may hold more than `most` files: every project's listing costs CPU in
     proportion (0.35 s at 100,000 sessions), too much for one made only in case."""
-    limit = FIRST_SESSIONS if limit is None else limit
-    index = catalog.index
-    if index is None:
-        return None
-    roots = tuple(_root_prefixes(catalog))
-    try:
-        if most is not None and index.files_bound() > most:
-            return None
-        rows = [row for row in index.sessions_in(None if cwd is None else _spellings(cwd)) if row[1].startswith(roots)]
-    except (sqlite3.Error, TypeError, ValueError):
-        return None
-    if not rows:
-        return None
-    rows.sort(key=itemgetter(2), reverse=True)
-    head = rows[: 2 * limit]  # the first screens, with room for files gone since
-    names = _listed({row[1].rpartition(os.sep)[0] for row in head})  # where the first screens live
-    if names is None:
-        return None
-    scope = {row[1] for row in rows}
-    listed = {prefix + name for directory, found in names.items() for prefix in [directory + os.sep] for name in found}
-    shown = [row for row in head if row[1] in listed or row[1].rpartition(os.sep)[0] not in names]
-    arrived = listed - scope  # sessions the index has not seen (or other projects' files)
-    try:
-        checked = index.checked_summaries(file_ids=[row[0] for row in shown[:limit]])
-        first = [decode_summary(blob) for _path, _check, blob in checked]
-        catalog.keep_decoded([(path, check) for path, check, _blob in checked], first)
-        if len(head) < len(rows) or len(shown) > limit:  # (a whole listing has every parent there is)
-            first += _parents_of(first, scope, list(names), index)
-    except (sqlite3.Error, ValueError, TypeError):  # a blob that passed its check but does not decode
-        return None
-    new: list[SessionSummary] = []
-    if len(arrived) <= NEW_FILES_READ:
-        from .catalog import in_project
-        from .prefix import quick_summaries
+    read = StoredRead.of(catalog, cwd, most=most)
+    return None if read is None else read.listing(limit)
 
-        new = quick_summaries(_stat(arrived), text=False)
-        new = new if cwd is None else in_project(new, cwd)
-        first += new
-    listing = StoredSessions(sorted(first, key=attrgetter("modified_ms"), reverse=True))
-    listing.total = len(rows) - (len(head) - len(shown)) + len(new)  # files gone further down: not counted
-    return listing
+
+class StoredRead:
+    """One read of a scope's index rows (`Index.sessions_in`) for its stored listings: the
+    first screens (`listing()`), then the whole of it (`listing(sys.maxsize)`, the picker's
+    other scope, made in case of a Tab) without reading the index rows again, listing the
+    directories again (a stat each: one whose entries changed is listed again) or decoding
+    the first screens' summaries again.  The index rows stay as read: a file indexed between
+    the two listings shows as new (read from its 4 KB prefix), as one indexed after them;
+    the exact refresh follows and has the last word."""
+
+    def __init__(self, catalog: Catalog, cwd: str | None, index: Any, rows: list[tuple[int, str, int]]) -> None:
+        self.catalog, self.cwd, self.index = catalog, cwd, index
+        self.rows = rows  # (file_id, path, modified_ms), newest first
+        self.scope = {row[1] for row in rows}
+        self.names: dict[str, set[str]] = {}  # directory -> the *.jsonl names in it, listed once
+        self.stamps: dict[str, int] = {}  # directory -> its mtime before it was listed (`_list`)
+        self.decoded: dict[str, tuple[tuple[int, int, int], SessionSummary]] = {}  # path -> (its row's check, summary)
+
+    @classmethod
+    def of(cls, catalog: Catalog, cwd: str | None, *, most: int | None = None) -> StoredRead | None:
+        """The rows of `cwd`'s project (None: every project) under the catalog's roots, or None
+        when the index cannot say (or, `most`, may hold more than `most` files)."""
+        index = catalog.index
+        if index is None:
+            return None
+        roots = tuple(_root_prefixes(catalog))
+        try:
+            if most is not None and index.files_bound() > most:
+                return None
+            found = index.sessions_in(None if cwd is None else _spellings(cwd))
+            rows = [row for row in found if row[1].startswith(roots)]
+        except (sqlite3.Error, TypeError, ValueError):
+            return None
+        if not rows:
+            return None
+        rows.sort(key=itemgetter(2), reverse=True)
+        return cls(catalog, cwd, index, rows)
+
+    def listing(self, limit: int | None = None) -> StoredSessions | None:
+        """The newest `limit` sessions (`FIRST_SESSIONS`; `sys.maxsize`: all of them) with
+        their parents and the files the index has not seen (see `stored_listing`)."""
+        limit = FIRST_SESSIONS if limit is None else limit
+        rows, index = self.rows, self.index
+        head = rows[: 2 * limit]  # the first screens, with room for files gone since
+        if not self._list({row[1].rpartition(os.sep)[0] for row in head}):  # where the first screens live
+            return None
+        names, scope = self.names, self.scope
+        listed = {folder + os.sep + name for folder, found in names.items() for name in found}
+        shown = [row for row in head if row[1] in listed or row[1].rpartition(os.sep)[0] not in names]
+        arrived = listed - scope  # sessions the index has not seen (or other projects' files)
+        try:
+            checked = index.checked_summaries(file_ids=[row[0] for row in shown[:limit]])
+            first = self._decode(checked)
+            self.catalog.keep_decoded(self.decoded)  # (a dict's update: ~1 ms for 10,000, not ~25 by pairs)
+            if len(head) < len(rows) or len(shown) > limit:  # (a whole listing has every parent there is)
+                first += _parents_of(first, scope, list(names), index)
+        except (sqlite3.Error, ValueError, TypeError):  # a blob that passed its check but does not decode
+            return None
+        new: list[SessionSummary] = []
+        if len(arrived) <= NEW_FILES_READ:
+            from .catalog import in_project
+            from .prefix import quick_summaries
+
+            new = quick_summaries(_stat(arrived), text=False)
+            new = new if self.cwd is None else in_project(new, self.cwd)
+            first += new
+        listing = StoredSessions(sorted(first, key=attrgetter("modified_ms"), reverse=True))
+        listing.total = len(rows) - (len(head) - len(shown)) + len(new)  # files gone further down: not counted
+        return listing
+
+    def _list(self, directories: set[str]) -> bool:
+        """List the directories not listed yet, and those listed whose entries changed since
+        (their mtime: a session created or deleted between the two listings); False: one
+        cannot be listed."""
+        stamps = self.stamps
+        try:
+            known = directories & stamps.keys()
+            changed = {folder for folder in known if os.stat(folder).st_mtime_ns != stamps[folder]}
+            wanted = (directories - stamps.keys()) | changed
+            stamped = {folder: os.stat(folder).st_mtime_ns for folder in wanted}  # (before the listing)
+        except OSError:
+            return False
+        more = _listed(wanted)
+        if more is None:
+            return False
+        self.names.update(more)
+        stamps.update(stamped)
+        return True
+
+    def _decode(self, checked: list[tuple[str, tuple[int, int, int], bytes]]) -> list[SessionSummary]:
+        """The summaries of `checked` rows, each decoded once per read (a row seen by an earlier
+        listing, unchanged, gives the same object)."""
+        decoded = self.decoded
+        summaries: list[SessionSummary] = []
+        for path, check, blob in checked:
+            kept = decoded.get(path)
+            if kept is None or kept[0] != check:
+                kept = decoded[path] = (check, decode_summary(blob))
+            summaries.append(kept[1])
+        return summaries
 
 
 def _spellings(cwd: str) -> list[str]:
@@ -234,4 +296,12 @@ def known_session(catalog: Catalog) -> bool:
     return False
 
 
-__all__ = ["FIRST_SESSIONS", "NEW_FILES_READ", "Prefetch", "StoredSessions", "known_session", "stored_listing"]
+__all__ = [
+    "FIRST_SESSIONS",
+    "NEW_FILES_READ",
+    "Prefetch",
+    "StoredRead",
+    "StoredSessions",
+    "known_session",
+    "stored_listing",
+]

@@ -143,3 +143,38 @@ def test_a_refresh_after_a_whole_stored_listing_returns_its_summaries_for_unchan
         else:
             assert summary is by_path[summary.path], "the stored listing's own summary"
     assert catalog.refresh() == exact, "taken once: the next refresh decodes as before"
+
+
+def test_the_whole_listing_after_the_first_screens_comes_from_their_read(tmp_path: Path, monkeypatch) -> None:
+    """The picker's other scope: its first screens (`stored(..., most=)`), then the whole of it
+    (`whole=True`) from the same read of the index: the first screens' summaries are the same
+    objects, and the whole listing is what a fresh whole listing gives, a session created or
+    deleted between the two listings included (its directory, changed, is listed again)."""
+    from seance.core import firstpaint
+
+    monkeypatch.setattr(firstpaint, "FIRST_SESSIONS", 3)
+    root = make_root(tmp_path)
+    Catalog([root], cache_dir=tmp_path / "cache").refresh()
+    catalog = Catalog([root], cache_dir=tmp_path / "cache")  # a new launch
+    first = catalog.stored(None, most=100)
+    assert first is not None and first.total == 8 and len(first) < 8
+    # between the two listings: one session created, one deleted
+    created = write_session(root, Spec("s-between", OTHER, ("started meanwhile",), timedelta(minutes=1)))
+    gone = session_path(root, Spec("s-old", PROJECT))
+    gone.unlink()
+    reads: list[object] = []
+    read_rows = type(catalog.index).sessions_in
+
+    def counted(index, cwds):  # type: ignore[no-untyped-def]
+        reads.append(cwds)
+        return read_rows(index, cwds)
+
+    monkeypatch.setattr(type(catalog.index), "sessions_in", counted)
+    whole = catalog.stored(None, most=100, whole=True)
+    assert reads == [], "the whole listing read no index row again"
+    assert whole is not None and whole.total == len(whole) == 8
+    fresh = stored_listing(Catalog([root], cache_dir=tmp_path / "cache"), None, 10**9)
+    assert fresh is not None and paths(whole) == paths(fresh) and whole == fresh
+    assert str(created) in paths(whole) and str(gone) not in paths(whole)
+    by_path = {summary.path: summary for summary in whole}
+    assert all(by_path[summary.path] is summary for summary in first if summary.path in by_path), "decoded once"

@@ -230,9 +230,10 @@ async def test_tab_while_the_exact_rows_are_made_shows_the_stored_rows_meanwhile
     monkeypatch.setattr(session_list, "ROWS_AHEAD_DELAY", 60.0)  # not made ahead during the test
     rows_gate = threading.Event()
     make_rows = picker_model.plain_rows
+    armed = threading.Event()  # set once the refresh landed (the whole stored listing's rows are made before)
 
     def slow_in_a_worker(*args: Any, **kwargs: Any) -> Any:  # the rows worker's 100,000 rows, made slow
-        if threading.current_thread() is not threading.main_thread():
+        if threading.current_thread() is not threading.main_thread() and armed.is_set():
             assert rows_gate.wait(20), "the test never opened the rows gate"
         return make_rows(*args, **kwargs)
 
@@ -249,6 +250,7 @@ async def test_tab_while_the_exact_rows_are_made_shows_the_stored_rows_meanwhile
         catalog.gate.set()
         await wait_until(pilot, lambda: "all" in screen.model.summaries and not screen._loading)
         assert catalog.refreshes == 1 and len(screen.model.summaries["all"]) == 8, "the exact listing is in"
+        armed.set()
         await pilot.press("tab")
         rows = by_id(screen)
         assert "s-other1" in rows and rows["s-other1"].name is None, "every project as stored, meanwhile"
@@ -358,3 +360,46 @@ async def test_tab_before_the_other_scope_is_listed_whole_shows_its_first_screen
         await settle(pilot)
         assert len(screen.session_list.rows) == 8 and catalog.refreshes == 1
         assert screen.session_list.highlighted.path == chosen
+
+
+async def test_tab_before_the_other_scope_is_listed_whole_shows_every_row_with_that_listing(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """A Tab before the other scope's whole listing is made (just after the launch) shows its
+    first screens, then, in the very handler that takes the whole listing, every row of it:
+    the rows are made with the listing, in the load worker, before it is posted and before
+    the exact refresh (on the old code the handler showed the first screens again as a
+    stand-in and started a rows worker, which ran beside the refresh that had started
+    meanwhile: the rows came 0.1-0.3 s later at 10,000 sessions).  The refresh then finds
+    nothing changed and the rows stay."""
+    monkeypatch.setattr(firstpaint, "FIRST_SESSIONS", 4)  # the first screens: less than a scope
+    monkeypatch.setattr(SessionPickerScreen, "rows_inline_max", 3)  # every scope's rows made off the UI thread
+    monkeypatch.setattr(first_paint, "STAND_IN_ROWS", 4)  # a stand-in shows less than the scope
+    shown_with_whole: list[int] = []
+    take = first_paint.FirstPaint.on_stored_ready
+
+    def taking(self: SessionPickerScreen, message: first_paint.StoredReady) -> None:
+        take(self, message)
+        if message.whole:
+            shown_with_whole.append(len(self.session_list.rows))
+
+    monkeypatch.setattr(first_paint.FirstPaint, "on_stored_ready", taking)
+    root = make_root(tmp_path)
+    Catalog([root]).refresh()  # nothing changes after: the refresh will find what the index holds
+    app, catalog = gated_app(root, prefetch=True)
+    catalog.whole_gate.clear()
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(pilot)
+        await wait_until(pilot, lambda: "all" in screen.model.summaries)
+        await pilot.press("tab")
+        assert len(screen.session_list.rows) < 8 and "of 8 sessions" in screen.status.render().plain
+        catalog.whole_gate.set()
+        await wait_until(pilot, lambda: bool(shown_with_whole))
+        assert shown_with_whole == [8], "every row, in the handler that took the whole listing"
+        assert " of " not in screen.status.render().plain
+        rows = screen.session_list.rows
+        catalog.gate.set()
+        await wait_until(pilot, lambda: not screen._loading)
+        await settle(pilot)
+        assert catalog.refreshes == 1
+        assert screen.session_list.rows is rows, "the refresh found nothing changed: the rows stay"

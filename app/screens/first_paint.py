@@ -15,10 +15,13 @@ session once the user has moved it).
 * Once the first rows are drawn, the load worker lists the other scope from the index, its
   first screens then the whole of it (`_post_other_stored`; launched in a big project, the
   project whole is picked from every project's: `_post_project_of`), before the exact
-  refresh (only for an index of at most `STORED_AHEAD_MOST` files), and the other scope's
-  rows are made ahead in a worker: a Tab while the refresh runs finds every session of that scope listed
-  and its rows made, rather than its first screens ("300 of 10,000") and then the refresh's
-  rows made after it lands (0.15-0.6 s after the Tab at 10,000 sessions on a busy machine).
+  refresh (only for an index of at most `STORED_AHEAD_MOST` files), the whole from the
+  first screens' read of the index (`core.firstpaint.StoredRead`), with its rows, made
+  in the load worker before the listing is posted (`_make_rows_here`): a Tab while the
+  refresh runs finds every session of that scope listed and its rows made, rather than its
+  first screens ("300 of 10,000") and then the refresh's rows made after it lands (0.15-0.6
+  s after the Tab at 10,000 sessions on a busy machine); a Tab before the whole listing
+  shows the first screens, then every row in the handler that takes the whole listing.
   The refresh (which reuses the summaries decoded for it: `Catalog.keep_decoded`) lists
   both scopes and replaces them when it lands (the cursor stays on its session), or, when
   it found nothing changed, keeps them and their rows (`PickerModel.as_listed`): the screen
@@ -44,6 +47,7 @@ from textual.message import Message
 from textual.worker import get_current_worker
 
 from seance.core.catalog import in_project
+from seance.core.gcpause import gc_paused
 from seance.core.model import SessionSummary
 
 from ..messages import SessionsLoaded
@@ -196,24 +200,40 @@ class FirstPaint:
         finds them listed, then that scope whole (a Tab then finds every session listed, its
         rows made ahead).  Made before the refresh rather than beside it: beside it they took
         the GIL in turns with it (270 ms instead of 35 at 10,000 sessions on a busy machine).
-        The first screens come first (35 ms of CPU at 10,000 sessions, the whole ~140): a Tab
-        just after the launch waits for them."""
+        The first screens come first (~35 ms of CPU at 10,000 sessions, the whole from the
+        same read ~130, its rows ~30): a Tab just after the launch waits for them."""
         other = "all" if scope == "project" else "project"
         self._making_ahead = other  # a Tab meanwhile waits for these
         try:
-            first = self._stored_now(other, ahead=True) or []
-            if get_current_worker().is_cancelled:
-                return
-            total = getattr(first, "total", len(first))
-            self.post_message(StoredReady(other, first, total))  # (none: a Tab meanwhile asks for them)
-            if first and len(first) < total:
-                whole = self._stored_now(other, ahead=True, whole=True)
-                if whole and len(whole) > len(first) and not get_current_worker().is_cancelled:
-                    self.post_message(StoredReady(other, whole, getattr(whole, "total", len(whole)), whole=True))
-                    if other == "all":
-                        self._post_project_of(whole, generation)
+            with gc_paused():  # 10,000 summaries, then their rows: no collection walks them mid-build (-20%)
+                self._post_other_listings(other, generation)
         finally:
             self._making_ahead = None
+
+    def _post_other_listings(self, other: str, generation: int) -> None:
+        """`_post_other_stored`'s listings of the scope `other`, and the rows of the whole one."""
+        first = self._stored_now(other, ahead=True) or []
+        if get_current_worker().is_cancelled:
+            return
+        total = getattr(first, "total", len(first))
+        self.post_message(StoredReady(other, first, total))  # (none: a Tab meanwhile asks for them)
+        if not first or len(first) >= total:
+            return
+        whole = self._stored_now(other, ahead=True, whole=True)
+        if whole and len(whole) > len(first) and not get_current_worker().is_cancelled:
+            self._make_rows_here(whole)
+            self.post_message(StoredReady(other, whole, getattr(whole, "total", len(whole)), whole=True))
+            if other == "all":
+                self._post_project_of(whole, generation)
+
+    def _make_rows_here(self, summaries: list[SessionSummary]) -> None:
+        """In the load worker: the rows of a whole listing, made before it is posted (the
+        model's `RowsMemo` keeps them): the handler that takes it, or a Tab that waited for
+        it, shows every row at once.  Made in a worker after it was posted, they came
+        ~0.1-0.2 s later at 10,000 sessions: the worker started once the UI thread had
+        handled the listing, beside the exact refresh, which had started meanwhile and held
+        the GIL."""
+        self.model.listing_view(summaries).plain_rows()  # (the collector paused by the caller)
 
     def _post_project_of(self, every: list[SessionSummary], generation: int) -> None:
         """In the load worker: the project whole, picked from every project's whole listing
@@ -264,7 +284,9 @@ class FirstPaint:
 
     def _rows_ahead_of(self, scope: str) -> None:
         """Make the rows of `scope` (the other one, listed whole from the store) in a worker,
-        for a Tab to find made (row_flow.py's `RowsMemo`): 0.05-0.15 s at 10,000 sessions."""
+        for a Tab to find made (row_flow.py's `RowsMemo`): a whole listing's rows were made
+        with it (`_make_rows_here`), unless the sort, the filters or the marks changed since,
+        and the worker finds them; it says that they live as long as the picker."""
         view = self.model.other_view()
         if view is not None and scope != self.model.scope and not self._inline(view):
             self._rows_ahead_worker(view)
