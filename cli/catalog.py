@@ -192,8 +192,7 @@ def _run_ls(args: argparse.Namespace) -> int:
                 _report_skipped(catalog)
                 # pinned first with marks; the answer is kept for the same query on the same files
                 write_json_pieces(marked_pieces(catalog.query_json_parts(fresh), marks))
-                found = fresh.rows or (fresh.printed is not None and fresh.printed != b"[]")
-                return ExitCode.OK if found else ExitCode.NOT_FOUND
+                return ExitCode.OK if fresh.found() else ExitCode.NOT_FOUND
             # the stored objects of the hits, ranked from stored titles: no summary decoded
             ranked = _matching_pi_json(catalog, args.query, cwd)
             if ranked is not None:
