@@ -58,6 +58,7 @@ from .text import is_utf8
 if TYPE_CHECKING:  # imported where used: a warm listing reads no file and searches nothing
     from .firstpaint import Prefetch
     from .indexquery import Ranked, Stale
+    from .queryobjects import Made
     from .search import Query, TextHit
     from .trash import TrashReceipt
 
@@ -184,6 +185,17 @@ def _write_batch(index: Index, batch: list[tuple]) -> None:
             else:
                 _, path, size, mtime_ns, reason = item
                 writer.put_not_session(path, size, mtime_ns, reason)
+
+
+def _keep_objects(index: Index, scope: bytes, files: bytes, made: Made, sessions: int) -> None:
+    """Every session's object, read for a query (`core.queryobjects`): its file, then its
+    entry (a shortcut for next time only: a failure to store is no failure)."""
+    from .queryobjects import objects_file, prune, save
+
+    with contextlib.suppress(OSError, *INDEX_ERRORS):
+        save(objects_file(index.cache_dir, scope), made)
+        index.put_listing(scope, files, made.entry, sessions, [], OBJECTS_KEPT)
+        prune(index.cache_dir, index.listing_scopes(scope.partition(b"\0")[0] + b"\0"))
 
 
 class Catalog:
@@ -692,8 +704,7 @@ class Catalog:
                 with contextlib.suppress(*INDEX_ERRORS):
                     index.put_listing(*answer.keep[:2], [answer.keep[2]], answer.sessions, [])
             if isinstance(answer, indexquery.Ranked) and answer.keep_objects is not None and not found.moved:
-                with contextlib.suppress(*INDEX_ERRORS):  # every session's object, likewise
-                    index.put_listing(*answer.keep_objects, answer.sessions, [], OBJECTS_KEPT)
+                _keep_objects(index, *answer.keep_objects, answer.sessions)  # every session's object, likewise
                 answer = answer._replace(keep_objects=None)
             return answer
 
@@ -727,7 +738,7 @@ class Catalog:
             yield ranked.printed
             return
         if ranked.parts is not None:
-            yield from ranked.parts
+            yield b"".join(ranked.parts)
             return
         key = ranked.answer_key
         if ranked.store is not None and ranked.positions is not None:

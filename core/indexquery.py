@@ -41,7 +41,7 @@ from operator import itemgetter, methodcaller
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .fulltext import is_primary
-from .queryobjects import Objects, objects_scope, runs_of, runs_scope
+from .queryobjects import Made, Objects, objects_file, objects_scope, runs_of, runs_scope
 from .queryrows import KeptRows, pack, starts_of, stored_scope, unpack_columns
 
 if TYPE_CHECKING:
@@ -80,10 +80,12 @@ class Ranked(NamedTuple):
     # the answer is printed from those, and kept as their runs when it is too big to keep whole
     store: Objects | None = None
     positions: list[int] | None = None
-    # the objects just read, (scope, files, parts) for `Index.put_listing` after the read transaction
-    keep_objects: tuple[bytes, bytes, list[bytes]] | None = None
-    # the printed answer made from the stored objects and an earlier identical query's runs (`rows` empty)
-    parts: list[bytes] | None = None
+    # the objects just read, (scope, files, store) to keep after the read transaction (`queryobjects.save`)
+    keep_objects: tuple[bytes, bytes, Made] | None = None
+    # the printed answer made from the stored objects and an earlier identical query's runs
+    # (`rows` empty), as views of them; `safe`: `text.json_safe` leaves them as they are
+    parts: list[bytes | memoryview] | None = None
+    safe: bool = False
 
     def found(self) -> bool:
         """Whether the answer names a session (else `ls --query` exits 1)."""
@@ -149,9 +151,9 @@ def rank(
         # a big answer is kept as runs of every session's stored objects (`core.queryobjects`)
         runs = index.stored_listing(runs_scope(answered_as)) if not printed[1].payload else None
         if runs is not None and runs[0] == printed[0] and runs[0] == files():
-            parts = _printed_runs(index, objects_scope(scope), runs[1].payload, files())
-            if parts is not None:
-                return Ranked([], runs[1].skipped, runs[1].reused, parts=parts)
+            printable = _printed_runs(index, objects_scope(scope), runs[1].payload, files())
+            if printable is not None:
+                return Ranked([], runs[1].skipped, runs[1].reused, parts=printable[0], safe=printable[1])
     # Rows are read from here on: through SQLite's bounded cache, not mapped (the stored
     # answer above was read mapped: 5x faster, and its pages are the answer's size).
     index.read_through_cache()
@@ -162,16 +164,19 @@ def rank(
     return answered._replace(answer_key=(answered_as, files(), whole))
 
 
-def _printed_runs(index: Index, scope: bytes, runs: bytes, files: bytes) -> list[bytes] | None:
+def _printed_runs(
+    index: Index, scope: bytes, runs: bytes, files: bytes
+) -> tuple[list[bytes | memoryview], bool] | None:
     """An answer an earlier identical query kept as `runs` (`queryobjects.compact`) for
     exactly these `files` (and full-text index), printed from the objects stored under
-    `scope` for them too; None when those are not there or not the ones it was made from."""
+    `scope` for them too (its parts, views of them, and whether they are `Objects.safe`);
+    None when those are not there or not the ones it was made from."""
     stored = index.stored_listing(scope)
-    if stored is None or stored[0] != files:
+    if stored is None or stored[0] != files or index.in_memory:
         return None
-    objects = Objects.of(stored[1].payload)
+    objects = Objects.load(stored[1].payload, objects_file(index.cache_dir, scope))
     found = runs_of(runs, objects) if objects is not None else None
-    return objects.parts(found) if objects is not None and found is not None else None
+    return (objects.views(found), objects.safe) if objects is not None and found is not None else None
 
 
 def _answered(
@@ -327,22 +332,22 @@ def _ordered(
 
 def _every_object(
     index: Index, every: KeptRows, scope: bytes, files_of: Callable[[], bytes], rows_key: bytes
-) -> tuple[Objects, tuple[bytes, bytes, list[bytes]] | None] | None:
+) -> tuple[Objects, tuple[bytes, bytes, Made] | None] | None:
     """Every session's object of `every` (rows kept for the files `rows_key` names), in
     its order, when those are the files `files_of()` found now: the ones stored for exactly
-    these files and rows, else read in one scan and checked (then also (scope, files,
-    parts) to keep them); None when the files are others, or one object fails its check."""
+    these files and rows, else read in one scan and checked (then also (scope, files, the
+    store) to keep them); None when the files are others, or one object fails its check."""
     from .marks import unmarked_sized
     from .queryobjects import pack as pack_objects
     from .queryobjects import rows_check
 
     files = files_of()
-    if files != rows_key:
+    if files != rows_key or index.in_memory:
         return None  # the rows are not these files' (the caller ranks again)
     check = rows_check(every.file_ids, every.salts)
     stored = index.stored_listing(scope)
     if stored is not None and stored[0] == files:
-        objects = Objects.of(stored[1].payload, check)
+        objects = Objects.load(stored[1].payload, objects_file(index.cache_dir, scope), check)
         if objects is not None:
             return objects, None
     found = index.scanned_payloads(dict(zip(every.file_ids, every.salts, strict=True)), 1 << 62)
@@ -351,9 +356,8 @@ def _every_object(
         return None  # one failed its check: printed as before, its file read again
     joined, lengths = unmarked_sized(payloads)  # type: ignore[arg-type]
     del found, payloads
-    parts = pack_objects(joined, lengths, check)
-    objects = Objects.of(b"".join(parts), check)
-    return (objects, (scope, files, parts)) if objects is not None else None
+    made = pack_objects(joined, lengths, check)
+    return made.objects, (scope, files, made)
 
 
 def _checked_rows(

@@ -7,6 +7,8 @@ from __future__ import annotations
 import os
 import random
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import orjson
@@ -17,7 +19,7 @@ from seance.core import catalog as catalog_module
 from seance.core import indexquery
 from seance.core.generate import generate_corpus
 from seance.core.index import DB_NAME
-from seance.core.queryobjects import Objects, compact, runs, runs_of
+from seance.core.queryobjects import Objects, compact, objects_file, pack, prune, runs, runs_of, save
 
 OBJECTS = (b"query-objects\0",)
 WORDS = ["sqlite", "the", "fix", "test", "error", "file", "add", "code", "use", "run", '"fix the"', "make", "sqlt"]
@@ -150,12 +152,12 @@ def test_damaged_or_other_objects_are_never_printed(
     assert _stored(b"query-runs\0") and _stored(b"query-objects\0")
     path = Path(os.environ["SEANCE_CACHE_DIR"]) / DB_NAME
     rankings = Rankings(monkeypatch)
-    # one byte of the objects changed, their check kept: ranked again, the same bytes
-    with sqlite3.connect(path) as db:
-        (payload,) = db.execute("SELECT payload FROM listings WHERE substr(scope, 1, 14) = ?", OBJECTS).fetchone()
-        damaged = payload.replace(b'"pinned":false', b'"pinned":fals3', 1)
-        assert damaged != payload
-        db.execute("UPDATE listings SET payload = ? WHERE substr(scope, 1, 14) = ?", (damaged, *OBJECTS))
+    # one byte of the objects changed: ranked again, the same bytes
+    (objects,) = Path(os.environ["SEANCE_CACHE_DIR"]).glob("query-objects-*")
+    data = objects.read_bytes()
+    damaged = data.replace(b'"pinned":false', b'"pinned":fals3', 1)
+    assert damaged != data
+    objects.write_bytes(damaged)
     assert _ls(capsysbinary, roots, "the") == reference
     assert rankings.count == 1
     # objects stored again (another tag): the runs made from the old ones are not theirs
@@ -170,21 +172,61 @@ def test_damaged_or_other_objects_are_never_printed(
     assert rankings.count == 1  # kept as runs again, of the new objects
 
 
-def test_runs_and_objects_round_trip_and_refuse_what_is_not_theirs() -> None:
+def test_runs_and_objects_round_trip_and_refuse_what_is_not_theirs(tmp_path: Path) -> None:
     objects = [b'{"pinned":false,"a":1}', b'{"pinned":false,"b":[2]}', b'{"pinned":false,"c":"x,y"}']
-    from seance.core.queryobjects import pack
 
-    store = Objects.of(b"".join(pack(b",".join(objects), list(map(len, objects)), 7)), 7)
+    def stored(scope: bytes) -> tuple[bytes, Path]:
+        made = pack(b",".join(objects), list(map(len, objects)), 7)
+        path = objects_file(tmp_path, scope)
+        save(path, made)
+        return b"".join(made.entry), path
+
+    entry, path = stored(b"one")
+    store = Objects.load(entry, path, 7)
     assert store is not None and len(store) == 3
-    assert Objects.of(b"".join(pack(b",".join(objects), list(map(len, objects)), 7)), 8) is None
+    assert Objects.load(entry, path, 8) is None  # made for other rows
     for order in ([2, 0, 1], [0, 1, 2], [1], [], [2, 1, 0], [1, 2, 0]):
         found = runs(order)
         payload = compact(store.tag, found)
         assert runs_of(payload, store) == found
         assert b"".join(store.parts(found)) == b"[" + b",".join(objects[i] for i in order) + b"]"
     assert runs([0, 1, 2, 5, 6, 3]) == [0, 2, 5, 6, 3, 3]
-    other = Objects.of(b"".join(pack(b",".join(objects), list(map(len, objects)), 7)), 7)
+    other_entry, other_path = stored(b"two")
+    other = Objects.load(other_entry, other_path)
     assert other is not None and runs_of(compact(store.tag, [0, 1]), other) is None  # another store's
     assert runs_of(compact(store.tag, [0, 3]), store) is None  # past the end
     assert runs_of(compact(store.tag, [2, 1]), store) is None  # not a run
-    assert Objects.of(b"short") is None
+    assert Objects.load(entry, other_path) is None  # a file that is not the entry's
+    assert Objects.load(b"short", path) is None
+    path.write_bytes(path.read_bytes().replace(b"x,y", b"x;y"))  # damaged, the same size
+    assert Objects.load(entry, path) is None
+    path.unlink()
+    assert Objects.load(entry, path) is None
+    prune(tmp_path, [b"one"])
+    assert not other_path.exists()
+
+
+@pytest.mark.usefixtures("small_budget")
+def test_kept_runs_written_from_their_file_are_the_fresh_bytes(
+    tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A seance process writing the runs' views to its stdout (a pipe: `writev`, not joined)."""
+    _root, roots = _corpus(tmp_path)
+    reference = _fresh(capsysbinary, monkeypatch, tmp_path, roots, "the")
+    env = dict(os.environ)
+    script = (
+        "import sys; from seance.core import catalog; catalog.ANSWER_BUDGET = 100; "
+        "from seance.cli import main; sys.exit(main(sys.argv[1:]))"
+    )
+    command = [sys.executable, "-c", script, "ls", "--all", "--json", *roots, "--query", "the"]
+    for _ in range(4):  # the rows kept, the key, the runs, then printed from them
+        done = subprocess.run(command, env=env, capture_output=True, check=False, cwd=tmp_path)
+        assert (done.returncode, done.stdout) == reference
+    assert _stored(b"query-runs\0")
+
+
+def test_objects_a_terminal_would_obey_are_not_written_as_stored() -> None:
+    plain = [b'{"pinned":false,"a":"x"}', b'{"pinned":false,"b":"y"}']
+    bidi = [plain[0], '{"pinned":false,"b":"\u202e"}'.encode()]
+    assert pack(b",".join(plain), list(map(len, plain)), 1).objects.safe
+    assert not pack(b",".join(bidi), list(map(len, bidi)), 1).objects.safe
