@@ -318,25 +318,30 @@ def _ordered(
     if kept and len(rows) > len(sessions) // 8:  # no object read yet
         made = None
         if objects_as is not None and isinstance(every, KeptRows):
-            made = _every_object(index, every, *objects_as)
-        if made is not None and isinstance(every, KeptRows):
-            store, keep_objects = made
             if every is not sessions:  # one project's: their positions among every session's
                 position_of = dict(zip(every.file_ids, range(len(every)), strict=True))
                 order = [position_of[row[_FILE_ID]] for row in rows]
-            return Ranked(rows, skipped, len(sessions), keep, store=store, positions=order, keep_objects=keep_objects)
+            made = _every_object(index, every, *objects_as, order)
+        if made is not None:
+            store, slots, keep_objects = made
+            positions = [slots[position] for position in order] if slots is not None else list(range(len(order)))
+            return Ranked(
+                rows, skipped, len(sessions), keep, store=store, positions=positions, keep_objects=keep_objects
+            )
         # their objects in one scan, up to `PAYLOAD_BUDGET` bytes (the others are read when printed)
         objects = index.scanned_payloads({row[_FILE_ID]: row[_SALT] for row in rows}, PAYLOAD_BUDGET)
     return Ranked(rows, skipped, len(sessions), keep, objects)
 
 
 def _every_object(
-    index: Index, every: KeptRows, scope: bytes, files_of: Callable[[], bytes], rows_key: bytes
-) -> tuple[Objects, tuple[bytes, bytes, Made] | None] | None:
-    """Every session's object of `every` (rows kept for the files `rows_key` names), in
-    its order, when those are the files `files_of()` found now: the ones stored for exactly
-    these files and rows, else read in one scan and checked (then also (scope, files, the
-    store) to keep them); None when the files are others, or one object fails its check."""
+    index: Index, every: KeptRows, scope: bytes, files_of: Callable[[], bytes], rows_key: bytes, order: list[int]
+) -> tuple[Objects, list[int] | None, tuple[bytes, bytes, Made] | None] | None:
+    """Every session's object of `every` (rows kept for the files `rows_key` names), when
+    those are the files `files_of()` found now: (the objects, where each `every` position's
+    is among them, and None), those stored for exactly these files and rows; else read in
+    one scan and checked, `order` (an answer's positions) first: (the objects, None: the
+    answer's are the first ones, and (scope, files, the store) to keep them).  None when the
+    files are others, or one object fails its check."""
     from .marks import unmarked_sized
     from .queryobjects import pack as pack_objects
     from .queryobjects import rows_check
@@ -348,16 +353,23 @@ def _every_object(
     stored = index.stored_listing(scope)
     if stored is not None and stored[0] == files:
         objects = Objects.load(stored[1].payload, objects_file(index.cache_dir, scope), check)
-        if objects is not None:
-            return objects, None
+        slots = objects.slots() if objects is not None else None
+        if objects is not None and slots is not None:
+            return objects, slots, None
     found = index.scanned_payloads(dict(zip(every.file_ids, every.salts, strict=True)), 1 << 62)
-    payloads = list(map(found.get, every.file_ids))
+    chosen = set(order)
+    stored_order = [*order, *(position for position in range(len(every)) if position not in chosen)]
+    file_ids = every.file_ids
+    payloads = [found.get(file_ids[position]) for position in stored_order]
     if None in payloads:
         return None  # one failed its check: printed as before, its file read again
     joined, lengths = unmarked_sized(payloads)  # type: ignore[arg-type]
     del found, payloads
-    made = pack_objects(joined, lengths, check)
-    return made.objects, (scope, files, made)
+    slots = [0] * len(every)
+    for slot, position in enumerate(stored_order):
+        slots[position] = slot
+    made = pack_objects(joined, lengths, check, slots)
+    return made.objects, None, (scope, files, made)
 
 
 def _checked_rows(

@@ -70,20 +70,23 @@ class Made(NamedTuple):
     objects: Objects
 
 
-def pack(joined: bytes, lengths: Sequence[int], check: int) -> Made:
-    """Objects (unmarked, in `KeptRows` order; `joined` by commas, each `lengths` long) as
-    a store: the entry (a fresh tag, the count, the rows' `rows_check`, the file's size and
-    CRC, where each object starts: n + 1 offsets, each one past its object's comma) and the
-    file (the tag, then the objects joined)."""
+def pack(joined: bytes, lengths: Sequence[int], check: int, slots: Sequence[int]) -> Made:
+    """Objects (unmarked, `joined` by commas, each `lengths` long) as a store: the entry
+    (a fresh tag, the count, the rows' `rows_check`, the file's size and CRC, whether they
+    are `safe`, where each object starts: n + 1 offsets, each one past its object's comma,
+    then `slots`: for each `KeptRows` position, where its object is among these) and the
+    file (the tag, then the objects joined).  The objects are in the order of the answer
+    that made them, then the others newest first: that answer is one run."""
     from .text import json_safe
 
     tag = os.urandom(_TAG_BYTES)
     offsets = array("q", accumulate((length + 1 for length in lengths), initial=0))
+    slot_bytes = array("q", slots).tobytes()
     size = _TAG_BYTES + len(joined)
     safe = json_safe(joined) is joined  # (the usual: no byte a terminal obeys, so none to escape)
     header = array("q", [len(lengths), check, size, zlib.crc32(joined, zlib.crc32(tag)), safe])
-    objects = Objects(tag, offsets.tolist(), joined, safe=safe)
-    return Made([tag, header.tobytes(), offsets.tobytes()], [tag, joined], objects)
+    objects = Objects(tag, offsets.tolist(), joined, safe=safe, slots=slot_bytes)
+    return Made([tag, header.tobytes(), offsets.tobytes(), slot_bytes], [tag, joined], objects)
 
 
 def objects_file(cache_dir: Path, scope: bytes) -> Path:
@@ -118,9 +121,18 @@ def prune(cache_dir: Path, scopes: Collection[bytes]) -> None:
 class Objects:
     """Stored objects, read: `tag`, and the printed bytes of runs of positions."""
 
-    def __init__(self, tag: bytes, offsets: list[int], data: bytes | memoryview, *, safe: bool) -> None:
+    def __init__(self, tag: bytes, offsets: list[int], data: bytes | memoryview, *, safe: bool, slots: bytes) -> None:
         self.tag, self.offsets, self.data = tag, offsets, data
         self.safe = safe  # `text.json_safe` leaves the objects as they are: printed as they are stored
+        self._slots = slots
+
+    def slots(self) -> list[int] | None:
+        """For each `KeptRows` position, where its object is among these; None when that is
+        not a permutation (not theirs)."""
+        slots = array("q")
+        slots.frombytes(self._slots)
+        found = slots.tolist()
+        return found if len(found) == len(self) and set(found) == set(range(len(self))) else None
 
     def __len__(self) -> int:
         return len(self.offsets) - 1
@@ -136,7 +148,7 @@ class Objects:
         header.frombytes(entry[_TAG_BYTES:start])
         count, made_for, size, crc, safe = header
         end = start + (count + 1) * header.itemsize
-        if count < 0 or len(entry) != end or (check is not None and made_for != check):
+        if count < 0 or len(entry) != end + count * header.itemsize or (check is not None and made_for != check):
             return None
         offsets = array("q")
         offsets.frombytes(entry[start:end])
@@ -154,7 +166,7 @@ class Objects:
         tag = entry[:_TAG_BYTES]
         if mapped[:_TAG_BYTES] != tag or zlib.crc32(mapped) != crc:
             return None
-        return cls(tag, offsets.tolist(), memoryview(mapped)[_TAG_BYTES:], safe=safe == 1)
+        return cls(tag, offsets.tolist(), memoryview(mapped)[_TAG_BYTES:], safe=safe == 1, slots=entry[end:])
 
     def parts(self, runs: list[int]) -> list[bytes]:
         """The answer's array: `[`, the objects of each run (first, last position) joined by

@@ -176,14 +176,14 @@ def test_runs_and_objects_round_trip_and_refuse_what_is_not_theirs(tmp_path: Pat
     objects = [b'{"pinned":false,"a":1}', b'{"pinned":false,"b":[2]}', b'{"pinned":false,"c":"x,y"}']
 
     def stored(scope: bytes) -> tuple[bytes, Path]:
-        made = pack(b",".join(objects), list(map(len, objects)), 7)
+        made = pack(b",".join(objects), list(map(len, objects)), 7, [2, 0, 1])
         path = objects_file(tmp_path, scope)
         save(path, made)
         return b"".join(made.entry), path
 
     entry, path = stored(b"one")
     store = Objects.load(entry, path, 7)
-    assert store is not None and len(store) == 3
+    assert store is not None and len(store) == 3 and store.slots() == [2, 0, 1]
     assert Objects.load(entry, path, 8) is None  # made for other rows
     for order in ([2, 0, 1], [0, 1, 2], [1], [], [2, 1, 0], [1, 2, 0]):
         found = runs(order)
@@ -228,5 +228,5 @@ def test_kept_runs_written_from_their_file_are_the_fresh_bytes(
 def test_objects_a_terminal_would_obey_are_not_written_as_stored() -> None:
     plain = [b'{"pinned":false,"a":"x"}', b'{"pinned":false,"b":"y"}']
     bidi = [plain[0], '{"pinned":false,"b":"\u202e"}'.encode()]
-    assert pack(b",".join(plain), list(map(len, plain)), 1).objects.safe
-    assert not pack(b",".join(bidi), list(map(len, bidi)), 1).objects.safe
+    assert pack(b",".join(plain), list(map(len, plain)), 1, [0, 1]).objects.safe
+    assert not pack(b",".join(bidi), list(map(len, bidi)), 1, [0, 1]).objects.safe
