@@ -313,7 +313,7 @@ def _ordered(
             field = hit[0]
         (primary if is_primary(field) else tools).append(position)
     order = [*before, *primary, *tools, *after]
-    rows = [sessions[position] for position in order]
+    rows = _take(sessions, order)
     objects = None
     if kept and len(rows) > len(sessions) // 8:  # no object read yet
         made = None
@@ -331,6 +331,13 @@ def _ordered(
         # their objects in one scan, up to `PAYLOAD_BUDGET` bytes (the others are read when printed)
         objects = index.scanned_payloads({row[_FILE_ID]: row[_SALT] for row in rows}, PAYLOAD_BUDGET)
     return Ranked(rows, skipped, len(sessions), keep, objects)
+
+
+def _take(sessions: Sequence[tuple], positions: list[int]) -> list[tuple]:
+    """`[sessions[p] for p in positions]` (`KeptRows.take` for kept rows)."""
+    if isinstance(sessions, KeptRows):
+        return sessions.take(positions)
+    return [sessions[position] for position in positions]
 
 
 def _every_object(
@@ -480,7 +487,7 @@ def _rank_candidates(
     from .search.rank import FULL_TEXT, TIERS
     from .search.stored import StoredSession, rank_hits
 
-    rows = [sessions[position] for position in positions]
+    rows = _take(sessions, positions)
     titles = _split_titles([row[_TITLE] for row in rows])  # checked by `rank` (`titles_pass`)
     if titles is None:
         return None  # not a title: only its summary can say
