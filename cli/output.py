@@ -7,6 +7,7 @@ them (`seance.core.text`'s sanitisers).
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterable
 from typing import Any
@@ -92,13 +93,13 @@ def write_json_views(views: list[bytes | memoryview]) -> None:
     out = sys.stdout.buffer
     try:
         descriptor = out.fileno()
+        if not hasattr(os, "writev"):
+            raise OSError("no writev here")
     except (AttributeError, OSError, ValueError):
         out.write(b"".join(views) + b"\n")
         sys.stdout.flush()
         return
     sys.stdout.flush()
-    import os
-
     _widen_pipe(descriptor, sum(map(len, views)))
     for start in range(0, len(views), _IOV_MAX):
         batch = views[start : start + _IOV_MAX]
@@ -114,15 +115,15 @@ def _widen_pipe(descriptor: int, size: int) -> None:
     """A pipe's buffer raised towards 1 MB (Linux: `/proc/sys/fs/pipe-max-size`) before
     `size` bytes go through it: 71 MB through the default 64 KB is a thousand turns of
     writer and reader, each a wait for the other on a busy machine.  Best effort."""
-    import fcntl
-    import os
     import stat
 
     wanted = min(size, 1 << 20)
     try:
+        import fcntl
+
         if stat.S_ISFIFO(os.fstat(descriptor).st_mode) and wanted > (64 << 10):
             fcntl.fcntl(descriptor, fcntl.F_SETPIPE_SZ, wanted)
-    except (OSError, AttributeError):  # another system, or a limit set lower
+    except (ImportError, OSError, AttributeError):  # another system, or a limit set lower
         pass
 
 
