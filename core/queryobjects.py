@@ -26,8 +26,6 @@ and such an answer as the order of their positions (a few hundred KB):
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import mmap
 import os
 import zlib
 from array import array
@@ -91,6 +89,8 @@ def pack(joined: bytes, lengths: Sequence[int], check: int, slots: Sequence[int]
 
 def objects_file(cache_dir: Path, scope: bytes) -> Path:
     """The file holding the objects stored under `scope` (one per scope, replaced whole)."""
+    import hashlib  # (here: OpenSSL's import is 3 ms of every `ls`)
+
     return cache_dir / f"{_FILE_PREFIX}{hashlib.sha1(scope).hexdigest()[:20]}{_FILE_SUFFIX}"
 
 
@@ -141,6 +141,8 @@ class Objects:
     def load(cls, entry: bytes, path: Path, check: int | None = None) -> Objects | None:
         """The objects of `pack`'s `entry` (made for rows of `rows_check` `check`, if given),
         mapped from their file at `path`; None when either is not theirs or is damaged."""
+        import mmap
+
         header = array("q")
         start = _TAG_BYTES + 5 * header.itemsize
         if len(entry) < start:
