@@ -89,7 +89,9 @@ class Ranked(NamedTuple):
 
     def found(self) -> bool:
         """Whether the answer names a session (else `ls --query` exits 1)."""
-        return bool(self.rows or self.parts or (self.printed is not None and self.printed != b"[]"))
+        if self.parts is not None:
+            return self.parts != [b"[]"]
+        return bool(self.rows or (self.printed is not None and self.printed != b"[]"))
 
 
 def supported(query: Query) -> bool:
@@ -321,7 +323,8 @@ def _ordered(
             if every is not sessions:  # one project's: their positions among every session's
                 position_of = dict(zip(every.file_ids, range(len(every)), strict=True))
                 order = [position_of[row[_FILE_ID]] for row in rows]
-            made = _every_object(index, every, *objects_as, order)
+            # (made for an answer of most sessions of all; a project's answer uses them if they are there)
+            made = _every_object(index, every, *objects_as, order, make=len(rows) > len(every) // 8)
         if made is not None:
             store, slots, keep_objects = made
             positions = [slots[position] for position in order] if slots is not None else list(range(len(order)))
@@ -341,14 +344,21 @@ def _take(sessions: Sequence[tuple], positions: list[int]) -> list[tuple]:
 
 
 def _every_object(
-    index: Index, every: KeptRows, scope: bytes, files_of: Callable[[], bytes], rows_key: bytes, order: list[int]
+    index: Index,
+    every: KeptRows,
+    scope: bytes,
+    files_of: Callable[[], bytes],
+    rows_key: bytes,
+    order: list[int],
+    *,
+    make: bool,
 ) -> tuple[Objects, list[int] | None, tuple[bytes, bytes, Made] | None] | None:
     """Every session's object of `every` (rows kept for the files `rows_key` names), when
     those are the files `files_of()` found now: (the objects, where each `every` position's
     is among them, and None), those stored for exactly these files and rows; else read in
     one scan and checked, `order` (an answer's positions) first: (the objects, None: the
-    answer's are the first ones, and (scope, files, the store) to keep them).  None when the
-    files are others, or one object fails its check."""
+    answer's are the first ones, and (scope, files, the store) to keep them), if `make`.
+    None when the files are others, or one object fails its check."""
     from .marks import unmarked_sized
     from .queryobjects import pack as pack_objects
     from .queryobjects import rows_check
@@ -363,6 +373,8 @@ def _every_object(
         slots = objects.slots() if objects is not None else None
         if objects is not None and slots is not None:
             return objects, slots, None
+    if not make:
+        return None
     found = index.scanned_payloads(dict(zip(every.file_ids, every.salts, strict=True)), 1 << 62)
     chosen = set(order)
     stored_order = [*order, *(position for position in range(len(every)) if position not in chosen)]
