@@ -188,12 +188,11 @@ def _write_batch(index: Index, batch: list[tuple]) -> None:
 
 
 def _keep_objects(index: Index, scope: bytes, files: bytes, made: Made, sessions: int) -> None:
-    """Every session's object, read for a query (`core.queryobjects`): its file, then its
-    entry (a shortcut for next time only: a failure to store is no failure)."""
-    from .queryobjects import objects_file, prune, save
+    """Every session's object, read and written for a query (`core.queryobjects`): the
+    entry that names its file (a shortcut for next time only: a failure to store is no failure)."""
+    from .queryobjects import prune
 
     with contextlib.suppress(OSError, *INDEX_ERRORS):
-        save(objects_file(index.cache_dir, scope), made)
         index.put_listing(scope, files, made.entry, sessions, [], OBJECTS_KEPT)
         prune(index.cache_dir, index.listing_scopes(scope.partition(b"\0")[0] + b"\0"))
 

@@ -359,9 +359,7 @@ def _every_object(
     one scan and checked, `order` (an answer's positions) first: (the objects, None: the
     answer's are the first ones, and (scope, files, the store) to keep them), if `make`.
     None when the files are others, or one object fails its check."""
-    from .marks import unmarked_sized
-    from .queryobjects import pack as pack_objects
-    from .queryobjects import rows_check
+    from .queryobjects import rows_check, write
 
     files = files_of()
     if files != rows_key or index.in_memory:
@@ -380,15 +378,15 @@ def _every_object(
     stored_order = [*order, *(position for position in range(len(every)) if position not in chosen)]
     file_ids = every.file_ids
     payloads = [found.get(file_ids[position]) for position in stored_order]
+    del found
     if None in payloads:
         return None  # one failed its check: printed as before, its file read again
-    joined, lengths = unmarked_sized(payloads)  # type: ignore[arg-type]
-    del found, payloads
     slots = [0] * len(every)
     for slot, position in enumerate(stored_order):
         slots[position] = slot
-    made = pack_objects(joined, lengths, check, slots)
-    return made.objects, None, (scope, files, made)
+    # (the file now, its entry after the read transaction: `Ranked.keep_objects`)
+    made = write(objects_file(index.cache_dir, scope), payloads, check, slots)  # type: ignore[arg-type]
+    return (made.objects, None, (scope, files, made)) if made is not None else None
 
 
 def _checked_rows(

@@ -32,7 +32,7 @@ from array import array
 from collections.abc import Collection, Sequence
 from itertools import accumulate
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 _SCOPE_TAG = b"query-objects\0"
 _RUNS_TAG = b"query-runs\0"
@@ -60,31 +60,67 @@ def runs_scope(answered_as: bytes) -> bytes:
 
 
 class Made(NamedTuple):
-    """Objects just read (`pack`): the `listings` entry to keep, the file's bytes, and the
-    objects to print from now."""
+    """Objects just read and written (`write`): the `listings` entry to keep, and the
+    objects to print from now (mapped from their file)."""
 
     entry: list[bytes]
-    file: list[bytes]
     objects: Objects
 
 
-def pack(joined: bytes, lengths: Sequence[int], check: int, slots: Sequence[int]) -> Made:
-    """Objects (unmarked, `joined` by commas, each `lengths` long) as a store: the entry
-    (a fresh tag, the count, the rows' `rows_check`, the file's size and CRC, whether they
-    are `safe`, where each object starts: n + 1 offsets, each one past its object's comma,
-    then `slots`: for each `KeptRows` position, where its object is among these) and the
-    file (the tag, then the objects joined).  The objects are in the order of the answer
-    that made them, then the others newest first: that answer is one run."""
-    from .text import json_safe
+def write(path: Path, objects: Sequence[bytes], check: int, slots: Sequence[int]) -> Made | None:
+    """`objects` (stored `ls --json` objects, in the order to keep them) written at `path`,
+    unmarked (`core.marks.unmarked_sized`) and joined by commas after a fresh tag (replaced
+    whole: a reader that has the old file mapped keeps it, one that opens it now finds
+    another tag and ranks again), a chunk at a time (never a second copy of them all); and
+    the entry that names the file (the tag, the count, the rows' `rows_check`, the file's
+    size and CRC, whether `text.json_safe` leaves the objects as they are, where each
+    starts: n + 1 offsets, each one past its object's comma; then `slots`: for each
+    `KeptRows` position, where its object is among these).  None when it cannot be written."""
+    from .marks import unmarked_sized
+    from .text import json_safe_as_is
 
     tag = os.urandom(_TAG_BYTES)
+    lengths: list[int] = []
+    crc = zlib.crc32(tag)
+    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(temp, "wb") as handle:
+            handle.write(tag)
+            for start in range(0, len(objects), _CHUNK):
+                joined, sizes = unmarked_sized(list(objects[start : start + _CHUNK]))
+                if start:
+                    joined = b"," + joined
+                handle.write(joined)
+                crc = zlib.crc32(joined, crc)
+                lengths += sizes
+        os.replace(temp, path)
+        mapped = _mapped(path)
+    except OSError:
+        return None
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            temp.unlink()
+    if mapped is None:
+        return None
     offsets = array("q", accumulate((length + 1 for length in lengths), initial=0))
     slot_bytes = array("q", slots).tobytes()
-    size = _TAG_BYTES + len(joined)
-    safe = json_safe(joined) is joined  # (the usual: no byte a terminal obeys, so none to escape)
-    header = array("q", [len(lengths), check, size, zlib.crc32(joined, zlib.crc32(tag)), safe])
-    objects = Objects(tag, offsets.tolist(), joined, safe=safe, slots=slot_bytes)
-    return Made([tag, header.tobytes(), offsets.tobytes(), slot_bytes], [tag, joined], objects)
+    safe = json_safe_as_is(mapped)
+    header = array("q", [len(lengths), check, len(mapped), crc, safe])
+    stored = Objects(tag, offsets.tolist(), memoryview(mapped)[_TAG_BYTES:], safe=safe, slots=slot_bytes)
+    return Made([tag, header.tobytes(), offsets.tobytes(), slot_bytes], stored)
+
+
+_CHUNK = 1024  # objects unmarked and written at a time
+
+
+def _mapped(path: Path) -> Any:
+    """`path` mapped read-only (an `mmap.mmap`), or None when it is empty."""
+    import mmap
+
+    with open(path, "rb") as handle:
+        if not os.fstat(handle.fileno()).st_size:
+            return None
+        return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
 
 
 def objects_file(cache_dir: Path, scope: bytes) -> Path:
@@ -92,20 +128,6 @@ def objects_file(cache_dir: Path, scope: bytes) -> Path:
     import hashlib  # (here: OpenSSL's import is 3 ms of every `ls`)
 
     return cache_dir / f"{_FILE_PREFIX}{hashlib.sha1(scope).hexdigest()[:20]}{_FILE_SUFFIX}"
-
-
-def save(path: Path, made: Made) -> None:
-    """`made`'s file at `path`, replaced whole (a reader that has the old one mapped keeps
-    it; one that opens it now finds the other tag and ranks again)."""
-    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with open(temp, "wb") as handle:
-            for part in made.file:
-                handle.write(part)
-        os.replace(temp, path)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            temp.unlink()
 
 
 def prune(cache_dir: Path, scopes: Collection[bytes]) -> None:
@@ -141,8 +163,6 @@ class Objects:
     def load(cls, entry: bytes, path: Path, check: int | None = None) -> Objects | None:
         """The objects of `pack`'s `entry` (made for rows of `rows_check` `check`, if given),
         mapped from their file at `path`; None when either is not theirs or is damaged."""
-        import mmap
-
         header = array("q")
         start = _TAG_BYTES + 5 * header.itemsize
         if len(entry) < start:
@@ -159,14 +179,11 @@ class Objects:
         if any(map(int.__gt__, offsets[:-1], offsets[1:])):
             return None
         try:
-            with open(path, "rb") as handle:
-                if os.fstat(handle.fileno()).st_size != size:
-                    return None
-                mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+            mapped = _mapped(path)
         except (OSError, ValueError):
             return None
         tag = entry[:_TAG_BYTES]
-        if mapped[:_TAG_BYTES] != tag or zlib.crc32(mapped) != crc:
+        if mapped is None or len(mapped) != size or mapped[:_TAG_BYTES] != tag or zlib.crc32(mapped) != crc:
             return None
         return cls(tag, offsets.tolist(), memoryview(mapped)[_TAG_BYTES:], safe=safe == 1, slots=entry[end:])
 

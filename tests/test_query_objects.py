@@ -19,7 +19,8 @@ from seance.core import catalog as catalog_module
 from seance.core import indexquery
 from seance.core.generate import generate_corpus
 from seance.core.index import DB_NAME
-from seance.core.queryobjects import Objects, compact, objects_file, pack, prune, runs, runs_of, save
+from seance.core.marks import unmarked_objects
+from seance.core.queryobjects import Objects, compact, objects_file, prune, runs, runs_of, write
 
 OBJECTS = (b"query-objects\0",)
 WORDS = ["sqlite", "the", "fix", "test", "error", "file", "add", "code", "use", "run", '"fix the"', "make", "sqlt"]
@@ -172,13 +173,18 @@ def test_damaged_or_other_objects_are_never_printed(
     assert rankings.count == 1  # kept as runs again, of the new objects
 
 
-def test_runs_and_objects_round_trip_and_refuse_what_is_not_theirs(tmp_path: Path) -> None:
+def test_runs_and_objects_round_trip_and_refuse_what_is_not_theirs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from seance.core import queryobjects
+
+    monkeypatch.setattr(queryobjects, "_CHUNK", 2)  # written two at a time: a chunk's comma too
     objects = [b'{"pinned":false,"a":1}', b'{"pinned":false,"b":[2]}', b'{"pinned":false,"c":"x,y"}']
 
     def stored(scope: bytes) -> tuple[bytes, Path]:
-        made = pack(b",".join(objects), list(map(len, objects)), 7, [2, 0, 1])
         path = objects_file(tmp_path, scope)
-        save(path, made)
+        made = write(path, objects, 7, [2, 0, 1])
+        assert made is not None and b"".join(made.objects.parts(runs([0, 1, 2]))) == b"[" + b",".join(objects) + b"]"
         return b"".join(made.entry), path
 
     entry, path = stored(b"one")
@@ -225,8 +231,11 @@ def test_kept_runs_written_from_their_file_are_the_fresh_bytes(
     assert _stored(b"query-runs\0")
 
 
-def test_objects_a_terminal_would_obey_are_not_written_as_stored() -> None:
-    plain = [b'{"pinned":false,"a":"x"}', b'{"pinned":false,"b":"y"}']
-    bidi = [plain[0], '{"pinned":false,"b":"\u202e"}'.encode()]
-    assert pack(b",".join(plain), list(map(len, plain)), 1, [0, 1]).objects.safe
-    assert not pack(b",".join(bidi), list(map(len, bidi)), 1, [0, 1]).objects.safe
+def test_objects_a_terminal_would_obey_are_not_written_as_stored(tmp_path: Path) -> None:
+    plain = [b'{"path":"/a","b":"x"}', b'{"path":"/b","b":"y"}']
+    bidi = [plain[0], '{"path":"/c","b":"\u202e"}'.encode()]
+    made = write(tmp_path / "plain", plain, 1, [0, 1])
+    assert made is not None and made.objects.safe
+    assert b"".join(made.objects.parts([0, 1])) == b"[" + unmarked_objects(plain) + b"]"
+    made = write(tmp_path / "bidi", bidi, 1, [0, 1])
+    assert made is not None and not made.objects.safe
