@@ -20,6 +20,7 @@ from seance.core import indexquery
 from seance.core.generate import generate_corpus
 from seance.core.index import DB_NAME
 from seance.core.marks import unmarked_objects
+from seance.core.text import json_safe_as_is
 from seance.core.queryobjects import Objects, compact, objects_file, prune, runs, runs_of, write
 
 OBJECTS = (b"query-objects\0",)
@@ -239,3 +240,4 @@ def test_objects_a_terminal_would_obey_are_not_written_as_stored(tmp_path: Path)
     assert b"".join(made.objects.parts([0, 1])) == b"[" + unmarked_objects(plain) + b"]"
     made = write(tmp_path / "bidi", bidi, 1, [0, 1])
     assert made is not None and not made.objects.safe
+    assert json_safe_as_is(b'{"a":"caf\xc3\xa9"}') and not json_safe_as_is(b'{"a":"\x7f"}')
