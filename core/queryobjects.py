@@ -104,7 +104,7 @@ def write(path: Path, objects: Sequence[bytes], check: int, slots: Sequence[int]
         return None
     offsets = array("q", accumulate((length + 1 for length in lengths), initial=0))
     slot_bytes = array("q", slots).tobytes()
-    safe = json_safe_as_is(mapped)
+    safe = json_safe_as_is(mapped, _TAG_BYTES)  # (the objects: the tag is random bytes)
     header = array("q", [len(lengths), check, len(mapped), crc, safe])
     stored = Objects(tag, offsets.tolist(), memoryview(mapped)[_TAG_BYTES:], safe=safe, slots=slot_bytes)
     return Made([tag, header.tobytes(), offsets.tobytes(), slot_bytes], stored)

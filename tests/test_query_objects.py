@@ -20,8 +20,8 @@ from seance.core import indexquery
 from seance.core.generate import generate_corpus
 from seance.core.index import DB_NAME
 from seance.core.marks import unmarked_objects
-from seance.core.text import json_safe_as_is
 from seance.core.queryobjects import Objects, compact, objects_file, prune, runs, runs_of, write
+from seance.core.text import json_safe_as_is
 
 OBJECTS = (b"query-objects\0",)
 WORDS = ["sqlite", "the", "fix", "test", "error", "file", "add", "code", "use", "run", '"fix the"', "make", "sqlt"]
@@ -232,7 +232,7 @@ def test_kept_runs_written_from_their_file_are_the_fresh_bytes(
     assert _stored(b"query-runs\0")
 
 
-def test_objects_a_terminal_would_obey_are_not_written_as_stored(tmp_path: Path) -> None:
+def test_objects_a_terminal_obeys_or_a_random_tag_64_trials_say_if_written_as_stored(tmp_path: Path) -> None:
     plain = [b'{"path":"/a","b":"x"}', b'{"path":"/b","b":"y"}']
     bidi = [plain[0], '{"path":"/c","b":"\u202e"}'.encode()]
     made = write(tmp_path / "plain", plain, 1, [0, 1])
@@ -241,3 +241,7 @@ def test_objects_a_terminal_would_obey_are_not_written_as_stored(tmp_path: Path)
     made = write(tmp_path / "bidi", bidi, 1, [0, 1])
     assert made is not None and not made.objects.safe
     assert json_safe_as_is(b'{"a":"caf\xc3\xa9"}') and not json_safe_as_is(b'{"a":"\x7f"}')
+    assert json_safe_as_is(b'\xe2\x7f{"a":1}', 2)  # (after `start` only: a store's tag is random)
+    for trial in range(64):  # a random tag never makes plain objects unsafe
+        made = write(tmp_path / f"plain-{trial}", plain, 1, [0, 1])
+        assert made is not None and made.objects.safe, trial
