@@ -106,7 +106,7 @@ def write(path: Path, objects: Sequence[bytes], check: int, slots: Sequence[int]
     slot_bytes = array("q", slots).tobytes()
     safe = json_safe_as_is(mapped, _TAG_BYTES)  # (the objects: the tag is random bytes)
     header = array("q", [len(lengths), check, len(mapped), crc, safe])
-    stored = Objects(tag, offsets.tolist(), memoryview(mapped)[_TAG_BYTES:], safe=safe, slots=slot_bytes)
+    stored = Objects(tag, offsets, memoryview(mapped)[_TAG_BYTES:], safe=safe, slots=slot_bytes)
     return Made([tag, header.tobytes(), offsets.tobytes(), slot_bytes], stored)
 
 
@@ -143,7 +143,9 @@ def prune(cache_dir: Path, scopes: Collection[bytes]) -> None:
 class Objects:
     """Stored objects, read: `tag`, and the printed bytes of runs of positions."""
 
-    def __init__(self, tag: bytes, offsets: list[int], data: bytes | memoryview, *, safe: bool, slots: bytes) -> None:
+    def __init__(
+        self, tag: bytes, offsets: Sequence[int], data: bytes | memoryview, *, safe: bool, slots: bytes
+    ) -> None:
         self.tag, self.offsets, self.data = tag, offsets, data
         self.safe = safe  # `text.json_safe` leaves the objects as they are: printed as they are stored
         self._slots = slots
@@ -174,9 +176,8 @@ class Objects:
             return None
         offsets = array("q")
         offsets.frombytes(entry[start:end])
+        # (the entry passed its listing's CRC: its offsets are `write`'s, rising; the ends are checked)
         if offsets[0] != 0 or offsets[-1] != (size - _TAG_BYTES + 1 if count else 0):
-            return None
-        if any(map(int.__gt__, offsets[:-1], offsets[1:])):
             return None
         try:
             mapped = _mapped(path)
@@ -185,7 +186,7 @@ class Objects:
         tag = entry[:_TAG_BYTES]
         if mapped is None or len(mapped) != size or mapped[:_TAG_BYTES] != tag or zlib.crc32(mapped) != crc:
             return None
-        return cls(tag, offsets.tolist(), memoryview(mapped)[_TAG_BYTES:], safe=safe == 1, slots=entry[end:])
+        return cls(tag, offsets, memoryview(mapped)[_TAG_BYTES:], safe=safe == 1, slots=entry[end:])
 
     def parts(self, runs: list[int]) -> list[bytes]:
         """The answer's array: `[`, the objects of each run (first, last position) joined by
