@@ -5,20 +5,23 @@ the `ANSWER_BUDGET` a printed answer may keep, so every such query ranked 100,00
 read their objects from the index again (1.7 s of CPU).  Here the objects are kept once,
 and such an answer as the order of their positions (a few hundred KB):
 
-- **the objects** (`pack`, scope `objects_scope(roots' scope)`): every session's object of
-  a `queryrows.KeptRows` (all projects, newest first), each as printed without marks
+- **the objects** (`write`, scope `objects_scope(roots' scope)`): every session's object of
+  a `queryrows.KeptRows` (all projects), each as printed without marks
   (`core.marks.unmarked_objects`), joined by commas in a file of the cache directory
-  (`objects_file`: mapped when read, 5x faster than a 70 MB blob through SQLite), and in
-  the `listings` entry where each starts, the file's size and CRC.  Kept under the same
-  key as those rows (`index.files_key` of the files and the full-text index's
-  `ftscheck.fts_state`): made from exactly the files the rows were, each object checked
-  against its row when it was read.  A tag of 16 random bytes, in the entry and the
-  file, names this store; a file that is not the entry's (replaced, damaged) is not used.
+  (`objects_file`: mapped when read, 5x faster than a 70 MB blob through SQLite), in the
+  order of the answer that made them, then the others newest first (that answer is one
+  run); and in the `listings` entry where each starts, each kept row's slot among them,
+  the file's size and CRC, and whether `text.json_safe` leaves them as they are.  Kept
+  under the same key as those rows (`index.files_key` of the files and the full-text
+  index's `ftscheck.fts_state`) and tied to them (`rows_check`): made from exactly the
+  files the rows were, each object checked against its row when it was read.  A tag of 16
+  random bytes, in the entry and the file, names this store; a file that is not the
+  entry's (replaced, damaged) is not used.
 - **an answer** (`compact`, under `runs_scope` of the query's own scope, beside its key
-  kept as a printed answer's is): the objects' tag and the runs of consecutive positions
-  it prints, in its order.  It is printed (`Objects.parts`) only when its key is the
-  files' and the full-text index's now and the objects under the same key carry its tag:
-  the same bytes as the answer it was made from, which was printed from these very objects.
+  kept as a printed answer's is): the objects' tag and the runs of consecutive slots it
+  prints, in its order.  It is printed (`Objects.views`) only when its key is the files'
+  and the full-text index's now and the objects under the same key carry its tag: the
+  same bytes as the answer it was made from, which was printed from these very objects.
 
 `Objects.load` and `runs_of` return None for what is not theirs: the caller ranks again.
 """
