@@ -41,7 +41,7 @@ _SCOPE_TAG = b"query-objects\0"
 _RUNS_TAG = b"query-runs\0"
 COMPACT_MAGIC = b"\0runs\0"  # an answer's payload that is runs
 _TAG_BYTES = 16
-_FILE_PREFIX, _FILE_SUFFIX = "query-objects-", ".json"
+_FILE_PREFIX, _FILE_SUFFIX = "query-objects-", ".bin"  # (a tag, then JSON objects: no JSON file)
 
 
 def objects_scope(scope: bytes) -> bytes:
