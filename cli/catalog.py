@@ -26,7 +26,7 @@ from seance.core.listing import children_label
 from seance.core.text import display_text, home_short, json_bytes, relative_age
 
 from .errors import CliError, ExitCode
-from .output import ProgressBar, put_line, say, write_json_bytes, write_json_pieces
+from .output import ProgressBar, put_line, say, write_json_bytes, write_json_pieces, write_json_views
 from .scope import Scope, scope_options
 
 # The catalog (SQLite, the index, the marks) is imported when a command runs, after the files
@@ -191,9 +191,11 @@ def _run_ls(args: argparse.Namespace) -> int:
             if fresh is not None:
                 _report_skipped(catalog)
                 # pinned first with marks; the answer is kept for the same query on the same files
-                write_json_pieces(marked_pieces(catalog.query_json_parts(fresh), marks))
-                found = fresh.rows or (fresh.printed is not None and fresh.printed != b"[]")
-                return ExitCode.OK if found else ExitCode.NOT_FOUND
+                if fresh.parts is not None and fresh.safe and not marks:  # views of stored objects
+                    write_json_views(fresh.parts)
+                else:
+                    write_json_pieces(marked_pieces(catalog.query_json_parts(fresh), marks))
+                return ExitCode.OK if fresh.found() else ExitCode.NOT_FOUND
             # the stored objects of the hits, ranked from stored titles: no summary decoded
             ranked = _matching_pi_json(catalog, args.query, cwd)
             if ranked is not None:

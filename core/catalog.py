@@ -58,6 +58,7 @@ from .text import is_utf8
 if TYPE_CHECKING:  # imported where used: a warm listing reads no file and searches nothing
     from .firstpaint import Prefetch, StoredRead
     from .indexquery import Ranked, Stale
+    from .queryobjects import Made
     from .search import Query, TextHit
     from .trash import TrashReceipt
 
@@ -152,6 +153,7 @@ _LS_JSON_SCOPE = b"ls-json\0"  # a stored `ls --json` answer (`ls_json_parts`), 
 _QUERY_JSON_SCOPE = b"query-json\0"  # a stored `ls --json --query` answer (`query_json_parts`), likewise
 ANSWER_BUDGET = 16 << 20  # a query's printed answer is stored only up to this size (7 MB at 10,000 hits)
 ANSWERS_KEPT = 4  # stored query answers (of every roots and scope together): at most 64 MB
+OBJECTS_KEPT = 2  # stored objects of every session (`core.queryobjects`), one per roots: 71 MB at 100,000
 
 
 def _decoded_for(row: tuple, decoded: dict[str, tuple[tuple[int, int, int], SessionSummary]]) -> SessionSummary:
@@ -183,6 +185,16 @@ def _write_batch(index: Index, batch: list[tuple]) -> None:
             else:
                 _, path, size, mtime_ns, reason = item
                 writer.put_not_session(path, size, mtime_ns, reason)
+
+
+def _keep_objects(index: Index, scope: bytes, files: bytes, made: Made, sessions: int) -> None:
+    """Every session's object, read and written for a query (`core.queryobjects`): the
+    entry that names its file (a shortcut for next time only: a failure to store is no failure)."""
+    from .queryobjects import prune
+
+    with contextlib.suppress(OSError, *INDEX_ERRORS):
+        index.put_listing(scope, files, made.entry, sessions, [], OBJECTS_KEPT)
+        prune(index.cache_dir, index.listing_scopes(scope.partition(b"\0")[0] + b"\0"))
 
 
 class Catalog:
@@ -692,6 +704,9 @@ class Catalog:
                 # transaction): a shortcut for next time only, so a failure to store is no failure
                 with contextlib.suppress(*INDEX_ERRORS):
                     index.put_listing(*answer.keep[:2], [answer.keep[2]], answer.sessions, [])
+            if isinstance(answer, indexquery.Ranked) and answer.keep_objects is not None and not found.moved:
+                _keep_objects(index, *answer.keep_objects, answer.sessions)  # every session's object, likewise
+                answer = answer._replace(keep_objects=None)
             return answer
 
         try:
@@ -718,11 +733,31 @@ class Catalog:
         second time on the same files, if no bigger than `ANSWER_BUDGET`, the answer itself:
         a script or picker asking the same query again gets it with one stat per file."""
         from .marks import unmarked_objects
+        from .queryobjects import compact, runs, runs_scope
 
         if ranked.printed is not None:
             yield ranked.printed
             return
+        if ranked.parts is not None:
+            yield b"".join(ranked.parts)
+            return
         key = ranked.answer_key
+        if ranked.store is not None and ranked.positions is not None:
+            # printed from every session's stored objects: kept whole if small, else as runs of them
+            found = runs(ranked.positions)
+            parts = ranked.store.parts(found)
+            yield from parts
+            index = self.index
+            if index is not None and key is not None:
+                small = sum(map(len, parts)) <= ANSWER_BUDGET
+                with contextlib.suppress(*INDEX_ERRORS):  # (the key alone the first time, as below)
+                    answer = parts if key[2] and small else []
+                    index.put_listing(key[0], key[1], answer, ranked.sessions, ranked.skipped, ANSWERS_KEPT)
+                    if key[2] and not small:
+                        runs_as = runs_scope(key[0])
+                        made = [compact(ranked.store.tag, found)]
+                        index.put_listing(runs_as, key[1], made, ranked.sessions, ranked.skipped, ANSWERS_KEPT)
+            return
         kept: list[bytes] | None = [] if key is not None and key[2] else None
         size, opened = 0, False
         for chunk in self.pi_json_chunks(ranked):

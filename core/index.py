@@ -866,6 +866,11 @@ class Index:
         listing = _checked_listing(found[1:])
         return (found[0], listing) if listing is not None else None
 
+    def listing_scopes(self, kind: bytes) -> list[bytes]:
+        """The scopes of the stored answers of one kind (a scope's text up to its first NUL, with it)."""
+        query = "SELECT scope FROM listings WHERE substr(scope, 1, ?) = ?"
+        return [scope for (scope,) in self.db.execute(query, (len(kind), kind)).fetchall()]
+
     def put_listing(
         self,
         scope: bytes,

@@ -41,6 +41,7 @@ from operator import itemgetter, methodcaller
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .fulltext import is_primary
+from .queryobjects import Made, Objects, objects_file, objects_scope, runs_of, runs_scope
 from .queryrows import KeptRows, pack, starts_of, stored_scope, unpack_columns
 
 if TYPE_CHECKING:
@@ -75,6 +76,22 @@ class Ranked(NamedTuple):
     # (scope, files, whole) under which this answer is kept once printed (`Catalog.query_json_parts`):
     # `whole` False keeps only its key (the first time), True the printed answer too (the second)
     answer_key: tuple[bytes, bytes, bool] | None = None
+    # every session's object (`core.queryobjects`) and the positions of `rows` among them:
+    # the answer is printed from those, and kept as their runs when it is too big to keep whole
+    store: Objects | None = None
+    positions: list[int] | None = None
+    # the objects just read, (scope, files, store) to keep after the read transaction (`queryobjects.save`)
+    keep_objects: tuple[bytes, bytes, Made] | None = None
+    # the printed answer made from the stored objects and an earlier identical query's runs
+    # (`rows` empty), as views of them; `safe`: `text.json_safe` leaves them as they are
+    parts: list[bytes | memoryview] | None = None
+    safe: bool = False
+
+    def found(self) -> bool:
+        """Whether the answer names a session (else `ls --query` exits 1)."""
+        if self.parts is not None:
+            return self.parts != [b"[]"]
+        return bool(self.rows or (self.printed is not None and self.printed != b"[]"))
 
 
 def supported(query: Query) -> bool:
@@ -130,8 +147,15 @@ def rank(
 
     printed = index.stored_listing(answered_as) if answered_as is not None else None
     # (the files are waited for here only when a stored answer may be the answer)
-    if printed is not None and printed[1].payload and printed[0] == files():
-        return Ranked([], printed[1].skipped, printed[1].reused, printed=printed[1].payload)
+    if printed is not None and answered_as is not None:
+        if printed[1].payload and printed[0] == files():
+            return Ranked([], printed[1].skipped, printed[1].reused, printed=printed[1].payload)
+        # a big answer is kept as runs of every session's stored objects (`core.queryobjects`)
+        runs = index.stored_listing(runs_scope(answered_as)) if not printed[1].payload else None
+        if runs is not None and runs[0] == printed[0] and runs[0] == files():
+            printable = _printed_runs(index, objects_scope(scope), runs[1].payload, files())
+            if printable is not None:
+                return Ranked([], runs[1].skipped, runs[1].reused, parts=printable[0], safe=printable[1])
     # Rows are read from here on: through SQLite's bounded cache, not mapped (the stored
     # answer above was read mapped: 5x faster, and its pages are the answer's size).
     index.read_through_cache()
@@ -140,6 +164,21 @@ def rank(
         return answered
     whole = printed is not None and printed[0] == files()  # asked for again on the same files: worth storing
     return answered._replace(answer_key=(answered_as, files(), whole))
+
+
+def _printed_runs(
+    index: Index, scope: bytes, runs: bytes, files: bytes
+) -> tuple[list[bytes | memoryview], bool] | None:
+    """An answer an earlier identical query kept as `runs` (`queryobjects.compact`) for
+    exactly these `files` (and full-text index), printed from the objects stored under
+    `scope` for them too (its parts, views of them, and whether they are `Objects.safe`);
+    None when those are not there or not the ones it was made from."""
+    stored = index.stored_listing(scope)
+    if stored is None or stored[0] != files or index.in_memory:
+        return None
+    objects = Objects.load(stored[1].payload, objects_file(index.cache_dir, scope))
+    found = runs_of(runs, objects) if objects is not None else None
+    return (objects.views(found), objects.safe) if objects is not None and found is not None else None
 
 
 def _answered(
@@ -168,7 +207,18 @@ def _answered(
         kept = unpack_columns(stored[1].payload) if stored is not None and stored[0].endswith(fts) else None
         answer = None
         if kept is not None:  # the rows kept by an earlier query (checked then), ranked while the files are found
-            answer = _ordered(index, query, kept[0], kept[1], hits, target, resolve, titles_checked=True, kept=True)
+            answer = _ordered(
+                index,
+                query,
+                kept[0],
+                kept[1],
+                hits,
+                target,
+                resolve,
+                titles_checked=True,
+                kept=True,
+                objects_as=(objects_scope(scope), files_of, stored[0]) if stored is not None else None,
+            )
         files = files_of()
         if kept is not None and stored is not None and stored[0] == files:  # made from exactly these files
             if full_text is not None:
@@ -203,15 +253,19 @@ def _ordered(
     titles_checked: bool,
     keep: tuple[bytes, bytes, bytes] | None = None,
     kept: bool = False,
+    objects_as: tuple[bytes, Callable[[], bytes], bytes] | None = None,
 ) -> Ranked | None:
     """`rank`'s answer from the sessions' rows (newest first, every one checked; the titles
     too with `titles_checked`): those in `target`'s project that `query` matches, in
     `rank.search`'s order.  `kept`: rows kept by an earlier query, without their objects:
-    those of many hits are read in one scan."""
+    those of many hits are read in one scan, or with `objects_as` (the objects' scope, the
+    files' key now, the rows' key) every session's objects are (`core.queryobjects`:
+    stored, or read and kept)."""
     from .search.fuzzy import MIN_FUZZY
 
     paths = target is None
     full_text = query.full_text()
+    every = sessions
     if target is not None:
         sessions = [row for row in sessions if row[_CWD] and resolve(row[_CWD]) == target]
     if not titles_checked and not _titles_pass(sessions):
@@ -261,12 +315,78 @@ def _ordered(
             field = hit[0]
         (primary if is_primary(field) else tools).append(position)
     order = [*before, *primary, *tools, *after]
-    rows = [sessions[position] for position in order]
+    rows = _take(sessions, order)
     objects = None
     if kept and len(rows) > len(sessions) // 8:  # no object read yet
+        made = None
+        if objects_as is not None and isinstance(every, KeptRows):
+            if every is not sessions:  # one project's: their positions among every session's
+                position_of = dict(zip(every.file_ids, range(len(every)), strict=True))
+                order = [position_of[row[_FILE_ID]] for row in rows]
+            # (made for an answer of most sessions of all; a project's answer uses them if they are there)
+            made = _every_object(index, every, *objects_as, order, make=len(rows) > len(every) // 8)
+        if made is not None:
+            store, slots, keep_objects = made
+            positions = [slots[position] for position in order] if slots is not None else list(range(len(order)))
+            return Ranked(
+                rows, skipped, len(sessions), keep, store=store, positions=positions, keep_objects=keep_objects
+            )
         # their objects in one scan, up to `PAYLOAD_BUDGET` bytes (the others are read when printed)
         objects = index.scanned_payloads({row[_FILE_ID]: row[_SALT] for row in rows}, PAYLOAD_BUDGET)
     return Ranked(rows, skipped, len(sessions), keep, objects)
+
+
+def _take(sessions: Sequence[tuple], positions: list[int]) -> list[tuple]:
+    """`[sessions[p] for p in positions]` (`KeptRows.take` for kept rows)."""
+    if isinstance(sessions, KeptRows):
+        return sessions.take(positions)
+    return [sessions[position] for position in positions]
+
+
+def _every_object(
+    index: Index,
+    every: KeptRows,
+    scope: bytes,
+    files_of: Callable[[], bytes],
+    rows_key: bytes,
+    order: list[int],
+    *,
+    make: bool,
+) -> tuple[Objects, list[int] | None, tuple[bytes, bytes, Made] | None] | None:
+    """Every session's object of `every` (rows kept for the files `rows_key` names), when
+    those are the files `files_of()` found now: (the objects, where each `every` position's
+    is among them, and None), those stored for exactly these files and rows; else read in
+    one scan and checked, `order` (an answer's positions) first: (the objects, None: the
+    answer's are the first ones, and (scope, files, the store) to keep them), if `make`.
+    None when the files are others, or one object fails its check."""
+    from .queryobjects import rows_check, write
+
+    files = files_of()
+    if files != rows_key or index.in_memory:
+        return None  # the rows are not these files' (the caller ranks again)
+    check = rows_check(every.file_ids, every.salts)
+    stored = index.stored_listing(scope)
+    if stored is not None and stored[0] == files:
+        objects = Objects.load(stored[1].payload, objects_file(index.cache_dir, scope), check)
+        slots = objects.slots() if objects is not None else None
+        if objects is not None and slots is not None:
+            return objects, slots, None
+    if not make:
+        return None
+    found = index.scanned_payloads(dict(zip(every.file_ids, every.salts, strict=True)), 1 << 62)
+    chosen = set(order)
+    stored_order = [*order, *(position for position in range(len(every)) if position not in chosen)]
+    file_ids = every.file_ids
+    payloads = [found.get(file_ids[position]) for position in stored_order]
+    del found
+    if None in payloads:
+        return None  # one failed its check: printed as before, its file read again
+    slots = [0] * len(every)
+    for slot, position in enumerate(stored_order):
+        slots[position] = slot
+    # (the file now, its entry after the read transaction: `Ranked.keep_objects`)
+    made = write(objects_file(index.cache_dir, scope), payloads, check, slots)  # type: ignore[arg-type]
+    return (made.objects, None, (scope, files, made)) if made is not None else None
 
 
 def _checked_rows(
@@ -377,7 +497,7 @@ def _rank_candidates(
     from .search.rank import FULL_TEXT, TIERS
     from .search.stored import StoredSession, rank_hits
 
-    rows = [sessions[position] for position in positions]
+    rows = _take(sessions, positions)
     titles = _split_titles([row[_TITLE] for row in rows])  # checked by `rank` (`titles_pass`)
     if titles is None:
         return None  # not a title: only its summary can say

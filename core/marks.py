@@ -302,6 +302,17 @@ def unmarked_objects(objects: list[bytes]) -> bytes:
     return _UNMARKED_START + (b"," + _UNMARKED_START).join(map(itemgetter(slice(size, None)), objects))
 
 
+def unmarked_sized(objects: list[bytes]) -> tuple[bytes, list[int]]:
+    """`unmarked_objects(objects)` and the length of each object in it (`core.queryobjects`
+    prints runs of them): each unmarked as the whole would be."""
+    size = len(_OBJECT_START)
+    if set(map(itemgetter(slice(0, size)), objects)) <= {_OBJECT_START}:
+        grown = len(_UNMARKED_START) - size
+        return unmarked_objects(objects) if objects else b"", [len(item) + grown for item in objects]
+    each = [item.replace(_OBJECT_START, _UNMARKED_START) for item in objects]
+    return b",".join(each), list(map(len, each))
+
+
 def unmarked_json(payload: bytes) -> bytes:
     """`marked_json_parts`' parts (or a whole array) back to pi's keys only."""
     return payload.replace(_UNMARKED_START, _OBJECT_START)

@@ -122,6 +122,14 @@ class KeptRows(Sequence[tuple]):
         modified, cwd, salt = self.modified[position], self.cwds[position], self.salts[position]
         return (self.file_ids[position], path, 0, 0, 1, 0, modified, cwd, title, 0, 1, None, salt, None)
 
+    def take(self, positions: list[int]) -> list[tuple]:
+        """The rows at `positions`, as `[self[p] for p in positions]` (most of them: every
+        row made at once, then each picked in C, not one `__getitem__` call each)."""
+        if self._rows is None and self._made + len(positions) <= len(self) // 8:
+            return [self[position] for position in positions]
+        every = self.rows()
+        return [every[position] for position in positions]
+
     def rows(self) -> list[tuple]:
         """Every row, made at once (the tuples made by `zip` in C; the constant columns are
         endless `repeat`s, not strict, the others all as long: checked by `unpack_columns`)."""

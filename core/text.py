@@ -181,6 +181,12 @@ _JSON_UNSAFE_LEADS = (b"\x7f", b"\xc2", b"\xd8", b"\xe2")  # the first byte of e
 _JSON_UNSAFE = re.compile(rb"\x7f|\xc2[\x80-\x9f]|\xd8\x9c|\xe2\x80[\x8e\x8f\xaa-\xae]|\xe2\x81[\xa6-\xa9]")
 
 
+def json_safe_as_is(data: Any, start: int = 0) -> bool:
+    """Whether `json_safe(data[start:])` is that itself (no byte it looks at), for bytes or
+    an `mmap` (its `find` is memchr too): such bytes may be written as they are."""
+    return all(data.find(lead, start) < 0 for lead in _JSON_UNSAFE_LEADS)
+
+
 def json_safe(data: bytes) -> bytes:
     """UTF-8 JSON with the characters JSON leaves raw but a terminal obeys or reorders (DEL,
     C1, bidi) written as `\\uXXXX`: the same JSON value, harmless on a terminal.  (C0 is

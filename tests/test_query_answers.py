@@ -148,8 +148,9 @@ def test_many_queries_keep_their_few_answers_and_never_push_the_listing_out(
     assert len(_stored(b"ls-json\0")) == 1
     assert main(["ls", "--all", "--json", *roots]) == 0
     assert capsysbinary.readouterr().out == listing
-    # an answer over the budget is printed whole and never stored
+    # an answer over the budget is printed whole and never stored whole (at most as runs
+    # of every session's stored objects, `core.queryobjects`)
     monkeypatch.setattr(catalog_module, "ANSWER_BUDGET", 100)
     printed = [_ls(capsysbinary, roots, "sqlite")[1] for _ in range(3)]
     assert len(set(printed)) == 1 and json.loads(printed[0]) == _fresh(tmp_path, roots, "sqlite")
-    assert all(size == 0 for scope, size in _stored() if scope.endswith(b"\0sqlite"))
+    assert all(size < len(printed[0]) // 4 for scope, size in _stored() if scope.endswith(b"\0sqlite"))

@@ -203,6 +203,10 @@ def test_kept_rows_are_searched_as_the_rows_they_were_kept_from_300_trials() -> 
         for position in rng.sample(range(count), min(count, 3)):  # made alone (the first asked of a new one)
             alone = queryrows.unpack_columns(blob)
             assert alone is not None and alone[0][position] == expected[position]
+        for size in (1, count // 9, count):  # `take`: a few made alone, or most made at once
+            some = queryrows.unpack_columns(blob)
+            positions = rng.sample(range(count), size) if count else []
+            assert some is not None and some[0].take(positions) == [expected[p] for p in positions]
         assert list(kept) == expected  # (most asked for: made at once)
         titles = [row[8] for row in rows]
         built, stored = _Joined(titles), _Joined.of_joined(kept.titles, kept.title_starts())

@@ -1,0 +1,248 @@
+"""Every session's `ls --json` object, stored by position, and big query answers as positions.
+
+A word in nearly every session (`sqlite` at 100,000 sessions) makes a 71 MB answer: over
+the `ANSWER_BUDGET` a printed answer may keep, so every such query ranked 100,000 hits and
+read their objects from the index again (1.7 s of CPU).  Here the objects are kept once,
+and such an answer as the order of their positions (a few hundred KB):
+
+- **the objects** (`write`, scope `objects_scope(roots' scope)`): every session's object of
+  a `queryrows.KeptRows` (all projects), each as printed without marks
+  (`core.marks.unmarked_objects`), joined by commas in a file of the cache directory
+  (`objects_file`: mapped when read, 5x faster than a 70 MB blob through SQLite), in the
+  order of the answer that made them, then the others newest first (that answer is one
+  run); and in the `listings` entry where each starts, each kept row's slot among them,
+  the file's size and CRC, and whether `text.json_safe` leaves them as they are.  Kept
+  under the same key as those rows (`index.files_key` of the files and the full-text
+  index's `ftscheck.fts_state`) and tied to them (`rows_check`): made from exactly the
+  files the rows were, each object checked against its row when it was read.  A tag of 16
+  random bytes, in the entry and the file, names this store; a file that is not the
+  entry's (replaced, damaged) is not used.
+- **an answer** (`compact`, under `runs_scope` of the query's own scope, beside its key
+  kept as a printed answer's is): the objects' tag and the runs of consecutive slots it
+  prints, in its order.  It is printed (`Objects.views`) only when its key is the files'
+  and the full-text index's now and the objects under the same key carry its tag: the
+  same bytes as the answer it was made from, which was printed from these very objects.
+
+`Objects.load` and `runs_of` return None for what is not theirs: the caller ranks again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import zlib
+from array import array
+from collections.abc import Collection, Sequence
+from itertools import accumulate
+from pathlib import Path
+from typing import Any, NamedTuple
+
+_SCOPE_TAG = b"query-objects\0"
+_RUNS_TAG = b"query-runs\0"
+COMPACT_MAGIC = b"\0runs\0"  # an answer's payload that is runs
+_TAG_BYTES = 16
+_FILE_PREFIX, _FILE_SUFFIX = "query-objects-", ".bin"  # (a tag, then JSON objects: no JSON file)
+
+
+def objects_scope(scope: bytes) -> bytes:
+    """The `listings` scope of the objects for the roots' scope (`index.scope_key`, all projects)."""
+    return _SCOPE_TAG + scope
+
+
+def rows_check(file_ids: Sequence[int], salts: Sequence[int]) -> int:
+    """What ties stored objects to the rows they are in the order of: a CRC of their file
+    ids and row salts."""
+    return zlib.crc32(array("q", salts).tobytes(), zlib.crc32(array("q", file_ids).tobytes()))
+
+
+def runs_scope(answered_as: bytes) -> bytes:
+    """The `listings` scope of a query's runs (`compact`) for the scope its printed answer
+    is kept under (`query-json` and the rest): a kind of its own, which a seance that does
+    not know it never reads as a printed answer."""
+    return _RUNS_TAG + answered_as.partition(b"\0")[2]
+
+
+class Made(NamedTuple):
+    """Objects just read and written (`write`): the `listings` entry to keep, and the
+    objects to print from now (mapped from their file)."""
+
+    entry: list[bytes]
+    objects: Objects
+
+
+def write(path: Path, objects: Sequence[bytes], check: int, slots: Sequence[int]) -> Made | None:
+    """`objects` (stored `ls --json` objects, in the order to keep them) written at `path`,
+    unmarked (`core.marks.unmarked_sized`) and joined by commas after a fresh tag (replaced
+    whole: a reader that has the old file mapped keeps it, one that opens it now finds
+    another tag and ranks again), a chunk at a time (never a second copy of them all); and
+    the entry that names the file (the tag, the count, the rows' `rows_check`, the file's
+    size and CRC, whether `text.json_safe` leaves the objects as they are, where each
+    starts: n + 1 offsets, each one past its object's comma; then `slots`: for each
+    `KeptRows` position, where its object is among these).  None when it cannot be written."""
+    from .marks import unmarked_sized
+    from .text import json_safe_as_is
+
+    tag = os.urandom(_TAG_BYTES)
+    lengths: list[int] = []
+    crc = zlib.crc32(tag)
+    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(temp, "wb") as handle:
+            handle.write(tag)
+            for start in range(0, len(objects), _CHUNK):
+                joined, sizes = unmarked_sized(list(objects[start : start + _CHUNK]))
+                if start:
+                    joined = b"," + joined
+                handle.write(joined)
+                crc = zlib.crc32(joined, crc)
+                lengths += sizes
+        os.replace(temp, path)
+        mapped = _mapped(path)
+    except OSError:
+        return None
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            temp.unlink()
+    if mapped is None:
+        return None
+    offsets = array("q", accumulate((length + 1 for length in lengths), initial=0))
+    slot_bytes = array("q", slots).tobytes()
+    safe = json_safe_as_is(mapped, _TAG_BYTES)  # (the objects: the tag is random bytes)
+    header = array("q", [len(lengths), check, len(mapped), crc, safe])
+    stored = Objects(tag, offsets, memoryview(mapped)[_TAG_BYTES:], safe=safe, slots=slot_bytes)
+    return Made([tag, header.tobytes(), offsets.tobytes(), slot_bytes], stored)
+
+
+_CHUNK = 1024  # objects unmarked and written at a time
+
+
+def _mapped(path: Path) -> Any:
+    """`path` mapped read-only (an `mmap.mmap`), or None when it is empty."""
+    import mmap
+
+    with open(path, "rb") as handle:
+        if not os.fstat(handle.fileno()).st_size:
+            return None
+        return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+
+
+def objects_file(cache_dir: Path, scope: bytes) -> Path:
+    """The file holding the objects stored under `scope` (one per scope, replaced whole)."""
+    import hashlib  # (here: OpenSSL's import is 3 ms of every `ls`)
+
+    return cache_dir / f"{_FILE_PREFIX}{hashlib.sha1(scope).hexdigest()[:20]}{_FILE_SUFFIX}"
+
+
+def prune(cache_dir: Path, scopes: Collection[bytes]) -> None:
+    """Delete the objects files of every scope but `scopes` (entries pushed out, or a
+    rebuilt index): at most a few, each as big as the answer of every session."""
+    keep = {objects_file(cache_dir, scope).name for scope in scopes}
+    for path in cache_dir.glob(f"{_FILE_PREFIX}*{_FILE_SUFFIX}"):
+        if path.name not in keep:
+            with contextlib.suppress(OSError):
+                path.unlink()
+
+
+class Objects:
+    """Stored objects, read: `tag`, and the printed bytes of runs of positions."""
+
+    def __init__(
+        self, tag: bytes, offsets: Sequence[int], data: bytes | memoryview, *, safe: bool, slots: bytes
+    ) -> None:
+        self.tag, self.offsets, self.data = tag, offsets, data
+        self.safe = safe  # `text.json_safe` leaves the objects as they are: printed as they are stored
+        self._slots = slots
+
+    def slots(self) -> list[int] | None:
+        """For each `KeptRows` position, where its object is among these; None when that is
+        not a permutation (not theirs)."""
+        slots = array("q")
+        slots.frombytes(self._slots)
+        found = slots.tolist()
+        return found if len(found) == len(self) and set(found) == set(range(len(self))) else None
+
+    def __len__(self) -> int:
+        return len(self.offsets) - 1
+
+    @classmethod
+    def load(cls, entry: bytes, path: Path, check: int | None = None) -> Objects | None:
+        """The objects of `pack`'s `entry` (made for rows of `rows_check` `check`, if given),
+        mapped from their file at `path`; None when either is not theirs or is damaged."""
+        header = array("q")
+        start = _TAG_BYTES + 5 * header.itemsize
+        if len(entry) < start:
+            return None
+        header.frombytes(entry[_TAG_BYTES:start])
+        count, made_for, size, crc, safe = header
+        end = start + (count + 1) * header.itemsize
+        if count < 0 or len(entry) != end + count * header.itemsize or (check is not None and made_for != check):
+            return None
+        offsets = array("q")
+        offsets.frombytes(entry[start:end])
+        # (the entry passed its listing's CRC: its offsets are `write`'s, rising; the ends are checked)
+        if offsets[0] != 0 or offsets[-1] != (size - _TAG_BYTES + 1 if count else 0):
+            return None
+        try:
+            mapped = _mapped(path)
+        except (OSError, ValueError):
+            return None
+        tag = entry[:_TAG_BYTES]
+        if mapped is None or len(mapped) != size or mapped[:_TAG_BYTES] != tag or zlib.crc32(mapped) != crc:
+            return None
+        return cls(tag, offsets, memoryview(mapped)[_TAG_BYTES:], safe=safe == 1, slots=entry[end:])
+
+    def parts(self, runs: list[int]) -> list[bytes]:
+        """The answer's array: `[`, the objects of each run (first, last position) joined by
+        commas, `]`, as parts that concatenate to it (no run: `[]`)."""
+        if not runs:
+            return [b"[]"]
+        return [b"[", b",".join(self.views(runs)[1:-1:2]), b"]"]
+
+    def views(self, runs: list[int]) -> list[bytes | memoryview]:
+        """`parts(runs)` as views of the objects, never copied: `[`, each run, a comma
+        between them, `]` (written as they are when `safe`)."""
+        if not runs:
+            return [b"[]"]
+        offsets, data = self.offsets, self.data
+        pairs = zip(runs[0::2], runs[1::2], strict=True)
+        views: list[bytes | memoryview] = [b","] * (len(runs) + 1)
+        views[1::2] = [data[offsets[first] : offsets[last + 1] - 1] for first, last in pairs]
+        views[0], views[-1] = b"[", b"]"
+        return views
+
+
+def runs(positions: Sequence[int]) -> list[int]:
+    """`positions` as runs of consecutive ones: first, last, first, last..."""
+    found: list[int] = []
+    previous = -2
+    for position in positions:
+        if position == previous + 1:
+            found[-1] = position
+        else:
+            found += (position, position)
+        previous = position
+    return found
+
+
+def compact(tag: bytes, found: list[int]) -> bytes:
+    """An answer's payload: the objects' `tag` and its `runs`."""
+    return COMPACT_MAGIC + tag + array("q", found).tobytes()
+
+
+def runs_of(payload: bytes, objects: Objects) -> list[int] | None:
+    """The runs of `compact`'s payload if it was made from `objects` (its tag), each within
+    them; None otherwise."""
+    head = len(COMPACT_MAGIC) + _TAG_BYTES
+    if not payload.startswith(COMPACT_MAGIC) or payload[len(COMPACT_MAGIC) : head] != objects.tag:
+        return None
+    numbers = array("q")
+    if (len(payload) - head) % numbers.itemsize:
+        return None
+    numbers.frombytes(payload[head:])
+    found = numbers.tolist()
+    firsts, lasts = found[0::2], found[1::2]
+    if len(firsts) != len(lasts) or not all(map(int.__le__, firsts, lasts)):
+        return None
+    if found and (min(firsts) < 0 or max(lasts) >= len(objects)):
+        return None
+    return found
