@@ -33,12 +33,13 @@ are not narrowed (a longer token's letters may lie further apart).
 
 from __future__ import annotations
 
+import heapq
 import math
 from bisect import bisect_right
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
-from itertools import chain, compress
+from itertools import chain, compress, islice
 from operator import itemgetter
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 from ..fulltext import is_primary
 from ..model import SessionSummary
@@ -522,6 +523,14 @@ class _Matcher:
                 source = text_hits if lazy else hit_of(summaries[index].path) if hit_of is not None else None
             add[tier](new_hit(Hit, (summaries[index], tiers[tier], name, score / count, query, source)))
 
+    def hit(self, block: Block, matches: dict[int, _Match], index: int) -> Hit:
+        """The hit `add_hits` makes for `block`'s session `index` (of its `matches`)."""
+        tier, name, score = matches[index]
+        summary, text_hits, source = block.summaries[index], self.text_hits, None
+        if tier == FULL_TEXT and text_hits:  # (`add_hits`' sources: the lazy map, or the path's hit)
+            source = text_hits if hasattr(text_hits, "fields") else text_hits.get(summary.path)
+        return _new_hit(Hit, (summary, TIERS[tier], name, score / len(self.positive), self.query, source))
+
     def _upgrade_whole(self, block: Block, matches: dict[int, _Match], several: bool) -> None:
         """Exact: the whole query is the id, name or first message.  Prefix: it starts one
         (for a single term the scan found that already)."""
@@ -706,7 +715,7 @@ def search_iter(
             yield SearchProgress(start + chunk, total)
     cache.prune(summaries, -(-total // chunk))
     if on_matched is not None:  # every match is known: how many, before the hits are made and ranked
-        on_matched(Matched(parts))
+        on_matched(Matched(parts, matcher, ordered))
         yield SearchProgress(total, total)
     buckets: list[list[Hit]] = [[] for _ in TIERS]
     for number, (block, matches) in enumerate(parts, 1):
@@ -726,10 +735,45 @@ class Matched:
     `on_matched`): how many rows the hits will make, and how many of those show a second
     line, are known here already (a picker's count and scrollbar, ahead of the ranking)."""
 
-    __slots__ = ("_parts",)
+    __slots__ = ("_matcher", "_ordered", "_parts")
 
-    def __init__(self, parts: list[tuple[Block, dict[int, _Match] | list[int]]]) -> None:
-        self._parts = parts
+    def __init__(
+        self, parts: list[tuple[Block, dict[int, _Match] | list[int]]], matcher: _Matcher, ordered: bool
+    ) -> None:
+        self._parts, self._matcher, self._ordered = parts, matcher, ordered
+
+    def first(self, limit: int) -> list[Hit] | None:
+        """The first `limit` hits of the ranking `search_iter` ends with (equal hits, in its
+        order: `_ranked`), made from the matches without making and ranking the rest (~40,000
+        at 100,000 sessions): each tier's first in block order (newest first), the full-text
+        tier's hits in what people wrote before those in tools' output, the fuzzy tier's best
+        scores (`_fuzzy_order`).  None when the sessions did not come newest first (every
+        tier is sorted then: all of it is needed)."""
+        if not self._ordered:
+            return None
+        parts, matcher = self._parts, self._matcher
+        if parts and isinstance(parts[0][1], list):  # a query of filters only: one tier, block order
+            return list(islice(_filter_hits(matcher, parts), limit))
+        scored = cast(list[tuple[Block, dict[int, _Match]]], parts)
+        per_block = [list(map(_TIER, matches.values())) for _block, matches in scored]
+        hits: list[Hit] = []
+        for tier in range(len(TIERS)):
+            need = limit - len(hits)
+            if need <= 0:
+                break
+            where = [
+                (block, matches, sorted(compress(matches, map(tier.__eq__, tiers))))
+                for (block, matches), tiers in zip(scored, per_block, strict=True)
+                if tier in tiers
+            ]
+            if tier == FULL_TEXT:
+                hits += _tools_last_first(matcher, where, need)
+            elif tier == FUZZY:
+                hits += _best_fuzzy(matcher, where, need)
+            else:
+                firsts = ((block, matches, index) for block, matches, indices in where for index in indices)
+                hits += (matcher.hit(*first) for first in islice(firsts, need))
+        return hits
 
     def tally(self, leave_out: Collection[str] = ()) -> tuple[int, int]:
         """(the hits, those of them whose row says why they matched on a second line:
@@ -753,6 +797,58 @@ class Matched:
                 hits -= 1
                 snippets -= tier == FULL_TEXT or (field == "first message" and _named(summaries[index]))
         return hits, snippets
+
+
+def _filter_hits(matcher: _Matcher, parts: list[tuple[Block, Any]]) -> Iterator[Hit]:
+    """The hits of a query of filters only, in block order (`_Matcher.add_hits`)."""
+    query = matcher.query
+    for block, indices in parts:
+        for index in indices:
+            yield _new_hit(Hit, (block.summaries[index], FILTER_ONLY, "filter", 100.0, query, None))
+
+
+_Where = list[tuple[Block, dict[int, _Match], list[int]]]  # one tier's matches: (block, its matches, their indices)
+
+
+def _tools_last_first(matcher: _Matcher, where: _Where, need: int) -> list[Hit]:
+    """The first `need` full-text hits in `_ranked`'s order: block order, what people wrote
+    before tools' output (`_tools_last_sort`'s stable partition), looked up a block at a time
+    until `need` of the first kind are found."""
+    text_hits = matcher.text_hits
+    bulk = getattr(text_hits, "fields", None)
+    firsts: list[tuple[Block, dict[int, _Match], int]] = []
+    tools: list[tuple[Block, dict[int, _Match], int]] = []
+    for block, matches, indices in where:
+        summaries = block.summaries
+        if bulk is not None:
+            fields = bulk([summaries[index].path for index in indices])
+        else:
+            found = [text_hits.get(summaries[index].path) if text_hits else None for index in indices]
+            fields = [None if hit is None else hit.field for hit in found]
+        for index, field in zip(indices, fields, strict=True):
+            if field is not None and not is_primary(field):
+                if len(tools) < need:
+                    tools.append((block, matches, index))
+            else:
+                firsts.append((block, matches, index))
+        if len(firsts) >= need:
+            break
+    return [matcher.hit(*first) for first in (firsts + tools)[:need]]
+
+
+def _best_fuzzy(matcher: _Matcher, where: _Where, need: int) -> list[Hit]:
+    """The first `need` fuzzy hits in `_ranked`'s order (`_fuzzy_order`, stable: block order
+    breaks ties), chosen among all of them without making them."""
+    count = len(matcher.positive)
+    keyed: list[tuple[float, float, int, Block, dict[int, _Match], int]] = []
+    for block, matches, indices in where:
+        summaries, at = block.summaries, len(keyed)
+        keyed += (
+            (-round(matches[index][2] / count), -summaries[index].modified_ms, at + offset, block, matches, index)
+            for offset, index in enumerate(indices)
+        )
+    best = heapq.nsmallest(need, keyed, key=itemgetter(0, 1, 2))
+    return [matcher.hit(block, matches, index) for *_key, block, matches, index in best]
 
 
 def _ranked(buckets: list[list[Hit]], ordered: bool, text_hits: Mapping[str, TextHit] | None) -> list[Hit]:
