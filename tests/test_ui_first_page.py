@@ -14,6 +14,7 @@ from textual.pilot import Pilot
 from ui_harness import SIZE, picker_app, screen_of, settle
 from ui_sessions import PROJECT, Spec, make_root
 
+from seance.app.screens import search_flow
 from seance.app.screens.search_flow import FIRST_PAGE_MAX, FIRST_PAGE_MIN
 from seance.core.search import parse_query, search
 
@@ -270,15 +271,51 @@ async def test_the_count_and_scrollbar_come_before_the_ranking_and_its_rows_chan
         assert [row.summary.id for row in widget.rows[: len(on_screen)]] == on_screen
 
 
-async def test_no_early_count_without_a_first_page(tmp_path: Path, monkeypatch: Any) -> None:
-    """Without a first page the rows shown are the last query's: its count stays with them
-    until the new rows come (a new count over old rows would be a wrong one)."""
+async def test_without_enough_title_hits_the_final_orders_first_page_and_count_come_before_the_ranking(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """Too few title hits for a first page: once every match is known, the final order's
+    first page (`Matched.first`) and the whole ranking's count and scrollbar are shown
+    before the hits are ranked; the final rows then change none of them (fails on main:
+    the previous query's rows and count stayed until the ranking's rows)."""
     app = picker_app(make_root(tmp_path, specs()))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         screen = screen_of(pilot)
         screen.first_page_sessions = 1
-        screen.search_input.value = "tidy"  # 30 title hits: fewer than a first page
+        widget = screen.session_list
+        screen.search_input.value = "deploy"
+        await settle(pilot)
+        monkeypatch.setattr(search_flow, "FIRST_PAGE_MAX", 20)  # (a first page shorter than the 60 hits)
+        recorder, gate = Recorder(pilot), RankingGate(monkeypatch)
+        screen.search_input.value = "later"  # no title hit: 60 in the text
+        await wait_for(pilot, lambda: gate.entered.is_set() and recorder.calls)
+        await pilot.pause(0.1)
+        assert [query for query, _ in recorder.calls] == ["later"]  # the final order's first page only
+        first = recorder.calls[0][1]
+        counted = (screen.status.shown, screen.status.total, widget.virtual_size.height)
+        gate.open()
+        await settle(pilot)
+        assert len(recorder.calls) == 2  # the final rows came
+        final = [row.summary.id for row in widget.rows]
+        assert final == expected_ids(screen, "later") and len(final) == 60
+        assert first == final[:20]
+        assert counted == (60, 150, widget.rows.line_count)
+        assert widget.rows.line_count > len(final)  # (snippet lines counted)
+
+
+async def test_no_early_count_without_a_first_page(tmp_path: Path, monkeypatch: Any) -> None:
+    """Without a first page (sorted by recency: not the ranking) the rows shown are the last
+    query's: its count stays with them until the new rows come (a new count over old rows
+    would be a wrong one)."""
+    app = picker_app(make_root(tmp_path, specs()))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = screen_of(pilot)
+        screen.first_page_sessions = 1
+        await pilot.press("ctrl+s")  # threaded -> recent
+        await settle(pilot)
+        screen.search_input.value = "tidy"
         await settle(pilot)
         before = screen.status.shown
         gate = RankingGate(monkeypatch)

@@ -19,14 +19,18 @@ connection, kept: its signature is checked once), where it runs while the titles
 3. the index's answer and every session's match (`search_iter`); under a first page, the
    count of the rows and lines they will make is posted then (`SearchCount`: the status
    line's count and the scrollbar, exact, before the hits are made and ranked: ~70 ms of
-   CPU at 100,000 sessions);
+   CPU at 100,000 sessions).  Where the title hits were too few for a first page, the final
+   order's first page is posted then, before the count (`Matched.first`: the first
+   `FIRST_PAGE_MAX` hits of the final ranking, each tier's first chosen among the matches
+   without making and ranking ~40,000 hits: a prefix of the final rows);
 4. the full ranking and the hits' rows: `SearchDone`, whose rows replace the first page
    without moving the cursor (it stays on its session, which the first page's order put
    where the final order has it: a prefix of it), nor changing what is on screen.
 
 A newer key cancels the worker (it checks between steps and chunks) and its first page and
-count are dropped if they arrive late (rows generation, query text).  Without a first page,
-the status line's count waits for the final rows (it would not count the rows shown).
+count are dropped if they arrive late (rows generation, query text).  Without a first page
+(a sort that is not the ranking, pins, fewer than `FIRST_PAGE_SESSIONS`, sessions not newest
+first), the status line's count waits for the final rows (it would not count the rows shown).
 After a listing, `_warm_search` folds the sessions' haystacks on the search
 thread, in small steps that a keystroke's search overtakes, imports the fuzzy scorer, makes
 the fork tree the hits' rows need, then opens the index thread's connection, so the first
@@ -210,6 +214,8 @@ class SearchFlow:
                 if len(first) >= FIRST_PAGE_MIN:
                     self.post_message(FirstPage(text, view.hit_rows(first), generation, top))
                     counted = self._count_poster(worker, text, view, generation)
+                else:  # too few title hits: the final order's first page, with the count, once every match is known
+                    counted = self._count_poster(worker, text, view, generation, first_page_top=top)
             if index_query is not None and not index_query.done():  # scan the terms meanwhile
                 scanned = prescan(summaries, query, **scan)
                 if not scanned:
@@ -247,15 +253,23 @@ class SearchFlow:
             self._index_when_idle(rows, generation)
 
     def _count_poster(
-        self, worker: Worker[Any], text: str, view: RowsView, generation: int
+        self, worker: Worker[Any], text: str, view: RowsView, generation: int, first_page_top: bool | None = None
     ) -> Callable[[Matched], None]:
         """What posts the search's `SearchCount` once its matches are known (`search_iter`'s
         `on_matched`): the count and the scrollbar of the whole ranking, ~70 ms of CPU at
         100,000 sessions before its hits are made, ranked and given rows (which then change
-        nothing on screen under the first page: a prefix of them)."""
+        nothing on screen under the first page: a prefix of them).  With `first_page_top`
+        (no first page of title hits was shown), the final order's first page comes first
+        (`Matched.first`: its first `FIRST_PAGE_MAX` hits, made without ranking the rest),
+        shown from the top if `first_page_top`; none when there is no hit (nor the count)."""
 
         def post(matched: Matched) -> None:
             if not worker.is_cancelled:
+                if first_page_top is not None:
+                    first = matched.first(FIRST_PAGE_MAX)
+                    if not first:  # (no hit, or the sessions are not newest first: the final rows come as before)
+                        return
+                    self.post_message(FirstPage(text, view.hit_rows(first), generation, first_page_top))
                 shown, lines = view.hit_lines(matched)
                 self.post_message(SearchCount(text, shown, len(view.visible()), lines, generation))
 

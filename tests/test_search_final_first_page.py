@@ -1,0 +1,92 @@
+"""The final order's first page ahead of the ranking (`Matched.first`): the picker shows it,
+with the count, once every match is known, where the title hits were too few for a first
+page (app/screens/search_flow.py).  It must be exactly a prefix of the final ranking's hits
+for every query typed key by key as the picker searches (one kept `SearchCache`,
+`first_hits`, `prescan`, the index's lazy hits or a plain map of them), at every length;
+differential against `search_iter`'s whole ranking on a generated corpus in a real index."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_search_count_ahead import _MARKS, QUERIES, _ranked
+
+from seance.core.catalog import Catalog
+from seance.core.generate import generate_corpus
+from seance.core.marks import Mark
+from seance.core.search import QueryError, SearchCache, parse_query
+from seance.core.search.rank import FULL_TEXT, FUZZY, TIERS
+
+TRIALS = 80  # queries typed key by key (each prefix compared), the named ones first
+LIMITS = (1, 2, 7, 40, 200)
+
+
+def _key(hit: Any) -> tuple:
+    """What a hit is, with the lazy map of the index's hits by identity (its equality would make every hit)."""
+    source = hit.source
+    return (
+        id(hit.summary),
+        hit.tier,
+        hit.field,
+        hit.score,
+        id(hit.query),
+        id(source) if isinstance(source, Mapping) else source,
+    )
+
+
+@pytest.mark.slow
+def test_the_final_orders_first_page_is_a_prefix_of_the_final_ranking_80_trials(tmp_path: Path) -> None:
+    root = tmp_path / "sessions"
+    generate_corpus(root, sessions=400, projects=3, seed=15, mean_bytes=4000)
+    catalog = Catalog([root], cache_dir=tmp_path / "cache")
+    exact = catalog.refresh()
+    rng = random.Random(15)
+    ids = [summary.id for summary in exact if summary.id]
+    _MARKS.clear()
+    _MARKS.update({sid: Mark(pinned=True, tags=("keep",)) for sid in rng.sample(ids, 40)})
+    cwds = sorted({summary.cwd for summary in exact})
+    scopes = {
+        False: sorted([s for s in exact if s.cwd == cwds[0]], key=lambda summary: -summary.modified_ms),
+        True: rng.sample(exact, len(exact)),  # every project, shuffled: no first page (every tier is sorted)
+    }
+    caches = {paths: SearchCache() for paths in scopes}
+    words = [word for text in QUERIES for word in text.split()] + ["optmise", "dedline", "grep", "bash"]
+    texts = list(QUERIES) + [" ".join(rng.sample(words, rng.randint(1, 3))) for _ in range(TRIALS - len(QUERIES))]
+    compared = partitioned = fuzzy = several_tiers = unordered = 0
+    for text in texts:
+        paths = rng.random() < 0.3
+        summaries, cache = scopes[paths], caches[paths]
+        within = [summary.path for summary in summaries]
+        for end in range(1, len(text) + 1):
+            try:
+                query = parse_query(text[:end])
+            except QueryError:  # (an unfinished regex: the picker keeps the last results)
+                continue
+            text_hits: Any = catalog.text_hits(query, include_cwd=paths, within=within) if query.fts_match() else {}
+            if text_hits and rng.random() < 0.3:  # a plain map of the index's hits (`TextHit`s), not the lazy one
+                text_hits = dict(text_hits)
+            hits, matched = _ranked(summaries, query, cache, text_hits, paths)
+            if paths:
+                assert matched.first(200) is None or not hits, text[:end]
+                unordered += 1
+                continue
+            keys = [_key(hit) for hit in hits]
+            for limit in LIMITS:
+                first = matched.first(limit)
+                assert first is not None
+                assert [_key(hit) for hit in first] == keys[:limit], (text[:end], limit)
+            compared += 1
+            tiers = [hit.tier for hit in hits]
+            fuzzy += TIERS[FUZZY] in tiers
+            several_tiers += len(set(tiers)) > 2
+            in_text = [hit for hit in hits if hit.tier == TIERS[FULL_TEXT]]
+            positions = [index for index, hit in enumerate(hits) if hit.tier == TIERS[FULL_TEXT]]
+            newest = sorted(positions, key=lambda at: (-hits[at].summary.modified_ms, at))
+            partitioned += len(in_text) > 1 and positions != sorted(newest)  # (never: positions are sorted)
+            partitioned += [hits[at] for at in newest] != in_text  # tools' output after what people wrote
+    assert compared > TRIALS * 3 and unordered > 20
+    assert partitioned > 20 and fuzzy > 5 and several_tiers > 20  # (not vacuous: each order rule was at work)
