@@ -34,7 +34,7 @@ def collector_off() -> Iterator[None]:
 async def test_a_keys_hits_are_freed_without_the_collector_once_the_next_keys_replace_them(
     tmp_path: Path, collector_off: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(search_flow, "COLLECT_IDLE", 600.0)  # (the idle collection would hide it)
+    monkeypatch.setattr(search_flow, "SEARCH_IDLE", 600.0)  # (the idle collection would hide it)
     app = picker_app(make_root(tmp_path))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -73,7 +73,7 @@ def test_an_idle_collection_runs_only_for_the_owner_never_inside_a_pause_and_is_
 async def test_the_garbage_of_a_search_is_collected_once_the_keys_stop(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(search_flow, "COLLECT_IDLE", 0.05)
+    monkeypatch.setattr(search_flow, "SEARCH_IDLE", 0.05)
     app = picker_app(make_root(tmp_path))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)

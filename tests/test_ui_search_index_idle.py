@@ -1,5 +1,5 @@
 """A search's rows are shown first; their path -> row table (`RowSet.make_index`) is made on the
-search thread only once no newer rows came for `INDEX_IDLE` (app/screens/search_flow.py): made
+search thread only once no newer key came for `SEARCH_IDLE` (app/screens/search_flow.py): made
 right after the rows went out, it competed with the UI thread drawing them on every key."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ def specs() -> list[Spec]:
 
 
 async def test_the_rows_path_table_is_made_once_the_keys_stop(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    monkeypatch.setattr(search_flow, "INDEX_IDLE", 1.0)
+    monkeypatch.setattr(search_flow, "SEARCH_IDLE", 1.0)
     app = picker_app(make_root(tmp_path, specs()))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)

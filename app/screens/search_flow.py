@@ -41,7 +41,6 @@ import ~15 ms, which was the first three-letter key's: 100-150 ms from a termina
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
@@ -80,8 +79,7 @@ FIRST_PAGE_SESSIONS = 10_000  # below this many sessions the whole search takes 
 FREEZE_HITS = 5000  # a search with this many hits freezes them (and their rows) out of the collector's reach
 # before it lets the collector run again: they live until the next key, and a collection walking them
 # (on the search thread as the pause ends, then on the UI thread) delayed the rows and stalled the echo
-INDEX_IDLE = 0.25  # seconds after a search's rows went out with no newer rows: its path table is made then
-COLLECT_IDLE = 0.25  # seconds after a search's rows landed with no newer key: collect then (`_collect_when_idle`)
+SEARCH_IDLE = 0.25  # seconds after a search's rows landed with no newer key: the idle work then (`_idle_after_search`)
 NO_HIT_QUERY = "zqxjzqxj"  # what the warm-up asks the index: opens the connection, finds nothing
 
 
@@ -114,7 +112,7 @@ class SearchFlow:
     _first_page_generation: int = -1  # the rows request whose first page the list shows
     _within: tuple[Sequence[SessionSummary], list[str]] | None = None  # `_paths_of`
     _warm_generation: int = 0
-    _idle_collect: Timer | None = None
+    _idle_timer: Timer | None = None  # `_idle_after_search`
     _early_index: tuple[int, Future[Mapping[str, Any]] | None] | None = None  # `_start_index_query`
 
     if TYPE_CHECKING:  # what the mixin uses of the screen it is mixed into
@@ -250,7 +248,6 @@ class SearchFlow:
                 gcpause.freeze_long_lived()
         if not worker.is_cancelled:
             self.post_message(SearchDone(text, hits, top=top, rows=rows, generation=generation))
-            self._index_when_idle(rows, generation)
 
     def _count_poster(
         self, worker: Worker[Any], text: str, view: RowsView, generation: int, first_page_top: bool | None = None
@@ -274,21 +271,6 @@ class SearchFlow:
                 self.post_message(SearchCount(text, shown, len(view.visible()), lines, generation))
 
         return post
-
-    def _index_when_idle(self, rows: RowSet, generation: int) -> None:
-        """Make the rows' path -> row table (`RowSet.make_index`, `RowSet` index_later) on the
-        search thread once `INDEX_IDLE` passed with no newer rows: ~30 ms of CPU at 100,000
-        hits that, made right after posting the rows, competed with the UI thread drawing them
-        (two cores) on every key, for a table a typed key's rows seldom need (the cursor is
-        looked for in the first rows first: `RowSet.position`; a row further down makes it)."""
-
-        def queue() -> None:
-            if generation == self._rows_generation:
-                self._search_thread.soon(lambda: rows.make_index() if generation == self._rows_generation else None)
-
-        timer = threading.Timer(INDEX_IDLE, queue)
-        timer.daemon = True
-        timer.start()
 
     def _index_query(self, query: Any, view: RowsView, paths: bool) -> Future[Mapping[str, Any]] | None:
         """`query`'s index query (every hit, made lazily: the rows on screen make their
@@ -335,15 +317,30 @@ class SearchFlow:
         is on screen (the user may have moved since; the cursor stays on its session)."""
         return top and self._first_page_generation != generation
 
-    def _collect_when_idle(self) -> None:
-        """A search's rows are on screen: collect the garbage once no key has come for
-        `COLLECT_IDLE` (`gcpause.collect_idle`: the unfrozen objects only, a keystroke's worth).
-        Each key leaves cyclic garbage (Textual's strips cache themselves) that the collector
-        otherwise finds in a full collection in the middle of a later key's search (35-70 ms
-        at 10,000 sessions, the slow keys' share of the settled time)."""
-        if self._idle_collect is not None:
-            self._idle_collect.stop()
-        self._idle_collect = self.set_timer(COLLECT_IDLE, gcpause.collect_idle)
+    def _idle_after_search(self, rows: RowSet | None) -> None:
+        """A search's rows are on screen: once no key has come for `SEARCH_IDLE`, do what
+        waits for the keys to stop (one timer, restarted by every search's rows):
+
+        * collect the garbage (`gcpause.collect_idle`: the unfrozen objects only, a
+          keystroke's worth).  Each key leaves cyclic garbage (Textual's strips cache
+          themselves) that the collector otherwise finds in a full collection in the middle
+          of a later key's search (35-70 ms at 10,000 sessions, the slow keys' share of the
+          settled time);
+        * make `rows`' path -> row table (`RowSet.make_index`, `RowSet` index_later) on the
+          search thread: ~30 ms of CPU at 100,000 hits that, made right after the rows went
+          out, competed with the UI thread drawing them (two cores) on every key, for a
+          table a typed key's rows seldom need (the cursor is looked for in the first rows
+          first: `RowSet.position`; a row further down makes it)."""
+        if self._idle_timer is not None:
+            self._idle_timer.stop()
+        generation = self._rows_generation
+
+        def idle() -> None:
+            gcpause.collect_idle()
+            if rows is not None and generation == self._rows_generation:
+                self._search_thread.soon(lambda: rows.make_index() if generation == self._rows_generation else None)
+
+        self._idle_timer = self.set_timer(SEARCH_IDLE, idle)
 
     def _warm_search(self, view: RowsView, paths: bool) -> None:
         """Fold `view`'s sessions for the search, load the fuzzy scorer, make the fork tree

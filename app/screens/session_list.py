@@ -549,8 +549,9 @@ class SessionPickerScreen(DeleteActions, MarkActions, RowMaking, SearchFlow, Fir
                 return
         if not self.model.accept_hits(message.query_text, message.hits):
             return  # a newer query is running
-        if message.rows is not None and message.generation == self._rows_generation:
-            self._set_rows(message.rows, top=self._final_top(message.generation, message.top))
+        searched_rows = message.rows if message.generation == self._rows_generation else None
+        if searched_rows is not None:
+            self._set_rows(searched_rows, top=self._final_top(message.generation, message.top))
         else:  # the sort, the filters or the listing changed while it ran: the hits again, in the new order
             self._make_rows(self.model.view(), self._final_top(message.generation, message.top))
         if self._freeze_after_search or len(message.hits) >= FREEZE_HITS:
@@ -558,7 +559,7 @@ class SessionPickerScreen(DeleteActions, MarkActions, RowMaking, SearchFlow, Fir
             # it gives them back to the collector once this screen is gone)
             self._freeze_after_search = False
             self._freeze_long_lived()
-        self._collect_when_idle()  # search_flow.py
+        self._idle_after_search(searched_rows)  # search_flow.py
 
     def on_screen_resume(self) -> None:
         # back from a screen (the app may have given every frozen object back to the collector
