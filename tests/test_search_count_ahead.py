@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 
@@ -19,6 +19,7 @@ from seance.core.catalog import Catalog
 from seance.core.generate import generate_corpus
 from seance.core.listing import CHILD_MODES, SORTS
 from seance.core.marks import Mark
+from seance.core.model import SessionSummary
 from seance.core.search import Matched, QueryError, SearchCache, first_hits, parse_query, prescan, search_iter
 
 QUERIES = (
@@ -64,19 +65,36 @@ def _ranked(summaries: list, query: Any, cache: SearchCache, text_hits: Any, pat
 _MARKS: dict[str, Mark] = {}
 
 
-@pytest.mark.slow
-def test_the_count_ahead_of_the_ranking_is_the_final_rows_count_and_lines_60_trials(tmp_path: Path) -> None:
+class Marked(NamedTuple):
+    """A generated corpus in a real temp index, a few of its sessions pinned (`marked_corpus`)."""
+
+    catalog: Catalog
+    exact: list[SessionSummary]  # its exact listing
+    rng: random.Random  # seeded: the trials' queries and choices
+    project: list[SessionSummary]  # the first project's sessions, newest first
+
+
+def marked_corpus(tmp_path: Path, seed: int) -> Marked:
+    """400 generated sessions in 3 projects (tools, errors, names, forks) indexed in a temp
+    cache, 40 of them pinned and tagged "keep" in `_MARKS` (what `is:` and `tag:` see)."""
     root = tmp_path / "sessions"
-    generate_corpus(root, sessions=400, projects=3, seed=14, mean_bytes=4000)
+    generate_corpus(root, sessions=400, projects=3, seed=seed, mean_bytes=4000)
     catalog = Catalog([root], cache_dir=tmp_path / "cache")
     exact = catalog.refresh()
-    rng = random.Random(14)
+    rng = random.Random(seed)
     ids = [summary.id for summary in exact if summary.id]
     _MARKS.clear()
     _MARKS.update({sid: Mark(pinned=True, tags=("keep",)) for sid in rng.sample(ids, 40)})
-    cwds = sorted({summary.cwd for summary in exact})
+    first_cwd = min(summary.cwd for summary in exact)
+    project = sorted([s for s in exact if s.cwd == first_cwd], key=lambda summary: -summary.modified_ms)
+    return Marked(catalog, exact, rng, project)
+
+
+@pytest.mark.slow
+def test_the_count_ahead_of_the_ranking_is_the_final_rows_count_and_lines_60_trials(tmp_path: Path) -> None:
+    catalog, exact, rng, project = marked_corpus(tmp_path, 14)
     scopes = {
-        False: sorted([s for s in exact if s.cwd == cwds[0]], key=lambda summary: -summary.modified_ms),
+        False: project,
         True: exact,  # every project, not newest first: the ranking sorts
     }
     caches = {paths: SearchCache() for paths in scopes}

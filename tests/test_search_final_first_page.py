@@ -7,17 +7,13 @@ differential against `search_iter`'s whole ranking on a generated corpus in a re
 
 from __future__ import annotations
 
-import random
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
-from test_search_count_ahead import _MARKS, QUERIES, _ranked
+from test_search_count_ahead import QUERIES, _ranked, marked_corpus
 
-from seance.core.catalog import Catalog
-from seance.core.generate import generate_corpus
-from seance.core.marks import Mark
 from seance.core.search import QueryError, SearchCache, parse_query
 from seance.core.search.rank import FULL_TEXT, FUZZY, TIERS
 
@@ -40,17 +36,9 @@ def _key(hit: Any) -> tuple:
 
 @pytest.mark.slow
 def test_the_final_orders_first_page_is_a_prefix_of_the_final_ranking_80_trials(tmp_path: Path) -> None:
-    root = tmp_path / "sessions"
-    generate_corpus(root, sessions=400, projects=3, seed=15, mean_bytes=4000)
-    catalog = Catalog([root], cache_dir=tmp_path / "cache")
-    exact = catalog.refresh()
-    rng = random.Random(15)
-    ids = [summary.id for summary in exact if summary.id]
-    _MARKS.clear()
-    _MARKS.update({sid: Mark(pinned=True, tags=("keep",)) for sid in rng.sample(ids, 40)})
-    cwds = sorted({summary.cwd for summary in exact})
+    catalog, exact, rng, project = marked_corpus(tmp_path, 15)
     scopes = {
-        False: sorted([s for s in exact if s.cwd == cwds[0]], key=lambda summary: -summary.modified_ms),
+        False: project,
         True: rng.sample(exact, len(exact)),  # every project, shuffled: no first page (every tier is sorted)
     }
     caches = {paths: SearchCache() for paths in scopes}
