@@ -28,7 +28,7 @@ def run_watch(args: argparse.Namespace) -> int:
     if args.unwatch:
         return _unwatch(cache_dir)
     from seance.core.scanpool import default_workers
-    from seance.core.watchd import AlreadyWatching, Watcher, available, take_lock
+    from seance.core.watchd import AlreadyWatching, Watcher, available, release_lock, take_lock
 
     if not available():
         raise CliError("--watch needs Linux's inotify; `seance ls` works without it")
@@ -59,9 +59,7 @@ def run_watch(args: argparse.Namespace) -> int:
         if watcher is not None:
             watcher.close()
         catalog.close()
-        import os
-
-        os.close(lock)
+        release_lock(lock)
     say("seance: stopped watching")
     return ExitCode.OK
 

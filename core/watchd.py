@@ -119,7 +119,32 @@ def take_lock(cache_dir: Path) -> int:
             time.sleep(0.02)
     os.ftruncate(fd, 0)
     os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+    _held_lock[:] = [fd]
     return fd
+
+
+def release_lock(fd: int) -> None:
+    """Let go of the watch lock `take_lock` returned."""
+    _held_lock.clear()
+    os.close(fd)
+
+
+_held_lock: list[int] = []  # the watch lock's descriptor while this process holds it
+
+
+def _drop_lock_in_child() -> None:
+    """A forked child (the scanning workers, the discovery child) closes its copy of the
+    watch lock's descriptor at once: an `flock` lasts while any copy is open, so a child still
+    scanning after a `kill -9` of the watcher kept the lock, and with it every `ls` asking a
+    watcher that was gone and a new watcher waiting for the lock."""
+    for fd in _held_lock:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    _held_lock.clear()
+
+
+if hasattr(os, "register_at_fork"):  # (POSIX)
+    os.register_at_fork(after_in_child=_drop_lock_in_child)
 
 
 class Watcher:
@@ -675,4 +700,13 @@ def _give_back_memory() -> None:
         ctypes.CDLL(None).malloc_trim(0)
 
 
-__all__ = ["PROTOCOL", "AlreadyWatching", "Watcher", "lock_path", "roots_key", "socket_path", "take_lock"]
+__all__ = [
+    "PROTOCOL",
+    "AlreadyWatching",
+    "Watcher",
+    "lock_path",
+    "release_lock",
+    "roots_key",
+    "socket_path",
+    "take_lock",
+]

@@ -354,6 +354,37 @@ def test_killed_while_it_indexes_the_cli_falls_back_and_stays_exact(store: tuple
     assert sorted(_ls_query(root, cache, "midway")) == sorted(made)
 
 
+HOLDER = """
+import os, sys, time
+from pathlib import Path
+from seance.core.watchd import take_lock
+take_lock(Path(sys.argv[1]))
+child = os.fork()
+if child == 0:  # a scanning worker or the discovery child: outlives the watcher's kill -9
+    time.sleep(60)
+    os._exit(0)
+print(child, flush=True)
+time.sleep(60)
+"""
+
+
+def test_the_lock_ends_with_the_watcher_even_while_a_child_it_forked_lives(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(cache)], env=_env(cache), stdout=subprocess.PIPE, text=True
+    )
+    assert holder.stdout is not None
+    child = int(holder.stdout.readline())
+    try:
+        assert watcher_running(cache)
+        holder.send_signal(signal.SIGKILL)
+        holder.wait(10)
+        os.kill(child, 0)  # (still alive: the lock would be held by its copy of the descriptor)
+        assert not watcher_running(cache)
+    finally:
+        os.kill(child, signal.SIGKILL)
+
+
 def test_a_stale_socket_with_a_lock_held_by_another_process_is_not_trusted(store: tuple[Path, Path]) -> None:
     root, cache = store
     stale = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
