@@ -699,6 +699,7 @@ def search_iter(
     chunk = max(chunk, 1)
     ordered, last = True, -math.inf
     parts: list[tuple[Block, dict[int, _Match] | list[int]]] = []
+    buckets: list[list[Hit]] = [[] for _ in TIERS]
     for start in range(0, total, chunk):
         part = summaries[start : start + chunk]
         block = cache.cached_block(part)
@@ -711,18 +712,20 @@ def search_iter(
             yield SearchProgress(start, total)
         ordered = ordered and block.ordered and last <= block.recency[0]
         last = block.recency[-1]
-        parts.append((block, matcher.matched(block)))
+        if on_matched is None:  # nobody waits for the count: the block's hits at once (one pass: ~1 ms a key less)
+            matcher.collect(block, buckets)
+        else:
+            parts.append((block, matcher.matched(block)))
         if start + chunk < total:
             yield SearchProgress(start + chunk, total)
     cache.prune(summaries, -(-total // chunk))
     if on_matched is not None:  # every match is known: how many, before the hits are made and ranked
         on_matched(Matched(parts, matcher, ordered))
         yield SearchProgress(total, total)
-    buckets: list[list[Hit]] = [[] for _ in TIERS]
-    for number, (block, matches) in enumerate(parts, 1):
-        matcher.add_hits(block, matches, buckets)
-        if number % _HITS_STEP == 0:
-            yield SearchProgress(total, total)
+        for number, (block, matches) in enumerate(parts, 1):
+            matcher.add_hits(block, matches, buckets)
+            if number % _HITS_STEP == 0:
+                yield SearchProgress(total, total)
     yield SearchProgress(total, total, _ranked(buckets, ordered, text_hits))
 
 
