@@ -350,21 +350,24 @@ def test_killed_while_it_indexes_the_cli_falls_back_and_stays_exact(store: tuple
     process.send_signal(signal.SIGKILL)
     process.wait(10)
     made.append(str(write_v3(bucket / "after.jsonl", "9090cafe-midway")))
+    deadline = time.monotonic() + 5  # (a child forked just before the kill closes its copy of the lock when first run)
+    while watcher_running(cache) and time.monotonic() < deadline:
+        time.sleep(0.01)
     assert not watcher_running(cache)
     assert sorted(_ls_query(root, cache, "midway")) == sorted(made)
 
 
-HOLDER = """
+HOLDER = r"""
 import os, sys, time
 from pathlib import Path
 from seance.core.watchd import take_lock
 take_lock(Path(sys.argv[1]))
 child = os.fork()
 if child == 0:  # a scanning worker or the discovery child: outlives the watcher's kill -9
-    print("child", flush=True)  # (its at-fork hooks ran before this line)
+    os.write(1, b"child\n")  # (its at-fork hooks ran before this line; one write: a whole line)
     time.sleep(60)
     os._exit(0)
-print(child, flush=True)
+os.write(1, f"{child}\n".encode())
 time.sleep(60)
 """
 
@@ -376,6 +379,7 @@ def test_the_lock_ends_with_the_watcher_even_while_a_child_it_forked_lives(tmp_p
     )
     assert holder.stdout is not None
     lines = {holder.stdout.readline().strip(), holder.stdout.readline().strip()}  # the child's pid, and the child
+    assert "child" in lines, lines
     child = int(next(line for line in lines if line != "child"))
     try:
         assert watcher_running(cache)
