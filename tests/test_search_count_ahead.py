@@ -9,6 +9,7 @@ temp index."""
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -90,19 +91,18 @@ def marked_corpus(tmp_path: Path, seed: int) -> Marked:
     return Marked(catalog, exact, rng, project)
 
 
-@pytest.mark.slow
-def test_the_count_ahead_of_the_ranking_is_the_final_rows_count_and_lines_60_trials(tmp_path: Path) -> None:
-    catalog, exact, rng, project = marked_corpus(tmp_path, 14)
-    scopes = {
-        False: project,
-        True: exact,  # every project, not newest first: the ranking sorts
-    }
+def typed_queries(
+    marked: Marked, scopes: dict[bool, list[SessionSummary]], trials: int, share: float, extra: tuple[str, ...] = ()
+) -> Iterator[tuple[bool, list[SessionSummary], SearchCache, list[str], str, Any]]:
+    """`QUERIES`, then random ones of their words (and `extra`) up to `trials`, each typed key
+    by key as the picker searches: (paths, the scope's sessions, its kept `SearchCache`, their
+    paths, the text typed so far, its parsed query) per key that parses; the paths scope for a `share` of them."""
+    rng = marked.rng
     caches = {paths: SearchCache() for paths in scopes}
-    words = [word for text in QUERIES for word in text.split()]
-    texts = list(QUERIES) + [" ".join(rng.sample(words, rng.randint(1, 3))) for _ in range(TRIALS - len(QUERIES))]
-    compared = snippets = hidden = filtered = 0
+    words = [word for text in QUERIES for word in text.split()] + list(extra)
+    texts = list(QUERIES) + [" ".join(rng.sample(words, rng.randint(1, 3))) for _ in range(trials - len(QUERIES))]
     for text in texts:
-        paths = rng.random() < 0.4
+        paths = rng.random() < share
         summaries, cache = scopes[paths], caches[paths]
         within = [summary.path for summary in summaries]
         for end in range(1, len(text) + 1):
@@ -110,18 +110,31 @@ def test_the_count_ahead_of_the_ranking_is_the_final_rows_count_and_lines_60_tri
                 query = parse_query(text[:end])
             except QueryError:  # (an unfinished regex: the picker keeps the last results)
                 continue
-            text_hits = catalog.text_hits(query, include_cwd=paths, within=within) if query.fts_match() else {}
-            hits, matched = _ranked(summaries, query, cache, text_hits, paths)
-            assert matched.tally() == (len(hits), sum(hit.shows_snippet for hit in hits)), text[:end]
-            memo = RowsMemo()
-            for children in CHILD_MODES:
-                for sort in SORTS:
-                    view = RowsView(summaries, False, sort, children, _MARKS, None, memo)
-                    rows = view.hit_rows(hits)
-                    assert view.hit_lines(matched) == (len(rows), rows.line_count), (text[:end], children, sort)
-                    hidden += len(hits) - len(rows)
-            compared += 1
-            snippets += sum(hit.shows_snippet for hit in hits)
-            filtered += not query.positive and bool(hits)
+            yield paths, summaries, cache, within, text[:end], query
+
+
+@pytest.mark.slow
+def test_the_count_ahead_of_the_ranking_is_the_final_rows_count_and_lines_60_trials(tmp_path: Path) -> None:
+    marked = marked_corpus(tmp_path, 14)
+    catalog, exact, project = marked.catalog, marked.exact, marked.project
+    scopes = {
+        False: project,
+        True: exact,  # every project, not newest first: the ranking sorts
+    }
+    compared = snippets = hidden = filtered = 0
+    for paths, summaries, cache, within, typed, query in typed_queries(marked, scopes, TRIALS, 0.4):
+        text_hits = catalog.text_hits(query, include_cwd=paths, within=within) if query.fts_match() else {}
+        hits, matched = _ranked(summaries, query, cache, text_hits, paths)
+        assert matched.tally() == (len(hits), sum(hit.shows_snippet for hit in hits)), typed
+        memo = RowsMemo()
+        for children in CHILD_MODES:
+            for sort in SORTS:
+                view = RowsView(summaries, False, sort, children, _MARKS, None, memo)
+                rows = view.hit_rows(hits)
+                assert view.hit_lines(matched) == (len(rows), rows.line_count), (typed, children, sort)
+                hidden += len(hits) - len(rows)
+        compared += 1
+        snippets += sum(hit.shows_snippet for hit in hits)
+        filtered += not query.positive and bool(hits)
     assert compared > TRIALS * 4
     assert snippets > 1000 and hidden > 100 and filtered > 0  # (not vacuous: every part of the count counted)

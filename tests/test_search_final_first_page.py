@@ -12,9 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_search_count_ahead import QUERIES, _ranked, marked_corpus
+from test_search_count_ahead import _ranked, marked_corpus, typed_queries
 
-from seance.core.search import QueryError, SearchCache, parse_query
 from seance.core.search.rank import FULL_TEXT, FUZZY, TIERS
 
 TRIALS = 80  # queries typed key by key (each prefix compared), the named ones first
@@ -36,45 +35,36 @@ def _key(hit: Any) -> tuple:
 
 @pytest.mark.slow
 def test_the_final_orders_first_page_is_a_prefix_of_the_final_ranking_80_trials(tmp_path: Path) -> None:
-    catalog, exact, rng, project = marked_corpus(tmp_path, 15)
+    marked = marked_corpus(tmp_path, 15)
+    catalog, exact, rng, project = marked
     scopes = {
         False: project,
         True: rng.sample(exact, len(exact)),  # every project, shuffled: no first page (every tier is sorted)
     }
-    caches = {paths: SearchCache() for paths in scopes}
-    words = [word for text in QUERIES for word in text.split()] + ["optmise", "dedline", "grep", "bash"]
-    texts = list(QUERIES) + [" ".join(rng.sample(words, rng.randint(1, 3))) for _ in range(TRIALS - len(QUERIES))]
     compared = partitioned = fuzzy = several_tiers = unordered = 0
-    for text in texts:
-        paths = rng.random() < 0.3
-        summaries, cache = scopes[paths], caches[paths]
-        within = [summary.path for summary in summaries]
-        for end in range(1, len(text) + 1):
-            try:
-                query = parse_query(text[:end])
-            except QueryError:  # (an unfinished regex: the picker keeps the last results)
-                continue
-            text_hits: Any = catalog.text_hits(query, include_cwd=paths, within=within) if query.fts_match() else {}
-            if text_hits and rng.random() < 0.3:  # a plain map of the index's hits (`TextHit`s), not the lazy one
-                text_hits = dict(text_hits)
-            hits, matched = _ranked(summaries, query, cache, text_hits, paths)
-            if paths:
-                assert matched.first(200) is None or not hits, text[:end]
-                unordered += 1
-                continue
-            keys = [_key(hit) for hit in hits]
-            for limit in LIMITS:
-                first = matched.first(limit)
-                assert first is not None
-                assert [_key(hit) for hit in first] == keys[:limit], (text[:end], limit)
-            compared += 1
-            tiers = [hit.tier for hit in hits]
-            fuzzy += TIERS[FUZZY] in tiers
-            several_tiers += len(set(tiers)) > 2
-            in_text = [hit for hit in hits if hit.tier == TIERS[FULL_TEXT]]
-            positions = [index for index, hit in enumerate(hits) if hit.tier == TIERS[FULL_TEXT]]
-            newest = sorted(positions, key=lambda at: (-hits[at].summary.modified_ms, at))
-            partitioned += len(in_text) > 1 and positions != sorted(newest)  # (never: positions are sorted)
-            partitioned += [hits[at] for at in newest] != in_text  # tools' output after what people wrote
+    extra = ("optmise", "dedline", "grep", "bash")
+    for paths, summaries, cache, within, typed, query in typed_queries(marked, scopes, TRIALS, 0.3, extra):
+        text_hits: Any = catalog.text_hits(query, include_cwd=paths, within=within) if query.fts_match() else {}
+        if text_hits and rng.random() < 0.3:  # a plain map of the index's hits (`TextHit`s), not the lazy one
+            text_hits = dict(text_hits)
+        hits, matched = _ranked(summaries, query, cache, text_hits, paths)
+        if paths:
+            assert matched.first(200) is None or not hits, typed
+            unordered += 1
+            continue
+        keys = [_key(hit) for hit in hits]
+        for limit in LIMITS:
+            first = matched.first(limit)
+            assert first is not None
+            assert [_key(hit) for hit in first] == keys[:limit], (typed, limit)
+        compared += 1
+        tiers = [hit.tier for hit in hits]
+        fuzzy += TIERS[FUZZY] in tiers
+        several_tiers += len(set(tiers)) > 2
+        in_text = [hit for hit in hits if hit.tier == TIERS[FULL_TEXT]]
+        positions = [index for index, hit in enumerate(hits) if hit.tier == TIERS[FULL_TEXT]]
+        newest = sorted(positions, key=lambda at: (-hits[at].summary.modified_ms, at))
+        partitioned += len(in_text) > 1 and positions != sorted(newest)  # (never: positions are sorted)
+        partitioned += [hits[at] for at in newest] != in_text  # tools' output after what people wrote
     assert compared > TRIALS * 3 and unordered > 20
     assert partitioned > 20 and fuzzy > 5 and several_tiers > 20  # (not vacuous: each order rule was at work)
