@@ -186,9 +186,12 @@ def vouch(path: Path, tag: bytes, crc: int, stat: os.stat_result, fileno: int, s
 
 def objects_file(cache_dir: Path, scope: bytes) -> Path:
     """The file holding the objects stored under `scope` (one per scope, replaced whole)."""
-    import hashlib  # (here: OpenSSL's import is 3 ms of every `ls`)
+    try:
+        from _sha1 import sha1  # type: ignore[import-not-found]  # (built in: `hashlib` loads OpenSSL, ~4 ms)
+    except ImportError:  # (a Python built without it)
+        from hashlib import sha1
 
-    return cache_dir / f"{_FILE_PREFIX}{hashlib.sha1(scope).hexdigest()[:20]}{_FILE_SUFFIX}"
+    return cache_dir / f"{_FILE_PREFIX}{sha1(scope).hexdigest()[:20]}{_FILE_SUFFIX}"
 
 
 def prune(cache_dir: Path, scopes: Collection[bytes]) -> None:
@@ -206,11 +209,20 @@ class Objects:
     """Stored objects, read: `tag`, and the printed bytes of runs of positions."""
 
     def __init__(
-        self, tag: bytes, offsets: Sequence[int], data: bytes | memoryview, *, safe: bool, slots: bytes
+        self,
+        tag: bytes,
+        offsets: Sequence[int],
+        data: bytes | memoryview,
+        *,
+        safe: bool,
+        slots: bytes,
+        source: Any = None,
     ) -> None:
         self.tag, self.offsets, self.data = tag, offsets, data
         self.safe = safe  # `text.json_safe` leaves the objects as they are: printed as they are stored
         self._slots = slots
+        # the file they were read from, open (`load`): its bytes can be spliced into a pipe
+        self.source = source
 
     def slots(self) -> list[int] | None:
         """For each `KeptRows` position, where its object is among these; None when that is
@@ -243,23 +255,28 @@ class Objects:
             return None
         tag = entry[:_TAG_BYTES]
         try:
-            with open(path, "rb") as handle:
-                stat_at_ns = time.time_ns()
-                stat = os.fstat(handle.fileno())  # (before the bytes are read: `vouch`)
-                if stat.st_size != size or not size:
-                    return None
-                import mmap
-
-                mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-                if mapped[:_TAG_BYTES] != tag:
-                    return None
-                if not vouched(path, tag, crc, stat):
-                    if zlib.crc32(mapped) != crc:
-                        return None
-                    vouch(path, tag, crc, stat, handle.fileno(), stat_at_ns)
-        except (OSError, ValueError):
+            handle = open(path, "rb")  # noqa: SIM115  (kept open: `source`, the bytes checked)
+        except OSError:
             return None
-        return cls(tag, offsets, memoryview(mapped)[_TAG_BYTES:], safe=safe == 1, slots=entry[end:])
+        try:
+            stat_at_ns = time.time_ns()
+            stat = os.fstat(handle.fileno())  # (before the bytes are read: `vouch`)
+            if stat.st_size != size or not size:
+                raise ValueError("not the entry's size")
+            import mmap
+
+            mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+            if mapped[:_TAG_BYTES] != tag:
+                raise ValueError("another store's file")
+            if not vouched(path, tag, crc, stat):
+                if zlib.crc32(mapped) != crc:
+                    raise ValueError("damaged")
+                vouch(path, tag, crc, stat, handle.fileno(), stat_at_ns)
+        except (OSError, ValueError):
+            handle.close()
+            return None
+        view = memoryview(mapped)[_TAG_BYTES:]
+        return cls(tag, offsets, view, safe=safe == 1, slots=entry[end:], source=handle)
 
     def parts(self, runs: list[int]) -> list[bytes]:
         """The answer's array: `[`, the objects of each run (first, last position) joined by
@@ -267,6 +284,18 @@ class Objects:
         if not runs:
             return [b"[]"]
         return [b"[", b",".join(self.views(runs)[1:-1:2]), b"]"]
+
+    def spans(self, runs: list[int]) -> list[bytes | tuple[int, int]]:
+        """`views(runs)` as where each run lies in the `source` file: (offset, length) in
+        place of each run's view, the same bytes between them (to splice: `cli.output`)."""
+        if not runs:
+            return [b"[]"]
+        offsets = self.offsets
+        pairs = zip(runs[0::2], runs[1::2], strict=True)
+        spans: list[bytes | tuple[int, int]] = [b","] * (len(runs) + 1)
+        spans[1::2] = [(_TAG_BYTES + offsets[first], offsets[last + 1] - 1 - offsets[first]) for first, last in pairs]
+        spans[0], spans[-1] = b"[", b"]"
+        return spans
 
     def views(self, runs: list[int]) -> list[bytes | memoryview]:
         """`parts(runs)` as views of the objects, never copied: `[`, each run, a comma
