@@ -104,10 +104,16 @@ def write_json_views(
         sys.stdout.flush()
         return
     sys.stdout.flush()
-    size = sum(map(len, views))
-    pipe = _widen_pipe(descriptor, size)
+    pipe = _widen_pipe(descriptor, sum(map(len, views)))
     if pipe and spliced is not None and hasattr(os, "splice"):
-        views = views[_splice(descriptor, *spliced) :]  # (what could not be spliced: written below)
+        _write_spliced(descriptor, views, *spliced)
+    else:
+        _write_views(descriptor, views)
+    os.write(descriptor, b"\n")
+
+
+def _write_views(descriptor: int, views: list[bytes | memoryview]) -> None:
+    """`views` written in order, `_IOV_MAX` at a time."""
     for start in range(0, len(views), _IOV_MAX):
         batch = views[start : start + _IOV_MAX]
         written = os.writev(descriptor, batch)
@@ -115,21 +121,27 @@ def write_json_views(
             rest = memoryview(b"".join(batch))[written:]
             while rest:
                 rest = rest[os.write(descriptor, rest) :]
-    os.write(descriptor, b"\n")
 
 
-def _splice(descriptor: int, source: Any, spans: list[bytes | tuple[int, int]]) -> int:
-    """Write `spans` into the pipe `descriptor`: bytes as they are, (offset, length) spliced
-    from the open file `source`.  Returns how many spans were written whole: the rest (from
-    a span the system would not splice, nothing of it written) is the caller's to write."""
+_SPLICE_FROM = 256 << 10  # a shorter run is written from its view: a splice each costs more than the copy
+
+
+def _write_spliced(
+    descriptor: int, views: list[bytes | memoryview], source: Any, spans: list[bytes | tuple[int, int]]
+) -> None:
+    """`views` written into the pipe `descriptor`, each long one spliced from where its span
+    lies in the open file `source` (the same bytes: `Objects.spans`), the rest from their
+    views in batches between; all from the views once the system will not splice."""
     import errno
 
-    for done, span in enumerate(spans):
-        if isinstance(span, bytes):
-            rest = memoryview(span)
-            while rest:
-                rest = rest[os.write(descriptor, rest) :]
+    batch: list[bytes | memoryview] = []
+    splicing = True
+    for view, span in zip(views, spans, strict=True):
+        if not splicing or isinstance(span, bytes) or span[1] < _SPLICE_FROM:
+            batch.append(view)
             continue
+        _write_views(descriptor, batch)
+        batch = []
         offset, left = span
         while left:
             try:
@@ -137,11 +149,13 @@ def _splice(descriptor: int, source: Any, spans: list[bytes | tuple[int, int]]) 
             except OSError as error:
                 if error.errno not in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP) or left != span[1]:
                     raise
-                return done  # this file system does not splice: written from the views
+                splicing = False  # this file system does not splice: its view
+                batch.append(view)
+                break
             if not moved:  # (the file is shorter than it was checked to be: never)
                 raise OSError(errno.EIO, "the stored objects ended early")
             offset, left = offset + moved, left - moved
-    return len(spans)
+    _write_views(descriptor, batch)
 
 
 def _widen_pipe(descriptor: int, size: int) -> bool:

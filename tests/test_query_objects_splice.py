@@ -17,7 +17,7 @@ from seance.core.queryobjects import Objects, objects_file, runs, write
 # the command's own process, every answer over 100 bytes kept as runs (as the 71 MB `sqlite`)
 SCRIPT = (
     "import sys; from seance.core import catalog; catalog.ANSWER_BUDGET = 100; "
-    "from seance.cli import main; sys.exit(main(sys.argv[1:]))"
+    "from seance.cli import main, output; output._SPLICE_FROM = int(sys.argv[1]); sys.exit(main(sys.argv[2:]))"
 )
 
 
@@ -30,14 +30,19 @@ def _printed(command: list[str], cwd: Path, into_file: Path | None) -> tuple[int
     return code, into_file.read_bytes()
 
 
+@pytest.mark.parametrize("splice_from", [1, 300, 1 << 18])  # every run spliced; the long ones; none (runs this short)
 @pytest.mark.parametrize("word", ["the", "fix", "error", "code"])
 def test_answers_spliced_into_a_pipe_or_written_to_a_file_are_the_fresh_bytes(
-    word: str, tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes], monkeypatch: pytest.MonkeyPatch
+    word: str,
+    splice_from: int,
+    tmp_path: Path,
+    capsysbinary: pytest.CaptureFixture[bytes],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr("seance.core.catalog.ANSWER_BUDGET", 100)
     _root, roots = _corpus(tmp_path)
     reference = _fresh(capsysbinary, monkeypatch, tmp_path, roots, word)
-    command = [sys.executable, "-c", SCRIPT, "ls", "--all", "--json", *roots, "--query", word]
+    command = [sys.executable, "-c", SCRIPT, str(splice_from), "ls", "--all", "--json", *roots, "--query", word]
     for trial in range(6):  # the rows kept, the key, the runs, then printed from them (pipe, file in turns)
         into = tmp_path / f"out{trial}.json" if trial % 2 else None
         assert _printed(command, tmp_path, into) == reference, (word, trial)
