@@ -224,10 +224,6 @@ class Objects:
         # the file they were read from, open (`load`): its bytes can be spliced into a pipe
         self.source = source
 
-    def __del__(self) -> None:
-        if self.source is not None:
-            self.source.close()
-
     def slots(self) -> list[int] | None:
         """For each `KeptRows` position, where its object is among these; None when that is
         not a permutation (not theirs)."""
