@@ -152,9 +152,6 @@ def _json_array(items: list[bytes]) -> bytes:
 _LS_JSON_SCOPE = b"ls-json\0"  # a stored `ls --json` answer (`ls_json_parts`), as printed without marks
 _QUERY_JSON_SCOPE = b"query-json\0"  # a stored `ls --json --query` answer (`query_json_parts`), likewise
 ANSWER_BUDGET = 16 << 20  # a query's printed answer is stored only up to this size (7 MB at 10,000 hits)
-# an answer printed from every session's stored objects is kept as runs of them over this
-# size (printed from the objects' file again: spliced, not read through SQLite's pages)
-RUNS_FROM = 1 << 20
 ANSWERS_KEPT = 4  # stored query answers (of every roots and scope together): at most 64 MB
 OBJECTS_KEPT = 2  # stored objects of every session (`core.queryobjects`), one per roots: 71 MB at 100,000
 
@@ -756,7 +753,7 @@ class Catalog:
             yield from parts
             index = self.index
             if index is not None and key is not None:
-                small = sum(map(len, parts)) <= min(ANSWER_BUDGET, RUNS_FROM)
+                small = sum(map(len, parts)) <= ANSWER_BUDGET
                 with contextlib.suppress(*INDEX_ERRORS):  # (the key alone the first time, as below)
                     answer = parts if key[2] and small else []
                     index.put_listing(key[0], key[1], answer, ranked.sessions, ranked.skipped, ANSWERS_KEPT)

@@ -324,30 +324,23 @@ def _ordered(
     order = [*before, *primary, *tools, *after]
     rows = _take(sessions, order)
     objects = None
-    # (no object read yet) an answer of more than a few sessions is printed from every
-    # session's stored objects when they are there (`_every_object`), and kept as runs of them
-    if kept and len(rows) > len(sessions) // FROM_STORE and objects_as is not None and isinstance(every, KeptRows):
-        if every is not sessions:  # one project's: their positions among every session's
-            position_of = dict(zip(every.file_ids, range(len(every)), strict=True))
-            order = [position_of[row[_FILE_ID]] for row in rows]
-        # (made for an answer of most sessions of all; a smaller one uses them if they are there)
-        made = _every_object(index, every, *objects_as, order, make=len(rows) > len(every) // 8)
+    if kept and len(rows) > len(sessions) // 8:  # no object read yet
+        made = None
+        if objects_as is not None and isinstance(every, KeptRows):
+            if every is not sessions:  # one project's: their positions among every session's
+                position_of = dict(zip(every.file_ids, range(len(every)), strict=True))
+                order = [position_of[row[_FILE_ID]] for row in rows]
+            # (made for an answer of most sessions of all; a project's answer uses them if they are there)
+            made = _every_object(index, every, *objects_as, order, make=len(rows) > len(every) // 8)
         if made is not None:
             store, slots, keep_objects = made
             positions = [slots[position] for position in order] if slots is not None else list(range(len(order)))
             return Ranked(
                 rows, skipped, len(sessions), keep, store=store, positions=positions, keep_objects=keep_objects
             )
-    if kept and len(rows) > len(sessions) // 8:
         # their objects in one scan, up to `PAYLOAD_BUDGET` bytes (the others are read when printed)
         objects = index.scanned_payloads({row[_FILE_ID]: row[_SALT] for row in rows}, PAYLOAD_BUDGET)
     return Ranked(rows, skipped, len(sessions), keep, objects)
-
-
-# An answer of more than 1/FROM_STORE of the sessions is printed from their stored objects
-# when those are there (`"fix the"`: 11% of 100,000, 8 MB; its runs are then spliced, not an
-# 8 MB answer read through SQLite's pages, ~20-30 ms).
-FROM_STORE = 64
 
 
 def _take(sessions: Sequence[tuple], positions: list[int]) -> list[tuple]:

@@ -245,24 +245,3 @@ def test_objects_a_terminal_obeys_or_a_random_tag_64_trials_say_if_written_as_st
     for trial in range(64):  # a random tag never makes plain objects unsafe
         made = write(tmp_path / f"plain-{trial}", plain, 1, [0, 1])
         assert made is not None and made.objects.safe, trial
-
-
-@pytest.mark.usefixtures("small_budget")
-def test_an_answer_of_few_sessions_is_printed_from_the_stored_objects_and_kept_as_runs(
-    tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Under an eighth of the sessions (`"fix the"` at 100,000: 11%), once every session's
-    objects are stored: printed from them, then from its runs (not a blob kept in SQLite)."""
-    _root, roots = _corpus(tmp_path)
-    for _ in range(4):
-        _ls(capsysbinary, roots, "the")
-    assert _stored(b"query-objects\0")
-    one = orjson.loads(_fresh(capsysbinary, monkeypatch, tmp_path, roots, "the")[1])[5]["id"][:8]
-    reference = _fresh(capsysbinary, monkeypatch, tmp_path, roots, one)
-    assert len(orjson.loads(reference[1])) == 1
-    kept = len(_stored(b"query-runs\0"))
-    assert [_ls(capsysbinary, roots, one) for _ in range(3)] == [reference] * 3
-    assert len(_stored(b"query-runs\0")) == kept + 1  # its runs
-    rankings = Rankings(monkeypatch)
-    assert _ls(capsysbinary, roots, one) == reference
-    assert rankings.count == 0
