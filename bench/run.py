@@ -110,16 +110,25 @@ class Run:
     cpu: float = 0.0  # user + system seconds of the child
 
 
-def run(command: list[str], env: dict[str, str] | None = None, capture: bool = False) -> Run:
-    """Run a child to completion; its wall time and its own peak RSS (os.wait4)."""
+def run(command: list[str], env: dict[str, str] | None = None, capture: bool = False, drain: bool = False) -> Run:
+    """Run a child to completion; its wall time and its own peak RSS (os.wait4).  `drain`:
+    its stdout is a pipe read as a consumer reads it (`jq`, `wc`, a file's writer: into one
+    reused buffer), not kept: `capture`'s growing buffer of a 71 MB answer costs the reader
+    more than the child takes to write it."""
     started = time.perf_counter()
+    piped = capture or drain
     process = subprocess.Popen(
-        command, env=env, stdout=subprocess.PIPE if capture else subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=REPO
+        command, env=env, stdout=subprocess.PIPE if piped else subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=REPO
     )
     stdout = b""
     if capture:
         assert process.stdout is not None
         stdout = process.stdout.read()
+    elif drain:
+        assert process.stdout is not None
+        buffer, descriptor = bytearray(1 << 20), process.stdout.fileno()
+        while os.readv(descriptor, [buffer]):
+            pass
     assert process.stderr is not None
     stderr = process.stderr.read()
     _pid, status, usage = os.wait4(process.pid, 0)
@@ -185,21 +194,24 @@ def _query_pairs(
         ratios, results, greps, base_ratios, base_results = [], [], [], [], []
         for _ in range(repeat):
             grep = run(["rg", "-l", "-i", "-F", word.strip('"'), str(root)], env)
-            result = run([*ls_all, "--query", word], env, capture=True)
-            hits = len(json.loads(result.stdout))
-            result.stdout = ""  # a child's peak RSS starts at this process's: keep it small (70 MB a run at 100k)
+            result = run([*ls_all, "--query", word], env, drain=True)  # (rg's paths go to /dev/null)
             ratios.append(result.seconds / grep.seconds)
             results.append(result)
             greps.append(grep)
             if base is not None:
-                other = run([*ls_all, "--query", word], {**env, "PYTHONPATH": base})
+                other = run([*ls_all, "--query", word], {**env, "PYTHONPATH": base}, drain=True)
                 base_ratios.append(other.seconds / grep.seconds)
                 base_results.append(other)
         fastest = min(results, key=lambda item: item.seconds)
         base_row = (min(base_results, key=lambda item: item.seconds), statistics.median(base_ratios)) if base else None
         grep_best = min(greps, key=lambda item: item.seconds)
-        out.append((word, fastest, statistics.median(ratios), hits, grep_best, base_row))
-    return out
+        out.append((word, fastest, statistics.median(ratios), 0, grep_best, base_row))
+    # the hits, counted after every timed run (a child's peak RSS starts at this process's:
+    # the 70 MB answer at 100k read here would be in every later child's)
+    return [
+        (word, fastest, ratio, len(json.loads(run([*ls_all, "--query", word], env, capture=True).stdout)), *rest)
+        for word, fastest, ratio, _hits, *rest in out
+    ]
 
 
 @contextlib.contextmanager

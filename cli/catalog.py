@@ -192,7 +192,7 @@ def _run_ls(args: argparse.Namespace) -> int:
                 _report_skipped(catalog)
                 # pinned first with marks; the answer is kept for the same query on the same files
                 if fresh.parts is not None and fresh.safe and not marks:  # views of stored objects
-                    write_json_views(fresh.parts)
+                    write_json_views(fresh.parts, fresh.spliced)
                 else:
                     write_json_pieces(marked_pieces(catalog.query_json_parts(fresh), marks))
                 return ExitCode.OK if fresh.found() else ExitCode.NOT_FOUND

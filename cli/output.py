@@ -85,11 +85,15 @@ def write_json_pieces(pieces: Iterable[bytes]) -> None:
 _IOV_MAX = 1024  # buffers per writev (Linux's IOV_MAX)
 
 
-def write_json_views(views: list[bytes | memoryview]) -> None:
+def write_json_views(
+    views: list[bytes | memoryview], spliced: tuple[Any, list[bytes | tuple[int, int]]] | None = None
+) -> None:
     """`write_json_pieces` of bytes `json_safe` leaves as they are (checked by the caller
     when it kept them: `core.queryobjects.Objects.safe`), written from where they lie in
     batches of `_IOV_MAX` (an answer of 100,000 sessions, 71 MB, is neither joined nor
-    copied in this process).  Where stdout is no file (a test's capture), joined."""
+    copied in this process).  Where stdout is no file (a test's capture), joined.
+    `spliced`: the same views as spans of an open file (`core.queryobjects.Objects.spans`):
+    into a pipe they are spliced (Linux: the file's cached pages, never copied here)."""
     out = sys.stdout.buffer
     try:
         descriptor = out.fileno()
@@ -100,7 +104,16 @@ def write_json_views(views: list[bytes | memoryview]) -> None:
         sys.stdout.flush()
         return
     sys.stdout.flush()
-    _widen_pipe(descriptor, sum(map(len, views)))
+    pipe = _widen_pipe(descriptor, sum(map(len, views)))
+    if pipe and spliced is not None and hasattr(os, "splice"):
+        _write_spliced(descriptor, views, *spliced)
+    else:
+        _write_views(descriptor, views)
+    os.write(descriptor, b"\n")
+
+
+def _write_views(descriptor: int, views: list[bytes | memoryview]) -> None:
+    """`views` written in order, `_IOV_MAX` at a time."""
     for start in range(0, len(views), _IOV_MAX):
         batch = views[start : start + _IOV_MAX]
         written = os.writev(descriptor, batch)
@@ -108,23 +121,64 @@ def write_json_views(views: list[bytes | memoryview]) -> None:
             rest = memoryview(b"".join(batch))[written:]
             while rest:
                 rest = rest[os.write(descriptor, rest) :]
-    os.write(descriptor, b"\n")
 
 
-def _widen_pipe(descriptor: int, size: int) -> None:
+_SPLICE_FROM = 256 << 10  # a shorter run is written from its view: a splice each costs more than the copy
+
+
+def _write_spliced(
+    descriptor: int, views: list[bytes | memoryview], source: Any, spans: list[bytes | tuple[int, int]]
+) -> None:
+    """`views` written into the pipe `descriptor`, each long one spliced from where its span
+    lies in the open file `source` (the same bytes: `Objects.spans`), the rest from their
+    views in batches between; all from the views once the system will not splice."""
+    import errno
+
+    batch: list[bytes | memoryview] = []
+    splicing = True
+    for view, span in zip(views, spans, strict=True):
+        if not splicing or isinstance(span, bytes) or span[1] < _SPLICE_FROM:
+            batch.append(view)
+            continue
+        _write_views(descriptor, batch)
+        batch = []
+        offset, left = span
+        while left:
+            try:
+                moved = os.splice(source.fileno(), descriptor, left, offset_src=offset)
+            except OSError as error:
+                if error.errno not in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP) or left != span[1]:
+                    raise
+                splicing = False  # this file system does not splice: its view
+                batch.append(view)
+                break
+            if not moved:  # (the file is shorter than it was checked to be: never)
+                raise OSError(errno.EIO, "the stored objects ended early")
+            offset, left = offset + moved, left - moved
+    _write_views(descriptor, batch)
+
+
+def _widen_pipe(descriptor: int, size: int) -> bool:
     """A pipe's buffer raised towards 1 MB (Linux: `/proc/sys/fs/pipe-max-size`) before
     `size` bytes go through it: 71 MB through the default 64 KB is a thousand turns of
-    writer and reader, each a wait for the other on a busy machine.  Best effort."""
+    writer and reader, each a wait for the other on a busy machine.  Best effort.
+    Returns whether `descriptor` is a pipe."""
     import stat
 
     wanted = min(size, 1 << 20)
     try:
+        if not stat.S_ISFIFO(os.fstat(descriptor).st_mode):
+            return False
+    except OSError:
+        return False
+    try:
         import fcntl
 
-        if stat.S_ISFIFO(os.fstat(descriptor).st_mode) and wanted > (64 << 10):
+        if wanted > (64 << 10):
             fcntl.fcntl(descriptor, fcntl.F_SETPIPE_SZ, wanted)
     except (ImportError, OSError, AttributeError):  # another system, or a limit set lower
         pass
+    return True
 
 
 def write_json(payload: Any) -> None:

@@ -246,23 +246,26 @@ class Catalog:
         return found
 
     def _found(self) -> Pending:
-        """This listing's files: the resident watcher's, the discovery started ahead (being
-        found in a child: the caller `close`s it), or found here now; never a new child."""
-        watched, ahead = self._taken_discovery()
+        """This listing's files: the resident watcher's (its head first: the stored answer
+        may need no file), the discovery started ahead (being found in a child: the caller
+        `close`s it), or found here now; never a new child."""
+        watched, ahead = self._taken_discovery(head_first=True)
         if watched is not None:
             return watched
         if ahead is not None:
             return ahead
         return Pending.of(discover(self.roots if self.explicit_roots else None))
 
-    def discover_ahead(self) -> Pending:
+    def discover_ahead(self, *, head_first: bool = False) -> Pending:
         """`discover()`, started now (or the one the catalog was given, started earlier) and
         waited for when the returned `Pending` is called: with `workers` > 1 (a
         single-threaded caller: the CLI) in a forked process, so the stat of every file
         overlaps the caller's reading of the index; a resident watcher's listing when one
-        answers (`watched`).  The caller calls it, or `close`s it when the answer is not
-        wanted (it reaps the child).  The one place a query learns which files exist now."""
-        watched, ahead = self._taken_discovery()
+        answers (`watched`; with `head_first`, its files are sent only when they are asked
+        for: `watchclient.synced_listing`).  The caller calls it, or `close`s it when the
+        answer is not wanted (it reaps the child).  The one place a query learns which files
+        exist now."""
+        watched, ahead = self._taken_discovery(head_first=head_first)
         if watched is not None:
             return watched
         if ahead is not None:
@@ -272,25 +275,25 @@ class Catalog:
             return discover_ahead(roots, fork=True)
         return Pending.of(discover(roots))  # no child to wait for: found here, now
 
-    def _taken_discovery(self) -> tuple[Pending | None, Pending | None]:
+    def _taken_discovery(self, *, head_first: bool = False) -> tuple[Pending | None, Pending | None]:
         """The resident watcher's listing (when `watched` and one answers) or else the
         discovery this catalog was given ahead, taken (each is used once); a discovery
         started ahead is stopped when the watcher answered instead."""
         ahead, self._found_ahead = self._found_ahead, None
-        watched = self._watched_discovery() if self.watched else None
+        watched = self._watched_discovery(head_first) if self.watched else None
         if watched is not None and ahead is not None:
             ahead.close()
             ahead = None
         return watched, ahead
 
-    def _watched_discovery(self) -> Pending | None:
+    def _watched_discovery(self, head_first: bool = False) -> Pending | None:
         """The resident watcher's listing, exact as of now, decoded when its files are asked
         for; None when no watcher answers (the one hook: `core.watchclient.synced_listing`)."""
         from .index import default_cache_dir
         from .watchclient import synced_listing
 
         cache_dir = self._cache_dir if self._cache_dir is not None else default_cache_dir()
-        return synced_listing(cache_dir, self.roots, self.explicit_roots)
+        return synced_listing(cache_dir, self.roots, self.explicit_roots, head_first=head_first)
 
     def quick(self, cwd: str | None = None, *, text: bool = True) -> list[SessionSummary]:
         """Prefix-only summaries (`exact=False`), newest mtime first; `cwd` None = all projects.
@@ -673,7 +676,8 @@ class Catalog:
         if not indexquery.supported(query):
             return None
         target = None if cwd is None else _resolved(cwd)
-        found = self.discover_ahead()  # the files found now: asked for once the index is read
+        # the files found now: asked for once the index is read (not at all when its answer is kept)
+        found = self.discover_ahead(head_first=True)
         roots = [os.fspath(root) for root in self.roots] if self.explicit_roots else []
         answered_as = None
         if stored_as is not None:

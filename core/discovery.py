@@ -298,6 +298,7 @@ class Pending:
         self._also: Any = None
         self._also_wanted = also is not None
         self._decode: Callable[[], Discovery] | None = None
+        self._fetch: Callable[[], tuple[Discovery, bytes]] | None = None
         self._files_data: bytes | None = None  # the child's files, read and not yet decoded
         # The child's head was read but its files were not (it failed): they were found here
         # again, the head made from them, and they are not the files that head described.
@@ -319,6 +320,16 @@ class Pending:
         its files are asked for: `decode()` must give the files `head` describes."""
         pending = cls(None, fork=False)
         pending._head, pending._decode = head, decode
+        return pending
+
+    @classmethod
+    def fetched_later(cls, head: Head, fetch: Callable[[], tuple[Discovery, bytes]]) -> Pending:
+        """A discovery of which only the head was received (a resident watcher's `SYNC
+        HEAD`): `fetch()` gives the files when they are asked for, and their key; when that
+        is not `head`'s (they changed in between), the head becomes theirs and the discovery
+        `moved`, as when a child's files were found here again."""
+        pending = cls(None, fork=False)
+        pending._head, pending._fetch = head, fetch
         return pending
 
     def head(self) -> Head:
@@ -354,6 +365,13 @@ class Pending:
             if self._decode is not None:
                 self._result = self._decode()
                 return self._result
+            if self._fetch is not None:
+                fetched, key = self._fetch()
+                if self._head is not None and key != self._head.key:  # changed since the head
+                    self.moved = True
+                    self._head = Head(key, len(fetched.infos), fetched.skipped)
+                self._result = fetched
+                return fetched
             data = self._files_data if self._files_data is not None else self._files_bytes()
             found = self._files(data) if data is not None else None
             self._files_data = None

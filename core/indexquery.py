@@ -86,6 +86,8 @@ class Ranked(NamedTuple):
     # (`rows` empty), as views of them; `safe`: `text.json_safe` leaves them as they are
     parts: list[bytes | memoryview] | None = None
     safe: bool = False
+    # the same, as the `parts` that lie in a file: (its open file, `Objects.spans`), or None
+    spliced: tuple[Any, list[bytes | tuple[int, int]]] | None = None
 
     def found(self) -> bool:
         """Whether the answer names a session (else `ls --query` exits 1)."""
@@ -155,7 +157,8 @@ def rank(
         if runs is not None and runs[0] == printed[0] and runs[0] == files():
             printable = _printed_runs(index, objects_scope(scope), runs[1].payload, files())
             if printable is not None:
-                return Ranked([], runs[1].skipped, runs[1].reused, parts=printable[0], safe=printable[1])
+                parts, safe, spliced = printable
+                return Ranked([], runs[1].skipped, runs[1].reused, parts=parts, safe=safe, spliced=spliced)
     # Rows are read from here on: through SQLite's bounded cache, not mapped (the stored
     # answer above was read mapped: 5x faster, and its pages are the answer's size).
     index.read_through_cache()
@@ -168,17 +171,21 @@ def rank(
 
 def _printed_runs(
     index: Index, scope: bytes, runs: bytes, files: bytes
-) -> tuple[list[bytes | memoryview], bool] | None:
+) -> tuple[list[bytes | memoryview], bool, tuple[Any, list[bytes | tuple[int, int]]] | None] | None:
     """An answer an earlier identical query kept as `runs` (`queryobjects.compact`) for
     exactly these `files` (and full-text index), printed from the objects stored under
-    `scope` for them too (its parts, views of them, and whether they are `Objects.safe`);
-    None when those are not there or not the ones it was made from."""
+    `scope` for them too (its parts, views of them, whether they are `Objects.safe`, and
+    where they lie in the objects' open file: `Ranked.spliced`); None when those are not
+    there or not the ones it was made from."""
     stored = index.stored_listing(scope)
     if stored is None or stored[0] != files or index.in_memory:
         return None
     objects = Objects.load(stored[1].payload, objects_file(index.cache_dir, scope))
     found = runs_of(runs, objects) if objects is not None else None
-    return (objects.views(found), objects.safe) if objects is not None and found is not None else None
+    if objects is None or found is None:
+        return None
+    spliced = (objects.source, objects.spans(found)) if objects.source is not None else None
+    return objects.views(found), objects.safe, spliced
 
 
 def _answered(

@@ -16,7 +16,8 @@ and such an answer as the order of their positions (a few hundred KB):
   index's `ftscheck.fts_state`) and tied to them (`rows_check`): made from exactly the
   files the rows were, each object checked against its row when it was read.  A tag of 16
   random bytes, in the entry and the file, names this store; a file that is not the
-  entry's (replaced, damaged) is not used.
+  entry's (replaced, damaged) is not used.  Its CRC is checked once: a note beside it then
+  vouches for it while its identity (inode, size, mtime, ctime) is the one checked (`vouch`).
 - **an answer** (`compact`, under `runs_scope` of the query's own scope, beside its key
   kept as a printed answer's is): the objects' tag and the runs of consecutive slots it
   prints, in its order.  It is printed (`Objects.views`) only when its key is the files'
@@ -30,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 import zlib
 from array import array
 from collections.abc import Collection, Sequence
@@ -126,18 +128,78 @@ def _mapped(path: Path) -> Any:
         return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
 
 
+# -- a file checked once: its identity vouches for it after (`vouched`, `vouch`) ------------------
+#
+# Checking the CRC of 71 MB is ~30 ms of every query printed from the objects (a third of it at
+# 100,000 sessions).  Once a file passed it, a small note beside it (`_NOTE_SUFFIX`) keeps its
+# tag, CRC and identity: device, inode, size, mtime and ctime.  Any write to the file, or
+# another file put in its place, changes the ctime or the inode (no program can set a ctime
+# back), so while they are the note's the bytes are the ones checked.  A change made in the
+# same clock tick as the file's last one would keep the ctime: a note is written only for a
+# file last changed `_SETTLED_NS` before it was opened (file systems stamp with a clock of
+# ticks <= 10 ms), and only on a file system with sub-second stamps; else the CRC stays.
+
+_NOTE_SUFFIX = ".ok"
+_SETTLED_NS = 100_000_000
+
+
+def _identity(stat: os.stat_result) -> list[int]:
+    return [stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns]
+
+
+def _note(path: Path) -> Path:
+    return path.with_name(path.name.removesuffix(_FILE_SUFFIX) + _NOTE_SUFFIX)
+
+
+def vouched(path: Path, tag: bytes, crc: int, stat: os.stat_result) -> bool:
+    """Whether the note beside the objects file at `path` says that this very file (`stat`:
+    its identity, taken before it was read) holds the objects of `tag` whose CRC is `crc`."""
+    try:
+        with open(_note(path), "rb") as handle:
+            note = handle.read(256)
+    except OSError:
+        return False
+    expected = tag + array("q", [crc, *_identity(stat)]).tobytes()
+    return note == expected
+
+
+def vouch(path: Path, tag: bytes, crc: int, stat: os.stat_result, fileno: int, stat_at_ns: int) -> None:
+    """Note that the objects file at `path` (`stat`, taken at `stat_at_ns` (`time.time_ns`)
+    before it was read; `fileno`, open on it) passed its CRC, so that the next reads check
+    its identity alone (`vouched`): when it had settled by then and its file system stamps
+    finer than a second.  Its bytes are made durable first (a crash never leaves a note for
+    bytes not on disk).  A note that cannot be written is no failure: the CRC is checked
+    again next time."""
+    if not stat.st_ctime_ns % 1_000_000_000 or stat_at_ns - stat.st_ctime_ns < _SETTLED_NS:
+        return
+    note = _note(path)
+    temp = note.with_name(f".{note.name}.{os.getpid()}.tmp")
+    try:
+        os.fsync(fileno)
+        with open(temp, "wb") as handle:
+            handle.write(tag + array("q", [crc, *_identity(stat)]).tobytes())
+        os.replace(temp, note)
+    except OSError:
+        with contextlib.suppress(OSError):
+            temp.unlink()
+
+
 def objects_file(cache_dir: Path, scope: bytes) -> Path:
     """The file holding the objects stored under `scope` (one per scope, replaced whole)."""
-    import hashlib  # (here: OpenSSL's import is 3 ms of every `ls`)
+    try:
+        from _sha1 import sha1  # type: ignore[import-not-found]  # (built in: `hashlib` loads OpenSSL, ~4 ms)
+    except ImportError:  # (a Python built without it)
+        from hashlib import sha1
 
-    return cache_dir / f"{_FILE_PREFIX}{hashlib.sha1(scope).hexdigest()[:20]}{_FILE_SUFFIX}"
+    return cache_dir / f"{_FILE_PREFIX}{sha1(scope).hexdigest()[:20]}{_FILE_SUFFIX}"
 
 
 def prune(cache_dir: Path, scopes: Collection[bytes]) -> None:
     """Delete the objects files of every scope but `scopes` (entries pushed out, or a
     rebuilt index): at most a few, each as big as the answer of every session."""
     keep = {objects_file(cache_dir, scope).name for scope in scopes}
-    for path in cache_dir.glob(f"{_FILE_PREFIX}*{_FILE_SUFFIX}"):
+    keep |= {_note(cache_dir / name).name for name in keep}
+    for path in [*cache_dir.glob(f"{_FILE_PREFIX}*{_FILE_SUFFIX}"), *cache_dir.glob(f"{_FILE_PREFIX}*{_NOTE_SUFFIX}")]:
         if path.name not in keep:
             with contextlib.suppress(OSError):
                 path.unlink()
@@ -147,11 +209,20 @@ class Objects:
     """Stored objects, read: `tag`, and the printed bytes of runs of positions."""
 
     def __init__(
-        self, tag: bytes, offsets: Sequence[int], data: bytes | memoryview, *, safe: bool, slots: bytes
+        self,
+        tag: bytes,
+        offsets: Sequence[int],
+        data: bytes | memoryview,
+        *,
+        safe: bool,
+        slots: bytes,
+        source: Any = None,
     ) -> None:
         self.tag, self.offsets, self.data = tag, offsets, data
         self.safe = safe  # `text.json_safe` leaves the objects as they are: printed as they are stored
         self._slots = slots
+        # the file they were read from, open (`load`): its bytes can be spliced into a pipe
+        self.source = source
 
     def slots(self) -> list[int] | None:
         """For each `KeptRows` position, where its object is among these; None when that is
@@ -182,14 +253,30 @@ class Objects:
         # (the entry passed its listing's CRC: its offsets are `write`'s, rising; the ends are checked)
         if offsets[0] != 0 or offsets[-1] != (size - _TAG_BYTES + 1 if count else 0):
             return None
-        try:
-            mapped = _mapped(path)
-        except (OSError, ValueError):
-            return None
         tag = entry[:_TAG_BYTES]
-        if mapped is None or len(mapped) != size or mapped[:_TAG_BYTES] != tag or zlib.crc32(mapped) != crc:
+        try:
+            handle = open(path, "rb")  # noqa: SIM115  (kept open: `source`, the bytes checked)
+        except OSError:
             return None
-        return cls(tag, offsets, memoryview(mapped)[_TAG_BYTES:], safe=safe == 1, slots=entry[end:])
+        try:
+            stat_at_ns = time.time_ns()
+            stat = os.fstat(handle.fileno())  # (before the bytes are read: `vouch`)
+            if stat.st_size != size or not size:
+                raise ValueError("not the entry's size")
+            import mmap
+
+            mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+            if mapped[:_TAG_BYTES] != tag:
+                raise ValueError("another store's file")
+            if not vouched(path, tag, crc, stat):
+                if zlib.crc32(mapped) != crc:
+                    raise ValueError("damaged")
+                vouch(path, tag, crc, stat, handle.fileno(), stat_at_ns)
+        except (OSError, ValueError):
+            handle.close()
+            return None
+        view = memoryview(mapped)[_TAG_BYTES:]
+        return cls(tag, offsets, view, safe=safe == 1, slots=entry[end:], source=handle)
 
     def parts(self, runs: list[int]) -> list[bytes]:
         """The answer's array: `[`, the objects of each run (first, last position) joined by
@@ -197,6 +284,18 @@ class Objects:
         if not runs:
             return [b"[]"]
         return [b"[", b",".join(self.views(runs)[1:-1:2]), b"]"]
+
+    def spans(self, runs: list[int]) -> list[bytes | tuple[int, int]]:
+        """`views(runs)` as where each run lies in the `source` file: (offset, length) in
+        place of each run's view, the same bytes between them (to splice: `cli.output`)."""
+        if not runs:
+            return [b"[]"]
+        offsets = self.offsets
+        pairs = zip(runs[0::2], runs[1::2], strict=True)
+        spans: list[bytes | tuple[int, int]] = [b","] * (len(runs) + 1)
+        spans[1::2] = [(_TAG_BYTES + offsets[first], offsets[last + 1] - 1 - offsets[first]) for first, last in pairs]
+        spans[0], spans[-1] = b"[", b"]"
+        return spans
 
     def views(self, runs: list[int]) -> list[bytes | memoryview]:
         """`parts(runs)` as views of the objects, never copied: `[`, each run, a comma

@@ -25,6 +25,7 @@ from .watchproto import (
     LOCK_NAME,
     PROTOCOL,
     SOCKET_NAME,
+    SYNC_HEAD,
     check_listing,
     decode_listing,
     roots_key,
@@ -88,13 +89,24 @@ def synced_discovery(cache_dir: Path, roots: list[Path], explicit: bool) -> Disc
     return pending() if pending is not None else None
 
 
-def synced_listing(cache_dir: Path, roots: list[Path], explicit: bool) -> Pending | None:
+def synced_listing(cache_dir: Path, roots: list[Path], explicit: bool, *, head_first: bool = False) -> Pending | None:
     """`synced_discovery`, received whole but decoded only when its files are asked for: its
     `Pending.head` (the files' key, their number, the skips) comes from the watcher's header,
     so a listing whose stored answer is still valid never builds 100,000 files' tuples.  A
-    watcher that sends no key (an older one) has its files decoded for the key here."""
+    watcher that sends no key (an older one) has its files decoded for the key here.
+
+    With `head_first`, only the header is asked for (`SYNC HEAD`: 16 MB of files at 100,000
+    never sent); the files, if asked for, come from a second sync (`Pending.fetched_later`):
+    when they changed in between, the `Pending` says it `moved` (an answer made from them is
+    not kept under either key), and when the watcher is gone by then they are found here."""
     if not will_ask(cache_dir):
         return None
+    if head_first:
+        head = _synced_head(cache_dir, roots, explicit)
+        if head is None:
+            return None
+        if head is not _NO_HEAD:
+            return Pending.fetched_later(head, lambda: _fetched(cache_dir, roots, explicit))
     timeout = _timeout()
     deadline = time.monotonic() + timeout
     conn = request(cache_dir, b"SYNC", timeout)
@@ -135,6 +147,47 @@ def synced_listing(cache_dir: Path, roots: list[Path], explicit: bool) -> Pendin
         return Pending.decoded_later(Head(bytes.fromhex(key), count, skipped), decoded)
     except ValueError:
         return Pending.of(decoded())
+
+
+_NO_HEAD = Head(b"", 0, [])  # a watcher that answers no `SYNC HEAD` (an older one): ask a `SYNC`
+
+
+def _synced_head(cache_dir: Path, roots: list[Path], explicit: bool) -> Head | None:
+    """The watcher's `Head` of the listing after a sync, without its files; `_NO_HEAD` when
+    it does not answer that request (or gives no key), None when it cannot serve `roots`."""
+    timeout = _timeout()
+    deadline = time.monotonic() + timeout
+    conn = request(cache_dir, SYNC_HEAD, timeout)
+    if conn is None:
+        return None
+    import json
+
+    with conn:
+        try:
+            header = json.loads(_read_header(conn, deadline)[0])
+            if not _usable(header, roots, explicit):
+                return None
+            key, count = header.get("key"), int(header["files"])
+            if type(key) is not str or len(key) != 64 or header["bytes"] != 0:
+                return _NO_HEAD
+            return Head(bytes.fromhex(key), count, [(Path(path), reason) for path, reason in header["skipped"]])
+        except EOFError:  # (closed unanswered: it does not know the request)
+            return _NO_HEAD
+        except (OSError, ValueError, TypeError, KeyError, UnicodeDecodeError):
+            return None
+
+
+def _fetched(cache_dir: Path, roots: list[Path], explicit: bool) -> tuple[Discovery, bytes]:
+    """The files now and their key: the watcher's listing after another sync, or (it is gone
+    or no longer answers) found here."""
+    pending = synced_listing(cache_dir, roots, explicit)
+    if pending is not None:
+        return pending(), pending.head().key
+    from .discovery import discover
+    from .fileskey import files_key
+
+    found = discover(roots if explicit else None)
+    return found, files_key(found.infos)
 
 
 def _usable(header: dict, roots: list[Path], explicit: bool) -> bool:

@@ -61,6 +61,7 @@ from .discovery import MAX_NESTING, SESSION_SUFFIX, Discovery, FileInfo, discove
 from .fileskey import files_key
 from .watchproto import (
     PROTOCOL,
+    SYNC_HEAD,
     encode_listing,
     lock_path,
     read_line,
@@ -541,10 +542,12 @@ class Watcher:
                 os.unlink(sentinel)
         self.apply()
 
-    def answer(self, *, listing: bool = True) -> tuple[bytes, bytes]:
+    def answer(self, *, listing: bool = True, head_only: bool = False) -> tuple[bytes, bytes]:
         """The reply to a sync: a JSON header line, and the listing (`encode_listing`, kept
         per generation; sent apart, never copied into one reply).  Without `listing` (a
-        STATUS) nothing is encoded and nothing follows the header ("bytes": 0)."""
+        STATUS) nothing is encoded and nothing follows the header ("bytes": 0).  With
+        `head_only` (a `SYNC HEAD`) the header carries the listing's key and nothing follows
+        it: a client whose stored answer is that key's needs no file (16 MB at 100,000)."""
         if listing and (self._blob is None or self._blob[0] != self.generation):
             infos = [self.known[path] for path in self.order] if self.exact else []
             # with the files' key, so a client whose stored answer is still valid decodes none
@@ -559,11 +562,11 @@ class Watcher:
             "pid": os.getpid(),
             "files": len(self.order) if self.exact else 0,
             "skipped": self.skipped,
-            "bytes": len(blob),
+            "bytes": 0 if head_only else len(blob),
         }
         if listing and self._blob is not None:
             header["key"] = self._blob[2]  # `fileskey.files_key` of the listing (`Pending.head`)
-        return json.dumps(header).encode() + b"\n", blob
+        return json.dumps(header).encode() + b"\n", b"" if head_only else blob
 
     # -- serving -----------------------------------------------------------------------------
 
@@ -631,11 +634,12 @@ class Watcher:
                 if not same_user(conn):
                     return
                 request = read_line(conn)
-                if request == b"SYNC":
+                if request in (b"SYNC", SYNC_HEAD):
                     self.sync()
-                    header, blob = self.answer()
+                    header, blob = self.answer(head_only=request == SYNC_HEAD)
                     conn.sendall(header)
-                    conn.sendall(blob)
+                    if blob:
+                        conn.sendall(blob)
                 elif request == b"STATUS":
                     conn.sendall(self.answer(listing=False)[0])
                 elif request == b"STOP":

@@ -20,6 +20,10 @@ if TYPE_CHECKING:
     import socket  # imported where a connection is made: an `ls` with no watcher never needs it
 
 PROTOCOL = 1
+# A sync answered with the header alone (its "key": `fileskey.files_key` of the listing), no
+# files: what a query whose answer is stored needs.  A watcher that does not know it closes
+# the connection unanswered; the client then asks a plain `SYNC`.
+SYNC_HEAD = b"SYNC HEAD"
 LOCK_NAME = "watchd.lock"
 SOCKET_NAME = "watchd.sock"
 

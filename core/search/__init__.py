@@ -13,10 +13,37 @@ Pure functions over `SessionSummary`s; the index (`core.index`) stores and MATCH
 text, and takes its quoting, highlighting and snippets from here.
 """
 
-from .haystack import SearchCache
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from .query import FullText, Query, QueryError, parse_query
-from .rank import TIERS, Hit, Matched, SearchProgress, first_hits, prescan, search, search_iter
-from .snippet import Snippet, TextHit, highlight, make_snippet, merge_spans, query_snippet
+
+if TYPE_CHECKING:
+    from .haystack import SearchCache
+    from .rank import TIERS, Hit, Matched, SearchProgress, first_hits, prescan, search, search_iter
+    from .snippet import Snippet, TextHit, highlight, make_snippet, merge_spans, query_snippet
+
+# The rest is imported when it is first asked for: `parse_query` is all a query answered
+# from a kept answer needs (the haystack, ranking, fuzzy and snippet modules are ~5 ms).
+_LAZY = {
+    "SearchCache": "haystack",
+    **dict.fromkeys(("TIERS", "Hit", "Matched", "SearchProgress", "first_hits", "prescan", "search"), "rank"),
+    "search_iter": "rank",
+    **dict.fromkeys(("Snippet", "TextHit", "highlight", "make_snippet", "merge_spans", "query_snippet"), "snippet"),
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "TIERS",

@@ -1,0 +1,47 @@
+"""`ls --query` printed from a kept answer starts fast: it imports the query parser alone, not
+the ranking, the haystack, the snippets, OpenSSL's hashlib or shutil (argparse's help width)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from test_query_objects import _corpus
+
+NOT_NEEDED = (
+    "seance.core.search.rank",
+    "seance.core.search.haystack",
+    "seance.core.search.snippet",
+    "seance.core.search.fuzzy",
+    "hashlib",
+    "shutil",
+)
+
+
+def test_a_query_printed_from_its_kept_runs_imports_no_ranking_hashlib_or_shutil(
+    tmp_path: Path, capsysbinary: object
+) -> None:
+    _root, roots = _corpus(tmp_path)
+    script = (
+        "import sys; from seance.core import catalog; catalog.ANSWER_BUDGET = 100; "
+        "from seance.cli import main; code = main(sys.argv[1:]); "
+        f"print(','.join(sorted(m for m in sys.modules if m in {NOT_NEEDED!r})), file=sys.stderr); "
+        "sys.exit(code)"
+    )
+    command = [sys.executable, "-c", script, "ls", "--all", "--json", *roots, "--query", "the"]
+    runs = [subprocess.run(command, capture_output=True, check=True, cwd=tmp_path) for _ in range(4)]
+    assert runs[0].stderr.strip()  # ranked: the first answer needs them
+    assert runs[-1].stdout == runs[0].stdout
+    assert runs[-1].stderr.strip() == b""  # printed from the runs: none of them
+    same_help = (
+        "import argparse; from seance.cli.main import build_parser; "
+        "parser = build_parser(['ls']); "
+        "ls = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices['ls']; "
+        "ours = ls.format_help(); ls.__class__ = argparse.ArgumentParser; print(ours == ls.format_help())"
+    )
+    for columns in ("60", "200"):  # the help as argparse sizes it with shutil
+        env = {**os.environ, "COLUMNS": columns}
+        done = subprocess.run([sys.executable, "-c", same_help], capture_output=True, check=True, env=env)
+        assert done.stdout.strip() == b"True", columns
