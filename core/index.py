@@ -621,6 +621,9 @@ class Index:
         connection.execute("PRAGMA cache_size = -16000")
         # Reads straight from the page cache: a warm listing scans the whole files table once.
         connection.execute(f"PRAGMA mmap_size = {_MMAP_BYTES}")
+        # A search's scratch table, made once: made inside a search's read transaction, the
+        # rollback that ends it would drop it again (a schema change) every time.
+        connection.execute(_BEST_TABLE)
         return connection
 
     @contextlib.contextmanager
