@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import itertools
 import os
 import re
 import sqlite3
@@ -420,10 +421,16 @@ def _is_query_mistake(error: sqlite3.Error) -> bool:
 
 
 _RUNS_MAX = 8  # rowid ranges a scoped search reads at most (one FTS5 query each)
-# A search's scratch table (`_files_matching`): each matching file's first row.  In the
-# connection's temp database (memory: `_TEMP_STORE`), never in the index file.
+# A search's scratch table (`_files_matching`): each matching file's first row, under a
+# tag per term query (`_TAGS`), in the connection's temp database (memory: `_TEMP_STORE`),
+# never in the index file.  Its rows live as long as the read transaction they were
+# written in: the rollback that ends it empties the table, with no statement of its own.
 _BEST = "temp.seance_best"
-_BEST_TABLE = f"CREATE TABLE IF NOT EXISTS {_BEST} (file INTEGER PRIMARY KEY, row INTEGER NOT NULL)"
+_BEST_TABLE = (
+    f"CREATE TABLE IF NOT EXISTS {_BEST} (tag INTEGER NOT NULL, file INTEGER NOT NULL, row INTEGER NOT NULL, "
+    "PRIMARY KEY (tag, file)) WITHOUT ROWID"
+)
+_TAGS = itertools.count(1)  # (`next` on it is atomic under the GIL: safe from any thread)
 
 
 def _fetched(cursor: sqlite3.Cursor) -> dict[int, int]:
@@ -1257,10 +1264,11 @@ class Index:
     def _state(self, db: sqlite3.Connection) -> tuple:
         """Which index this is, for what is kept between reads: the full-text signature
         (renewed by every write) and the highest file id."""
-        return (
-            db.execute("SELECT value FROM meta WHERE key = 'fts'").fetchone(),
-            db.execute("SELECT max(file_id) FROM files").fetchone(),
-        )
+        # One statement (each waits for the GIL on its return: see `_files_matching`).
+        stored, highest = db.execute(
+            "SELECT (SELECT value FROM meta WHERE key = 'fts'), (SELECT max(file_id) FROM files)"
+        ).fetchone()
+        return (None if stored is None else (stored,), (highest,))
 
     def _known_files(self, state: tuple) -> int:
         """How many files the index numbers (its highest file id, in `state`): what
@@ -1325,7 +1333,10 @@ class Index:
         FTS5 reads a rowid range instead of every match (one query a run).  `packed`: SQLite
         joins the answer into one text, so the query runs start to end without the GIL (a
         row at a time, each of 40,000 rows waits for it while the picker's other threads run
-        Python).  The scratch table's writes count in `total_changes`: see `_matching`."""
+        Python).  Few statements: each one's return waits for the GIL, up to the 5 ms switch
+        interval while a term scan runs Python, so the rows are tagged (no DELETE between two
+        terms) and left to the read transaction's rollback; outside one, this opens its own.
+        The scratch table's writes count in `total_changes`: see `_matching`."""
         if term.fields is None:
             skipped = [*OPT_IN, *(() if include_cwd else ("cwd",))]
             codes = [str(FIELD_RANK[name]) for name in skipped]
@@ -1333,30 +1344,43 @@ class Index:
         else:
             codes = [str(FIELD_RANK[name]) for name in term.fields if name in FIELD_RANK]
             where = f"((rowid >> {_FIELD_SHIFT}) & {_FIELD_MASK}) IN ({','.join(codes)})"
+        tag = next(_TAGS)
         # ORDER BY rowid: FTS5's own order (no sort), and what makes the first row kept the best
         insert = (
-            f"INSERT OR IGNORE INTO {_BEST} (file, row) SELECT rowid >> {_FILE_SHIFT}, rowid "
+            f"INSERT OR IGNORE INTO {_BEST} (tag, file, row) SELECT {tag}, rowid >> {_FILE_SHIFT}, rowid "
             f"FROM fts WHERE fts MATCH ? AND {where}{{}} ORDER BY rowid"
         )
-        db.execute(_BEST_TABLE)
-        db.execute(f"DELETE FROM {_BEST}")
+        own = not db.in_transaction
+        if own:
+            db.execute("BEGIN")
         try:
-            if ranges is None:
-                db.execute(insert.format(""), (term.phrase,))
-            else:
-                ranged = insert.format(" AND rowid BETWEEN ? AND ?")
-                for first, last in ranges:
-                    db.execute(ranged, (term.phrase, first << _FILE_SHIFT, ((last + 1) << _FILE_SHIFT) - 1))
+            try:
+                Index._insert_best(db, insert, term.phrase, ranges)
+            except sqlite3.OperationalError as error:
+                if "no such table" not in str(error):
+                    raise
+                db.execute(_BEST_TABLE)  # (dropped by a change of temp_store: `bulk`)
+                Index._insert_best(db, insert, term.phrase, ranges)
             if packed:
-                return _unpacked(db.execute(f"SELECT group_concat(row) FROM {_BEST}"))
-            return _fetched(db.execute(f"SELECT file, row FROM {_BEST}"))
+                return _unpacked(db.execute(f"SELECT group_concat(row) FROM {_BEST} WHERE tag = {tag}"))
+            return _fetched(db.execute(f"SELECT file, row FROM {_BEST} WHERE tag = {tag}"))
         except sqlite3.OperationalError as error:
             if _is_query_mistake(error):
                 raise FullTextQueryError(str(error)) from error
             raise
         finally:
-            with contextlib.suppress(sqlite3.Error):
-                db.execute(f"DELETE FROM {_BEST}")
+            if own and db.in_transaction:
+                db.execute("ROLLBACK")
+
+    @staticmethod
+    def _insert_best(db: sqlite3.Connection, insert: str, phrase: str, ranges: list[tuple[int, int]] | None) -> None:
+        """Run `_files_matching`'s INSERT: over every file, or once per run of file ids."""
+        if ranges is None:
+            db.execute(insert.format(""), (phrase,))
+            return
+        ranged = insert.format(" AND rowid BETWEEN ? AND ?")
+        for first, last in ranges:
+            db.execute(ranged, (phrase, first << _FILE_SHIFT, ((last + 1) << _FILE_SHIFT) - 1))
 
     def chunk(self, rowid: int) -> str:
         """The text of one FTS row ("" when it is gone): a rowid lookup, no MATCH."""
