@@ -16,12 +16,14 @@ is read again), so a damaged page gives a slower answer, never a wrong one.  Err
 index itself (SQLite's, or values of the wrong type) are classified by `index_fault`, in
 one place, for `Catalog`'s guard: busy, cannot be written (disk full, read-only), or damaged.
 
-FTS rows use rowid `file_id << 24 | seq << 4 | field`: seq 0-3 are the file's metadata rows
-(name, labels, cwd, id), replaced on every update; seq >= 4 are text chunks (user and assistant
-text, tool calls and output...), appended as the file grows.  `field` is the row's field as its
-rank (`fulltext.FIELD_RANK`), so a search narrows to fields and picks a file's best row from
-rowids alone, never reading a chunk's stored text (that read, 8 KB a row, was 90% of a common
-word's search).  Deleting a file's rows is one rowid range.
+FTS rows use rowid `file_id << 24 | field << 20 | seq`: `field` is the row's field as its rank
+(`fulltext.FIELD_RANK`), `seq` its number in the file (seq 0-3 are the file's metadata rows: name,
+labels, cwd, id, replaced on every update; seq >= 4 are text chunks: user and assistant text,
+tool calls and output..., appended as the file grows).  FTS5 yields a query's rows in rowid
+order, so a file's rows come best field first, and its first matching row is its best hit: a
+search narrows to fields and picks each file's best row from rowids alone, never reading a
+chunk's stored text (that read, 8 KB a row, was 90% of a common word's search), and without
+sorting them (`_files_matching`).  Deleting a file's rows is one rowid range.
 
 `files.title` holds the folded id, name and first message search matches titles against
 (`search.haystack.folded_title`), so a query over every session (`Catalog.matching`) finds its
@@ -35,6 +37,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import itertools
 import os
 import re
 import sqlite3
@@ -43,7 +46,7 @@ import zlib
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from functools import partial
 from itertools import repeat
-from operator import itemgetter, methodcaller, rshift
+from operator import and_, itemgetter, methodcaller, rshift
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple, cast
 
@@ -60,26 +63,30 @@ if TYPE_CHECKING:  # core.search is imported when searching: a plain `seance ls`
     from .search import FullText, TextHit
     from .search.query import FieldMatch
 
-SCHEMA_VERSION = 7  # 4: CRC-32 checks on files, states and listings; 5: every field the preview shows;
+SCHEMA_VERSION = 8  # 4: CRC-32 checks on files, states and listings; 5: every field the preview shows;
 # 6: the field in the FTS rowid (no `field` column), folded titles in `files`; 7: a listing's payload last,
-# files digested, FTS5 automerge 16
+# files digested, FTS5 automerge 16; 8: the field above the seq in the FTS rowid (a file's first row is its best)
 _APPLICATION_ID = 0x5345414E  # "SEAN"
 CHUNK_CHARS = 8192
-_FIELD_BITS = 4  # the low bits of an FTS rowid: the row's field rank (0-12; 13 would be "text")
-_FILE_SHIFT = 24  # rowid >> _FILE_SHIFT is the file id; 20 bits of chunk seq between
-_SEQ_LIMIT = (1 << (_FILE_SHIFT - _FIELD_BITS)) - 1
+_FILE_SHIFT = 24  # rowid >> _FILE_SHIFT is the file id
+_FIELD_SHIFT = 20  # (rowid >> _FIELD_SHIFT) & _FIELD_MASK is the row's field rank (0-12; 13 would be "text")
+_FIELD_BITS = _FILE_SHIFT - _FIELD_SHIFT
+_FIELD_MASK = (1 << _FIELD_BITS) - 1
+_SEQ_LIMIT = (1 << _FIELD_SHIFT) - 1  # the low bits: the row's seq in its file
 _META_SEQS = 4  # 0 name, 1 labels, 2 cwd, 3 id
 _META_FIELDS = META_FIELDS
-# A search keeps, per file, the minimum of (field rank << _RANK_SHIFT) | rowid: its best field's first row.
-_RANK_SHIFT = 48  # rowids stay below 2**48 while file ids stay below 2**24
-_ROWID_MASK = (1 << _RANK_SHIFT) - 1
 _RANKED_FIELDS = [*sorted(FIELD_RANK, key=FIELD_RANK.__getitem__), "text"]  # rank -> field name
-_FIELD_MASK = (1 << _FIELD_BITS) - 1
 assert len(_RANKED_FIELDS) <= _FIELD_MASK + 1
 
 
 def _fts_rowid(file_id: int, seq: int, field: str) -> int:
-    return (file_id << _FILE_SHIFT) | (seq << _FIELD_BITS) | FIELD_RANK[field]
+    """The FTS rowid of a file's row `seq` in `field`: ordered by file, then field rank, then seq."""
+    return (file_id << _FILE_SHIFT) | (FIELD_RANK[field] << _FIELD_SHIFT) | seq
+
+
+def _field_of(rowid: int) -> str:
+    """The field an FTS row (by its rowid) holds."""
+    return _RANKED_FIELDS[(rowid >> _FIELD_SHIFT) & _FIELD_MASK]
 
 
 def text_chunks(texts: list[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -414,6 +421,16 @@ def _is_query_mistake(error: sqlite3.Error) -> bool:
 
 
 _RUNS_MAX = 8  # rowid ranges a scoped search reads at most (one FTS5 query each)
+# A search's scratch table (`_files_matching`): each matching file's first row, under a
+# tag per term query (`_TAGS`), in the connection's temp database (memory: `_TEMP_STORE`),
+# never in the index file.  Its rows live as long as the read transaction they were
+# written in: the rollback that ends it empties the table, with no statement of its own.
+_BEST = "temp.seance_best"
+_BEST_TABLE = (
+    f"CREATE TABLE IF NOT EXISTS {_BEST} (tag INTEGER NOT NULL, file INTEGER NOT NULL, row INTEGER NOT NULL, "
+    "PRIMARY KEY (tag, file)) WITHOUT ROWID"
+)
+_TAGS = itertools.count(1)  # (`next` on it is atomic under the GIL: safe from any thread)
 
 
 def _fetched(cursor: sqlite3.Cursor) -> dict[int, int]:
@@ -422,17 +439,18 @@ def _fetched(cursor: sqlite3.Cursor) -> dict[int, int]:
 
 
 def _unpacked(cursor: sqlite3.Cursor) -> dict[int, int]:
-    """The same from its one packed row: "file,value,file,value..." (or NULL: none), read
-    as a JSON array: orjson parses the 80,000 numbers of a common prefix at 100,000 sessions
-    in ~3 ms, where `int` over the split text took ~20 (on the index thread, in every
-    keystroke's query)."""
+    """The same from its one packed row: the rowids, "rowid,rowid..." (or NULL: none), read
+    as a JSON array by orjson and keyed by their file ids (the rowids' high bits) in C-level
+    maps (`int` over the split text was ~7× slower, on the index thread in every keystroke's
+    query).  The rowids alone, not "file,rowid" pairs: a third less text for SQLite to join
+    and orjson to read (~4 ms less for a common prefix in one project at 100,000 sessions)."""
     import orjson  # (here: a warm `seance ls --json` never needs it)
 
     text = cursor.fetchone()[0]
     if not text:
         return {}
-    numbers = orjson.loads(f"[{text}]")
-    return dict(zip(numbers[0::2], numbers[1::2], strict=True))
+    rowids = orjson.loads(f"[{text}]")
+    return dict(zip(map(rshift, rowids, repeat(_FILE_SHIFT)), rowids, strict=True))
 
 
 def _chunks(cursors: Iterable[sqlite3.Cursor], size: int = 4096) -> Iterator[list[tuple]]:
@@ -476,7 +494,7 @@ class IndexHits(Mapping[str, "TextHit"]):
     ) -> None:
         from .search import TextHit
 
-        self._best = best  # file_id -> (field rank << _RANK_SHIFT) | rowid
+        self._best = best  # file_id -> its best row's rowid (its field in the rowid's bits)
         self._paths = paths  # file_id -> path, of every indexed file
         self._chunk = chunk
         self._highlight = highlight
@@ -494,12 +512,12 @@ class IndexHits(Mapping[str, "TextHit"]):
         highlight: re.Pattern[str] | None,
     ) -> IndexHits:
         """The hits `Index.best_fields` answered (file_id -> (field, rowid)) of the files in
-        `paths` (file_id -> path): a row's field is in its rowid's low bits."""
-        best = {file_id: ((rowid & _FIELD_MASK) << _RANK_SHIFT) | rowid for file_id, (_field, rowid) in fields.items()}
+        `paths` (file_id -> path): a row's field is in its rowid's bits."""
+        best = {file_id: rowid for file_id, (_field, rowid) in fields.items()}
         return cls(best, paths, chunk, highlight)
 
     def _by_path(self) -> dict[str, int]:
-        """path -> its best row's value, made once (then one lookup per session ranked)."""
+        """path -> its best row's rowid, made once (then one lookup per session ranked)."""
         if self._values is None:
             best = self._best
             found = list(map(self._paths.get, best))  # (C-level maps: 40,000 files per keystroke)
@@ -512,7 +530,7 @@ class IndexHits(Mapping[str, "TextHit"]):
     def field(self, path: str) -> str | None:
         """The field of `path`'s best hit (None: not a hit)."""
         value = self._by_path().get(path)
-        return None if value is None else _RANKED_FIELDS[value >> _RANK_SHIFT]
+        return None if value is None else _field_of(value)
 
     def fields(self, paths: Iterable[str]) -> list[str | None]:
         """`field` of each of `paths`, in one pass (a ranking asks about 40,000 paths twice
@@ -520,7 +538,8 @@ class IndexHits(Mapping[str, "TextHit"]):
         fields = self._fields
         if fields is None:
             by_path = self._by_path()
-            named = map(_RANKED_FIELDS.__getitem__, map(rshift, by_path.values(), repeat(_RANK_SHIFT)))
+            ranks = map(and_, map(rshift, by_path.values(), repeat(_FIELD_SHIFT)), repeat(_FIELD_MASK))
+            named = map(_RANKED_FIELDS.__getitem__, ranks)
             fields = self._fields = dict(zip(by_path, named, strict=True))
         return list(map(fields.get, paths))
 
@@ -531,9 +550,7 @@ class IndexHits(Mapping[str, "TextHit"]):
         value = self._by_path().get(path)
         if value is None:
             return default
-        made = self._made[path] = self._text_hit(
-            path, _RANKED_FIELDS[value >> _RANK_SHIFT], partial(self._chunk, value & _ROWID_MASK), self._highlight
-        )
+        made = self._made[path] = self._text_hit(path, _field_of(value), partial(self._chunk, value), self._highlight)
         return made
 
     def __getitem__(self, path: str) -> TextHit:
@@ -612,6 +629,9 @@ class Index:
         connection.execute("PRAGMA cache_size = -16000")
         # Reads straight from the page cache: a warm listing scans the whole files table once.
         connection.execute(f"PRAGMA mmap_size = {_MMAP_BYTES}")
+        # A search's scratch table, made once: made inside a search's read transaction, the
+        # rollback that ends it would drop it again (a schema change) every time.
+        connection.execute(_BEST_TABLE)
         return connection
 
     @contextlib.contextmanager
@@ -630,6 +650,7 @@ class Index:
             with contextlib.suppress(sqlite3.Error):  # a closed or replaced connection: nothing to restore
                 db.execute(f"PRAGMA mmap_size = {_MMAP_BYTES}")
                 db.execute(f"PRAGMA temp_store = {_TEMP_STORE}")
+                db.execute(_BEST_TABLE)  # (a change of temp_store drops the temp tables)
 
     def _open(self) -> None:
         try:
@@ -654,6 +675,11 @@ class Index:
         """Check the schema, or (re)create it — inside one write transaction, so two seance
         processes (or threads) opening a fresh cache at once cannot both create it."""
         connection = self._connect()
+        # Set up as `bulk` does: dropping an older schema's tables walks every page of them
+        # (mapped: counted in resident memory) and journals them (in memory with temp_store
+        # MEMORY): 490 MB for a 250 MB index at 10,000 sessions, gigabytes at 100,000.
+        connection.execute("PRAGMA mmap_size = 0")
+        connection.execute("PRAGMA temp_store = DEFAULT")
         try:
             connection.execute("BEGIN IMMEDIATE")
             version = connection.execute("PRAGMA user_version").fetchone()[0]
@@ -947,10 +973,10 @@ class Index:
         else:
             ids = ",".join(str(int(file_id)) for file_id in best)
             paths = dict(db.execute(f"SELECT file_id, path FROM files WHERE file_id IN ({ids})").fetchall())
-        chunk, highlight, names = self.chunk, query.highlight, _RANKED_FIELDS
+        chunk, highlight = self.chunk, query.highlight
         return [
-            TextHit(paths[file_id], names[value >> _RANK_SHIFT], partial(chunk, value & _ROWID_MASK), highlight)
-            for file_id, value in best.items()
+            TextHit(paths[file_id], _field_of(rowid), partial(chunk, rowid), highlight)
+            for file_id, rowid in best.items()
             if file_id in paths
         ]
 
@@ -965,8 +991,8 @@ class Index:
         checked: bool = True,
         state: tuple | None = None,
     ) -> dict[int, int]:
-        """file_id -> `(field rank << _RANK_SHIFT) | rowid` of its best row, for every file
-        the query matches (after checking the full-text index's signature, unless not
+        """file_id -> the rowid of its best row (its best field's first: the lowest rowid,
+        `_fts_rowid`), for every file the query matches (after checking the full-text index's signature, unless not
         `checked`: the caller checks it before it uses the answer).  `packed`: each SQL
         answer comes as one text (`_files_matching`).  `state`: which index this is (the
         `_path_ids` key, renewed by every write): each term's answer is kept for it
@@ -1007,18 +1033,36 @@ class Index:
         SQLite at 100,000 sessions), and a space or a repeated key asks the same query.
         `ranges` is one of `_runs_of`'s lists, kept with the answer (its identity is the key)."""
         if state is None:
-            return self._files_matching(db, term, include_cwd, ranges, packed=packed)
+            return self._matching(db, term, include_cwd, ranges, packed)
         key = (state, term.phrase, term.fields, include_cwd, packed, id(ranges))
         kept = self._terms.get(key)
         if kept is not None and kept[0] is ranges:
             return kept[1]
-        found = self._files_matching(db, term, include_cwd, ranges, packed=packed)
+        found = self._matching(db, term, include_cwd, ranges, packed)
         with self._terms_lock:
             terms = self._terms
             if len(terms) >= self.TERMS_KEPT:
                 terms.pop(next(iter(terms)))  # the oldest
             terms[key] = (ranges, found)
         return found
+
+    def _matching(
+        self,
+        db: sqlite3.Connection,
+        term: FieldMatch,
+        include_cwd: bool,
+        ranges: list[tuple[int, int]] | None,
+        packed: bool,
+    ) -> dict[int, int]:
+        """`_files_matching`, whose writes to its scratch table (temp, not the index) do not
+        count as a change `_check_signature` must check again for (57 ms at 100,000 sessions)."""
+        before = db.total_changes
+        try:
+            return self._files_matching(db, term, include_cwd, ranges, packed=packed)
+        finally:
+            verified = self._verified.get(id(db))
+            if verified is not None and verified[1] == before:
+                self._verified[id(db)] = (verified[0], db.total_changes)
 
     def _check_signature(self, db: sqlite3.Connection) -> None:
         """Raise if the full-text index does not match the signature its last write stored.
@@ -1149,10 +1193,9 @@ class Index:
         them: callers look their own files up).
         `checked=False`: the full-text signature is not checked first; the caller calls
         `check_full_text()` in the same read transaction before it uses the answer."""
-        names = _RANKED_FIELDS
         db = self.db
         best = self._best_rows(db, query, include_cwd, self._root_runs(db), checked=checked)
-        return {file_id: (names[value >> _RANK_SHIFT], value & _ROWID_MASK) for file_id, value in best.items()}
+        return {file_id: (_field_of(rowid), rowid) for file_id, rowid in best.items()}
 
     def checked_payloads(self, rows: list[tuple], column: str = "pi_json") -> dict[int, bytes | None]:
         """file_id -> its stored `ls --json` object (`column` "pi_json") or summary blob
@@ -1221,10 +1264,11 @@ class Index:
     def _state(self, db: sqlite3.Connection) -> tuple:
         """Which index this is, for what is kept between reads: the full-text signature
         (renewed by every write) and the highest file id."""
-        return (
-            db.execute("SELECT value FROM meta WHERE key = 'fts'").fetchone(),
-            db.execute("SELECT max(file_id) FROM files").fetchone(),
-        )
+        # One statement (each waits for the GIL on its return: see `_files_matching`).
+        stored, highest = db.execute(
+            "SELECT (SELECT value FROM meta WHERE key = 'fts'), (SELECT max(file_id) FROM files)"
+        ).fetchone()
+        return (None if stored is None else (stored,), (highest,))
 
     def _known_files(self, state: tuple) -> int:
         """How many files the index numbers (its highest file id, in `state`): what
@@ -1279,37 +1323,64 @@ class Index:
         *,
         packed: bool = False,
     ) -> dict[int, int]:
-        """file_id -> its best row for one term: `(field rank << _RANK_SHIFT) | rowid`, the
-        minimum over the file's matching rows (grouped by SQLite, not row by row in Python).
-        `ranges`: only files whose id is in one of these (first, last) runs: FTS5 reads a
-        rowid range instead of every match (one query a run).  `packed`: SQLite joins the
-        answer into one text, so the query runs start to end without the GIL (a row at a
-        time, each of 40,000 rows waits for it while the picker's other threads run Python)."""
+        """file_id -> the rowid of its best row for one term (its best field's first row).
+        FTS5 yields the matching rows in rowid order, a file's best field first, so a file's
+        first row is its best: SQLite keeps each file's first row in a scratch table keyed
+        by file id (`INSERT OR IGNORE`: an append at the table's end for each new file, a
+        lookup for each other row), in C and without the GIL.  (`GROUP BY rowid >> 24` sorted
+        every matching row first: 350,000 for a common prefix at 100,000 sessions, two thirds
+        of the query.)  `ranges`: only files whose id is in one of these (first, last) runs:
+        FTS5 reads a rowid range instead of every match (one query a run).  `packed`: SQLite
+        joins the answer into one text, so the query runs start to end without the GIL (a
+        row at a time, each of 40,000 rows waits for it while the picker's other threads run
+        Python).  Few statements: each one's return waits for the GIL, up to the 5 ms switch
+        interval while a term scan runs Python, so the rows are tagged (no DELETE between two
+        terms) and left to the read transaction's rollback; outside one, this opens its own.
+        The scratch table's writes count in `total_changes`: see `_matching`."""
         if term.fields is None:
             skipped = [*OPT_IN, *(() if include_cwd else ("cwd",))]
-            where = f"(rowid & {_FIELD_MASK}) NOT IN ({','.join(str(FIELD_RANK[name]) for name in skipped)})"
+            codes = [str(FIELD_RANK[name]) for name in skipped]
+            where = f"((rowid >> {_FIELD_SHIFT}) & {_FIELD_MASK}) NOT IN ({','.join(codes)})"
         else:
             codes = [str(FIELD_RANK[name]) for name in term.fields if name in FIELD_RANK]
-            where = f"(rowid & {_FIELD_MASK}) IN ({','.join(codes)})"
-        grouped = (
-            f"SELECT rowid >> {_FILE_SHIFT} AS file, min(((rowid & {_FIELD_MASK}) << {_RANK_SHIFT}) | rowid) AS best "
-            f"FROM fts WHERE fts MATCH ? AND {where}{{}} GROUP BY rowid >> {_FILE_SHIFT}"
+            where = f"((rowid >> {_FIELD_SHIFT}) & {_FIELD_MASK}) IN ({','.join(codes)})"
+        tag = next(_TAGS)
+        # ORDER BY rowid: FTS5's own order (no sort), and what makes the first row kept the best
+        insert = (
+            f"INSERT OR IGNORE INTO {_BEST} (tag, file, row) SELECT {tag}, rowid >> {_FILE_SHIFT}, rowid "
+            f"FROM fts WHERE fts MATCH ? AND {where}{{}} ORDER BY rowid"
         )
-        sql = f"SELECT group_concat(file || ',' || best) FROM ({grouped})" if packed else grouped
-        fetch = _unpacked if packed else _fetched
+        own = not db.in_transaction
+        if own:
+            db.execute("BEGIN")
         try:
-            if ranges is None:
-                return fetch(db.execute(sql.format(""), (term.phrase,)))
-            found: dict[int, int] = {}
-            ranged = sql.format(" AND rowid BETWEEN ? AND ?")
-            for first, last in ranges:
-                bounds = (first << _FILE_SHIFT, ((last + 1) << _FILE_SHIFT) - 1)
-                found.update(fetch(db.execute(ranged, (term.phrase, *bounds))))
-            return found
+            try:
+                Index._insert_best(db, insert, term.phrase, ranges)
+            except sqlite3.OperationalError as error:
+                if "no such table" not in str(error):
+                    raise
+                db.execute(_BEST_TABLE)  # (dropped by a change of temp_store: `bulk`)
+                Index._insert_best(db, insert, term.phrase, ranges)
+            if packed:
+                return _unpacked(db.execute(f"SELECT group_concat(row) FROM {_BEST} WHERE tag = {tag}"))
+            return _fetched(db.execute(f"SELECT file, row FROM {_BEST} WHERE tag = {tag}"))
         except sqlite3.OperationalError as error:
             if _is_query_mistake(error):
                 raise FullTextQueryError(str(error)) from error
             raise
+        finally:
+            if own and db.in_transaction:
+                db.execute("ROLLBACK")
+
+    @staticmethod
+    def _insert_best(db: sqlite3.Connection, insert: str, phrase: str, ranges: list[tuple[int, int]] | None) -> None:
+        """Run `_files_matching`'s INSERT: over every file, or once per run of file ids."""
+        if ranges is None:
+            db.execute(insert.format(""), (phrase,))
+            return
+        ranged = insert.format(" AND rowid BETWEEN ? AND ?")
+        for first, last in ranges:
+            db.execute(ranged, (phrase, first << _FILE_SHIFT, ((last + 1) << _FILE_SHIFT) - 1))
 
     def chunk(self, rowid: int) -> str:
         """The text of one FTS row ("" when it is gone): a rowid lookup, no MATCH."""
@@ -1354,9 +1425,12 @@ class Writer:
         return int(cursor.lastrowid or 0)
 
     def _drop_text(self, file_id: int, meta_only: bool = False) -> None:
+        if meta_only:  # one row per metadata field, each at its own seq
+            rowids = [(_fts_rowid(file_id, seq, field),) for seq, field in enumerate(_META_FIELDS)]
+            self.db.executemany("DELETE FROM fts WHERE rowid = ?", rowids)
+            return
         low = file_id << _FILE_SHIFT
-        high = low + ((_META_SEQS << _FIELD_BITS) - 1 if meta_only else (1 << _FILE_SHIFT) - 1)
-        self.db.execute("DELETE FROM fts WHERE rowid BETWEEN ? AND ?", (low, high))
+        self.db.execute("DELETE FROM fts WHERE rowid BETWEEN ? AND ?", (low, low + (1 << _FILE_SHIFT) - 1))
 
     def put_session(
         self,
@@ -1410,8 +1484,7 @@ class Writer:
             else:
                 file_id = int(cursor.lastrowid or 0)
                 if texts is not None:
-                    self._insert_meta(file_id, summary)
-                    self._insert_texts(file_id, _META_SEQS, texts)
+                    self._insert_text(file_id, summary, _META_SEQS, texts)
                 self._put_state(file_id, state)
                 return
         file_id = self._file_id(summary.path)
@@ -1421,11 +1494,7 @@ class Writer:
         else:
             self._drop_text(file_id, meta_only=True)
         if texts is not None:
-            # Rowids ascending (the metadata rows' seqs are below the text's): FTS5 writes its
-            # pending terms out as a new segment whenever a rowid is not above the last one,
-            # which, meta after text, was a segment per session (a fifth of `index --rebuild`).
-            self._insert_meta(file_id, summary)
-            text_seq = self._insert_texts(file_id, max(text_seq, _META_SEQS), texts)
+            text_seq = self._insert_text(file_id, summary, max(text_seq, _META_SEQS), texts)
         self.db.execute(
             "UPDATE files SET size = ?, mtime_ns = ?, session = 1, reason = NULL, modified_ms = ?, cwd = ?, "
             "summary = ?, pi_json = ?, text_seq = ?, json_check = ?, summary_check = ?, title = ?, title_check = ? "
@@ -1440,20 +1509,20 @@ class Writer:
             (file_id, state, _blob_check(state, file_id)),
         )
 
-    def _insert_meta(self, file_id: int, summary: SessionSummary) -> None:
+    def _insert_text(self, file_id: int, summary: SessionSummary, seq: int, chunks: list[tuple[str, str]]) -> int:
+        """Insert a file's metadata rows and its text `chunks` from `seq` on; the next seq.
+        In ascending rowid order: FTS5 writes its pending terms out as a new segment whenever
+        a rowid is not above the last one, which, rows out of order, was a segment per session
+        (a fifth of `index --rebuild`).  (The field ranks sit above the seq: the metadata
+        rows are among the text's.)"""
         values = (summary.name or "", " ".join(summary.labels), summary.cwd, summary.id)
-        self.db.executemany(
-            "INSERT INTO fts (rowid, body) VALUES (?, ?)",
-            [(_fts_rowid(file_id, seq, _META_FIELDS[seq]), value) for seq, value in enumerate(values) if value],
-        )
-
-    def _insert_texts(self, file_id: int, seq: int, chunks: list[tuple[str, str]]) -> int:
-        base = file_id << _FILE_SHIFT
+        rows = [(_fts_rowid(file_id, at, _META_FIELDS[at]), value) for at, value in enumerate(values) if value]
         chunks = chunks[: max(0, _SEQ_LIMIT - seq)]
-        shift, codes = _FIELD_BITS, FIELD_RANK
-        rows = [(base | ((seq + number) << shift) | codes[field], body) for number, (field, body) in enumerate(chunks)]
+        base, shift, codes = file_id << _FILE_SHIFT, _FIELD_SHIFT, FIELD_RANK
+        rows += [(base | (codes[field] << shift) | (seq + number), body) for number, (field, body) in enumerate(chunks)]
+        rows.sort(key=itemgetter(0))
         self.db.executemany("INSERT INTO fts (rowid, body) VALUES (?, ?)", rows)
-        return seq + len(rows)
+        return seq + len(chunks)
 
     def put_not_session(self, path: str, size: int, mtime_ns: int, reason: str) -> None:
         """Remember that a file is not a session, so it is not re-read until it changes."""
