@@ -155,6 +155,7 @@ class SearchFlow:
     def _close_search_thread(self) -> None:
         for thread in self.__dict__.pop("_search_threads", {}).values():
             thread.close()
+        gcpause.release_hold()  # (a search's rows held the collector until idle: the screen is gone)
 
     def _paths_of(self, summaries: Sequence[SessionSummary]) -> list[str]:
         """The paths of `summaries`, one list per list of summaries (the index remembers the
@@ -246,6 +247,8 @@ class SearchFlow:
             rows = view.hit_rows(hits)
             if len(hits) >= FREEZE_HITS:  # before the collector is back: it would walk them at once
                 gcpause.freeze_long_lived()
+            if not worker.is_cancelled:  # no collection until the keys stop (`_idle_after_search`): not
+                gcpause.hold_until_idle()  # of these hits on this thread, nor in the middle of their frame
         if not worker.is_cancelled:
             self.post_message(SearchDone(text, hits, top=top, rows=rows, generation=generation))
 
@@ -322,7 +325,9 @@ class SearchFlow:
         waits for the keys to stop (one timer, restarted by every search's rows):
 
         * collect the garbage (`gcpause.collect_idle`: the unfrozen objects only, a
-          keystroke's worth).  Each key leaves cyclic garbage (Textual's strips cache
+          keystroke's worth), and let the collector run again: a search holds it stopped
+          from its hits until then (`gcpause.hold_until_idle`), so no collection walks them
+          on the search thread or in the middle of their frame.  Each key leaves cyclic garbage (Textual's strips cache
           themselves) that the collector otherwise finds in a full collection in the middle
           of a later key's search (35-70 ms at 10,000 sessions, the slow keys' share of the
           settled time);

@@ -548,7 +548,8 @@ class SessionPickerScreen(DeleteActions, MarkActions, RowMaking, SearchFlow, Fir
             if not message.hits:
                 return
         if not self.model.accept_hits(message.query_text, message.hits):
-            return  # a newer query is running
+            self._idle_after_search(None)  # (a newer query is running; its search, if any, restarts the timer)
+            return
         searched_rows = message.rows if message.generation == self._rows_generation else None
         if searched_rows is not None:
             self._set_rows(searched_rows, top=self._final_top(message.generation, message.top))
