@@ -16,11 +16,13 @@ from ui_harness import SIZE, picker_app, screen_of, settle
 from ui_sessions import make_root
 
 from seance.app.picker_model import RowsView
+from seance.app.screens import search_flow
 
 
 async def test_a_newer_keys_search_does_not_wait_for_the_older_keys_rows(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(search_flow, "ROWS_ELSEWHERE", 1)  # (10,000 hits: their rows are made off the search thread)
     app = picker_app(make_root(tmp_path))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)

@@ -79,6 +79,9 @@ FIRST_PAGE_SESSIONS = 10_000  # below this many sessions the whole search takes 
 FREEZE_HITS = 5000  # a search with this many hits freezes them (and their rows) out of the collector's reach
 # before it lets the collector run again: they live until the next key, and a collection walking them
 # (on the search thread as the pause ends, then on the UI thread) delayed the rows and stalled the echo
+ROWS_ELSEWHERE = 10_000  # hits whose rows (~10 ms of CPU and more) are made on the search's worker thread, not
+# on the search thread, where the next key's search would wait for them (`_run_search`); fewer are made at
+# once (a hand-off to the worker thread cost ~1 ms, 3-6 ms at p90, at 10,000 sessions)
 SEARCH_IDLE = 0.25  # seconds after a search's rows landed with no newer key: the idle work then (`_idle_after_search`)
 NO_HIT_QUERY = "zqxjzqxj"  # what the warm-up asks the index: opens the connection, finds nothing
 
@@ -208,9 +211,9 @@ class SearchFlow:
         generation: int,
         debounce: float,
     ) -> None:
-        """Rank the hits on the search thread, then make their rows here, on the search's
-        worker thread: the UI thread only swaps them in.  The rows (~50 ms of CPU at 100,000
-        hits, in one piece) are not made on the search thread, where the next key's search
+        """Rank the hits on the search thread, then (`ROWS_ELSEWHERE` hits or more) make their
+        rows here, on the search's worker thread: the UI thread only swaps them in.  The rows
+        (~50 ms of CPU at 100,000 hits, in one piece) are not made on the search thread, where the next key's search
         queued behind them: at 100,000 sessions the ranking and rows run after the count is
         shown, and a key typed then waited up to ~140 ms (traced in tmux) for a search thread
         making the previous key's rows, which a cancellation does not interrupt."""
@@ -219,8 +222,13 @@ class SearchFlow:
         if worker.is_cancelled:
             return
         hits = self._search_thread.run(lambda: self._rank_and_post(worker, text, query, view, paths, top, generation))
-        if hits is None or worker.is_cancelled:
-            return
+        if hits is not None and not worker.is_cancelled:
+            self._post_rows(worker, text, view, hits, top, generation)
+
+    def _post_rows(
+        self, worker: Worker[Any], text: str, view: RowsView, hits: list[Any], top: bool, generation: int
+    ) -> None:
+        """Make the ranked hits' rows and post them (`SearchDone`), unless a newer key came."""
         with gc_paused():  # (the collector is held already: `_rank_and_post`)
             rows = view.hit_rows(hits)
             if len(hits) >= FREEZE_HITS:  # before the collector is back: it would walk them at once
@@ -231,7 +239,8 @@ class SearchFlow:
     def _rank_and_post(
         self, worker: Worker[Any], text: str, query: Any, view: RowsView, paths: bool, top: bool, generation: int
     ) -> list[Any] | None:
-        """The first page, the count, then every hit ranked (None: cancelled, or nothing to show)."""
+        """The first page, the count, then every hit ranked; the rows of fewer than
+        `ROWS_ELSEWHERE` hits are made and posted here (None: those, or cancelled)."""
         if worker.is_cancelled:
             return None
         summaries = view.visible()
@@ -288,8 +297,11 @@ class SearchFlow:
             if worker.is_cancelled:
                 return None
             # no collection until the keys stop (`_idle_after_search`): not of these hits as this
-            # pause ends, nor while their rows are made (`_run_search`), nor in their frame
+            # pause ends, nor while their rows are made (`_post_rows`), nor in their frame
             gcpause.hold_until_idle()
+        if len(hits) < ROWS_ELSEWHERE:  # (a few ms: here, without a hand-off to the worker thread)
+            self._post_rows(worker, text, view, hits, top, generation)
+            return None
         return hits
 
     def _count_poster(
