@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import gc
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -32,6 +33,8 @@ def own_collector(owned: bool = True) -> None:
     """Declare that seance runs this process (its CLI, `SeanceApp` while it runs): pausing and
     freezing are allowed.  `owned=False` gives the collector back (an app that has exited)."""
     global _owner
+    if not owned:
+        release_hold()
     _owner = owned
 
 
@@ -58,6 +61,46 @@ def gc_paused() -> Iterator[None]:
             _depth -= 1
             if _depth == 0 and _reenable:
                 gc.enable()
+
+
+HOLD_SECONDS = 2.0  # longest a pause is held past its end (`hold_until_idle`): keys without a break between them
+_held_since: float | None = None  # when the pause held by `hold_until_idle` began (None: none is)
+
+
+def hold_until_idle() -> None:
+    """Inside a `gc_paused` block: keep the collector stopped past the block's end, until the
+    UI is idle (`collect_idle`, or `release_hold`).  A keystroke's search builds its hits and
+    rows in a pause; as it ended, the collector walked them all (a young collection on the
+    search thread, then an older one in the middle of the list's frame: 2-7 ms of the
+    slowest keys at 10,000 sessions) while the user waited for that frame.  A hold already
+    `HOLD_SECONDS` old (keys typed without a break) is let go instead, so the collector runs
+    as this pause ends: the garbage kept meanwhile stays bounded.  A no-op unless
+    `own_collector()` was called, or outside a pause."""
+    global _depth, _held_since
+    if not _owner:
+        return
+    with _lock:
+        if not _depth:
+            return
+        now = time.monotonic()
+        if _held_since is None:
+            _held_since = now
+            _depth += 1
+        elif now - _held_since >= HOLD_SECONDS:
+            _held_since = None
+            _depth -= 1  # (the block this is called in still pauses: the collector runs as it ends)
+
+
+def release_hold() -> None:
+    """End `hold_until_idle`'s hold: the collector runs again (after the pauses in progress)."""
+    global _depth, _held_since
+    with _lock:
+        if _held_since is None:
+            return
+        _held_since = None
+        _depth -= 1
+        if _depth == 0 and _reenable:
+            gc.enable()
 
 
 _launching = False  # the collector is stopped for a UI launch (`pause_launch`)
@@ -104,9 +147,11 @@ def collect_idle() -> bool:
     one once `FULL_AFTER` young collections have run since the last (half the collector's
     own threshold, 10: the full collections happen here, not in the middle of a keystroke's
     search).  It walks only what is not frozen (a keystroke's hits and rows, the strips
-    Textual caches, which refer to themselves).  True if it ran."""
+    Textual caches, which refer to themselves).  A search's hold (`hold_until_idle`) ends
+    here.  True if it ran."""
     if not _owner:
         return False
+    release_hold()
     with _lock:
         if _depth:
             return False

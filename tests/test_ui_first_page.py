@@ -192,9 +192,9 @@ async def test_a_key_after_a_pause_queues_its_index_query_before_the_search_and_
             events.append(f"index {query.source}")
             return original(query, **kwargs)
 
-        def ranked(worker: Any, text: str, *args: Any) -> None:
+        def ranked(worker: Any, text: str, *args: Any) -> Any:
             events.append(f"rank {text}")
-            rank(worker, text, *args)
+            return rank(worker, text, *args)  # (the ranked hits: their rows are made by the worker)
 
         thread = screen._index_thread
         submit = thread.submit

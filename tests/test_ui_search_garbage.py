@@ -108,3 +108,77 @@ async def test_a_search_of_many_hits_freezes_them_before_the_collector_runs_agai
         assert hits
         assert not any(tracked is hits for tracked in gc.get_objects())  # frozen: out of every generation
         assert gc.get_freeze_count() > 0
+
+
+def test_a_hold_keeps_the_collector_stopped_past_its_pause_until_idle_and_lets_go_when_old() -> None:
+    owned, enabled = gcpause.owns_collector(), gc.isenabled()
+    try:
+        gc.enable()
+        gcpause.own_collector(False)
+        with gcpause.gc_paused():
+            gcpause.hold_until_idle()  # not the owner: nothing held
+        assert gc.isenabled()
+        gcpause.own_collector(True)
+        gcpause.hold_until_idle()  # outside a pause: nothing to hold
+        assert gc.isenabled()
+        with gcpause.gc_paused():
+            gcpause.hold_until_idle()
+            gcpause.hold_until_idle()  # (one hold, however many searches)
+        assert not gc.isenabled()  # the pause ended, the hold did not
+        with gcpause.gc_paused():  # another pause meanwhile: still stopped after it
+            pass
+        assert not gc.isenabled()
+        assert gcpause.collect_idle()  # idle: the hold ends, the garbage is collected
+        assert gc.isenabled()
+        with gcpause.gc_paused():
+            gcpause.hold_until_idle()
+        gcpause.release_hold()  # (the picker closed)
+        assert gc.isenabled()
+        gcpause.release_hold()  # (nothing held: nothing changes)
+        assert gc.isenabled()
+        with gcpause.gc_paused():
+            gcpause.hold_until_idle()
+            assert gcpause._held_since is not None
+            gcpause._held_since -= gcpause.HOLD_SECONDS  # keys without a break for that long
+            gcpause.hold_until_idle()  # let go: the collector runs as this pause ends
+        assert gc.isenabled()
+        with gcpause.gc_paused():
+            gcpause.hold_until_idle()
+        gcpause.own_collector(False)  # (the app exited: the collector is given back as it was)
+        assert gc.isenabled()
+    finally:
+        gcpause.release_hold()
+        gcpause.own_collector(owned)
+        if not enabled:
+            gc.disable()
+
+
+async def test_a_keys_hits_and_their_frame_see_no_collection_until_the_keys_stop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No collection walks a search's hits and rows as its pause ends (on the search thread)
+    or in the middle of their frame: the collector waits for the idle after the rows."""
+    monkeypatch.setattr(search_flow, "SEARCH_IDLE", 600.0)
+    app = picker_app(make_root(tmp_path))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = screen_of(pilot)
+        assert gc.isenabled()
+        screen.search_input.value = "fix"
+        await settle(pilot)
+        assert screen.model.hits  # (not vacuous)
+        young = gc.get_stats()[0]["collections"]
+        screen.search_input.value = "fix "
+        await settle(pilot)
+        assert not gc.isenabled()
+        assert gc.get_stats()[0]["collections"] == young  # none since the first key's rows
+        assert screen._idle_timer is not None
+        screen._idle_timer.stop()
+        monkeypatch.setattr(search_flow, "SEARCH_IDLE", 0.05)
+        screen.search_input.value = "fix"
+        await settle(pilot)
+        await pilot.pause(0.2)
+        assert gc.isenabled()  # the keys stopped: collected, and the collector runs again
+        screen.search_input.value = "auth"
+        await settle(pilot)
+    assert gc.isenabled()  # (the picker is gone: nothing held)

@@ -79,8 +79,32 @@ FIRST_PAGE_SESSIONS = 10_000  # below this many sessions the whole search takes 
 FREEZE_HITS = 5000  # a search with this many hits freezes them (and their rows) out of the collector's reach
 # before it lets the collector run again: they live until the next key, and a collection walking them
 # (on the search thread as the pause ends, then on the UI thread) delayed the rows and stalled the echo
+ROWS_ELSEWHERE = 10_000  # hits whose rows (~10 ms of CPU and more) are made on the search's worker thread, not
+# on the search thread, where the next key's search would wait for them (`_run_search`); fewer are made at
+# once (a hand-off to the worker thread cost ~1 ms, 3-6 ms at p90, at 10,000 sessions)
 SEARCH_IDLE = 0.25  # seconds after a search's rows landed with no newer key: the idle work then (`_idle_after_search`)
 NO_HIT_QUERY = "zqxjzqxj"  # what the warm-up asks the index: opens the connection, finds nothing
+
+
+INDEX_POLL = 0.01  # seconds between two looks at a cancellation while a search waits for its index query
+
+
+def _index_answer(query: Future[Mapping[str, Any]], cancelled: Callable[[], bool]) -> Mapping[str, Any] | None:
+    """The index query's answer, or None once the search is `cancelled` (a newer key): the
+    query is then dropped if it has not started.  A search used to wait for its answer
+    whatever came meanwhile, and the index thread answered every key's query in turn: the
+    first keys after a launch at 100,000 sessions, each queued behind the last (the first
+    takes ~0.3 s on a cold connection), held the search thread, and the newest key's search
+    behind them, for up to ~0.7 s (traced in a terminal)."""
+    while True:
+        try:
+            return query.result(timeout=INDEX_POLL)
+        except TimeoutError:
+            if query.done():  # (the query's own error)
+                raise
+            if cancelled():
+                query.cancel()
+                return None
 
 
 @dataclass
@@ -114,6 +138,7 @@ class SearchFlow:
     _warm_generation: int = 0
     _idle_timer: Timer | None = None  # `_idle_after_search`
     _early_index: tuple[int, Future[Mapping[str, Any]] | None] | None = None  # `_start_index_query`
+    _preview_held: int | None = None  # the rows request whose first page holds the preview back (`_preview_waits`)
 
     if TYPE_CHECKING:  # what the mixin uses of the screen it is mixed into
         catalog: SessionSource
@@ -135,6 +160,8 @@ class SearchFlow:
 
         def _show_selection(self) -> None: ...
 
+        def _show_preview(self, row: Any) -> None: ...
+
     @property
     def _search_thread(self) -> SearchThread:
         """Where the ranking runs (one `SearchCache` user at a time)."""
@@ -155,6 +182,7 @@ class SearchFlow:
     def _close_search_thread(self) -> None:
         for thread in self.__dict__.pop("_search_threads", {}).values():
             thread.close()
+        gcpause.release_hold()  # (a search's rows held the collector until idle: the screen is gone)
 
     def _paths_of(self, summaries: Sequence[SessionSummary]) -> list[str]:
         """The paths of `summaries`, one list per list of summaries (the index remembers the
@@ -183,18 +211,38 @@ class SearchFlow:
         generation: int,
         debounce: float,
     ) -> None:
-        """Rank the hits and make their rows on the search thread: the UI thread only swaps them in."""
+        """Rank the hits on the search thread, then (`ROWS_ELSEWHERE` hits or more) make their
+        rows here, on the search's worker thread: the UI thread only swaps them in.  The rows
+        (~50 ms of CPU at 100,000 hits, in one piece) are not made on the search thread, where the next key's search
+        queued behind them: at 100,000 sessions the ranking and rows run after the count is
+        shown, and a key typed then waited up to ~140 ms (traced in tmux) for a search thread
+        making the previous key's rows, which a cancellation does not interrupt."""
         if debounce:
             time.sleep(debounce)
         if worker.is_cancelled:
             return
-        self._search_thread.run(lambda: self._rank_and_post(worker, text, query, view, paths, top, generation))
+        hits = self._search_thread.run(lambda: self._rank_and_post(worker, text, query, view, paths, top, generation))
+        if hits is not None and not worker.is_cancelled:
+            self._post_rows(worker, text, view, hits, top, generation)
+
+    def _post_rows(
+        self, worker: Worker[Any], text: str, view: RowsView, hits: list[Any], top: bool, generation: int
+    ) -> None:
+        """Make the ranked hits' rows and post them (`SearchDone`), unless a newer key came."""
+        with gc_paused():  # (the collector is held already: `_rank_and_post`)
+            rows = view.hit_rows(hits)
+            if len(hits) >= FREEZE_HITS:  # before the collector is back: it would walk them at once
+                gcpause.freeze_long_lived()
+        if not worker.is_cancelled:
+            self.post_message(SearchDone(text, hits, top=top, rows=rows, generation=generation))
 
     def _rank_and_post(
         self, worker: Worker[Any], text: str, query: Any, view: RowsView, paths: bool, top: bool, generation: int
-    ) -> None:
+    ) -> list[Any] | None:
+        """The first page, the count, then every hit ranked; the rows of fewer than
+        `ROWS_ELSEWHERE` hits are made and posted here (None: those, or cancelled)."""
         if worker.is_cancelled:
-            return
+            return None
         summaries = view.visible()
         cache, marks = self._search_cache, self.model.marks
         early = self._early_index  # (set by the UI thread for a newer key meanwhile: not this one's)
@@ -208,7 +256,7 @@ class SearchFlow:
             if self._first_page_wanted(view):
                 first = first_hits(summaries, query, **scan, limit=FIRST_PAGE_MAX)
                 if first is None:
-                    return
+                    return None
                 if len(first) >= FIRST_PAGE_MIN:
                     self.post_message(FirstPage(text, view.hit_rows(first), generation, top))
                     counted = self._count_poster(worker, text, view, generation)
@@ -217,11 +265,14 @@ class SearchFlow:
             if index_query is not None and not index_query.done():  # scan the terms meanwhile
                 scanned = prescan(summaries, query, **scan)
                 if not scanned:
-                    return
+                    return None
             text_hits: Mapping[str, Any] = {}
             if index_query is not None:
                 try:
-                    text_hits = index_query.result()
+                    answer = _index_answer(index_query, lambda: worker.is_cancelled)
+                    if answer is None:
+                        return None
+                    text_hits = answer
                 except Exception as error:  # no index yet, or FTS unavailable: rank without it
                     self.post_message(
                         SearchDone(text, [], error=f"full-text search unavailable: {display_text(error)}")
@@ -238,16 +289,20 @@ class SearchFlow:
                 on_matched=counted,
             ):
                 if worker.is_cancelled:
-                    return
+                    return None
                 if step.hits is not None:
                     hits = step.hits
                 else:
                     time.sleep(0)  # let the UI thread take the GIL between chunks
-            rows = view.hit_rows(hits)
-            if len(hits) >= FREEZE_HITS:  # before the collector is back: it would walk them at once
-                gcpause.freeze_long_lived()
-        if not worker.is_cancelled:
-            self.post_message(SearchDone(text, hits, top=top, rows=rows, generation=generation))
+            if worker.is_cancelled:
+                return None
+            # no collection until the keys stop (`_idle_after_search`): not of these hits as this
+            # pause ends, nor while their rows are made (`_post_rows`), nor in their frame
+            gcpause.hold_until_idle()
+        if len(hits) < ROWS_ELSEWHERE:  # (a few ms: here, without a hand-off to the worker thread)
+            self._post_rows(worker, text, view, hits, top, generation)
+            return None
+        return hits
 
     def _count_poster(
         self, worker: Worker[Any], text: str, view: RowsView, generation: int, first_page_top: bool | None = None
@@ -295,6 +350,7 @@ class SearchFlow:
         if message.generation != self._rows_generation or message.query_text != self.model.query:
             return
         self._first_page_generation = message.generation
+        self._preview_held = message.generation
         self._show_selection()
         # the status count and the scrollbar stay as they were until the search's count comes (`SearchCount`)
         widget = self.session_list
@@ -311,6 +367,22 @@ class SearchFlow:
             return
         self.status.shown, self.status.total = message.shown, message.total
         self.session_list.expect_lines(message.lines)
+        self._release_preview()
+
+    def _preview_waits(self) -> bool:
+        """Whether the preview waits for the search under a first page: its session (the
+        first page's top row) is read and drawn once the list has settled (the count shown,
+        `_release_preview`).  At 100,000 sessions the first page comes ~100 ms before the
+        count, and the preview's read and two frames (~40 ms of the UI thread's CPU, as much
+        on its worker, 120 ms after the highlight: `ContextPreview`'s debounce) landed in the
+        middle of the index hits' merge the count waits for, on a 2-core machine."""
+        return self._preview_held is not None and self._preview_held == self._rows_generation
+
+    def _release_preview(self) -> None:
+        """The list settled (the first page's count, or any final rows): preview its highlighted row."""
+        if self._preview_held is not None:
+            self._preview_held = None
+            self._show_preview(self.session_list.highlighted)
 
     def _final_top(self, generation: int, top: bool) -> bool:
         """Whether the search's final rows move the cursor to the top: not when its first page
@@ -322,7 +394,9 @@ class SearchFlow:
         waits for the keys to stop (one timer, restarted by every search's rows):
 
         * collect the garbage (`gcpause.collect_idle`: the unfrozen objects only, a
-          keystroke's worth).  Each key leaves cyclic garbage (Textual's strips cache
+          keystroke's worth), and let the collector run again: a search holds it stopped
+          from its hits until then (`gcpause.hold_until_idle`), so no collection walks them
+          on the search thread or in the middle of their frame.  Each key leaves cyclic garbage (Textual's strips cache
           themselves) that the collector otherwise finds in a full collection in the middle
           of a later key's search (35-70 ms at 10,000 sessions, the slow keys' share of the
           settled time);

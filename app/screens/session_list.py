@@ -507,6 +507,7 @@ class SessionPickerScreen(DeleteActions, MarkActions, RowMaking, SearchFlow, Fir
         self.status.shown = len(rows)
         self.status.total = self.session_list.rows.total
         self._rows_shown(rows)  # first_paint.py
+        self._release_preview()  # search_flow.py: a first page's preview waited for these
         if not rows:
             self._show_preview(None)
 
@@ -548,7 +549,8 @@ class SessionPickerScreen(DeleteActions, MarkActions, RowMaking, SearchFlow, Fir
             if not message.hits:
                 return
         if not self.model.accept_hits(message.query_text, message.hits):
-            return  # a newer query is running
+            self._idle_after_search(None)  # (a newer query is running; its search, if any, restarts the timer)
+            return
         searched_rows = message.rows if message.generation == self._rows_generation else None
         if searched_rows is not None:
             self._set_rows(searched_rows, top=self._final_top(message.generation, message.top))
@@ -622,7 +624,7 @@ class SessionPickerScreen(DeleteActions, MarkActions, RowMaking, SearchFlow, Fir
     def _show_preview(self, row: SessionRow | None) -> None:
         """Preview the row's session; again only if it is another session or its file changed."""
         preview = self._preview()
-        if preview is None or not self._preview_visible():
+        if preview is None or not self._preview_visible() or self._preview_waits():  # (search_flow.py)
             return
         key = (row.path, row.summary.size, row.summary.mtime_ns) if row is not None else None
         if key == self._preview_key and key is not None:

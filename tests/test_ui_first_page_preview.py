@@ -1,0 +1,56 @@
+"""Under a first page the preview waits for the list to settle (app/screens/search_flow.py,
+`_preview_waits`): the first page's top session is read and drawn once the search's count
+is shown, not while the index hits are merged (at 100,000 sessions its read and two frames
+landed in the middle of that merge, ~100 ms before the count, on two cores)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from test_ui_first_page import Gate, specs, wait_for
+from ui_harness import SIZE, picker_app, screen_of, settle
+from ui_sessions import make_root
+
+
+async def test_the_first_pages_preview_waits_for_its_count_then_shows_the_highlighted_session(tmp_path: Path) -> None:
+    app = picker_app(make_root(tmp_path, specs()))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = screen_of(pilot)
+        screen.first_page_sessions = 1
+        preview = screen._preview()
+        assert preview is not None and screen._preview_visible()
+        shown: list[Path | None] = []
+        original = preview.show
+
+        def recorded(path: Path | None, *args: Any, **kwargs: Any) -> None:
+            shown.append(path)
+            original(path, *args, **kwargs)
+
+        preview.show = recorded
+        await pilot.press("down", "down")  # (the search's first page then moves the cursor to its top)
+        await settle(pilot)
+        shown.clear()
+        before = screen.session_list.highlighted
+        gate = Gate(screen)
+        screen.search_input.value = "deploy"
+        await wait_for(pilot, lambda: gate.entered.is_set() and screen.model.query == "deploy")
+        await wait_for(pilot, lambda: screen._first_page_generation == screen._rows_generation)
+        await pilot.pause(0.3)  # (more than the preview's debounce)
+        top = screen.session_list.highlighted
+        assert top is not None and before is not None and top.path != before.path  # (the first page moved it)
+        assert shown == []  # the first page is on screen: its preview waits
+        await pilot.press("down")  # the cursor moves meanwhile: still waiting
+        await pilot.pause(0.05)
+        assert shown == []
+        gate.open()
+        await settle(pilot)
+        moved = screen.session_list.highlighted
+        assert moved is not None and moved.path != top.path
+        assert shown and shown[-1] == Path(moved.path)  # the count came: the highlighted row's session
+        assert screen._preview_held is None
+        await pilot.press("down")  # settled: the preview follows the cursor again at once
+        await pilot.pause(0.05)
+        after = screen.session_list.highlighted
+        assert after is not None and shown[-1] == Path(after.path)

@@ -1,0 +1,85 @@
+"""A key's rows are made on its search's worker thread, not on the search thread the next
+key's search runs on (app/screens/search_flow.py, `_run_search`): at 100,000 sessions the
+ranking and rows run after the count is shown, and a key typed then waited for the search
+thread to finish the previous key's rows (~50 ms of CPU in one piece, not interrupted by a
+cancellation): up to ~140 ms, traced in a terminal."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_ui_first_page import wait_for
+from ui_harness import SIZE, picker_app, screen_of, settle
+from ui_sessions import make_root
+
+from seance.app.picker_model import RowsView
+from seance.app.screens import search_flow
+
+
+async def test_a_newer_keys_search_does_not_wait_for_the_older_keys_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(search_flow, "ROWS_ELSEWHERE", 1)  # (10,000 hits: their rows are made off the search thread)
+    app = picker_app(make_root(tmp_path))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = screen_of(pilot)
+        entered, release = threading.Event(), threading.Event()
+        original = RowsView.hit_rows
+
+        def held(self: RowsView, hits: list[Any]) -> Any:
+            if hits and hits[0].query.source == "fix":  # the older key's rows: held until released
+                entered.set()
+                release.wait(10)
+            return original(self, hits)
+
+        monkeypatch.setattr(RowsView, "hit_rows", held)
+        try:
+            screen.search_input.value = "fix"
+            await wait_for(pilot, entered.is_set)
+            screen.search_input.value = "auth"
+            shown = lambda: bool(screen.model.hits) and screen.model.hits[0].query.source == "auth"  # noqa: E731
+            await wait_for(pilot, shown)  # the newer key's rows came while the older key's are still made
+            assert not release.is_set()
+            assert {row.path for row in screen.session_list.rows} == {hit.summary.path for hit in screen.model.hits}
+        finally:
+            release.set()
+        await settle(pilot)
+        assert screen.model.query == "auth" and screen.model.hits[0].query.source == "auth"  # (the older's dropped)
+
+
+async def test_a_superseded_keys_index_query_is_dropped_and_its_search_gives_way(tmp_path: Path) -> None:
+    """Keys typed while the index answers an earlier one: the search of a key a newer one
+    replaced stops waiting for its index query, which is dropped if it has not started (the
+    index thread answered every key's query in turn, and the newest key's search waited
+    behind them all: ~0.7 s for the first keys after a launch at 100,000 sessions)."""
+    app = picker_app(make_root(tmp_path))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = screen_of(pilot)
+        asked: list[str] = []
+        release = threading.Event()
+        catalog = screen.catalog
+        original = catalog.text_hits
+
+        def gated(query: Any, **kwargs: Any) -> Any:
+            asked.append(query.source)
+            if query.source == "fix":  # the first key's query: the index thread is busy with it
+                release.wait(10)
+            return original(query, **kwargs)
+
+        catalog.text_hits = gated
+        try:
+            for typed in ("fix", "fix t", "fix th"):  # (keys after a pause: each queues its index query)
+                screen.search_input.value = typed
+                await pilot.pause(0.25)
+            assert asked == ["fix"]
+        finally:
+            release.set()
+        await settle(pilot)
+        assert asked == ["fix", "fix th"]  # "fix t"'s query was dropped before it started
+        assert screen.model.query == "fix th" and screen.model.hits is not None
+        assert all(hit.query.source == "fix th" for hit in screen.model.hits)
