@@ -104,7 +104,7 @@ def fresh_copy(cache: Path, into: Path) -> Path:
     shutil.rmtree(into, ignore_errors=True)
     into.mkdir(parents=True)
     for name in os.listdir(cache):
-        if name.startswith("index.sqlite"):
+        if name.startswith("index") and ".sqlite" in name:
             shutil.copy2(cache / name, into / name)
     return into
 

@@ -18,7 +18,12 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import sqlite3
 
-DB_NAME = "index.sqlite"
+SCHEMA_VERSION = 8  # the index's schema (its history: `index.py`)
+# The index file is named by its schema: a new schema starts a new file, and an older one is
+# deleted (`Index._delete_older`), not emptied in place: dropping the tables of 2.5 GB of
+# index walked every page of them, ~23 s at 100,000 sessions before the picker's first frame.
+DB_NAME = f"index.v{SCHEMA_VERSION}.sqlite"
+OLDER_DB_NAMES = ("index.sqlite", *(f"index.v{version}.sqlite" for version in range(8, SCHEMA_VERSION)))
 
 Verdict = tuple[str, object, object, bool]
 

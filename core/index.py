@@ -52,7 +52,8 @@ from typing import TYPE_CHECKING, NamedTuple, cast
 
 from .fileskey import files_key as files_key  # (its home: the discovery child makes it too)
 from .ftscheck import DB_NAME as DB_NAME
-from .ftscheck import Verdict, fts_state
+from .ftscheck import OLDER_DB_NAMES, Verdict, fts_state
+from .ftscheck import SCHEMA_VERSION as SCHEMA_VERSION
 from .ftscheck import blob_check as _blob_check
 from .ftscheck import fts_signature as _fts_signature
 from .fulltext import FIELD_RANK, META_FIELDS, OPT_IN
@@ -63,9 +64,10 @@ if TYPE_CHECKING:  # core.search is imported when searching: a plain `seance ls`
     from .search import FullText, TextHit
     from .search.query import FieldMatch
 
-SCHEMA_VERSION = 8  # 4: CRC-32 checks on files, states and listings; 5: every field the preview shows;
-# 6: the field in the FTS rowid (no `field` column), folded titles in `files`; 7: a listing's payload last,
-# files digested, FTS5 automerge 16; 8: the field above the seq in the FTS rowid (a file's first row is its best)
+# The schema's history (`SCHEMA_VERSION` lives in ftscheck): 4: CRC-32 checks on files, states
+# and listings; 5: every field the preview shows; 6: the field in the FTS rowid (no `field`
+# column), folded titles in `files`; 7: a listing's payload last, files digested, FTS5 automerge
+# 16; 8: the field above the seq in the FTS rowid (a file's first row is its best)
 _APPLICATION_ID = 0x5345414E  # "SEAN"
 CHUNK_CHARS = 8192
 _FILE_SHIFT = 24  # rowid >> _FILE_SHIFT is the file id
@@ -659,6 +661,7 @@ class Index:
             raise IndexUnavailable(f"cannot create the cache dir {self.cache_dir}: {error}") from error
         try:
             self._validate_or_create()
+            self._delete_older()
         except sqlite3.OperationalError as error:  # "not a database" is a DatabaseError, below
             if is_lock_error(error):
                 # Another process holds it: use a private index rather than wait or trust it.
@@ -710,6 +713,22 @@ class Index:
             raise
         finally:
             connection.close()
+
+    def _delete_older(self) -> None:
+        """Delete an older seance's index beside this one (`ftscheck.OLDER_DB_NAMES`): it is a
+        cache of the session files, and unlinking it is instant where dropping its tables
+        walked every page.  A process of that seance still using it keeps its open files: it
+        reads on, and what it writes goes to the deleted files, never into this index."""
+        if self.in_memory or self.path.name != DB_NAME:  # (a private index: the shared one is in use)
+            return
+        found = False
+        for name in OLDER_DB_NAMES:
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                with contextlib.suppress(FileNotFoundError, OSError):
+                    os.unlink(self.cache_dir / f"{name}{suffix}")
+                    found = found or not suffix
+        if found and self.rebuilt_reason is None:
+            self.rebuilt_reason = "an older seance's index was deleted; rebuilt"
 
     def _delete_files(self) -> None:
         if self.in_memory:

@@ -20,7 +20,7 @@ from seance.core import firstpaint
 from seance.core.catalog import Catalog
 from seance.core.discovery import root_path
 from seance.core.generate import generate_corpus
-from seance.core.index import Index, Writer, root_ranges
+from seance.core.index import DB_NAME, Index, Writer, root_ranges
 from seance.core.search import parse_query
 
 WORDS = ("sqlite", "fixture", "zebra", "refactor parser")
@@ -339,7 +339,7 @@ def test_index_rebuild_of_one_root_repairs_a_silent_fault_in_another_roots_full_
             catalog.close()
 
     assert found() == [str(session)]
-    db = sqlite3.connect(shared / "index.sqlite")
+    db = sqlite3.connect(shared / DB_NAME)
     with db:
         damaged = 0
         for block_id, block in db.execute("SELECT id, block FROM fts_data").fetchall():
