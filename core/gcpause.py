@@ -33,8 +33,7 @@ def own_collector(owned: bool = True) -> None:
     """Declare that seance runs this process (its CLI, `SeanceApp` while it runs): pausing and
     freezing are allowed.  `owned=False` gives the collector back (an app that has exited)."""
     global _owner
-    if not owned:
-        release_hold()
+    release_hold()  # (a search's hold ends with the app that took it, whoever owns the collector after)
     _owner = owned
 
 

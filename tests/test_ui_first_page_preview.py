@@ -54,3 +54,41 @@ async def test_the_first_pages_preview_waits_for_its_count_then_shows_the_highli
         await pilot.pause(0.05)
         after = screen.session_list.highlighted
         assert after is not None and shown[-1] == Path(after.path)
+
+
+async def test_a_first_pages_preview_is_shown_when_the_query_turns_invalid_before_its_count(tmp_path: Path) -> None:
+    """The first page's rows stay under an invalid query (no search, so no count comes for
+    them): the preview they held back shows the highlighted session, not a blank pane."""
+    app = picker_app(make_root(tmp_path, specs()))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = screen_of(pilot)
+        screen.first_page_sessions = 1
+        preview = screen._preview()
+        assert preview is not None and screen._preview_visible()
+        shown: list[Path | None] = []
+        original = preview.show
+
+        def recorded(path: Path | None, *args: Any, **kwargs: Any) -> None:
+            shown.append(path)
+            original(path, *args, **kwargs)
+
+        preview.show = recorded
+        await pilot.press("down", "down")  # (a session other than the first page's top is previewed)
+        await settle(pilot)
+        before = screen.session_list.highlighted
+        gate = Gate(screen)
+        screen.search_input.value = "deploy"
+        await wait_for(pilot, lambda: gate.entered.is_set() and screen.model.query == "deploy")
+        await wait_for(pilot, lambda: screen._first_page_generation == screen._rows_generation)
+        await pilot.pause(0.3)
+        shown.clear()
+        screen.search_input.value = "deploy re:("
+        await wait_for(pilot, lambda: "invalid query" in screen.status.message)
+        await pilot.pause(0.3)  # (more than the preview's debounce)
+        top = screen.session_list.highlighted
+        assert top is not None and before is not None and top.path != before.path  # (the first page moved it)
+        assert shown and shown[-1] == Path(top.path)
+        assert screen._preview_held is None
+        gate.open()
+        await settle(pilot)

@@ -146,6 +146,11 @@ def test_a_hold_keeps_the_collector_stopped_past_its_pause_until_idle_and_lets_g
             gcpause.hold_until_idle()
         gcpause.own_collector(False)  # (the app exited: the collector is given back as it was)
         assert gc.isenabled()
+        gcpause.own_collector(True)
+        with gcpause.gc_paused():
+            gcpause.hold_until_idle()
+        gcpause.own_collector(True)  # (the app exited under the CLI, which keeps owning it: released too)
+        assert gc.isenabled()
     finally:
         gcpause.release_hold()
         gcpause.own_collector(owned)

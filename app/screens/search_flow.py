@@ -100,8 +100,8 @@ def _index_answer(query: Future[Mapping[str, Any]], cancelled: Callable[[], bool
         try:
             return query.result(timeout=INDEX_POLL)
         except TimeoutError:
-            if query.done():  # (the query's own error)
-                raise
+            if query.done():  # answered (or failed) just after the wait gave up: its answer, or its own error
+                return query.result()
             if cancelled():
                 query.cancel()
                 return None
@@ -138,6 +138,7 @@ class SearchFlow:
     _warm_generation: int = 0
     _idle_timer: Timer | None = None  # `_idle_after_search`
     _early_index: tuple[int, Future[Mapping[str, Any]] | None] | None = None  # `_start_index_query`
+    _searched_generation: int = 0  # the rows request of the newest search whose hits were taken (`_search_done`)
     _preview_held: int | None = None  # the rows request whose first page holds the preview back (`_preview_waits`)
 
     if TYPE_CHECKING:  # what the mixin uses of the screen it is mixed into

@@ -516,6 +516,7 @@ class SessionPickerScreen(DeleteActions, MarkActions, RowMaking, SearchFlow, Fir
             query = parse_query(text)
         except QueryError as error:  # the rows of the last valid query stay, the status says why
             self._show_query_error(f"invalid query: {error}")
+            self._release_preview()  # (search_flow.py: no count comes for a first page's rows now)
             return
         self._clear_query_error()
         view = self.model.search_view()  # (without the previous hits: the worker keeps its arguments)
@@ -548,9 +549,12 @@ class SessionPickerScreen(DeleteActions, MarkActions, RowMaking, SearchFlow, Fir
             self._show_query_error(message.error)
             if not message.hits:
                 return
+        if message.generation < self._searched_generation:  # an older search's, after a newer one's hits
+            return  # (a big search's rows are posted from its worker thread: they may land out of order)
         if not self.model.accept_hits(message.query_text, message.hits):
             self._idle_after_search(None)  # (a newer query is running; its search, if any, restarts the timer)
             return
+        self._searched_generation = message.generation
         searched_rows = message.rows if message.generation == self._rows_generation else None
         if searched_rows is not None:
             self._set_rows(searched_rows, top=self._final_top(message.generation, message.top))
