@@ -13,25 +13,33 @@ from ui_harness import SIZE, picker_app, screen_of, settle
 from ui_sessions import make_root
 
 
+async def _off_the_top_with_previews_recorded(pilot: Any) -> tuple[Any, list[Path | None]]:
+    """The settled picker with a first page for any search, its cursor moved off the top (so
+    the first page's top is another session than the one previewed), and the list every
+    later preview's session is appended to."""
+    await settle(pilot)
+    screen = screen_of(pilot)
+    screen.first_page_sessions = 1
+    preview = screen._preview()
+    assert preview is not None and screen._preview_visible()
+    shown: list[Path | None] = []
+    original = preview.show
+
+    def recorded(path: Path | None, *args: Any, **kwargs: Any) -> None:
+        shown.append(path)
+        original(path, *args, **kwargs)
+
+    preview.show = recorded
+    await pilot.press("down", "down")
+    await settle(pilot)
+    shown.clear()
+    return screen, shown
+
+
 async def test_the_first_pages_preview_waits_for_its_count_then_shows_the_highlighted_session(tmp_path: Path) -> None:
     app = picker_app(make_root(tmp_path, specs()))
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        screen = screen_of(pilot)
-        screen.first_page_sessions = 1
-        preview = screen._preview()
-        assert preview is not None and screen._preview_visible()
-        shown: list[Path | None] = []
-        original = preview.show
-
-        def recorded(path: Path | None, *args: Any, **kwargs: Any) -> None:
-            shown.append(path)
-            original(path, *args, **kwargs)
-
-        preview.show = recorded
-        await pilot.press("down", "down")  # (the search's first page then moves the cursor to its top)
-        await settle(pilot)
-        shown.clear()
+        screen, shown = await _off_the_top_with_previews_recorded(pilot)
         before = screen.session_list.highlighted
         gate = Gate(screen)
         screen.search_input.value = "deploy"
@@ -61,21 +69,7 @@ async def test_a_first_pages_preview_is_shown_when_the_query_turns_invalid_befor
     them): the preview they held back shows the highlighted session, not a blank pane."""
     app = picker_app(make_root(tmp_path, specs()))
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        screen = screen_of(pilot)
-        screen.first_page_sessions = 1
-        preview = screen._preview()
-        assert preview is not None and screen._preview_visible()
-        shown: list[Path | None] = []
-        original = preview.show
-
-        def recorded(path: Path | None, *args: Any, **kwargs: Any) -> None:
-            shown.append(path)
-            original(path, *args, **kwargs)
-
-        preview.show = recorded
-        await pilot.press("down", "down")  # (a session other than the first page's top is previewed)
-        await settle(pilot)
+        screen, shown = await _off_the_top_with_previews_recorded(pilot)
         before = screen.session_list.highlighted
         gate = Gate(screen)
         screen.search_input.value = "deploy"
