@@ -28,8 +28,9 @@ if TYPE_CHECKING:
 # from a kept answer needs (the haystack, ranking, fuzzy and snippet modules are ~5 ms).
 _LAZY = {
     "SearchCache": "haystack",
-    **dict.fromkeys(("TIERS", "Hit", "Matched", "SearchProgress", "first_hits", "prescan", "search"), "rank"),
-    "search_iter": "rank",
+    **dict.fromkeys(
+        ("TIERS", "Hit", "Matched", "SearchProgress", "first_hits", "prescan", "search", "search_iter"), "rank"
+    ),
     **dict.fromkeys(("Snippet", "TextHit", "highlight", "make_snippet", "merge_spans", "query_snippet"), "snippet"),
 }
 
