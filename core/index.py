@@ -156,6 +156,30 @@ _SCHEMA = (
 _TABLES = {"files", "states", "listings", "fts", "meta"}
 
 
+def _is_seance_index(path: Path) -> bool:
+    """Whether `path` is a SQLite database stamped with seance's application id: only such a
+    file is deleted as an older seance's index (a cache directory set by the user may hold
+    another program's `index.sqlite`).  The stamp is read from the file's header; while a WAL
+    beside it may still hold the stamp, through SQLite, read-only (the WAL files exist then,
+    so the probe leaves nothing behind).  Anything unreadable is left alone."""
+    try:
+        with open(path, "rb") as handle:
+            header = handle.read(100)
+    except OSError:
+        return False
+    if len(header) < 100 or not header.startswith(b"SQLite format 3\x00"):
+        return False
+    if int.from_bytes(header[68:72], "big") == _APPLICATION_ID:
+        return True
+    if not os.path.exists(f"{path}-wal"):
+        return False
+    try:
+        with contextlib.closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as probe:
+            return probe.execute("PRAGMA application_id").fetchone()[0] == _APPLICATION_ID
+    except (sqlite3.Error, OSError, ValueError):
+        return False
+
+
 def _store_fts_signature(db: sqlite3.Connection) -> None:
     # FTS5 keeps new terms in memory until commit; a savepoint makes it write them out first.
     db.execute("SAVEPOINT fts_flush")
@@ -723,6 +747,8 @@ class Index:
             return
         found = False
         for name in OLDER_DB_NAMES:
+            if not _is_seance_index(self.cache_dir / name):
+                continue
             for suffix in ("", "-wal", "-shm", "-journal"):
                 with contextlib.suppress(FileNotFoundError, OSError):
                     os.unlink(self.cache_dir / f"{name}{suffix}")

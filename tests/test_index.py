@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -13,6 +14,7 @@ import pytest
 
 from seance.core.catalog import Cancelled, Catalog
 from seance.core.generate import generate_corpus
+from seance.core.index import _APPLICATION_ID as SEANCE_APPLICATION_ID
 from seance.core.index import DB_NAME, SCHEMA_VERSION, _id_runs
 from seance.core.search import parse_query
 
@@ -164,6 +166,7 @@ def test_an_older_seances_index_file_is_deleted_not_emptied_and_its_user_reads_o
     older = cache / "index.sqlite"
     holder = sqlite3.connect(older, isolation_level=None)
     holder.execute("PRAGMA journal_mode = WAL")
+    holder.execute(f"PRAGMA application_id = {SEANCE_APPLICATION_ID}")  # (as every seance stamps it; still in the WAL)
     holder.execute("CREATE TABLE files (path TEXT PRIMARY KEY, summary BLOB)")
     holder.executemany("INSERT INTO files VALUES (?, ?)", [(f"/s/{n}.jsonl", b"x" * 2000) for n in range(500)])
     holder.execute("PRAGMA user_version = 7")
@@ -182,6 +185,29 @@ def test_an_older_seances_index_file_is_deleted_not_emptied_and_its_user_reads_o
     again = Catalog([corpus], cache_dir=cache)
     assert len(again.exact()) == 12 and again.last_stats.read == 0 and again.index_problem is None
     again.close()
+
+
+@pytest.mark.parametrize("foreign", ["another programs database", "not a database"])
+def test_an_index_sqlite_that_is_not_seances_is_never_deleted(corpus: Path, tmp_path: Path, foreign: str) -> None:
+    """Only a file stamped with seance's application id is an older seance's index: a cache
+    directory the user chose may hold another program's `index.sqlite`, kept byte for byte."""
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    other = cache / "index.sqlite"
+    if foreign == "not a database":
+        other.write_bytes(b"notes, not SQLite\n" * 50)
+    else:
+        with contextlib.closing(sqlite3.connect(other)) as db:
+            db.execute("PRAGMA journal_mode = WAL")
+            db.execute("CREATE TABLE notes (body TEXT)")
+            db.execute("INSERT INTO notes VALUES ('keep me')")
+            db.commit()
+    before = other.read_bytes()
+    catalog = Catalog([corpus], cache_dir=cache)
+    assert len(catalog.exact()) == 12
+    assert catalog.index_problem is None
+    catalog.close()
+    assert other.read_bytes() == before
 
 
 def test_an_index_missing_a_table_is_rebuilt_and_says_so(corpus: Path, tmp_path: Path) -> None:
