@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from test_ui_first_page import Gate, specs, wait_for
 from ui_harness import SIZE, picker_app, screen_of, settle
 from ui_sessions import make_root
@@ -86,3 +87,32 @@ async def test_a_first_pages_preview_is_shown_when_the_query_turns_invalid_befor
         assert screen._preview_held is None
         gate.open()
         await settle(pilot)
+
+
+async def test_a_search_failing_under_its_first_page_says_so_and_shows_the_preview(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A search that raises after its first page (a bug, a cache gone underneath) says so on
+    the status line, as text, and lets the held preview show the highlighted session: the
+    first page's rows stay, and no count will come for them."""
+    app = picker_app(make_root(tmp_path, specs()))
+    async with app.run_test(size=SIZE) as pilot:
+        screen, shown = await _off_the_top_with_previews_recorded(pilot)
+        gate = Gate(screen)
+
+        def broken(*args: Any, **kwargs: Any) -> Any:
+            raise RuntimeError("ranking [bold]broke[/bold]\x1b[2J")
+
+        monkeypatch.setattr("seance.app.screens.search_flow.search_iter", broken)
+        screen.search_input.value = "deploy"
+        await wait_for(pilot, lambda: gate.entered.is_set() and screen.model.query == "deploy")
+        await wait_for(pilot, lambda: screen._first_page_generation == screen._rows_generation)
+        paths = [row.path for row in screen.session_list.rows]
+        gate.open()
+        await wait_for(pilot, lambda: "search failed" in screen.status.message)
+        await pilot.pause(0.3)  # (more than the preview's debounce)
+        assert "[bold]broke[/bold]" in screen.status.message and "\x1b" not in screen.status.message
+        assert [row.path for row in screen.session_list.rows] == paths  # the first page's rows stay
+        top = screen.session_list.highlighted
+        assert top is not None and shown and shown[-1] == Path(top.path)
+        assert screen._preview_held is None

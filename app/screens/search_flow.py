@@ -222,9 +222,16 @@ class SearchFlow:
             time.sleep(debounce)
         if worker.is_cancelled:
             return
-        hits = self._search_thread.run(lambda: self._rank_and_post(worker, text, query, view, paths, top, generation))
-        if hits is not None and not worker.is_cancelled:
-            self._post_rows(worker, text, view, hits, top, generation)
+        try:
+            hits = self._search_thread.run(
+                lambda: self._rank_and_post(worker, text, query, view, paths, top, generation)
+            )
+            if hits is not None and not worker.is_cancelled:
+                self._post_rows(worker, text, view, hits, top, generation)
+        except Exception as error:  # a bug or a vanished cache: said on the status line, the rows stay
+            if not worker.is_cancelled:
+                failed = f"search failed: {display_text(error)}"
+                self.post_message(SearchDone(text, [], error=failed, generation=generation))
 
     def _post_rows(
         self, worker: Worker[Any], text: str, view: RowsView, hits: list[Any], top: bool, generation: int

@@ -548,6 +548,8 @@ class SessionPickerScreen(DeleteActions, MarkActions, RowMaking, SearchFlow, Fir
         if message.error:
             self._show_query_error(message.error)
             if not message.hits:
+                if message.generation == self._rows_generation:  # the search failed: no count comes
+                    self._release_preview()  # (search_flow.py) for a first page's rows
                 return
         if message.generation < self._searched_generation:  # an older search's, after a newer one's hits
             return  # (a big search's rows are posted from its worker thread: they may land out of order)
