@@ -14,7 +14,6 @@ Exit codes: 0 when the listing ran (an empty project is a valid, empty answer: `
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from pathlib import Path
@@ -32,6 +31,8 @@ from .scope import Scope, scope_options
 # The catalog (SQLite, the index, the marks) is imported when a command runs, after the files
 # are being found in a child process (`_catalog`): the imports and the stats overlap.
 if TYPE_CHECKING:
+    import argparse
+
     from seance.core.catalog import Catalog
     from seance.core.indexquery import Ranked
     from seance.core.marks import Marks

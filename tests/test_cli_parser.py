@@ -6,7 +6,7 @@ import argparse
 
 import pytest
 
-from seance.cli.main import COMMAND_MODULES, _command_in, build_parser
+from seance.cli.main import COMMAND_MODULES, _command_in, build_parser, parse_args, quick_ls_args
 
 
 @pytest.mark.parametrize(
@@ -63,3 +63,50 @@ def test_an_unknown_command_is_refused_with_every_command_listed(capsys: pytest.
         build_parser(["nope"]).parse_args(["nope"])
     error = capsys.readouterr().err
     assert "invalid choice: 'nope'" in error and all(name in error for name in COMMAND_MODULES)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["ls"],
+        ["ls", "--all", "--json", "--root", "/r", "--query", "sqlite"],
+        ["ls", "--json", "--root=/a", "--root", "b", "-q", '"fix the" re:x|y'],
+        ["ls", "--query=a=b", "--query", "last wins", "--all", "--all"],
+        ["ls", "-q", "ls", "--root", "index", "--json"],  # values that are commands' names
+        ["ls", "--root", "~/s p", "--query", "  "],
+    ],
+)
+def test_a_plain_ls_is_read_without_argparse_as_argparse_reads_it(argv: list[str]) -> None:
+    """`quick_ls_args` (no argparse imported, no parser built) gives every attribute
+    argparse gives, with the same values: a new option of `ls` or of the top level is
+    in argparse's namespace and fails this until `_LS_DEFAULTS` has it."""
+    quick = quick_ls_args(argv)
+    assert quick is not None
+    assert vars(quick) == vars(parse_args(build_parser(argv), argv))
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [],
+        ["show", "x"],
+        ["--all", "ls"],  # a top-level option first
+        ["ls", "--help"],
+        ["ls", "--jso"],  # an abbreviation
+        ["ls", "--qu", "x"],
+        ["ls", "--cwd", "/w"],
+        ["ls", "--sort", "recent"],
+        ["ls", "--quick"],
+        ["ls", "x"],  # a stray positional argument: argparse's error
+        ["ls", "--", "-q"],
+        ["ls", "-q"],  # no value
+        ["ls", "--query="],
+        ["ls", "-q", ""],
+        ["ls", "-q", "-1"],  # a value argparse may read as an option
+        ["ls", "--root", "-r"],
+        ["ls", "-qx"],
+        ["ls", "-q=x"],
+    ],
+)
+def test_anything_else_after_ls_is_left_to_argparse(argv: list[str]) -> None:
+    assert quick_ls_args(argv) is None
