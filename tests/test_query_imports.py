@@ -20,6 +20,7 @@ NOT_NEEDED = (
     "seance.core.search.fuzzy",
     "hashlib",
     "shutil",
+    "seance.core.listing",  # (its rows and sorts: an answer printed from the index arranges nothing)
 )
 # nor, on the path of a plain `ls` (`cli.main.quick_ls_args`) a watcher serves, these
 NOT_NEEDED_WATCHED = (*NOT_NEEDED, "argparse", "gettext", "locale", "socket", "selectors")
