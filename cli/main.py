@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, cast
 from seance import __version__
 from seance.core.childmodes import CHILD_MODES  # (not core.listing: every command builds this parser)
 from seance.core.errors import SessionError
-from seance.core.gcpause import own_collector
+from seance.core.gcpause import own_collector, pause_to_the_end
 
 from .errors import CliError, ExitCode
 from .output import say
@@ -215,6 +215,8 @@ def main(argv: list[str] | None = None) -> int:
     if argv is None:
         argv = sys.argv[1:]
     own_collector()  # the `seance` command runs this process: it may tune the collector (see gcpause)
+    if own_process and _command_in(argv) == "ls":
+        pause_to_the_end()  # `ls` pauses it for all its listing: from its imports to the process's end
     args = quick_ls_args(argv) or parse_args(build_parser(argv), argv)
     handler: Handler | None = getattr(args, "handler", None)
     if handler is None:
