@@ -110,3 +110,28 @@ def test_a_plain_ls_is_read_without_argparse_as_argparse_reads_it(argv: list[str
 )
 def test_anything_else_after_ls_is_left_to_argparse(argv: list[str]) -> None:
     assert quick_ls_args(argv) is None
+
+
+def test_500_random_command_lines_read_without_argparse_are_read_as_argparse_reads_them(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Whatever `quick_ls_args` reads (random lines of `ls`'s options, values, odd values and
+    near misses), argparse reads the same, without an error."""
+    import random
+
+    vocabulary = [
+        *["--all", "--json", "--root", "--query", "-q", "--root=r", "--query=a b", "-qx", "-q=x"],
+        *["x", "re:a|b", '"fix the"', "!not", "-", "-x", "--", "", " ", "ls", "--cwd", "--jso", "--quick", "-1"],
+    ]
+    parser = build_parser(["ls"])
+    chance = random.Random(14)
+    read = 0
+    for _ in range(500):
+        argv = ["ls", *chance.choices(vocabulary, k=chance.randrange(7))]
+        quick = quick_ls_args(argv)
+        if quick is None:
+            continue
+        read += 1
+        assert vars(quick) == vars(parse_args(parser, argv)), argv
+    assert read > 50  # (the lines it reads are not only the trivial ones)
+    assert capsys.readouterr().err == ""
