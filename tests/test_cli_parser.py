@@ -115,23 +115,29 @@ def test_anything_else_after_ls_is_left_to_argparse(argv: list[str]) -> None:
 def test_500_random_command_lines_read_without_argparse_are_read_as_argparse_reads_them(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """Whatever `quick_ls_args` reads (random lines of `ls`'s options, values, odd values and
-    near misses), argparse reads the same, without an error."""
+    """Whatever `quick_ls_args` reads (random lines of `ls`'s options with values, odd
+    values and near misses among them), argparse reads the same, without an error."""
     import random
 
-    vocabulary = [
-        *["--all", "--json", "--root", "--query", "-q", "--root=r", "--query=a b", "-qx", "-q=x"],
-        *["x", "re:a|b", '"fix the"', "!not", "-", "-x", "--", "", " ", "ls", "--cwd", "--jso", "--quick", "-1"],
-    ]
+    values = ["x", "re:a|b", '"fix the"', "!not", "ls", " ", "a=b", "~/r", "-", "-x", "--", "", "-1", "--all"]
+    junk = ["--cwd", "--jso", "--quick", "-qx", "-q=x", "x", "--", "-h"]
     parser = build_parser(["ls"])
     chance = random.Random(14)
-    read = 0
+    read = []
     for _ in range(500):
-        argv = ["ls", *chance.choices(vocabulary, k=chance.randrange(7))]
+        argv = ["ls"]
+        for _unit in range(chance.randrange(6)):
+            kind = chance.randrange(8)
+            if kind < 2:
+                argv.append(("--all", "--json")[kind])
+            elif kind < 7:
+                option, value = chance.choice(["--root", "--query", "-q"]), chance.choice(values)
+                argv += [f"{option}={value}"] if option != "-q" and chance.random() < 0.3 else [option, value]
+            else:
+                argv.append(chance.choice(junk))
         quick = quick_ls_args(argv)
-        if quick is None:
-            continue
-        read += 1
-        assert vars(quick) == vars(parse_args(parser, argv)), argv
-    assert read > 50  # (the lines it reads are not only the trivial ones)
+        if quick is not None:
+            read.append(argv)
+            assert vars(quick) == vars(parse_args(parser, argv)), argv
+    assert len(read) > 100 and sum(len(argv) > 5 for argv in read) > 20  # (not only the trivial lines)
     assert capsys.readouterr().err == ""
