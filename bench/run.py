@@ -4,6 +4,7 @@
     python bench/run.py --sessions 1000       # a quicker look
     python bench/run.py --only query --base /tmp/base   # only `ls --query` vs rg, A/B with another seance
     python bench/run.py --only query --watch            # the same with `seance index --watch` serving
+    python bench/run.py --only query --cache C --base B --base-cache D   # the other seance on its own cache
 
 Every measurement is the wall time of a child process (Python start-up included, as a
 user would see it); peak RSS comes from each child's rusage (`os.wait4`).  Each seance
@@ -183,12 +184,20 @@ def corpus(out: Path, sessions: int, projects: int, seed: int, mean_bytes: int, 
 
 
 def _query_pairs(
-    root: Path, rare: str, ls_all: list[str], env: dict[str, str], repeat: int, base: str | None = None
+    root: Path,
+    rare: str,
+    ls_all: list[str],
+    env: dict[str, str],
+    repeat: int,
+    base: str | None = None,
+    base_env: dict[str, str] | None = None,
 ) -> list[tuple[str, Run, float, int, Run, tuple[Run, float] | None]]:
     """A warm `ls --query` against `rg -l` on the same words, back to back: a word in nearly
     every session, a phrase, and a rare word (one session's id prefix).  (word, fastest run,
     median ratio to rg, hits, fastest rg, and with `base` (a PYTHONPATH holding another
-    seance, e.g. a worktree of main) that seance's fastest run and median ratio to rg) each."""
+    seance, e.g. a worktree of main) that seance's fastest run and median ratio to rg) each.
+    `base_env`: the base's environment (its own cache: `--base-cache`), else `env`'s."""
+    base_env = {**(base_env or env), "PYTHONPATH": base or ""}
     out = []
     for word in ("sqlite", '"fix the"', rare):
         ratios, results, greps, base_ratios, base_results = [], [], [], [], []
@@ -199,7 +208,7 @@ def _query_pairs(
             results.append(result)
             greps.append(grep)
             if base is not None:
-                other = run([*ls_all, "--query", word], {**env, "PYTHONPATH": base}, drain=True)
+                other = run([*ls_all, "--query", word], base_env, drain=True)
                 base_ratios.append(other.seconds / grep.seconds)
                 base_results.append(other)
         fastest = min(results, key=lambda item: item.seconds)
@@ -313,6 +322,12 @@ def main() -> int:
     )
     parser.add_argument("--base", help="also time `ls --query` of the seance on this PYTHONPATH (A/B, same pairs)")
     parser.add_argument(
+        "--base-cache",
+        type=Path,
+        help="with --base: its own index in this directory (and its own watcher with --watch): for a base "
+        "whose stored answers are of another layout, which the two would otherwise rewrite in turns",
+    )
+    parser.add_argument(
         "--watch",
         action="store_true",
         help="with --only query: a resident watcher (`seance index --watch`) serves the listing meanwhile",
@@ -322,6 +337,8 @@ def main() -> int:
         parser.error("--cache is for --only query (the full run empties its cache for the cold runs)")
     if args.watch and args.only != "query":
         parser.error("--watch is for --only query")
+    if args.base_cache is not None and (args.base is None or args.only != "query"):
+        parser.error("--base-cache is for --only query with --base")
 
     root = corpus(args.out, args.sessions, args.projects, args.seed, args.mean_bytes, args.huge)
     files = sorted(root.glob("*/*.jsonl"))
@@ -347,8 +364,17 @@ def main() -> int:
         if not shutil.which("rg"):
             raise SystemExit("--only query compares with rg, which is not installed")
         run([*seance, "index", "--root", str(root)], env)  # the index, text included (reused if there)
-        with _watcher(seance, root, cache, env) if args.watch else contextlib.nullcontext():
-            query_rows = _query_rows(_query_pairs(root, rare, ls_all, env, args.repeat, args.base))
+        base_env = None
+        if args.base and args.base_cache:
+            base_env = {**env, "PYTHONPATH": args.base, "SEANCE_CACHE_DIR": str(args.base_cache)}
+            run([*seance, "index", "--root", str(root)], base_env)
+        with contextlib.ExitStack() as watchers:
+            if args.watch:
+                watchers.enter_context(_watcher(seance, root, cache, env))
+                if base_env is not None:
+                    watchers.enter_context(_watcher(seance, root, args.base_cache, base_env))
+            pairs = _query_pairs(root, rare, ls_all, env, args.repeat, args.base, base_env)
+            query_rows = _query_rows(pairs)
         if args.cache is None:
             shutil.rmtree(cache, ignore_errors=True)
         _print_table(count, total_bytes, args.projects, query_rows)

@@ -14,24 +14,27 @@ Exit codes: 0 when the listing ran (an empty project is a valid, empty answer: `
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from seance.core import listing
+from seance.core.childmodes import child_mode
 from seance.core.gcpause import gc_paused
-from seance.core.listing import children_label
 from seance.core.text import display_text, home_short, json_bytes, relative_age
 
 from .errors import CliError, ExitCode
 from .output import ProgressBar, put_line, say, write_json_bytes, write_json_pieces, write_json_views
 from .scope import Scope, scope_options
 
+# The listing (its rows, sorts, threading) is imported where a listing is arranged: an answer
+# printed from the index needs none of it.
 # The catalog (SQLite, the index, the marks) is imported when a command runs, after the files
 # are being found in a child process (`_catalog`): the imports and the stats overlap.
 if TYPE_CHECKING:
+    import argparse
+
+    from seance.core import listing
     from seance.core.catalog import Catalog
     from seance.core.indexquery import Ranked
     from seance.core.marks import Marks
@@ -39,6 +42,8 @@ if TYPE_CHECKING:
 
 
 def register(commands: argparse._SubParsersAction) -> None:
+    from seance.core import listing
+
     ls = commands.add_parser("ls", help="list sessions, newest first (pi's list() as JSON with --json)")
     scope_options(ls, all_projects=True, exclusive=True)
     ls.add_argument(
@@ -175,7 +180,7 @@ def _run_ls(args: argparse.Namespace) -> int:
     try:
         cwd = Scope.of(args).project
         sort = args.sort or ("relevance" if args.query else "recent")
-        children: listing.ChildMode = listing.child_mode(args.children) or "threaded"
+        children: listing.ChildMode = child_mode(args.children) or "threaded"
         if args.json and not args.query and sort == "recent" and children == "threaded":
             # the fast paths: no summary is decoded (warm) or built (quick)
             # parts of the answer: 70 MB at 100k sessions, never copied whole
@@ -202,6 +207,8 @@ def _run_ls(args: argparse.Namespace) -> int:
                 _report_skipped(catalog)
                 write_json_bytes(annotate_pi_json(ranked, marks))  # pinned first, as below
                 return ExitCode.NOT_FOUND if ranked == b"[]" else ExitCode.OK
+        from seance.core import listing
+
         # A query searches full text, so its index is brought up to date too.
         if args.query and not args.quick and children == "threaded":
             # from the index: only the sessions that may match are decoded (no parent is needed)
@@ -311,6 +318,8 @@ def _query_rows(
 ) -> list[listing.ThreadedRow]:
     """The sessions `--query` matches, best first (or in `sort`), pinned first; hidden
     children stay hidden."""
+    from seance.core import listing
+
     parent_of = listing.parents(summaries)  # over the whole scope: a hit's parent need not match
     hits = apply_query(summaries, args.query, None if args.quick else catalog, all_projects, marks)
     return _arrange_hits(hits, sort, children, marks, parent_of)
@@ -360,6 +369,8 @@ def _arrange_hits(
 ) -> list[listing.ThreadedRow]:
     """Ranked hits as rows: in `sort` (relevance keeps the rank), pinned first; `parent_of`
     (path -> parent, over the whole scope) hides children and counts them."""
+    from seance.core import listing
+
     if children == "hidden":
         hits = [summary for summary in hits if summary.path not in parent_of]
     if sort == "created":
@@ -377,6 +388,7 @@ def _arrange_hits(
 
 
 def _print_rows(rows: list[listing.ThreadedRow], show_cwd: bool, marks: Marks) -> None:
+    from seance.core.listing import children_label
     from seance.core.marks import NO_MARK
 
     now_ms = time.time() * 1000

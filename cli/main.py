@@ -5,27 +5,30 @@ ever reaches the user: expected failures are `SessionError`s with a one-line mes
 
 Commands are registered lazily: `seance ls` imports only `cli.catalog` (and what it needs),
 never Textual; the UI commands (`pick`, browsing, `--demo`, `tree` on a terminal) import
-`seance.app` only when they run.
+`seance.app` only when they run.  A plain `seance ls` (`--all`, `--json`, `--root DIR`,
+`--query Q` after it, nothing else) is read without argparse at all (`quick_ls_args`).
 """
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import sys
-from collections.abc import Callable
-from types import ModuleType
+from types import ModuleType, SimpleNamespace
+from typing import TYPE_CHECKING, Any, cast
 
 from seance import __version__
 from seance.core.childmodes import CHILD_MODES  # (not core.listing: every command builds this parser)
 from seance.core.errors import SessionError
-from seance.core.gcpause import own_collector
+from seance.core.gcpause import own_collector, pause_to_the_end
 
 from .errors import CliError, ExitCode
 from .output import say
-from .scope import scope_options
 
-Handler = Callable[[argparse.Namespace], int]
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Callable
+
+    Handler = Callable[[argparse.Namespace], int]
 
 # Which module registers each command: `seance ls` imports only cli.catalog (and what it
 # needs), not the session reader, the writers, the Trash or the UI.  Order = `--help` order.
@@ -52,7 +55,9 @@ _VALUED_OPTIONS = ("--root", "--cwd")  # top-level options that take the next ar
 
 def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     """The `seance` parser; given `argv`, only the module of the command it names is imported."""
-    parser = _Parser(
+    from .scope import scope_options
+
+    parser = _parser_class()(
         prog="seance",
         description="Browse, search and resume pi / oh-my-pi coding-agent sessions.",
     )
@@ -71,12 +76,17 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-class _Parser(argparse.ArgumentParser):
+def _parser_class() -> type[argparse.ArgumentParser]:
     """argparse's parser (its subcommands' too), its help as wide as the terminal without
-    `shutil`: argparse imports it to size a formatter for every argument added (~3 ms)."""
+    `shutil`: argparse imports it to size a formatter for every argument added (~3 ms).
+    Made when a parser is built: `quick_ls_args` never imports argparse."""
+    import argparse
 
-    def _get_formatter(self) -> argparse.HelpFormatter:
-        return self.formatter_class(prog=self.prog, width=_columns() - 2)  # type: ignore[call-arg]
+    class _Parser(argparse.ArgumentParser):
+        def _get_formatter(self) -> argparse.HelpFormatter:
+            return self.formatter_class(prog=self.prog, width=_columns() - 2)  # type: ignore[call-arg]
+
+    return _Parser
 
 
 def _columns() -> int:
@@ -136,10 +146,61 @@ def parse_args(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Nam
 
 def _command_parser(parser: argparse.ArgumentParser, command: str | None) -> argparse.ArgumentParser:
     """The parser of `command` (the top-level one when there is none)."""
+    import argparse
+
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction) and command in action.choices:
             return action.choices[command]
     return parser
+
+
+# `seance ls` as argparse reads it when only these follow it (tests/test_cli_parser.py
+# compares the two): the top level's defaults, then `ls`'s.
+_LS_DEFAULTS = {
+    "demo": False,
+    "all": False,
+    "cwd": None,
+    "root": None,
+    "json": False,
+    "children": None,
+    "command": "ls",
+    "query": None,
+    "sort": None,
+    "quick": False,
+    "skipped": False,
+}
+_LS_FLAGS = {"--all": "all", "--json": "json"}
+_LS_VALUED = {"--root": "root", "--query": "query", "-q": "query"}
+
+
+def quick_ls_args(argv: list[str]) -> argparse.Namespace | None:
+    """`parse_args(build_parser(argv), argv)` for `seance ls` followed only by `--all`,
+    `--json`, `--root DIR` and `--query Q` (`-q Q`, `--opt=value`), each value a non-empty
+    argument that starts with no `-`: what argparse reads alike, read without importing or
+    building it (a fifth of a warm `ls --query`'s own time).  None for anything else (an
+    abbreviation, `--help`, another option, an odd value): argparse reads it, and says what
+    is wrong."""
+    if not argv or argv[0] != "ls":
+        return None
+    args: dict[str, Any] = dict(_LS_DEFAULTS)
+    tokens = iter(argv[1:])
+    for token in tokens:
+        if token in _LS_FLAGS:
+            args[_LS_FLAGS[token]] = True
+            continue
+        option, equals, value = token.partition("=")
+        name = _LS_VALUED.get(option)
+        if name is None or (equals and option == "-q"):
+            return None
+        if not equals:
+            value = next(tokens, "")
+        if not value or value.startswith("-"):
+            return None
+        args[name] = [*(args[name] or []), value] if name == "root" else value
+    from .catalog import run_ls
+
+    # (a namespace as argparse's: the handlers read attributes, as of argparse's)
+    return cast("argparse.Namespace", SimpleNamespace(**args, handler=run_ls))
 
 
 def _run_browser(args: argparse.Namespace) -> int:
@@ -154,8 +215,9 @@ def main(argv: list[str] | None = None) -> int:
     if argv is None:
         argv = sys.argv[1:]
     own_collector()  # the `seance` command runs this process: it may tune the collector (see gcpause)
-    parser = build_parser(argv)
-    args = parse_args(parser, argv)
+    if own_process and _command_in(argv) == "ls":
+        pause_to_the_end()  # `ls` pauses it for all its listing: from its imports to the process's end
+    args = quick_ls_args(argv) or parse_args(build_parser(argv), argv)
     handler: Handler | None = getattr(args, "handler", None)
     if handler is None:
         return _run(_run_browser, args)

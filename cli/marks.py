@@ -14,10 +14,9 @@ on stderr and exit 2, with nothing written.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from seance.core.marks import NO_MARK, MarkError, Marks, MarkStore, parse_tag_edits
 from seance.core.model import SessionSummary
@@ -27,8 +26,13 @@ from .errors import CliError, ExitCode
 from .output import put_line, put_path, say
 from .scope import scope_options, session_path
 
+if TYPE_CHECKING:
+    import argparse
+
 
 def register(commands: argparse._SubParsersAction) -> None:
+    import argparse  # (here: `seance ls` reads the marks, and is read without argparse)
+
     pin = commands.add_parser("pin", help="pin sessions: they come first in every sort (--remove unpins)")
     pin.add_argument("sessions", metavar="SESSION", nargs="+", help="session file path or id prefix")
     pin.add_argument("--remove", action="store_true", help="unpin instead")

@@ -13,7 +13,6 @@ Every command that takes a SESSION (`show`, `tree`, `rm`, `rename`) resolves it 
 
 from __future__ import annotations
 
-import argparse
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +22,8 @@ from .errors import CliError, ExitCode
 from .output import say
 
 if TYPE_CHECKING:
+    import argparse
+
     from seance.core.catalog import Catalog
     from seance.core.resume import AmbiguousKey, Resolution
 
@@ -44,6 +45,8 @@ def scope_options(
     `top`: the `seance` parser itself, whose defaults are the defaults.  On a subcommand they
     are SUPPRESSed: its defaults must not overwrite `seance --cwd X show ...`.  `exclusive`:
     `--all` and `--cwd` refuse each other (`ls`, where both would pick the listed projects)."""
+    import argparse  # (here: `cli.main.quick_ls_args` reads `seance ls` without it)
+
     default: dict[str, Any] = {} if top else {"default": argparse.SUPPRESS}
     group = parser.add_mutually_exclusive_group() if exclusive else parser
     if all_projects:

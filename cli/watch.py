@@ -9,6 +9,7 @@ instead of stat-ing each (`core.watchclient`).  Lines on stderr say what it watc
 from __future__ import annotations
 
 import argparse
+import contextlib
 import signal
 import time
 from types import FrameType
@@ -73,7 +74,7 @@ def _unwatch(cache_dir) -> int:  # type: ignore[no-untyped-def]
             raise CliError("the watcher did not answer; stop it with `kill` (its pid is in watchd.lock)")
         say("seance: no watcher is running")
         return ExitCode.NOT_FOUND
-    with conn:
+    with contextlib.closing(conn):
         try:
             conn.recv(16)
         except OSError:

@@ -131,6 +131,18 @@ def end_launch() -> None:
             gc.enable()
 
 
+def pause_to_the_end() -> None:
+    """Stop the collector for the rest of this process (a no-op unless `own_collector()` was
+    called), for a command that pauses it for all its work anyway and whose process ends as
+    it returns (`seance ls` as the `seance` command itself: `cli.main`; `ls --skipped`, which
+    `run_ls` does not pause, refreshes the index as a listing does).  Everything such a
+    command imports and builds lives to its end: a collection while it imports its modules
+    walks them all for nothing (a middle one ~0.7 ms), and the one as its pause ended walked
+    every object it had built (~0.9 ms of a 45 ms warm `ls --query`)."""
+    if _owner:
+        gc.disable()
+
+
 def freeze_long_lived() -> None:
     """Move every object tracked now out of the collector's reach (refcounting still frees them)."""
     if _owner:

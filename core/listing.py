@@ -29,9 +29,10 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Container, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TypeVar, cast
+from typing import TypeVar
 
 from .childmodes import CHILD_MODES, ChildMode
+from .childmodes import child_mode as child_mode  # (its home: the CLI reads it without the listing)
 from .model import SessionSummary
 
 # Every order, in the picker's Ctrl+S cycle (pi's threaded first); `ls --sort` offers the same.
@@ -56,11 +57,6 @@ def pinned_first(items: Iterable[T], pinned: Callable[[T], bool] | None) -> list
 # subagents): hidden, each parent saying how many it has.  `seance ls` keeps pi's list() (flat).
 DEFAULT_CHILD_MODE: ChildMode = "hidden"
 MAX_FOLDER_DEPTH = 9  # a child file at most this many directories below its parent's folder name
-
-
-def child_mode(value: object) -> ChildMode | None:
-    """`value` as a child mode, or None if it is not one (a setting typed by hand)."""
-    return cast(ChildMode, value) if isinstance(value, str) and value in CHILD_MODES else None
 
 
 def next_child_mode(mode: ChildMode) -> ChildMode:

@@ -181,10 +181,11 @@ _JSON_UNSAFE_LEADS = (b"\x7f", b"\xc2", b"\xd8", b"\xe2")  # the first byte of e
 _JSON_UNSAFE = re.compile(rb"\x7f|\xc2[\x80-\x9f]|\xd8\x9c|\xe2\x80[\x8e\x8f\xaa-\xae]|\xe2\x81[\xa6-\xa9]")
 
 
-def json_safe_as_is(data: Any, start: int = 0) -> bool:
-    """Whether `json_safe(data[start:])` is that itself (no byte it looks at), for bytes or
-    an `mmap` (its `find` is memchr too): such bytes may be written as they are."""
-    return all(data.find(lead, start) < 0 for lead in _JSON_UNSAFE_LEADS)
+def json_safe_as_is(data: Any, start: int = 0, end: int | None = None) -> bool:
+    """Whether `json_safe(data[start:end])` is that itself (no byte it looks at), for bytes
+    or an `mmap` (its `find` is memchr too): such bytes may be written as they are."""
+    stop = len(data) if end is None else end
+    return all(data.find(lead, start, stop) < 0 for lead in _JSON_UNSAFE_LEADS)
 
 
 def json_safe(data: bytes) -> bytes:

@@ -34,7 +34,7 @@ from .watchproto import (
 )
 
 if TYPE_CHECKING:
-    import socket  # imported once a watcher holds the lock: every `ls` without one skips it
+    import _socket
 
 SYNC_TIMEOUT_S = 1.0  # the whole exchange; a watcher busy discovering everything again is not waited for
 
@@ -62,13 +62,19 @@ def will_ask(cache_dir: Path) -> bool:
     return not os.environ.get("SEANCE_NO_WATCH") and watcher_running(cache_dir)
 
 
-def request(cache_dir: Path, line: bytes, timeout: float) -> socket.socket | None:
-    """A connection to the watcher with `line` sent, or None (no watcher, or not this user's)."""
+def request(cache_dir: Path, line: bytes, timeout: float) -> _socket.socket | None:
+    """A connection to the watcher with `line` sent, or None (no watcher, or not this user's).
+    The socket is the C module's (`socket.socket`'s base: no `with`, the caller closes it):
+    `socket` builds its enums when imported, ~2 ms of every `ls` a watcher serves.  Imported
+    once a watcher holds the lock: an `ls` without one needs neither."""
     if not watcher_running(cache_dir):
         return None
-    import socket
+    try:
+        import _socket as sockets
+    except ImportError:  # (not CPython)
+        import socket as sockets  # type: ignore[no-redef]
 
-    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    conn = sockets.socket(sockets.AF_UNIX, sockets.SOCK_STREAM)
     try:
         conn.settimeout(timeout)
         with short_socket_path(cache_dir / SOCKET_NAME) as address:
@@ -114,7 +120,7 @@ def synced_listing(cache_dir: Path, roots: list[Path], explicit: bool, *, head_f
         return None
     import json  # (the standard one: a skipped path's lone surrogates are escaped in it)
 
-    with conn:
+    with contextlib.closing(conn):
         try:
             header_line, rest = _read_header(conn, deadline)
             header = json.loads(header_line)
@@ -162,7 +168,7 @@ def _synced_head(cache_dir: Path, roots: list[Path], explicit: bool) -> Head | N
         return None
     import json
 
-    with conn:
+    with contextlib.closing(conn):
         try:
             header = json.loads(_read_header(conn, deadline)[0])
             if not _usable(header, roots, explicit):
@@ -198,7 +204,7 @@ def _usable(header: dict, roots: list[Path], explicit: bool) -> bool:
     )
 
 
-def _read_header(conn: socket.socket, deadline: float) -> tuple[bytes, bytes]:
+def _read_header(conn: _socket.socket, deadline: float) -> tuple[bytes, bytes]:
     data = b""
     while b"\n" not in data:
         conn.settimeout(max(0.001, deadline - time.monotonic()))

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from .discovery import FileInfo
 
 if TYPE_CHECKING:
-    import socket  # imported where a connection is made: an `ls` with no watcher never needs it
+    import _socket  # (`socket.socket`'s base: a client's connection is one, `watchclient.request`)
 
 PROTOCOL = 1
 # A sync answered with the header alone (its "key": `fileskey.files_key` of the listing), no
@@ -76,7 +76,7 @@ def decode_listing(blob: bytes, count: int) -> list[FileInfo]:
     return [new(FileInfo, row) for row in zip(paths, numbers[:count].tolist(), numbers[count:].tolist(), strict=True)]
 
 
-def read_line(conn: socket.socket, limit: int = 256) -> bytes:
+def read_line(conn: _socket.socket, limit: int = 256) -> bytes:
     data = b""
     while not data.endswith(b"\n") and len(data) < limit:
         chunk = conn.recv(limit - len(data))
@@ -86,10 +86,10 @@ def read_line(conn: socket.socket, limit: int = 256) -> bytes:
     return data.strip()
 
 
-def same_user(conn: socket.socket) -> bool:
+def same_user(conn: _socket.socket) -> bool:
     """The peer runs as this user (Linux: `SO_PEERCRED`)."""
     try:
-        from socket import SO_PEERCRED, SOL_SOCKET
+        from _socket import SO_PEERCRED, SOL_SOCKET
 
         creds = conn.getsockopt(SOL_SOCKET, SO_PEERCRED, struct.calcsize("3i"))
     except OSError:

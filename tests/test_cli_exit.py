@@ -133,3 +133,34 @@ def test_main_called_with_arguments_returns_its_code(tmp_path: Path, capsys) -> 
     root = _root(tmp_path, 3)
     assert main(["ls", "--all", "--json", "--root", str(root)]) == 0
     assert len(json.loads(capsys.readouterr().out)) == 3
+
+
+_GC_CHILD = """
+import atexit, gc, sys
+from pathlib import Path
+marker = Path(sys.argv[1])
+sys.argv = ["seance", *sys.argv[2:]]
+from seance.cli.main import main
+collections = []
+gc.callbacks.append(lambda phase, info: phase == "stop" and collections.append(info["generation"]))
+atexit.register(lambda: marker.write_text(f"{len(collections)} {gc.isenabled()}"))
+main()
+"""
+
+
+def test_ls_as_the_process_never_collects_what_it_imports_and_builds(tmp_path: Path) -> None:
+    """`seance ls` pauses the collector for its listing; as the `seance` process's own
+    command, from the import of its modules to the process's end (`gcpause.pause_to_the_end`):
+    no collection walks them (one walked every object the listing built as its pause ended).
+    Another command keeps the collector as it was."""
+    root = _root(tmp_path, 30)
+    env = _env(tmp_path)
+    marker = tmp_path / "marker"
+    ls = ["ls", "--all", "--json", "--root", str(root), "--query", "prompt"]
+    subprocess.run([sys.executable, "-m", "seance", *ls], env=env, capture_output=True, check=True)  # warm
+    for _ in range(2):  # (the second: printed from the answer the first kept)
+        subprocess.run([sys.executable, "-c", _GC_CHILD, str(marker), *ls], env=env, capture_output=True, check=True)
+        assert marker.read_text() == "0 False"
+    index = ["index", "--root", str(root)]
+    subprocess.run([sys.executable, "-c", _GC_CHILD, str(marker), *index], env=env, capture_output=True, check=True)
+    assert marker.read_text().endswith(" True")

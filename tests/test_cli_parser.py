@@ -6,7 +6,7 @@ import argparse
 
 import pytest
 
-from seance.cli.main import COMMAND_MODULES, _command_in, build_parser
+from seance.cli.main import COMMAND_MODULES, _command_in, build_parser, parse_args, quick_ls_args
 
 
 @pytest.mark.parametrize(
@@ -63,3 +63,81 @@ def test_an_unknown_command_is_refused_with_every_command_listed(capsys: pytest.
         build_parser(["nope"]).parse_args(["nope"])
     error = capsys.readouterr().err
     assert "invalid choice: 'nope'" in error and all(name in error for name in COMMAND_MODULES)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["ls"],
+        ["ls", "--all", "--json", "--root", "/r", "--query", "sqlite"],
+        ["ls", "--json", "--root=/a", "--root", "b", "-q", '"fix the" re:x|y'],
+        ["ls", "--query=a=b", "--query", "last wins", "--all", "--all"],
+        ["ls", "-q", "ls", "--root", "index", "--json"],  # values that are commands' names
+        ["ls", "--root", "~/s p", "--query", "  "],
+    ],
+)
+def test_a_plain_ls_is_read_without_argparse_as_argparse_reads_it(argv: list[str]) -> None:
+    """`quick_ls_args` (no argparse imported, no parser built) gives every attribute
+    argparse gives, with the same values: a new option of `ls` or of the top level is
+    in argparse's namespace and fails this until `_LS_DEFAULTS` has it."""
+    quick = quick_ls_args(argv)
+    assert quick is not None
+    assert vars(quick) == vars(parse_args(build_parser(argv), argv))
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [],
+        ["show", "x"],
+        ["--all", "ls"],  # a top-level option first
+        ["ls", "--help"],
+        ["ls", "--jso"],  # an abbreviation
+        ["ls", "--qu", "x"],
+        ["ls", "--cwd", "/w"],
+        ["ls", "--sort", "recent"],
+        ["ls", "--quick"],
+        ["ls", "x"],  # a stray positional argument: argparse's error
+        ["ls", "--", "-q"],
+        ["ls", "-q"],  # no value
+        ["ls", "--query="],
+        ["ls", "-q", ""],
+        ["ls", "-q", "-1"],  # a value argparse may read as an option
+        ["ls", "--root", "-r"],
+        ["ls", "-qx"],
+        ["ls", "-q=x"],
+    ],
+)
+def test_anything_else_after_ls_is_left_to_argparse(argv: list[str]) -> None:
+    assert quick_ls_args(argv) is None
+
+
+def test_500_random_command_lines_read_without_argparse_are_read_as_argparse_reads_them(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Whatever `quick_ls_args` reads (random lines of `ls`'s options with values, odd
+    values and near misses among them), argparse reads the same, without an error."""
+    import random
+
+    values = ["x", "re:a|b", '"fix the"', "!not", "ls", " ", "a=b", "~/r", "-", "-x", "--", "", "-1", "--all"]
+    junk = ["--cwd", "--jso", "--quick", "-qx", "-q=x", "x", "--", "-h"]
+    parser = build_parser(["ls"])
+    chance = random.Random(14)
+    read = []
+    for _ in range(500):
+        argv = ["ls"]
+        for _unit in range(chance.randrange(6)):
+            kind = chance.randrange(8)
+            if kind < 2:
+                argv.append(("--all", "--json")[kind])
+            elif kind < 7:
+                option, value = chance.choice(["--root", "--query", "-q"]), chance.choice(values)
+                argv += [f"{option}={value}"] if option != "-q" and chance.random() < 0.3 else [option, value]
+            else:
+                argv.append(chance.choice(junk))
+        quick = quick_ls_args(argv)
+        if quick is not None:
+            read.append(argv)
+            assert vars(quick) == vars(parse_args(parser, argv)), argv
+    assert len(read) > 100 and sum(len(argv) > 5 for argv in read) > 20  # (not only the trivial lines)
+    assert capsys.readouterr().err == ""

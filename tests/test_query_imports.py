@@ -1,5 +1,7 @@
 """`ls --query` printed from a kept answer starts fast: it imports the query parser alone, not
-the ranking, the haystack, the snippets, OpenSSL's hashlib or shutil (argparse's help width)."""
+the ranking, the haystack, the snippets, OpenSSL's hashlib or shutil (argparse's help width);
+and a plain `ls` neither argparse (nor gettext and locale, which it asks) nor, when a
+resident watcher serves it, the `socket` module (its enums): the C socket alone."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import sys
 from pathlib import Path
 
 from test_query_objects import _corpus
+from test_watchd import Daemon, _env
 
 NOT_NEEDED = (
     "seance.core.search.rank",
@@ -17,7 +20,10 @@ NOT_NEEDED = (
     "seance.core.search.fuzzy",
     "hashlib",
     "shutil",
+    "seance.core.listing",  # (its rows and sorts: an answer printed from the index arranges nothing)
 )
+# nor, on the path of a plain `ls` (`cli.main.quick_ls_args`) a watcher serves, these
+NOT_NEEDED_WATCHED = (*NOT_NEEDED, "argparse", "gettext", "locale", "socket", "selectors")
 
 
 def test_a_query_printed_from_its_kept_runs_imports_no_ranking_hashlib_or_shutil(
@@ -45,3 +51,26 @@ def test_a_query_printed_from_its_kept_runs_imports_no_ranking_hashlib_or_shutil
         env = {**os.environ, "COLUMNS": columns}
         done = subprocess.run([sys.executable, "-c", same_help], capture_output=True, check=True, env=env)
         assert done.stdout.strip() == b"True", columns
+
+
+def test_a_kept_answer_a_watcher_serves_imports_no_argparse_or_socket(tmp_path: Path) -> None:
+    root, roots = _corpus(tmp_path)
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    env = _env(cache)
+    script = (
+        "import sys; from seance.core import catalog; catalog.ANSWER_BUDGET = 100; "
+        "from seance.cli import main; code = main(sys.argv[1:]); "
+        f"print(','.join(sorted(m for m in sys.modules if m in {NOT_NEEDED_WATCHED!r})), file=sys.stderr); "
+        "print('asked the watcher' if '_socket' in sys.modules else 'no watcher', file=sys.stderr); "
+        "sys.exit(code)"
+    )
+    command = [sys.executable, "-c", script, "ls", "--all", "--json", *roots, "--query", "the"]
+    subprocess.run([sys.executable, "-m", "seance", "index", *roots], env=env, capture_output=True, check=True)
+    daemon = Daemon(root, cache)
+    try:
+        runs = [subprocess.run(command, capture_output=True, check=True, cwd=tmp_path, env=env) for _ in range(4)]
+    finally:
+        daemon.stop()
+    assert runs[-1].stdout == runs[0].stdout and runs[0].stdout.startswith(b"[{")
+    assert runs[-1].stderr.strip() == b"asked the watcher"  # (and printed from the runs: none of those)
