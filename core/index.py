@@ -493,6 +493,7 @@ class IndexHits(Mapping[str, "TextHit"]):
         "_chunk",
         "_fields",
         "_highlight",
+        "_ids",
         "_len",
         "_made",
         "_paths",
@@ -510,6 +511,7 @@ class IndexHits(Mapping[str, "TextHit"]):
         highlight: re.Pattern[str] | None,
         within: Sequence[str] | None = None,
         places: list[int | None] | None = None,
+        ids: Mapping[str, int] | None = None,
     ) -> None:
         from .search import TextHit
 
@@ -524,6 +526,7 @@ class IndexHits(Mapping[str, "TextHit"]):
         self._within = within  # the paths the search was asked about, in the caller's order
         self._places = places  # [file_id] -> its path's position in `within` (None: not one of `paths`' files)
         self._at: list[str | None] | None = None  # `fields_at`'s answer
+        self._ids = ids  # path -> file_id of every indexed file (`_value`)
         self._len: int | None = None
 
     @classmethod
@@ -576,9 +579,21 @@ class IndexHits(Mapping[str, "TextHit"]):
                 self._values = dict(zip(cast("list[str]", found), best.values(), strict=True))
         return self._values
 
+    def _value(self, path: str) -> int | None:
+        """`path`'s best row's rowid (None: not a hit), without the table of every hit's path
+        when the index's path -> file_id table was given: the rows on screen ask for their
+        snippets, and that table (~9 ms at 100,000 sessions) is no longer made to rank."""
+        ids = self._ids
+        if self._values is not None or ids is None:
+            return self._by_path().get(path)
+        file_id = ids.get(path)
+        if file_id is None or file_id not in self._paths:  # (not one of the files asked about)
+            return None
+        return self._best.get(file_id)
+
     def field(self, path: str) -> str | None:
         """The field of `path`'s best hit (None: not a hit)."""
-        value = self._by_path().get(path)
+        value = self._value(path)
         return None if value is None else _field_of(value)
 
     def fields(self, paths: Iterable[str]) -> list[str | None]:
@@ -596,7 +611,7 @@ class IndexHits(Mapping[str, "TextHit"]):
         made = self._made.get(path)
         if made is not None:
             return made
-        value = self._by_path().get(path)
+        value = self._value(path)
         if value is None:
             return default
         made = self._made[path] = self._text_hit(path, _field_of(value), partial(self._chunk, value), self._highlight)
@@ -609,7 +624,7 @@ class IndexHits(Mapping[str, "TextHit"]):
         return found
 
     def __contains__(self, path: object) -> bool:
-        return path in self._by_path()
+        return isinstance(path, str) and self._value(path) is not None
 
     def __len__(self) -> int:
         if self._len is None:
@@ -1195,7 +1210,7 @@ class Index:
             state = self._path_cache[0] if self._path_cache is not None else None
             best = self._best_rows(db, query, include_cwd, ranges, packed=True, state=state)
             ordered = within if places is not None and isinstance(within, Sequence) else None
-            return IndexHits(best, keys, self.chunk, query.highlight, ordered, places)
+            return IndexHits(best, keys, self.chunk, query.highlight, ordered, places, ids)
         finally:
             if db.in_transaction:
                 db.execute("ROLLBACK")

@@ -78,7 +78,11 @@ def test_hits_by_position_are_the_hits_by_path_typed_key_by_key_60_trials(tmp_pa
         assert at is not None and len(at) == len(summaries)
         assert at == looked_up.fields([summary.path for summary in summaries]), typed
         assert len(placed) == len(looked_up) == len(list(looked_up)), typed
+        assert [placed.field(path) for path in within] == looked_up.fields(within), typed  # (one at a time: by id)
+        others = [summary.path for summary in exact if summary.path not in set(within)][:20]  # indexed, not asked about
+        assert not any(path in placed or placed.get(path) for path in others), typed
         positional += any(at)
+        placed = catalog.text_hits(query, include_cwd=paths, within=within)  # (afresh: no table made above)
         hits, matched, plain = _searched(summaries, query, by_place[paths], placed, paths, within)
         expected, expected_matched, expected_plain = _searched(summaries, query, by_path[paths], looked_up, paths, None)
         assert _shape(hits) == _shape(expected) == _shape(plain) == _shape(expected_plain), typed
@@ -115,3 +119,21 @@ def test_a_list_with_a_path_twice_is_looked_up_by_path(tmp_path: Path) -> None:
     once = marked.catalog.text_hits(query, include_cwd=False, within=within)
     assert isinstance(once, IndexHits) and once.fields_at(within) is not None
     assert len(hits) == len(once) > 0 and set(hits) == set(once)
+
+
+def test_a_file_the_runs_read_but_not_asked_about_is_no_hit(tmp_path: Path) -> None:
+    """The index reads runs of file ids, which hold files the caller did not ask about (every
+    other session of a project here): looked up one at a time (a row's snippet), such a file
+    is no hit, as in the table of every hit's path."""
+    from seance.core.search import parse_query
+
+    marked = marked_corpus(tmp_path, 8)
+    every = [summary.path for summary in marked.project]
+    half, skipped = every[::2], every[1::2]
+    query = parse_query("the")
+    whole = marked.catalog.text_hits(query, include_cwd=False, within=every)
+    assert sum(path in whole for path in skipped) > 20  # (in the runs read for `half`: its neighbours)
+    hits = marked.catalog.text_hits(query, include_cwd=False, within=half)
+    assert not any(path in hits or hits.get(path) or hits.field(path) for path in skipped)
+    assert [hits.field(path) for path in half] == [whole.field(path) for path in half]
+    assert set(hits) == {path for path in half if path in whole}
