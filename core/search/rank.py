@@ -306,14 +306,16 @@ class _Matcher:
         # no regex: where no term is in a title, each term counts as a full-text hit of 100,
         # and the first term's field is the combined one's ("text" if its own scan found it in
         # the session's text, else the index's): `_combine`'s answer without its loop per term
+        # (set operations and C-level maps where they can be: a common word is in ~1,000 sessions a block)
         titled: set[int] = set()
         for term_found in found:
-            titled.update([index for index, match in term_found.items() if match[0] < FULL_TEXT])
+            titled.update(compress(term_found, map(FULL_TEXT.__gt__, map(_TIER, term_found.values()))))
         first, score = found[0], 100.0 * len(found)
         # a term in its title: the terms' matches combined, term after term over all those
         # sessions at once (`_combine`'s answer: a term's match past the full-text tier, or
         # none, is a full-text hit in the index's field)
-        in_index = {index: (FULL_TEXT, field_name, 100.0) for index, field_name in rows.items() if index in titled}
+        both = sorted(rows.keys() & titled)  # (the index's order)
+        in_index = dict(zip(both, map(_TEXT_MATCHES.__getitem__, map(rows.__getitem__, both)), strict=True))
         combined: dict[int, _Match] | None = None
         for term_found in found:
             own_or_index = {
@@ -322,17 +324,14 @@ class _Matcher:
             }
             combined = own_or_index if combined is None else _both(combined, own_or_index)
         matches.update(combined or {})
-        matches.update(
-            {
-                index: (
-                    FULL_TEXT,
-                    own[1] if (own := first.get(index)) is not None and own[0] == FULL_TEXT else name,
-                    score,
-                )
-                for index, name in rows.items()
-                if index not in titled
-            }
-        )
+        # in no title: a full-text hit of every term, in the first term's field where its own
+        # scan found it in the session's text, else in the index's
+        rest = sorted(rows.keys() - titled)
+        names = dict(zip(rest, map(rows.__getitem__, rest), strict=True))
+        in_text = sorted(names.keys() & set(compress(first, map(FULL_TEXT.__eq__, map(_TIER, first.values())))))
+        names.update(zip(in_text, map(_FIELD, map(first.__getitem__, in_text)), strict=True))
+        made = _Table(lambda name: (FULL_TEXT, name, score))  # (one tuple a field)
+        matches.update(zip(names, map(made.__getitem__, names.values()), strict=True))
 
     def _combine(self, index: int, field_name: str, found: list[dict[int, _Match]], matches: dict[int, _Match]) -> None:
         """Session `index`, an index hit in `field_name`, with every term's own match (`found`,
@@ -578,18 +577,13 @@ class _Matcher:
         for index, field in block.exact_places(whole):
             if index in matches:
                 matches[index] = (EXACT, field, matches[index][2])
-        if several:
+        if several:  # (the substring matches picked out by C-level maps: 40,000 matches a key at 100,000)
             idents, names, firsts = block.idents, block.names, block.firsts
-            for index, (tier, _name, score) in matches.items():
-                if tier == SUBSTRING:
-                    for value, field in (
-                        (idents[index], "id"),
-                        (names[index], "name"),
-                        (firsts[index], "first message"),
-                    ):
-                        if value.startswith(whole):
-                            matches[index] = (PREFIX, field, score)
-                            break
+            for index in list(compress(matches, map(SUBSTRING.__eq__, map(_TIER, matches.values())))):
+                for value, field in ((idents[index], "id"), (names[index], "name"), (firsts[index], "first message")):
+                    if value.startswith(whole):
+                        matches[index] = (PREFIX, field, matches[index][2])
+                        break
 
 
 _MEMO_LIMIT = 32  # memoised term chains per block (each at most a dict of `chunk` entries; the
