@@ -43,7 +43,8 @@ import re
 import sqlite3
 import threading
 import zlib
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
+from collections import deque
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from functools import partial
 from itertools import repeat
 from operator import and_, itemgetter, methodcaller, rshift
@@ -507,9 +508,24 @@ def _id_runs(file_ids: list[int], known: int) -> list[tuple[int, int]] | None:
 
 class IndexHits(Mapping[str, "TextHit"]):
     """An index search's hits by session path, each `TextHit` made on first access
-    (`Index.search_by_path`); `field`/`fields` answer without making one."""
+    (`Index.search_by_path`); `field`/`fields` answer without making one, and `fields_at`
+    by position in the list of paths the search was asked about."""
 
-    __slots__ = ("_best", "_chunk", "_fields", "_highlight", "_made", "_paths", "_text_hit", "_values")
+    __slots__ = (
+        "_at",
+        "_best",
+        "_chunk",
+        "_fields",
+        "_highlight",
+        "_ids",
+        "_len",
+        "_made",
+        "_paths",
+        "_places",
+        "_text_hit",
+        "_values",
+        "_within",
+    )
 
     def __init__(
         self,
@@ -517,6 +533,9 @@ class IndexHits(Mapping[str, "TextHit"]):
         paths: dict[int, str],
         chunk: Callable[[int], str],
         highlight: re.Pattern[str] | None,
+        within: Sequence[str] | None = None,
+        places: list[int | None] | None = None,
+        ids: Mapping[str, int] | None = None,
     ) -> None:
         from .search import TextHit
 
@@ -528,6 +547,11 @@ class IndexHits(Mapping[str, "TextHit"]):
         self._made: dict[str, TextHit] = {}
         self._values: dict[str, int] | None = None
         self._fields: dict[str, str] | None = None  # path -> its best field, made on the first `fields`
+        self._within = within  # the paths the search was asked about, in the caller's order
+        self._places = places  # [file_id] -> its path's position in `within` (None: not one of `paths`' files)
+        self._at: list[str | None] | None = None  # `fields_at`'s answer
+        self._ids = ids  # path -> file_id of every indexed file (`_value`)
+        self._len: int | None = None
 
     @classmethod
     def of_fields(
@@ -542,6 +566,32 @@ class IndexHits(Mapping[str, "TextHit"]):
         best = {file_id: rowid for file_id, (_field, rowid) in fields.items()}
         return cls(best, paths, chunk, highlight)
 
+    def fields_at(self, within: Sequence[str]) -> list[str | None] | None:
+        """The field of each path of `within` by position (None: not a hit), when `within` is
+        the very list the search was asked about (else None: look the paths up, `fields`).
+        Made once, from file ids to positions: a ranking that asks about 40,000 paths per
+        keystroke by their strings spent ~25 ms of CPU (two tables of 40,000 path keys made,
+        then a lookup each, every one a cache miss) before the count could be shown."""
+        if within is not self._within or self._places is None:
+            return None
+        at = self._at
+        if at is None:
+            best = self._best
+            ranks = map(and_, map(rshift, best.values(), repeat(_FIELD_SHIFT)), repeat(_FIELD_MASK))
+            named = map(_RANKED_FIELDS.__getitem__, ranks)
+            places, top = self._places, len(self._places)
+            if max(best, default=-1) >= top:  # (a file indexed since `places` was made: not one of `within`)
+                places = places + [None] * (max(best) + 1 - top)
+            positions = list(map(places.__getitem__, best))  # (a list, not a dict: no hashing)
+            at = [None] * len(within)
+            if None in positions:  # a file of another project, in the runs read
+                pairs = [(place, field) for place, field in zip(positions, named, strict=True) if place is not None]
+                deque(itertools.starmap(at.__setitem__, pairs), maxlen=0)
+            else:
+                deque(map(at.__setitem__, cast("list[int]", positions), named), maxlen=0)
+            self._at = at
+        return at
+
     def _by_path(self) -> dict[str, int]:
         """path -> its best row's rowid, made once (then one lookup per session ranked)."""
         if self._values is None:
@@ -553,9 +603,21 @@ class IndexHits(Mapping[str, "TextHit"]):
                 self._values = dict(zip(cast("list[str]", found), best.values(), strict=True))
         return self._values
 
+    def _value(self, path: str) -> int | None:
+        """`path`'s best row's rowid (None: not a hit), without the table of every hit's path
+        when the index's path -> file_id table was given: the rows on screen ask for their
+        snippets, and that table (~9 ms at 100,000 sessions) is no longer made to rank."""
+        ids = self._ids
+        if self._values is not None or ids is None:
+            return self._by_path().get(path)
+        file_id = ids.get(path)
+        if file_id is None or file_id not in self._paths:  # (not one of the files asked about)
+            return None
+        return self._best.get(file_id)
+
     def field(self, path: str) -> str | None:
         """The field of `path`'s best hit (None: not a hit)."""
-        value = self._by_path().get(path)
+        value = self._value(path)
         return None if value is None else _field_of(value)
 
     def fields(self, paths: Iterable[str]) -> list[str | None]:
@@ -573,7 +635,7 @@ class IndexHits(Mapping[str, "TextHit"]):
         made = self._made.get(path)
         if made is not None:
             return made
-        value = self._by_path().get(path)
+        value = self._value(path)
         if value is None:
             return default
         made = self._made[path] = self._text_hit(path, _field_of(value), partial(self._chunk, value), self._highlight)
@@ -586,10 +648,17 @@ class IndexHits(Mapping[str, "TextHit"]):
         return found
 
     def __contains__(self, path: object) -> bool:
-        return path in self._by_path()
+        return isinstance(path, str) and self._value(path) is not None
 
     def __len__(self) -> int:
-        return len(self._by_path())
+        if self._len is None:
+            if self._values is None and self._places is not None and self._within is not None:
+                at = self.fields_at(self._within)  # (no table of 40,000 paths made only to count them)
+                assert at is not None
+                self._len = len(at) - at.count(None)
+            else:
+                self._len = len(self._by_path())
+        return self._len
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._by_path())
@@ -628,7 +697,9 @@ class Index:
         self.rebuilt_reason: str | None = None
         self._path_cache: tuple[tuple, dict[str, int], dict[int, str]] | None = None  # `_path_ids`
         self._runs_under: tuple[tuple, tuple[frozenset[int], list[tuple[int, int]] | None]] | None = None
-        self._runs_cache: tuple[object, dict[str, int], list[tuple[int, int]] | None, dict[int, str]] | None = None
+        self._runs_cache: (
+            tuple[object, dict[str, int], list[tuple[int, int]] | None, dict[int, str], list[int | None] | None] | None
+        ) = None
         self._verified: dict[int, tuple[int, int]] = {}  # id(connection) -> its last good `_check_signature`
         self._terms: dict[tuple, tuple[object, dict[int, int]]] = {}  # `_files_matching` answers: `_term_files`
         self._terms_lock = threading.Lock()
@@ -1158,28 +1229,41 @@ class Index:
         db.execute("BEGIN")  # one snapshot for the signature check, the search and the paths
         try:
             ids, paths = self._path_ids(db)
-            ranges, keys = self._runs_of(within, ids) if within is not None else (self._root_runs(db), paths)
+            if within is not None:
+                ranges, keys, places = self._runs_of(within, ids)
+            else:
+                ranges, keys, places = self._root_runs(db), paths, None
             state = self._path_cache[0] if self._path_cache is not None else None
             best = self._best_rows(db, query, include_cwd, ranges, packed=True, state=state)
-            return IndexHits(best, keys, self.chunk, query.highlight)
+            ordered = within if places is not None and isinstance(within, Sequence) else None
+            return IndexHits(best, keys, self.chunk, query.highlight, ordered, places, ids)
         finally:
             if db.in_transaction:
                 db.execute("ROLLBACK")
 
     def _runs_of(
         self, within: Collection[str], ids: dict[str, int]
-    ) -> tuple[list[tuple[int, int]] | None, dict[int, str]]:
-        """`_id_runs` of the paths `within`, and file_id -> its path string of `within`, kept
-        for the same `within` object and path table: the picker asks each keystroke about the
-        same project's 40,000 paths (~20 ms)."""
+    ) -> tuple[list[tuple[int, int]] | None, dict[int, str], list[int | None] | None]:
+        """`_id_runs` of the paths `within`, file_id -> its path string of `within`, and (a
+        sequence without a path twice) [file_id] -> its path's position in `within` (None:
+        not a sequence, or a path twice), kept for the same `within` object and path table:
+        the picker asks each keystroke about the same project's 40,000 paths (~20 ms)."""
         kept = self._runs_cache
         if kept is not None and kept[0] is within and kept[1] is ids:
-            return kept[2], kept[3]
-        keys = {file_id: path for path in within if (file_id := ids.get(path)) is not None}
+            return kept[2], kept[3], kept[4]
+        places: list[int | None] | None = None
+        if isinstance(within, Sequence):
+            found = {file_id: place for place, path in enumerate(within) if (file_id := ids.get(path)) is not None}
+            keys = dict(zip(found, map(within.__getitem__, found.values()), strict=True))
+            if len(set(within)) == len(within):  # (a position per file would miss a path's other places)
+                places = [None] * (max(found, default=-1) + 1)
+                deque(map(places.__setitem__, found, found.values()), maxlen=0)
+        else:
+            keys = {file_id: path for path in within if (file_id := ids.get(path)) is not None}
         state = self._path_cache[0] if self._path_cache is not None else None  # `ids`' (just read)
         ranges = _id_runs(list(keys), self._known_files(state) if state is not None else len(ids))
-        self._runs_cache = (within, ids, ranges, keys)  # holds `within`: its id is not reused meanwhile
-        return ranges, keys
+        self._runs_cache = (within, ids, ranges, keys, places)  # holds `within`: its id is not reused meanwhile
+        return ranges, keys, places
 
     # -- answering a query from the index (`core.indexquery`) -------------------------------------
 

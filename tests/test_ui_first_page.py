@@ -227,11 +227,11 @@ class RankingGate:
         self.event, self.entered = threading.Event(), threading.Event()
         original = rank._ranked
 
-        def gated(buckets: Any, ordered: bool, text_hits: Any) -> Any:
+        def gated(buckets: Any, ordered: bool, text_hits: Any, *rest: Any) -> Any:
             if text_hits is not None:  # (`first_hits` ranks its title hits with None)
                 self.entered.set()
                 self.event.wait(10)
-            return original(buckets, ordered, text_hits)
+            return original(buckets, ordered, text_hits, *rest)
 
         monkeypatch.setattr(rank, "_ranked", gated)
 

@@ -295,6 +295,7 @@ class SearchFlow:
                 cache=cache,
                 marks=marks,
                 on_matched=counted,
+                summary_paths=self._paths_of(summaries),  # (the index's `within`: its hits by position)
             ):
                 if worker.is_cancelled:
                     return None

@@ -39,7 +39,8 @@ import math
 from bisect import bisect_right
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from itertools import chain, compress, islice, repeat
-from operator import attrgetter, itemgetter, neg, not_, truediv
+from operator import add as add_
+from operator import and_, attrgetter, itemgetter, neg, not_, truediv
 from typing import Any, NamedTuple, cast
 
 from ..fulltext import PRIMARY, is_primary
@@ -156,10 +157,19 @@ class _Matcher:
     """Matches blocks of haystacks against one query, term by term (every term must match)."""
 
     def __init__(
-        self, query: Query, text_hits: Mapping[str, TextHit] | None, paths: bool, *, titles_only: bool = False
+        self,
+        query: Query,
+        text_hits: Mapping[str, TextHit] | None,
+        paths: bool,
+        *,
+        titles_only: bool = False,
+        field_at: Sequence[str | None] | None = None,
     ) -> None:
         self.query = query
         self.text_hits = text_hits or {}
+        # the field of the index's hit in each session searched, by its position (`search_iter`'s
+        # `summary_paths`): a block's hits are then a slice, not a lookup of each path
+        self.field_at = field_at
         self.paths = paths
         self.titles_only = titles_only  # only the title tiers (id, name, first message): `first_hits`
         self.positive = query.positive
@@ -200,11 +210,12 @@ class _Matcher:
 
     # -- positive terms
 
-    def scan(self, block: Block, alive: list[int]) -> dict[int, _Match]:
-        """The sessions of `block` (among `alive`) where every positive term matches."""
+    def scan(self, block: Block, alive: list[int], at: int | None = None) -> dict[int, _Match]:
+        """The sessions of `block` (among `alive`) where every positive term matches; `at`: the
+        position of the block's first session in the sessions searched (`field_at`)."""
         matches = self._chain(block, alive)
         if self.text_hits:
-            self._with_text_hits(block, alive, matches)
+            self._with_text_hits(block, alive, matches, at)
         return matches
 
     def _chain(self, block: Block, alive: list[int]) -> dict[int, _Match]:
@@ -237,32 +248,38 @@ class _Matcher:
                 break
         return dict(matches) if matches else {}
 
-    def _with_text_hits(self, block: Block, alive: list[int], matches: dict[int, _Match]) -> None:
+    def _with_text_hits(self, block: Block, alive: list[int], matches: dict[int, _Match], at: int | None) -> None:
         """Sessions the index found the query in: a fuzzy, path or missing match of a fuzzy or
         phrase term counts as a full-text hit there (a regex term must still match itself)."""
-        rows = self._index_rows(block, alive)
+        rows = self._index_rows(block, alive, at)
         if not rows:
             return
         self._merge_text_hits(block, alive, matches, rows)
 
-    def _index_rows(self, block: Block, alive: list[int]) -> dict[int, str]:
-        """The sessions of `block` (among `alive`) the index found the query in: index -> field."""
-        rows: dict[int, str] = {}
+    def _index_rows(self, block: Block, alive: list[int], at: int | None = None) -> dict[int, str]:
+        """The sessions of `block` (among `alive`) the index found the query in: index -> field,
+        by index.  A common word is in most of a block's sessions (~40,000 per keystroke at
+        100,000 sessions): its rows are picked out by C-level maps, not a loop per session;
+        with `at` (the block's position, `field_at`) its fields are a slice of the index's."""
         text_hits, paths = self.text_hits, self.paths
         # a lazy map of the index's hits (`core.index.IndexHits`) tells the fields without making hits
         field_of = getattr(text_hits, "field", None) or _hit_field(text_hits)
-        if len(text_hits) > len(block.summaries):  # a common word: look the block's sessions up
+        fields: Sequence[str | None]
+        if self.field_at is not None and at is not None:
+            fields = self.field_at[at : at + len(block.summaries)]
+            indices: Iterable[int] = range(len(fields))
+        elif len(text_hits) > len(block.summaries):  # a common word: look the block's sessions up
             bulk = getattr(text_hits, "fields", None)
-            given = [summary.path for summary in block.summaries]
+            given = map(_PATH, block.summaries)
             fields = bulk(given) if bulk is not None else list(map(field_of, given))
-            pairs = [(index, field) for index, field in enumerate(fields) if field is not None]
+            indices = range(len(fields))
         else:
             positions = [(block.position_of(path), path) for path in text_hits]
-            pairs = [(index, field_of(path)) for index, path in positions if index is not None]
-        for index, field in pairs:
-            field_name = field or "text"
-            if paths or field_name != "cwd":  # the cwd only counts where paths do
-                rows[index] = field_name
+            places = sorted((index, path) for index, path in positions if index is not None)
+            indices, fields = [index for index, _path in places], [field_of(path) or "" for _index, path in places]
+        kept = _COUNTED_WITH_PATHS if paths else _COUNTED  # (the cwd only counts where paths do)
+        named = map(_FIELD_NAMES.__getitem__, fields)
+        rows = dict(compress(zip(indices, named, strict=True), map(kept.__getitem__, fields)))
         if rows and (self.filters or self.negative):
             allowed = set(alive)
             rows = {index: name for index, name in rows.items() if index in allowed}
@@ -275,10 +292,11 @@ class _Matcher:
         if len(self.positive) == 1:  # the chain scanned this term over `alive` already (each
             # session's match does not depend on the others'): `matches` is its scan of `rows`
             if self.positive[0].kind != "regex":  # a regex must match by itself: nothing to add
-                for index, field_name in rows.items():
-                    match = matches.get(index)
-                    if match is None or match[0] > FULL_TEXT:
-                        matches[index] = (FULL_TEXT, field_name, 100.0)
+                # where no match or a fuzzy or path one: a full-text hit in the index's field
+                # (set operations and C-level maps: a common word is in ~1,000 sessions a block)
+                weak = compress(matches, map(FULL_TEXT.__lt__, map(_TIER, matches.values())))
+                taken = sorted((rows.keys() - matches.keys()) | (rows.keys() & set(weak)))  # (the loop's order)
+                matches.update(zip(taken, map(_TEXT_MATCHES.__getitem__, map(rows.__getitem__, taken)), strict=True))
             return
         found = [self._scan_alone(term, key, block, alive) for term, key in zip(self.positive, self.keys, strict=True)]
         if any(term.kind == "regex" for term in self.positive):
@@ -288,14 +306,16 @@ class _Matcher:
         # no regex: where no term is in a title, each term counts as a full-text hit of 100,
         # and the first term's field is the combined one's ("text" if its own scan found it in
         # the session's text, else the index's): `_combine`'s answer without its loop per term
+        # (set operations and C-level maps where they can be: a common word is in ~1,000 sessions a block)
         titled: set[int] = set()
         for term_found in found:
-            titled.update([index for index, match in term_found.items() if match[0] < FULL_TEXT])
+            titled.update(compress(term_found, map(FULL_TEXT.__gt__, map(_TIER, term_found.values()))))
         first, score = found[0], 100.0 * len(found)
         # a term in its title: the terms' matches combined, term after term over all those
         # sessions at once (`_combine`'s answer: a term's match past the full-text tier, or
         # none, is a full-text hit in the index's field)
-        in_index = {index: (FULL_TEXT, field_name, 100.0) for index, field_name in rows.items() if index in titled}
+        both = sorted(rows.keys() & titled)  # (the index's order)
+        in_index = dict(zip(both, map(_TEXT_MATCHES.__getitem__, map(rows.__getitem__, both)), strict=True))
         combined: dict[int, _Match] | None = None
         for term_found in found:
             own_or_index = {
@@ -304,17 +324,14 @@ class _Matcher:
             }
             combined = own_or_index if combined is None else _both(combined, own_or_index)
         matches.update(combined or {})
-        matches.update(
-            {
-                index: (
-                    FULL_TEXT,
-                    own[1] if (own := first.get(index)) is not None and own[0] == FULL_TEXT else name,
-                    score,
-                )
-                for index, name in rows.items()
-                if index not in titled
-            }
-        )
+        # in no title: a full-text hit of every term, in the first term's field where its own
+        # scan found it in the session's text, else in the index's
+        rest = sorted(rows.keys() - titled)
+        names = dict(zip(rest, map(rows.__getitem__, rest), strict=True))
+        in_text = sorted(names.keys() & set(compress(first, map(FULL_TEXT.__eq__, map(_TIER, first.values())))))
+        names.update(zip(in_text, map(_FIELD, map(first.__getitem__, in_text)), strict=True))
+        made = _Table(lambda name: (FULL_TEXT, name, score))  # (one tuple a field)
+        matches.update(zip(names, map(made.__getitem__, names.values()), strict=True))
 
     def _combine(self, index: int, field_name: str, found: list[dict[int, _Match]], matches: dict[int, _Match]) -> None:
         """Session `index`, an index hit in `field_name`, with every term's own match (`found`,
@@ -485,26 +502,42 @@ class _Matcher:
 
     # -- hits
 
-    def collect(self, block: Block, buckets: list[list[Hit]], limit: int | None = None) -> None:
+    def collect(
+        self,
+        block: Block,
+        buckets: list[list[Hit]],
+        limit: int | None = None,
+        at: int | None = None,
+        later: list[bool] | None = None,
+    ) -> None:
         """Append the hits of one block to `buckets` (one list per tier), in block order;
-        none to a bucket that holds `limit` hits already."""
-        self.add_hits(block, self.matched(block), buckets, limit)
+        none to a bucket that holds `limit` hits already.  `at`: `scan`'s; `later`: `add_hits`'."""
+        self.add_hits(block, self.matched(block, at), buckets, limit, at, later)
 
-    def matched(self, block: Block) -> dict[int, _Match] | list[int]:
+    def matched(self, block: Block, at: int | None = None) -> dict[int, _Match] | list[int]:
         """The sessions of `block` that match, each with its (tier, field, score); for a query
-        of filters only (no text terms), the indices of those that pass them."""
+        of filters only (no text terms), the indices of those that pass them.  `at`: `scan`'s."""
         alive = self.alive(block.hays)
         if not self.positive:
             return alive
-        matches = self.scan(block, alive)
+        matches = self.scan(block, alive, at)
         if self.whole and matches:
             self._upgrade_whole(block, matches, several=len(self.positive) > 1)
         return matches
 
     def add_hits(
-        self, block: Block, matches: dict[int, _Match] | list[int], buckets: list[list[Hit]], limit: int | None = None
+        self,
+        block: Block,
+        matches: dict[int, _Match] | list[int],
+        buckets: list[list[Hit]],
+        limit: int | None = None,
+        at: int | None = None,
+        later: list[bool] | None = None,
     ) -> None:
-        """`collect` once `matched` answered for `block`."""
+        """`collect` once `matched` answered for `block`.  With `later` (and `at`, the block's
+        position, and `field_at`), whether each full-text hit made is in tools' output
+        (`_tools_last`) is appended to it, in the order of the full-text bucket: `_ranked`
+        partitions the bucket with them (looking 40,000 hits' paths up cost ~25 ms a key)."""
         summaries, query, count = block.summaries, self.query, len(self.positive)
         new_hit = _new_hit
         if isinstance(matches, list):
@@ -515,6 +548,8 @@ class _Matcher:
         text_hits, add, tiers = self.text_hits, [bucket.append for bucket in buckets], TIERS
         lazy = hasattr(text_hits, "fields")  # `IndexHits`: each hit keeps the map, made on first use
         hit_of = text_hits.get if text_hits and not lazy else None  # (a lazy map's truth is a call)
+        field_at = self.field_at if at is not None and later is not None else None
+        in_text: list[int] = []  # the full-text hits made (for `later`)
         for index in sorted(matches):  # block order (sorting ints, not the items, is the cheap sort)
             tier, name, score = matches[index]
             if limit is not None and len(buckets[tier]) >= limit:
@@ -522,7 +557,10 @@ class _Matcher:
             source: Any = None
             if tier == FULL_TEXT:  # (the lazy map answers None for a hit in the prefix text)
                 source = text_hits if lazy else hit_of(summaries[index].path) if hit_of is not None else None
+                in_text.append(index)
             add[tier](new_hit(Hit, (summaries[index], tiers[tier], name, score / count, query, source)))
+        if field_at is not None and later is not None and in_text:
+            later += map(_IN_TOOLS.__getitem__, map(field_at.__getitem__, map(add_, in_text, repeat(at))))
 
     def hit(self, block: Block, matches: dict[int, _Match], index: int) -> Hit:
         """The hit `add_hits` makes for `block`'s session `index` (of its `matches`)."""
@@ -539,18 +577,13 @@ class _Matcher:
         for index, field in block.exact_places(whole):
             if index in matches:
                 matches[index] = (EXACT, field, matches[index][2])
-        if several:
+        if several:  # (the substring matches picked out by C-level maps: 40,000 matches a key at 100,000)
             idents, names, firsts = block.idents, block.names, block.firsts
-            for index, (tier, _name, score) in matches.items():
-                if tier == SUBSTRING:
-                    for value, field in (
-                        (idents[index], "id"),
-                        (names[index], "name"),
-                        (firsts[index], "first message"),
-                    ):
-                        if value.startswith(whole):
-                            matches[index] = (PREFIX, field, score)
-                            break
+            for index in list(compress(matches, map(SUBSTRING.__eq__, map(_TIER, matches.values())))):
+                for value, field in ((idents[index], "id"), (names[index], "name"), (firsts[index], "first message")):
+                    if value.startswith(whole):
+                        matches[index] = (PREFIX, field, matches[index][2])
+                        break
 
 
 _MEMO_LIMIT = 32  # memoised term chains per block (each at most a dict of `chunk` entries; the
@@ -565,6 +598,26 @@ def _hit_field(text_hits: Mapping[str, TextHit]) -> Callable[[str], str | None]:
         return None if hit is None else hit.field
 
     return field_of
+
+
+class _Table(dict):  # type: ignore[type-arg]
+    """A dict that makes a missing entry with `make` (and keeps it): a C-level
+    `map(table.__getitem__, ...)` over a block's thousand values, a call per distinct one."""
+
+    def __init__(self, make: Callable[[Any], Any]) -> None:
+        super().__init__()
+        self.make = make
+
+    def __missing__(self, key: Any) -> Any:
+        value = self[key] = self.make(key)
+        return value
+
+
+_FIELD_NAMES = _Table(lambda field: field or "text")  # the index's field -> a row's (`_index_rows`)
+_COUNTED = _Table(lambda field: field is not None and (field or "text") != "cwd")  # a hit counted without paths
+_COUNTED_WITH_PATHS = _Table(lambda field: field is not None)
+_TEXT_MATCHES = _Table(lambda name: (FULL_TEXT, name, 100.0))  # a field's full-text match (one tuple each)
+_IN_TOOLS = _Table(lambda field: field is not None and not is_primary(field))  # `_tools_last` of an index field
 
 
 def _term_key(term: Term) -> tuple:
@@ -678,6 +731,7 @@ def search_iter(
     cache: SearchCache | None = None,
     marks: Mapping[str, Any] | None = None,
     on_matched: Callable[[Matched], None] | None = None,
+    summary_paths: Sequence[str] | None = None,
 ) -> Iterator[SearchProgress]:
     """Rank `summaries` for `query`, yielding a `SearchProgress` between chunks of work.
 
@@ -688,18 +742,21 @@ def search_iter(
     sessions, so no step is long.  `marks` (session id -> `core.marks.Mark`) is what
     `tag:` and `is:` terms are checked against (none given: nothing is pinned or tagged).
     `on_matched` is called with every match (`Matched`) once they are known, before the
-    hits are made and ranked.
+    hits are made and ranked.  `summary_paths`: the paths of `summaries` in their order, the
+    very list the index was asked about for `text_hits` (`core.index.IndexHits.fields_at`):
+    the hits are then looked up by position, not by path.
     """
     parsed = parse_query(query) if isinstance(query, str) else query
     if parsed.mark_filters:
-        summaries = keep_marked(summaries, parsed.mark_filters, marks)
+        summaries, summary_paths = keep_marked(summaries, parsed.mark_filters, marks), None
     cache = cache if cache is not None else SearchCache()
-    matcher = _Matcher(parsed, text_hits, paths)
+    matcher = _Matcher(parsed, text_hits, paths, field_at=_fields_at(text_hits, summary_paths, len(summaries)))
     total = len(summaries)
     chunk = max(chunk, 1)
     ordered, last = True, -math.inf
     parts: list[tuple[Block, dict[int, _Match] | list[int]]] = []
     buckets: list[list[Hit]] = [[] for _ in TIERS]
+    later: list[bool] | None = [] if matcher.field_at is not None else None  # `add_hits`'
     for start in range(0, total, chunk):
         part = summaries[start : start + chunk]
         block = cache.cached_block(part)
@@ -713,9 +770,9 @@ def search_iter(
         ordered = ordered and block.ordered and last <= block.recency[0]
         last = block.recency[-1]
         if on_matched is None:  # nobody waits for the count: the block's hits at once (one pass: ~1 ms a key less)
-            matcher.collect(block, buckets)
+            matcher.collect(block, buckets, at=start, later=later)
         else:
-            parts.append((block, matcher.matched(block)))
+            parts.append((block, matcher.matched(block, start)))
         if start + chunk < total:
             yield SearchProgress(start + chunk, total)
     cache.prune(summaries, -(-total // chunk))
@@ -723,10 +780,21 @@ def search_iter(
         on_matched(Matched(parts, matcher, ordered))
         yield SearchProgress(total, total)
         for number, (block, matches) in enumerate(parts, 1):
-            matcher.add_hits(block, matches, buckets)
+            matcher.add_hits(block, matches, buckets, at=(number - 1) * chunk, later=later)
             if number % _HITS_STEP == 0:
                 yield SearchProgress(total, total)
-    yield SearchProgress(total, total, _ranked(buckets, ordered, text_hits))
+    yield SearchProgress(total, total, _ranked(buckets, ordered, text_hits, later))
+
+
+def _fields_at(
+    text_hits: Mapping[str, TextHit] | None, summary_paths: Sequence[str] | None, total: int
+) -> Sequence[str | None] | None:
+    """The field of the index's hit in each of the `total` sessions searched, by position,
+    when `text_hits` can tell them for `summary_paths` (`search_iter`); else None."""
+    fields_at = getattr(text_hits, "fields_at", None)
+    if fields_at is None or summary_paths is None or len(summary_paths) != total:
+        return None
+    return cast("Sequence[str | None] | None", fields_at(summary_paths))
 
 
 _TIER, _FIELD = itemgetter(0), itemgetter(1)  # of a `_Match`
@@ -746,6 +814,14 @@ class Matched:
         self, parts: list[tuple[Block, dict[int, _Match] | list[int]]], matcher: _Matcher, ordered: bool
     ) -> None:
         self._parts, self._matcher, self._ordered = parts, matcher, ordered
+
+    def _starts(self) -> dict[int, int]:
+        """id(block) -> the position of its first session in the sessions searched (`field_at`)."""
+        starts, at = {}, 0
+        for block, _matches in self._parts:
+            starts[id(block)] = at
+            at += len(block.summaries)
+        return starts
 
     def first(self, limit: int) -> list[Hit] | None:
         """The first `limit` hits of the ranking `search_iter` ends with (equal hits, in its
@@ -772,7 +848,8 @@ class Matched:
                 if tier in tiers
             )
             if tier == FULL_TEXT:
-                hits += _tools_last_first(matcher, where, need)
+                starts = self._starts() if matcher.field_at is not None else None
+                hits += _tools_last_first(matcher, where, need, starts)
             elif tier == FUZZY:
                 hits += _best_fuzzy(matcher, where, need)
             else:
@@ -786,7 +863,6 @@ class Matched:
         counts where they can be (40,000 matches per keystroke at 100,000 sessions)."""
         hits = snippets = 0
         for block, matches in self._parts:
-            summaries = block.summaries
             out = block.indices_among(leave_out) if leave_out else set()
             if isinstance(matches, list):  # a query of filters only: no snippets
                 hits += len(matches) - len(out & set(matches)) if out else len(matches)
@@ -795,12 +871,16 @@ class Matched:
             hits += len(matches)
             snippets += list(map(_TIER, values)).count(FULL_TEXT)
             if "first message" in map(_FIELD, values):  # (a name's session whose first message matched)
-                in_first = compress(matches.items(), map(_FIRST_MESSAGE.__eq__, map(_FIELD, values)))
-                snippets += sum(1 for index, match in in_first if match[0] != FULL_TEXT and _named(summaries[index]))
-            for index in out & matches.keys() if out else ():
-                tier, field, _score = matches[index]
-                hits -= 1
-                snippets -= tier == FULL_TEXT or (field == "first message" and _named(summaries[index]))
+                in_first = list(compress(matches, map(_FIRST_MESSAGE.__eq__, map(_FIELD, values))))
+                not_text = map(FULL_TEXT.__ne__, map(_TIER, map(matches.__getitem__, in_first)))
+                snippets += list(map(and_, map(block.named.__getitem__, in_first), not_text)).count(True)
+            if out and (gone := list(out & matches.keys())):  # (C-level maps too: ~4,000 a key at 100,000)
+                left = list(map(matches.__getitem__, gone))
+                hits -= len(gone)
+                snippets -= list(map(_TIER, left)).count(FULL_TEXT)
+                firsts = map(_FIRST_MESSAGE.__eq__, map(_FIELD, left))
+                shown = map(and_, firsts, map(FULL_TEXT.__ne__, map(_TIER, left)))  # (those not counted above)
+                snippets -= list(map(and_, shown, map(block.named.__getitem__, gone))).count(True)
         return hits, snippets
 
 
@@ -815,21 +895,24 @@ def _filter_hits(matcher: _Matcher, parts: list[tuple[Block, Any]]) -> Iterator[
 _Where = Iterable[tuple[Block, dict[int, _Match], list[int]]]  # a tier's matches: (block, its matches, their indices)
 
 
-def _tools_last_first(matcher: _Matcher, where: _Where, need: int) -> list[Hit]:
+def _tools_last_first(matcher: _Matcher, where: _Where, need: int, starts: dict[int, int] | None = None) -> list[Hit]:
     """The first `need` full-text hits in `_ranked`'s order: block order, what people wrote
     before tools' output (`_tools_last_sort`'s stable partition), looked up a block at a time
     (C-level maps: ~20,000 hits in tools' output per keystroke at 100,000 sessions) until
-    `need` of the first kind are found."""
-    text_hits = matcher.text_hits
+    `need` of the first kind are found; by position with `starts` (`Matched._starts`) and
+    the matcher's `field_at`."""
+    text_hits, field_at = matcher.text_hits, matcher.field_at
     bulk = getattr(text_hits, "fields", None)
     firsts: list[tuple[Block, dict[int, _Match], list[int]]] = []
     tools: list[tuple[Block, dict[int, _Match], list[int]]] = []
     found = 0
     for block, matches, indices in where:
-        summaries = list(map(block.summaries.__getitem__, indices))
-        if bulk is not None:
-            fields = bulk(map(_PATH, summaries))
+        if field_at is not None and starts is not None:
+            fields = list(map(field_at.__getitem__, map(add_, indices, repeat(starts[id(block)]))))
+        elif bulk is not None:
+            fields = bulk(map(_PATH, map(block.summaries.__getitem__, indices)))
         else:
+            summaries = list(map(block.summaries.__getitem__, indices))
             hits = [text_hits.get(summary.path) for summary in summaries] if text_hits else [None] * len(indices)
             fields = [None if hit is None else hit.field for hit in hits]
         ahead = list(map(_AHEAD.__contains__, fields))
@@ -867,15 +950,25 @@ def _best_fuzzy(matcher: _Matcher, where: _Where, need: int) -> list[Hit]:
 _SCORE = itemgetter(2)  # of a `_Match`
 
 
-def _ranked(buckets: list[list[Hit]], ordered: bool, text_hits: Mapping[str, TextHit] | None) -> list[Hit]:
-    """The hits of every tier, each tier in its order, best tier first."""
+def _ranked(
+    buckets: list[list[Hit]],
+    ordered: bool,
+    text_hits: Mapping[str, TextHit] | None,
+    later: list[bool] | None = None,
+) -> list[Hit]:
+    """The hits of every tier, each tier in its order, best tier first.  `later`: whether
+    each full-text hit is in tools' output (`add_hits`), in the bucket's order."""
     for tier, bucket in enumerate(buckets):
         if tier == FUZZY:
             bucket.sort(key=_fuzzy_order)
         elif not ordered:
             bucket.sort(key=_newest_first)  # stable: equal times keep the input order
         if tier == FULL_TEXT and bucket:
-            _tools_last_sort(bucket, text_hits)  # stable: newest first within each
+            if ordered and later is not None and len(later) == len(bucket):  # (told: no lookup of each hit)
+                if any(later):  # a stable partition: what people wrote, then tools' output
+                    bucket[:] = [*compress(bucket, map(not_, later)), *compress(bucket, later)]
+            else:
+                _tools_last_sort(bucket, text_hits)  # stable: newest first within each
     return list(chain.from_iterable(buckets))
 
 
