@@ -77,6 +77,88 @@ def test_a_bulk_build_leaves_the_connection_as_it_was(store: Path, tmp_path: Pat
         catalog.close()
 
 
+def _fts_settings(db: sqlite3.Connection) -> dict[str, int]:
+    return dict(db.execute("SELECT k, v FROM fts_config WHERE k IN ('automerge', 'hashsize')").fetchall())
+
+
+def test_the_full_text_settings_hold_after_a_new_schema_and_after_every_reset(store: Path, tmp_path: Path) -> None:
+    """FTS5's bulk settings (merge in sixteens; an 8 MB hash of pending terms, so a build
+    writes an eighth of the level-0 segments) live in `fts_config`: set by a new schema, by a
+    rebuild that empties the table, and by one that keeps another root's rows (an index made
+    before a setting existed gets it there)."""
+    wanted = {"automerge": 16, "hashsize": 8 << 20}
+    cache = tmp_path / "cache"
+    catalog = Catalog([store], cache_dir=cache)
+    try:
+        index = catalog.index
+        assert index is not None
+        assert _fts_settings(index.db) == wanted
+        assert catalog.update_index() == 300
+        index.db.execute("DELETE FROM fts_config WHERE k = 'hashsize'")  # (as an older index has it)
+        catalog.rebuild_index()
+        assert _fts_settings(index.db) == wanted
+        assert catalog.update_index() == 300
+    finally:
+        catalog.close()
+    other = tmp_path / "other"
+    generate_corpus(other, sessions=3, projects=1, seed=5, mean_bytes=2_000)
+    Catalog([other], cache_dir=cache).close()  # (opened, so the cache knows nothing of it yet)
+    both = Catalog([store, other], cache_dir=cache)
+    try:
+        assert both.update_index() == 303
+        assert both.index is not None
+        both.index.db.execute("DELETE FROM fts_config WHERE k = 'hashsize'")
+    finally:
+        both.close()
+    catalog = Catalog([store], cache_dir=cache)
+    try:
+        catalog.rebuild_index()  # another root's rows are kept: the table is not made again
+        assert catalog.index is not None
+        assert catalog.index.db.execute("SELECT count(*) FROM files").fetchone()[0] == 3
+        assert _fts_settings(catalog.index.db) == wanted
+    finally:
+        catalog.close()
+
+
+def test_a_bulk_write_zeroes_deleted_content_only_where_it_costs_no_writing(tmp_path: Path) -> None:
+    """Inside `bulk` deleted content is zeroed only in pages written anyway (`secure_delete =
+    FAST`: a rebuild's dropped table and FTS5's merged segments are not written once more just
+    to zero them); after it the connection's own setting is back, so deleting a session (not a
+    bulk write) zeroes it as the SQLite build does."""
+    index = Index(tmp_path / "cache")
+    try:
+        db = index.db
+        for setting in (1, 0):
+            db.execute(f"PRAGMA secure_delete = {setting}")
+            with index.bulk():
+                assert db.execute("PRAGMA secure_delete").fetchone()[0] == (2 if setting else 0)
+            assert db.execute("PRAGMA secure_delete").fetchone()[0] == setting
+    finally:
+        index.close()
+
+
+def test_a_rebuilt_index_is_a_fresh_one(store: Path, tmp_path: Path) -> None:
+    """`seance index --rebuild` over a built cache gives the very index a build into an
+    empty cache gives: the same rows, the same full-text rows (ids, fields, chunks) and the
+    same answers, ranking included."""
+    fresh = Catalog([store], cache_dir=tmp_path / "fresh", workers=2)
+    rebuilt = Catalog([store], cache_dir=tmp_path / "rebuilt", workers=2)
+    try:
+        assert fresh.update_index() == rebuilt.update_index() == 300
+        rebuilt.rebuild_index()
+        assert rebuilt.update_index() == 300
+        assert fresh.index is not None and rebuilt.index is not None
+        for select in ("SELECT * FROM files ORDER BY file_id", "SELECT * FROM states ORDER BY file_id"):
+            assert rebuilt.index.db.execute(select).fetchall() == fresh.index.db.execute(select).fetchall()
+        assert _fts_rows(tmp_path / "rebuilt") == _fts_rows(tmp_path / "fresh")
+        for query in ("sqlite", "tool:grep", '"fork tree"', "error:timeout", "the"):
+            ranked = [(hit.path, hit.field) for hit in fresh.search_text(query)]
+            assert ranked and [(hit.path, hit.field) for hit in rebuilt.search_text(query)] == ranked, query
+    finally:
+        fresh.close()
+        rebuilt.close()
+
+
 def test_json_bytes_hold_only_their_size() -> None:
     """orjson's output keeps the buffer it grew (4 KB and up); a listing holds one encoded
     object per session, so `json_bytes` hands back bytes of their own size."""
