@@ -887,12 +887,20 @@ class Index:
                 writer.db.execute("DELETE FROM listings")
 
     def _close_connections(self) -> None:
+        """Close this thread's connection; every other thread's is dropped, not closed: it
+        may be in the middle of a statement (a search worker as the picker exits), and closing
+        it under that thread finalized the statement it was stepping (its next row: "Cannot
+        operate on a closed database", or a segmentation fault).  The new generation makes
+        each thread connect again at its next `db`, which drops its old connection, as does
+        the thread's end: refcounting closes it in the thread that used it."""
         self._generation += 1
         self._verified = {}  # a new connection may get an old one's id
         self._terms = {}
-        for connection in self._connections:
+        mine = getattr(self._local, "connection", None)
+        if mine is not None:
+            self._local.connection = None
             with contextlib.suppress(sqlite3.Error):
-                connection.close()
+                mine.close()
         self._connections.clear()
 
     def close(self) -> None:
