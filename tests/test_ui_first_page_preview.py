@@ -37,15 +37,22 @@ async def _off_the_top_with_previews_recorded(pilot: Any) -> tuple[Any, list[Pat
     return screen, shown
 
 
+async def _first_page_held(pilot: Any, screen: Any) -> Gate:
+    """Search "deploy" with its index query held (`Gate`) until its first page is on screen:
+    the count, and the preview it releases, wait for `gate.open()`."""
+    gate = Gate(screen)
+    screen.search_input.value = "deploy"
+    await wait_for(pilot, lambda: gate.entered.is_set() and screen.model.query == "deploy")
+    await wait_for(pilot, lambda: screen._first_page_generation == screen._rows_generation)
+    return gate
+
+
 async def test_the_first_pages_preview_waits_for_its_count_then_shows_the_highlighted_session(tmp_path: Path) -> None:
     app = picker_app(make_root(tmp_path, specs()))
     async with app.run_test(size=SIZE) as pilot:
         screen, shown = await _off_the_top_with_previews_recorded(pilot)
         before = screen.session_list.highlighted
-        gate = Gate(screen)
-        screen.search_input.value = "deploy"
-        await wait_for(pilot, lambda: gate.entered.is_set() and screen.model.query == "deploy")
-        await wait_for(pilot, lambda: screen._first_page_generation == screen._rows_generation)
+        gate = await _first_page_held(pilot, screen)
         await pilot.pause(0.3)  # (more than the preview's debounce)
         top = screen.session_list.highlighted
         assert top is not None and before is not None and top.path != before.path  # (the first page moved it)
@@ -72,10 +79,7 @@ async def test_a_first_pages_preview_is_shown_when_the_query_turns_invalid_befor
     async with app.run_test(size=SIZE) as pilot:
         screen, shown = await _off_the_top_with_previews_recorded(pilot)
         before = screen.session_list.highlighted
-        gate = Gate(screen)
-        screen.search_input.value = "deploy"
-        await wait_for(pilot, lambda: gate.entered.is_set() and screen.model.query == "deploy")
-        await wait_for(pilot, lambda: screen._first_page_generation == screen._rows_generation)
+        gate = await _first_page_held(pilot, screen)
         await pilot.pause(0.3)
         shown.clear()
         screen.search_input.value = "deploy re:("
@@ -98,15 +102,12 @@ async def test_a_search_failing_under_its_first_page_says_so_and_shows_the_previ
     app = picker_app(make_root(tmp_path, specs()))
     async with app.run_test(size=SIZE) as pilot:
         screen, shown = await _off_the_top_with_previews_recorded(pilot)
-        gate = Gate(screen)
 
         def broken(*args: Any, **kwargs: Any) -> Any:
             raise RuntimeError("ranking [bold]broke[/bold]\x1b[2J")
 
         monkeypatch.setattr("seance.app.screens.search_flow.search_iter", broken)
-        screen.search_input.value = "deploy"
-        await wait_for(pilot, lambda: gate.entered.is_set() and screen.model.query == "deploy")
-        await wait_for(pilot, lambda: screen._first_page_generation == screen._rows_generation)
+        gate = await _first_page_held(pilot, screen)
         paths = [row.path for row in screen.session_list.rows]
         gate.open()
         await wait_for(pilot, lambda: "search failed" in screen.status.message)
