@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from ui_harness import SIZE, picker_app, screen_of, settle
+from ui_harness import SIZE, picker_app, screen_of, searched, settle
 from ui_sessions import make_root
 
 from seance.app.screens import search_flow
@@ -37,10 +37,7 @@ async def test_a_keys_hits_are_freed_without_the_collector_once_the_next_keys_re
     monkeypatch.setattr(search_flow, "SEARCH_IDLE", 600.0)  # (the idle collection would hide it)
     app = picker_app(make_root(tmp_path))
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        screen = screen_of(pilot)
-        screen.search_input.value = "fix"
-        await settle(pilot)
+        screen = await searched(pilot, "fix")
         first = screen.model.hits
         assert first  # (not vacuous)
         screen.search_input.value = "auth"

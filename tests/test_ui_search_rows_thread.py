@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from test_ui_first_page import wait_for
-from ui_harness import SIZE, picker_app, screen_of, settle
+from ui_harness import SIZE, picker_app, screen_of, searched, settle
 from ui_sessions import make_root
 
 from seance.app.messages import SearchDone
@@ -114,10 +114,7 @@ async def test_an_older_searchs_hits_landing_after_a_newer_ones_are_dropped(tmp_
     hits must not replace the newer one's on screen."""
     app = picker_app(make_root(tmp_path))
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        screen = screen_of(pilot)
-        screen.search_input.value = "fix"
-        await settle(pilot)
+        screen = await searched(pilot, "fix")
         hits = list(screen.model.hits or [])
         assert len(hits) >= 2
         older, newer = screen._next_rows_generation(), screen._next_rows_generation()

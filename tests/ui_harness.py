@@ -81,6 +81,15 @@ def screen_of(pilot: Pilot) -> SessionPickerScreen:
     return screen
 
 
+async def searched(pilot: Pilot, text: str) -> SessionPickerScreen:
+    """The settled picker with `text` typed into its search and the search settled."""
+    await settle(pilot)
+    screen = screen_of(pilot)
+    screen.search_input.value = text
+    await settle(pilot)
+    return screen
+
+
 def titles(pilot: Pilot) -> list[str]:
     return [row.summary.title for row in screen_of(pilot).session_list.rows]
 
