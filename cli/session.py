@@ -19,7 +19,7 @@ from itertools import chain, compress, islice, pairwise, repeat
 from operator import is_
 from typing import Any
 
-from seance.core.context import CONTEXT_TYPES, SessionContext, build_session_context
+from seance.core.context import CONTEXT_TYPES, ContextTexts, SessionContext, build_session_context, context_texts
 from seance.core.gcpause import freeze_long_lived, gc_paused
 from seance.core.session import NotASession, Session, read_session
 from seance.core.text import as_text, display_text, json_bytes, json_safe, visible
@@ -59,12 +59,16 @@ def open_session_arg(
     decoded: bool | Collection[str] = False,
     fields: Mapping[str, str] | None = None,
     message_kinds: bool = True,
+    message_texts: bool = False,
 ) -> Session:
     """Load the SESSION argument: a path, or an id prefix under `--root` from `--cwd`.
-    `decoded`, `fields`, `message_kinds`: what the command reads of the entries (see `read_session`)."""
+    `decoded`, `fields`, `message_kinds`, `message_texts`: what the command reads of the
+    entries (see `read_session`)."""
     path = session_path(args.session, args)
     # read-only: no content hash
-    result = read_session(path, digest=False, decoded=decoded, fields=fields, message_kinds=message_kinds)
+    result = read_session(
+        path, digest=False, decoded=decoded, fields=fields, message_kinds=message_kinds, message_texts=message_texts
+    )
     if isinstance(result, NotASession):
         code = ExitCode.NOT_FOUND if result.reason == "no such file" else ExitCode.BAD_INPUT
         raise CliError(f"{result.path}: not a session ({result.reason})", code)
@@ -92,6 +96,16 @@ def show_payload(session: Session, leaf: str | None = None) -> dict[str, Any]:
 def _show_context(session: Session, leaf: str | None) -> SessionContext:
     """The context `show` prints: at `leaf`, or at the session's leaf (None)."""
     return build_session_context(session) if leaf is None else build_session_context(session, leaf)
+
+
+def _show_texts(session: Session, leaf: str | None) -> ContextTexts:
+    """`_show_context` as the columns `show` prints (see `context_texts`)."""
+    return context_texts(session) if leaf is None else context_texts(session, leaf)
+
+
+# What `show` reads: the context's entries kept decoded as they are parsed, but the messages
+# (most of a session) only as their texts (`read_session(message_texts=True)`).
+_SHOW_READS: dict[str, Any] = {"decoded": CONTEXT_TYPES - {"message"}, "message_texts": True}
 
 
 def _show_object(session: Session, context: SessionContext) -> dict[str, Any]:
@@ -179,15 +193,13 @@ _MESSAGES_PER_WRITE = 10_000
 def _write_show_json(session: Session, leaf: str | None) -> None:
     """`write_json(show_payload(session, leaf))`, a batch of messages at a time (see
     `_write_json_listing`): neither every message's dict nor the whole answer's bytes held."""
-    context = _show_context(session, leaf)
-    _left_for_the_exit(context)
-    items = list(_show_object(session, context).items())
+    rows = _show_texts(session, leaf)
+    _left_for_the_exit(rows)
+    items = list(_show_object(session, rows.context).items())
     at = [key for key, _value in items].index("messages")  # (the keys around it, in their order)
     head, tail = dict(items[:at]), dict(items[at + 1 :])
-    count = len(context.messages)
-    batches = (
-        context.messages_json(start, start + _MESSAGES_PER_WRITE) for start in range(0, count, _MESSAGES_PER_WRITE)
-    )
+    count = len(rows.roles)
+    batches = (rows.messages_json(start, start + _MESSAGES_PER_WRITE) for start in range(0, count, _MESSAGES_PER_WRITE))
     _write_json_listing(head, "messages", batches, tail)
 
 
@@ -229,7 +241,8 @@ def run_show(args: argparse.Namespace) -> int:
 
 def _show(args: argparse.Namespace) -> int:
     stats = getattr(args, "stats", False)
-    session = open_session_arg(args, decoded=stats or CONTEXT_TYPES)  # the stats read every entry
+    session = open_session_arg(args, decoded=True) if stats else open_session_arg(args, **_SHOW_READS)  # (the
+    # stats read every entry)
     _left_for_the_exit(session)
     if stats:
         if args.leaf is not None:
@@ -247,8 +260,9 @@ def _show_session(session: Session, args: argparse.Namespace) -> int:
     if args.json:
         _write_show_json(session, args.leaf)
         return ExitCode.OK
-    context = _show_context(session, args.leaf)
-    _left_for_the_exit(context)
+    rows = _show_texts(session, args.leaf)
+    _left_for_the_exit(rows)
+    context = rows.context
     info = context.to_json(messages=False)
     model = info["model"]
     put_line(f"session  {session.id}  ({session.path})")
@@ -258,25 +272,25 @@ def _show_session(session: Session, args: argparse.Namespace) -> int:
     model_text = f"{as_text(model['provider'])}/{as_text(model['modelId'])}" if model else "(none)"
     put_line(f"model    {display_text(model_text)}")
     put_line(f"thinking {display_text(info['thinkingLevel'])}")
-    put_line(f"messages {len(context.messages)}")
-    _put_message_lines(context.messages)
+    put_line(f"messages {len(rows.roles)}")
+    _put_message_lines(rows.roles, rows.texts)
     return ExitCode.OK
 
 
-def _put_message_lines(messages: list[Any]) -> None:
-    """`show`'s line per message, `put_line`'s each (every control shown as an escape), a
-    batch of lines per write: the text is `display_text`'s (no control left), so only the
-    role's part needs `visible`, once per role."""
+def _put_message_lines(roles: list[str], texts: list[str]) -> None:
+    """`show`'s line per message (its role and text), `put_line`'s each (every control
+    shown as an escape), a batch of lines per write: the text is `display_text`'s (no
+    control left), so only the role's part needs `visible`, once per role."""
     heads: dict[str, str] = {}
     write = sys.stdout.write
-    for start in range(0, len(messages), _MESSAGES_PER_WRITE):
+    for start in range(0, len(roles), _MESSAGES_PER_WRITE):
         lines = []
-        for message in messages[start : start + _MESSAGES_PER_WRITE]:
-            role = message.role
+        stop = start + _MESSAGES_PER_WRITE
+        for role, text in zip(roles[start:stop], texts[start:stop], strict=True):
             head = heads.get(role)
             if head is None:
                 head = heads[role] = visible(f"  {role:>17}: ")
-            lines.append(f"{head}{display_text(message.text, 200) or '(no text)'}\n")
+            lines.append(f"{head}{display_text(text, 200) or '(no text)'}\n")
         write("".join(lines))
 
 

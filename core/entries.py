@@ -32,6 +32,7 @@ import orjson
 
 from .jsonl import LineError, Skipped, describe_failure, loads_line, split_lines
 from .linesource import LineSource, changed_error
+from .text import message_text
 
 # Message kinds (`Entries.message_kinds`): what a view tells about a message without its text.
 MESSAGE_OTHER = 0  # a role that is none of the below, or `message` not an object
@@ -106,7 +107,9 @@ class Entries(Sequence[dict[str, Any]]):
     `types` and `message_kinds` (a `MESSAGE_*` code, `NOT_A_MESSAGE` for other types), and
     `field_values` when the reader was asked for one field of some types (`fields`, type ->
     field, see `read_session(fields=...)`): that field's value (None when absent) for an
-    entry of those types, None for the others.
+    entry of those types, None for the others; `message_texts` when the reader was asked for
+    them (`read_session(message_texts=True)`): a `message` entry's `message_text` (its
+    `message` an object), None for the others (None: not read).
     An item is an entry's line (bytes), the entry itself, or None: read back from `source`
     at `offsets[i]`, `lengths[i]` bytes (see `read_back`).
     """
@@ -122,6 +125,7 @@ class Entries(Sequence[dict[str, Any]]):
         "field_values",
         "fields",
         "ids",
+        "message_texts",
         "parents",
         "types",
     )
@@ -140,8 +144,10 @@ class Entries(Sequence[dict[str, Any]]):
         plain_types: bool | None = None,
         fields: Mapping[str, str] | None = None,
         field_values: list[Any] | None = None,
+        message_texts: list[str | None] | None = None,
     ) -> None:
         self._items = items
+        self.message_texts = message_texts
         self.fields: Mapping[str, str] | None = fields if field_values is not None else None
         self.field_values: list[Any] | None = field_values
         self.ids, self.parents, self.types = ids, parents, types
@@ -276,6 +282,7 @@ class Entries(Sequence[dict[str, Any]]):
             self._source,
             fields=self.fields,
             field_values=None if self.field_values is None else [self.field_values[position] for position in keep],
+            message_texts=None if self.message_texts is None else [self.message_texts[position] for position in keep],
         )
 
     def where(self, kinds: Iterable[str]) -> Iterator[dict[str, Any]]:
@@ -438,12 +445,17 @@ class Parsed:
         "parents",
         "skipped",
         "source",
+        "texts",
         "types",
         "unchained",
     )
 
     def __init__(
-        self, source: LineSource | None = None, fields: Mapping[str, str] | None = None, message_kinds: bool = True
+        self,
+        source: LineSource | None = None,
+        fields: Mapping[str, str] | None = None,
+        message_kinds: bool = True,
+        message_texts: bool = False,
     ) -> None:
         self.source = source  # where lines not kept are read back from (None: every line's bytes kept)
         # Entry type -> the one field of it a caller reads (`read_session(fields=...)`): that
@@ -459,7 +471,11 @@ class Parsed:
         self.types: list[Any] = []
         # MESSAGE_* of each `message`, NOT_A_MESSAGE of the others (None: not asked for, see
         # `Entries.message_kinds`; a message's `message` is then not even looked at)
-        self.kinds: bytearray | None = bytearray() if message_kinds else None
+        self.kinds: bytearray | None = bytearray() if message_kinds or message_texts else None
+        # Each object's `message_text` if it is a `message` whose `message` is an object, else
+        # None (None: not asked for, see `read_session(message_texts=True)`): what `show`
+        # prints of a message, read as it is parsed, so the message itself need not be kept.
+        self.texts: list[str | None] | None = [] if message_texts else None
         self.lines = array("q")
         self.skipped: list[Skipped] = []
         self.first_end: int | None = None
@@ -517,6 +533,7 @@ def parse_lines(
     offset = base_offset  # where the line being parsed starts
     skipped = parsed.skipped
     add_kind = parsed.kinds.append if parsed.kinds is not None else None
+    add_text = parsed.texts.append if parsed.texts is not None else None
     add_unchained = parsed.unchained.append
     loads = orjson.loads
     decode_error = orjson.JSONDecodeError
@@ -556,14 +573,20 @@ def parse_lines(
         get = value.get
         kind = get("type")
         code = NOT_A_MESSAGE
+        text = None
         if kind.__class__ is str:  # a few distinct values, millions of copies: share one each
             kind = intern(kind)
             if kind in keep_types:
                 item = value
             if kind == "message" and add_kind is not None:
-                code = message_kind(get("message"))
+                message = get("message")
+                code = message_kind(message)
+                if add_text is not None and message.__class__ is dict:
+                    text = message_text(message)
         if add_kind is not None:
             add_kind(code)
+        if add_text is not None:
+            add_text(text)
         if add_field is not None:
             field = fields.get(kind) if kind.__class__ is str else None
             add_field(None if field is None else get(field))
@@ -663,12 +686,16 @@ def _parse_clean_block(
     else:
         items = split_lines(lines)[:count] if keepends else lines[:count]
     kinds = bytearray([NOT_A_MESSAGE]) * count if parsed.kinds is not None else None
+    texts: list[str | None] | None = [None] * count if parsed.texts is not None else None
     for position, value in zip(compress(range(count), map(special.__contains__, types)), values, strict=True):
         kind = types[position]
         if kind in keep_types:
             items[position] = value
         if kind == "message" and kinds is not None:
-            kinds[position] = message_kind(value.get("message"))
+            message = value.get("message")
+            kinds[position] = message_kind(message)
+            if texts is not None and message.__class__ is dict:
+                texts[position] = message_text(message)
     # (Into the arrays from lists: `fromlist` is about twice as fast as extending from an iterator.)
     if keepends:
         sizes = list(map(len, lines))  # (newlines included)
@@ -688,6 +715,8 @@ def _parse_clean_block(
     parsed.types.extend(types)
     if kinds is not None:
         parsed.kinds.extend(kinds)  # type: ignore[union-attr]
+    if texts is not None:
+        parsed.texts.extend(texts)  # type: ignore[union-attr]
     if parsed.field_values is not None:
         parsed.field_values.extend(field_values)
     parsed.lines.fromlist(list(range(first_line, first_line + count)))
