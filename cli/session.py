@@ -22,7 +22,7 @@ from typing import Any
 from seance.core.context import CONTEXT_TYPES, ContextTexts, SessionContext, build_session_context, context_texts
 from seance.core.gcpause import freeze_long_lived, gc_paused
 from seance.core.session import NotASession, Session, read_session
-from seance.core.text import as_text, display_text, json_bytes, json_safe, visible
+from seance.core.text import as_text, display_text, json_bytes, json_safe, message_text, visible
 
 from .errors import CliError, ExitCode
 from .output import put_line, say
@@ -59,15 +59,15 @@ def open_session_arg(
     decoded: bool | Collection[str] = False,
     fields: Mapping[str, str] | None = None,
     message_kinds: bool = True,
-    message_texts: bool = False,
+    message_facts: Any = None,
 ) -> Session:
     """Load the SESSION argument: a path, or an id prefix under `--root` from `--cwd`.
-    `decoded`, `fields`, `message_kinds`, `message_texts`: what the command reads of the
+    `decoded`, `fields`, `message_kinds`, `message_facts`: what the command reads of the
     entries (see `read_session`)."""
     path = session_path(args.session, args)
     # read-only: no content hash
     result = read_session(
-        path, digest=False, decoded=decoded, fields=fields, message_kinds=message_kinds, message_texts=message_texts
+        path, digest=False, decoded=decoded, fields=fields, message_kinds=message_kinds, message_facts=message_facts
     )
     if isinstance(result, NotASession):
         code = ExitCode.NOT_FOUND if result.reason == "no such file" else ExitCode.BAD_INPUT
@@ -104,8 +104,8 @@ def _show_texts(session: Session, leaf: str | None) -> ContextTexts:
 
 
 # What `show` reads: the context's entries kept decoded as they are parsed, but the messages
-# (most of a session) only as their texts (`read_session(message_texts=True)`).
-_SHOW_READS: dict[str, Any] = {"decoded": CONTEXT_TYPES - {"message"}, "message_texts": True}
+# (most of a session) only as their texts (`read_session(message_facts=message_text)`).
+_SHOW_READS: dict[str, Any] = {"decoded": CONTEXT_TYPES - {"message"}, "message_facts": message_text}
 
 
 def _show_object(session: Session, context: SessionContext) -> dict[str, Any]:

@@ -306,14 +306,14 @@ class ContextTexts:
 
 def context_texts(session: Session | SessionTree, leaf: Any = _DEFAULT) -> ContextTexts:
     """`build_session_context(session, leaf)` as `ContextTexts`.  For a session read with
-    `read_session(message_texts=True)` the messages' texts are its column's: a `message`
+    `read_session(message_facts=message_text)` the messages' texts are its column's: a `message`
     entry whose role its kind names is never decoded (`show` of 200,000 messages keeps none
     of them); any other candidate is read as `build_session_context` reads it."""
     tree = session.tree if isinstance(session, Session) else session
     entries = tree.entries
     with gc_paused():
         target = _target(tree, leaf)
-        texts = entries.message_texts
+        texts = entries.message_facts if entries.message_facts_of is message_text else None
         if target is None or texts is None:
             context = _context_at(tree, leaf)
             made, context.messages = context.messages, []

@@ -22,7 +22,7 @@ asking twice in a row gives the same dict; iterating decodes each entry once and
 from __future__ import annotations
 
 from array import array
-from collections.abc import Collection, ItemsView, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, ItemsView, Iterable, Iterator, Mapping, Sequence
 from itertools import accumulate, compress, islice, repeat
 from operator import add, ne, sub
 from sys import intern
@@ -32,7 +32,6 @@ import orjson
 
 from .jsonl import LineError, Skipped, describe_failure, loads_line, split_lines
 from .linesource import LineSource, changed_error
-from .text import message_text
 
 # Message kinds (`Entries.message_kinds`): what a view tells about a message without its text.
 MESSAGE_OTHER = 0  # a role that is none of the below, or `message` not an object
@@ -107,9 +106,9 @@ class Entries(Sequence[dict[str, Any]]):
     `types` and `message_kinds` (a `MESSAGE_*` code, `NOT_A_MESSAGE` for other types), and
     `field_values` when the reader was asked for one field of some types (`fields`, type ->
     field, see `read_session(fields=...)`): that field's value (None when absent) for an
-    entry of those types, None for the others; `message_texts` when the reader was asked for
-    them (`read_session(message_texts=True)`): a `message` entry's `message_text` (its
-    `message` an object), None for the others (None: not read).
+    entry of those types, None for the others; `message_facts` when the reader was asked for
+    them (`read_session(message_facts=f)`, `message_facts_of` is `f`): `f(message)` of a
+    `message` entry whose `message` is an object, None for the others (None: not read).
     An item is an entry's line (bytes), the entry itself, or None: read back from `source`
     at `offsets[i]`, `lengths[i]` bytes (see `read_back`).
     """
@@ -125,7 +124,8 @@ class Entries(Sequence[dict[str, Any]]):
         "field_values",
         "fields",
         "ids",
-        "message_texts",
+        "message_facts",
+        "message_facts_of",
         "parents",
         "types",
     )
@@ -144,10 +144,12 @@ class Entries(Sequence[dict[str, Any]]):
         plain_types: bool | None = None,
         fields: Mapping[str, str] | None = None,
         field_values: list[Any] | None = None,
-        message_texts: list[str | None] | None = None,
+        message_facts: list[Any] | None = None,
+        message_facts_of: Callable[[dict[str, Any]], Any] | None = None,
     ) -> None:
         self._items = items
-        self.message_texts = message_texts
+        self.message_facts = message_facts
+        self.message_facts_of = message_facts_of if message_facts is not None else None
         self.fields: Mapping[str, str] | None = fields if field_values is not None else None
         self.field_values: list[Any] | None = field_values
         self.ids, self.parents, self.types = ids, parents, types
@@ -282,7 +284,8 @@ class Entries(Sequence[dict[str, Any]]):
             self._source,
             fields=self.fields,
             field_values=None if self.field_values is None else [self.field_values[position] for position in keep],
-            message_texts=None if self.message_texts is None else [self.message_texts[position] for position in keep],
+            message_facts=None if self.message_facts is None else [self.message_facts[position] for position in keep],
+            message_facts_of=self.message_facts_of,
         )
 
     def where(self, kinds: Iterable[str]) -> Iterator[dict[str, Any]]:
@@ -433,6 +436,8 @@ class Parsed:
 
     __slots__ = (
         "clean",
+        "facts",
+        "facts_of",
         "field_values",
         "fields",
         "first_end",
@@ -445,7 +450,6 @@ class Parsed:
         "parents",
         "skipped",
         "source",
-        "texts",
         "types",
         "unchained",
     )
@@ -455,7 +459,7 @@ class Parsed:
         source: LineSource | None = None,
         fields: Mapping[str, str] | None = None,
         message_kinds: bool = True,
-        message_texts: bool = False,
+        message_facts: Callable[[dict[str, Any]], Any] | None = None,
     ) -> None:
         self.source = source  # where lines not kept are read back from (None: every line's bytes kept)
         # Entry type -> the one field of it a caller reads (`read_session(fields=...)`): that
@@ -471,11 +475,12 @@ class Parsed:
         self.types: list[Any] = []
         # MESSAGE_* of each `message`, NOT_A_MESSAGE of the others (None: not asked for, see
         # `Entries.message_kinds`; a message's `message` is then not even looked at)
-        self.kinds: bytearray | None = bytearray() if message_kinds or message_texts else None
-        # Each object's `message_text` if it is a `message` whose `message` is an object, else
-        # None (None: not asked for, see `read_session(message_texts=True)`): what `show`
-        # prints of a message, read as it is parsed, so the message itself need not be kept.
-        self.texts: list[str | None] | None = [] if message_texts else None
+        self.kinds: bytearray | None = bytearray() if message_kinds or message_facts else None
+        # `facts_of(message)` of each object that is a `message` whose `message` is an object,
+        # else None (None: not asked for, see `read_session(message_facts=...)`): what a
+        # caller reads of each message, made as it is parsed, so the message need not be kept.
+        self.facts_of = message_facts
+        self.facts: list[Any] | None = [] if message_facts else None
         self.lines = array("q")
         self.skipped: list[Skipped] = []
         self.first_end: int | None = None
@@ -533,7 +538,8 @@ def parse_lines(
     offset = base_offset  # where the line being parsed starts
     skipped = parsed.skipped
     add_kind = parsed.kinds.append if parsed.kinds is not None else None
-    add_text = parsed.texts.append if parsed.texts is not None else None
+    facts_of = parsed.facts_of
+    add_facts = parsed.facts.append if parsed.facts is not None else None
     add_unchained = parsed.unchained.append
     loads = orjson.loads
     decode_error = orjson.JSONDecodeError
@@ -573,7 +579,7 @@ def parse_lines(
         get = value.get
         kind = get("type")
         code = NOT_A_MESSAGE
-        text = None
+        facts = None
         if kind.__class__ is str:  # a few distinct values, millions of copies: share one each
             kind = intern(kind)
             if kind in keep_types:
@@ -581,12 +587,12 @@ def parse_lines(
             if kind == "message" and add_kind is not None:
                 message = get("message")
                 code = message_kind(message)
-                if add_text is not None and message.__class__ is dict:
-                    text = message_text(message)
+                if facts_of is not None and message.__class__ is dict:
+                    facts = facts_of(message)
         if add_kind is not None:
             add_kind(code)
-        if add_text is not None:
-            add_text(text)
+        if add_facts is not None:
+            add_facts(facts)
         if add_field is not None:
             field = fields.get(kind) if kind.__class__ is str else None
             add_field(None if field is None else get(field))
@@ -686,7 +692,8 @@ def _parse_clean_block(
     else:
         items = split_lines(lines)[:count] if keepends else lines[:count]
     kinds = bytearray([NOT_A_MESSAGE]) * count if parsed.kinds is not None else None
-    texts: list[str | None] | None = [None] * count if parsed.texts is not None else None
+    facts_of = parsed.facts_of
+    facts: list[Any] | None = [None] * count if parsed.facts is not None else None
     for position, value in zip(compress(range(count), map(special.__contains__, types)), values, strict=True):
         kind = types[position]
         if kind in keep_types:
@@ -694,8 +701,8 @@ def _parse_clean_block(
         if kind == "message" and kinds is not None:
             message = value.get("message")
             kinds[position] = message_kind(message)
-            if texts is not None and message.__class__ is dict:
-                texts[position] = message_text(message)
+            if facts is not None and message.__class__ is dict:
+                facts[position] = facts_of(message)  # type: ignore[misc]
     # (Into the arrays from lists: `fromlist` is about twice as fast as extending from an iterator.)
     if keepends:
         sizes = list(map(len, lines))  # (newlines included)
@@ -715,8 +722,8 @@ def _parse_clean_block(
     parsed.types.extend(types)
     if kinds is not None:
         parsed.kinds.extend(kinds)  # type: ignore[union-attr]
-    if texts is not None:
-        parsed.texts.extend(texts)  # type: ignore[union-attr]
+    if facts is not None:
+        parsed.facts.extend(facts)  # type: ignore[union-attr]
     if parsed.field_values is not None:
         parsed.field_values.extend(field_values)
     parsed.lines.fromlist(list(range(first_line, first_line + count)))

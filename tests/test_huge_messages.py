@@ -6,7 +6,7 @@ general paths do:
   payload: the command as it was);
 * the context read off the columns (`build_session_context`) equals the whole path read entry
   by entry (the code as it was: `_reference_context`);
-* a read that keeps each message's text instead of the message (`read_session(message_texts=True)`,
+* a read that keeps each message's text instead of the message (`read_session(message_facts=message_text)`,
   `show`) keeps no message decoded, and its `context_texts` are the context's messages;
 * `ToolCallsFromEnd` (the tree view's calls, read from the end only as far as asked) answers
   as `tool_calls_by_id` does;
@@ -310,7 +310,7 @@ def test_the_context_read_off_the_columns_equals_the_whole_path_read_120_trials(
 
 
 def _assert_texts_read_matches(path: Path, targets: int) -> None:
-    """A read with `message_texts` (as `show` reads, kept in memory and read back by offset):
+    """A read with the messages' texts (as `show` reads, kept in memory and read back by offset):
     no message kept decoded, each message's text its column's, and `context_texts` at the
     leaf and at other entries the messages and settings of the context on a full read."""
     general = _read(path, decoded=True)
@@ -318,7 +318,7 @@ def _assert_texts_read_matches(path: Path, targets: int) -> None:
     for by_offset in (False, True):
         session = _read(path, by_offset=by_offset, **cli_session._SHOW_READS)
         entries = session.entries
-        texts = entries.message_texts
+        texts = entries.message_facts
         if texts is None:  # (a file whose entries are all decoded: read as before)
             assert general.disk_version < 3 or general.dialect == "operator", path.name
         else:
