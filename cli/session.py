@@ -16,7 +16,7 @@ import sys
 from collections.abc import Collection, Iterator, Mapping
 from contextlib import contextmanager
 from itertools import chain, compress, islice, pairwise, repeat
-from operator import is_
+from operator import is_, is_not
 from typing import Any
 
 from seance.core.context import CONTEXT_TYPES, ContextTexts, SessionContext, build_session_context, context_texts
@@ -317,14 +317,17 @@ def run_tree(args: argparse.Namespace) -> int:
 
 
 def tree_text_reads() -> dict[str, Any]:
-    """What `tree --text` reads of a session (`read_session`'s `decoded` and `fields`): the
-    entries whose row reads more than their type, kept decoded as they are parsed, except
-    those whose row reads one field (thousands of an extension's `custom` entries): of those
-    the field only.  (Summarising every entry, it would otherwise parse each line twice.)"""
-    from seance.core.summary import ONE_FIELD, ROW_READS  # (here: only --text summarises)
+    """What `tree --text` reads of a session (`read_session`'s `decoded`, `fields` and
+    `message_facts`): the entries whose row reads more than their type, kept decoded as they
+    are parsed, except those whose row reads one field (thousands of an extension's `custom`
+    entries): of those the field only; and the messages (most of a session), whose rows are
+    read as they are parsed (`summary.message_row`), not kept.  (Summarising every entry, it
+    would otherwise parse each line twice.)"""
+    from seance.core.summary import ONE_FIELD, ROW_READS, message_row  # (here: only --text summarises)
 
     # (`model_change` is never a field: the reader may rewrite its `modelId`, see `read_session`)
-    return {"decoded": ROW_READS - ONE_FIELD.keys() | {"model_change"}, "fields": ONE_FIELD}
+    decoded = ROW_READS - ONE_FIELD.keys() - {"message"} | {"model_change"}
+    return {"decoded": decoded, "fields": ONE_FIELD, "message_facts": message_row}
 
 
 _LINES_PER_WRITE = 10_000
@@ -418,10 +421,18 @@ class _SummaryTexts(dict):
 def _row_texts(entries: Any) -> list[str]:
     """Each entry's row text (its summary cut to 100 characters, as `entry_summary_text`
     gives), in file order.  An entry whose row reads one field (`summary.ONE_FIELD`) read
-    with it (`Entries.field_values`): one row made per distinct value; any other entry's
-    from the entry (decoded as read, see `tree_text_reads`)."""
+    with it (`Entries.field_values`): one row made per distinct value; a message's from
+    what was read of it as it was parsed (`Entries.message_facts`); any other entry's from
+    the entry (decoded as read, see `tree_text_reads`)."""
     from seance.core.entries import MESSAGE_TOOL_RESULT
-    from seance.core.summary import ONE_FIELD, entry_summary_text, summarize, tool_calls_by_id
+    from seance.core.summary import (
+        ONE_FIELD,
+        entry_summary_text,
+        message_row,
+        message_row_texts,
+        summarize,
+        tool_calls_by_id,
+    )
 
     count, types, values = len(entries), entries.types, entries.field_values
     texts: list[Any] = [None] * count  # (None: made from the entry, below)
@@ -432,7 +443,13 @@ def _row_texts(entries: Any) -> list[str]:
         except TypeError:  # an unhashable value (a list for a customType): such values read as any other
             values = [value if value is None or value.__class__ is str else _ODD for value in values]
             texts = list(map(rows.__getitem__, zip(types, values, strict=True)))
-    calls = tool_calls_by_id(entries) if MESSAGE_TOOL_RESULT in entries.message_kinds else {}  # (only results read it)
+    facts = entries.message_facts if entries.message_facts_of is message_row else None
+    if facts is not None:  # the messages' rows, read as they were parsed (a message not an object: below)
+        read = list(compress(range(count), map(is_not, facts, repeat(None))))
+        for position, text in zip(read, message_row_texts(list(map(facts.__getitem__, read))), strict=True):
+            texts[position] = text
+    # (only a tool result's row reads the calls: with the facts read, each one's row is made)
+    calls = tool_calls_by_id(entries) if facts is None and MESSAGE_TOOL_RESULT in entries.message_kinds else {}
     # The others' rows, each made from its entry at C speed (a map, no loop of our own): nearly
     # every one is a message, whose summary no other row shares.
     made = list(compress(range(count), map(is_, texts, repeat(None))))

@@ -197,6 +197,28 @@ def test_tool_calls_from_the_end_equal_tool_calls_by_id_asked_in_any_order_200_t
         session.close()
 
 
+def test_tree_text_with_the_message_rows_read_as_parsed_equals_the_general_path_200_trials(tmp_path: Path) -> None:
+    """Calls reusing ids (in one message and across them), results before, after and without
+    their call, messages that are not objects: `tree --text` reading each message's row as it
+    is parsed (`summary.message_row`) keeps no message decoded and prints the general path."""
+    from test_tree_text_fast import _assert_same_text
+
+    rng = random.Random(17)
+    for trial in range(200):
+        path = tmp_path / f"rows{trial}.jsonl"
+        lines = _calls_lines(rng, rng.randrange(0, 60))
+        if trial % 2:  # (and a fork: the rows laid out by the tree view's model)
+            lines.append(_line({"type": "message", "id": "fork", "parentId": "e0", "message": {"role": "user"}}))
+        path.write_bytes(b"".join(lines))
+        _assert_same_text(path)
+        session = _read(path, **cli_session.tree_text_reads())
+        entries = session.entries
+        assert entries.message_facts is not None, trial
+        for position, kind in enumerate(entries.types):
+            assert kind != "message" or entries._items[position].__class__ is not dict, (trial, position)
+        session.close()
+
+
 def test_the_tree_views_summaries_with_calls_read_from_the_end_equal_the_full_maps(tmp_path: Path) -> None:
     """Every row's summary, asked leaf first (as the view opens) and then in file order."""
     from seance.app.tree_model import TreeModel
