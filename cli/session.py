@@ -281,17 +281,14 @@ def _put_message_lines(roles: list[str], texts: list[str]) -> None:
     """`show`'s line per message (its role and text), `put_line`'s each (every control
     shown as an escape), a batch of lines per write: the text is `display_text`'s (no
     control left), so only the role's part needs `visible`, once per role."""
-    heads: dict[str, str] = {}
+    heads = {role: visible(f"  {role:>17}: ") for role in set(roles)}
     write = sys.stdout.write
     for start in range(0, len(roles), _MESSAGES_PER_WRITE):
-        lines = []
         stop = start + _MESSAGES_PER_WRITE
-        for role, text in zip(roles[start:stop], texts[start:stop], strict=True):
-            head = heads.get(role)
-            if head is None:
-                head = heads[role] = visible(f"  {role:>17}: ")
-            lines.append(f"{head}{display_text(text, 200) or '(no text)'}\n")
-        write("".join(lines))
+        shown = list(map(display_text, texts[start:stop], repeat(200)))  # (a map: no loop of ours per line)
+        if "" in shown:
+            shown = [text or "(no text)" for text in shown]
+        write("".join(chain.from_iterable(zip(map(heads.__getitem__, roles[start:stop]), shown, repeat("\n")))))
 
 
 def run_tree(args: argparse.Namespace) -> int:
