@@ -443,8 +443,11 @@ def _row_texts(entries: Any) -> list[str]:
     facts = entries.message_facts if entries.message_facts_of is message_row else None
     if facts is not None:  # the messages' rows, read as they were parsed (a message not an object: below)
         read = list(compress(range(count), map(is_not, facts, repeat(None))))
-        for position, text in zip(read, message_row_texts(list(map(facts.__getitem__, read))), strict=True):
-            texts[position] = text
+        if len(read) == count:  # every entry a message (an agent's huge session): the column as it is
+            texts = list(message_row_texts(facts))
+        else:
+            for position, text in zip(read, message_row_texts(list(map(facts.__getitem__, read))), strict=True):
+                texts[position] = text
     # (only a tool result's row reads the calls: with the facts read, each one's row is made)
     calls = tool_calls_by_id(entries) if facts is None and MESSAGE_TOOL_RESULT in entries.message_kinds else {}
     # The others' rows, each made from its entry at C speed (a map, no loop of our own): nearly
