@@ -24,7 +24,7 @@ from __future__ import annotations
 from array import array
 from collections.abc import Callable, Collection, ItemsView, Iterable, Iterator, Mapping, Sequence
 from itertools import accumulate, compress, islice, repeat
-from operator import add, eq, ne, sub
+from operator import add, ne, sub
 from sys import intern
 from typing import Any, overload
 
@@ -709,12 +709,12 @@ def _parse_clean_block(
     elif coding:
         kinds = bytearray([NOT_A_MESSAGE]) * count
         facts = [None] * count if facts_of is not None else None
-        messages = list(compress(range(count), map(eq, types, repeat("message"))))
-        for position, code in zip(messages, codes, strict=True):
+        position = -1
+        for index, code in enumerate(codes):  # (each message found by `index`: the types are interned)
+            position = types.index("message", position + 1)
             kinds[position] = code
-        if facts is not None:
-            for position, fact in zip(messages, message_facts, strict=True):
-                facts[position] = fact
+            if facts is not None:
+                facts[position] = message_facts[index]
     for position, value in zip(compress(range(count), map(keep_types.__contains__, types)), values, strict=True):
         items[position] = value
     # (Into the arrays from lists: `fromlist` is about twice as fast as extending from an iterator.)
