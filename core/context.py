@@ -319,9 +319,17 @@ def context_texts(session: Session | SessionTree, leaf: Any = _DEFAULT) -> Conte
             made, context.messages = context.messages, []
             return ContextTexts(context, [m.role for m in made], [m.text for m in made], [m.entry_id for m in made])
         context, head, positions = _context_candidates(tree, target)
-        roles: list[Any] = list(map(_ROLE_OF_CODE.get, map(entries.message_kinds.__getitem__, positions)))
-        row_texts: list[Any] = list(map(texts.__getitem__, positions))  # (a str at each position whose role is named)
-        rows = ContextTexts(context, roles, row_texts, list(map(entries.ids.__getitem__, positions)))
+        codes, ids = entries.message_kinds, entries.ids
+        if positions and positions[-1] - positions[0] + 1 == len(positions):  # a run (a chain of messages): slices
+            start, stop = positions[0], positions[-1] + 1
+            roles: list[Any] = list(map(_ROLE_OF_CODE.get, codes[start:stop]))
+            row_texts: list[Any] = texts[start:stop]  # (a str at each position whose role is named)
+            row_ids = ids[start:stop]
+        else:
+            roles = list(map(_ROLE_OF_CODE.get, map(codes.__getitem__, positions)))
+            row_texts = list(map(texts.__getitem__, positions))
+            row_ids = list(map(ids.__getitem__, positions))
+        rows = ContextTexts(context, roles, row_texts, row_ids)
         if None in roles:  # a message of another role, a custom message, a branch summary: read (few)
             odd = list(compress(range(len(roles)), map(is_, roles, repeat(None))))
             for index in reversed(odd):
