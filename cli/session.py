@@ -241,8 +241,8 @@ def run_show(args: argparse.Namespace) -> int:
 
 def _show(args: argparse.Namespace) -> int:
     stats = getattr(args, "stats", False)
-    session = open_session_arg(args, decoded=True) if stats else open_session_arg(args, **_SHOW_READS)  # (the
-    # stats read every entry)
+    # (the stats read every entry)
+    session = open_session_arg(args, decoded=True) if stats else open_session_arg(args, **_SHOW_READS)
     _left_for_the_exit(session)
     if stats:
         if args.leaf is not None:
