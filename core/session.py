@@ -531,8 +531,9 @@ def read_session(
     `message_facts`: a function of a message (a `message` entry's `message`, an object) that
     gives what the caller reads of it (`show`: its `message_text`, see `context.context_texts`;
     `tree --text`: its row): applied to each message as it is parsed (`Entries.message_facts`),
-    so the messages need not be kept decoded.  A file whose entries are all decoded (older
-    versions, the Python port) has none (None: read the entries).
+    so the messages need not be kept decoded (their kinds are read with them, whatever
+    `message_kinds` says).  A file whose entries are all decoded (older versions, the Python
+    port) has none (None: read the entries).
     """
     if fields:
         fields = {kind: name for kind, name in fields.items() if kind != "model_change"}
