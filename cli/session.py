@@ -16,13 +16,13 @@ import sys
 from collections.abc import Collection, Iterator, Mapping
 from contextlib import contextmanager
 from itertools import chain, compress, islice, pairwise, repeat
-from operator import is_
+from operator import is_, is_not
 from typing import Any
 
-from seance.core.context import CONTEXT_TYPES, SessionContext, build_session_context
+from seance.core.context import CONTEXT_TYPES, ContextTexts, SessionContext, build_session_context, context_texts
 from seance.core.gcpause import freeze_long_lived, gc_paused
 from seance.core.session import NotASession, Session, read_session
-from seance.core.text import as_text, display_text, json_bytes, json_safe, visible
+from seance.core.text import as_text, display_text, json_bytes, json_safe, message_text, visible
 
 from .errors import CliError, ExitCode
 from .output import put_line, say
@@ -59,12 +59,16 @@ def open_session_arg(
     decoded: bool | Collection[str] = False,
     fields: Mapping[str, str] | None = None,
     message_kinds: bool = True,
+    message_facts: Any = None,
 ) -> Session:
     """Load the SESSION argument: a path, or an id prefix under `--root` from `--cwd`.
-    `decoded`, `fields`, `message_kinds`: what the command reads of the entries (see `read_session`)."""
+    `decoded`, `fields`, `message_kinds`, `message_facts`: what the command reads of the
+    entries (see `read_session`)."""
     path = session_path(args.session, args)
     # read-only: no content hash
-    result = read_session(path, digest=False, decoded=decoded, fields=fields, message_kinds=message_kinds)
+    result = read_session(
+        path, digest=False, decoded=decoded, fields=fields, message_kinds=message_kinds, message_facts=message_facts
+    )
     if isinstance(result, NotASession):
         code = ExitCode.NOT_FOUND if result.reason == "no such file" else ExitCode.BAD_INPUT
         raise CliError(f"{result.path}: not a session ({result.reason})", code)
@@ -92,6 +96,16 @@ def show_payload(session: Session, leaf: str | None = None) -> dict[str, Any]:
 def _show_context(session: Session, leaf: str | None) -> SessionContext:
     """The context `show` prints: at `leaf`, or at the session's leaf (None)."""
     return build_session_context(session) if leaf is None else build_session_context(session, leaf)
+
+
+def _show_texts(session: Session, leaf: str | None) -> ContextTexts:
+    """`_show_context` as the columns `show` prints (see `context_texts`)."""
+    return context_texts(session) if leaf is None else context_texts(session, leaf)
+
+
+# What `show` reads: the context's entries kept decoded as they are parsed, but the messages
+# (most of a session) only as their texts (`read_session(message_facts=message_text)`).
+_SHOW_READS: dict[str, Any] = {"decoded": CONTEXT_TYPES - {"message"}, "message_facts": message_text}
 
 
 def _show_object(session: Session, context: SessionContext) -> dict[str, Any]:
@@ -179,15 +193,13 @@ _MESSAGES_PER_WRITE = 10_000
 def _write_show_json(session: Session, leaf: str | None) -> None:
     """`write_json(show_payload(session, leaf))`, a batch of messages at a time (see
     `_write_json_listing`): neither every message's dict nor the whole answer's bytes held."""
-    context = _show_context(session, leaf)
-    _left_for_the_exit(context)
-    items = list(_show_object(session, context).items())
+    rows = _show_texts(session, leaf)
+    _left_for_the_exit(rows)
+    items = list(_show_object(session, rows.context).items())
     at = [key for key, _value in items].index("messages")  # (the keys around it, in their order)
     head, tail = dict(items[:at]), dict(items[at + 1 :])
-    count = len(context.messages)
-    batches = (
-        context.messages_json(start, start + _MESSAGES_PER_WRITE) for start in range(0, count, _MESSAGES_PER_WRITE)
-    )
+    count = len(rows.roles)
+    batches = (rows.messages_json(start, start + _MESSAGES_PER_WRITE) for start in range(0, count, _MESSAGES_PER_WRITE))
     _write_json_listing(head, "messages", batches, tail)
 
 
@@ -229,7 +241,8 @@ def run_show(args: argparse.Namespace) -> int:
 
 def _show(args: argparse.Namespace) -> int:
     stats = getattr(args, "stats", False)
-    session = open_session_arg(args, decoded=stats or CONTEXT_TYPES)  # the stats read every entry
+    # (the stats read every entry)
+    session = open_session_arg(args, decoded=True) if stats else open_session_arg(args, **_SHOW_READS)
     _left_for_the_exit(session)
     if stats:
         if args.leaf is not None:
@@ -247,8 +260,9 @@ def _show_session(session: Session, args: argparse.Namespace) -> int:
     if args.json:
         _write_show_json(session, args.leaf)
         return ExitCode.OK
-    context = _show_context(session, args.leaf)
-    _left_for_the_exit(context)
+    rows = _show_texts(session, args.leaf)
+    _left_for_the_exit(rows)
+    context = rows.context
     info = context.to_json(messages=False)
     model = info["model"]
     put_line(f"session  {session.id}  ({session.path})")
@@ -258,26 +272,23 @@ def _show_session(session: Session, args: argparse.Namespace) -> int:
     model_text = f"{as_text(model['provider'])}/{as_text(model['modelId'])}" if model else "(none)"
     put_line(f"model    {display_text(model_text)}")
     put_line(f"thinking {display_text(info['thinkingLevel'])}")
-    put_line(f"messages {len(context.messages)}")
-    _put_message_lines(context.messages)
+    put_line(f"messages {len(rows.roles)}")
+    _put_message_lines(rows.roles, rows.texts)
     return ExitCode.OK
 
 
-def _put_message_lines(messages: list[Any]) -> None:
-    """`show`'s line per message, `put_line`'s each (every control shown as an escape), a
-    batch of lines per write: the text is `display_text`'s (no control left), so only the
-    role's part needs `visible`, once per role."""
-    heads: dict[str, str] = {}
+def _put_message_lines(roles: list[str], texts: list[str]) -> None:
+    """`show`'s line per message (its role and text), `put_line`'s each (every control
+    shown as an escape), a batch of lines per write: the text is `display_text`'s (no
+    control left), so only the role's part needs `visible`, once per role."""
+    heads = {role: visible(f"  {role:>17}: ") for role in set(roles)}
     write = sys.stdout.write
-    for start in range(0, len(messages), _MESSAGES_PER_WRITE):
-        lines = []
-        for message in messages[start : start + _MESSAGES_PER_WRITE]:
-            role = message.role
-            head = heads.get(role)
-            if head is None:
-                head = heads[role] = visible(f"  {role:>17}: ")
-            lines.append(f"{head}{display_text(message.text, 200) or '(no text)'}\n")
-        write("".join(lines))
+    for start in range(0, len(roles), _MESSAGES_PER_WRITE):
+        stop = start + _MESSAGES_PER_WRITE
+        shown = list(map(display_text, texts[start:stop], repeat(200)))  # (a map: no loop of ours per line)
+        if "" in shown:
+            shown = [text or "(no text)" for text in shown]
+        write("".join(chain.from_iterable(zip(map(heads.__getitem__, roles[start:stop]), shown, repeat("\n")))))
 
 
 def run_tree(args: argparse.Namespace) -> int:
@@ -303,14 +314,17 @@ def run_tree(args: argparse.Namespace) -> int:
 
 
 def tree_text_reads() -> dict[str, Any]:
-    """What `tree --text` reads of a session (`read_session`'s `decoded` and `fields`): the
-    entries whose row reads more than their type, kept decoded as they are parsed, except
-    those whose row reads one field (thousands of an extension's `custom` entries): of those
-    the field only.  (Summarising every entry, it would otherwise parse each line twice.)"""
-    from seance.core.summary import ONE_FIELD, ROW_READS  # (here: only --text summarises)
+    """What `tree --text` reads of a session (`read_session`'s `decoded`, `fields` and
+    `message_facts`): the entries whose row reads more than their type, kept decoded as they
+    are parsed, except those whose row reads one field (thousands of an extension's `custom`
+    entries): of those the field only; and the messages (most of a session), whose rows are
+    read as they are parsed (`summary.message_row`), not kept.  (Summarising every entry, it
+    would otherwise parse each line twice.)"""
+    from seance.core.summary import ONE_FIELD, ROW_READS, message_row  # (here: only --text summarises)
 
     # (`model_change` is never a field: the reader may rewrite its `modelId`, see `read_session`)
-    return {"decoded": ROW_READS - ONE_FIELD.keys() | {"model_change"}, "fields": ONE_FIELD}
+    decoded = ROW_READS - ONE_FIELD.keys() - {"message"} | {"model_change"}
+    return {"decoded": decoded, "fields": ONE_FIELD, "message_facts": message_row}
 
 
 _LINES_PER_WRITE = 10_000
@@ -404,10 +418,18 @@ class _SummaryTexts(dict):
 def _row_texts(entries: Any) -> list[str]:
     """Each entry's row text (its summary cut to 100 characters, as `entry_summary_text`
     gives), in file order.  An entry whose row reads one field (`summary.ONE_FIELD`) read
-    with it (`Entries.field_values`): one row made per distinct value; any other entry's
-    from the entry (decoded as read, see `tree_text_reads`)."""
+    with it (`Entries.field_values`): one row made per distinct value; a message's from
+    what was read of it as it was parsed (`Entries.message_facts`); any other entry's from
+    the entry (decoded as read, see `tree_text_reads`)."""
     from seance.core.entries import MESSAGE_TOOL_RESULT
-    from seance.core.summary import ONE_FIELD, entry_summary_text, summarize, tool_calls_by_id
+    from seance.core.summary import (
+        ONE_FIELD,
+        entry_summary_text,
+        message_row,
+        message_row_texts,
+        summarize,
+        tool_calls_by_id,
+    )
 
     count, types, values = len(entries), entries.types, entries.field_values
     texts: list[Any] = [None] * count  # (None: made from the entry, below)
@@ -418,7 +440,16 @@ def _row_texts(entries: Any) -> list[str]:
         except TypeError:  # an unhashable value (a list for a customType): such values read as any other
             values = [value if value is None or value.__class__ is str else _ODD for value in values]
             texts = list(map(rows.__getitem__, zip(types, values, strict=True)))
-    calls = tool_calls_by_id(entries) if MESSAGE_TOOL_RESULT in entries.message_kinds else {}  # (only results read it)
+    facts = entries.message_facts if entries.message_facts_of is message_row else None
+    if facts is not None:  # the messages' rows, read as they were parsed (a message not an object: below)
+        read = list(compress(range(count), map(is_not, facts, repeat(None))))
+        if len(read) == count:  # every entry a message (an agent's huge session): the column as it is
+            texts = list(message_row_texts(facts))
+        else:
+            for position, text in zip(read, message_row_texts(list(map(facts.__getitem__, read))), strict=True):
+                texts[position] = text
+    # (only a tool result's row reads the calls: with the facts read, each one's row is made)
+    calls = tool_calls_by_id(entries) if facts is None and MESSAGE_TOOL_RESULT in entries.message_kinds else {}
     # The others' rows, each made from its entry at C speed (a map, no loop of our own): nearly
     # every one is a message, whose summary no other row shares.
     made = list(compress(range(count), map(is_, texts, repeat(None))))

@@ -14,7 +14,7 @@ from bisect import bisect_left, insort
 from dataclasses import dataclass, field
 from heapq import merge
 from itertools import compress, repeat
-from operator import eq, not_
+from operator import eq, is_, not_
 from typing import Any
 
 from .entries import (
@@ -202,18 +202,50 @@ def compaction_summary(compaction: dict[str, Any]) -> ContextMessage:
     return ContextMessage("compactionSummary", summary, compaction["id"])
 
 
-def _context_at(tree: SessionTree, leaf: Any, tail: int | None = None) -> SessionContext:
+def _target(tree: SessionTree, leaf: Any) -> str | None:
+    """The entry a context is built at: `leaf`, the session's leaf (`_DEFAULT`), the last
+    entry for an id not in the session; None for `leaf=None` or an empty session."""
     if leaf is None:
-        return SessionContext(leaf_id=None)
+        return None
     target = tree.leaf_id if leaf is _DEFAULT else leaf
     if target not in tree.by_id:
         target = tree.entries.ids[-1] if tree.entries else None
+    return target  # type: ignore[no-any-return]
+
+
+def _context_at(tree: SessionTree, leaf: Any, tail: int | None = None) -> SessionContext:
+    target = _target(tree, leaf)
     if target is None:
         return SessionContext(leaf_id=None)
-    entries = tree.entries
-    types, ids, codes = entries.types, entries.ids, entries.message_kinds
     if tail is not None and tree.is_chain:
         return _chain_tail(tree, target, tail)
+    context, head, positions = _context_candidates(tree, target)
+    entries = tree.entries
+    if tail is None:
+        context.messages = head + _messages_at(entries, positions)
+        return context
+    made: list[ContextMessage] = []  # the last `tail`, made from the end back
+    start = len(positions)
+    while start and len(made) < tail:
+        start -= 1
+        if message := _message_at(entries, positions[start]):
+            made.append(message)
+    made.reverse()
+    context.omitted = _count_messages(entries, positions[:start])
+    if head and len(made) < tail:
+        made[:0] = head
+    else:
+        context.omitted += len(head)
+    context.messages = made
+    return context
+
+
+def _context_candidates(tree: SessionTree, target: str) -> tuple[SessionContext, list[ContextMessage], list[int]]:
+    """The context at `target` with its settings read and no messages yet, the messages it
+    opens with (a compaction's summary), and the positions of the entries that may become
+    its messages after them, in order."""
+    entries = tree.entries
+    types, ids, codes = entries.types, entries.ids, entries.message_kinds
     path = _relevant_path(tree, target)  # positions
     context = SessionContext(leaf_id=target)
     # The `message` entries (most of a path) are told apart by their columns, at C speed: a
@@ -252,24 +284,71 @@ def _context_at(tree: SessionTree, leaf: Any, tail: int | None = None) -> Sessio
         keep_from = next((i for i in range(compaction_index) if ids[path[i]] == first_kept), compaction_index)
         context.kept_from = ids[path[keep_from]]
         candidates = [i for i in candidates if keep_from <= i < compaction_index or i > compaction_index]
-    positions = list(map(path.__getitem__, candidates))
-    if tail is None:
-        context.messages = head + _messages_at(entries, positions)
-        return context
-    made: list[ContextMessage] = []  # the last `tail`, made from the end back
-    start = len(positions)
-    while start and len(made) < tail:
-        start -= 1
-        if message := _message_at(entries, positions[start]):
-            made.append(message)
-    made.reverse()
-    context.omitted = _count_messages(entries, positions[:start])
-    if head and len(made) < tail:
-        made[:0] = head
-    else:
-        context.omitted += len(head)
-    context.messages = made
-    return context
+    return context, head, list(map(path.__getitem__, candidates))
+
+
+@dataclass(slots=True)
+class ContextTexts:
+    """A context's messages as columns, what `show` prints of each: its role, its text
+    (`ContextMessage.text`) and the id of its entry; `context` holds the settings (its
+    `messages` left empty)."""
+
+    context: SessionContext
+    roles: list[str]
+    texts: list[str]
+    entry_ids: list[str]
+
+    def messages_json(self, start: int = 0, stop: int | None = None) -> list[dict[str, Any]]:
+        """`SessionContext.messages_json` of the messages these columns hold."""
+        rows = zip(self.roles[start:stop], self.texts[start:stop], self.entry_ids[start:stop], strict=True)
+        return [{"role": role, "text": text, "entryId": entry_id} for role, text, entry_id in rows]
+
+
+def context_texts(session: Session | SessionTree, leaf: Any = _DEFAULT) -> ContextTexts:
+    """`build_session_context(session, leaf)` as `ContextTexts`.  For a session read with
+    `read_session(message_facts=message_text)` the messages' texts are its column's: a `message`
+    entry whose role its kind names is never decoded (`show` of 200,000 messages keeps none
+    of them); any other candidate is read as `build_session_context` reads it."""
+    tree = session.tree if isinstance(session, Session) else session
+    entries = tree.entries
+    with gc_paused():
+        target = _target(tree, leaf)
+        texts = entries.message_facts if entries.message_facts_of is message_text else None
+        if target is None or texts is None:
+            context = _context_at(tree, leaf)
+            made, context.messages = context.messages, []
+            return ContextTexts(context, [m.role for m in made], [m.text for m in made], [m.entry_id for m in made])
+        context, head, positions = _context_candidates(tree, target)
+        codes, ids = entries.message_kinds, entries.ids
+        if positions and positions[-1] - positions[0] + 1 == len(positions):  # a run (a chain of messages): slices
+            start, stop = positions[0], positions[-1] + 1
+            roles: list[Any] = list(map(_ROLE_OF_CODE.get, codes[start:stop]))
+            row_texts: list[Any] = texts[start:stop]  # (a str at each position whose role is named)
+            row_ids = ids[start:stop]
+        else:
+            roles = list(map(_ROLE_OF_CODE.get, map(codes.__getitem__, positions)))
+            row_texts = list(map(texts.__getitem__, positions))
+            row_ids = list(map(ids.__getitem__, positions))
+        rows = ContextTexts(context, roles, row_texts, row_ids)
+        if None in roles:  # a message of another role, a custom message, a branch summary: read (few)
+            odd = list(compress(range(len(roles)), map(is_, roles, repeat(None))))
+            for index in reversed(odd):
+                message = as_message(entries.peek(positions[index]))
+                if message is None:
+                    del rows.roles[index], rows.texts[index], rows.entry_ids[index]
+                else:
+                    rows.roles[index], rows.texts[index], rows.entry_ids[index] = (
+                        message.role,
+                        message.text,
+                        message.entry_id,
+                    )
+        if head:
+            rows.roles[:0], rows.texts[:0], rows.entry_ids[:0] = (
+                [m.role for m in head],
+                [m.text for m in head],
+                [m.entry_id for m in head],
+            )
+        return rows
 
 
 def _read_setting(context: SessionContext, kind: str, entry: dict[str, Any]) -> bool:

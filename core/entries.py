@@ -22,7 +22,7 @@ asking twice in a row gives the same dict; iterating decodes each entry once and
 from __future__ import annotations
 
 from array import array
-from collections.abc import Collection, ItemsView, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, ItemsView, Iterable, Iterator, Mapping, Sequence
 from itertools import accumulate, compress, islice, repeat
 from operator import add, ne, sub
 from sys import intern
@@ -106,7 +106,9 @@ class Entries(Sequence[dict[str, Any]]):
     `types` and `message_kinds` (a `MESSAGE_*` code, `NOT_A_MESSAGE` for other types), and
     `field_values` when the reader was asked for one field of some types (`fields`, type ->
     field, see `read_session(fields=...)`): that field's value (None when absent) for an
-    entry of those types, None for the others.
+    entry of those types, None for the others; `message_facts` when the reader was asked for
+    them (`read_session(message_facts=f)`, `message_facts_of` is `f`): `f(message)` of a
+    `message` entry whose `message` is an object, None for the others (None: not read).
     An item is an entry's line (bytes), the entry itself, or None: read back from `source`
     at `offsets[i]`, `lengths[i]` bytes (see `read_back`).
     """
@@ -122,6 +124,8 @@ class Entries(Sequence[dict[str, Any]]):
         "field_values",
         "fields",
         "ids",
+        "message_facts",
+        "message_facts_of",
         "parents",
         "types",
     )
@@ -140,8 +144,12 @@ class Entries(Sequence[dict[str, Any]]):
         plain_types: bool | None = None,
         fields: Mapping[str, str] | None = None,
         field_values: list[Any] | None = None,
+        message_facts: list[Any] | None = None,
+        message_facts_of: Callable[[dict[str, Any]], Any] | None = None,
     ) -> None:
         self._items = items
+        self.message_facts = message_facts
+        self.message_facts_of = message_facts_of if message_facts is not None else None
         self.fields: Mapping[str, str] | None = fields if field_values is not None else None
         self.field_values: list[Any] | None = field_values
         self.ids, self.parents, self.types = ids, parents, types
@@ -276,6 +284,8 @@ class Entries(Sequence[dict[str, Any]]):
             self._source,
             fields=self.fields,
             field_values=None if self.field_values is None else [self.field_values[position] for position in keep],
+            message_facts=None if self.message_facts is None else [self.message_facts[position] for position in keep],
+            message_facts_of=self.message_facts_of,
         )
 
     def where(self, kinds: Iterable[str]) -> Iterator[dict[str, Any]]:
@@ -426,6 +436,8 @@ class Parsed:
 
     __slots__ = (
         "clean",
+        "facts",
+        "facts_of",
         "field_values",
         "fields",
         "first_end",
@@ -443,7 +455,11 @@ class Parsed:
     )
 
     def __init__(
-        self, source: LineSource | None = None, fields: Mapping[str, str] | None = None, message_kinds: bool = True
+        self,
+        source: LineSource | None = None,
+        fields: Mapping[str, str] | None = None,
+        message_kinds: bool = True,
+        message_facts: Callable[[dict[str, Any]], Any] | None = None,
     ) -> None:
         self.source = source  # where lines not kept are read back from (None: every line's bytes kept)
         # Entry type -> the one field of it a caller reads (`read_session(fields=...)`): that
@@ -459,7 +475,12 @@ class Parsed:
         self.types: list[Any] = []
         # MESSAGE_* of each `message`, NOT_A_MESSAGE of the others (None: not asked for, see
         # `Entries.message_kinds`; a message's `message` is then not even looked at)
-        self.kinds: bytearray | None = bytearray() if message_kinds else None
+        self.kinds: bytearray | None = bytearray() if message_kinds or message_facts else None
+        # `facts_of(message)` of each object that is a `message` whose `message` is an object,
+        # else None (None: not asked for, see `read_session(message_facts=...)`): what a
+        # caller reads of each message, made as it is parsed, so the message need not be kept.
+        self.facts_of = message_facts
+        self.facts: list[Any] | None = [] if message_facts else None
         self.lines = array("q")
         self.skipped: list[Skipped] = []
         self.first_end: int | None = None
@@ -517,6 +538,8 @@ def parse_lines(
     offset = base_offset  # where the line being parsed starts
     skipped = parsed.skipped
     add_kind = parsed.kinds.append if parsed.kinds is not None else None
+    facts_of = parsed.facts_of
+    add_facts = parsed.facts.append if parsed.facts is not None else None
     add_unchained = parsed.unchained.append
     loads = orjson.loads
     decode_error = orjson.JSONDecodeError
@@ -556,14 +579,20 @@ def parse_lines(
         get = value.get
         kind = get("type")
         code = NOT_A_MESSAGE
+        facts = None
         if kind.__class__ is str:  # a few distinct values, millions of copies: share one each
             kind = intern(kind)
             if kind in keep_types:
                 item = value
             if kind == "message" and add_kind is not None:
-                code = message_kind(get("message"))
+                message = get("message")
+                code = message_kind(message)
+                if facts_of is not None and message.__class__ is dict:
+                    facts = facts_of(message)
         if add_kind is not None:
             add_kind(code)
+        if add_facts is not None:
+            add_facts(facts)
         if add_field is not None:
             field = fields.get(kind) if kind.__class__ is str else None
             add_field(None if field is None else get(field))
@@ -605,9 +634,10 @@ def _parse_clean_block(
     """`parse_lines` for the usual block: every line an object with a string type (the last
     piece empty, or an object too).  Each line is parsed on its own by `orjson.loads`, as
     in the line-by-line loop (never a batch of lines in one call), and only the three
-    columns every entry has are read per line; the rest (offsets, lengths, shared types and
-    parent ids, message kinds, kept values) is made a column at a time at C speed, from
-    the values kept of the few types that need them.  False, with nothing added to
+    columns every entry has (and a message's kind and facts, read while its value is hot:
+    keeping the block's messages until after the loop cost ~10% of the read) are read per
+    line; the rest (offsets, lengths, shared types and parent ids, kept values) is made a
+    column at a time at C speed.  False, with nothing added to
     `parsed`, for a block that needs the line-by-line loop (a blank or bad line, a value
     that is not an object, a type that is not a string) or for `keep=True`.  `keepends`:
     see `parse_lines` (orjson reads the newline as the whitespace after the value)."""
@@ -618,11 +648,16 @@ def _parse_clean_block(
     if not count:
         return False
     keep_types = frozenset(keep or ())
-    special = keep_types | {"message"} if parsed.kinds is not None else keep_types  # (the values kept a while)
+    coding = parsed.kinds is not None  # (each message's kind and facts read as it is parsed: not kept a while)
+    facts_of = parsed.facts_of
+    special = keep_types | {"message"} if coding else keep_types
+    codes: list[int] = []  # of the messages, in order
+    message_facts: list[Any] = []  # of the messages, in order (when asked for)
+    add_code, add_facts = codes.append, message_facts.append
     ids: list[Any] = []
     types: list[Any] = []
     raw_parents: list[Any] = []
-    values: list[dict[str, Any]] = []  # of the special types only
+    values: list[dict[str, Any]] = []  # of the types kept decoded only
     add_id, add_type, add_parent, add_value = ids.append, types.append, raw_parents.append, values.append
     field_values: list[Any] = []  # (the asked-for field of each, see `Parsed.fields`: `get(None)` is None)
     field_of, add_field = (parsed.fields.get, field_values.append) if parsed.fields else (None, None)
@@ -636,7 +671,13 @@ def _parse_clean_block(
             add_parent(value.get("parentId"))
             add_type(kind)
             if kind in special:
-                add_value(value)
+                if kind in keep_types:
+                    add_value(value)
+                if kind == "message" and coding:
+                    message = value.get("message")
+                    add_code(message_kind(message))
+                    if facts_of is not None:
+                        add_facts(facts_of(message) if message.__class__ is dict else None)
             if field_of is not None:
                 add_field(value.get(field_of(kind)))  # type: ignore[misc]
         types = list(map(intern, types))  # a few distinct values, millions of copies: share one each
@@ -662,13 +703,20 @@ def _parse_clean_block(
         items: list[Any] = [None] * count
     else:
         items = split_lines(lines)[:count] if keepends else lines[:count]
-    kinds = bytearray([NOT_A_MESSAGE]) * count if parsed.kinds is not None else None
-    for position, value in zip(compress(range(count), map(special.__contains__, types)), values, strict=True):
-        kind = types[position]
-        if kind in keep_types:
-            items[position] = value
-        if kind == "message" and kinds is not None:
-            kinds[position] = message_kind(value.get("message"))
+    kinds = facts = None
+    if coding and len(codes) == count:  # every entry a message: the columns as they are
+        kinds, facts = bytearray(codes), message_facts if facts_of is not None else None
+    elif coding:
+        kinds = bytearray([NOT_A_MESSAGE]) * count
+        facts = [None] * count if facts_of is not None else None
+        position = -1
+        for index, code in enumerate(codes):  # (each message found by `index`: the types are interned)
+            position = types.index("message", position + 1)
+            kinds[position] = code
+            if facts is not None:
+                facts[position] = message_facts[index]
+    for position, value in zip(compress(range(count), map(keep_types.__contains__, types)), values, strict=True):
+        items[position] = value
     # (Into the arrays from lists: `fromlist` is about twice as fast as extending from an iterator.)
     if keepends:
         sizes = list(map(len, lines))  # (newlines included)
@@ -688,6 +736,8 @@ def _parse_clean_block(
     parsed.types.extend(types)
     if kinds is not None:
         parsed.kinds.extend(kinds)  # type: ignore[union-attr]
+    if facts is not None:
+        parsed.facts.extend(facts)  # type: ignore[union-attr]
     if parsed.field_values is not None:
         parsed.field_values.extend(field_values)
     parsed.lines.fromlist(list(range(first_line, first_line + count)))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from array import array
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import chain, compress, islice, repeat
@@ -175,12 +175,14 @@ def _read_records(
     source: LineSource | None = None,
     fields: Mapping[str, str] | None = None,
     message_kinds: bool = True,
+    message_facts: Callable[[dict[str, Any]], Any] | None = None,
 ) -> tuple[Parsed, FileStamp, bool]:
     """Stream a file into parsed lines (lines over `MAX_LINE_BYTES` skipped unread), its
     stamp (digested only `with_digest`), and whether it held anything but whitespace.
     `keep`: which parsed entries to keep (see `parse_lines`); `source`: where the others
-    are read back from (None: their bytes are kept); `fields`, `message_kinds`: see `read_session`."""
-    parsed = Parsed(source, fields, message_kinds)
+    are read back from (None: their bytes are kept); `fields`, `message_kinds`, `message_facts`:
+    see `read_session`."""
+    parsed = Parsed(source, fields, message_kinds, message_facts)
     digest = new_digest() if with_digest else None
     start = 3 if os.pread(descriptor, 3, 0) == _BOM else 0
     if start and digest is not None:
@@ -269,7 +271,7 @@ def _placeable_columns(parsed: Parsed, start: int) -> tuple[Entries, TreeIndex |
     fast = _up_of_clean_columns(parsed, start)
     up, later = fast if fast is not None else _up_checking_each(parsed, start, dropped)
     columns = (parsed.items, parsed.ids, parsed.parents, parsed.types, parsed.kinds, parsed.offsets, parsed.lengths)
-    for column in (*columns, numbers, *([parsed.field_values] if parsed.field_values is not None else [])):
+    for column in (*columns, numbers, parsed.field_values, parsed.facts):
         if column is not None:  # (the message kinds when not asked for)
             del column[:start]  # (a move of pointers, nothing copied or freed but the header's)
     entries = Entries(
@@ -278,6 +280,8 @@ def _placeable_columns(parsed: Parsed, start: int) -> tuple[Entries, TreeIndex |
         plain_types=True if fast is not None else None,  # (every type a string: checked above)
         fields=parsed.fields,
         field_values=parsed.field_values,
+        message_facts=parsed.facts,
+        message_facts_of=parsed.facts_of,
     )
     kept_lines = numbers
     if dropped:
@@ -495,6 +499,7 @@ def read_session(
     by_offset: bool | None = None,
     fields: Mapping[str, str] | None = None,
     message_kinds: bool = True,
+    message_facts: Callable[[dict[str, Any]], Any] | None = None,
 ) -> Session | NotASession:
     """Read a session file.  Never raises for bad content or a vanished/unreadable file.
 
@@ -522,6 +527,13 @@ def read_session(
     `message_kinds=False`: the caller never asks what kind each message is (`tree --json`):
     the reader does not look inside them (`Entries.message_kinds` is then made when first
     asked for, from the entries).
+
+    `message_facts`: a function of a message (a `message` entry's `message`, an object) that
+    gives what the caller reads of it (`show`: its `message_text`, see `context.context_texts`;
+    `tree --text`: its row): applied to each message as it is parsed (`Entries.message_facts`),
+    so the messages need not be kept decoded (their kinds are read with them, whatever
+    `message_kinds` says).  A file whose entries are all decoded (older versions, the Python
+    port) has none (None: read the entries).
     """
     if fields:
         fields = {kind: name for kind, name in fields.items() if kind != "model_change"}
@@ -536,7 +548,9 @@ def read_session(
             if by_offset:
                 source = LineSource(descriptor, file_path)  # (owns the descriptor from here)
             with gc_paused():
-                parsed, stamp, content = _read_records(descriptor, stat, digest, decoded, source, fields, message_kinds)
+                parsed, stamp, content = _read_records(
+                    descriptor, stat, digest, decoded, source, fields, message_kinds, message_facts
+                )
         finally:
             if source is None:
                 os.close(descriptor)

@@ -38,11 +38,17 @@ def tool_calls_by_id(entries: Iterable[dict[str, Any]]) -> Mapping[str, dict[str
         message = entry.get("message")
         if entry.get("type") != "message" or not isinstance(message, dict) or message.get("role") != "assistant":
             continue
-        content = message.get("content")
-        for block in content if isinstance(content, list) else ():
-            if isinstance(block, dict) and block.get("type") == "toolCall" and isinstance(block.get("id"), str):
-                calls[block["id"]] = block
+        for block in _tool_call_blocks(message):
+            calls[block["id"]] = block
     return calls
+
+
+def _tool_call_blocks(message: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """An assistant message's tool call blocks that have an id, in order."""
+    content = message.get("content")
+    for block in content if isinstance(content, list) else ():
+        if isinstance(block, dict) and block.get("type") == "toolCall" and isinstance(block.get("id"), str):
+            yield block
 
 
 class ToolCallsFromEnd(Mapping[str, dict[str, Any]]):
@@ -254,17 +260,61 @@ def _summarize_message(message: Any, tool_calls: Mapping[str, dict[str, Any]]) -
             return Summary("error", "assistant: ", display_text(message.get("errorMessage"), 80))
         return Summary("assistant", "assistant: ", "(no content)")
     if role == "toolResult":
-        call_id = message.get("toolCallId")
-        call = tool_calls.get(call_id) if isinstance(call_id, str) else None
-        if call:
-            return Summary("tool", "", format_tool_call(call.get("name"), call.get("arguments")))
-        return Summary("tool", "", f"[{display_text(message.get('toolName') or 'tool')}]")
+        return _tool_result_summary(message.get("toolCallId"), message.get("toolName"), tool_calls)
     if role == "bashExecution":
         return Summary("bash", "", f"[bash]: {display_text(message.get('command'))}")
     if role == "custom":
         text = content_text(message.get("content"), "")
         return Summary("custom", f"[{display_text(message.get('customType'))}]: ", display_text(text, _TEXT_LIMIT))
     return Summary("dim", "", f"[{display_text(role)}]")
+
+
+def _tool_result_summary(call_id: Any, tool_name: Any, tool_calls: Mapping[str, dict[str, Any]]) -> Summary:
+    """A tool result's summary: its call's (found by its `toolCallId` in `tool_calls`), else its tool's name."""
+    call = tool_calls.get(call_id) if isinstance(call_id, str) else None
+    if call:
+        return Summary("tool", "", format_tool_call(call.get("name"), call.get("arguments")))
+    return Summary("tool", "", f"[{display_text(tool_name or 'tool')}]")
+
+
+class ToolResultRow(NamedTuple):
+    """What a tool result's row reads of it (`message_row`): its call is looked up among the
+    session's calls once they are all read (`message_row_text`)."""
+
+    call_id: Any
+    tool_name: Any
+
+
+def message_row(message: dict[str, Any]) -> str | tuple[str, dict[str, dict[str, Any]]] | ToolResultRow:
+    """What `tree --text`'s row of a `message` entry reads of its `message` (an object), as the
+    message is parsed (`read_session(message_facts=message_row)`: the messages need not be kept):
+    a tool result's `ToolResultRow`; any other message's row text (`entry_summary_text` of its
+    summary, cut to 100 characters), with its tool calls (`tool_calls_by_id` of it) if it has any."""
+    role = message.get("role")
+    if role == "toolResult":
+        return ToolResultRow(message.get("toolCallId"), message.get("toolName"))
+    text = entry_summary_text(_summarize_message(message, {}), 100)  # (only a tool result's reads calls)
+    if role == "assistant":
+        calls = {block["id"]: block for block in _tool_call_blocks(message)}
+        if calls:
+            return text, calls
+    return text
+
+
+def message_row_texts(facts: list[Any]) -> Iterator[str]:
+    """The row texts of the messages whose `message_row`s are `facts` (in file order: a tool
+    result's call is the last one of its id among them all, as `tool_calls_by_id` finds it)."""
+    calls: dict[str, dict[str, Any]] = {}
+    for fact in facts:
+        if fact.__class__ is tuple:
+            calls.update(fact[1])
+    for fact in facts:
+        if fact.__class__ is str:
+            yield fact
+        elif fact.__class__ is tuple:
+            yield fact[0]
+        else:
+            yield entry_summary_text(_tool_result_summary(fact.call_id, fact.tool_name, calls), 100)
 
 
 def entry_summary(

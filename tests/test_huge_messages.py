@@ -6,6 +6,8 @@ general paths do:
   payload: the command as it was);
 * the context read off the columns (`build_session_context`) equals the whole path read entry
   by entry (the code as it was: `_reference_context`);
+* a read that keeps each message's text instead of the message (`read_session(message_facts=message_text)`,
+  `show`) keeps no message decoded, and its `context_texts` are the context's messages;
 * `ToolCallsFromEnd` (the tree view's calls, read from the end only as far as asked) answers
   as `tool_calls_by_id` does;
 * a read that does not look inside messages (`read_session(message_kinds=False)`, `tree
@@ -32,11 +34,17 @@ from test_tree_text_fast import HEADER, STAMP, _line, _session_lines
 from seance.cli import session as cli_session
 from seance.cli.output import put_line, write_json
 from seance.cli.session import show_payload
-from seance.core.context import CONTEXT_TYPES, ContextMessage, SessionContext, build_session_context
+from seance.core.context import (
+    CONTEXT_TYPES,
+    ContextMessage,
+    SessionContext,
+    build_session_context,
+    context_texts,
+)
 from seance.core.entries import Entries
 from seance.core.session import Session, read_session
 from seance.core.summary import ToolCallsFromEnd, tool_calls_by_id
-from seance.core.text import as_text, display_text
+from seance.core.text import as_text, display_text, message_text
 
 HOSTILE_TEXT = ["\x1b[31mred", "bidi\u202e", "c1\x85\x9b", "  two  spaces ", "line\nbreak", "emoji 😀", "x" * 900]
 
@@ -92,15 +100,17 @@ def _assert_show_matches(path: Path, capsysbinary: pytest.CaptureFixture[bytes],
         json_general = capsysbinary.readouterr().out
         _general_text(general, leaf)
         text_general = capsysbinary.readouterr().out
-        for by_offset in (False, True):
-            session = _read(path, decoded=CONTEXT_TYPES, by_offset=by_offset)
-            cli_session._write_show_json(session, leaf)
-            assert capsysbinary.readouterr().out == json_general, (path.name, leaf, by_offset)
-            args = argparse.Namespace(session=str(path), leaf=leaf, json=False, stats=False)
-            args.root, args.cwd = None, None
-            cli_session._show_session(session, args)
-            assert capsysbinary.readouterr().out == text_general, (path.name, leaf, by_offset)
-            session.close()
+        # (as `show` reads, and with the messages kept decoded: `context_texts` made from the context)
+        for reads in (cli_session._SHOW_READS, {"decoded": CONTEXT_TYPES}):
+            for by_offset in (False, True):
+                session = _read(path, by_offset=by_offset, **reads)
+                cli_session._write_show_json(session, leaf)
+                assert capsysbinary.readouterr().out == json_general, (path.name, leaf, by_offset, reads)
+                args = argparse.Namespace(session=str(path), leaf=leaf, json=False, stats=False)
+                args.root, args.cwd = None, None
+                cli_session._show_session(session, args)
+                assert capsysbinary.readouterr().out == text_general, (path.name, leaf, by_offset, reads)
+                session.close()
 
 
 def test_show_and_show_json_equal_the_general_path_on_80_generated_sessions(
@@ -184,6 +194,28 @@ def test_tool_calls_from_the_end_equal_tool_calls_by_id_asked_in_any_order_200_t
             assert lazy.get(call_id) == expected.get(call_id), (trial, call_id)
             assert (call_id in lazy) == (call_id in expected)
         assert dict(lazy) == dict(expected) and len(lazy) == len(expected), trial
+        session.close()
+
+
+def test_tree_text_with_the_message_rows_read_as_parsed_equals_the_general_path_200_trials(tmp_path: Path) -> None:
+    """Calls reusing ids (in one message and across them), results before, after and without
+    their call, messages that are not objects: `tree --text` reading each message's row as it
+    is parsed (`summary.message_row`) keeps no message decoded and prints the general path."""
+    from test_tree_text_fast import _assert_same_text
+
+    rng = random.Random(17)
+    for trial in range(200):
+        path = tmp_path / f"rows{trial}.jsonl"
+        lines = _calls_lines(rng, rng.randrange(0, 60))
+        if trial % 2:  # (and a fork: the rows laid out by the tree view's model)
+            lines.append(_line({"type": "message", "id": "fork", "parentId": "e0", "message": {"role": "user"}}))
+        path.write_bytes(b"".join(lines))
+        _assert_same_text(path)
+        session = _read(path, **cli_session.tree_text_reads())
+        entries = session.entries
+        assert entries.message_facts is not None, trial
+        for position, kind in enumerate(entries.types):
+            assert kind != "message" or entries._items[position].__class__ is not dict, (trial, position)
         session.close()
 
 
@@ -297,6 +329,52 @@ def test_the_context_read_off_the_columns_equals_the_whole_path_read_120_trials(
                 assert build_session_context(session, target) == expected, (trial, target, by_offset)
             assert build_session_context(session) == build_session_context(general)
             session.close()
+
+
+def _assert_texts_read_matches(path: Path, targets: int) -> None:
+    """A read with the messages' texts (as `show` reads, kept in memory and read back by offset):
+    no message kept decoded, each message's text its column's, and `context_texts` at the
+    leaf and at other entries the messages and settings of the context on a full read."""
+    general = _read(path, decoded=True)
+    ids = general.tree.entries.ids
+    for by_offset in (False, True):
+        session = _read(path, by_offset=by_offset, **cli_session._SHOW_READS)
+        entries = session.entries
+        texts = entries.message_facts
+        if texts is None:  # (a file whose entries are all decoded: read as before)
+            assert general.disk_version < 3 or general.dialect == "operator", path.name
+        else:
+            for position, entry in enumerate(general.entries):
+                message = entry.get("message") if entry.get("type") == "message" else None
+                expected = message_text(message) if isinstance(message, dict) else None
+                assert texts[position] == expected, (path.name, position)
+                if message is not None:
+                    assert entries._items[position].__class__ is not dict, (path.name, position)
+        for target in [None, *ids[:: max(1, len(ids) // targets)], *ids[-2:], "not an id"]:
+            context = build_session_context(general) if target is None else build_session_context(general, target)
+            rows = context_texts(session) if target is None else context_texts(session, target)
+            made = context.messages
+            assert (rows.roles, rows.texts, rows.entry_ids) == (
+                [m.role for m in made],
+                [m.text for m in made],
+                [m.entry_id for m in made],
+            ), (path.name, target, by_offset)
+            context.messages = []
+            assert rows.context == context, (path.name, target, by_offset)
+        session.close()
+
+
+def test_the_context_texts_equal_the_contexts_messages_120_trials_and_the_corpus(tmp_path: Path) -> None:
+    rng = random.Random(33)
+    paths = []
+    for trial in range(120):
+        path = tmp_path / f"t{trial}.jsonl"
+        path.write_bytes(b"".join(_context_lines(rng, rng.randrange(0, 90))))
+        paths.append(path)
+    for path in paths:
+        _assert_texts_read_matches(path, 6)
+    for path in corpus_files():
+        _assert_texts_read_matches(path, 3)
 
 
 def test_a_read_without_message_kinds_equals_the_full_read_on_60_generated_sessions_and_the_corpus(

@@ -15,6 +15,7 @@ import pytest
 from conftest import CORPUS, NO_CORPUS, corpus_files
 
 from seance.app.tree_model import TreeModel
+from seance.cli import session as cli_session
 from seance.cli.session import show_payload, tree_payload, tree_text_reads
 from seance.core import entries as entries_module
 from seance.core.context import CONTEXT_TYPES, build_session_context
@@ -499,6 +500,7 @@ def _parsed_columns(
     fields: dict[str, str] | None = None,
     keepends: bool = False,
     source: Any = None,
+    facts: Any = None,
 ) -> dict[str, Any]:
     """Every column the reader makes of `path` (read `block_size` bytes at a time, so blocks
     of whole lines alternate with blocks holding a bad line), with the column-at-a-time
@@ -514,7 +516,7 @@ def _parsed_columns(
     if not by_columns:
         entries_module._parse_clean_block = lambda *args: False  # type: ignore[assignment]
     try:
-        parsed = Parsed(source, fields)
+        parsed = Parsed(source, fields, True, facts)
         descriptor = os.open(path, os.O_RDONLY)
         try:
             for block in line_blocks(descriptor, 0, block_size=block_size, keepends=keepends):
@@ -540,14 +542,16 @@ def _parsed_columns(
         "first_end": parsed.first_end,
         "clean": parsed.clean,
         "field_values": parsed.field_values,
+        "facts": parsed.facts,
     }
 
 
 def test_columns_parsed_a_block_at_a_time_equal_the_line_by_line_loop_180_reads(tmp_path: Path) -> None:
     """Each line is still parsed on its own: a block with a blank, bad, non-object, typeless
     or id-less line goes through the line-by-line loop, and every column (skips, line
-    numbers, offsets, shared parents, kept values) is the loop's, whatever the block size,
-    from lines `split` gives or lines that keep their newlines (the session reader's)."""
+    numbers, offsets, shared parents, kept values, the messages' facts) is the loop's, whatever
+    the block size, from lines `split` gives or lines that keep their newlines (the session
+    reader's), as each command reads."""
     hostile = tmp_path / "hostile.jsonl"
     _hostile_file(hostile)
     chain = tmp_path / "chain.jsonl"
@@ -555,12 +559,20 @@ def test_columns_parsed_a_block_at_a_time_equal_the_line_by_line_loop_180_reads(
     odd = _odd_file(tmp_path / "odd.jsonl")
     for path in (hostile, chain, odd, *FILES[:3]):
         for block_size in (64, 300, 4096, 1 << 20):
-            text = tree_text_reads()  # (what `tree --text` reads: some types kept, one field of others)
-            for keep, fields in ((False, None), (CONTEXT_TYPES, None), (True, None), (text["decoded"], text["fields"])):
-                by_lines = _parsed_columns(path, block_size, keep, by_columns=False, fields=fields)
+            text = tree_text_reads()  # (what `tree --text` reads: some types kept, one field of others, rows)
+            show = cli_session._SHOW_READS  # (`show`: the context's types kept, the messages' texts)
+            for keep, fields, facts in (
+                (False, None, None),
+                (CONTEXT_TYPES, None, None),
+                (True, None, None),
+                (text["decoded"], text["fields"], None),
+                (text["decoded"], text["fields"], text["message_facts"]),
+                (show["decoded"], None, show["message_facts"]),
+            ):
+                by_lines = _parsed_columns(path, block_size, keep, by_columns=False, fields=fields, facts=facts)
                 assert by_lines.pop("clean") is False
                 for by_columns, keepends in ((True, False), (True, True), (False, True)):
-                    how = {"by_columns": by_columns, "fields": fields, "keepends": keepends}
+                    how = {"by_columns": by_columns, "fields": fields, "keepends": keepends, "facts": facts}
                     read = _parsed_columns(path, block_size, keep, **how)
                     clean = read.pop("clean")
                     assert read == by_lines, (path.name, block_size, keep, keepends)
