@@ -35,10 +35,11 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from itertools import accumulate
-from operator import itemgetter, methodcaller
-from typing import TYPE_CHECKING, Any, NamedTuple
+from itertools import accumulate, compress, repeat
+from operator import itemgetter, methodcaller, not_
+from typing import TYPE_CHECKING, Any, NamedTuple, overload
 
 from .fulltext import is_primary
 from .queryobjects import Made, Objects, objects_file, objects_scope, runs_of, runs_scope
@@ -293,43 +294,40 @@ def _ordered(
     if not joined.valid:
         return None  # a NUL in a stored title: rows cannot be told apart in bulk
     # A full-text hit ranks above its tier only if every term is in its title; a session
-    # without one matches only if every term is in its title, fuzzily or in its path or cwd.
+    # without one matches only if every term is in its title, fuzzily or in its path or cwd
+    # (so those are looked for only among the sessions without one, when they are few).
+    unhit = _unhit(file_ids, hits)
     in_titles: set[int] | None = None
     anywhere: set[int] | None = None
+    plain: set[int] | None = None  # every term a plain substring of the name or first message
     for term in query.positive:
-        title_rows, other_rows = _term_rows(term, joined, path_rows, MIN_FUZZY)
+        title_rows, other_rows, plain_rows = _term_rows(term, joined, path_rows, MIN_FUZZY, unhit)
         in_titles = title_rows if in_titles is None else in_titles & title_rows
         anywhere = (title_rows | other_rows) if anywhere is None else anywhere & (title_rows | other_rows)
+        plain = plain_rows if plain is None else plain & plain_rows
+    in_titles, anywhere, plain = in_titles or set(), anywhere or set(), plain or set()
+    if plain and not joined.three_lines(plain):
+        return None  # not a title: only its summary can say (as `_split_titles` says of the others)
     del joined, path_rows
-    in_titles, anywhere = in_titles or set(), anywhere or set()
 
     candidates = in_titles | {position for position in anywhere - in_titles if file_ids[position] not in hits}
-    ranked = _rank_candidates(query, sessions, sorted(candidates), hits, index.chunk, full_text, paths)
+    # (a plain one is in the substring tier: `_rank_candidates` ranks the others)
+    ranked = _rank_candidates(query, sessions, sorted(candidates - plain), hits, index.chunk, full_text, paths)
     if ranked is None:
         return None
-    before, full_text_hits, after = ranked
+    tiers, full_text_hits, after = ranked
+    before = _with_substrings(tiers, plain)
     # Every full-text hit, in `rank`'s order: people's words first, then tools', newest first in each.
-    primary: list[int] = []
-    tools: list[int] = []
-    for position, hit in enumerate(map(hits.get, file_ids)):
-        if position in candidates:
-            field = full_text_hits.get(position)
-            if field is None:
-                continue  # ranked above or below the full-text tier, or not at all
-        elif hit is None:
-            continue
-        else:
-            field = hit[0]
-        (primary if is_primary(field) else tools).append(position)
+    primary, tools = _full_text_order(file_ids, hits, candidates, full_text_hits)
     order = [*before, *primary, *tools, *after]
-    rows = _take(sessions, order)
+    rows = _Taken(sessions, order)
     objects = None
     if kept and len(rows) > len(sessions) // 8:  # no object read yet
         made = None
         if objects_as is not None and isinstance(every, KeptRows):
             if every is not sessions:  # one project's: their positions among every session's
                 position_of = dict(zip(every.file_ids, range(len(every)), strict=True))
-                order = [position_of[row[_FILE_ID]] for row in rows]
+                order = [position_of[file_ids[position]] for position in order]
             # (made for an answer of most sessions of all; a project's answer uses them if they are there)
             made = _every_object(index, every, *objects_as, order, make=len(rows) > len(every) // 8)
         if made is not None:
@@ -348,6 +346,69 @@ def _take(sessions: Sequence[tuple], positions: list[int]) -> list[tuple]:
     if isinstance(sessions, KeptRows):
         return sessions.take(positions)
     return [sessions[position] for position in positions]
+
+
+class _Taken(Sequence[tuple]):
+    """`_take(sessions, positions)`, each row made only when it is read: an answer printed
+    from every session's stored objects (`Ranked.store`) reads none (at 100,000 sessions
+    making their rows was 100 ms of a word's first asking)."""
+
+    def __init__(self, sessions: Sequence[tuple], positions: list[int]) -> None:
+        self.sessions, self.positions = sessions, positions
+        self._rows: list[tuple] | None = None
+
+    def __len__(self) -> int:
+        return len(self.positions)
+
+    @overload
+    def __getitem__(self, index: int) -> tuple: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[tuple]: ...
+
+    def __getitem__(self, index: int | slice) -> tuple | list[tuple]:
+        if self._rows is not None:
+            return self._rows[index]
+        if isinstance(index, slice):
+            return _take(self.sessions, self.positions[index])
+        return self.sessions[self.positions[index]]
+
+    def __iter__(self) -> Iterator[tuple]:
+        if self._rows is None:
+            self._rows = _take(self.sessions, self.positions)
+        return iter(self._rows)
+
+
+def _unhit(file_ids: Sequence[int], hits: dict[int, tuple[str, int]]) -> set[int] | None:
+    """The positions of the sessions without a full-text hit, when they are a quarter of
+    them at most (a common word: only they can match fuzzily or by path alone); else None."""
+    missing = list(compress(range(len(file_ids)), map(not_, map(hits.__contains__, file_ids))))
+    return set(missing) if len(missing) <= len(file_ids) // 4 else None
+
+
+def _with_substrings(before: list[list[int]], plain: set[int]) -> list[int]:
+    """`rank`'s order above the full-text tier: each tier's positions (`_rank_candidates`),
+    the `plain` ones in the substring tier; newest first (by position) within each, as
+    `rank` orders a tier of sessions given newest first."""
+    exact, prefix, substring = before
+    return [*exact, *prefix, *(sorted(plain.union(substring)) if plain else substring)]
+
+
+def _full_text_order(
+    file_ids: Sequence[int], hits: dict[int, tuple[str, int]], candidates: set[int], ranked: dict[int, str]
+) -> tuple[list[int], list[int]]:
+    """The full-text tier in `rank`'s order: the positions of the hits in what people wrote,
+    then of those in tools', newest first in each.  A candidate's field is `ranked`'s (none:
+    ranked in another tier, or not at all); every other session's is its index hit's.  In
+    C-level maps: a common word is a hit in every session."""
+    field_code = {field: 1 if is_primary(field) else 2 for field in set(map(itemgetter(0), hits.values()))}
+    code_of = dict(zip(hits, map(field_code.__getitem__, map(itemgetter(0), hits.values())), strict=True))
+    codes = list(map(code_of.get, file_ids, repeat(0)))
+    deque(map(codes.__setitem__, candidates, repeat(0)), maxlen=0)
+    for position, field in ranked.items():
+        codes[position] = 1 if is_primary(field) else 2
+    every = range(len(codes))
+    return list(compress(every, map((1).__eq__, codes))), list(compress(every, map((2).__eq__, codes)))
 
 
 def _every_object(
@@ -496,10 +557,11 @@ def _rank_candidates(
     chunk: Callable[[int], str],
     full_text: FullText | None,
     paths: bool,
-) -> tuple[list[int], dict[int, str], list[int]] | None:
+) -> tuple[list[list[int]], dict[int, str], list[int]] | None:
     """`rank.search` over the candidates (positions in `sessions`, newest first): the
-    positions ranked above the full-text tier, the full-text ones (position -> the field
-    `rank` orders them by), and those below (fuzzy, path), each in `rank`'s order."""
+    positions ranked above the full-text tier (those of each tier: exact, prefix,
+    substring), the full-text ones (position -> the field `rank` orders them by), and those
+    below (fuzzy, path), each in `rank`'s order."""
     from .index import IndexHits
     from .search.rank import FULL_TEXT, TIERS
     from .search.stored import StoredSession, rank_hits
@@ -521,7 +583,7 @@ def _rank_candidates(
         chunk,
         full_text.highlight if full_text is not None else None,
     )
-    before: list[int] = []
+    before: list[list[int]] = [[] for _tier in range(FULL_TEXT)]
     after: list[int] = []
     in_full_text: dict[int, str] = {}
     full_text_tier = TIERS[FULL_TEXT]
@@ -532,8 +594,8 @@ def _rank_candidates(
         if hit.tier == full_text_tier:
             # `rank` puts a hit with no index hit among people's words (`_tools_last`)
             in_full_text[position] = text_hits.field(path) or "user"
-        elif TIERS.index(hit.tier) < FULL_TEXT:
-            before.append(position)
+        elif (tier := TIERS.index(hit.tier)) < FULL_TEXT:
+            before[tier].append(position)
         else:
             after.append(position)
     return before, in_full_text, after
@@ -576,8 +638,10 @@ class _Joined:
             joined.starts = starts_of(joined.text.split("\0"))
         return joined
 
-    def rows(self, needle: str | re.Pattern[str]) -> set[int]:
-        """The titles `needle` (text, or a pattern that never matches a NUL) is found in."""
+    def rows(self, needle: str | re.Pattern[str], past_id: set[int] | None = None) -> set[int]:
+        """The titles `needle` (text, or a pattern that never matches a NUL) is found in;
+        with `past_id`, those whose first hit is past their first line (the id: in the name
+        or first message) are added to it."""
         text = self.text
         probe: Any = needle
         if isinstance(text, bytes):  # ASCII titles: what is not ASCII is in none of them
@@ -589,6 +653,7 @@ class _Joined:
         starts, start = self.starts, 0
         plain = isinstance(probe, (str, bytes))
         find: Any = text.find
+        line: Any = b"\n" if isinstance(text, bytes) else "\n"
         while True:
             if plain:
                 position = find(probe, start)
@@ -600,6 +665,17 @@ class _Joined:
             row = bisect_right(starts, position) - 1
             found.add(row)
             start = starts[row + 1]  # one hit a title is enough
+            if past_id is not None and find(line, starts[row], position) >= 0:
+                past_id.add(row)
+
+    def three_lines(self, rows: set[int]) -> bool:
+        """Whether each of the titles `rows` has three lines (id, name, first message), as
+        `_split_titles` checks of those it splits."""
+        starts = self.starts
+        line: Any = b"\n" if isinstance(self.text, bytes) else "\n"
+        ends = map(starts.__getitem__, map((1).__add__, rows))
+        counts = map(self.text.count, repeat(line), map(starts.__getitem__, rows), ends)
+        return list(counts).count(2) == len(rows)
 
     def rows_of(self, pattern: re.Pattern[str], rows: set[int]) -> set[int]:
         """Which of `rows` (title numbers) `pattern` (one that never matches a NUL) is
@@ -653,27 +729,39 @@ class _Paths:
         return found
 
 
-def _term_rows(term: Term, titles: _Joined, paths: _Paths | None, min_fuzzy: int) -> tuple[set[int], set[int]]:
+def _term_rows(
+    term: Term, titles: _Joined, paths: _Paths | None, min_fuzzy: int, unhit: set[int] | None = None
+) -> tuple[set[int], set[int], set[int]]:
     """The sessions where `term` may match other than through the index (`search.prefilter`'s
     rule, in bulk): (in the title: id prefix, name, first message; else as a fuzzy
-    subsequence of the title or, all projects, in the path or cwd).  Supersets: `rank` decides."""
+    subsequence of the title or, all projects, in the path or cwd).  Supersets: `rank` decides.
+    `unhit`: the sessions without a full-text hit, if given the only ones the second set
+    need hold (the others are candidates only with the term in their title).  Third, the
+    titles `term` is in as `rank`'s substring tier puts it: in the name or first message,
+    where neither starts with it (a prefix) and not only in the id."""
     if term.within:
-        return set(), set()  # narrowed to an index field: only the index's hits match it
+        return set(), set(), set()  # narrowed to an index field: only the index's hits match it
     text = term.text
-    in_title = titles.rows(text)
+    plain: set[int] | None = set() if "\n" not in text and "\0" not in text else None
+    in_title = titles.rows(text, plain)
+    if plain:
+        plain -= titles.rows("\n" + text)  # a name or first message it starts: a prefix (or the whole)
     other: set[int] = set()
     if term.kind == "fuzzy" and len(text) >= min_fuzzy:
-        # only the union with `in_title` counts: with a rare letter in the term, only the titles
-        # that hold it and not the term are searched (`sqlite`: 1,800 of 10,000), else every one
-        letter = _rarest_letter(text)
-        rare = titles.rows(letter) - in_title if letter in _RARE_LETTERS else None
-        if rare is not None and len(rare) <= len(titles.starts) // 4:
-            other |= titles.rows_of(_fuzzy_within(text), rare)
+        if unhit is not None:  # a common word: only the few titles without a hit are searched
+            other |= titles.rows_of(_fuzzy_within(text), unhit - in_title)
         else:
-            other |= titles.rows(_fuzzy_within(text))
+            # only the union with `in_title` counts: with a rare letter in the term, only the titles
+            # that hold it and not the term are searched (`sqlite`: 1,800 of 10,000), else every one
+            letter = _rarest_letter(text)
+            rare = titles.rows(letter) - in_title if letter in _RARE_LETTERS else None
+            if rare is not None and len(rare) <= len(titles.starts) // 4:
+                other |= titles.rows_of(_fuzzy_within(text), rare)
+            else:
+                other |= titles.rows(_fuzzy_within(text))
     if paths is not None:
         other |= paths.rows(text)
-    return in_title, other
+    return in_title, other, plain or set()
 
 
 # letters from the most to the least frequent in English text and code: a term's rarest
