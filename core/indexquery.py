@@ -64,7 +64,7 @@ class Ranked(NamedTuple):
     """A query's answer: the matching files' `Index.query_rows()` rows in rank order, and the
     files found that are not sessions (path, reason), as a listing reports them."""
 
-    rows: list[tuple]
+    rows: Sequence[tuple]  # (made as they are read: `_Taken`)
     skipped: list[tuple[str, str]]
     sessions: int  # sessions in scope (reused from the index, as `RefreshStats.reused`)
     # the checked rows to keep for the next query, (scope, files, blob) for `Index.put_listing`

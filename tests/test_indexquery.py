@@ -15,10 +15,12 @@ import os
 import shutil
 import sqlite3
 from collections import Counter
+from datetime import timedelta
 from pathlib import Path
 
 import orjson
 import pytest
+from ui_sessions import Spec, write_session
 
 from seance.cli import main
 from seance.core import indexquery
@@ -115,6 +117,66 @@ def test_ranked_from_the_index_equals_the_refreshing_path_on_the_shared_corpus(c
         for query in ['"Cannot find module"', "u0_a360", "shadow-realms", "error:cannot", "test", "fix bug", "pi"]:
             for scope in (None, busiest_cwd(catalog)):
                 assert ranked(catalog, query, scope) == reference(catalog, query, scope), (query, scope)
+    finally:
+        catalog.close()
+
+
+# (id, name, first message, a later message): every title tier a word can take
+TIERED = [
+    ("c0", None, "kiwi", "x"),  # the whole first message
+    ("c1", "kiwi", "hello", "x"),  # the whole name
+    ("c2", None, "kiwi pie recipe", "x"),  # starts the first message
+    ("c3", "kiwi jam", "hello", "x"),  # starts the name
+    ("kiwi-c4", None, "nothing here", "kiwi"),  # starts the id (and in the text)
+    ("c5kiwi", None, "nothing here", "x"),  # inside the id only: noise, not a title match
+    ("c6", None, "i like kiwi pie", "x"),  # inside the first message
+    ("c7", "my kiwi", "hello", "kiwi"),  # inside the name
+    ("c8", "pie", "kiwi pie and kiwi", "x"),  # starts it, and inside it again
+    ("c9", None, "kiwipie", "x"),  # starts a word that starts it
+    ("c10", None, "tell me about kiwi pie", "kiwi"),  # inside, with a full-text hit
+    ("c11", "café kiwi", "hello", "x"),  # inside a name that is not ASCII
+    ("c12", None, "hello", "kiwi pie later"),  # the text only: the full-text tier
+    ("c13", "kiwi-c13 pie", "pie kiwi", "x"),  # starts the name, which holds the id
+    ("c14", None, "kwixi", "x"),  # fuzzy only
+]
+TIERED_QUERIES = ["kiwi", "kiwi pie", '"kiwi pie"', "pie kiwi", "kiw", "kiwi jam", "c1", "iwi", "kiwi-c"]
+
+
+def test_plain_title_substrings_rank_as_rank_puts_them_and_only_the_others_go_through_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A session whose title holds every term inside its name or first message (starting
+    neither, not only in its id) is in the substring tier, found in bulk: only the other
+    candidates go through `rank` (at 100,000 sessions a common word's first asking spent
+    most of its time there), and every tier comes out in `rank`'s order."""
+    from seance.core.search import stored
+
+    root = tmp_path / "sessions"
+    for number, (sid, name, first, later) in enumerate(TIERED):
+        spec = Spec(sid, "/work/tiers", (first, later), age=timedelta(minutes=number * 7 % 11), name=name)
+        write_session(root, spec)
+    ranked_ids: list[str] = []
+    original = stored.rank_hits
+
+    def counted(sessions: list, *args: object, **kwargs: object) -> object:
+        ranked_ids.extend(title[0] for _session, title in sessions)
+        return original(sessions, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(stored, "rank_hits", counted)
+    catalog = Catalog(folders(root), cache_dir=tmp_path / "cache")
+    try:
+        catalog.refresh()
+        for query in TIERED_QUERIES:
+            for scope in (None, "/work/tiers"):
+                expected = reference(catalog, query, scope)
+                assert expected, query
+                for _asking in range(3):  # rows read and checked, then kept
+                    assert ranked(catalog, query, scope) == expected, (query, scope)
+        ranked_ids.clear()
+        ids = [item["id"] for item in ranked(catalog, "kiwi", None) or []]
+        assert set(ids[:2]) == {"c0", "c1"} and set(ids[2:8]) == {"c2", "c3", "kiwi-c4", "c8", "c9", "c13"}
+        # the exact, prefix and id ones, and those with the word only in their id, only
+        assert sorted(ranked_ids) == sorted(["c0", "c1", "c2", "c3", "kiwi-c4", "c5kiwi", "c8", "c9", "c13"])
     finally:
         catalog.close()
 
