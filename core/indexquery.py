@@ -282,7 +282,7 @@ def _ordered(
     if isinstance(sessions, KeptRows):  # kept rows: searched as stored, joined; a row made only if it ranks
         joined = _Joined.of_joined(sessions.titles, sessions.title_starts())
         if paths:
-            path_rows = _Paths.of_joined(sessions.paths, sessions.path_starts(), sessions.cwds)
+            path_rows = _Paths.of_joined(sessions.paths, sessions.path_starts, sessions.cwds)
         file_ids = sessions.file_ids
     else:
         titles = list(map(itemgetter(_TITLE), sessions))
@@ -296,7 +296,8 @@ def _ordered(
     # A full-text hit ranks above its tier only if every term is in its title; a session
     # without one matches only if every term is in its title, fuzzily or in its path or cwd
     # (so those are looked for only among the sessions without one, when they are few).
-    unhit = _unhit(file_ids, hits)
+    codes = _hit_codes(file_ids, hits)
+    unhit = _unhit(codes)
     in_titles: set[int] | None = None
     anywhere: set[int] | None = None
     plain: set[int] | None = None  # every term a plain substring of the name or first message
@@ -318,7 +319,7 @@ def _ordered(
     tiers, full_text_hits, after = ranked
     before = _with_substrings(tiers, plain)
     # Every full-text hit, in `rank`'s order: people's words first, then tools', newest first in each.
-    primary, tools = _full_text_order(file_ids, hits, candidates, full_text_hits)
+    primary, tools = _full_text_order(codes, candidates, full_text_hits)
     order = [*before, *primary, *tools, *after]
     rows = _Taken(sessions, order)
     objects = None
@@ -379,11 +380,22 @@ class _Taken(Sequence[tuple]):
         return iter(self._rows)
 
 
-def _unhit(file_ids: Sequence[int], hits: dict[int, tuple[str, int]]) -> set[int] | None:
-    """The positions of the sessions without a full-text hit, when they are a quarter of
-    them at most (a common word: only they can match fuzzily or by path alone); else None."""
-    missing = list(compress(range(len(file_ids)), map(not_, map(hits.__contains__, file_ids))))
-    return set(missing) if len(missing) <= len(file_ids) // 4 else None
+def _hit_codes(file_ids: Sequence[int], hits: dict[int, tuple[str, int]]) -> list[int]:
+    """For each session (its file id), whether the index found the query in it: 0 not, 1
+    in what people wrote (`fulltext.is_primary`), 2 in tools'.  In C-level maps: a common
+    word is a hit in every session."""
+    field_code = {field: 1 if is_primary(field) else 2 for field in set(map(itemgetter(0), hits.values()))}
+    code_of = dict(zip(hits, map(field_code.__getitem__, map(itemgetter(0), hits.values())), strict=True))
+    return list(map(code_of.get, file_ids, repeat(0)))
+
+
+def _unhit(codes: list[int]) -> set[int] | None:
+    """The positions of the sessions without a full-text hit (`_hit_codes`), when they are a
+    quarter of them at most (a common word: only they can match fuzzily or by path alone);
+    else None."""
+    if codes.count(0) > len(codes) // 4:
+        return None
+    return set(compress(range(len(codes)), map(not_, codes)))
 
 
 def _with_substrings(before: list[list[int]], plain: set[int]) -> list[int]:
@@ -394,16 +406,11 @@ def _with_substrings(before: list[list[int]], plain: set[int]) -> list[int]:
     return [*exact, *prefix, *(sorted(plain.union(substring)) if plain else substring)]
 
 
-def _full_text_order(
-    file_ids: Sequence[int], hits: dict[int, tuple[str, int]], candidates: set[int], ranked: dict[int, str]
-) -> tuple[list[int], list[int]]:
+def _full_text_order(codes: list[int], candidates: set[int], ranked: dict[int, str]) -> tuple[list[int], list[int]]:
     """The full-text tier in `rank`'s order: the positions of the hits in what people wrote,
     then of those in tools', newest first in each.  A candidate's field is `ranked`'s (none:
-    ranked in another tier, or not at all); every other session's is its index hit's.  In
-    C-level maps: a common word is a hit in every session."""
-    field_code = {field: 1 if is_primary(field) else 2 for field in set(map(itemgetter(0), hits.values()))}
-    code_of = dict(zip(hits, map(field_code.__getitem__, map(itemgetter(0), hits.values())), strict=True))
-    codes = list(map(code_of.get, file_ids, repeat(0)))
+    ranked in another tier, or not at all); every other session's is its index hit's
+    (`codes`, `_hit_codes`: changed here).  In C-level maps, as those."""
     deque(map(codes.__setitem__, candidates, repeat(0)), maxlen=0)
     for position, field in ranked.items():
         codes[position] = 1 if is_primary(field) else 2
@@ -638,10 +645,11 @@ class _Joined:
             joined.starts = starts_of(joined.text.split("\0"))
         return joined
 
-    def rows(self, needle: str | re.Pattern[str], past_id: set[int] | None = None) -> set[int]:
+    def rows(self, needle: str | re.Pattern[str], plain: set[int] | None = None) -> set[int]:
         """The titles `needle` (text, or a pattern that never matches a NUL) is found in;
-        with `past_id`, those whose first hit is past their first line (the id: in the name
-        or first message) are added to it."""
+        with `plain` (`needle` a text without a line break), those it is in as `rank`'s
+        substring tier puts it are added to it: its first hit is past the id (the first
+        line), and it starts no line (a prefix of the name or first message)."""
         text = self.text
         probe: Any = needle
         if isinstance(text, bytes):  # ASCII titles: what is not ASCII is in none of them
@@ -651,11 +659,12 @@ class _Joined:
             probe = source.encode() if isinstance(needle, str) else re.compile(source.encode())
         found: set[int] = set()
         starts, start = self.starts, 0
-        plain = isinstance(probe, (str, bytes))
+        literal = isinstance(probe, (str, bytes))
         find: Any = text.find
         line: Any = b"\n" if isinstance(text, bytes) else "\n"
+        prefixed = line + probe if plain is not None else None
         while True:
-            if plain:
+            if literal:
                 position = find(probe, start)
             else:
                 match = probe.search(text, start)
@@ -665,8 +674,9 @@ class _Joined:
             row = bisect_right(starts, position) - 1
             found.add(row)
             start = starts[row + 1]  # one hit a title is enough
-            if past_id is not None and find(line, starts[row], position) >= 0:
-                past_id.add(row)
+            # (a line break before it: past the id; "\n" + it, if anywhere, is at or after it)
+            if plain is not None and find(line, starts[row], position) >= 0 and find(prefixed, position - 1, start) < 0:
+                plain.add(row)
 
     def three_lines(self, rows: set[int]) -> bool:
         """Whether each of the titles `rows` has three lines (id, name, first message), as
@@ -702,24 +712,34 @@ class _Paths:
             self.folded = joined.lower()
         else:
             self.folded = "\0".join(map(fold, paths))
-        self.starts = list(accumulate((len(path) + 1 for path in paths), initial=0))
+        self._starts: list[int] | None = list(accumulate((len(path) + 1 for path in paths), initial=0))
+        self._starts_of: Callable[[], list[int]] | None = None
         self._fold = fold
 
     @classmethod
-    def of_joined(cls, joined: str, starts: list[int], cwds: list[str]) -> _Paths:
-        """The paths already joined by NULs (`queryrows.KeptRows`), `starts` where each begins."""
+    def of_joined(cls, joined: str, starts: Callable[[], list[int]], cwds: list[str]) -> _Paths:
+        """The paths already joined by NULs (`queryrows.KeptRows`), `starts()` where each
+        begins: asked for only when a term is in some path (100,000 paths split: 20 ms)."""
         from .search.query import fold
 
         paths = cls.__new__(cls)
-        paths.cwds, paths.starts, paths._fold = cwds, starts, fold
+        paths.cwds, paths._starts, paths._starts_of, paths._fold = cwds, None, starts, fold
         # (ASCII lower-casing is per character; else each path folded on its own, as __init__ does)
         paths.folded = joined.lower() if joined.isascii() else "\0".join(map(fold, joined.split("\0")))
         return paths
 
+    @property
+    def starts(self) -> list[int]:
+        if self._starts is None:
+            assert self._starts_of is not None
+            self._starts = self._starts_of()
+        return self._starts
+
     def rows(self, text: str) -> set[int]:
         found: set[int] = set()
-        find, starts, start = self.folded.find, self.starts, 0
+        find, start = self.folded.find, 0
         while (position := find(text, start)) >= 0:
+            starts = self.starts
             row = bisect_right(starts, position) - 1
             found.add(row)
             start = starts[row + 1]
@@ -744,8 +764,6 @@ def _term_rows(
     text = term.text
     plain: set[int] | None = set() if "\n" not in text and "\0" not in text else None
     in_title = titles.rows(text, plain)
-    if plain:
-        plain -= titles.rows("\n" + text)  # a name or first message it starts: a prefix (or the whole)
     other: set[int] = set()
     if term.kind == "fuzzy" and len(text) >= min_fuzzy:
         if unhit is not None:  # a common word: only the few titles without a hit are searched
