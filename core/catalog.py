@@ -687,6 +687,16 @@ class Catalog:
         def infos() -> list[FileInfo]:
             return found().infos
 
+        # the full-text signature's check: the discovery child's, else a thread's begun as the query ranks
+        checked_ahead: Callable[[], Any] = found.also
+        start_check = None
+        if not found.makes_also:
+            from .ftscheck import VerdictAhead
+            from .index import default_cache_dir
+
+            ahead = VerdictAhead(self._cache_dir if self._cache_dir is not None else default_cache_dir())
+            checked_ahead, start_check = ahead, ahead.start
+
         def ranked(index: Index | None) -> indexquery.Ranked | indexquery.Stale | None:
             if index is None:
                 return None
@@ -698,10 +708,11 @@ class Catalog:
                     infos,
                     target,
                     _resolved,
-                    found.also,
+                    checked_ahead,
                     scope_key(roots, None),
                     answered_as,
                     infos_key=lambda: found.head().key,
+                    start_check=start_check,
                 )
             if isinstance(answer, indexquery.Ranked) and answer.keep is not None and not found.moved:
                 # the checked rows, for the next query on the same files (after the read

@@ -118,6 +118,7 @@ def rank(
     answered_as: bytes | None = None,
     *,
     infos_key: Callable[[], bytes] | None = None,
+    start_check: Callable[[], None] | None = None,
 ) -> Ranked | Stale | None:
     """The sessions among `infos()` (the files found now, asked for once the index is read:
     they may still be being found) that `query` matches, in `rank.search`'s order, from the
@@ -129,13 +130,15 @@ def rank(
     made by another process, asked for once the rows are read (`Index.adopt_fts_verdict`);
     `scope`: the roots' `index.scope_key` (all projects), under which the checked rows are
     kept for the next query on the same files and full-text index (`core.queryrows`);
+    `start_check`: called when the query is ranked (its answer is not a stored one), to
+    start `checked_ahead`'s check elsewhere (`ftscheck.VerdictAhead`);
     `answered_as`: the `listings` scope of this very query's printed answer (with `scope`):
     an answer stored for exactly these files and full-text index is the answer, and the
     one made here says how to keep it (`Ranked.answer_key`); `infos_key`: `files_key` of
     `infos()`, made without them (`discovery.Pending.head`)."""
     if scope is None:
         index.read_through_cache()
-        return _answered(query, index, infos, target, resolve, checked_ahead)
+        return _answered(query, index, infos, target, resolve, checked_ahead, start_check=start_check)
     from .ftscheck import fts_state
     from .index import files_key
 
@@ -163,7 +166,7 @@ def rank(
     # Rows are read from here on: through SQLite's bounded cache, not mapped (the stored
     # answer above was read mapped: 5x faster, and its pages are the answer's size).
     index.read_through_cache()
-    answered = _answered(query, index, infos, target, resolve, checked_ahead, (scope, fts, files))
+    answered = _answered(query, index, infos, target, resolve, checked_ahead, (scope, fts, files), start_check)
     if answered_as is None or not isinstance(answered, Ranked):
         return answered
     whole = printed is not None and printed[0] == files()  # asked for again on the same files: worth storing
@@ -197,12 +200,15 @@ def _answered(
     resolve: Callable[[str], str],
     checked_ahead: Callable[[], Verdict | None],
     kept_for: tuple[bytes, bytes, Callable[[], bytes]] | None = None,
+    start_check: Callable[[], None] | None = None,
 ) -> Ranked | Stale | None:
     """`rank` without a stored printed answer: from the rows kept for the roots' scope or
     every row read and checked.  `kept_for`: (the roots' scope, the full-text index's
-    state, the files' key with it)."""
+    state, the files' key with it); `start_check`: `rank`'s."""
     paths = target is None
     full_text = query.full_text()
+    if full_text is not None and start_check is not None:
+        start_check()  # (the signature counted elsewhere while this ranks)
     # The search, then every row (the hits' objects read once while they fit); the search's
     # signature is checked after the rows, before its answer is used: by then the discovery
     # child has counted it (`checked_ahead`), or it is counted here.

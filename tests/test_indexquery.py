@@ -15,6 +15,7 @@ import os
 import shutil
 import sqlite3
 from collections import Counter
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 
@@ -380,5 +381,53 @@ def test_a_signature_check_made_ahead_is_taken_only_for_the_same_full_text_index
         assert damaged is not None and not damaged[3]
         with pytest.raises(sqlite3.DatabaseError):
             search(damaged)  # not taken: the query's own check refuses the damaged index
+    finally:
+        catalog.close()
+
+
+def test_with_no_discovery_child_a_ranked_query_has_a_thread_check_the_signature(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With its files found by no child (a resident watcher's listing; here: found in the
+    process), a query that ranks has a thread of its own count the full-text signature while
+    it ranks (`ftscheck.VerdictAhead`), and takes that check as its own; a query answered from
+    its stored answer starts none.  A damaged full-text index is still refused."""
+    import threading
+
+    from seance.core import ftscheck
+    from seance.core import index as index_module
+
+    root = tmp_path / "sessions"
+    generate_corpus(root, sessions=20, projects=2, seed=9, mean_bytes=3000)
+    catalog = Catalog(folders(root), cache_dir=tmp_path / "cache", workers=1)  # no child: found here
+    counted: list[str] = []
+
+    def counting(real: Callable[[sqlite3.Connection], int]) -> Callable[[sqlite3.Connection], int]:
+        return lambda db: counted.append(threading.current_thread().name) or real(db)
+
+    monkeypatch.setattr(index_module, "_fts_signature", counting(index_module._fts_signature))  # the query's own
+    monkeypatch.setattr(ftscheck, "fts_signature", counting(ftscheck.fts_signature))  # the verdict's
+    try:
+        catalog.refresh()
+        expected = reference(catalog, "sqlite", None)
+        for asking in range(3):
+            assert catalog.index is not None
+            catalog.index._verified.clear()  # as a new process
+            counted.clear()
+            answer = catalog.ranked(parse_query("sqlite"), None, stored_as="sqlite")
+            assert answer is not None  # printed (its key kept, then the answer itself)
+            printed = orjson.loads(b"".join(catalog.query_json_parts(answer)))
+            assert [item["path"] for item in printed] == [item["path"] for item in expected]
+            # ranked twice, each with the count in the thread; the kept answer: none counted
+            assert counted == (["seance-fts-verdict"] if asking < 2 else []), asking
+        with sqlite3.connect(tmp_path / "cache" / DB_NAME) as db:
+            db.execute("DELETE FROM fts_data WHERE rowid IN (SELECT rowid FROM fts_data ORDER BY rowid DESC LIMIT 3)")
+        catalog.index._verified.clear()
+        ahead = ftscheck.VerdictAhead(tmp_path / "cache")
+        ahead.start()
+        with pytest.raises(sqlite3.DatabaseError), catalog.index.snapshot():  # (as `rank` takes it)
+            catalog.index.adopt_fts_verdict(ahead())  # the thread's verdict: no match, not taken
+            catalog.index.check_full_text()
+        assert ahead() is not None and not ahead()[3]  # type: ignore[index]
     finally:
         catalog.close()
