@@ -18,13 +18,21 @@ negation or regex: `supported`), the same answer comes from:
 - **the title candidates**: a session can rank above the full-text tier (or match without a
   full-text hit: fuzzy, cwd, path) only if every term is in its stored folded title (or a
   fuzzy subsequence of it, or in its path/cwd in the all-projects scope).  Those are found
-  in bulk over all titles joined in one string (C `find`, one regex), and only they go
-  through `rank.search` (`search.stored.rank_hits`), which alone decides their tier.
+  in bulk over all titles joined in one string (C `find`, one regex; the fuzzy regex and
+  the paths matter only for sessions without a full-text hit, so when those are few only
+  their titles are searched).  A candidate with every term inside its name or first
+  message, starting neither and not in its id, is in the substring tier whatever else
+  (`rank`'s exact and prefix tiers need a start, its id tier a prefix): those are found in
+  the same pass (`_Joined.rows`' `plain`: for a word in every session, most of them); only
+  the others go through `rank.search` (`search.stored.rank_hits`), which decides their tier.
 - **every other full-text hit** is ranked without `rank`: its tier is full text (some term
   is not in its title; `rank._with_text_hits` counts such a term as a full-text match),
   its order within the tier is `rank`'s (hits in what people wrote first, then newest first).
 - **the output**: the hits' stored objects, kept from the check up to `PAYLOAD_BUDGET`,
-  the rest read again in chunks and checked against their row (`Index.checked_payloads`).
+  the rest read again in chunks and checked against their row (`Index.checked_payloads`);
+  or, for an answer of most sessions from kept rows, every session's stored objects
+  (`core.queryobjects`), written as views of them (`Catalog.query_json_views`): no row is
+  made for such an answer (`_Taken`).
 
 tests/test_indexquery.py compares each with `Catalog.matching_pi_json` / `exact_where`'s
 refreshing path (itself compared with ranking every summary in tests/test_cli_query.py)
