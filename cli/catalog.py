@@ -196,8 +196,12 @@ def _run_ls(args: argparse.Namespace) -> int:
             if fresh is not None:
                 _report_skipped(catalog)
                 # pinned first with marks; the answer is kept for the same query on the same files
+                viewed = catalog.query_json_views(fresh) if not marks else None  # (a first asking's)
                 if fresh.parts is not None and fresh.safe and not marks:  # views of stored objects
                     write_json_views(fresh.parts, fresh.spliced)
+                elif viewed is not None:
+                    write_json_views(*viewed[:2])
+                    catalog.keep_stored_answer(fresh, viewed[2])  # once it is all out, as below
                 else:
                     write_json_pieces(marked_pieces(catalog.query_json_parts(fresh), marks))
                 return ExitCode.OK if fresh.found() else ExitCode.NOT_FOUND

@@ -687,6 +687,16 @@ class Catalog:
         def infos() -> list[FileInfo]:
             return found().infos
 
+        # the full-text signature's check: the discovery child's, else a thread's begun as the query ranks
+        checked_ahead: Callable[[], Any] = found.also
+        start_check = None
+        if not found.makes_also:
+            from .ftscheck import VerdictAhead
+            from .index import default_cache_dir
+
+            ahead = VerdictAhead(self._cache_dir if self._cache_dir is not None else default_cache_dir())
+            checked_ahead, start_check = ahead, ahead.start
+
         def ranked(index: Index | None) -> indexquery.Ranked | indexquery.Stale | None:
             if index is None:
                 return None
@@ -698,10 +708,11 @@ class Catalog:
                     infos,
                     target,
                     _resolved,
-                    found.also,
+                    checked_ahead,
                     scope_key(roots, None),
                     answered_as,
                     infos_key=lambda: found.head().key,
+                    start_check=start_check,
                 )
             if isinstance(answer, indexquery.Ranked) and answer.keep is not None and not found.moved:
                 # the checked rows, for the next query on the same files (after the read
@@ -737,7 +748,7 @@ class Catalog:
         second time on the same files, if no bigger than `ANSWER_BUDGET`, the answer itself:
         a script or picker asking the same query again gets it with one stat per file."""
         from .marks import unmarked_objects
-        from .queryobjects import compact, runs, runs_scope
+        from .queryobjects import runs
 
         if ranked.printed is not None:
             yield ranked.printed
@@ -751,16 +762,7 @@ class Catalog:
             found = runs(ranked.positions)
             parts = ranked.store.parts(found)
             yield from parts
-            index = self.index
-            if index is not None and key is not None:
-                small = sum(map(len, parts)) <= ANSWER_BUDGET
-                with contextlib.suppress(*INDEX_ERRORS):  # (the key alone the first time, as below)
-                    answer = parts if key[2] and small else []
-                    index.put_listing(key[0], key[1], answer, ranked.sessions, ranked.skipped, ANSWERS_KEPT)
-                    if key[2] and not small:
-                        runs_as = runs_scope(key[0])
-                        made = [compact(ranked.store.tag, found)]
-                        index.put_listing(runs_as, key[1], made, ranked.sessions, ranked.skipped, ANSWERS_KEPT)
+            self.keep_stored_answer(ranked, found, parts)
             return
         kept: list[bytes] | None = [] if key is not None and key[2] else None
         size, opened = 0, False
@@ -784,6 +786,42 @@ class Catalog:
             with contextlib.suppress(*INDEX_ERRORS):
                 answer = [*kept, closing] if kept is not None else []
                 index.put_listing(key[0], key[1], answer, ranked.sessions, ranked.skipped, ANSWERS_KEPT)
+
+    def query_json_views(
+        self, ranked: Ranked
+    ) -> tuple[list[bytes | memoryview], tuple[Any, list[bytes | tuple[int, int]]] | None, list[int]] | None:
+        """`query_json_parts(ranked)` as views of every session's stored objects, when it is
+        printed from them (`Ranked.store`) and `text.json_safe` leaves them as they are: the
+        views, where they lie in the objects' file (`Ranked.spliced`), and the answer's runs
+        of them, for `keep_stored_answer` once they are written.  A word's first asking is
+        then written as its kept answer is (`cli.output.write_json_views`): 71 MB at
+        100,000 sessions neither joined nor copied.  None: printed from `query_json_parts`."""
+        from .queryobjects import runs
+
+        store, positions = ranked.store, ranked.positions
+        if store is None or positions is None or not store.safe:
+            return None
+        found = runs(positions)
+        spliced = (store.source, store.spans(found)) if store.source is not None else None
+        return store.views(found), spliced, found
+
+    def keep_stored_answer(self, ranked: Ranked, found: list[int], parts: list[bytes] | None = None) -> None:
+        """An answer printed from every session's stored objects (`Ranked.store`, its runs
+        `found` of them, `parts` if they were joined) kept under `Ranked.answer_key`: the
+        first time its key alone, the second whole if it is small, else as its runs."""
+        from .queryobjects import compact, runs_scope
+
+        index, key, store = self.index, ranked.answer_key, ranked.store
+        if index is None or key is None or store is None:
+            return
+        size = sum(map(len, parts)) if parts is not None else sum(map(len, store.views(found)))
+        small = size <= ANSWER_BUDGET
+        with contextlib.suppress(*INDEX_ERRORS):  # (the key alone the first time, as `query_json_parts`)
+            answer = (parts if parts is not None else store.parts(found)) if key[2] and small else []
+            index.put_listing(key[0], key[1], answer, ranked.sessions, ranked.skipped, ANSWERS_KEPT)
+            if key[2] and not small:
+                made = [compact(store.tag, found)]
+                index.put_listing(runs_scope(key[0]), key[1], made, ranked.sessions, ranked.skipped, ANSWERS_KEPT)
 
     def pi_json_chunks(self, ranked: Ranked, size: int = 1024) -> Iterator[list[bytes]]:
         """The stored `ls --json` objects of `ranked`, in its order, `size` at a time (so an

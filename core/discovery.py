@@ -349,6 +349,11 @@ class Pending:
         """The discovery if it was read already (`self()`), else None (only the head was)."""
         return self._result
 
+    @property
+    def makes_also(self) -> bool:
+        """Whether a child makes `also()`'s answer (else `also()` is None)."""
+        return self._child is not None and self._also_wanted
+
     def also(self) -> Any:
         """What `also()` answered in the child (None: no child, or it failed).  The files'
         message before it is read, not decoded, unless they were asked for."""

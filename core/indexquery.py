@@ -18,13 +18,21 @@ negation or regex: `supported`), the same answer comes from:
 - **the title candidates**: a session can rank above the full-text tier (or match without a
   full-text hit: fuzzy, cwd, path) only if every term is in its stored folded title (or a
   fuzzy subsequence of it, or in its path/cwd in the all-projects scope).  Those are found
-  in bulk over all titles joined in one string (C `find`, one regex), and only they go
-  through `rank.search` (`search.stored.rank_hits`), which alone decides their tier.
+  in bulk over all titles joined in one string (C `find`, one regex; the fuzzy regex and
+  the paths matter only for sessions without a full-text hit, so when those are few only
+  their titles are searched).  A candidate with every term inside its name or first
+  message, starting neither and not in its id, is in the substring tier whatever else
+  (`rank`'s exact and prefix tiers need a start, its id tier a prefix): those are found in
+  the same pass (`_Joined.rows`' `plain`: for a word in every session, most of them); only
+  the others go through `rank.search` (`search.stored.rank_hits`), which decides their tier.
 - **every other full-text hit** is ranked without `rank`: its tier is full text (some term
   is not in its title; `rank._with_text_hits` counts such a term as a full-text match),
   its order within the tier is `rank`'s (hits in what people wrote first, then newest first).
 - **the output**: the hits' stored objects, kept from the check up to `PAYLOAD_BUDGET`,
-  the rest read again in chunks and checked against their row (`Index.checked_payloads`).
+  the rest read again in chunks and checked against their row (`Index.checked_payloads`);
+  or, for an answer of most sessions from kept rows, every session's stored objects
+  (`core.queryobjects`), written as views of them (`Catalog.query_json_views`): no row is
+  made for such an answer (`_Taken`).
 
 tests/test_indexquery.py compares each with `Catalog.matching_pi_json` / `exact_where`'s
 refreshing path (itself compared with ranking every summary in tests/test_cli_query.py)
@@ -35,10 +43,11 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from itertools import accumulate
-from operator import itemgetter, methodcaller
-from typing import TYPE_CHECKING, Any, NamedTuple
+from itertools import accumulate, compress, repeat
+from operator import itemgetter, methodcaller, not_
+from typing import TYPE_CHECKING, Any, NamedTuple, overload
 
 from .fulltext import is_primary
 from .queryobjects import Made, Objects, objects_file, objects_scope, runs_of, runs_scope
@@ -63,7 +72,7 @@ class Ranked(NamedTuple):
     """A query's answer: the matching files' `Index.query_rows()` rows in rank order, and the
     files found that are not sessions (path, reason), as a listing reports them."""
 
-    rows: list[tuple]
+    rows: Sequence[tuple]  # (made as they are read: `_Taken`)
     skipped: list[tuple[str, str]]
     sessions: int  # sessions in scope (reused from the index, as `RefreshStats.reused`)
     # the checked rows to keep for the next query, (scope, files, blob) for `Index.put_listing`
@@ -117,6 +126,7 @@ def rank(
     answered_as: bytes | None = None,
     *,
     infos_key: Callable[[], bytes] | None = None,
+    start_check: Callable[[], None] | None = None,
 ) -> Ranked | Stale | None:
     """The sessions among `infos()` (the files found now, asked for once the index is read:
     they may still be being found) that `query` matches, in `rank.search`'s order, from the
@@ -128,13 +138,15 @@ def rank(
     made by another process, asked for once the rows are read (`Index.adopt_fts_verdict`);
     `scope`: the roots' `index.scope_key` (all projects), under which the checked rows are
     kept for the next query on the same files and full-text index (`core.queryrows`);
+    `start_check`: called when the query is ranked (its answer is not a stored one), to
+    start `checked_ahead`'s check elsewhere (`ftscheck.VerdictAhead`);
     `answered_as`: the `listings` scope of this very query's printed answer (with `scope`):
     an answer stored for exactly these files and full-text index is the answer, and the
     one made here says how to keep it (`Ranked.answer_key`); `infos_key`: `files_key` of
     `infos()`, made without them (`discovery.Pending.head`)."""
     if scope is None:
         index.read_through_cache()
-        return _answered(query, index, infos, target, resolve, checked_ahead)
+        return _answered(query, index, infos, target, resolve, checked_ahead, start_check=start_check)
     from .ftscheck import fts_state
     from .index import files_key
 
@@ -162,7 +174,7 @@ def rank(
     # Rows are read from here on: through SQLite's bounded cache, not mapped (the stored
     # answer above was read mapped: 5x faster, and its pages are the answer's size).
     index.read_through_cache()
-    answered = _answered(query, index, infos, target, resolve, checked_ahead, (scope, fts, files))
+    answered = _answered(query, index, infos, target, resolve, checked_ahead, (scope, fts, files), start_check)
     if answered_as is None or not isinstance(answered, Ranked):
         return answered
     whole = printed is not None and printed[0] == files()  # asked for again on the same files: worth storing
@@ -196,12 +208,15 @@ def _answered(
     resolve: Callable[[str], str],
     checked_ahead: Callable[[], Verdict | None],
     kept_for: tuple[bytes, bytes, Callable[[], bytes]] | None = None,
+    start_check: Callable[[], None] | None = None,
 ) -> Ranked | Stale | None:
     """`rank` without a stored printed answer: from the rows kept for the roots' scope or
     every row read and checked.  `kept_for`: (the roots' scope, the full-text index's
-    state, the files' key with it)."""
+    state, the files' key with it); `start_check`: `rank`'s."""
     paths = target is None
     full_text = query.full_text()
+    if full_text is not None and start_check is not None:
+        start_check()  # (the signature counted elsewhere while this ranks)
     # The search, then every row (the hits' objects read once while they fit); the search's
     # signature is checked after the rows, before its answer is used: by then the discovery
     # child has counted it (`checked_ahead`), or it is counted here.
@@ -281,7 +296,7 @@ def _ordered(
     if isinstance(sessions, KeptRows):  # kept rows: searched as stored, joined; a row made only if it ranks
         joined = _Joined.of_joined(sessions.titles, sessions.title_starts())
         if paths:
-            path_rows = _Paths.of_joined(sessions.paths, sessions.path_starts(), sessions.cwds)
+            path_rows = _Paths.of_joined(sessions.paths, sessions.path_starts, sessions.cwds)
         file_ids = sessions.file_ids
     else:
         titles = list(map(itemgetter(_TITLE), sessions))
@@ -293,43 +308,41 @@ def _ordered(
     if not joined.valid:
         return None  # a NUL in a stored title: rows cannot be told apart in bulk
     # A full-text hit ranks above its tier only if every term is in its title; a session
-    # without one matches only if every term is in its title, fuzzily or in its path or cwd.
+    # without one matches only if every term is in its title, fuzzily or in its path or cwd
+    # (so those are looked for only among the sessions without one, when they are few).
+    codes = _hit_codes(file_ids, hits)
+    unhit = _unhit(codes)
     in_titles: set[int] | None = None
     anywhere: set[int] | None = None
+    plain: set[int] | None = None  # every term a plain substring of the name or first message
     for term in query.positive:
-        title_rows, other_rows = _term_rows(term, joined, path_rows, MIN_FUZZY)
+        title_rows, other_rows, plain_rows = _term_rows(term, joined, path_rows, MIN_FUZZY, unhit)
         in_titles = title_rows if in_titles is None else in_titles & title_rows
         anywhere = (title_rows | other_rows) if anywhere is None else anywhere & (title_rows | other_rows)
+        plain = plain_rows if plain is None else plain & plain_rows
+    in_titles, anywhere, plain = in_titles or set(), anywhere or set(), plain or set()
+    if plain and not joined.three_lines(plain):
+        return None  # not a title: only its summary can say (as `_split_titles` says of the others)
     del joined, path_rows
-    in_titles, anywhere = in_titles or set(), anywhere or set()
 
     candidates = in_titles | {position for position in anywhere - in_titles if file_ids[position] not in hits}
-    ranked = _rank_candidates(query, sessions, sorted(candidates), hits, index.chunk, full_text, paths)
+    # (a plain one is in the substring tier: `_rank_candidates` ranks the others)
+    ranked = _rank_candidates(query, sessions, sorted(candidates - plain), hits, index.chunk, full_text, paths)
     if ranked is None:
         return None
-    before, full_text_hits, after = ranked
+    tiers, full_text_hits, after = ranked
+    before = _with_substrings(tiers, plain)
     # Every full-text hit, in `rank`'s order: people's words first, then tools', newest first in each.
-    primary: list[int] = []
-    tools: list[int] = []
-    for position, hit in enumerate(map(hits.get, file_ids)):
-        if position in candidates:
-            field = full_text_hits.get(position)
-            if field is None:
-                continue  # ranked above or below the full-text tier, or not at all
-        elif hit is None:
-            continue
-        else:
-            field = hit[0]
-        (primary if is_primary(field) else tools).append(position)
+    primary, tools = _full_text_order(codes, candidates, full_text_hits)
     order = [*before, *primary, *tools, *after]
-    rows = _take(sessions, order)
+    rows = _Taken(sessions, order)
     objects = None
     if kept and len(rows) > len(sessions) // 8:  # no object read yet
         made = None
         if objects_as is not None and isinstance(every, KeptRows):
             if every is not sessions:  # one project's: their positions among every session's
                 position_of = dict(zip(every.file_ids, range(len(every)), strict=True))
-                order = [position_of[row[_FILE_ID]] for row in rows]
+                order = [position_of[file_ids[position]] for position in order]
             # (made for an answer of most sessions of all; a project's answer uses them if they are there)
             made = _every_object(index, every, *objects_as, order, make=len(rows) > len(every) // 8)
         if made is not None:
@@ -348,6 +361,75 @@ def _take(sessions: Sequence[tuple], positions: list[int]) -> list[tuple]:
     if isinstance(sessions, KeptRows):
         return sessions.take(positions)
     return [sessions[position] for position in positions]
+
+
+class _Taken(Sequence[tuple]):
+    """`_take(sessions, positions)`, each row made only when it is read: an answer printed
+    from every session's stored objects (`Ranked.store`) reads none (at 100,000 sessions
+    making their rows was 100 ms of a word's first asking)."""
+
+    def __init__(self, sessions: Sequence[tuple], positions: list[int]) -> None:
+        self.sessions, self.positions = sessions, positions
+        self._rows: list[tuple] | None = None
+
+    def __len__(self) -> int:
+        return len(self.positions)
+
+    @overload
+    def __getitem__(self, index: int) -> tuple: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[tuple]: ...
+
+    def __getitem__(self, index: int | slice) -> tuple | list[tuple]:
+        if self._rows is not None:
+            return self._rows[index]
+        if isinstance(index, slice):
+            return _take(self.sessions, self.positions[index])
+        return self.sessions[self.positions[index]]
+
+    def __iter__(self) -> Iterator[tuple]:
+        if self._rows is None:
+            self._rows = _take(self.sessions, self.positions)
+        return iter(self._rows)
+
+
+def _hit_codes(file_ids: Sequence[int], hits: dict[int, tuple[str, int]]) -> list[int]:
+    """For each session (its file id), whether the index found the query in it: 0 not, 1
+    in what people wrote (`fulltext.is_primary`), 2 in tools'.  In C-level maps: a common
+    word is a hit in every session."""
+    field_code = {field: 1 if is_primary(field) else 2 for field in set(map(itemgetter(0), hits.values()))}
+    code_of = dict(zip(hits, map(field_code.__getitem__, map(itemgetter(0), hits.values())), strict=True))
+    return list(map(code_of.get, file_ids, repeat(0)))
+
+
+def _unhit(codes: list[int]) -> set[int] | None:
+    """The positions of the sessions without a full-text hit (`_hit_codes`), when they are a
+    quarter of them at most (a common word: only they can match fuzzily or by path alone);
+    else None."""
+    if codes.count(0) > len(codes) // 4:
+        return None
+    return set(compress(range(len(codes)), map(not_, codes)))
+
+
+def _with_substrings(before: list[list[int]], plain: set[int]) -> list[int]:
+    """`rank`'s order above the full-text tier: each tier's positions (`_rank_candidates`),
+    the `plain` ones in the substring tier; newest first (by position) within each, as
+    `rank` orders a tier of sessions given newest first."""
+    exact, prefix, substring = before
+    return [*exact, *prefix, *(sorted(plain.union(substring)) if plain else substring)]
+
+
+def _full_text_order(codes: list[int], candidates: set[int], ranked: dict[int, str]) -> tuple[list[int], list[int]]:
+    """The full-text tier in `rank`'s order: the positions of the hits in what people wrote,
+    then of those in tools', newest first in each.  A candidate's field is `ranked`'s (none:
+    ranked in another tier, or not at all); every other session's is its index hit's
+    (`codes`, `_hit_codes`: changed here).  In C-level maps, as those."""
+    deque(map(codes.__setitem__, candidates, repeat(0)), maxlen=0)
+    for position, field in ranked.items():
+        codes[position] = 1 if is_primary(field) else 2
+    every = range(len(codes))
+    return list(compress(every, map((1).__eq__, codes))), list(compress(every, map((2).__eq__, codes)))
 
 
 def _every_object(
@@ -496,10 +578,11 @@ def _rank_candidates(
     chunk: Callable[[int], str],
     full_text: FullText | None,
     paths: bool,
-) -> tuple[list[int], dict[int, str], list[int]] | None:
+) -> tuple[list[list[int]], dict[int, str], list[int]] | None:
     """`rank.search` over the candidates (positions in `sessions`, newest first): the
-    positions ranked above the full-text tier, the full-text ones (position -> the field
-    `rank` orders them by), and those below (fuzzy, path), each in `rank`'s order."""
+    positions ranked above the full-text tier (those of each tier: exact, prefix,
+    substring), the full-text ones (position -> the field `rank` orders them by), and those
+    below (fuzzy, path), each in `rank`'s order."""
     from .index import IndexHits
     from .search.rank import FULL_TEXT, TIERS
     from .search.stored import StoredSession, rank_hits
@@ -521,7 +604,7 @@ def _rank_candidates(
         chunk,
         full_text.highlight if full_text is not None else None,
     )
-    before: list[int] = []
+    before: list[list[int]] = [[] for _tier in range(FULL_TEXT)]
     after: list[int] = []
     in_full_text: dict[int, str] = {}
     full_text_tier = TIERS[FULL_TEXT]
@@ -532,8 +615,8 @@ def _rank_candidates(
         if hit.tier == full_text_tier:
             # `rank` puts a hit with no index hit among people's words (`_tools_last`)
             in_full_text[position] = text_hits.field(path) or "user"
-        elif TIERS.index(hit.tier) < FULL_TEXT:
-            before.append(position)
+        elif (tier := TIERS.index(hit.tier)) < FULL_TEXT:
+            before[tier].append(position)
         else:
             after.append(position)
     return before, in_full_text, after
@@ -576,8 +659,11 @@ class _Joined:
             joined.starts = starts_of(joined.text.split("\0"))
         return joined
 
-    def rows(self, needle: str | re.Pattern[str]) -> set[int]:
-        """The titles `needle` (text, or a pattern that never matches a NUL) is found in."""
+    def rows(self, needle: str | re.Pattern[str], plain: set[int] | None = None) -> set[int]:
+        """The titles `needle` (text, or a pattern that never matches a NUL) is found in;
+        with `plain` (`needle` a text without a line break), those it is in as `rank`'s
+        substring tier puts it are added to it: its first hit is past the id (the first
+        line), and it starts no line (a prefix of the name or first message)."""
         text = self.text
         probe: Any = needle
         if isinstance(text, bytes):  # ASCII titles: what is not ASCII is in none of them
@@ -587,10 +673,12 @@ class _Joined:
             probe = source.encode() if isinstance(needle, str) else re.compile(source.encode())
         found: set[int] = set()
         starts, start = self.starts, 0
-        plain = isinstance(probe, (str, bytes))
+        literal = isinstance(probe, (str, bytes))
         find: Any = text.find
+        line: Any = b"\n" if isinstance(text, bytes) else "\n"
+        prefixed = line + probe if plain is not None else None
         while True:
-            if plain:
+            if literal:
                 position = find(probe, start)
             else:
                 match = probe.search(text, start)
@@ -600,6 +688,18 @@ class _Joined:
             row = bisect_right(starts, position) - 1
             found.add(row)
             start = starts[row + 1]  # one hit a title is enough
+            # (a line break before it: past the id; "\n" + it, if anywhere, is at or after it)
+            if plain is not None and find(line, starts[row], position) >= 0 and find(prefixed, position - 1, start) < 0:
+                plain.add(row)
+
+    def three_lines(self, rows: set[int]) -> bool:
+        """Whether each of the titles `rows` has three lines (id, name, first message), as
+        `_split_titles` checks of those it splits."""
+        starts = self.starts
+        line: Any = b"\n" if isinstance(self.text, bytes) else "\n"
+        ends = map(starts.__getitem__, map((1).__add__, rows))
+        counts = map(self.text.count, repeat(line), map(starts.__getitem__, rows), ends)
+        return list(counts).count(2) == len(rows)
 
     def rows_of(self, pattern: re.Pattern[str], rows: set[int]) -> set[int]:
         """Which of `rows` (title numbers) `pattern` (one that never matches a NUL) is
@@ -626,24 +726,34 @@ class _Paths:
             self.folded = joined.lower()
         else:
             self.folded = "\0".join(map(fold, paths))
-        self.starts = list(accumulate((len(path) + 1 for path in paths), initial=0))
+        self._starts: list[int] | None = list(accumulate((len(path) + 1 for path in paths), initial=0))
+        self._starts_of: Callable[[], list[int]] | None = None
         self._fold = fold
 
     @classmethod
-    def of_joined(cls, joined: str, starts: list[int], cwds: list[str]) -> _Paths:
-        """The paths already joined by NULs (`queryrows.KeptRows`), `starts` where each begins."""
+    def of_joined(cls, joined: str, starts: Callable[[], list[int]], cwds: list[str]) -> _Paths:
+        """The paths already joined by NULs (`queryrows.KeptRows`), `starts()` where each
+        begins: asked for only when a term is in some path (100,000 paths split: 20 ms)."""
         from .search.query import fold
 
         paths = cls.__new__(cls)
-        paths.cwds, paths.starts, paths._fold = cwds, starts, fold
+        paths.cwds, paths._starts, paths._starts_of, paths._fold = cwds, None, starts, fold
         # (ASCII lower-casing is per character; else each path folded on its own, as __init__ does)
         paths.folded = joined.lower() if joined.isascii() else "\0".join(map(fold, joined.split("\0")))
         return paths
 
+    @property
+    def starts(self) -> list[int]:
+        if self._starts is None:
+            assert self._starts_of is not None
+            self._starts = self._starts_of()
+        return self._starts
+
     def rows(self, text: str) -> set[int]:
         found: set[int] = set()
-        find, starts, start = self.folded.find, self.starts, 0
+        find, start = self.folded.find, 0
         while (position := find(text, start)) >= 0:
+            starts = self.starts
             row = bisect_right(starts, position) - 1
             found.add(row)
             start = starts[row + 1]
@@ -653,27 +763,37 @@ class _Paths:
         return found
 
 
-def _term_rows(term: Term, titles: _Joined, paths: _Paths | None, min_fuzzy: int) -> tuple[set[int], set[int]]:
+def _term_rows(
+    term: Term, titles: _Joined, paths: _Paths | None, min_fuzzy: int, unhit: set[int] | None = None
+) -> tuple[set[int], set[int], set[int]]:
     """The sessions where `term` may match other than through the index (`search.prefilter`'s
     rule, in bulk): (in the title: id prefix, name, first message; else as a fuzzy
-    subsequence of the title or, all projects, in the path or cwd).  Supersets: `rank` decides."""
+    subsequence of the title or, all projects, in the path or cwd).  Supersets: `rank` decides.
+    `unhit`: the sessions without a full-text hit, if given the only ones the second set
+    need hold (the others are candidates only with the term in their title).  Third, the
+    titles `term` is in as `rank`'s substring tier puts it: in the name or first message,
+    where neither starts with it (a prefix) and not only in the id."""
     if term.within:
-        return set(), set()  # narrowed to an index field: only the index's hits match it
+        return set(), set(), set()  # narrowed to an index field: only the index's hits match it
     text = term.text
-    in_title = titles.rows(text)
+    plain: set[int] | None = set() if "\n" not in text and "\0" not in text else None
+    in_title = titles.rows(text, plain)
     other: set[int] = set()
     if term.kind == "fuzzy" and len(text) >= min_fuzzy:
-        # only the union with `in_title` counts: with a rare letter in the term, only the titles
-        # that hold it and not the term are searched (`sqlite`: 1,800 of 10,000), else every one
-        letter = _rarest_letter(text)
-        rare = titles.rows(letter) - in_title if letter in _RARE_LETTERS else None
-        if rare is not None and len(rare) <= len(titles.starts) // 4:
-            other |= titles.rows_of(_fuzzy_within(text), rare)
+        if unhit is not None:  # a common word: only the few titles without a hit are searched
+            other |= titles.rows_of(_fuzzy_within(text), unhit - in_title)
         else:
-            other |= titles.rows(_fuzzy_within(text))
+            # only the union with `in_title` counts: with a rare letter in the term, only the titles
+            # that hold it and not the term are searched (`sqlite`: 1,800 of 10,000), else every one
+            letter = _rarest_letter(text)
+            rare = titles.rows(letter) - in_title if letter in _RARE_LETTERS else None
+            if rare is not None and len(rare) <= len(titles.starts) // 4:
+                other |= titles.rows_of(_fuzzy_within(text), rare)
+            else:
+                other |= titles.rows(_fuzzy_within(text))
     if paths is not None:
         other |= paths.rows(text)
-    return in_title, other
+    return in_title, other, plain or set()
 
 
 # letters from the most to the least frequent in English text and code: a term's rarest

@@ -15,10 +15,13 @@ import os
 import shutil
 import sqlite3
 from collections import Counter
+from collections.abc import Callable
+from datetime import timedelta
 from pathlib import Path
 
 import orjson
 import pytest
+from ui_sessions import Spec, write_session
 
 from seance.cli import main
 from seance.core import indexquery
@@ -115,6 +118,66 @@ def test_ranked_from_the_index_equals_the_refreshing_path_on_the_shared_corpus(c
         for query in ['"Cannot find module"', "u0_a360", "shadow-realms", "error:cannot", "test", "fix bug", "pi"]:
             for scope in (None, busiest_cwd(catalog)):
                 assert ranked(catalog, query, scope) == reference(catalog, query, scope), (query, scope)
+    finally:
+        catalog.close()
+
+
+# (id, name, first message, a later message): every title tier a word can take
+TIERED = [
+    ("c0", None, "kiwi", "x"),  # the whole first message
+    ("c1", "kiwi", "hello", "x"),  # the whole name
+    ("c2", None, "kiwi pie recipe", "x"),  # starts the first message
+    ("c3", "kiwi jam", "hello", "x"),  # starts the name
+    ("kiwi-c4", None, "nothing here", "kiwi"),  # starts the id (and in the text)
+    ("c5kiwi", None, "nothing here", "x"),  # inside the id only: noise, not a title match
+    ("c6", None, "i like kiwi pie", "x"),  # inside the first message
+    ("c7", "my kiwi", "hello", "kiwi"),  # inside the name
+    ("c8", "pie", "kiwi pie and kiwi", "x"),  # starts it, and inside it again
+    ("c9", None, "kiwipie", "x"),  # starts a word that starts it
+    ("c10", None, "tell me about kiwi pie", "kiwi"),  # inside, with a full-text hit
+    ("c11", "café kiwi", "hello", "x"),  # inside a name that is not ASCII
+    ("c12", None, "hello", "kiwi pie later"),  # the text only: the full-text tier
+    ("c13", "kiwi-c13 pie", "pie kiwi", "x"),  # starts the name, which holds the id
+    ("c14", None, "kwixi", "x"),  # fuzzy only
+]
+TIERED_QUERIES = ["kiwi", "kiwi pie", '"kiwi pie"', "pie kiwi", "kiw", "kiwi jam", "c1", "iwi", "kiwi-c"]
+
+
+def test_plain_title_substrings_rank_as_rank_puts_them_and_only_the_others_go_through_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A session whose title holds every term inside its name or first message (starting
+    neither, not only in its id) is in the substring tier, found in bulk: only the other
+    candidates go through `rank` (at 100,000 sessions a common word's first asking spent
+    most of its time there), and every tier comes out in `rank`'s order."""
+    from seance.core.search import stored
+
+    root = tmp_path / "sessions"
+    for number, (sid, name, first, later) in enumerate(TIERED):
+        spec = Spec(sid, "/work/tiers", (first, later), age=timedelta(minutes=number * 7 % 11), name=name)
+        write_session(root, spec)
+    ranked_ids: list[str] = []
+    original = stored.rank_hits
+
+    def counted(sessions: list, *args: object, **kwargs: object) -> object:
+        ranked_ids.extend(title[0] for _session, title in sessions)
+        return original(sessions, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(stored, "rank_hits", counted)
+    catalog = Catalog(folders(root), cache_dir=tmp_path / "cache")
+    try:
+        catalog.refresh()
+        for query in TIERED_QUERIES:
+            for scope in (None, "/work/tiers"):
+                expected = reference(catalog, query, scope)
+                assert expected, query
+                for _asking in range(3):  # rows read and checked, then kept
+                    assert ranked(catalog, query, scope) == expected, (query, scope)
+        ranked_ids.clear()
+        ids = [item["id"] for item in ranked(catalog, "kiwi", None) or []]
+        assert set(ids[:2]) == {"c0", "c1"} and set(ids[2:8]) == {"c2", "c3", "kiwi-c4", "c8", "c9", "c13"}
+        # the exact, prefix and id ones, and those with the word only in their id, only
+        assert sorted(ranked_ids) == sorted(["c0", "c1", "c2", "c3", "kiwi-c4", "c5kiwi", "c8", "c9", "c13"])
     finally:
         catalog.close()
 
@@ -318,5 +381,53 @@ def test_a_signature_check_made_ahead_is_taken_only_for_the_same_full_text_index
         assert damaged is not None and not damaged[3]
         with pytest.raises(sqlite3.DatabaseError):
             search(damaged)  # not taken: the query's own check refuses the damaged index
+    finally:
+        catalog.close()
+
+
+def test_with_no_discovery_child_a_ranked_query_has_a_thread_check_the_signature(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With its files found by no child (a resident watcher's listing; here: found in the
+    process), a query that ranks has a thread of its own count the full-text signature while
+    it ranks (`ftscheck.VerdictAhead`), and takes that check as its own; a query answered from
+    its stored answer starts none.  A damaged full-text index is still refused."""
+    import threading
+
+    from seance.core import ftscheck
+    from seance.core import index as index_module
+
+    root = tmp_path / "sessions"
+    generate_corpus(root, sessions=20, projects=2, seed=9, mean_bytes=3000)
+    catalog = Catalog(folders(root), cache_dir=tmp_path / "cache", workers=1)  # no child: found here
+    counted: list[str] = []
+
+    def counting(real: Callable[[sqlite3.Connection], int]) -> Callable[[sqlite3.Connection], int]:
+        return lambda db: counted.append(threading.current_thread().name) or real(db)
+
+    monkeypatch.setattr(index_module, "_fts_signature", counting(index_module._fts_signature))  # the query's own
+    monkeypatch.setattr(ftscheck, "fts_signature", counting(ftscheck.fts_signature))  # the verdict's
+    try:
+        catalog.refresh()
+        expected = reference(catalog, "sqlite", None)
+        for asking in range(3):
+            assert catalog.index is not None
+            catalog.index._verified.clear()  # as a new process
+            counted.clear()
+            answer = catalog.ranked(parse_query("sqlite"), None, stored_as="sqlite")
+            assert answer is not None  # printed (its key kept, then the answer itself)
+            printed = orjson.loads(b"".join(catalog.query_json_parts(answer)))
+            assert [item["path"] for item in printed] == [item["path"] for item in expected]
+            # ranked twice, each with the count in the thread; the kept answer: none counted
+            assert counted == (["seance-fts-verdict"] if asking < 2 else []), asking
+        with sqlite3.connect(tmp_path / "cache" / DB_NAME) as db:
+            db.execute("DELETE FROM fts_data WHERE rowid IN (SELECT rowid FROM fts_data ORDER BY rowid DESC LIMIT 3)")
+        catalog.index._verified.clear()
+        ahead = ftscheck.VerdictAhead(tmp_path / "cache")
+        ahead.start()
+        with pytest.raises(sqlite3.DatabaseError), catalog.index.snapshot():  # (as `rank` takes it)
+            catalog.index.adopt_fts_verdict(ahead())  # the thread's verdict: no match, not taken
+            catalog.index.check_full_text()
+        assert ahead() is not None and not ahead()[3]  # type: ignore[index]
     finally:
         catalog.close()

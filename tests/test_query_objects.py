@@ -123,6 +123,37 @@ def test_many_queries_kept_as_runs_print_what_a_fresh_answer_prints_byte_for_byt
     assert [_ls(capsysbinary, roots, "the", cwd) for _ in range(3)] == [reference] * 3
 
 
+@pytest.mark.usefixtures("small_budget")
+def test_a_new_words_first_askings_are_written_from_views_of_the_stored_objects(
+    tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once every session's objects are kept, a word never asked before is written as its
+    kept answer is, from views of them (`cli.output.write_json_views`: at 100,000 sessions
+    its 71 MB were joined, then written, 140 ms), on its first askings too: the same bytes."""
+    from seance.cli import catalog as cli_catalog
+
+    _root, roots = _corpus(tmp_path)
+    words = ["the", "fix", "code"]
+    references = {word: _fresh(capsysbinary, monkeypatch, tmp_path, roots, word) for word in words}
+    for _ in range(3):  # the rows kept, then every session's objects
+        _ls(capsysbinary, roots, "sqlite")
+    assert len(_stored(b"query-objects\0")) == 1
+
+    def joined(pieces: object) -> None:
+        raise AssertionError("an answer printed from the stored objects was written joined")
+
+    monkeypatch.setattr(cli_catalog, "write_json_pieces", joined)
+    for word in words:
+        for asking in range(3):  # ranked twice (its key kept, then its runs), then its runs printed
+            assert _ls(capsysbinary, roots, word) == references[word], (word, asking)
+        assert any(word.encode() in scope for scope in _stored_scopes(b"query-runs\0")), word
+
+
+def _stored_scopes(kind: bytes) -> list[bytes]:
+    with sqlite3.connect(Path(os.environ["SEANCE_CACHE_DIR"]) / DB_NAME) as db:
+        return [scope for (scope,) in db.execute("SELECT scope FROM listings") if scope.startswith(kind)]
+
+
 @pytest.mark.slow
 @pytest.mark.usefixtures("small_budget")
 def test_kept_runs_after_appends_12_trials_are_never_the_old_answer(

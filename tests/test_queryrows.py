@@ -169,7 +169,9 @@ def test_kept_rows_are_searched_as_the_rows_they_were_kept_from_300_trials() -> 
     paths as stored and makes only its hits' rows) gives, for 300 random stores of ASCII
     and non-ASCII titles and paths, the rows `pack` was given, and `indexquery`'s title and
     path searches built from its joined columns find the rows they find built from the rows
-    (`_Joined`, `_Paths`): the same offsets, the same matches, for every needle."""
+    (`_Joined`, `_Paths`): the same offsets, the same matches, for every needle; and the
+    titles a needle is in as the substring tier puts it (`_Joined.rows`' `plain`) are those
+    it is in inside the name or first message, starting neither, and not in the id."""
     import random
 
     from seance.core.indexquery import _fuzzy_within, _Joined, _Paths
@@ -213,13 +215,24 @@ def test_kept_rows_are_searched_as_the_rows_they_were_kept_from_300_trials() -> 
         assert (stored.text, stored.starts, stored.valid) == (built.text, built.starts, built.valid), trial
         paths = [row[1] for row in rows]
         cwds = [row[7] or "" for row in rows]
-        built_paths, stored_paths = _Paths(paths, cwds), _Paths.of_joined(kept.paths, kept.path_starts(), kept.cwds)
+        built_paths, stored_paths = _Paths(paths, cwds), _Paths.of_joined(kept.paths, kept.path_starts, kept.cwds)
         assert (stored_paths.folded, stored_paths.starts) == (built_paths.folded, built_paths.starts), trial
         for needle in [*pieces, text(2), "\n"]:
             folded = needle.casefold()
             if not folded:
                 continue  # (a term is never empty)
             assert stored.rows(folded) == built.rows(folded), (trial, needle)
+            if "\n" not in folded:  # inside the name or first message, starting neither, not in the id
+                plain: set[int] = set()
+                assert stored.rows(folded, plain) == built.rows(folded)
+                parts = [title.decode().split("\n") for title in titles]
+                assert plain == {
+                    row
+                    for row, (ident, name, first) in enumerate(parts)
+                    if folded not in ident
+                    and folded in f"{name}\n{first}"
+                    and not (name.startswith(folded) or first.startswith(folded))
+                }, (trial, needle)
             assert stored_paths.rows(folded) == built_paths.rows(folded), (trial, needle)
             if len(folded) >= 3:
                 pattern = _fuzzy_within(folded)
