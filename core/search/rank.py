@@ -178,7 +178,8 @@ class _Matcher:
         self.whole = " ".join(term.text for term in self.positive if term.kind in ("fuzzy", "phrase"))
         # what `alive` depends on, and whether the chain memoised under it is the titles' only
         self.scope = (paths, tuple(map(_term_key, self.filters + self.negative)), titles_only)
-        self.unfuzzy_scope = (*self.scope, "no fuzzy")  # a lone term's scan without its fuzzy tier (`_unfuzzy`)
+        self.unfuzzy_scope = (*self.scope, "no fuzzy")  # a term's scan without its fuzzy tier (`_unfuzzy`)
+        self.fuzzy_scope = (*self.scope, "fuzzy")  # a term's fuzzy tier, session by session (`_fuzzy_kept`)
         self.keys = tuple(map(_term_key, self.positive))
         self.fuzzy_patterns = {
             term.text: fuzzy_pattern(term.text)
@@ -217,54 +218,90 @@ class _Matcher:
         if not self.text_hits:
             return self._chain(block, alive)
         rows = self._index_rows(block, alive, at)
-        matches = self._beside_index(block, alive, rows) if self._fuzzy_later() else self._chain(block, alive)
+        if not self._fuzzy_later():
+            matches = self._chain(block, alive)
+            if rows:
+                self._merge_text_hits(block, alive, matches, rows)
+            return matches
+        scans = [self._unfuzzy(position, block, alive) for position in range(len(self.positive))]
+        matches = self._beside_index(block, alive, rows, scans)
         if rows:
-            self._merge_text_hits(block, alive, matches, rows)
+            self._merge_text_hits(block, alive, matches, rows, scans)
         return matches
 
     def prepare(self, block: Block, alive: list[int]) -> None:
-        """What a scan of `block` can do before the index answers (`prescan`), memoised: every
-        term's chain, or, for one fuzzy term (`_fuzzy_later`), its scan without the fuzzy tier."""
+        """What a scan of `block` can do before the index answers (`prescan`), memoised: each
+        term's scan without its fuzzy tier (`_fuzzy_later`), else every term's chain and, for
+        several terms, each term alone (`_merge_text_hits` merges the index's hits with them)."""
         if self._fuzzy_later():
-            self._unfuzzy(block, alive)
-        else:
-            self._chain(block, alive)
+            for position in range(len(self.positive)):
+                self._unfuzzy(position, block, alive)
+            return
+        if len(self.positive) > 1:
+            for term, key in zip(self.positive, self.keys, strict=True):
+                self._scan_alone(term, key, block, alive)
+        self._chain(block, alive)
 
     def _fuzzy_later(self) -> bool:
-        """One fuzzy term with a fuzzy pattern, not the titles only: its fuzzy tier is looked for
-        once the index has answered, and only where the index did not find it (`_beside_index`)."""
-        if len(self.positive) != 1 or self.titles_only:
+        """Whether the fuzzy tier waits for the index's answer (`_beside_index`): a fuzzy term
+        with a fuzzy pattern, no regex term (which must match by itself) nor one only the index
+        can tell, and not the titles only."""
+        if self.titles_only or not self.fuzzy_patterns:
             return False
-        term = self.positive[0]
-        return term.kind == "fuzzy" and not term.within and term.text in self.fuzzy_patterns
+        return not any(term.kind == "regex" or term.within for term in self.positive)
 
-    def _beside_index(self, block: Block, alive: list[int], rows: Mapping[int, str]) -> dict[int, _Match]:
-        """`_chain`'s matches of a lone fuzzy term for every session of `alive` but the index's
-        `rows`, and its title and text tiers (no fuzzy match) in those, which is all
-        `_merge_text_hits` keeps of them: a fuzzy or path match where the index found the term
-        becomes that full-text hit.  A prefix typed at 100,000 sessions is in ~40,000 of one
-        project's 40,000 sessions' text: the fuzzy tier's regex over every title (~30 ms of
-        CPU a key, beside the index query) then found matches that were all replaced.  A
-        fresh dict."""
+    def _beside_index(
+        self, block: Block, alive: list[int], rows: Mapping[int, str], scans: list[dict[int, _Match]]
+    ) -> dict[int, _Match]:
+        """`_chain`'s matches for every session of `alive` but the index's `rows`, from each
+        term's scan without its fuzzy tier (`scans`) and that tier there; in `rows`, those
+        scans' (no fuzzy match), which is all `_merge_text_hits` keeps of them: a fuzzy or path
+        match of a term the index found becomes that full-text hit.  A prefix typed at 100,000
+        sessions is in ~40,000 of one project's 40,000 sessions' text: the fuzzy tier's regex
+        over every title (~15-30 ms of CPU a term, beside the index query) found matches that
+        were then all replaced.  (A session's match does not depend on the others': the chain
+        of terms over what the last ones left is each term's matches combined.)  A fresh dict."""
         full = block.memo.get((self.scope, self.keys))
-        if full is not None:  # scanned whole already: the same matches
+        if full is not None:  # the chain was scanned whole already: the same matches
             return dict(full)
-        matches = dict(self._unfuzzy(block, alive))
-        # the fuzzy tier where the title and text tiers found nothing (a path match ranks below it)
-        pending = [index for index in alive if index not in rows and matches.get(index, _NO_MATCH)[0] >= PATH]
-        if pending:
-            matches.update(self._fuzzy(self.positive[0], block, pending))
-        return matches
+        matches: dict[int, _Match] | None = None
+        for position, scan in enumerate(scans):
+            found = dict(scan)
+            # the fuzzy tier where the title and text tiers found nothing (a path match ranks below
+            # it), among the sessions the terms before left
+            left = alive if matches is None else matches
+            pending = [index for index in left if index not in rows and found.get(index, _NO_MATCH)[0] >= PATH]
+            if pending:
+                found.update(self._fuzzy_kept(position, block, pending))
+            matches = found if matches is None else _both(matches, found)
+        return matches if matches is not None else {}
 
-    def _unfuzzy(self, block: Block, alive: list[int]) -> dict[int, _Match]:
-        """The lone term's matches over `alive` without the fuzzy tier (a path match where a fuzzy
-        one would have ranked above it: `_beside_index` looks), memoised under their own scope."""
-        memo, key = block.memo, (self.unfuzzy_scope, self.keys)
+    def _fuzzy_kept(self, position: int, block: Block, pending: list[int]) -> dict[int, _Match]:
+        """`_fuzzy` of the term at `position` in `pending`, each session's answer memoised on the
+        block (`_beside_index` asks again for each key of a query's next word, and for other
+        sessions when the index found the query in fewer)."""
+        memo, key = block.memo, (self.fuzzy_scope, self.keys[position : position + 1])
+        kept: dict[int, _Match | None] | None = memo.get(key)
+        if kept is None:
+            if len(memo) >= _MEMO_LIMIT:
+                memo.clear()
+            kept = memo[key] = {}
+        new = [index for index in pending if index not in kept]
+        if new:
+            found = self._fuzzy(self.positive[position], block, new)
+            kept.update(zip(new, map(found.get, new), strict=True))
+        return {index: match for index in pending if (match := kept[index]) is not None}
+
+    def _unfuzzy(self, position: int, block: Block, alive: list[int]) -> dict[int, _Match]:
+        """The matches of the term at `position` over `alive` without its fuzzy tier (a path
+        match where a fuzzy one would have ranked above it: `_beside_index` looks), memoised
+        under a scope of their own.  Not to be changed."""
+        memo, key = block.memo, (self.unfuzzy_scope, self.keys[position : position + 1])
         found = memo.get(key)
         if found is None:
-            term_key = self.keys[0]
-            narrow, titled = self._grown_from(block, term_key, ()), self._titled(block, term_key)
-            found = self._scan_term(self.positive[0], block, alive, narrow, titled, fuzzy=False)
+            term, term_key = self.positive[position], self.keys[position]
+            narrow, titled = self._grown_from(block, term_key, None), self._titled(block, term_key)
+            found = self._scan_term(term, block, alive, narrow, titled, fuzzy=False)
             if len(memo) >= _MEMO_LIMIT:
                 memo.clear()
             memo[key] = found
@@ -330,11 +367,17 @@ class _Matcher:
         return rows
 
     def _merge_text_hits(
-        self, block: Block, alive: list[int], matches: dict[int, _Match], rows: dict[int, str]
+        self,
+        block: Block,
+        alive: list[int],
+        matches: dict[int, _Match],
+        rows: dict[int, str],
+        scans: list[dict[int, _Match]] | None = None,
     ) -> None:
         """Sessions the index found the query in (`_index_rows`): a fuzzy, path or missing match
         of a fuzzy or phrase term counts as a full-text hit there (a regex term must still match
-        itself)."""
+        itself).  `scans`: each term's matches, of which only the title and text tiers count
+        here (`_unfuzzy`'s), else each term is scanned alone."""
         if len(self.positive) == 1:  # the chain scanned this term over `alive` already (each
             # session's match does not depend on the others'): `matches` is its scan of `rows`
             if self.positive[0].kind != "regex":  # a regex must match by itself: nothing to add
@@ -344,7 +387,9 @@ class _Matcher:
                 taken = sorted((rows.keys() - matches.keys()) | (rows.keys() & set(weak)))  # (the loop's order)
                 matches.update(zip(taken, map(_TEXT_MATCHES.__getitem__, map(rows.__getitem__, taken)), strict=True))
             return
-        found = [self._scan_alone(term, key, block, alive) for term, key in zip(self.positive, self.keys, strict=True)]
+        found = scans or [
+            self._scan_alone(term, key, block, alive) for term, key in zip(self.positive, self.keys, strict=True)
+        ]
         if any(term.kind == "regex" for term in self.positive):
             for index, field_name in rows.items():
                 self._combine(index, field_name, found, matches)
@@ -1092,16 +1137,11 @@ def prescan(
     matcher = _Matcher(query, None, paths)
     if not matcher.positive:
         return True
-    several = len(matcher.positive) > 1  # the index's hits are merged with each term's own scan
     for start in range(0, len(summaries), max(chunk, 1)):
         if cancelled():
             return False
         block = cache.block(summaries[start : start + max(chunk, 1)])
-        alive = matcher.alive(block.hays)
-        if several:  # (`_merge_text_hits`: scanned here, while the index answers, and reused by the chain)
-            for term, key in zip(matcher.positive, matcher.keys, strict=True):
-                matcher._scan_alone(term, key, block, alive)
-        matcher.prepare(block, alive)
+        matcher.prepare(block, matcher.alive(block.hays))
     return True
 
 
