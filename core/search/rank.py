@@ -281,11 +281,12 @@ class _Matcher:
         block (`_beside_index` asks again for each key of a query's next word, and for other
         sessions when the index found the query in fewer)."""
         memo, key = block.memo, (self.fuzzy_scope, self.keys[position : position + 1])
-        kept: dict[int, _Match | None] | None = memo.get(key)
+        kept = cast("dict[int, _Match | None] | None", memo.get(key))  # (None: looked, no match)
         if kept is None:
             if len(memo) >= _MEMO_LIMIT:
                 memo.clear()
-            kept = memo[key] = {}
+            kept = {}
+            memo[key] = cast("dict[int, _Match]", kept)
         new = [index for index in pending if index not in kept]
         if new:
             found = self._fuzzy(self.positive[position], block, new)
