@@ -269,8 +269,8 @@ class _Matcher:
             found = dict(scan)
             # the fuzzy tier where the title and text tiers found nothing (a path match ranks below
             # it), among the sessions the terms before left
-            left = alive if matches is None else matches
-            pending = [index for index in left if index not in rows and found.get(index, _NO_MATCH)[0] >= PATH]
+            left = sorted((set(alive) if matches is None else matches.keys()) - rows.keys())  # (~40,000 a key)
+            pending = [index for index in left if found.get(index, _NO_MATCH)[0] >= PATH]
             if pending:
                 found.update(self._fuzzy_kept(position, block, pending))
             matches = found if matches is None else _both(matches, found)
