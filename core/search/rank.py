@@ -254,22 +254,27 @@ class _Matcher:
         self, block: Block, alive: list[int], rows: Mapping[int, str], scans: list[dict[int, _Match]]
     ) -> dict[int, _Match]:
         """`_chain`'s matches for every session of `alive` but the index's `rows`, from each
-        term's scan without its fuzzy tier (`scans`) and that tier there; in `rows`, those
-        scans' (no fuzzy match), which is all `_merge_text_hits` keeps of them: a fuzzy or path
-        match of a term the index found becomes that full-text hit.  A prefix typed at 100,000
-        sessions is in ~40,000 of one project's 40,000 sessions' text: the fuzzy tier's regex
-        over every title (~15-30 ms of CPU a term, beside the index query) found matches that
-        were then all replaced.  (A session's match does not depend on the others': the chain
-        of terms over what the last ones left is each term's matches combined.)  A fresh dict."""
+        term's scan without its fuzzy tier (`scans`) and that tier there; in `rows`, for one
+        term, its scan's (no fuzzy match), which is all `_merge_text_hits` keeps of them (a
+        fuzzy or path match of a term the index found becomes that full-text hit), and for
+        several, none (the merge replaces every one).  A prefix typed at 100,000 sessions is
+        in ~40,000 of one project's 40,000 sessions' text: the fuzzy tier's regex over every
+        title (~15-30 ms of CPU a term, beside the index query) found matches that were then
+        all replaced.  (A session's match does not depend on the others': the chain of terms
+        over what the last ones left is each term's matches combined.)  A fresh dict."""
         full = block.memo.get((self.scope, self.keys))
         if full is not None:  # the chain was scanned whole already: the same matches
             return dict(full)
+        several = len(scans) > 1
         matches: dict[int, _Match] | None = None
         for position, scan in enumerate(scans):
-            found = dict(scan)
             # the fuzzy tier where the title and text tiers found nothing (a path match ranks below
             # it), among the sessions the terms before left
-            left = sorted((set(alive) if matches is None else matches.keys()) - rows.keys())  # (~40,000 a key)
+            left = (set(alive) if matches is None else matches.keys()) - rows.keys()  # (set operations: 40,000 a key)
+            if several:  # (the merge replaces every one of `rows`: their matches are left out)
+                found = {index: match for index in left if (match := scan.get(index)) is not None}
+            else:
+                found = dict(scan)
             pending = [index for index in left if found.get(index, _NO_MATCH)[0] >= PATH]
             if pending:
                 found.update(self._fuzzy_kept(position, block, pending))
