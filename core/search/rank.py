@@ -1136,7 +1136,8 @@ def prescan(
 ) -> bool:
     """Scan every term over `summaries` ahead of a `search_iter` with the same arguments,
     into `cache`'s blocks (the memoised term chains): what does not need the index's hits,
-    done while the index query runs.  The search then merges the index's hits and ranks.
+    done while the index query runs (without the fuzzy tier, which waits for the index's
+    answer: `_Matcher.prepare`).  The search then merges the index's hits and ranks.
     False if `cancelled()` said so between chunks."""
     if query.mark_filters:
         summaries = keep_marked(summaries, query.mark_filters, marks)
