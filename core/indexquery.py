@@ -26,7 +26,7 @@ negation or regex: `supported`), the same answer comes from:
   the same pass (`_Joined.rows`' `plain`: for a word in every session, most of them); only
   the others go through `rank.search` (`search.stored.rank_hits`), which decides their tier.
 - **every other full-text hit** is ranked without `rank`: its tier is full text (some term
-  is not in its title; `rank._with_text_hits` counts such a term as a full-text match),
+  is not in its title; `rank._Matcher._merge_text_hits` counts such a term as a full-text match),
   its order within the tier is `rank`'s (hits in what people wrote first, then newest first).
 - **the output**: the hits' stored objects, kept from the check up to `PAYLOAD_BUDGET`,
   the rest read again in chunks and checked against their row (`Index.checked_payloads`);

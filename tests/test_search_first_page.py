@@ -103,9 +103,9 @@ def test_prescan_of_several_terms_leaves_no_term_to_scan_once_the_index_answers(
     scanned: list[str] = []
     scan_term = rank._Matcher._scan_term
 
-    def counted(self, term, block, candidates, *narrowed):  # (what a grown or titled term is narrowed by)
+    def counted(self, term, block, candidates, *narrowed, **options):  # (what a grown or titled term is narrowed by)
         scanned.append(term.text)
-        return scan_term(self, term, block, candidates, *narrowed)
+        return scan_term(self, term, block, candidates, *narrowed, **options)
 
     monkeypatch.setattr(rank._Matcher, "_scan_term", counted)
     cache, blocks = SearchCache(), -(-len(sessions) // 128)

@@ -15,7 +15,9 @@ connection, kept: its signature is checked once), where it runs while the titles
    their first `FIRST_PAGE_MAX` rows are posted as `FirstPage`: the list shows them while
    the rest is ranked;
 2. while the index query still runs, every term's scan of the sessions (`prescan`, kept
-   in the `SearchCache` for the ranking);
+   in the `SearchCache` for the ranking), without the fuzzy tier: that one is looked for
+   once the index has answered, only where it did not find the query (a full-text hit
+   replaces a fuzzy match: at 100,000 sessions a prefix is in nearly every session's text);
 3. the index's answer and every session's match (`search_iter`); under a first page, the
    count of the rows and lines they will make is posted then (`SearchCount`: the status
    line's count and the scrollbar, exact, before the hits are made and ranked: ~70 ms of

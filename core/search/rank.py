@@ -178,6 +178,8 @@ class _Matcher:
         self.whole = " ".join(term.text for term in self.positive if term.kind in ("fuzzy", "phrase"))
         # what `alive` depends on, and whether the chain memoised under it is the titles' only
         self.scope = (paths, tuple(map(_term_key, self.filters + self.negative)), titles_only)
+        self.unfuzzy_scope = (*self.scope, "no fuzzy")  # a term's scan without its fuzzy tier (`_unfuzzy`)
+        self.fuzzy_scope = (*self.scope, "fuzzy")  # a term's fuzzy tier, session by session (`_fuzzy_kept`)
         self.keys = tuple(map(_term_key, self.positive))
         self.fuzzy_patterns = {
             term.text: fuzzy_pattern(term.text)
@@ -213,10 +215,103 @@ class _Matcher:
     def scan(self, block: Block, alive: list[int], at: int | None = None) -> dict[int, _Match]:
         """The sessions of `block` (among `alive`) where every positive term matches; `at`: the
         position of the block's first session in the sessions searched (`field_at`)."""
-        matches = self._chain(block, alive)
-        if self.text_hits:
-            self._with_text_hits(block, alive, matches, at)
+        if not self.text_hits:
+            return self._chain(block, alive)
+        rows = self._index_rows(block, alive, at)
+        if not self._fuzzy_later():
+            matches = self._chain(block, alive)
+            if rows:
+                self._merge_text_hits(block, alive, matches, rows)
+            return matches
+        scans = [self._unfuzzy(position, block, alive) for position in range(len(self.positive))]
+        matches = self._beside_index(block, alive, rows, scans)
+        if rows:
+            self._merge_text_hits(block, alive, matches, rows, scans)
         return matches
+
+    def prepare(self, block: Block, alive: list[int]) -> None:
+        """What a scan of `block` can do before the index answers (`prescan`), memoised: each
+        term's scan without its fuzzy tier (`_fuzzy_later`), else every term's chain and, for
+        several terms, each term alone (`_merge_text_hits` merges the index's hits with them)."""
+        if self._fuzzy_later():
+            for position in range(len(self.positive)):
+                self._unfuzzy(position, block, alive)
+            return
+        if len(self.positive) > 1:
+            for term, key in zip(self.positive, self.keys, strict=True):
+                self._scan_alone(term, key, block, alive)
+        self._chain(block, alive)
+
+    def _fuzzy_later(self) -> bool:
+        """Whether the fuzzy tier waits for the index's answer (`_beside_index`): a fuzzy term
+        with a fuzzy pattern, no regex term (which must match by itself) nor one only the index
+        can tell, and not the titles only."""
+        if self.titles_only or not self.fuzzy_patterns:
+            return False
+        return not any(term.kind == "regex" or term.within for term in self.positive)
+
+    def _beside_index(
+        self, block: Block, alive: list[int], rows: Mapping[int, str], scans: list[dict[int, _Match]]
+    ) -> dict[int, _Match]:
+        """`_chain`'s matches for every session of `alive` but the index's `rows`, from each
+        term's scan without its fuzzy tier (`scans`) and that tier there; in `rows`, for one
+        term, its scan's (no fuzzy match), which is all `_merge_text_hits` keeps of them (a
+        fuzzy or path match of a term the index found becomes that full-text hit), and for
+        several, none (the merge replaces every one).  A prefix typed at 100,000 sessions is
+        in ~40,000 of one project's 40,000 sessions' text: the fuzzy tier's regex over every
+        title (~15-30 ms of CPU a term, beside the index query) found matches that were then
+        all replaced.  (A session's match does not depend on the others': the chain of terms
+        over what the last ones left is each term's matches combined.)  A fresh dict."""
+        full = block.memo.get((self.scope, self.keys))
+        if full is not None:  # the chain was scanned whole already: the same matches
+            return dict(full)
+        several = len(scans) > 1
+        matches: dict[int, _Match] | None = None
+        for position, scan in enumerate(scans):
+            # the fuzzy tier where the title and text tiers found nothing (a path match ranks below
+            # it), among the sessions the terms before left
+            left = (set(alive) if matches is None else matches.keys()) - rows.keys()  # (set operations: 40,000 a key)
+            if several:  # (the merge replaces every one of `rows`: their matches are left out)
+                found = {index: match for index in left if (match := scan.get(index)) is not None}
+            else:
+                found = dict(scan)
+            pending = [index for index in left if found.get(index, _NO_MATCH)[0] >= PATH]
+            if pending:
+                found.update(self._fuzzy_kept(position, block, pending))
+            matches = found if matches is None else _both(matches, found)
+        return matches if matches is not None else {}
+
+    def _fuzzy_kept(self, position: int, block: Block, pending: list[int]) -> dict[int, _Match]:
+        """`_fuzzy` of the term at `position` in `pending`, each session's answer memoised on the
+        block (`_beside_index` asks again for each key of a query's next word, and for other
+        sessions when the index found the query in fewer)."""
+        memo, key = block.memo, (self.fuzzy_scope, self.keys[position : position + 1])
+        kept = cast("dict[int, _Match | None] | None", memo.get(key))  # (None: looked, no match)
+        if kept is None:
+            if len(memo) >= _MEMO_LIMIT:
+                memo.clear()
+            kept = {}
+            memo[key] = cast("dict[int, _Match]", kept)
+        new = [index for index in pending if index not in kept]
+        if new:
+            found = self._fuzzy(self.positive[position], block, new)
+            kept.update(zip(new, map(found.get, new), strict=True))
+        return {index: match for index in pending if (match := kept[index]) is not None}
+
+    def _unfuzzy(self, position: int, block: Block, alive: list[int]) -> dict[int, _Match]:
+        """The matches of the term at `position` over `alive` without its fuzzy tier (a path
+        match where a fuzzy one would have ranked above it: `_beside_index` looks), memoised
+        under a scope of their own.  Not to be changed."""
+        memo, key = block.memo, (self.unfuzzy_scope, self.keys[position : position + 1])
+        found = memo.get(key)
+        if found is None:
+            term, term_key = self.positive[position], self.keys[position]
+            narrow, titled = self._grown_from(block, term_key, None), self._titled(block, term_key)
+            found = self._scan_term(term, block, alive, narrow, titled, fuzzy=False)
+            if len(memo) >= _MEMO_LIMIT:
+                memo.clear()
+            memo[key] = found
+        return found
 
     def _chain(self, block: Block, alive: list[int]) -> dict[int, _Match]:
         """Every term matched on its own (index hits aside), term after term over what the
@@ -248,14 +343,6 @@ class _Matcher:
                 break
         return dict(matches) if matches else {}
 
-    def _with_text_hits(self, block: Block, alive: list[int], matches: dict[int, _Match], at: int | None) -> None:
-        """Sessions the index found the query in: a fuzzy, path or missing match of a fuzzy or
-        phrase term counts as a full-text hit there (a regex term must still match itself)."""
-        rows = self._index_rows(block, alive, at)
-        if not rows:
-            return
-        self._merge_text_hits(block, alive, matches, rows)
-
     def _index_rows(self, block: Block, alive: list[int], at: int | None = None) -> dict[int, str]:
         """The sessions of `block` (among `alive`) the index found the query in: index -> field,
         by index.  A common word is in most of a block's sessions (~40,000 per keystroke at
@@ -286,9 +373,17 @@ class _Matcher:
         return rows
 
     def _merge_text_hits(
-        self, block: Block, alive: list[int], matches: dict[int, _Match], rows: dict[int, str]
+        self,
+        block: Block,
+        alive: list[int],
+        matches: dict[int, _Match],
+        rows: dict[int, str],
+        scans: list[dict[int, _Match]] | None = None,
     ) -> None:
-        """`_with_text_hits` once the index's rows (`_index_rows`) are known."""
+        """Sessions the index found the query in (`_index_rows`): a fuzzy, path or missing match
+        of a fuzzy or phrase term counts as a full-text hit there (a regex term must still match
+        itself).  `scans`: each term's matches, of which only the title and text tiers count
+        here (`_unfuzzy`'s), else each term is scanned alone."""
         if len(self.positive) == 1:  # the chain scanned this term over `alive` already (each
             # session's match does not depend on the others'): `matches` is its scan of `rows`
             if self.positive[0].kind != "regex":  # a regex must match by itself: nothing to add
@@ -298,7 +393,9 @@ class _Matcher:
                 taken = sorted((rows.keys() - matches.keys()) | (rows.keys() & set(weak)))  # (the loop's order)
                 matches.update(zip(taken, map(_TEXT_MATCHES.__getitem__, map(rows.__getitem__, taken)), strict=True))
             return
-        found = [self._scan_alone(term, key, block, alive) for term, key in zip(self.positive, self.keys, strict=True)]
+        found = scans or [
+            self._scan_alone(term, key, block, alive) for term, key in zip(self.positive, self.keys, strict=True)
+        ]
         if any(term.kind == "regex" for term in self.positive):
             for index, field_name in rows.items():
                 self._combine(index, field_name, found, matches)
@@ -378,8 +475,9 @@ class _Matcher:
         found: dict[int, _Match] | None = None
         alone = False
         longest = 0
+        unfuzzy = self.unfuzzy_scope  # (a lone term's scan without fuzzy matches: as good a superset)
         for (memo_scope, terms), matches in block.memo.items():
-            if memo_scope != scope or not terms:
+            if (memo_scope != scope and (memo_scope != unfuzzy or len(terms) != 1)) or not terms:
                 continue
             last = terms[-1]
             if last[0] != kind or last[2:] != rest or not longest < len(last[1]) < len(text):
@@ -408,10 +506,13 @@ class _Matcher:
         candidates: list[int],
         narrow: Collection[int] | None = None,
         titled: dict[int, _Match] | None = None,
+        *,
+        fuzzy: bool = True,
     ) -> dict[int, _Match]:
         """`term`'s matches among `candidates`; its substring and prefix tests only in those
         of them in `narrow` when given (`_grown_from`: no other can pass them); `titled`: the
-        title tiers' matches among the same candidates, found already (`_titled`)."""
+        title tiers' matches among the same candidates, found already (`_titled`); without
+        `fuzzy`, no fuzzy match (a path test where none was found)."""
         if term.kind == "regex":
             return self._scan_regex(term, block, candidates)
         if term.within:  # narrowed to an index field: the index's hits are its only matches
@@ -420,7 +521,7 @@ class _Matcher:
         found = dict(titled) if titled is not None else self._scan_titles(term.text, block, candidates, held)
         if self.titles_only:  # every match found so far is in a title tier; the rest rank below
             return found
-        return self._scan_rest(term, block, candidates, narrow, held, found)
+        return self._scan_rest(term, block, candidates, narrow, held, found, fuzzy)
 
     def _scan_titles(self, text: str, block: Block, candidates: list[int], held: list[int]) -> dict[int, _Match]:
         """The title tiers: `text` in a name or first message (among `held`), an id's prefix."""
@@ -449,36 +550,47 @@ class _Matcher:
         narrow: Collection[int] | None,
         held: list[int],
         found: dict[int, _Match],
+        fuzzy: bool = True,
     ) -> dict[int, _Match]:
-        """`_scan_term` after the titles (`found`): the text, fuzzy and path tiers."""
-        text, names = term.text, block.names
+        """`_scan_term` after the titles (`found`): the text, fuzzy (unless not `fuzzy`) and path tiers."""
+        text = term.text
         rest = [index for index in candidates if index not in found] if found else candidates
         texts = block.texts
         held_rest = rest if narrow is None else [index for index in held if index not in found]
         found.update(dict.fromkeys([index for index in held_rest if text in texts[index]], _FULL_TEXT))
-        pattern = self.fuzzy_patterns.get(text) if term.kind == "fuzzy" else None
-        if pattern is not None:  # fuzzy: only what the row shows, so every hit can be highlighted
-            shown, length = block.shown, len(text)
-            first, limit = pattern.search, max_span(length)
-            # the first occurrence is usually tight enough; `fuzzy_match` looks further when not
-            fuzzy = [
-                (index, match)
-                for index in rest
-                if index not in found
-                and (match := first(shown[index]))
-                and (match.end() - match.start() <= limit or (match := fuzzy_match(pattern, shown[index], length)))
-            ]
-            if fuzzy:
-                ratio = fuzzy_scorer()  # here: a search without a fuzzy hit never loads rapidfuzz
-            for index, match in fuzzy:
-                # scored where it matched (what the row highlights), not against the whole title
-                window = shown[index][max(match.start() - length, 0) : match.end() + length]
-                found[index] = (FUZZY, "name" if names[index] else "first message", ratio(text, window))
+        if fuzzy:
+            found.update(self._fuzzy(term, block, [index for index in rest if index not in found]))
         if self.paths:
             cwds, paths = block.cwds, block.paths
             left = [index for index in (rest if narrow is None else held) if index not in found]
             found.update(dict.fromkeys([index for index in left if text in paths[index]], _PATH_PATH))
             found.update(dict.fromkeys([index for index in left if text in cwds[index]], _PATH_CWD))  # cwd wins
+        return found
+
+    def _fuzzy(self, term: Term, block: Block, candidates: list[int]) -> dict[int, _Match]:
+        """`term`'s fuzzy matches among `candidates` (none unless a fuzzy term with a pattern)."""
+        text = term.text
+        pattern = self.fuzzy_patterns.get(text) if term.kind == "fuzzy" else None
+        if pattern is None:
+            return {}
+        # fuzzy: only what the row shows, so every hit can be highlighted
+        shown, names, length = block.shown, block.names, len(text)
+        first, limit = pattern.search, max_span(length)
+        # the first occurrence is usually tight enough; `fuzzy_match` looks further when not
+        fuzzy = [
+            (index, match)
+            for index in candidates
+            if (match := first(shown[index]))
+            and (match.end() - match.start() <= limit or (match := fuzzy_match(pattern, shown[index], length)))
+        ]
+        if not fuzzy:
+            return {}
+        ratio = fuzzy_scorer()  # here: a search without a fuzzy hit never loads rapidfuzz
+        found: dict[int, _Match] = {}
+        for index, match in fuzzy:
+            # scored where it matched (what the row highlights), not against the whole title
+            window = shown[index][max(match.start() - length, 0) : match.end() + length]
+            found[index] = (FUZZY, "name" if names[index] else "first message", ratio(text, window))
         return found
 
     def _scan_regex(self, term: Term, block: Block, candidates: list[int]) -> dict[int, _Match]:
@@ -586,6 +698,7 @@ class _Matcher:
                         break
 
 
+_NO_MATCH = (PATH + 1, "", 0.0)  # (`_beside_index`: no tier)
 _MEMO_LIMIT = 32  # memoised term chains per block (each at most a dict of `chunk` entries; the
 # titles-only chain of `first_hits` and the full one each keep theirs)
 
@@ -1023,23 +1136,19 @@ def prescan(
 ) -> bool:
     """Scan every term over `summaries` ahead of a `search_iter` with the same arguments,
     into `cache`'s blocks (the memoised term chains): what does not need the index's hits,
-    done while the index query runs.  The search then merges the index's hits and ranks.
+    done while the index query runs (without the fuzzy tier, which waits for the index's
+    answer: `_Matcher.prepare`).  The search then merges the index's hits and ranks.
     False if `cancelled()` said so between chunks."""
     if query.mark_filters:
         summaries = keep_marked(summaries, query.mark_filters, marks)
     matcher = _Matcher(query, None, paths)
     if not matcher.positive:
         return True
-    several = len(matcher.positive) > 1  # the index's hits are merged with each term's own scan
     for start in range(0, len(summaries), max(chunk, 1)):
         if cancelled():
             return False
         block = cache.block(summaries[start : start + max(chunk, 1)])
-        alive = matcher.alive(block.hays)
-        if several:  # (`_merge_text_hits`: scanned here, while the index answers, and reused by the chain)
-            for term, key in zip(matcher.positive, matcher.keys, strict=True):
-                matcher._scan_alone(term, key, block, alive)
-        matcher._chain(block, alive)
+        matcher.prepare(block, matcher.alive(block.hays))
     return True
 
 
