@@ -308,6 +308,16 @@ def _context_lines(rng: random.Random, count: int) -> list[bytes]:
     return lines
 
 
+def _context_files(directory: Path, rng: random.Random, count: int, prefix: str) -> list[Path]:
+    """`count` files of `_context_lines` (0 to 89 entries each) in `directory`."""
+    paths = []
+    for trial in range(count):
+        path = directory / f"{prefix}{trial}.jsonl"
+        path.write_bytes(b"".join(_context_lines(rng, rng.randrange(0, 90))))
+        paths.append(path)
+    return paths
+
+
 def _loads(line: bytes) -> Any:
     try:
         return orjson.loads(line)
@@ -365,13 +375,7 @@ def _assert_texts_read_matches(path: Path, targets: int) -> None:
 
 
 def test_the_context_texts_equal_the_contexts_messages_120_trials_and_the_corpus(tmp_path: Path) -> None:
-    rng = random.Random(33)
-    paths = []
-    for trial in range(120):
-        path = tmp_path / f"t{trial}.jsonl"
-        path.write_bytes(b"".join(_context_lines(rng, rng.randrange(0, 90))))
-        paths.append(path)
-    for path in paths:
+    for path in _context_files(tmp_path, random.Random(33), 120, "t"):
         _assert_texts_read_matches(path, 6)
     for path in corpus_files():
         _assert_texts_read_matches(path, 3)
@@ -381,13 +385,7 @@ def test_a_read_without_message_kinds_equals_the_full_read_on_60_generated_sessi
     tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]
 ) -> None:
     """Same entries, columns, tree and `tree --json`; the kinds, made when asked for, equal the reader's."""
-    rng = random.Random(5)
-    paths = []
-    for trial in range(60):
-        path = tmp_path / f"k{trial}.jsonl"
-        path.write_bytes(b"".join(_context_lines(rng, rng.randrange(0, 90))))
-        paths.append(path)
-    for path in [*paths, *corpus_files()]:
+    for path in [*_context_files(tmp_path, random.Random(5), 60, "k"), *corpus_files()]:
         for by_offset in (False, True):
             full = _read(path, by_offset=by_offset)
             session = _read(path, by_offset=by_offset, message_kinds=False)
