@@ -146,7 +146,36 @@ def test_a_new_words_first_askings_are_written_from_views_of_the_stored_objects(
     for word in words:
         for asking in range(3):  # ranked twice (its key kept, then its runs), then its runs printed
             assert _ls(capsysbinary, roots, word) == references[word], (word, asking)
-        assert any(word.encode() in scope for scope in _stored_scopes(b"query-runs\0")), word
+        # (the scope ends with the query: the temp dir's name in it may hold the word)
+        assert any(scope.endswith(b"\0" + word.encode()) for scope in _stored_scopes(b"query-runs\0")), word
+
+
+def test_an_answer_from_the_stored_objects_is_kept_as_runs_never_as_a_copy_of_them(
+    tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the default budget too: an answer small enough to keep whole (7 MB at 10,000
+    sessions) but printed from every session's stored objects is kept as its runs of them
+    (copying it made a word's second asking slower than its first); printed from those, the
+    same bytes, nothing ranked."""
+    _root, roots = _corpus(tmp_path)
+    rankings = Rankings(monkeypatch)
+    for _ in range(2):  # the rows kept (the first query keeps their key, the second them)
+        _ls(capsysbinary, roots, "zzqqxx")
+    for word in ["the", "fix"]:
+        reference = _fresh(capsysbinary, monkeypatch, tmp_path, roots, word)
+        assert [_ls(capsysbinary, roots, word) for _ in range(2)] == [reference] * 2  # key, then runs
+        assert len(_stored(b"query-objects\0")) == 1  # (made by the first big answer)
+        assert any(scope.endswith(b"\0" + word.encode()) for scope in _stored_scopes(b"query-runs\0")), word
+        rankings.count = 0
+        assert _ls(capsysbinary, roots, word) == reference
+        assert rankings.count == 0, word  # printed from the runs
+        with sqlite3.connect(Path(os.environ["SEANCE_CACHE_DIR"]) / DB_NAME) as db:
+            kept = [
+                payload
+                for scope, payload in db.execute("SELECT scope, payload FROM listings")
+                if scope.startswith(b"query-json\0") and scope.endswith(b"\0" + word.encode())
+            ]
+        assert kept == [b""], word  # its key only, no copy of the objects
 
 
 def _stored_scopes(kind: bytes) -> list[bytes]:
