@@ -196,10 +196,9 @@ def _run_ls(args: argparse.Namespace) -> int:
             if fresh is not None:
                 _report_skipped(catalog)
                 # pinned first with marks; the answer is kept for the same query on the same files
-                viewed = catalog.query_json_views(fresh) if not marks else None  # (a first asking's)
                 if fresh.parts is not None and fresh.safe and not marks:  # views of stored objects
                     write_json_views(fresh.parts, fresh.spliced)
-                elif viewed is not None:
+                elif (viewed := None if marks else catalog.query_json_views(fresh)) is not None:  # (a first asking's)
                     write_json_views(*viewed[:2])
                     catalog.keep_stored_answer(fresh, viewed[2])  # once it is all out, as below
                 else:

@@ -317,7 +317,7 @@ def context_texts(session: Session | SessionTree, leaf: Any = _DEFAULT) -> Conte
         if target is None or texts is None:
             context = _context_at(tree, leaf)
             made, context.messages = context.messages, []
-            return ContextTexts(context, [m.role for m in made], [m.text for m in made], [m.entry_id for m in made])
+            return ContextTexts(context, *_columns(made))
         context, head, positions = _context_candidates(tree, target)
         codes, ids = entries.message_kinds, entries.ids
         if positions and positions[-1] - positions[0] + 1 == len(positions):  # a run (a chain of messages): slices
@@ -343,12 +343,13 @@ def context_texts(session: Session | SessionTree, leaf: Any = _DEFAULT) -> Conte
                         message.entry_id,
                     )
         if head:
-            rows.roles[:0], rows.texts[:0], rows.entry_ids[:0] = (
-                [m.role for m in head],
-                [m.text for m in head],
-                [m.entry_id for m in head],
-            )
+            rows.roles[:0], rows.texts[:0], rows.entry_ids[:0] = _columns(head)
         return rows
+
+
+def _columns(messages: list[ContextMessage]) -> tuple[list[str], list[str], list[str]]:
+    """The role, text and entry id of each of `messages`: `ContextTexts`' columns."""
+    return [m.role for m in messages], [m.text for m in messages], [m.entry_id for m in messages]
 
 
 def _read_setting(context: SessionContext, kind: str, entry: dict[str, Any]) -> bool:

@@ -92,6 +92,12 @@ def _field_of(rowid: int) -> str:
     return _RANKED_FIELDS[(rowid >> _FIELD_SHIFT) & _FIELD_MASK]
 
 
+def _fields_of(rowids: Iterable[int]) -> Iterator[str]:
+    """`_field_of` of each of `rowids`, in C-level maps (a common word is in every file)."""
+    ranks = map(and_, map(rshift, rowids, repeat(_FIELD_SHIFT)), repeat(_FIELD_MASK))
+    return map(_RANKED_FIELDS.__getitem__, ranks)
+
+
 def text_chunks(texts: list[tuple[str, str]]) -> list[tuple[str, str]]:
     """A session's `(field, text)` pieces as the FTS rows they are stored in: `(field, body)`,
     each field's pieces joined by newlines into chunks of about `CHUNK_CHARS` (a row per
@@ -583,8 +589,7 @@ class IndexHits(Mapping[str, "TextHit"]):
         at = self._at
         if at is None:
             best = self._best
-            ranks = map(and_, map(rshift, best.values(), repeat(_FIELD_SHIFT)), repeat(_FIELD_MASK))
-            named = map(_RANKED_FIELDS.__getitem__, ranks)
+            named = _fields_of(best.values())
             places, top = self._places, len(self._places)
             if max(best, default=-1) >= top:  # (a file indexed since `places` was made: not one of `within`)
                 places = places + [None] * (max(best) + 1 - top)
@@ -632,9 +637,7 @@ class IndexHits(Mapping[str, "TextHit"]):
         fields = self._fields
         if fields is None:
             by_path = self._by_path()
-            ranks = map(and_, map(rshift, by_path.values(), repeat(_FIELD_SHIFT)), repeat(_FIELD_MASK))
-            named = map(_RANKED_FIELDS.__getitem__, ranks)
-            fields = self._fields = dict(zip(by_path, named, strict=True))
+            fields = self._fields = dict(zip(by_path, _fields_of(by_path.values()), strict=True))
         return list(map(fields.get, paths))
 
     def get(self, path: str, default: TextHit | None = None) -> TextHit | None:  # type: ignore[override]
@@ -1351,9 +1354,7 @@ class Index:
         `check_full_text()` in the same read transaction before it uses the answer."""
         db = self.db
         best = self._best_rows(db, query, include_cwd, self._root_runs(db), checked=checked)
-        # (`_field_of` of each rowid in C-level maps: a common word is in every file)
-        ranks = map(and_, map(rshift, best.values(), repeat(_FIELD_SHIFT)), repeat(_FIELD_MASK))
-        return dict(zip(best, zip(map(_RANKED_FIELDS.__getitem__, ranks), best.values(), strict=True), strict=True))
+        return dict(zip(best, zip(_fields_of(best.values()), best.values(), strict=True), strict=True))
 
     def checked_payloads(self, rows: list[tuple], column: str = "pi_json") -> dict[int, bytes | None]:
         """file_id -> its stored `ls --json` object (`column` "pi_json") or summary blob
