@@ -35,7 +35,12 @@ from typing import Any, overload
 
 # the columns of `Index.query_rows()` kept here (see `indexquery`)
 _FILE_ID, _PATH, _MODIFIED, _CWD, _TITLE, _SALT = 0, 1, 6, 7, 8, 12
-_HEADER_FIELDS = 6  # sessions, then the byte length of each of the five sections
+# A blob's header: this mark (an earlier layout's header starts with the count: a seance that
+# reads that one refuses this one, as this one refuses it), the sessions, then the byte length
+# of each section: the file ids, `modified` and salts (a column each), the paths, cwds, titles
+# (each joined by NULs), the skipped files, and where each title and path starts (+ the end).
+_LAYOUT = -2
+_HEADER_FIELDS = 2 + 7
 _SCOPE_TAG = b"query-rows\0"
 
 
@@ -48,9 +53,11 @@ def stored_scope(scope: bytes) -> bytes:
 
 def pack(sessions: Sequence[tuple], skipped: Sequence[tuple[str, str]]) -> bytes | None:
     """`sessions` (checked `Index.query_rows()` rows, newest first) and the files that are
-    not sessions (path, reason) as one blob; None when they cannot be held exactly."""
+    not sessions (path, reason) as one blob; None when they cannot be held exactly.  Where
+    each title and path starts is kept too: every query searches the joined titles by
+    offset, and splitting 25 MB of them to find those was ~35 ms of each at 100,000 sessions."""
     try:
-        numbers = array("q", [value for row in sessions for value in (row[_FILE_ID], row[_MODIFIED], row[_SALT])])
+        numbers = array("q", [row[column] for column in (_FILE_ID, _MODIFIED, _SALT) for row in sessions])
     except (TypeError, OverflowError):  # a NULL `modified`, a value not an int
         return None
     cwds = [row[_CWD] or "" for row in sessions]
@@ -64,8 +71,10 @@ def pack(sessions: Sequence[tuple], skipped: Sequence[tuple[str, str]]) -> bytes
         _text("\0".join(cwds)),
         b"\0".join(titles),
         _text("\0".join(part for pair in skipped for part in pair)),
+        array("q", starts_of(titles)).tobytes(),
+        array("q", starts_of([row[_PATH] for row in sessions])).tobytes(),
     ]
-    header = array("q", [len(sessions), *map(len, sections)])
+    header = array("q", [_LAYOUT, len(sessions), *map(len, sections)])
     return header.tobytes() + b"".join(sections)
 
 
@@ -87,11 +96,19 @@ class KeptRows(Sequence[tuple]):
     `indexquery` searches them) and needs the rows of its hits only: at 100,000 sessions
     the 100,000 tuples, and the split and join of 30 MB of titles, were most of its work."""
 
-    def __init__(self, values: list[int], paths: str, cwds: list[str], titles: bytes) -> None:
-        self.file_ids, self.modified, self.salts = values[0::3], values[1::3], values[2::3]
+    def __init__(
+        self,
+        numbers: tuple[list[int], list[int], list[int]],
+        paths: str,
+        cwds: list[str],
+        titles: bytes,
+        starts: tuple[list[int] | None, list[int] | None] = (None, None),
+    ) -> None:
+        """`numbers`: the file ids, `modified` and salts; `starts`: where each title and path
+        starts (`title_starts`, `path_starts`), if known (else found when asked for)."""
+        self.file_ids, self.modified, self.salts = numbers
         self.paths, self.cwds, self.titles = paths, cwds, titles
-        self._path_starts: list[int] | None = None
-        self._title_starts: list[int] | None = None
+        self._title_starts, self._path_starts = starts
         self._rows: list[tuple] | None = None  # every row, once most are asked for (`rows`)
         self._made = 0  # rows made one at a time
 
@@ -161,36 +178,45 @@ def starts_of(parts: list[Any]) -> list[int]:
 
 
 def unpack_columns(blob: bytes) -> tuple[KeptRows, list[tuple[str, str]]] | None:
-    """`unpack`, its rows by column (`KeptRows`); None for a blob that is not one."""
+    """`unpack`, its rows by column (`KeptRows`); None for a blob that is not one.  Each
+    section is decoded from a view of the blob (only the titles, searched as bytes, are
+    copied); the offsets are `pack`'s, whose ends are checked (the blob passed its CRC)."""
     header = array("q")
     size = header.itemsize * _HEADER_FIELDS
     if len(blob) < size:
         return None
     header.frombytes(blob[:size])
-    count, *lengths = header.tolist()
-    if count < 0 or min(lengths) < 0 or size + sum(lengths) != len(blob) or lengths[0] != 3 * count * header.itemsize:
+    layout, count, *lengths = header.tolist()
+    column = count * header.itemsize
+    if layout != _LAYOUT or count < 0 or min(lengths) < 0 or size + sum(lengths) != len(blob):
         return None
+    if lengths[0] != 3 * column or lengths[5] != lengths[6] != column + header.itemsize:
+        return None
+    view = memoryview(blob)
     sections = []
     for length in lengths:
-        sections.append(blob[size : size + length])
+        sections.append(view[size : size + length])
         size += length
-    numbers = array("q")
-    numbers.frombytes(sections[0])
+    numbers = sections[0].cast("q")
     paths = _untext(sections[1])
     cwds = _untext(sections[2]).split("\0") if count else []
     skipped_text = _untext(sections[4])
     skipped_parts = skipped_text.split("\0") if skipped_text else []
-    titles = sections[3]
-    counts = (paths.count("\0") + 1, titles.count(b"\0") + 1) if count else (0, 0)
-    if counts != (count, count) or len(cwds) != count or len(skipped_parts) % 2:
+    titles = bytes(sections[3])
+    title_starts, path_starts = sections[5].cast("q").tolist(), sections[6].cast("q").tolist()
+    ends = (title_starts[0], title_starts[-1], path_starts[0], path_starts[-1])
+    expected = (0, len(titles) + 1, 0, len(paths) + 1) if count else (0, 0, 0, 0)
+    if ends != expected or len(cwds) != count or len(skipped_parts) % 2:
         return None
     pairs = iter(skipped_parts)
-    return KeptRows(numbers.tolist(), paths, cwds, titles), list(zip(pairs, pairs, strict=True))
+    file_ids, modified, salts = (numbers[at * count : (at + 1) * count].tolist() for at in range(3))
+    kept = KeptRows((file_ids, modified, salts), paths, cwds, titles, (title_starts, path_starts))
+    return kept, list(zip(pairs, pairs, strict=True))
 
 
 def _text(text: str) -> bytes:
     return text.encode("utf-8", "surrogatepass")
 
 
-def _untext(data: bytes) -> str:
-    return data.decode("utf-8", "surrogatepass")
+def _untext(data: bytes | memoryview) -> str:
+    return str(data, "utf-8", "surrogatepass")

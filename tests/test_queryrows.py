@@ -68,6 +68,37 @@ def test_a_blob_that_is_not_one_is_refused() -> None:
     assert queryrows.unpack(blob[:8]) is None
 
 
+def test_the_offsets_are_kept_with_the_rows_and_an_earlier_layout_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where each title and path starts comes from the blob (a query at 100,000 sessions
+    split 25 MB of titles to find them), and a blob of the layout before it (no offsets,
+    its header starting with the count) is not read as one of this layout."""
+    from array import array
+
+    rows = [
+        _row(7, "/s/--a--/caf\u00e9.jsonl", 5, "/home/a", b"id1\nname\nfirst", 1),
+        _row(8, "/s/--b--/two.jsonl", 4, "", "\u00e9t\u00e9\nn\nf".encode(), 2),
+    ]
+    blob = queryrows.pack(rows, [])
+    assert blob is not None
+    monkeypatch.setattr(queryrows, "starts_of", lambda _parts: pytest.fail("offsets found again"))
+    columns = queryrows.unpack_columns(blob)
+    assert columns is not None
+    kept = columns[0]
+    assert kept.title_starts() == [0, 15, 15 + len("\u00e9t\u00e9\nn\nf".encode()) + 1]
+    assert kept.path_starts() == [0, 20, 20 + len("/s/--b--/two.jsonl") + 1]
+    assert kept[1][1] == "/s/--b--/two.jsonl" and kept[0][8] == b"id1\nname\nfirst"
+    # the layout before: count, the five sections' lengths, the numbers interleaved by row
+    sections = [
+        array("q", [7, 5, 1, 8, 4, 2]).tobytes(),
+        "\0".join(row[1] for row in rows).encode(),
+        b"/home/a\0",
+        b"\0".join(row[8] for row in rows),
+        b"",
+    ]
+    earlier = array("q", [len(rows), *map(len, sections)]).tobytes() + b"".join(sections)
+    assert queryrows.unpack_columns(earlier) is None
+
+
 def _printed(catalog: Catalog, query: str, cwd: str | None = None) -> list[dict] | None:
     answer = catalog.ranked(parse_query(query), cwd)
     if answer is None:
