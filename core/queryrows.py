@@ -31,7 +31,10 @@ from array import array
 from collections.abc import Sequence
 from itertools import accumulate, count, repeat
 from operator import add
-from typing import Any, overload
+from typing import TYPE_CHECKING, Any, overload
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 # the columns of `Index.query_rows()` kept here (see `indexquery`)
 _FILE_ID, _PATH, _MODIFIED, _CWD, _TITLE, _SALT = 0, 1, 6, 7, 8, 12
@@ -42,6 +45,8 @@ _FILE_ID, _PATH, _MODIFIED, _CWD, _TITLE, _SALT = 0, 1, 6, 7, 8, 12
 _LAYOUT = -2
 _HEADER_FIELDS = 2 + 7
 _SCOPE_TAG = b"query-rows\0"
+ROWS_KIND = "query-rows"  # their file's kind (`written`)
+_FILE_MAGIC = b"\0rows-file\0"  # a `listings` entry that names the file (no blob starts so)
 
 
 def stored_scope(scope: bytes) -> bytes:
@@ -177,7 +182,7 @@ def starts_of(parts: list[Any]) -> list[int]:
     return list(map(add, accumulate(map(len, parts), initial=0), count()))
 
 
-def unpack_columns(blob: bytes) -> tuple[KeptRows, list[tuple[str, str]]] | None:
+def unpack_columns(blob: bytes | memoryview) -> tuple[KeptRows, list[tuple[str, str]]] | None:
     """`unpack`, its rows by column (`KeptRows`); None for a blob that is not one.  Each
     section is decoded from a view of the blob (only the titles, searched as bytes, are
     copied); the offsets are `pack`'s, whose ends are checked (the blob passed its CRC)."""
@@ -212,6 +217,47 @@ def unpack_columns(blob: bytes) -> tuple[KeptRows, list[tuple[str, str]]] | None
     file_ids, modified, salts = (numbers[at * count : (at + 1) * count].tolist() for at in range(3))
     kept = KeptRows((file_ids, modified, salts), paths, cwds, titles, (title_starts, path_starts))
     return kept, list(zip(pairs, pairs, strict=True))
+
+
+def written(cache_dir: Path, scope: bytes, blob: bytes) -> bytes | None:
+    """`pack`'s `blob` kept in a file of the cache directory (`queryobjects.objects_file` of
+    `ROWS_KIND`), mapped when read: through SQLite's pages its 45 MB (100,000 sessions) took
+    ~45 ms of each new word's query, mapped they are read as they are used.  Its `listings`
+    entry, which names the file by a tag, its size and its CRC (`in_file`); None when it
+    cannot be written (the caller keeps the blob itself)."""
+    from .queryobjects import objects_file, write_tagged
+
+    made = write_tagged(objects_file(cache_dir, scope, ROWS_KIND), [blob])
+    if made is None:
+        return None
+    tag, crc, size = made
+    return _FILE_MAGIC + tag + array("q", [size, crc]).tobytes()
+
+
+def in_file(cache_dir: Path, scope: bytes, payload: bytes) -> tuple[KeptRows, list[tuple[str, str]]] | None:
+    """`unpack_columns` of the rows kept under `scope`: of the `listings` entry's `payload`
+    itself, or of the file it names (`written`) when that is the file it was written as
+    (its tag, size and CRC, or a note that vouches for it: `queryobjects.checked_file`)."""
+    if not payload.startswith(_FILE_MAGIC):
+        return unpack_columns(payload)
+    from .queryobjects import _TAG_BYTES, checked_file, objects_file
+
+    numbers = array("q")
+    head = len(_FILE_MAGIC) + _TAG_BYTES
+    if len(payload) != head + 2 * numbers.itemsize:
+        return None
+    numbers.frombytes(payload[head:])
+    size, crc = numbers
+    opened = checked_file(objects_file(cache_dir, scope, ROWS_KIND), payload[len(_FILE_MAGIC) : head], size, crc)
+    if opened is None:
+        return None
+    handle, mapped = opened
+    try:
+        with memoryview(mapped) as view:
+            return unpack_columns(view[_TAG_BYTES:])  # (what it keeps is copied or decoded)
+    finally:
+        mapped.close()
+        handle.close()
 
 
 def _text(text: str) -> bytes:
