@@ -1353,7 +1353,8 @@ class Index:
         `checked=False`: the full-text signature is not checked first; the caller calls
         `check_full_text()` in the same read transaction before it uses the answer."""
         db = self.db
-        best = self._best_rows(db, query, include_cwd, self._root_runs(db), checked=checked)
+        # packed: 100,000 files' rowids as one text read by orjson, not 100,000 row tuples (~30 ms less)
+        best = self._best_rows(db, query, include_cwd, self._root_runs(db), packed=True, checked=checked)
         return dict(zip(best, zip(_fields_of(best.values()), best.values(), strict=True), strict=True))
 
     def checked_payloads(self, rows: list[tuple], column: str = "pi_json") -> dict[int, bytes | None]:

@@ -351,7 +351,7 @@ def _ordered(
             made = _every_object(index, every, *objects_as, order, make=len(rows) > len(every) // 8)
         if made is not None:
             store, slots, keep_objects = made
-            positions = [slots[position] for position in order] if slots is not None else list(range(len(order)))
+            positions = list(map(slots.__getitem__, order)) if slots is not None else list(range(len(order)))
             return Ranked(
                 rows, skipped, len(sessions), keep, store=store, positions=positions, keep_objects=keep_objects
             )

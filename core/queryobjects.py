@@ -297,7 +297,9 @@ class Objects:
         slots = array("q")
         slots.frombytes(self._slots)
         found = slots.tolist()
-        return found if len(found) == len(self) and set(found) == set(range(len(self))) else None
+        if len(found) != len(self) or (found and (min(found) < 0 or max(found) >= len(found))):
+            return None
+        return found if len(set(found)) == len(found) else None  # (n distinct of range(n): one set, not two)
 
     def __len__(self) -> int:
         return len(self.offsets) - 1
