@@ -4,17 +4,21 @@
 folded title and row salt, each checked (every row's CRC, every title's): at 10,000 sessions
 that is most of a warm query's own work (every row read, 10,000 values repr'd and CRC'd),
 repeated by every query on a store that has not changed.  So once they are checked they are
-kept as one blob in the index's `listings` table, as the `ls --json` answer is, and a later
-query on the same files and the same full-text index takes them back with one CRC:
+kept as one blob (`pack`: by column, with where each title and path starts) in a file of the
+cache directory, named by an entry of the index's `listings` table as every session's
+objects are (`queryobjects`; an index in memory keeps the blob in the entry itself), and a
+later query on the same files and the same full-text index maps them back, checked:
 
 - **valid for**: the exact files found (`index.files_key`: every path, size and mtime) and
   the exact full-text index (`ftscheck.fts_state`: FTS5's structure record, renewed with a
   counter by every change, and the stored signature).  A file appended to, a new or gone
   file, or any write to the full-text index makes another key: the rows are read and
   checked again (and stored again).  A rebuild empties `listings`.
-- **checked**: the blob carries the listing's CRC (`Index.listing`): a damaged one is
-  never used.  The payloads (`ls --json` objects) are not in it: they are read and checked
-  against each row's salt as they are printed (`Index.checked_payloads`), as before.
+- **checked**: the entry carries the listing's CRC (`Index.listing`), and names the file by
+  a random tag, its size and its CRC (a note beside it vouches for it once it passed, while
+  its identity is the one checked: `queryobjects.checked_file`): a damaged or replaced
+  one is never used.  The payloads (`ls --json` objects) are not in it: they are read and
+  checked against each row's salt as they are printed (`Index.checked_payloads`), as before.
 
 - **kept when the store holds still**: the first query on a set of files keeps only their
   key (an empty blob), the second keeps the rows, the later ones use them.  A store that
