@@ -199,7 +199,7 @@ def unpack_columns(blob: bytes | memoryview) -> tuple[KeptRows, list[tuple[str, 
     column = count * header.itemsize
     if layout != _LAYOUT or count < 0 or min(lengths) < 0 or size + sum(lengths) != len(blob):
         return None
-    if lengths[0] != 3 * column or lengths[5] != lengths[6] != column + header.itemsize:
+    if lengths[0] != 3 * column or lengths[5] != column + header.itemsize or lengths[6] != lengths[5]:
         return None
     view = memoryview(blob)
     sections = []
