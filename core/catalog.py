@@ -187,6 +187,21 @@ def _write_batch(index: Index, batch: list[tuple]) -> None:
                 writer.put_not_session(path, size, mtime_ns, reason)
 
 
+def _keep_rows(index: Index, scope: bytes, files: bytes, blob: bytes, sessions: int) -> None:
+    """A query's checked rows (`core.queryrows`), for the next query on the same files, after
+    the read transaction: in a file the entry names (`queryrows.written`), else the entry
+    itself (an index in memory, a file that cannot be written; empty: only the files' key).
+    A shortcut for next time only: a failure to store is no failure."""
+    from .queryobjects import prune
+    from .queryrows import ROWS_KIND, written
+
+    entry = written(index.cache_dir, scope, blob) if blob and not index.in_memory else None
+    with contextlib.suppress(OSError, *INDEX_ERRORS):
+        index.put_listing(scope, files, [entry if entry is not None else blob], sessions, [])
+        if not index.in_memory:
+            prune(index.cache_dir, index.listing_scopes(scope.partition(b"\0")[0] + b"\0"), ROWS_KIND)
+
+
 def _keep_objects(index: Index, scope: bytes, files: bytes, made: Made, sessions: int) -> None:
     """Every session's object, read and written for a query (`core.queryobjects`): the
     entry that names its file (a shortcut for next time only: a failure to store is no failure)."""
@@ -715,10 +730,7 @@ class Catalog:
                     start_check=start_check,
                 )
             if isinstance(answer, indexquery.Ranked) and answer.keep is not None and not found.moved:
-                # the checked rows, for the next query on the same files (after the read
-                # transaction): a shortcut for next time only, so a failure to store is no failure
-                with contextlib.suppress(*INDEX_ERRORS):
-                    index.put_listing(*answer.keep[:2], [answer.keep[2]], answer.sessions, [])
+                _keep_rows(index, *answer.keep, answer.sessions)  # the checked rows, for the next query
             if isinstance(answer, indexquery.Ranked) and answer.keep_objects is not None and not found.moved:
                 _keep_objects(index, *answer.keep_objects, answer.sessions)  # every session's object, likewise
                 answer = answer._replace(keep_objects=None)

@@ -41,6 +41,7 @@ import itertools
 import os
 import re
 import sqlite3
+import sys
 import threading
 import zlib
 from collections import deque
@@ -483,13 +484,19 @@ def _unpacked(cursor: sqlite3.Cursor) -> dict[int, int]:
     maps (`int` over the split text was ~7× slower, on the index thread in every keystroke's
     query).  The rowids alone, not "file,rowid" pairs: a third less text for SQLite to join
     and orjson to read (~4 ms less for a common prefix in one project at 100,000 sessions)."""
-    import orjson  # (here: a warm `seance ls --json` never needs it)
-
     text = cursor.fetchone()[0]
     if not text:
         return {}
-    rowids = orjson.loads(f"[{text}]")
+    if len(text) < _ORJSON_FROM and "orjson" not in sys.modules:
+        rowids = list(map(int, text.split(",")))  # (a few: cheaper than importing orjson, ~3 ms)
+    else:
+        import orjson  # (here: a warm `seance ls --json` never needs it)
+
+        rowids = orjson.loads(f"[{text}]")
     return dict(zip(map(rshift, rowids, repeat(_FILE_SHIFT)), rowids, strict=True))
+
+
+_ORJSON_FROM = 256 << 10  # ~18,000 rowids: where orjson's reading pays for its import
 
 
 def _chunks(cursors: Iterable[sqlite3.Cursor], size: int = 4096) -> Iterator[list[tuple]]:
@@ -1353,7 +1360,8 @@ class Index:
         `checked=False`: the full-text signature is not checked first; the caller calls
         `check_full_text()` in the same read transaction before it uses the answer."""
         db = self.db
-        best = self._best_rows(db, query, include_cwd, self._root_runs(db), checked=checked)
+        # packed: 100,000 files' rowids as one text read by orjson, not 100,000 row tuples (~30 ms less)
+        best = self._best_rows(db, query, include_cwd, self._root_runs(db), packed=True, checked=checked)
         return dict(zip(best, zip(_fields_of(best.values()), best.values(), strict=True), strict=True))
 
     def checked_payloads(self, rows: list[tuple], column: str = "pi_json") -> dict[int, bytes | None]:

@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, overload
 
 from .fulltext import is_primary
 from .queryobjects import Made, Objects, objects_file, objects_scope, runs_of, runs_scope
-from .queryrows import KeptRows, pack, starts_of, stored_scope, unpack_columns
+from .queryrows import KeptRows, in_file, pack, starts_of, stored_scope
 
 if TYPE_CHECKING:
     from .discovery import FileInfo
@@ -226,7 +226,11 @@ def _answered(
         scope, fts, files_of = kept_for
         kept_as = stored_scope(scope)
         stored = index.stored_listing(kept_as)
-        kept = unpack_columns(stored[1].payload) if stored is not None and stored[0].endswith(fts) else None
+        kept = (
+            in_file(index.cache_dir, kept_as, stored[1].payload)
+            if stored is not None and stored[0].endswith(fts)
+            else None
+        )
         answer = None
         if kept is not None:  # the rows kept by an earlier query (checked then), ranked while the files are found
             answer = _ordered(
@@ -347,7 +351,7 @@ def _ordered(
             made = _every_object(index, every, *objects_as, order, make=len(rows) > len(every) // 8)
         if made is not None:
             store, slots, keep_objects = made
-            positions = [slots[position] for position in order] if slots is not None else list(range(len(order)))
+            positions = list(map(slots.__getitem__, order)) if slots is not None else list(range(len(order)))
             return Ranked(
                 rows, skipped, len(sessions), keep, store=store, positions=positions, keep_objects=keep_objects
             )

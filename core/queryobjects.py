@@ -37,7 +37,7 @@ import os
 import time
 import zlib
 from array import array
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from itertools import accumulate
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -46,7 +46,8 @@ _SCOPE_TAG = b"query-objects\0"
 _RUNS_TAG = b"query-runs\0"
 COMPACT_MAGIC = b"\0runs\0"  # an answer's payload that is runs
 _TAG_BYTES = 16
-_FILE_PREFIX, _FILE_SUFFIX = "query-objects-", ".bin"  # (a tag, then JSON objects: no JSON file)
+# files are named kind-hash.bin (`objects_file`; a tag, then JSON objects: no JSON file)
+OBJECTS_KIND, _FILE_SUFFIX = "query-objects", ".bin"
 
 
 def objects_scope(scope: bytes) -> bytes:
@@ -88,34 +89,29 @@ def write(path: Path, objects: Sequence[bytes], check: int, slots: Sequence[int]
     from .marks import unmarked_sized
     from .text import json_safe_as_is
 
-    tag = os.urandom(_TAG_BYTES)
     lengths: list[int] = []
-    joined_bytes = 0  # the objects and the commas between them
-    crc = zlib.crc32(tag)
-    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    joined: list[int] = [0]  # the bytes of the objects and the commas between them
+
+    def chunks() -> Iterator[bytes]:
+        for start in range(0, len(objects), _CHUNK):
+            some, sizes = unmarked_sized(list(objects[start : start + _CHUNK]))
+            if start:
+                some = b"," + some
+            lengths.extend(sizes)
+            joined[0] += len(some)
+            yield some
+        offsets = array("q", accumulate((length + 1 for length in lengths), initial=0))
+        yield bytes(_index_start(joined[0]) - _TAG_BYTES - joined[0]) + offsets.tobytes() + array("q", slots).tobytes()
+
+    written = write_tagged(path, chunks())
+    if written is None:
+        return None
+    tag, crc, _size = written
+    joined_bytes = joined[0]
     try:
-        with open(temp, "wb") as handle:
-            handle.write(tag)
-            for start in range(0, len(objects), _CHUNK):
-                joined, sizes = unmarked_sized(list(objects[start : start + _CHUNK]))
-                if start:
-                    joined = b"," + joined
-                handle.write(joined)
-                crc = zlib.crc32(joined, crc)
-                lengths += sizes
-                joined_bytes += len(joined)
-            offsets = array("q", accumulate((length + 1 for length in lengths), initial=0))
-            tail = bytes(_index_start(joined_bytes) - _TAG_BYTES - joined_bytes) + offsets.tobytes()
-            tail += array("q", slots).tobytes()
-            handle.write(tail)
-            crc = zlib.crc32(tail, crc)
-        os.replace(temp, path)
         mapped = _mapped(path)
     except OSError:
         return None
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            temp.unlink()
     if mapped is None:
         return None
     safe = json_safe_as_is(mapped, _TAG_BYTES, _TAG_BYTES + joined_bytes)  # (the objects: the tag is random bytes)
@@ -201,22 +197,76 @@ def vouch(path: Path, tag: bytes, crc: int, stat: os.stat_result, fileno: int, s
             temp.unlink()
 
 
-def objects_file(cache_dir: Path, scope: bytes) -> Path:
-    """The file holding the objects stored under `scope` (one per scope, replaced whole)."""
+def checked_file(path: Path, tag: bytes, size: int, crc: int) -> tuple[Any, Any] | None:
+    """The file at `path` open and mapped read-only, when it is the one an entry names: its
+    `size`, its first bytes `tag`, and its CRC `crc` (or a note that vouches for it: `vouched`,
+    written once it passed: `vouch`); None when it is not (gone, replaced, damaged)."""
+    try:
+        handle = open(path, "rb")  # noqa: SIM115  (kept open: the caller's, the bytes checked)
+    except OSError:
+        return None
+    try:
+        stat_at_ns = time.time_ns()
+        stat = os.fstat(handle.fileno())  # (before the bytes are read: `vouch`)
+        if stat.st_size != size:
+            raise ValueError("not the entry's size")
+        import mmap
+
+        mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+        if mapped[:_TAG_BYTES] != tag:
+            raise ValueError("another store's file")
+        if not vouched(path, tag, crc, stat):
+            if zlib.crc32(mapped) != crc:
+                raise ValueError("damaged")
+            vouch(path, tag, crc, stat, handle.fileno(), stat_at_ns)
+    except (OSError, ValueError):
+        handle.close()
+        return None
+    return handle, mapped
+
+
+def write_tagged(path: Path, chunks: Iterable[bytes]) -> tuple[bytes, int, int] | None:
+    """`chunks` written at `path` after a fresh tag of `_TAG_BYTES` random bytes, through a
+    temporary file put in its place whole (a reader that has the old one mapped keeps it,
+    one that opens it now finds another tag): (the tag, the file's CRC, its size), or None
+    when it cannot be written."""
+    tag = os.urandom(_TAG_BYTES)
+    crc, size = zlib.crc32(tag), _TAG_BYTES
+    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(temp, "wb") as handle:
+            handle.write(tag)
+            for chunk in chunks:
+                handle.write(chunk)
+                crc = zlib.crc32(chunk, crc)
+                size += len(chunk)
+        os.replace(temp, path)
+    except OSError:
+        return None
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            temp.unlink()
+    return tag, crc, size
+
+
+def objects_file(cache_dir: Path, scope: bytes, kind: str = OBJECTS_KIND) -> Path:
+    """The file holding what is stored under `scope` (one per scope, replaced whole): every
+    session's objects, or of another `kind` (`queryrows.ROWS_KIND`: a query's kept rows)."""
     try:
         from _sha1 import sha1  # type: ignore[import-not-found]  # (built in: `hashlib` loads OpenSSL, ~4 ms)
     except ImportError:  # (a Python built without it)
         from hashlib import sha1
 
-    return cache_dir / f"{_FILE_PREFIX}{sha1(scope).hexdigest()[:20]}{_FILE_SUFFIX}"
+    return cache_dir / f"{kind}-{sha1(scope).hexdigest()[:20]}{_FILE_SUFFIX}"
 
 
-def prune(cache_dir: Path, scopes: Collection[bytes]) -> None:
-    """Delete the objects files of every scope but `scopes` (entries pushed out, or a
-    rebuilt index): at most a few, each as big as the answer of every session."""
-    keep = {objects_file(cache_dir, scope).name for scope in scopes}
+def prune(cache_dir: Path, scopes: Collection[bytes], kind: str = OBJECTS_KIND) -> None:
+    """Delete the files of `kind` (`objects_file`) of every scope but `scopes` (entries
+    pushed out, or a rebuilt index): at most a few, each as big as the answer of every session."""
+    keep = {objects_file(cache_dir, scope, kind).name for scope in scopes}
     keep |= {_note(cache_dir / name).name for name in keep}
-    for path in [*cache_dir.glob(f"{_FILE_PREFIX}*{_FILE_SUFFIX}"), *cache_dir.glob(f"{_FILE_PREFIX}*{_NOTE_SUFFIX}")]:
+    prefix = f"{kind}-"
+    for path in [*cache_dir.glob(f"{prefix}*{_FILE_SUFFIX}"), *cache_dir.glob(f"{prefix}*{_NOTE_SUFFIX}")]:
         if path.name not in keep:
             with contextlib.suppress(OSError):
                 path.unlink()
@@ -247,7 +297,9 @@ class Objects:
         slots = array("q")
         slots.frombytes(self._slots)
         found = slots.tolist()
-        return found if len(found) == len(self) and set(found) == set(range(len(self))) else None
+        if len(found) != len(self) or (found and (min(found) < 0 or max(found) >= len(found))):
+            return None
+        return found if len(set(found)) == len(found) else None  # (n distinct of range(n): one set, not two)
 
     def __len__(self) -> int:
         return len(self.offsets) - 1
@@ -267,27 +319,10 @@ class Objects:
         if size != _index_start(joined_bytes) + (2 * count + 1) * header.itemsize:
             return None
         tag = entry[:_TAG_BYTES]
-        try:
-            handle = open(path, "rb")  # noqa: SIM115  (kept open: `source`, the bytes checked)
-        except OSError:
+        opened = checked_file(path, tag, size, crc)
+        if opened is None:
             return None
-        try:
-            stat_at_ns = time.time_ns()
-            stat = os.fstat(handle.fileno())  # (before the bytes are read: `vouch`)
-            if stat.st_size != size:
-                raise ValueError("not the entry's size")
-            import mmap
-
-            mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-            if mapped[:_TAG_BYTES] != tag:
-                raise ValueError("another store's file")
-            if not vouched(path, tag, crc, stat):
-                if zlib.crc32(mapped) != crc:
-                    raise ValueError("damaged")
-                vouch(path, tag, crc, stat, handle.fileno(), stat_at_ns)
-        except (OSError, ValueError):
-            handle.close()
-            return None
+        handle, mapped = opened
         found = cls.of_file(tag, mapped, count, joined_bytes, safe=safe == 1, source=handle)
         if found is None:
             handle.close()

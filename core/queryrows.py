@@ -4,17 +4,21 @@
 folded title and row salt, each checked (every row's CRC, every title's): at 10,000 sessions
 that is most of a warm query's own work (every row read, 10,000 values repr'd and CRC'd),
 repeated by every query on a store that has not changed.  So once they are checked they are
-kept as one blob in the index's `listings` table, as the `ls --json` answer is, and a later
-query on the same files and the same full-text index takes them back with one CRC:
+kept as one blob (`pack`: by column, with where each title and path starts) in a file of the
+cache directory, named by an entry of the index's `listings` table as every session's
+objects are (`queryobjects`; an index in memory keeps the blob in the entry itself), and a
+later query on the same files and the same full-text index maps them back, checked:
 
 - **valid for**: the exact files found (`index.files_key`: every path, size and mtime) and
   the exact full-text index (`ftscheck.fts_state`: FTS5's structure record, renewed with a
   counter by every change, and the stored signature).  A file appended to, a new or gone
   file, or any write to the full-text index makes another key: the rows are read and
   checked again (and stored again).  A rebuild empties `listings`.
-- **checked**: the blob carries the listing's CRC (`Index.listing`): a damaged one is
-  never used.  The payloads (`ls --json` objects) are not in it: they are read and checked
-  against each row's salt as they are printed (`Index.checked_payloads`), as before.
+- **checked**: the entry carries the listing's CRC (`Index.listing`), and names the file by
+  a random tag, its size and its CRC (a note beside it vouches for it once it passed, while
+  its identity is the one checked: `queryobjects.checked_file`): a damaged or replaced
+  one is never used.  The payloads (`ls --json` objects) are not in it: they are read and
+  checked against each row's salt as they are printed (`Index.checked_payloads`), as before.
 
 - **kept when the store holds still**: the first query on a set of files keeps only their
   key (an empty blob), the second keeps the rows, the later ones use them.  A store that
@@ -31,12 +35,22 @@ from array import array
 from collections.abc import Sequence
 from itertools import accumulate, count, repeat
 from operator import add
-from typing import Any, overload
+from typing import TYPE_CHECKING, Any, overload
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 # the columns of `Index.query_rows()` kept here (see `indexquery`)
 _FILE_ID, _PATH, _MODIFIED, _CWD, _TITLE, _SALT = 0, 1, 6, 7, 8, 12
-_HEADER_FIELDS = 6  # sessions, then the byte length of each of the five sections
+# A blob's header: this mark (an earlier layout's header starts with the count: a seance that
+# reads that one refuses this one, as this one refuses it), the sessions, then the byte length
+# of each section: the file ids, `modified` and salts (a column each), the paths, cwds, titles
+# (each joined by NULs), the skipped files, and where each title and path starts (+ the end).
+_LAYOUT = -2
+_HEADER_FIELDS = 2 + 7
 _SCOPE_TAG = b"query-rows\0"
+ROWS_KIND = "query-rows"  # their file's kind (`written`)
+_FILE_MAGIC = b"\0rows-file\0"  # a `listings` entry that names the file (no blob starts so)
 
 
 def stored_scope(scope: bytes) -> bytes:
@@ -48,9 +62,11 @@ def stored_scope(scope: bytes) -> bytes:
 
 def pack(sessions: Sequence[tuple], skipped: Sequence[tuple[str, str]]) -> bytes | None:
     """`sessions` (checked `Index.query_rows()` rows, newest first) and the files that are
-    not sessions (path, reason) as one blob; None when they cannot be held exactly."""
+    not sessions (path, reason) as one blob; None when they cannot be held exactly.  Where
+    each title and path starts is kept too: every query searches the joined titles by
+    offset, and splitting 25 MB of them to find those was ~35 ms of each at 100,000 sessions."""
     try:
-        numbers = array("q", [value for row in sessions for value in (row[_FILE_ID], row[_MODIFIED], row[_SALT])])
+        numbers = array("q", [row[column] for column in (_FILE_ID, _MODIFIED, _SALT) for row in sessions])
     except (TypeError, OverflowError):  # a NULL `modified`, a value not an int
         return None
     cwds = [row[_CWD] or "" for row in sessions]
@@ -64,8 +80,10 @@ def pack(sessions: Sequence[tuple], skipped: Sequence[tuple[str, str]]) -> bytes
         _text("\0".join(cwds)),
         b"\0".join(titles),
         _text("\0".join(part for pair in skipped for part in pair)),
+        array("q", starts_of(titles)).tobytes(),
+        array("q", starts_of([row[_PATH] for row in sessions])).tobytes(),
     ]
-    header = array("q", [len(sessions), *map(len, sections)])
+    header = array("q", [_LAYOUT, len(sessions), *map(len, sections)])
     return header.tobytes() + b"".join(sections)
 
 
@@ -87,11 +105,19 @@ class KeptRows(Sequence[tuple]):
     `indexquery` searches them) and needs the rows of its hits only: at 100,000 sessions
     the 100,000 tuples, and the split and join of 30 MB of titles, were most of its work."""
 
-    def __init__(self, values: list[int], paths: str, cwds: list[str], titles: bytes) -> None:
-        self.file_ids, self.modified, self.salts = values[0::3], values[1::3], values[2::3]
+    def __init__(
+        self,
+        numbers: tuple[list[int], list[int], list[int]],
+        paths: str,
+        cwds: list[str],
+        titles: bytes,
+        starts: tuple[list[int] | None, list[int] | None] = (None, None),
+    ) -> None:
+        """`numbers`: the file ids, `modified` and salts; `starts`: where each title and path
+        starts (`title_starts`, `path_starts`), if known (else found when asked for)."""
+        self.file_ids, self.modified, self.salts = numbers
         self.paths, self.cwds, self.titles = paths, cwds, titles
-        self._path_starts: list[int] | None = None
-        self._title_starts: list[int] | None = None
+        self._title_starts, self._path_starts = starts
         self._rows: list[tuple] | None = None  # every row, once most are asked for (`rows`)
         self._made = 0  # rows made one at a time
 
@@ -160,37 +186,87 @@ def starts_of(parts: list[Any]) -> list[int]:
     return list(map(add, accumulate(map(len, parts), initial=0), count()))
 
 
-def unpack_columns(blob: bytes) -> tuple[KeptRows, list[tuple[str, str]]] | None:
-    """`unpack`, its rows by column (`KeptRows`); None for a blob that is not one."""
+def unpack_columns(blob: bytes | memoryview) -> tuple[KeptRows, list[tuple[str, str]]] | None:
+    """`unpack`, its rows by column (`KeptRows`); None for a blob that is not one.  Each
+    section is decoded from a view of the blob (only the titles, searched as bytes, are
+    copied); the offsets are `pack`'s, whose ends are checked (the blob passed its CRC)."""
     header = array("q")
     size = header.itemsize * _HEADER_FIELDS
     if len(blob) < size:
         return None
     header.frombytes(blob[:size])
-    count, *lengths = header.tolist()
-    if count < 0 or min(lengths) < 0 or size + sum(lengths) != len(blob) or lengths[0] != 3 * count * header.itemsize:
+    layout, count, *lengths = header.tolist()
+    column = count * header.itemsize
+    if layout != _LAYOUT or count < 0 or min(lengths) < 0 or size + sum(lengths) != len(blob):
         return None
+    if lengths[0] != 3 * column or lengths[5] != column + header.itemsize or lengths[6] != lengths[5]:
+        return None
+    view = memoryview(blob)
     sections = []
     for length in lengths:
-        sections.append(blob[size : size + length])
+        sections.append(view[size : size + length])
         size += length
-    numbers = array("q")
-    numbers.frombytes(sections[0])
+    numbers = sections[0].cast("q")
     paths = _untext(sections[1])
     cwds = _untext(sections[2]).split("\0") if count else []
     skipped_text = _untext(sections[4])
     skipped_parts = skipped_text.split("\0") if skipped_text else []
-    titles = sections[3]
-    counts = (paths.count("\0") + 1, titles.count(b"\0") + 1) if count else (0, 0)
-    if counts != (count, count) or len(cwds) != count or len(skipped_parts) % 2:
+    titles = bytes(sections[3])
+    title_starts, path_starts = sections[5].cast("q").tolist(), sections[6].cast("q").tolist()
+    ends = (title_starts[0], title_starts[-1], path_starts[0], path_starts[-1])
+    expected = (0, len(titles) + 1, 0, len(paths) + 1) if count else (0, 0, 0, 0)
+    if ends != expected or len(cwds) != count or len(skipped_parts) % 2:
         return None
     pairs = iter(skipped_parts)
-    return KeptRows(numbers.tolist(), paths, cwds, titles), list(zip(pairs, pairs, strict=True))
+    file_ids, modified, salts = (numbers[at * count : (at + 1) * count].tolist() for at in range(3))
+    kept = KeptRows((file_ids, modified, salts), paths, cwds, titles, (title_starts, path_starts))
+    return kept, list(zip(pairs, pairs, strict=True))
+
+
+def written(cache_dir: Path, scope: bytes, blob: bytes) -> bytes | None:
+    """`pack`'s `blob` kept in a file of the cache directory (`queryobjects.objects_file` of
+    `ROWS_KIND`), mapped when read: through SQLite's pages its 45 MB (100,000 sessions) took
+    ~45 ms of each new word's query, mapped they are read as they are used.  Its `listings`
+    entry, which names the file by a tag, its size and its CRC (`in_file`); None when it
+    cannot be written (the caller keeps the blob itself)."""
+    from .queryobjects import objects_file, write_tagged
+
+    made = write_tagged(objects_file(cache_dir, scope, ROWS_KIND), [blob])
+    if made is None:
+        return None
+    tag, crc, size = made
+    return _FILE_MAGIC + tag + array("q", [size, crc]).tobytes()
+
+
+def in_file(cache_dir: Path, scope: bytes, payload: bytes) -> tuple[KeptRows, list[tuple[str, str]]] | None:
+    """`unpack_columns` of the rows kept under `scope`: of the `listings` entry's `payload`
+    itself, or of the file it names (`written`) when that is the file it was written as
+    (its tag, size and CRC, or a note that vouches for it: `queryobjects.checked_file`)."""
+    if not payload.startswith(_FILE_MAGIC):
+        return unpack_columns(payload)
+    from .queryobjects import _TAG_BYTES, checked_file, objects_file
+
+    numbers = array("q")
+    head = len(_FILE_MAGIC) + _TAG_BYTES
+    if len(payload) != head + 2 * numbers.itemsize:
+        return None
+    numbers.frombytes(payload[head:])
+    size, crc = numbers
+    opened = checked_file(objects_file(cache_dir, scope, ROWS_KIND), payload[len(_FILE_MAGIC) : head], size, crc)
+    if opened is None:
+        return None
+    handle, mapped = opened
+    try:
+        with memoryview(mapped) as view:
+            return unpack_columns(view[_TAG_BYTES:])  # (what it keeps is copied or decoded)
+    finally:
+        mapped.close()
+        handle.close()
 
 
 def _text(text: str) -> bytes:
     return text.encode("utf-8", "surrogatepass")
 
 
-def _untext(data: bytes) -> str:
-    return data.decode("utf-8", "surrogatepass")
+def _untext(data: bytes | memoryview) -> str:
+    return str(data, "utf-8", "surrogatepass")

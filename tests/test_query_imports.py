@@ -74,3 +74,27 @@ def test_a_kept_answer_a_watcher_serves_imports_no_argparse_or_socket(tmp_path: 
         daemon.stop()
     assert runs[-1].stdout == runs[0].stdout and runs[0].stdout.startswith(b"[{")
     assert runs[-1].stderr.strip() == b"asked the watcher"  # (and printed from the runs: none of those)
+
+
+def test_a_first_asking_of_a_few_thousand_hits_reads_them_without_orjson(tmp_path: Path) -> None:
+    """The index's hits come as one text of rowids: a few thousand are read by `int` (orjson's
+    import, with uuid, platform and json, costs more than it saves below ~18,000), more by
+    orjson; the answers are the same either way."""
+    _root, roots = _corpus(tmp_path)
+    printed = []
+    for name, reads_from in (("few", "index._ORJSON_FROM"), ("many", "0")):
+        cache = tmp_path / name
+        cache.mkdir()
+        env = _env(cache)
+        script = (
+            "import sys; from seance.core import index; "
+            f"index._ORJSON_FROM = {reads_from}; "
+            "from seance.cli import main; code = main(sys.argv[1:]); "
+            "print('orjson' in sys.modules, file=sys.stderr); sys.exit(code)"
+        )
+        subprocess.run([sys.executable, "-m", "seance", "index", *roots], env=env, capture_output=True, check=True)
+        command = [sys.executable, "-c", script, "ls", "--all", "--json", *roots, "--query", "the"]
+        done = subprocess.run(command, capture_output=True, check=True, cwd=tmp_path, env=env)
+        printed.append((done.stdout, done.stderr.strip()))
+    assert printed[0][0] == printed[1][0] and printed[0][0].startswith(b"[{")
+    assert [reads for _out, reads in printed] == [b"False", b"True"]

@@ -5,6 +5,7 @@ never when damaged; the answers always equal the rows read and checked again."""
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -66,6 +67,37 @@ def test_a_blob_that_is_not_one_is_refused() -> None:
     assert queryrows.unpack(blob + b"x") is None
     assert queryrows.unpack(b"") is None
     assert queryrows.unpack(blob[:8]) is None
+
+
+def test_the_offsets_are_kept_with_the_rows_and_an_earlier_layout_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where each title and path starts comes from the blob (a query at 100,000 sessions
+    split 25 MB of titles to find them), and a blob of the layout before it (no offsets,
+    its header starting with the count) is not read as one of this layout."""
+    from array import array
+
+    rows = [
+        _row(7, "/s/--a--/caf\u00e9.jsonl", 5, "/home/a", b"id1\nname\nfirst", 1),
+        _row(8, "/s/--b--/two.jsonl", 4, "", "\u00e9t\u00e9\nn\nf".encode(), 2),
+    ]
+    blob = queryrows.pack(rows, [])
+    assert blob is not None
+    monkeypatch.setattr(queryrows, "starts_of", lambda _parts: pytest.fail("offsets found again"))
+    columns = queryrows.unpack_columns(blob)
+    assert columns is not None
+    kept = columns[0]
+    assert kept.title_starts() == [0, 15, 15 + len("\u00e9t\u00e9\nn\nf".encode()) + 1]
+    assert kept.path_starts() == [0, 20, 20 + len("/s/--b--/two.jsonl") + 1]
+    assert kept[1][1] == "/s/--b--/two.jsonl" and kept[0][8] == b"id1\nname\nfirst"
+    # the layout before: count, the five sections' lengths, the numbers interleaved by row
+    sections = [
+        array("q", [7, 5, 1, 8, 4, 2]).tobytes(),
+        "\0".join(row[1] for row in rows).encode(),
+        b"/home/a\0",
+        b"\0".join(row[8] for row in rows),
+        b"",
+    ]
+    earlier = array("q", [len(rows), *map(len, sections)]).tobytes() + b"".join(sections)
+    assert queryrows.unpack_columns(earlier) is None
 
 
 def _printed(catalog: Catalog, query: str, cwd: str | None = None) -> list[dict] | None:
@@ -162,6 +194,47 @@ def test_damaged_kept_rows_are_never_used(tmp_path: Path, monkeypatch: pytest.Mo
         before = reads.count
         assert _printed(catalog, "sqlite") == expected
         assert reads.count == before + 1  # the damaged blob failed its check: the rows were read again
+
+
+def test_kept_rows_are_read_from_their_file_and_never_when_it_is_damaged_or_another(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The rows are kept in a file of the cache directory that their `listings` entry names
+    (not as a blob in it: read through SQLite's pages, 45 MB at 100,000 sessions), mapped
+    when read; a byte of it changed, or another store's file in its place, is never used:
+    the rows are read and checked again, and kept again."""
+    reads = IndexRowReads(monkeypatch)
+    cache = tmp_path / "cache"
+    with _refreshed(tmp_path, 30, 2, 17) as (_root, catalog):
+        expected = _reference(catalog, "sqlite")
+        assert _printed(catalog, "sqlite") == _printed(catalog, "sqlite") == expected  # rows read, checked and kept
+        (kept,) = cache.glob(f"{queryrows.ROWS_KIND}-*.bin")
+        with sqlite3.connect(cache / DB_NAME) as db:
+            (entry,) = db.execute(
+                "SELECT payload FROM listings WHERE substr(scope, 1, 11) = CAST('query-rows' || char(0) AS BLOB)"
+            ).fetchone()
+        assert len(entry) < 100 and kept.stat().st_size > 30 * 100  # the entry names the file, which holds them
+        assert (_printed(catalog, "fix the") or []) == _reference(catalog, "fix the")
+        assert reads.count == 2  # taken back from the file
+        data = bytearray(kept.read_bytes())
+        data[len(data) // 2] ^= 0x20  # a title's letter, say
+        kept.write_bytes(bytes(data))
+        assert (_printed(catalog, "fix the") or []) == _reference(catalog, "fix the")
+        assert reads.count == 3  # damaged: the rows were read again
+        assert (_printed(catalog, "fix the") or []) == _reference(catalog, "fix the")
+        assert reads.count == 4  # (the files' key kept again, then the rows)
+        assert (_printed(catalog, "zzqqxx") or []) == _reference(catalog, "zzqqxx")
+        assert reads.count == 4
+        other = tmp_path / "other"
+        other.write_bytes(kept.read_bytes())
+        assert (_printed(catalog, "sqlt") or []) == _reference(catalog, "sqlt")
+        before = reads.count
+        os.replace(other, kept)  # the same bytes, but not the file checked: its note no longer vouches
+        data = bytearray(kept.read_bytes())
+        data[:16] = bytes(16)  # another store's tag
+        kept.write_bytes(bytes(data))
+        assert (_printed(catalog, "sqlt") or []) == _reference(catalog, "sqlt")
+        assert reads.count == before + 1
 
 
 def test_kept_rows_are_searched_as_the_rows_they_were_kept_from_300_trials() -> None:
