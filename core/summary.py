@@ -13,7 +13,16 @@ from typing import Any, NamedTuple
 
 import orjson
 
-from .entries import MESSAGE_ASSISTANT, MESSAGE_TEXTLESS_ASSISTANT, Entries
+from .entries import (
+    MESSAGE_ASSISTANT,
+    MESSAGE_OTHER,
+    MESSAGE_TEXTLESS_ASSISTANT,
+    MESSAGE_TOOL_RESULT,
+    MESSAGE_USER,
+    Entries,
+    KindedFacts,
+    message_kind,
+)
 from .text import as_text, content_text, display_text, home_short
 
 _TEXT_LIMIT = 200
@@ -285,40 +294,47 @@ class ToolResultRow(NamedTuple):
     tool_name: Any
 
 
-def message_row(message: dict[str, Any]) -> str | tuple[str, dict[str, dict[str, Any]]] | ToolResultRow:
-    """What `tree --text`'s row of a `message` entry reads of its `message` (an object), as the
-    message is parsed (`read_session(message_facts=message_row)`: the messages need not be kept):
-    a tool result's `ToolResultRow`; any other message's row text (`entry_summary_text` of its
-    summary, cut to 100 characters), with its tool calls (`tool_calls_by_id` of it) if it has any.
-    A prompt's or a reply's usual text makes its row at C speed (`_clean_row`)."""
+def _kind_and_row(message: dict[str, Any]) -> tuple[int, str | tuple[str, dict[str, dict[str, Any]]] | ToolResultRow]:
+    """`message_row`'s facts with the message's kind (`message_kind`), read in one look."""
     role = message.get("role")
     if role == "toolResult":
-        return ToolResultRow(message.get("toolCallId"), message.get("toolName"))
+        return MESSAGE_TOOL_RESULT, ToolResultRow(message.get("toolCallId"), message.get("toolName"))
     if role == "user":
         content = message.get("content")
         row = _clean_row("user: ", content if content.__class__ is str else content_text(content, ""))
-        return row if row is not None else entry_summary_text(_summarize_message(message, {}), 100)
-    if role != "assistant":
-        return entry_summary_text(_summarize_message(message, {}), 100)  # (only a tool result's reads calls)
+        return MESSAGE_USER, row if row is not None else entry_summary_text(_summarize_message(message, {}), 100)
+    if role != "assistant":  # (only a tool result's row reads calls)
+        return MESSAGE_OTHER, entry_summary_text(_summarize_message(message, {}), 100)
     content = message.get("content")
-    if content.__class__ is not list:
-        row = _clean_row("assistant: ", content_text(content, ""))
-        return row if row is not None else entry_summary_text(_summarize_message(message, {}), 100)
-    texts: list[str] = []  # (one pass over the blocks: the text `content_text` joins, and the calls)
     calls: dict[str, dict[str, Any]] = {}
-    for block in content:
-        if isinstance(block, dict):
-            kind = block.get("type")
-            if kind == "text":
-                text = block.get("text")
-                if isinstance(text, str):
-                    texts.append(text)
-            elif kind == "toolCall" and isinstance(block.get("id"), str):
-                calls[block["id"]] = block
-    row = _clean_row("assistant: ", "".join(texts))
-    if row is None:
-        row = entry_summary_text(_summarize_message(message, {}), 100)
-    return (row, calls) if calls else row
+    if content.__class__ is list:
+        texts: list[str] = []  # (one pass over the blocks: the text `content_text` joins, and the calls)
+        for block in content:
+            if isinstance(block, dict):
+                kind = block.get("type")
+                if kind == "text":
+                    text = block.get("text")
+                    if isinstance(text, str):
+                        texts.append(text)
+                elif kind == "toolCall" and isinstance(block.get("id"), str):
+                    calls[block["id"]] = block
+        row = _clean_row("assistant: ", "".join(texts))
+    else:
+        row = _clean_row("assistant: ", content_text(content, ""))
+    if row is None:  # (the general row, and the kind read as the reader reads it)
+        code, row = message_kind(message), entry_summary_text(_summarize_message(message, {}), 100)
+    else:  # (a text that is not blank: a reply with text)
+        code = MESSAGE_ASSISTANT
+    return code, (row, calls) if calls else row
+
+
+# What `tree --text`'s row of a `message` entry reads of its `message` (an object), as the
+# message is parsed (`read_session(message_facts=message_row)`: the messages need not be
+# kept): a tool result's `ToolResultRow`; any other message's row text (`entry_summary_text`
+# of its summary, cut to 100 characters), with its tool calls (`tool_calls_by_id` of it) if it
+# has any; and with them the message's kind (`KindedFacts`).  A prompt's or a reply's usual
+# text makes its row at C speed (`_clean_row`).
+message_row = KindedFacts(_kind_and_row)
 
 
 def _clean_row(prefix: str, text: Any) -> str | None:

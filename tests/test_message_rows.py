@@ -1,4 +1,5 @@
-"""`tree --text`'s rows of messages read as they are parsed (`summary.message_row`) make a
+"""`tree --text`'s rows of messages read as they are parsed (`summary.message_row`, with each
+message's kind: `KindedFacts`) make a
 prompt's or a reply's row from its usual text, and a bash result's row from its call's
 usual command, without the general path's sanitisers and cuts: each equals the general
 path's row (`entry_summary_text(summarize(entry, calls), 100)`) for texts of every length
@@ -10,6 +11,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from seance.core.entries import message_kind
 from seance.core.summary import (
     _clean_bash_row,
     _clean_row,
@@ -37,7 +39,15 @@ def _text(rng: random.Random) -> str:
 
 
 def _message(rng: random.Random, text: str) -> dict[str, Any]:
-    roll = rng.randrange(6)
+    roll = rng.randrange(7)
+    if roll == 6:  # (a role of no kind of its own, an assistant of blank or no text)
+        return rng.choice(
+            [
+                {"role": "bashExecution", "command": text},
+                {"role": "assistant", "content": [{"type": "text", "text": " \n"}], "stopReason": "error"},
+                {"role": "assistant", "content": None, "stopReason": rng.choice(["stop", "toolUse", "length"])},
+            ]
+        )
     if roll == 0:
         return {"role": "user", "content": text}
     if roll == 1:
@@ -65,9 +75,10 @@ def test_a_message_rows_read_as_parsed_equal_the_general_path_3000_trials() -> N
     rng = random.Random(41)
     for trial in range(3000):
         message = _message(rng, _text(rng))
-        fact = message_row(message)
+        code, fact = message_row.with_kind(message)
         row = fact[0] if isinstance(fact, tuple) else fact
         assert row == _general_row(message), (trial, message)
+        assert code == message_kind(message) and fact == message_row(message), (trial, message)
 
 
 def test_a_bash_results_row_equals_the_general_path_for_commands_around_the_cut_3000_trials() -> None:
