@@ -19,10 +19,17 @@ from itertools import chain, compress, islice, pairwise, repeat
 from operator import is_, is_not
 from typing import Any
 
-from seance.core.context import CONTEXT_TYPES, ContextTexts, SessionContext, build_session_context, context_texts
+from seance.core.context import (
+    CONTEXT_TYPES,
+    MESSAGE_TEXTS,
+    ContextTexts,
+    SessionContext,
+    build_session_context,
+    context_texts,
+)
 from seance.core.gcpause import freeze_long_lived, gc_paused
 from seance.core.session import NotASession, Session, read_session
-from seance.core.text import as_text, display_text, json_bytes, json_safe, message_text, visible
+from seance.core.text import as_text, display_text, json_bytes, json_safe, visible
 
 from .errors import CliError, ExitCode
 from .output import put_line, say
@@ -104,8 +111,8 @@ def _show_texts(session: Session, leaf: str | None) -> ContextTexts:
 
 
 # What `show` reads: the context's entries kept decoded as they are parsed, but the messages
-# (most of a session) only as their texts (`read_session(message_facts=message_text)`).
-_SHOW_READS: dict[str, Any] = {"decoded": CONTEXT_TYPES - {"message"}, "message_facts": message_text}
+# (most of a session) only as their texts and kinds (`read_session(message_facts=MESSAGE_TEXTS)`).
+_SHOW_READS: dict[str, Any] = {"decoded": CONTEXT_TYPES - {"message"}, "message_facts": MESSAGE_TEXTS}
 
 
 def _show_object(session: Session, context: SessionContext) -> dict[str, Any]:

@@ -6,7 +6,7 @@ general paths do:
   payload: the command as it was);
 * the context read off the columns (`build_session_context`) equals the whole path read entry
   by entry (the code as it was: `_reference_context`);
-* a read that keeps each message's text instead of the message (`read_session(message_facts=message_text)`,
+* a read that keeps each message's text instead of the message (`read_session(message_facts=MESSAGE_TEXTS)`,
   `show`) keeps no message decoded, and its `context_texts` are the context's messages;
 * `ToolCallsFromEnd` (the tree view's calls, read from the end only as far as asked) answers
   as `tool_calls_by_id` does;
@@ -358,6 +358,7 @@ def _assert_texts_read_matches(path: Path, targets: int) -> None:
                 message = entry.get("message") if entry.get("type") == "message" else None
                 expected = message_text(message) if isinstance(message, dict) else None
                 assert texts[position] == expected, (path.name, position)
+                assert entries.message_kinds[position] == general.entries.message_kinds[position], (path.name, position)
                 if message is not None:
                     assert entries._items[position].__class__ is not dict, (path.name, position)
         for target in [None, *ids[:: max(1, len(ids) // targets)], *ids[-2:], "not an id"]:

@@ -4,13 +4,15 @@ prompt's or a reply's row from its usual text, and a bash result's row from its 
 usual command, without the general path's sanitisers and cuts: each equals the general
 path's row (`entry_summary_text(summarize(entry, calls), 100)`) for texts of every length
 around the cuts (200 and 100 characters) with spaces, runs of spaces, controls, bidi marks
-and wide characters placed at those cuts, and the usual texts take the quick way."""
+and wide characters placed at those cuts, and the usual texts take the quick way.  `show`'s
+texts read with their kinds (`context.MESSAGE_TEXTS`) equal `message_text` and `message_kind`."""
 
 from __future__ import annotations
 
 import random
 from typing import Any
 
+from seance.core.context import MESSAGE_TEXTS
 from seance.core.entries import message_kind
 from seance.core.summary import (
     _clean_bash_row,
@@ -20,6 +22,7 @@ from seance.core.summary import (
     message_row_texts,
     summarize,
 )
+from seance.core.text import message_text
 
 # What may stand at a cut: a letter, a space, a run of spaces, a control, a bidi mark, a
 # wide character, the ellipsis the cut writes, a newline.
@@ -112,3 +115,20 @@ def test_the_usual_texts_take_the_quick_way() -> None:
     assert _clean_bash_row({**call, "arguments": {"command": "x" * 60}}) == f"[bash: {'x' * 50}...]"
     assert _clean_bash_row({**call, "arguments": {"command": "a\tb"}}) is None
     assert _clean_bash_row({**call, "name": "read"}) is None
+
+
+def test_shows_texts_read_with_their_kinds_equal_message_text_and_message_kind_3000_trials() -> None:
+    """`show` reads each message's text and kind in one look (`context.MESSAGE_TEXTS`)."""
+    rng = random.Random(47)
+    odd: list[dict[str, Any]] = [
+        {"role": "compactionSummary", "summary": "s"},
+        {"role": "branchSummary", "summary": 5},
+        {"role": "assistant", "content": [{"type": "text", "text": "\u3000"}, {"type": "text", "text": "\n"}]},
+        {"role": "assistant", "content": [{"type": "text", "text": ""}], "stopReason": "aborted"},
+        {"role": "user", "content": [{"type": "text", "text": "a"}, "junk", {"type": "text", "text": "b"}]},
+        {"role": "toolResult", "content": "plain"},
+    ]
+    for trial in range(3000):
+        message = rng.choice(odd) if trial % 5 == 0 else _message(rng, _text(rng))
+        assert MESSAGE_TEXTS.with_kind(message) == (message_kind(message), message_text(message)), (trial, message)
+        assert MESSAGE_TEXTS(message) == message_text(message)
