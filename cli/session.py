@@ -439,6 +439,10 @@ def _row_texts(entries: Any) -> list[str]:
     )
 
     count, types, values = len(entries), entries.types, entries.field_values
+    facts = entries.message_facts if entries.message_facts_of is message_row else None
+    read = [] if facts is None else list(compress(range(count), map(is_not, facts, repeat(None))))
+    if facts is not None and len(read) == count:  # every entry a message (an agent's huge session):
+        return list(message_row_texts(facts))  # the column as it is, no other row to make
     texts: list[Any] = [None] * count  # (None: made from the entry, below)
     if values is not None:
         rows = _FieldRows({kind for kind, field in (entries.fields or {}).items() if ONE_FIELD.get(kind) == field})
@@ -447,14 +451,9 @@ def _row_texts(entries: Any) -> list[str]:
         except TypeError:  # an unhashable value (a list for a customType): such values read as any other
             values = [value if value is None or value.__class__ is str else _ODD for value in values]
             texts = list(map(rows.__getitem__, zip(types, values, strict=True)))
-    facts = entries.message_facts if entries.message_facts_of is message_row else None
     if facts is not None:  # the messages' rows, read as they were parsed (a message not an object: below)
-        read = list(compress(range(count), map(is_not, facts, repeat(None))))
-        if len(read) == count:  # every entry a message (an agent's huge session): the column as it is
-            texts = list(message_row_texts(facts))
-        else:
-            for position, text in zip(read, message_row_texts(list(map(facts.__getitem__, read))), strict=True):
-                texts[position] = text
+        for position, text in zip(read, message_row_texts(list(map(facts.__getitem__, read))), strict=True):
+            texts[position] = text
     # (only a tool result's row reads the calls: with the facts read, each one's row is made)
     calls = tool_calls_by_id(entries) if facts is None and MESSAGE_TOOL_RESULT in entries.message_kinds else {}
     # The others' rows, each made from its entry at C speed (a map, no loop of our own): nearly
