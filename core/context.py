@@ -250,6 +250,15 @@ def _context_candidates(tree: SessionTree, target: str) -> tuple[SessionContext,
     types, ids, codes = entries.types, entries.ids, entries.message_kinds
     path = _relevant_path(tree, target)  # positions
     context = SessionContext(leaf_id=target)
+    start = path[0] if path else 0
+    if path and path[-1] - start + 1 == len(path) and types[start : path[-1] + 1].count("message") == len(path):
+        # Every entry of a run a message (an agent's chain): no setting, no compaction, each a
+        # candidate; the model is the last assistant's (found at C speed).
+        last = max(codes.rfind(code, start, path[-1] + 1) for code in (MESSAGE_ASSISTANT, MESSAGE_TEXTLESS_ASSISTANT))
+        if last >= 0:
+            message = entries[last]["message"]
+            context.model = {"provider": message.get("provider"), "modelId": message.get("model")}
+        return context, [], path
     # The `message` entries (most of a path) are told apart by their columns, at C speed: a
     # message is always a candidate, and only the last assistant's model can count.  The
     # other entries (few) are decoded and read one by one, in path order.
