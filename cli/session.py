@@ -295,7 +295,18 @@ def _put_message_lines(roles: list[str], texts: list[str]) -> None:
         shown = list(map(display_text, texts[start:stop], repeat(200)))  # (a map: no loop of ours per line)
         if "" in shown:
             shown = [text or "(no text)" for text in shown]
-        write("".join(chain.from_iterable(zip(map(heads.__getitem__, roles[start:stop]), shown, repeat("\n")))))
+        write(_rows_joined([None, None, "\n"], list(map(heads.__getitem__, roles[start:stop])), shown))
+
+
+def _rows_joined(template: list[str | None], *columns: list[str]) -> str:
+    """The rows joined, each `template` with its None slots filled from `columns` in turn (the
+    first None from the first column ...): made by list slicing, at C speed (a tuple per row
+    from `zip`, walked by `chain`, took 2.5 times as long)."""
+    width = len(template)
+    parts = template * len(columns[0])
+    for slot, column in zip((at for at, piece in enumerate(template) if piece is None), columns, strict=True):
+        parts[slot::width] = column  # (ValueError if a column is not as long as the first)
+    return "".join(parts)  # type: ignore[arg-type]  # (every None filled)
 
 
 def run_tree(args: argparse.Namespace) -> int:
@@ -365,8 +376,7 @@ def tree_text(session: Session, *, general: bool = False) -> Iterator[str]:
             entry_id = ids[start]
             yield _tree_text_line(entry_id, "", labels.get(entry_id), leaf_id, texts[start])
         else:
-            run = zip(repeat("  "), shown[start:stop], repeat(" "), texts[start:stop], repeat("\n"))
-            yield "".join(chain.from_iterable(run))
+            yield _rows_joined(["  ", None, " ", None, "\n"], shown[start:stop], texts[start:stop])
 
 
 def _tree_text_line(entry_id: str, prefix: str, label: str | None, leaf_id: str | None, text: str) -> str:
