@@ -306,14 +306,16 @@ class TreeModel:
         time: each entry's category by its type (255 for a message) and by its message kind
         (255 for any other entry); one AND of the two gives every entry's."""
         entries = self.tree.entries
-        by_type = bytes(map(_TYPE_BYTES.get, entries.types, repeat(_OTHER)))
         kind_table = bytearray([255]) * 256
         for kind, category in _MESSAGE_CATEGORIES.items():
             kind_table[kind] = textless if category == _TEXTLESS_ASSISTANT else category
         by_kind = entries.message_kinds.translate(kind_table)
-        count = len(by_type)
-        both = int.from_bytes(by_type, "little") & int.from_bytes(by_kind, "little")
+        count = len(by_kind)
         # (each entry's parent is the one before: a range, not a list of 200,000 ints)
+        if entries.types.count("message") == count:  # every entry a message (an agent's): the kinds say all
+            return list(entries.ids), range(-1, count - 1), by_kind
+        by_type = bytes(map(_TYPE_BYTES.get, entries.types, repeat(_OTHER)))
+        both = int.from_bytes(by_type, "little") & int.from_bytes(by_kind, "little")
         return list(entries.ids), range(-1, count - 1), bytearray(both.to_bytes(count, "little"))
 
     def _active_flags(self) -> bytearray:

@@ -380,6 +380,12 @@ def test_a_chain_walks_as_the_general_walk_does(tmp_path: Path) -> None:
         assert tree_payload(session) == tree_payload(general)
         if count < 3_000:
             _assert_walks_match(session.tree, general.tree)
+    for count in (1, 2, 7, 300):  # every entry a message (an agent's session): the kinds say all
+        _chain(path, count, every=1)
+        session, general = _read(path), _read(path)
+        assert session.tree.is_chain and set(session.entries.types) == {"message"}
+        general.__dict__["tree"] = _general(general)
+        _assert_walks_match(session.tree, general.tree)
 
 
 @pytest.mark.skipif(not FILES, reason=NO_CORPUS)
