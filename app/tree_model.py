@@ -31,6 +31,7 @@ from seance.core.entries import (
     MESSAGE_TEXTLESS_ASSISTANT,
     MESSAGE_TOOL_RESULT,
     MESSAGE_USER,
+    NOT_A_MESSAGE,
     Entries,
 )
 from seance.core.errors import SessionChangedError
@@ -312,7 +313,7 @@ class TreeModel:
         by_kind = entries.message_kinds.translate(kind_table)
         count = len(by_kind)
         # (each entry's parent is the one before: a range, not a list of 200,000 ints)
-        if entries.types.count("message") == count:  # every entry a message (an agent's): the kinds say all
+        if NOT_A_MESSAGE not in entries.message_kinds:  # every entry a message (an agent's): the kinds say all
             return list(entries.ids), range(-1, count - 1), by_kind
         by_type = bytes(map(_TYPE_BYTES.get, entries.types, repeat(_OTHER)))
         both = int.from_bytes(by_type, "little") & int.from_bytes(by_kind, "little")
