@@ -294,7 +294,7 @@ class ToolResultRow(NamedTuple):
     tool_name: Any
 
 
-def _kind_and_row(message: dict[str, Any]) -> tuple[int, str | tuple[str, dict[str, dict[str, Any]]] | ToolResultRow]:
+def _kind_and_row(message: dict[str, Any]) -> tuple[int, str | tuple[str, dict[str, Any]] | ToolResultRow]:
     """`message_row`'s facts with the message's kind (`message_kind`), read in one look."""
     role = message.get("role")
     if role == "toolResult":
@@ -306,7 +306,7 @@ def _kind_and_row(message: dict[str, Any]) -> tuple[int, str | tuple[str, dict[s
     if role != "assistant":  # (only a tool result's row reads calls)
         return MESSAGE_OTHER, entry_summary_text(_summarize_message(message, {}), 100)
     content = message.get("content")
-    calls: dict[str, dict[str, Any]] = {}
+    calls: dict[str, Any] = {}
     if content.__class__ is list:
         texts: list[str] = []  # (one pass over the blocks: the text `content_text` joins, and the calls)
         for block in content:
@@ -317,7 +317,8 @@ def _kind_and_row(message: dict[str, Any]) -> tuple[int, str | tuple[str, dict[s
                     if isinstance(text, str):
                         texts.append(text)
                 elif kind == "toolCall" and isinstance(block.get("id"), str):
-                    calls[block["id"]] = block
+                    # (a result's row made here while the call is hot, when it is a clean bash one)
+                    calls[block["id"]] = _clean_bash_row(block) or block
         row = _clean_row("assistant: ", "".join(texts))
     else:
         row = _clean_row("assistant: ", content_text(content, ""))
@@ -331,9 +332,10 @@ def _kind_and_row(message: dict[str, Any]) -> tuple[int, str | tuple[str, dict[s
 # What `tree --text`'s row of a `message` entry reads of its `message` (an object), as the
 # message is parsed (`read_session(message_facts=message_row)`: the messages need not be
 # kept): a tool result's `ToolResultRow`; any other message's row text (`entry_summary_text`
-# of its summary, cut to 100 characters), with its tool calls (`tool_calls_by_id` of it) if it
-# has any; and with them the message's kind (`KindedFacts`).  A prompt's or a reply's usual
-# text makes its row at C speed (`_clean_row`).
+# of its summary, cut to 100 characters), with its tool calls if it has any (`tool_calls_by_id`
+# of it, each call that is a clean bash one as its results' row, `_clean_bash_row`); and with
+# them the message's kind (`KindedFacts`).  A prompt's or a reply's usual text makes its row at
+# C speed (`_clean_row`).
 message_row = KindedFacts(_kind_and_row)
 
 
@@ -355,7 +357,7 @@ def _clean_row(prefix: str, text: Any) -> str | None:
 def message_row_texts(facts: list[Any]) -> Iterator[str]:
     """The row texts of the messages whose `message_row`s are `facts` (in file order: a tool
     result's call is the last one of its id among them all, as `tool_calls_by_id` finds it)."""
-    calls: dict[str, dict[str, Any]] = {}
+    calls: dict[str, Any] = {}
     for fact in facts:
         if fact.__class__ is tuple:
             calls.update(fact[1])
@@ -367,10 +369,10 @@ def message_row_texts(facts: list[Any]) -> Iterator[str]:
         else:
             call_id = fact.call_id
             call = calls.get(call_id) if call_id.__class__ is str else None
-            row = None if call is None else _clean_bash_row(call)
-            if row is None:
-                row = entry_summary_text(_tool_result_summary(call_id, fact.tool_name, calls), 100)
-            yield row
+            if call.__class__ is str:  # (its row, made as the call was read)
+                yield call
+            else:
+                yield entry_summary_text(_tool_result_summary(call_id, fact.tool_name, calls), 100)
 
 
 def _clean_bash_row(call: dict[str, Any]) -> str | None:

@@ -115,6 +115,11 @@ def test_the_usual_texts_take_the_quick_way() -> None:
     assert _clean_bash_row({**call, "arguments": {"command": "x" * 60}}) == f"[bash: {'x' * 50}...]"
     assert _clean_bash_row({**call, "arguments": {"command": "a\tb"}}) is None
     assert _clean_bash_row({**call, "name": "read"}) is None
+    # A reply's clean bash call is kept as its results' row (made while the call is read), any
+    # other as the call itself.
+    read = {**call, "id": "r", "name": "read", "arguments": {"path": "/p/f.py"}}
+    fact = message_row({"role": "assistant", "content": [{"type": "text", "text": "ok"}, call, read]})
+    assert fact == ("assistant: ok", {"c": "[bash: ls -la]", "r": read})
 
 
 def test_shows_texts_read_with_their_kinds_equal_message_text_and_message_kind_3000_trials() -> None:
