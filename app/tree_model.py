@@ -18,6 +18,7 @@ per entry), so a 20,000-entry session stays instant.  Nothing here imports Textu
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -30,6 +31,7 @@ from seance.core.entries import (
     MESSAGE_TEXTLESS_ASSISTANT,
     MESSAGE_TOOL_RESULT,
     MESSAGE_USER,
+    NOT_A_MESSAGE,
     Entries,
 )
 from seance.core.errors import SessionChangedError
@@ -234,7 +236,7 @@ class TreeModel:
         self.rows: Rows = Rows([], [], bytearray(), bytearray(), [], bytearray())
         self._index: dict[str, int] | None = None
         self._nearest_row: Sequence[int] = []  # per position: the row of its nearest visible ancestor-or-self
-        self._row_parent: list[int] = []
+        self._row_parent: Sequence[int] = []
         self._kid_count: list[int] = []
         self._last_kid: list[int] = []
         self._roots: list[int] = []
@@ -305,14 +307,16 @@ class TreeModel:
         time: each entry's category by its type (255 for a message) and by its message kind
         (255 for any other entry); one AND of the two gives every entry's."""
         entries = self.tree.entries
-        by_type = bytes(map(_TYPE_BYTES.get, entries.types, repeat(_OTHER)))
         kind_table = bytearray([255]) * 256
         for kind, category in _MESSAGE_CATEGORIES.items():
             kind_table[kind] = textless if category == _TEXTLESS_ASSISTANT else category
         by_kind = entries.message_kinds.translate(kind_table)
-        count = len(by_type)
-        both = int.from_bytes(by_type, "little") & int.from_bytes(by_kind, "little")
+        count = len(by_kind)
         # (each entry's parent is the one before: a range, not a list of 200,000 ints)
+        if NOT_A_MESSAGE not in entries.message_kinds:  # every entry a message (an agent's): the kinds say all
+            return list(entries.ids), range(-1, count - 1), by_kind
+        by_type = bytes(map(_TYPE_BYTES.get, entries.types, repeat(_OTHER)))
+        both = int.from_bytes(by_type, "little") & int.from_bytes(by_kind, "little")
         return list(entries.ids), range(-1, count - 1), bytearray(both.to_bytes(count, "little"))
 
     def _active_flags(self) -> bytearray:
@@ -429,8 +433,8 @@ class TreeModel:
             self.prepare_search()
         texts = self._search_texts or []
         if not folded and not tokens and self._shows_every_entry(allowed):  # `tree --text`, filter "all"
-            self._nearest_row = list(range(len(order)))
-            self._layout(list(range(len(order))), list(parents))
+            self._nearest_row = range(len(order))  # (ranges, not lists of every position: nothing
+            self._layout(range(len(order)), parents)  # changes them, and they are read by index)
             self._keep_cursor()
             return
         if not folded and not tokens and allowed is not None and self.tree.is_chain:  # the screen's first filter
@@ -489,7 +493,7 @@ class TreeModel:
             shown[leaf] = allowed[_OTHER]
         visible = list(compress(range(len(shown)), shown))
         self._nearest_row = _ShownUpTo(shown)
-        self._layout(visible, list(range(-1, len(visible) - 1)))
+        self._layout(visible, range(-1, len(visible) - 1))
         self._keep_cursor()
 
     def _shows_every_entry(self, allowed: tuple[bool, ...] | None) -> bool:
@@ -513,7 +517,7 @@ class TreeModel:
         else:
             self.cursor = 0
 
-    def _layout(self, visible: list[int], row_parent: list[int]) -> None:
+    def _layout(self, visible: Sequence[int], row_parent: Sequence[int]) -> None:
         """Indentation, connectors and gutters of the visible forest (pi's rules), in two
         passes over the rows: count each row's children, then lay each row out from its parent's
         layout (a parent comes before its children)."""
@@ -570,11 +574,12 @@ class TreeModel:
         self._many_kids = None
         self.multiple_roots = multiple_roots
 
-    def _is_chain_rows(self, row_parent: list[int]) -> bool:
+    def _is_chain_rows(self, row_parent: Sequence[int]) -> bool:
         """Whether each row is the only child of the row above (compared at C speed)."""
-        return bool(row_parent) and row_parent == list(range(-1, len(row_parent) - 1))
+        chain = range(-1, len(row_parent) - 1)  # (a range equals a range, never a list)
+        return bool(row_parent) and row_parent == (chain if isinstance(row_parent, range) else list(chain))
 
-    def _layout_chain(self, visible: list[int], row_parent: list[int]) -> None:
+    def _layout_chain(self, visible: Sequence[int], row_parent: Sequence[int]) -> None:
         """`_layout` of rows that form one chain (each row the only child of the row above):
         what its passes would give, made a column at a time."""
         count = len(visible)
@@ -589,15 +594,24 @@ class TreeModel:
 
     def _set_rows(
         self,
-        visible: list[int],
+        visible: Sequence[int],
         indent: list[int],
         connector: bytearray,
         last: bytearray,
         gutters: list[tuple[Gutter, ...]],
         virtual: bytearray,
     ) -> None:
-        ids = list(map(self.order.__getitem__, visible))
-        active = bytes(map(self._active.__getitem__, visible))
+        """`visible`: the positions shown, ascending (as long as the order: every one)."""
+        order, flags, count = self.order, self._active, len(visible)
+        if count == len(order):  # every entry a row (an agent's session under the screen's first filter)
+            ids, active = list(order), bytes(flags)
+        else:
+            ids = list(map(order.__getitem__, visible))
+            if self.tree.is_chain:  # (the path to the leaf: every position up to the leaf's)
+                above = bisect_right(visible, self._leaf_position)
+                active = b"\x01" * above + bytes(count - above)
+            else:
+                active = bytes(map(flags.__getitem__, visible))
         self.rows = Rows(ids, indent, connector, last, gutters, virtual, active)
         self._index = None
 

@@ -24,10 +24,12 @@ from .entries import (
     MESSAGE_TOOL_RESULT,
     MESSAGE_USER,
     Entries,
+    KindedFacts,
+    message_kind,
 )
 from .gcpause import gc_paused
 from .session import Session
-from .text import message_text
+from .text import content_text, message_text
 from .tree import SessionTree, timestamp_ms
 
 _DEFAULT = object()
@@ -248,6 +250,15 @@ def _context_candidates(tree: SessionTree, target: str) -> tuple[SessionContext,
     types, ids, codes = entries.types, entries.ids, entries.message_kinds
     path = _relevant_path(tree, target)  # positions
     context = SessionContext(leaf_id=target)
+    start = path[0] if path else 0
+    if path and path[-1] - start + 1 == len(path) and types[start : path[-1] + 1].count("message") == len(path):
+        # Every entry of a run a message (an agent's chain): no setting, no compaction, each a
+        # candidate; the model is the last assistant's (found at C speed).
+        last = max(codes.rfind(code, start, path[-1] + 1) for code in (MESSAGE_ASSISTANT, MESSAGE_TEXTLESS_ASSISTANT))
+        if last >= 0:
+            message = entries[last]["message"]
+            context.model = {"provider": message.get("provider"), "modelId": message.get("model")}
+        return context, [], path
     # The `message` entries (most of a path) are told apart by their columns, at C speed: a
     # message is always a candidate, and only the last assistant's model can count.  The
     # other entries (few) are decoded and read one by one, in path order.
@@ -304,16 +315,38 @@ class ContextTexts:
         return [{"role": role, "text": text, "entryId": entry_id} for role, text, entry_id in rows]
 
 
+def _kind_and_text(message: dict[str, Any]) -> tuple[int, str]:
+    """(`message_kind(message)`, `message_text(message)`) in one look at the message: a
+    reply's text is not blank exactly when one of its text blocks is not."""
+    role = message.get("role")
+    if role == "user":
+        content = message.get("content")
+        return MESSAGE_USER, content if content.__class__ is str else content_text(content, "\n")
+    if role == "toolResult":
+        return MESSAGE_TOOL_RESULT, content_text(message.get("content"), "\n")
+    if role != "assistant":
+        return MESSAGE_OTHER, message_text(message)
+    text = content_text(message.get("content"), "\n")
+    if text and not text.isspace():
+        return MESSAGE_ASSISTANT, text
+    return message_kind(message), text  # (blank: text-less unless it ended in an error or abort)
+
+
+# What `show` reads of each message as it is parsed (`read_session(message_facts=MESSAGE_TEXTS)`):
+# its `message_text`, and with it its kind (`KindedFacts`).
+MESSAGE_TEXTS = KindedFacts(_kind_and_text)
+
+
 def context_texts(session: Session | SessionTree, leaf: Any = _DEFAULT) -> ContextTexts:
     """`build_session_context(session, leaf)` as `ContextTexts`.  For a session read with
-    `read_session(message_facts=message_text)` the messages' texts are its column's: a `message`
+    `read_session(message_facts=MESSAGE_TEXTS)` the messages' texts are its column's: a `message`
     entry whose role its kind names is never decoded (`show` of 200,000 messages keeps none
     of them); any other candidate is read as `build_session_context` reads it."""
     tree = session.tree if isinstance(session, Session) else session
     entries = tree.entries
     with gc_paused():
         target = _target(tree, leaf)
-        texts = entries.message_facts if entries.message_facts_of is message_text else None
+        texts = entries.message_facts if entries.message_facts_of is MESSAGE_TEXTS else None
         if target is None or texts is None:
             context = _context_at(tree, leaf)
             made, context.messages = context.messages, []

@@ -13,7 +13,16 @@ from typing import Any, NamedTuple
 
 import orjson
 
-from .entries import MESSAGE_ASSISTANT, MESSAGE_TEXTLESS_ASSISTANT, Entries
+from .entries import (
+    MESSAGE_ASSISTANT,
+    MESSAGE_OTHER,
+    MESSAGE_TEXTLESS_ASSISTANT,
+    MESSAGE_TOOL_RESULT,
+    MESSAGE_USER,
+    Entries,
+    KindedFacts,
+    message_kind,
+)
 from .text import as_text, content_text, display_text, home_short
 
 _TEXT_LIMIT = 200
@@ -285,26 +294,70 @@ class ToolResultRow(NamedTuple):
     tool_name: Any
 
 
-def message_row(message: dict[str, Any]) -> str | tuple[str, dict[str, dict[str, Any]]] | ToolResultRow:
-    """What `tree --text`'s row of a `message` entry reads of its `message` (an object), as the
-    message is parsed (`read_session(message_facts=message_row)`: the messages need not be kept):
-    a tool result's `ToolResultRow`; any other message's row text (`entry_summary_text` of its
-    summary, cut to 100 characters), with its tool calls (`tool_calls_by_id` of it) if it has any."""
+def _kind_and_row(message: dict[str, Any]) -> tuple[int, str | tuple[str, dict[str, Any]] | ToolResultRow]:
+    """`message_row`'s facts with the message's kind (`message_kind`), read in one look."""
     role = message.get("role")
     if role == "toolResult":
-        return ToolResultRow(message.get("toolCallId"), message.get("toolName"))
-    text = entry_summary_text(_summarize_message(message, {}), 100)  # (only a tool result's reads calls)
-    if role == "assistant":
-        calls = {block["id"]: block for block in _tool_call_blocks(message)}
-        if calls:
-            return text, calls
-    return text
+        return MESSAGE_TOOL_RESULT, ToolResultRow(message.get("toolCallId"), message.get("toolName"))
+    if role == "user":
+        content = message.get("content")
+        row = _clean_row("user: ", content if content.__class__ is str else content_text(content, ""))
+        return MESSAGE_USER, row if row is not None else entry_summary_text(_summarize_message(message, {}), 100)
+    if role != "assistant":  # (only a tool result's row reads calls)
+        return MESSAGE_OTHER, entry_summary_text(_summarize_message(message, {}), 100)
+    content = message.get("content")
+    calls: dict[str, Any] = {}
+    if content.__class__ is list:
+        texts: list[str] = []  # (one pass over the blocks: the text `content_text` joins, and the calls)
+        for block in content:
+            if isinstance(block, dict):
+                kind = block.get("type")
+                if kind == "text":
+                    text = block.get("text")
+                    if isinstance(text, str):
+                        texts.append(text)
+                elif kind == "toolCall" and isinstance(block.get("id"), str):
+                    # (a result's row made here while the call is hot, when it is a clean bash one)
+                    calls[block["id"]] = _clean_bash_row(block) or block
+        row = _clean_row("assistant: ", "".join(texts))
+    else:
+        row = _clean_row("assistant: ", content_text(content, ""))
+    if row is None:  # (the general row, and the kind read as the reader reads it)
+        code, row = message_kind(message), entry_summary_text(_summarize_message(message, {}), 100)
+    else:  # (a text that is not blank: a reply with text)
+        code = MESSAGE_ASSISTANT
+    return code, (row, calls) if calls else row
+
+
+# What `tree --text`'s row of a `message` entry reads of its `message` (an object), as the
+# message is parsed (`read_session(message_facts=message_row)`: the messages need not be
+# kept): a tool result's `ToolResultRow`; any other message's row text (`entry_summary_text`
+# of its summary, cut to 100 characters), with its tool calls if it has any (`tool_calls_by_id`
+# of it, each call that is a clean bash one as its results' row, `_clean_bash_row`); and with
+# them the message's kind (`KindedFacts`).  A prompt's or a reply's usual text makes its row at
+# C speed (`_clean_row`).
+message_row = KindedFacts(_kind_and_row)
+
+
+def _clean_row(prefix: str, text: Any) -> str | None:
+    """`entry_summary_text(Summary(_, prefix, display_text(text, _TEXT_LIMIT)), 100)` (a
+    prompt's or a reply's row: its text cut to 200 characters, then the row to 100) for
+    the usual text, whose first 201 characters are one clean line (not empty, printable, no
+    run of spaces, no space at either end: both `display_text`s then only cut it); None for
+    any other (the caller makes its row the general way).  `prefix` ends with its one space."""
+    if text.__class__ is not str:
+        return None
+    head = text[: _TEXT_LIMIT + 1]
+    if head and head[0] != " " and head[-1] != " " and head.isprintable() and "  " not in head:
+        row = prefix + head
+        return row if len(row) <= 100 else row[:99] + "…"
+    return None
 
 
 def message_row_texts(facts: list[Any]) -> Iterator[str]:
     """The row texts of the messages whose `message_row`s are `facts` (in file order: a tool
     result's call is the last one of its id among them all, as `tool_calls_by_id` finds it)."""
-    calls: dict[str, dict[str, Any]] = {}
+    calls: dict[str, Any] = {}
     for fact in facts:
         if fact.__class__ is tuple:
             calls.update(fact[1])
@@ -314,7 +367,28 @@ def message_row_texts(facts: list[Any]) -> Iterator[str]:
         elif fact.__class__ is tuple:
             yield fact[0]
         else:
-            yield entry_summary_text(_tool_result_summary(fact.call_id, fact.tool_name, calls), 100)
+            call_id = fact.call_id
+            call = calls.get(call_id) if call_id.__class__ is str else None
+            if call.__class__ is str:  # (its row, made as the call was read)
+                yield call
+            else:
+                yield entry_summary_text(_tool_result_summary(call_id, fact.tool_name, calls), 100)
+
+
+def _clean_bash_row(call: dict[str, Any]) -> str | None:
+    """The row of a result of `call` (a `toolCall` block) when it is a bash call whose
+    command is one clean line (not empty, printable, no run of spaces, no space at either
+    end): `[bash: <its first 50 characters>...]`, which no sanitiser or cut changes (at
+    most 61 characters); None for any other call (its row is made the general way)."""
+    if call.get("name") != "bash":
+        return None
+    args = call.get("arguments")
+    command = args.get("command") if args.__class__ is dict else None
+    if command.__class__ is not str or not command or command[0] == " " or command[-1] == " ":
+        return None
+    if not command.isprintable() or "  " in command:
+        return None
+    return f"[bash: {command[:50]}...]" if len(command) > 50 else f"[bash: {command}]"
 
 
 def entry_summary(

@@ -6,7 +6,7 @@ general paths do:
   payload: the command as it was);
 * the context read off the columns (`build_session_context`) equals the whole path read entry
   by entry (the code as it was: `_reference_context`);
-* a read that keeps each message's text instead of the message (`read_session(message_facts=message_text)`,
+* a read that keeps each message's text instead of the message (`read_session(message_facts=MESSAGE_TEXTS)`,
   `show`) keeps no message decoded, and its `context_texts` are the context's messages;
 * `ToolCallsFromEnd` (the tree view's calls, read from the end only as far as asked) answers
   as `tool_calls_by_id` does;
@@ -358,6 +358,7 @@ def _assert_texts_read_matches(path: Path, targets: int) -> None:
                 message = entry.get("message") if entry.get("type") == "message" else None
                 expected = message_text(message) if isinstance(message, dict) else None
                 assert texts[position] == expected, (path.name, position)
+                assert entries.message_kinds[position] == general.entries.message_kinds[position], (path.name, position)
                 if message is not None:
                     assert entries._items[position].__class__ is not dict, (path.name, position)
         for target in [None, *ids[:: max(1, len(ids) // targets)], *ids[-2:], "not an id"]:
@@ -444,3 +445,33 @@ def test_the_preview_with_the_contexts_assistants_equals_it_with_each_decoded_60
         general = [_reference_preview(session, target) for target in targets]  # (every assistant decoded)
         assert fast == general, path.name
         session.close()
+
+
+def test_the_context_of_a_run_of_messages_alone_equals_the_whole_path_read_60_trials(tmp_path: Path) -> None:
+    """A chain (or a fork's path) whose every entry is a message, of every kind and role,
+    assistants with and without a model: its context (and `show`'s texts) is read off the
+    columns without a pass over the path's types, and equals the whole path read."""
+    rng = random.Random(53)
+    for trial in range(60):
+        lines = [_line(HEADER)]
+        parent = None
+        for index in range(rng.randrange(1, 60)):
+            role = rng.choice(["user", "assistant", "assistant", "toolResult", "custom", None])
+            message: Any = {"role": role, "content": rng.choice(["t", "", [{"type": "text", "text": " "}]])}
+            if role == "assistant":
+                message.update(provider="p", model=rng.choice([f"m{index}", None]), stopReason="stop")
+            entry_id = f"e{index}"
+            parent = rng.choice([parent, parent, f"e{max(0, index - 3)}"]) if index else None
+            body = message if rng.random() < 0.95 else "not an object"
+            lines.append(_line({"type": "message", "id": entry_id, "parentId": parent, "message": body}))
+            parent = entry_id
+        path = tmp_path / f"m{trial}.jsonl"
+        path.write_bytes(b"".join(lines))
+        general = _read(path, decoded=True)
+        ids = general.tree.entries.ids
+        for by_offset in (False, True):
+            session = _read(path, by_offset=by_offset)
+            for target in [*ids[:: max(1, len(ids) // 5)], *ids[-2:]]:
+                assert build_session_context(session, target) == _reference_context(general, target), (trial, target)
+            session.close()
+        _assert_texts_read_matches(path, 5)

@@ -355,7 +355,7 @@ def _assert_walks_match(fast: SessionTree, general: SessionTree) -> None:
             theirs.set_filter(mode)
             assert list(mine.rows) == list(theirs.rows) and mine.cursor == theirs.cursor, mode
             assert list(mine._nearest_row) == list(theirs._nearest_row), mode
-            assert mine._row_parent == theirs._row_parent, mode
+            assert list(mine._row_parent) == list(theirs._row_parent), mode  # (a chain's: a range)
             assert (mine._kid_count, mine._last_kid, mine._roots) == (
                 theirs._kid_count,
                 theirs._last_kid,
@@ -380,6 +380,12 @@ def test_a_chain_walks_as_the_general_walk_does(tmp_path: Path) -> None:
         assert tree_payload(session) == tree_payload(general)
         if count < 3_000:
             _assert_walks_match(session.tree, general.tree)
+    for count in (1, 2, 7, 300):  # every entry a message (an agent's session): the kinds say all
+        _chain(path, count, every=1)
+        session, general = _read(path), _read(path)
+        assert session.tree.is_chain and set(session.entries.types) == {"message"}
+        general.__dict__["tree"] = _general(general)
+        _assert_walks_match(session.tree, general.tree)
 
 
 @pytest.mark.skipif(not FILES, reason=NO_CORPUS)

@@ -467,3 +467,39 @@ def test_rows_are_core_preorder_restricted_to_visible_entries(pi_oracle: Path) -
                     assert model.visible_parent(entry_id) == node
                 checked += 1
     assert checked >= 100
+
+
+def test_a_chains_rows_mark_the_path_to_the_leaf_under_every_filter_search_and_fold() -> None:
+    """On one chain the rows are made a column at a time (every entry a row: the order
+    itself; a filtered chain: the path to the leaf is every row up to the leaf's): each row's
+    `active` and id equal a naive statement (the path's ids, the rows' entries in order)."""
+    rng = random.Random(11)
+    for trial in range(60):
+        b = Build()
+        parent = None
+        for n in range(rng.randrange(1, 40)):
+            roll = rng.randrange(4)
+            if roll == 0:
+                parent = b.user(f"u{n}", parent, rng.choice(["fix it", "go on"]))
+            elif roll == 1:
+                parent = b.assistant(f"a{n}", parent, rng.choice(["", "done"]), calls=rng.randrange(2))
+            elif roll == 2:
+                parent = b.tool(f"t{n}", parent, f"a{n - 1}-c0")
+            else:
+                parent = b.add(f"x{n}", parent, type=rng.choice(["model_change", "label", "custom"]))
+        tree = b.tree()
+        ids = [entry["id"] for entry in b.entries]
+        leaf = rng.choice([*ids, None])
+        model = TreeModel(tree, leaf_id=leaf, every_entry=trial % 3 == 0)
+        path = set(ids[: ids.index(leaf) + 1]) if leaf else set(ids)
+        for mode in FILTERS:
+            model.set_filter(mode)
+            for query in ("", "fix", "done"):
+                model.set_query(query)
+                if query == "done" and model.rows:
+                    model.folded.add(model.rows.ids[0])
+                    model._apply()
+                rows = list(model.rows)
+                assert [row.id for row in rows] == model.rows.ids, (trial, mode, query)
+                assert model.rows.ids == [entry_id for entry_id in ids if entry_id in set(model.rows.ids)]
+                assert [row.active for row in rows] == [row.id in path for row in rows], (trial, mode, query)

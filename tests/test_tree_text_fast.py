@@ -193,3 +193,21 @@ def test_fast_tree_text_equals_the_general_path_on_every_corpus_file() -> None:
     for path in files:
         if isinstance(read_session(path, digest=False), Session):
             _assert_same_text(path)
+
+
+def test_rows_joined_by_slicing_equal_the_rows_joined_one_by_one() -> None:
+    """`tree --text`'s and `show`'s lines are joined from their columns by list slicing."""
+    from itertools import chain
+
+    from seance.cli.session import _rows_joined
+
+    rng = random.Random(5)
+    for count in (0, 1, 2, 7, 300):
+        ids = [rng.choice([*ODD_IDS, "a", ""]) for _ in range(count)]
+        texts = [rng.choice(["user: hi", "", "[bash: ls]", "…"]) for _ in range(count)]
+        one_by_one = "".join(chain.from_iterable(("  ", i, " ", t, "\n") for i, t in zip(ids, texts, strict=True)))
+        assert _rows_joined(["  ", None, " ", None, "\n"], ids, texts) == one_by_one
+        pairs = zip(ids, texts, strict=True)
+        assert _rows_joined([None, None, "\n"], ids, texts) == "".join(f"{i}{t}\n" for i, t in pairs)
+    with pytest.raises(ValueError):
+        _rows_joined([None, None], ["a", "b"], ["c"])
