@@ -478,6 +478,9 @@ def _fetched(cursor: sqlite3.Cursor) -> dict[int, int]:
     return dict(cursor.fetchall())
 
 
+_ORJSON_FROM = 256 << 10  # ~18,000 rowids: where orjson's reading pays for its import
+
+
 def _unpacked(cursor: sqlite3.Cursor) -> dict[int, int]:
     """The same from its one packed row: the rowids, "rowid,rowid..." (or NULL: none), read
     as a JSON array by orjson and keyed by their file ids (the rowids' high bits) in C-level
@@ -494,9 +497,6 @@ def _unpacked(cursor: sqlite3.Cursor) -> dict[int, int]:
 
         rowids = orjson.loads(f"[{text}]")
     return dict(zip(map(rshift, rowids, repeat(_FILE_SHIFT)), rowids, strict=True))
-
-
-_ORJSON_FROM = 256 << 10  # ~18,000 rowids: where orjson's reading pays for its import
 
 
 def _chunks(cursors: Iterable[sqlite3.Cursor], size: int = 4096) -> Iterator[list[tuple]]:

@@ -31,6 +31,7 @@ those queries just read the rows each time.
 
 from __future__ import annotations
 
+import contextlib
 from array import array
 from collections.abc import Sequence
 from itertools import accumulate, count, repeat
@@ -111,10 +112,10 @@ class KeptRows(Sequence[tuple]):
         paths: str,
         cwds: list[str],
         titles: bytes,
-        starts: tuple[list[int] | None, list[int] | None] = (None, None),
+        starts: tuple[list[int], list[int]],
     ) -> None:
         """`numbers`: the file ids, `modified` and salts; `starts`: where each title and path
-        starts (`title_starts`, `path_starts`), if known (else found when asked for)."""
+        starts (`title_starts`, `path_starts`), as `pack` kept them."""
         self.file_ids, self.modified, self.salts = numbers
         self.paths, self.cwds, self.titles = paths, cwds, titles
         self._title_starts, self._path_starts = starts
@@ -158,7 +159,8 @@ class KeptRows(Sequence[tuple]):
 
     def rows(self) -> list[tuple]:
         """Every row, made at once (the tuples made by `zip` in C; the constant columns are
-        endless `repeat`s, not strict, the others all as long: checked by `unpack_columns`)."""
+        endless `repeat`s, not strict, the others all as long: `pack` refuses a path or title
+        holding a NUL, and the blob passed its CRC, so the split parts are the rows)."""
         if self._rows is None:
             paths = self.paths.split("\0") if self.file_ids else []
             titles = self.titles.split(b"\0") if self.file_ids else []
@@ -169,14 +171,10 @@ class KeptRows(Sequence[tuple]):
 
     def path_starts(self) -> list[int]:
         """Where each path starts in `paths`, and one past the end (+1)."""
-        if self._path_starts is None:
-            self._path_starts = starts_of(self.paths.split("\0")) if self.file_ids else [0]
         return self._path_starts
 
     def title_starts(self) -> list[int]:
         """Where each title starts in `titles` (bytes), and one past the end (+1)."""
-        if self._title_starts is None:
-            self._title_starts = starts_of(self.titles.split(b"\0")) if self.file_ids else [0]
         return self._title_starts
 
 
@@ -226,7 +224,8 @@ def unpack_columns(blob: bytes | memoryview) -> tuple[KeptRows, list[tuple[str, 
 def written(cache_dir: Path, scope: bytes, blob: bytes) -> bytes | None:
     """`pack`'s `blob` kept in a file of the cache directory (`queryobjects.objects_file` of
     `ROWS_KIND`), mapped when read: through SQLite's pages its 45 MB (100,000 sessions) took
-    ~45 ms of each new word's query, mapped they are read as they are used.  Its `listings`
+    ~45 ms of each new word's query; mapped, its sections are decoded from views of the
+    file, without a copy of the whole blob first.  Its `listings`
     entry, which names the file by a tag, its size and its CRC (`in_file`); None when it
     cannot be written (the caller keeps the blob itself)."""
     from .queryobjects import objects_file, write_tagged
@@ -260,8 +259,11 @@ def in_file(cache_dir: Path, scope: bytes, payload: bytes) -> tuple[KeptRows, li
         with memoryview(mapped) as view:
             return unpack_columns(view[_TAG_BYTES:])  # (what it keeps is copied or decoded)
     finally:
-        mapped.close()
         handle.close()
+        # (a view still held by an exception's traceback in flight: the map goes with it,
+        # and that exception, not a BufferError, is what the caller sees)
+        with contextlib.suppress(BufferError):
+            mapped.close()
 
 
 def _text(text: str) -> bytes:

@@ -98,6 +98,9 @@ def test_the_offsets_are_kept_with_the_rows_and_an_earlier_layout_is_refused(mon
     ]
     earlier = array("q", [len(rows), *map(len, sections)]).tobytes() + b"".join(sections)
     assert queryrows.unpack_columns(earlier) is None
+    # this layout's very blob with another mark in its header's first field is refused too
+    assert queryrows.unpack_columns(array("q", [len(rows)]).tobytes() + blob[8:]) is None
+    assert queryrows.unpack_columns(blob) is not None
 
 
 def _printed(catalog: Catalog, query: str, cwd: str | None = None) -> list[dict] | None:
@@ -235,6 +238,43 @@ def test_kept_rows_are_read_from_their_file_and_never_when_it_is_damaged_or_anot
         kept.write_bytes(bytes(data))
         assert (_printed(catalog, "sqlt") or []) == _reference(catalog, "sqlt")
         assert reads.count == before + 1
+
+
+def test_an_error_while_the_kept_rows_file_is_decoded_reaches_the_caller_as_itself(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An exception raised while the mapped rows file is decoded (Ctrl-C at 100,000 sessions,
+    say) holds views of the map in its traceback: closing the map must neither replace it
+    with a BufferError nor leave the file open."""
+    cache = tmp_path / "cache"
+    with _refreshed(tmp_path, 12, 2, 5) as (_root, catalog):
+        assert _printed(catalog, "sqlite") == _printed(catalog, "sqlite")  # the rows kept in their file
+        (kept,) = cache.glob(f"{queryrows.ROWS_KIND}-*.bin")
+        with sqlite3.connect(cache / DB_NAME) as db:
+            scope, entry = db.execute(
+                "SELECT scope, payload FROM listings WHERE substr(scope, 1, 11) = CAST('query-rows' || char(0) AS BLOB)"
+            ).fetchone()
+        assert queryrows.in_file(cache, scope, entry) is not None
+        opened: list = []
+        real_open = open
+
+        def tracked_open(*args: object, **kwargs: object):  # type: ignore[no-untyped-def]
+            handle = real_open(*args, **kwargs)  # type: ignore[call-overload]
+            opened.append(handle)
+            return handle
+
+        class Interrupted(KeyboardInterrupt):
+            pass
+
+        def interrupted(*_args: object) -> None:
+            raise Interrupted
+
+        monkeypatch.setattr("builtins.open", tracked_open)
+        monkeypatch.setattr(queryrows, "KeptRows", interrupted)
+        with pytest.raises(Interrupted):
+            queryrows.in_file(cache, scope, entry)
+        assert opened and all(handle.closed for handle in opened)
+        assert kept.exists()
 
 
 def test_kept_rows_are_searched_as_the_rows_they_were_kept_from_300_trials() -> None:
