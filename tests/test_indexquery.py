@@ -225,30 +225,34 @@ def test_only_the_titles_rank_matches_fuzzily_go_through_it(tmp_path: Path, monk
         catalog.close()
 
 
-def test_fuzzy_rows_are_fuzzy_match_over_each_shown_line_300_trials() -> None:
-    """`_Joined.fuzzy_rows`, one scan of the joined titles or each of some titles alone, finds
-    the titles `fuzzy_match` matches in the line `rank` shows (the name, else the first
-    message): ASCII and not, letters in the id or the hidden line, spans too wide at first."""
+def test_fuzzy_rows_are_fuzzy_match_over_each_shown_line_300_trials(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`_Joined.fuzzy_rows`, one scan of the joined titles (forwards, or backwards from the
+    term's last letter: both are checked) or each of some titles alone, finds the titles
+    `fuzzy_match` matches in the line `rank` shows (the name, else the first message): ASCII
+    and not, letters in the id or the hidden line, spans too wide at first."""
     import random
 
     from seance.core.search.fuzzy import fuzzy_match, fuzzy_pattern
 
     rng = random.Random(14)
-    pieces = ["k", "i", "w", "ab", " ", "kiw", "\u00e9", "\u30c7", "-", "iwi", "xxxxxxx", "s", "q"]
+    pieces = ["k", "i", "w", "ab", " ", "kiw", "\u00e9", "\u30c7", "-", "iwi", "xxxxxxx", "s", "q", "wik"]
 
     def line(limit: int) -> str:
         return "".join(rng.choice(pieces) for _ in range(rng.randint(0, limit)))
 
     for trial in range(300):
         titles = [(line(2), line(3) if rng.random() < 0.5 else "", line(8)) for _ in range(rng.randint(1, 30))]
-        joined = indexquery._Joined(["\n".join(title).encode() for title in titles])
+        encoded = ["\n".join(title).encode() for title in titles]
         some = {row for row in range(len(titles)) if rng.random() < 0.5}
-        for term in ("kiwi", "kiw", "iwi\u00e9", "sqk", "\u30c7ki"):
+        shown = [name or first for _ident, name, first in titles]
+        for term in ("kiwi", "kiw", "iwi\u00e9", "sqk", "\u30c7ki", "wiki"):
             pattern = fuzzy_pattern(term)
-            shown = [name or first for _ident, name, first in titles]
-            expected = {row for row, line in enumerate(shown) if fuzzy_match(pattern, line, len(term))}
-            assert joined.fuzzy_rows(term) == expected, (trial, term)
-            assert joined.fuzzy_rows(term, some) == expected & some, (trial, term)
+            expected = {row for row, text in enumerate(shown) if fuzzy_match(pattern, text, len(term))}
+            for backwards in (False, True):
+                monkeypatch.setattr(indexquery, "_rarer_last", lambda _term, backwards=backwards: backwards)
+                joined = indexquery._Joined(encoded)
+                assert joined.fuzzy_rows(term) == expected, (trial, term, backwards)
+                assert joined.fuzzy_rows(term, some) == expected & some, (trial, term)
 
 
 def _append_message(path: Path, text: str) -> None:
