@@ -41,6 +41,7 @@ from .discovery import Discovery, FileInfo, Pending, default_roots, discover, di
 from .index import (
     DAMAGED,
     INDEX_ERRORS,
+    LISTINGS_KEPT,
     LOCKED,
     FullTextQueryError,
     Index,
@@ -190,26 +191,33 @@ def _write_batch(index: Index, batch: list[tuple]) -> None:
 def _keep_rows(index: Index, scope: bytes, files: bytes, blob: bytes, sessions: int) -> None:
     """A query's checked rows (`core.queryrows`), for the next query on the same files, after
     the read transaction: in a file the entry names (`queryrows.written`), else the entry
-    itself (an index in memory, a file that cannot be written; empty: only the files' key).
-    A shortcut for next time only: a failure to store is no failure."""
-    from .queryobjects import prune
+    itself (an index in memory, a file that cannot be written; empty: only the files' key)."""
     from .queryrows import ROWS_KIND, written
 
     entry = written(index.cache_dir, scope, blob) if blob and not index.in_memory else None
-    with contextlib.suppress(OSError, *INDEX_ERRORS):
-        index.put_listing(scope, files, [entry if entry is not None else blob], sessions, [])
-        if not index.in_memory:
-            prune(index.cache_dir, index.listing_scopes(scope.partition(b"\0")[0] + b"\0"), ROWS_KIND)
+    _keep_entry(index, scope, files, [entry if entry is not None else blob], sessions, ROWS_KIND)
 
 
 def _keep_objects(index: Index, scope: bytes, files: bytes, made: Made, sessions: int) -> None:
     """Every session's object, read and written for a query (`core.queryobjects`): the
-    entry that names its file (a shortcut for next time only: a failure to store is no failure)."""
+    entry that names its file."""
+    from .queryobjects import OBJECTS_KIND
+
+    _keep_entry(index, scope, files, made.entry, sessions, OBJECTS_KIND, OBJECTS_KEPT)
+
+
+def _keep_entry(
+    index: Index, scope: bytes, files: bytes, parts: list[bytes], sessions: int, kind: str, kept: int = LISTINGS_KEPT
+) -> None:
+    """A query's entry kept in `listings` (`Index.put_listing`), then the files of `kind` that
+    no entry names any more deleted (`queryobjects.prune`): a shortcut for next time only, so
+    a failure to store is no failure."""
     from .queryobjects import prune
 
     with contextlib.suppress(OSError, *INDEX_ERRORS):
-        index.put_listing(scope, files, made.entry, sessions, [], OBJECTS_KEPT)
-        prune(index.cache_dir, index.listing_scopes(scope.partition(b"\0")[0] + b"\0"))
+        index.put_listing(scope, files, parts, sessions, [], kept)
+        if not index.in_memory:
+            prune(index.cache_dir, index.listing_scopes(scope.partition(b"\0")[0] + b"\0"), kind)
 
 
 class Catalog:

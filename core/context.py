@@ -254,10 +254,7 @@ def _context_candidates(tree: SessionTree, target: str) -> tuple[SessionContext,
     if path and path[-1] - start + 1 == len(path) and types[start : path[-1] + 1].count("message") == len(path):
         # Every entry of a run a message (an agent's chain): no setting, no compaction, each a
         # candidate; the model is the last assistant's (found at C speed).
-        last = max(codes.rfind(code, start, path[-1] + 1) for code in (MESSAGE_ASSISTANT, MESSAGE_TEXTLESS_ASSISTANT))
-        if last >= 0:
-            message = entries[last]["message"]
-            context.model = {"provider": message.get("provider"), "modelId": message.get("model")}
+        _take_last_model(context, entries, start, path[-1] + 1)
         return context, [], path
     # The `message` entries (most of a path) are told apart by their columns, at C speed: a
     # message is always a candidate, and only the last assistant's model can count.  The
@@ -385,6 +382,16 @@ def _columns(messages: list[ContextMessage]) -> tuple[list[str], list[str], list
     return [m.role for m in messages], [m.text for m in messages], [m.entry_id for m in messages]
 
 
+def _take_last_model(context: SessionContext, entries: Entries, start: int, stop: int) -> None:
+    """The model of the last assistant message among positions [start, stop), if any, as the
+    context's (found at C speed over the messages' kind codes)."""
+    codes = entries.message_kinds
+    last = max(codes.rfind(code, start, stop) for code in (MESSAGE_ASSISTANT, MESSAGE_TEXTLESS_ASSISTANT))
+    if last >= 0:
+        message = entries[last]["message"]
+        context.model = {"provider": message.get("provider"), "modelId": message.get("model")}
+
+
 def _read_setting(context: SessionContext, kind: str, entry: dict[str, Any]) -> bool:
     """Apply a setting entry on the path (in path order) to `context`; True if it set the
     model (a later assistant message's model wins over it)."""
@@ -415,7 +422,7 @@ def _chain_tail(tree: SessionTree, target: str, tail: int) -> SessionContext:
     found at C speed, the last `tail` messages walked back to from the end, and the
     messages before them counted off the columns (slices)."""
     entries = tree.entries
-    types, ids, codes = entries.types, entries.ids, entries.message_kinds
+    types, ids = entries.types, entries.ids
     end = tree.positions[target] + 1
     context = SessionContext(leaf_id=target)
     compaction = model_at = -1
@@ -427,10 +434,7 @@ def _chain_tail(tree: SessionTree, target: str, tail: int) -> SessionContext:
         elif kind not in MESSAGE_TYPES and _read_setting(context, kind, entries[position]):
             model_at = position
     # The last assistant message, if after the last model_change (found at C speed).
-    last = max(codes.rfind(code, model_at + 1, end) for code in (MESSAGE_ASSISTANT, MESSAGE_TEXTLESS_ASSISTANT))
-    if last >= 0:
-        message = entries[last]["message"]
-        context.model = {"provider": message.get("provider"), "modelId": message.get("model")}
+    _take_last_model(context, entries, model_at + 1, end)
     windows = [(0, end)]  # where messages are kept: [start, stop) ranges of positions
     head: list[ContextMessage] = []
     if compaction >= 0:

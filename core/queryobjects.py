@@ -260,16 +260,25 @@ def objects_file(cache_dir: Path, scope: bytes, kind: str = OBJECTS_KIND) -> Pat
     return cache_dir / f"{kind}-{sha1(scope).hexdigest()[:20]}{_FILE_SUFFIX}"
 
 
-def prune(cache_dir: Path, scopes: Collection[bytes], kind: str = OBJECTS_KIND) -> None:
+PRUNE_GRACE_S = 60.0  # a file this young is kept though no entry names it yet (`prune`)
+
+
+def prune(
+    cache_dir: Path, scopes: Collection[bytes], kind: str = OBJECTS_KIND, *, grace_s: float = PRUNE_GRACE_S
+) -> None:
     """Delete the files of `kind` (`objects_file`) of every scope but `scopes` (entries
-    pushed out, or a rebuilt index): at most a few, each as big as the answer of every session."""
+    pushed out, or a rebuilt index): at most a few, each as big as the answer of every session.
+    A file written in the last `grace_s` seconds is left: another process may have written
+    it and not yet stored the entry that names it (a later prune takes it if none does)."""
     keep = {objects_file(cache_dir, scope, kind).name for scope in scopes}
     keep |= {_note(cache_dir / name).name for name in keep}
     prefix = f"{kind}-"
+    settled = time.time() - grace_s
     for path in [*cache_dir.glob(f"{prefix}*{_FILE_SUFFIX}"), *cache_dir.glob(f"{prefix}*{_NOTE_SUFFIX}")]:
         if path.name not in keep:
             with contextlib.suppress(OSError):
-                path.unlink()
+                if path.stat().st_mtime <= settled:
+                    path.unlink()
 
 
 class Objects:

@@ -23,7 +23,7 @@ from .entries import (
     KindedFacts,
     message_kind,
 )
-from .text import as_text, content_text, display_text, home_short
+from .text import as_text, content_text, display_text, home_short, is_clean_line
 
 _TEXT_LIMIT = 200
 
@@ -147,8 +147,7 @@ def _tool_call_text(name: Any, args: Any) -> str:
         return f"[{name}: {_call_path(args)}]"
     if name == "bash":
         raw = as_text(args.get("command") or "")
-        command = display_text(raw)[:50]
-        return f"[bash: {command}{'...' if len(raw) > 50 else ''}]"
+        return _bash_label(display_text(raw), cut=len(raw) > _BASH_SHOWN)
     if name == "grep":
         return f"[grep: /{as_text(args.get('pattern') or '')}/ in {home_short(as_text(args.get('path') or '.'))}]"
     if name == "find":
@@ -342,13 +341,13 @@ message_row = KindedFacts(_kind_and_row)
 def _clean_row(prefix: str, text: Any) -> str | None:
     """`entry_summary_text(Summary(_, prefix, display_text(text, _TEXT_LIMIT)), 100)` (a
     prompt's or a reply's row: its text cut to 200 characters, then the row to 100) for
-    the usual text, whose first 201 characters are one clean line (not empty, printable, no
-    run of spaces, no space at either end: both `display_text`s then only cut it); None for
+    the usual text, whose first 201 characters are one clean line (`is_clean_line`: both
+    `display_text`s then only cut it); None for
     any other (the caller makes its row the general way).  `prefix` ends with its one space."""
     if text.__class__ is not str:
         return None
     head = text[: _TEXT_LIMIT + 1]
-    if head and head[0] != " " and head[-1] != " " and head.isprintable() and "  " not in head:
+    if is_clean_line(head):
         row = prefix + head
         return row if len(row) <= 100 else row[:99] + "…"
     return None
@@ -377,18 +376,25 @@ def message_row_texts(facts: list[Any]) -> Iterator[str]:
 
 def _clean_bash_row(call: dict[str, Any]) -> str | None:
     """The row of a result of `call` (a `toolCall` block) when it is a bash call whose
-    command is one clean line (not empty, printable, no run of spaces, no space at either
-    end): `[bash: <its first 50 characters>...]`, which no sanitiser or cut changes (at
-    most 61 characters); None for any other call (its row is made the general way)."""
+    command is one clean line (`is_clean_line`): `_bash_label` of it, which no sanitiser or
+    cut changes (at most 61 characters); None for any other call (its row is made the
+    general way)."""
     if call.get("name") != "bash":
         return None
     args = call.get("arguments")
     command = args.get("command") if args.__class__ is dict else None
-    if command.__class__ is not str or not command or command[0] == " " or command[-1] == " ":
+    if command.__class__ is not str or not is_clean_line(command):
         return None
-    if not command.isprintable() or "  " in command:
-        return None
-    return f"[bash: {command[:50]}...]" if len(command) > 50 else f"[bash: {command}]"
+    return _bash_label(command, cut=len(command) > _BASH_SHOWN)
+
+
+_BASH_SHOWN = 50  # a bash call's row shows this much of its command
+
+
+def _bash_label(command: str, *, cut: bool) -> str:
+    """A bash call's row: `[bash: <command's first _BASH_SHOWN characters>]`, with `...`
+    when the command was longer (`cut`)."""
+    return f"[bash: {command[:_BASH_SHOWN]}{'...' if cut else ''}]"
 
 
 def entry_summary(

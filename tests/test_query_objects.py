@@ -269,7 +269,7 @@ def test_runs_and_objects_round_trip_and_refuse_what_is_not_theirs(
     assert Objects.load(entry, path) is None
     path.unlink()
     assert Objects.load(entry, path) is None
-    prune(tmp_path, [b"one"])
+    prune(tmp_path, [b"one"], grace_s=0)
     assert not other_path.exists()
 
 
