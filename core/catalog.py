@@ -210,9 +210,9 @@ def _keep_entry(
     index: Index, scope: bytes, files: bytes, parts: list[bytes], sessions: int, kind: str, kept: int = LISTINGS_KEPT
 ) -> None:
     """A query's entry kept in `listings` (`Index.put_listing`), then the files of `kind` that
-    no entry names any more deleted (`queryobjects.prune`): a shortcut for next time only, so
+    no entry names any more deleted (`keptfile.prune`): a shortcut for next time only, so
     a failure to store is no failure."""
-    from .queryobjects import prune
+    from .keptfile import prune
 
     with contextlib.suppress(OSError, *INDEX_ERRORS):
         index.put_listing(scope, files, parts, sessions, [], kept)

@@ -20,7 +20,8 @@ and such an answer as the order of their positions (a few hundred KB):
   files the rows were, each object checked against its row when it was read.  A tag of 16
   random bytes, in the entry and the file, names this store; a file that is not the
   entry's (replaced, damaged) is not used.  Its CRC is checked once: a note beside it then
-  vouches for it while its identity (inode, size, mtime, ctime) is the one checked (`vouch`).
+  vouches for it while its identity (inode, size, mtime, ctime) is the one checked
+  (`keptfile`, as for the kept rows).
 - **an answer** (`compact`, under `runs_scope` of the query's own scope, beside its key
   kept as a printed answer's is): the objects' tag and the runs of consecutive slots it
   prints, in its order.  It is printed (`Objects.views`) only when its key is the files'
@@ -32,22 +33,19 @@ and such an answer as the order of their positions (a few hundred KB):
 
 from __future__ import annotations
 
-import contextlib
-import os
-import time
 import zlib
 from array import array
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from itertools import accumulate
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from .keptfile import TAG_BYTES, checked_file, kept_file, mapped_file, write_tagged
+
 _SCOPE_TAG = b"query-objects\0"
 _RUNS_TAG = b"query-runs\0"
 COMPACT_MAGIC = b"\0runs\0"  # an answer's payload that is runs
-_TAG_BYTES = 16
-# files are named kind-hash.bin (`objects_file`; a tag, then JSON objects: no JSON file)
-OBJECTS_KIND, _FILE_SUFFIX = "query-objects", ".bin"
+OBJECTS_KIND = "query-objects"  # its files' kind (`keptfile.kept_file`)
 
 
 def objects_scope(scope: bytes) -> bytes:
@@ -101,7 +99,7 @@ def write(path: Path, objects: Sequence[bytes], check: int, slots: Sequence[int]
             joined[0] += len(some)
             yield some
         offsets = array("q", accumulate((length + 1 for length in lengths), initial=0))
-        yield bytes(_index_start(joined[0]) - _TAG_BYTES - joined[0]) + offsets.tobytes() + array("q", slots).tobytes()
+        yield bytes(_index_start(joined[0]) - TAG_BYTES - joined[0]) + offsets.tobytes() + array("q", slots).tobytes()
 
     written = write_tagged(path, chunks())
     if written is None:
@@ -109,12 +107,12 @@ def write(path: Path, objects: Sequence[bytes], check: int, slots: Sequence[int]
     tag, crc, _size = written
     joined_bytes = joined[0]
     try:
-        mapped = _mapped(path)
+        mapped = mapped_file(path)
     except OSError:
         return None
     if mapped is None:
         return None
-    safe = json_safe_as_is(mapped, _TAG_BYTES, _TAG_BYTES + joined_bytes)  # (the objects: the tag is random bytes)
+    safe = json_safe_as_is(mapped, TAG_BYTES, TAG_BYTES + joined_bytes)  # (the objects: the tag is random bytes)
     header = array("q", [len(lengths), check, len(mapped), crc, safe, joined_bytes])
     stored = Objects.of_file(tag, mapped, len(lengths), joined_bytes, safe=safe)
     if stored is None:
@@ -124,161 +122,16 @@ def write(path: Path, objects: Sequence[bytes], check: int, slots: Sequence[int]
 
 def _index_start(joined_bytes: int) -> int:
     """Where the offsets start in an objects file: after the tag and the objects, aligned."""
-    return -(-(_TAG_BYTES + joined_bytes) // 8) * 8
+    return -(-(TAG_BYTES + joined_bytes) // 8) * 8
 
 
 _CHUNK = 1024  # objects unmarked and written at a time
 _HEADER_FIELDS = 6  # an entry's numbers after its tag (`write`)
 
 
-def _mapped(path: Path) -> Any:
-    """`path` mapped read-only (an `mmap.mmap`), or None when it is empty."""
-    import mmap
-
-    with open(path, "rb") as handle:
-        if not os.fstat(handle.fileno()).st_size:
-            return None
-        return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-
-
-# -- a file checked once: its identity vouches for it after (`vouched`, `vouch`) ------------------
-#
-# Checking the CRC of 71 MB is ~30 ms of every query printed from the objects (a third of it at
-# 100,000 sessions).  Once a file passed it, a small note beside it (`_NOTE_SUFFIX`) keeps its
-# tag, CRC and identity: device, inode, size, mtime and ctime.  Any write to the file, or
-# another file put in its place, changes the ctime or the inode (no program can set a ctime
-# back), so while they are the note's the bytes are the ones checked.  A change made in the
-# same clock tick as the file's last one would keep the ctime: a note is written only for a
-# file last changed `_SETTLED_NS` before it was opened (file systems stamp with a clock of
-# ticks <= 10 ms), and only on a file system with sub-second stamps; else the CRC stays.
-
-_NOTE_SUFFIX = ".ok"
-_SETTLED_NS = 100_000_000
-
-
-def _identity(stat: os.stat_result) -> list[int]:
-    return [stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns]
-
-
-def _note(path: Path) -> Path:
-    return path.with_name(path.name.removesuffix(_FILE_SUFFIX) + _NOTE_SUFFIX)
-
-
-def vouched(path: Path, tag: bytes, crc: int, stat: os.stat_result) -> bool:
-    """Whether the note beside the objects file at `path` says that this very file (`stat`:
-    its identity, taken before it was read) holds the objects of `tag` whose CRC is `crc`."""
-    try:
-        with open(_note(path), "rb") as handle:
-            note = handle.read(256)
-    except OSError:
-        return False
-    expected = tag + array("q", [crc, *_identity(stat)]).tobytes()
-    return note == expected
-
-
-def vouch(path: Path, tag: bytes, crc: int, stat: os.stat_result, fileno: int, stat_at_ns: int) -> None:
-    """Note that the objects file at `path` (`stat`, taken at `stat_at_ns` (`time.time_ns`)
-    before it was read; `fileno`, open on it) passed its CRC, so that the next reads check
-    its identity alone (`vouched`): when it had settled by then and its file system stamps
-    finer than a second.  Its bytes are made durable first (a crash never leaves a note for
-    bytes not on disk).  A note that cannot be written is no failure: the CRC is checked
-    again next time."""
-    if not stat.st_ctime_ns % 1_000_000_000 or stat_at_ns - stat.st_ctime_ns < _SETTLED_NS:
-        return
-    note = _note(path)
-    temp = note.with_name(f".{note.name}.{os.getpid()}.tmp")
-    try:
-        os.fsync(fileno)
-        with open(temp, "wb") as handle:
-            handle.write(tag + array("q", [crc, *_identity(stat)]).tobytes())
-        os.replace(temp, note)
-    except OSError:
-        with contextlib.suppress(OSError):
-            temp.unlink()
-
-
-def checked_file(path: Path, tag: bytes, size: int, crc: int) -> tuple[Any, Any] | None:
-    """The file at `path` open and mapped read-only, when it is the one an entry names: its
-    `size`, its first bytes `tag`, and its CRC `crc` (or a note that vouches for it: `vouched`,
-    written once it passed: `vouch`); None when it is not (gone, replaced, damaged)."""
-    try:
-        handle = open(path, "rb")  # noqa: SIM115  (kept open: the caller's, the bytes checked)
-    except OSError:
-        return None
-    try:
-        stat_at_ns = time.time_ns()
-        stat = os.fstat(handle.fileno())  # (before the bytes are read: `vouch`)
-        if stat.st_size != size:
-            raise ValueError("not the entry's size")
-        import mmap
-
-        mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-        if mapped[:_TAG_BYTES] != tag:
-            raise ValueError("another store's file")
-        if not vouched(path, tag, crc, stat):
-            if zlib.crc32(mapped) != crc:
-                raise ValueError("damaged")
-            vouch(path, tag, crc, stat, handle.fileno(), stat_at_ns)
-    except (OSError, ValueError):
-        handle.close()
-        return None
-    return handle, mapped
-
-
-def write_tagged(path: Path, chunks: Iterable[bytes]) -> tuple[bytes, int, int] | None:
-    """`chunks` written at `path` after a fresh tag of `_TAG_BYTES` random bytes, through a
-    temporary file put in its place whole (a reader that has the old one mapped keeps it,
-    one that opens it now finds another tag): (the tag, the file's CRC, its size), or None
-    when it cannot be written."""
-    tag = os.urandom(_TAG_BYTES)
-    crc, size = zlib.crc32(tag), _TAG_BYTES
-    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with open(temp, "wb") as handle:
-            handle.write(tag)
-            for chunk in chunks:
-                handle.write(chunk)
-                crc = zlib.crc32(chunk, crc)
-                size += len(chunk)
-        os.replace(temp, path)
-    except OSError:
-        return None
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            temp.unlink()
-    return tag, crc, size
-
-
-def objects_file(cache_dir: Path, scope: bytes, kind: str = OBJECTS_KIND) -> Path:
-    """The file holding what is stored under `scope` (one per scope, replaced whole): every
-    session's objects, or of another `kind` (`queryrows.ROWS_KIND`: a query's kept rows)."""
-    try:
-        from _sha1 import sha1  # type: ignore[import-not-found]  # (built in: `hashlib` loads OpenSSL, ~4 ms)
-    except ImportError:  # (a Python built without it)
-        from hashlib import sha1
-
-    return cache_dir / f"{kind}-{sha1(scope).hexdigest()[:20]}{_FILE_SUFFIX}"
-
-
-PRUNE_GRACE_S = 60.0  # a file this young is kept though no entry names it yet (`prune`)
-
-
-def prune(
-    cache_dir: Path, scopes: Collection[bytes], kind: str = OBJECTS_KIND, *, grace_s: float = PRUNE_GRACE_S
-) -> None:
-    """Delete the files of `kind` (`objects_file`) of every scope but `scopes` (entries
-    pushed out, or a rebuilt index): at most a few, each as big as the answer of every session.
-    A file written in the last `grace_s` seconds is left: another process may have written
-    it and not yet stored the entry that names it (a later prune takes it if none does)."""
-    keep = {objects_file(cache_dir, scope, kind).name for scope in scopes}
-    keep |= {_note(cache_dir / name).name for name in keep}
-    prefix = f"{kind}-"
-    settled = time.time() - grace_s
-    for path in [*cache_dir.glob(f"{prefix}*{_FILE_SUFFIX}"), *cache_dir.glob(f"{prefix}*{_NOTE_SUFFIX}")]:
-        if path.name not in keep:
-            with contextlib.suppress(OSError):
-                if path.stat().st_mtime <= settled:
-                    path.unlink()
+def objects_file(cache_dir: Path, scope: bytes) -> Path:
+    """The file holding every session's objects stored under `scope` (`keptfile.kept_file`)."""
+    return kept_file(cache_dir, scope, OBJECTS_KIND)
 
 
 class Objects:
@@ -318,16 +171,16 @@ class Objects:
         """The objects of `write`'s `entry` (made for rows of `rows_check` `check`, if given),
         mapped from their file at `path`; None when either is not theirs or is damaged."""
         header = array("q")
-        start = _TAG_BYTES + _HEADER_FIELDS * header.itemsize
+        start = TAG_BYTES + _HEADER_FIELDS * header.itemsize
         if len(entry) != start:
             return None
-        header.frombytes(entry[_TAG_BYTES:start])
+        header.frombytes(entry[TAG_BYTES:start])
         count, made_for, size, crc, safe, joined_bytes = header
         if count < 0 or joined_bytes < 0 or (check is not None and made_for != check):
             return None
         if size != _index_start(joined_bytes) + (2 * count + 1) * header.itemsize:
             return None
-        tag = entry[:_TAG_BYTES]
+        tag = entry[:TAG_BYTES]
         opened = checked_file(path, tag, size, crc)
         if opened is None:
             return None
@@ -350,7 +203,7 @@ class Objects:
         offsets = view[at:ends].cast("q")
         if offsets[0] != 0 or offsets[-1] != (joined_bytes + 1 if count else 0):
             return None
-        data = view[_TAG_BYTES : _TAG_BYTES + joined_bytes]
+        data = view[TAG_BYTES : TAG_BYTES + joined_bytes]
         return cls(tag, offsets, data, safe=safe, slots=view[ends:], source=source)
 
     def parts(self, runs: list[int]) -> list[bytes]:
@@ -368,7 +221,7 @@ class Objects:
         offsets = self.offsets
         pairs = zip(runs[0::2], runs[1::2], strict=True)
         spans: list[bytes | tuple[int, int]] = [b","] * (len(runs) + 1)
-        spans[1::2] = [(_TAG_BYTES + offsets[first], offsets[last + 1] - 1 - offsets[first]) for first, last in pairs]
+        spans[1::2] = [(TAG_BYTES + offsets[first], offsets[last + 1] - 1 - offsets[first]) for first, last in pairs]
         spans[0], spans[-1] = b"[", b"]"
         return spans
 
@@ -406,7 +259,7 @@ def compact(tag: bytes, found: list[int]) -> bytes:
 def runs_of(payload: bytes, objects: Objects) -> list[int] | None:
     """The runs of `compact`'s payload if it was made from `objects` (its tag), each within
     them; None otherwise."""
-    head = len(COMPACT_MAGIC) + _TAG_BYTES
+    head = len(COMPACT_MAGIC) + TAG_BYTES
     if not payload.startswith(COMPACT_MAGIC) or payload[len(COMPACT_MAGIC) : head] != objects.tag:
         return None
     numbers = array("q")

@@ -16,7 +16,7 @@ later query on the same files and the same full-text index maps them back, check
   checked again (and stored again).  A rebuild empties `listings`.
 - **checked**: the entry carries the listing's CRC (`Index.listing`), and names the file by
   a random tag, its size and its CRC (a note beside it vouches for it once it passed, while
-  its identity is the one checked: `queryobjects.checked_file`): a damaged or replaced
+  its identity is the one checked: `keptfile.checked_file`): a damaged or replaced
   one is never used.  The payloads (`ls --json` objects) are not in it: they are read and
   checked against each row's salt as they are printed (`Index.checked_payloads`), as before.
 
@@ -222,15 +222,15 @@ def unpack_columns(blob: bytes | memoryview) -> tuple[KeptRows, list[tuple[str, 
 
 
 def written(cache_dir: Path, scope: bytes, blob: bytes) -> bytes | None:
-    """`pack`'s `blob` kept in a file of the cache directory (`queryobjects.objects_file` of
+    """`pack`'s `blob` kept in a file of the cache directory (`keptfile.kept_file` of
     `ROWS_KIND`), mapped when read: through SQLite's pages its 45 MB (100,000 sessions) took
     ~45 ms of each new word's query; mapped, its sections are decoded from views of the
     file, without a copy of the whole blob first.  Its `listings`
     entry, which names the file by a tag, its size and its CRC (`in_file`); None when it
     cannot be written (the caller keeps the blob itself)."""
-    from .queryobjects import objects_file, write_tagged
+    from .keptfile import kept_file, write_tagged
 
-    made = write_tagged(objects_file(cache_dir, scope, ROWS_KIND), [blob])
+    made = write_tagged(kept_file(cache_dir, scope, ROWS_KIND), [blob])
     if made is None:
         return None
     tag, crc, size = made
@@ -240,24 +240,24 @@ def written(cache_dir: Path, scope: bytes, blob: bytes) -> bytes | None:
 def in_file(cache_dir: Path, scope: bytes, payload: bytes) -> tuple[KeptRows, list[tuple[str, str]]] | None:
     """`unpack_columns` of the rows kept under `scope`: of the `listings` entry's `payload`
     itself, or of the file it names (`written`) when that is the file it was written as
-    (its tag, size and CRC, or a note that vouches for it: `queryobjects.checked_file`)."""
+    (its tag, size and CRC, or a note that vouches for it: `keptfile.checked_file`)."""
     if not payload.startswith(_FILE_MAGIC):
         return unpack_columns(payload)
-    from .queryobjects import _TAG_BYTES, checked_file, objects_file
+    from .keptfile import TAG_BYTES, checked_file, kept_file
 
     numbers = array("q")
-    head = len(_FILE_MAGIC) + _TAG_BYTES
+    head = len(_FILE_MAGIC) + TAG_BYTES
     if len(payload) != head + 2 * numbers.itemsize:
         return None
     numbers.frombytes(payload[head:])
     size, crc = numbers
-    opened = checked_file(objects_file(cache_dir, scope, ROWS_KIND), payload[len(_FILE_MAGIC) : head], size, crc)
+    opened = checked_file(kept_file(cache_dir, scope, ROWS_KIND), payload[len(_FILE_MAGIC) : head], size, crc)
     if opened is None:
         return None
     handle, mapped = opened
     try:
         with memoryview(mapped) as view:
-            return unpack_columns(view[_TAG_BYTES:])  # (what it keeps is copied or decoded)
+            return unpack_columns(view[TAG_BYTES:])  # (what it keeps is copied or decoded)
     finally:
         handle.close()
         # (a view still held by an exception's traceback in flight: the map goes with it,

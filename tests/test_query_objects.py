@@ -19,8 +19,9 @@ from seance.core import catalog as catalog_module
 from seance.core import indexquery
 from seance.core.generate import generate_corpus
 from seance.core.index import DB_NAME
+from seance.core.keptfile import prune
 from seance.core.marks import unmarked_objects
-from seance.core.queryobjects import Objects, compact, objects_file, prune, runs, runs_of, write
+from seance.core.queryobjects import OBJECTS_KIND, Objects, compact, objects_file, runs, runs_of, write
 from seance.core.text import json_safe_as_is
 
 OBJECTS = (b"query-objects\0",)
@@ -269,7 +270,7 @@ def test_runs_and_objects_round_trip_and_refuse_what_is_not_theirs(
     assert Objects.load(entry, path) is None
     path.unlink()
     assert Objects.load(entry, path) is None
-    prune(tmp_path, [b"one"], grace_s=0)
+    prune(tmp_path, [b"one"], OBJECTS_KIND, grace_s=0)
     assert not other_path.exists()
 
 

@@ -13,7 +13,8 @@ import pytest
 from test_query_objects import _corpus, _fresh, _ls
 
 from seance.core import catalog as catalog_module
-from seance.core.queryobjects import _NOTE_SUFFIX, PRUNE_GRACE_S, Objects, objects_file, prune, runs, vouched, write
+from seance.core.keptfile import NOTE_SUFFIX, PRUNE_GRACE_S, prune, vouched
+from seance.core.queryobjects import OBJECTS_KIND, Objects, objects_file, runs, write
 
 OBJECTS = [b'{"pinned":false,"a":1}', b'{"pinned":false,"b":[2]}', b'{"pinned":false,"c":"x,y"}']
 SETTLE_S = 0.15  # longer than `_SETTLED_NS`: a file changed this long ago gets a note when checked
@@ -27,7 +28,7 @@ def _stored(tmp_path: Path, scope: bytes = b"one") -> tuple[bytes, Path]:
 
 
 def _note(path: Path) -> Path:
-    return path.with_name(path.name.removesuffix(".bin") + _NOTE_SUFFIX)
+    return path.with_name(path.name.removesuffix(".bin") + NOTE_SUFFIX)
 
 
 def _answer(store: Objects | None) -> bytes | None:
@@ -102,7 +103,7 @@ def test_prune_takes_the_notes_of_the_files_it_deletes(tmp_path: Path) -> None:
     time.sleep(SETTLE_S)
     for entry, path in entries.values():
         assert Objects.load(entry, path) is not None and _note(path).exists()
-    prune(tmp_path, [b"one"], grace_s=0)
+    prune(tmp_path, [b"one"], OBJECTS_KIND, grace_s=0)
     assert _note(entries[b"one"][1]).exists() and entries[b"one"][1].exists()
     assert not _note(entries[b"two"][1]).exists() and not entries[b"two"][1].exists()
 
@@ -111,11 +112,11 @@ def test_prune_leaves_a_file_just_written_that_no_entry_names_yet(tmp_path: Path
     """Another process writes its file, then stores the entry that names it: a prune in
     between must not take the file (its query would find it gone), only an older one."""
     entries = {scope: _stored(tmp_path, scope) for scope in (b"one", b"two")}
-    prune(tmp_path, [b"one"])  # "two" was just written, its entry not stored yet
+    prune(tmp_path, [b"one"], OBJECTS_KIND)  # "two" was just written, its entry not stored yet
     assert entries[b"two"][1].exists()
     old = time.time() - 2 * PRUNE_GRACE_S
     os.utime(entries[b"two"][1], (old, old))
-    prune(tmp_path, [b"one"])
+    prune(tmp_path, [b"one"], OBJECTS_KIND)
     assert not entries[b"two"][1].exists() and entries[b"one"][1].exists()
 
 
