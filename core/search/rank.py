@@ -272,10 +272,13 @@ class _Matcher:
             # it), among the sessions the terms before left
             left = (set(alive) if matches is None else matches.keys()) - rows.keys()  # (set operations: 40,000 a key)
             if several:  # (the merge replaces every one of `rows`: their matches are left out)
-                found = {index: match for index in left if (match := scan.get(index)) is not None}
+                kept = sorted(left & scan.keys())  # (C-level: a word's text matches are most sessions)
+                found = dict(zip(kept, map(scan.__getitem__, kept), strict=True))
             else:
                 found = dict(scan)
-            pending = [index for index in left if found.get(index, _NO_MATCH)[0] >= PATH]
+            # where no title or text match was found (a path match ranks below a fuzzy one)
+            above = compress(found, map(PATH.__gt__, map(_TIER, found.values())))
+            pending = sorted(left.difference(above))
             if pending:
                 found.update(self._fuzzy_kept(position, block, pending))
             matches = found if matches is None else _both(matches, found)
@@ -400,35 +403,40 @@ class _Matcher:
             for index, field_name in rows.items():
                 self._combine(index, field_name, found, matches)
             return
-        # no regex: where no term is in a title, each term counts as a full-text hit of 100,
-        # and the first term's field is the combined one's ("text" if its own scan found it in
-        # the session's text, else the index's): `_combine`'s answer without its loop per term
-        # (set operations and C-level maps where they can be: a common word is in ~1,000 sessions a block)
-        titled: set[int] = set()
-        for term_found in found:
-            titled.update(compress(term_found, map(FULL_TEXT.__gt__, map(_TIER, term_found.values()))))
-        first, score = found[0], 100.0 * len(found)
-        # a term in its title: the terms' matches combined, term after term over all those
-        # sessions at once (`_combine`'s answer: a term's match past the full-text tier, or
-        # none, is a full-text hit in the index's field)
-        both = sorted(rows.keys() & titled)  # (the index's order)
-        in_index = dict(zip(both, map(_TEXT_MATCHES.__getitem__, map(rows.__getitem__, both)), strict=True))
-        combined: dict[int, _Match] | None = None
-        for term_found in found:
-            own_or_index = {
-                index: match if (match := term_found.get(index)) is not None and match[0] <= FULL_TEXT else hit
-                for index, hit in in_index.items()
-            }
-            combined = own_or_index if combined is None else _both(combined, own_or_index)
-        matches.update(combined or {})
-        # in no title: a full-text hit of every term, in the first term's field where its own
-        # scan found it in the session's text, else in the index's
-        rest = sorted(rows.keys() - titled)
-        names = dict(zip(rest, map(rows.__getitem__, rest), strict=True))
-        in_text = sorted(names.keys() & set(compress(first, map(FULL_TEXT.__eq__, map(_TIER, first.values())))))
-        names.update(zip(in_text, map(_FIELD, map(first.__getitem__, in_text)), strict=True))
-        made = _Table(lambda name: (FULL_TEXT, name, score))  # (one tuple a field)
-        matches.update(zip(names, map(made.__getitem__, names.values()), strict=True))
+        # no regex: `_combine`'s answer without its loop per session, in set operations and
+        # C-level maps (a common word is in ~1,000 sessions a block; two dict comprehensions per
+        # term over the ~500 with a term in a title were ~10 ms a key of two words at 100,000).
+        # A term's match in the title or text tiers is its own (each of score 100), any other
+        # (none, a path or fuzzy one) a full-text hit of 100 in the index's field.  Where every
+        # term is in the title, their matches combined (`_both_one`, a few sessions); elsewhere
+        # the combined match is a full-text hit of every term, in the field of the first term
+        # not in the title: "text" if its own scan found it in the session's text, else the index's
+        in_title = [
+            set(compress(term_found, map(FULL_TEXT.__gt__, map(_TIER, term_found.values())))) for term_found in found
+        ]
+        every = sorted(rows.keys() & set.intersection(*in_title))
+        for index in every:
+            combined = found[0][index]
+            for term_found in found[1:]:
+                combined = _both_one(combined, term_found[index])
+            matches[index] = combined
+        made = _Table(lambda name: (FULL_TEXT, name, 100.0 * len(found)))  # (one tuple a field)
+        left = rows.keys() - every
+        for term_found, titled in zip(found, in_title, strict=True):
+            decided = left - titled  # (the first term, in order, not in these sessions' titles)
+            if decided:
+                in_text = set(compress(term_found, map(FULL_TEXT.__eq__, map(_TIER, term_found.values()))))
+                own = sorted(decided & in_text)
+                index_fields = sorted(decided - in_text)
+                matches.update(
+                    zip(own, map(made.__getitem__, map(_FIELD, map(term_found.__getitem__, own))), strict=True)
+                )
+                matches.update(
+                    zip(index_fields, map(made.__getitem__, map(rows.__getitem__, index_fields)), strict=True)
+                )
+                left = left - decided
+            if not left:
+                break
 
     def _combine(self, index: int, field_name: str, found: list[dict[int, _Match]], matches: dict[int, _Match]) -> None:
         """Session `index`, an index hit in `field_name`, with every term's own match (`found`,
@@ -689,16 +697,22 @@ class _Matcher:
         for index, field in block.exact_places(whole):
             if index in matches:
                 matches[index] = (EXACT, field, matches[index][2])
-        if several:  # (the substring matches picked out by C-level maps: 40,000 matches a key at 100,000)
-            idents, names, firsts = block.idents, block.names, block.firsts
-            for index in list(compress(matches, map(SUBSTRING.__eq__, map(_TIER, matches.values())))):
-                for value, field in ((idents[index], "id"), (names[index], "name"), (firsts[index], "first message")):
-                    if value.startswith(whole):
-                        matches[index] = (PREFIX, field, matches[index][2])
-                        break
+        if not several:
+            return
+        starting = block.starting_with(whole)  # (usually a few sessions: not a test of each match)
+        if starting is not None:
+            for index, field in starting.items():
+                if (match := matches.get(index)) is not None and match[0] == SUBSTRING:
+                    matches[index] = (PREFIX, field, match[2])
+            return
+        idents, names, firsts = block.idents, block.names, block.firsts  # (a title of several lines)
+        for index in list(compress(matches, map(SUBSTRING.__eq__, map(_TIER, matches.values())))):
+            for value, field in ((idents[index], "id"), (names[index], "name"), (firsts[index], "first message")):
+                if value.startswith(whole):
+                    matches[index] = (PREFIX, field, matches[index][2])
+                    break
 
 
-_NO_MATCH = (PATH + 1, "", 0.0)  # (`_beside_index`: no tier)
 _MEMO_LIMIT = 32  # memoised term chains per block (each at most a dict of `chunk` entries; the
 # titles-only chain of `first_hits` and the full one each keep theirs)
 
