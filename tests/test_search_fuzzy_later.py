@@ -85,8 +85,8 @@ def test_the_ranking_is_the_whole_scans_for_every_query_key_after_key() -> None:
 
 def _per_session(sessions: list, query, text_hits, paths: bool, cache: SearchCache | None = None) -> list:  # type: ignore[no-untyped-def]
     """The ranking by the definition, session by session: each index hit's session is the
-    terms' own matches combined with it (`_combine`), and a whole query's prefix of a title
-    is tested field by field (no block-wide scan)."""
+    terms' own matches combined with it (`_combine`), and each session whose match is in the
+    substring tier is tested for a title the whole query starts, field by field in order."""
 
     def merge(self, block, alive, matches, rows, scans=None) -> None:  # type: ignore[no-untyped-def]
         if len(self.positive) == 1:
@@ -97,10 +97,20 @@ def _per_session(sessions: list, query, text_hits, paths: bool, cache: SearchCac
         for index, field_name in rows.items():
             self._combine(index, field_name, found, matches)
 
-    merged = rank._Matcher._merge_text_hits
+    def upgrade(self, block, matches, several: bool) -> None:  # type: ignore[no-untyped-def]
+        upgraded(self, block, matches, several=False)  # (the exact ones)
+        for index, (tier, _field, score) in list(matches.items()) if several else ():
+            for value, field in zip(
+                (block.idents, block.names, block.firsts), ("id", "name", "first message"), strict=True
+            ):
+                if tier == rank.SUBSTRING and value[index].startswith(self.whole):
+                    matches[index] = (rank.PREFIX, field, score)
+                    break
+
+    merged, upgraded = rank._Matcher._merge_text_hits, rank._Matcher._upgrade_whole
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(rank._Matcher, "_merge_text_hits", merge)
-        patch.setattr(rank.Block, "starting_with", lambda self, text: None)
+        patch.setattr(rank._Matcher, "_upgrade_whole", upgrade)
         return search([replace(session) for session in sessions], query, text_hits=text_hits, paths=paths)
 
 
@@ -117,6 +127,9 @@ def test_several_words_rank_as_each_sessions_combined_match_key_after_key() -> N
         sessions[index * 9] = replace(session, first_message=SEVERAL[index % len(SEVERAL)] + " now" * (index % 2))
     for index, session in enumerate(sessions[4:700:23]):
         sessions[4 + index * 23] = replace(session, name=SEVERAL[index % len(SEVERAL)])
+    for index, session in enumerate(sessions[2:700:31]):  # both the name and the first message
+        typed = SEVERAL[index % len(SEVERAL)]
+        sessions[2 + index * 31] = replace(session, name=f"{typed} notes", first_message=f"{typed} then")
     fields = ("user", "assistant", "tool", "bash", "cwd")
     hit_sets = [
         {session.path: FakeTextHit(session.path, "…", fields[at % 5]) for at, session in enumerate(sessions[::2])},
@@ -141,32 +154,6 @@ def test_several_words_rank_as_each_sessions_combined_match_key_after_key() -> N
     for wanted in [("prefix", "first message"), ("prefix", "name"), ("exact", "name"), ("full-text", "text")]:
         assert wanted in seen, wanted
     assert {("full-text", "tool"), ("full-text", "user"), ("substring", "first message")} <= seen
-
-
-def test_a_blocks_title_prefixes_are_each_sessions_first_field_to_start_with_the_text() -> None:
-    """`Block.starting_with`: for each session, the first of its id, name and first message
-    that starts with the text, as a test of each field finds it; None where a title (or the
-    text) holds a line break, which its scan of the titles joined a line each cannot tell."""
-    sessions = _sessions(300, seed=22, ordered=True)
-    block = SearchCache().block(sessions)
-    texts = ["d", "dead", "beef0", "docker", "docker b", "fix the", "the", "cafe00", "x", "kube quota"]
-    for text in texts:
-        expected = {}
-        for index in range(len(sessions)):
-            for value, field in zip(
-                (block.idents[index], block.names[index], block.firsts[index]),
-                ("id", "name", "first message"),
-                strict=True,
-            ):
-                if value.startswith(text):
-                    expected[index] = field
-                    break
-        assert block.starting_with(text) == expected, text
-    assert any(block.starting_with(text) for text in texts[3:6])  # (a title's prefix of several words)
-    assert block.starting_with("docker\nbuild") is None
-    hays = [SearchCache().haystack(session) for session in sessions[:5]]
-    hays[2] = replace(hays[2], name="docker\nbuild")  # (titles are one line each: not from `folded_title`)
-    assert rank.Block.of(hays).starting_with("docker") is None
 
 
 def test_a_path_match_does_not_hide_a_fuzzy_title_match_of_the_same_term() -> None:

@@ -16,10 +16,9 @@ from __future__ import annotations
 import dataclasses
 import functools
 import operator
-from bisect import bisect_right
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from itertools import accumulate, chain, compress, islice
+from itertools import chain, compress
 
 from ..model import SessionSummary
 from ..text import CONTROL_CHARS
@@ -99,8 +98,11 @@ def fold_cwd(cwd: str) -> str:
 
 def _line_starts(lines: list[str], offset: int = 0) -> list[int]:
     """Offsets where each line starts once the lines are joined with one separator."""
-    ends = accumulate(map((1).__add__, map(len, lines)), initial=offset)  # (C-level: a block's 1,024 lines)
-    return list(islice(ends, len(lines)))
+    starts = []
+    for line in lines:
+        starts.append(offset)
+        offset += len(line) + 1
+    return starts
 
 
 @dataclass(slots=True)
@@ -132,7 +134,6 @@ class Block:
     _among: tuple[Collection[str], set[int]] | None = None  # `indices_among`'s last answer
     _named: list[bool] | None = None  # `named`
     _titles: frozenset[str] | None = None  # every id, name and first message (`exact_places`)
-    _lines: tuple[tuple[str, list[int], str], ...] | None = None  # `starting_with`'s (() : cannot tell)
 
     @property
     def named(self) -> list[bool]:
@@ -158,31 +159,6 @@ class Block:
                 places += [(index, field) for index, value in enumerate(values) if value == whole]
         places.sort(key=operator.itemgetter(0))  # stable: a session's fields keep their order
         return places
-
-    def starting_with(self, text: str) -> dict[int, str] | None:
-        """index -> the first of its id, name and first message (in that order) that starts
-        with `text`, for every session where one does; None when it cannot tell (`text`
-        holds a line break, or a title does).  C-speed scans (`find`) of each field's values
-        joined one a line, made once: a query of several words asked `startswith` of three
-        fields of every session whose title held them all (~30,000 a key at 100,000)."""
-        lines = self._lines
-        if lines is None:
-            names, firsts = ("\n" + "\n".join(values) for values in (self.names, self.firsts))
-            lines = ((self.ids, self.id_starts, "id"), (names, _line_starts(self.names), "name"))
-            lines += ((firsts, _line_starts(self.firsts), "first message"),)
-            if any(joined.count("\n") != len(self.idents) for joined, _starts, _field in lines):
-                lines = ()  # (a title of several lines: titles are one line each, `folded_title`)
-            self._lines = lines
-        if not lines or "\n" in text:
-            return None
-        found: dict[int, str] = {}
-        needle = "\n" + text
-        for joined, starts, field in lines:
-            position = joined.find(needle)
-            while position >= 0:
-                found.setdefault(bisect_right(starts, position) - 1, field)
-                position = joined.find(needle, position + 1)
-        return found
 
     def indices_among(self, paths: Collection[str]) -> set[int]:
         """The indices of the sessions whose path is in `paths`, kept for the same `paths`

@@ -697,20 +697,13 @@ class _Matcher:
         for index, field in block.exact_places(whole):
             if index in matches:
                 matches[index] = (EXACT, field, matches[index][2])
-        if not several:
-            return
-        starting = block.starting_with(whole)  # (usually a few sessions: not a test of each match)
-        if starting is not None:
-            for index, field in starting.items():
-                if (match := matches.get(index)) is not None and match[0] == SUBSTRING:
-                    matches[index] = (PREFIX, field, match[2])
-            return
-        idents, names, firsts = block.idents, block.names, block.firsts  # (a title of several lines)
-        for index in list(compress(matches, map(SUBSTRING.__eq__, map(_TIER, matches.values())))):
-            for value, field in ((idents[index], "id"), (names[index], "name"), (firsts[index], "first message")):
-                if value.startswith(whole):
+        if several:  # (C-level maps: ~10,000 substring matches a key of two words at 100,000, a loop
+            # of three `startswith` each was ~8 ms; the fields backwards, so the first to start wins)
+            substrings = list(compress(matches, map(SUBSTRING.__eq__, map(_TIER, matches.values()))))
+            for values, field in ((block.firsts, "first message"), (block.names, "name"), (block.idents, "id")):
+                starts = compress(substrings, map(str.startswith, map(values.__getitem__, substrings), repeat(whole)))
+                for index in list(starts):
                     matches[index] = (PREFIX, field, matches[index][2])
-                    break
 
 
 _MEMO_LIMIT = 32  # memoised term chains per block (each at most a dict of `chunk` entries; the
