@@ -235,7 +235,9 @@ class _Matcher:
         several terms, each term alone (`_merge_text_hits` merges the index's hits with them)."""
         if self._fuzzy_later():
             for position in range(len(self.positive)):
-                self._unfuzzy(position, block, alive)
+                scan = self._unfuzzy(position, block, alive)
+                if len(self.positive) > 1:  # (what the merge of the index's hits needs of it)
+                    _in_title_and_text(block, scan)
             return
         if len(self.positive) > 1:
             for term, key in zip(self.positive, self.keys, strict=True):
@@ -411,10 +413,8 @@ class _Matcher:
         # term is in the title, their matches combined (`_both_one`, a few sessions); elsewhere
         # the combined match is a full-text hit of every term, in the field of the first term
         # not in the title: "text" if its own scan found it in the session's text, else the index's
-        in_title = [
-            set(compress(term_found, map(FULL_TEXT.__gt__, map(_TIER, term_found.values())))) for term_found in found
-        ]
-        every = sorted(rows.keys() & set.intersection(*in_title))
+        tiers = [_in_title_and_text(block, term_found) for term_found in found]
+        every = rows.keys() & set.intersection(*(in_title for in_title, _in_text in tiers))
         for index in every:
             combined = found[0][index]
             for term_found in found[1:]:
@@ -422,12 +422,11 @@ class _Matcher:
             matches[index] = combined
         made = _Table(lambda name: (FULL_TEXT, name, 100.0 * len(found)))  # (one tuple a field)
         left = rows.keys() - every
-        for term_found, titled in zip(found, in_title, strict=True):
+        for term_found, (titled, in_text) in zip(found, tiers, strict=True):
             decided = left - titled  # (the first term, in order, not in these sessions' titles)
-            if decided:
-                in_text = set(compress(term_found, map(FULL_TEXT.__eq__, map(_TIER, term_found.values()))))
-                own = sorted(decided & in_text)
-                index_fields = sorted(decided - in_text)
+            if decided:  # (the order of `matches` is not the ranking's: `add_hits` sorts)
+                own = decided & in_text
+                index_fields = decided - in_text
                 matches.update(
                     zip(own, map(made.__getitem__, map(_FIELD, map(term_found.__getitem__, own))), strict=True)
                 )
@@ -742,6 +741,22 @@ _IN_TOOLS = _Table(lambda field: field is not None and not is_primary(field))  #
 
 def _term_key(term: Term) -> tuple:
     return term.kind, term.text, term.negated, term.field, term.bound_ms
+
+
+def _in_title_and_text(block: Block, scan: dict[int, _Match]) -> tuple[set[int], set[int]]:
+    """The sessions of a term's memoised `scan` of `block` whose match is in a title tier, and
+    those whose is in the text tier, kept with it (`Block.tiers`): made while the index answers
+    (`prepare`), and a query's first word's are the same on every key of its second."""
+    kept = block.tiers.get(id(scan))
+    if kept is not None and kept[0] is scan:
+        return kept[1], kept[2]
+    tiers = list(map(_TIER, scan.values()))
+    in_title = set(compress(scan, map(FULL_TEXT.__gt__, tiers)))
+    in_text = set(compress(scan, map(FULL_TEXT.__eq__, tiers)))
+    if len(block.tiers) >= _MEMO_LIMIT:
+        block.tiers.clear()
+    block.tiers[id(scan)] = (scan, in_title, in_text)
+    return in_title, in_text
 
 
 def _both_one(old: _Match, new: _Match) -> _Match:
