@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import pytest
 
-from seance.core.search import SearchCache, parse_query, prescan, rank, search, search_iter
+from seance.core.search import SearchCache, fuzzy_ahead, parse_query, prescan, rank, search, search_iter
 from tests.test_search import FakeTextHit, _outcome
 from tests.test_search_first_page import _sessions
 
@@ -177,3 +177,37 @@ def test_a_path_match_does_not_hide_a_fuzzy_title_match_of_the_same_term() -> No
             assert _outcome(hits) == _outcome(_per_session(sessions, query, text_hits, True)), typed[:end]
         fuzzy = {hit.summary.id for hit in hits if hit.tier == "fuzzy"}
         assert {session.id for session in sessions[::6]} <= fuzzy, typed  # (not vacuous)
+
+
+def test_the_fuzzy_tier_looked_for_ahead_is_what_the_next_words_search_needs(monkeypatch) -> None:
+    """`fuzzy_ahead` after a word: the next word's search, whose index hits are fewer, looks for
+    the first word's fuzzy tier in no session (each answer is kept), and ranks as the whole scan."""
+    sessions = _sessions(600, seed=24, ordered=False)
+    alone = {session.path: FakeTextHit(session.path, "…", "user") for session in sessions[::2]}
+    both = {session.path: FakeTextHit(session.path, "…", "tool") for session in sessions[::10]}
+    looked: list[tuple[str, int]] = []
+    fuzzy = rank._Matcher._fuzzy
+
+    def counted(self, term, block, candidates):  # type: ignore[no-untyped-def]
+        looked.append((term.text, len(candidates)))
+        return fuzzy(self, term, block, candidates)
+
+    monkeypatch.setattr(rank._Matcher, "_fuzzy", counted)
+    for paths in (False, True):
+        cache = SearchCache()
+        first = parse_query("qota ")
+        assert prescan(sessions, first, paths=paths, chunk=128, cache=cache)
+        _ = [step for step in search_iter(sessions, first, text_hits=alone, paths=paths, chunk=128, cache=cache)]
+        looked.clear()
+        for _ in fuzzy_ahead(sessions, first, paths=paths, chunk=128, cache=cache):
+            pass
+        assert sum(count for text, count in looked if text == "qota") > 100  # (where the index found "qota")
+        for typed in ("qota d", "qota do", "qota dockr"):
+            looked.clear()
+            query = parse_query(typed)
+            assert prescan(sessions, query, paths=paths, chunk=128, cache=cache)
+            steps = search_iter(sessions, query, text_hits=both, paths=paths, chunk=128, cache=cache)
+            hits = next(step.hits for step in steps if step.hits is not None)
+            assert not [count for text, count in looked if text == "qota" and count], (typed, looked)
+            assert _outcome(hits) == _outcome(_whole(sessions, query, both, paths)), (typed, paths)
+            assert any(hit.tier == "fuzzy" for hit in hits), typed  # (not vacuous)
