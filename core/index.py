@@ -1157,8 +1157,13 @@ class Index:
         best: dict[int, int] | None = None
         for term in query.terms or (FieldMatch(query.match, None),):
             found = self._term_files(db, term, include_cwd, ranges, packed, state)
-            if best is not None:
-                found = {key: min(value, found[key]) for key, value in best.items() if key in found}
+            if best is not None:  # (no `min` call: its call per file was half of this, ~9 ms for two
+                # words in one project at 100,000 sessions, on the index thread every key of the second)
+                found = {
+                    key: value if value < other else other
+                    for key, value in best.items()
+                    if (other := found.get(key)) is not None
+                }
             best = found
             if not best:
                 return {}

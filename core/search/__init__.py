@@ -6,7 +6,8 @@
     rank.py      matching and tiers: `search_iter` / `search` -> ranked `Hit`s (`Matched`:
                  how many, before they are ranked); `first_hits`:
                  the title tiers alone, the first of them (what a picker shows first);
-                 `prescan`: the term scans a search memoises, ahead of the index's hits
+                 `prescan`: the term scans a search memoises, ahead of the index's hits;
+                 `fuzzy_ahead`: the fuzzy tier a next word's search needs, once the keys stop
     snippet.py   highlight spans, the one snippet maker, the index's `TextHit`
 
 Pure functions over `SessionSummary`s; the index (`core.index`) stores and MATCHes the
@@ -21,7 +22,7 @@ from .query import FullText, Query, QueryError, parse_query
 
 if TYPE_CHECKING:
     from .haystack import SearchCache
-    from .rank import TIERS, Hit, Matched, SearchProgress, first_hits, prescan, search, search_iter
+    from .rank import TIERS, Hit, Matched, SearchProgress, first_hits, fuzzy_ahead, prescan, search, search_iter
     from .snippet import Snippet, TextHit, highlight, make_snippet, merge_spans, query_snippet
 
 # The rest is imported when it is first asked for: `parse_query` is all a query answered
@@ -29,7 +30,8 @@ if TYPE_CHECKING:
 _LAZY = {
     "SearchCache": "haystack",
     **dict.fromkeys(
-        ("TIERS", "Hit", "Matched", "SearchProgress", "first_hits", "prescan", "search", "search_iter"), "rank"
+        ("TIERS", "Hit", "Matched", "SearchProgress", "first_hits", "fuzzy_ahead", "prescan", "search", "search_iter"),
+        "rank",
     ),
     **dict.fromkeys(("Snippet", "TextHit", "highlight", "make_snippet", "merge_spans", "query_snippet"), "snippet"),
 }
@@ -58,6 +60,7 @@ __all__ = [
     "Snippet",
     "TextHit",
     "first_hits",
+    "fuzzy_ahead",
     "highlight",
     "make_snippet",
     "merge_spans",

@@ -130,6 +130,9 @@ class Block:
     # (scope, terms) -> the sessions every one of those terms matches (index hits aside) and
     # how: the next keystroke usually repeats the terms before the last, and re-scans the last
     memo: dict[tuple, dict[int, tuple[int, str, float]]] = dataclasses.field(default_factory=dict)
+    # id(a memoised scan) -> (that scan, its sessions in a title tier, those in the text tier): `rank`'s merge of
+    # several terms' index hits, kept while the scan is (the next key of a query's second word asks again)
+    tiers: dict[int, tuple[dict, set[int], set[int]]] = dataclasses.field(default_factory=dict)
     _positions: dict[str, int] | None = None  # path -> index, built when index hits first come
     _among: tuple[Collection[str], set[int]] | None = None  # `indices_among`'s last answer
     _named: list[bool] | None = None  # `named`

@@ -235,7 +235,9 @@ class _Matcher:
         several terms, each term alone (`_merge_text_hits` merges the index's hits with them)."""
         if self._fuzzy_later():
             for position in range(len(self.positive)):
-                self._unfuzzy(position, block, alive)
+                scan = self._unfuzzy(position, block, alive)
+                if len(self.positive) > 1:  # (what the merge of the index's hits needs of it)
+                    _in_title_and_text(block, scan)
             return
         if len(self.positive) > 1:
             for term, key in zip(self.positive, self.keys, strict=True):
@@ -272,16 +274,19 @@ class _Matcher:
             # it), among the sessions the terms before left
             left = (set(alive) if matches is None else matches.keys()) - rows.keys()  # (set operations: 40,000 a key)
             if several:  # (the merge replaces every one of `rows`: their matches are left out)
-                found = {index: match for index in left if (match := scan.get(index)) is not None}
+                kept = sorted(left & scan.keys())  # (C-level: a word's text matches are most sessions)
+                found = dict(zip(kept, map(scan.__getitem__, kept), strict=True))
             else:
                 found = dict(scan)
-            pending = [index for index in left if found.get(index, _NO_MATCH)[0] >= PATH]
+            # where no title or text match was found (a path match ranks below a fuzzy one)
+            above = compress(found, map(PATH.__gt__, map(_TIER, found.values())))
+            pending = left.difference(above)
             if pending:
                 found.update(self._fuzzy_kept(position, block, pending))
             matches = found if matches is None else _both(matches, found)
         return matches if matches is not None else {}
 
-    def _fuzzy_kept(self, position: int, block: Block, pending: list[int]) -> dict[int, _Match]:
+    def _fuzzy_kept(self, position: int, block: Block, pending: set[int]) -> dict[int, _Match]:
         """`_fuzzy` of the term at `position` in `pending`, each session's answer memoised on the
         block (`_beside_index` asks again for each key of a query's next word, and for other
         sessions when the index found the query in fewer)."""
@@ -292,11 +297,13 @@ class _Matcher:
                 memo.clear()
             kept = {}
             memo[key] = cast("dict[int, _Match]", kept)
-        new = [index for index in pending if index not in kept]
+        new = sorted(pending.difference(kept))  # (set operations and C-level maps: ~26,000 sessions
+        # a key of a second word's first keys at 100,000, once `fuzzy_ahead` looked in them all)
         if new:
             found = self._fuzzy(self.positive[position], block, new)
             kept.update(zip(new, map(found.get, new), strict=True))
-        return {index: match for index in pending if (match := kept[index]) is not None}
+        matched = list(compress(pending, map(kept.__getitem__, pending)))  # (a match is truthy, None not)
+        return cast("dict[int, _Match]", dict(zip(matched, map(kept.__getitem__, matched), strict=True)))
 
     def _unfuzzy(self, position: int, block: Block, alive: list[int]) -> dict[int, _Match]:
         """The matches of the term at `position` over `alive` without its fuzzy tier (a path
@@ -400,35 +407,37 @@ class _Matcher:
             for index, field_name in rows.items():
                 self._combine(index, field_name, found, matches)
             return
-        # no regex: where no term is in a title, each term counts as a full-text hit of 100,
-        # and the first term's field is the combined one's ("text" if its own scan found it in
-        # the session's text, else the index's): `_combine`'s answer without its loop per term
-        # (set operations and C-level maps where they can be: a common word is in ~1,000 sessions a block)
-        titled: set[int] = set()
-        for term_found in found:
-            titled.update(compress(term_found, map(FULL_TEXT.__gt__, map(_TIER, term_found.values()))))
-        first, score = found[0], 100.0 * len(found)
-        # a term in its title: the terms' matches combined, term after term over all those
-        # sessions at once (`_combine`'s answer: a term's match past the full-text tier, or
-        # none, is a full-text hit in the index's field)
-        both = sorted(rows.keys() & titled)  # (the index's order)
-        in_index = dict(zip(both, map(_TEXT_MATCHES.__getitem__, map(rows.__getitem__, both)), strict=True))
-        combined: dict[int, _Match] | None = None
-        for term_found in found:
-            own_or_index = {
-                index: match if (match := term_found.get(index)) is not None and match[0] <= FULL_TEXT else hit
-                for index, hit in in_index.items()
-            }
-            combined = own_or_index if combined is None else _both(combined, own_or_index)
-        matches.update(combined or {})
-        # in no title: a full-text hit of every term, in the first term's field where its own
-        # scan found it in the session's text, else in the index's
-        rest = sorted(rows.keys() - titled)
-        names = dict(zip(rest, map(rows.__getitem__, rest), strict=True))
-        in_text = sorted(names.keys() & set(compress(first, map(FULL_TEXT.__eq__, map(_TIER, first.values())))))
-        names.update(zip(in_text, map(_FIELD, map(first.__getitem__, in_text)), strict=True))
-        made = _Table(lambda name: (FULL_TEXT, name, score))  # (one tuple a field)
-        matches.update(zip(names, map(made.__getitem__, names.values()), strict=True))
+        # no regex: `_combine`'s answer without its loop per session, in set operations and
+        # C-level maps (a common word is in ~1,000 sessions a block; two dict comprehensions per
+        # term over the ~500 with a term in a title were ~10 ms a key of two words at 100,000).
+        # A term's match in the title or text tiers is its own (each of score 100), any other
+        # (none, a path or fuzzy one) a full-text hit of 100 in the index's field.  Where every
+        # term is in the title, their matches combined (`_both_one`, a few sessions); elsewhere
+        # the combined match is a full-text hit of every term, in the field of the first term
+        # not in the title: "text" if its own scan found it in the session's text, else the index's
+        tiers = [_in_title_and_text(block, term_found) for term_found in found]
+        every = rows.keys() & set.intersection(*(in_title for in_title, _in_text in tiers))
+        for index in every:
+            combined = found[0][index]
+            for term_found in found[1:]:
+                combined = _both_one(combined, term_found[index])
+            matches[index] = combined
+        made = _Table(lambda name: (FULL_TEXT, name, 100.0 * len(found)))  # (one tuple a field)
+        left = rows.keys() - every
+        for term_found, (titled, in_text) in zip(found, tiers, strict=True):
+            decided = left - titled  # (the first term, in order, not in these sessions' titles)
+            if decided:  # (the order of `matches` is not the ranking's: `add_hits` sorts)
+                own = decided & in_text
+                index_fields = decided - in_text
+                matches.update(
+                    zip(own, map(made.__getitem__, map(_FIELD, map(term_found.__getitem__, own))), strict=True)
+                )
+                matches.update(
+                    zip(index_fields, map(made.__getitem__, map(rows.__getitem__, index_fields)), strict=True)
+                )
+                left = left - decided
+            if not left:
+                break
 
     def _combine(self, index: int, field_name: str, found: list[dict[int, _Match]], matches: dict[int, _Match]) -> None:
         """Session `index`, an index hit in `field_name`, with every term's own match (`found`,
@@ -689,16 +698,15 @@ class _Matcher:
         for index, field in block.exact_places(whole):
             if index in matches:
                 matches[index] = (EXACT, field, matches[index][2])
-        if several:  # (the substring matches picked out by C-level maps: 40,000 matches a key at 100,000)
-            idents, names, firsts = block.idents, block.names, block.firsts
-            for index in list(compress(matches, map(SUBSTRING.__eq__, map(_TIER, matches.values())))):
-                for value, field in ((idents[index], "id"), (names[index], "name"), (firsts[index], "first message")):
-                    if value.startswith(whole):
-                        matches[index] = (PREFIX, field, matches[index][2])
-                        break
+        if several:  # (C-level maps: ~10,000 substring matches a key of two words at 100,000, a loop
+            # of three `startswith` each was ~8 ms; the fields backwards, so the first to start wins)
+            substrings = list(compress(matches, map(SUBSTRING.__eq__, map(_TIER, matches.values()))))
+            for values, field in ((block.firsts, "first message"), (block.names, "name"), (block.idents, "id")):
+                starts = compress(substrings, map(str.startswith, map(values.__getitem__, substrings), repeat(whole)))
+                for index in list(starts):
+                    matches[index] = (PREFIX, field, matches[index][2])
 
 
-_NO_MATCH = (PATH + 1, "", 0.0)  # (`_beside_index`: no tier)
 _MEMO_LIMIT = 32  # memoised term chains per block (each at most a dict of `chunk` entries; the
 # titles-only chain of `first_hits` and the full one each keep theirs)
 
@@ -735,6 +743,22 @@ _IN_TOOLS = _Table(lambda field: field is not None and not is_primary(field))  #
 
 def _term_key(term: Term) -> tuple:
     return term.kind, term.text, term.negated, term.field, term.bound_ms
+
+
+def _in_title_and_text(block: Block, scan: dict[int, _Match]) -> tuple[set[int], set[int]]:
+    """The sessions of a term's memoised `scan` of `block` whose match is in a title tier, and
+    those whose is in the text tier, kept with it (`Block.tiers`): made while the index answers
+    (`prepare`), and a query's first word's are the same on every key of its second."""
+    kept = block.tiers.get(id(scan))
+    if kept is not None and kept[0] is scan:
+        return kept[1], kept[2]
+    tiers = list(map(_TIER, scan.values()))
+    in_title = set(compress(scan, map(FULL_TEXT.__gt__, tiers)))
+    in_text = set(compress(scan, map(FULL_TEXT.__eq__, tiers)))
+    if len(block.tiers) >= _MEMO_LIMIT:
+        block.tiers.clear()
+    block.tiers[id(scan)] = (scan, in_title, in_text)
+    return in_title, in_text
 
 
 def _both_one(old: _Match, new: _Match) -> _Match:
@@ -1150,6 +1174,38 @@ def prescan(
         block = cache.block(summaries[start : start + max(chunk, 1)])
         matcher.prepare(block, matcher.alive(block.hays))
     return True
+
+
+def fuzzy_ahead(
+    summaries: Sequence[SessionSummary],
+    query: Query,
+    *,
+    paths: bool = False,
+    chunk: int = 2048,
+    cache: SearchCache,
+    marks: Mapping[str, Any] | None = None,
+) -> Iterator[None]:
+    """Look for each term's fuzzy tier in every session of `summaries` where its scan without it
+    found nothing (`_Matcher._fuzzy_kept`: each session's answer kept in `cache`'s blocks), a
+    chunk at a time (a step between yields).  A picker's idle work once a word is followed by a
+    space: a search waits for the index before the fuzzy tier and looks for it only where the
+    index did not find the query (`_beside_index`), which for a second word's first keys is
+    most sessions (at 100,000 sessions, ~26,000 titles for `'fts5 c'`, ~17 ms of CPU on the way
+    to its count); their search then finds each answer kept.  Nothing is ranked here."""
+    if query.mark_filters:
+        summaries = keep_marked(summaries, query.mark_filters, marks)
+    matcher = _Matcher(query, None, paths)
+    if not matcher._fuzzy_later():
+        return
+    for start in range(0, len(summaries), max(chunk, 1)):
+        block = cache.block(summaries[start : start + max(chunk, 1)])
+        alive = matcher.alive(block.hays)
+        for position, term in enumerate(matcher.positive):
+            if term.kind == "fuzzy" and term.text in matcher.fuzzy_patterns:
+                scan = matcher._unfuzzy(position, block, alive)
+                above = compress(scan, map(PATH.__gt__, map(_TIER, scan.values())))
+                matcher._fuzzy_kept(position, block, set(alive).difference(above))
+        yield
 
 
 def search(
