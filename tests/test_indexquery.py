@@ -143,6 +143,21 @@ TIERED = [
 TIERED_QUERIES = ["kiwi", "kiwi pie", '"kiwi pie"', "pie kiwi", "kiw", "kiwi jam", "c1", "iwi", "kiwi-c"]
 
 
+def _ids_through_rank(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The ids of the sessions whose titles go through `rank` from now on (appended as they do)."""
+    from seance.core.search import stored
+
+    ids: list[str] = []
+    original = stored.rank_hits
+
+    def counted(sessions: list, *args: object, **kwargs: object) -> object:
+        ids.extend(title[0] for _session, title in sessions)
+        return original(sessions, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(stored, "rank_hits", counted)
+    return ids
+
+
 def test_plain_title_substrings_rank_as_rank_puts_them_and_only_the_others_go_through_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -150,20 +165,11 @@ def test_plain_title_substrings_rank_as_rank_puts_them_and_only_the_others_go_th
     neither, not only in its id) is in the substring tier, found in bulk: only the other
     candidates go through `rank` (at 100,000 sessions a common word's first asking spent
     most of its time there), and every tier comes out in `rank`'s order."""
-    from seance.core.search import stored
-
     root = tmp_path / "sessions"
     for number, (sid, name, first, later) in enumerate(TIERED):
         spec = Spec(sid, "/work/tiers", (first, later), age=timedelta(minutes=number * 7 % 11), name=name)
         write_session(root, spec)
-    ranked_ids: list[str] = []
-    original = stored.rank_hits
-
-    def counted(sessions: list, *args: object, **kwargs: object) -> object:
-        ranked_ids.extend(title[0] for _session, title in sessions)
-        return original(sessions, *args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(stored, "rank_hits", counted)
+    ranked_ids = _ids_through_rank(monkeypatch)
     catalog = Catalog(folders(root), cache_dir=tmp_path / "cache")
     try:
         catalog.refresh()
@@ -198,19 +204,10 @@ def test_only_the_titles_rank_matches_fuzzily_go_through_it(tmp_path: Path, monk
     titles are searched with `fuzzy_match`'s rule over the line each row shows (every gap
     and the whole span bounded, the name else the first message), and the answer is the
     refreshing path's."""
-    from seance.core.search import stored
-
     root = tmp_path / "sessions"
     for number, (sid, name, first) in enumerate(FUZZY_ONLY):
         write_session(root, Spec(sid, "/work/fuzzy", (first, "nothing"), age=timedelta(minutes=number), name=name))
-    ranked_ids: list[str] = []
-    original = stored.rank_hits
-
-    def counted(sessions: list, *args: object, **kwargs: object) -> object:
-        ranked_ids.extend(title[0] for _session, title in sessions)
-        return original(sessions, *args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(stored, "rank_hits", counted)
+    ranked_ids = _ids_through_rank(monkeypatch)
     catalog = Catalog(folders(root), cache_dir=tmp_path / "cache")
     try:
         catalog.refresh()
