@@ -1148,6 +1148,17 @@ def first_hits(
     return hits if limit is None else hits[:limit]
 
 
+def _matched_chunks(
+    summaries: Sequence[SessionSummary], query: Query, paths: bool, chunk: int, marks: Mapping[str, Any] | None
+) -> tuple[_Matcher, Iterator[Sequence[SessionSummary]]]:
+    """The query's matcher, and the sessions its mark filters keep, `chunk` at a time (each a
+    block of the search cache): what `prescan` and `fuzzy_ahead` walk."""
+    if query.mark_filters:
+        summaries = keep_marked(summaries, query.mark_filters, marks)
+    step = max(chunk, 1)
+    return _Matcher(query, None, paths), (summaries[start : start + step] for start in range(0, len(summaries), step))
+
+
 def prescan(
     summaries: Sequence[SessionSummary],
     query: Query,
@@ -1163,15 +1174,13 @@ def prescan(
     done while the index query runs (without the fuzzy tier, which waits for the index's
     answer: `_Matcher.prepare`).  The search then merges the index's hits and ranks.
     False if `cancelled()` said so between chunks."""
-    if query.mark_filters:
-        summaries = keep_marked(summaries, query.mark_filters, marks)
-    matcher = _Matcher(query, None, paths)
+    matcher, parts = _matched_chunks(summaries, query, paths, chunk, marks)
     if not matcher.positive:
         return True
-    for start in range(0, len(summaries), max(chunk, 1)):
+    for part in parts:
         if cancelled():
             return False
-        block = cache.block(summaries[start : start + max(chunk, 1)])
+        block = cache.block(part)
         matcher.prepare(block, matcher.alive(block.hays))
     return True
 
@@ -1192,13 +1201,11 @@ def fuzzy_ahead(
     index did not find the query (`_beside_index`), which for a second word's first keys is
     most sessions (at 100,000 sessions, ~26,000 titles for `'fts5 c'`, ~17 ms of CPU on the way
     to its count); their search then finds each answer kept.  Nothing is ranked here."""
-    if query.mark_filters:
-        summaries = keep_marked(summaries, query.mark_filters, marks)
-    matcher = _Matcher(query, None, paths)
+    matcher, parts = _matched_chunks(summaries, query, paths, chunk, marks)
     if not matcher._fuzzy_later():
         return
-    for start in range(0, len(summaries), max(chunk, 1)):
-        block = cache.block(summaries[start : start + max(chunk, 1)])
+    for part in parts:
+        block = cache.block(part)
         alive = matcher.alive(block.hays)
         for position, term in enumerate(matcher.positive):
             if term.kind == "fuzzy" and term.text in matcher.fuzzy_patterns:
