@@ -47,7 +47,7 @@ from bisect import bisect_right
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from itertools import accumulate, compress, repeat
-from operator import itemgetter, methodcaller, not_
+from operator import is_not, itemgetter, methodcaller, not_
 from typing import TYPE_CHECKING, Any, NamedTuple, overload
 
 from .fulltext import is_primary
@@ -552,12 +552,17 @@ def _updated_rows(
     new = index.query_rows("pi_json", hits, PAYLOAD_BUDGET, paths=reread) if reread else []
     if new is None:
         return None
-    every = kept.rows()  # (with the size, mtime and checks the index has: those it was kept with)
-    rows = [
-        (*every[at][:2], row[2], row[3], *every[at][4:9], title_checks[at], *every[at][10:], checks[at])
-        for row, at in zip(stored, positions, strict=True)
-        if at is not None
-    ]
+    # the kept rows the index still has, with its size and mtime (those they were kept with)
+    sizes: list[int | None] = [None] * len(kept)
+    mtimes = sizes.copy()
+    for (_, _, size, mtime, *_), at in zip(stored, positions, strict=True):
+        if at is not None:
+            sizes[at], mtimes[at] = size, mtime
+    paths, titles = (kept.paths.split("\0"), kept.titles.split(b"\0")) if len(kept) else ([], [])
+    zero, one, none = repeat(0), repeat(1), repeat(None)
+    columns = (kept.file_ids, paths, sizes, mtimes, one, zero, kept.modified, kept.cwds, titles, title_checks)
+    every = zip(*columns, one, none, kept.salts, none, checks, strict=False)  # (the endless ones not strict)
+    rows = list(compress(every, map(is_not, sizes, repeat(None))))
     fresh = fresh_sessions(rows + new, infos(), text=True)
     if isinstance(fresh, Stale):
         return fresh
