@@ -12,18 +12,19 @@ later query on the same files and the same full-text index maps them back, check
 - **valid for**: the exact files found (`index.files_key`: every path, size and mtime) and
   the exact full-text index (`ftscheck.fts_state`: FTS5's structure record, renewed with a
   counter by every change, and the stored signature).  A file appended to, a new or gone
-  file, or any write to the full-text index makes another key: the rows are read and
-  checked again (and stored again).  A rebuild empties `listings`.
+  file, or any write to the full-text index makes another key: the rows are then updated
+  (`indexquery._updated_rows`: a kept row is used while its file id, row check and title
+  check, kept with it, are the index's; the others are read and checked) and stored again
+  at once for the new key.  A rebuild empties `listings`.
 - **checked**: the entry carries the listing's CRC (`Index.listing`), and names the file by
   a random tag, its size and its CRC (a note beside it vouches for it once it passed, while
   its identity is the one checked: `keptfile.checked_file`): a damaged or replaced
   one is never used.  The payloads (`ls --json` objects) are not in it: they are read and
   checked against each row's salt as they are printed (`Index.checked_payloads`), as before.
 
-- **kept when the store holds still**: the first query on a set of files keeps only their
-  key (an empty blob), the second keeps the rows, the later ones use them.  A store that
-  changes under every query (an agent appending) is not written 4.6 MB (10,000 sessions)
-  per query for rows never used again.
+- **kept when the store holds still**: without rows to update, the first query on a set of
+  files keeps only their key (an empty blob), the second keeps the rows, the later ones use
+  them.
 
 `pack` returns None for rows it cannot hold exactly (a NUL in a cwd, a value not an int):
 those queries just read the rows each time.
