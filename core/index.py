@@ -1326,22 +1326,27 @@ class Index:
         mapped pages in its resident memory."""
         self.db.execute("PRAGMA mmap_size = 0")
 
-    def query_rows(self, column: str = "pi_json", keep: Collection[int] = (), budget: int = 0) -> list[tuple] | None:
+    def query_rows(
+        self, column: str = "pi_json", keep: Collection[int] = (), budget: int = 0, paths: Sequence[str] | None = None
+    ) -> list[tuple] | None:
         """Every file as `(file_id, path, size, mtime_ns, session, text_seq, modified_ms, cwd,
-        title, title_check, has_payload, reason, salt, payload)`: what a query ranks from and
+        title, title_check, has_payload, reason, salt, payload, check)`: what a query ranks from and
         checks freshness against.  Every row is checked as `rows` checks it (its CRC over its
         values and its `column` payload, "pi_json" or "summary"), in C-level maps a chunk at a
         time; the payloads of the files in `keep` are kept while they total at most `budget`
         bytes (the others' `payload` is None: `checked_payloads` reads them again, and checks
-        them against `salt`, the CRC of the row's values).  None when a row fails its check
-        (the caller takes the refreshing path, which reads that file again)."""
+        them against `salt`, the CRC of the row's values; `check` is the row's stored CRC, which
+        `row_checks` reads alone).  None when a row fails its check
+        (the caller takes the refreshing path, which reads that file again).  `paths`: only
+        the rows of these files (`indexquery`'s update of kept rows after a few files changed)."""
         payload, check = _PAYLOADS[column]
         columns = (
             "file_id, path, size, mtime_ns, session, text_seq, modified_ms, cwd, title, title_check, "
             f"{payload} IS NOT NULL, reason, coalesce({payload}, x''), {check}"
         )
         crc32, meta_text, found = zlib.crc32, _ROW_META.__mod__, []
-        for chunk in _chunks(self._scan(self.db, columns)):
+        where = f"path IN ({','.join('?' * len(paths))})" if paths is not None else ""
+        for chunk in _chunks(self._scan(self.db, columns, where, tuple(paths or ()))):
             salts = list(map(crc32, map(_ENCODE_SURROGATES, map(meta_text, map(_QUERY_META, chunk)))))
             try:
                 sums = list(map(crc32, map(itemgetter(12), chunk), salts))
@@ -1352,9 +1357,20 @@ class Index:
             if keep and budget > 0:
                 kept = [row[12] if row[0] in keep else None for row in chunk]
                 budget -= sum(map(len, filter(None, kept)))
-                found += [(*row[:12], salt, payload) for row, salt, payload in zip(chunk, salts, kept, strict=True)]
+                found += [
+                    (*row[:12], salt, payload, row[13]) for row, salt, payload in zip(chunk, salts, kept, strict=True)
+                ]
             else:
-                found += [(*row[:12], salt, None) for row, salt in zip(chunk, salts, strict=True)]
+                found += [(*row[:12], salt, None, row[13]) for row, salt in zip(chunk, salts, strict=True)]
+        return found
+
+    def row_checks(self) -> list[tuple[int, str, int, int, int, int]]:
+        """Every file's `(file_id, path, size, mtime_ns, json_check, title_check)`: its row's
+        stored CRCs (of every value and its object, and of its title) without the values, to
+        tell which rows differ from those `query_rows` read before (`indexquery._updated_rows`)."""
+        found: list[tuple[int, str, int, int, int, int]] = []
+        for cursor in self._scan(self.db, "file_id, path, size, mtime_ns, json_check, title_check"):
+            found += cursor.fetchall()
         return found
 
     def best_fields(self, query: FullText, *, include_cwd: bool, checked: bool = True) -> dict[int, tuple[str, int]]:

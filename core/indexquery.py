@@ -47,7 +47,7 @@ from bisect import bisect_right
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from itertools import accumulate, compress, repeat
-from operator import itemgetter, methodcaller, not_
+from operator import is_not, itemgetter, methodcaller, not_
 from typing import TYPE_CHECKING, Any, NamedTuple, overload
 
 from .fulltext import is_primary
@@ -64,6 +64,8 @@ if TYPE_CHECKING:
 # the columns of `Index.query_rows()`
 _FILE_ID, _PATH, _SIZE, _MTIME, _SESSION, _TEXT_SEQ, _MODIFIED, _CWD = range(8)
 _TITLE, _TITLE_CHECK, _HAS_JSON, _REASON, _SALT, _PAYLOAD = range(8, 14)
+# files changed since the rows were kept that are read alone (`_updated_rows`); more: every row is
+UPDATE_LIMIT = 256
 PAYLOAD_BUDGET = 16 << 20  # the hits' objects kept from the check of every row: more are read again, in chunks
 _STAT = itemgetter(_PATH, _SIZE, _MTIME)
 _LINE_BREAKS = methodcaller("count", b"\n")
@@ -227,13 +229,12 @@ def _answered(
         scope, fts, files_of = kept_for
         kept_as = stored_scope(scope)
         stored = index.stored_listing(kept_as)
-        kept = (
-            in_file(index.cache_dir, kept_as, stored[1].payload)
-            if stored is not None and stored[0].endswith(fts)
-            else None
-        )
+        # (kept for other files too: updated from the few that changed, `_updated_rows`)
+        kept = in_file(index.cache_dir, kept_as, stored[1].payload) if stored is not None else None
         answer = None
-        if kept is not None:  # the rows kept by an earlier query (checked then), ranked while the files are found
+        if kept is not None and stored is not None and stored[0].endswith(fts):
+            # the rows kept by an earlier query (checked then) for this full-text index, likely
+            # for these files: ranked while the files are found
             answer = _ordered(
                 index,
                 query,
@@ -252,6 +253,30 @@ def _answered(
                 index.adopt_fts_verdict(checked_ahead())
                 index.check_full_text()
             return answer
+        if kept is not None and stored is not None:  # kept for other files: only the changed ones read
+            updated = _updated_rows(index, kept[0], kept[1], hits, infos)
+            if isinstance(updated, Stale):
+                return updated
+            if updated is not None:
+                sessions, skipped, new = updated
+                if full_text is not None:
+                    index.adopt_fts_verdict(checked_ahead())
+                    index.check_full_text()
+                if _titles_pass(new):  # (the kept ones were checked when kept)
+                    blob = pack(sessions, skipped)
+                    keep = (kept_as, files, blob) if blob is not None and kept_as is not None else None
+                    return _ordered(
+                        index,
+                        query,
+                        sessions,
+                        skipped,
+                        hits,
+                        target,
+                        resolve,
+                        titles_checked=True,
+                        keep=keep,
+                        kept=True,
+                    )
     fresh = _checked_rows(index, hits, full_text, infos, checked_ahead)
     if fresh is None or isinstance(fresh, Stale):
         return fresh
@@ -500,6 +525,48 @@ def _checked_rows(
         index.adopt_fts_verdict(checked_ahead())
         index.check_full_text()  # raises, as the search would, for the catalog's guard to heal
     return fresh_sessions(rows, infos(), text=True)  # the index must describe every file found as it is
+
+
+def _updated_rows(
+    index: Index,
+    kept: KeptRows,
+    skipped: list[tuple[str, str]],
+    hits: dict[int, tuple[str, int]],
+    infos: Callable[[], Sequence[FileInfo]],
+) -> tuple[list[tuple], list[tuple[str, str]], list[tuple]] | Stale | None:
+    """`_checked_rows`'s sessions and skipped files from rows `kept` for other files (an
+    agent appended to one), without every row read and checked again: every row's stored
+    CRCs are read alone (`Index.row_checks`), a kept row whose file id, row check (over
+    every value and the object: path, size, mtime, text_seq...) and title check are
+    the index's still is used as it is, and only the other rows (changed, new, not
+    sessions) are read and checked, at most `UPDATE_LIMIT`; also those rows' sessions (whose
+    titles the caller checks).  None when more differ, or a row read fails its check (the
+    caller reads every row); rows the index no longer has are not used."""
+    checks, title_checks = kept.checks, kept.title_checks
+    where = dict(zip(zip(kept.file_ids, checks, title_checks, strict=True), range(len(kept)), strict=True))
+    stored = index.row_checks()
+    positions = list(map(where.get, map(itemgetter(0, 4, 5), stored)))
+    reread = [path for (_, path, *_), position in zip(stored, positions, strict=True) if position is None]
+    if len(reread) > UPDATE_LIMIT:
+        return None
+    new = index.query_rows("pi_json", hits, PAYLOAD_BUDGET, paths=reread) if reread else []
+    if new is None:
+        return None
+    # the kept rows the index still has, with its size and mtime (those they were kept with)
+    sizes: list[int | None] = [None] * len(kept)
+    mtimes = sizes.copy()
+    for (_, _, size, mtime, *_), at in zip(stored, positions, strict=True):
+        if at is not None:
+            sizes[at], mtimes[at] = size, mtime
+    paths, titles = (kept.paths.split("\0"), kept.titles.split(b"\0")) if len(kept) else ([], [])
+    zero, one, none = repeat(0), repeat(1), repeat(None)
+    columns = (kept.file_ids, paths, sizes, mtimes, one, zero, kept.modified, kept.cwds, titles, title_checks)
+    every = zip(*columns, one, none, kept.salts, none, checks, strict=False)  # (the endless ones not strict)
+    rows = list(compress(every, map(is_not, sizes, repeat(None))))
+    fresh = fresh_sessions(rows + new, infos(), text=True)
+    if isinstance(fresh, Stale):
+        return fresh
+    return fresh[0], fresh[1], [row for row in new if row[_SESSION] and row[_HAS_JSON]]
 
 
 def _titles_pass(sessions: Sequence[tuple]) -> bool:

@@ -12,18 +12,19 @@ later query on the same files and the same full-text index maps them back, check
 - **valid for**: the exact files found (`index.files_key`: every path, size and mtime) and
   the exact full-text index (`ftscheck.fts_state`: FTS5's structure record, renewed with a
   counter by every change, and the stored signature).  A file appended to, a new or gone
-  file, or any write to the full-text index makes another key: the rows are read and
-  checked again (and stored again).  A rebuild empties `listings`.
+  file, or any write to the full-text index makes another key: the rows are then updated
+  (`indexquery._updated_rows`: a kept row is used while its file id, row check and title
+  check, kept with it, are the index's; the others are read and checked) and stored again
+  at once for the new key.  A rebuild empties `listings`.
 - **checked**: the entry carries the listing's CRC (`Index.listing`), and names the file by
   a random tag, its size and its CRC (a note beside it vouches for it once it passed, while
   its identity is the one checked: `keptfile.checked_file`): a damaged or replaced
   one is never used.  The payloads (`ls --json` objects) are not in it: they are read and
   checked against each row's salt as they are printed (`Index.checked_payloads`), as before.
 
-- **kept when the store holds still**: the first query on a set of files keeps only their
-  key (an empty blob), the second keeps the rows, the later ones use them.  A store that
-  changes under every query (an agent appending) is not written 4.6 MB (10,000 sessions)
-  per query for rows never used again.
+- **kept when the store holds still**: without rows to update, the first query on a set of
+  files keeps only their key (an empty blob), the second keeps the rows, the later ones use
+  them.
 
 `pack` returns None for rows it cannot hold exactly (a NUL in a cwd, a value not an int):
 those queries just read the rows each time.
@@ -42,12 +43,13 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 # the columns of `Index.query_rows()` kept here (see `indexquery`)
-_FILE_ID, _PATH, _MODIFIED, _CWD, _TITLE, _SALT = 0, 1, 6, 7, 8, 12
+_FILE_ID, _PATH, _MODIFIED, _CWD, _TITLE, _TITLE_CHECK, _SALT, _CHECK = 0, 1, 6, 7, 8, 9, 12, 14
 # A blob's header: this mark (an earlier layout's header starts with the count: a seance that
 # reads that one refuses this one, as this one refuses it), the sessions, then the byte length
-# of each section: the file ids, `modified` and salts (a column each), the paths, cwds, titles
+# of each section: the file ids, `modified`, salts, row checks and title checks (a column each:
+# -3 added the last two, `indexquery._updated_rows` compares them with the index's), the paths, cwds, titles
 # (each joined by NULs), the skipped files, and where each title and path starts (+ the end).
-_LAYOUT = -2
+_LAYOUT = -3
 _HEADER_FIELDS = 2 + 7
 _SCOPE_TAG = b"query-rows\0"
 ROWS_KIND = "query-rows"  # their file's kind (`written`)
@@ -62,12 +64,14 @@ def stored_scope(scope: bytes) -> bytes:
 
 
 def pack(sessions: Sequence[tuple], skipped: Sequence[tuple[str, str]]) -> bytes | None:
-    """`sessions` (checked `Index.query_rows()` rows, newest first) and the files that are
+    """`sessions` (checked `Index.query_rows()` rows, newest first, each with its stored
+    `json_check` after them: `indexquery._with_checks`) and the files that are
     not sessions (path, reason) as one blob; None when they cannot be held exactly.  Where
     each title and path starts is kept too: every query searches the joined titles by
     offset, and splitting 25 MB of them to find those was ~35 ms of each at 100,000 sessions."""
     try:
-        numbers = array("q", [row[column] for column in (_FILE_ID, _MODIFIED, _SALT) for row in sessions])
+        columns = (_FILE_ID, _MODIFIED, _SALT, _CHECK, _TITLE_CHECK)
+        numbers = array("q", [row[column] for column in columns for row in sessions])
     except (TypeError, OverflowError):  # a NULL `modified`, a value not an int
         return None
     cwds = [row[_CWD] or "" for row in sessions]
@@ -108,15 +112,16 @@ class KeptRows(Sequence[tuple]):
 
     def __init__(
         self,
-        numbers: tuple[list[int], list[int], list[int]],
+        numbers: tuple[list[int], list[int], list[int], list[int], list[int]],
         paths: str,
         cwds: list[str],
         titles: bytes,
         starts: tuple[list[int], list[int]],
     ) -> None:
-        """`numbers`: the file ids, `modified` and salts; `starts`: where each title and path
+        """`numbers`: the file ids, `modified`, salts, row checks (`json_check`) and title
+        checks, as the index stored them when the rows were kept; `starts`: where each title and path
         starts (`title_starts`, `path_starts`), as `pack` kept them."""
-        self.file_ids, self.modified, self.salts = numbers
+        self.file_ids, self.modified, self.salts, self.checks, self.title_checks = numbers
         self.paths, self.cwds, self.titles = paths, cwds, titles
         self._title_starts, self._path_starts = starts
         self._rows: list[tuple] | None = None  # every row, once most are asked for (`rows`)
@@ -197,7 +202,7 @@ def unpack_columns(blob: bytes | memoryview) -> tuple[KeptRows, list[tuple[str, 
     column = count * header.itemsize
     if layout != _LAYOUT or count < 0 or min(lengths) < 0 or size + sum(lengths) != len(blob):
         return None
-    if lengths[0] != 3 * column or lengths[5] != column + header.itemsize or lengths[6] != lengths[5]:
+    if lengths[0] != 5 * column or lengths[5] != column + header.itemsize or lengths[6] != lengths[5]:
         return None
     view = memoryview(blob)
     sections = []
@@ -216,8 +221,9 @@ def unpack_columns(blob: bytes | memoryview) -> tuple[KeptRows, list[tuple[str, 
     if ends != expected or len(cwds) != count or len(skipped_parts) % 2:
         return None
     pairs = iter(skipped_parts)
-    file_ids, modified, salts = (numbers[at * count : (at + 1) * count].tolist() for at in range(3))
-    kept = KeptRows((file_ids, modified, salts), paths, cwds, titles, (title_starts, path_starts))
+    columns = [numbers[at * count : (at + 1) * count].tolist() for at in range(5)]
+    file_ids, modified, salts, checks, title_checks = columns
+    kept = KeptRows((file_ids, modified, salts, checks, title_checks), paths, cwds, titles, (title_starts, path_starts))
     return kept, list(zip(pairs, pairs, strict=True))
 
 

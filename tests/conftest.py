@@ -111,10 +111,13 @@ class IndexRowReads:
         from seance.core.index import Index
 
         self.count = 0
+        self.rows = 0  # the rows they returned
         original = Index.query_rows
 
         def counted(index: Index, *args: object, **kwargs: object) -> object:
             self.count += 1
-            return original(index, *args, **kwargs)  # type: ignore[arg-type]
+            found = original(index, *args, **kwargs)  # type: ignore[arg-type]
+            self.rows += len(found or ())
+            return found
 
         monkeypatch.setattr(Index, "query_rows", counted)

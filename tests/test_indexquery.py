@@ -335,7 +335,7 @@ def test_a_damaged_row_or_title_is_never_used(tmp_path: Path, monkeypatch: pytes
             assert ranked(catalog, "sqlite", None) == expected  # healed: fresh again
         monkeypatch.setattr(indexquery, "PAYLOAD_BUDGET", 0)  # every object read again to be printed
         answer = catalog.ranked(parse_query("sqlite"), None)
-        assert answer is not None and all(row[-1] is None for row in answer.rows)
+        assert answer is not None and all(row[13] is None for row in answer.rows)  # (13: the object)
         with sqlite3.connect(database) as db:  # damaged between the ranking and the printing
             db.execute(lie, (expected[1]["path"],))
         printed = [orjson.loads(item) for chunk in catalog.pi_json_chunks(answer) for item in chunk]
@@ -499,5 +499,54 @@ def test_with_no_discovery_child_a_ranked_query_has_a_thread_check_the_signature
             catalog.index.adopt_fts_verdict(ahead())  # the thread's verdict: no match, not taken
             catalog.index.check_full_text()
         assert ahead() is not None and not ahead()[3]  # type: ignore[index]
+    finally:
+        catalog.close()
+
+
+def test_kept_rows_are_updated_from_the_index_s_checks_not_from_an_unchanged_stat(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After an append to one file, rows kept for the files before it are updated
+    (`indexquery._updated_rows`): the appended file's row is read again, and so is a row
+    changed in the index while its file's stat did not (here another session's title put
+    on it, with its check): what is used is the index's row, never one trusted for its
+    stat; every answer equals one made from every row read again."""
+    from seance.core.index import Index, _blob_check
+
+    root = tmp_path / "sessions"
+    generate_corpus(root, sessions=30, projects=2, seed=8, mean_bytes=3000)
+    catalog = Catalog(folders(root), cache_dir=tmp_path / "cache")
+    database = tmp_path / "cache" / DB_NAME
+    read: list[list[str]] = []
+    original = Index.query_rows
+
+    def counted(index: Index, *args: object, paths: list[str] | None = None, **kwargs: object) -> object:
+        read.append(sorted(paths) if paths is not None else ["every row"])
+        return original(index, *args, paths=paths, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Index, "query_rows", counted)
+    try:
+        catalog.refresh()
+        for _ in range(3):  # the rows kept (the first query keeps only the files' key)
+            ranked(catalog, "sqlite", None)
+        files = sorted(root.rglob("*.jsonl"))
+        changed, donor, appended = str(files[3]), str(files[11]), files[20]
+        with sqlite3.connect(database) as db:
+            (title,) = db.execute("SELECT title FROM files WHERE path = ?", (donor,)).fetchone()
+            check = _blob_check(title, changed)
+            db.execute("UPDATE files SET title = ?, title_check = ? WHERE path = ?", (title, check, changed))
+        _append_message(appended, "sqlite zanzibar")
+        catalog.refresh()  # (the index catches up with the append, as a watcher would)
+        words = ["sqlite", "zanzibar", json.loads(files[11].read_text().splitlines()[0])["id"][:8]]
+        for number, word in enumerate(words):
+            read.clear()
+            answer = ranked(catalog, word, None)
+            assert answer is not None
+            # the first updates the rows (the two rows read alone), the others use them as kept
+            assert read == ([sorted([changed, str(appended)])] if number == 0 else []), (word, read)
+            forget_kept_rows(database)
+            assert ranked(catalog, word, None) == answer, word  # every row read again
+            for _ in range(2):
+                ranked(catalog, word, None)  # kept again (the first keeps only the key)
     finally:
         catalog.close()

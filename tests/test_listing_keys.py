@@ -177,6 +177,37 @@ def test_ls_and_queries_after_appends_new_and_removed_files_equal_a_fresh_cache_
                     assert reads.count == 0 and refreshes.count == 0, (trial, change, query)
 
 
+def test_after_an_append_a_new_and_a_removed_file_a_query_reads_only_their_rows_and_keeps_the_rows_at_once(
+    tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rows kept for other files (`queryrows`) are updated, not read again: after a line is
+    appended to one session, a session is copied in and one removed, `ls --json --query`
+    reads from the index only the rows of those files (`indexquery._updated_rows`), not all
+    40, keeps the rows for the files now at once (another word reads none), and every
+    answer is the bytes of a fresh cache's."""
+    monkeypatch.setenv("SEANCE_NO_WATCH", "1")
+    monkeypatch.setenv("SEANCE_WORKERS", "1")
+    monkeypatch.setenv("SEANCE_CACHE_DIR", str(tmp_path / "cache"))
+    root = _store(tmp_path, sessions=40, seed=3)
+    (root / "--junk--").mkdir()
+    (root / "--junk--" / "notes.jsonl").write_text("not a session\n")  # a skipped file, read again each time
+    reads = IndexRowReads(monkeypatch)
+    for _ in range(2):  # the first keeps the files' key, the second the rows
+        _ls(capsysbinary, root, "--query", "sqlite")
+    files = sorted(root.rglob("*-*.jsonl"))
+    with open(files[5], "a", encoding="utf-8") as out:
+        out.write(_user_line("zanzibar appended"))
+    shutil.copyfile(files[7], files[7].with_name("2026-01-01T00-00-00-000Z_00000042-copy.jsonl"))
+    files[9].unlink()
+    for word, most in (("sqlite", 2 * 3), ("zanzibar", 0), ('"fix the"', 0)):
+        reads.rows = 0
+        got = _ls(capsysbinary, root, "--query", word)
+        assert reads.rows <= most, (word, reads.rows)  # (the changed files', once stale and once fresh)
+        fresh = tmp_path / "fresh"
+        assert got == _reference(capsysbinary, monkeypatch, root, fresh, "--query", word), word
+        shutil.rmtree(fresh)
+
+
 class _Calls:
     """Counts the calls of `owner.name` (made in this process)."""
 

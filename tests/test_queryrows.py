@@ -23,7 +23,8 @@ from seance.core.search import parse_query
 
 
 def _row(file_id: int, path: str, modified: object, cwd: object, title: object, salt: int) -> tuple:
-    return (file_id, path, 10, 20, 1, 3, modified, cwd, title, 99, 1, None, salt, b'{"path":"x"}')
+    # (the row's stored check after the object, as `Index.query_rows` returns it)
+    return (file_id, path, 10, 20, 1, 3, modified, cwd, title, 99 + salt % 7, 1, None, salt, b'{"path":"x"}', salt ^ 5)
 
 
 def test_rows_round_trip_with_what_paths_and_titles_may_hold() -> None:
@@ -43,6 +44,9 @@ def test_rows_round_trip_with_what_paths_and_titles_may_hold() -> None:
         (row[0], row[1], row[6], row[7], row[8], row[12]) for row in sessions
     ]
     assert all(row[13] is None for row in sessions)  # objects are read (and checked) when printed
+    kept = queryrows.unpack_columns(blob)
+    assert kept is not None  # each row's checks, as the index stored them (`indexquery._updated_rows`)
+    assert (kept[0].checks, kept[0].title_checks) == ([row[14] for row in rows], [row[9] for row in rows])
     assert queryrows.unpack(queryrows.pack([], []) or b"") == ([], [])
 
 

@@ -104,6 +104,11 @@ def _on_disk(root: Path) -> list[tuple]:
 
 
 def _ls_query(root: Path, cache: Path, word: str, **env: str) -> list[str]:
+    return [item["path"] for item in json.loads(_ls_query_out(root, cache, word, **env) or b"[]")]
+
+
+def _ls_query_out(root: Path, cache: Path, word: str, **env: str) -> bytes:
+    """`seance ls --all --json --query word`'s output, in a child process."""
     result = subprocess.run(
         [sys.executable, "-m", "seance", "ls", "--all", "--json", "--root", str(root), "--query", word],
         env=_env(cache, **env),
@@ -111,7 +116,7 @@ def _ls_query(root: Path, cache: Path, word: str, **env: str) -> list[str]:
         timeout=60,
     )
     assert result.returncode in (0, 1), result.stderr
-    return [item["path"] for item in json.loads(result.stdout or b"[]")]
+    return result.stdout
 
 
 def _append_user_line(path: Path, text: str) -> None:
@@ -272,6 +277,27 @@ def test_pis_append_is_in_the_next_ls_query_12_trials(daemon: Daemon, monkeypatc
         )  # returned: pi's appendFileSync is done
         assert _ranked_from_watcher(daemon.cache, daemon.root, word, monkeypatch) == [str(target)], trial
     assert _ls_query(daemon.root, daemon.cache, "pitrial11x") == [str(files[11 % len(files)])]
+
+
+def test_queries_right_after_pis_appends_equal_a_fresh_caches_12_trials(
+    daemon: Daemon, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """With the watcher, rows kept by earlier queries are updated for the file pi appended to
+    (`indexquery._updated_rows`) and kept at once: each trial's word, a word in every session
+    and a phrase, asked twice right after pi's append, are each the bytes of a fresh cache's."""
+    files = sorted((daemon.root / "--proj--").glob("*.jsonl"))
+    for _ in range(3):  # the rows kept (the first query keeps only the files' key)
+        _ls_query_out(daemon.root, daemon.cache, "question")
+    for trial in range(12):
+        target = files[(trial * 5) % len(files)]
+        word = f"pikept{trial}x"
+        agent = [str(ORACLE_DIR / "append_loop.mjs"), str(target), "--count", "1", "--interval-us", "0"]
+        subprocess.run(["node", *agent, "--word", word], check=True, capture_output=True, timeout=60)
+        assert _synced(daemon) == _on_disk(daemon.root), trial  # the watcher has indexed it
+        for query in ("question", word, '"pikept"', "question"):
+            fresh = tmp_path_factory.mktemp("fresh")
+            expected = _ls_query_out(daemon.root, fresh, query, SEANCE_NO_WATCH="1")
+            assert _ls_query_out(daemon.root, daemon.cache, query) == expected, (trial, query)
 
 
 @pytest.mark.slow
