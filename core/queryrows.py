@@ -64,8 +64,8 @@ def stored_scope(scope: bytes) -> bytes:
 
 
 def pack(sessions: Sequence[tuple], skipped: Sequence[tuple[str, str]]) -> bytes | None:
-    """`sessions` (checked `Index.query_rows()` rows, newest first, each with its stored
-    `json_check` after them: `indexquery._with_checks`) and the files that are
+    """`sessions` (checked `Index.query_rows()` rows, newest first, each ending with its
+    stored `json_check`, as `query_rows` and `indexquery._updated_rows` make them) and the files that are
     not sessions (path, reason) as one blob; None when they cannot be held exactly.  Where
     each title and path starts is kept too: every query searches the joined titles by
     offset, and splitting 25 MB of them to find those was ~35 ms of each at 100,000 sessions."""
