@@ -558,7 +558,7 @@ def _updated_rows(
     for (_, _, size, mtime, *_), at in zip(stored, positions, strict=True):
         if at is not None:
             sizes[at], mtimes[at] = size, mtime
-    paths, titles = (kept.paths.split("\0"), kept.titles.split(b"\0")) if len(kept) else ([], [])
+    paths, titles = kept.split_columns()
     zero, one, none = repeat(0), repeat(1), repeat(None)
     columns = (kept.file_ids, paths, sizes, mtimes, one, zero, kept.modified, kept.cwds, titles, title_checks)
     every = zip(*columns, one, none, kept.salts, none, checks, strict=False)  # (the endless ones not strict)

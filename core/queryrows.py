@@ -167,12 +167,15 @@ class KeptRows(Sequence[tuple]):
         endless `repeat`s, not strict, the others all as long: `pack` refuses a path or title
         holding a NUL, and the blob passed its CRC, so the split parts are the rows)."""
         if self._rows is None:
-            paths = self.paths.split("\0") if self.file_ids else []
-            titles = self.titles.split(b"\0") if self.file_ids else []
+            paths, titles = self.split_columns()
             zero, one, none = repeat(0), repeat(1), repeat(None)
             columns = (self.file_ids, paths, zero, zero, one, zero, self.modified, self.cwds, titles, zero, one, none)
             self._rows = list(zip(*columns, self.salts, none, strict=False))
         return self._rows
+
+    def split_columns(self) -> tuple[list[str], list[bytes]]:
+        """Every path and every title, split out of the joined columns (in row order)."""
+        return (self.paths.split("\0"), self.titles.split(b"\0")) if self.file_ids else ([], [])
 
     def path_starts(self) -> list[int]:
         """Where each path starts in `paths`, and one past the end (+1)."""
