@@ -314,18 +314,33 @@ class ContextTexts:
 
 def _kind_and_text(message: dict[str, Any]) -> tuple[int, str]:
     """(`message_kind(message)`, `message_text(message)`) in one look at the message: a
-    reply's text is not blank exactly when one of its text blocks is not."""
+    reply's text is not blank exactly when one of its text blocks is not.  A list of blocks
+    is joined here as `content_text` joins it, in this one frame (200,000 messages: two
+    calls fewer each, ~0.03 s of `show`)."""
     role = message.get("role")
     if role == "user":
-        content = message.get("content")
-        return MESSAGE_USER, content if content.__class__ is str else content_text(content, "\n")
-    if role == "toolResult":
-        return MESSAGE_TOOL_RESULT, content_text(message.get("content"), "\n")
-    if role != "assistant":
+        code = MESSAGE_USER
+    elif role == "toolResult":
+        code = MESSAGE_TOOL_RESULT
+    elif role == "assistant":
+        code = MESSAGE_ASSISTANT
+    else:
         return MESSAGE_OTHER, message_text(message)
-    text = content_text(message.get("content"), "\n")
-    if text and not text.isspace():
-        return MESSAGE_ASSISTANT, text
+    content = message.get("content")
+    if content.__class__ is str:
+        text = content
+    elif content.__class__ is list:
+        texts = []
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "text":
+                block_text = block.get("text")
+                if isinstance(block_text, str):
+                    texts.append(block_text)
+        text = "\n".join(texts)
+    else:
+        text = content_text(content, "\n")
+    if code != MESSAGE_ASSISTANT or (text and not text.isspace()):
+        return code, text
     return message_kind(message), text  # (blank: text-less unless it ended in an error or abort)
 
 
