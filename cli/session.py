@@ -29,7 +29,7 @@ from seance.core.context import (
 )
 from seance.core.gcpause import freeze_long_lived, gc_paused
 from seance.core.session import NotASession, Session, read_session
-from seance.core.text import as_text, display_text, display_texts, json_bytes, json_safe, visible
+from seance.core.text import as_text, display_text, json_bytes, json_safe, visible
 
 from .errors import CliError, ExitCode
 from .output import put_line, say
@@ -296,7 +296,7 @@ def _put_message_lines(roles: list[str], texts: list[str]) -> None:
     write = sys.stdout.write
     for start in range(0, len(roles), _MESSAGES_PER_WRITE):
         stop = start + _MESSAGES_PER_WRITE
-        shown = display_texts(texts[start:stop], 200)  # (the usual batch cut at C speed, else a map)
+        shown = list(map(display_text, texts[start:stop], repeat(200)))  # (a map: no loop of ours per line)
         if "" in shown:
             shown = [text or "(no text)" for text in shown]
         write(_rows_joined([None, None, "\n"], list(map(heads.__getitem__, roles[start:stop])), shown))

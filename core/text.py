@@ -20,8 +20,6 @@ from __future__ import annotations
 
 import os
 import re
-from itertools import compress, repeat
-from operator import eq, itemgetter
 from typing import Any
 
 CONTROL_CHARS = re.compile(
@@ -75,36 +73,6 @@ def display_text(value: object, limit: int | None = None) -> str:
     if limit is not None and len(text) > limit:
         text = text[: max(limit - 1, 0)] + "…"
     return text
-
-
-def display_texts(texts: list[Any], limit: int) -> list[str]:
-    """`[display_text(text, limit) for text in texts]`, for `limit` > 0.  When every text's
-    first `limit` + 1 characters are one clean line (`is_clean_line`, asked of the whole
-    list at once: their concatenation printable with no run of spaces, none with a space at
-    either end) or empty (itself), each text is only cut, at C speed (`show`'s line of each
-    of 200,000 messages: ~0.1 s text by text); any other list goes text by text."""
-    heads = _clean_heads(texts, limit + 1) if limit > 0 else None
-    if heads is None:
-        return list(map(display_text, texts, repeat(limit)))
-    for at in list(compress(range(len(heads)), map(eq, map(len, heads), repeat(limit + 1)))):
-        heads[at] = heads[at][: limit - 1] + "…"  # (a longer text, as `display_text` cuts it)
-    return heads  # (a text of at most `limit` characters is itself)
-
-
-def _clean_heads(texts: list[Any], size: int) -> list[str] | None:
-    """The first `size` characters of each of `texts` when each is one clean line
-    (`is_clean_line`) or empty, else None (a text that is not a string, or not clean)."""
-    try:
-        heads = list(map(itemgetter(slice(None, size)), texts))
-        whole = "".join(heads)
-    except TypeError:  # (a text that is not a string)
-        return None
-    if not whole.isprintable() or "  " in whole:
-        return None
-    edges = "\n".join(heads)  # (each head printable: the newlines are the seams between them)
-    if " \n" in edges or "\n " in edges or edges[:1] == " " or edges[-1:] == " ":
-        return None
-    return heads
 
 
 def safe_multiline(value: object) -> str:

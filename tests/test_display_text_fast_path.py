@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 
-from seance.core.text import _BLANK_RUN, CONTROL_CHARS, _clean_heads, display_text, display_texts
+from seance.core.text import _BLANK_RUN, CONTROL_CHARS, display_text
 
 
 def _by_regex(text: str, limit: int | None = None) -> str:
@@ -75,37 +75,3 @@ def test_display_text_cut_at_a_clean_head_equals_the_regex_on_20000_long_random_
         tail = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 3 * limit)))
         text = rng.choice([clean + tail, tail + clean, clean, clean.replace(" ", "  ") + tail])
         assert display_text(text, limit) == _by_regex(text, limit), (trial, text, limit)
-
-
-def test_display_texts_equal_display_text_text_by_text_for_4000_lists() -> None:
-    """`display_texts` (a list cut at C speed when every text's head is one clean line) gives
-    `display_text` of each, whatever the list holds: clean texts of every length around the
-    cut, and one odd text (empty, a space at either end of its head, a run of spaces, a
-    control, a space just past the head, not a string) at any place; the clean lists take
-    the quick way."""
-    rng = random.Random(16)
-    odd_texts = ["", " ", " lead", "trail ", "two  spaces", "tab\there", "\x1b[31m", "\u202e", "a\nb", "\u3000"]
-    quick = 0
-    for trial in range(4_000):
-        limit = rng.choice([1, 2, 5, 20, 200])
-        lengths = [1, 2, limit - 1, limit, limit + 1, limit + 2, 4 * limit + 3]
-        texts: list = [
-            "".join(rng.choice("abcé界 d") for _ in range(rng.choice(lengths) or 1)) for _ in range(rng.randrange(12))
-        ]
-        texts = [text.strip().replace("  ", " ") or "x" for text in texts]  # (each one clean line)
-        clean = _clean_heads(texts, limit + 1) is not None
-        roll = rng.randrange(4)
-        if roll == 0 and texts:  # (a space or a run of them just past the head: a clean head still)
-            at = rng.randrange(len(texts))
-            texts[at] = (texts[at] * (limit + 2))[: limit + 1] + rng.choice([" ", "  ", "\n", " x"])
-        elif roll == 1:  # (one odd text at any place)
-            odd = rng.choice([*odd_texts, rng.choice(odd_texts) + "x" * limit, "x" * limit + rng.choice(odd_texts)])
-            texts.insert(rng.randrange(len(texts) + 1), odd)
-        elif roll == 2:
-            texts.insert(rng.randrange(len(texts) + 1), rng.choice([None, 5, ["a"], b"bytes"]))
-        expected = [display_text(text, limit) for text in texts]
-        assert display_texts(list(texts), limit) == expected, (trial, texts, limit)
-        if clean and roll == 3:
-            assert _clean_heads(texts, limit + 1) is not None, (trial, texts)
-            quick += 1
-    assert quick > 500  # (the clean lists took the quick way)
