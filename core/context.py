@@ -314,33 +314,18 @@ class ContextTexts:
 
 def _kind_and_text(message: dict[str, Any]) -> tuple[int, str]:
     """(`message_kind(message)`, `message_text(message)`) in one look at the message: a
-    reply's text is not blank exactly when one of its text blocks is not.  A list of blocks
-    is joined here as `content_text` joins it, in this one frame (200,000 messages: two
-    calls fewer each, ~0.03 s of `show`)."""
+    reply's text is not blank exactly when one of its text blocks is not."""
     role = message.get("role")
     if role == "user":
-        code = MESSAGE_USER
-    elif role == "toolResult":
-        code = MESSAGE_TOOL_RESULT
-    elif role == "assistant":
-        code = MESSAGE_ASSISTANT
-    else:
+        content = message.get("content")
+        return MESSAGE_USER, content if content.__class__ is str else content_text(content, "\n")
+    if role == "toolResult":
+        return MESSAGE_TOOL_RESULT, content_text(message.get("content"), "\n")
+    if role != "assistant":
         return MESSAGE_OTHER, message_text(message)
-    content = message.get("content")
-    if content.__class__ is str:
-        text = content
-    elif content.__class__ is list:
-        texts = []
-        for block in content:
-            if isinstance(block, dict) and block.get("type") == "text":
-                block_text = block.get("text")
-                if isinstance(block_text, str):
-                    texts.append(block_text)
-        text = "\n".join(texts)
-    else:
-        text = content_text(content, "\n")
-    if code != MESSAGE_ASSISTANT or (text and not text.isspace()):
-        return code, text
+    text = content_text(message.get("content"), "\n")
+    if text and not text.isspace():
+        return MESSAGE_ASSISTANT, text
     return message_kind(message), text  # (blank: text-less unless it ended in an error or abort)
 
 
