@@ -180,12 +180,8 @@ def _write_json_listing(head: dict[str, Any], key: str, batches: Iterator[list[A
     written = False
     cut_head = _NESTED_HEAD + len(key.encode()) + len(b'": [')
     for batch in batches:
-        # (`json_safe` of the whole object, then the items only, written without a copy: what
-        # is cut is JSON's own ASCII around them, which `json_safe` leaves as it is)
-        encoded = json_safe(json_bytes({key: batch}, indent=True))
-        if written:
-            out.write(b",")
-        out.write(memoryview(encoded)[cut_head:-_NESTED_TAIL])
+        body = json_bytes({key: batch}, indent=True)[cut_head:-_NESTED_TAIL]  # the items only
+        out.write((b"," if written else b"") + json_safe(body))
         written = True
     end = json_bytes(tail, indent=True)
     out.write((b"\n  ]" if written else b"]") + (b"," + json_safe(end[1:]) if tail else b"\n}") + b"\n")
