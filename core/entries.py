@@ -42,7 +42,6 @@ MESSAGE_TEXTLESS_ASSISTANT = 4  # tool calls only (pi's tree hides them)
 NOT_A_MESSAGE = 255  # (an entry of another type)
 
 _CACHE_SIZE = 2048
-_MESSAGE = intern("message")
 
 
 def _has_text(content: Any) -> bool:
@@ -713,9 +712,7 @@ def _parse_clean_block(
                             add_facts(facts_of(message) if message.__class__ is dict else None)
             if field_of is not None:
                 add_field(value.get(field_of(kind)))  # type: ignore[misc]
-        # A few distinct values, millions of copies: share one each (every entry a message, an
-        # agent's session: the one type, without interning each copy).
-        types = [_MESSAGE] * count if coding and len(codes) == count else list(map(intern, types))
+        types = list(map(intern, types))  # a few distinct values, millions of copies: share one each
     except refused:
         return False
     if parsed.clean:
@@ -750,9 +747,8 @@ def _parse_clean_block(
             kinds[position] = code
             if facts is not None:
                 facts[position] = message_facts[index]
-    if values:  # (the entries of the types kept decoded: none in most blocks)
-        for position, value in zip(compress(range(count), map(keep_types.__contains__, types)), values, strict=True):
-            items[position] = value
+    for position, value in zip(compress(range(count), map(keep_types.__contains__, types)), values, strict=True):
+        items[position] = value
     # (Into the arrays from lists: `fromlist` is about twice as fast as extending from an iterator.)
     if keepends:
         sizes = list(map(len, lines))  # (newlines included)
