@@ -325,6 +325,8 @@ class MessageRows(KindedFacts):
         if role == "toolResult":
             call_id = message.get("toolCallId")
             call = self.calls.get(call_id) if call_id.__class__ is str else None
+            if call.__class__ is str:  # (its row, made as the call was read: a clean bash one)
+                return MESSAGE_TOOL_RESULT, call
             if call is None:
                 self.deferred += 1
                 return MESSAGE_TOOL_RESULT, ToolResultRow(call_id, message.get("toolName"))

@@ -200,7 +200,7 @@ def test_tool_calls_from_the_end_equal_tool_calls_by_id_asked_in_any_order_200_t
 def test_tree_text_with_the_message_rows_read_as_parsed_equals_the_general_path_200_trials(tmp_path: Path) -> None:
     """Calls reusing ids (in one message and across them), results before, after and without
     their call, messages that are not objects: `tree --text` reading each message's row as it
-    is parsed (`summary.message_row`) keeps no message decoded and prints the general path."""
+    is parsed (`summary.MessageRows`) keeps no message decoded and prints the general path."""
     from test_tree_text_fast import _assert_same_text
 
     rng = random.Random(17)
