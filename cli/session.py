@@ -336,13 +336,13 @@ def tree_text_reads() -> dict[str, Any]:
     `message_facts`): the entries whose row reads more than their type, kept decoded as they
     are parsed, except those whose row reads one field (thousands of an extension's `custom`
     entries): of those the field only; and the messages (most of a session), whose rows are
-    read as they are parsed (`summary.message_row`), not kept.  (Summarising every entry, it
-    would otherwise parse each line twice.)"""
-    from seance.core.summary import ONE_FIELD, ROW_READS, message_row  # (here: only --text summarises)
+    read as they are parsed (`summary.MessageRows`, one per read), not kept.  (Summarising
+    every entry, it would otherwise parse each line twice.)"""
+    from seance.core.summary import ONE_FIELD, ROW_READS, MessageRows  # (here: only --text summarises)
 
     # (`model_change` is never a field: the reader may rewrite its `modelId`, see `read_session`)
     decoded = ROW_READS - ONE_FIELD.keys() - {"message"} | {"model_change"}
-    return {"decoded": decoded, "fields": ONE_FIELD, "message_facts": message_row}
+    return {"decoded": decoded, "fields": ONE_FIELD, "message_facts": MessageRows()}
 
 
 _LINES_PER_WRITE = 10_000
@@ -441,18 +441,23 @@ def _row_texts(entries: Any) -> list[str]:
     from seance.core.entries import MESSAGE_TOOL_RESULT
     from seance.core.summary import (
         ONE_FIELD,
+        MessageRows,
         entry_summary_text,
-        message_row,
         message_row_texts,
         summarize,
         tool_calls_by_id,
     )
 
     count, types, values = len(entries), entries.types, entries.field_values
-    facts = entries.message_facts if entries.message_facts_of is message_row else None
+    reader = entries.message_facts_of if isinstance(entries.message_facts_of, MessageRows) else None
+    # (not after a call met again with other content: the rows of its results made before may be wrong)
+    facts = entries.message_facts if reader is not None and not reader.redefined else None
+    calls_read = reader.calls if reader is not None else {}  # (every call, once every message is read)
     read = [] if facts is None else list(compress(range(count), map(is_not, facts, repeat(None))))
     if facts is not None and len(read) == count:  # every entry a message (an agent's huge session):
-        return list(message_row_texts(facts))  # the column as it is, no other row to make
+        if reader is not None and not reader.deferred:  # (every result's row made as it was read)
+            return list(facts)  # the column as it is, no other row to make
+        return list(message_row_texts(facts, calls_read))
     texts: list[Any] = [None] * count  # (None: made from the entry, below)
     if values is not None:
         rows = _FieldRows({kind for kind, field in (entries.fields or {}).items() if ONE_FIELD.get(kind) == field})
@@ -462,7 +467,8 @@ def _row_texts(entries: Any) -> list[str]:
             values = [value if value is None or value.__class__ is str else _ODD for value in values]
             texts = list(map(rows.__getitem__, zip(types, values, strict=True)))
     if facts is not None:  # the messages' rows, read as they were parsed (a message not an object: below)
-        for position, text in zip(read, message_row_texts(list(map(facts.__getitem__, read))), strict=True):
+        texts_read = message_row_texts(list(map(facts.__getitem__, read)), calls_read)
+        for position, text in zip(read, texts_read, strict=True):
             texts[position] = text
     # (only a tool result's row reads the calls: with the facts read, each one's row is made)
     calls = tool_calls_by_id(entries) if facts is None and MESSAGE_TOOL_RESULT in entries.message_kinds else {}

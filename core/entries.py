@@ -82,6 +82,9 @@ class KindedFacts:
     most): facts that read them anyway (`tree --text`'s rows) tell the kind for free."""
 
     __slots__ = ("with_kind",)
+    # Whether a message's facts are its own alone (False: they depend on the messages read
+    # before it, as `summary.MessageRows`' do, so a selection of the entries drops them).
+    each_alone = True
 
     def __init__(self, with_kind: Callable[[dict[str, Any]], tuple[int, Any]]) -> None:
         self.with_kind = with_kind
@@ -287,8 +290,10 @@ class Entries(Sequence[dict[str, Any]]):
                 yield cached if cached is not None else decode(item)
 
     def select(self, keep: list[int]) -> Entries:
-        """The entries at positions `keep` (ascending), as new `Entries`."""
+        """The entries at positions `keep` (ascending), as new `Entries` (without facts of
+        the messages that depend on the messages read before, `KindedFacts.each_alone`)."""
         kinds, offsets, lengths = self._message_kinds, self._offsets, self._lengths
+        facts = self.message_facts if getattr(self.message_facts_of, "each_alone", True) else None
         return Entries(
             [self._items[position] for position in keep],
             [self.ids[position] for position in keep],
@@ -300,7 +305,7 @@ class Entries(Sequence[dict[str, Any]]):
             self._source,
             fields=self.fields,
             field_values=None if self.field_values is None else [self.field_values[position] for position in keep],
-            message_facts=None if self.message_facts is None else [self.message_facts[position] for position in keep],
+            message_facts=None if facts is None else [facts[position] for position in keep],
             message_facts_of=self.message_facts_of,
         )
 

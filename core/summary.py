@@ -286,56 +286,96 @@ def _tool_result_summary(call_id: Any, tool_name: Any, tool_calls: Mapping[str, 
 
 
 class ToolResultRow(NamedTuple):
-    """What a tool result's row reads of it (`message_row`): its call is looked up among the
-    session's calls once they are all read (`message_row_text`)."""
+    """What a tool result's row reads of it (`MessageRows`) when its call was not read before
+    it: the call is looked up among the session's calls once they are all read
+    (`message_row_texts`)."""
 
     call_id: Any
     tool_name: Any
 
 
-def _kind_and_row(message: dict[str, Any]) -> tuple[int, str | tuple[str, dict[str, Any]] | ToolResultRow]:
-    """`message_row`'s facts with the message's kind (`message_kind`), read in one look."""
-    role = message.get("role")
-    if role == "toolResult":
-        return MESSAGE_TOOL_RESULT, ToolResultRow(message.get("toolCallId"), message.get("toolName"))
-    if role == "user":
+class MessageRows(KindedFacts):
+    """What `tree --text`'s row of a `message` entry reads of its `message` (an object), as the
+    message is parsed (`read_session(message_facts=MessageRows())`: the messages need not be
+    kept), with the message's kind (`KindedFacts`): its row text (`entry_summary_text` of its
+    summary, cut to 100 characters); for a tool result whose call was read before it, its
+    call's row (made while the call was read when it is a clean bash one, `_clean_bash_row`);
+    for any other tool result a `ToolResultRow`, looked up once every call is read
+    (`message_row_texts`).  A prompt's or a reply's usual text makes its row at C speed
+    (`_clean_row`).
+
+    One per read: it keeps the calls read so far (`calls`, the last of each id), so a call
+    met again with other content (`redefined`: a result's row made before it may not be the
+    one the last call of its id gives, which `tool_calls_by_id` keeps) makes its facts of
+    tool results unusable; a call met again as it was (a block parsed twice) changes no row.
+    Its facts depend on the messages read before (`each_alone` False): a selection of the
+    entries (duplicate ids, entries dropped) does not keep them."""
+
+    __slots__ = ("calls", "deferred", "redefined")
+    each_alone = False
+
+    def __init__(self) -> None:  # (`with_kind` is the method below, not the slot)
+        self.calls: dict[str, Any] = {}  # call id -> its results' row (a clean bash call) or its block
+        self.deferred = 0  # tool results read before their call: their facts are `ToolResultRow`s
+        self.redefined = False
+
+    def with_kind(self, message: dict[str, Any]) -> tuple[int, str | ToolResultRow]:  # type: ignore[override]
+        """(`message_kind(message)`, the message's facts) in one look at it."""
+        role = message.get("role")
+        if role == "toolResult":
+            call_id = message.get("toolCallId")
+            call = self.calls.get(call_id) if call_id.__class__ is str else None
+            if call.__class__ is str:  # (its row, made as the call was read: a clean bash one)
+                return MESSAGE_TOOL_RESULT, call
+            if call is None:
+                self.deferred += 1
+                return MESSAGE_TOOL_RESULT, ToolResultRow(call_id, message.get("toolName"))
+            return MESSAGE_TOOL_RESULT, _result_row(call_id, message.get("toolName"), call, self.calls)
+        if role == "user":
+            content = message.get("content")
+            row = _clean_row("user: ", content if content.__class__ is str else content_text(content, ""))
+            return MESSAGE_USER, row if row is not None else entry_summary_text(_summarize_message(message, {}), 100)
+        if role != "assistant":  # (only a tool result's row reads calls)
+            return MESSAGE_OTHER, entry_summary_text(_summarize_message(message, {}), 100)
         content = message.get("content")
-        row = _clean_row("user: ", content if content.__class__ is str else content_text(content, ""))
-        return MESSAGE_USER, row if row is not None else entry_summary_text(_summarize_message(message, {}), 100)
-    if role != "assistant":  # (only a tool result's row reads calls)
-        return MESSAGE_OTHER, entry_summary_text(_summarize_message(message, {}), 100)
-    content = message.get("content")
-    calls: dict[str, Any] = {}
-    if content.__class__ is list:
-        texts: list[str] = []  # (one pass over the blocks: the text `content_text` joins, and the calls)
-        for block in content:
-            if isinstance(block, dict):
-                kind = block.get("type")
-                if kind == "text":
-                    text = block.get("text")
-                    if isinstance(text, str):
-                        texts.append(text)
-                elif kind == "toolCall" and isinstance(block.get("id"), str):
-                    # (a result's row made here while the call is hot, when it is a clean bash one)
-                    calls[block["id"]] = _clean_bash_row(block) or block
-        row = _clean_row("assistant: ", "".join(texts))
-    else:
-        row = _clean_row("assistant: ", content_text(content, ""))
-    if row is None:  # (the general row, and the kind read as the reader reads it)
-        code, row = message_kind(message), entry_summary_text(_summarize_message(message, {}), 100)
-    else:  # (a text that is not blank: a reply with text)
-        code = MESSAGE_ASSISTANT
-    return code, (row, calls) if calls else row
+        if content.__class__ is list:
+            calls = self.calls
+            texts: list[str] = []  # (one pass over the blocks: the text `content_text` joins, and the calls)
+            for block in content:
+                if isinstance(block, dict):
+                    kind = block.get("type")
+                    if kind == "text":
+                        text = block.get("text")
+                        if isinstance(text, str):
+                            texts.append(text)
+                    elif kind == "toolCall" and isinstance(block.get("id"), str):
+                        # (a result's row made here while the call is hot, when it is a clean bash one)
+                        call_id, call = block["id"], _clean_bash_row(block) or block
+                        known = calls.get(call_id)
+                        if known is not None and not _same_call(known, call):
+                            self.redefined = True
+                        calls[call_id] = call
+            row = _clean_row("assistant: ", "".join(texts))
+        else:
+            row = _clean_row("assistant: ", content_text(content, ""))
+        if row is None:  # (the general row, and the kind read as the reader reads it)
+            return message_kind(message), entry_summary_text(_summarize_message(message, {}), 100)
+        return MESSAGE_ASSISTANT, row  # (a text that is not blank: a reply with text)
 
 
-# What `tree --text`'s row of a `message` entry reads of its `message` (an object), as the
-# message is parsed (`read_session(message_facts=message_row)`: the messages need not be
-# kept): a tool result's `ToolResultRow`; any other message's row text (`entry_summary_text`
-# of its summary, cut to 100 characters), with its tool calls if it has any (`tool_calls_by_id`
-# of it, each call that is a clean bash one as its results' row, `_clean_bash_row`); and with
-# them the message's kind (`KindedFacts`).  A prompt's or a reply's usual text makes its row at
-# C speed (`_clean_row`).
-message_row = KindedFacts(_kind_and_row)
+def _same_call(known: Any, call: Any) -> bool:
+    """Whether a call met again (its row or its block) is the one met before."""
+    try:
+        return bool(known == call)
+    except RecursionError:  # (arguments nested deeper than a comparison goes: taken as another call)
+        return False
+
+
+def _result_row(call_id: Any, tool_name: Any, call: Any, calls: Mapping[str, Any]) -> str:
+    """The row of a tool result whose call (`calls[call_id]`, None: none) is `call`."""
+    if call.__class__ is str:  # (its row, made as the call was read)
+        return call  # type: ignore[no-any-return]
+    return entry_summary_text(_tool_result_summary(call_id, tool_name, calls), 100)
 
 
 def _clean_row(prefix: str, text: Any) -> str | None:
@@ -353,25 +393,16 @@ def _clean_row(prefix: str, text: Any) -> str | None:
     return None
 
 
-def message_row_texts(facts: list[Any]) -> Iterator[str]:
-    """The row texts of the messages whose `message_row`s are `facts` (in file order: a tool
-    result's call is the last one of its id among them all, as `tool_calls_by_id` finds it)."""
-    calls: dict[str, Any] = {}
+def message_row_texts(facts: list[Any], calls: Mapping[str, Any]) -> Iterator[str]:
+    """The row texts of the messages whose `MessageRows` facts are `facts`, in file order
+    (`calls`: its `calls` once every message is read; a tool result's row is the one the last
+    call of its id gives, as `tool_calls_by_id` finds it)."""
     for fact in facts:
-        if fact.__class__ is tuple:
-            calls.update(fact[1])
-    for fact in facts:
-        if fact.__class__ is str:
-            yield fact
-        elif fact.__class__ is tuple:
-            yield fact[0]
-        else:
+        if fact.__class__ is ToolResultRow:
             call_id = fact.call_id
-            call = calls.get(call_id) if call_id.__class__ is str else None
-            if call.__class__ is str:  # (its row, made as the call was read)
-                yield call
-            else:
-                yield entry_summary_text(_tool_result_summary(call_id, fact.tool_name, calls), 100)
+            yield _result_row(call_id, fact.tool_name, calls.get(call_id) if call_id.__class__ is str else None, calls)
+        else:
+            yield fact
 
 
 def _clean_bash_row(call: dict[str, Any]) -> str | None:

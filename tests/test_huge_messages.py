@@ -200,7 +200,7 @@ def test_tool_calls_from_the_end_equal_tool_calls_by_id_asked_in_any_order_200_t
 def test_tree_text_with_the_message_rows_read_as_parsed_equals_the_general_path_200_trials(tmp_path: Path) -> None:
     """Calls reusing ids (in one message and across them), results before, after and without
     their call, messages that are not objects: `tree --text` reading each message's row as it
-    is parsed (`summary.message_row`) keeps no message decoded and prints the general path."""
+    is parsed (`summary.MessageRows`) keeps no message decoded and prints the general path."""
     from test_tree_text_fast import _assert_same_text
 
     rng = random.Random(17)
@@ -475,3 +475,29 @@ def test_the_context_of_a_run_of_messages_alone_equals_the_whole_path_read_60_tr
                 assert build_session_context(session, target) == _reference_context(general, target), (trial, target)
             session.close()
         _assert_texts_read_matches(path, 5)
+
+
+def test_a_selection_of_the_entries_drops_the_rows_made_from_the_messages_before(tmp_path: Path) -> None:
+    """A tool result's row made as it is read depends on the calls read before it, some of
+    them in entries the reader then drops (an earlier duplicate id): such a session's
+    `tree --text` keeps no row read as parsed and makes each from its entry, equal to the
+    general path; `show`'s texts (each message's own) are kept."""
+    from test_tree_text_fast import _assert_same_text
+
+    block = {"type": "toolCall", "id": "c1", "name": "bash", "arguments": {"command": "ls"}}
+    call = {"role": "assistant", "content": [block], "stopReason": "toolUse"}
+    result = {"role": "toolResult", "toolCallId": "c1", "toolName": "sh", "content": "out"}
+    # (the call's entry is dropped for the later one of its id: its results have no call)
+    entries = [("e0", None, call), ("e1", "e0", result), ("e0", "e1", {"role": "user", "content": "hi"})]
+    lines = [_line(HEADER)] + [
+        _line({"type": "message", "id": entry_id, "parentId": parent, "message": message})
+        for entry_id, parent, message in entries
+    ]
+    path = tmp_path / "dup.jsonl"
+    path.write_bytes(b"".join(lines))
+    _assert_same_text(path)
+    session = _read(path, **cli_session.tree_text_reads())
+    assert session.entries.message_facts is None and len(session.entries) == 2
+    assert "[sh]" in "".join(cli_session.tree_text(session))
+    shown = _read(path, **cli_session._SHOW_READS)
+    assert shown.entries.message_facts is not None

@@ -1,4 +1,4 @@
-"""`tree --text`'s rows of messages read as they are parsed (`summary.message_row`, with each
+"""`tree --text`'s rows of messages read as they are parsed (`summary.MessageRows`, with each
 message's kind: `KindedFacts`) make a
 prompt's or a reply's row from its usual text, and a bash result's row from its call's
 usual command, without the general path's sanitisers and cuts: each equals the general
@@ -15,12 +15,13 @@ from typing import Any
 from seance.core.context import MESSAGE_TEXTS
 from seance.core.entries import message_kind
 from seance.core.summary import (
+    MessageRows,
     _clean_bash_row,
     _clean_row,
     entry_summary_text,
-    message_row,
     message_row_texts,
     summarize,
+    tool_calls_by_id,
 )
 from seance.core.text import message_text
 
@@ -78,10 +79,9 @@ def test_a_message_rows_read_as_parsed_equal_the_general_path_3000_trials() -> N
     rng = random.Random(41)
     for trial in range(3000):
         message = _message(rng, _text(rng))
-        code, fact = message_row.with_kind(message)
-        row = fact[0] if isinstance(fact, tuple) else fact
-        assert row == _general_row(message), (trial, message)
-        assert code == message_kind(message) and fact == message_row(message), (trial, message)
+        code, fact = MessageRows().with_kind(message)
+        assert fact == _general_row(message), (trial, message)
+        assert code == message_kind(message) and fact == MessageRows()(message), (trial, message)
 
 
 def test_a_bash_results_row_equals_the_general_path_for_commands_around_the_cut_3000_trials() -> None:
@@ -100,8 +100,11 @@ def test_a_bash_results_row_equals_the_general_path_for_commands_around_the_cut_
         call = {"type": "toolCall", "id": "c1", "name": name, "arguments": arguments}
         reply = {"role": "assistant", "content": [call], "stopReason": "toolUse"}
         result = {"role": "toolResult", "toolCallId": "c1", "toolName": "bash", "content": "out"}
-        rows = list(message_row_texts([message_row(reply), message_row(result)]))
-        assert rows[1] == _general_row(result, {"c1": call}), (trial, call)
+        for order in ((reply, result), (result, reply)):  # (a result read after its call, and before)
+            reader = MessageRows()
+            facts = list(map(reader, order))
+            rows = dict(zip(map(id, order), message_row_texts(facts, reader.calls), strict=True))
+            assert rows[id(result)] == _general_row(result, {"c1": call}), (trial, call)
 
 
 def test_the_usual_texts_take_the_quick_way() -> None:
@@ -118,8 +121,17 @@ def test_the_usual_texts_take_the_quick_way() -> None:
     # A reply's clean bash call is kept as its results' row (made while the call is read), any
     # other as the call itself.
     read = {**call, "id": "r", "name": "read", "arguments": {"path": "/p/f.py"}}
-    fact = message_row({"role": "assistant", "content": [{"type": "text", "text": "ok"}, call, read]})
-    assert fact == ("assistant: ok", {"c": "[bash: ls -la]", "r": read})
+    reader = MessageRows()
+    fact = reader({"role": "assistant", "content": [{"type": "text", "text": "ok"}, call, read]})
+    assert fact == "assistant: ok" and reader.calls == {"c": "[bash: ls -la]", "r": read}
+    # A result read after its call gets its row as it is read.
+    assert reader({"role": "toolResult", "toolCallId": "c", "content": "x"}) == "[bash: ls -la]"
+    assert reader({"role": "toolResult", "toolCallId": "r", "content": "x"}) == "[read: /p/f.py]"
+    assert reader.deferred == 0 and not reader.redefined
+    reader({"role": "assistant", "content": [call, read]})  # (the same calls again: a block parsed twice)
+    assert not reader.redefined
+    reader({"role": "assistant", "content": [{**call, "arguments": {"command": "pwd"}}]})  # (another call, same id)
+    assert reader.redefined
 
 
 def test_shows_texts_read_with_their_kinds_equal_message_text_and_message_kind_3000_trials() -> None:
@@ -137,3 +149,58 @@ def test_shows_texts_read_with_their_kinds_equal_message_text_and_message_kind_3
         message = rng.choice(odd) if trial % 5 == 0 else _message(rng, _text(rng))
         assert MESSAGE_TEXTS.with_kind(message) == (message_kind(message), message_text(message)), (trial, message)
         assert MESSAGE_TEXTS(message) == message_text(message)
+
+
+def _tool_message(rng: random.Random) -> dict[str, Any]:
+    """A prompt, a reply with calls (ids from a few, each of a few contents: met again with
+    the same content or another), or a result (of a call read before it, after it, or never)."""
+    roll = rng.randrange(6)
+    if roll == 0:
+        return {"role": "user", "content": rng.choice(["fix it", "two\nlines", ""])}
+    if roll <= 2:
+        blocks: list[Any] = [{"type": "text", "text": rng.choice(["ok", "", "a\tb"])}]
+        for _ in range(rng.randrange(3)):
+            call_id = rng.choice(["c0", "c1", "c2", "c3", 7])
+            name, arguments = rng.choice(
+                [
+                    ("bash", {"command": "ls -la"}),
+                    ("bash", {"command": "ls\t-la"}),
+                    ("bash", {"command": "x" * 60}),
+                    ("read", {"path": "/p/f.py"}),
+                    ("edit", {"path": "/p/g.py"}),
+                ]
+            )
+            blocks.append({"type": "toolCall", "id": call_id, "name": name, "arguments": arguments})
+        return {"role": "assistant", "content": blocks, "stopReason": "toolUse"}
+    call_id = rng.choice(["c0", "c1", "c2", "c3", "c9", None])
+    return {"role": "toolResult", "toolCallId": call_id, "toolName": rng.choice(["bash", None]), "content": "out"}
+
+
+def test_tool_results_rows_made_as_read_equal_the_general_path_3000_trials() -> None:
+    """A tool result read after its call gets its call's row as it is read; the rows of a
+    read equal the general path's (each result's row its id's last call's, `tool_calls_by_id`)
+    unless a call was met again with other content (`redefined`: the caller then reads the
+    entries), also when a run of messages is read twice (a block the reader parses again
+    line by line); the usual session (each result after its only call) is made whole as read."""
+    rng = random.Random(53)
+    made_as_read = compared = 0
+    for trial in range(3_000):
+        messages = [_tool_message(rng) for _ in range(rng.randrange(1, 14))]
+        reader = MessageRows()
+        facts: list[Any] = []
+        again = rng.randrange(len(messages)) if rng.random() < 0.3 else -1
+        for index, message in enumerate(messages):
+            if index == again:  # (a block read up to some message, given up, then read again)
+                for other in messages[index : index + rng.randrange(1, 4)]:
+                    reader(other)
+            facts.append(reader(message))
+        entries = [{"type": "message", "id": f"e{index}", "message": message} for index, message in enumerate(messages)]
+        expected = [_general_row(message, dict(tool_calls_by_id(entries))) for message in messages]
+        if reader.redefined:
+            continue
+        assert list(message_row_texts(facts, reader.calls)) == expected, (trial, messages)
+        compared += 1
+        if not reader.deferred:
+            assert facts == expected, (trial, messages)
+            made_as_read += 1
+    assert compared > 1_000 and made_as_read > 150, (compared, made_as_read)
