@@ -52,7 +52,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, overload
 
 from .fulltext import is_primary
 from .queryobjects import Made, Objects, objects_file, objects_scope, runs_of, runs_scope
-from .queryrows import KeptRows, in_file, pack, starts_of, stored_scope
+from .queryrows import KeptRows, Run, holdable, in_file, pack, starts_of, stored_scope
 
 if TYPE_CHECKING:
     from .discovery import FileInfo
@@ -258,12 +258,12 @@ def _answered(
             if isinstance(updated, Stale):
                 return updated
             if updated is not None:
-                sessions, skipped, new = updated
+                sessions, skipped, new, _spliced = updated
                 if full_text is not None:
                     index.adopt_fts_verdict(checked_ahead())
                     index.check_full_text()
                 if _titles_pass(new):  # (the kept ones were checked when kept)
-                    blob = pack(sessions, skipped)
+                    blob = sessions.packed(skipped) if isinstance(sessions, KeptRows) else pack(sessions, skipped)
                     keep = (kept_as, files, blob) if blob is not None and kept_as is not None else None
                     return _ordered(
                         index,
@@ -533,25 +533,33 @@ def _updated_rows(
     skipped: list[tuple[str, str]],
     hits: dict[int, tuple[str, int]],
     infos: Callable[[], Sequence[FileInfo]],
-) -> tuple[list[tuple], list[tuple[str, str]], list[tuple]] | Stale | None:
+) -> tuple[Sequence[tuple], list[tuple[str, str]], list[tuple], list[Run | tuple] | None] | Stale | None:
     """`_checked_rows`'s sessions and skipped files from rows `kept` for other files (an
     agent appended to one), without every row read and checked again: every row's stored
     CRCs are read alone (`Index.row_checks`), a kept row whose file id, row check (over
     every value and the object: path, size, mtime, text_seq...) and title check are
     the index's still is used as it is, and only the other rows (changed, new, not
     sessions) are read and checked, at most `UPDATE_LIMIT`; also those rows' sessions (whose
-    titles the caller checks).  None when more differ, or a row read fails its check (the
-    caller reads every row); rows the index no longer has are not used."""
-    checks, title_checks = kept.checks, kept.title_checks
-    where = dict(zip(zip(kept.file_ids, checks, title_checks, strict=True), range(len(kept)), strict=True))
+    titles the caller checks), and, when the files found are exactly the index's, the
+    `rowsplice.pieces` the sessions were spliced from (they are then `KeptRows`, spliced
+    from `kept` without a row made: `KeptRows.spliced`).  None when more differ, or a row
+    read fails its check (the caller reads every row); rows the index no longer has are
+    not used."""
+    from .rowsplice import exactly_found, pieces, retained_positions
+
     stored = index.row_checks()
-    positions = list(map(where.get, map(itemgetter(0, 4, 5), stored)))
+    positions = retained_positions(kept, stored)
     reread = [path for (_, path, *_), position in zip(stored, positions, strict=True) if position is None]
     if len(reread) > UPDATE_LIMIT:
         return None
     new = index.query_rows("pi_json", hits, PAYLOAD_BUDGET, paths=reread) if reread else []
     if new is None:
         return None
+    found = infos()
+    if exactly_found(stored, found) and holdable(new, []):
+        order = pieces(kept, positions, new, found)
+        if order is not None:
+            return kept.spliced(order), [], new, order
     # the kept rows the index still has, with its size and mtime (those they were kept with)
     sizes: list[int | None] = [None] * len(kept)
     mtimes = sizes.copy()
@@ -560,13 +568,13 @@ def _updated_rows(
             sizes[at], mtimes[at] = size, mtime
     paths, titles = kept.split_columns()
     zero, one, none = repeat(0), repeat(1), repeat(None)
-    columns = (kept.file_ids, paths, sizes, mtimes, one, zero, kept.modified, kept.cwds, titles, title_checks)
-    every = zip(*columns, one, none, kept.salts, none, checks, strict=False)  # (the endless ones not strict)
+    columns = (kept.file_ids, paths, sizes, mtimes, one, zero, kept.modified, kept.cwds, titles, kept.title_checks)
+    every = zip(*columns, one, none, kept.salts, none, kept.checks, strict=False)  # (the endless ones not strict)
     rows = list(compress(every, map(is_not, sizes, repeat(None))))
-    fresh = fresh_sessions(rows + new, infos(), text=True)
+    fresh = fresh_sessions(rows + new, found, text=True)
     if isinstance(fresh, Stale):
         return fresh
-    return fresh[0], fresh[1], [row for row in new if row[_SESSION] and row[_HAS_JSON]]
+    return fresh[0], fresh[1], [row for row in new if row[_SESSION] and row[_HAS_JSON]], None
 
 
 def _titles_pass(sessions: Sequence[tuple]) -> bool:
