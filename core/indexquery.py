@@ -55,6 +55,8 @@ from .queryobjects import Made, Objects, objects_file, objects_scope, runs_of, r
 from .queryrows import KeptRows, Run, holdable, in_file, pack, starts_of, stored_scope
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from .discovery import FileInfo
     from .ftscheck import Verdict
     from .index import Index
@@ -258,13 +260,15 @@ def _answered(
             if isinstance(updated, Stale):
                 return updated
             if updated is not None:
-                sessions, skipped, new, _spliced = updated
+                sessions, skipped, new, pieces = updated
                 if full_text is not None:
                     index.adopt_fts_verdict(checked_ahead())
                     index.check_full_text()
                 if _titles_pass(new):  # (the kept ones were checked when kept)
                     blob = sessions.packed(skipped) if isinstance(sessions, KeptRows) else pack(sessions, skipped)
                     keep = (kept_as, files, blob) if blob is not None and kept_as is not None else None
+                    # spliced rows: every session's object spliced likewise from the old rows' (`_every_object`)
+                    splice = Splice(kept[0], stored[0], pieces) if pieces is not None else None
                     return _ordered(
                         index,
                         query,
@@ -276,6 +280,8 @@ def _answered(
                         titles_checked=True,
                         keep=keep,
                         kept=True,
+                        objects_as=(objects_scope(scope), files_of, files) if splice is not None else None,
+                        splice=splice,
                     )
     fresh = _checked_rows(index, hits, full_text, infos, checked_ahead)
     if fresh is None or isinstance(fresh, Stale):
@@ -306,13 +312,15 @@ def _ordered(
     keep: tuple[bytes, bytes, bytes] | None = None,
     kept: bool = False,
     objects_as: tuple[bytes, Callable[[], bytes], bytes] | None = None,
+    splice: Splice | None = None,
 ) -> Ranked | None:
     """`rank`'s answer from the sessions' rows (newest first, every one checked; the titles
     too with `titles_checked`): those in `target`'s project that `query` matches, in
     `rank.search`'s order.  `kept`: rows kept by an earlier query, without their objects:
     those of many hits are read in one scan, or with `objects_as` (the objects' scope, the
     files' key now, the rows' key) every session's objects are (`core.queryobjects`:
-    stored, or read and kept)."""
+    stored, or read and kept; `splice`: how `sessions` were spliced from other rows,
+    whose stored objects are then reused, `_every_object`)."""
     from .search.fuzzy import MIN_FUZZY
 
     paths = target is None
@@ -374,7 +382,7 @@ def _ordered(
                 position_of = dict(zip(every.file_ids, range(len(every)), strict=True))
                 order = [position_of[file_ids[position]] for position in order]
             # (made for an answer of most sessions of all; a project's answer uses them if they are there)
-            made = _every_object(index, every, *objects_as, order, make=len(rows) > len(every) // 8)
+            made = _every_object(index, every, *objects_as, order, make=len(rows) > len(every) // 8, splice=splice)
         if made is not None:
             store, slots, keep_objects = made
             positions = list(map(slots.__getitem__, order)) if slots is not None else list(range(len(order)))
@@ -471,19 +479,22 @@ def _every_object(
     order: list[int],
     *,
     make: bool,
+    splice: Splice | None = None,
 ) -> tuple[Objects, list[int] | None, tuple[bytes, bytes, Made] | None] | None:
     """Every session's object of `every` (rows kept for the files `rows_key` names), when
     those are the files `files_of()` found now: (the objects, where each `every` position's
-    is among them, and None), those stored for exactly these files and rows; else read in
-    one scan and checked, `order` (an answer's positions) first: (the objects, None: the
-    answer's are the first ones, and (scope, files, the store) to keep them), if `make`.
-    None when the files are others, or one object fails its check."""
+    is among them, and None), those stored for exactly these files and rows; else, if
+    `make`, spliced from those stored for the rows `every` was spliced from (`splice`:
+    `_spliced_objects`), or read in one scan and checked, `order` (an answer's positions)
+    first: (the objects, where each position's is (None: the answer's are the first ones),
+    and (scope, files, the store) to keep them).  None when the files are others, or one
+    object fails its check."""
     from .queryobjects import rows_check, write
 
     files = files_of()
     if files != rows_key or index.in_memory:
         return None  # the rows are not these files' (the caller ranks again)
-    check = rows_check(every.file_ids, every.salts)
+    check = rows_check(every.file_ids, every.salts, every.checks)
     stored = index.stored_listing(scope)
     if stored is not None and stored[0] == files:
         objects = Objects.load(stored[1].payload, objects_file(index.cache_dir, scope), check)
@@ -492,7 +503,13 @@ def _every_object(
             return objects, slots, None
     if not make:
         return None
-    found = index.scanned_payloads(dict(zip(every.file_ids, every.salts, strict=True)), 1 << 62)
+    if splice is not None and stored is not None and stored[0] == splice.rows_key:
+        spliced = _spliced_objects(index, splice, stored[1].payload, objects_file(index.cache_dir, scope), check)
+        if spliced is not None:
+            return spliced[0].objects, spliced[1], (scope, files, spliced[0])
+    salts = dict(zip(every.file_ids, every.salts, strict=True))
+    # (each object also the one of its kept row's check: the store is tied to those, `rows_check`)
+    found = index.scanned_payloads(salts, 1 << 62, checks=dict(zip(every.file_ids, every.checks, strict=True)))
     chosen = set(order)
     stored_order = [*order, *(position for position in range(len(every)) if position not in chosen)]
     file_ids = every.file_ids
@@ -506,6 +523,66 @@ def _every_object(
     # (the file now, its entry after the read transaction: `Ranked.keep_objects`)
     made = write(objects_file(index.cache_dir, scope), payloads, check, slots)  # type: ignore[arg-type]
     return (made.objects, None, (scope, files, made)) if made is not None else None
+
+
+class Splice(NamedTuple):
+    """How kept rows were updated after a few files changed (`_updated_rows`): the rows
+    they were spliced from, those rows' files key, and the `rowsplice.pieces`."""
+
+    old: KeptRows
+    rows_key: bytes
+    pieces: list[Run | tuple]
+
+
+def _spliced_objects(
+    index: Index, splice: Splice, entry: bytes, path: Path, check: int
+) -> tuple[Made, list[int]] | None:
+    """Every session's object for rows spliced from `splice.old` (`KeptRows.spliced`): the
+    objects stored for those old rows (`entry`, at `path`: tied to their file ids, salts and
+    row checks by `rows_check`), each still the index's since its row's check is
+    (`rowsplice.retained_positions`), copied as they are (`queryobjects.write_spliced`), and
+    only the new rows' objects read and checked; (the store written, where each position's
+    object is in it).  None when the stored objects are not those rows' or one fails."""
+    from .queryobjects import rows_check, write_spliced
+
+    old = splice.old
+    objects = Objects.load(entry, path, rows_check(old.file_ids, old.salts, old.checks))
+    old_slots = objects.slots() if objects is not None else None
+    if objects is None or old_slots is None:
+        return None
+    new = [piece for piece in splice.pieces if not isinstance(piece, Run)]
+    found = index.checked_payloads(new)
+    payloads = [found.get(row[_FILE_ID]) for row in new]
+    if any(type(payload) is not bytes for payload in payloads):
+        return None  # one failed its check: read again elsewhere
+    # the old rows no longer among these (changed or gone): their objects are left out
+    gone: list[int] = []
+    done = 0
+    for piece in splice.pieces:
+        if isinstance(piece, Run):
+            gone += range(done, piece.first)
+            done = piece.past
+    gone += range(done, len(old))
+    dropped = sorted(map(old_slots.__getitem__, gone))
+    # where each old object goes (runs of them, in their order: `write_spliced`), the new ones after
+    remap = [-1] * len(old_slots)
+    runs: list[tuple[int, int]] = []
+    start = kept = 0
+    for slot in [*dropped, len(old_slots)]:
+        if slot > start:
+            remap[start:slot] = range(kept, kept + slot - start)
+            runs.append((start, slot))
+            kept += slot - start
+        start = slot + 1
+    slots: list[int] = []
+    for piece in splice.pieces:
+        if isinstance(piece, Run):
+            slots += map(remap.__getitem__, old_slots[piece.first : piece.past])
+        else:
+            slots.append(kept)
+            kept += 1
+    made = write_spliced(path, objects, runs, payloads, check, slots)  # type: ignore[arg-type]
+    return (made, slots) if made is not None else None
 
 
 def _checked_rows(
@@ -556,10 +633,12 @@ def _updated_rows(
     if new is None:
         return None
     found = infos()
-    if exactly_found(stored, found) and holdable(new, []):
-        order = pieces(kept, positions, new, found)
-        if order is not None:
-            return kept.spliced(order), [], new, order
+    spliced = pieces(kept, positions, new, found) if exactly_found(stored, found) else None
+    if spliced is not None:
+        order, others = spliced
+        sessions = [row for row in order if not isinstance(row, Run)]
+        if holdable(sessions, others):
+            return kept.spliced(order), others, sessions, order
     # the kept rows the index still has, with its size and mtime (those they were kept with)
     sizes: list[int | None] = [None] * len(kept)
     mtimes = sizes.copy()

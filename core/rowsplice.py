@@ -7,9 +7,9 @@ after an append at 100,000 sessions.  Here the order `fresh_sessions` gives is m
 splicing instead: the kept rows are in it already (newest first, equal times in the order
 the files are found), so the rows still kept stay in their order, and each row read again
 goes where that order puts it (`Run`s of kept rows and the new rows between them:
-`KeptRows.spliced`).  Only when every file found is exactly one the index has, as it is
-(else `fresh_sessions` must say which are stale), and every row read again is a session
-with its text indexed.
+`KeptRows.spliced`).  Only when every file found is exactly one the index has, as it is,
+and every session read again has its text indexed (else `fresh_sessions` says which are
+stale).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from .discovery import FileInfo
 
 # the columns of `Index.query_rows()` used here, and of `Index.row_checks()`
-_PATH, _SESSION, _TEXT_SEQ, _MODIFIED, _HAS_JSON = 1, 4, 5, 6, 10
+_PATH, _SESSION, _TEXT_SEQ, _MODIFIED, _HAS_JSON, _REASON = 1, 4, 5, 6, 10, 11
 _CHECKED_STAT = itemgetter(1, 2, 3)
 
 
@@ -39,16 +39,24 @@ def exactly_found(stored: list[tuple], infos: Sequence[FileInfo]) -> bool:
 
 
 def pieces(
-    kept: KeptRows, retained: list[int | None], new: list[tuple], infos: Sequence[FileInfo]
-) -> list[Run | tuple] | None:
+    kept: KeptRows, retained: list[int | None], read: list[tuple], infos: Sequence[FileInfo]
+) -> tuple[list[Run | tuple], list[tuple[str, str]]] | None:
     """`fresh_sessions`' order of the kept rows still the index's (`retained`: each one's
-    position among `kept`, None for those read again) and the `new` sessions read again:
-    `Run`s of kept positions and new rows.  None when a new row is not a session with its
-    text indexed (`fresh_sessions` decides those)."""
-    if not all(row[_SESSION] and row[_HAS_JSON] and row[_TEXT_SEQ] >= 0 for row in new):
+    position among `kept`, None for those read again) and the sessions among the rows `read`
+    again: `Run`s of kept positions and new rows; and the files among them that are not
+    sessions (path, reason), in the order they were found.  None when a session's text was
+    never indexed (`fresh_sessions` says it is stale)."""
+    if any(row[_SESSION] and row[_TEXT_SEQ] < 0 for row in read):
         return None
+    new = [row for row in read if row[_SESSION] and row[_HAS_JSON]]
     if any(type(row[_MODIFIED]) is not int for row in new):
         return None
+    skipped: list[tuple[str, str]] = []
+    if len(new) < len(read):  # files that are not sessions: listed in the files' order
+        found_at = {info[0]: at for at, info in enumerate(infos)}
+        others = [row for row in read if not (row[_SESSION] and row[_HAS_JSON])]
+        others.sort(key=lambda row: found_at[row[_PATH]])
+        skipped = [(row[_PATH], row[_REASON] or "not a session") for row in others]
     gone = sorted(set(range(len(kept))).difference(compress(retained, map(is_not, retained, repeat(None)))))
     runs: list[Run] = []
     start = 0
@@ -96,7 +104,7 @@ def pieces(
     while number is not None:
         spliced.append(new[number])
         number = next(waiting, None)
-    return spliced
+    return spliced, skipped
 
 
 def _kept_path(kept: KeptRows, runs: list[Run], place: int) -> str:
@@ -116,4 +124,3 @@ def retained_positions(kept: KeptRows, stored: list[tuple]) -> list[int | None]:
     keys = zip(kept.file_ids, kept.checks, kept.title_checks, strict=True)
     where = dict(zip(keys, range(len(kept)), strict=True))
     return list(map(where.get, map(itemgetter(0, 4, 5), stored)))
-
