@@ -377,6 +377,8 @@ def _ordered(
     objects = None
     if kept and len(rows) > len(sessions) // 8:  # no object read yet
         made = None
+        if objects_as is not None and objects_as[1]() != objects_as[2]:
+            return None  # ranked while the files were found, and they are others: this answer is not used
         if objects_as is not None and isinstance(every, KeptRows):
             if every is not sessions:  # one project's: their positions among every session's
                 position_of = dict(zip(every.file_ids, range(len(every)), strict=True))

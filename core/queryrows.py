@@ -223,8 +223,8 @@ class KeptRows(Sequence[tuple]):
                 at_path += old_paths[high] - old_paths[low]
                 at_title += old_titles[high] - old_titles[low]
                 continue
-            for into, column in zip(numbers, (_FILE_ID, _MODIFIED, _SALT, _CHECK, _TITLE_CHECK), strict=True):
-                into.append(piece[column])
+            for into, at in zip(numbers, (_FILE_ID, _MODIFIED, _SALT, _CHECK, _TITLE_CHECK), strict=True):
+                into.append(piece[at])
             cwds.append(piece[_CWD] or "")
             paths.append(piece[_PATH])
             titles.append(piece[_TITLE])

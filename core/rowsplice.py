@@ -53,9 +53,9 @@ def pieces(
         return None
     skipped: list[tuple[str, str]] = []
     if len(new) < len(read):  # files that are not sessions: listed in the files' order
-        found_at = {info[0]: at for at, info in enumerate(infos)}
+        where = {info[0]: at for at, info in enumerate(infos)}
         others = [row for row in read if not (row[_SESSION] and row[_HAS_JSON])]
-        others.sort(key=lambda row: found_at[row[_PATH]])
+        others.sort(key=lambda row: where[row[_PATH]])
         skipped = [(row[_PATH], row[_REASON] or "not a session") for row in others]
     gone = sorted(set(range(len(kept))).difference(compress(retained, map(is_not, retained, repeat(None)))))
     runs: list[Run] = []
@@ -88,22 +88,18 @@ def pieces(
         key=lambda number: (places[number], -new[number][_MODIFIED], found_at[new[number][_PATH]] if found_at else 0),
     )
     spliced: list[Run | tuple] = []
-    done = 0  # kept rows placed
-    waiting = iter(order)
-    number = next(waiting, None)
+    done = at = 0  # kept rows placed, new rows placed (`order`)
     for low, high in runs:
-        while number is not None and places[number] < done + high - low:
-            cut = low + places[number] - done
+        while at < len(order) and places[order[at]] < done + high - low:
+            cut = low + places[order[at]] - done
             if cut > low:
                 spliced.append(Run(low, cut))
                 done, low = done + cut - low, cut
-            spliced.append(new[number])
-            number = next(waiting, None)
+            spliced.append(new[order[at]])
+            at += 1
         spliced.append(Run(low, high))
         done += high - low
-    while number is not None:
-        spliced.append(new[number])
-        number = next(waiting, None)
+    spliced += [new[number] for number in order[at:]]
     return spliced, skipped
 
 
