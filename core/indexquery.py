@@ -505,15 +505,16 @@ def _every_object(
             return objects, slots, None
     if not make:
         return None
+    chosen = set(order)
+    stored_order = [*order, *(position for position in range(len(every)) if position not in chosen)]
     if splice is not None and stored is not None and stored[0] == splice.rows_key:
-        spliced = _spliced_objects(index, splice, stored[1].payload, objects_file(index.cache_dir, scope), check)
+        path = objects_file(index.cache_dir, scope)
+        spliced = _spliced_objects(index, splice, stored[1].payload, path, check, stored_order)
         if spliced is not None:
-            return spliced[0].objects, spliced[1], (scope, files, spliced[0])
+            return spliced[0].objects, None, (scope, files, spliced[0])
     salts = dict(zip(every.file_ids, every.salts, strict=True))
     # (each object also the one of its kept row's check: the store is tied to those, `rows_check`)
     found = index.scanned_payloads(salts, 1 << 62, checks=dict(zip(every.file_ids, every.checks, strict=True)))
-    chosen = set(order)
-    stored_order = [*order, *(position for position in range(len(every)) if position not in chosen)]
     file_ids = every.file_ids
     payloads = [found.get(file_ids[position]) for position in stored_order]
     del found
@@ -537,14 +538,15 @@ class Splice(NamedTuple):
 
 
 def _spliced_objects(
-    index: Index, splice: Splice, entry: bytes, path: Path, check: int
+    index: Index, splice: Splice, entry: bytes, path: Path, check: int, stored_order: list[int]
 ) -> tuple[Made, list[int]] | None:
     """Every session's object for rows spliced from `splice.old` (`KeptRows.spliced`): the
     objects stored for those old rows (`entry`, at `path`: tied to their file ids, salts and
     row checks by `rows_check`), each still the index's since its row's check is
     (`rowsplice.retained_positions`), copied as they are (`queryobjects.write_spliced`), and
-    only the new rows' objects read and checked; (the store written, where each position's
-    object is in it).  None when the stored objects are not those rows' or one fails."""
+    only the new rows' objects read and checked; kept in `stored_order` (positions: an
+    answer's first, as `write` keeps them).  (The store written, where each position's
+    object is in it.)  None when the stored objects are not those rows' or one fails."""
     from .queryobjects import rows_check, write_spliced
 
     old = splice.old
@@ -554,36 +556,20 @@ def _spliced_objects(
         return None
     new = [piece for piece in splice.pieces if not isinstance(piece, Run)]
     found = index.checked_payloads(new)
-    payloads = [found.get(row[_FILE_ID]) for row in new]
-    if any(type(payload) is not bytes for payload in payloads):
-        return None  # one failed its check: read again elsewhere
-    # the old rows no longer among these (changed or gone): their objects are left out
-    gone: list[int] = []
-    done = 0
+    # each position's object: the slot of the old one (its row unchanged), or the new one read
+    sources: list[int | bytes] = []
     for piece in splice.pieces:
         if isinstance(piece, Run):
-            gone += range(done, piece.first)
-            done = piece.past
-    gone += range(done, len(old))
-    dropped = sorted(map(old_slots.__getitem__, gone))
-    # where each old object goes (runs of them, in their order: `write_spliced`), the new ones after
-    remap = [-1] * len(old_slots)
-    runs: list[tuple[int, int]] = []
-    start = kept = 0
-    for slot in [*dropped, len(old_slots)]:
-        if slot > start:
-            remap[start:slot] = range(kept, kept + slot - start)
-            runs.append((start, slot))
-            kept += slot - start
-        start = slot + 1
-    slots: list[int] = []
-    for piece in splice.pieces:
-        if isinstance(piece, Run):
-            slots += map(remap.__getitem__, old_slots[piece.first : piece.past])
+            sources += old_slots[piece.first : piece.past]
         else:
-            slots.append(kept)
-            kept += 1
-    made = write_spliced(path, objects, runs, payloads, check, slots)  # type: ignore[arg-type]
+            payload = found.get(piece[_FILE_ID])
+            if type(payload) is not bytes:
+                return None  # it failed its check: read again elsewhere
+            sources.append(payload)
+    slots = [0] * len(sources)
+    for slot, position in enumerate(stored_order):
+        slots[position] = slot
+    made = write_spliced(path, objects, list(map(sources.__getitem__, stored_order)), check, slots)
     return (made, slots) if made is not None else None
 
 

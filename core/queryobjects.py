@@ -109,41 +109,44 @@ def write(path: Path, objects: Sequence[bytes], check: int, slots: Sequence[int]
 
 
 def write_spliced(
-    path: Path, old: Objects, runs: Sequence[tuple[int, int]], new: Sequence[bytes], check: int, slots: Sequence[int]
+    path: Path, old: Objects, sources: Sequence[int | bytes], check: int, slots: Sequence[int]
 ) -> Made | None:
-    """`write`'s file and entry for objects `old` holds (runs of its slots: first, past the
-    last) followed by `new` ones (stored `ls --json` objects, unmarked here): after a few
-    files changed (an agent's append) the others' objects are copied from the old file as
-    they are (views of it: no object read from the index, checked or unmarked again), in
-    their order there.  `slots` as `write`'s.  None when it cannot be written."""
+    """`write`'s file and entry for objects in the order of `sources`: each the slot of an
+    object `old` holds, or a stored `ls --json` object (unmarked here).  After a few files
+    changed (an agent's append) the other sessions' objects are copied from the old file as
+    they are (views of runs of consecutive slots: no object read from the index, checked or
+    unmarked again), in the order `write` would keep them (the answer that made them first:
+    one run).  `slots` as `write`'s.  None when it cannot be written."""
     from .marks import unmarked_sized
 
-    lengths: list[int] = []
-    joined: list[int] = [0]
     offsets, data = old.offsets, old.data
+    parts: list[bytes | memoryview] = []
+    lengths: list[int] = []  # each object's bytes and its comma
+    first = past = -1  # the run of old slots being gathered
+    for source in [*sources, None]:
+        if type(source) is int and source == past:
+            past += 1
+            continue
+        if past > first:
+            parts.append(data[offsets[first] : offsets[past] - 1])
+            lengths += map(sub, offsets[first + 1 : past + 1], offsets[first:past])
+        if type(source) is int:
+            first, past = source, source + 1
+        else:
+            first = past = -1
+            if source is not None:
+                some, sizes = unmarked_sized([source])  # type: ignore[list-item]
+                parts.append(some)
+                lengths.append(sizes[0] + 1)
+    joined = sum(lengths) - 1 if lengths else 0
 
     def chunks() -> Iterator[bytes | memoryview]:
-        for first, past in runs:
-            some = data[offsets[first] : offsets[past] - 1]
-            if joined[0]:
-                yield b","
-                joined[0] += 1
-            lengths.extend(map(sub, offsets[first + 1 : past + 1], offsets[first:past]))
-            joined[0] += len(some)
-            yield some
-        if new:
-            some, sizes = unmarked_sized(list(new))
-            if joined[0]:
-                yield b","
-                joined[0] += 1
-            lengths.extend(size + 1 for size in sizes)
-            joined[0] += len(some)
-            yield some
+        for start in range(0, len(parts), _CHUNK):
+            yield (b"," if start else b"") + b",".join(parts[start : start + _CHUNK])
         ends = array("q", accumulate(lengths, initial=0))
-        yield bytes(_index_start(joined[0]) - TAG_BYTES - joined[0]) + ends.tobytes() + array("q", slots).tobytes()
+        yield bytes(_index_start(joined) - TAG_BYTES - joined) + ends.tobytes() + array("q", slots).tobytes()
 
-    written = write_tagged(path, chunks())  # (fills `lengths` and `joined`)
-    return _made(path, written, len(lengths), joined[0], check)
+    return _made(path, write_tagged(path, chunks()), len(lengths), joined, check)
 
 
 def _made(path: Path, written: tuple[bytes, int, int] | None, count: int, joined_bytes: int, check: int) -> Made | None:

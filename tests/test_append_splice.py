@@ -22,6 +22,8 @@ from seance.core.discovery import FileInfo
 from seance.core.generate import generate_corpus
 from seance.core.index import DB_NAME, Index
 from seance.core.indexquery import Stale, fresh_sessions
+from seance.core.keptfile import TAG_BYTES
+from seance.core.queryobjects import COMPACT_MAGIC
 from seance.core.queryrows import Run, pack, unpack_columns
 from seance.core.rowsplice import exactly_found, pieces, retained_positions
 
@@ -108,12 +110,28 @@ def test_after_an_append_every_sessions_objects_are_spliced_reading_only_the_app
             objects = _Objects(patched)
             assert _ls(capsysbinary, root, "the") == reference, trial
         assert objects.read == [str(target)] and objects.scans == 0, (trial, objects.read, objects.scans)
+        for _ in range(2):  # its key kept, then its runs
+            assert _ls(capsysbinary, root, "the") == reference, trial
+        # the spliced store keeps the answer that made it first, as `write` does: one run
+        assert _runs_of("the") == 2, trial
         for word in WORDS[1:]:
             reference = _fresh(capsysbinary, monkeypatch, root, word)
             with monkeypatch.context() as patched:
                 objects = _Objects(patched)
                 assert _ls(capsysbinary, root, word) == reference, (trial, word)
             assert objects.scans == 0, (trial, word)  # (small answers read their few objects; none scans them all)
+
+
+def _runs_of(query: str) -> int:
+    """How many numbers (first, last of each run) `query`'s kept runs hold (`queryobjects.compact`)."""
+    with sqlite3.connect(Path(os.environ["SEANCE_CACHE_DIR"]) / DB_NAME) as db:
+        found = [
+            payload
+            for scope, payload in db.execute("SELECT scope, payload FROM listings")
+            if scope.startswith(b"query-runs\0") and scope.endswith(b"\0" + query.encode())
+        ]
+    (payload,) = found
+    return (len(payload) - len(COMPACT_MAGIC) - TAG_BYTES) // 8
 
 
 def test_an_object_the_index_changed_under_an_unchanged_stat_is_never_spliced_from_the_old_store(
