@@ -569,7 +569,11 @@ def _spliced_objects(
     slots = [0] * len(sources)
     for slot, position in enumerate(stored_order):
         slots[position] = slot
-    made = write_spliced(path, objects, list(map(sources.__getitem__, stored_order)), check, slots)
+    try:
+        made = write_spliced(path, objects, list(map(sources.__getitem__, stored_order)), check, slots)
+    finally:
+        if objects.source is not None:
+            objects.source.close()  # (the old file: its bytes were copied, its map goes with `objects`)
     return (made, slots) if made is not None else None
 
 
