@@ -1407,11 +1407,15 @@ class Index:
             checked[row[0]] = payload if type(payload) is bytes and crc32(payload, row[12]) == check else None
         return checked
 
-    def scanned_payloads(self, salts: Mapping[int, int], budget: int, column: str = "pi_json") -> dict[int, bytes]:
+    def scanned_payloads(
+        self, salts: Mapping[int, int], budget: int, column: str = "pi_json", checks: Mapping[int, int] | None = None
+    ) -> dict[int, bytes]:
         """`checked_payloads` for many files at once: file_id -> its stored object for the
         files in `salts` (file_id -> its row's salt), read in one scan of every row (a lookup
         each costs more once most files are wanted), up to `budget` bytes; one that fails its
-        check, or over the budget, is left out (`checked_payloads` reads it again)."""
+        check, or over the budget, is left out (`checked_payloads` reads it again).  `checks`:
+        file_id -> the row check the object must also have (rows kept earlier: the object
+        is theirs, `queryobjects.rows_check`)."""
         payload_column, check_column = _PAYLOADS[column]
         crc32, found = zlib.crc32, {}
         for chunk in _chunks(self._scan(self.db, f"file_id, {payload_column}, {check_column}")):
@@ -1419,6 +1423,8 @@ class Index:
                 break
             for file_id, payload, check in chunk:
                 salt = salts.get(file_id)
+                if checks is not None and checks.get(file_id) != check:
+                    continue
                 if salt is not None and type(payload) is bytes and crc32(payload, salt) == check:
                     found[file_id] = payload
                     budget -= len(payload)

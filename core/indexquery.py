@@ -52,9 +52,11 @@ from typing import TYPE_CHECKING, Any, NamedTuple, overload
 
 from .fulltext import is_primary
 from .queryobjects import Made, Objects, objects_file, objects_scope, runs_of, runs_scope
-from .queryrows import KeptRows, in_file, pack, starts_of, stored_scope
+from .queryrows import KeptRows, Run, holdable, in_file, pack, starts_of, stored_scope
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from .discovery import FileInfo
     from .ftscheck import Verdict
     from .index import Index
@@ -258,13 +260,15 @@ def _answered(
             if isinstance(updated, Stale):
                 return updated
             if updated is not None:
-                sessions, skipped, new = updated
+                sessions, skipped, new, pieces = updated
                 if full_text is not None:
                     index.adopt_fts_verdict(checked_ahead())
                     index.check_full_text()
                 if _titles_pass(new):  # (the kept ones were checked when kept)
-                    blob = pack(sessions, skipped)
+                    blob = sessions.packed(skipped) if isinstance(sessions, KeptRows) else pack(sessions, skipped)
                     keep = (kept_as, files, blob) if blob is not None and kept_as is not None else None
+                    # spliced rows: every session's object spliced likewise from the old rows' (`_every_object`)
+                    splice = Splice(kept[0], stored[0], pieces) if pieces is not None else None
                     return _ordered(
                         index,
                         query,
@@ -276,6 +280,8 @@ def _answered(
                         titles_checked=True,
                         keep=keep,
                         kept=True,
+                        objects_as=(objects_scope(scope), files_of, files) if splice is not None else None,
+                        splice=splice,
                     )
     fresh = _checked_rows(index, hits, full_text, infos, checked_ahead)
     if fresh is None or isinstance(fresh, Stale):
@@ -306,13 +312,15 @@ def _ordered(
     keep: tuple[bytes, bytes, bytes] | None = None,
     kept: bool = False,
     objects_as: tuple[bytes, Callable[[], bytes], bytes] | None = None,
+    splice: Splice | None = None,
 ) -> Ranked | None:
     """`rank`'s answer from the sessions' rows (newest first, every one checked; the titles
     too with `titles_checked`): those in `target`'s project that `query` matches, in
     `rank.search`'s order.  `kept`: rows kept by an earlier query, without their objects:
     those of many hits are read in one scan, or with `objects_as` (the objects' scope, the
     files' key now, the rows' key) every session's objects are (`core.queryobjects`:
-    stored, or read and kept)."""
+    stored, or read and kept; `splice`: how `sessions` were spliced from other rows,
+    whose stored objects are then reused, `_every_object`)."""
     from .search.fuzzy import MIN_FUZZY
 
     paths = target is None
@@ -369,12 +377,14 @@ def _ordered(
     objects = None
     if kept and len(rows) > len(sessions) // 8:  # no object read yet
         made = None
+        if objects_as is not None and objects_as[1]() != objects_as[2]:
+            return None  # ranked while the files were found, and they are others: this answer is not used
         if objects_as is not None and isinstance(every, KeptRows):
             if every is not sessions:  # one project's: their positions among every session's
                 position_of = dict(zip(every.file_ids, range(len(every)), strict=True))
                 order = [position_of[file_ids[position]] for position in order]
             # (made for an answer of most sessions of all; a project's answer uses them if they are there)
-            made = _every_object(index, every, *objects_as, order, make=len(rows) > len(every) // 8)
+            made = _every_object(index, every, *objects_as, order, make=len(rows) > len(every) // 8, splice=splice)
         if made is not None:
             store, slots, keep_objects = made
             positions = list(map(slots.__getitem__, order)) if slots is not None else list(range(len(order)))
@@ -471,19 +481,22 @@ def _every_object(
     order: list[int],
     *,
     make: bool,
+    splice: Splice | None = None,
 ) -> tuple[Objects, list[int] | None, tuple[bytes, bytes, Made] | None] | None:
     """Every session's object of `every` (rows kept for the files `rows_key` names), when
     those are the files `files_of()` found now: (the objects, where each `every` position's
-    is among them, and None), those stored for exactly these files and rows; else read in
-    one scan and checked, `order` (an answer's positions) first: (the objects, None: the
-    answer's are the first ones, and (scope, files, the store) to keep them), if `make`.
-    None when the files are others, or one object fails its check."""
+    is among them, and None), those stored for exactly these files and rows; else, if
+    `make`, spliced from those stored for the rows `every` was spliced from (`splice`:
+    `_spliced_objects`), or read in one scan and checked, `order` (an answer's positions)
+    first: (the objects, where each position's is (None: the answer's are the first ones),
+    and (scope, files, the store) to keep them).  None when the files are others, or one
+    object fails its check."""
     from .queryobjects import rows_check, write
 
     files = files_of()
     if files != rows_key or index.in_memory:
         return None  # the rows are not these files' (the caller ranks again)
-    check = rows_check(every.file_ids, every.salts)
+    check = rows_check(every.file_ids, every.salts, every.checks)
     stored = index.stored_listing(scope)
     if stored is not None and stored[0] == files:
         objects = Objects.load(stored[1].payload, objects_file(index.cache_dir, scope), check)
@@ -492,9 +505,16 @@ def _every_object(
             return objects, slots, None
     if not make:
         return None
-    found = index.scanned_payloads(dict(zip(every.file_ids, every.salts, strict=True)), 1 << 62)
     chosen = set(order)
     stored_order = [*order, *(position for position in range(len(every)) if position not in chosen)]
+    if splice is not None and stored is not None and stored[0] == splice.rows_key:
+        path = objects_file(index.cache_dir, scope)
+        spliced = _spliced_objects(index, splice, stored[1].payload, path, check, stored_order)
+        if spliced is not None:
+            return spliced[0].objects, None, (scope, files, spliced[0])
+    salts = dict(zip(every.file_ids, every.salts, strict=True))
+    # (each object also the one of its kept row's check: the store is tied to those, `rows_check`)
+    found = index.scanned_payloads(salts, 1 << 62, checks=dict(zip(every.file_ids, every.checks, strict=True)))
     file_ids = every.file_ids
     payloads = [found.get(file_ids[position]) for position in stored_order]
     del found
@@ -506,6 +526,55 @@ def _every_object(
     # (the file now, its entry after the read transaction: `Ranked.keep_objects`)
     made = write(objects_file(index.cache_dir, scope), payloads, check, slots)  # type: ignore[arg-type]
     return (made.objects, None, (scope, files, made)) if made is not None else None
+
+
+class Splice(NamedTuple):
+    """How kept rows were updated after a few files changed (`_updated_rows`): the rows
+    they were spliced from, those rows' files key, and the `rowsplice.pieces`."""
+
+    old: KeptRows
+    rows_key: bytes
+    pieces: list[Run | tuple]
+
+
+def _spliced_objects(
+    index: Index, splice: Splice, entry: bytes, path: Path, check: int, stored_order: list[int]
+) -> tuple[Made, list[int]] | None:
+    """Every session's object for rows spliced from `splice.old` (`KeptRows.spliced`): the
+    objects stored for those old rows (`entry`, at `path`: tied to their file ids, salts and
+    row checks by `rows_check`), each still the index's since its row's check is
+    (`rowsplice.retained_positions`), copied as they are (`queryobjects.write_spliced`), and
+    only the new rows' objects read and checked; kept in `stored_order` (positions: an
+    answer's first, as `write` keeps them).  (The store written, where each position's
+    object is in it.)  None when the stored objects are not those rows' or one fails."""
+    from .queryobjects import rows_check, write_spliced
+
+    old = splice.old
+    objects = Objects.load(entry, path, rows_check(old.file_ids, old.salts, old.checks))
+    old_slots = objects.slots() if objects is not None else None
+    if objects is None or old_slots is None:
+        return None
+    new = [piece for piece in splice.pieces if not isinstance(piece, Run)]
+    found = index.checked_payloads(new)
+    # each position's object: the slot of the old one (its row unchanged), or the new one read
+    sources: list[int | bytes] = []
+    for piece in splice.pieces:
+        if isinstance(piece, Run):
+            sources += old_slots[piece.first : piece.past]
+        else:
+            payload = found.get(piece[_FILE_ID])
+            if type(payload) is not bytes:
+                return None  # it failed its check: read again elsewhere
+            sources.append(payload)
+    slots = [0] * len(sources)
+    for slot, position in enumerate(stored_order):
+        slots[position] = slot
+    try:
+        made = write_spliced(path, objects, list(map(sources.__getitem__, stored_order)), check, slots)
+    finally:
+        if objects.source is not None:
+            objects.source.close()  # (the old file: its bytes were copied, its map goes with `objects`)
+    return (made, slots) if made is not None else None
 
 
 def _checked_rows(
@@ -533,25 +602,35 @@ def _updated_rows(
     skipped: list[tuple[str, str]],
     hits: dict[int, tuple[str, int]],
     infos: Callable[[], Sequence[FileInfo]],
-) -> tuple[list[tuple], list[tuple[str, str]], list[tuple]] | Stale | None:
+) -> tuple[Sequence[tuple], list[tuple[str, str]], list[tuple], list[Run | tuple] | None] | Stale | None:
     """`_checked_rows`'s sessions and skipped files from rows `kept` for other files (an
     agent appended to one), without every row read and checked again: every row's stored
     CRCs are read alone (`Index.row_checks`), a kept row whose file id, row check (over
     every value and the object: path, size, mtime, text_seq...) and title check are
     the index's still is used as it is, and only the other rows (changed, new, not
     sessions) are read and checked, at most `UPDATE_LIMIT`; also those rows' sessions (whose
-    titles the caller checks).  None when more differ, or a row read fails its check (the
-    caller reads every row); rows the index no longer has are not used."""
-    checks, title_checks = kept.checks, kept.title_checks
-    where = dict(zip(zip(kept.file_ids, checks, title_checks, strict=True), range(len(kept)), strict=True))
+    titles the caller checks), and, when the files found are exactly the index's, the
+    `rowsplice.pieces` the sessions were spliced from (they are then `KeptRows`, spliced
+    from `kept` without a row made: `KeptRows.spliced`).  None when more differ, or a row
+    read fails its check (the caller reads every row); rows the index no longer has are
+    not used."""
+    from .rowsplice import exactly_found, pieces, retained_positions
+
     stored = index.row_checks()
-    positions = list(map(where.get, map(itemgetter(0, 4, 5), stored)))
+    positions = retained_positions(kept, stored)
     reread = [path for (_, path, *_), position in zip(stored, positions, strict=True) if position is None]
     if len(reread) > UPDATE_LIMIT:
         return None
     new = index.query_rows("pi_json", hits, PAYLOAD_BUDGET, paths=reread) if reread else []
     if new is None:
         return None
+    found = infos()
+    spliced = pieces(kept, positions, new, found) if exactly_found(stored, found) else None
+    if spliced is not None:
+        order, others = spliced
+        sessions = [row for row in order if not isinstance(row, Run)]
+        if holdable(sessions, others):
+            return kept.spliced(order), others, sessions, order
     # the kept rows the index still has, with its size and mtime (those they were kept with)
     sizes: list[int | None] = [None] * len(kept)
     mtimes = sizes.copy()
@@ -560,13 +639,13 @@ def _updated_rows(
             sizes[at], mtimes[at] = size, mtime
     paths, titles = kept.split_columns()
     zero, one, none = repeat(0), repeat(1), repeat(None)
-    columns = (kept.file_ids, paths, sizes, mtimes, one, zero, kept.modified, kept.cwds, titles, title_checks)
-    every = zip(*columns, one, none, kept.salts, none, checks, strict=False)  # (the endless ones not strict)
+    columns = (kept.file_ids, paths, sizes, mtimes, one, zero, kept.modified, kept.cwds, titles, kept.title_checks)
+    every = zip(*columns, one, none, kept.salts, none, kept.checks, strict=False)  # (the endless ones not strict)
     rows = list(compress(every, map(is_not, sizes, repeat(None))))
-    fresh = fresh_sessions(rows + new, infos(), text=True)
+    fresh = fresh_sessions(rows + new, found, text=True)
     if isinstance(fresh, Stale):
         return fresh
-    return fresh[0], fresh[1], [row for row in new if row[_SESSION] and row[_HAS_JSON]]
+    return fresh[0], fresh[1], [row for row in new if row[_SESSION] and row[_HAS_JSON]], None
 
 
 def _titles_pass(sessions: Sequence[tuple]) -> bool:

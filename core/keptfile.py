@@ -123,7 +123,7 @@ def checked_file(path: Path, tag: bytes, size: int, crc: int) -> tuple[Any, Any]
     return handle, mapped
 
 
-def write_tagged(path: Path, chunks: Iterable[bytes]) -> tuple[bytes, int, int] | None:
+def write_tagged(path: Path, chunks: Iterable[bytes | memoryview]) -> tuple[bytes, int, int] | None:
     """`chunks` written at `path` after a fresh tag of `TAG_BYTES` random bytes, through a
     temporary file put in its place whole (a reader that has the old one mapped keeps it,
     one that opens it now finds another tag): (the tag, the file's CRC, its size), or None

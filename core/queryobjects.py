@@ -37,6 +37,7 @@ import zlib
 from array import array
 from collections.abc import Iterator, Sequence
 from itertools import accumulate
+from operator import sub
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -53,10 +54,13 @@ def objects_scope(scope: bytes) -> bytes:
     return _SCOPE_TAG + scope
 
 
-def rows_check(file_ids: Sequence[int], salts: Sequence[int]) -> int:
+def rows_check(file_ids: Sequence[int], salts: Sequence[int], checks: Sequence[int]) -> int:
     """What ties stored objects to the rows they are in the order of: a CRC of their file
-    ids and row salts."""
-    return zlib.crc32(array("q", salts).tobytes(), zlib.crc32(array("q", file_ids).tobytes()))
+    ids, row salts and row checks (`json_check`, over the values and the object: each
+    object stored was checked against its row's, so an object is reused after a few files
+    changed only for a row whose check is still the index's: `write_spliced`)."""
+    crc = zlib.crc32(array("q", salts).tobytes(), zlib.crc32(array("q", file_ids).tobytes()))
+    return zlib.crc32(array("q", checks).tobytes(), crc)
 
 
 def runs_scope(answered_as: bytes) -> bytes:
@@ -85,7 +89,6 @@ def write(path: Path, objects: Sequence[bytes], check: int, slots: Sequence[int]
     the file's size and CRC, whether `text.json_safe` leaves the objects as they are, their
     bytes).  None when it cannot be written."""
     from .marks import unmarked_sized
-    from .text import json_safe_as_is
 
     lengths: list[int] = []
     joined: list[int] = [0]  # the bytes of the objects and the commas between them
@@ -101,11 +104,59 @@ def write(path: Path, objects: Sequence[bytes], check: int, slots: Sequence[int]
         offsets = array("q", accumulate((length + 1 for length in lengths), initial=0))
         yield bytes(_index_start(joined[0]) - TAG_BYTES - joined[0]) + offsets.tobytes() + array("q", slots).tobytes()
 
-    written = write_tagged(path, chunks())
+    written = write_tagged(path, chunks())  # (fills `lengths` and `joined`)
+    return _made(path, written, len(lengths), joined[0], check)
+
+
+def write_spliced(
+    path: Path, old: Objects, sources: Sequence[int | bytes], check: int, slots: Sequence[int]
+) -> Made | None:
+    """`write`'s file and entry for objects in the order of `sources`: each the slot of an
+    object `old` holds, or a stored `ls --json` object (unmarked here).  After a few files
+    changed (an agent's append) the other sessions' objects are copied from the old file as
+    they are (views of runs of consecutive slots: no object read from the index, checked or
+    unmarked again), in the order `write` would keep them (the answer that made them first:
+    one run).  `slots` as `write`'s.  None when it cannot be written."""
+    from .marks import unmarked_sized
+
+    offsets, data = old.offsets, old.data
+    parts: list[bytes | memoryview] = []
+    lengths: list[int] = []  # each object's bytes and its comma
+    first = past = -1  # the run of old slots being gathered
+    for source in [*sources, None]:
+        if type(source) is int and source == past:
+            past += 1
+            continue
+        if past > first:
+            parts.append(data[offsets[first] : offsets[past] - 1])
+            lengths += map(sub, offsets[first + 1 : past + 1], offsets[first:past])
+        if type(source) is int:
+            first, past = source, source + 1
+        else:
+            first = past = -1
+            if source is not None:
+                some, sizes = unmarked_sized([source])  # type: ignore[list-item]
+                parts.append(some)
+                lengths.append(sizes[0] + 1)
+    joined = sum(lengths) - 1 if lengths else 0
+
+    def chunks() -> Iterator[bytes | memoryview]:
+        for start in range(0, len(parts), _CHUNK):
+            yield (b"," if start else b"") + b",".join(parts[start : start + _CHUNK])
+        ends = array("q", accumulate(lengths, initial=0))
+        yield bytes(_index_start(joined) - TAG_BYTES - joined) + ends.tobytes() + array("q", slots).tobytes()
+
+    return _made(path, write_tagged(path, chunks()), len(lengths), joined, check)
+
+
+def _made(path: Path, written: tuple[bytes, int, int] | None, count: int, joined_bytes: int, check: int) -> Made | None:
+    """The entry and the mapped objects of a file `write` or `write_spliced` just wrote
+    (`written`: its tag, CRC and size; `count` objects, `joined_bytes` of them)."""
+    from .text import json_safe_as_is
+
     if written is None:
         return None
     tag, crc, _size = written
-    joined_bytes = joined[0]
     try:
         mapped = mapped_file(path)
     except OSError:
@@ -113,8 +164,8 @@ def write(path: Path, objects: Sequence[bytes], check: int, slots: Sequence[int]
     if mapped is None:
         return None
     safe = json_safe_as_is(mapped, TAG_BYTES, TAG_BYTES + joined_bytes)  # (the objects: the tag is random bytes)
-    header = array("q", [len(lengths), check, len(mapped), crc, safe, joined_bytes])
-    stored = Objects.of_file(tag, mapped, len(lengths), joined_bytes, safe=safe)
+    header = array("q", [count, check, len(mapped), crc, safe, joined_bytes])
+    stored = Objects.of_file(tag, mapped, count, joined_bytes, safe=safe)
     if stored is None:
         return None
     return Made([tag, header.tobytes()], stored)

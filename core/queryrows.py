@@ -37,7 +37,7 @@ from array import array
 from collections.abc import Sequence
 from itertools import accumulate, count, repeat
 from operator import add
-from typing import TYPE_CHECKING, Any, overload
+from typing import TYPE_CHECKING, Any, NamedTuple, overload
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -69,27 +69,27 @@ def pack(sessions: Sequence[tuple], skipped: Sequence[tuple[str, str]]) -> bytes
     not sessions (path, reason) as one blob; None when they cannot be held exactly.  Where
     each title and path starts is kept too: every query searches the joined titles by
     offset, and splitting 25 MB of them to find those was ~35 ms of each at 100,000 sessions."""
-    try:
-        columns = (_FILE_ID, _MODIFIED, _SALT, _CHECK, _TITLE_CHECK)
-        numbers = array("q", [row[column] for column in columns for row in sessions])
-    except (TypeError, OverflowError):  # a NULL `modified`, a value not an int
+    if not holdable(sessions, skipped):
         return None
+    numbers = tuple([row[column] for row in sessions] for column in (_FILE_ID, _MODIFIED, _SALT, _CHECK, _TITLE_CHECK))
+    paths, titles = [row[_PATH] for row in sessions], [row[_TITLE] for row in sessions]
+    starts = (starts_of(titles), starts_of(paths))
     cwds = [row[_CWD] or "" for row in sessions]
+    return KeptRows(numbers, "\0".join(paths), cwds, b"\0".join(titles), starts).packed(skipped)  # type: ignore[arg-type]
+
+
+def holdable(sessions: Sequence[tuple], skipped: Sequence[tuple[str, str]]) -> bool:
+    """Whether `pack` can hold `sessions` and `skipped` exactly: every number an int of 64
+    bits (not a NULL `modified`), no NUL in a path, cwd or title, every title bytes."""
+    columns = (_FILE_ID, _MODIFIED, _SALT, _CHECK, _TITLE_CHECK)
+    try:
+        array("q", [row[column] for column in columns for row in sessions])
+    except (TypeError, OverflowError):  # a NULL `modified`, a value not an int
+        return False
     titles = [row[_TITLE] for row in sessions]
-    texts = [*(row[_PATH] for row in sessions), *cwds, *(part for pair in skipped for part in pair)]
-    if any("\0" in text for text in texts) or any(type(title) is not bytes or 0 in title for title in titles):
-        return None
-    sections = [
-        numbers.tobytes(),
-        _text("\0".join(row[_PATH] for row in sessions)),
-        _text("\0".join(cwds)),
-        b"\0".join(titles),
-        _text("\0".join(part for pair in skipped for part in pair)),
-        array("q", starts_of(titles)).tobytes(),
-        array("q", starts_of([row[_PATH] for row in sessions])).tobytes(),
-    ]
-    header = array("q", [_LAYOUT, len(sessions), *map(len, sections)])
-    return header.tobytes() + b"".join(sections)
+    texts = [*(row[_PATH] for row in sessions), *(row[_CWD] or "" for row in sessions)]
+    texts += [part for pair in skipped for part in pair]
+    return not any("\0" in text for text in texts) and all(type(title) is bytes and 0 not in title for title in titles)
 
 
 def unpack(blob: bytes) -> tuple[list[tuple], list[tuple[str, str]]] | None:
@@ -177,6 +177,72 @@ class KeptRows(Sequence[tuple]):
         """Every path and every title, split out of the joined columns (in row order)."""
         return (self.paths.split("\0"), self.titles.split(b"\0")) if self.file_ids else ([], [])
 
+    def packed(self, skipped: Sequence[tuple[str, str]]) -> bytes:
+        """These rows and the files that are not sessions (path, reason) as `pack`'s blob,
+        from the columns as they are (`pack` checked them: `holdable`)."""
+        numbers = array("q")
+        for column in (self.file_ids, self.modified, self.salts, self.checks, self.title_checks):
+            numbers.fromlist(column)
+        titles, paths = self.title_starts(), self.path_starts()
+        sections = [
+            numbers.tobytes(),
+            _text(self.paths),
+            _text("\0".join(self.cwds)),
+            self.titles,
+            _text("\0".join(part for pair in skipped for part in pair)),
+            array("q", titles).tobytes(),
+            array("q", paths).tobytes(),
+        ]
+        header = array("q", [_LAYOUT, len(self), *map(len, sections)])
+        return header.tobytes() + b"".join(sections)
+
+    def spliced(self, pieces: Sequence[tuple[int, int] | tuple]) -> KeptRows:
+        """The rows `pieces` name, in their order: runs of these rows (`Run`: first, past the
+        last position) and `Index.query_rows()` rows, each ending with its `json_check` (read
+        again: `holdable`, titles checked by the caller).  A few files changed among 100,000
+        (an agent's append): the kept columns copied by runs, never made into rows."""
+        numbers: tuple[list[int], ...] = ([], [], [], [], [])
+        mine = (self.file_ids, self.modified, self.salts, self.checks, self.title_checks)
+        cwds: list[str] = []
+        paths: list[str] = []
+        titles: list[bytes] = []
+        path_starts: list[int] = []
+        title_starts: list[int] = []
+        at_path = at_title = 0
+        old_paths, old_titles = self.path_starts(), self.title_starts()
+        for piece in pieces:
+            if isinstance(piece, Run):
+                low, high = piece
+                for into, column in zip(numbers, mine, strict=True):
+                    into += column[low:high]
+                cwds += self.cwds[low:high]
+                paths.append(self.paths[old_paths[low] : old_paths[high] - 1])
+                titles.append(self.titles[old_titles[low] : old_titles[high] - 1])
+                path_starts += map(add, old_paths[low:high], repeat(at_path - old_paths[low]))
+                title_starts += map(add, old_titles[low:high], repeat(at_title - old_titles[low]))
+                at_path += old_paths[high] - old_paths[low]
+                at_title += old_titles[high] - old_titles[low]
+                continue
+            for into, at in zip(numbers, (_FILE_ID, _MODIFIED, _SALT, _CHECK, _TITLE_CHECK), strict=True):
+                into.append(piece[at])
+            cwds.append(piece[_CWD] or "")
+            paths.append(piece[_PATH])
+            titles.append(piece[_TITLE])
+            path_starts.append(at_path)
+            title_starts.append(at_title)
+            at_path += len(piece[_PATH]) + 1
+            at_title += len(piece[_TITLE]) + 1
+        path_starts.append(at_path)
+        title_starts.append(at_title)
+        file_ids, modified, salts, checks, title_checks = numbers
+        return KeptRows(
+            (file_ids, modified, salts, checks, title_checks),
+            "\0".join(paths),
+            cwds,
+            b"\0".join(titles),
+            (title_starts, path_starts),
+        )
+
     def path_starts(self) -> list[int]:
         """Where each path starts in `paths`, and one past the end (+1)."""
         return self._path_starts
@@ -184,6 +250,13 @@ class KeptRows(Sequence[tuple]):
     def title_starts(self) -> list[int]:
         """Where each title starts in `titles` (bytes), and one past the end (+1)."""
         return self._title_starts
+
+
+class Run(NamedTuple):
+    """A run of kept rows (`KeptRows.spliced`): from `first` to before `past`."""
+
+    first: int
+    past: int
 
 
 def starts_of(parts: list[Any]) -> list[int]:

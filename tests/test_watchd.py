@@ -300,6 +300,32 @@ def test_queries_right_after_pis_appends_equal_a_fresh_caches_12_trials(
             assert _ls_query_out(daemon.root, daemon.cache, query) == expected, (trial, query)
 
 
+def test_queries_while_pi_appends_to_two_sessions_then_after_equal_a_fresh_caches_8_trials(
+    daemon: Daemon, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Kept rows and every session's objects spliced while pi's SessionManager appends (two
+    sessions at once, several lines each, `rowsplice`, `queryobjects.write_spliced`): the
+    queries asked during the appends answer (whatever moment they saw), and once the watcher
+    has the last line, each answer is the bytes of a fresh cache's; one objects file."""
+    files = sorted((daemon.root / "--proj--").glob("*.jsonl"))
+    for _ in range(3):  # the rows kept, then every session's objects
+        _ls_query_out(daemon.root, daemon.cache, "question")
+    for trial in range(8):
+        targets = [str(files[trial % len(files)]), str(files[(trial + 1) % len(files)])]
+        word = f"pisplice{trial}x"
+        agent = [str(ORACLE_DIR / "append_loop.mjs"), *targets, "--count", "4", "--interval-us", "20000"]
+        with subprocess.Popen(["node", *agent, "--word", word], stdout=subprocess.PIPE) as pi:
+            during = [_ls_query_out(daemon.root, daemon.cache, query) for query in ("question", word)]
+            assert pi.wait(60) == 0
+        assert all(json.loads(answer or b"[]") is not None for answer in during)
+        assert _synced(daemon) == _on_disk(daemon.root), trial  # the watcher has every line
+        for query in ("question", word, "question", '"pisplice"'):
+            fresh = tmp_path_factory.mktemp("fresh")
+            expected = _ls_query_out(daemon.root, fresh, query, SEANCE_NO_WATCH="1")
+            assert _ls_query_out(daemon.root, daemon.cache, query) == expected, (trial, query)
+        assert len(list(daemon.cache.glob("query-objects-*.bin"))) == 1, trial
+
+
 @pytest.mark.slow
 def test_appends_between_syncs_200_trials_each_answer_exact(daemon: Daemon) -> None:
     files = sorted((daemon.root / "--proj--").glob("*.jsonl"))
