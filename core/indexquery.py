@@ -256,7 +256,7 @@ def _answered(
                 index.check_full_text()
             return answer
         if kept is not None and stored is not None:  # kept for other files: only the changed ones read
-            updated = _updated_rows(index, kept[0], kept[1], hits, infos)
+            updated = _updated_rows(index, kept[0], hits, infos)
             if isinstance(updated, Stale):
                 return updated
             if updated is not None:
@@ -507,11 +507,14 @@ def _every_object(
         return None
     chosen = set(order)
     stored_order = [*order, *(position for position in range(len(every)) if position not in chosen)]
+    slots = [0] * len(every)  # (where each position's object will be: `stored_order` inverted)
+    for slot, position in enumerate(stored_order):
+        slots[position] = slot
     if splice is not None and stored is not None and stored[0] == splice.rows_key:
         path = objects_file(index.cache_dir, scope)
-        spliced = _spliced_objects(index, splice, stored[1].payload, path, check, stored_order)
+        spliced = _spliced_objects(index, splice, stored[1].payload, path, check, stored_order, slots)
         if spliced is not None:
-            return spliced[0].objects, None, (scope, files, spliced[0])
+            return spliced.objects, None, (scope, files, spliced)
     salts = dict(zip(every.file_ids, every.salts, strict=True))
     # (each object also the one of its kept row's check: the store is tied to those, `rows_check`)
     found = index.scanned_payloads(salts, 1 << 62, checks=dict(zip(every.file_ids, every.checks, strict=True)))
@@ -520,9 +523,6 @@ def _every_object(
     del found
     if None in payloads:
         return None  # one failed its check: printed as before, its file read again
-    slots = [0] * len(every)
-    for slot, position in enumerate(stored_order):
-        slots[position] = slot
     # (the file now, its entry after the read transaction: `Ranked.keep_objects`)
     made = write(objects_file(index.cache_dir, scope), payloads, check, slots)  # type: ignore[arg-type]
     return (made.objects, None, (scope, files, made)) if made is not None else None
@@ -538,43 +538,41 @@ class Splice(NamedTuple):
 
 
 def _spliced_objects(
-    index: Index, splice: Splice, entry: bytes, path: Path, check: int, stored_order: list[int]
-) -> tuple[Made, list[int]] | None:
+    index: Index, splice: Splice, entry: bytes, path: Path, check: int, stored_order: list[int], slots: list[int]
+) -> Made | None:
     """Every session's object for rows spliced from `splice.old` (`KeptRows.spliced`): the
     objects stored for those old rows (`entry`, at `path`: tied to their file ids, salts and
     row checks by `rows_check`), each still the index's since its row's check is
     (`rowsplice.retained_positions`), copied as they are (`queryobjects.write_spliced`), and
     only the new rows' objects read and checked; kept in `stored_order` (positions: an
-    answer's first, as `write` keeps them).  (The store written, where each position's
-    object is in it.)  None when the stored objects are not those rows' or one fails."""
+    answer's first, as `write` keeps them; `slots`, where each position's object is then).
+    The store written; None when the stored objects are not those rows' or one fails."""
     from .queryobjects import rows_check, write_spliced
 
     old = splice.old
     objects = Objects.load(entry, path, rows_check(old.file_ids, old.salts, old.checks))
-    old_slots = objects.slots() if objects is not None else None
-    if objects is None or old_slots is None:
+    if objects is None:
         return None
-    new = [piece for piece in splice.pieces if not isinstance(piece, Run)]
-    found = index.checked_payloads(new)
-    # each position's object: the slot of the old one (its row unchanged), or the new one read
-    sources: list[int | bytes] = []
-    for piece in splice.pieces:
-        if isinstance(piece, Run):
-            sources += old_slots[piece.first : piece.past]
-        else:
-            payload = found.get(piece[_FILE_ID])
-            if type(payload) is not bytes:
-                return None  # it failed its check: read again elsewhere
-            sources.append(payload)
-    slots = [0] * len(sources)
-    for slot, position in enumerate(stored_order):
-        slots[position] = slot
-    try:
-        made = write_spliced(path, objects, list(map(sources.__getitem__, stored_order)), check, slots)
+    try:  # (the old file is closed on every way out: its bytes are copied, or not used)
+        old_slots = objects.slots()
+        if old_slots is None:
+            return None
+        new = [piece for piece in splice.pieces if not isinstance(piece, Run)]
+        found = index.checked_payloads(new)
+        # each position's object: the slot of the old one (its row unchanged), or the new one read
+        sources: list[int | bytes] = []
+        for piece in splice.pieces:
+            if isinstance(piece, Run):
+                sources += old_slots[piece.first : piece.past]
+            else:
+                payload = found.get(piece[_FILE_ID])
+                if type(payload) is not bytes:
+                    return None  # it failed its check: read again elsewhere
+                sources.append(payload)
+        return write_spliced(path, objects, list(map(sources.__getitem__, stored_order)), check, slots)
     finally:
         if objects.source is not None:
-            objects.source.close()  # (the old file: its bytes were copied, its map goes with `objects`)
-    return (made, slots) if made is not None else None
+            objects.source.close()
 
 
 def _checked_rows(
@@ -599,7 +597,6 @@ def _checked_rows(
 def _updated_rows(
     index: Index,
     kept: KeptRows,
-    skipped: list[tuple[str, str]],
     hits: dict[int, tuple[str, int]],
     infos: Callable[[], Sequence[FileInfo]],
 ) -> tuple[Sequence[tuple], list[tuple[str, str]], list[tuple], list[Run | tuple] | None] | Stale | None:
@@ -609,12 +606,12 @@ def _updated_rows(
     every value and the object: path, size, mtime, text_seq...) and title check are
     the index's still is used as it is, and only the other rows (changed, new, not
     sessions) are read and checked, at most `UPDATE_LIMIT`; also those rows' sessions (whose
-    titles the caller checks), and, when the files found are exactly the index's, the
+    titles the caller checks), and, when every file found is one the index has as it is, the
     `rowsplice.pieces` the sessions were spliced from (they are then `KeptRows`, spliced
     from `kept` without a row made: `KeptRows.spliced`).  None when more differ, or a row
     read fails its check (the caller reads every row); rows the index no longer has are
     not used."""
-    from .rowsplice import exactly_found, pieces, retained_positions
+    from .rowsplice import listed_only, pieces, retained_positions
 
     stored = index.row_checks()
     positions = retained_positions(kept, stored)
@@ -625,7 +622,8 @@ def _updated_rows(
     if new is None:
         return None
     found = infos()
-    spliced = pieces(kept, positions, new, found) if exactly_found(stored, found) else None
+    listed = listed_only(stored, positions, new, found)
+    spliced = pieces(kept, *listed, found) if listed is not None else None
     if spliced is not None:
         order, others = spliced
         sessions = [row for row in order if not isinstance(row, Run)]

@@ -17,7 +17,10 @@ and such an answer as the order of their positions (a few hundred KB):
   are.  Kept
   under the same key as those rows (`index.files_key` of the files and the full-text
   index's `ftscheck.fts_state`) and tied to them (`rows_check`): made from exactly the
-  files the rows were, each object checked against its row when it was read.  A tag of 16
+  files the rows were, each object checked against its row when it was read.  After a few
+  files changed (an agent's append; the rows spliced, `core.rowsplice`), a store is made
+  from the one before (`write_spliced`): each object whose row's file id, salt and check
+  are still the index's copied as it is, only the others read and checked.  A tag of 16
   random bytes, in the entry and the file, names this store; a file that is not the
   entry's (replaced, damaged) is not used.  Its CRC is checked once: a note beside it then
   vouches for it while its identity (inode, size, mtime, ctime) is the one checked
@@ -35,7 +38,7 @@ from __future__ import annotations
 
 import zlib
 from array import array
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from itertools import accumulate
 from operator import sub
 from pathlib import Path
@@ -101,8 +104,7 @@ def write(path: Path, objects: Sequence[bytes], check: int, slots: Sequence[int]
             lengths.extend(sizes)
             joined[0] += len(some)
             yield some
-        offsets = array("q", accumulate((length + 1 for length in lengths), initial=0))
-        yield bytes(_index_start(joined[0]) - TAG_BYTES - joined[0]) + offsets.tobytes() + array("q", slots).tobytes()
+        yield _trailer(joined[0], (length + 1 for length in lengths), slots)
 
     written = write_tagged(path, chunks())  # (fills `lengths` and `joined`)
     return _made(path, written, len(lengths), joined[0], check)
@@ -143,8 +145,7 @@ def write_spliced(
     def chunks() -> Iterator[bytes | memoryview]:
         for start in range(0, len(parts), _CHUNK):
             yield (b"," if start else b"") + b",".join(parts[start : start + _CHUNK])
-        ends = array("q", accumulate(lengths, initial=0))
-        yield bytes(_index_start(joined) - TAG_BYTES - joined) + ends.tobytes() + array("q", slots).tobytes()
+        yield _trailer(joined, lengths, slots)
 
     return _made(path, write_tagged(path, chunks()), len(lengths), joined, check)
 
@@ -156,12 +157,15 @@ def _made(path: Path, written: tuple[bytes, int, int] | None, count: int, joined
 
     if written is None:
         return None
-    tag, crc, _size = written
+    tag, crc, size = written
     try:
         mapped = mapped_file(path)
     except OSError:
         return None
     if mapped is None:
+        return None
+    if len(mapped) != size or mapped[:TAG_BYTES] != tag:  # (opened again by name: another
+        mapped.close()  # process may have put its own store in place since, same count and bytes)
         return None
     safe = json_safe_as_is(mapped, TAG_BYTES, TAG_BYTES + joined_bytes)  # (the objects: the tag is random bytes)
     header = array("q", [count, check, len(mapped), crc, safe, joined_bytes])
@@ -169,6 +173,13 @@ def _made(path: Path, written: tuple[bytes, int, int] | None, count: int, joined
     if stored is None:
         return None
     return Made([tag, header.tobytes()], stored)
+
+
+def _trailer(joined_bytes: int, spans: Iterable[int], slots: Sequence[int]) -> bytes:
+    """What follows the objects in their file: padding to `_index_start`, where each object
+    starts (`spans`: each object's bytes and its comma; n + 1 offsets), then `slots`."""
+    padding = bytes(_index_start(joined_bytes) - TAG_BYTES - joined_bytes)
+    return padding + array("q", accumulate(spans, initial=0)).tobytes() + array("q", slots).tobytes()
 
 
 def _index_start(joined_bytes: int) -> int:

@@ -14,8 +14,10 @@ later query on the same files and the same full-text index maps them back, check
   counter by every change, and the stored signature).  A file appended to, a new or gone
   file, or any write to the full-text index makes another key: the rows are then updated
   (`indexquery._updated_rows`: a kept row is used while its file id, row check and title
-  check, kept with it, are the index's; the others are read and checked) and stored again
-  at once for the new key.  A rebuild empties `listings`.
+  check, kept with it, are the index's; the others are read and checked and, when every
+  file found is one the index has as it is, spliced in where `fresh_sessions` would put
+  them: `core.rowsplice`, `KeptRows.spliced`) and stored again at once for the new key.  A
+  rebuild empties `listings`.
 - **checked**: the entry carries the listing's CRC (`Index.listing`), and names the file by
   a random tag, its size and its CRC (a note beside it vouches for it once it passed, while
   its identity is the one checked: `keptfile.checked_file`): a damaged or replaced
@@ -179,7 +181,8 @@ class KeptRows(Sequence[tuple]):
 
     def packed(self, skipped: Sequence[tuple[str, str]]) -> bytes:
         """These rows and the files that are not sessions (path, reason) as `pack`'s blob,
-        from the columns as they are (`pack` checked them: `holdable`)."""
+        from the columns as they are (checked by `holdable`: in `pack`, or in
+        `indexquery._updated_rows` for spliced rows)."""
         numbers = array("q")
         for column in (self.file_ids, self.modified, self.salts, self.checks, self.title_checks):
             numbers.fromlist(column)
@@ -196,7 +199,7 @@ class KeptRows(Sequence[tuple]):
         header = array("q", [_LAYOUT, len(self), *map(len, sections)])
         return header.tobytes() + b"".join(sections)
 
-    def spliced(self, pieces: Sequence[tuple[int, int] | tuple]) -> KeptRows:
+    def spliced(self, pieces: Sequence[Run | tuple]) -> KeptRows:
         """The rows `pieces` name, in their order: runs of these rows (`Run`: first, past the
         last position) and `Index.query_rows()` rows, each ending with its `json_check` (read
         again: `holdable`, titles checked by the caller).  A few files changed among 100,000

@@ -7,9 +7,11 @@ after an append at 100,000 sessions.  Here the order `fresh_sessions` gives is m
 splicing instead: the kept rows are in it already (newest first, equal times in the order
 the files are found), so the rows still kept stay in their order, and each row read again
 goes where that order puts it (`Run`s of kept rows and the new rows between them:
-`KeptRows.spliced`).  Only when every file found is exactly one the index has, as it is,
-and every session read again has its text indexed (else `fresh_sessions` says which are
-stale).
+`KeptRows.spliced`).  Only when every file found is one the index has, as it is
+(`listed_only`), and every session read again has its text indexed (else `fresh_sessions`
+says which are stale).  It relies on what `fresh_sessions` relies on: the files found in
+the same order as before for those that did not change (discovery sorts by name, the
+watcher inserts by the same key).
 """
 
 from __future__ import annotations
@@ -30,12 +32,24 @@ _PATH, _SESSION, _TEXT_SEQ, _MODIFIED, _HAS_JSON, _REASON = 1, 4, 5, 6, 10, 11
 _CHECKED_STAT = itemgetter(1, 2, 3)
 
 
-def exactly_found(stored: list[tuple], infos: Sequence[FileInfo]) -> bool:
-    """Whether the files found now (`infos`) are exactly the index's files (`stored`:
-    `Index.row_checks()`), each as it is now (path, size, mtime): then every row is listed
-    and none is stale, as `fresh_sessions` would find (compared in C, as sets of tuples)."""
-    stats = set(map(_CHECKED_STAT, stored))
-    return len(stats) == len(infos) == len(stored) and stats.issuperset(infos)
+def listed_only(
+    stored: list[tuple], retained: list[int | None], read: list[tuple], infos: Sequence[FileInfo]
+) -> tuple[list[int | None], list[tuple]] | None:
+    """`retained` and the rows `read` again (`retained_positions`' of the index's rows
+    `stored`: `Index.row_checks()`) with the files found now (`infos`) alone, when every one
+    of them is a file the index has, as it is now (path, size, mtime): then none is stale, as
+    `fresh_sessions` would find, and a row of a file gone since (the index forgets it only
+    when it next reads the files: a watcher, the picker, `index`) is not listed, as there.
+    None when a file found is new or changed (`fresh_sessions` says which are stale).
+    (Compared in C, as sets of tuples.)"""
+    found = set(infos)
+    listed = list(map(found.__contains__, map(_CHECKED_STAT, stored)))
+    if len(found) != len(infos) or listed.count(True) != len(found):  # (the index's paths are distinct)
+        return None
+    if len(stored) == len(found):
+        return retained, read
+    retained = [position if is_listed else None for position, is_listed in zip(retained, listed, strict=True)]
+    return retained, [row for row in read if _CHECKED_STAT(row) in found]
 
 
 def pieces(

@@ -25,7 +25,7 @@ from seance.core.indexquery import Stale, fresh_sessions
 from seance.core.keptfile import TAG_BYTES
 from seance.core.queryobjects import COMPACT_MAGIC
 from seance.core.queryrows import Run, pack, unpack_columns
-from seance.core.rowsplice import exactly_found, pieces, retained_positions
+from seance.core.rowsplice import listed_only, pieces, retained_positions
 
 WORDS = ["the", "fix", "sqlite", '"fix the"', "error"]
 
@@ -122,6 +122,29 @@ def test_after_an_append_every_sessions_objects_are_spliced_reading_only_the_app
             assert objects.scans == 0, (trial, word)  # (small answers read their few objects; none scans them all)
 
 
+def test_after_a_file_is_deleted_appends_are_still_spliced_and_every_answer_is_a_fresh_caches(
+    tmp_path: Path, cache: Path, capsysbinary: pytest.CaptureFixture[bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without a watcher the index keeps a deleted session's row until it next reads the
+    files; the queries after it, and after appends to other sessions, drop that row as
+    `fresh_sessions` does and still splice: only the appended session's object is read."""
+    root = tmp_path / "sessions"
+    generate_corpus(root, sessions=30, projects=2, seed=5, mean_bytes=3000)
+    for _ in range(3):
+        _ls(capsysbinary, root, "the")
+    files = sorted(root.rglob("*.jsonl"))
+    files[9].unlink()
+    assert _ls(capsysbinary, root, "the") == _fresh(capsysbinary, monkeypatch, root, "the")
+    for trial, target in enumerate([files[3], files[20]]):
+        _append(target, f"the wombat{trial}")
+        reference = _fresh(capsysbinary, monkeypatch, root, "the")
+        with monkeypatch.context() as patched:
+            objects = _Objects(patched)
+            assert _ls(capsysbinary, root, "the") == reference, trial
+        assert objects.read == [str(target)] and objects.scans == 0, (trial, objects.read, objects.scans)
+        assert str(files[9]) not in reference.decode()
+
+
 def _runs_of(query: str) -> int:
     """How many numbers (first, last of each run) `query`'s kept runs hold (`queryobjects.compact`)."""
     with sqlite3.connect(Path(os.environ["SEANCE_CACHE_DIR"]) / DB_NAME) as db:
@@ -194,8 +217,10 @@ def _checks(rows: list[tuple]) -> list[tuple]:
 def test_spliced_rows_are_fresh_sessions_order_with_ties_new_removed_and_skipped_files_200_trials() -> None:
     """`rowsplice.pieces` and `KeptRows.spliced` against `fresh_sessions` over every row:
     files changed (a new time, often equal to others': the files' order decides), new files
-    anywhere in the files' order, removed files and files that are not sessions; the same
-    rows in the same order, the same skipped files, and a blob `pack` would make."""
+    anywhere in the files' order, removed files (some still in the index: it forgets a gone
+    file only when it next reads the files) and files that are not sessions, the index's
+    rows in any order; the same rows in the same order, the same skipped files, and a blob
+    `pack` would make."""
     chance = random.Random(12)
     for trial in range(200):
         count = chance.randrange(0, 40)
@@ -209,26 +234,33 @@ def test_spliced_rows_are_fresh_sessions_order_with_ties_new_removed_and_skipped
         assert kept is not None
         # the files now: some changed, some removed, some new, some not sessions
         now = list(rows)
+        gone: list[tuple] = []  # (removed, their rows still in the index)
         for _ in range(chance.randrange(1, 6)):
             action = chance.randrange(4)
             if action == 0 and now:
                 at = chance.randrange(len(now))
                 now[at] = _row(now[at][0], now[at][1], chance.randrange(6) + (chance.random() < 0.3) * 10)
             elif action == 1 and now:
-                del now[chance.randrange(len(now))]
+                removed = now.pop(chance.randrange(len(now)))
+                if chance.random() < 0.5:
+                    gone.append(removed)
             else:
                 path = f"/s/{chance.randrange(10**6):07d}n.jsonl"
                 if path not in {row[1] for row in now}:
                     now.append(_row(1000 + len(now) + trial, path, chance.randrange(6), session=action == 2))
         now.sort(key=lambda row: row[1])  # (the files' order: by name, as `discover` lists them)
         infos_now = [FileInfo(row[1], row[2], row[3]) for row in now]
-        stored = _checks(now)
-        assert exactly_found(stored, infos_now)
+        index_rows = now + [row for row in gone if row[1] not in {now_row[1] for now_row in now}]
+        chance.shuffle(index_rows)  # (`Index.row_checks` and `query_rows` in the index's order)
+        stored = _checks(index_rows)
         positions = retained_positions(kept[0], stored)
-        read = [row for row, position in zip(now, positions, strict=True) if position is None]
-        expected = fresh_sessions(now, infos_now, text=True)
+        read = [row for row, position in zip(index_rows, positions, strict=True) if position is None]
+        chance.shuffle(read)
+        listed = listed_only(stored, positions, read, infos_now)
+        assert listed is not None, trial
+        expected = fresh_sessions(index_rows, infos_now, text=True)
         assert not isinstance(expected, Stale)
-        spliced = pieces(kept[0], positions, read, infos_now)
+        spliced = pieces(kept[0], *listed, infos_now)
         assert spliced is not None, trial
         order, skipped = spliced
         rows_now = kept[0].spliced(order)
@@ -241,7 +273,10 @@ def test_spliced_rows_are_fresh_sessions_order_with_ties_new_removed_and_skipped
         assert all(isinstance(piece, Run) or piece in read for piece in order)
 
 
-def test_a_session_whose_text_was_never_indexed_or_a_file_not_found_is_left_to_fresh_sessions() -> None:
+def test_a_session_never_indexed_or_a_file_new_or_changed_is_left_to_fresh_sessions_a_gone_one_unlisted() -> None:
+    """A session read again whose text was never indexed, or a file found that the index does
+    not have as it is, is not spliced (`fresh_sessions` says it is stale); a file the index
+    still has but that is gone is neither kept nor read again."""
     rows = [_row(number, f"/s/{number}.jsonl", number) for number in range(5)]
     infos = [FileInfo(row[1], row[2], row[3]) for row in rows]
     old = fresh_sessions(rows, infos, text=True)
@@ -250,7 +285,11 @@ def test_a_session_whose_text_was_never_indexed_or_a_file_not_found_is_left_to_f
     assert kept is not None
     unindexed = (*rows[2][:5], -1, *rows[2][6:])
     assert pieces(kept[0], [0, 1, None, 3, 4], [unindexed], infos) is None
-    assert not exactly_found(_checks(rows), infos[:-1])  # the index has a file not found now
-    assert not exactly_found(_checks(rows[:-1]), infos)  # a file found that the index lacks
+    everything = [0, 1, 2, 3, 4]
+    assert listed_only(_checks(rows), everything, [], infos) == (everything, [])
+    # the index has a file not found now (gone): not listed, not read
+    assert listed_only(_checks(rows), everything, [], infos[:-1]) == ([0, 1, 2, 3, None], [])
+    assert listed_only(_checks(rows), [0, 1, 2, 3, None], [rows[4]], infos[:-1]) == ([0, 1, 2, 3, None], [])
+    assert listed_only(_checks(rows[:-1]), everything[:-1], [], infos) is None  # a file found that the index lacks
     moved = [FileInfo(infos[0].path, infos[0].size, infos[0].mtime_ns + 1), *infos[1:]]
-    assert not exactly_found(_checks(rows), moved)
+    assert listed_only(_checks(rows), everything, [], moved) is None

@@ -69,3 +69,28 @@ def test_an_entry_of_the_older_layout_is_not_read(tmp_path: Path) -> None:
     older = entry[: 16 + 5 * 8] + array("q", store.offsets).tobytes() + array("q", [0, 1, 2, 3]).tobytes()
     assert Objects.load(older, path) is None
     assert Objects.load(entry[:-8], path) is None and Objects.load(entry + bytes(8), path) is None
+
+
+def test_a_store_another_process_put_in_place_just_after_ours_is_never_taken_for_ours(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`write` maps the file it wrote by its name again: when another process's store of the
+    same objects in another order (same count, same bytes) took its place in between, the
+    objects mapped are not the entry's, so none are returned (the caller prints from the
+    index) rather than the other store's objects under this store's slots."""
+    from seance.core import queryobjects
+
+    objects = _objects(4)
+    path = objects_file(tmp_path, b"race")
+    mapped_file = queryobjects.mapped_file
+
+    def replaced_first(where: Path) -> object:
+        monkeypatch.setattr(queryobjects, "mapped_file", mapped_file)
+        assert write(where, objects[::-1], 7, [3, 2, 1, 0]) is not None  # (the other process)
+        return mapped_file(where)
+
+    monkeypatch.setattr(queryobjects, "mapped_file", replaced_first)
+    assert write(path, objects, 7, [0, 1, 2, 3]) is None
+    made = write(path, objects, 7, [0, 1, 2, 3])  # (no other writer: taken as written)
+    assert made is not None
+    assert b"".join(made.objects.parts(runs(range(4)))) == b"[" + b",".join(objects) + b"]"
