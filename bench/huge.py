@@ -251,7 +251,9 @@ def main() -> None:
         # Byte-code caching on, as in any installed package (as bench/run.py: this sandbox sets
         # PYTHONDONTWRITEBYTECODE, which would compile every module of every command timed).
         env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
-        env |= {"PYTHONPATH": str(REPO.parent), "SEANCE_CACHE_DIR": str(base / "cache")}
+        # (a PYTHONPATH given, e.g. a worktree of another version for an A/B, comes first)
+        python_path = os.pathsep.join(filter(None, [os.environ.get("PYTHONPATH"), str(REPO.parent)]))
+        env |= {"PYTHONPATH": python_path, "SEANCE_CACHE_DIR": str(base / "cache")}
         # Written by a child: Linux counts a forked child's peak RSS from before its exec, so
         # the process that measures must stay small.
         sizes = ["--entries", str(options.entries), "--entry-bytes", str(options.entry_bytes)]
