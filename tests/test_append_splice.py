@@ -15,6 +15,7 @@ from pathlib import Path
 
 import orjson
 import pytest
+from write_harness import append_user_message
 
 from seance.cli import main
 from seance.core import catalog as catalog_module
@@ -56,20 +57,6 @@ def _fresh(
         return _ls(capsysbinary, root, query)
 
 
-def _append(path: Path, text: str) -> None:
-    """A message appended as an agent appends it."""
-    *_, last = path.read_bytes().splitlines()
-    line = {
-        "type": "message",
-        "id": os.urandom(4).hex(),
-        "parentId": orjson.loads(last)["id"],
-        "timestamp": "2026-11-27T02:00:00.000Z",
-        "message": {"role": "user", "content": text, "timestamp": 1_795_000_000_000},
-    }
-    with path.open("ab") as handle:
-        handle.write(orjson.dumps(line) + b"\n")
-
-
 class _Objects:
     """The objects read from the index: `Index.checked_payloads`' rows; every row's scanned
     (`Index.scanned_payloads`) refused."""
@@ -91,6 +78,21 @@ class _Objects:
         monkeypatch.setattr(Index, "scanned_payloads", scanning)
 
 
+def _spliced_after_append(
+    capsysbinary: pytest.CaptureFixture[bytes], monkeypatch: pytest.MonkeyPatch, root: Path, target: Path, text: str
+) -> bytes:
+    """`text` appended to `target`, then `the` asked: a fresh cache's answer, for which the
+    index was asked for `target`'s object alone and no scan of every object (the others
+    copied from the store before).  (That answer.)"""
+    append_user_message(target, text)
+    reference = _fresh(capsysbinary, monkeypatch, root, "the")
+    with monkeypatch.context() as patched:
+        objects = _Objects(patched)
+        assert _ls(capsysbinary, root, "the") == reference, text
+    assert objects.read == [str(target)] and objects.scans == 0, (text, objects.read, objects.scans)
+    return reference
+
+
 def test_after_an_append_every_sessions_objects_are_spliced_reading_only_the_appended_ones(
     tmp_path: Path, cache: Path, capsysbinary: pytest.CaptureFixture[bytes], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -104,12 +106,7 @@ def test_after_an_append_every_sessions_objects_are_spliced_reading_only_the_app
     assert len(list(cache.glob("query-objects-*.bin"))) == 1
     files = sorted(root.rglob("*.jsonl"))
     for trial, target in enumerate([files[4], files[17], files[4]]):
-        _append(target, f"the quokka{trial}")
-        reference = _fresh(capsysbinary, monkeypatch, root, "the")
-        with monkeypatch.context() as patched:
-            objects = _Objects(patched)
-            assert _ls(capsysbinary, root, "the") == reference, trial
-        assert objects.read == [str(target)] and objects.scans == 0, (trial, objects.read, objects.scans)
+        reference = _spliced_after_append(capsysbinary, monkeypatch, root, target, f"the quokka{trial}")
         for _ in range(2):  # its key kept, then its runs
             assert _ls(capsysbinary, root, "the") == reference, trial
         # the spliced store keeps the answer that made it first, as `write` does: one run
@@ -136,12 +133,7 @@ def test_after_a_file_is_deleted_appends_are_still_spliced_and_every_answer_is_a
     files[9].unlink()
     assert _ls(capsysbinary, root, "the") == _fresh(capsysbinary, monkeypatch, root, "the")
     for trial, target in enumerate([files[3], files[20]]):
-        _append(target, f"the wombat{trial}")
-        reference = _fresh(capsysbinary, monkeypatch, root, "the")
-        with monkeypatch.context() as patched:
-            objects = _Objects(patched)
-            assert _ls(capsysbinary, root, "the") == reference, trial
-        assert objects.read == [str(target)] and objects.scans == 0, (trial, objects.read, objects.scans)
+        reference = _spliced_after_append(capsysbinary, monkeypatch, root, target, f"the wombat{trial}")
         assert str(files[9]) not in reference.decode()
 
 
@@ -182,7 +174,7 @@ def test_an_object_the_index_changed_under_an_unchanged_stat_is_never_spliced_fr
         db.execute(
             "UPDATE files SET pi_json = ?, json_check = ? WHERE path = ?", (other, zlib.crc32(other, row[12]), changed)
         )
-    _append(files[20], "the quokka")
+    append_user_message(files[20], "the quokka")
     objects = _Objects(monkeypatch)
     got = _ls(capsysbinary, root, "the")
     assert sorted(objects.read) == sorted([changed, str(files[20])]) and objects.scans == 0

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import orjson
 import pytest
+from write_harness import append_user_message
 
 from seance.cli import main
 from seance.core import catalog as catalog_module
@@ -81,21 +82,6 @@ def _stored(kind: bytes) -> list[bytes]:
     with sqlite3.connect(Path(os.environ["SEANCE_CACHE_DIR"]) / DB_NAME) as db:
         rows = db.execute("SELECT scope, payload FROM listings").fetchall()
     return [payload for scope, payload in rows if scope.startswith(kind)]
-
-
-def _append(path: Path, text: str) -> None:
-    """A message appended as an agent appends it."""
-    with path.open("rb") as handle:
-        *_, last = handle.read().splitlines()
-    line = {
-        "type": "message",
-        "id": os.urandom(4).hex(),
-        "parentId": orjson.loads(last)["id"],
-        "timestamp": "2026-11-27T02:00:00.000Z",
-        "message": {"role": "user", "content": text, "timestamp": 1_795_000_000_000},
-    }
-    with path.open("ab") as handle:
-        handle.write(orjson.dumps(line) + b"\n")
 
 
 @pytest.mark.usefixtures("small_budget")
@@ -197,7 +183,7 @@ def test_kept_runs_after_appends_12_trials_are_never_the_old_answer(
         for _ in range(3):
             _ls(capsysbinary, roots, word)  # kept as runs by now
         # an agent appends to a session: a word it did not hold, or one more of its words
-        _append(chance.choice(files), f"{word} quokka{trial}" if trial % 2 else f"quokka{trial}")
+        append_user_message(chance.choice(files), f"{word} quokka{trial}" if trial % 2 else f"quokka{trial}")
         reference = _fresh(capsysbinary, monkeypatch, tmp_path, roots, word)
         assert [_ls(capsysbinary, roots, word) for _ in range(3)] == [reference] * 3, trial
         reference = _fresh(capsysbinary, monkeypatch, tmp_path, roots, f"{word} quokka{trial}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +18,21 @@ SEANCE_TYPES = frozenset({"label", "session_info"})
 
 def lines(*objs: dict) -> bytes:
     return b"".join(orjson.dumps(obj) + b"\n" for obj in objs)
+
+
+def append_user_message(path: Path, text: str) -> None:
+    """A user message appended to the session at `path` as an agent appends it (one write,
+    parented on the last line's entry)."""
+    *_, last = path.read_bytes().splitlines()
+    line = {
+        "type": "message",
+        "id": os.urandom(4).hex(),
+        "parentId": orjson.loads(last)["id"],
+        "timestamp": "2026-11-27T02:00:00.000Z",
+        "message": {"role": "user", "content": text, "timestamp": 1_795_000_000_000},
+    }
+    with path.open("ab") as handle:
+        handle.write(orjson.dumps(line) + b"\n")
 
 
 def v3_entries(sid: str) -> list[dict]:
