@@ -44,7 +44,7 @@ ESCAPE_SEQUENCES = re.compile(
     "(?:\x1b\\[|\x9b)[\x30-\x3f]*[\x20-\x2f]*[\x40-\x7e]"  # CSI
     "|(?:\x1b\\]|\x9d)[^\x00-\x1f\x7f-\x9f]*(?:\x07|\x1b\\\\|\x9c)"  # OSC ... BEL or ST
     "|(?:\x1b[PX^_]|[\x90\x98\x9e\x9f])[^\x00-\x1f\x7f-\x9f]*(?:\x1b\\\\|\x9c)"  # DCS, SOS, PM, APC ... ST
-    "|\x1b(?:[\x20-\x2f]+[\x30-\x7e]|[\x30-\x4f\x51-\x57\x59\x5a\x5c\x60-\x7e])"  # other escapes
+    "|\x1b(?:[\x20-\x2f]+[\x30-\x7e]|[\x30-\x4f\x51-\x57\x59\x5a\\\\\x60-\x7e])"  # other escapes
 )
 # A run of whitespace and controls: what `display_text` folds to one space, in one pass.
 _BLANK_RUN = re.compile("[\\s" + CONTROL_CHARS.pattern[1:-1] + "]+")
