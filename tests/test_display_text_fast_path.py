@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import random
 
-from seance.core.text import _BLANK_RUN, CONTROL_CHARS, display_text
+from seance.core.text import _BLANK_RUN, CONTROL_CHARS, ESCAPE_SEQUENCES, display_text
 
 
 def _by_regex(text: str, limit: int | None = None) -> str:
     if limit is not None and len(text) > limit * 4:
         text = text[: limit * 4]
-    text = _BLANK_RUN.sub(" ", text).strip()
+    text = _BLANK_RUN.sub(" ", ESCAPE_SEQUENCES.sub("", text)).strip()
     if limit is not None and len(text) > limit:
         text = text[: max(limit - 1, 0)] + "…"
     return text

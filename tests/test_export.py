@@ -282,7 +282,7 @@ def test_formats_and_default_names() -> None:
         "json",
         None,
     ]
-    assert default_file_name("my/../session\x1b[2J", "id") == "my-..-session-2J.html"
+    assert default_file_name("my/../session\x1b[2J", "id") == "my-..-session.html"  # the clear-screen sequence: gone
     assert default_file_name(None, "019e-abc", "md") == "019e-abc.md"
     assert default_file_name("...", "../x") == "x.html"
 

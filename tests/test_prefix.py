@@ -97,7 +97,7 @@ def test_not_a_session(tmp_path: Path) -> None:
 
 def test_display_name_fallbacks(tmp_path: Path) -> None:
     named = prefix(write(tmp_path / "a.jsonl", {**HEADER, "title": "Header\x1b[31m title"}, user("a", "p")))
-    assert named.title == "Header [31m title"  # control characters stripped
+    assert named.title == "Header title"  # the escape sequence dropped whole
     prompt = prefix(write(tmp_path / "b.jsonl", HEADER, user("a", "first\nprompt")))
     assert prompt.title == "first prompt"
     only_id = prefix(write(tmp_path / "c.jsonl", HEADER))

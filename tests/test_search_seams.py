@@ -94,7 +94,7 @@ def test_snippet_without_a_match_is_the_start_and_a_short_text_is_whole() -> Non
 
 def test_snippet_blanks_controls_one_for_one() -> None:
     snippet = make_snippet("bad\x1b[31m\nred text", (9, 12), _marks("red"))
-    assert snippet.text == "bad [31m red text"
+    assert snippet.text == "bad      red text"  # the sequence's five characters and the newline
     assert [snippet.text[a:b] for a, b in snippet.spans] == ["red"]
 
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from itertools import chain, compress
 
 from ..model import SessionSummary
-from ..text import CONTROL_CHARS
+from ..text import CONTROL_CHARS, drop_escapes
 from .query import fold
 
 TITLE_LIMIT = 300  # fuzzy and title tiers look at this much of the name / first message
@@ -33,7 +33,7 @@ def one_line(text: str, limit: int | None = None) -> str:
     if limit is not None:
         text = text[: limit * 4]
     if CONTROL_CHARS.search(text):
-        text = CONTROL_CHARS.sub(" ", text)
+        text = CONTROL_CHARS.sub(" ", drop_escapes(text))
     text = " ".join(text.split())
     return text[:limit] if limit is not None else text
 
