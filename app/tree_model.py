@@ -397,29 +397,37 @@ class TreeModel:
             return texts
         codes, peek, summaries = entries.message_kinds, entries.peek, self._summaries
         assistants = (MESSAGE_ASSISTANT, MESSAGE_TEXTLESS_ASSISTANT)
-        calls: list[tuple[int, list[dict[str, Any]]]] = []  # (position, its calls) of each assistant message
-        results: list[tuple[int, str, Any, Any]] = []  # (index, id, call id, tool name) of each tool result
-        add_text, add_calls, add_result = texts.append, calls.append, results.append
+        found: dict[str, dict[str, Any]] = {}  # call id -> its last call block in file order
+        where: dict[str, int] = {}  # (out of file order: call id -> the position of that block)
+        in_file_order = tree.is_chain
+        # The tool results' indexes, call ids and tool names (flat: no container made per result).
+        result_at: list[int] = []
+        result_calls: list[Any] = []
+        result_tools: list[Any] = []
+        add_text = texts.append
         for index, (entry_id, position) in enumerate(zip(order, at, strict=True)):
             entry = peek(position)
             code = codes[position]
             if code == MESSAGE_TOOL_RESULT and entry_id not in summaries:
                 message = entry["message"]  # (a tool result's kind: a `message` whose `message` is an object)
-                add_result((index, entry_id, message.get("toolCallId"), message.get("toolName")))
+                result_at.append(index)
+                result_calls.append(message.get("toolCallId"))
+                result_tools.append(message.get("toolName"))
                 add_text(self._search_text_after(message))
                 continue
             if code in assistants:
-                add_calls((position, list(tool_call_blocks(entry["message"]))))
+                for block in tool_call_blocks(entry["message"]):
+                    call_id = block["id"]
+                    if in_file_order or where.get(call_id, -1) <= position:
+                        found[call_id] = block
+                        if not in_file_order:
+                            where[call_id] = position
             add_text(self._build_search_text(entry_id, entry))
-        if results:
-            if not tree.is_chain:
-                calls.sort(key=lambda item: item[0])  # (file order: the last call of an id wins)
-            found = {block["id"]: block for _position, blocks in calls for block in blocks}
-            for index, entry_id, call_id, tool_name in results:
-                summary = summaries[entry_id] = tool_result_summary(call_id, tool_name, found)
-                # (`" ".join(parts).lower()` a part at a time: no character's lowercase
-                # depends on what is across a space, see `_build_search_text`)
-                texts[index] = f"{summary.plain().lower()} {texts[index]}"
+        for index, call_id, tool_name in zip(result_at, result_calls, result_tools, strict=True):
+            summary = summaries[order[index]] = tool_result_summary(call_id, tool_name, found)
+            # (`" ".join(parts).lower()` a part at a time: no character's lowercase depends
+            # on what is across a space, see `_build_search_text`)
+            texts[index] = f"{summary.plain().lower()} {texts[index]}"
         return texts
 
     def _search_text_after(self, message: dict[str, Any]) -> str:
