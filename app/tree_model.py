@@ -391,7 +391,7 @@ class TreeModel:
         # (a chain's order is the entries': no id looked up)
         at: Sequence[int] = range(len(order)) if tree.is_chain else list(map(positions.__getitem__, order))
         texts: list[str] = []
-        if len(order) != len(entries):  # (every entry is in `order`, so its calls are all of them)
+        if len(order) != len(entries):  # (entries not in `order`: calls the pass would not see; the general way)
             build, peek = self._build_search_text, entries.peek
             texts.extend(build(entry_id, peek(position)) for entry_id, position in zip(order, at, strict=True))
             return texts
