@@ -35,7 +35,15 @@ from seance.core.entries import (
     Entries,
 )
 from seance.core.errors import SessionChangedError
-from seance.core.summary import Summary, ToolCallsFromEnd, format_tool_call, summarize, tool_calls_by_id
+from seance.core.summary import (
+    Summary,
+    ToolCallsFromEnd,
+    format_tool_call,
+    summarize,
+    tool_call_blocks,
+    tool_calls_by_id,
+    tool_result_summary,
+)
 from seance.core.text import content_text
 from seance.core.timefmt import parse_time_ms
 from seance.core.tree import SessionTree
@@ -363,16 +371,76 @@ class TreeModel:
     def prepare_search(self) -> None:
         """Build the search text of every entry now (thread-safe to call from a worker)."""
         if self._search_texts is None:
-            peek, positions = self.tree.entries.peek, self.tree.positions  # (each entry decoded once, not cached)
-            build = self._build_search_text
-            # (a chain's order is the entries': no id looked up)
-            at = range(len(self.order)) if self.tree.is_chain else map(positions.__getitem__, self.order)
             try:
-                pairs = zip(self.order, at, strict=True)
-                self._search_texts = [build(entry_id, peek(position)) for entry_id, position in pairs]
+                self._search_texts = self._all_search_texts()
             except SessionChangedError as error:  # nothing read from the file can be trusted now
                 self.source_lost(error)
                 self._search_texts = [""] * len(self.order)
+
+    def _all_search_texts(self) -> list[str]:
+        """Every entry's search text, in `order`: one pass decoding each entry once (not cached).
+
+        A tool result's text starts with its call's row, and its call is the last one of its
+        id in the file (`tool_calls_by_id`): those texts are finished after the pass, from the
+        calls of the assistant messages the pass decodes anyway (not read back a second time
+        by `tool_calls`, from the end to the first call asked for: every assistant message of
+        the session, for the first tool result of a long one)."""
+        tree, order = self.tree, self.order
+        entries = tree.entries
+        positions = tree.positions
+        # (a chain's order is the entries': no id looked up)
+        at: Sequence[int] = range(len(order)) if tree.is_chain else list(map(positions.__getitem__, order))
+        texts: list[str] = []
+        if len(order) != len(entries):  # (entries not in `order`: calls the pass would not see; the general way)
+            build, peek = self._build_search_text, entries.peek
+            texts.extend(build(entry_id, peek(position)) for entry_id, position in zip(order, at, strict=True))
+            return texts
+        codes, peek, summaries = entries.message_kinds, entries.peek, self._summaries
+        assistants = (MESSAGE_ASSISTANT, MESSAGE_TEXTLESS_ASSISTANT)
+        found: dict[str, dict[str, Any]] = {}  # call id -> its last call block in file order
+        where: dict[str, int] = {}  # (out of file order: call id -> the position of that block)
+        in_file_order = tree.is_chain
+        # The tool results' indexes, call ids and tool names (flat: no container made per result).
+        result_at: list[int] = []
+        result_calls: list[Any] = []
+        result_tools: list[Any] = []
+        add_text = texts.append
+        for index, (entry_id, position) in enumerate(zip(order, at, strict=True)):
+            entry = peek(position)
+            code = codes[position]
+            if code == MESSAGE_TOOL_RESULT and entry_id not in summaries:
+                message = entry["message"]  # (a tool result's kind: a `message` whose `message` is an object)
+                result_at.append(index)
+                result_calls.append(message.get("toolCallId"))
+                result_tools.append(message.get("toolName"))
+                add_text(self._search_text_after(message))
+                continue
+            if code in assistants:
+                for block in tool_call_blocks(entry["message"]):
+                    call_id = block["id"]
+                    if in_file_order or where.get(call_id, -1) <= position:
+                        found[call_id] = block
+                        if not in_file_order:
+                            where[call_id] = position
+            add_text(self._build_search_text(entry_id, entry))
+        for index, call_id, tool_name in zip(result_at, result_calls, result_tools, strict=True):
+            summary = summaries[order[index]] = tool_result_summary(call_id, tool_name, found)
+            # (`" ".join(parts).lower()` a part at a time: no character's lowercase depends
+            # on what is across a space, see `_build_search_text`)
+            texts[index] = f"{summary.plain().lower()} {texts[index]}"
+        return texts
+
+    def _search_text_after(self, message: dict[str, Any]) -> str:
+        """The search text of a message after its row's text (`_build_search_text` without
+        its first part), lowercase."""
+        parts = [str(message.get("role") or ""), content_text(message.get("content"), "\n")]
+        if message.get("role") == "bashExecution":
+            parts.append(str(message.get("command") or ""))
+        content = message.get("content")
+        for block in content if isinstance(content, list) else ():
+            if isinstance(block, dict) and block.get("type") == "toolCall":
+                parts.append(format_tool_call(block.get("name"), block.get("arguments")))
+        return " ".join(parts).lower()
 
     def source_lost(self, error: SessionChangedError) -> None:
         """The session's file changed under it: remember it and tell the screen, once."""
@@ -391,19 +459,13 @@ class TreeModel:
 
     def _build_search_text(self, entry_id: str, entry: dict[str, Any]) -> str:
         kind = entry.get("type")
-        parts: list[str] = []
         if kind == "message" and isinstance(message := entry.get("message"), dict):
-            if message.get("role") in ("toolResult", "bashExecution"):
-                parts.append(self.summary(entry_id, entry).plain())  # `[bash: ls -la]`, `[read: path]`
-            parts.append(str(message.get("role") or ""))
-            parts.append(content_text(message.get("content"), "\n"))
-            if message.get("role") == "bashExecution":
-                parts.append(str(message.get("command") or ""))
-            content = message.get("content")
-            for block in content if isinstance(content, list) else ():
-                if isinstance(block, dict) and block.get("type") == "toolCall":
-                    parts.append(format_tool_call(block.get("name"), block.get("arguments")))
-        elif kind == "custom_message":
+            after = self._search_text_after(message)
+            if message.get("role") in ("toolResult", "bashExecution"):  # `[bash: ls -la]`, `[read: path]`
+                return f"{self.summary(entry_id, entry).plain().lower()} {after}"
+            return after
+        parts: list[str] = []
+        if kind == "custom_message":
             parts.append(str(entry.get("customType") or ""))
             parts.append(content_text(entry.get("content"), "\n"))
         elif kind == "branch_summary":

@@ -22,6 +22,7 @@ from typing import Any, ClassVar
 
 from .context import MESSAGE_TYPES, ContextMessage, SessionContext, as_message, compaction_summary
 from .entries import MESSAGE_ASSISTANT, MESSAGE_TEXTLESS_ASSISTANT
+from .text import message_text
 from .tree import SessionTree
 
 _ASSISTANT_CODES = frozenset({MESSAGE_ASSISTANT, MESSAGE_TEXTLESS_ASSISTANT})
@@ -29,10 +30,17 @@ _ASSISTANT_CODES = frozenset({MESSAGE_ASSISTANT, MESSAGE_TEXTLESS_ASSISTANT})
 
 def message_chars(item: ContextMessage) -> int:
     """Characters the model reads for a message: its text plus tool-call arguments."""
-    size = len(item.text)
-    if item.role == "bashExecution":
-        size += len(str(item.message.get("command") or "")) + len(str(item.message.get("output") or ""))
-    content = item.message.get("content")
+    return message_size(item.message)
+
+
+def message_size(message: dict[str, Any]) -> int:
+    """`message_chars` of the context message whose `message` this is (its role read from it:
+    the one a `ContextMessage` holds, or a role that is not a string, which counts as
+    "unknown" does).  A `message` entry's own `message` is one: no `ContextMessage` made."""
+    size = len(message_text(message))
+    if message.get("role") == "bashExecution":
+        size += len(str(message.get("command") or "")) + len(str(message.get("output") or ""))
+    content = message.get("content")
     for block in content if isinstance(content, list) else ():
         if isinstance(block, dict) and block.get("type") == "toolCall":
             size += len(str(block.get("name") or "")) + len(str(block.get("arguments") or ""))
@@ -44,6 +52,11 @@ def assistant_cost(entry: dict[str, Any]) -> float:
     message = entry.get("message")
     if entry.get("type") != "message" or not isinstance(message, dict) or message.get("role") != "assistant":
         return 0.0
+    return _cost(message)
+
+
+def _cost(message: dict[str, Any]) -> float:
+    """An assistant message's `usage.cost.total` (0.0 when it has no number)."""
     usage = message.get("usage")
     cost = usage.get("cost") if isinstance(usage, dict) else None
     total = cost.get("total") if isinstance(cost, dict) else None
@@ -124,19 +137,22 @@ class PathTotals:
                 kind = types[position]
                 if kind.__class__ is str and kind in message_types:
                     entry = entries.peek(position)
-                    if message := as_message(entry):
-                        chars += message_chars(message)
-                    if codes[position] in assistants:
-                        cost += assistant_cost(entry)
-                        call_ids.update(_call_ids(entry))
+                    if kind != "message":
+                        if item := as_message(entry):
+                            chars += message_chars(item)
+                    elif (message := entry.get("message")).__class__ is dict:  # (most: no `ContextMessage` made)
+                        chars += message_size(message)
+                        if codes[position] in assistants:  # (an assistant `message` entry)
+                            cost += _cost(message)
+                            call_ids.update(_call_ids(message))
                 chars_at[position] = chars
                 cost_at[position] = cost
                 done[position] = 1
 
 
-def _call_ids(entry: dict[str, Any]) -> list[str]:
+def _call_ids(message: dict[str, Any]) -> list[str]:
     """The ids of an assistant message's tool calls (as `tool_calls_by_id` keys them)."""
-    content = entry["message"].get("content")
+    content = message.get("content")
     return [
         block["id"]
         for block in (content if isinstance(content, list) else ())

@@ -47,12 +47,12 @@ def tool_calls_by_id(entries: Iterable[dict[str, Any]]) -> Mapping[str, dict[str
         message = entry.get("message")
         if entry.get("type") != "message" or not isinstance(message, dict) or message.get("role") != "assistant":
             continue
-        for block in _tool_call_blocks(message):
+        for block in tool_call_blocks(message):
             calls[block["id"]] = block
     return calls
 
 
-def _tool_call_blocks(message: dict[str, Any]) -> Iterator[dict[str, Any]]:
+def tool_call_blocks(message: dict[str, Any]) -> Iterator[dict[str, Any]]:
     """An assistant message's tool call blocks that have an id, in order."""
     content = message.get("content")
     for block in content if isinstance(content, list) else ():
@@ -268,7 +268,7 @@ def _summarize_message(message: Any, tool_calls: Mapping[str, dict[str, Any]]) -
             return Summary("error", "assistant: ", display_text(message.get("errorMessage"), 80))
         return Summary("assistant", "assistant: ", "(no content)")
     if role == "toolResult":
-        return _tool_result_summary(message.get("toolCallId"), message.get("toolName"), tool_calls)
+        return tool_result_summary(message.get("toolCallId"), message.get("toolName"), tool_calls)
     if role == "bashExecution":
         return Summary("bash", "", f"[bash]: {display_text(message.get('command'))}")
     if role == "custom":
@@ -277,7 +277,7 @@ def _summarize_message(message: Any, tool_calls: Mapping[str, dict[str, Any]]) -
     return Summary("dim", "", f"[{display_text(role)}]")
 
 
-def _tool_result_summary(call_id: Any, tool_name: Any, tool_calls: Mapping[str, dict[str, Any]]) -> Summary:
+def tool_result_summary(call_id: Any, tool_name: Any, tool_calls: Mapping[str, dict[str, Any]]) -> Summary:
     """A tool result's summary: its call's (found by its `toolCallId` in `tool_calls`), else its tool's name."""
     call = tool_calls.get(call_id) if isinstance(call_id, str) else None
     if call:
@@ -375,7 +375,7 @@ def _result_row(call_id: Any, tool_name: Any, call: Any, calls: Mapping[str, Any
     """The row of a tool result whose call (`calls[call_id]`, None: none) is `call`."""
     if call.__class__ is str:  # (its row, made as the call was read)
         return call  # type: ignore[no-any-return]
-    return entry_summary_text(_tool_result_summary(call_id, tool_name, calls), 100)
+    return entry_summary_text(tool_result_summary(call_id, tool_name, calls), 100)
 
 
 def _clean_row(prefix: str, text: Any) -> str | None:
