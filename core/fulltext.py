@@ -37,6 +37,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .text import drop_escapes, has_introducer
+
 USER, ASSISTANT, THINKING, TOOL, BASH, RESULT, ERROR, CUSTOM, SUMMARY = (
     "user",
     "assistant",
@@ -97,6 +99,8 @@ class TextCollector:
         self.seen: set[str] = set()  # lines of bounded pieces already kept
 
     def __call__(self, field: str, text: str) -> None:
+        if has_introducer(text):  # (a coloured tool output: its words as the terminal showed them)
+            text = drop_escapes(text)
         if field not in WHOLE:
             if self.spent >= READ_BUDGET:
                 self.dropped += 1

@@ -207,3 +207,21 @@ async def test_snippet_preview_and_tree_show_the_coloured_output_without_its_seq
         text, _stream = rendered(app)
         assert "Forwarding HTTP traffic" in text, text
         assert "[32m" not in text and "[0m" not in text, text
+
+
+def test_a_phrase_across_a_coloured_outputs_sequences_is_found_in_the_index(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The full-text index holds a coloured tool output's words as the terminal showed them
+    (`fulltext.TextCollector` drops whole sequences): `"Forwarding HTTP traffic"` is found,
+    where `32mForwarding` was one word and the phrase found nothing."""
+    monkeypatch.setenv("SEANCE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("SEANCE_NO_WATCH", "1")
+    path = _serveo_session(tmp_path / "sessions")
+    root = str(tmp_path / "sessions")
+    for query in ('"Forwarding HTTP traffic"', '"known hosts. Forwarding"', "Forwarding"):
+        assert main(["ls", "--all", "--json", "--root", root, "--query", query]) == 0, query
+        found = json.loads(capsys.readouterr().out)
+        assert [session["path"] for session in found] == [str(path)], query
+    assert main(["ls", "--all", "--json", "--root", root, "--query", "32mForwarding"]) == 1
+    assert json.loads(capsys.readouterr().out or "[]") == []
