@@ -135,7 +135,7 @@ def retained_positions(kept: KeptRows, stored: list[tuple]) -> list[int | None]:
     count = len(kept)
     where = dict(zip(kept.file_ids, range(count), strict=True))
     found = list(map(where.get, map(itemgetter(0), stored), repeat(count)))  # (count: a file id not kept)
-    checks, title_checks = [*kept.checks, None], [*kept.title_checks, None]  # (None: equal to no check)
+    checks, title_checks = [*kept.checks, None], [*kept.title_checks, None]  # (None last: no check equals it)
     same = map(
         and_,
         map(eq, map(checks.__getitem__, found), map(itemgetter(4), stored)),
