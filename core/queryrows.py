@@ -197,7 +197,7 @@ class KeptRows(Sequence[tuple]):
             array("q", paths).tobytes(),
         ]
         header = array("q", [_LAYOUT, len(self), *map(len, sections)])
-        return header.tobytes() + b"".join(sections)
+        return b"".join([header.tobytes(), *sections])  # (one copy of the 48 MB at 100,000 sessions, not two)
 
     def spliced(self, pieces: Sequence[Run | tuple]) -> KeptRows:
         """The rows `pieces` name, in their order: runs of these rows (`Run`: first, past the

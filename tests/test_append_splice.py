@@ -285,3 +285,40 @@ def test_a_session_never_indexed_or_a_file_new_or_changed_is_left_to_fresh_sessi
     assert listed_only(_checks(rows[:-1]), everything[:-1], [], infos) is None  # a file found that the index lacks
     moved = [FileInfo(infos[0].path, infos[0].size, infos[0].mtime_ns + 1), *infos[1:]]
     assert listed_only(_checks(rows), everything, [], moved) is None
+
+
+def test_retained_positions_keep_a_row_only_with_its_file_id_check_and_title_check_300_trials() -> None:
+    """`rowsplice.retained_positions` (matched by file id, the checks compared as columns)
+    against its definition, a kept row's (file id, row check, title check) equal to the
+    index's row's: rows with a changed check, a changed title check, both, a file id
+    forgotten and put back under another, new rows and gone rows, in any order."""
+    chance = random.Random(21)
+    for _ in range(300):
+        count = chance.randrange(0, 30)
+        rows = [_row(number, f"/s/{number:04d}.jsonl", chance.randrange(6)) for number in range(count)]
+        infos = [FileInfo(row[1], row[2], row[3]) for row in rows]
+        old = fresh_sessions(rows, infos, text=True)
+        assert not isinstance(old, Stale)
+        kept = unpack_columns(pack(*old) or b"")
+        assert kept is not None
+        stored = _checks(rows)
+        for _ in range(chance.randrange(0, 6)):
+            if not stored:
+                break
+            at, action = chance.randrange(len(stored)), chance.randrange(5)
+            file_id, path, size, mtime, check, title_check = stored[at]
+            if action == 0:
+                stored[at] = (file_id, path, size, mtime, check ^ 1 << chance.randrange(32), title_check)
+            elif action == 1:
+                stored[at] = (file_id, path, size, mtime, check, title_check ^ 1 << chance.randrange(32))
+            elif action == 2:
+                stored[at] = (file_id + 1000, path, size, mtime, check, title_check)  # forgotten, put back
+            elif action == 3:
+                del stored[at]
+            else:
+                stored.append((2000 + at, f"/s/new{at}.jsonl", 1, 2, check, title_check))  # a new file, equal checks
+        chance.shuffle(stored)
+        where = {
+            key: at for at, key in enumerate(zip(kept[0].file_ids, kept[0].checks, kept[0].title_checks, strict=True))
+        }
+        assert retained_positions(kept[0], stored) == [where.get((row[0], row[4], row[5])) for row in stored]

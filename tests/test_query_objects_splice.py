@@ -5,6 +5,7 @@ answer, into a pipe and into a file, for answers of one run and of many (real pr
 from __future__ import annotations
 
 import os
+import random
 import subprocess
 import sys
 from pathlib import Path
@@ -69,3 +70,62 @@ def test_spans_are_where_the_views_bytes_lie_in_the_file(tmp_path: Path, monkeyp
         assert read == [bytes(view) for view in views]
         assert b"".join(read) == b"[" + b",".join(objects[i] for i in order) + b"]"
     os.close(os.dup(store.source.fileno()))  # (open: the answer is spliced from it)
+
+
+@pytest.mark.parametrize("direct", [1 << 20, 64])  # the real threshold (one long run); runs of a few objects too
+def test_a_spliced_store_is_the_bytes_write_makes_and_its_long_runs_are_never_copied_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, direct: int
+) -> None:
+    """`write_spliced` after an append (a run of ~1.3 MB, a new object, another run, a
+    shuffled tail): the file is byte for byte the one `write` makes of the same objects in
+    the same order (but its random tag), and the old store's long runs reach the file as
+    views of its map: only the short parts are copied in memory first (71 MB at 100,000
+    sessions was joined into one bytes, then written)."""
+    from seance.core import queryobjects
+
+    monkeypatch.setattr(queryobjects, "_DIRECT_BYTES", direct, raising=False)
+    objects = [b'{"pinned":false,"n":%d,"pad":"%s"}' % (n, b"y" * (1000 + n % 97)) for n in range(2600)]
+    old_path = objects_file(tmp_path, b"old")
+    old = write(old_path, objects, 3, list(range(len(objects))))
+    assert old is not None
+    fresh = b'{"pinned":false,"n":-1,"pad":"appended"}'
+    tail = list(range(2000, 2600))
+    random.Random(5).shuffle(tail)
+    sources: list[int | bytes] = [*range(1200), fresh, *range(1201, 2000), *tail]
+    expected = [fresh if type(source) is bytes else objects[source] for source in sources]
+    copied: list[int] = []
+    real = queryobjects.write_tagged
+
+    def counting(path: Path, chunks):  # type: ignore[no-untyped-def]
+        def seen():  # type: ignore[no-untyped-def]
+            for chunk in chunks:
+                if not isinstance(chunk, memoryview):
+                    copied.append(len(chunk))
+                yield chunk
+
+        return real(path, seen())
+
+    monkeypatch.setattr(queryobjects, "write_tagged", counting)
+    slots = list(range(len(sources)))[::-1]
+    made = queryobjects.write_spliced(objects_file(tmp_path, b"new"), old.objects, sources, 9, slots)
+    assert made is not None
+    monkeypatch.setattr(queryobjects, "write_tagged", real)
+    reference = write(objects_file(tmp_path, b"reference"), expected, 9, slots)
+    assert reference is not None
+    spliced_bytes = objects_file(tmp_path, b"new").read_bytes()
+    assert spliced_bytes[16:] == objects_file(tmp_path, b"reference").read_bytes()[16:]
+    crc = slice(24, 32)  # (the entry's numbers but the file's CRC, which covers the random tag)
+    assert (
+        made.entry[1][: crc.start] + made.entry[1][crc.stop :]
+        == reference.entry[1][: crc.start] + reference.entry[1][crc.stop :]
+    )
+    assert b"".join(made.objects.parts(runs(range(len(sources))))) == b"[" + b",".join(expected) + b"]"
+    joined = sum(map(len, expected)) + len(expected) - 1
+    copied_objects = sum(copied) - (len(spliced_bytes) - 16 - joined)  # (the trailer aside)
+    runs_bytes = [sum(map(len, objects[low:high])) + high - low - 1 for low, high in ((0, 1200), (1201, 2000))]
+    runs_bytes += [len(objects[position]) for position in tail]
+    long_bytes = sum(size for size in runs_bytes if size >= direct)
+    assert long_bytes > 0 and joined - copied_objects >= long_bytes
+    for store in (old.objects, made.objects, reference.objects):
+        if store.source is not None:
+            store.source.close()
