@@ -44,7 +44,7 @@ from seance.core.summary import (
     tool_calls_by_id,
     tool_result_summary,
 )
-from seance.core.text import content_text
+from seance.core.text import content_text, drop_escapes
 from seance.core.timefmt import parse_time_ms
 from seance.core.tree import SessionTree
 
@@ -440,7 +440,7 @@ class TreeModel:
         for block in content if isinstance(content, list) else ():
             if isinstance(block, dict) and block.get("type") == "toolCall":
                 parts.append(format_tool_call(block.get("name"), block.get("arguments")))
-        return " ".join(parts).lower()
+        return drop_escapes(" ".join(parts)).lower()
 
     def source_lost(self, error: SessionChangedError) -> None:
         """The session's file changed under it: remember it and tell the screen, once."""
@@ -472,7 +472,7 @@ class TreeModel:
             parts.append(f"branch summary {entry.get('summary') or ''}")
         else:  # every other type (unknown ones too) is searched as its row reads: core.summary is the one table
             parts.append(self.summary(entry_id, entry).plain())
-        return " ".join(parts).lower()
+        return drop_escapes(" ".join(parts)).lower()  # (what the row and preview show)
 
     # -- visibility ---------------------------------------------------------------------
 

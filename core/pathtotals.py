@@ -34,9 +34,10 @@ def message_chars(item: ContextMessage) -> int:
 
 
 def message_size(message: dict[str, Any]) -> int:
-    """`message_chars` of the context message whose `message` this is (its role read from it:
-    the one a `ContextMessage` holds, or a role that is not a string, which counts as
-    "unknown" does).  A `message` entry's own `message` is one: no `ContextMessage` made."""
+    """Characters the model reads for the context message whose `message` this is: its text,
+    a bash execution's command and output, and each tool call's name and arguments (its role
+    read from it, as a `ContextMessage` holds it).  A `message` entry's own `message` is one:
+    no `ContextMessage` made."""
     size = len(message_text(message))
     if message.get("role") == "bashExecution":
         size += len(str(message.get("command") or "")) + len(str(message.get("output") or ""))

@@ -10,7 +10,8 @@ so `\x1b[32mok` reads `ok`, not `[32mok`; an ESC left over is a control like any
 
     display_text      one clean line for the UI and prose (controls become spaces)
     safe_multiline    the same with newlines kept (previews)
-    blank_controls    controls become spaces one for one (match offsets stay valid)
+    blank_controls    escape sequences and controls become spaces one for one (match
+                      offsets stay valid)
     drop_escapes      the escape sequences a terminal swallows dropped whole (`\x1b[32m`, an
                       OSC hyperlink): the three above and search's fold do this first, so a
                       coloured tool output reads as the terminal showed it, never `[32m`
@@ -40,6 +41,8 @@ CONTROL_CHARS = re.compile(
 # final 0x30-0x7E: `ESC c`, `ESC ( B`, `ESC \`, `ESC 7`).  A string's body holds no control, so a
 # scan stops at the next one (linear over any text).  What is not a whole sequence (cut short,
 # unterminated, `ESC` + a control) is left to `CONTROL_CHARS`: its ESC never gets through.
+# (An 8-bit introducer in ordinary text, mojibake such as "Å\x9d ... Ä\x9c", is taken as one
+# too, and what lies between is dropped: rare, and a terminal would do the same.)
 ESCAPE_SEQUENCES = re.compile(
     "(?:\x1b\\[|\x9b)[\x30-\x3f]*[\x20-\x2f]*[\x40-\x7e]"  # CSI
     "|(?:\x1b\\]|\x9d)[^\x00-\x1f\x7f-\x9f]*(?:\x07|\x1b\\\\|\x9c)"  # OSC ... BEL or ST
@@ -83,6 +86,8 @@ def display_text(value: object, limit: int | None = None) -> str:
     if limit is not None and len(text) > limit > 0 and is_clean_line(text[: limit + 1]):
         return text[: limit - 1] + "…"
     if limit is not None and len(text) > limit * 4:
+        if has_introducer(text[: limit * 4]):  # (coloured: its sequences go first, none cut in half)
+            text = drop_escapes(text)
         text = text[: limit * 4]
     # The usual text, at C speed: printable (the only blank character `isprintable` accepts is
     # the space, checked over all of Unicode in tests) and no run of spaces to fold.

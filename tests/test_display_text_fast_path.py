@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import random
 
-from seance.core.text import _BLANK_RUN, CONTROL_CHARS, ESCAPE_SEQUENCES, display_text
+from seance.core.text import _BLANK_RUN, CONTROL_CHARS, ESCAPE_SEQUENCES, display_text, has_introducer
 
 
 def _by_regex(text: str, limit: int | None = None) -> str:
     if limit is not None and len(text) > limit * 4:
+        if has_introducer(text[: limit * 4]):  # (coloured: its sequences dropped before the cut)
+            text = ESCAPE_SEQUENCES.sub("", text)
         text = text[: limit * 4]
     text = _BLANK_RUN.sub(" ", ESCAPE_SEQUENCES.sub("", text)).strip()
     if limit is not None and len(text) > limit:

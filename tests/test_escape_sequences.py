@@ -225,3 +225,27 @@ def test_a_phrase_across_a_coloured_outputs_sequences_is_found_in_the_index(
         assert [session["path"] for session in found] == [str(path)], query
     assert main(["ls", "--all", "--json", "--root", root, "--query", "32mForwarding"]) == 1
     assert json.loads(capsys.readouterr().out or "[]") == []
+
+
+@pytest.mark.parametrize("limit", [5, 40, 100, 300])
+def test_coloured_text_cut_to_a_limit_reads_as_its_plain_text_cut_so(limit: int) -> None:
+    """A densely coloured text (more sequence than text) cut for a row: its sequences are
+    dropped before the cut, so none is cut in half (`[38;5;` shown) and the "…" that says
+    the text goes on is there, exactly as for the same text uncoloured."""
+    coloured = "\x1b[38;5;208mA\x1b[0m " * 100
+    plain = "A " * 100
+    assert display_text(coloured, limit) == display_text(plain, limit)
+    assert one_line(coloured, limit) == one_line(plain, limit)
+    assert "[" not in display_text(coloured, limit) and "[" not in one_line(coloured, limit)
+
+
+def test_a_markdown_fence_is_longer_than_every_backtick_run_of_the_text_it_writes() -> None:
+    """Two backtick runs kept apart by a control or an escape sequence are one run once the
+    sanitiser has dropped what was between them: the fence is counted on what it writes, so
+    nothing in the session's text closes it early (an HTML tag after it would be live)."""
+    from seance.core.export.md import fenced
+
+    for text in ("a\n``\x1b[0m`\n<img src=x onerror=alert(1)>\n", "``\x07`\n<b>x</b>"):
+        fence, *body, closing = fenced(text, "text")
+        assert fence.startswith(closing) and closing == "`" * len(closing)
+        assert all(closing not in line for line in body), (text, body)

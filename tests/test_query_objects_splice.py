@@ -120,6 +120,10 @@ def test_a_spliced_store_is_the_bytes_write_makes_and_its_long_runs_are_never_co
         == reference.entry[1][: crc.start] + reference.entry[1][crc.stop :]
     )
     assert b"".join(made.objects.parts(runs(range(len(sources))))) == b"[" + b",".join(expected) + b"]"
+    # (its entry's CRC is the file's: the bytes written)
+    loaded = Objects.load(b"".join(made.entry), objects_file(tmp_path, b"new"))
+    assert loaded is not None and loaded.source is not None
+    loaded.source.close()
     joined = sum(map(len, expected)) + len(expected) - 1
     copied_objects = sum(copied) - (len(spliced_bytes) - 16 - joined)  # (the trailer aside)
     runs_bytes = [sum(map(len, objects[low:high])) + high - low - 1 for low, high in ((0, 1200), (1201, 2000))]

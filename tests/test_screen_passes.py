@@ -29,7 +29,7 @@ from seance.core.linesource import LineSource
 from seance.core.pathtotals import PathTotals
 from seance.core.session import Session, read_session
 from seance.core.summary import format_tool_call
-from seance.core.text import content_text
+from seance.core.text import content_text, drop_escapes
 
 FILES = corpus_files()
 STAMP = "2026-01-01T00:00:00.000Z"
@@ -37,7 +37,8 @@ HEADER = {"type": "session", "version": 3, "id": "passes", "timestamp": STAMP, "
 
 
 def _old_search_text(model: TreeModel, entry_id: str, entry: dict[str, Any]) -> str:
-    """`TreeModel._build_search_text` as it was: the whole text joined, then lowercased."""
+    """`TreeModel._build_search_text` as it was: the whole text joined, its escape sequences
+    dropped (as the rows and the preview show it), then lowercased."""
     kind = entry.get("type")
     parts: list[str] = []
     if kind == "message" and isinstance(message := entry.get("message"), dict):
@@ -58,7 +59,7 @@ def _old_search_text(model: TreeModel, entry_id: str, entry: dict[str, Any]) -> 
         parts.append(f"branch summary {entry.get('summary') or ''}")
     else:
         parts.append(model.summary(entry_id, entry).plain())
-    return " ".join(parts).lower()
+    return drop_escapes(" ".join(parts)).lower()
 
 
 SIGMA_WORDS = ["ΟΔΟΣ", "Σ", "ΣΑ", "aΣ", "Σ.", "'Σ'", ""]

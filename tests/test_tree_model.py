@@ -503,3 +503,24 @@ def test_a_chains_rows_mark_the_path_to_the_leaf_under_every_filter_search_and_f
                 assert [row.id for row in rows] == model.rows.ids, (trial, mode, query)
                 assert model.rows.ids == [entry_id for entry_id in ids if entry_id in set(model.rows.ids)]
                 assert [row.active for row in rows] == [row.id in path for row in rows], (trial, mode, query)
+
+
+def test_search_matches_what_is_shown_not_a_coloured_outputs_escape_sequences() -> None:
+    """A tool's coloured output is searched as the row and the preview show it (escape
+    sequences dropped whole, `text.drop_escapes`): its words are found, `[32m` is not."""
+    b = Build()
+    b.user("u", None, "start the tunnel")
+    b.assistant("a", "u", calls=1)
+    b.add("r", "a", type="message", message={
+        "role": "toolResult", "toolCallId": "a-c0", "toolName": "bash",
+        "content": [{"type": "text", "text": "hosts. \x1b[32mForwarding HTTP traffic\x1b[0m"}],
+    })  # fmt: skip
+    b.add("c", "r", type="custom_message", customType="tunnel", content="\x1b]0;title\x07\x1b[1mready")
+    model = TreeModel(b.tree(), filter_mode="all")
+    model.set_query("hosts. forwarding http traffic")
+    assert model.rows.ids == ["r"]
+    model.set_query("ready")
+    assert model.rows.ids == ["c"]
+    for hidden in ("[32m", "[0m", "32mforwarding", "title", "[1mready"):
+        model.set_query(hidden)
+        assert model.rows.ids == [], hidden

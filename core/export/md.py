@@ -64,10 +64,12 @@ def md_inline(value: object, limit: int | None = None) -> str:
 
 
 def fenced(text: str, info: str = "") -> list[str]:
-    """A code fence that no backtick run in `text` can close."""
-    longest = max((len(run) for run in _BACKTICKS.findall(text)), default=0)
+    """A code fence that no backtick run in `text` can close (counted on the text as it is
+    written: the sanitiser joins two runs a control or an escape sequence kept apart)."""
+    body = safe_multiline(text)
+    longest = max((len(run) for run in _BACKTICKS.findall(body)), default=0)
     fence = "`" * max(3, longest + 1)
-    return [fence + info, *safe_multiline(text).split("\n"), fence]
+    return [fence + info, *body.split("\n"), fence]
 
 
 def _part(part: Part) -> list[str]:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from itertools import chain, compress
 
 from ..model import SessionSummary
-from ..text import CONTROL_CHARS, drop_escapes
+from ..text import CONTROL_CHARS, drop_escapes, has_introducer
 from .query import fold
 
 TITLE_LIMIT = 300  # fuzzy and title tiers look at this much of the name / first message
@@ -31,7 +31,9 @@ _TEXT_LIMIT = 64 * 1024  # message text held per session for substring / regex t
 def one_line(text: str, limit: int | None = None) -> str:
     """`display_text` without its per-space regex: the hot path when folding 10k sessions."""
     if limit is not None:
-        text = text[: limit * 4]
+        text, whole = text[: limit * 4], text
+        if CONTROL_CHARS.search(text) and has_introducer(text):  # (coloured: its sequences go
+            text = drop_escapes(whole)[: limit * 4]  # first, none cut in half)
     if CONTROL_CHARS.search(text):
         text = CONTROL_CHARS.sub(" ", drop_escapes(text))
     text = " ".join(text.split())
