@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 
 # the columns of `Index.query_rows()` kept here (see `indexquery`)
 _FILE_ID, _PATH, _MODIFIED, _CWD, _TITLE, _TITLE_CHECK, _SALT, _CHECK = 0, 1, 6, 7, 8, 9, 12, 14
+_NUMBERS = (_FILE_ID, _MODIFIED, _SALT, _CHECK, _TITLE_CHECK)  # the number columns, in the blob's order
 # A blob's header: this mark (an earlier layout's header starts with the count: a seance that
 # reads that one refuses this one, as this one refuses it), the sessions, then the byte length
 # of each section: the file ids, `modified`, salts, row checks and title checks (a column each:
@@ -71,23 +72,30 @@ def pack(sessions: Sequence[tuple], skipped: Sequence[tuple[str, str]]) -> bytes
     not sessions (path, reason) as one blob; None when they cannot be held exactly.  Where
     each title and path starts is kept too: every query searches the joined titles by
     offset, and splitting 25 MB of them to find those was ~35 ms of each at 100,000 sessions."""
-    if not holdable(sessions, skipped):
+    if not _texts_hold(sessions, skipped):
         return None
-    numbers = tuple([row[column] for row in sessions] for column in (_FILE_ID, _MODIFIED, _SALT, _CHECK, _TITLE_CHECK))
+    numbers = tuple([row[column] for row in sessions] for column in _NUMBERS)
     paths, titles = [row[_PATH] for row in sessions], [row[_TITLE] for row in sessions]
     starts = (starts_of(titles), starts_of(paths))
     cwds = [row[_CWD] or "" for row in sessions]
-    return KeptRows(numbers, "\0".join(paths), cwds, b"\0".join(titles), starts).packed(skipped)  # type: ignore[arg-type]
+    try:  # (the numbers are checked as `packed` puts them in its array: not made twice)
+        return KeptRows(numbers, "\0".join(paths), cwds, b"\0".join(titles), starts).packed(skipped)  # type: ignore[arg-type]
+    except (TypeError, OverflowError):  # a NULL `modified`, a value not an int
+        return None
 
 
 def holdable(sessions: Sequence[tuple], skipped: Sequence[tuple[str, str]]) -> bool:
     """Whether `pack` can hold `sessions` and `skipped` exactly: every number an int of 64
     bits (not a NULL `modified`), no NUL in a path, cwd or title, every title bytes."""
-    columns = (_FILE_ID, _MODIFIED, _SALT, _CHECK, _TITLE_CHECK)
     try:
-        array("q", [row[column] for column in columns for row in sessions])
+        array("q", [row[column] for column in _NUMBERS for row in sessions])
     except (TypeError, OverflowError):  # a NULL `modified`, a value not an int
         return False
+    return _texts_hold(sessions, skipped)
+
+
+def _texts_hold(sessions: Sequence[tuple], skipped: Sequence[tuple[str, str]]) -> bool:
+    """`holdable`'s part for the texts: no NUL in a path, cwd or title, every title bytes."""
     titles = [row[_TITLE] for row in sessions]
     texts = [*(row[_PATH] for row in sessions), *(row[_CWD] or "" for row in sessions)]
     texts += [part for pair in skipped for part in pair]
@@ -226,7 +234,7 @@ class KeptRows(Sequence[tuple]):
                 at_path += old_paths[high] - old_paths[low]
                 at_title += old_titles[high] - old_titles[low]
                 continue
-            for into, at in zip(numbers, (_FILE_ID, _MODIFIED, _SALT, _CHECK, _TITLE_CHECK), strict=True):
+            for into, at in zip(numbers, _NUMBERS, strict=True):
                 into.append(piece[at])
             cwds.append(piece[_CWD] or "")
             paths.append(piece[_PATH])
