@@ -25,7 +25,7 @@ from seance.core.index import DB_NAME, Index
 from seance.core.indexquery import Stale, fresh_sessions
 from seance.core.keptfile import TAG_BYTES
 from seance.core.queryobjects import COMPACT_MAGIC
-from seance.core.queryrows import Run, pack, unpack_columns
+from seance.core.queryrows import KeptRows, Run, pack, unpack_columns
 from seance.core.rowsplice import listed_only, pieces, retained_positions
 
 WORDS = ["the", "fix", "sqlite", '"fix the"', "error"]
@@ -201,6 +201,21 @@ def _row(file_id: int, path: str, modified: int, session: bool = True) -> tuple:
     return (file_id, path, size, mtime, 1, 0, modified, f"/w/{file_id % 3}", title, check, 1, None, salt, None, check)
 
 
+def _infos(rows: list[tuple]) -> list[FileInfo]:
+    """The files found as the index's `rows` describe them."""
+    return [FileInfo(row[1], row[2], row[3]) for row in rows]
+
+
+def _kept(rows: list[tuple]) -> KeptRows:
+    """`rows` (each file found as it is) kept as a query keeps them: `fresh_sessions`'
+    sessions, packed, read back."""
+    old = fresh_sessions(rows, _infos(rows), text=True)
+    assert not isinstance(old, Stale)
+    kept = unpack_columns(pack(*old) or b"")
+    assert kept is not None
+    return kept[0]
+
+
 def _checks(rows: list[tuple]) -> list[tuple]:
     """`Index.row_checks()` of `rows`: (file_id, path, size, mtime, json_check, title_check)."""
     return [(row[0], row[1], row[2], row[3], row[14], row[9]) for row in rows]
@@ -219,11 +234,7 @@ def test_spliced_rows_are_fresh_sessions_order_with_ties_new_removed_and_skipped
         paths = sorted(f"/s/{chance.randrange(10**6):07d}.jsonl" for _ in range(count))
         paths = list(dict.fromkeys(paths))
         rows = [_row(number, path, chance.randrange(6)) for number, path in enumerate(paths)]
-        infos = [FileInfo(row[1], row[2], row[3]) for row in rows]
-        old = fresh_sessions(rows, infos, text=True)
-        assert not isinstance(old, Stale)
-        kept = unpack_columns(pack(*old) or b"")
-        assert kept is not None
+        kept = _kept(rows)
         # the files now: some changed, some removed, some new, some not sessions
         now = list(rows)
         gone: list[tuple] = []  # (removed, their rows still in the index)
@@ -241,21 +252,21 @@ def test_spliced_rows_are_fresh_sessions_order_with_ties_new_removed_and_skipped
                 if path not in {row[1] for row in now}:
                     now.append(_row(1000 + len(now) + trial, path, chance.randrange(6), session=action == 2))
         now.sort(key=lambda row: row[1])  # (the files' order: by name, as `discover` lists them)
-        infos_now = [FileInfo(row[1], row[2], row[3]) for row in now]
+        infos_now = _infos(now)
         index_rows = now + [row for row in gone if row[1] not in {now_row[1] for now_row in now}]
         chance.shuffle(index_rows)  # (`Index.row_checks` and `query_rows` in the index's order)
         stored = _checks(index_rows)
-        positions = retained_positions(kept[0], stored)
+        positions = retained_positions(kept, stored)
         read = [row for row, position in zip(index_rows, positions, strict=True) if position is None]
         chance.shuffle(read)
         listed = listed_only(stored, positions, read, infos_now)
         assert listed is not None, trial
         expected = fresh_sessions(index_rows, infos_now, text=True)
         assert not isinstance(expected, Stale)
-        spliced = pieces(kept[0], *listed, infos_now)
+        spliced = pieces(kept, *listed, infos_now)
         assert spliced is not None, trial
         order, skipped = spliced
-        rows_now = kept[0].spliced(order)
+        rows_now = kept.spliced(order)
         columns = (0, 1, 6, 7, 8, 12)
         assert [tuple(row[c] for c in columns) for row in rows_now.rows()] == [
             tuple(row[c] if c != 7 else row[c] or "" for c in columns) for row in expected[0]
@@ -270,13 +281,10 @@ def test_a_session_never_indexed_or_a_file_new_or_changed_is_left_to_fresh_sessi
     not have as it is, is not spliced (`fresh_sessions` says it is stale); a file the index
     still has but that is gone is neither kept nor read again."""
     rows = [_row(number, f"/s/{number}.jsonl", number) for number in range(5)]
-    infos = [FileInfo(row[1], row[2], row[3]) for row in rows]
-    old = fresh_sessions(rows, infos, text=True)
-    assert not isinstance(old, Stale)
-    kept = unpack_columns(pack(*old) or b"")
-    assert kept is not None
+    infos = _infos(rows)
+    kept = _kept(rows)
     unindexed = (*rows[2][:5], -1, *rows[2][6:])
-    assert pieces(kept[0], [0, 1, None, 3, 4], [unindexed], infos) is None
+    assert pieces(kept, [0, 1, None, 3, 4], [unindexed], infos) is None
     everything = [0, 1, 2, 3, 4]
     assert listed_only(_checks(rows), everything, [], infos) == (everything, [])
     # the index has a file not found now (gone): not listed, not read
@@ -296,11 +304,7 @@ def test_retained_positions_keep_a_row_only_with_its_file_id_check_and_title_che
     for _ in range(300):
         count = chance.randrange(0, 30)
         rows = [_row(number, f"/s/{number:04d}.jsonl", chance.randrange(6)) for number in range(count)]
-        infos = [FileInfo(row[1], row[2], row[3]) for row in rows]
-        old = fresh_sessions(rows, infos, text=True)
-        assert not isinstance(old, Stale)
-        kept = unpack_columns(pack(*old) or b"")
-        assert kept is not None
+        kept = _kept(rows)
         stored = _checks(rows)
         for _ in range(chance.randrange(0, 6)):
             if not stored:
@@ -318,7 +322,5 @@ def test_retained_positions_keep_a_row_only_with_its_file_id_check_and_title_che
             else:
                 stored.append((2000 + at, f"/s/new{at}.jsonl", 1, 2, check, title_check))  # a new file, equal checks
         chance.shuffle(stored)
-        where = {
-            key: at for at, key in enumerate(zip(kept[0].file_ids, kept[0].checks, kept[0].title_checks, strict=True))
-        }
-        assert retained_positions(kept[0], stored) == [where.get((row[0], row[4], row[5])) for row in stored]
+        where = {key: at for at, key in enumerate(zip(kept.file_ids, kept.checks, kept.title_checks, strict=True))}
+        assert retained_positions(kept, stored) == [where.get((row[0], row[4], row[5])) for row in stored]
