@@ -1040,7 +1040,7 @@ class Index:
         try:
             with self.snapshot():
                 cursor = db.execute("SELECT rowid, CAST(body AS BLOB) FROM fts")
-                while rows := cursor.fetchmany(4096):
+                while rows := cursor.fetchmany(256):  # (2 MB of chunks at a time)
                     file_ids.update(
                         rowid >> _FILE_SHIFT
                         for rowid, body in rows
