@@ -156,7 +156,11 @@ def stale_under(rules: int) -> Callable[[bytes], bool]:
     chunk without one is the same under both (an introducer alone, not a whole sequence, is
     kept by both: such a session is read again for nothing, rarely).  What the chunk cannot
     show is not found: a piece whose only sequences were in the middle `bounded` cut away, and
-    which 1 keeps whole once they are dropped (a few characters more indexed)."""
+    which 1 keeps whole once they are dropped (a few characters more indexed).
+
+    The next change of the rules bumps `TEXT_RULES` and answers here for the rules before it
+    (a chain: text under 0 is stale under 2 if either change touches it); `Catalog.heal_text`
+    and the `meta` record need nothing more."""
     return _never if rules >= TEXT_RULES else _holds_introducer
 
 
