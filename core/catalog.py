@@ -480,7 +480,7 @@ class Catalog:
         """Bring an index's stored full text up to the current extraction rules
         (`fulltext.TEXT_RULES`), once per index, without reading every session again: the
         sessions whose stored text the change touches (`Index.stale_text_files` with
-        `fulltext.stale_under`: one pass over the stored chunks, 1.0-1.3 s of CPU at 100,000
+        `fulltext.stale_under`: one pass over the stored chunks, ~1 s of CPU at 100,000
         sessions) are read again whole and their rows and text replaced, as a refresh writes
         any file (`_read_changed`), then the index records the rules (`Index.put_text_rules`);
         how many were read again.  Of every file the index holds, whatever this catalog's

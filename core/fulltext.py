@@ -130,7 +130,8 @@ class TextCollector:
 # the change touches, instead of a schema bump that reads every session again (~50 s at
 # 100,000).  A change of the rules bumps this and teaches `stale_under` what stored text it
 # changes (one no stored text shows: every chunk, i.e. every session read again).
-#   1 (0.7.9): escape sequences dropped whole (`drop_escapes`); before, kept as they were.
+#   0: escape sequences kept as they were (seance <= 0.7.7).
+#   1: escape sequences dropped whole (`drop_escapes`, since 0.7.8).
 TEXT_RULES = 1
 
 _INTRODUCER_BYTES = tuple(char.encode() for char in INTRODUCERS[1:])  # the 8-bit ones, in UTF-8

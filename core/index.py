@@ -1032,7 +1032,7 @@ class Index:
         """The paths of the files whose stored text (a text chunk, not a metadata row) `stale`
         says an extraction change touches (`fulltext.stale_under`): one pass over every
         chunk's UTF-8 bytes, in one read transaction, through SQLite's bounded cache (the
-        chunks are most of the index: 1.4 GB at 100,000 sessions, never mapped).  1.0-1.3 s
+        chunks are most of the index: 1.4 GB at 100,000 sessions, never mapped).  ~1 s
         of CPU at 100,000 sessions, once per index (`Catalog.heal_text`)."""
         db = self.db
         file_ids: set[int] = set()
