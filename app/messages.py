@@ -69,6 +69,14 @@ class SessionsChanged(Message):
 
 
 @dataclass
+class TextHealed(Message):
+    """The index's stored text was brought up to the current extraction rules (`Catalog.heal_text`):
+    `count` sessions read again, so a query's full-text hits may have changed."""
+
+    count: int
+
+
+@dataclass
 class SearchDone(Message):
     """Ranked hits for `query_text`; `top` moves the cursor to the best hit (a new query)."""
 

@@ -446,5 +446,6 @@ def run_index(args: argparse.Namespace) -> int:
     put_line(
         f"indexed {count} sessions in {stats.seconds:.2f}s "
         f"({stats.read} read, {stats.appended} appended, {stats.reused} unchanged, {len(stats.skipped)} skipped)"
+        + (f"; {stats.healed} read again first for the current text rules" if stats.healed else "")
     )
     return ExitCode.OK

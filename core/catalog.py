@@ -95,6 +95,7 @@ class RefreshStats:
     skipped: list[tuple[Path, str]] = field(default_factory=list)
     failed: int = 0  # files that could not be read this time (not remembered: tried again next time)
     seconds: float = 0.0
+    healed: int = 0  # sessions read again for the current text rules first (`heal_text`)
 
 
 def same_dir(left: str, right: str) -> bool:
@@ -466,10 +467,56 @@ class Catalog:
     ) -> int:
         """`refresh` for `seance index`: the same index, full text included, but no summary is
         kept (only how many sessions there are), so memory does not grow with the corpus.
-        `found`: a discovery just made (the resident watcher's), else one is made now."""
+        `found`: a discovery just made (the resident watcher's), else one is made now.
+        First the stored text is brought up to the current extraction rules (`heal_text`: once
+        per index; every later call is one lookup)."""
+        healed = self.heal_text()
         with self._refresh_lock:
             items = self._guarded(lambda index: self._refresh(progress, cancel, True, False, index, found, keep=False))
+        self.last_stats.healed = healed
         return len(items)
+
+    def heal_text(self) -> int:
+        """Bring an index's stored full text up to the current extraction rules
+        (`fulltext.TEXT_RULES`), once per index, without reading every session again: the
+        sessions whose stored text the change touches (`Index.stale_text_files` with
+        `fulltext.stale_under`: one pass over the stored chunks, ~1 s of CPU at 100,000
+        sessions) are read again whole and their rows and text replaced, as a refresh writes
+        any file (`_read_changed`), then the index records the rules (`Index.put_text_rules`);
+        how many were read again.  Of every file the index holds, whatever this catalog's
+        roots: the record is the index's.
+
+        A cache operation only: the session files are read, never written.  No row is
+        forgotten or marked meanwhile: each session's old text is replaced by its new text in
+        the same transaction as its row, so another process reading the index sees the one or
+        the other, each with the row it was written with (a file an agent appends to meanwhile
+        is read to where it was, and its next refresh continues from there, as always).  Two
+        processes healing at once read the same few files twice, harmlessly.  Run by `seance
+        index` and the resident watcher (`update_index`) and by the picker once its rows are
+        listed: never on a listing's or a query's way."""
+        from .fulltext import TEXT_RULES, stale_under
+
+        def heal(index: Index | None) -> int:
+            if index is None:
+                return 0
+            rules = index.text_rules()
+            if rules >= TEXT_RULES:
+                return 0
+            paths = index.stale_text_files(stale_under(rules))
+            with self._refresh_lock:
+                todo: list[tuple[FileInfo, Row | None]] = []
+                for path in paths:
+                    info = stat_file(path)
+                    if isinstance(info, str):  # gone: its row goes at its roots' next listing
+                        continue
+                    row = index.row(path)  # (None, failing its check: read as a new file)
+                    todo.append((info, row._replace(text_seq=-1) if row is not None else None))  # read whole
+                for _summary in self._read_changed(todo, RefreshStats(), None, None, True, len(todo), index):
+                    pass
+            index.put_text_rules(TEXT_RULES)
+            return len(todo)
+
+        return self._guarded(heal)
 
     def exact(self, cwd: str | None = None, *, full_text: bool = False) -> list[SessionSummary]:
         """Exact summaries (refreshing the index as needed), newest first, filtered to `cwd`."""

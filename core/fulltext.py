@@ -35,9 +35,10 @@ budget would miss it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from .text import drop_escapes, has_introducer
+from .text import INTRODUCERS, drop_escapes, has_introducer
 
 USER, ASSISTANT, THINKING, TOOL, BASH, RESULT, ERROR, CUSTOM, SUMMARY = (
     "user",
@@ -118,6 +119,50 @@ class TextCollector:
                 return
             self.spent += len(text)
         self.texts.append((field, text))
+
+
+# ---------------------------------------------------------------------------- the rules' version
+
+# The version of the extraction rules: what `TextCollector` makes of the same session text.  An
+# index records the version its stored text was made under (`Index.text_rules`: the `meta` row
+# `text_rules`; 0 in an index made before it was recorded).  When that is older than this,
+# `Catalog.heal_text` reads again, once, only the sessions whose stored text `stale_under` says
+# the change touches, instead of a schema bump that reads every session again (~50 s at
+# 100,000).  A change of the rules bumps this and teaches `stale_under` what stored text it
+# changes (one no stored text shows: every chunk, i.e. every session read again).
+#   0: escape sequences kept as they were (seance <= 0.7.7).
+#   1: escape sequences dropped whole (`drop_escapes`, since 0.7.8).
+TEXT_RULES = 1
+
+_INTRODUCER_BYTES = tuple(char.encode() for char in INTRODUCERS[1:])  # the 8-bit ones, in UTF-8
+assert INTRODUCERS[0] == "\x1b" and all(part[:1] == b"\xc2" for part in _INTRODUCER_BYTES)
+
+
+def _holds_introducer(body: bytes) -> bool:
+    """Whether a stored chunk's UTF-8 bytes hold ESC or an 8-bit introducer (`text.INTRODUCERS`):
+    memchr-speed scans (a few C2 bytes, such as a `°`, cost the six two-byte ones)."""
+    return b"\x1b" in body or (b"\xc2" in body and any(map(body.__contains__, _INTRODUCER_BYTES)))
+
+
+def _never(body: bytes) -> bool:
+    """No stored chunk is touched (the index's text is already under the current rules)."""
+    return False
+
+
+def stale_under(rules: int) -> Callable[[bytes], bool]:
+    """Whether a stored full-text chunk (its UTF-8 bytes) made under text rules `rules` may
+    differ from what `TextCollector` makes of the same text now: its session is read again.
+
+    Rules 0 kept escape sequences; 1 drops every one, and each starts with an introducer, so a
+    chunk without one is the same under both (an introducer alone, not a whole sequence, is
+    kept by both: such a session is read again for nothing, rarely).  What the chunk cannot
+    show is not found: a piece whose only sequences were in the middle `bounded` cut away, and
+    which 1 keeps whole once they are dropped (a few characters more indexed).
+
+    The next change of the rules bumps `TEXT_RULES` and answers here for the rules before it
+    (a chain: text under 0 is stale under 2 if either change touches it); `Catalog.heal_text`
+    and the `meta` record need nothing more."""
+    return _never if rules >= TEXT_RULES else _holds_introducer
 
 
 def arguments_text(arguments: Any, skip: set[str] | frozenset[str] = frozenset(), depth: int = 0) -> str:

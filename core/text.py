@@ -49,6 +49,10 @@ ESCAPE_SEQUENCES = re.compile(
     "|(?:\x1b[PX^_]|[\x90\x98\x9e\x9f])[^\x00-\x1f\x7f-\x9f]*(?:\x1b\\\\|\x9c)"  # DCS, SOS, PM, APC ... ST
     "|\x1b(?:[\x20-\x2f]+[\x30-\x7e]|[\x30-\x4f\x51-\x57\x59\x5a\\\\\x60-\x7e])"  # other escapes
 )
+# The characters that start a sequence `ESCAPE_SEQUENCES` drops: ESC and the 8-bit CSI, OSC, DCS,
+# SOS, PM, APC (`has_introducer` looks for each; the full-text index's heal looks for their UTF-8
+# bytes in stored text, `fulltext.stale_under`).
+INTRODUCERS = "\x1b\x9b\x9d\x90\x98\x9e\x9f"
 # A run of whitespace and controls: what `display_text` folds to one space, in one pass.
 _BLANK_RUN = re.compile("[\\s" + CONTROL_CHARS.pattern[1:-1] + "]+")
 _NAMED_ESCAPES = {"\n": "\\n", "\t": "\\t", "\r": "\\r", "\x1b": "\\e"}

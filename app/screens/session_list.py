@@ -57,6 +57,7 @@ from ..messages import (
     SessionsChanged,
     SessionsLoaded,
     Skipped,
+    TextHealed,
     Watching,
     WriteFailed,
 )
@@ -409,10 +410,24 @@ class SessionPickerScreen(DeleteActions, MarkActions, RowMaking, SearchFlow, Fir
                 self.post_message(SessionsLoaded("all", everything, True, generation))
                 self.post_message(SessionsLoaded("project", project, True, generation))
                 self._report_skipped()
+                self._heal_text()
         except Cancelled:
             return
         except Exception as error:  # an unreadable root, a broken index: say so, keep going
             self.post_message(LoadFailed(f"Failed to load sessions: {display_text(error)}", generation))
+
+    def _heal_text(self) -> None:
+        """The index's stored text brought up to the current extraction rules, once per index
+        (`Catalog.heal_text`: ~1 s at 100,000 sessions, then one lookup): after the exact rows
+        are posted, never before them.  A host's `SessionSource` need not have it."""
+        heal = getattr(self.catalog, "heal_text", None)
+        if heal is not None and (count := heal()):
+            self.post_message(TextHealed(count))
+
+    @on(TextHealed)
+    def _text_healed(self, message: TextHealed) -> None:
+        if self.model.searching:  # its full-text hits are asked for again (the index changed)
+            self._search(self.model.query, False)
 
     def _report_skipped(self) -> None:
         """Never hide silently: say how many files or roots the refresh skipped, and why, and
