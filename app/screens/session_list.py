@@ -281,7 +281,7 @@ class SessionPickerScreen(DeleteActions, MarkActions, RowMaking, SearchFlow, Fir
         self._last_query_change = -math.inf  # monotonic time of the last change of the query
         self._debounce = 0.0  # how long the next search waits for another key
         self._freeze_after_search = False
-        self._preview_key: tuple | None = None  # what the preview shows: path and file stamp
+        self._preview_key: tuple | None = None  # what the preview shows: path, file stamp and query
         self.watcher: RootWatcher | None = None  # follows the roots while the screen is mounted
         self.watching = False  # the file watcher is set up: changes from now on are seen
         self._query_error: str | None = None  # the status error the query caused (not a load's)
@@ -632,11 +632,12 @@ class SessionPickerScreen(DeleteActions, MarkActions, RowMaking, SearchFlow, Fir
         preview = self._preview()
         if preview is None or not self._preview_visible() or self._preview_waits():  # (search_flow.py)
             return
-        key = (row.path, row.summary.size, row.summary.mtime_ns) if row is not None else None
+        query = row.query if row is not None else None
+        key = (row.path, row.summary.size, row.summary.mtime_ns, query) if row is not None else None
         if key == self._preview_key and key is not None:
             return
         self._preview_key = key
-        preview.show(Path(row.path) if row is not None else None)
+        preview.show(Path(row.path) if row is not None else None, query=query)
 
     def action_cursor(self, delta: int) -> None:
         self.session_list.move_cursor(delta)
