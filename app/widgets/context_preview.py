@@ -220,15 +220,15 @@ def _message_block(
         return PreviewBlock("assistant", "assistant", text, tool_lines, body_marks=body.marks, call_marks=call_marks)
     if role == "toolResult":
         title = f"result {tool_result_title(message, calls)}"
-        error = bool(message.get("isError"))
+        failed = bool(message.get("isError"))
         output = clip(
             content_text(message.get("content"), "\n"),
             TOOL_OUTPUT_LIMIT,
-            ERROR_FIELDS if error else RESULT_FIELDS,
+            ERROR_FIELDS if failed else RESULT_FIELDS,
             TOOL_OUTPUT_LINES,
         )
         return PreviewBlock(
-            "error" if error else "tool",
+            "error" if failed else "tool",
             title,
             output.text,
             title_marks=titled(title, CALL_FIELDS),
@@ -248,7 +248,8 @@ def _message_block(
         tokens = message.get("tokensBefore")
         count = f"{round(tokens / 1000)}k" if isinstance(tokens, int | float) and not isinstance(tokens, bool) else "?"
         body = clip(item.text, BODY_LIMIT, SUMMARY_FIELDS)
-        return PreviewBlock("compaction", f"compaction summary ({count} tokens before)", body.text, body_marks=body.marks)
+        title = f"compaction summary ({count} tokens before)"
+        return PreviewBlock("compaction", title, body.text, body_marks=body.marks)
     body = clip(item.text, BODY_LIMIT, NO_FIELDS)
     return PreviewBlock("other", f"[{display_text(role)}]", body.text, body_marks=body.marks)
 
@@ -272,9 +273,10 @@ def first_match(messages: list[ContextMessage], marks: TextMarks) -> int | None:
     `marks` match in what its block shows, or None.  A quick test over the message's raw
     strings first: most messages are not made into blocks at all."""
     for index, item in enumerate(messages):
-        if marks.found(drop_escapes("\n".join(_strings(item.message, []))), None):
-            if _message_block(item, {}, marks).marked:
-                return index
+        if marks.found(drop_escapes("\n".join(_strings(item.message, []))), None) and (
+            _message_block(item, {}, marks).marked
+        ):
+            return index
     return None
 
 

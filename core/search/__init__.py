@@ -34,7 +34,9 @@ _LAZY = {
         ("TIERS", "Hit", "Matched", "SearchProgress", "first_hits", "fuzzy_ahead", "prescan", "search", "search_iter"),
         "rank",
     ),
-    **dict.fromkeys(("Snippet", "TextHit", "TextMarks", "highlight", "make_snippet", "merge_spans", "query_snippet"), "snippet"),
+    **dict.fromkeys(
+        ("Snippet", "TextHit", "TextMarks", "highlight", "make_snippet", "merge_spans", "query_snippet"), "snippet"
+    ),
 }
 
 
