@@ -508,8 +508,8 @@ class SessionPickerScreen(DeleteActions, MarkActions, RowMaking, SearchFlow, Fir
         self.status.total = self.session_list.rows.total
         self._rows_shown(rows)  # first_paint.py
         self._release_preview()  # search_flow.py: a first page's preview waited for these
-        if not rows:
-            self._show_preview(None)
+        # (the same session found by another query: its preview shows that query's match)
+        self._show_preview(self.session_list.highlighted if rows else None)
 
     def _search(self, text: str, top: bool) -> None:
         try:
@@ -900,7 +900,11 @@ class SessionPickerScreen(DeleteActions, MarkActions, RowMaking, SearchFlow, Fir
             )
 
         tree = SessionTreeScreen(
-            Path(row.path), clock=self.clock, cwd=self.cwd, confirm_missing_cwd=self.options.confirm_missing_cwd
+            Path(row.path),
+            clock=self.clock,
+            cwd=self.cwd,
+            confirm_missing_cwd=self.options.confirm_missing_cwd,
+            query=row.query,  # (opens at the match the preview shows)
         )
         self.app.push_screen(tree, chosen)
 

@@ -43,7 +43,7 @@ from textual.worker import get_current_worker
 from seance.app.paths import stylesheet
 from seance.app.widgets.preview_body import PreviewBody, wrapped_lines
 from seance.app.widgets.static_update import update_static
-from seance.core.context import CONTEXT_TYPES, ContextMessage, build_session_context
+from seance.core.context import CONTEXT_TYPES, ContextMessage, as_message, build_session_context
 from seance.core.entries import MESSAGE_ASSISTANT, MESSAGE_TEXTLESS_ASSISTANT
 from seance.core.pathtotals import PathTotals
 from seance.core.search.query import Query
@@ -109,6 +109,7 @@ class PreviewDoc:
     notice: str | None = None
     stats: list[str] = field(default_factory=list)  # the compact stats block (empty: none)
     editor: str | None = None  # the text resuming here puts in the editor (a chosen user message)
+    editor_marks: tuple[Span, ...] = ()  # where a query matches in `editor`
     later: int = 0  # messages after the blocks not shown (the context shown from a match on)
     at_match: bool = False  # the blocks start at the query's first match: the pane shows their top
 
@@ -280,6 +281,25 @@ def first_match(messages: list[ContextMessage], marks: TextMarks) -> int | None:
     return None
 
 
+def first_matching_entry(session: Session, order: Collection[str], query: Query | None) -> str | None:
+    """The entry a tree opened from a search starts on: the first message of the context at
+    the session's leaf where `query` matches (the one the list's preview shows first), else
+    the first such entry in the tree's `order` (a branch off the leaf's path), else None."""
+    marks = TextMarks.of(query)
+    if marks is None:
+        return None
+    messages = build_session_context(session).messages
+    index = first_match(messages, marks)
+    if index is not None:
+        return messages[index].entry_id
+    by_id = session.tree.by_id
+    for entry_id in order:
+        item = as_message(by_id[entry_id])
+        if item is not None and first_match([item], marks) == 0:
+            return entry_id
+    return None
+
+
 def _path_calls(
     session: Session, leaf_id: str | None, messages: list[ContextMessage], known: set[str]
 ) -> dict[str, dict[str, Any]]:
@@ -383,7 +403,7 @@ def build_preview(
     calls = _path_calls(session, context.leaf_id, messages, totals.call_ids)
     doc.blocks = [_message_block(item, calls, marks) for item in messages]
     if editor is not None:
-        doc.editor = _clip(editor, BODY_LIMIT)
+        doc.editor, doc.editor_marks = _clip_marked(editor, BODY_LIMIT, None, marks, USER_FIELDS)
     if not count:
         doc.notice = "Nothing to send yet: the context is empty at this point."
     return doc
@@ -436,7 +456,7 @@ def body_content(doc: PreviewDoc, styles: BodyStyles) -> Content:
             Content("\n").join(
                 [
                     Content.styled("Enter: this message goes to the editor", styles["user"]),
-                    Content.styled(doc.editor, styles["body"]),
+                    _marked(Content.styled(doc.editor, styles["body"]), doc.editor_marks, styles),
                 ]
             )
         )
