@@ -76,7 +76,7 @@ def shown_lines(pilot: Pilot) -> list[str]:
 
 def marked(preview: ContextPreview) -> list[str]:
     """The texts the pane's body shows in its match style (`context-preview--match`)."""
-    style = preview.get_visual_style("context-preview--match", partial=True)
+    style = preview.get_visual_style("context-preview--match")
     content = preview.query_one(PreviewBody).content
     return [content.plain[span.start : span.end] for span in content.spans if span.style == style]
 

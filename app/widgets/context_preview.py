@@ -707,7 +707,11 @@ class ContextPreview(Vertical):
     def _styles(self) -> BodyStyles:
         """Each component class's style (without the `context-preview--` prefix)."""
         prefix = self._PREFIX
-        return {name.removeprefix(prefix): self.get_visual_style(name, partial=True) for name in self.COMPONENT_CLASSES}
+        names = self.COMPONENT_CLASSES
+        styles = {name.removeprefix(prefix): self.get_visual_style(name, partial=True) for name in names}
+        # (a partial style drops an opaque background: a match's is its own, as in the list)
+        styles["match"] = self.get_visual_style(f"{prefix}match")
+        return styles
 
     def _layout(self) -> tuple[BodyStyles, Geometry | None]:
         """The component styles and the body's geometry a worker makes the text for (read
