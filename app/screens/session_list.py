@@ -633,7 +633,8 @@ class SessionPickerScreen(DeleteActions, MarkActions, RowMaking, SearchFlow, Fir
         if preview is None or not self._preview_visible() or self._preview_waits():  # (search_flow.py)
             return
         query = row.query if row is not None else None
-        key = (row.path, row.summary.size, row.summary.mtime_ns, query) if row is not None else None
+        marked = query.positive if query is not None else ()  # (what the preview marks: a filter changes nothing)
+        key = (row.path, row.summary.size, row.summary.mtime_ns, marked) if row is not None else None
         if key == self._preview_key and key is not None:
             return
         self._preview_key = key

@@ -292,8 +292,11 @@ def first_matching_entry(session: Session, order: Collection[str], query: Query 
     index = first_match(messages, marks)
     if index is not None:
         return messages[index].entry_id
+    looked = {item.entry_id for item in messages}  # (a chain's every message: nothing read again)
     by_id = session.tree.by_id
     for entry_id in order:
+        if entry_id in looked:
+            continue
         item = as_message(by_id[entry_id])
         if item is not None and first_match([item], marks) == 0:
             return entry_id
