@@ -26,7 +26,7 @@ import os
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, NamedTuple
@@ -69,6 +69,8 @@ MATCH_BEFORE, MATCH_SNAP = 40, 15
 """A body clipped around a match starts at the match's line, or at most `MATCH_BEFORE`
 characters before the match (moved up to `MATCH_SNAP` on to start at a word), as the
 list's snippets are cut."""
+
+STOP_EVERY = 500  # messages `first_match` looks at between two askings of its `stop`
 
 # The index's fields (core/fulltext.py) each part of a message is in: a field-narrowed term
 # (`error:x`) marks only the parts of its field.
@@ -269,11 +271,15 @@ def _strings(value: Any, out: list[str], depth: int = 0) -> list[str]:
     return out
 
 
-def first_match(messages: list[ContextMessage], marks: TextMarks) -> int | None:
+def first_match(messages: list[ContextMessage], marks: TextMarks, stop: Callable[[], bool] | None = None) -> int | None:
     """The index of the first of `messages` (from the top, as a reader meets them) where
     `marks` match in what its block shows, or None.  A quick test over the message's raw
-    strings first: most messages are not made into blocks at all."""
+    strings first: most messages are not made into blocks at all.  `stop` is asked every
+    `STOP_EVERY` messages (a worker's cancellation: a long session's scan gives up for the
+    next request); None when it says so."""
     for index, item in enumerate(messages):
+        if stop is not None and not index % STOP_EVERY and stop():
+            return None
         if marks.found(drop_escapes("\n".join(_strings(item.message, []))), None) and (
             _message_block(item, {}, marks).marked
         ):
@@ -345,6 +351,7 @@ def build_preview(
     editor: str | None = None,
     query: Query | str | None = None,
     at_match: bool = True,
+    stop: Callable[[], bool] | None = None,
 ) -> PreviewDoc:
     """The preview document for `session` resumed at `leaf_id` (pure; safe in a thread).
 
@@ -352,7 +359,7 @@ def build_preview(
     resume at its parent, the message goes to the editor), shown after the context.
     `query`: its matches are marked in every block; with `at_match` the blocks are the
     context from its first matching message on (up to `tail` of them), and when no message
-    matches the document is the one without a query.
+    matches the document is the one without a query.  `stop`: see `first_match`.
     """
     tree = session.tree
     marks = TextMarks.of(query)
@@ -365,7 +372,7 @@ def build_preview(
         context = build_session_context(session, tail=shown)
     else:
         context = build_session_context(session, leaf_id, tail=shown)
-    first = first_match(context.messages, marks) if whole and marks is not None else None
+    first = first_match(context.messages, marks, stop) if whole and marks is not None else None
     if whole and first is None:
         marks = None  # nothing to show at: the preview without a query
     totals = PathTotals.of(tree)
@@ -656,7 +663,14 @@ class ContextPreview(Vertical):
         if worker.is_cancelled:
             return
         try:
-            doc = build_preview(session, leaf_id, editor=editor, query=marking.query, at_match=marking.at_match)
+            doc = build_preview(
+                session,
+                leaf_id,
+                editor=editor,
+                query=marking.query,
+                at_match=marking.at_match,
+                stop=lambda: worker.is_cancelled,
+            )
         except Exception as error:  # a malformed entry must not take the pane down
             doc = PreviewDoc(notice=f"Cannot build the context: {display_text(error)}")
         if self.stats_enabled and not worker.is_cancelled:
