@@ -213,7 +213,7 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
         try:
             model = TreeModel(result.tree)
             _ = model.tool_calls  # (made here; it reads back from the end only what the rows need)
-            if self.list_query is not None and (target := first_matching_entry(result, model.order, self.list_query)):
+            if self.list_query is not None and (target := self._match_target(result, model)):
                 model.select_id(target)
             title = self._title(result)  # (the name is another pass)
             model.on_source_changed = self._source_changed
@@ -222,6 +222,14 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
         except Exception as error:  # a session core could read must not crash the screen
             return self.LoadFailed(f"{result.path}: cannot build the tree ({display_text(error)})")
         return self.Loaded(result, model, title)
+
+    def _match_target(self, session: Session, model: TreeModel) -> str | None:
+        """The entry the list's query matches first (worker thread); None when it cannot be
+        found, for any reason: the tree then opens at the leaf, as without a query."""
+        try:
+            return first_matching_entry(session, model.order, self.list_query)
+        except Exception:  # (a search's extra must never keep the tree from opening)
+            return None
 
     def on_session_tree_screen_loaded(self, message: Loaded) -> None:
         self.session, self.model = message.session, message.model
