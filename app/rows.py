@@ -56,6 +56,12 @@ class SessionRow:
     def height(self) -> int:
         return 2 if self.has_snippet else 1
 
+    @property
+    def query(self) -> Any:
+        """The query the row was found by (a `seance.core.search.Query`), None without one:
+        the preview looks for the same matches."""
+        return self.hit.query if self.hit is not None else None
+
     def title_spans(self) -> list[tuple[int, int]]:
         return self.hit.title_spans() if self.hit is not None else []
 

@@ -160,6 +160,14 @@ async def test_clearing_the_query_keeps_the_selected_session(root: Path) -> None
         await settle(pilot)
         assert len(titles(pilot)) == 5
         assert screen_of(pilot).session_list.highlighted.path == selected
+        await pilot.press(*"e")
+        await settle(pilot)
+        await pilot.press("down")
+        selected = screen_of(pilot).session_list.highlighted.path
+        await pilot.press("ctrl+u")  # and so does the input's Ctrl+U (delete to the start)
+        await settle(pilot)
+        assert len(titles(pilot)) == 5
+        assert screen_of(pilot).session_list.highlighted.path == selected
 
 
 async def test_ctrl_c_cancels_even_with_a_query(root: Path) -> None:

@@ -282,7 +282,7 @@ class SessionPickerScreen(DeleteActions, MarkActions, RowMaking, SearchFlow, Fir
         self._last_query_change = -math.inf  # monotonic time of the last change of the query
         self._debounce = 0.0  # how long the next search waits for another key
         self._freeze_after_search = False
-        self._preview_key: tuple | None = None  # what the preview shows: path and file stamp
+        self._preview_key: tuple | None = None  # what the preview shows: path, file stamp and query
         self.watcher: RootWatcher | None = None  # follows the roots while the screen is mounted
         self.watching = False  # the file watcher is set up: changes from now on are seen
         self._query_error: str | None = None  # the status error the query caused (not a load's)
@@ -523,8 +523,8 @@ class SessionPickerScreen(DeleteActions, MarkActions, RowMaking, SearchFlow, Fir
         self.status.total = self.session_list.rows.total
         self._rows_shown(rows)  # first_paint.py
         self._release_preview()  # search_flow.py: a first page's preview waited for these
-        if not rows:
-            self._show_preview(None)
+        # (the same session found by another query: its preview shows that query's match)
+        self._show_preview(self.session_list.highlighted if rows else None)
 
     def _search(self, text: str, top: bool) -> None:
         try:
@@ -647,11 +647,13 @@ class SessionPickerScreen(DeleteActions, MarkActions, RowMaking, SearchFlow, Fir
         preview = self._preview()
         if preview is None or not self._preview_visible() or self._preview_waits():  # (search_flow.py)
             return
-        key = (row.path, row.summary.size, row.summary.mtime_ns) if row is not None else None
+        query = row.query if row is not None else None
+        marked = query.positive if query is not None else ()  # (what the preview marks: a filter changes nothing)
+        key = (row.path, row.summary.size, row.summary.mtime_ns, marked) if row is not None else None
         if key == self._preview_key and key is not None:
             return
         self._preview_key = key
-        preview.show(Path(row.path) if row is not None else None)
+        preview.show(Path(row.path) if row is not None else None, query=query)
 
     def action_cursor(self, delta: int) -> None:
         self.session_list.move_cursor(delta)
@@ -914,7 +916,11 @@ class SessionPickerScreen(DeleteActions, MarkActions, RowMaking, SearchFlow, Fir
             )
 
         tree = SessionTreeScreen(
-            Path(row.path), clock=self.clock, cwd=self.cwd, confirm_missing_cwd=self.options.confirm_missing_cwd
+            Path(row.path),
+            clock=self.clock,
+            cwd=self.cwd,
+            confirm_missing_cwd=self.options.confirm_missing_cwd,
+            query=row.query,  # (opens at the match the preview shows)
         )
         self.app.push_screen(tree, chosen)
 

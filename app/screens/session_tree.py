@@ -34,7 +34,7 @@ from seance.app.screens.help import HelpScreen, help_rows
 from seance.app.screens.missing_cwd import resume_checked
 from seance.app.screens.prompt import label_prompt
 from seance.app.tree_model import TreeModel, resume_point
-from seance.app.widgets.context_preview import ContextPreview
+from seance.app.widgets.context_preview import ContextPreview, first_matching_entry
 from seance.app.widgets.static_update import update_static
 from seance.app.widgets.tree_view import TreeView
 from seance.core.entries import MESSAGE_USER
@@ -42,6 +42,7 @@ from seance.core.errors import SessionChangedError
 from seance.core.gcpause import gc_paused
 from seance.core.metadata import first_message
 from seance.core.model import session_title
+from seance.core.search.query import Query
 from seance.core.session import NotASession, Session, SessionError, read_session
 from seance.core.text import display_text, relative_age
 from seance.core.tree import timestamp_ms
@@ -137,14 +138,20 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
         session: Session | None = None,
         cwd: str | None = None,
         confirm_missing_cwd: bool = True,
+        query: Query | None = None,
         name: str | None = None,
         id: str | None = None,
         classes: str | None = None,
     ) -> None:
         """`session`: the file already read by the caller (skips reading it again).  `cwd`: where
         the agent would continue (default: the current directory) when the session's cwd is gone,
-        which the screen asks about before resuming, as pi does (unless `confirm_missing_cwd` is False)."""
+        which the screen asks about before resuming, as pi does (unless `confirm_missing_cwd` is False).
+        `query`: the list's search the tree was opened from: the cursor starts on its first
+        match (`first_matching_entry`, the entry the list's preview showed) instead of the
+        leaf, and the preview marks its matches; nothing is filtered (the tree's own search
+        is pi's plain words, not the list's language)."""
         super().__init__(name=name, id=id, classes=classes)
+        self.list_query = query
         self.current_cwd = cwd or os.getcwd()
         self.confirm_missing_cwd = confirm_missing_cwd
         self.session_path = Path(session_path)
@@ -206,6 +213,8 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
         try:
             model = TreeModel(result.tree)
             _ = model.tool_calls  # (made here; it reads back from the end only what the rows need)
+            if self.list_query is not None and (target := self._match_target(result, model)):
+                model.select_id(target)
             title = self._title(result)  # (the name is another pass)
             model.on_source_changed = self._source_changed
         except SessionChangedError as error:
@@ -213,6 +222,14 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
         except Exception as error:  # a session core could read must not crash the screen
             return self.LoadFailed(f"{result.path}: cannot build the tree ({display_text(error)})")
         return self.Loaded(result, model, title)
+
+    def _match_target(self, session: Session, model: TreeModel) -> str | None:
+        """The entry the list's query matches first (worker thread); None when it cannot be
+        found, for any reason: the tree then opens at the leaf, as without a query."""
+        try:
+            return first_matching_entry(session, model.order, self.list_query)
+        except Exception:  # (a search's extra must never keep the tree from opening)
+            return None
 
     def on_session_tree_screen_loaded(self, message: Loaded) -> None:
         self.session, self.model = message.session, message.model
@@ -297,6 +314,8 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
             parts.append(f"filter: {model.filter_mode}")
             if model.query:
                 parts.append(f"search: {display_text(model.query)}")
+            if self.list_query is not None:
+                parts.append(f"list search: {display_text(self.list_query.source)}")
             if model.folded:
                 parts.append(f"{len(model.folded)} folded")
             if model.show_label_times:
@@ -329,7 +348,7 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
         except SessionChangedError as error:
             self._lost(error)
             return
-        self.query_one(ContextPreview).show_session(self.session, leaf_id, editor=prefill)
+        self.query_one(ContextPreview).show_session(self.session, leaf_id, editor=prefill, query=self.list_query)
 
     @on(TreeView.Selected)
     def _selected(self, event: TreeView.Selected) -> None:

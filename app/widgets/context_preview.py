@@ -8,6 +8,12 @@ and the handler on the UI thread swaps the text in.
 Every string from the session is shown as plain `Content` (never markup), sanitised by
 `seance.core.text`.
 
+With a query (the list's, while it searches) the pane shows where the session matched: the
+context from its first matching message on (`at_match`; none matching: the usual tail), each
+match highlighted (`context-preview--match`), a body clipped around its first match rather
+than at its head.  The matches are the list's own (`core.search.TextMarks`: the words the
+index matched, a field prefix's only in that field's text, a `re:` term's pattern).
+
 With `stats=True` (the session list) a compact stats block (`core.statsformat.compact_lines`:
 tokens, cost, models, tools, files, branches, duration — the whole tree) sits under the
 header: computed in the same worker, cached by file stamp, shown by default when the pane is
@@ -20,10 +26,10 @@ import os
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 from textual import work
 from textual.app import ComposeResult
@@ -37,13 +43,15 @@ from textual.worker import get_current_worker
 from seance.app.paths import stylesheet
 from seance.app.widgets.preview_body import PreviewBody, wrapped_lines
 from seance.app.widgets.static_update import update_static
-from seance.core.context import CONTEXT_TYPES, ContextMessage, build_session_context
+from seance.core.context import CONTEXT_TYPES, ContextMessage, as_message, build_session_context
 from seance.core.entries import MESSAGE_ASSISTANT, MESSAGE_TEXTLESS_ASSISTANT
 from seance.core.pathtotals import PathTotals
+from seance.core.search.query import Query
+from seance.core.search.snippet import Span, TextMarks
 from seance.core.session import NotASession, Session, read_session
 from seance.core.statsformat import cost_text
 from seance.core.summary import format_tool_call, tool_calls_by_id, tool_result_title
-from seance.core.text import content_text, display_text, safe_multiline
+from seance.core.text import content_text, display_text, drop_escapes, safe_multiline
 
 DEFAULT: Any = object()
 """Sentinel for `leaf_id`: the session's own leaf (where it would resume by default)."""
@@ -57,6 +65,18 @@ STATS_AUTO_ROWS = 30  # a pane this tall shows the stats block unless toggled of
 CLIP_SLACK = 80
 """A text at most this many characters over its limit is shown whole: "… (4 more characters)"
 would hide less than it takes to say so."""
+MATCH_BEFORE, MATCH_SNAP = 40, 15
+"""A body clipped around a match starts at the match's line, or at most `MATCH_BEFORE`
+characters before the match (moved up to `MATCH_SNAP` on to start at a word), as the
+list's snippets are cut."""
+
+STOP_EVERY = 500  # messages `first_match` looks at between two askings of its `stop`
+
+# The index's fields (core/fulltext.py) each part of a message is in: a field-narrowed term
+# (`error:x`) marks only the parts of its field.
+USER_FIELDS, ASSISTANT_FIELDS, CALL_FIELDS = ("user",), ("assistant",), ("tool", "bash")
+ERROR_FIELDS, RESULT_FIELDS, BASH_FIELDS = ("error",), ("result",), ("bash",)
+CUSTOM_FIELDS, SUMMARY_FIELDS, NO_FIELDS = ("custom",), ("summary",), ()
 
 
 # -- the document (pure data, built in the worker thread) -------------------------------
@@ -70,6 +90,15 @@ class PreviewBlock:
     title: str
     body: str = ""
     calls: tuple[str, ...] = ()
+    # where a query matches (with one): in the title, the body and each call
+    title_marks: tuple[Span, ...] = ()
+    body_marks: tuple[Span, ...] = ()
+    call_marks: tuple[tuple[Span, ...], ...] = ()
+
+    @property
+    def marked(self) -> bool:
+        """Whether a query matches anywhere in the block."""
+        return bool(self.title_marks or self.body_marks or any(self.call_marks))
 
 
 @dataclass(slots=True)
@@ -82,21 +111,68 @@ class PreviewDoc:
     notice: str | None = None
     stats: list[str] = field(default_factory=list)  # the compact stats block (empty: none)
     editor: str | None = None  # the text resuming here puts in the editor (a chosen user message)
+    editor_marks: tuple[Span, ...] = ()  # where a query matches in `editor`
+    later: int = 0  # messages after the blocks not shown (the context shown from a match on)
+    at_match: bool = False  # the blocks start at the query's first match: the pane shows their top
+
+
+class Clipped(NamedTuple):
+    """A clipped text and where a query matches in it."""
+
+    text: str
+    marks: tuple[Span, ...] = ()
+
+
+def _cut(whole: str, start: int, limit: int, max_lines: int | None) -> str:
+    """What of `whole` from `start` is shown: `limit` characters (the rest whole when it is
+    only a little over), `max_lines` lines (one more line is shown whole)."""
+    rest = whole[start:] if start else whole
+    clean = rest if len(rest) <= limit + CLIP_SLACK else rest[:limit]
+    if max_lines is not None:
+        lines = clean.split("\n")
+        if len(lines) > max_lines + 1:
+            clean = "\n".join(lines[:max_lines])
+    return clean
+
+
+def _window_start(whole: str, first: int) -> int:
+    """Where a body clipped around a match at `first` starts (see `MATCH_BEFORE`)."""
+    start = max(whole.rfind("\n", 0, first) + 1, first - MATCH_BEFORE)
+    if whole[start - 1 : start] not in ("", "\n"):  # (inside a line: start at a word)
+        space = whole.find(" ", start, min(start + MATCH_SNAP, first))
+        start = space + 1 if space != -1 else start
+    return start
+
+
+def _clip_marked(
+    text: str,
+    limit: int,
+    max_lines: int | None = None,
+    marks: TextMarks | None = None,
+    fields: Collection[str] = NO_FIELDS,
+) -> Clipped:
+    """`_clip`, and where `marks` match in what is shown (`fields`: the index's fields the text
+    is in).  A first match the clip would hide is shown: the window of the text around it,
+    "… (N earlier characters)" before it."""
+    whole = safe_multiline(text).strip("\n")
+    spans = marks.spans(whole, fields) if marks is not None else []
+    start = 0
+    shown = _cut(whole, 0, limit, max_lines)
+    if spans and spans[0][1] > len(shown):
+        start = _window_start(whole, spans[0][0])
+        shown = _cut(whole, start, limit, max_lines)
+    head = f"… ({plural(start, 'earlier character')})\n" if start else ""
+    hidden = len(whole) - start - len(shown)
+    tail = f"\n… ({plural(hidden, 'more character')})" if hidden else ""
+    end, shift = start + len(shown), len(head) - start
+    kept = tuple((max(a, start) + shift, min(b, end) + shift) for a, b in spans if b > start and a < end)
+    return Clipped(head + shown + tail, kept)
 
 
 def _clip(text: str, limit: int, max_lines: int | None = None) -> str:
     """Sanitised multi-line text cut to `limit` characters (and `max_lines` lines); a text
     only a little over (`CLIP_SLACK`, one more line) is shown whole."""
-    whole = safe_multiline(text).strip("\n")
-    clean = whole if len(whole) <= limit + CLIP_SLACK else whole[:limit]
-    if max_lines is not None:
-        lines = clean.split("\n")
-        if len(lines) > max_lines + 1:
-            clean = "\n".join(lines[:max_lines])
-    if len(clean) < len(whole):
-        hidden = len(whole) - len(clean)
-        clean += f"\n… ({plural(hidden, 'more character')})"
-    return clean
+    return _clip_marked(text, limit, max_lines).text
 
 
 def plural(count: int, noun: str) -> str:
@@ -104,8 +180,18 @@ def plural(count: int, noun: str) -> str:
     return f"{count:,} {noun}{'' if count == 1 else 's'}"
 
 
-def _message_block(item: ContextMessage, calls: Mapping[str, dict[str, Any]]) -> PreviewBlock:
+def _message_block(
+    item: ContextMessage, calls: Mapping[str, dict[str, Any]], marks: TextMarks | None = None
+) -> PreviewBlock:
+    """One message as the pane shows it; with `marks`, where they match in each part."""
     message, role = item.message, item.role
+
+    def clip(text: str, limit: int, fields: Collection[str], max_lines: int | None = None) -> Clipped:
+        return _clip_marked(text, limit, max_lines, marks, fields)
+
+    def titled(title: str, fields: Collection[str]) -> tuple[Span, ...]:
+        return tuple(marks.spans(title, fields)) if marks is not None and fields else ()
+
     if role == "user":
         content = message.get("content")
         images = (
@@ -113,10 +199,11 @@ def _message_block(item: ContextMessage, calls: Mapping[str, dict[str, Any]]) ->
             if isinstance(content, list)
             else 0
         )
-        body = _clip(content_text(content, "\n"), BODY_LIMIT)
+        body = clip(content_text(content, "\n"), BODY_LIMIT, USER_FIELDS)
+        text = body.text
         if images:
-            body = f"{body}\n[{images} image{'s' if images > 1 else ''}]".strip()
-        return PreviewBlock("user", "user", body)
+            text = f"{text}\n[{images} image{'s' if images > 1 else ''}]".strip()
+        return PreviewBlock("user", "user", text, body_marks=body.marks if text.startswith(body.text) else ())
     if role == "assistant":
         content = message.get("content")
         blocks = content if isinstance(content, list) else []
@@ -125,39 +212,101 @@ def _message_block(item: ContextMessage, calls: Mapping[str, dict[str, Any]]) ->
             for block in blocks
             if isinstance(block, dict) and block.get("type") == "toolCall"
         )
-        body = _clip(content_text(content, "\n"), BODY_LIMIT)
         if message.get("errorMessage"):
-            return PreviewBlock("error", "assistant (error)", _clip(str(message.get("errorMessage")), BODY_LIMIT))
-        if not body and not tool_lines:
-            body = "(aborted)" if message.get("stopReason") == "aborted" else "(no content)"
-        return PreviewBlock("assistant", "assistant", body, tool_lines)
+            error = clip(str(message.get("errorMessage")), BODY_LIMIT, ERROR_FIELDS)
+            return PreviewBlock("error", "assistant (error)", error.text, body_marks=error.marks)
+        body = clip(content_text(content, "\n"), BODY_LIMIT, ASSISTANT_FIELDS)
+        text = body.text
+        if not text and not tool_lines:
+            text = "(aborted)" if message.get("stopReason") == "aborted" else "(no content)"
+        call_marks = tuple(titled(line, CALL_FIELDS) for line in tool_lines) if marks is not None else ()
+        return PreviewBlock("assistant", "assistant", text, tool_lines, body_marks=body.marks, call_marks=call_marks)
     if role == "toolResult":
-        title = tool_result_title(message, calls)
-        kind = "error" if message.get("isError") else "tool"
+        title = f"result {tool_result_title(message, calls)}"
+        failed = bool(message.get("isError"))
+        output = clip(
+            content_text(message.get("content"), "\n"),
+            TOOL_OUTPUT_LIMIT,
+            ERROR_FIELDS if failed else RESULT_FIELDS,
+            TOOL_OUTPUT_LINES,
+        )
         return PreviewBlock(
-            kind,
-            f"result {title}",
-            _clip(content_text(message.get("content"), "\n"), TOOL_OUTPUT_LIMIT, TOOL_OUTPUT_LINES),
+            "error" if failed else "tool",
+            title,
+            output.text,
+            title_marks=titled(title, CALL_FIELDS),
+            body_marks=output.marks,
         )
     if role == "bashExecution":
-        return PreviewBlock(
-            "bash",
-            f"[bash]: {display_text(message.get('command'))}",
-            _clip(str(message.get("output") or ""), TOOL_OUTPUT_LIMIT, TOOL_OUTPUT_LINES),
-        )
+        title = f"[bash]: {display_text(message.get('command'))}"
+        output = clip(str(message.get("output") or ""), TOOL_OUTPUT_LIMIT, RESULT_FIELDS, TOOL_OUTPUT_LINES)
+        return PreviewBlock("bash", title, output.text, title_marks=titled(title, BASH_FIELDS), body_marks=output.marks)
     if role == "custom":
-        return PreviewBlock(
-            "custom",
-            f"[{display_text(message.get('customType'))}]",
-            _clip(content_text(message.get("content"), "\n"), BODY_LIMIT),
-        )
+        body = clip(content_text(message.get("content"), "\n"), BODY_LIMIT, CUSTOM_FIELDS)
+        return PreviewBlock("custom", f"[{display_text(message.get('customType'))}]", body.text, body_marks=body.marks)
     if role == "branchSummary":
-        return PreviewBlock("branch", "branch summary", _clip(item.text, BODY_LIMIT))
+        body = clip(item.text, BODY_LIMIT, SUMMARY_FIELDS)
+        return PreviewBlock("branch", "branch summary", body.text, body_marks=body.marks)
     if role == "compactionSummary":
         tokens = message.get("tokensBefore")
         count = f"{round(tokens / 1000)}k" if isinstance(tokens, int | float) and not isinstance(tokens, bool) else "?"
-        return PreviewBlock("compaction", f"compaction summary ({count} tokens before)", _clip(item.text, BODY_LIMIT))
-    return PreviewBlock("other", f"[{display_text(role)}]", _clip(item.text, BODY_LIMIT))
+        body = clip(item.text, BODY_LIMIT, SUMMARY_FIELDS)
+        title = f"compaction summary ({count} tokens before)"
+        return PreviewBlock("compaction", title, body.text, body_marks=body.marks)
+    body = clip(item.text, BODY_LIMIT, NO_FIELDS)
+    return PreviewBlock("other", f"[{display_text(role)}]", body.text, body_marks=body.marks)
+
+
+def _strings(value: Any, out: list[str], depth: int = 0) -> list[str]:
+    """Every string in a message (its text, calls' arguments, output, ids too), collected for
+    a quick test that a query may match in it, before its block is made."""
+    if isinstance(value, str):
+        out.append(value)
+    elif isinstance(value, dict) and depth < 6:
+        for item in value.values():
+            _strings(item, out, depth + 1)
+    elif isinstance(value, list) and depth < 6:
+        for item in value:
+            _strings(item, out, depth + 1)
+    return out
+
+
+def first_match(messages: list[ContextMessage], marks: TextMarks, stop: Callable[[], bool] | None = None) -> int | None:
+    """The index of the first of `messages` (from the top, as a reader meets them) where
+    `marks` match in what its block shows, or None.  A quick test over the message's raw
+    strings first: most messages are not made into blocks at all.  `stop` is asked every
+    `STOP_EVERY` messages (a worker's cancellation: a long session's scan gives up for the
+    next request); None when it says so."""
+    for index, item in enumerate(messages):
+        if stop is not None and not index % STOP_EVERY and stop():
+            return None
+        if marks.found(drop_escapes("\n".join(_strings(item.message, []))), None) and (
+            _message_block(item, {}, marks).marked
+        ):
+            return index
+    return None
+
+
+def first_matching_entry(session: Session, order: Collection[str], query: Query | None) -> str | None:
+    """The entry a tree opened from a search starts on: the first message of the context at
+    the session's leaf where `query` matches (the one the list's preview shows first), else
+    the first such entry in the tree's `order` (a branch off the leaf's path), else None."""
+    marks = TextMarks.of(query)
+    if marks is None:
+        return None
+    messages = build_session_context(session).messages
+    index = first_match(messages, marks)
+    if index is not None:
+        return messages[index].entry_id
+    looked = {item.entry_id for item in messages}  # (a chain's every message: nothing read again)
+    by_id = session.tree.by_id
+    for entry_id in order:
+        if entry_id in looked:
+            continue
+        item = as_message(by_id[entry_id])
+        if item is not None and first_match([item], marks) == 0:
+            return entry_id
+    return None
 
 
 def _path_calls(
@@ -195,21 +344,37 @@ def _path_calls(
 
 
 def build_preview(
-    session: Session, leaf_id: Any = DEFAULT, tail: int = TAIL_MESSAGES, *, editor: str | None = None
+    session: Session,
+    leaf_id: Any = DEFAULT,
+    tail: int = TAIL_MESSAGES,
+    *,
+    editor: str | None = None,
+    query: Query | str | None = None,
+    at_match: bool = True,
+    stop: Callable[[], bool] | None = None,
 ) -> PreviewDoc:
     """The preview document for `session` resumed at `leaf_id` (pure; safe in a thread).
 
     `editor`: the text a resume here offers back in the editor (pi's rule for a user message:
     resume at its parent, the message goes to the editor), shown after the context.
+    `query`: its matches are marked in every block; with `at_match` the blocks are the
+    context from its first matching message on (up to `tail` of them), and when no message
+    matches the document is the one without a query.  `stop`: see `first_match`.
     """
     tree = session.tree
+    marks = TextMarks.of(query)
     # Only the shown tail of the context is made; its size and cost are running totals
     # along the tree (`PathTotals`): a cursor move on a 200,000-message path reads no more
-    # than what it shows.
+    # than what it shows.  A query's first match is looked for in the whole context.
+    whole = marks is not None and at_match
+    shown = None if whole else tail
     if leaf_id is DEFAULT:
-        context = build_session_context(session, tail=tail)
+        context = build_session_context(session, tail=shown)
     else:
-        context = build_session_context(session, leaf_id, tail=tail)
+        context = build_session_context(session, leaf_id, tail=shown)
+    first = first_match(context.messages, marks, stop) if whole and marks is not None else None
+    if whole and first is None:
+        marks = None  # nothing to show at: the preview without a query
     totals = PathTotals.of(tree)
     doc = PreviewDoc()
     model = context.model
@@ -237,16 +402,29 @@ def build_preview(
         doc.header.append(("skipped", f"{plural(len(session.problems), 'problem')} skipped while reading"))
     messages = context.messages
     doc.earlier = context.omitted
-    if len(messages) > tail:
+    if first is not None:
+        doc.earlier += first
+        doc.later = max(len(messages) - first - tail, 0)
+        doc.at_match = True
+        messages = messages[first : first + tail]
+    elif len(messages) > tail:
         doc.earlier += len(messages) - tail
         messages = messages[-tail:]
     calls = _path_calls(session, context.leaf_id, messages, totals.call_ids)
-    doc.blocks = [_message_block(item, calls) for item in messages]
+    doc.blocks = [_message_block(item, calls, marks) for item in messages]
     if editor is not None:
-        doc.editor = _clip(editor, BODY_LIMIT)
+        doc.editor, doc.editor_marks = _clip_marked(editor, BODY_LIMIT, None, marks, USER_FIELDS)
     if not count:
         doc.notice = "Nothing to send yet: the context is empty at this point."
     return doc
+
+
+class Marking(NamedTuple):
+    """What a preview request marks: a query's matches, and whether it shows the context
+    from the first of them on (`build_preview`'s `at_match`)."""
+
+    query: Query | None = None
+    at_match: bool = True
 
 
 BodyStyles = dict[str, Style]  # component class (without `context-preview--`) -> its style
@@ -272,21 +450,34 @@ def body_content(doc: PreviewDoc, styles: BodyStyles) -> Content:
     if doc.earlier:
         parts.append(Content.styled(f"… {plural(doc.earlier, 'earlier message')} not shown", styles["muted"]))
     for block in doc.blocks:
-        lines = [Content.styled(block.title, styles[block.kind])]
+        lines = [_marked(Content.styled(block.title, styles[block.kind]), block.title_marks, styles)]
         if block.body:
-            lines.append(Content.styled(block.body, styles["body"]))
-        lines.extend(Content.styled(f"→ {call}", styles["call"]) for call in block.calls)
+            lines.append(_marked(Content.styled(block.body, styles["body"]), block.body_marks, styles))
+        call_marks = block.call_marks or ((),) * len(block.calls)
+        lines.extend(
+            _marked(Content.styled(f"→ {call}", styles["call"]), marks, styles, 2)
+            for call, marks in zip(block.calls, call_marks, strict=True)
+        )
         parts.append(Content("\n").join(lines))
+    if doc.later:
+        parts.append(Content.styled(f"… {plural(doc.later, 'later message')} not shown", styles["muted"]))
     if doc.editor is not None:
         parts.append(
             Content("\n").join(
                 [
                     Content.styled("Enter: this message goes to the editor", styles["user"]),
-                    Content.styled(doc.editor, styles["body"]),
+                    _marked(Content.styled(doc.editor, styles["body"]), doc.editor_marks, styles),
                 ]
             )
         )
     return Content("\n\n").join(parts)
+
+
+def _marked(content: Content, marks: tuple[Span, ...], styles: BodyStyles, shift: int = 0) -> Content:
+    """`content` with the query's matches (`marks`, moved by `shift`) in the match style."""
+    for start, end in marks:
+        content = content.stylize(styles["match"], start + shift, end + shift)
+    return content
 
 
 class _SessionCache:
@@ -339,6 +530,7 @@ class ContextPreview(Vertical):
         "context-preview--call",
         "context-preview--body",
         "context-preview--muted",
+        "context-preview--match",
     }
 
     class Loaded(Message, bubble=False):
@@ -407,8 +599,9 @@ class ContextPreview(Vertical):
 
     # -- public API -----------------------------------------------------------------------
 
-    def show(self, path: Path | None, leaf_id: Any = DEFAULT) -> None:
-        """Preview the session at `path` resumed at `leaf_id` (debounced; None clears)."""
+    def show(self, path: Path | None, leaf_id: Any = DEFAULT, *, query: Query | None = None) -> None:
+        """Preview the session at `path` resumed at `leaf_id` (debounced; None clears); with a
+        `query`, from its first match on, matches marked (`build_preview`)."""
         self._token += 1
         if path is None:
             self.workers.cancel_group(self, "context-preview")
@@ -417,14 +610,17 @@ class ContextPreview(Vertical):
             self._render_doc()
             return
         self._loading_shown()
-        self._load(self._token, Path(path), None, leaf_id, None, self._layout())
+        self._load(self._token, Path(path), None, leaf_id, None, self._layout(), Marking(query, True))
 
-    def show_session(self, session: Session, leaf_id: Any = DEFAULT, *, editor: str | None = None) -> None:
+    def show_session(
+        self, session: Session, leaf_id: Any = DEFAULT, *, editor: str | None = None, query: Query | None = None
+    ) -> None:
         """Preview an already loaded session resumed at `leaf_id` (debounced); `editor` is the
-        text the resume offers back in the editor (see `build_preview`)."""
+        text the resume offers back in the editor (see `build_preview`); `query`: its matches
+        marked, the context still shown at its end."""
         self._token += 1
         self._loading_shown()
-        self._load(self._token, session.path, session, leaf_id, editor, self._layout())
+        self._load(self._token, session.path, session, leaf_id, editor, self._layout(), Marking(query, False))
 
     def set_placeholder(self, text: str) -> None:
         """Say `text` while there is nothing to show (e.g. why nothing will come)."""
@@ -448,6 +644,7 @@ class ContextPreview(Vertical):
         leaf_id: Any,
         editor: str | None,
         layout: tuple[BodyStyles, Geometry | None],
+        marking: Marking,
     ) -> None:
         worker = get_current_worker()
         time.sleep(DEBOUNCE_SECONDS)
@@ -466,7 +663,14 @@ class ContextPreview(Vertical):
         if worker.is_cancelled:
             return
         try:
-            doc = build_preview(session, leaf_id, editor=editor)
+            doc = build_preview(
+                session,
+                leaf_id,
+                editor=editor,
+                query=marking.query,
+                at_match=marking.at_match,
+                stop=lambda: worker.is_cancelled,
+            )
         except Exception as error:  # a malformed entry must not take the pane down
             doc = PreviewDoc(notice=f"Cannot build the context: {display_text(error)}")
         if self.stats_enabled and not worker.is_cancelled:
@@ -502,7 +706,11 @@ class ContextPreview(Vertical):
         self._shown_token = message.token
         self._doc = message.doc
         self._render_doc(message.body)
-        self.query_one("#seance-preview-body", PreviewBody).scroll_end(animate=False, immediate=False)
+        body = self.query_one("#seance-preview-body", PreviewBody)
+        if message.doc.at_match:  # (the first match is the first block: the top shows it)
+            body.scroll_home(animate=False, immediate=False)
+        else:
+            body.scroll_end(animate=False, immediate=False)
 
     def notify_style_update(self) -> None:
         super().notify_style_update()
@@ -516,7 +724,11 @@ class ContextPreview(Vertical):
     def _styles(self) -> BodyStyles:
         """Each component class's style (without the `context-preview--` prefix)."""
         prefix = self._PREFIX
-        return {name.removeprefix(prefix): self.get_visual_style(name, partial=True) for name in self.COMPONENT_CLASSES}
+        names = self.COMPONENT_CLASSES
+        styles = {name.removeprefix(prefix): self.get_visual_style(name, partial=True) for name in names}
+        # (a partial style drops an opaque background: a match's is its own, as in the list)
+        styles["match"] = self.get_visual_style(f"{prefix}match")
+        return styles
 
     def _layout(self) -> tuple[BodyStyles, Geometry | None]:
         """The component styles and the body's geometry a worker makes the text for (read

@@ -8,7 +8,8 @@
                  the title tiers alone, the first of them (what a picker shows first);
                  `prescan`: the term scans a search memoises, ahead of the index's hits;
                  `fuzzy_ahead`: the fuzzy tier a next word's search needs, once the keys stop
-    snippet.py   highlight spans, the one snippet maker, the index's `TextHit`
+    snippet.py   highlight spans, the one snippet maker, the index's `TextHit`, and
+                 `TextMarks`: the same matches found in a session's own text (the preview)
 
 Pure functions over `SessionSummary`s; the index (`core.index`) stores and MATCHes the
 text, and takes its quoting, highlighting and snippets from here.
@@ -23,7 +24,7 @@ from .query import FullText, Query, QueryError, parse_query
 if TYPE_CHECKING:
     from .haystack import SearchCache
     from .rank import TIERS, Hit, Matched, SearchProgress, first_hits, fuzzy_ahead, prescan, search, search_iter
-    from .snippet import Snippet, TextHit, highlight, make_snippet, merge_spans, query_snippet
+    from .snippet import Snippet, TextHit, TextMarks, highlight, make_snippet, merge_spans, query_snippet
 
 # The rest is imported when it is first asked for: `parse_query` is all a query answered
 # from a kept answer needs (the haystack, ranking, fuzzy and snippet modules are ~5 ms).
@@ -33,7 +34,9 @@ _LAZY = {
         ("TIERS", "Hit", "Matched", "SearchProgress", "first_hits", "fuzzy_ahead", "prescan", "search", "search_iter"),
         "rank",
     ),
-    **dict.fromkeys(("Snippet", "TextHit", "highlight", "make_snippet", "merge_spans", "query_snippet"), "snippet"),
+    **dict.fromkeys(
+        ("Snippet", "TextHit", "TextMarks", "highlight", "make_snippet", "merge_spans", "query_snippet"), "snippet"
+    ),
 }
 
 
@@ -59,6 +62,7 @@ __all__ = [
     "SearchProgress",
     "Snippet",
     "TextHit",
+    "TextMarks",
     "first_hits",
     "fuzzy_ahead",
     "highlight",

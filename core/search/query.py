@@ -136,7 +136,7 @@ class Query:
         positive = [term for term in self.positive if term.in_index]
         negative = [term for term in self.negative if term.in_index]
         return FullText(
-            match, _words_pattern(positive), tuple(map(_field_match, positive)), tuple(map(_field_match, negative))
+            match, words_pattern(positive), tuple(map(_field_match, positive)), tuple(map(_field_match, negative))
         )
 
 
@@ -162,10 +162,11 @@ def _is_prefix(term: Term) -> bool:
 _WORD_START, _WORD_END, _PREFIX_TAIL = r"(?<!\w)", r"(?!\w)", r"\w*"
 
 
-def _words_pattern(terms: list[Term]) -> re.Pattern[str] | None:
+def words_pattern(terms: list[Term]) -> re.Pattern[str] | None:
     """What FTS5 matched for these terms, as a regex: each term's words in order, from a word
     start; a fuzzy term of `MIN_PREFIX`+ characters (an FTS prefix query) may end inside
-    a word, a phrase or a shorter token may not."""
+    a word, a phrase or a shorter token may not.  The list's snippets mark these words, and
+    the preview finds and marks the same (`snippet.TextMarks`)."""
     alternatives = []
     for term in terms:
         words = [re.escape(word) for word in re.findall(r"\w+", term.text)]

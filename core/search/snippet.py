@@ -1,7 +1,9 @@
 """What a result row shows of a match: highlight spans, and one excerpt maker for snippets.
 
 `highlight` marks a query's terms in a title or snippet (every occurrence; a fuzzy token
-that is no substring marks the letters the matcher accepted).  `make_snippet` cuts the
+that is no substring marks the letters the matcher accepted).  `TextMarks` finds and marks
+them in a session's own text, field by field, as the index matched them (the context
+preview: the first message that matches, its words highlighted).  `make_snippet` cuts the
 excerpt for both kinds of full-text hit: the index's (`TextHit`, around the first word
 FTS5 matched in the stored chunk) and search's own (`query_snippet`, around the first
 term in the message text a summary carries), so both look and cut alike.
@@ -9,13 +11,13 @@ term in the message text a summary carries), so both look and cut alike.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from re import Pattern
 from typing import NamedTuple
 
 from ..text import blank_controls
 from .fuzzy import MIN_FUZZY, fuzzy_positions
-from .query import Query, QueryError, fold, parse_query
+from .query import Query, QueryError, fold, parse_query, words_pattern
 
 Span = tuple[int, int]
 
@@ -106,6 +108,64 @@ class TextHit:
 
     def __repr__(self) -> str:
         return f"TextHit(path={self.path!r}, field={self.field!r})"
+
+
+# ---------------------------------------------------------------------------- session text
+
+
+class TextMarks:
+    """Where a query's positive text terms match in a session's text, field by field.
+
+    A word or phrase is matched as the index matched it (`words_pattern`: the words the list's
+    full-text snippets mark), a `re:` term by its own pattern.  A term narrowed to a field
+    (`error:"Cannot find module"`, `tool:npm`) matches only text of that field (the index's
+    field names, `core.fulltext`); a plain term matches text of any field.  Negated terms,
+    filters and the title-only fuzzy letters mark nothing.
+    """
+
+    __slots__ = ("_terms",)
+
+    def __init__(self, terms: Sequence[tuple[str | None, Pattern[str]]]) -> None:
+        self._terms = tuple(terms)  # (the one field a term is narrowed to, or None; its pattern)
+
+    @classmethod
+    def of(cls, query: Query | str | None) -> TextMarks | None:
+        """The marks of `query` (its text, or as parsed), or None when it has nothing to mark
+        in a session's text (no query, an invalid one, only filters or negations)."""
+        if isinstance(query, str):
+            try:
+                query = parse_query(query)
+            except QueryError:
+                return None
+        if query is None:
+            return None
+        terms: list[tuple[str | None, Pattern[str]]] = []
+        for term in query.positive:
+            pattern = term.pattern if term.kind == "regex" else words_pattern([term]) if term.in_index else None
+            if pattern is not None:
+                terms.append((term.within, pattern))
+        return cls(terms) if terms else None
+
+    def _patterns(self, fields: Collection[str] | None) -> Iterable[Pattern[str]]:
+        return (pattern for within, pattern in self._terms if within is None or fields is None or within in fields)
+
+    def found(self, text: str, fields: Collection[str] | None) -> bool:
+        """Whether any term for `fields` (None: every term, whatever its field) matches in
+        `text` (a match of some length)."""
+        return any(
+            match.end() > match.start() for pattern in self._patterns(fields) for match in pattern.finditer(text)
+        )
+
+    def spans(self, text: str, fields: Collection[str]) -> list[Span]:
+        """Every match in `text` of the terms for `fields`: sorted, merged (start, end) spans."""
+        return merge_spans(
+            [
+                match.span()
+                for pattern in self._patterns(fields)
+                for match in pattern.finditer(text)
+                if match.end() > match.start()
+            ]
+        )
 
 
 # ---------------------------------------------------------------------------- highlight
