@@ -264,3 +264,54 @@ async def test_off_the_leaf_s_path_the_preview_is_as_without_a_query_and_the_tre
         await wait_until(pilot, lambda: tree.model is not None)
         await settle(pilot)
         assert tree.model is not None and tree.model.selected_id == "o2"
+
+
+async def test_the_tree_draws_its_rows_before_the_match_is_found_and_a_cursor_moved_first_stays(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The match is looked for after the first rows (a 200,000-entry session's look is
+    seconds): rows are shown while the look is held, the cursor then moves to the match; a
+    look that ends after the user moved leaves their cursor."""
+    import threading
+
+    from seance.app.screens import session_tree
+    from seance.app.widgets.tree_view import TreeView
+
+    release, looked = threading.Event(), threading.Event()
+    real = session_tree.first_matching_entry
+
+    def held(*args: object) -> str | None:
+        looked.set()
+        release.wait(10)
+        return real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(session_tree, "first_matching_entry", held)
+    async with picker_app(root, scope="all", cache_dir=tmp_path / "cache").run_test(size=(160, 45)) as pilot:
+        await highlighted_preview(pilot, "platypus")
+        await pilot.press("ctrl+t")
+        tree = pilot.app.screen
+        assert isinstance(tree, SessionTreeScreen)
+        await wait_until(pilot, looked.is_set)
+        assert looked.is_set(), "the look begins once the rows are drawn"
+        view = tree.query_one(TreeView)
+        assert tree.model is not None and view.display and tree.model.rows, "the rows did not wait for it"
+        assert tree.model.selected_id == "o2", "where it opens without a query, while it looks"
+        release.set()
+        await wait_until(pilot, lambda: tree.model is not None and tree.model.selected_id == "p1")
+        assert tree.model.selected_id == "p1", "then on the branch that holds the match"
+        await pilot.press("escape")
+        await settle(pilot)
+
+        release.clear()
+        looked.clear()
+        await pilot.press("ctrl+t")
+        tree = pilot.app.screen
+        assert isinstance(tree, SessionTreeScreen)
+        await wait_until(pilot, looked.is_set)
+        assert looked.is_set()
+        await pilot.press("up")  # the user moves before the look ends
+        assert tree.model is not None
+        moved = tree.model.selected_id
+        release.set()
+        await settle(pilot)
+        assert tree.model.selected_id == moved, "a cursor the user moved stays theirs"

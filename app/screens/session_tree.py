@@ -105,6 +105,16 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
             self.model = model
             self.title = title
 
+    class MatchFound(Message):
+        """Where the list's query first matches (`_find_match`): `entry_id`, for `model`
+        whose cursor was at `cursor` when the look began."""
+
+        def __init__(self, model: TreeModel, entry_id: str, cursor: int) -> None:
+            super().__init__()
+            self.model = model
+            self.entry_id = entry_id
+            self.cursor = cursor
+
     class LoadFailed(Message):
         def __init__(self, reason: str) -> None:
             super().__init__()
@@ -146,12 +156,14 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
         """`session`: the file already read by the caller (skips reading it again).  `cwd`: where
         the agent would continue (default: the current directory) when the session's cwd is gone,
         which the screen asks about before resuming, as pi does (unless `confirm_missing_cwd` is False).
-        `query`: the list's search the tree was opened from: the cursor starts on its first
-        match (`first_matching_entry`, the entry the list's preview showed) instead of the
-        leaf, and the preview marks its matches; nothing is filtered (the tree's own search
-        is pi's plain words, not the list's language)."""
+        `query`: the list's search the tree was opened from: once the first rows are drawn the
+        cursor moves from the leaf to its first match (`first_matching_entry`, the entry the
+        list's preview showed), unless the user moved it first, and the preview marks its
+        matches; nothing is filtered (the tree's own search is pi's plain words, not the list's
+        language)."""
         super().__init__(name=name, id=id, classes=classes)
         self.list_query = query
+        self._match_sought = False
         self.current_cwd = cwd or os.getcwd()
         self.confirm_missing_cwd = confirm_missing_cwd
         self.session_path = Path(session_path)
@@ -213,8 +225,6 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
         try:
             model = TreeModel(result.tree)
             _ = model.tool_calls  # (made here; it reads back from the end only what the rows need)
-            if self.list_query is not None and (target := self._match_target(result, model)):
-                model.select_id(target)
             title = self._title(result)  # (the name is another pass)
             model.on_source_changed = self._source_changed
         except SessionChangedError as error:
@@ -223,13 +233,26 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
             return self.LoadFailed(f"{result.path}: cannot build the tree ({display_text(error)})")
         return self.Loaded(result, model, title)
 
-    def _match_target(self, session: Session, model: TreeModel) -> str | None:
-        """The entry the list's query matches first (worker thread); None when it cannot be
-        found, for any reason: the tree then opens at the leaf, as without a query."""
+    @work(thread=True, exclusive=True, group="tree-list-match", exit_on_error=False, description="list match")
+    def _find_match(self, session: Session, model: TreeModel, cursor: int) -> None:
+        """The entry the list's query matches first (`first_matching_entry`), looked for once
+        the first rows are drawn: on a session of 200,000 entries the look is seconds, and
+        the rows must not wait for it.  Not found, for any reason: the cursor stays where the
+        tree opened (the leaf), as without a query."""
         try:
-            return first_matching_entry(session, model.order, self.list_query)
-        except Exception:  # (a search's extra must never keep the tree from opening)
-            return None
+            target = first_matching_entry(session, model.order, self.list_query)
+        except Exception:  # (a search's extra must never break the tree)
+            return
+        if target is not None:
+            self.post_message(self.MatchFound(model, target, cursor))
+
+    @on(MatchFound)
+    def _match_found(self, message: MatchFound) -> None:
+        model = self.model
+        if model is not message.model or model.cursor != message.cursor:
+            return  # the user moved meanwhile (or the tree was read again): the cursor is theirs
+        model.select_id(message.entry_id)
+        self.query_one(TreeView).sync()
 
     def on_session_tree_screen_loaded(self, message: Loaded) -> None:
         self.session, self.model = message.session, message.model
@@ -253,6 +276,9 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
         # meanwhile would slow the drawing down (every turn of the event loop waits for it).
         if self.model is not None:
             self._prepare_search(self.model)
+            if self.list_query is not None and self.session is not None and not self._match_sought:
+                self._match_sought = True  # (once: a tree read again after a write keeps its cursor)
+                self._find_match(self.session, self.model, self.model.cursor)
 
     @work(thread=True, exclusive=True, group="tree-search-index", exit_on_error=False, description="search index")
     def _prepare_search(self, model: TreeModel) -> None:
