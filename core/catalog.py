@@ -58,7 +58,7 @@ from .text import is_utf8
 
 if TYPE_CHECKING:  # imported where used: a warm listing reads no file and searches nothing
     from .firstpaint import Prefetch, StoredRead
-    from .indexquery import Ranked, Stale
+    from .indexquery import Ranked, Refreshed, Stale
     from .queryobjects import Made
     from .search import Query, TextHit
     from .trash import TrashReceipt
@@ -499,8 +499,7 @@ class Catalog:
         from .marks import marked_json_parts
 
         pending = self._found()  # a child's scan overlaps the reading of the stored answer
-        roots = [os.fspath(root) for root in self.roots] if self.explicit_roots else []
-        scope = _LS_JSON_SCOPE + scope_key(roots, None if cwd is None else _resolved(cwd))
+        scope = _LS_JSON_SCOPE + self._scope(None if cwd is None else _resolved(cwd))
 
         def listed(index: Index | None) -> tuple[list[bytes], bool]:
             """(the answer's parts, whether it is new and was made with the index)."""
@@ -701,11 +700,10 @@ class Catalog:
         target = None if cwd is None else _resolved(cwd)
         # the files found now: asked for once the index is read (not at all when its answer is kept)
         found = self.discover_ahead(head_first=True)
-        roots = [os.fspath(root) for root in self.roots] if self.explicit_roots else []
         answered_as = None
         if stored_as is not None:
             text = stored_as.encode("utf-8", "surrogatepass")
-            answered_as = _QUERY_JSON_SCOPE + scope_key(roots, target) + b"\0" + text
+            answered_as = _QUERY_JSON_SCOPE + self._scope(target) + b"\0" + text
 
         def infos() -> list[FileInfo]:
             return found().infos
@@ -732,7 +730,7 @@ class Catalog:
                     target,
                     _resolved,
                     checked_ahead,
-                    scope_key(roots, None),
+                    self._scope(None),
                     answered_as,
                     infos_key=lambda: found.head().key,
                     start_check=start_check,
@@ -759,6 +757,41 @@ class Catalog:
             skipped = [*head.skipped, *((Path(path), reason) for path, reason in answer.skipped)]
             self.last_stats = RefreshStats(files=head.files, reused=answer.sessions, skipped=skipped)
         return answer
+
+    def _scope(self, target: str | None) -> bytes:
+        """These roots' `index.scope_key` for project `target` (None: all projects, the scope
+        queries keep their rows and every session's objects under: `core.indexquery`)."""
+        roots = [os.fspath(root) for root in self.roots] if self.explicit_roots else []
+        return scope_key(roots, target)
+
+    def refresh_kept(self, infos: list[FileInfo], *, own_index: bool = False) -> Refreshed | None:
+        """The rows queries keep and every session's objects, brought up to date for the files
+        `infos` (discovery's listing now, in its order) from those kept before a few changed
+        (`indexquery.refresh_kept`) and kept, under the key a query on these files computes:
+        the resident watcher's work once the files are quiet, so a query after an agent's
+        append finds them made.  `own_index`: on an index opened here and closed after (a
+        process forked from one that has this catalog's open).  None when nothing was made."""
+        from . import indexquery
+        from .fileskey import files_key
+
+        index = Index(self._cache_dir, roots=self.root_paths()) if own_index else self.index
+        if index is None or index.in_memory or index.rebuilt_reason is not None:
+            return None  # (no shared index to keep them in)
+        try:
+            with index.snapshot():
+                index.read_through_cache()
+                refreshed = indexquery.refresh_kept(index, self._scope(None), files_key(infos), infos)
+            if refreshed is not None:
+                _keep_rows(index, *refreshed.keep, refreshed.sessions)
+                if refreshed.keep_objects is not None:
+                    _keep_objects(index, *refreshed.keep_objects, refreshed.sessions)
+                    made = refreshed.keep_objects[2].objects
+                    if made.source is not None:
+                        made.source.close()
+            return refreshed
+        finally:
+            if own_index:
+                index.close()
 
     def query_json_parts(self, ranked: Ranked) -> Iterator[bytes]:
         """`ranked` as `seance ls --json --query`'s array without marks, in parts that
