@@ -247,12 +247,11 @@ def refresh_kept(index: Index, scope: bytes, files_key: bytes, infos: Sequence[F
     the order they had (an answer asked before is still one run).  Inside a read transaction;
     None when nothing is kept, or it is up to date, or it cannot be updated from what is
     kept (too many changes, a row failing its check, the index not fresh for `infos`)."""
-    fts = fts_key(index)
-    files = files_key + fts
+    files = files_key + fts_key(index)
     kept_as = stored_scope(scope)
     stored = index.stored_listing(kept_as)
-    if stored is None or stored[0] == files or not stored[0].endswith(fts):
-        return None  # none kept, already these files', or kept for another full-text index
+    if stored is None or stored[0] == files:
+        return None  # none kept, or already these files' (kept for others, or another full-text state: updated)
     kept = in_file(index.cache_dir, kept_as, stored[1].payload)
     if kept is None:
         return None
