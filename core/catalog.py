@@ -764,15 +764,20 @@ class Catalog:
         roots = [os.fspath(root) for root in self.roots] if self.explicit_roots else []
         return scope_key(roots, target)
 
-    def refresh_kept(self, infos: list[FileInfo], *, own_index: bool = False) -> Refreshed | None:
+    def refresh_kept(
+        self, infos: list[FileInfo], *, key: bytes | None = None, own_index: bool = False, vouch: bool = False
+    ) -> Refreshed | None:
         """The rows queries keep and every session's objects, brought up to date for the files
         `infos` (discovery's listing now, in its order) from those kept before a few changed
         (`indexquery.refresh_kept`) and kept, under the key a query on these files computes:
         the resident watcher's work once the files are quiet, so a query after an agent's
-        append finds them made.  `own_index`: on an index opened here and closed after (a
-        process forked from one that has this catalog's open).  None when nothing was made."""
+        append finds them made.  `key`: `fileskey.files_key(infos)` if made already;
+        `own_index`: on an index opened here and closed after (a process forked from one
+        that has this catalog's open); `vouch`: their files then checked once and noted
+        (`indexquery.vouch_kept`), so the query does not.  None when nothing was made."""
         from . import indexquery
         from .fileskey import files_key
+        from .keptfile import SETTLED_NS
 
         index = Index(self._cache_dir, roots=self.root_paths()) if own_index else self.index
         if index is None or index.in_memory or index.rebuilt_reason is not None:
@@ -780,7 +785,8 @@ class Catalog:
         try:
             with index.snapshot():
                 index.read_through_cache()
-                refreshed = indexquery.refresh_kept(index, self._scope(None), files_key(infos), infos)
+                files = key if key is not None else files_key(infos)
+                refreshed = indexquery.refresh_kept(index, self._scope(None), files, infos)
             if refreshed is not None:
                 _keep_rows(index, *refreshed.keep, refreshed.sessions)
                 if refreshed.keep_objects is not None:
@@ -788,6 +794,10 @@ class Catalog:
                     made = refreshed.keep_objects[2].objects
                     if made.source is not None:
                         made.source.close()
+                if vouch:  # once their files settled: checked as a query reads them, and noted
+                    time.sleep(SETTLED_NS / 1e9 + 0.01)
+                    with index.snapshot():
+                        indexquery.vouch_kept(index, self._scope(None))
             return refreshed
         finally:
             if own_index:

@@ -8,6 +8,8 @@ it, the same query updates them itself (the spy sees it)."""
 from __future__ import annotations
 
 import os
+import time
+import zlib
 from pathlib import Path
 
 import pytest
@@ -65,13 +67,13 @@ class _Reads:
         return counted
 
 
-def _watchers_work(root: Path, cache: Path, target: Path) -> object:
+def _watchers_work(root: Path, cache: Path, target: Path, *, vouch: bool = False) -> object:
     """What the watcher does after an append: the file indexed (`Watcher._index`), then, once
     quiet, the kept stores refreshed for the files found (discovery's order, as its listing)."""
     catalog = Catalog([root], cache_dir=cache)
     try:
         catalog.summary(target)
-        return catalog.refresh_kept(discover([root]).infos)
+        return catalog.refresh_kept(discover([root]).infos, vouch=vouch)
     finally:
         catalog.close()
 
@@ -150,3 +152,39 @@ def test_a_refresh_keeps_the_old_stores_order_so_the_answer_it_was_made_for_stay
     from test_append_splice import _runs_of
 
     assert _runs_of("the") <= 6  # (first, last) of each run
+
+
+@pytest.mark.parametrize("vouch", [True, False])
+def test_the_refresh_checks_the_files_it_wrote_once_so_the_next_query_does_not(
+    tmp_path: Path,
+    cache: Path,
+    capsysbinary: pytest.CaptureFixture[bytes],
+    monkeypatch: pytest.MonkeyPatch,
+    vouch: bool,
+) -> None:
+    """With `vouch` (the watcher's) the refresh reads its kept rows' and objects' files back
+    once they settled, checked and noted (`keptfile.vouch`): the query after it computes no
+    CRC of either; without, the query checks both (the spy sees two)."""
+    from seance.core import keptfile
+
+    root = tmp_path / "sessions"
+    generate_corpus(root, sessions=30, projects=2, seed=4, mean_bytes=3000)
+    for _ in range(3):
+        _ls(capsysbinary, root, "the")
+    target = sorted(root.rglob("*.jsonl"))[3]
+    append_user_message(target, "the bilby")
+    assert _watchers_work(root, cache, target, vouch=vouch) is not None
+    reference = _fresh(capsysbinary, monkeypatch, root, "the")
+    crcs: list[int] = []
+
+    class _Counted:
+        @staticmethod
+        def crc32(data: bytes, *start: int) -> int:
+            crcs.append(len(data))
+            return zlib.crc32(data, *start)
+
+    time.sleep(0.15)  # (settled for the query too: without `vouch` it notes them itself)
+    with monkeypatch.context() as patched:
+        patched.setattr(keptfile, "zlib", _Counted)
+        assert _ls(capsysbinary, root, "the") == reference
+    assert len(crcs) == (0 if vouch else 2), crcs
