@@ -685,14 +685,17 @@ class Catalog:
         hits = rank_stored(sessions, query, text_hits, paths=paths)
         return _json_array([hit.pi_json for hit in hits])
 
-    def ranked(self, query: Query, cwd: str | None = None, *, stored_as: str | None = None) -> Ranked | None:
+    def ranked(
+        self, query: Query, cwd: str | None = None, *, stored_as: str | None = None, whole: bool = False
+    ) -> Ranked | None:
         """`matching_pi_json(query, cwd)`'s sessions, ranked from the index without loading
         every row (`core.indexquery`): the files are found and stat-ed as for any listing,
         and the answer is given only if the index is fresh for every one of them.  None when
         it is not (or the query needs more than words and phrases): the caller refreshes.
         The objects come from `pi_json_chunks`.  Raises `ValueError` for a bad query.
         `stored_as`: the query's text, under which its printed answer is kept
-        (`query_json_parts`): the same query on the same files is then that answer."""
+        (`query_json_parts`): the same query on the same files is then that answer (with
+        `whole`, kept whole the first time: `remake_answers`)."""
         from . import indexquery
 
         if not indexquery.supported(query):
@@ -734,6 +737,7 @@ class Catalog:
                     answered_as,
                     infos_key=lambda: found.head().key,
                     start_check=start_check,
+                    whole=whole,
                 )
             if isinstance(answer, indexquery.Ranked) and answer.keep is not None and not found.moved:
                 _keep_rows(index, *answer.keep, answer.sessions)  # the checked rows, for the next query
@@ -802,6 +806,44 @@ class Catalog:
         finally:
             if own_index:
                 index.close()
+
+    def remake_answers(self, found: Discovery, key: bytes, limit: int) -> list[str]:
+        """The answers of the `limit` queries last kept for all projects of these roots, made
+        again and kept whole for the files `found` (`key`: their files' key), as the second
+        asking of each on them keeps it: a word asked again after an agent's append is then
+        that answer (the resident watcher's work once the files are quiet, after
+        `refresh_kept`: each ranks on the rows and objects brought up to date).  The texts
+        made again."""
+        from collections import deque
+
+        from .discovery import Head
+        from .search import parse_query
+
+        index = self.index
+        if index is None or index.in_memory:
+            return []
+        prefix = _QUERY_JSON_SCOPE + self._scope(None) + b"\0"
+        try:
+            scopes = [scope for scope in index.listing_scopes(_QUERY_JSON_SCOPE) if scope.startswith(prefix)]
+        except INDEX_ERRORS:
+            return []
+        made: list[str] = []
+        roots = self.roots if self.explicit_roots else None
+        for scope in scopes[:limit]:
+            text = scope[len(prefix) :].decode("utf-8", "surrogatepass")
+            # (these files, as a query finds them: their key made once, the listing never copied)
+            ahead = Pending.decoded_later(Head(key, len(found.infos), found.skipped), lambda: found)
+            catalog = Catalog(roots, cache_dir=self._cache_dir, found=ahead)
+            try:
+                ranked = catalog.ranked(parse_query(text), None, stored_as=text, whole=True)
+                if ranked is not None:
+                    deque(catalog.query_json_parts(ranked), maxlen=0)  # (printed nowhere: kept)
+                    made.append(text)
+            except ValueError:
+                continue  # (a query that no longer parses)
+            finally:
+                catalog.close()
+        return made
 
     def query_json_parts(self, ranked: Ranked) -> Iterator[bytes]:
         """`ranked` as `seance ls --json --query`'s array without marks, in parts that

@@ -132,6 +132,7 @@ def rank(
     *,
     infos_key: Callable[[], bytes] | None = None,
     start_check: Callable[[], None] | None = None,
+    whole: bool = False,
 ) -> Ranked | Stale | None:
     """The sessions among `infos()` (the files found now, asked for once the index is read:
     they may still be being found) that `query` matches, in `rank.search`'s order, from the
@@ -148,7 +149,8 @@ def rank(
     `answered_as`: the `listings` scope of this very query's printed answer (with `scope`):
     an answer stored for exactly these files and full-text index is the answer, and the
     one made here says how to keep it (`Ranked.answer_key`); `infos_key`: `files_key` of
-    `infos()`, made without them (`discovery.Pending.head`)."""
+    `infos()`, made without them (`discovery.Pending.head`); `whole`: the answer kept whole
+    the first time (one asked before, made again ahead: `Catalog.remake_answers`)."""
     if scope is None:
         index.read_through_cache()
         return _answered(query, index, infos, target, resolve, checked_ahead, start_check=start_check)
@@ -181,7 +183,8 @@ def rank(
     answered = _answered(query, index, infos, target, resolve, checked_ahead, (scope, fts, files), start_check)
     if answered_as is None or not isinstance(answered, Ranked):
         return answered
-    whole = printed is not None and printed[0] == files()  # asked for again on the same files: worth storing
+    # asked for again on the same files: worth storing
+    whole = whole or (printed is not None and printed[0] == files())
     return answered._replace(answer_key=(answered_as, files(), whole))
 
 

@@ -188,3 +188,39 @@ def test_the_refresh_checks_the_files_it_wrote_once_so_the_next_query_does_not(
         patched.setattr(keptfile, "zlib", _Counted)
         assert _ls(capsysbinary, root, "the") == reference
     assert len(crcs) == (0 if vouch else 2), crcs
+
+
+def test_answers_made_again_after_the_refresh_are_printed_as_kept_and_are_a_fresh_caches(
+    tmp_path: Path, cache: Path, capsysbinary: pytest.CaptureFixture[bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After the refresh the answers of the two queries last kept (all projects) are made
+    again for the files now (`Catalog.remake_answers`): asked after the append, each is the
+    kept answer (nothing ranked: `_answered` refused) and a fresh cache's bytes; a query
+    asked before them is not made again, and ranks."""
+    from seance.core import indexquery
+    from seance.core.fileskey import files_key
+
+    monkeypatch.setattr(catalog_module, "ANSWER_BUDGET", 16 << 20)  # (a small answer kept whole too)
+    root = tmp_path / "sessions"
+    generate_corpus(root, sessions=40, projects=3, seed=13, mean_bytes=3000)
+    for word in ["error", "error", "the", "the", "the", '"fix the"', '"fix the"']:
+        _ls(capsysbinary, root, word)  # (each kept whole the second time; `the` from the objects)
+    target = sorted(root.rglob("*.jsonl"))[5]
+    append_user_message(target, "the echidna fix the")
+    assert _watchers_work(root, cache, target) is not None
+    found = discover([root])
+    catalog = Catalog([root], cache_dir=cache)
+    try:
+        assert catalog.remake_answers(found, files_key(found.infos), 2) == ['"fix the"', "the"]
+    finally:
+        catalog.close()
+    answered = indexquery._answered
+
+    def refused(*args: object, **kwargs: object) -> object:
+        raise AssertionError("ranked: the answer was not the kept one")
+
+    for word in ["the", '"fix the"', "error"]:
+        reference = _fresh(capsysbinary, monkeypatch, root, word)
+        with monkeypatch.context() as patched:
+            patched.setattr(indexquery, "_answered", refused if word != "error" else answered)
+            assert _ls(capsysbinary, root, word) == reference, word
