@@ -350,9 +350,10 @@ def test_once_quiet_after_an_append_the_watcher_refreshes_the_kept_stores_and_a_
 ) -> None:
     """After an append the watcher, once the files are quiet, brings the kept rows and every
     session's objects up to date (`Catalog.refresh_kept` in a child) under the key a query
-    computes from its listing (`files_key` of it and the full-text state): the query then
-    reads nothing but them (no row checked or read, no object read: the spy) and prints the
-    bytes of a fresh cache's answer."""
+    computes from its listing (`files_key` of it and the full-text state), and makes the
+    last kept answers again: a query then reads nothing but them (no row checked or read;
+    for a word in every session no object read: the spy) and prints the bytes of a fresh
+    cache's answer."""
     from test_refresh_kept import _Reads
 
     from seance.cli import main
@@ -370,12 +371,16 @@ def test_once_quiet_after_an_append_the_watcher_refreshes_the_kept_stores_and_a_
         done = _refreshes(daemon)
         _append_user_line(files[trial % len(files)], f"question refreshed{trial}")
         _wait_refreshes(daemon, done + 1)
-        expected = _ls_query_out(daemon.root, tmp_path_factory.mktemp("fresh"), "question", SEANCE_NO_WATCH="1")
-        with monkeypatch.context() as patched:
-            reads = _Reads(patched)
-            code = main(command)
-        assert (code, capsysbinary.readouterr().out) == (0, expected), trial
-        assert reads.calls == [], (trial, reads.calls)
+        for word in ("question", f"refreshed{trial}", "answer"):
+            expected = _ls_query_out(daemon.root, tmp_path_factory.mktemp("fresh"), word, SEANCE_NO_WATCH="1")
+            with monkeypatch.context() as patched:
+                reads = _Reads(patched)
+                code = main([*command[:-1], word])
+            assert (code, capsysbinary.readouterr().out) == (0, expected), (trial, word)
+            if word == f"refreshed{trial}":  # one session's: ranked on the kept rows, its object read
+                assert "row_checks" not in reads.calls and "query_rows" not in reads.calls, (trial, reads.calls)
+            else:  # in every session: the kept answer (made again), or the kept rows and stored objects
+                assert reads.calls == [], (trial, word, reads.calls)
     assert daemon.log.read_bytes().count(b"sessions and their objects brought up to date") == 4
 
 
