@@ -768,25 +768,28 @@ class Catalog:
         roots = [os.fspath(root) for root in self.roots] if self.explicit_roots else []
         return scope_key(roots, target)
 
-    def refresh_kept(
-        self, infos: list[FileInfo], *, key: bytes | None = None, own_index: bool = False, vouch: bool = False
-    ) -> Refreshed | None:
+    def copy(self, found: Pending | None = None) -> Catalog:
+        """A catalog of the same roots and cache with nothing open: a forked child's (the
+        index connections this one holds are its parent's, never used there), or one given
+        its files `found` already."""
+        return Catalog(self.roots if self.explicit_roots else None, cache_dir=self._cache_dir, found=found)
+
+    def refresh_kept(self, infos: list[FileInfo], *, key: bytes | None = None, vouch: bool = False) -> Refreshed | None:
         """The rows queries keep and every session's objects, brought up to date for the files
         `infos` (discovery's listing now, in its order) from those kept before a few changed
         (`indexquery.refresh_kept`) and kept, under the key a query on these files computes:
         the resident watcher's work once the files are quiet, so a query after an agent's
         append finds them made.  `key`: `fileskey.files_key(infos)` if made already;
-        `own_index`: on an index opened here and closed after (a process forked from one
-        that has this catalog's open); `vouch`: their files then checked once and noted
-        (`indexquery.vouch_kept`), so the query does not.  None when nothing was made."""
+        `vouch`: their files then checked once and noted (`indexquery.vouch_kept`), so the
+        query does not.  None when nothing was made."""
         from . import indexquery
         from .fileskey import files_key
         from .keptfile import SETTLED_NS
 
-        index = Index(self._cache_dir, roots=self.root_paths()) if own_index else self.index
+        index = self.index
         if index is None or index.in_memory or index.rebuilt_reason is not None:
             return None  # (no shared index to keep them in)
-        try:
+        with contextlib.suppress(*INDEX_ERRORS):  # (a cache: what failed is made by the next query)
             with index.snapshot():
                 index.read_through_cache()
                 files = key if key is not None else files_key(infos)
@@ -803,9 +806,7 @@ class Catalog:
                     with index.snapshot():
                         indexquery.vouch_kept(index, self._scope(None))
             return refreshed
-        finally:
-            if own_index:
-                index.close()
+        return None
 
     def remake_answers(self, found: Discovery, key: bytes, limit: int) -> list[str]:
         """The answers of the `limit` queries last kept for all projects of these roots, made
@@ -828,12 +829,11 @@ class Catalog:
         except INDEX_ERRORS:
             return []
         made: list[str] = []
-        roots = self.roots if self.explicit_roots else None
         for scope in scopes[:limit]:
             text = scope[len(prefix) :].decode("utf-8", "surrogatepass")
             # (these files, as a query finds them: their key made once, the listing never copied)
             ahead = Pending.decoded_later(Head(key, len(found.infos), found.skipped), lambda: found)
-            catalog = Catalog(roots, cache_dir=self._cache_dir, found=ahead)
+            catalog = self.copy(found=ahead)
             try:
                 ranked = catalog.ranked(parse_query(text), None, stored_as=text, whole=True)
                 if ranked is not None:

@@ -714,15 +714,17 @@ class Watcher:
                 with contextlib.suppress(OSError):
                     os.close(fd)  # (a client never waits on a child's copy of the socket)
             listing = self.discovery()
-            refreshed = self.catalog.refresh_kept(listing.infos, key=key, own_index=True, vouch=True)
+            catalog = self.catalog.copy()  # (its own index connection: this process's is the parent's)
+            refreshed = catalog.refresh_kept(listing.infos, key=key, vouch=True)
             if refreshed is None:
                 said = ""
             else:
                 objects = " and their objects" if refreshed.keep_objects is not None else ""
                 said = f"kept rows of {refreshed.sessions} sessions{objects} brought up to date"
                 # (the texts are not logged: a query's text is the user's, never written to a terminal)
-                made = self.catalog.remake_answers(listing, key, REMAKE_ANSWERS)
+                made = catalog.remake_answers(listing, key, REMAKE_ANSWERS)
                 said += f", {len(made)} kept answer(s) made again" if made else ""
+            catalog.close()
             os.write(out, said.encode())
             code = 0
         except BaseException as error:  # (any: the child must reach its exit)
