@@ -108,6 +108,7 @@ REFRESH_COOLDOWN = 2.0
 # each ~0.3 s of CPU at 100,000 sessions: a word asked again after an append is then its answer
 REMAKE_ANSWERS = 2
 REFRESH_STOP_S = 5.0  # a refresh still running when the watcher stops is interrupted, waited for this long
+REFRESH_LIMIT_S = 120.0  # a refresh running this long (a lock never let go) is stopped: the next may start
 # what a session directory's watch reports: entries made, gone, renamed, written, changed
 DIR_MASK = IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_MODIFY | IN_CLOSE_WRITE | IN_ATTRIB
 DIR_MASK |= IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR
@@ -655,6 +656,8 @@ class Watcher:
                 if self.pending or self.lost or self.new_dirs:
                     wait = max(0.0, self.first_pending + DEBOUNCE_S - time.monotonic())
                 refresh_at = self._refresh_at()
+                if refresh_at is None and self.refresh is not None:
+                    refresh_at = self.refresh.started + REFRESH_LIMIT_S  # (woken to stop it)
                 if refresh_at is not None:
                     wait = max(0.0, min(wait if wait is not None else math.inf, refresh_at - time.monotonic()))
                 readers = [self.inotify.fileno(), self.server.fileno()]
@@ -669,6 +672,9 @@ class Watcher:
                     self.apply()
                 if self.refresh is not None and self.refresh.fd in readable:
                     self._refreshed()
+                elif self.refresh is not None and time.monotonic() > self.refresh.started + REFRESH_LIMIT_S:
+                    self.log("a refresh of the kept rows took too long: stopped")
+                    self._stop_refresh()
                 refresh_at = self._refresh_at()
                 if refresh_at is not None and time.monotonic() >= refresh_at:
                     self._start_refresh()

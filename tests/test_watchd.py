@@ -384,6 +384,22 @@ def test_once_quiet_after_an_append_the_watcher_refreshes_the_kept_stores_and_a_
     assert daemon.log.read_bytes().count(b"sessions and their objects brought up to date") == 4
 
 
+def test_an_agent_appending_all_the_time_makes_at_most_one_refresh_until_it_stops(daemon: Daemon) -> None:
+    """The refresh waits for the files to be quiet (`REFRESH_QUIET_S`): lines appended every
+    0.2 s for 4 s make at most one (a stall of this process), not one per line; once they
+    stop, one brings the kept rows up to date."""
+    target = sorted((daemon.root / "--proj--").glob("*.jsonl"))[1]
+    for _ in range(2):  # the rows kept
+        _ls_query_out(daemon.root, daemon.cache, "question")
+    done = _refreshes(daemon)
+    stop = time.monotonic() + 4.0
+    while time.monotonic() < stop:
+        _append_user_line(target, "question streamed")
+        time.sleep(0.2)
+    assert _refreshes(daemon) <= done + 1, daemon.log.read_text()
+    _wait_refreshes(daemon, _refreshes(daemon) + 1)
+
+
 @needs_node
 def test_queries_while_pi_appends_and_the_watcher_refreshes_equal_a_fresh_caches_10_trials(
     daemon: Daemon, tmp_path_factory: pytest.TempPathFactory
