@@ -699,13 +699,29 @@ class Watcher:
         self.refreshed_generation = self.generation
         # (made now, not at the next sync: 0.2 s at 100,000 files a client no longer waits for)
         key = bytes.fromhex(self._listing()[2])
-        read_end, write_end = os.pipe()
-        pid = os.fork()
+        try:
+            read_end, write_end = os.pipe()
+        except OSError as error:
+            self._not_refreshed(error)
+            return
+        try:
+            pid = os.fork()
+        except OSError as error:  # (out of memory or processes: the watch goes on without it)
+            os.close(read_end)
+            os.close(write_end)
+            self._not_refreshed(error)
+            return
         if pid == 0:  # (the child: never returns)
             os.close(read_end)
             self._refresh_child(write_end, key)
         os.close(write_end)
         self.refresh = _Refresh(pid, read_end, time.monotonic())
+
+    def _not_refreshed(self, error: OSError) -> None:
+        """A refresh that could not start: said, and tried again in a while."""
+        self.refreshed_generation = -1  # (no generation's)
+        self.refresh_after = time.monotonic() + REFRESH_LIMIT_S
+        self.log(f"could not start a refresh of the kept rows: {error}")
 
     def _refresh_child(self, out: int, key: bytes) -> NoReturn:
         """In the forked child: the refresh for the listing (`key`: its files' key, as a sync
