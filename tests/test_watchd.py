@@ -400,6 +400,35 @@ def test_an_agent_appending_all_the_time_makes_at_most_one_refresh_until_it_stop
     _wait_refreshes(daemon, _refreshes(daemon) + 1)
 
 
+def test_a_refresh_that_cannot_fork_is_said_and_tried_again_later(
+    store: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No process for the refresh (fork fails): the watcher says so, raises nothing (its
+    loop goes on), and tries again once `REFRESH_LIMIT_S` passed."""
+    import errno
+
+    from seance.core.watchd import Watcher
+
+    root, cache = store
+    said: list[str] = []
+    catalog = Catalog([root], cache_dir=cache)
+    watcher = Watcher(catalog, cache, log=said.append)
+    try:
+        watcher._start()
+
+        def no_fork() -> int:
+            raise OSError(errno.EAGAIN, "no more processes")
+
+        monkeypatch.setattr(os, "fork", no_fork)
+        watcher._start_refresh()
+        assert watcher.refresh is None and "could not start a refresh" in said[-1]
+        again = watcher._refresh_at()
+        assert again is not None and again > time.monotonic() + 60
+    finally:
+        watcher.close()
+        catalog.close()
+
+
 @needs_node
 def test_queries_while_pi_appends_and_the_watcher_refreshes_equal_a_fresh_caches_10_trials(
     daemon: Daemon, tmp_path_factory: pytest.TempPathFactory
