@@ -58,7 +58,7 @@ from .text import is_utf8
 
 if TYPE_CHECKING:  # imported where used: a warm listing reads no file and searches nothing
     from .firstpaint import Prefetch, StoredRead
-    from .indexquery import Ranked, Stale
+    from .indexquery import Ranked, Refreshed, Stale
     from .queryobjects import Made
     from .search import Query, TextHit
     from .trash import TrashReceipt
@@ -546,8 +546,7 @@ class Catalog:
         from .marks import marked_json_parts
 
         pending = self._found()  # a child's scan overlaps the reading of the stored answer
-        roots = [os.fspath(root) for root in self.roots] if self.explicit_roots else []
-        scope = _LS_JSON_SCOPE + scope_key(roots, None if cwd is None else _resolved(cwd))
+        scope = _LS_JSON_SCOPE + self._scope(None if cwd is None else _resolved(cwd))
 
         def listed(index: Index | None) -> tuple[list[bytes], bool]:
             """(the answer's parts, whether it is new and was made with the index)."""
@@ -733,14 +732,17 @@ class Catalog:
         hits = rank_stored(sessions, query, text_hits, paths=paths)
         return _json_array([hit.pi_json for hit in hits])
 
-    def ranked(self, query: Query, cwd: str | None = None, *, stored_as: str | None = None) -> Ranked | None:
+    def ranked(
+        self, query: Query, cwd: str | None = None, *, stored_as: str | None = None, whole: bool = False
+    ) -> Ranked | None:
         """`matching_pi_json(query, cwd)`'s sessions, ranked from the index without loading
         every row (`core.indexquery`): the files are found and stat-ed as for any listing,
         and the answer is given only if the index is fresh for every one of them.  None when
         it is not (or the query needs more than words and phrases): the caller refreshes.
         The objects come from `pi_json_chunks`.  Raises `ValueError` for a bad query.
         `stored_as`: the query's text, under which its printed answer is kept
-        (`query_json_parts`): the same query on the same files is then that answer."""
+        (`query_json_parts`): the same query on the same files is then that answer (with
+        `whole`, kept whole the first time: `remake_answers`)."""
         from . import indexquery
 
         if not indexquery.supported(query):
@@ -748,11 +750,10 @@ class Catalog:
         target = None if cwd is None else _resolved(cwd)
         # the files found now: asked for once the index is read (not at all when its answer is kept)
         found = self.discover_ahead(head_first=True)
-        roots = [os.fspath(root) for root in self.roots] if self.explicit_roots else []
         answered_as = None
         if stored_as is not None:
             text = stored_as.encode("utf-8", "surrogatepass")
-            answered_as = _QUERY_JSON_SCOPE + scope_key(roots, target) + b"\0" + text
+            answered_as = _QUERY_JSON_SCOPE + self._scope(target) + b"\0" + text
 
         def infos() -> list[FileInfo]:
             return found().infos
@@ -779,10 +780,11 @@ class Catalog:
                     target,
                     _resolved,
                     checked_ahead,
-                    scope_key(roots, None),
+                    self._scope(None),
                     answered_as,
                     infos_key=lambda: found.head().key,
                     start_check=start_check,
+                    whole=whole,
                 )
             if isinstance(answer, indexquery.Ranked) and answer.keep is not None and not found.moved:
                 _keep_rows(index, *answer.keep, answer.sessions)  # the checked rows, for the next query
@@ -806,6 +808,89 @@ class Catalog:
             skipped = [*head.skipped, *((Path(path), reason) for path, reason in answer.skipped)]
             self.last_stats = RefreshStats(files=head.files, reused=answer.sessions, skipped=skipped)
         return answer
+
+    def _scope(self, target: str | None) -> bytes:
+        """These roots' `index.scope_key` for project `target` (None: all projects, the scope
+        queries keep their rows and every session's objects under: `core.indexquery`)."""
+        roots = [os.fspath(root) for root in self.roots] if self.explicit_roots else []
+        return scope_key(roots, target)
+
+    def copy(self, found: Pending | None = None) -> Catalog:
+        """A catalog of the same roots and cache with nothing open: a forked child's (the
+        index connections this one holds are its parent's, never used there), or one given
+        its files `found` already."""
+        return Catalog(self.roots if self.explicit_roots else None, cache_dir=self._cache_dir, found=found)
+
+    def refresh_kept(self, infos: list[FileInfo], *, key: bytes | None = None, vouch: bool = False) -> Refreshed | None:
+        """The rows queries keep and every session's objects, brought up to date for the files
+        `infos` (discovery's listing now, in its order) from those kept before a few changed
+        (`indexquery.refresh_kept`) and kept, under the key a query on these files computes:
+        the resident watcher's work once the files are quiet, so a query after an agent's
+        append finds them made.  `key`: `fileskey.files_key(infos)` if made already;
+        `vouch`: their files then checked once and noted (`indexquery.vouch_kept`), so the
+        query does not.  None when nothing was made."""
+        from . import indexquery
+        from .fileskey import files_key
+        from .keptfile import SETTLED_NS
+
+        index = self.index
+        if index is None or index.in_memory or index.rebuilt_reason is not None:
+            return None  # (no shared index to keep them in)
+        with contextlib.suppress(*INDEX_ERRORS):  # (a cache: what failed is made by the next query)
+            with index.snapshot():
+                index.read_through_cache()
+                files = key if key is not None else files_key(infos)
+                refreshed = indexquery.refresh_kept(index, self._scope(None), files, infos)
+            if refreshed is not None:
+                _keep_rows(index, *refreshed.keep, refreshed.sessions)
+                if refreshed.keep_objects is not None:
+                    _keep_objects(index, *refreshed.keep_objects, refreshed.sessions)
+                    made = refreshed.keep_objects[2].objects
+                    if made.source is not None:
+                        made.source.close()
+                if vouch:  # once their files settled: checked as a query reads them, and noted
+                    time.sleep(SETTLED_NS / 1e9 + 0.01)
+                    with index.snapshot():
+                        indexquery.vouch_kept(index, self._scope(None))
+            return refreshed
+        return None
+
+    def remake_answers(self, found: Discovery, key: bytes, limit: int) -> list[str]:
+        """The answers of the `limit` queries last kept for all projects of these roots, made
+        again and kept whole for the files `found` (`key`: their files' key), as the second
+        asking of each on them keeps it: a word asked again after an agent's append is then
+        that answer (the resident watcher's work once the files are quiet, after
+        `refresh_kept`: each ranks on the rows and objects brought up to date).  The texts
+        made again."""
+        from collections import deque
+
+        from .discovery import Head
+        from .search import parse_query
+
+        index = self.index
+        if index is None or index.in_memory:
+            return []
+        prefix = _QUERY_JSON_SCOPE + self._scope(None) + b"\0"
+        try:
+            scopes = [scope for scope in index.listing_scopes(_QUERY_JSON_SCOPE) if scope.startswith(prefix)]
+        except INDEX_ERRORS:
+            return []
+        made: list[str] = []
+        for scope in scopes[:limit]:
+            text = scope[len(prefix) :].decode("utf-8", "surrogatepass")
+            # (these files, as a query finds them: their key made once, the listing never copied)
+            ahead = Pending.decoded_later(Head(key, len(found.infos), found.skipped), lambda: found)
+            catalog = self.copy(found=ahead)
+            try:
+                ranked = catalog.ranked(parse_query(text), None, stored_as=text, whole=True)
+                if ranked is not None:
+                    deque(catalog.query_json_parts(ranked), maxlen=0)  # (printed nowhere: kept)
+                    made.append(text)
+            except ValueError:
+                continue  # (a query that no longer parses)
+            finally:
+                catalog.close()
+        return made
 
     def query_json_parts(self, ranked: Ranked) -> Iterator[bytes]:
         """`ranked` as `seance ls --json --query`'s array without marks, in parts that

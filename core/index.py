@@ -1088,8 +1088,9 @@ class Index:
         return (found[0], listing) if listing is not None else None
 
     def listing_scopes(self, kind: bytes) -> list[bytes]:
-        """The scopes of the stored answers of one kind (a scope's text up to its first NUL, with it)."""
-        query = "SELECT scope FROM listings WHERE substr(scope, 1, ?) = ?"
+        """The scopes of the stored answers of one kind (a scope's text up to its first NUL,
+        with it), the newest stored first."""
+        query = "SELECT scope FROM listings WHERE substr(scope, 1, ?) = ? ORDER BY rowid DESC"
         return [scope for (scope,) in self.db.execute(query, (len(kind), kind)).fetchall()]
 
     def put_listing(

@@ -132,6 +132,7 @@ def rank(
     *,
     infos_key: Callable[[], bytes] | None = None,
     start_check: Callable[[], None] | None = None,
+    whole: bool = False,
 ) -> Ranked | Stale | None:
     """The sessions among `infos()` (the files found now, asked for once the index is read:
     they may still be being found) that `query` matches, in `rank.search`'s order, from the
@@ -148,14 +149,14 @@ def rank(
     `answered_as`: the `listings` scope of this very query's printed answer (with `scope`):
     an answer stored for exactly these files and full-text index is the answer, and the
     one made here says how to keep it (`Ranked.answer_key`); `infos_key`: `files_key` of
-    `infos()`, made without them (`discovery.Pending.head`)."""
+    `infos()`, made without them (`discovery.Pending.head`); `whole`: the answer kept whole
+    the first time (one asked before, made again ahead: `Catalog.remake_answers`)."""
     if scope is None:
         index.read_through_cache()
         return _answered(query, index, infos, target, resolve, checked_ahead, start_check=start_check)
-    from .ftscheck import fts_state
     from .index import files_key
 
-    fts = b"\0" + repr(fts_state(index.db)).encode("utf-8", "surrogatepass")
+    fts = fts_key(index)
     made: list[bytes] = []
 
     def files() -> bytes:
@@ -182,8 +183,110 @@ def rank(
     answered = _answered(query, index, infos, target, resolve, checked_ahead, (scope, fts, files), start_check)
     if answered_as is None or not isinstance(answered, Ranked):
         return answered
-    whole = printed is not None and printed[0] == files()  # asked for again on the same files: worth storing
+    # asked for again on the same files: worth storing
+    whole = whole or (printed is not None and printed[0] == files())
     return answered._replace(answer_key=(answered_as, files(), whole))
+
+
+def fts_key(index: Index) -> bytes:
+    """The full-text index's state (`ftscheck.fts_state`) as the tail of the key that kept rows,
+    objects and answers are stored under (`files_key` of the files, then this): one spelling
+    for the query (`rank`) and the watcher's refresh (`refresh_kept`)."""
+    from .ftscheck import fts_state
+
+    return b"\0" + repr(fts_state(index.db)).encode("utf-8", "surrogatepass")
+
+
+class Updated(NamedTuple):
+    """Rows kept for other files brought up to date for the files found now (`updated_kept`)."""
+
+    sessions: Sequence[tuple]  # newest first (`KeptRows` when spliced)
+    skipped: list[tuple[str, str]]
+    keep: tuple[bytes, bytes, bytes] | None  # (scope, files, blob) for `Index.put_listing`; None: not packable
+    splice: Splice | None  # how they were spliced (every session's objects are spliced likewise)
+
+
+def updated_kept(
+    index: Index,
+    kept: KeptRows,
+    rows_key: bytes,
+    keep_as: tuple[bytes, bytes],
+    hits: dict[int, tuple[str, int]],
+    infos: Callable[[], Sequence[FileInfo]],
+) -> Updated | Stale | None:
+    """The rows `kept` for the files `rows_key` names, updated for the files `infos()` (a few
+    changed: `_updated_rows`), the new rows' titles checked, and packed to keep under
+    `keep_as` (the rows' scope, the files' key now); `Stale` or None as `_updated_rows`
+    (None too when a new title fails its check: the caller reads every row).  The one
+    update both a query (`_answered`) and the watcher's refresh (`refresh_kept`) make."""
+    updated = _updated_rows(index, kept, hits, infos)
+    if updated is None or isinstance(updated, Stale):
+        return updated
+    sessions, skipped, new, pieces = updated
+    if not _titles_pass(new):  # (the kept ones were checked when kept)
+        return None
+    blob = sessions.packed(skipped) if isinstance(sessions, KeptRows) else pack(sessions, skipped)
+    keep = (*keep_as, blob) if blob is not None else None
+    splice = Splice(kept, rows_key, pieces) if pieces is not None else None
+    return Updated(sessions, skipped, keep, splice)
+
+
+class Refreshed(NamedTuple):
+    """What `refresh_kept` made, to keep after the read transaction (as `Ranked.keep` and
+    `Ranked.keep_objects`), and the sessions they hold."""
+
+    keep: tuple[bytes, bytes, bytes]
+    keep_objects: tuple[bytes, bytes, Made] | None
+    sessions: int
+
+
+def refresh_kept(index: Index, scope: bytes, files_key: bytes, infos: Sequence[FileInfo]) -> Refreshed | None:
+    """The rows kept for the roots' `scope` (all projects) and, where they were stored for
+    those rows, every session's objects, brought up to date for the files `infos` (whose
+    `fileskey.files_key` is `files_key`) from the ones kept for the files before a few changed:
+    the update a query makes first after an agent's append (`updated_kept`,
+    `_every_object`'s splice), made ahead by the resident watcher once the files are quiet,
+    stored under the key that query computes (the files' key and `fts_key`).  The objects keep
+    the order they had (an answer asked before is still one run).  Inside a read transaction;
+    None when nothing is kept, or it is up to date, or it cannot be updated from what is
+    kept (too many changes, a row failing its check, the index not fresh for `infos`)."""
+    files = files_key + fts_key(index)
+    kept_as = stored_scope(scope)
+    stored = index.stored_listing(kept_as)
+    if stored is None or stored[0] == files:
+        return None  # none kept, or already these files' (kept for others, or another full-text state: updated)
+    kept = in_file(index.cache_dir, kept_as, stored[1].payload)
+    if kept is None:
+        return None
+    updated = updated_kept(index, kept[0], stored[0], (kept_as, files), {}, lambda: infos)
+    if updated is None or isinstance(updated, Stale) or updated.keep is None:
+        return None
+    made = None
+    objects = index.stored_listing(objects_scope(scope))
+    # (stored for the rows kept before, so made for a big answer once: spliced likewise)
+    if updated.splice is not None and isinstance(updated.sessions, KeptRows) and objects and objects[0] == stored[0]:
+        every = _every_object(
+            index, updated.sessions, objects_scope(scope), lambda: files, files, None, make=True, splice=updated.splice
+        )
+        made = every[2] if every is not None else None
+    return Refreshed(updated.keep, made, len(updated.sessions))
+
+
+def vouch_kept(index: Index, scope: bytes) -> None:
+    """The files of the rows and objects kept for `scope` read back once as a query reads
+    them (`queryrows.in_file`, `Objects.load`): each checked against its entry (its CRC)
+    and, as it passed, noted (`keptfile.vouch`, which makes it durable first), so the next
+    query checks only its identity.  The watcher's refresh does it after writing them, once
+    they settled (`keptfile.SETTLED_NS`): the first query after it pays neither the CRC of
+    ~120 MB nor the `fsync` at 100,000 sessions."""
+    kept_as = stored_scope(scope)
+    stored = index.stored_listing(kept_as)
+    if stored is not None:
+        in_file(index.cache_dir, kept_as, stored[1].payload)
+    objects = index.stored_listing(objects_scope(scope))
+    loaded = Objects.load(objects[1].payload, objects_file(index.cache_dir, objects_scope(scope))) if objects else None
+    if loaded is not None and loaded.source is not None:
+        loaded.source.close()
 
 
 def _printed_runs(
@@ -256,33 +359,27 @@ def _answered(
                 index.check_full_text()
             return answer
         if kept is not None and stored is not None:  # kept for other files: only the changed ones read
-            updated = _updated_rows(index, kept[0], hits, infos)
+            updated = updated_kept(index, kept[0], stored[0], (kept_as, files), hits, infos)
             if isinstance(updated, Stale):
                 return updated
             if updated is not None:
-                sessions, skipped, new, pieces = updated
                 if full_text is not None:
                     index.adopt_fts_verdict(checked_ahead())
                     index.check_full_text()
-                if _titles_pass(new):  # (the kept ones were checked when kept)
-                    blob = sessions.packed(skipped) if isinstance(sessions, KeptRows) else pack(sessions, skipped)
-                    keep = (kept_as, files, blob) if blob is not None and kept_as is not None else None
-                    # spliced rows: every session's object spliced likewise from the old rows' (`_every_object`)
-                    splice = Splice(kept[0], stored[0], pieces) if pieces is not None else None
-                    return _ordered(
-                        index,
-                        query,
-                        sessions,
-                        skipped,
-                        hits,
-                        target,
-                        resolve,
-                        titles_checked=True,
-                        keep=keep,
-                        kept=True,
-                        objects_as=(objects_scope(scope), files_of, files) if splice is not None else None,
-                        splice=splice,
-                    )
+                return _ordered(
+                    index,
+                    query,
+                    updated.sessions,
+                    updated.skipped,
+                    hits,
+                    target,
+                    resolve,
+                    titles_checked=True,
+                    keep=updated.keep,
+                    kept=True,
+                    objects_as=(objects_scope(scope), files_of, files) if updated.splice is not None else None,
+                    splice=updated.splice,
+                )
     fresh = _checked_rows(index, hits, full_text, infos, checked_ahead)
     if fresh is None or isinstance(fresh, Stale):
         return fresh
@@ -478,7 +575,7 @@ def _every_object(
     scope: bytes,
     files_of: Callable[[], bytes],
     rows_key: bytes,
-    order: list[int],
+    order: list[int] | None,
     *,
     make: bool,
     splice: Splice | None = None,
@@ -489,8 +586,9 @@ def _every_object(
     `make`, spliced from those stored for the rows `every` was spliced from (`splice`:
     `_spliced_objects`), or read in one scan and checked, `order` (an answer's positions)
     first: (the objects, where each position's is (None: the answer's are the first ones),
-    and (scope, files, the store) to keep them).  None when the files are others, or one
-    object fails its check."""
+    and (scope, files, the store) to keep them).  `order` None: a splice keeps the old
+    store's order (`_spliced_objects`).  None when the files are others, or one object
+    fails its check."""
     from .queryobjects import rows_check, write
 
     files = files_of()
@@ -505,16 +603,12 @@ def _every_object(
             return objects, slots, None
     if not make:
         return None
-    chosen = set(order)
-    stored_order = [*order, *(position for position in range(len(every)) if position not in chosen)]
-    slots = [0] * len(every)  # (where each position's object will be: `stored_order` inverted)
-    for slot, position in enumerate(stored_order):
-        slots[position] = slot
     if splice is not None and stored is not None and stored[0] == splice.rows_key:
         path = objects_file(index.cache_dir, scope)
-        spliced = _spliced_objects(index, splice, stored[1].payload, path, check, stored_order, slots)
+        spliced = _spliced_objects(index, splice, stored[1].payload, path, check, order)
         if spliced is not None:
             return spliced.objects, None, (scope, files, spliced)
+    stored_order, slots = _stored_order(order or [], len(every))
     salts = dict(zip(every.file_ids, every.salts, strict=True))
     # (each object also the one of its kept row's check: the store is tied to those, `rows_check`)
     found = index.scanned_payloads(salts, 1 << 62, checks=dict(zip(every.file_ids, every.checks, strict=True)))
@@ -537,16 +631,28 @@ class Splice(NamedTuple):
     pieces: list[Run | tuple]
 
 
+def _stored_order(order: list[int], count: int) -> tuple[list[int], list[int]]:
+    """The positions in the order their objects are stored (`order`, an answer's, first, then
+    the others newest first), and where each position's object is then (that inverted)."""
+    chosen = set(order)
+    stored_order = [*order, *(position for position in range(count) if position not in chosen)]
+    slots = [0] * count
+    for slot, position in enumerate(stored_order):
+        slots[position] = slot
+    return stored_order, slots
+
+
 def _spliced_objects(
-    index: Index, splice: Splice, entry: bytes, path: Path, check: int, stored_order: list[int], slots: list[int]
+    index: Index, splice: Splice, entry: bytes, path: Path, check: int, order: list[int] | None
 ) -> Made | None:
     """Every session's object for rows spliced from `splice.old` (`KeptRows.spliced`): the
     objects stored for those old rows (`entry`, at `path`: tied to their file ids, salts and
     row checks by `rows_check`), each still the index's since its row's check is
     (`rowsplice.retained_positions`), copied as they are (`queryobjects.write_spliced`), and
     only the new rows' objects read and checked; kept in `stored_order` (positions: an
-    answer's first, as `write` keeps them; `slots`, where each position's object is then).
-    The store written; None when the stored objects are not those rows' or one fails."""
+    answer's first, as `write` keeps them: `_stored_order`; None: the old rows' objects in
+    the order they were stored, the new ones first).  The store written; None when the stored
+    objects are not those rows' or one fails."""
     from .queryobjects import rows_check, write_spliced
 
     old = splice.old
@@ -569,10 +675,28 @@ def _spliced_objects(
                 if type(payload) is not bytes:
                     return None  # it failed its check: read again elsewhere
                 sources.append(payload)
+        stored_order, slots = _stored_order(
+            order if order is not None else _old_order(sources, len(objects)), len(sources)
+        )
         return write_spliced(path, objects, list(map(sources.__getitem__, stored_order)), check, slots)
     finally:
         if objects.source is not None:
             objects.source.close()
+
+
+def _old_order(sources: list[int | bytes], old: int) -> list[int]:
+    """The positions whose objects are new (`bytes`, newest first), then those copied, in the
+    order of their old slots: a store spliced without an answer keeps the one it was made for
+    as it was (one run but for the sessions that changed).  `old`: how many objects the old
+    store holds."""
+    at_slot: list[int | None] = [None] * old
+    new: list[int] = []
+    for position, source in enumerate(sources):
+        if type(source) is int:
+            at_slot[source] = position
+        else:
+            new.append(position)
+    return [*new, *(position for position in at_slot if position is not None)]
 
 
 def _checked_rows(

@@ -47,11 +47,11 @@ def mapped_file(path: Path) -> Any:
 # another file put in its place, changes the ctime or the inode (no program can set a ctime
 # back), so while they are the note's the bytes are the ones checked.  A change made in the
 # same clock tick as the file's last one would keep the ctime: a note is written only for a
-# file last changed `_SETTLED_NS` before it was opened (file systems stamp with a clock of
+# file last changed `SETTLED_NS` before it was opened (file systems stamp with a clock of
 # ticks <= 10 ms), and only on a file system with sub-second stamps; else the CRC stays.
 
 NOTE_SUFFIX = ".ok"
-_SETTLED_NS = 100_000_000
+SETTLED_NS = 100_000_000
 
 
 def _identity(stat: os.stat_result) -> list[int]:
@@ -81,7 +81,7 @@ def vouch(path: Path, tag: bytes, crc: int, stat: os.stat_result, fileno: int, s
     finer than a second.  Its bytes are made durable first (a crash never leaves a note for
     bytes not on disk).  A note that cannot be written is no failure: the CRC is checked
     again next time."""
-    if not stat.st_ctime_ns % 1_000_000_000 or stat_at_ns - stat.st_ctime_ns < _SETTLED_NS:
+    if not stat.st_ctime_ns % 1_000_000_000 or stat_at_ns - stat.st_ctime_ns < SETTLED_NS:
         return
     note = _note(path)
     temp = note.with_name(f".{note.name}.{os.getpid()}.tmp")

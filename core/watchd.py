@@ -27,6 +27,15 @@ without a path, an overflow among them (watchfiles 1.3, `src/lib.rs`: "no paths 
 hands its caller an unordered set, so neither a lost event nor the sentinel's place can be
 known.  `inotify_simple` reads the descriptor itself, in the kernel's order.)
 
+Once changes are applied and the files then stay quiet (`REFRESH_QUIET_S`), it also brings
+the rows queries keep and every session's objects up to date for the files now
+(`Catalog.refresh_kept`, the very update a query makes first after an agent's append) and
+the answers of the last queries asked (`Catalog.remake_answers`, `REMAKE_ANSWERS`), in a
+forked child with its own index connection, one at a time and at most a third of the
+time (`REFRESH_COOLDOWN`): the serve loop keeps answering meanwhile, and the next `ls
+--query` finds them made.  They are a cache, tagged and checked: a refresh racing a query
+that writes them costs that query its shortcut, never its answer.
+
 The watcher vouches only for what inotify sees: a layout where a session file is a symbolic
 or hard link (written through another name, no event reaches the watched directory), or
 nested roots, is answered with `exact: false`, and the client then does what it does without
@@ -44,6 +53,7 @@ import json
 import math
 import os
 import select
+import signal
 import socket
 import stat as stat_module
 import sys
@@ -51,7 +61,7 @@ import time
 from bisect import bisect_left
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple, NoReturn
 
 from inotify_simple import Event as Event
 from inotify_simple import INotify
@@ -87,6 +97,18 @@ DEBOUNCE_S = 0.2  # changes are folded into the index this long after the first 
 SENTINEL_WAIT_S = 5.0  # a sentinel not read by then: treated as lost events (never seen in practice)
 CLIENT_WAIT_S = 2.0  # the longest a client may take to send its request
 LOCK_RETRY_S = 1.0  # clients take the lock shared for a moment: a starting watcher retries this long
+# The kept stores are refreshed once no change was applied for this long: an agent's turn
+# writes its lines within a few hundred ms, so a refresh does not start mid-turn (each line
+# would make its work stale), and a user who reads the answer and types a query takes more.
+REFRESH_QUIET_S = 1.0
+# ...and a refresh starts no sooner after the last one ended than this many times that one
+# took: an agent appending all the time costs the watcher at most a third of one core.
+REFRESH_COOLDOWN = 2.0
+# the answers of this many queries last kept (all projects) are made again after a refresh,
+# each ~0.3 s of CPU at 100,000 sessions: a word asked again after an append is then its answer
+REMAKE_ANSWERS = 2
+REFRESH_STOP_S = 5.0  # a refresh still running when the watcher stops is interrupted, waited for this long
+REFRESH_LIMIT_S = 120.0  # a refresh running this long (a lock never let go) is stopped: the next may start
 # what a session directory's watch reports: entries made, gone, renamed, written, changed
 DIR_MASK = IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_MODIFY | IN_CLOSE_WRITE | IN_ATTRIB
 DIR_MASK |= IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR
@@ -148,6 +170,14 @@ if hasattr(os, "register_at_fork"):  # (POSIX)
     os.register_at_fork(after_in_child=_drop_lock_in_child)
 
 
+class _Refresh(NamedTuple):
+    """A refresh of the kept stores running in a child (`Watcher._start_refresh`)."""
+
+    pid: int
+    fd: int  # the read end of its pipe: what it made, then end of file when it is done
+    started: float  # (time.monotonic)
+
+
 class Watcher:
     """The watch over one catalog's roots and the listing it keeps (see the module docstring).
     `serve()` runs until `stop()` or a STOP request; everything happens on its thread."""
@@ -178,6 +208,10 @@ class Watcher:
         self.first_pending = 0.0
         self.syncs = 0
         self._blob: tuple[int, bytes, str] | None = None  # (generation, listing, its files' key)
+        self.changed_at = 0.0  # when a change was last applied (time.monotonic)
+        self.refreshed_generation = 0  # the listing's generation the last refresh was started for
+        self.refresh: _Refresh | None = None
+        self.refresh_after = 0.0  # no refresh starts before (`REFRESH_COOLDOWN`)
         self._stopping = False
         self.server: socket.socket | None = None
 
@@ -363,6 +397,14 @@ class Watcher:
 
     def apply(self) -> None:
         """Fold the pending changes into the index and the listing (or discover again)."""
+        generation = self.generation
+        try:
+            self._apply()
+        finally:
+            if self.generation != generation:
+                self.changed_at = time.monotonic()  # (the kept stores are refreshed once quiet again)
+
+    def _apply(self) -> None:
         if not self.lost and self.new_dirs:
             new_dirs, self.new_dirs = sorted(self.new_dirs), set()
             for path in new_dirs:
@@ -548,10 +590,8 @@ class Watcher:
         STATUS) nothing is encoded and nothing follows the header ("bytes": 0).  With
         `head_only` (a `SYNC HEAD`) the header carries the listing's key and nothing follows
         it: a client whose stored answer is that key's needs no file (16 MB at 100,000)."""
-        if listing and (self._blob is None or self._blob[0] != self.generation):
-            infos = [self.known[path] for path in self.order] if self.exact else []
-            # with the files' key, so a client whose stored answer is still valid decodes none
-            self._blob = (self.generation, encode_listing(infos), files_key(infos).hex())
+        if listing:
+            self._listing()
         blob = self._blob[1] if listing and self._blob is not None else b""  # (set just above)
         header = {
             "protocol": PROTOCOL,
@@ -567,6 +607,15 @@ class Watcher:
         if listing and self._blob is not None:
             header["key"] = self._blob[2]  # `fileskey.files_key` of the listing (`Pending.head`)
         return json.dumps(header).encode() + b"\n", b"" if head_only else blob
+
+    def _listing(self) -> tuple[int, bytes, str]:
+        """The listing as a sync sends it, made once per generation: (the generation, the
+        encoded listing, its files' key in hex, so a client whose stored answer is still
+        valid decodes none)."""
+        if self._blob is None or self._blob[0] != self.generation:
+            infos = [self.known[path] for path in self.order] if self.exact else []
+            self._blob = (self.generation, encode_listing(infos), files_key(infos).hex())
+        return self._blob
 
     # -- serving -----------------------------------------------------------------------------
 
@@ -606,15 +655,140 @@ class Watcher:
                 wait = None
                 if self.pending or self.lost or self.new_dirs:
                     wait = max(0.0, self.first_pending + DEBOUNCE_S - time.monotonic())
-                readable, _, _ = select.select([self.inotify.fileno(), self.server.fileno()], [], [], wait)
+                refresh_at = self._refresh_at()
+                if refresh_at is None and self.refresh is not None:
+                    refresh_at = self.refresh.started + REFRESH_LIMIT_S  # (woken to stop it)
+                if refresh_at is not None:
+                    wait = max(0.0, min(wait if wait is not None else math.inf, refresh_at - time.monotonic()))
+                readers = [self.inotify.fileno(), self.server.fileno()]
+                if self.refresh is not None:
+                    readers.append(self.refresh.fd)
+                readable, _, _ = select.select(readers, [], [], wait)
                 if self.inotify.fileno() in readable:
                     self.take(self.inotify.read(0))
                 if self.server.fileno() in readable:
                     self._client()
                 elif self._due():
                     self.apply()
+                if self.refresh is not None and self.refresh.fd in readable:
+                    self._refreshed()
+                elif self.refresh is not None and time.monotonic() > self.refresh.started + REFRESH_LIMIT_S:
+                    self.log("a refresh of the kept rows took too long: stopped")
+                    self._stop_refresh()
+                refresh_at = self._refresh_at()
+                if refresh_at is not None and time.monotonic() >= refresh_at:
+                    self._start_refresh()
         finally:
             self.close()
+
+    # -- the kept stores ---------------------------------------------------------------------
+
+    def _refresh_at(self) -> float | None:
+        """When the kept stores are to be refreshed (`Catalog.refresh_kept`): changes were
+        applied since the last refresh started, none waits, and the files have been quiet for
+        `REFRESH_QUIET_S` (and the last refresh's cooldown is over); None: not now."""
+        if self.refresh is not None or not self.exact or self.generation == self.refreshed_generation:
+            return None
+        if self.pending or self.lost or self.new_dirs:
+            return None  # applied first (a new change: quiet from then on)
+        return max(self.changed_at + REFRESH_QUIET_S, self.refresh_after)
+
+    def _start_refresh(self) -> None:
+        """Refresh the kept stores for the listing now in a forked child (its own index
+        connection: this process's is never used there), read when its pipe ends."""
+        self.refreshed_generation = self.generation
+        # (made now, not at the next sync: 0.2 s at 100,000 files a client no longer waits for)
+        key = bytes.fromhex(self._listing()[2])
+        try:
+            read_end, write_end = os.pipe()
+        except OSError as error:
+            self._not_refreshed(error)
+            return
+        try:
+            pid = os.fork()
+        except OSError as error:  # (out of memory or processes: the watch goes on without it)
+            os.close(read_end)
+            os.close(write_end)
+            self._not_refreshed(error)
+            return
+        if pid == 0:  # (the child: never returns)
+            os.close(read_end)
+            self._refresh_child(write_end, key)
+        os.close(write_end)
+        self.refresh = _Refresh(pid, read_end, time.monotonic())
+
+    def _not_refreshed(self, error: OSError) -> None:
+        """A refresh that could not start: said, and tried again in a while."""
+        self.refreshed_generation = -1  # (no generation's)
+        self.refresh_after = time.monotonic() + REFRESH_LIMIT_S
+        self.log(f"could not start a refresh of the kept rows: {error}")
+
+    def _refresh_child(self, out: int, key: bytes) -> NoReturn:
+        """In the forked child: the refresh for the listing (`key`: its files' key, as a sync
+        sends it), what it made written to `out`, then exit at once
+        (nothing inherited is closed or finalised: the parent's index connection, socket and
+        inotify descriptor are its own)."""
+        code = 1
+        try:
+            signal.signal(signal.SIGTERM, signal.default_int_handler)  # (stopped: its temporary files removed)
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+            for fd in (self.inotify.fileno(), self.server.fileno() if self.server is not None else -1):
+                with contextlib.suppress(OSError):
+                    os.close(fd)  # (a client never waits on a child's copy of the socket)
+            listing = self.discovery()
+            catalog = self.catalog.copy()  # (its own index connection: this process's is the parent's)
+            refreshed = catalog.refresh_kept(listing.infos, key=key, vouch=True)
+            if refreshed is None:
+                said = ""
+            else:
+                objects = " and their objects" if refreshed.keep_objects is not None else ""
+                said = f"kept rows of {refreshed.sessions} sessions{objects} brought up to date"
+                # (the texts are not logged: a query's text is the user's, never written to a terminal)
+                made = catalog.remake_answers(listing, key, REMAKE_ANSWERS)
+                said += f", {len(made)} kept answer(s) made again" if made else ""
+            catalog.close()
+            os.write(out, said.encode())
+            code = 0
+        except BaseException as error:  # (any: the child must reach its exit)
+            with contextlib.suppress(BaseException):
+                os.write(out, f"could not bring the kept rows up to date: {error!r}"[:400].encode())
+        finally:
+            os._exit(code)
+
+    def _refreshed(self) -> None:
+        """The refresh child is done (its pipe ended): reaped, its work logged, the cooldown set."""
+        refresh = self.refresh
+        assert refresh is not None
+        said = b""
+        with contextlib.suppress(OSError):
+            while chunk := os.read(refresh.fd, 4096):
+                said += chunk
+        os.close(refresh.fd)
+        _pid, _status, usage = os.wait4(refresh.pid, 0)
+        self.refresh = None
+        took = time.monotonic() - refresh.started
+        self.refresh_after = time.monotonic() + REFRESH_COOLDOWN * took
+        if said:
+            cpu = usage.ru_utime + usage.ru_stime
+            self.log(f"{said.decode(errors='replace')} ({took:.2f}s, {cpu:.2f}s of CPU)")
+
+    def _stop_refresh(self) -> None:
+        """Interrupt a refresh still running (it removes its temporary files) and reap it."""
+        refresh, self.refresh = self.refresh, None
+        if refresh is None:
+            return
+        with contextlib.suppress(OSError):
+            os.kill(refresh.pid, signal.SIGTERM)
+        deadline = time.monotonic() + REFRESH_STOP_S
+        with contextlib.suppress(ChildProcessError):
+            while os.waitpid(refresh.pid, os.WNOHANG)[0] == 0:
+                if time.monotonic() > deadline:
+                    os.kill(refresh.pid, signal.SIGKILL)
+                    os.waitpid(refresh.pid, 0)
+                    break
+                time.sleep(0.01)
+        with contextlib.suppress(OSError):
+            os.close(refresh.fd)
 
     def _due(self) -> bool:
         """Changes are waiting and the first came `DEBOUNCE_S` ago."""
@@ -657,6 +831,7 @@ class Watcher:
             self.inotify.rm_watch(wd)
 
     def close(self) -> None:
+        self._stop_refresh()
         if self.server is not None:
             with contextlib.suppress(OSError):
                 os.unlink(socket_path(self.cache_dir))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -327,6 +328,137 @@ def test_queries_while_pi_appends_to_two_sessions_then_after_equal_a_fresh_cache
         assert len(list(daemon.cache.glob("query-objects-*.bin"))) == 1, trial
         (store,) = daemon.cache.glob("query-objects-*.bin")
         assert store.read_bytes()[:16] not in tags, trial  # (the store made again for the files now)
+
+
+def _refreshes(daemon: Daemon) -> int:
+    """How many refreshes of the kept stores the watcher has logged (`Watcher._refreshed`)."""
+    return daemon.log.read_bytes().count(b"brought up to date")
+
+
+def _wait_refreshes(daemon: Daemon, count: int) -> None:
+    deadline = time.monotonic() + START_WAIT_S
+    while _refreshes(daemon) < count:
+        assert time.monotonic() < deadline, f"no refresh of the kept stores: {daemon.log.read_text()}"
+        time.sleep(0.05)
+
+
+def test_once_quiet_after_an_append_the_watcher_refreshes_the_kept_stores_and_a_query_updates_nothing_4_trials(
+    daemon: Daemon,
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+    capsysbinary: pytest.CaptureFixture[bytes],
+) -> None:
+    """After an append the watcher, once the files are quiet, brings the kept rows and every
+    session's objects up to date (`Catalog.refresh_kept` in a child) under the key a query
+    computes from its listing (`files_key` of it and the full-text state), and makes the
+    last kept answers again: a query then reads nothing but them (no row checked or read;
+    for a word in every session no object read: the spy) and prints the bytes of a fresh
+    cache's answer."""
+    from test_refresh_kept import _Reads
+
+    from seance.cli import main
+
+    files = sorted((daemon.root / "--proj--").glob("*.jsonl"))
+    command = ["ls", "--all", "--json", "--root", str(daemon.root), "--query", "question"]
+    monkeypatch.delenv("SEANCE_NO_WATCH", raising=False)
+    monkeypatch.setenv("SEANCE_CACHE_DIR", str(daemon.cache))
+    monkeypatch.setenv("SEANCE_WORKERS", "1")
+    monkeypatch.setattr(catalog_module, "ANSWER_BUDGET", 100)  # (never kept whole: printed from the objects)
+    for _ in range(3):  # the rows kept, then every session's objects
+        assert main(command) == 0
+    capsysbinary.readouterr()
+    for trial in range(4):
+        done = _refreshes(daemon)
+        _append_user_line(files[trial % len(files)], f"question refreshed{trial}")
+        _wait_refreshes(daemon, done + 1)
+        for word in ("question", f"refreshed{trial}", "answer"):
+            expected = _ls_query_out(daemon.root, tmp_path_factory.mktemp("fresh"), word, SEANCE_NO_WATCH="1")
+            with monkeypatch.context() as patched:
+                reads = _Reads(patched)
+                code = main([*command[:-1], word])
+            assert (code, capsysbinary.readouterr().out) == (0, expected), (trial, word)
+            if word == f"refreshed{trial}":  # one session's: ranked on the kept rows, its object read
+                assert "row_checks" not in reads.calls and "query_rows" not in reads.calls, (trial, reads.calls)
+            else:  # in every session: the kept answer (made again), or the kept rows and stored objects
+                assert reads.calls == [], (trial, word, reads.calls)
+    assert daemon.log.read_bytes().count(b"sessions and their objects brought up to date") == 4
+
+
+def test_an_agent_appending_all_the_time_makes_at_most_one_refresh_until_it_stops(daemon: Daemon) -> None:
+    """The refresh waits for the files to be quiet (`REFRESH_QUIET_S`): lines appended every
+    0.2 s for 4 s make at most one (a stall of this process), not one per line; once they
+    stop, one brings the kept rows up to date."""
+    target = sorted((daemon.root / "--proj--").glob("*.jsonl"))[1]
+    for _ in range(2):  # the rows kept
+        _ls_query_out(daemon.root, daemon.cache, "question")
+    done = _refreshes(daemon)
+    stop = time.monotonic() + 4.0
+    while time.monotonic() < stop:
+        _append_user_line(target, "question streamed")
+        time.sleep(0.2)
+    assert _refreshes(daemon) <= done + 1, daemon.log.read_text()
+    _wait_refreshes(daemon, _refreshes(daemon) + 1)
+
+
+def test_a_refresh_that_cannot_fork_is_said_and_tried_again_later(
+    store: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No process for the refresh (fork fails): the watcher says so, raises nothing (its
+    loop goes on), and tries again once `REFRESH_LIMIT_S` passed."""
+    import errno
+
+    from seance.core.watchd import Watcher
+
+    root, cache = store
+    said: list[str] = []
+    catalog = Catalog([root], cache_dir=cache)
+    watcher = Watcher(catalog, cache, log=said.append)
+    try:
+        watcher._start()
+
+        def no_fork() -> int:
+            raise OSError(errno.EAGAIN, "no more processes")
+
+        monkeypatch.setattr(os, "fork", no_fork)
+        watcher._start_refresh()
+        assert watcher.refresh is None and "could not start a refresh" in said[-1]
+        again = watcher._refresh_at()
+        assert again is not None and again > time.monotonic() + 60
+    finally:
+        watcher.close()
+        catalog.close()
+
+
+@needs_node
+def test_queries_while_pi_appends_and_the_watcher_refreshes_equal_a_fresh_caches_10_trials(
+    daemon: Daemon, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """pi's SessionManager appends, the watcher refreshes the kept stores once the files are
+    quiet (its child writing them), and queries run at random moments around it, writing
+    the same stores: each answer is a fresh cache's for the files as they were, those of
+    the query asked while pi appended to another session the answer before or after it."""
+    files = sorted((daemon.root / "--proj--").glob("*.jsonl"))
+    for _ in range(3):  # the rows kept, then every session's objects
+        _ls_query_out(daemon.root, daemon.cache, "question")
+    chance = random.Random(14)
+
+    def fresh(query: str) -> bytes:
+        return _ls_query_out(daemon.root, tmp_path_factory.mktemp("fresh"), query, SEANCE_NO_WATCH="1")
+
+    for trial in range(10):
+        word = f"piwarm{trial}x"
+        agent = [str(ORACLE_DIR / "append_loop.mjs"), "--count", "1", "--interval-us", "0", "--word", word]
+        subprocess.run(["node", *agent, str(files[trial % len(files)])], check=True, capture_output=True, timeout=60)
+        time.sleep(chance.uniform(0.6, 1.6))  # around the refresh (`REFRESH_QUIET_S` after the watcher applied it)
+        answers = {query: _ls_query_out(daemon.root, daemon.cache, query) for query in ("question", word, "question")}
+        before = fresh("question")
+        assert answers == {"question": before, word: fresh(word)}, trial
+        with subprocess.Popen(["node", *agent, str(files[(trial + 1) % len(files)])], stdout=subprocess.PIPE) as pi:
+            time.sleep(chance.uniform(0.0, 0.3))  # (node starts in ~0.1 s: the line lands before, during or after)
+            during = _ls_query_out(daemon.root, daemon.cache, "question")
+            assert pi.wait(60) == 0
+        assert during in (before, fresh("question")), trial
+    assert _refreshes(daemon) >= 1
 
 
 @pytest.mark.slow
