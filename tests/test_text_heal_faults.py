@@ -106,6 +106,37 @@ def test_a_session_unreadable_during_the_heal_is_healed_by_the_next_run(
     assert _found(root, PHRASE, capsys) == sorted(map(str, coloured))
 
 
+def test_a_session_that_cannot_be_looked_at_keeps_the_rules_unrecorded_and_its_row(
+    env: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stale file whose stat fails with EACCES (its folder's permissions changed) is not
+    taken for gone: its row is kept and the rules stay unrecorded; the other is healed."""
+    from seance.core import catalog as catalog_module
+
+    root, cache = env
+    coloured, _plain = _store(root, 2, 1)
+    _old_index(root, cache, monkeypatch)
+    hidden = str(coloured[0])
+    real_stat = os.stat
+
+    def stat(path, *args, **kwargs):
+        if os.fspath(path) == hidden:
+            raise PermissionError(13, "Permission denied", hidden)
+        return real_stat(path, *args, **kwargs)
+
+    catalog = Catalog([root], cache_dir=cache)
+    try:
+        with monkeypatch.context() as patch:
+            patch.setattr(catalog_module.os, "stat", stat)
+            assert catalog.heal_text() == 1
+        assert catalog.index is not None and catalog.index.row(hidden) is not None
+        assert catalog.index.text_rules() == 0
+        assert catalog.heal_text() == 1
+        assert catalog.index.text_rules() == TEXT_RULES
+    finally:
+        catalog.close()
+
+
 def test_another_roots_session_away_during_the_heal_is_found_when_it_is_back(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
