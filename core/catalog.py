@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat as stat_module
 import sys
 import threading
 import time
@@ -136,6 +137,18 @@ def _flush(index: Index | None, pending: list[tuple]) -> None:
     pending.clear()
 
 
+def _gone(path: str) -> bool:
+    """Whether nothing is at `path` (or something that is no regular file) now, rather than
+    a file that cannot be looked at (EACCES, EIO: it may be read later)."""
+    try:
+        info = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):  # (a dangling link too)
+        return True
+    except OSError:
+        return False
+    return not stat_module.S_ISREG(info.st_mode)
+
+
 def _one_line(error: BaseException) -> str:
     text = " ".join(str(error).split()) or type(error).__name__
     return text if len(text) <= 120 else text[:119] + "…"
@@ -182,8 +195,10 @@ def _write_batch(index: Index, batch: list[tuple]) -> None:
             if not is_utf8(item[1].path if item[0] == "ok" else item[1]):
                 continue  # SQLite keeps paths as UTF-8: such a file is read again each run, not a row
             if item[0] == "ok":
-                _, summary, state, texts, continued, text_seq, known = item
-                writer.put_session(summary, state, texts, continued=continued, text_seq=text_seq, known=known)
+                _, summary, state, texts, continued, text_seq, since = item
+                writer.put_session(
+                    summary, state, texts, continued=continued, text_seq=text_seq, known=since is not None, since=since
+                )
             else:
                 _, path, size, mtime_ns, reason = item
                 writer.put_not_session(path, size, mtime_ns, reason)
@@ -470,53 +485,95 @@ class Catalog:
         `found`: a discovery just made (the resident watcher's), else one is made now.
         First the stored text is brought up to the current extraction rules (`heal_text`: once
         per index; every later call is one lookup)."""
-        healed = self.heal_text()
+        healed = self.heal_text(cancel)
         with self._refresh_lock:
             items = self._guarded(lambda index: self._refresh(progress, cancel, True, False, index, found, keep=False))
         self.last_stats.healed = healed
         return len(items)
 
-    def heal_text(self) -> int:
+    def heal_text(self, cancel: Cancel | None = None) -> int:
         """Bring an index's stored full text up to the current extraction rules
         (`fulltext.TEXT_RULES`), once per index, without reading every session again: the
-        sessions whose stored text the change touches (`Index.stale_text_files` with
+        sessions whose stored text or title the change touches (`Index.stale_text_files` with
         `fulltext.stale_under`: one pass over the stored chunks, ~1 s of CPU at 100,000
         sessions) are read again whole and their rows and text replaced, as a refresh writes
-        any file (`_read_changed`), then the index records the rules (`Index.put_text_rules`);
-        how many were read again.  Of every file the index holds, whatever this catalog's
-        roots: the record is the index's.
+        any file (`_read_changed`); how many were read again.  Of every file the index holds,
+        whatever this catalog's roots: the record is the index's.
+
+        The index records the rules (`Index.put_text_rules`) only when every one of them was
+        read again, or is gone (its row forgotten: a file that comes back is read as new);
+        one that could not be read (EACCES, EIO) keeps the rules unrecorded, so the next call
+        scans again and reads those few.  Likewise when `cancel()` turns true (the picker is
+        left: checked between batches of the scan and between files).
+
+        Optional upkeep, never a reason to give up the index: when it is locked by another
+        seance or cannot be written (disk full), 0 (the next call tries again), the index kept
+        and no problem reported; only a damaged one goes through `_guarded` (rebuilt).
 
         A cache operation only: the session files are read, never written.  No row is
-        forgotten or marked meanwhile: each session's old text is replaced by its new text in
-        the same transaction as its row, so another process reading the index sees the one or
-        the other, each with the row it was written with (a file an agent appends to meanwhile
-        is read to where it was, and its next refresh continues from there, as always).  Two
-        processes healing at once read the same few files twice, harmlessly.  Run by `seance
-        index` and the resident watcher (`update_index`) and by the picker once its rows are
-        listed: never on a listing's or a query's way."""
+        forgotten or marked meanwhile but a gone file's: each session's old text is replaced
+        by its new text in the same transaction as its row, so another process reading the
+        index sees the one or the other, each with the row it was written with (a file an
+        agent appends to meanwhile is read to where it was, and its next refresh continues
+        from there, as always).  Two processes healing at once read the same few files twice,
+        harmlessly.  Run by `seance index` and the resident watcher (`update_index`) and by
+        the picker once its rows are listed: never on a listing's or a query's way."""
         from .fulltext import TEXT_RULES, stale_under
 
         def heal(index: Index | None) -> int:
             if index is None:
                 return 0
-            rules = index.text_rules()
-            if rules >= TEXT_RULES:
-                return 0
-            paths = index.stale_text_files(stale_under(rules))
-            with self._refresh_lock:
-                todo: list[tuple[FileInfo, Row | None]] = []
-                for path in paths:
-                    info = stat_file(path)
-                    if isinstance(info, str):  # gone: its row goes at its roots' next listing
-                        continue
-                    row = index.row(path)  # (None, failing its check: read as a new file)
-                    todo.append((info, row._replace(text_seq=-1) if row is not None else None))  # read whole
-                for _summary in self._read_changed(todo, RefreshStats(), None, None, True, len(todo), index):
-                    pass
-            index.put_text_rules(TEXT_RULES)
-            return len(todo)
+            try:
+                rules = index.text_rules()
+                return self._heal(index, stale_under(rules), TEXT_RULES, cancel) if rules < TEXT_RULES else 0
+            except INDEX_ERRORS as error:  # type: ignore[misc]
+                if index_fault(error) == DAMAGED:
+                    raise
+                return 0  # locked or unwritable: no heal this time, the index as it is
 
-        return self._guarded(heal)
+        try:
+            return self._guarded(heal)
+        except Cancelled:
+            return 0
+
+    def _heal(self, index: Index, stale: Callable[[bytes], bool], rules: int, cancel: Cancel | None) -> int:
+        """`heal_text`'s work: the sessions read again (raises `Cancelled`)."""
+        paths = index.stale_text_files(stale, cancel)
+        if paths is None:
+            raise Cancelled()
+        infos: list[FileInfo] = []
+        gone: list[str] = []
+        unreadable = 0
+        for path in paths:
+            info = stat_file(path)
+            if isinstance(info, FileInfo):
+                infos.append(info)
+            elif _gone(path):  # (its root unmounted, say): its stale row goes, read as new if it comes back
+                gone.append(path)
+            else:  # there but not to be read now (EACCES, EIO): tried again next time
+                unreadable += 1
+        if gone:
+            with index.writing() as writer:
+                for path in gone:
+                    writer.forget(path)
+        stats = self._read_again(index, infos, whole=True, cancel=cancel)
+        if not unreadable and not stats.failed:  # every one read again (or now not a session: no text)
+            index.put_text_rules(rules)
+        return stats.read
+
+    def _read_again(
+        self, index: Index, infos: list[FileInfo], *, whole: bool = False, cancel: Cancel | None = None
+    ) -> RefreshStats:
+        """Read these files (changed, or `whole`: their stored text replaced) and index them,
+        as a refresh reads a changed file; what was done (`read`, `appended`, `failed`)."""
+        stats = RefreshStats(files=len(infos))
+        with self._refresh_lock:
+            todo = [(info, index.row(info.path)) for info in infos]
+            if whole:  # read from the start, every chunk written anew
+                todo = [(info, row._replace(text_seq=-1) if row is not None else None) for info, row in todo]
+            for _summary in self._read_changed(todo, stats, None, cancel, True, len(todo), index):
+                pass
+        return stats
 
     def exact(self, cwd: str | None = None, *, full_text: bool = False) -> list[SessionSummary]:
         """Exact summaries (refreshing the index as needed), newest first, filtered to `cwd`."""
@@ -692,15 +749,7 @@ class Catalog:
         ):
             stale = answer.infos
 
-            def read(index: Index | None) -> None:
-                if index is None:
-                    return
-                with self._refresh_lock:
-                    changed = [(info, index.row(info.path)) for info in stale]
-                    for _summary in self._read_changed(changed, RefreshStats(), None, None, True, len(changed), index):
-                        pass
-
-            self._guarded(read)
+            self._guarded(lambda index: self._read_again(index, stale) if index is not None else None)
             answer = self._guarded(work)
         return None if isinstance(answer, Stale) else answer
 
@@ -1114,8 +1163,8 @@ class Catalog:
                             stats.appended += 1
                         else:
                             stats.read += 1
-                        text_seq = row.text_seq if row is not None else -1
-                        pending.append(("ok", summary, state, texts, continued, text_seq, row is not None))
+                        text_seq, since = (row.text_seq, (row.size, row.mtime_ns)) if row is not None else (-1, None)
+                        pending.append(("ok", summary, state, texts, continued, text_seq, since))
                         if texts:
                             chars += sum(len(body) for _field, body in texts)
                     else:

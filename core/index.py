@@ -256,6 +256,15 @@ def checked_title(title: object, check: object, path: str) -> tuple[str, str, st
     return split_title(title)
 
 
+def _same_title(summary: bytes, title: object) -> bool:
+    """Whether a stored title is what the current fold makes of its stored summary (False
+    when the summary cannot be decoded: the file is read again, which mends it)."""
+    try:
+        return encode_title(decode_summary(summary)) == title
+    except INDEX_ERRORS:
+        return False
+
+
 def split_title(title: bytes) -> tuple[str, str, str] | None:
     """A stored folded title's three parts (id, name, first message), unchecked."""
     parts = title.decode("utf-8", "surrogatepass").split("\n")
@@ -1028,12 +1037,18 @@ class Index:
         found = self.db.execute("SELECT value FROM meta WHERE key = 'text_rules'").fetchone()
         return found[0] if found is not None and type(found[0]) is int else 0
 
-    def stale_text_files(self, stale: Callable[[bytes], bool]) -> list[str]:
-        """The paths of the files whose stored text (a text chunk, not a metadata row) `stale`
+    def stale_text_files(
+        self, stale: Callable[[bytes], bool], cancel: Callable[[], bool] | None = None
+    ) -> list[str] | None:
+        """The paths of the files whose stored text (a text chunk, not a metadata row) or
+        stored folded title (`files.title`: search's fold changed with the text rules) `stale`
         says an extraction change touches (`fulltext.stale_under`): one pass over every
         chunk's UTF-8 bytes, in one read transaction, through SQLite's bounded cache (the
-        chunks are most of the index: 1.4 GB at 100,000 sessions, never mapped).  ~1 s
-        of CPU at 100,000 sessions, once per index (`Catalog.heal_text`)."""
+        chunks are most of the index: 1.4 GB at 100,000 sessions, never mapped), then one over
+        the stored summaries (only one whose name or first message holds an introducer has its
+        title folded again, to compare).  ~1 s of CPU at 100,000 sessions, once per index
+        (`Catalog.heal_text`).  None when `cancel()` turns true (asked between batches): the
+        picker is left."""
         db = self.db
         file_ids: set[int] = set()
         db.execute("PRAGMA mmap_size = 0")
@@ -1041,10 +1056,22 @@ class Index:
             with self.snapshot():
                 cursor = db.execute("SELECT rowid, CAST(body AS BLOB) FROM fts")
                 while rows := cursor.fetchmany(256):  # (2 MB of chunks at a time)
+                    if cancel is not None and cancel():
+                        return None
                     file_ids.update(
                         rowid >> _FILE_SHIFT
                         for rowid, body in rows
                         if rowid & _SEQ_LIMIT >= _META_SEQS and type(body) is bytes and stale(body)
+                    )
+                escaped = stale(b"\x1b")  # (a stored summary is JSON: its ESC is spelt \u001b)
+                summaries = db.execute("SELECT file_id, summary, title FROM files WHERE session = 1")
+                while rows := summaries.fetchmany(1024):
+                    file_ids.update(
+                        file_id
+                        for file_id, summary, title in rows
+                        if type(summary) is bytes
+                        and (stale(summary) or (escaped and b"\\u001b" in summary))
+                        and not _same_title(summary, title)
                     )
                 ids = sorted(file_ids)
                 paths: list[str] = []
@@ -1678,12 +1705,19 @@ class Writer:
         continued: bool,
         text_seq: int,
         known: bool = True,
-    ) -> None:
+        since: tuple[int, int] | None = None,
+    ) -> bool:
         """Store a session's summary and state; append (continued) or replace its text chunks.
+        Whether it was written.
 
         `texts` (its `text_chunks`) None means the text is not indexed (and any stale text is dropped).  `known`
         False promises the path has no row yet: one INSERT instead of a lookup, a delete and
-        an update (the cold-index case, ten thousand times).
+        an update (the cold-index case, ten thousand times).  A continued scan's `since` is
+        the (size, mtime_ns) of the row it continued from (`text_seq` its next chunk seq):
+        when the row is no longer that one (another thread or process wrote the file's row
+        since it was read, and its chunks may sit at those seqs) nothing is written, so the
+        row stays the other writer's, whole: the file differs from it, so it is read again
+        next time (from the other writer's state), stale, not damaged.
         """
         modified_ms = int(summary.modified_ms)
         encoded, pi_json = encode_summary(summary), encode_pi_json(summary)
@@ -1723,8 +1757,12 @@ class Writer:
                 if texts is not None:
                     self._insert_text(file_id, summary, _META_SEQS, texts)
                 self._put_state(file_id, state)
-                return
+                return True
         file_id = self._file_id(summary.path)
+        if continued and since is not None:
+            now = self.db.execute("SELECT size, mtime_ns, text_seq FROM files WHERE file_id = ?", (file_id,)).fetchone()
+            if now != (*since, text_seq):
+                return False
         if texts is None or not continued or text_seq < 0:
             self._drop_text(file_id)
             text_seq = -1
@@ -1739,6 +1777,7 @@ class Writer:
             (*columns(text_seq), file_id),
         )
         self._put_state(file_id, state)
+        return True
 
     def _put_state(self, file_id: int, state: bytes) -> None:
         self.db.execute(

@@ -410,22 +410,28 @@ class SessionPickerScreen(DeleteActions, MarkActions, RowMaking, SearchFlow, Fir
                 self.post_message(SessionsLoaded("all", everything, True, generation))
                 self.post_message(SessionsLoaded("project", project, True, generation))
                 self._report_skipped()
-                self._heal_text()
+                self._heal_text(lambda: worker.is_cancelled)
         except Cancelled:
             return
         except Exception as error:  # an unreadable root, a broken index: say so, keep going
             self.post_message(LoadFailed(f"Failed to load sessions: {display_text(error)}", generation))
 
-    def _heal_text(self) -> None:
+    def _heal_text(self, cancel: Callable[[], bool]) -> None:
         """The index's stored text brought up to the current extraction rules, once per index
         (`Catalog.heal_text`: ~1 s at 100,000 sessions, then one lookup): after the exact rows
-        are posted, never before them.  A host's `SessionSource` need not have it."""
+        are posted, never before them.  `cancel`: the load worker's, so leaving the picker
+        stops it between files (Textual waits for its thread workers at exit; pi's extension
+        waits for `seance pick`); it then runs again next time.  A host's `SessionSource`
+        need not have it."""
         heal = getattr(self.catalog, "heal_text", None)
-        if heal is not None and (count := heal()):
+        if heal is not None and (count := heal(cancel)) and not cancel():
             self.post_message(TextHealed(count))
 
     @on(TextHealed)
     def _text_healed(self, message: TextHealed) -> None:
+        """The index's text was healed (`Catalog.heal_text`): a query's full-text hits may
+        differ now (a coloured session's phrase is found), so an active search is asked
+        again, its cursor kept (not a new query's jump to the top)."""
         if self.model.searching:  # its full-text hits are asked for again (the index changed)
             self._search(self.model.query, False)
 
