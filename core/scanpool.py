@@ -96,11 +96,17 @@ def map_chunks(
     Closing the iterator early (a cancel) drops the chunks not started yet.
     """
     import multiprocessing  # here, not at the top: ~30 ms that a warm `seance ls` never needs
+    import os
     from collections import deque
     from concurrent.futures import Future, ProcessPoolExecutor
 
     chunks = (items[start : start + CHUNK] for start in range(0, len(items), CHUNK))
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"))
+    pool = ProcessPoolExecutor(
+        max_workers=workers,
+        mp_context=multiprocessing.get_context("fork"),
+        initializer=_die_with_parent,
+        initargs=(os.getpid(),),
+    )
     window: deque[tuple[Sequence[Item], Future[list[Any]]]] = deque()
     try:
         for chunk in chunks:
@@ -113,3 +119,22 @@ def map_chunks(
             yield done, future.result()
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _die_with_parent(parent: int) -> None:
+    """A worker's start: killed when the process that forked it dies (Linux `PR_SET_PDEATHSIG`).
+    A `seance index` killed with SIGKILL otherwise left its workers behind for good, each
+    blocked on a task queue whose write end it holds itself (so it never sees end of file)."""
+    import ctypes
+    import os
+    import signal
+
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):  # not Linux's libc: the pool ends with its parent's shutdown only
+        return
+    if os.getppid() != parent:  # the parent died before the call: no signal will come
+        os._exit(1)
+
+
+_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
