@@ -22,7 +22,7 @@ from typing import Any, ClassVar
 
 from .context import MESSAGE_TYPES, ContextMessage, SessionContext, as_message, compaction_summary
 from .entries import MESSAGE_ASSISTANT, MESSAGE_TEXTLESS_ASSISTANT
-from .text import message_text
+from .text import as_text, message_text
 from .tree import SessionTree
 
 _ASSISTANT_CODES = frozenset({MESSAGE_ASSISTANT, MESSAGE_TEXTLESS_ASSISTANT})
@@ -40,11 +40,12 @@ def message_size(message: dict[str, Any]) -> int:
     no `ContextMessage` made."""
     size = len(message_text(message))
     if message.get("role") == "bashExecution":
-        size += len(str(message.get("command") or "")) + len(str(message.get("output") or ""))
+        size += len(as_text(message.get("command") or "")) + len(as_text(message.get("output") or ""))
     content = message.get("content")
     for block in content if isinstance(content, list) else ():
         if isinstance(block, dict) and block.get("type") == "toolCall":
-            size += len(str(block.get("name") or "")) + len(str(block.get("arguments") or ""))
+            # (`as_text`: arguments nested 5,000 deep are read by pi; `str()` of them raises)
+            size += len(as_text(block.get("name") or "")) + len(as_text(block.get("arguments") or ""))
     return size
 
 

@@ -83,6 +83,18 @@ HOSTILE: dict[str, str] = {
             '{"type":"thinking_level_change","id":"k1","parentId":"m1","thinkingLevel":' + NESTED + "}",
         ]
     ),
+    "deep-tool-arguments": "\n".join(
+        [
+            _header("h-deep-args"),
+            '{"type":"message","id":"a0","parentId":null,"timestamp":"' + STAMP + '","message":{"role":"assistant",'
+            '"content":[{"type":"toolCall","id":"t1","name":"bash","arguments":{"command":' + NESTED + "}}],"
+            '"stopReason":"toolUse"}}',
+            '{"type":"message","id":"r0","parentId":"a0","timestamp":"' + STAMP + '","message":{"role":"toolResult",'
+            '"toolCallId":"t1","toolName":"bash","content":[{"type":"text","text":"done"}],"isError":false}}',
+            '{"type":"message","id":"u1","parentId":"r0","timestamp":"' + STAMP + '",'
+            '"message":{"role":"user","content":"deep arguments above"}}',
+        ]
+    ),
 }
 
 # Each ends with an assistant reply: pi (and `seance rename`) names a session only after one.

@@ -156,6 +156,22 @@ def test_each_hostile_file_shows_trees_renames_and_removes(tmp_path: Path, home:
     assert not path.exists()
 
 
+@pytest.mark.parametrize("name", sorted(HOSTILE))
+def test_each_hostile_session_has_a_preview_and_a_tree(tmp_path: Path, name: str) -> None:
+    """The preview's document (its running totals included) and the tree's model build for every
+    hostile session: a tool call's arguments nested 5,000 deep made the preview say "Cannot
+    build the context" (`str()` of them raised)."""
+    from seance.app.tree_model import TreeModel
+    from seance.app.widgets.context_preview import build_preview
+
+    path = write_hostile(tmp_path / "sessions", [name])[name]
+    session = read_session(path)
+    doc = build_preview(session)
+    assert doc.blocks, name
+    model = TreeModel(session.tree)
+    assert model.rows and model.selected_id == session.tree.leaf_id
+
+
 async def test_tui_list_shows_the_others(tmp_path: Path) -> None:
     root = make_root(tmp_path)
     write_hostile(root)
