@@ -24,6 +24,7 @@ from seance.core import listing
 from seance.core.listing import pinned_first
 from seance.core.marks import NO_MARK, Mark
 from seance.core.model import SessionSummary
+from seance.core.search.rank import FULL_TEXT, TIERS
 
 FIRST_MESSAGE_LABEL = "first message: "
 Marks = Mapping[str, Mark]  # session id -> marks
@@ -58,9 +59,12 @@ class SessionRow:
 
     @property
     def query(self) -> Any:
-        """The query the row was found by (a `seance.core.search.Query`), None without one:
-        the preview looks for the same matches."""
-        return self.hit.query if self.hit is not None else None
+        """The query the row was found by in the session's text (a `seance.core.search.Query`),
+        for the preview and the tree to show where: None without one, and None for a hit in
+        its title, id or path (the session was found for what it is: its preview stays at the
+        leaf, where it resumes, as pi's `/seance words` then Ctrl+T expects)."""
+        hit = self.hit
+        return hit.query if hit is not None and hit.tier == TIERS[FULL_TEXT] else None
 
     def title_spans(self) -> list[tuple[int, int]]:
         return self.hit.title_spans() if self.hit is not None else []

@@ -188,7 +188,6 @@ async def highlighted_preview(pilot: Pilot, query: str) -> ContextPreview:
         ("error:wombat", 2, "error", [True, False, False], "wombat"),  # narrowed: only the error's text
         ("wombat", 2, "error", [True, True, False], "wombat"),  # the first from the top; every match marked
         ("user:wombat", 3, "user", [True, False], "wombat"),
-        ("re:che+ck", 0, "user", [True, False, False, False, False], "check"),  # (a regex: the list's titles)
     ],
 )
 async def test_a_field_prefix_finds_and_marks_only_its_field(
@@ -204,6 +203,25 @@ async def test_a_field_prefix_finds_and_marks_only_its_field(
         lines = shown_lines(pilot)
         top = lines[0] if earlier else lines[0].strip()
         assert top.startswith(f"… {earlier} earlier messages not shown" if earlier else first)
+
+
+@pytest.mark.parametrize("query", ["re:che+ck", "zoo"])
+async def test_a_hit_in_the_title_leaves_the_preview_and_the_tree_at_the_leaf(
+    root: Path, tmp_path: Path, query: str
+) -> None:
+    """A session found by its title (a regex matches only titles; `zoo` is in its first message
+    as well as a call) was found for what it is: its preview and tree stay at the leaf, where
+    it resumes (pi's `/seance words`, then Ctrl+T and Up, resumes near the end)."""
+    path = session_file(root, "fields")
+    async with picker_app(root, scope="all", cache_dir=tmp_path / "cache").run_test(size=(160, 45)) as pilot:
+        preview = await highlighted_preview(pilot, query)
+        assert without_stats(preview) == build_preview(read_session(path))
+        await pilot.press("ctrl+t")
+        tree = pilot.app.screen
+        assert isinstance(tree, SessionTreeScreen)
+        await wait_until(pilot, lambda: tree.model is not None)
+        await settle(pilot)
+        assert tree.model is not None and tree.model.selected_id == read_session(path).tree.leaf_id
 
 
 async def test_a_match_beyond_a_clipped_body_and_the_tail_is_shown_cut_around_it(root: Path, tmp_path: Path) -> None:
