@@ -355,13 +355,12 @@ class _ContextScan:
     def _grow(self, stop: int) -> None:
         """Make the candidates up to `stop`."""
         items, texts, folded, message = self._items, self._texts, self._folded, self.frame.message
-        with gc_paused():  # (kept objects, no cycles: a 200,000-message walk must not feed the collector)
-            for index in range(len(items), stop):
-                item = message(index)
-                text = _quick_text(item) if item is not None else ""
-                items.append(item)
-                texts.append(text)
-                folded.append(fold_accents(text))
+        for index in range(len(items), stop):
+            item = message(index)
+            text = _quick_text(item) if item is not None else ""
+            items.append(item)
+            texts.append(text)
+            folded.append(fold_accents(text))
 
     def _first_of(self, term: MarkTerm, stop: Callable[[], bool] | None) -> int | None:
         """The candidate index of `term`'s first match (raises `Stopped`)."""
@@ -378,17 +377,18 @@ class _ContextScan:
         column = self._texts if term.regex else self._folded  # (`TextMarks.found`'s quick test, inlined)
         end = REGEX_SCAN if term.regex else sys.maxsize
         found, total = None, len(self.frame)
-        while start < total and found is None:
-            if stop is not None and stop():
-                raise Stopped
-            chunk = min(start + STOP_EVERY, total)
-            self._grow(chunk)
-            for index in range(start, chunk):
-                text = column[index]
-                if text and pattern.search(text, 0, end) and _message_block(self._items[index], {}, marks).marked:  # type: ignore[arg-type]
-                    found = index
-                    break
-            start = chunk
+        with gc_paused():  # (kept objects, no cycles: a 200,000-message walk must not feed the collector)
+            while start < total and found is None:
+                if stop is not None and stop():
+                    raise Stopped
+                chunk = min(start + STOP_EVERY, total)
+                self._grow(chunk)
+                for index in range(start, chunk):
+                    text = column[index]
+                    if text and pattern.search(text, 0, end) and _message_block(self._items[index], {}, marks).marked:  # type: ignore[arg-type]
+                        found = index
+                        break
+                start = chunk
         self._firsts[term] = found
         return found
 
