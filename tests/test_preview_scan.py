@@ -84,3 +84,32 @@ def test_the_context_shown_from_a_match_counts_what_is_left_out(tmp_path: Path) 
     assert doc.at_match and doc.earlier == 60 and len(doc.blocks) == cp.TAIL_MESSAGES
     assert doc.earlier + len(doc.blocks) + doc.later == len(whole)
     assert json.dumps(doc.header).count(f"{len(whole)} messages") == 1
+
+
+def tool_call(call_id: str, name: str, **arguments: object) -> dict:
+    return message("assistant", [{"type": "toolCall", "id": call_id, "name": name, "arguments": arguments}])
+
+
+@pytest.mark.parametrize(
+    ("query", "first_call"),
+    [
+        ("tool:npm", "[read: /p/npm/notes.md]"),  # the index files a call's command under bash only
+        ("bash:npm", "[bash: npm test]"),
+        ("npm", "[bash: npm test]"),  # a plain term: any field
+        ("tool:bash", "[bash: npm test]"),  # the tool's name is in `tool`
+    ],
+)
+def test_a_call_line_is_in_the_fields_the_index_files_the_call_under(
+    tmp_path: Path, query: str, first_call: str
+) -> None:
+    path = write(
+        tmp_path / "s.jsonl",
+        message("user", text("go")),
+        tool_call("c1", "bash", command="npm test"),
+        *chatter(3),
+        tool_call("c2", "read", path="/p/npm/notes.md"),
+        *chatter(120),
+    )
+    doc = cp.build_preview(read_session(path), query=parse_query(query))
+    assert doc.at_match and doc.blocks[0].calls == (first_call,)
+    assert doc.blocks[0].call_marks[0], "and marked"

@@ -48,7 +48,7 @@ from seance.app.widgets.preview_body import PreviewBody, wrapped_lines
 from seance.app.widgets.static_update import update_static
 from seance.core.context import CONTEXT_TYPES, ContextMessage, as_message, build_session_context, context_frame
 from seance.core.entries import MESSAGE_ASSISTANT, MESSAGE_TEXTLESS_ASSISTANT
-from seance.core.fulltext import ARGUMENT_DEPTH
+from seance.core.fulltext import ARGUMENT_DEPTH, arguments_text
 from seance.core.gcpause import gc_paused
 from seance.core.pathtotals import PathTotals
 from seance.core.search.query import Query, fold_accents
@@ -77,11 +77,31 @@ list's snippets are cut."""
 
 STOP_EVERY = 500  # messages `first_match` looks at between two askings of its `stop`
 
-# The index's fields (core/fulltext.py) each part of a message is in: a field-narrowed term
-# (`error:x`) marks only the parts of its field.
-USER_FIELDS, ASSISTANT_FIELDS, CALL_FIELDS = ("user",), ("assistant",), ("tool", "bash")
+# The index's fields (core/fulltext.py) each part of a message is in, as core/metadata.py
+# files them: a field-narrowed term (`error:x`) marks only the parts of its field.  A call's
+# line is in `bash` when the term is in its `command`, in `tool` when it is in its name or
+# other arguments (`_call_fields`: what the index holds, not what the line shows); a result's
+# title (its call again) and the line shown shortened are the approximations: they are marked
+# for a plain term only (`ANY_FIELD`: a field no narrowed term names).
+USER_FIELDS, ASSISTANT_FIELDS, ANY_FIELD = ("user",), ("assistant",), ("any",)
 ERROR_FIELDS, RESULT_FIELDS, BASH_FIELDS = ("error",), ("result",), ("bash",)
-CUSTOM_FIELDS, SUMMARY_FIELDS, NO_FIELDS = ("custom",), ("summary",), ()
+CUSTOM_FIELDS, SUMMARY_FIELDS, TOOL_FIELDS, NO_FIELDS = ("custom",), ("summary",), ("tool",), ()
+
+
+def _call_fields(block: dict[str, Any], marks: TextMarks) -> tuple[str, ...]:
+    """The index's fields a tool call's line counts as for `marks`: `bash` when they match in
+    its command, `tool` when in its name and other arguments (core/metadata.py's split);
+    neither: `ANY_FIELD` (a plain term's match still marked)."""
+    name, arguments = block.get("name"), block.get("arguments")
+    command = arguments.get("command") if type(arguments) is dict else None
+    fields: list[str] = []
+    if isinstance(command, str) and command and marks.found(command, BASH_FIELDS):
+        fields.append("bash")
+    if isinstance(name, str):
+        words = arguments_text(arguments, {"command"})
+        if marks.found(f"{name}\n{words}" if words else name, TOOL_FIELDS):
+            fields.append("tool")
+    return tuple(fields) or ANY_FIELD
 
 
 # -- the document (pure data, built in the worker thread) -------------------------------
@@ -213,11 +233,8 @@ def _message_block(
     if role == "assistant":
         content = message.get("content")
         blocks = content if isinstance(content, list) else []
-        tool_lines = tuple(
-            format_tool_call(block.get("name"), block.get("arguments"))
-            for block in blocks
-            if isinstance(block, dict) and block.get("type") == "toolCall"
-        )
+        call_blocks = [block for block in blocks if isinstance(block, dict) and block.get("type") == "toolCall"]
+        tool_lines = tuple(format_tool_call(block.get("name"), block.get("arguments")) for block in call_blocks)
         if message.get("errorMessage"):
             error = clip(str(message.get("errorMessage")), BODY_LIMIT, ERROR_FIELDS)
             return PreviewBlock("error", "assistant (error)", error.text, body_marks=error.marks)
@@ -225,7 +242,11 @@ def _message_block(
         text = body.text
         if not text and not tool_lines:
             text = "(aborted)" if message.get("stopReason") == "aborted" else "(no content)"
-        call_marks = tuple(titled(line, CALL_FIELDS) for line in tool_lines) if marks is not None else ()
+        call_marks = (
+            tuple(titled(line, _call_fields(block, marks)) for line, block in zip(tool_lines, call_blocks, strict=True))
+            if marks is not None
+            else ()
+        )
         return PreviewBlock("assistant", "assistant", text, tool_lines, body_marks=body.marks, call_marks=call_marks)
     if role == "toolResult":
         title = f"result {tool_result_title(message, calls)}"
@@ -240,7 +261,7 @@ def _message_block(
             "error" if failed else "tool",
             title,
             output.text,
-            title_marks=titled(title, CALL_FIELDS),
+            title_marks=titled(title, ANY_FIELD),
             body_marks=output.marks,
         )
     if role == "bashExecution":
