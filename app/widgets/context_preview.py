@@ -11,8 +11,15 @@ Every string from the session is shown as plain `Content` (never markup), saniti
 With a query (the list's, while it searches) the pane shows where the session matched: the
 context from its first matching message on (`at_match`; none matching: the usual tail), each
 match highlighted (`context-preview--match`), a body clipped around its first match rather
-than at its head.  The matches are the list's own (`core.search.TextMarks`: the words the
-index matched, a field prefix's only in that field's text, a `re:` term's pattern).
+than at its head.  The matches are those of the list's full-text search
+(`core.search.TextMarks`: the words the index matched, as its tokenizer splits and folds
+them; a field prefix's only in the text the index files under that field; a `re:` term's
+pattern, over each text's first `REGEX_SCAN` characters, one that may backtrack
+exponentially not at all).  A title the list matched by its own substring and fuzzy
+matcher (`highlight`) may have no such match in the messages: the preview is then as
+without a query.  The first match is looked for from the top of the context, as far as
+it is (`_ContextScan`, one kept per session and leaf: each term's answer is kept, so typing
+on rebuilds nothing, and a document equal to the one shown is not redrawn).
 
 With `stats=True` (the session list) a compact stats block (`core.statsformat.compact_lines`:
 tokens, cost, models, tools, files, branches, duration — the whole tree) sits under the
