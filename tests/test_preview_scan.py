@@ -113,3 +113,16 @@ def test_a_call_line_is_in_the_fields_the_index_files_the_call_under(
     doc = cp.build_preview(read_session(path), query=parse_query(query))
     assert doc.at_match and doc.blocks[0].calls == (first_call,)
     assert doc.blocks[0].call_marks[0], "and marked"
+
+
+def test_the_kept_scan_goes_with_its_session(tmp_path: Path) -> None:
+    """What the look keeps (a long context's texts) is not kept past the session's life."""
+    import gc
+
+    path = write(tmp_path / "s.jsonl", *chatter(20), message("user", text("zebra")))
+    session = read_session(path)
+    assert cp.build_preview(session, query="zebra").at_match
+    assert cp._scan is not None and cp._scan.session() is session
+    del session
+    gc.collect()
+    assert cp._scan is None

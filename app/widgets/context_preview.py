@@ -35,6 +35,7 @@ import re
 import sys
 import threading
 import time
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
@@ -369,7 +370,7 @@ class _ContextScan:
     the cost) and a match near the top costs only the walk to it."""
 
     def __init__(self, session: Session, leaf_id: Any) -> None:
-        self.session, self.leaf_id = session, leaf_id
+        self.session, self.leaf_id = weakref.ref(session), leaf_id
         self.frame = context_frame(session, leaf_id)
         # The candidates made so far (from the top): each one's message (None: none), its
         # `_quick_text`, and that text with accents folded (what a word term is looked for in).
@@ -456,13 +457,23 @@ _scan: _ContextScan | None = None
 
 def _scan_of(session: Session, leaf_id: Any) -> _ContextScan:
     """The `_ContextScan` of `session` at `leaf_id`: the last one made if it is of this very
-    session (a session read again is another object) at this leaf, else a new one (kept)."""
+    session (a session read again is another object) at this leaf, else a new one, kept
+    until another is made or the session is let go (what it holds goes with it)."""
     global _scan
     with _scan_lock:
         scan = _scan
-        if scan is None or scan.session is not session or scan.leaf_id != leaf_id:
+        if scan is None or scan.session() is not session or scan.leaf_id != leaf_id:
             scan = _scan = _ContextScan(session, leaf_id)
+            weakref.finalize(session, _forget, weakref.ref(scan))
         return scan
+
+
+def _forget(scan: weakref.ref[_ContextScan]) -> None:
+    """A session let go: its scan, if it is the one kept, goes too."""
+    global _scan
+    with _scan_lock:
+        if _scan is not None and _scan is scan():
+            _scan = None
 
 
 def first_matching_entry(
