@@ -412,9 +412,15 @@ class _ContextScan:
                     raise Stopped
                 chunk = min(start + STOP_EVERY, total)
                 self._grow(chunk)
+                items = self._items
                 for index in range(start, chunk):
-                    text = column[index]
-                    if text and pattern.search(text, 0, end) and _message_block(self._items[index], {}, marks).marked:  # type: ignore[arg-type]
+                    text = column[index]  # ("" for a candidate that is no message)
+                    if (
+                        text
+                        and pattern.search(text, 0, end)
+                        and (item := items[index]) is not None
+                        and _message_block(item, {}, marks).marked
+                    ):
                         found = index
                         break
                 start = chunk
