@@ -140,6 +140,44 @@ def build_session_context(
         return _context_at(tree, leaf, tail)
 
 
+@dataclass(slots=True)
+class ContextFrame:
+    """A context's settings and where its messages come from, none of them made: a reader
+    that wants the context from the top until something (a search's first match) walks it
+    with `message`, and makes only what it reaches."""
+
+    context: SessionContext  # the settings (`messages` empty)
+    head: list[ContextMessage]  # the messages it opens with (a compaction's summary)
+    positions: list[int]  # the entries that may become its next messages, in order
+    entries: Entries
+
+    def __len__(self) -> int:
+        """How many candidates (`head`, then `positions`): each becomes at most one message."""
+        return len(self.head) + len(self.positions)
+
+    def message(self, index: int) -> ContextMessage | None:
+        """The message candidate `index` becomes (None: none), read without caching it."""
+        head = self.head
+        if index < len(head):
+            return head[index]
+        return _message_at(self.entries, self.positions[index - len(head)])
+
+    def count(self) -> int:
+        """How many messages the context holds (counted off the columns where they can be)."""
+        return len(self.head) + _count_messages(self.entries, self.positions)
+
+
+def context_frame(session: Session | SessionTree, leaf: Any = _DEFAULT) -> ContextFrame:
+    """The `ContextFrame` of the context at `leaf` (as `build_session_context`)."""
+    tree = session.tree if isinstance(session, Session) else session
+    target = _target(tree, leaf)
+    if target is None:
+        return ContextFrame(SessionContext(leaf_id=None), [], [], tree.entries)
+    with gc_paused():
+        context, head, positions = _context_candidates(tree, target)
+    return ContextFrame(context, head, positions, tree.entries)
+
+
 def _relevant_path(tree: SessionTree, target: str) -> list[int]:
     """The positions of the path root → `target` with only what the context reads: the
     entries of a type it looks at, and the last compaction's first kept entry (where keeping

@@ -166,6 +166,10 @@ def stale_under(rules: int) -> Callable[[bytes], bool]:
     return _never if rules >= TEXT_RULES else _holds_introducer
 
 
+ARGUMENT_DEPTH = 4
+"""How many levels of nested values under a call's arguments `arguments_text` reads."""
+
+
 def arguments_text(arguments: Any, skip: set[str] | frozenset[str] = frozenset(), depth: int = 0) -> str:
     """The words of a tool call's arguments: string and number values, one per line, nested
     ones included (a few levels), keys left out (`path`, `command` are not what is searched);
@@ -183,7 +187,7 @@ def arguments_text(arguments: Any, skip: set[str] | frozenset[str] = frozenset()
                 parts.append(value)
         elif isinstance(value, int | float) and not isinstance(value, bool):
             parts.append(str(value))
-        elif isinstance(value, dict | list) and depth < 4:
+        elif isinstance(value, dict | list) and depth < ARGUMENT_DEPTH:
             nested = arguments_text(value, frozenset(), depth + 1)
             if nested:
                 parts.append(nested)

@@ -44,3 +44,63 @@ def test_markup_and_escape_lookalikes_are_text() -> None:
     assert marks is not None
     text = "a [bold]zebra[/] and [32m zebra"
     assert [text[start:end] for start, end in marks.spans(text, ("result",))] == ["bold]zebra"]
+
+
+@pytest.mark.parametrize(
+    ("query", "text", "marked"),
+    [
+        ("config", "load_config(path)", ["config"]),  # the index's words: `_` separates them
+        ('"args"', "parse_args()", ["args"]),
+        ("load", "load_config", ["load"]),
+        ('"load config"', "load_config", ["load_config"]),
+        ("cafe", "au café, cafés", ["café", "cafés"]),  # accents folded, as `remove_diacritics`
+        ("café", "au cafe", ["cafe"]),
+        ("naive", "NAÏVE", ["NAÏVE"]),
+        ("한국", "한국 하고", ["한국"]),  # (a Hangul syllable is no letter and its marks: kept whole)
+    ],
+)
+def test_words_are_the_index_s_words(query: str, text: str, marked: list[str]) -> None:
+    marks = TextMarks.of(query)
+    assert marks is not None
+    assert [text[start:end] for start, end in marks.spans(text, ("user",))] == marked
+
+
+def test_the_list_s_snippet_marks_the_same_words() -> None:
+    from seance.core.search.snippet import TextHit
+
+    full_text = parse_query("cafe config").full_text()
+    assert full_text is not None
+    hit = TextHit("/p", "user", lambda: "we met at the café to load_config", full_text.highlight)
+    assert [hit.snippet[start:end] for start, end in hit.spans] == ["café", "config"]
+
+
+@pytest.mark.parametrize(
+    ("pattern", "risky"),
+    [
+        ("(a+)+$", True),
+        ("(a|aa)*$", True),
+        ("(?:x*y?)*z", True),
+        ("(.*a){12}", True),
+        ("che+ck", False),
+        (r"\d{3}-\d+", False),
+        ("foo|bar", False),
+        ("(ab)+c", False),
+        ("[ab]+c", False),
+    ],
+)
+def test_a_regex_that_may_backtrack_exponentially_marks_nothing(pattern: str, risky: bool) -> None:
+    from seance.core.search.query import backtracks
+
+    assert backtracks(pattern) is risky
+    assert (TextMarks.of(f"re:{pattern}") is None) is risky
+
+
+def test_a_regex_looks_only_in_a_text_s_first_characters() -> None:
+    from seance.core.search.snippet import REGEX_SCAN
+
+    marks = TextMarks.of("re:zebra")
+    assert marks is not None
+    assert marks.spans("zebra " + "x" * REGEX_SCAN, ("result",)) == [(0, 5)]
+    assert marks.spans("x" * REGEX_SCAN + " zebra", ("result",)) == []
+    words = TextMarks.of("zebra")
+    assert words is not None and words.found("x" * REGEX_SCAN + " zebra", None), "words are looked for everywhere"

@@ -26,6 +26,7 @@ from textual.content import Content
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Static
+from textual.worker import get_current_worker
 
 from seance.app.export_flow import EXPORT_HELP, ExportDone, ask_and_export, show_export_notice
 from seance.app.messages import LongLivedDataLoaded
@@ -107,13 +108,13 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
 
     class MatchFound(Message):
         """Where the list's query first matches (`_find_match`): `entry_id`, for `model`
-        whose cursor was at `cursor` when the look began."""
+        as it was when the look began (`state`: `_cursor_state`)."""
 
-        def __init__(self, model: TreeModel, entry_id: str, cursor: int) -> None:
+        def __init__(self, model: TreeModel, entry_id: str, state: tuple[object, ...]) -> None:
             super().__init__()
             self.model = model
             self.entry_id = entry_id
-            self.cursor = cursor
+            self.state = state
 
     class LoadFailed(Message):
         def __init__(self, reason: str) -> None:
@@ -234,23 +235,31 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
         return self.Loaded(result, model, title)
 
     @work(thread=True, exclusive=True, group="tree-list-match", exit_on_error=False, description="list match")
-    def _find_match(self, session: Session, model: TreeModel, cursor: int) -> None:
+    def _find_match(self, session: Session, model: TreeModel, state: tuple[object, ...]) -> None:
         """The entry the list's query matches first (`first_matching_entry`), looked for once
         the first rows are drawn: on a session of 200,000 entries the look is seconds, and
-        the rows must not wait for it.  Not found, for any reason: the cursor stays where the
-        tree opened (the leaf), as without a query."""
+        the rows must not wait for it; it stops when the worker is cancelled (Esc).  Not
+        found, for any reason: the cursor stays where the tree opened (the leaf), as
+        without a query."""
+        worker = get_current_worker()
         try:
-            target = first_matching_entry(session, model.order, self.list_query)
+            target = first_matching_entry(session, model.order, self.list_query, lambda: worker.is_cancelled)
         except Exception:  # (a search's extra must never break the tree)
             return
-        if target is not None:
-            self.post_message(self.MatchFound(model, target, cursor))
+        if target is not None and not worker.is_cancelled:
+            self.post_message(self.MatchFound(model, target, state))
+
+    @staticmethod
+    def _cursor_state(model: TreeModel) -> tuple[object, ...]:
+        """What the user changes by moving, searching or folding: the cursor's row and entry,
+        and the rows' version."""
+        return (model.cursor, model.selected_id, model.version)
 
     @on(MatchFound)
     def _match_found(self, message: MatchFound) -> None:
         model = self.model
-        if model is not message.model or model.cursor != message.cursor:
-            return  # the user moved meanwhile (or the tree was read again): the cursor is theirs
+        if model is not message.model or self._cursor_state(model) != message.state:
+            return  # the user acted meanwhile (or the tree was read again): the cursor is theirs
         model.select_id(message.entry_id)
         self.query_one(TreeView).sync()
 
@@ -278,7 +287,7 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
             self._prepare_search(self.model)
             if self.list_query is not None and self.session is not None and not self._match_sought:
                 self._match_sought = True  # (once: a tree read again after a write keeps its cursor)
-                self._find_match(self.session, self.model, self.model.cursor)
+                self._find_match(self.session, self.model, self._cursor_state(self.model))
 
     @work(thread=True, exclusive=True, group="tree-search-index", exit_on_error=False, description="search index")
     def _prepare_search(self, model: TreeModel) -> None:

@@ -11,8 +11,15 @@ Every string from the session is shown as plain `Content` (never markup), saniti
 With a query (the list's, while it searches) the pane shows where the session matched: the
 context from its first matching message on (`at_match`; none matching: the usual tail), each
 match highlighted (`context-preview--match`), a body clipped around its first match rather
-than at its head.  The matches are the list's own (`core.search.TextMarks`: the words the
-index matched, a field prefix's only in that field's text, a `re:` term's pattern).
+than at its head.  The matches are those of the list's full-text search
+(`core.search.TextMarks`: the words the index matched, as its tokenizer splits and folds
+them; a field prefix's only in the text the index files under that field; a `re:` term's
+pattern, over each text's first `REGEX_SCAN` characters, one that may backtrack
+exponentially not at all).  A title the list matched by its own substring and fuzzy
+matcher (`highlight`) may have no such match in the messages: the preview is then as
+without a query.  The first match is looked for from the top of the context, as far as
+it is (`_ContextScan`, one kept per session and leaf: each term's answer is kept, so typing
+on rebuilds nothing, and a document equal to the one shown is not redrawn).
 
 With `stats=True` (the session list) a compact stats block (`core.statsformat.compact_lines`:
 tokens, cost, models, tools, files, branches, duration — the whole tree) sits under the
@@ -22,9 +29,13 @@ at least `STATS_AUTO_ROWS` tall, and toggled with `toggle_stats` (Alt+I in the l
 
 from __future__ import annotations
 
+import copy
 import os
+import re
+import sys
 import threading
 import time
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
@@ -43,11 +54,13 @@ from textual.worker import get_current_worker
 from seance.app.paths import stylesheet
 from seance.app.widgets.preview_body import PreviewBody, wrapped_lines
 from seance.app.widgets.static_update import update_static
-from seance.core.context import CONTEXT_TYPES, ContextMessage, as_message, build_session_context
+from seance.core.context import CONTEXT_TYPES, ContextMessage, as_message, build_session_context, context_frame
 from seance.core.entries import MESSAGE_ASSISTANT, MESSAGE_TEXTLESS_ASSISTANT
+from seance.core.fulltext import ARGUMENT_DEPTH, arguments_text
+from seance.core.gcpause import gc_paused
 from seance.core.pathtotals import PathTotals
-from seance.core.search.query import Query
-from seance.core.search.snippet import Span, TextMarks
+from seance.core.search.query import Query, fold_accents
+from seance.core.search.snippet import REGEX_SCAN, MarkTerm, Span, TextMarks
 from seance.core.session import NotASession, Session, read_session
 from seance.core.statsformat import cost_text
 from seance.core.summary import format_tool_call, tool_calls_by_id, tool_result_title
@@ -72,11 +85,31 @@ list's snippets are cut."""
 
 STOP_EVERY = 500  # messages `first_match` looks at between two askings of its `stop`
 
-# The index's fields (core/fulltext.py) each part of a message is in: a field-narrowed term
-# (`error:x`) marks only the parts of its field.
-USER_FIELDS, ASSISTANT_FIELDS, CALL_FIELDS = ("user",), ("assistant",), ("tool", "bash")
+# The index's fields (core/fulltext.py) each part of a message is in, as core/metadata.py
+# files them: a field-narrowed term (`error:x`) marks only the parts of its field.  A call's
+# line is in `bash` when the term is in its `command`, in `tool` when it is in its name or
+# other arguments (`_call_fields`: what the index holds, not what the line shows); a result's
+# title (its call again) and the line shown shortened are the approximations: they are marked
+# for a plain term only (`ANY_FIELD`: a field no narrowed term names).
+USER_FIELDS, ASSISTANT_FIELDS, ANY_FIELD = ("user",), ("assistant",), ("any",)
 ERROR_FIELDS, RESULT_FIELDS, BASH_FIELDS = ("error",), ("result",), ("bash",)
-CUSTOM_FIELDS, SUMMARY_FIELDS, NO_FIELDS = ("custom",), ("summary",), ()
+CUSTOM_FIELDS, SUMMARY_FIELDS, TOOL_FIELDS, NO_FIELDS = ("custom",), ("summary",), ("tool",), ()
+
+
+def _call_fields(block: dict[str, Any], marks: TextMarks) -> tuple[str, ...]:
+    """The index's fields a tool call's line counts as for `marks`: `bash` when they match in
+    its command, `tool` when in its name and other arguments (core/metadata.py's split);
+    neither: `ANY_FIELD` (a plain term's match still marked)."""
+    name, arguments = block.get("name"), block.get("arguments")
+    command = arguments.get("command") if type(arguments) is dict else None
+    fields: list[str] = []
+    if isinstance(command, str) and command and marks.found(command, BASH_FIELDS):
+        fields.append("bash")
+    if isinstance(name, str):
+        words = arguments_text(arguments, {"command"})
+        if marks.found(f"{name}\n{words}" if words else name, TOOL_FIELDS):
+            fields.append("tool")
+    return tuple(fields) or ANY_FIELD
 
 
 # -- the document (pure data, built in the worker thread) -------------------------------
@@ -201,17 +234,15 @@ def _message_block(
         )
         body = clip(content_text(content, "\n"), BODY_LIMIT, USER_FIELDS)
         text = body.text
-        if images:
-            text = f"{text}\n[{images} image{'s' if images > 1 else ''}]".strip()
+        if images:  # (after the text as it is: the marks' offsets stay the text's)
+            said = f"[{images} image{'s' if images > 1 else ''}]"
+            text = f"{text}\n{said}" if text.strip() else said
         return PreviewBlock("user", "user", text, body_marks=body.marks if text.startswith(body.text) else ())
     if role == "assistant":
         content = message.get("content")
         blocks = content if isinstance(content, list) else []
-        tool_lines = tuple(
-            format_tool_call(block.get("name"), block.get("arguments"))
-            for block in blocks
-            if isinstance(block, dict) and block.get("type") == "toolCall"
-        )
+        call_blocks = [block for block in blocks if isinstance(block, dict) and block.get("type") == "toolCall"]
+        tool_lines = tuple(format_tool_call(block.get("name"), block.get("arguments")) for block in call_blocks)
         if message.get("errorMessage"):
             error = clip(str(message.get("errorMessage")), BODY_LIMIT, ERROR_FIELDS)
             return PreviewBlock("error", "assistant (error)", error.text, body_marks=error.marks)
@@ -219,7 +250,11 @@ def _message_block(
         text = body.text
         if not text and not tool_lines:
             text = "(aborted)" if message.get("stopReason") == "aborted" else "(no content)"
-        call_marks = tuple(titled(line, CALL_FIELDS) for line in tool_lines) if marks is not None else ()
+        call_marks = (
+            tuple(titled(line, _call_fields(block, marks)) for line, block in zip(tool_lines, call_blocks, strict=True))
+            if marks is not None
+            else ()
+        )
         return PreviewBlock("assistant", "assistant", text, tool_lines, body_marks=body.marks, call_marks=call_marks)
     if role == "toolResult":
         title = f"result {tool_result_title(message, calls)}"
@@ -234,7 +269,7 @@ def _message_block(
             "error" if failed else "tool",
             title,
             output.text,
-            title_marks=titled(title, CALL_FIELDS),
+            title_marks=titled(title, ANY_FIELD),
             body_marks=output.marks,
         )
     if role == "bashExecution":
@@ -257,18 +292,39 @@ def _message_block(
     return PreviewBlock("other", f"[{display_text(role)}]", body.text, body_marks=body.marks)
 
 
+MESSAGE_DEPTH = ARGUMENT_DEPTH + 4
+"""How deep `_strings` looks into a message: as deep as the index reads a tool call's
+arguments (`core.fulltext.ARGUMENT_DEPTH` levels under them; they are 3 under the message)."""
+
+
 def _strings(value: Any, out: list[str], depth: int = 0) -> list[str]:
-    """Every string in a message (its text, calls' arguments, output, ids too), collected for
-    a quick test that a query may match in it, before its block is made."""
-    if isinstance(value, str):
+    """Every string (and number) in a message (its text, calls' arguments, output, ids too),
+    collected for a quick test that a query may match in it, before its block is made.
+    (Decoded JSON: exact types, told apart by `type`, the quickest test.)"""
+    kind = type(value)
+    if kind is str:
         out.append(value)
-    elif isinstance(value, dict) and depth < 6:
-        for item in value.values():
-            _strings(item, out, depth + 1)
-    elif isinstance(value, list) and depth < 6:
-        for item in value:
-            _strings(item, out, depth + 1)
+    elif kind is dict:
+        if depth < MESSAGE_DEPTH:
+            for item in value.values():
+                _strings(item, out, depth + 1)
+    elif kind is list:
+        if depth < MESSAGE_DEPTH:
+            for item in value:
+                _strings(item, out, depth + 1)
+    elif kind is int or kind is float:
+        out.append(str(value))
     return out
+
+
+def _quick_text(item: ContextMessage) -> str:
+    """What `first_match`'s quick test looks in: the message's every string."""
+    return drop_escapes("\n".join(_strings(item.message, [])))
+
+
+def _matches(item: ContextMessage, text: str, marks: TextMarks) -> bool:
+    """Whether `marks` match in what `item`'s block shows (`text`: its `_quick_text`)."""
+    return marks.found(text, None) and _message_block(item, {}, marks).marked
 
 
 def first_match(messages: list[ContextMessage], marks: TextMarks, stop: Callable[[], bool] | None = None) -> int | None:
@@ -280,27 +336,176 @@ def first_match(messages: list[ContextMessage], marks: TextMarks, stop: Callable
     for index, item in enumerate(messages):
         if stop is not None and not index % STOP_EVERY and stop():
             return None
-        if marks.found(drop_escapes("\n".join(_strings(item.message, []))), None) and (
-            _message_block(item, {}, marks).marked
-        ):
+        if _matches(item, _quick_text(item), marks):
             return index
     return None
 
 
-def first_matching_entry(session: Session, order: Collection[str], query: Query | None) -> str | None:
+class Stopped(Exception):
+    """A scan's `stop` said to give up."""
+
+
+def _narrows(term: MarkTerm, wider: MarkTerm) -> bool:
+    """Whether every text `term` matches in, `wider` matches in too (so `term`'s first match
+    is not before `wider`'s): `wider` a word prefix (`pro`), `term` words from a longer one
+    (`prompt`, `promptly done`), in the same field."""
+    if term.regex or wider.regex or term.within != wider.within:
+        return False
+    start, tail = "(?<![^\\W_])", "[^\\W_]*"
+    head = wider.pattern.pattern
+    if not (head.startswith(start) and head.endswith(tail)):
+        return False
+    word = head[len(start) : -len(tail)]
+    return bool(_WORD.fullmatch(word)) and term.pattern.pattern.startswith(start + word)
+
+
+_WORD = re.compile(r"[^\W_]+")
+
+
+class _ContextScan:
+    """The context of one session at one leaf, walked from the top as far as a search
+    needed: each candidate's message and quick-test text kept once made, and each term's
+    first match (`MarkTerm`: its field and pattern) once found, so typing a query on with
+    the same session highlighted builds nothing again (a 200,000-message path: the walk is
+    the cost) and a match near the top costs only the walk to it."""
+
+    def __init__(self, session: Session, leaf_id: Any) -> None:
+        self.session, self.leaf_id = weakref.ref(session), leaf_id
+        self.frame = context_frame(session, leaf_id)
+        # The candidates made so far (from the top): each one's message (None: none), its
+        # `_quick_text`, and that text with accents folded (what a word term is looked for in).
+        self._items: list[ContextMessage | None] = []
+        self._texts: list[str] = []
+        self._folded: list[str] = []
+        self._firsts: dict[MarkTerm, int | None] = {}
+        self._count: int | None = None
+        self.lock = threading.Lock()  # (one walker at a time: the list's preview, the tree's look)
+
+    def _grow(self, stop: int) -> None:
+        """Make the candidates up to `stop`."""
+        items, texts, folded, message = self._items, self._texts, self._folded, self.frame.message
+        for index in range(len(items), stop):
+            item = message(index)
+            text = _quick_text(item) if item is not None else ""
+            items.append(item)
+            texts.append(text)
+            folded.append(fold_accents(text))
+
+    def _first_of(self, term: MarkTerm, stop: Callable[[], bool] | None) -> int | None:
+        """The candidate index of `term`'s first match (raises `Stopped`)."""
+        if term in self._firsts:
+            return self._firsts[term]
+        start = 0
+        for known, index in self._firsts.items():
+            if _narrows(term, known):
+                if index is None:
+                    self._firsts[term] = None
+                    return None
+                start = max(start, index)
+        marks, pattern = TextMarks([term]), term.pattern
+        column = self._texts if term.regex else self._folded  # (`TextMarks.found`'s quick test, inlined)
+        end = REGEX_SCAN if term.regex else sys.maxsize
+        found, total = None, len(self.frame)
+        with gc_paused():  # (kept objects, no cycles: a 200,000-message walk must not feed the collector)
+            while start < total and found is None:
+                if stop is not None and stop():
+                    raise Stopped
+                chunk = min(start + STOP_EVERY, total)
+                self._grow(chunk)
+                items = self._items
+                for index in range(start, chunk):
+                    text = column[index]  # ("" for a candidate that is no message)
+                    if (
+                        text
+                        and pattern.search(text, 0, end)
+                        and (item := items[index]) is not None
+                        and _message_block(item, {}, marks).marked
+                    ):
+                        found = index
+                        break
+                start = chunk
+        self._firsts[term] = found
+        return found
+
+    def first(self, marks: TextMarks, stop: Callable[[], bool] | None = None) -> int | None:
+        """The candidate index of the first message where `marks` match (raises `Stopped`)."""
+        firsts = [index for term in marks.terms if (index := self._first_of(term, stop)) is not None]
+        return min(firsts) if firsts else None
+
+    def ordinal(self, index: int) -> int:
+        """How many messages the candidates before `index` (all made) became."""
+        return index - self._items[:index].count(None)
+
+    def looked(self) -> set[str]:
+        """The entries of the messages made so far."""
+        return {item.entry_id for item in self._items if item is not None}
+
+    def messages(self, index: int, tail: int) -> list[ContextMessage]:
+        """Up to `tail` messages from candidate `index` on."""
+        out: list[ContextMessage] = []
+        made = len(self._items)
+        while index < len(self.frame) and len(out) < tail:
+            item = self._items[index] if index < made else self.frame.message(index)
+            if item is not None:
+                out.append(item)
+            index += 1
+        return out
+
+    def count(self) -> int:
+        if self._count is None:
+            self._count = self.frame.count()
+        return self._count
+
+
+_scan_lock = threading.Lock()
+_scan: _ContextScan | None = None
+
+
+def _scan_of(session: Session, leaf_id: Any) -> _ContextScan:
+    """The `_ContextScan` of `session` at `leaf_id`: the last one made if it is of this very
+    session (a session read again is another object) at this leaf, else a new one, kept
+    until another is made or the session is let go (what it holds goes with it)."""
+    global _scan
+    with _scan_lock:
+        scan = _scan
+        if scan is None or scan.session() is not session or scan.leaf_id != leaf_id:
+            scan = _scan = _ContextScan(session, leaf_id)
+            weakref.finalize(session, _forget, weakref.ref(scan))
+        return scan
+
+
+def _forget(scan: weakref.ref[_ContextScan]) -> None:
+    """A session let go: its scan, if it is the one kept, goes too."""
+    global _scan
+    with _scan_lock:
+        if _scan is not None and _scan is scan():
+            _scan = None
+
+
+def first_matching_entry(
+    session: Session, order: Collection[str], query: Query | None, stop: Callable[[], bool] | None = None
+) -> str | None:
     """The entry a tree opened from a search starts on: the first message of the context at
     the session's leaf where `query` matches (the one the list's preview shows first), else
-    the first such entry in the tree's `order` (a branch off the leaf's path), else None."""
+    the first such entry in the tree's `order` (a branch off the leaf's path), else None.
+    `stop` (a worker's cancellation) is asked along the way: None once it says so."""
     marks = TextMarks.of(query)
     if marks is None:
         return None
-    messages = build_session_context(session).messages
-    index = first_match(messages, marks)
-    if index is not None:
-        return messages[index].entry_id
-    looked = {item.entry_id for item in messages}  # (a chain's every message: nothing read again)
+    scan = _scan_of(session, DEFAULT)
+    try:
+        with scan.lock:
+            index = scan.first(marks, stop)
+            if index is not None:
+                found = scan.messages(index, 1)
+                return found[0].entry_id if found else None
+            looked = scan.looked()  # (nothing read again)
+    except Stopped:
+        return None
     by_id = session.tree.by_id
-    for entry_id in order:
+    for count, entry_id in enumerate(order):
+        if stop is not None and not count % STOP_EVERY and stop():
+            return None
         if entry_id in looked:
             continue
         item = as_message(by_id[entry_id])
@@ -363,18 +568,30 @@ def build_preview(
     """
     tree = session.tree
     marks = TextMarks.of(query)
-    # Only the shown tail of the context is made; its size and cost are running totals
+    # Only the shown part of the context is made; its size and cost are running totals
     # along the tree (`PathTotals`): a cursor move on a 200,000-message path reads no more
-    # than what it shows.  A query's first match is looked for in the whole context.
-    whole = marks is not None and at_match
-    shown = None if whole else tail
-    if leaf_id is DEFAULT:
-        context = build_session_context(session, tail=shown)
-    else:
-        context = build_session_context(session, leaf_id, tail=shown)
-    first = first_match(context.messages, marks, stop) if whole and marks is not None else None
-    if whole and first is None:
-        marks = None  # nothing to show at: the preview without a query
+    # than what it shows.  A query's first match is looked for from the top of the context
+    # (`_ContextScan`: walked only as far as the match, kept for the next key typed).
+    first: int | None = None
+    if marks is not None and at_match:
+        scan = _scan_of(session, leaf_id)
+        try:
+            with scan.lock:
+                index = scan.first(marks, stop)
+                if index is not None:
+                    context = copy.copy(scan.frame.context)
+                    context.messages = scan.messages(index, tail)
+                    first, count = scan.ordinal(index), scan.count()
+                    context.omitted = first
+        except Stopped:
+            return PreviewDoc(notice="Stopped.")  # (a cancelled worker's: never shown)
+    if first is None:
+        marks = marks if not at_match else None  # nothing to show at: the preview without a query
+        if leaf_id is DEFAULT:
+            context = build_session_context(session, tail=tail)
+        else:
+            context = build_session_context(session, leaf_id, tail=tail)
+        count = context.omitted + len(context.messages)
     totals = PathTotals.of(tree)
     doc = PreviewDoc()
     model = context.model
@@ -383,7 +600,6 @@ def build_preview(
         doc.header.append(("model", "/".join(display_text(name) for name in names if name)))
     doc.header.append(("thinking", f"thinking {display_text(context.thinking_level) or 'off'}"))
     tokens = totals.context_chars(context) // 4
-    count = context.omitted + len(context.messages)
     doc.header.append(("context", f"~{plural(tokens, 'token')} · {plural(count, 'message')}"))
     _chars, cost = totals.at(context.leaf_id)
     if cost:
@@ -403,14 +619,15 @@ def build_preview(
     messages = context.messages
     doc.earlier = context.omitted
     if first is not None:
-        doc.earlier += first
-        doc.later = max(len(messages) - first - tail, 0)
+        doc.later = count - first - len(messages)
         doc.at_match = True
-        messages = messages[first : first + tail]
     elif len(messages) > tail:
         doc.earlier += len(messages) - tail
         messages = messages[-tail:]
-    calls = _path_calls(session, context.leaf_id, messages, totals.call_ids)
+    # (the calls of the results shown: from the last one shown back, so a context shown from
+    # a match near the top of a long path does not walk its whole length)
+    last = messages[-1].entry_id if first is not None and messages else context.leaf_id
+    calls = _path_calls(session, last, messages, totals.call_ids)
     doc.blocks = [_message_block(item, calls, marks) for item in messages]
     if editor is not None:
         doc.editor, doc.editor_marks = _clip_marked(editor, BODY_LIMIT, None, marks, USER_FIELDS)
@@ -536,11 +753,12 @@ class ContextPreview(Vertical):
     class Loaded(Message, bubble=False):
         """The worker finished building a document for request `token`."""
 
-        def __init__(self, token: int, doc: PreviewDoc, body: Prepared | None = None) -> None:
+        def __init__(self, token: int, doc: PreviewDoc, body: Prepared | None = None, *, same: bool = False) -> None:
             super().__init__()
             self.token = token
             self.doc = doc
             self.body = body  # the doc's text made and wrapped in the worker, for the styles and geometry asked with
+            self.same = same  # the document shown already: its text is not made again, nothing is redrawn
 
     def __init__(
         self,
@@ -677,6 +895,9 @@ class ContextPreview(Vertical):
             doc.stats = self._stats_lines(session)
         if worker.is_cancelled:
             return
+        if doc == self._doc:  # (a key typed on that marks the same: its text is on screen, restyled as styles change)
+            self.post_message(self.Loaded(token, doc, None, same=True))
+            return
         styles, geometry = layout
         body = body_content(doc, styles)  # made and wrapped here: 200 messages are ~100 ms of wrapping
         prepared = Prepared(styles, body, None if geometry is None else (geometry, wrapped_lines(body, *geometry)))
@@ -704,6 +925,8 @@ class ContextPreview(Vertical):
         if message.token != self._token:
             return  # a newer request is on its way
         self._shown_token = message.token
+        if message.same and self._doc == message.doc:
+            return
         self._doc = message.doc
         self._render_doc(message.body)
         body = self.query_one("#seance-preview-body", PreviewBody)

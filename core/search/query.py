@@ -29,9 +29,11 @@ stored chunk, so nothing downstream re-parses FTS syntax.
 from __future__ import annotations
 
 import re
+import re._parser as re_parser  # type: ignore[import-not-found]  # (`backtracks`: the stdlib's own parse; no stub)
+import unicodedata
 from dataclasses import dataclass
 from datetime import datetime
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from ..fulltext import TEXT_FIELDS
 
@@ -159,21 +161,84 @@ def _is_prefix(term: Term) -> bool:
     return term.kind == "fuzzy" and len(term.text) >= MIN_PREFIX
 
 
-_WORD_START, _WORD_END, _PREFIX_TAIL = r"(?<!\w)", r"(?!\w)", r"\w*"
+# A word as the index's tokenizer (unicode61) sees it: letters and digits; `_` and every
+# other character separate words (`load_config` is `load` and `config`).
+_WORD, _NOT_WORD = r"[^\W_]", r"[\W_]"
+_WORD_START, _WORD_END, _PREFIX_TAIL = rf"(?<!{_WORD})", rf"(?!{_WORD})", rf"{_WORD}*"
 
 
 def words_pattern(terms: list[Term]) -> re.Pattern[str] | None:
     """What FTS5 matched for these terms, as a regex: each term's words in order, from a word
     start; a fuzzy term of `MIN_PREFIX`+ characters (an FTS prefix query) may end inside
-    a word, a phrase or a shorter token may not.  The list's snippets mark these words, and
-    the preview finds and marks the same (`snippet.TextMarks`)."""
+    a word, a phrase or a shorter token may not.  Words are the index's (`_` separates
+    them) and accents do not count (`remove_diacritics`): the pattern is meant for text
+    folded with `fold_accents` (same length: its spans are the text's).  The list's
+    snippets mark these words, and the preview finds and marks the same
+    (`snippet.TextMarks`)."""
     alternatives = []
     for term in terms:
-        words = [re.escape(word) for word in re.findall(r"\w+", term.text)]
+        words = [re.escape(word) for word in re.findall(f"{_WORD}+", fold_accents(term.text))]
         if words:
             tail = _PREFIX_TAIL if _is_prefix(term) else _WORD_END
-            alternatives.append(_WORD_START + r"\W+".join(words) + tail)
+            alternatives.append(_WORD_START + f"{_NOT_WORD}+".join(words) + tail)
     return re.compile("|".join(alternatives), re.IGNORECASE) if alternatives else None
+
+
+class _Unaccented(dict[int, int]):
+    """`str.translate`'s table for `fold_accents`, filled in as characters are met."""
+
+    def __missing__(self, code: int) -> int:
+        char = chr(code)
+        parts = unicodedata.normalize("NFD", char)
+        if len(parts) > 1 and all(unicodedata.combining(part) for part in parts[1:]):
+            char = parts[0]  # (a letter and its marks: the letter; not a Hangul syllable's first jamo)
+        self[code] = ord(char)
+        return self[code]
+
+
+_UNACCENTED = _Unaccented()
+
+
+def fold_accents(text: str) -> str:
+    """`text` with each accented character as its base letter (`café` -> `cafe`), one
+    character for one, so offsets in the result are offsets in `text`: what the index's
+    `remove_diacritics` does to words, for `words_pattern`."""
+    return text if text.isascii() else text.translate(_UNACCENTED)
+
+
+_REPEATS = frozenset({"MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"})
+
+
+def backtracks(pattern: str) -> bool:
+    """Whether a `re:` pattern may backtrack exponentially: a repetition of something that
+    itself repeats or branches (`(a+)+$`, `(a|aa)*$`; `(ab|cd)+` too: no finer test is cheap).
+    Python's `re` cannot be interrupted and holds the GIL while it runs, so such a pattern is
+    not run over a session's every message (the preview).  Unparsable: counts as one."""
+    try:
+        return _nests(re_parser.parse(pattern), False)
+    except Exception:
+        return True
+
+
+def _nests(items: Any, repeated: bool) -> bool:
+    """Whether parsed `items` (inside a repetition if `repeated`) repeat or branch there."""
+    for code, value in items:
+        name = str(code)
+        if name in _REPEATS:
+            _low, high, body = value
+            if high > 1 and repeated:
+                return True
+            if _nests(body, repeated or high > 1):
+                return True
+        elif name == "BRANCH":
+            if repeated or any(_nests(branch, repeated) for branch in value[1]):
+                return True
+        elif name == "SUBPATTERN":
+            if _nests(value[-1], repeated):
+                return True
+        elif name in ("ASSERT", "ASSERT_NOT") and _nests(value[1], repeated):
+            return True
+    return False
 
 
 # ---------------------------------------------------------------------------- parsing

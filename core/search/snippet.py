@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 from ..text import blank_controls
 from .fuzzy import MIN_FUZZY, fuzzy_positions
-from .query import Query, QueryError, fold, parse_query, words_pattern
+from .query import Query, QueryError, backtracks, fold, fold_accents, parse_query, words_pattern
 
 Span = tuple[int, int]
 
@@ -87,12 +87,14 @@ class TextHit:
 
     def _made(self) -> Snippet:
         if self._snippet is None:
-            body, pattern = self._chunk(), self._highlight
-            first = pattern.search(body) if pattern is not None else None
+            body, pattern = self._chunk(), self._highlight  # (words: found in the text accents folded)
+            first = pattern.search(fold_accents(body)) if pattern is not None else None
             self._snippet = make_snippet(
                 body,
                 first.span() if first is not None else None,
-                lambda excerpt: [hit.span() for hit in pattern.finditer(excerpt)] if pattern is not None else (),
+                lambda excerpt: (
+                    [hit.span() for hit in pattern.finditer(fold_accents(excerpt))] if pattern is not None else ()
+                ),
             )
         return self._snippet
 
@@ -113,20 +115,37 @@ class TextHit:
 # ---------------------------------------------------------------------------- session text
 
 
+REGEX_SCAN = 4_000
+"""A `re:` term is looked for in the first this many characters of each text `TextMarks`
+is given (a part of a message): a user's regex runs over a whole session's messages, and
+Python's `re` holds the GIL while it runs (`query.backtracks` leaves the worst out)."""
+
+
+class MarkTerm(NamedTuple):
+    """One term `TextMarks` looks for: the field it is narrowed to (None: any), its pattern,
+    and whether that is a user's regex (run over the text itself, capped) or the index's
+    words (run over the text with accents folded)."""
+
+    within: str | None
+    pattern: Pattern[str]
+    regex: bool = False
+
+
 class TextMarks:
     """Where a query's positive text terms match in a session's text, field by field.
 
     A word or phrase is matched as the index matched it (`words_pattern`: the words the list's
-    full-text snippets mark), a `re:` term by its own pattern.  A term narrowed to a field
+    full-text snippets mark), a `re:` term by its own pattern in the first `REGEX_SCAN`
+    characters of a text (one that `backtracks` is left out).  A term narrowed to a field
     (`error:"Cannot find module"`, `tool:npm`) matches only text of that field (the index's
     field names, `core.fulltext`); a plain term matches text of any field.  Negated terms,
     filters and the title-only fuzzy letters mark nothing.
     """
 
-    __slots__ = ("_terms",)
+    __slots__ = ("terms",)
 
-    def __init__(self, terms: Sequence[tuple[str | None, Pattern[str]]]) -> None:
-        self._terms = tuple(terms)  # (the one field a term is narrowed to, or None; its pattern)
+    def __init__(self, terms: Sequence[MarkTerm]) -> None:
+        self.terms = tuple(terms)
 
     @classmethod
     def of(cls, query: Query | str | None) -> TextMarks | None:
@@ -139,33 +158,38 @@ class TextMarks:
                 return None
         if query is None:
             return None
-        terms: list[tuple[str | None, Pattern[str]]] = []
+        terms: list[MarkTerm] = []
         for term in query.positive:
-            pattern = term.pattern if term.kind == "regex" else words_pattern([term]) if term.in_index else None
-            if pattern is not None:
-                terms.append((term.within, pattern))
+            if term.kind == "regex" and term.pattern is not None and not backtracks(term.pattern.pattern):
+                terms.append(MarkTerm(term.within, term.pattern, True))
+            elif term.in_index and (pattern := words_pattern([term])) is not None:
+                terms.append(MarkTerm(term.within, pattern))
         return cls(terms) if terms else None
 
-    def _patterns(self, fields: Collection[str] | None) -> Iterable[Pattern[str]]:
-        return (pattern for within, pattern in self._terms if within is None or fields is None or within in fields)
+    def single(self) -> list[TextMarks]:
+        """Each term's marks alone (a message is marked by these marks when by one of them)."""
+        return [TextMarks([term]) for term in self.terms]
+
+    def _matches(self, text: str, fields: Collection[str] | None) -> Iterable[Span]:
+        folded: str | None = None
+        for within, pattern, regex in self.terms:
+            if within is not None and fields is not None and within not in fields:
+                continue
+            if regex:
+                found = pattern.finditer(text, 0, REGEX_SCAN)
+            else:
+                folded = fold_accents(text) if folded is None else folded
+                found = pattern.finditer(folded)
+            yield from (match.span() for match in found if match.end() > match.start())
 
     def found(self, text: str, fields: Collection[str] | None) -> bool:
         """Whether any term for `fields` (None: every term, whatever its field) matches in
         `text` (a match of some length)."""
-        return any(
-            match.end() > match.start() for pattern in self._patterns(fields) for match in pattern.finditer(text)
-        )
+        return next(iter(self._matches(text, fields)), None) is not None
 
     def spans(self, text: str, fields: Collection[str]) -> list[Span]:
         """Every match in `text` of the terms for `fields`: sorted, merged (start, end) spans."""
-        return merge_spans(
-            [
-                match.span()
-                for pattern in self._patterns(fields)
-                for match in pattern.finditer(text)
-                if match.end() > match.start()
-            ]
-        )
+        return merge_spans(list(self._matches(text, fields)))
 
 
 # ---------------------------------------------------------------------------- highlight
