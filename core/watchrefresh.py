@@ -1,5 +1,5 @@
 """The resident watcher's refresh of the kept stores, in a process of its own
-(`python -m seance.core.watchrefresh`, started by `Watcher._start_refresh`).
+(`command`: this module's `main` in a new interpreter, started by `Watcher._start_refresh`).
 
 A fresh interpreter, never a fork of the watcher: SQLite keeps a per-process table of the
 database files it has open and the POSIX locks it holds on them, and a forked child
@@ -25,7 +25,6 @@ import signal
 import sys
 from pathlib import Path
 
-MODULE = "seance.core.watchrefresh"
 LISTING_WAIT_S = 10.0  # the watcher answers this process's sync as any client's, but it may be discovering
 
 
@@ -34,20 +33,19 @@ def command(
 ) -> list[str]:
     """The command line that runs the refresh for the watcher `parent` (its socket in
     `watch_dir`) of the index in `cache_dir` (None: the default one) of `roots`
-    (`explicit`: given, not the default ones), making the `answers` last kept answers again."""
+    (`explicit`: given, not the default ones), making the `answers` last kept answers again.
+    This interpreter, its import path first: the very `seance` the watcher runs."""
+    boot = f"import sys; sys.path[:0] = {sys.path!r}; from {__name__} import main; sys.exit(main(sys.argv[1:]))"
     where = os.fspath(cache_dir) if cache_dir is not None else ""
     flags = [str(parent), os.fspath(watch_dir), where, "1" if explicit else "0", str(answers)]
-    return [sys.executable, "-m", MODULE, *flags, *(os.fspath(root) for root in roots)]
+    return [sys.executable, "-c", boot, *flags, *(os.fspath(root) for root in roots)]
 
 
 def environment() -> dict[str, str]:
-    """The refresh process's environment: this one, with this `seance` first on the path (the
-    very code the watcher runs), asking the watcher (`SEANCE_NO_WATCH` dropped) and waiting
-    for its answer longer than an interactive `ls` does."""
-    package_parent = str(Path(__file__).resolve().parents[2])
+    """The refresh process's environment: this one, asking the watcher (`SEANCE_NO_WATCH`
+    dropped) and waiting for its answer longer than an interactive `ls` does."""
     env = dict(os.environ)
     env.pop("SEANCE_NO_WATCH", None)
-    env["PYTHONPATH"] = os.pathsep.join(part for part in (package_parent, env.get("PYTHONPATH", "")) if part)
     env["SEANCE_WATCH_TIMEOUT"] = str(LISTING_WAIT_S)
     return env
 

@@ -47,7 +47,7 @@ def _watch(argv: list[str]) -> int:
 
     def held_command(*args: object, **kwargs: object) -> list[str]:
         command = real(*args, **kwargs)  # type: ignore[arg-type]
-        return [command[0], __file__, "refresh", *command[3:]]  # (not `-m seance.core.watchrefresh`)
+        return [command[0], __file__, "refresh", *command[3:]]  # (not `-c` that runs `watchrefresh.main`)
 
     watchrefresh.command = held_command  # type: ignore[assignment]
     return main(argv)
