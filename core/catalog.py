@@ -424,6 +424,8 @@ class Catalog:
         """
         index = self.index
         if index is None:
+            if not self.heal:  # (a background refresh never reads every session file instead)
+                raise IndexUnavailable(self._index_error or "no index")
             return work(None)
         try:
             return work(index)

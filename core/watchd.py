@@ -111,7 +111,7 @@ REFRESH_COOLDOWN = 2.0
 # the answers of this many queries last kept (all projects) are made again after a refresh,
 # each ~0.3 s of CPU at 100,000 sessions: a word asked again after an append is then its answer
 REMAKE_ANSWERS = 2
-REFRESH_STOP_S = 5.0  # a refresh still running when the watcher stops is interrupted, waited for this long
+REFRESH_STOP_S = 5.0  # a refresh interrupted (SIGTERM: the watcher stops, or the limit) is killed this long after
 REFRESH_LIMIT_S = 120.0  # a refresh running this long (a lock never let go) is stopped: the next may start
 # what a session directory's watch reports: entries made, gone, renamed, written, changed
 DIR_MASK = IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_MODIFY | IN_CLOSE_WRITE | IN_ATTRIB

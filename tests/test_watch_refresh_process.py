@@ -164,8 +164,13 @@ def test_a_background_catalog_never_heals_a_damaged_index(tmp_path: Path) -> Non
     catalog rebuilds both (what the refresh leaves to it)."""
     import sqlite3 as sqlite
 
+    from seance.core.index import IndexUnavailable
+    from seance.core.search import parse_query
+
     root, cache = _sessions(tmp_path, 6)
-    Catalog([root], cache_dir=cache).update_index()
+    first = Catalog([root], cache_dir=cache)
+    first.update_index()
+    first.close()  # (a connection left open would write its WAL back into the file damaged below)
     rows, inode = _rows(cache)
 
     def malformed(_index: object) -> None:
@@ -184,6 +189,8 @@ def test_a_background_catalog_never_heals_a_damaged_index(tmp_path: Path) -> Non
     background = Catalog([root], cache_dir=cache, heal=False)
     assert background.index is None and background.refresh_kept([]) is None
     assert background.remake_answers(background.discover(), b"k" * 32, 2) == []
+    with pytest.raises(IndexUnavailable):  # (never every session file read instead)
+        background.ranked(parse_query("question"), None)
     background.close()
     assert index.read_bytes() == damaged
     foreground = Catalog([root], cache_dir=cache)
