@@ -760,13 +760,17 @@ class Watcher:
         refresh = self.refresh
         assert refresh is not None
         self.refresh = None
-        _pid, status, usage = os.wait4(refresh.process.pid, 0)  # (it ended its output: it is exiting)
-        refresh.process.returncode = os.waitstatus_to_exitcode(status)
+        cpu = math.nan
+        try:
+            _pid, status, usage = os.wait4(refresh.process.pid, 0)  # (it ended its output: it is exiting)
+            refresh.process.returncode = os.waitstatus_to_exitcode(status)
+            cpu = usage.ru_utime + usage.ru_stime
+        except ChildProcessError:  # (reaped already: nothing to wait for)
+            refresh.process.returncode = -1
         _close(refresh)
         took = time.monotonic() - refresh.started
         self.refresh_after = max(self.refresh_after, time.monotonic() + REFRESH_COOLDOWN * took)
         if refresh.said and refresh.kill_at is None:
-            cpu = usage.ru_utime + usage.ru_stime
             self.log(f"{refresh.said.decode(errors='replace')} ({took:.2f}s, {cpu:.2f}s of CPU)")
 
     def _stop_refresh(self) -> None:
