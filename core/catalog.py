@@ -248,6 +248,7 @@ class Catalog:
         trash_dir: Path | None = None,
         watched: bool = False,
         found: Pending | None = None,
+        heal: bool = True,
     ) -> None:
         """`workers` > 1 lets big cold reads fork that many scanning processes (Linux only);
         only a single-threaded caller such as the CLI should ask for it.  `trash_dir`: where
@@ -255,8 +256,12 @@ class Catalog:
         take the listing from a resident watcher when one serves this index and these roots
         (`core.watchclient`; the CLI's `ls` and `resolve`), else discover the files.  `found`:
         these roots' discovery, started ahead (`discovery.discover_ahead`): the first one
-        this catalog needs is it (unless the watcher answers: then it is stopped)."""
+        this catalog needs is it (unless the watcher answers: then it is stopped).  Without
+        `heal` (the resident watcher's background refresh, `core.watchrefresh`) a damaged,
+        locked or unwritable index is never rebuilt, replaced or listed around: the fault is
+        raised (`_guarded`) and healing is left to a foreground command."""
         self.watched = watched
+        self.heal = heal
         self.trash_dir = trash_dir
         self.workers = workers if scanpool.available() else 1
         self.explicit_roots = roots is not None
@@ -376,13 +381,13 @@ class Catalog:
             with self._index_lock:
                 if self._index is None and self._index_error is None:
                     try:
-                        self._index = Index(self._cache_dir, roots=self.root_paths())
+                        self._index = Index(self._cache_dir, roots=self.root_paths(), heal=self.heal)
                     except (IndexUnavailable, OSError, *INDEX_ERRORS) as error:  # type: ignore[misc]
                         self._index_error = (
                             f"the index could not be opened or written ({_one_line(error)}); "
                             "listing from the session files"
                         )
-                        self._index = self._memory_index()
+                        self._index = self._memory_index() if self.heal else None
         return self._index
 
     def _memory_index(self) -> Index | None:
@@ -419,12 +424,17 @@ class Catalog:
         """
         index = self.index
         if index is None:
+            if not self.heal:  # (a background refresh never reads every session file instead)
+                raise IndexUnavailable(self._index_error or "no index")
             return work(None)
         try:
             return work(index)
         except FullTextQueryError:
             raise
         except INDEX_ERRORS as error:
+            if not self.heal:  # (a background refresh: the index left as it is, for a foreground command)
+                self._problem = f"the index failed ({_one_line(error)}); left as it is"
+                raise
             failure = error
         fault = index_fault(failure)
         if fault == DAMAGED:
@@ -864,11 +874,18 @@ class Catalog:
         roots = [os.fspath(root) for root in self.roots] if self.explicit_roots else []
         return scope_key(roots, target)
 
+    @property
+    def cache_dir(self) -> Path | None:
+        """The cache dir this catalog was given (None: the default, `index.default_cache_dir`)."""
+        return self._cache_dir
+
     def copy(self, found: Pending | None = None) -> Catalog:
         """A catalog of the same roots and cache with nothing open: a forked child's (the
         index connections this one holds are its parent's, never used there), or one given
         its files `found` already."""
-        return Catalog(self.roots if self.explicit_roots else None, cache_dir=self._cache_dir, found=found)
+        return Catalog(
+            self.roots if self.explicit_roots else None, cache_dir=self._cache_dir, found=found, heal=self.heal
+        )
 
     def refresh_kept(self, infos: list[FileInfo], *, key: bytes | None = None, vouch: bool = False) -> Refreshed | None:
         """The rows queries keep and every session's objects, brought up to date for the files

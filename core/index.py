@@ -701,7 +701,12 @@ class Index:
     busy_timeout = 5.0  # seconds to wait for another writer (batches commit every 0.5 s)
 
     def __init__(
-        self, cache_dir: Path | None = None, *, in_memory: bool = False, roots: Iterable[str] | None = None
+        self,
+        cache_dir: Path | None = None,
+        *,
+        in_memory: bool = False,
+        roots: Iterable[str] | None = None,
+        heal: bool = True,
     ) -> None:
         """The index in `cache_dir`; `in_memory`: a private one that lives as long as this
         object (for a run whose cache cannot be written: a full disk, a read-only home).
@@ -711,12 +716,18 @@ class Index:
         `--root` dirs, one dir reached under two spellings), so each read of every file
         (`rows`, `query_rows`, `sessions_in`, the path table, a search's file ids) is
         narrowed to the files under them (`_ranges`): a root does not pay for the others'
-        rows.  None: every file (one row's `row(path)` and the writes are never narrowed)."""
+        rows.  None: every file (one row's `row(path)` and the writes are never narrowed).
+
+        Without `heal` (the resident watcher's background refresh) an index that cannot be
+        opened as it is (damaged, another schema, locked) raises `IndexUnavailable` instead
+        of being deleted, rebuilt or replaced by a private one: healing the shared index is
+        left to a foreground command."""
         self.cache_dir = cache_dir if cache_dir is not None else default_cache_dir()
         self.roots = None if roots is None else list(roots)
         self._root_ranges = None if self.roots is None else root_ranges(self.roots)
         self.path = self.cache_dir / DB_NAME
         self.in_memory = in_memory
+        self.heal = heal
         self._local = threading.local()
         self._write_lock = threading.RLock()
         self._generation = 0
@@ -793,18 +804,21 @@ class Index:
             raise IndexUnavailable(f"cannot create the cache dir {self.cache_dir}: {error}") from error
         try:
             self._validate_or_create()
-            self._delete_older()
-        except sqlite3.OperationalError as error:  # "not a database" is a DatabaseError, below
-            if is_lock_error(error):
+            if self.heal:
+                self._delete_older()
+        except sqlite3.DatabaseError as error:  # ("not a database" too; an OperationalError is one)
+            if not self.heal:
+                raise IndexUnavailable(f"the index cannot be used as it is ({error}); left as it is") from error
+            if isinstance(error, sqlite3.OperationalError) and is_lock_error(error):
                 # Another process holds it: use a private index rather than wait or trust it.
                 self.path = self.cache_dir / f"index-{os.getpid()}.sqlite"
                 self._delete_files()
                 self.rebuilt_reason = "the index was locked; using a private one"
                 self._validate_or_create()
-            else:
+            elif isinstance(error, sqlite3.OperationalError):
                 self._rebuild(f"unusable index ({error})")
-        except sqlite3.DatabaseError as error:
-            self._rebuild(f"corrupt index ({error})")
+            else:
+                self._rebuild(f"corrupt index ({error})")
 
     def _validate_or_create(self) -> None:
         """Check the schema, or (re)create it — inside one write transaction, so two seance
@@ -824,6 +838,8 @@ class Index:
             if version == SCHEMA_VERSION and application == _APPLICATION_ID and names >= _TABLES:
                 connection.execute("COMMIT")
                 return
+            if (tables or version) and not self.heal:
+                raise IndexUnavailable("the index is not this seance's; left as it is")
             if tables or version:
                 if version != SCHEMA_VERSION:
                     reason = f"index schema {version} is not {SCHEMA_VERSION}"

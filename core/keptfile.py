@@ -154,7 +154,9 @@ def prune(cache_dir: Path, scopes: Collection[bytes], kind: str, *, grace_s: flo
     """Delete the files of `kind` (`kept_file`) of every scope but `scopes` (entries
     pushed out, or a rebuilt index): at most a few, each as big as the answer of every session.
     A file written in the last `grace_s` seconds is left: another process may have written
-    it and not yet stored the entry that names it (a later prune takes it if none does)."""
+    it and not yet stored the entry that names it (a later prune takes it if none does).
+    So is a temporary file (`write_tagged`'s, `vouch`'s) whose writer is gone: one killed
+    mid-write (the watcher's refresh stopped) left tens of MB no other name ever leads to."""
     keep = {kept_file(cache_dir, scope, kind).name for scope in scopes}
     keep |= {_note(cache_dir / name).name for name in keep}
     prefix = f"{kind}-"
@@ -164,6 +166,25 @@ def prune(cache_dir: Path, scopes: Collection[bytes], kind: str, *, grace_s: flo
             with contextlib.suppress(OSError):
                 if path.stat().st_mtime <= settled:
                     path.unlink()
+    for path in cache_dir.glob(f".{prefix}*.tmp"):
+        with contextlib.suppress(OSError):
+            if path.stat().st_mtime <= settled and not _writing(path.name):
+                path.unlink()
+
+
+def _writing(temp_name: str) -> bool:
+    """Whether the process that names the temporary file `temp_name` (`.NAME.PID.tmp`) still
+    runs (or its pid cannot be read: left alone)."""
+    try:
+        pid = int(temp_name.rsplit(".", 2)[-2])
+        os.kill(pid, 0)
+    except (ValueError, IndexError, PermissionError):
+        return True
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
 
 
 def kept_file(cache_dir: Path, scope: bytes, kind: str) -> Path:

@@ -104,7 +104,7 @@ def map_chunks(
     pool = ProcessPoolExecutor(
         max_workers=workers,
         mp_context=multiprocessing.get_context("fork"),
-        initializer=_die_with_parent,
+        initializer=die_with_parent,
         initargs=(os.getpid(),),
     )
     window: deque[tuple[Sequence[Item], Future[list[Any]]]] = deque()
@@ -121,10 +121,11 @@ def map_chunks(
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _die_with_parent(parent: int) -> None:
-    """A worker's start: killed when the process that forked it dies (Linux `PR_SET_PDEATHSIG`).
-    A `seance index` killed with SIGKILL otherwise left its workers behind for good, each
-    blocked on a task queue whose write end it holds itself (so it never sees end of file)."""
+def die_with_parent(parent: int) -> None:
+    """A child's start: killed when the process `parent` that started it dies (Linux
+    `PR_SET_PDEATHSIG`; the pool's workers, the watcher's refresh process).  A `seance index`
+    killed with SIGKILL otherwise left its workers behind for good, each blocked on a task
+    queue whose write end it holds itself (so it never sees end of file)."""
     import ctypes
     import os
     import signal

@@ -31,9 +31,11 @@ Once changes are applied and the files then stay quiet (`REFRESH_QUIET_S`), it a
 the rows queries keep and every session's objects up to date for the files now
 (`Catalog.refresh_kept`, the very update a query makes first after an agent's append) and
 the answers of the last queries asked (`Catalog.remake_answers`, `REMAKE_ANSWERS`), in a
-forked child with its own index connection, one at a time and at most a third of the
-time (`REFRESH_COOLDOWN`): the serve loop keeps answering meanwhile, and the next `ls
---query` finds them made.  They are a cache, tagged and checked: a refresh racing a query
+process of its own (`core.watchrefresh`: a fresh interpreter, never a fork of this one,
+which has the index open; it asks for the listing as any `ls` does), one at a time and at
+most a third of the time (`REFRESH_COOLDOWN`, also after one stopped at `REFRESH_LIMIT_S`):
+the serve loop keeps answering meanwhile (it reads the refresh's pipe, never waits on it),
+and the next `ls --query` finds them made.  They are a cache, tagged and checked: a refresh racing a query
 that writes them costs that query its shortcut, never its answer.
 
 The watcher vouches only for what inotify sees: a layout where a session file is a symbolic
@@ -56,12 +58,14 @@ import select
 import signal
 import socket
 import stat as stat_module
+import subprocess
 import sys
 import time
 from bisect import bisect_left
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple, NoReturn
+from typing import TYPE_CHECKING
 
 from inotify_simple import Event as Event
 from inotify_simple import INotify
@@ -107,7 +111,7 @@ REFRESH_COOLDOWN = 2.0
 # the answers of this many queries last kept (all projects) are made again after a refresh,
 # each ~0.3 s of CPU at 100,000 sessions: a word asked again after an append is then its answer
 REMAKE_ANSWERS = 2
-REFRESH_STOP_S = 5.0  # a refresh still running when the watcher stops is interrupted, waited for this long
+REFRESH_STOP_S = 5.0  # a refresh interrupted (SIGTERM: the watcher stops, or the limit) is killed this long after
 REFRESH_LIMIT_S = 120.0  # a refresh running this long (a lock never let go) is stopped: the next may start
 # what a session directory's watch reports: entries made, gone, renamed, written, changed
 DIR_MASK = IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_MODIFY | IN_CLOSE_WRITE | IN_ATTRIB
@@ -170,12 +174,15 @@ if hasattr(os, "register_at_fork"):  # (POSIX)
     os.register_at_fork(after_in_child=_drop_lock_in_child)
 
 
-class _Refresh(NamedTuple):
-    """A refresh of the kept stores running in a child (`Watcher._start_refresh`)."""
+@dataclass
+class _Refresh:
+    """A refresh of the kept stores running in a process of its own (`Watcher._start_refresh`)."""
 
-    pid: int
-    fd: int  # the read end of its pipe: what it made, then end of file when it is done
+    process: subprocess.Popen[bytes]
+    fd: int  # the read end of its stdout (non-blocking): what it made, then end of file when it is done
     started: float  # (time.monotonic)
+    said: bytes = b""  # read from `fd` so far
+    kill_at: float | None = None  # stopped (SIGTERM sent): killed if still running then
 
 
 class Watcher:
@@ -656,8 +663,10 @@ class Watcher:
                 if self.pending or self.lost or self.new_dirs:
                     wait = max(0.0, self.first_pending + DEBOUNCE_S - time.monotonic())
                 refresh_at = self._refresh_at()
-                if refresh_at is None and self.refresh is not None:
-                    refresh_at = self.refresh.started + REFRESH_LIMIT_S  # (woken to stop it)
+                if refresh_at is None and self.refresh is not None:  # (woken to stop it, or to kill it)
+                    refresh_at = self.refresh.started + REFRESH_LIMIT_S
+                    if self.refresh.kill_at is not None:
+                        refresh_at = self.refresh.kill_at if math.isfinite(self.refresh.kill_at) else None
                 if refresh_at is not None:
                     wait = max(0.0, min(wait if wait is not None else math.inf, refresh_at - time.monotonic()))
                 readers = [self.inotify.fileno(), self.server.fileno()]
@@ -671,10 +680,14 @@ class Watcher:
                 elif self._due():
                     self.apply()
                 if self.refresh is not None and self.refresh.fd in readable:
-                    self._refreshed()
+                    self._read_refresh()
+                elif self.refresh is not None and self.refresh.kill_at is not None:
+                    self._kill_late_refresh()
                 elif self.refresh is not None and time.monotonic() > self.refresh.started + REFRESH_LIMIT_S:
                     self.log("a refresh of the kept rows took too long: stopped")
                     self._stop_refresh()
+                    # (its cooldown as for one that took the limit: at most a third of one core)
+                    self.refresh_after = time.monotonic() + REFRESH_COOLDOWN * REFRESH_LIMIT_S
                 refresh_at = self._refresh_at()
                 if refresh_at is not None and time.monotonic() >= refresh_at:
                     self._start_refresh()
@@ -694,28 +707,33 @@ class Watcher:
         return max(self.changed_at + REFRESH_QUIET_S, self.refresh_after)
 
     def _start_refresh(self) -> None:
-        """Refresh the kept stores for the listing now in a forked child (its own index
-        connection: this process's is never used there), read when its pipe ends."""
+        """Refresh the kept stores in a process of its own (`core.watchrefresh`: a fresh
+        interpreter, never a fork of this one, which has the index open), which asks this
+        watcher for the listing as any `ls` does; its pipe is read when select says so."""
+        from . import watchrefresh
+
         self.refreshed_generation = self.generation
-        # (made now, not at the next sync: 0.2 s at 100,000 files a client no longer waits for)
-        key = bytes.fromhex(self._listing()[2])
+        self._listing()  # (made now, not at its sync: 0.2 s at 100,000 files a client no longer waits for)
+        catalog = self.catalog
+        argv = watchrefresh.command(
+            os.getpid(), self.cache_dir, catalog.cache_dir, catalog.roots, catalog.explicit_roots, REMAKE_ANSWERS
+        )
         try:
-            read_end, write_end = os.pipe()
-        except OSError as error:
-            self._not_refreshed(error)
-            return
-        try:
-            pid = os.fork()
+            process = subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                env=watchrefresh.environment(),
+                close_fds=True,
+            )
         except OSError as error:  # (out of memory or processes: the watch goes on without it)
-            os.close(read_end)
-            os.close(write_end)
             self._not_refreshed(error)
             return
-        if pid == 0:  # (the child: never returns)
-            os.close(read_end)
-            self._refresh_child(write_end, key)
-        os.close(write_end)
-        self.refresh = _Refresh(pid, read_end, time.monotonic())
+        assert process.stdout is not None
+        fd = process.stdout.fileno()
+        os.set_blocking(fd, False)
+        self.refresh = _Refresh(process, fd, time.monotonic())
 
     def _not_refreshed(self, error: OSError) -> None:
         """A refresh that could not start: said, and tried again in a while."""
@@ -723,72 +741,71 @@ class Watcher:
         self.refresh_after = time.monotonic() + REFRESH_LIMIT_S
         self.log(f"could not start a refresh of the kept rows: {error}")
 
-    def _refresh_child(self, out: int, key: bytes) -> NoReturn:
-        """In the forked child: the refresh for the listing (`key`: its files' key, as a sync
-        sends it), what it made written to `out`, then exit at once
-        (nothing inherited is closed or finalised: the parent's index connection, socket and
-        inotify descriptor are its own)."""
-        code = 1
-        try:
-            signal.signal(signal.SIGTERM, signal.default_int_handler)  # (stopped: its temporary files removed)
-            signal.signal(signal.SIGINT, signal.default_int_handler)
-            for fd in (self.inotify.fileno(), self.server.fileno() if self.server is not None else -1):
-                with contextlib.suppress(OSError):
-                    os.close(fd)  # (a client never waits on a child's copy of the socket)
-            listing = self.discovery()
-            catalog = self.catalog.copy()  # (its own index connection: this process's is the parent's)
-            refreshed = catalog.refresh_kept(listing.infos, key=key, vouch=True)
-            if refreshed is None:
-                said = ""
-            else:
-                objects = " and their objects" if refreshed.keep_objects is not None else ""
-                said = f"kept rows of {refreshed.sessions} sessions{objects} brought up to date"
-                # (the texts are not logged: a query's text is the user's, never written to a terminal)
-                made = catalog.remake_answers(listing, key, REMAKE_ANSWERS)
-                said += f", {len(made)} kept answer(s) made again" if made else ""
-            catalog.close()
-            os.write(out, said.encode())
-            code = 0
-        except BaseException as error:  # (any: the child must reach its exit)
-            with contextlib.suppress(BaseException):
-                os.write(out, f"could not bring the kept rows up to date: {error!r}"[:400].encode())
-        finally:
-            os._exit(code)
-
-    def _refreshed(self) -> None:
-        """The refresh child is done (its pipe ended): reaped, its work logged, the cooldown set."""
+    def _read_refresh(self) -> None:
+        """Read what the refresh process wrote (never blocking); at its end, reap it
+        (`_refreshed`)."""
         refresh = self.refresh
         assert refresh is not None
-        said = b""
-        with contextlib.suppress(OSError):
+        try:
             while chunk := os.read(refresh.fd, 4096):
-                said += chunk
-        os.close(refresh.fd)
-        _pid, _status, usage = os.wait4(refresh.pid, 0)
+                refresh.said = (refresh.said + chunk)[:4096]
+        except BlockingIOError:
+            return  # (more to come)
+        except OSError:
+            pass
+        self._refreshed()
+
+    def _refreshed(self) -> None:
+        """The refresh process is done (its pipe ended): reaped, its work logged, the cooldown set."""
+        refresh = self.refresh
+        assert refresh is not None
         self.refresh = None
-        took = time.monotonic() - refresh.started
-        self.refresh_after = time.monotonic() + REFRESH_COOLDOWN * took
-        if said:
+        cpu = math.nan
+        try:
+            _pid, status, usage = os.wait4(refresh.process.pid, 0)  # (it ended its output: it is exiting)
+            refresh.process.returncode = os.waitstatus_to_exitcode(status)
             cpu = usage.ru_utime + usage.ru_stime
-            self.log(f"{said.decode(errors='replace')} ({took:.2f}s, {cpu:.2f}s of CPU)")
+        except ChildProcessError:  # (reaped already: nothing to wait for)
+            refresh.process.returncode = -1
+        _close(refresh)
+        took = time.monotonic() - refresh.started
+        self.refresh_after = max(self.refresh_after, time.monotonic() + REFRESH_COOLDOWN * took)
+        if refresh.said and refresh.kill_at is None:
+            self.log(f"{refresh.said.decode(errors='replace')} ({took:.2f}s, {cpu:.2f}s of CPU)")
 
     def _stop_refresh(self) -> None:
-        """Interrupt a refresh still running (it removes its temporary files) and reap it."""
+        """Interrupt a refresh still running (SIGTERM: it removes its temporary files), killed
+        if it has not ended `REFRESH_STOP_S` later (`_kill_late_refresh`); reaped by the loop
+        when its pipe ends, never waited for here."""
+        refresh = self.refresh
+        if refresh is None or refresh.kill_at is not None:
+            return
+        refresh.kill_at = time.monotonic() + REFRESH_STOP_S
+        with contextlib.suppress(OSError):
+            refresh.process.send_signal(signal.SIGTERM)
+
+    def _kill_late_refresh(self) -> None:
+        """A stopped refresh that did not end in time: killed (its pipe then ends)."""
+        refresh = self.refresh
+        if refresh is not None and refresh.kill_at is not None and time.monotonic() >= refresh.kill_at:
+            refresh.kill_at = math.inf
+            with contextlib.suppress(OSError):
+                refresh.process.kill()
+
+    def _end_refresh(self) -> None:
+        """At the watcher's end: a refresh still running interrupted, waited for up to
+        `REFRESH_STOP_S`, then killed and reaped (it would die with this process anyway)."""
         refresh, self.refresh = self.refresh, None
         if refresh is None:
             return
         with contextlib.suppress(OSError):
-            os.kill(refresh.pid, signal.SIGTERM)
-        deadline = time.monotonic() + REFRESH_STOP_S
-        with contextlib.suppress(ChildProcessError):
-            while os.waitpid(refresh.pid, os.WNOHANG)[0] == 0:
-                if time.monotonic() > deadline:
-                    os.kill(refresh.pid, signal.SIGKILL)
-                    os.waitpid(refresh.pid, 0)
-                    break
-                time.sleep(0.01)
-        with contextlib.suppress(OSError):
-            os.close(refresh.fd)
+            refresh.process.send_signal(signal.SIGTERM)
+        try:
+            refresh.process.wait(REFRESH_STOP_S)
+        except subprocess.TimeoutExpired:
+            refresh.process.kill()
+            refresh.process.wait()
+        _close(refresh)
 
     def _due(self) -> bool:
         """Changes are waiting and the first came `DEBOUNCE_S` ago."""
@@ -831,7 +848,7 @@ class Watcher:
             self.inotify.rm_watch(wd)
 
     def close(self) -> None:
-        self._stop_refresh()
+        self._end_refresh()
         if self.server is not None:
             with contextlib.suppress(OSError):
                 os.unlink(socket_path(self.cache_dir))
@@ -848,6 +865,13 @@ _REMOTE = frozenset(
 def available() -> bool:
     """Whether this system has inotify (Linux): the watcher needs it."""
     return sys.platform.startswith("linux")
+
+
+def _close(refresh: _Refresh) -> None:
+    """The refresh process's pipe closed (`Popen.stdout`, whose descriptor `fd` is)."""
+    assert refresh.process.stdout is not None
+    with contextlib.suppress(OSError):
+        refresh.process.stdout.close()
 
 
 def _ms(seconds: float) -> int:

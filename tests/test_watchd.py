@@ -400,11 +400,11 @@ def test_an_agent_appending_all_the_time_makes_at_most_one_refresh_until_it_stop
     _wait_refreshes(daemon, _refreshes(daemon) + 1)
 
 
-def test_a_refresh_that_cannot_fork_is_said_and_tried_again_later(
+def test_a_refresh_that_cannot_start_is_said_and_tried_again_later(
     store: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """No process for the refresh (fork fails): the watcher says so, raises nothing (its
-    loop goes on), and tries again once `REFRESH_LIMIT_S` passed."""
+    """No process for the refresh (it cannot be started): the watcher says so, raises
+    nothing (its loop goes on), and tries again once `REFRESH_LIMIT_S` passed."""
     import errno
 
     from seance.core.watchd import Watcher
@@ -416,10 +416,10 @@ def test_a_refresh_that_cannot_fork_is_said_and_tried_again_later(
     try:
         watcher._start()
 
-        def no_fork() -> int:
+        def no_process(*_args: object, **_kwargs: object) -> None:
             raise OSError(errno.EAGAIN, "no more processes")
 
-        monkeypatch.setattr(os, "fork", no_fork)
+        monkeypatch.setattr(subprocess, "Popen", no_process)
         watcher._start_refresh()
         assert watcher.refresh is None and "could not start a refresh" in said[-1]
         again = watcher._refresh_at()
