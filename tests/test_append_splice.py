@@ -15,10 +15,9 @@ from pathlib import Path
 
 import orjson
 import pytest
+from query_harness import fresh_answer, kept_cache, ls_json
 from write_harness import append_user_message
 
-from seance.cli import main
-from seance.core import catalog as catalog_module
 from seance.core.discovery import FileInfo
 from seance.core.generate import generate_corpus
 from seance.core.index import DB_NAME, Index
@@ -33,28 +32,7 @@ WORDS = ["the", "fix", "sqlite", '"fix the"', "error"]
 
 @pytest.fixture
 def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """An in-process seance (no watcher, no discovery child) on its own cache; every answer
-    over 100 bytes too big to keep whole (printed from every session's stored objects)."""
-    monkeypatch.setenv("SEANCE_NO_WATCH", "1")
-    monkeypatch.setenv("SEANCE_WORKERS", "1")
-    monkeypatch.setenv("SEANCE_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr(catalog_module, "ANSWER_BUDGET", 100)
-    return tmp_path / "cache"
-
-
-def _ls(capsysbinary: pytest.CaptureFixture[bytes], root: Path, query: str) -> bytes:
-    code = main(["ls", "--all", "--json", "--root", str(root), "--query", query])
-    assert code in (0, 1)
-    return capsysbinary.readouterr().out
-
-
-def _fresh(
-    capsysbinary: pytest.CaptureFixture[bytes], monkeypatch: pytest.MonkeyPatch, root: Path, query: str
-) -> bytes:
-    """The answer of a cache that never kept anything."""
-    with monkeypatch.context() as patched:
-        patched.setenv("SEANCE_CACHE_DIR", str(root.parent / f"fresh-{os.urandom(4).hex()}"))
-        return _ls(capsysbinary, root, query)
+    return kept_cache(tmp_path, monkeypatch)
 
 
 class _Objects:
@@ -85,10 +63,10 @@ def _spliced_after_append(
     index was asked for `target`'s object alone and no scan of every object (the others
     copied from the store before).  (That answer.)"""
     append_user_message(target, text)
-    reference = _fresh(capsysbinary, monkeypatch, root, "the")
+    reference = fresh_answer(capsysbinary, monkeypatch, root, "the")
     with monkeypatch.context() as patched:
         objects = _Objects(patched)
-        assert _ls(capsysbinary, root, "the") == reference, text
+        assert ls_json(capsysbinary, root, "the") == reference, text
     assert objects.read == [str(target)] and objects.scans == 0, (text, objects.read, objects.scans)
     return reference
 
@@ -102,20 +80,20 @@ def test_after_an_append_every_sessions_objects_are_spliced_reading_only_the_app
     root = tmp_path / "sessions"
     generate_corpus(root, sessions=40, projects=3, seed=21, mean_bytes=3000)
     for _ in range(3):  # the rows kept, then every session's objects
-        _ls(capsysbinary, root, "the")
+        ls_json(capsysbinary, root, "the")
     assert len(list(cache.glob("query-objects-*.bin"))) == 1
     files = sorted(root.rglob("*.jsonl"))
     for trial, target in enumerate([files[4], files[17], files[4]]):
         reference = _spliced_after_append(capsysbinary, monkeypatch, root, target, f"the quokka{trial}")
         for _ in range(2):  # its key kept, then its runs
-            assert _ls(capsysbinary, root, "the") == reference, trial
+            assert ls_json(capsysbinary, root, "the") == reference, trial
         # the spliced store keeps the answer that made it first, as `write` does: one run
         assert _runs_of("the") == 2, trial
         for word in WORDS[1:]:
-            reference = _fresh(capsysbinary, monkeypatch, root, word)
+            reference = fresh_answer(capsysbinary, monkeypatch, root, word)
             with monkeypatch.context() as patched:
                 objects = _Objects(patched)
-                assert _ls(capsysbinary, root, word) == reference, (trial, word)
+                assert ls_json(capsysbinary, root, word) == reference, (trial, word)
             assert objects.scans == 0, (trial, word)  # (small answers read their few objects; none scans them all)
 
 
@@ -128,10 +106,10 @@ def test_after_a_file_is_deleted_appends_are_still_spliced_and_every_answer_is_a
     root = tmp_path / "sessions"
     generate_corpus(root, sessions=30, projects=2, seed=5, mean_bytes=3000)
     for _ in range(3):
-        _ls(capsysbinary, root, "the")
+        ls_json(capsysbinary, root, "the")
     files = sorted(root.rglob("*.jsonl"))
     files[9].unlink()
-    assert _ls(capsysbinary, root, "the") == _fresh(capsysbinary, monkeypatch, root, "the")
+    assert ls_json(capsysbinary, root, "the") == fresh_answer(capsysbinary, monkeypatch, root, "the")
     for trial, target in enumerate([files[3], files[20]]):
         reference = _spliced_after_append(capsysbinary, monkeypatch, root, target, f"the wombat{trial}")
         assert str(files[9]) not in reference.decode()
@@ -159,7 +137,7 @@ def test_an_object_the_index_changed_under_an_unchanged_stat_is_never_spliced_fr
     root = tmp_path / "sessions"
     generate_corpus(root, sessions=30, projects=2, seed=8, mean_bytes=3000)
     for _ in range(3):
-        _ls(capsysbinary, root, "the")
+        ls_json(capsysbinary, root, "the")
     files = sorted(root.rglob("*.jsonl"))
     changed = str(files[6])
     index = Index(cache)
@@ -176,12 +154,12 @@ def test_an_object_the_index_changed_under_an_unchanged_stat_is_never_spliced_fr
         )
     append_user_message(files[20], "the quokka")
     objects = _Objects(monkeypatch)
-    got = _ls(capsysbinary, root, "the")
+    got = ls_json(capsysbinary, root, "the")
     assert sorted(objects.read) == sorted([changed, str(files[20])]) and objects.scans == 0
     assert b"the object put again zz" in got
     with sqlite3.connect(cache / DB_NAME) as db:
         db.execute("DELETE FROM listings")  # every row and object read again from the index
-    assert _ls(capsysbinary, root, "the") == got
+    assert ls_json(capsysbinary, root, "the") == got
 
 
 def _stored_object(cache: Path, path: str) -> bytes:

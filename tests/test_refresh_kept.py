@@ -7,15 +7,14 @@ it, the same query updates them itself (the spy sees it)."""
 
 from __future__ import annotations
 
-import os
 import time
 import zlib
 from pathlib import Path
 
 import pytest
+from query_harness import fresh_answer, kept_cache, ls_json
 from write_harness import append_user_message
 
-from seance.cli import main
 from seance.core import catalog as catalog_module
 from seance.core.catalog import Catalog
 from seance.core.discovery import discover
@@ -25,28 +24,7 @@ from seance.core.index import Index
 
 @pytest.fixture
 def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """An in-process seance (no watcher, no discovery child) on its own cache; every answer
-    over 100 bytes too big to keep whole (printed from every session's stored objects)."""
-    monkeypatch.setenv("SEANCE_NO_WATCH", "1")
-    monkeypatch.setenv("SEANCE_WORKERS", "1")
-    monkeypatch.setenv("SEANCE_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr(catalog_module, "ANSWER_BUDGET", 100)
-    return tmp_path / "cache"
-
-
-def _ls(capsysbinary: pytest.CaptureFixture[bytes], root: Path, query: str) -> bytes:
-    code = main(["ls", "--all", "--json", "--root", str(root), "--query", query])
-    assert code in (0, 1)
-    return capsysbinary.readouterr().out
-
-
-def _fresh(
-    capsysbinary: pytest.CaptureFixture[bytes], monkeypatch: pytest.MonkeyPatch, root: Path, query: str
-) -> bytes:
-    """The answer of a cache that never kept anything."""
-    with monkeypatch.context() as patched:
-        patched.setenv("SEANCE_CACHE_DIR", str(root.parent / f"fresh-{os.urandom(4).hex()}"))
-        return _ls(capsysbinary, root, query)
+    return kept_cache(tmp_path, monkeypatch)
 
 
 class _Reads:
@@ -88,7 +66,7 @@ def test_after_a_refresh_the_query_after_an_append_updates_nothing_and_prints_a_
     root = tmp_path / "sessions"
     generate_corpus(root, sessions=40, projects=3, seed=21, mean_bytes=3000)
     for _ in range(3):  # the rows kept, then every session's objects
-        _ls(capsysbinary, root, "the")
+        ls_json(capsysbinary, root, "the")
     files = sorted(root.rglob("*.jsonl"))
     for trial, target in enumerate([files[4], files[17], files[4]]):
         append_user_message(target, f"the quokka{trial}")
@@ -96,10 +74,10 @@ def test_after_a_refresh_the_query_after_an_append_updates_nothing_and_prints_a_
         assert refreshed is not None and refreshed.keep_objects is not None, trial  # type: ignore[attr-defined]
         assert _watchers_work(root, cache, target) is None, trial  # (already these files')
         for word in ["the", f"quokka{trial}", '"the quokka"', "the"]:
-            reference = _fresh(capsysbinary, monkeypatch, root, word)
+            reference = fresh_answer(capsysbinary, monkeypatch, root, word)
             with monkeypatch.context() as patched:
                 reads = _Reads(patched)
-                assert _ls(capsysbinary, root, word) == reference, (trial, word)
+                assert ls_json(capsysbinary, root, word) == reference, (trial, word)
             assert "row_checks" not in reads.calls and "query_rows" not in reads.calls, (trial, word, reads.calls)
             if word == "the":  # printed from the stored objects: none read
                 assert reads.calls == [], (trial, reads.calls)
@@ -115,7 +93,7 @@ def test_without_the_refresh_the_query_after_an_append_updates_the_kept_rows_its
     root = tmp_path / "sessions"
     generate_corpus(root, sessions=30, projects=2, seed=5, mean_bytes=3000)
     for _ in range(3):
-        _ls(capsysbinary, root, "the")
+        ls_json(capsysbinary, root, "the")
     target = sorted(root.rglob("*.jsonl"))[7]
     append_user_message(target, "the wombat")
     catalog = Catalog([root], cache_dir=cache)
@@ -123,10 +101,10 @@ def test_without_the_refresh_the_query_after_an_append_updates_the_kept_rows_its
         catalog.summary(target)
     finally:
         catalog.close()
-    reference = _fresh(capsysbinary, monkeypatch, root, "the")
+    reference = fresh_answer(capsysbinary, monkeypatch, root, "the")
     with monkeypatch.context() as patched:
         reads = _Reads(patched)
-        assert _ls(capsysbinary, root, "the") == reference
+        assert ls_json(capsysbinary, root, "the") == reference
     assert reads.calls.count("row_checks") == 1 and "query_rows(paths)" in reads.calls, reads.calls
 
 
@@ -142,13 +120,13 @@ def test_a_refresh_keeps_the_old_stores_order_so_the_answer_it_was_made_for_stay
     root = tmp_path / "sessions"
     generate_corpus(root, sessions=40, projects=3, seed=9, mean_bytes=3000)
     for _ in range(3):
-        _ls(capsysbinary, root, "the")
+        ls_json(capsysbinary, root, "the")
     target = sorted(root.rglob("*.jsonl"))[11]
     append_user_message(target, "the numbat")
     assert _watchers_work(root, cache, target) is not None
-    reference = _fresh(capsysbinary, monkeypatch, root, "the")
+    reference = fresh_answer(capsysbinary, monkeypatch, root, "the")
     for _ in range(3):  # its key kept, then its runs
-        assert _ls(capsysbinary, root, "the") == reference
+        assert ls_json(capsysbinary, root, "the") == reference
     from test_append_splice import _runs_of
 
     assert _runs_of("the") <= 6  # (first, last) of each run
@@ -170,11 +148,11 @@ def test_the_refresh_checks_the_files_it_wrote_once_so_the_next_query_does_not(
     root = tmp_path / "sessions"
     generate_corpus(root, sessions=30, projects=2, seed=4, mean_bytes=3000)
     for _ in range(3):
-        _ls(capsysbinary, root, "the")
+        ls_json(capsysbinary, root, "the")
     target = sorted(root.rglob("*.jsonl"))[3]
     append_user_message(target, "the bilby")
     assert _watchers_work(root, cache, target, vouch=vouch) is not None
-    reference = _fresh(capsysbinary, monkeypatch, root, "the")
+    reference = fresh_answer(capsysbinary, monkeypatch, root, "the")
     crcs: list[int] = []
 
     class _Counted:
@@ -186,7 +164,7 @@ def test_the_refresh_checks_the_files_it_wrote_once_so_the_next_query_does_not(
     time.sleep(0.15)  # (settled for the query too: without `vouch` it notes them itself)
     with monkeypatch.context() as patched:
         patched.setattr(keptfile, "zlib", _Counted)
-        assert _ls(capsysbinary, root, "the") == reference
+        assert ls_json(capsysbinary, root, "the") == reference
     assert len(crcs) == (0 if vouch else 2), crcs
 
 
@@ -204,7 +182,7 @@ def test_answers_made_again_after_the_refresh_are_printed_as_kept_and_are_a_fres
     root = tmp_path / "sessions"
     generate_corpus(root, sessions=40, projects=3, seed=13, mean_bytes=3000)
     for word in ["error", "error", "the", "the", "the", '"fix the"', '"fix the"']:
-        _ls(capsysbinary, root, word)  # (each kept whole the second time; `the` from the objects)
+        ls_json(capsysbinary, root, word)  # (each kept whole the second time; `the` from the objects)
     target = sorted(root.rglob("*.jsonl"))[5]
     append_user_message(target, "the echidna fix the")
     assert _watchers_work(root, cache, target) is not None
@@ -220,7 +198,7 @@ def test_answers_made_again_after_the_refresh_are_printed_as_kept_and_are_a_fres
         raise AssertionError("ranked: the answer was not the kept one")
 
     for word in ["the", '"fix the"', "error"]:
-        reference = _fresh(capsysbinary, monkeypatch, root, word)
+        reference = fresh_answer(capsysbinary, monkeypatch, root, word)
         with monkeypatch.context() as patched:
             patched.setattr(indexquery, "_answered", refused if word != "error" else answered)
-            assert _ls(capsysbinary, root, word) == reference, word
+            assert ls_json(capsysbinary, root, word) == reference, word
