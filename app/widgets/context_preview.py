@@ -368,12 +368,11 @@ def _narrows(term: MarkTerm, wider: MarkTerm) -> bool:
     if term.regex or wider.regex or term.within != wider.within:
         return False
     syntax = word_syntax()
-    start, tail = syntax.start, syntax.tail
     head = wider.pattern.pattern
-    if not (head.startswith(start) and head.endswith(tail)):
+    word = head.partition("(")[0]
+    if head != syntax.first(word) + syntax.tail or not _WORD.fullmatch(word):
         return False
-    word = head[len(start) : -len(tail)]
-    return bool(_WORD.fullmatch(word)) and term.pattern.pattern.startswith(start + word)
+    return term.pattern.pattern.startswith(word)  # (its first word, from a word start: begins with `word`)
 
 
 _WORD = re.compile(r"[^\W_]+")  # (a plain word: one `re.escape` leaves as it is)

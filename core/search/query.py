@@ -179,7 +179,8 @@ def words_pattern(terms: list[Term]) -> re.Pattern[str] | None:
         words = [re.escape(word) for word in re.findall(f"{syntax.word}+", fold_accents(term.text))]
         if words:
             tail = syntax.tail if _is_prefix(term) else syntax.end
-            alternatives.append(syntax.start + f"{syntax.separator}+".join(words) + tail)
+            words[0] = syntax.first(words[0])
+            alternatives.append(f"{syntax.separator}+".join(words) + tail)
     return re.compile("|".join(alternatives), re.IGNORECASE) if alternatives else None
 
 
