@@ -37,7 +37,9 @@ def test_no_full_text_without_a_word_to_look_for(query: str) -> None:
 def test_a_punctuation_only_phrase_asks_nothing_and_marks_nothing() -> None:
     full_text = parse_query('auth "---"').full_text()
     assert full_text is not None and full_text.match == '"auth"*'
-    assert full_text.highlight is not None and full_text.highlight.pattern.count("|") == 0
+    assert full_text.words is not None and [term.text for term in full_text.words] == ["auth"]
+    assert full_text.highlight is not None
+    assert [match.group() for match in full_text.highlight.finditer("--- authored ---")] == ["authored"]
 
 
 @pytest.mark.parametrize(

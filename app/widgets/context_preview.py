@@ -32,7 +32,6 @@ from __future__ import annotations
 import copy
 import os
 import re
-import sys
 import threading
 import time
 import weakref
@@ -60,7 +59,8 @@ from seance.core.fulltext import ARGUMENT_DEPTH, arguments_text
 from seance.core.gcpause import gc_paused
 from seance.core.pathtotals import PathTotals
 from seance.core.search.query import Query, fold_accents
-from seance.core.search.snippet import REGEX_SCAN, MarkTerm, Span, TextMarks
+from seance.core.search.snippet import MarkTerm, Span, TextMarks
+from seance.core.search.words import word_syntax
 from seance.core.session import NotASession, Session, read_session
 from seance.core.statsformat import cost_text
 from seance.core.summary import format_tool_call, tool_calls_by_id, tool_result_title
@@ -297,17 +297,24 @@ MESSAGE_DEPTH = ARGUMENT_DEPTH + 4
 arguments (`core.fulltext.ARGUMENT_DEPTH` levels under them; they are 3 under the message)."""
 
 
+_UNSHOWN = frozenset({"thinkingSignature", "textSignature"})
+"""Keys of strings no block shows (an image's `data` neither): opaque, long, never matched."""
+
+
 def _strings(value: Any, out: list[str], depth: int = 0) -> list[str]:
-    """Every string (and number) in a message (its text, calls' arguments, output, ids too),
-    collected for a quick test that a query may match in it, before its block is made.
+    """Every string (and number) in a message (its text, calls' arguments, output, ids too;
+    not `_UNSHOWN`'s nor an image's data), collected for a quick test that a query may match
+    in it, before its block is made.
     (Decoded JSON: exact types, told apart by `type`, the quickest test.)"""
     kind = type(value)
     if kind is str:
         out.append(value)
     elif kind is dict:
         if depth < MESSAGE_DEPTH:
-            for item in value.values():
-                _strings(item, out, depth + 1)
+            image = value.get("type") == "image"
+            for key, item in value.items():
+                if key not in _UNSHOWN and not (image and key == "data"):
+                    _strings(item, out, depth + 1)
     elif kind is list:
         if depth < MESSAGE_DEPTH:
             for item in value:
@@ -322,9 +329,18 @@ def _quick_text(item: ContextMessage) -> str:
     return drop_escapes("\n".join(_strings(item.message, [])))
 
 
+def _regex_found(item: ContextMessage, marks: TextMarks) -> bool:
+    """Whether a `re:` term of `marks` matches in one of the message's strings, each capped
+    (`REGEX_SCAN`) alone as a block caps each of its parts: capped joined, a long first
+    string (thinking) would hide a later part's match."""
+    regexes = TextMarks([term for term in marks.terms if term.regex])
+    return bool(regexes.terms) and any(regexes.found(drop_escapes(text), None) for text in _strings(item.message, []))
+
+
 def _matches(item: ContextMessage, text: str, marks: TextMarks) -> bool:
-    """Whether `marks` match in what `item`'s block shows (`text`: its `_quick_text`)."""
-    return marks.found(text, None) and _message_block(item, {}, marks).marked
+    """Whether `marks` match in what `item`'s block shows (`text`: its `_quick_text`, where
+    the words are looked for; a `re:` term is looked for string by string)."""
+    return (marks.found(text, None) or _regex_found(item, marks)) and _message_block(item, {}, marks).marked
 
 
 def first_match(messages: list[ContextMessage], marks: TextMarks, stop: Callable[[], bool] | None = None) -> int | None:
@@ -351,15 +367,15 @@ def _narrows(term: MarkTerm, wider: MarkTerm) -> bool:
     (`prompt`, `promptly done`), in the same field."""
     if term.regex or wider.regex or term.within != wider.within:
         return False
-    start, tail = "(?<![^\\W_])", "[^\\W_]*"
+    syntax = word_syntax()
     head = wider.pattern.pattern
-    if not (head.startswith(start) and head.endswith(tail)):
+    word = head.partition("(")[0]
+    if head != syntax.first(word) + syntax.tail or not _WORD.fullmatch(word):
         return False
-    word = head[len(start) : -len(tail)]
-    return bool(_WORD.fullmatch(word)) and term.pattern.pattern.startswith(start + word)
+    return term.pattern.pattern.startswith(word)  # (its first word, from a word start: begins with `word`)
 
 
-_WORD = re.compile(r"[^\W_]+")
+_WORD = re.compile(r"[^\W_]+")  # (a plain word: one `re.escape` leaves as it is)
 
 
 class _ContextScan:
@@ -372,10 +388,9 @@ class _ContextScan:
     def __init__(self, session: Session, leaf_id: Any) -> None:
         self.session, self.leaf_id = weakref.ref(session), leaf_id
         self.frame = context_frame(session, leaf_id)
-        # The candidates made so far (from the top): each one's message (None: none), its
-        # `_quick_text`, and that text with accents folded (what a word term is looked for in).
+        # The candidates made so far (from the top): each one's message (None: none) and its
+        # `_quick_text` with accents folded (what a word term is looked for in).
         self._items: list[ContextMessage | None] = []
-        self._texts: list[str] = []
         self._folded: list[str] = []
         self._firsts: dict[MarkTerm, int | None] = {}
         self._count: int | None = None
@@ -383,13 +398,11 @@ class _ContextScan:
 
     def _grow(self, stop: int) -> None:
         """Make the candidates up to `stop`."""
-        items, texts, folded, message = self._items, self._texts, self._folded, self.frame.message
+        items, folded, message = self._items, self._folded, self.frame.message
         for index in range(len(items), stop):
             item = message(index)
-            text = _quick_text(item) if item is not None else ""
             items.append(item)
-            texts.append(text)
-            folded.append(fold_accents(text))
+            folded.append(fold_accents(_quick_text(item)) if item is not None else "")
 
     def _first_of(self, term: MarkTerm, stop: Callable[[], bool] | None) -> int | None:
         """The candidate index of `term`'s first match (raises `Stopped`)."""
@@ -402,9 +415,7 @@ class _ContextScan:
                     self._firsts[term] = None
                     return None
                 start = max(start, index)
-        marks, pattern = TextMarks([term]), term.pattern
-        column = self._texts if term.regex else self._folded  # (`TextMarks.found`'s quick test, inlined)
-        end = REGEX_SCAN if term.regex else sys.maxsize
+        marks, pattern, regex = TextMarks([term]), term.pattern, term.regex
         found, total = None, len(self.frame)
         with gc_paused():  # (kept objects, no cycles: a 200,000-message walk must not feed the collector)
             while start < total and found is None:
@@ -413,12 +424,12 @@ class _ContextScan:
                 chunk = min(start + STOP_EVERY, total)
                 self._grow(chunk)
                 items = self._items
+                folded = self._folded  # ("" for a candidate that is no message)
                 for index in range(start, chunk):
-                    text = column[index]  # ("" for a candidate that is no message)
+                    # (`_matches`, inlined: a word term's quick test in the folded text kept)
                     if (
-                        text
-                        and pattern.search(text, 0, end)
-                        and (item := items[index]) is not None
+                        (item := items[index]) is not None
+                        and (_regex_found(item, marks) if regex else pattern.search(folded[index]))
                         and _message_block(item, {}, marks).marked
                     ):
                         found = index
@@ -457,7 +468,7 @@ class _ContextScan:
         return self._count
 
 
-_scan_lock = threading.Lock()
+_scan_lock = threading.RLock()  # (`_forget` may run inside `_scan_of`: a collection there)
 _scan: _ContextScan | None = None
 
 

@@ -1,6 +1,7 @@
 """Session search: a small query language, tiered ranking, highlight spans and snippets.
 
     query.py     the query language -> `Query`; the same terms as the index's FTS5 query
+    words.py     words as the index's tokenizer splits and folds them (SQLite's own fold table)
     haystack.py  what of a session is searched, folded once; the caller-owned `SearchCache`
     fuzzy.py     the fuzzy token rule (letters in order, close together)
     rank.py      matching and tiers: `search_iter` / `search` -> ranked `Hit`s (`Matched`:

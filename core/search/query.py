@@ -30,12 +30,12 @@ from __future__ import annotations
 
 import re
 import re._parser as re_parser  # type: ignore[import-not-found]  # (`backtracks`: the stdlib's own parse; no stub)
-import unicodedata
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, NamedTuple
 
 from ..fulltext import TEXT_FIELDS
+from .words import fold_accents, word_syntax
 
 FIELDS = ("id", "name", "cwd", "path", "label", "model", "after", "before", "tag", "is")  # `field:` filters
 MARK_FIELDS = ("tag", "is")  # filters on the user's marks, not on the summary (`Query.mark_filters`)
@@ -86,9 +86,15 @@ class FullText(NamedTuple):
     FTS5 expression over a single chunk."""
 
     match: str  # an FTS5 MATCH expression in which every user term is quoted
-    highlight: re.Pattern[str] | None  # the positive terms as words (None: nothing to mark)
+    words: tuple[Term, ...] | None  # the positive terms the index searches (`highlight`'s)
     terms: tuple[FieldMatch, ...] = ()
     exclude: tuple[FieldMatch, ...] = ()
+
+    @property
+    def highlight(self) -> re.Pattern[str] | None:
+        """The positive terms as words (`words_pattern`; None: nothing to mark): made when a
+        snippet first asks, not with the query (its word syntax costs a pass over Unicode)."""
+        return words_pattern(list(self.words)) if self.words else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,9 +143,7 @@ class Query:
             return None
         positive = [term for term in self.positive if term.in_index]
         negative = [term for term in self.negative if term.in_index]
-        return FullText(
-            match, words_pattern(positive), tuple(map(_field_match, positive)), tuple(map(_field_match, negative))
-        )
+        return FullText(match, tuple(positive), tuple(map(_field_match, positive)), tuple(map(_field_match, negative)))
 
 
 def _field_match(term: Term) -> FieldMatch:
@@ -161,57 +165,33 @@ def _is_prefix(term: Term) -> bool:
     return term.kind == "fuzzy" and len(term.text) >= MIN_PREFIX
 
 
-# A word as the index's tokenizer (unicode61) sees it: letters and digits; `_` and every
-# other character separate words (`load_config` is `load` and `config`).
-_WORD, _NOT_WORD = r"[^\W_]", r"[\W_]"
-_WORD_START, _WORD_END, _PREFIX_TAIL = rf"(?<!{_WORD})", rf"(?!{_WORD})", rf"{_WORD}*"
-
-
 def words_pattern(terms: list[Term]) -> re.Pattern[str] | None:
     """What FTS5 matched for these terms, as a regex: each term's words in order, from a word
     start; a fuzzy term of `MIN_PREFIX`+ characters (an FTS prefix query) may end inside
-    a word, a phrase or a shorter token may not.  Words are the index's (`_` separates
-    them) and accents do not count (`remove_diacritics`): the pattern is meant for text
-    folded with `fold_accents` (same length: its spans are the text's).  The list's
-    snippets mark these words, and the preview finds and marks the same
-    (`snippet.TextMarks`)."""
+    a word, a phrase or a shorter token may not.  Words are the index's (`words`: `_`
+    separates them, combining marks do not) and its folded accents do not count
+    (`remove_diacritics`): the pattern is meant for text folded with `fold_accents` (same
+    length: its spans are the text's).  The list's snippets mark these words, and the
+    preview finds and marks the same (`snippet.TextMarks`)."""
+    syntax = word_syntax()  # (and the fold table made, here: in a worker, not where a snippet is drawn)
     alternatives = []
     for term in terms:
-        words = [re.escape(word) for word in re.findall(f"{_WORD}+", fold_accents(term.text))]
+        words = [re.escape(word) for word in re.findall(f"{syntax.word}+", fold_accents(term.text))]
         if words:
-            tail = _PREFIX_TAIL if _is_prefix(term) else _WORD_END
-            alternatives.append(_WORD_START + f"{_NOT_WORD}+".join(words) + tail)
+            tail = syntax.tail if _is_prefix(term) else syntax.end
+            words[0] = syntax.first(words[0])
+            alternatives.append(f"{syntax.separator}+".join(words) + tail)
     return re.compile("|".join(alternatives), re.IGNORECASE) if alternatives else None
-
-
-class _Unaccented(dict[int, int]):
-    """`str.translate`'s table for `fold_accents`, filled in as characters are met."""
-
-    def __missing__(self, code: int) -> int:
-        char = chr(code)
-        parts = unicodedata.normalize("NFD", char)
-        if len(parts) > 1 and all(unicodedata.combining(part) for part in parts[1:]):
-            char = parts[0]  # (a letter and its marks: the letter; not a Hangul syllable's first jamo)
-        self[code] = ord(char)
-        return self[code]
-
-
-_UNACCENTED = _Unaccented()
-
-
-def fold_accents(text: str) -> str:
-    """`text` with each accented character as its base letter (`café` -> `cafe`), one
-    character for one, so offsets in the result are offsets in `text`: what the index's
-    `remove_diacritics` does to words, for `words_pattern`."""
-    return text if text.isascii() else text.translate(_UNACCENTED)
 
 
 _REPEATS = frozenset({"MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"})
 
 
 def backtracks(pattern: str) -> bool:
-    """Whether a `re:` pattern may backtrack exponentially: a repetition of something that
-    itself repeats or branches (`(a+)+$`, `(a|aa)*$`; `(ab|cd)+` too: no finer test is cheap).
+    r"""Whether a `re:` pattern may backtrack exponentially: a repetition of something that
+    itself repeats or branches (`(a+)+$`, `(a|aa)*$`; `(ab|cd)+` too: no finer test is cheap),
+    also inside an atomic group or either branch of a conditional.  Polynomial backtracking
+    (`\w*\w*\w*x`) is not caught: `snippet.REGEX_SCAN` bounds it.
     Python's `re` cannot be interrupted and holds the GIL while it runs, so such a pattern is
     not run over a session's every message (the preview).  Unparsable: counts as one."""
     try:
@@ -237,6 +217,10 @@ def _nests(items: Any, repeated: bool) -> bool:
             if _nests(value[-1], repeated):
                 return True
         elif name in ("ASSERT", "ASSERT_NOT") and _nests(value[1], repeated):
+            return True
+        elif name == "ATOMIC_GROUP" and _nests(value, repeated):
+            return True  # (atomic outside: inside it still backtracks)
+        elif name == "GROUPREF_EXISTS" and any(_nests(branch, repeated) for branch in value[1:] if branch):
             return True
     return False
 

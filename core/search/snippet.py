@@ -11,8 +11,8 @@ term in the message text a summary carries), so both look and cut alike.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Sequence
-from re import Pattern
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from re import Match, Pattern
 from typing import NamedTuple
 
 from ..text import blank_controls
@@ -121,6 +121,17 @@ is given (a part of a message): a user's regex runs over a whole session's messa
 Python's `re` holds the GIL while it runs (`query.backtracks` leaves the worst out)."""
 
 
+def regex_matches(pattern: Pattern[str], text: str) -> Iterator[Match[str]]:
+    """A `re:` term's matches in the first `REGEX_SCAN` characters of `text`.  The cap is an
+    end of text to `$`, `\\b` and lookaheads: a match ending there in a longer text may be
+    no match in it, and is left out."""
+    capped = len(text) > REGEX_SCAN
+    for match in pattern.finditer(text, 0, REGEX_SCAN):
+        if capped and match.end() == REGEX_SCAN:
+            return
+        yield match
+
+
 class MarkTerm(NamedTuple):
     """One term `TextMarks` looks for: the field it is narrowed to (None: any), its pattern,
     and whether that is a user's regex (run over the text itself, capped) or the index's
@@ -176,7 +187,7 @@ class TextMarks:
             if within is not None and fields is not None and within not in fields:
                 continue
             if regex:
-                found = pattern.finditer(text, 0, REGEX_SCAN)
+                found = regex_matches(pattern, text)
             else:
                 folded = fold_accents(text) if folded is None else folded
                 found = pattern.finditer(folded)
