@@ -117,6 +117,46 @@ def held(monkeypatch: pytest.MonkeyPatch) -> tuple[threading.Event, threading.Ev
     return release, looked, ended
 
 
+async def test_the_tree_draws_its_rows_before_the_match_is_found_and_a_cursor_moved_first_stays(
+    root: Path, tmp_path: Path, held: tuple[threading.Event, threading.Event, threading.Event]
+) -> None:
+    """The match is looked for after the first rows (a 200,000-entry session's look is
+    seconds): rows are shown while the look is held, the cursor then moves to the match; a
+    look that ends after the user moved leaves their cursor."""
+    from seance.app.widgets.tree_view import TreeView
+
+    release, looked, _ended = held
+    async with picker_app(root, scope="all", cache_dir=tmp_path / "cache").run_test(size=(160, 45)) as pilot:
+        await highlighted_preview(pilot, "platypus")
+        await pilot.press("ctrl+t")
+        tree = pilot.app.screen
+        assert isinstance(tree, SessionTreeScreen)
+        await wait_until(pilot, looked.is_set)
+        assert looked.is_set(), "the look begins once the rows are drawn"
+        view = tree.query_one(TreeView)
+        assert tree.model is not None and view.display and tree.model.rows, "the rows did not wait for it"
+        assert tree.model.selected_id == "o2", "where it opens without a query, while it looks"
+        release.set()
+        await wait_until(pilot, lambda: tree.model is not None and tree.model.selected_id == "p1")
+        assert tree.model.selected_id == "p1", "then on the branch that holds the match"
+        await pilot.press("escape")
+        await settle(pilot)
+
+        release.clear()
+        looked.clear()
+        await pilot.press("ctrl+t")
+        tree = pilot.app.screen
+        assert isinstance(tree, SessionTreeScreen)
+        await wait_until(pilot, looked.is_set)
+        assert looked.is_set()
+        await pilot.press("up")  # the user moves before the look ends
+        assert tree.model is not None
+        moved = tree.model.selected_id
+        release.set()
+        await settle(pilot)
+        assert tree.model.selected_id == moved, "a cursor the user moved stays theirs"
+
+
 async def test_a_tree_search_typed_before_the_match_arrives_keeps_the_cursor(
     root: Path, tmp_path: Path, held: tuple[threading.Event, threading.Event, threading.Event]
 ) -> None:
