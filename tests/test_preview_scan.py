@@ -1,4 +1,4 @@
-"""The preview's look for a query's first match (`first_match`, `_ContextScan`): found from
+"""The preview's look for a query's first match (`_matches`, `_ContextScan`): found from
 the top, each term's answer kept for the next key typed, a narrowed term looked for from its
 wider one's answer on; what a message shows is what is looked in (image messages, nested
 tool arguments as deep as the index reads them)."""

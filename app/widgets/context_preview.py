@@ -83,7 +83,7 @@ MATCH_BEFORE, MATCH_SNAP = 40, 15
 characters before the match (moved up to `MATCH_SNAP` on to start at a word), as the
 list's snippets are cut."""
 
-STOP_EVERY = 500  # messages `first_match` looks at between two askings of its `stop`
+STOP_EVERY = 500  # messages a scan looks at between two askings of its `stop`
 
 # The index's fields (core/fulltext.py) each part of a message is in, as core/metadata.py
 # files them: a field-narrowed term (`error:x`) marks only the parts of its field.  A call's
@@ -325,7 +325,7 @@ def _strings(value: Any, out: list[str], depth: int = 0) -> list[str]:
 
 
 def _quick_text(item: ContextMessage) -> str:
-    """What `first_match`'s quick test looks in: the message's every string."""
+    """What a message's quick test (`_matches`) looks in: its every string."""
     return drop_escapes("\n".join(_strings(item.message, [])))
 
 
@@ -341,20 +341,6 @@ def _matches(item: ContextMessage, text: str, marks: TextMarks) -> bool:
     """Whether `marks` match in what `item`'s block shows (`text`: its `_quick_text`, where
     the words are looked for; a `re:` term is looked for string by string)."""
     return (marks.found(text, None) or _regex_found(item, marks)) and _message_block(item, {}, marks).marked
-
-
-def first_match(messages: list[ContextMessage], marks: TextMarks, stop: Callable[[], bool] | None = None) -> int | None:
-    """The index of the first of `messages` (from the top, as a reader meets them) where
-    `marks` match in what its block shows, or None.  A quick test over the message's raw
-    strings first: most messages are not made into blocks at all.  `stop` is asked every
-    `STOP_EVERY` messages (a worker's cancellation: a long session's scan gives up for the
-    next request); None when it says so."""
-    for index, item in enumerate(messages):
-        if stop is not None and not index % STOP_EVERY and stop():
-            return None
-        if _matches(item, _quick_text(item), marks):
-            return index
-    return None
 
 
 class Stopped(Exception):
@@ -520,7 +506,7 @@ def first_matching_entry(
         if entry_id in looked:
             continue
         item = as_message(by_id[entry_id])
-        if item is not None and first_match([item], marks) == 0:
+        if item is not None and _matches(item, _quick_text(item), marks):
             return entry_id
     return None
 
@@ -575,7 +561,8 @@ def build_preview(
     resume at its parent, the message goes to the editor), shown after the context.
     `query`: its matches are marked in every block; with `at_match` the blocks are the
     context from its first matching message on (up to `tail` of them), and when no message
-    matches the document is the one without a query.  `stop`: see `first_match`.
+    matches the document is the one without a query.  `stop`: a worker's cancellation,
+    asked every `STOP_EVERY` messages of the walk.
     """
     tree = session.tree
     marks = TextMarks.of(query)
