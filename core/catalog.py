@@ -880,9 +880,8 @@ class Catalog:
         return self._cache_dir
 
     def copy(self, found: Pending | None = None) -> Catalog:
-        """A catalog of the same roots and cache with nothing open: a forked child's (the
-        index connections this one holds are its parent's, never used there), or one given
-        its files `found` already."""
+        """A catalog of the same roots and cache with nothing open, given its files `found`
+        already (`remake_answers`: each query ranked as a new `ls` would, on these files)."""
         return Catalog(
             self.roots if self.explicit_roots else None, cache_dir=self._cache_dir, found=found, heal=self.heal
         )
