@@ -67,6 +67,7 @@ from ..results import PickResult
 from ..rows import SessionRow
 from ..watcher import RootWatcher
 from ..widgets.footer import SeanceFooter
+from ..widgets.ordered_input import OrderedInput
 from ..widgets.session_list import SessionList, utc_now
 from ..widgets.status_bar import StatusBar
 from .confirm import ConfirmScreen
@@ -139,9 +140,10 @@ def children_notice(mode: ChildMode, count: int) -> str:
     return f"Flat: {sessions} listed as ordinary rows · alt+c: hidden"
 
 
-class SearchInput(Input):
+class SearchInput(OrderedInput):
     """The query input: Ctrl+Z undoes edits (one step per change, clearing with Esc included);
-    "?" and Space go through to the help and select bindings while the query is empty."""
+    "?" and Space go through to the help and select bindings while the query is empty.  Its
+    editing keys act in the order typed, however fast (`OrderedInput`)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("ctrl+z", "undo", "Undo typing", show=False)]
     UNDO_STEPS = 200
