@@ -53,7 +53,9 @@ class PromptScreen(SeanceModal[str | None]):
         yield Label(Content(self._title), id="seance-dialog-title")
         if self._detail:
             yield Label(Content(self._detail), id="seance-dialog-detail")
-        yield OrderedInput(self._current, placeholder=self._placeholder, id="seance-prompt-input", select_on_focus=False)
+        yield OrderedInput(
+            self._current, placeholder=self._placeholder, id="seance-prompt-input", select_on_focus=False
+        )
         yield Label(Content(HINT), id="seance-dialog-hint")
 
     def on_mount(self) -> None:
