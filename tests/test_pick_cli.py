@@ -158,6 +158,20 @@ def test_space_and_question_mark_typed_fast_go_into_the_query(terminal: Terminal
     terminal.wait_for("Keys")
 
 
+def test_ctrl_u_then_a_word_in_one_write_keeps_the_word(terminal: Terminal, root: Path) -> None:
+    """Ctrl+U (the input's binding) ran once the key had bubbled back to the app, after the
+    word behind it in the same write had been typed: the query ended empty (issue 14)."""
+    terminal.start("pick", "--root", str(root), "--cwd", PROJECT)
+    terminal.wait_for("5 sessions")
+    terminal.tmux("send-keys", "-t", "pick", "-l", "ancient")
+    terminal.wait_for("1 of 5 sessions")
+    terminal.tmux("send-keys", "-t", "pick", "C-u", "zebra")  # one write, as `tmux send-keys` sends it
+    terminal.wait_for("README")  # the word's hit (its second message mentions the zebra crossing)
+    time.sleep(0.5)  # a late Ctrl+U would have erased the word by now
+    screen = terminal.screen()
+    assert "zebra" in screen.splitlines()[1] and "1 of 5 sessions" in screen, screen
+
+
 def test_ctrl_c_cancels(terminal: Terminal, root: Path) -> None:
     terminal.start("pick", "--root", str(root), "--all")
     terminal.wait_for("8 sessions")

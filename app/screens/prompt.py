@@ -17,6 +17,7 @@ from textual.widgets import Input, Label
 
 from seance.core.text import display_text
 
+from ..widgets.ordered_input import OrderedInput
 from .confirm import dialog_detail
 from .modal import SeanceModal
 
@@ -52,7 +53,9 @@ class PromptScreen(SeanceModal[str | None]):
         yield Label(Content(self._title), id="seance-dialog-title")
         if self._detail:
             yield Label(Content(self._detail), id="seance-dialog-detail")
-        yield Input(self._current, placeholder=self._placeholder, id="seance-prompt-input", select_on_focus=False)
+        yield OrderedInput(
+            self._current, placeholder=self._placeholder, id="seance-prompt-input", select_on_focus=False
+        )
         yield Label(Content(HINT), id="seance-dialog-hint")
 
     def on_mount(self) -> None:

@@ -67,6 +67,7 @@ from ..results import PickResult
 from ..rows import SessionRow
 from ..watcher import RootWatcher
 from ..widgets.footer import SeanceFooter
+from ..widgets.ordered_input import OrderedInput
 from ..widgets.session_list import SessionList, utc_now
 from ..widgets.status_bar import StatusBar
 from .confirm import ConfirmScreen
@@ -139,9 +140,10 @@ def children_notice(mode: ChildMode, count: int) -> str:
     return f"Flat: {sessions} listed as ordinary rows · alt+c: hidden"
 
 
-class SearchInput(Input):
+class SearchInput(OrderedInput):
     """The query input: Ctrl+Z undoes edits (one step per change, clearing with Esc included);
-    "?" and Space go through to the help and select bindings while the query is empty."""
+    "?" and Space go through to the help and select bindings while the query is empty.  Its
+    editing keys act in the order typed, however fast (`OrderedInput`)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("ctrl+z", "undo", "Undo typing", show=False)]
     UNDO_STEPS = 200
@@ -705,11 +707,17 @@ class SessionPickerScreen(DeleteActions, MarkActions, RowMaking, SearchFlow, Fir
             self.dismiss(self._result(row, "fork"))
 
     def action_cancel(self) -> None:
-        """Esc: clear the query first, then cancel."""
-        if self.search_input.value:
-            self.search_input.value = ""
-            return
-        self.dismiss(None)
+        """Esc: clear the query first, then cancel — decided after the keys typed before it
+        (`_after_typed_keys`): "xy" then Esc in one burst clears "xy", it does not close the picker."""
+        search = self.search_input
+
+        def decide() -> None:
+            if search.value:
+                search.value = ""
+            else:
+                self.dismiss(None)
+
+        self._after_typed_keys(decide)
 
     def action_quit(self) -> None:
         self.dismiss(None)
@@ -797,10 +805,8 @@ class SessionPickerScreen(DeleteActions, MarkActions, RowMaking, SearchFlow, Fir
         self._update_preview_visibility()
 
     def action_key_or_type(self, character: str, action: str) -> None:
-        """`action` on an empty query (Space selects, ? opens help), else `character` typed into it.
-
-        Decided in the query input's own queue, after the keys that arrived before this one:
-        typed fast (or pasted), "x?" reaches the app before the input has taken the "x"."""
+        """`action` on an empty query (Space selects, ? opens help), else `character` typed into it,
+        decided after the keys typed before it (`_after_typed_keys`)."""
         search = self.search_input
 
         def decide() -> None:
@@ -809,7 +815,14 @@ class SessionPickerScreen(DeleteActions, MarkActions, RowMaking, SearchFlow, Fir
             else:
                 self.call_later(self.run_action, action)
 
-        search.call_later(decide)
+        self._after_typed_keys(decide)
+
+    def _after_typed_keys(self, decide: Callable[[], object]) -> None:
+        """Run `decide` in the query input's own queue, after the keys that arrived before the
+        one being handled.  A priority binding runs in the app's queue, as the key arrives; the
+        characters before it in the same burst (typed fast, pasted, a busy frame) are still
+        waiting in the input's queue, so the query it would read or set is not the user's yet."""
+        self.search_input.call_later(decide)
 
     def action_help(self) -> None:
         self.app.push_screen(HelpScreen(self.help_rows()))

@@ -1,0 +1,99 @@
+"""Keys typed in one burst act in the order typed: none is lost or applied to the wrong text (issue 14).
+
+A terminal hands the app a burst — a fast typist, a key repeat, `tmux send-keys C-u word` — as
+one write, and Textual's parser posts every key to the app at once.  The input's editing keys
+(Ctrl+U, Ctrl+W, Backspace, the arrows, Ctrl+Z) are bindings Textual ran only once the key had
+bubbled back up to the app, behind the characters typed after it: Ctrl+U then "shadow-realms"
+left the query empty.  `pilot.press` waits for each key to be handled and never showed it, so
+`burst` posts the keys as the driver does: the terminal's bytes, parsed by Textual's own
+parser, all posted before the app handles the first.  The order is the queues', not a timing
+race: every run of these tests is the same run.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from textual import events
+from textual._xterm_parser import XTermParser
+from textual.app import App
+from textual.widgets import Input
+from ui_harness import picker_app, screen_of, settle, titles
+from ui_sessions import make_root
+
+from seance.app.screens.prompt import PromptScreen
+from seance.app.screens.session_list import SessionPickerScreen
+
+CTRL_U, CTRL_W, CTRL_Z, BACKSPACE, LEFT, CTRL_LEFT = "\x15", "\x17", "\x1a", "\x7f", "\x1b[D", "\x1b[1;5D"
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    return make_root(tmp_path)
+
+
+def burst(app: App, data: str) -> None:
+    """`data` as a terminal writes it: parsed by Textual's parser, every key posted at once."""
+    for message in XTermParser().feed(data):
+        app.post_message(message)
+
+
+async def typed(pilot, data: str) -> str:
+    """The query after `data` arrived in one burst and the app settled."""
+    burst(pilot.app, data)
+    await settle(pilot)
+    return screen_of(pilot).search_input.value
+
+
+async def test_ctrl_u_then_a_word_in_one_burst_leaves_the_word_and_searches_it(root: Path) -> None:
+    async with picker_app(root).run_test() as pilot:
+        await settle(pilot)
+        assert await typed(pilot, "ancient") == "ancient"
+        assert await typed(pilot, CTRL_U + "zebra") == "zebra", "Ctrl+U ran after the word and erased it"
+        assert titles(pilot) == ["update the README"]  # the word's hit, searched
+
+
+@pytest.mark.parametrize(
+    ("before", "keys", "after"),
+    [
+        ("one two", CTRL_W + "three", "one three"),  # delete a word, type another
+        ("abc", BACKSPACE * 3 + "xyz", "xyz"),  # the backspaces erased the "xyz" typed after them
+        ("abc", LEFT + "X", "abXc"),  # the X went to the end, the cursor moved after it
+        ("abc", CTRL_LEFT + "X", "Xabc"),
+        ("abc", CTRL_Z + "d", "abd"),  # undo the "c", type "d": the undo took the "d"
+    ],
+    ids=["ctrl+w", "backspace", "left", "ctrl+left", "ctrl+z"],
+)
+async def test_an_editing_key_then_typing_in_one_burst_edits_then_types(
+    root: Path, before: str, keys: str, after: str
+) -> None:
+    async with picker_app(root).run_test() as pilot:
+        await settle(pilot)
+        assert await typed(pilot, before) == before
+        assert await typed(pilot, keys) == after
+
+
+async def test_typing_then_esc_in_one_burst_clears_the_typing_and_keeps_the_picker(root: Path) -> None:
+    """Esc clears the query, and closes the picker on an empty one: decided on the query the keys
+    before it made ("xy" then Esc on an empty query closed the picker; on "abc" it left "xy")."""
+    async with picker_app(root).run_test() as pilot:
+        await settle(pilot)
+        for before in ("", "abc"):
+            assert await typed(pilot, before) == before
+            burst(pilot.app, "xy")
+            pilot.app.post_message(events.Key("escape", "\x1b"))  # the parser holds a lone Esc back
+            await settle(pilot)
+            assert isinstance(pilot.app.screen, SessionPickerScreen), "Esc saw the query before the xy"
+            assert screen_of(pilot).search_input.value == ""
+
+
+async def test_ctrl_u_then_a_name_in_one_burst_in_the_rename_prompt_keeps_the_name(root: Path) -> None:
+    async with picker_app(root).run_test() as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+r")
+        await pilot.pause()
+        assert isinstance(pilot.app.screen, PromptScreen)
+        burst(pilot.app, CTRL_U + "Docs pass")
+        await settle(pilot)
+        assert pilot.app.screen.query_one(Input).value == "Docs pass"
