@@ -17,13 +17,17 @@ from pathlib import Path
 import pytest
 from textual import events
 from textual._xterm_parser import XTermParser
-from textual.app import App
-from textual.widgets import Input
+from textual.app import App, ComposeResult
+from textual.screen import Screen
+from textual.widgets import Input, Static
 from ui_harness import picker_app, screen_of, settle, titles
-from ui_sessions import make_root
+from ui_sessions import PROJECT, clock, make_root
 
+from seance.app import PickerOptions
+from seance.app.screens.confirm import ConfirmScreen
 from seance.app.screens.prompt import PromptScreen
 from seance.app.screens.session_list import SessionPickerScreen
+from seance.core.catalog import Catalog
 
 CTRL_U, CTRL_W, CTRL_Z, BACKSPACE, LEFT, CTRL_LEFT = "\x15", "\x17", "\x1a", "\x7f", "\x1b[D", "\x1b[1;5D"
 
@@ -97,3 +101,71 @@ async def test_ctrl_u_then_a_name_in_one_burst_in_the_rename_prompt_keeps_the_na
         burst(pilot.app, CTRL_U + "Docs pass")
         await settle(pilot)
         assert pilot.app.screen.query_one(Input).value == "Docs pass"
+
+
+class _HostMain(Screen):
+    def compose(self) -> ComposeResult:
+        yield Static("host main")
+
+
+class _Host(App[None]):
+    """A host app that pushes its own screen, then the picker (the embedding of tests/test_host_app.py)."""
+
+    def __init__(self, root: Path) -> None:
+        super().__init__()
+        self.catalog = Catalog([root])
+        self.results: list[object] = []
+
+    async def open_picker(self, pilot) -> None:
+        self.push_screen(_HostMain())
+        await pilot.pause()
+        options = PickerOptions(watch=False, confirm_missing_cwd=False)
+        picker = SessionPickerScreen(self.catalog, cwd=PROJECT, clock=clock, options=options)
+        self.push_screen(picker, self.results.append)
+        await settle(pilot)
+
+
+@pytest.mark.parametrize(
+    "after", ["escape", "\r", "\x1bOP", "\x12", "?"], ids=["esc", "enter", "f1", "ctrl+r", "question-mark"]
+)
+async def test_esc_then_another_key_in_one_burst_leaves_the_picker_once_and_never_the_host(
+    root: Path, after: str
+) -> None:
+    """Esc on an empty query decides after the keys before it (in the input's queue); a priority
+    key right after it (a second Esc, Enter, F1, Ctrl+R) may act first.  The Esc must then do
+    nothing: it once popped the host's own screen, or the dialog the next key opened."""
+    app = _Host(root)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await app.open_picker(pilot)
+        app.post_message(events.Key("escape", "\x1b"))
+        if after == "escape":
+            app.post_message(events.Key("escape", "\x1b"))
+        else:
+            burst(app, after)
+        await settle(pilot)
+        await settle(pilot)
+        stack = [type(screen).__name__ for screen in app.screen_stack]
+        assert "_HostMain" in stack, f"the host's screen was popped: {stack}"
+        assert stack.count("SessionPickerScreen") <= 1
+        assert len(app.results) <= 1
+        if "SessionPickerScreen" not in stack:
+            assert stack[-1] == "_HostMain", f"a dialog of the dismissed picker is left over: {stack}"
+
+
+@pytest.mark.parametrize("after", ["\x03", "\x1b\x1b"], ids=["ctrl+c", "esc"])
+async def test_enter_then_cancel_in_one_burst_in_the_prompt_keeps_the_picker(root: Path, after: str) -> None:
+    """The prompt cancelled by a key behind its Enter: the Enter, reaching the prompt's input after
+    the prompt was gone, once dismissed the picker itself (a blank, hung app)."""
+    async with picker_app(root).run_test() as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+r")
+        await pilot.pause()
+        assert isinstance(pilot.app.screen, PromptScreen)
+        burst(pilot.app, "Docs\r")
+        if after == "\x03":
+            burst(pilot.app, after)
+        else:
+            pilot.app.post_message(events.Key("escape", "\x1b"))
+        await settle(pilot)
+        assert any(isinstance(screen, SessionPickerScreen) for screen in pilot.app.screen_stack)
+        assert isinstance(pilot.app.screen, SessionPickerScreen | ConfirmScreen | PromptScreen)

@@ -63,6 +63,8 @@ class PromptScreen(SeanceModal[str | None]):
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
+        if not self.is_active:  # cancelled by a key after Enter in the same burst: not twice
+            return
         text = event.value.strip()
         if self.required and not text:
             self.query_one("#seance-dialog-hint", Label).update(Content(f"{self._empty_error} · Esc cancel"))

@@ -712,6 +712,8 @@ class SessionPickerScreen(DeleteActions, MarkActions, RowMaking, SearchFlow, Fir
         search = self.search_input
 
         def decide() -> None:
+            if not self.is_active:  # a priority key after it (Esc, Enter, F1) already left
+                return
             if search.value:
                 search.value = ""
             else:
@@ -810,10 +812,12 @@ class SessionPickerScreen(DeleteActions, MarkActions, RowMaking, SearchFlow, Fir
         search = self.search_input
 
         def decide() -> None:
+            if not self.is_active:
+                return
             if search.value:
                 search.insert_text_at_cursor(character)
             else:
-                self.call_later(self.run_action, action)
+                self.call_later(self._run_if_active, action)
 
         self._after_typed_keys(decide)
 
@@ -821,8 +825,14 @@ class SessionPickerScreen(DeleteActions, MarkActions, RowMaking, SearchFlow, Fir
         """Run `decide` in the query input's own queue, after the keys that arrived before the
         one being handled.  A priority binding runs in the app's queue, as the key arrives; the
         characters before it in the same burst (typed fast, pasted, a busy frame) are still
-        waiting in the input's queue, so the query it would read or set is not the user's yet."""
+        waiting in the input's queue, so the query it would read or set is not the user's yet.
+        `decide` checks that this screen is still on top: a priority key after this one (a
+        second Esc, Enter, F1) may have acted before it runs."""
         self.search_input.call_later(decide)
+
+    async def _run_if_active(self, action: str) -> None:
+        if self.is_active:
+            await self.run_action(action)
 
     def action_help(self) -> None:
         self.app.push_screen(HelpScreen(self.help_rows()))

@@ -17,10 +17,14 @@ from textual.widgets import Input
 
 
 class OrderedInput(Input):
-    """An `Input` that runs its own bindings in its queue, in order with the typed characters."""
+    """An `Input` that runs its own bindings in its queue, in order with the typed characters.
+
+    Only while it has the focus: a key that reaches it after its screen was dismissed or
+    covered (Enter then Ctrl+C in a prompt) goes on up, and Textual resolves it against the
+    widget focused now, as it always did."""
 
     async def _on_key(self, event: events.Key) -> None:
-        if not event.is_printable and await self._run_own_binding(event.key):
+        if not event.is_printable and self.app.focused is self and await self._run_own_binding(event.key):
             event.stop()
             event.prevent_default()
             return
