@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 import time
+import warnings
 from collections.abc import Iterator
 from typing import Any
 
@@ -55,7 +56,9 @@ class UserRegex:
     def __init__(self, source: str) -> None:
         """Compile `source`; raises `QueryError` for a pattern `re` refuses."""
         try:
-            re.compile(source, re.IGNORECASE)
+            with warnings.catch_warnings():  # (`[[:alpha:]]`: `re` warns of a nested set, `regex` reads a class)
+                warnings.simplefilter("ignore", FutureWarning)
+                re.compile(source, re.IGNORECASE)
             self._compiled: Any = regex.compile(source, _FLAGS)
         except (re.error, regex.error) as error:
             where = f" at {error.pos}" if getattr(error, "pos", None) is not None else ""
