@@ -120,3 +120,35 @@ def test_ls_stops_a_slow_pattern_with_one_line_and_a_non_zero_exit(
         assert captured.err.count("\n") == 1 and "took over 0.3 s" in captured.err and "Traceback" not in captured.err
     assert main(["ls", "--all", "--json", "--root", str(root), "--query", "re:fix.*sqlite"]) == 0
     assert [row["firstMessage"] for row in json.loads(capsys.readouterr().out)] == ["fix the sqlite index"]
+
+
+@pytest.mark.parametrize(
+    ("pattern", "tame"),
+    [
+        ("fix.*sqlite", True),
+        (r"\d{3}-\d+", True),
+        (r"err(or)?s?\b", True),
+        ("widget|sidebar", True),
+        (r"(?=a.*b)c", True),
+        (SLOW, False),
+        (r"\w*\w*x", False),
+        (".*.*=", False),
+        ("(a|aa)*c", False),
+        ("(a+)+$", False),
+        ("(x+x+)+y", False),
+        ("(a|a)(a|a)(a|a)(a|a)(a|a)x", False),  # 32 ways at each place
+        (r"(a)\1", False),
+        ("(?>a+)b", False),
+        ("a{e<=1}", False),  # `regex`'s fuzzy match
+    ],
+)
+def test_only_a_tame_pattern_runs_without_a_timeout_over_a_short_string(pattern: str, tame: bool) -> None:
+    """`_tame` patterns skip `timeout=` (a system call each) over `TAME_CHARS`: the worst
+    such pattern over such a string takes milliseconds; every pattern that backtracks more
+    keeps its timeout."""
+    assert userregex._tame(pattern) is tame
+    worst = UserRegex("(?:aa|a)(?:aa|a)(?:aa|a)(?:aa|a)\\w*" + "a" * 40 + "b")
+    assert userregex._tame(worst.pattern)
+    started = time.perf_counter()
+    assert worst.search("a" * userregex.TAME_CHARS) is None
+    assert time.perf_counter() - started < 1
