@@ -151,13 +151,13 @@ def apply_query(
 
     try:
         parsed = parse_query(query)
-    except ValueError as error:
+        text_hits = None
+        if catalog is not None:
+            # the cwd only counts where paths do (`search(paths=...)`): there it may be the hit
+            text_hits = {hit.path: hit for hit in catalog.search_text(parsed, include_cwd=all_projects)}
+        hits = search(summaries, parsed, text_hits=text_hits, paths=all_projects, marks=marks)
+    except ValueError as error:  # (a `re:` out of time too: `core.search.userregex`)
         raise CliError(f"bad query: {error}") from error
-    text_hits = None
-    if catalog is not None:
-        # the cwd only counts where paths do (`search(paths=...)`): there it may be the hit
-        text_hits = {hit.path: hit for hit in catalog.search_text(parsed, include_cwd=all_projects)}
-    hits = search(summaries, parsed, text_hits=text_hits, paths=all_projects, marks=marks)
     return [hit.summary for hit in hits]
 
 

@@ -74,27 +74,6 @@ def test_the_list_s_snippet_marks_the_same_words() -> None:
     assert [hit.snippet[start:end] for start, end in hit.spans] == ["café", "config"]
 
 
-@pytest.mark.parametrize(
-    ("pattern", "risky"),
-    [
-        ("(a+)+$", True),
-        ("(a|aa)*$", True),
-        ("(?:x*y?)*z", True),
-        ("(.*a){12}", True),
-        ("che+ck", False),
-        (r"\d{3}-\d+", False),
-        ("foo|bar", False),
-        ("(ab)+c", False),
-        ("[ab]+c", False),
-    ],
-)
-def test_a_regex_that_may_backtrack_exponentially_marks_nothing(pattern: str, risky: bool) -> None:
-    from seance.core.search.query import backtracks
-
-    assert backtracks(pattern) is risky
-    assert (TextMarks.of(f"re:{pattern}") is None) is risky
-
-
 def test_a_regex_looks_only_in_a_text_s_first_characters() -> None:
     from seance.core.search.snippet import REGEX_SCAN
 

@@ -231,6 +231,9 @@ class SearchFlow:
             )
             if hits is not None and not worker.is_cancelled:
                 self._post_rows(worker, text, view, hits, top, generation)
+        except QueryError as error:  # a `re:` out of time (`core.search.userregex`): as an invalid query's
+            if not worker.is_cancelled:
+                self.post_message(SearchDone(text, [], error=f"invalid query: {error}", generation=generation))
         except Exception as error:  # a bug or a vanished cache: said on the status line, the rows stay
             if not worker.is_cancelled:
                 failed = f"search failed: {display_text(error)}"

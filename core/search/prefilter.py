@@ -55,7 +55,10 @@ class Prefilter:
         places = [ident, name, first] if path is None or cwd is None else [ident, name, first, cwd, path]
         if term.kind == "regex":
             assert term.pattern is not None
-            return any(term.pattern.search(place) for place in places)
+            found = term.pattern.found
+            if found(ident) or found(name) or found(first):
+                return True
+            return cwd is not None and path is not None and (term.pattern.found_shared(cwd) or found(path))
         if term.within:
             return False  # narrowed to an index field: only the index's hits match it
         text = term.text

@@ -6,7 +6,8 @@
                       session and costs the index a merge of thousands of words)
     "exact phrase"    a phrase (whitespace-normalised, case-insensitive substring);
                       an unbalanced quote makes the quotes plain characters to ignore
-    re:pat  re:"a b"  a case-insensitive Python regex (an invalid one is a `QueryError`)
+    re:pat  re:"a b"  a case-insensitive Python regex (an invalid one is a `QueryError`;
+                      run bounded, off the GIL: `userregex`)
     !word  !"a b"     negation: excludes sessions containing it (works on any term or filter)
     id:  name:  cwd:  path:  label:  model:    field filters (id: is an id prefix, the
                       others case-insensitive substrings; label/model match any of them)
@@ -29,13 +30,15 @@ stored chunk, so nothing downstream re-parses FTS syntax.
 from __future__ import annotations
 
 import re
-import re._parser as re_parser  # type: ignore[import-not-found]  # (`backtracks`: the stdlib's own parse; no stub)
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from ..fulltext import TEXT_FIELDS
 from .words import fold_accents, word_syntax
+
+if TYPE_CHECKING:
+    from .userregex import UserRegex
 
 FIELDS = ("id", "name", "cwd", "path", "label", "model", "after", "before", "tag", "is")  # `field:` filters
 MARK_FIELDS = ("tag", "is")  # filters on the user's marks, not on the summary (`Query.mark_filters`)
@@ -57,7 +60,7 @@ class Term:
     text: str
     negated: bool = False
     field: str | None = None
-    pattern: re.Pattern[str] | None = None
+    pattern: UserRegex | None = None  # a `re:` term's pattern
     bound_ms: float | None = None  # after:/before: as epoch milliseconds
     within: str | None = None  # a fuzzy/phrase term narrowed to one full-text field (`tool:x`)
 
@@ -184,47 +187,6 @@ def words_pattern(terms: list[Term]) -> re.Pattern[str] | None:
     return re.compile("|".join(alternatives), re.IGNORECASE) if alternatives else None
 
 
-_REPEATS = frozenset({"MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"})
-
-
-def backtracks(pattern: str) -> bool:
-    r"""Whether a `re:` pattern may backtrack exponentially: a repetition of something that
-    itself repeats or branches (`(a+)+$`, `(a|aa)*$`; `(ab|cd)+` too: no finer test is cheap),
-    also inside an atomic group or either branch of a conditional.  Polynomial backtracking
-    (`\w*\w*\w*x`) is not caught: `snippet.REGEX_SCAN` bounds it.
-    Python's `re` cannot be interrupted and holds the GIL while it runs, so such a pattern is
-    not run over a session's every message (the preview).  Unparsable: counts as one."""
-    try:
-        return _nests(re_parser.parse(pattern), False)
-    except Exception:
-        return True
-
-
-def _nests(items: Any, repeated: bool) -> bool:
-    """Whether parsed `items` (inside a repetition if `repeated`) repeat or branch there."""
-    for code, value in items:
-        name = str(code)
-        if name in _REPEATS:
-            _low, high, body = value
-            if high > 1 and repeated:
-                return True
-            if _nests(body, repeated or high > 1):
-                return True
-        elif name == "BRANCH":
-            if repeated or any(_nests(branch, repeated) for branch in value[1]):
-                return True
-        elif name == "SUBPATTERN":
-            if _nests(value[-1], repeated):
-                return True
-        elif name in ("ASSERT", "ASSERT_NOT") and _nests(value[1], repeated):
-            return True
-        elif name == "ATOMIC_GROUP" and _nests(value, repeated):
-            return True  # (atomic outside: inside it still backtracks)
-        elif name == "GROUPREF_EXISTS" and any(_nests(branch, repeated) for branch in value[1:] if branch):
-            return True
-    return False
-
-
 # ---------------------------------------------------------------------------- parsing
 
 _FIELD_PREFIX = re.compile(f"(?i)({'|'.join(FIELDS)}):")
@@ -293,12 +255,9 @@ def _term(head: str, value: str, quoted: bool) -> Term | None:
 def _regex_term(pattern: str, negated: bool) -> Term | None:
     if not pattern:
         return None
-    try:
-        compiled = re.compile(pattern, re.IGNORECASE)
-    except re.error as error:
-        where = f" at {error.pos}" if error.pos is not None else ""
-        raise QueryError(f"re: {error.msg}{where}") from None
-    return Term("regex", pattern, negated, pattern=compiled)
+    from .userregex import UserRegex  # (here: `regex` is imported by a query that has a `re:` term)
+
+    return Term("regex", pattern, negated, pattern=UserRegex(pattern))
 
 
 def _field_term(name: str, value: str, negated: bool) -> Term | None:

@@ -204,10 +204,13 @@ class _Matcher:
     def _contains(self, term: Term, hay: Haystack) -> bool:
         if term.within:  # only the index can tell (it leaves such sessions out itself)
             return False
-        values = [hay.name, hay.first, hay.text] + ([hay.cwd, hay.path] if self.paths else [])
         if term.kind == "regex":
             assert term.pattern is not None
-            return any(term.pattern.search(value) for value in values)
+            found = term.pattern.found
+            if found(hay.name) or found(hay.first) or found(hay.text):
+                return True
+            return self.paths and (term.pattern.found_shared(hay.cwd) or found(hay.path))
+        values = [hay.name, hay.first, hay.text] + ([hay.cwd, hay.path] if self.paths else [])
         return hay.ident.startswith(term.text) or any(term.text in value for value in values)
 
     # -- positive terms
@@ -603,7 +606,8 @@ class _Matcher:
         return found
 
     def _scan_regex(self, term: Term, block: Block, candidates: list[int]) -> dict[int, _Match]:
-        search_in = term.pattern.search  # type: ignore[union-attr]
+        assert term.pattern is not None
+        search_in, in_cwd = term.pattern.found, term.pattern.found_shared  # (a cwd: many sessions')
         found: dict[int, _Match] = {}
         for index in candidates:
             hay = block.hays[index]
@@ -617,8 +621,8 @@ class _Matcher:
                 continue
             elif search_in(hay.text):
                 found[index] = (FULL_TEXT, "text", 100.0)
-            elif self.paths and (search_in(hay.cwd) or search_in(hay.path)):
-                found[index] = (PATH, "cwd" if search_in(hay.cwd) else "path", 100.0)
+            elif self.paths and (in_cwd(hay.cwd) or search_in(hay.path)):
+                found[index] = (PATH, "cwd" if in_cwd(hay.cwd) else "path", 100.0)
         return found
 
     # -- hits

@@ -12,12 +12,15 @@ term in the message text a summary carries), so both look and cut alike.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
-from re import Match, Pattern
-from typing import NamedTuple
+from re import Pattern
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from ..text import blank_controls
 from .fuzzy import MIN_FUZZY, fuzzy_positions
-from .query import Query, QueryError, backtracks, fold, fold_accents, parse_query, words_pattern
+from .query import Query, QueryError, fold, fold_accents, parse_query, words_pattern
+
+if TYPE_CHECKING:
+    from .userregex import UserRegex
 
 Span = tuple[int, int]
 
@@ -55,7 +58,7 @@ def query_snippet(text: str, query: Query) -> Snippet | None:
     for term in query.positive:
         if term.kind == "regex":
             assert term.pattern is not None
-            found = term.pattern.search(text)
+            found = term.pattern.look_first(text)
             span = found.span() if found else None
         else:
             position = folded.find(term.text)
@@ -117,16 +120,16 @@ class TextHit:
 
 REGEX_SCAN = 4_000
 """A `re:` term is looked for in the first this many characters of each text `TextMarks`
-is given (a part of a message): a user's regex runs over a whole session's messages, and
-Python's `re` holds the GIL while it runs (`query.backtracks` leaves the worst out)."""
+is given (a part of a message): a user's regex runs over a whole session's messages, each
+look bounded (`UserRegex.look`)."""
 
 
-def regex_matches(pattern: Pattern[str], text: str) -> Iterator[Match[str]]:
+def regex_matches(pattern: UserRegex, text: str) -> Iterator[Any]:
     """A `re:` term's matches in the first `REGEX_SCAN` characters of `text`.  The cap is an
     end of text to `$`, `\\b` and lookaheads: a match ending there in a longer text may be
     no match in it, and is left out."""
     capped = len(text) > REGEX_SCAN
-    for match in pattern.finditer(text, 0, REGEX_SCAN):
+    for match in pattern.look(text, 0, REGEX_SCAN):
         if capped and match.end() == REGEX_SCAN:
             return
         yield match
@@ -138,7 +141,7 @@ class MarkTerm(NamedTuple):
     words (run over the text with accents folded)."""
 
     within: str | None
-    pattern: Pattern[str]
+    pattern: Pattern[str] | UserRegex  # a `UserRegex` when `regex`
     regex: bool = False
 
 
@@ -147,7 +150,7 @@ class TextMarks:
 
     A word or phrase is matched as the index matched it (`words_pattern`: the words the list's
     full-text snippets mark), a `re:` term by its own pattern in the first `REGEX_SCAN`
-    characters of a text (one that `backtracks` is left out).  A term narrowed to a field
+    characters of a text (each look bounded: `UserRegex.look`).  A term narrowed to a field
     (`error:"Cannot find module"`, `tool:npm`) matches only text of that field (the index's
     field names, `core.fulltext`); a plain term matches text of any field.  Negated terms,
     filters and the title-only fuzzy letters mark nothing.
@@ -171,7 +174,7 @@ class TextMarks:
             return None
         terms: list[MarkTerm] = []
         for term in query.positive:
-            if term.kind == "regex" and term.pattern is not None and not backtracks(term.pattern.pattern):
+            if term.kind == "regex" and term.pattern is not None:
                 terms.append(MarkTerm(term.within, term.pattern, True))
             elif term.in_index and (pattern := words_pattern([term])) is not None:
                 terms.append(MarkTerm(term.within, pattern))
@@ -187,10 +190,10 @@ class TextMarks:
             if within is not None and fields is not None and within not in fields:
                 continue
             if regex:
-                found = regex_matches(pattern, text)
+                found = regex_matches(cast("UserRegex", pattern), text)
             else:
                 folded = fold_accents(text) if folded is None else folded
-                found = pattern.finditer(folded)
+                found = cast("Pattern[str]", pattern).finditer(folded)
             yield from (match.span() for match in found if match.end() > match.start())
 
     def found(self, text: str, fields: Collection[str] | None) -> bool:
@@ -224,7 +227,7 @@ def highlight(text: str, query: Query | str) -> list[Span]:
             continue
         if term.kind == "regex":
             assert term.pattern is not None
-            spans.extend(match.span() for match in term.pattern.finditer(text) if match.end() > match.start())
+            spans.extend(match.span() for match in term.pattern.look(text) if match.end() > match.start())
         elif term.kind == "phrase" or (term.kind == "field" and term.field == "name"):
             spans.extend(_occurrences(folded, term.text))
         elif term.kind == "fuzzy":

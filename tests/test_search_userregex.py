@@ -1,0 +1,154 @@
+"""A user's `re:` pattern always stops (`core.search.userregex`): every string one query
+scans shares one budget, and `seance ls --query` says so in one line and exits non-zero;
+the syntax and messages are `re`'s; case folds as the index folds.  Real files, real index."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from pathlib import Path
+
+import pytest
+
+from seance.cli import main
+from seance.core.search import QueryError, TextMarks, parse_query, userregex
+from seance.core.search.userregex import RegexTimeout, UserRegex
+
+SLOW = r"\w*\w*\w*x"  # polynomial backtracking: `re` ran 2.4 s over "a" * 290 + " x", a minute at 700
+LONG = "a" * 290 + " x"  # (within a title's 300 characters: the title tiers scan it)
+
+
+def test_the_strings_of_one_query_share_its_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each string alone ends within the budget, twenty of them do not: the search stops."""
+    monkeypatch.setattr(userregex, "QUERY_BUDGET", 0.3)
+    pattern = UserRegex(SLOW)
+    started = time.perf_counter()
+    with pytest.raises(RegexTimeout) as stopped:
+        for _ in range(20):
+            assert pattern.search(LONG) is not None
+    assert time.perf_counter() - started < 5
+    assert isinstance(stopped.value, QueryError) and "took over 0.3 s" in str(stopped.value)
+    with pytest.raises(RegexTimeout):  # spent: the next string is refused at once
+        pattern.search("x")
+    assert UserRegex(SLOW).search("x") is not None, "a query parsed again has its own budget"
+
+
+def test_the_message_is_one_clean_line() -> None:
+    error = UserRegex("a\x1b\\[31m\nb")._stopped()
+    assert "\x1b" not in str(error) and "\n" not in str(error)
+
+
+@pytest.mark.parametrize(
+    ("query", "message"),
+    [
+        ("re:(", "re: missing ), unterminated subpattern at 0"),
+        ("re:a{2,1}", "re: min repeat greater than max repeat at 2"),
+    ],
+)
+def test_an_invalid_pattern_is_refused_as_re_refuses_it(query: str, message: str) -> None:
+    with pytest.raises(QueryError) as refused:
+        parse_query(query)
+    assert str(refused.value) == message
+
+
+def _index_fold(char: str) -> str:
+    """`char` as the index's tokenizer folds it (FTS5 unicode61, remove_diacritics 2)."""
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE VIRTUAL TABLE w USING fts5(x, tokenize = 'unicode61 remove_diacritics 2')")
+    db.execute("CREATE VIRTUAL TABLE v USING fts5vocab(w, 'instance')")
+    db.execute("INSERT INTO w(x) VALUES (?)", (char + "q",))
+    (token,) = db.execute("SELECT term FROM v").fetchone()
+    return token[:-1]
+
+
+@pytest.mark.parametrize(
+    ("typed", "text"),
+    [("i", "İ"), ("i", "I"), ("i", "ı"), ("k", "\u212a"), ("σ", "ς"), ("ß", "ẞ"), ("ss", "ß"), ("fi", "ﬁ"), ("s", "ſ")],
+)
+def test_case_folds_as_the_index_folds(typed: str, text: str) -> None:
+    """A lower-case pattern matches where the index's tokenizer folds the text to it (`re`
+    also matched the dotless ı for i; full case folding would match ß for ss)."""
+    assert (UserRegex(typed).search(text) is not None) is (_index_fold(text) == typed)
+
+
+@pytest.mark.parametrize(
+    "pattern", ["(a+)+$", "(a|aa)*$", "(?:x*y?)*z", "(.*a){12}", SLOW, r"(?>(a+)+b)", r"(x)?(?(1)y|(a+)+)b"]
+)
+def test_a_backtracking_pattern_marks_the_preview_and_a_slow_look_stops(pattern: str) -> None:
+    """The nested repetitions `re` could not stop were left out of the preview's marks; each
+    look is now bounded (`LOOK_TIMEOUT`): over a text where it backtracks it marks nothing,
+    fast, and the pattern still marks what it finds at once."""
+    marks = TextMarks.of(f"re:{pattern}")
+    assert marks is not None
+    started = time.perf_counter()
+    marks.spans("a" * 400 + " x!", ("result",))  # `re`: 10 s or more for each
+    assert time.perf_counter() - started < 2
+
+
+def _session(root: Path, number: int, said: str) -> None:
+    folder = root / "--work-demo--"
+    folder.mkdir(parents=True, exist_ok=True)
+    ident = f"0000000{number}-aaaa-bbbb-cccc-dddddddddddd"
+    header = {"type": "session", "version": 3, "id": ident, "timestamp": "2026-05-01T00:00:00.000Z", "cwd": "/w"}
+    entry = {
+        "type": "message",
+        "id": "e0",
+        "parentId": None,
+        "timestamp": "2026-05-01T00:00:01.000Z",
+        "message": {"role": "user", "content": said, "timestamp": 1_777_593_601_000 + number},
+    }
+    (folder / f"2026-05-01T00-00-0{number}-000Z_{ident}.jsonl").write_text(
+        json.dumps(header) + "\n" + json.dumps(entry) + "\n"
+    )
+
+
+def test_ls_stops_a_slow_pattern_with_one_line_and_a_non_zero_exit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("SEANCE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("SEANCE_NO_WATCH", "1")
+    monkeypatch.setattr(userregex, "QUERY_BUDGET", 0.3)
+    root = tmp_path / "sessions"
+    for number in range(6):
+        _session(root, number, LONG)
+    _session(root, 7, "fix the sqlite index")
+    for json_flag in (["--json"], []):
+        code = main(["ls", "--all", "--root", str(root), *json_flag, "--query", f"re:{SLOW}"])
+        captured = capsys.readouterr()
+        assert code == 2, captured
+        assert captured.err.count("\n") == 1 and "took over 0.3 s" in captured.err and "Traceback" not in captured.err
+    assert main(["ls", "--all", "--json", "--root", str(root), "--query", "re:fix.*sqlite"]) == 0
+    assert [row["firstMessage"] for row in json.loads(capsys.readouterr().out)] == ["fix the sqlite index"]
+
+
+@pytest.mark.parametrize(
+    ("pattern", "tame"),
+    [
+        ("fix.*sqlite", True),
+        (r"\d{3}-\d+", True),
+        (r"err(or)?s?\b", True),
+        ("widget|sidebar", True),
+        (r"(?=a.*b)c", True),
+        (SLOW, False),
+        (r"\w*\w*x", False),
+        (".*.*=", False),
+        ("(a|aa)*c", False),
+        ("(a+)+$", False),
+        ("(x+x+)+y", False),
+        ("(a|a)(a|a)(a|a)(a|a)(a|a)x", False),  # 32 ways at each place
+        (r"(a)\1", False),
+        ("(?>a+)b", False),
+        ("a{e<=1}", False),  # `regex`'s fuzzy match
+    ],
+)
+def test_only_a_tame_pattern_runs_without_a_timeout_over_a_short_string(pattern: str, tame: bool) -> None:
+    """`_tame` patterns skip `timeout=` (a system call each) over `TAME_CHARS`: the worst
+    such pattern over such a string takes milliseconds; every pattern that backtracks more
+    keeps its timeout."""
+    assert userregex._tame(pattern) is tame
+    worst = UserRegex("(?:aa|a)(?:aa|a)(?:aa|a)(?:aa|a)\\w*" + "a" * 40 + "b")
+    assert userregex._tame(worst.pattern)
+    started = time.perf_counter()
+    assert worst.search("a" * userregex.TAME_CHARS) is None
+    assert time.perf_counter() - started < 1
