@@ -34,6 +34,22 @@ def test_the_strings_of_one_query_share_its_budget(monkeypatch: pytest.MonkeyPat
     assert UserRegex(SLOW).search("x") is not None, "a query parsed again has its own budget"
 
 
+def test_a_pattern_quick_on_every_string_is_never_stopped_however_many_it_scans(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The budget grows with the strings scanned: no fixed sum of seconds stops an ordinary
+    pattern over a big store (at 100,000 sessions one spent half of a fixed 3 s)."""
+    monkeypatch.setattr(userregex, "QUERY_BUDGET", 0.0)
+    monkeypatch.setattr(userregex, "STRING_ALLOWANCE", 0.002)
+    pattern = UserRegex(r"\w+_\w+\(")  # not tame: every call runs with its timeout
+    text = "a title of a session " * 20 + "call_it("
+    assert sum(pattern.search(text) is not None for _ in range(3000)) == 3000
+    slow = UserRegex(SLOW)  # ...while a slow one still stops at once
+    with pytest.raises(RegexTimeout):
+        for _ in range(20):
+            slow.search(LONG)
+
+
 def test_the_message_is_one_clean_line() -> None:
     error = UserRegex("a\x1b\\[31m\nb")._stopped()
     assert "\x1b" not in str(error) and "\n" not in str(error)

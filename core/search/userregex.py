@@ -8,7 +8,9 @@ keys meanwhile) and `timeout=` stops a match from inside (the package measures i
 process's CPU time, `clock()`).
 
 - **matching** (`UserRegex.search`: whether a session matches): every string one parsed
-  query scans shares one budget, `QUERY_BUDGET` seconds in all; once it is spent the
+  query scans shares one budget, `QUERY_BUDGET` seconds plus `STRING_ALLOWANCE` for each
+  string scanned (a pattern that is quick on every string never runs out, however many
+  sessions there are; one that is slow on each runs out within seconds); once it is spent the
   search raises `RegexTimeout`, a `QueryError` (the picker says why and keeps its rows,
   `seance ls` exits with one line on stderr).  A query is parsed again for every key.
 - **looking** (`UserRegex.look`: a highlight, a snippet, the preview's marks): each look
@@ -46,6 +48,12 @@ QUERY_BUDGET = 3.0
 summed over every string it scans (each call's `timeout=` is what is left).  At 100,000
 sessions `re:fix.*sqlite` spends 0.2 s, `re:[a-z]+_[a-z]+\\(` 1.3-1.6 s (docs/benchmarks.md)."""
 
+STRING_ALLOWANCE = 50e-6
+"""Seconds of matching each string scanned adds to the query's budget: 20x what an ordinary
+pattern spends on a title (~2.5 us), so the budget grows with the store for such a pattern
+(at 100,000 sessions a query scans a few hundred thousand strings: 10 s and more allowed)
+while one that takes a millisecond a string still stops after ~3,000 of them."""
+
 LOOK_TIMEOUT = 0.02
 """Seconds one look for display may take (about a frame): a longer one marks nothing."""
 
@@ -62,7 +70,7 @@ class RegexTimeout(QueryError):
 class UserRegex:
     """A compiled `re:` pattern (`pattern`: its text) whose every run is bounded."""
 
-    __slots__ = ("_compiled", "_looks_out", "_shared", "_spent", "_tame", "pattern")
+    __slots__ = ("_compiled", "_looks_out", "_scanned", "_shared", "_spent", "_tame", "pattern")
 
     def __init__(self, source: str) -> None:
         """Compile `source`; raises `QueryError` for a pattern `re` refuses."""
@@ -77,6 +85,7 @@ class UserRegex:
             raise QueryError(f"re: {error.msg}{where}") from None
         self.pattern = source
         self._spent = 0.0
+        self._scanned = 0
         self._looks_out = False
         self._shared: dict[str, bool] = {}
 
@@ -92,7 +101,8 @@ class UserRegex:
     def search(self, text: str, pos: int = 0, endpos: int | None = None) -> Any:
         """The first match in `text[pos:endpos]`, or None; charged to the query's budget
         (raises `RegexTimeout` once it is spent)."""
-        left = QUERY_BUDGET - self._spent
+        self._scanned += 1
+        left = self._allowed() - self._spent
         if left <= 0:
             raise self._stopped()
         started = time.perf_counter()
@@ -101,7 +111,7 @@ class UserRegex:
                 return self._compiled.search(text, pos, endpos)
             return self._compiled.search(text, pos, endpos, concurrent=True, timeout=left)
         except TimeoutError:
-            self._spent = QUERY_BUDGET
+            self._spent = self._allowed()
             raise self._stopped() from None
         finally:
             self._spent += time.perf_counter() - started
@@ -143,9 +153,14 @@ class UserRegex:
             self._looks_out = True
             return None
 
+    def _allowed(self) -> float:
+        """Seconds this query may spend matching, for the strings it scanned so far."""
+        return QUERY_BUDGET + STRING_ALLOWANCE * self._scanned
+
     def _stopped(self) -> RegexTimeout:
         shown = display_text(self.pattern, 40)
-        return RegexTimeout(f"re:{shown} took over {QUERY_BUDGET:g} s of matching: stopped (simplify the pattern)")
+        spent = f"{self._allowed():.1f}"
+        return RegexTimeout(f"re:{shown} took over {spent} s of matching: stopped (simplify the pattern)")
 
 
 _STEPS = frozenset({"LITERAL", "NOT_LITERAL", "ANY", "IN", "CATEGORY", "AT"})  # one character, or none
@@ -213,4 +228,4 @@ def _shape(items: Any) -> tuple[int, int] | None:
     return paths, free
 
 
-__all__ = ["LOOK_TIMEOUT", "QUERY_BUDGET", "RegexTimeout", "UserRegex"]
+__all__ = ["LOOK_TIMEOUT", "QUERY_BUDGET", "STRING_ALLOWANCE", "RegexTimeout", "UserRegex"]
