@@ -39,7 +39,7 @@ def test_a_pattern_quick_on_every_string_is_never_stopped_however_many_it_scans(
 ) -> None:
     """The budget grows with the strings scanned: no fixed sum of seconds stops an ordinary
     pattern over a big store (at 100,000 sessions one spent half of a fixed 3 s)."""
-    monkeypatch.setattr(userregex, "QUERY_BUDGET", 0.0)
+    monkeypatch.setattr(userregex, "QUERY_BUDGET", 0.05)  # (3,000 strings of ~10 us: 0.03 s, then 6 s allowed)
     monkeypatch.setattr(userregex, "STRING_ALLOWANCE", 0.002)
     pattern = UserRegex(r"\w+_\w+\(")  # not tame: every call runs with its timeout
     text = "a title of a session " * 20 + "call_it("
@@ -156,6 +156,8 @@ def test_ls_stops_a_slow_pattern_with_one_line_and_a_non_zero_exit(
         (r"(a)\1", False),
         ("(?>a+)b", False),
         ("a{e<=1}", False),  # `regex`'s fuzzy match
+        (r"(?:a|\w)*z", False),  # `re` folds the group into one set, `regex` tries both: seconds over 27 characters
+        (r".*?a{300}b", False),  # a long fixed count: each start, each length, 300 steps more
     ],
 )
 def test_only_a_tame_pattern_runs_without_a_timeout_over_a_short_string(pattern: str, tame: bool) -> None:
@@ -163,8 +165,41 @@ def test_only_a_tame_pattern_runs_without_a_timeout_over_a_short_string(pattern:
     such pattern over such a string takes milliseconds; every pattern that backtracks more
     keeps its timeout."""
     assert userregex._tame(pattern) is tame
-    worst = UserRegex("(?:aa|a)(?:aa|a)(?:aa|a)(?:aa|a)\\w*" + "a" * 40 + "b")
+    worst = UserRegex("a?a?a?a?\\w*a{16}" + "a" * 40 + "b")
     assert userregex._tame(worst.pattern)
     started = time.perf_counter()
     assert worst.search("a" * userregex.TAME_CHARS) is None
     assert time.perf_counter() - started < 1
+
+
+@pytest.mark.parametrize("pattern", ["a{4000000}", "(?:ab|cd){300000}", "(a|b){4000000}", "(?:x{1000}){1000}"])
+def test_a_pattern_whose_counts_stand_for_too_much_text_is_refused_before_it_is_compiled(pattern: str) -> None:
+    """`regex` writes counted repeats out when it compiles (on the UI thread, every key):
+    1 GB and seconds for `a{4000000}`, a crash for `(?:ab|cd){300000}`."""
+    started = time.perf_counter()
+    with pytest.raises(QueryError, match="repeat counts too large"):
+        parse_query(f"re:{pattern}")
+    assert time.perf_counter() - started < 1
+    assert UserRegex(r"\d{4}-\d{2}-\d{2}").search("on 2026-11-27") is not None
+
+
+@pytest.mark.parametrize(
+    ("pattern", "text", "found"),
+    [
+        ("Error: {e}", 'print(f"Error: {e}")', True),
+        ("Error: {e}", "Error: timeout while fetching", False),  # `regex` read {e} as "one error allowed"
+        ("x{e}", "y", False),
+        ("a{2}b", "aab", True),
+        ("a{,2}b", "b", True),
+        ("[{]x{2}", "{xx", True),
+        (r"\N{EM DASH}{2}", "\u2014\u2014", True),
+        ("a{}", "a{}", True),
+        ("a{2,", "a{2,", True),
+    ],
+)
+def test_a_brace_is_read_as_re_reads_it(pattern: str, text: str, found: bool) -> None:
+    """`re` reads a `{` that starts no count as text; `regex` read `{e}` as fuzzy matching."""
+    import re
+
+    assert (re.search(pattern, text, re.IGNORECASE) is not None) is found  # (the reference)
+    assert (UserRegex(pattern).search(text) is not None) is found

@@ -60,6 +60,7 @@ from seance.core.gcpause import gc_paused
 from seance.core.pathtotals import PathTotals
 from seance.core.search.query import Query, fold_accents
 from seance.core.search.snippet import MarkTerm, Span, TextMarks
+from seance.core.search.userregex import UserRegex
 from seance.core.search.words import word_syntax
 from seance.core.session import NotASession, Session, read_session
 from seance.core.statsformat import cost_text
@@ -421,6 +422,8 @@ class _ContextScan:
                         found = index
                         break
                 start = chunk
+        if found is None and isinstance(pattern, UserRegex) and pattern.gave_up:
+            return None  # (a look ran out: not an answer to keep for this session)
         self._firsts[term] = found
         return found
 

@@ -59,6 +59,16 @@ LOOK_TIMEOUT = 0.02
 
 _FLAGS = regex.IGNORECASE | regex.VERSION0
 
+CALL_LIMIT = 1.0
+"""Seconds one string may take at most (within the budget): a string that takes a second is
+a pattern gone wrong, and the search thread must not sit in one call for the whole budget
+(the next key's search waits behind it)."""
+
+MAX_EXPANSION = 100_000
+"""Characters a pattern's counted repeats may stand for (`a{4000000}`): `regex` expands
+them when it compiles, on the UI thread with every key (1 GB and 1.5 s; `(?:ab|cd){300000}`
+crashed it)."""
+
 TAME_CHARS = 320
 """A tame pattern runs without a timeout over a string up to this long (a title is 300)."""
 
@@ -77,8 +87,11 @@ class UserRegex:
         try:
             with warnings.catch_warnings():  # (`[[:alpha:]]`: `re` warns of a nested set, `regex` reads a class)
                 warnings.simplefilter("ignore", FutureWarning)
+                parsed = re_parser.parse(source, re.IGNORECASE)
                 re.compile(source, re.IGNORECASE)
-            self._compiled: Any = regex.compile(source, _FLAGS)
+            if _expansion(parsed) > MAX_EXPANSION:
+                raise QueryError(f"re: repeat counts too large (over {MAX_EXPANSION:,} characters)")
+            self._compiled: Any = regex.compile(_braces_as_re_reads_them(source), _FLAGS)
             self._tame = _tame(source)
         except (re.error, regex.error) as error:
             where = f" at {error.pos}" if getattr(error, "pos", None) is not None else ""
@@ -105,16 +118,16 @@ class UserRegex:
         left = self._allowed() - self._spent
         if left <= 0:
             raise self._stopped()
-        started = time.perf_counter()
+        started = time.thread_time()  # (this thread's: a busy UI thread or host spends none of it)
         try:
             if self._tame and len(text) <= TAME_CHARS:
                 return self._compiled.search(text, pos, endpos)
-            return self._compiled.search(text, pos, endpos, concurrent=True, timeout=left)
+            return self._compiled.search(text, pos, endpos, concurrent=True, timeout=min(left, CALL_LIMIT))
         except TimeoutError:
             self._spent = self._allowed()
             raise self._stopped() from None
         finally:
-            self._spent += time.perf_counter() - started
+            self._spent += time.thread_time() - started
 
     def found(self, text: str) -> bool:
         """Whether the pattern matches in `text` (`search`'s budget); the empty string (an
@@ -131,6 +144,11 @@ class UserRegex:
         if known is None:
             known = self._shared[text] = self.search(text) is not None
         return known
+
+    @property
+    def gave_up(self) -> bool:
+        """Whether a look for display ran out (`look`): its "no match" is not an answer."""
+        return self._looks_out
 
     def look(self, text: str, pos: int = 0, endpos: int | None = None) -> Iterator[Any]:
         """Every match in `text[pos:endpos]`, for display: none when this look took longer
@@ -171,12 +189,14 @@ _TAME_SOURCE = 100  # characters of a tame pattern
 
 def _tame(source: str) -> bool:
     """Whether `source` cannot backtrack much: at most one repetition with a choice of
-    counts (`.*`, `\\d+`, `(?:ab){1,3}`), whose body is a fixed sequence of steps, and at
-    most `_TAME_PATHS` ways through its alternatives and optional parts; no backreference,
-    conditional, atomic group, nor literal `{` (`regex` reads `a{e<=1}` as a fuzzy match).
+    counts (`.*`, `\\d+`, `(?:ab){1,3}`), whose body is a fixed sequence of steps, at most
+    `_TAME_PATHS` ways through its optional parts and fixed counts of at most `_TAME_PATHS`;
+    no alternation in a group (`re`'s parse folds `(?:a|\\w)` into one set, which `regex`
+    does not: `(?:a|\\w)*z` took seconds over 27 characters; `widget|sidebar` is tame),
+    backreference, conditional, atomic group, nor literal `{`.
     Over n characters such a pattern takes O(n²) steps of itself (`fix.*sqlite`: each
     start, each length of `.*`); `(a|aa)*`, `\\w*\\w*x` and `(x+x+)+y` are not tame."""
-    if len(source) > _TAME_SOURCE:
+    if len(source) > _TAME_SOURCE or _alternation_in_a_group(source):
         return False
     try:
         shape = _shape(re_parser.parse(source))
@@ -211,6 +231,8 @@ def _shape(items: Any) -> tuple[int, int] | None:
             if inner is None:
                 return None
             if low == high:  # a fixed count: the body's choices, that many times
+                if low > _TAME_PATHS:  # (`.*?a{300}b`: each start, each length, 300 more steps)
+                    return None
                 inner = (inner[0] ** low, inner[1] * low) if low else (1, 0)
             elif high == 1:  # optional: the body's ways, or none
                 inner = (inner[0] + 1, inner[1])
@@ -228,4 +250,78 @@ def _shape(items: Any) -> tuple[int, int] | None:
     return paths, free
 
 
-__all__ = ["LOOK_TIMEOUT", "QUERY_BUDGET", "STRING_ALLOWANCE", "RegexTimeout", "UserRegex"]
+def _expansion(items: Any) -> int:
+    """How many single steps parsed `items` stand for once each counted repeat is written
+    out as `regex` compiles it: a bounded count its upper bound, an open one its lower."""
+    total = 0
+    for code, value in items:
+        name = str(code)
+        if name in _REPEATS:
+            low, high, body = value
+            total += _expansion(body) * (low if high == re_parser.MAXREPEAT else max(low, high))
+        elif name == "SUBPATTERN":
+            total += _expansion(value[-1])
+        elif name in ("ASSERT", "ASSERT_NOT"):
+            total += _expansion(value[1])
+        elif name == "BRANCH":
+            total += sum(_expansion(branch) for branch in value[1])
+        elif name == "GROUPREF_EXISTS":
+            total += sum(_expansion(branch) for branch in value[1:] if branch is not None)
+        else:
+            total += 1
+    return total
+
+
+_QUANTIFIER = re.compile(r"\{(?:[0-9]+(?:,[0-9]*)?|,[0-9]*)\}")
+
+
+def _tokens(source: str) -> Iterator[tuple[int, str]]:
+    """(index, piece) of `source`: an escape (`\\{`, `\\N{DASH}`), a whole set (`[{|]`),
+    or one character of the pattern's own syntax."""
+    index, length = 0, len(source)
+    while index < length:
+        end = index + 1
+        if source[index] == "\\":
+            end = index + 2
+            if source.startswith("N{", index + 1):
+                end = source.find("}", index) + 1 or length
+        elif source[index] == "[":
+            end += source.startswith("^", end)
+            end += source.startswith("]", end)
+            while end < length and source[end] != "]":
+                end += 2 if source[end] == "\\" else 1
+            end += 1
+        yield index, source[index:end]
+        index = end
+
+
+def _braces_as_re_reads_them(source: str) -> str:
+    """`source` with every `{` that `re` reads as a literal escaped: `regex` reads `{e}`,
+    `{i<=1}` as fuzzy matching (`re:"Error: {e}"` matched any error) where `re` reads text."""
+    return "".join(
+        "\\{" if piece == "{" and not _QUANTIFIER.match(source, index) else piece for index, piece in _tokens(source)
+    )
+
+
+def _alternation_in_a_group(source: str) -> bool:
+    """Whether a `|` of `source` is inside parentheses (where a repeat may apply to it)."""
+    depth = 0
+    for _, piece in _tokens(source):
+        if piece == "(":
+            depth += 1
+        elif piece == ")":
+            depth -= 1
+        elif piece == "|" and depth > 0:
+            return True
+    return False
+
+
+__all__ = [
+    "CALL_LIMIT",
+    "LOOK_TIMEOUT",
+    "MAX_EXPANSION",
+    "QUERY_BUDGET",
+    "STRING_ALLOWANCE",
+    "RegexTimeout",
+    "UserRegex",
+]
