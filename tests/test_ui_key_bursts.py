@@ -232,6 +232,24 @@ async def test_a_word_that_matches_nothing_then_enter_resumes_nothing_and_says_s
         assert "No session matches" in screen.status.message
 
 
+async def test_an_invalid_query_then_enter_resumes_nothing_and_the_cursor_keys_still_move(root: Path) -> None:
+    """An invalid query has no rows (the last valid query's stay on screen, said invalid):
+    Enter resumed the highlighted one of those; Down still moves over them, as before."""
+    app = picker_app(root)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await _on_session_a(pilot)
+        burst(app, "re:(")
+        await settle(pilot)
+        screen = screen_of(pilot)
+        assert "invalid query" in screen.status.message and len(screen.session_list.rows) >= 2
+        await pilot.press("down")
+        await settle(pilot)
+        assert screen.session_list.cursor == 1
+        burst(app, "\r")
+        await settle(pilot)
+        assert app.screen is screen and app.return_value is None
+
+
 async def test_enter_waits_for_a_slow_search_then_resumes_its_hit(root: Path) -> None:
     """The search of the word is held (its index query): Enter waits for its rows, without
     holding the UI (the status line says so), then resumes the word's session."""

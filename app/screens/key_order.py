@@ -19,7 +19,8 @@ Down, Down, Enter: the third hit).  A key that only changes the list (Tab, Ctrl+
 Alt+C) runs as soon as the keys before it have.  A character typed after a waiting key
 cancels it (the query it was pressed on is gone); Esc cancels the waiting keys (and does
 nothing else); so does leaving the screen.  A query with no rows (none match, invalid, or its
-search failed): the key does nothing, and Enter says so.  This is fzf's `wait` action
+search failed): the key does nothing, and Enter says so (the cursor keys still move over the
+rows an invalid query leaves on screen, as before).  This is fzf's `wait` action
 (junegunn/fzf#4842: the keys after it wait for the search, Esc cancels them) made the rule for
 the keys that pick, and what pi's `/resume` does by construction (it filters synchronously on
 every key).  Keys pressed one at a time find the list settled and act at once, as before.
@@ -56,17 +57,20 @@ class _Waiting:
     query: str
     run: Callable[[], object]
     rows: bool  # it acts on the rows: they must be the query's
+    moves: bool  # it only moves the cursor: it moves it too over rows that are not the query's (invalid)
 
 
-def in_key_order(*, rows: bool = True) -> Callable[[Action], Action]:
+def in_key_order(*, rows: bool = True, moves: bool = False) -> Callable[[Action], Action]:
     """Make a screen action run in the order typed, on the list as the keys before it made it
-    (`rows`: once the query's rows have landed).  Called from inside another such action (Enter
+    (`rows`: once the query's rows have landed).  `moves`: a cursor key, which moves the cursor
+    over the rows left on screen by a query that has none (invalid, or its search failed), as
+    it always did; the others do nothing there.  Called from inside another such action (Enter
     opening the tree), it runs at once: it is part of that key."""
 
     def wrap(action: Action) -> Action:
         @functools.wraps(action)
         def ordered(self: KeyOrder, *args: Any) -> None:
-            self._in_key_order(lambda: action(self, *args), rows=rows)
+            self._in_key_order(lambda: action(self, *args), rows=rows, moves=moves)
 
         return ordered  # type: ignore[return-value]
 
@@ -117,14 +121,14 @@ class KeyOrder:
         second Esc, Enter, F1) may have acted before it runs."""
         self.search_input.call_later(decide)
 
-    def _in_key_order(self, run: Callable[[], object], *, rows: bool) -> None:
+    def _in_key_order(self, run: Callable[[], object], *, rows: bool, moves: bool = False) -> None:
         if self._key_running:  # (called by the key being run: part of it)
             run()
             return
 
         def decided() -> None:
             if self.is_active:  # (a priority key after it may have left already)
-                self._waiting_keys.append(_Waiting(self.search_input.value, run, rows))
+                self._waiting_keys.append(_Waiting(self.search_input.value, run, rows, moves))
                 self._run_waiting_keys()
 
         self._after_typed_keys(decided)
@@ -177,7 +181,7 @@ class KeyOrder:
                     self._notice_waiting()
                     return
                 queue.popleft()
-                if state == "ready":
+                if state == "ready" or key.moves:
                     self._key_running = True
                     try:
                         key.run()

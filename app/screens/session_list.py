@@ -674,20 +674,20 @@ class SessionPickerScreen(
         self._preview_key = key
         preview.show(Path(row.path) if row is not None else None, query=query)
 
-    @in_key_order()
+    @in_key_order(moves=True)
     def action_cursor(self, delta: int) -> None:
         self.session_list.move_cursor(delta)
 
-    @in_key_order()
+    @in_key_order(moves=True)
     def action_page(self, direction: int) -> None:
         self.session_list.page(direction)
 
-    @in_key_order()
+    @in_key_order(moves=True)
     def action_first(self) -> None:
         self.session_list.set_cursor(0)
         self._clear_new()
 
-    @in_key_order()
+    @in_key_order(moves=True)
     def action_last(self) -> None:
         self.session_list.set_cursor(len(self.session_list.rows) - 1)
 
