@@ -16,9 +16,12 @@ the model searched is the input's value and the newest rows request has landed (
 first page counts: it is a prefix of the final order, whose rows keep the cursor).  Until
 then it waits, without blocking the UI thread, and the keys behind it wait in order ("zebra",
 Down, Down, Enter: the third hit).  A key that only changes the list (Tab, Ctrl+S, Ctrl+N,
-Alt+C) runs as soon as the keys before it have.  A character typed after a waiting key
-cancels it (the query it was pressed on is gone); Esc cancels the waiting keys (and does
-nothing else); so does leaving the screen.  A query with no rows (none match, invalid, or its
+Alt+C) runs as soon as the keys before it have.  What is typed into the query while a key
+waits (characters, Backspace, Ctrl+U...) is held and typed once the keys before it have run:
+into the query as they left it, or nowhere if one left the picker or opened a dialog (pi's
+picker, synchronous, would have typed it there; a dialog typed into unseen is not seance's
+way).  Esc cancels the waiting keys and what is held (and does nothing else); so does
+leaving the screen.  A query with no rows (none match, invalid, or its
 search failed): the key does nothing, and Enter says so (the cursor keys still move over the
 rows an invalid query leaves on screen, as before).  This is fzf's `wait` action
 (junegunn/fzf#4842: the keys after it wait for the search, Esc cancels them) made the rule for
@@ -33,6 +36,8 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
+
+from textual import events
 
 from seance.core.text import display_text
 
@@ -51,10 +56,17 @@ Action = TypeVar("Action", bound=Callable[..., None])
 
 
 @dataclass
-class _Waiting:
-    """A key decided on `query` (the input's value then), to `run` once its turn comes."""
+class _Held:
+    """A key typed into the query while a key before it waits: typed once that key has run."""
 
-    query: str
+    key: str
+    character: str | None
+
+
+@dataclass
+class _Waiting:
+    """A key's action, to `run` once its turn comes."""
+
     run: Callable[[], object]
     rows: bool  # it acts on the rows: they must be the query's
     moves: bool  # it only moves the cursor: it moves it too over rows that are not the query's (invalid)
@@ -109,8 +121,28 @@ class KeyOrder:
         ) -> Timer: ...
 
     @property
-    def _waiting_keys(self) -> deque[_Waiting]:
+    def _waiting_keys(self) -> deque[_Waiting | _Held]:
         return self.__dict__.setdefault("_key_queue", deque())
+
+    @property
+    def _replayed_keys(self) -> list[events.Key]:
+        """Held keys posted to the input again, their turn come: it takes them as typed."""
+        return self.__dict__.setdefault("_key_replays", [])
+
+    def _holds_typed_key(self, event: events.Key) -> bool:
+        """Whether the query input leaves `event` (a character or an editing key, in its own
+        queue) to the queue, to be typed after the keys waiting before it (True: held).  Typed
+        while Enter waits for "zebra"'s rows, "x" is typed after the Enter has run (into no
+        query, the picker gone), not into the query Enter then acts on; after a Down, into the
+        query as the Down left it."""
+        replayed = self._replayed_keys
+        if any(event is key for key in replayed):  # (typed now, its turn come)
+            replayed.remove(event)
+            return False
+        if not self._waiting_keys:
+            return False
+        self._waiting_keys.append(_Held(event.key, event.character))
+        return True
 
     def _after_typed_keys(self, decide: Callable[[], object]) -> None:
         """Run `decide` in the query input's own queue, after the keys that arrived before the
@@ -128,7 +160,7 @@ class KeyOrder:
 
         def decided() -> None:
             if self.is_active:  # (a priority key after it may have left already)
-                self._waiting_keys.append(_Waiting(self.search_input.value, run, rows, moves))
+                self._waiting_keys.append(_Waiting(run, rows, moves))
                 self._run_waiting_keys()
 
         self._after_typed_keys(decided)
@@ -173,9 +205,10 @@ class KeyOrder:
                 if not self.is_active:
                     queue.clear()
                     break
-                if key.rows and key.query != self.search_input.value:  # typed after: its query is gone
-                    queue.popleft()
-                    continue
+                if isinstance(key, _Held):  # typed behind a key that has run: typed now, the rest after it
+                    self._type_held_keys()
+                    self._after_typed_keys(self._run_waiting_keys)
+                    return
                 state = self._rows_state() if key.rows else "ready"
                 if state == "waiting":
                     self._notice_waiting()
@@ -190,6 +223,17 @@ class KeyOrder:
             self._waited()
         finally:
             self._draining = False
+
+    def _type_held_keys(self) -> None:
+        """Post the held keys at the head of the queue to the input, as the app forwards a key
+        (if one bubbles back, the app does not take it for a new key from the terminal)."""
+        queue = self._waiting_keys
+        while queue and isinstance(held := queue[0], _Held):
+            queue.popleft()
+            replay = events.Key(held.key, held.character)
+            replay._set_forwarded()
+            self._replayed_keys.append(replay)
+            self.search_input.post_message(replay)
 
     def _notice_waiting(self) -> None:
         if self._wait_timer is None:

@@ -30,7 +30,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
@@ -179,6 +179,14 @@ class SearchInput(OrderedInput):
         if character in ("?", " ") and not self.value:  # help; select the row
             return False
         return super().check_consume_key(key, character)
+
+    async def _on_key(self, event: events.Key) -> None:
+        screen = self.screen
+        if isinstance(screen, KeyOrder) and self.app.focused is self and screen._holds_typed_key(event):
+            event.stop()  # typed once the keys waiting before it have run (key_order.py)
+            event.prevent_default()
+            return
+        await super()._on_key(event)
 
 
 class SessionPickerScreen(
@@ -850,7 +858,7 @@ class SessionPickerScreen(
             else:
                 self.call_later(self._run_if_active, action)
 
-        self._after_typed_keys(decide)
+        self._in_key_order(decide, rows=False)  # key_order.py: behind keys waiting for their rows
 
     async def _run_if_active(self, action: str) -> None:
         if self.is_active:
