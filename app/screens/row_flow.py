@@ -99,10 +99,12 @@ class RowMaking:
             self._set_rows(view.rows(), top=top)
             self._rows_landed(generation)
         else:
-            if self._show_stand_in(view, top):  # first_paint.py: a Tab's rows meanwhile
+            stand_in = self._show_stand_in(view, top)  # first_paint.py: a Tab's rows meanwhile
+            if stand_in:
                 self._stand_in_generation = generation
-                self._rows_landed(generation)  # (the scope's sessions, no query: keys act on them)
             self._rows_worker(view, generation, top)
+            if stand_in:  # (the scope's sessions, no query: the keys waiting act on them; after the
+                self._rows_landed(generation)  # worker started: one of them may ask for newer rows)
 
     def _inline(self, view: RowsView) -> bool:
         return len(view.summaries) <= self.rows_inline_max
