@@ -172,6 +172,18 @@ def test_ctrl_u_then_a_word_in_one_write_keeps_the_word(terminal: Terminal, root
     assert "zebra" in screen.splitlines()[1] and "1 of 5 sessions" in screen, screen
 
 
+def test_a_word_then_enter_in_one_write_prints_the_words_session(terminal: Terminal, root: Path) -> None:
+    """The pick contract under a script (pi's /resume, `tmux send-keys 'word' Enter`): Enter
+    acted on the row highlighted before the word was searched and printed that session's path
+    (s-auth, the top row); it waits for the word's rows and prints its hit (issue 14)."""
+    terminal.start("pick", "--root", str(root), "--cwd", PROJECT)
+    terminal.wait_for("5 sessions")
+    terminal.tmux("send-keys", "-t", "pick", "zebra", "Enter")  # one write, as `tmux send-keys` sends it
+    terminal.continue_missing_cwd()
+    code, out = terminal.result()
+    assert (code, out) == (0, f"{session_path(root, Spec('s-docs', PROJECT))}\n")
+
+
 def test_ctrl_c_cancels(terminal: Terminal, root: Path) -> None:
     terminal.start("pick", "--root", str(root), "--all")
     terminal.wait_for("8 sessions")

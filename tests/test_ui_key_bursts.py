@@ -15,18 +15,20 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from test_ui_first_page import Gate, wait_for
 from textual import events
 from textual._xterm_parser import XTermParser
 from textual.app import App, ComposeResult
 from textual.screen import Screen
 from textual.widgets import Input, Static
-from ui_harness import picker_app, screen_of, settle, titles
-from ui_sessions import PROJECT, clock, make_root
+from ui_harness import cursor_title, picker_app, screen_of, settle, titles
+from ui_sessions import PROJECT, Spec, clock, make_root, session_path
 
 from seance.app import PickerOptions
 from seance.app.screens.confirm import ConfirmScreen
 from seance.app.screens.prompt import PromptScreen
 from seance.app.screens.session_list import SessionPickerScreen
+from seance.app.screens.session_tree import SessionTreeScreen
 from seance.core.catalog import Catalog
 
 CTRL_U, CTRL_W, CTRL_Z, BACKSPACE, LEFT, CTRL_LEFT = "\x15", "\x17", "\x1a", "\x7f", "\x1b[D", "\x1b[1;5D"
@@ -169,3 +171,158 @@ async def test_enter_then_cancel_in_one_burst_in_the_prompt_keeps_the_picker(roo
         await settle(pilot)
         assert any(isinstance(screen, SessionPickerScreen) for screen in pilot.app.screen_stack)
         assert isinstance(pilot.app.screen, SessionPickerScreen | ConfirmScreen | PromptScreen)
+
+
+# -- keys that act on the list act on the query as typed (the search's rows, not the rows before) --
+
+A_TITLE = "fix the auth bug in login"  # s-auth: the top row, under the cursor before the query
+
+
+async def _on_session_a(pilot) -> None:
+    await settle(pilot)
+    assert cursor_title(pilot) == A_TITLE
+
+
+async def test_a_word_then_enter_in_one_burst_resumes_the_words_session(root: Path) -> None:
+    """Enter, a priority binding, ran before the word reached the query: it resumed the row
+    highlighted before it (s-auth), not "zebra"'s only hit (s-docs)."""
+    app = picker_app(root)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await _on_session_a(pilot)
+        burst(app, "zebra\r")
+        await settle(pilot)
+    assert app.return_value is not None and app.return_value.path == session_path(root, Spec("s-docs", PROJECT))
+
+
+async def test_a_word_then_ctrl_t_in_one_burst_opens_the_words_session(root: Path) -> None:
+    app = picker_app(root)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await _on_session_a(pilot)
+        burst(app, "zebra\x14")
+        await settle(pilot)
+        assert isinstance(app.screen, SessionTreeScreen)
+        assert app.screen.session_path == session_path(root, Spec("s-docs", PROJECT))
+
+
+async def test_a_word_then_down_then_enter_in_one_burst_picks_the_words_second_hit(root: Path) -> None:
+    """Down moved the old list's cursor, then the word's rows came with the cursor on top."""
+    app = picker_app(root)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await _on_session_a(pilot)
+        burst(app, "auth\x1b[B")
+        await settle(pilot)
+        screen = screen_of(pilot)
+        assert screen.model.query == "auth" and len(screen.session_list.rows) >= 2
+        assert screen.session_list.cursor == 1
+        second = screen.session_list.highlighted
+        assert second is not None
+        burst(app, "\r")
+        await settle(pilot)
+    assert app.return_value is not None and app.return_value.path == Path(second.path)
+
+
+async def test_a_word_that_matches_nothing_then_enter_resumes_nothing_and_says_so(root: Path) -> None:
+    app = picker_app(root)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await _on_session_a(pilot)
+        burst(app, "qxqxjzv\r")
+        await settle(pilot)
+        screen = screen_of(pilot)  # still the picker: the stale row was not resumed
+        assert screen.session_list.highlighted is None and app.return_value is None
+        assert "No session matches" in screen.status.message
+
+
+async def test_an_invalid_query_then_enter_resumes_nothing_and_the_cursor_keys_still_move(root: Path) -> None:
+    """An invalid query has no rows (the last valid query's stay on screen, said invalid):
+    Enter resumed the highlighted one of those; Down still moves over them, as before."""
+    app = picker_app(root)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await _on_session_a(pilot)
+        burst(app, "re:(")
+        await settle(pilot)
+        screen = screen_of(pilot)
+        assert "invalid query" in screen.status.message and len(screen.session_list.rows) >= 2
+        await pilot.press("down")
+        await settle(pilot)
+        assert screen.session_list.cursor == 1
+        burst(app, "\r")
+        await settle(pilot)
+        assert app.screen is screen and app.return_value is None
+
+
+async def test_enter_waits_for_a_slow_search_then_resumes_its_hit(root: Path) -> None:
+    """The search of the word is held (its index query): Enter waits for its rows, without
+    holding the UI (the status line says so), then resumes the word's session."""
+    app = picker_app(root)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await _on_session_a(pilot)
+        screen = screen_of(pilot)
+        gate = Gate(screen)
+        burst(app, "zebra\r")
+        await wait_for(pilot, gate.entered.is_set)
+        await pilot.pause(0.4)  # (more than the notice's delay)
+        assert app.screen is screen and app.return_value is None
+        assert "Waiting" in screen.status.message
+        gate.open()
+        await settle(pilot)
+    assert app.return_value is not None and app.return_value.path == session_path(root, Spec("s-docs", PROJECT))
+
+
+async def test_esc_cancels_an_enter_waiting_for_its_search_and_keeps_the_query(root: Path) -> None:
+    app = picker_app(root)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await _on_session_a(pilot)
+        screen = screen_of(pilot)
+        gate = Gate(screen)
+        burst(app, "zebra\r")
+        await wait_for(pilot, gate.entered.is_set)
+        app.post_message(events.Key("escape", "\x1b"))
+        await pilot.pause(0.1)
+        gate.open()
+        await settle(pilot)
+        assert app.screen is screen and app.return_value is None
+        assert screen.search_input.value == "zebra"
+
+
+async def test_typing_after_an_enter_waiting_for_its_search_does_not_change_what_it_resumes(root: Path) -> None:
+    """ "zebra", Enter, "x": the Enter resumes zebra's hit (pi's picker, synchronous, would
+    have); the "x" typed while it waits is held, not typed into the query it acts on."""
+    app = picker_app(root)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await _on_session_a(pilot)
+        screen = screen_of(pilot)
+        gate = Gate(screen)
+        burst(app, "zebra\r")
+        await wait_for(pilot, gate.entered.is_set)
+        burst(app, "x")
+        await pilot.pause(0.1)
+        assert screen.search_input.value == "zebra"
+        gate.open()
+        await settle(pilot)
+    assert app.return_value is not None and app.return_value.path == session_path(root, Spec("s-docs", PROJECT))
+
+
+async def test_typing_after_a_down_waiting_for_its_search_is_typed_after_it_in_order(root: Path) -> None:
+    """ "auth", Down, Backspace, "th": the Down moves on auth's rows once they land, then the
+    keys held behind it are typed, in order, into the query as it left it."""
+    app = picker_app(root)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await _on_session_a(pilot)
+        screen = screen_of(pilot)
+        moved: list[int] = []
+        original = screen.session_list.move_cursor
+
+        def recorded(delta: int) -> None:
+            original(delta)
+            moved.append(screen.session_list.cursor)
+
+        screen.session_list.move_cursor = recorded  # type: ignore[method-assign]
+        gate = Gate(screen)
+        burst(app, "auth\x1b[B" + BACKSPACE + "th")
+        await wait_for(pilot, gate.entered.is_set)
+        await pilot.pause(0.1)
+        assert screen.search_input.value == "auth" and moved == []
+        gate.open()
+        await settle(pilot)
+        assert moved == [1], "the Down moved on auth's two hits"
+        assert screen.search_input.value == "autth"

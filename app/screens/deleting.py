@@ -23,6 +23,7 @@ from ..messages import BatchUndone, Restored, SelectionTrashed, Trashed, WriteFa
 from ..picker_model import DeletedBatch
 from ..toasts import withdraw_toasts
 from .confirm import ConfirmScreen
+from .key_order import in_key_order
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -68,6 +69,7 @@ class DeleteActions:
 
         return ACTIVE_SECONDS if self.active_seconds is None else self.active_seconds
 
+    @in_key_order()
     def action_delete(self) -> None:
         from seance.core.trash import activity, same_file
 
@@ -134,12 +136,14 @@ class DeleteActions:
 
     # -- the selection: a bulk delete (app/selection.py, the batch in app/screens/bulk.py) ------------
 
+    @in_key_order()
     def action_toggle_select(self) -> None:
         row = self.session_list.highlighted
         if row is not None:
             self.model.selection.toggle(row.summary)
             self._show_selection()
 
+    @in_key_order()
     def action_select_all(self) -> None:
         pinned = {session_id for session_id, mark in self.model.marks.items() if mark.pinned}  # loaded by a worker
         rows = [row.summary for row in self.session_list.rows]

@@ -21,6 +21,7 @@ from seance.core.marks import Mark, MarkError, MarkStore, split_tags
 from seance.core.text import display_text
 
 from ..messages import WriteFailed
+from .key_order import in_key_order
 from .prompt import PromptScreen
 
 if TYPE_CHECKING:
@@ -75,6 +76,7 @@ class MarkActions:
         """Read the marks file (the screen calls this when it mounts)."""
         self._marks_worker(None, "")
 
+    @in_key_order()
     def action_toggle_pin(self) -> None:
         row = self.session_list.highlighted
         if row is None:
@@ -83,6 +85,7 @@ class MarkActions:
         note = f"Unpinned {title}" if row.mark.pinned else f"Pinned {title}"
         self._marks_worker(lambda store: store.toggle_pin(session_id), note)
 
+    @in_key_order()
     def action_edit_tags(self) -> None:
         row = self.session_list.highlighted
         if row is None:

@@ -8,7 +8,8 @@ fraction of a frame) is ordered on the spot; a longer one in a worker thread, wh
 100,000 sessions happen there, and the UI thread only swaps in the finished `RowSet`, whose
 rows are made as they are drawn (meanwhile a Tab shows the scope's stored first screens if it
 has them: first_paint.py's stand-in).  Each request has a generation: rows made for a state that
-has changed since are dropped (the newer request's rows follow).  The search worker makes its
+has changed since are dropped (the newer request's rows follow); the landing of the newest
+request's rows lets the keys waiting for them run (key_order.py).  The search worker makes its
 hits' rows in its own thread the same way (`RowsView.hit_rows`).  Alt+C's "N child sessions" is counted off the UI
 thread too (`ChildrenCounted`).
 """
@@ -77,6 +78,8 @@ class RowMaking:
 
         def _drop_stand_ins(self) -> None: ...
 
+        def _rows_landed(self, generation: int) -> None: ...
+
         @property
         def session_list(self) -> SessionList: ...
 
@@ -91,12 +94,17 @@ class RowMaking:
         remembered = view.remembered_rows()  # made before (Tab back, made ahead): no worker round trip
         if remembered is not None:
             self._set_rows(remembered, top=top)
+            self._rows_landed(generation)
         elif self._inline(view):
             self._set_rows(view.rows(), top=top)
+            self._rows_landed(generation)
         else:
-            if self._show_stand_in(view, top):  # first_paint.py: a Tab's rows meanwhile
+            stand_in = self._show_stand_in(view, top)  # first_paint.py: a Tab's rows meanwhile
+            if stand_in:
                 self._stand_in_generation = generation
             self._rows_worker(view, generation, top)
+            if stand_in:  # (the scope's sessions, no query: the keys waiting act on them; after the
+                self._rows_landed(generation)  # worker started: one of them may ask for newer rows)
 
     def _inline(self, view: RowsView) -> bool:
         return len(view.summaries) <= self.rows_inline_max
@@ -129,6 +137,7 @@ class RowMaking:
         if message.generation == self._rows_generation:
             moved = message.generation == self._stand_in_generation and self.session_list.touched
             self._set_rows(message.rows, top=message.top and not moved)  # moved on the stand-in: it stays
+            self._rows_landed(message.generation)
 
     def _count_children(self, view: RowsView, mode: ChildMode) -> None:
         """Alt+C's notice: counted here for a short list, by a worker for a long one."""

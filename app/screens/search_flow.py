@@ -166,6 +166,8 @@ class SearchFlow:
 
         def _show_preview(self, row: Any) -> None: ...
 
+        def _rows_landed(self, generation: int) -> None: ...
+
     @property
     def _search_thread(self) -> SearchThread:
         """Where the ranking runs (one `SearchCache` user at a time)."""
@@ -370,6 +372,7 @@ class SearchFlow:
         # the status count and the scrollbar stay as they were until the search's count comes (`SearchCount`)
         widget = self.session_list
         widget.set_rows(message.rows, top=message.top, lines_at_least=widget.virtual_size.height)
+        self._rows_landed(message.generation)  # key_order.py: a prefix of the final rows, which keep the cursor
 
     def on_search_count(self, message: SearchCount) -> None:
         """The whole ranking's count and scrollbar under its first page, ahead of its rows

@@ -14,7 +14,9 @@ Everything it needs comes in through `__init__`, so a host agent's Textual app c
 `push_screen(SessionPickerScreen(catalog, cwd=...), callback)` or
 `await push_screen_wait(...)`; CSS travels with the screen (its `CSS`, scoped by Textual) and uses theme
 variables only.  Keys the picker needs from the input (Tab, Enter, Home/End, Ctrl+D, Ctrl+C,
-Esc) are priority bindings of the screen; a host's own priority bindings still win.
+Esc) are priority bindings of the screen; a host's own priority bindings still win.  Those
+that act on the list decide after the characters typed before them and on the rows of that
+query (app/screens/key_order.py): "zebra" then Enter in one burst resumes zebra's hit.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
@@ -75,6 +77,7 @@ from .copy import CopyChoice, CopyScreen
 from .deleting import DeleteActions
 from .first_paint import FirstPaint
 from .help import HelpScreen, help_rows, key_label
+from .key_order import KeyOrder, in_key_order
 from .marks import MARK_BINDINGS, MarkActions
 from .missing_cwd import resume_checked
 from .prompt import rename_prompt
@@ -177,8 +180,18 @@ class SearchInput(OrderedInput):
             return False
         return super().check_consume_key(key, character)
 
+    async def _on_key(self, event: events.Key) -> None:
+        screen = self.screen
+        if isinstance(screen, KeyOrder) and self.app.focused is self and screen._holds_typed_key(event):
+            event.stop()  # typed once the keys waiting before it have run (key_order.py)
+            event.prevent_default()
+            return
+        await super()._on_key(event)
 
-class SessionPickerScreen(DeleteActions, MarkActions, RowMaking, SearchFlow, FirstPaint, Screen[PickResult | None]):
+
+class SessionPickerScreen(
+    KeyOrder, DeleteActions, MarkActions, RowMaking, SearchFlow, FirstPaint, Screen[PickResult | None]
+):
     """Search, browse and pick a session; dismisses with a `PickResult` or None on cancel."""
 
     CSS: ClassVar[str] = stylesheet("picker.tcss")  # scoped by Textual to this screen
@@ -540,7 +553,9 @@ class SessionPickerScreen(DeleteActions, MarkActions, RowMaking, SearchFlow, Fir
         except QueryError as error:  # the rows of the last valid query stay, the status says why
             self._show_query_error(f"invalid query: {error}")
             self._release_preview()  # (search_flow.py: no count comes for a first page's rows now)
+            self._query_unparsed(text)  # key_order.py: no rows will come for it
             return
+        self._query_unparsed(None)
         self._clear_query_error()
         view = self.model.search_view()  # (without the previous hits: the worker keeps its arguments)
         debounce, self._debounce = self._debounce, 0.0
@@ -573,6 +588,7 @@ class SessionPickerScreen(DeleteActions, MarkActions, RowMaking, SearchFlow, Fir
             if not message.hits:
                 if message.generation == self._rows_generation:  # the search failed: no count comes
                     self._release_preview()  # (search_flow.py) for a first page's rows
+                    self._rows_failed(message.generation)  # key_order.py: no rows will come
                 return
         if message.generation < self._searched_generation:  # an older search's, after a newer one's hits
             return  # (a big search's rows are posted from its worker thread: they may land out of order)
@@ -591,6 +607,8 @@ class SessionPickerScreen(DeleteActions, MarkActions, RowMaking, SearchFlow, Fir
             self._freeze_after_search = False
             self._freeze_long_lived()
         self._idle_after_search(searched_rows)  # search_flow.py
+        if searched_rows is not None:
+            self._rows_landed(message.generation)  # key_order.py: the keys waiting for them run
 
     def on_screen_resume(self) -> None:
         # back from a screen (the app may have given every frozen object back to the collector
@@ -614,6 +632,7 @@ class SessionPickerScreen(DeleteActions, MarkActions, RowMaking, SearchFlow, Fir
         # A new query shows its best hit first; clearing it goes back to the full list with the
         # cursor still on the session the user was looking at (found by path).
         self._rebuild(top=bool(event.value.strip()))
+        self._run_waiting_keys()  # key_order.py: a key waiting for the query before this one is dropped
 
     # -- cursor and preview ----------------------------------------------------------------
 
@@ -625,7 +644,7 @@ class SessionPickerScreen(DeleteActions, MarkActions, RowMaking, SearchFlow, Fir
 
     @on(SessionList.Selected)
     def _selected(self, event: SessionList.Selected) -> None:
-        self.action_select()
+        self._pick_highlighted()  # (a double-click: the row clicked, at once)
 
     def _preview(self) -> Any | None:
         try:
@@ -663,16 +682,20 @@ class SessionPickerScreen(DeleteActions, MarkActions, RowMaking, SearchFlow, Fir
         self._preview_key = key
         preview.show(Path(row.path) if row is not None else None, query=query)
 
+    @in_key_order(moves=True)
     def action_cursor(self, delta: int) -> None:
         self.session_list.move_cursor(delta)
 
+    @in_key_order(moves=True)
     def action_page(self, direction: int) -> None:
         self.session_list.page(direction)
 
+    @in_key_order(moves=True)
     def action_first(self) -> None:
         self.session_list.set_cursor(0)
         self._clear_new()
 
+    @in_key_order(moves=True)
     def action_last(self) -> None:
         self.session_list.set_cursor(len(self.session_list.rows) - 1)
 
@@ -684,7 +707,16 @@ class SessionPickerScreen(DeleteActions, MarkActions, RowMaking, SearchFlow, Fir
         summary = row.summary
         return PickResult(action, Path(summary.path), leaf_id, session_id=summary.id or None, cwd=summary.cwd or None)
 
+    @in_key_order()
     def action_select(self) -> None:
+        """Enter: resume the highlighted session (the tree first in the browser), once the list
+        shows the query as typed (key_order.py); nothing, said, if that query matches none."""
+        if self.session_list.highlighted is None:
+            self._no_row_here()
+            return
+        self._pick_highlighted()
+
+    def _pick_highlighted(self) -> None:
         row = self.session_list.highlighted
         if row is None:
             return
@@ -700,6 +732,7 @@ class SessionPickerScreen(DeleteActions, MarkActions, RowMaking, SearchFlow, Fir
         """Enter in the browser: the selected session's tree first."""
         self.action_select()
 
+    @in_key_order()
     def action_fork(self) -> None:
         """Dismiss with a fork of the selected session at its leaf (the host writes the new file)."""
         row = self.session_list.highlighted
@@ -714,6 +747,8 @@ class SessionPickerScreen(DeleteActions, MarkActions, RowMaking, SearchFlow, Fir
         def decide() -> None:
             if not self.is_active:  # a priority key after it (Esc, Enter, F1) already left
                 return
+            if self._cancel_waiting_keys():  # key_order.py: keys waiting for the search's rows
+                return
             if search.value:
                 search.value = ""
             else:
@@ -726,6 +761,7 @@ class SessionPickerScreen(DeleteActions, MarkActions, RowMaking, SearchFlow, Fir
 
     # -- scope, sort, filters ----------------------------------------------------------------
 
+    @in_key_order(rows=False)
     def action_toggle_scope(self) -> None:
         scope = self.model.toggle_scope()
         self._publish()
@@ -742,6 +778,7 @@ class SessionPickerScreen(DeleteActions, MarkActions, RowMaking, SearchFlow, Fir
             elif scope not in self._loading:  # the refresh under way lists every scope
                 self._paint_stored_meanwhile(scope)  # first_paint.py
 
+    @in_key_order(rows=False)
     def action_cycle_sort(self) -> None:
         self.model.cycle_sort()
         self._publish()
@@ -750,6 +787,7 @@ class SessionPickerScreen(DeleteActions, MarkActions, RowMaking, SearchFlow, Fir
         else:
             self._rebuild()
 
+    @in_key_order(rows=False)
     def action_cycle_children(self) -> None:
         """Alt+C: child sessions hidden → threaded under their parent → flat; say so, remember it."""
         mode = self.model.cycle_children()
@@ -773,6 +811,7 @@ class SessionPickerScreen(DeleteActions, MarkActions, RowMaking, SearchFlow, Fir
         except (OSError, ValueError) as error:
             self.post_message(WriteFailed(f"Could not save the setting: {display_text(error)}"))
 
+    @in_key_order(rows=False)
     def action_toggle_named(self) -> None:
         self.model.toggle_named()
         self._rebuild(top=True)
@@ -819,16 +858,7 @@ class SessionPickerScreen(DeleteActions, MarkActions, RowMaking, SearchFlow, Fir
             else:
                 self.call_later(self._run_if_active, action)
 
-        self._after_typed_keys(decide)
-
-    def _after_typed_keys(self, decide: Callable[[], object]) -> None:
-        """Run `decide` in the query input's own queue, after the keys that arrived before the
-        one being handled.  A priority binding runs in the app's queue, as the key arrives; the
-        characters before it in the same burst (typed fast, pasted, a busy frame) are still
-        waiting in the input's queue, so the query it would read or set is not the user's yet.
-        `decide` checks that this screen is still on top: a priority key after this one (a
-        second Esc, Enter, F1) may have acted before it runs."""
-        self.search_input.call_later(decide)
+        self._in_key_order(decide, rows=False)  # key_order.py: behind keys waiting for their rows
 
     async def _run_if_active(self, action: str) -> None:
         if self.is_active:
@@ -859,6 +889,7 @@ class SessionPickerScreen(DeleteActions, MarkActions, RowMaking, SearchFlow, Fir
 
     # -- rename --------------------------------------------------------------------------
 
+    @in_key_order()
     def action_rename(self) -> None:
         row = self.session_list.highlighted
         if row is None or not self.options.rename:
@@ -901,6 +932,7 @@ class SessionPickerScreen(DeleteActions, MarkActions, RowMaking, SearchFlow, Fir
 
     # -- copy ----------------------------------------------------------------------------
 
+    @in_key_order()
     def action_copy(self) -> None:
         row = self.session_list.highlighted
         if row is None:
@@ -915,6 +947,7 @@ class SessionPickerScreen(DeleteActions, MarkActions, RowMaking, SearchFlow, Fir
 
     # -- export (app/export_flow.py) ------------------------------------------------------
 
+    @in_key_order()
     def action_export(self) -> None:
         row = self.session_list.highlighted
         if row is not None:
@@ -928,6 +961,7 @@ class SessionPickerScreen(DeleteActions, MarkActions, RowMaking, SearchFlow, Fir
 
     # -- tree ----------------------------------------------------------------------------
 
+    @in_key_order()
     def action_tree(self) -> None:
         row = self.session_list.highlighted
         if row is None:
