@@ -21,3 +21,8 @@ class SessionChangedError(SessionError):
 
 
 __all__ = ["FileChangedError", "SessionChangedError", "SessionError"]
+
+
+class Stopped(Exception):
+    """A long pass's `stop` said to give up (a cancelled worker's): nothing it made is kept
+    half done."""

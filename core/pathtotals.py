@@ -18,14 +18,18 @@ from __future__ import annotations
 import threading
 import weakref
 from array import array
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 from .context import MESSAGE_TYPES, ContextMessage, SessionContext, as_message, compaction_summary
 from .entries import MESSAGE_ASSISTANT, MESSAGE_TEXTLESS_ASSISTANT
+from .errors import Stopped
 from .text import as_text, message_text
 from .tree import SessionTree
 
 _ASSISTANT_CODES = frozenset({MESSAGE_ASSISTANT, MESSAGE_TEXTLESS_ASSISTANT})
+STOP_EVERY = 1024
+"""How many entries `PathTotals` fills between two asks of its `stop` (a few ms)."""
 
 
 def message_chars(item: ContextMessage) -> int:
@@ -92,35 +96,38 @@ class PathTotals:
         self.call_ids: set[str] = set()
         self._lock = threading.Lock()
 
-    def at(self, entry_id: str | None) -> tuple[int, float]:
+    def at(self, entry_id: str | None, stop: Callable[[], bool] | None = None) -> tuple[int, float]:
         """(characters, cost) summed along the path root → `entry_id` ((0, 0.0) for None or
-        an unknown id)."""
+        an unknown id).  `stop`: asked every `STOP_EVERY` entries filled; once it says so,
+        `Stopped` is raised (the entries filled so far, root first, stay filled)."""
         position = self._tree.positions.get(entry_id, -1) if entry_id is not None else -1
         if position < 0:
             return 0, 0.0
         if not self._done[position]:
-            self._fill(entry_id)  # type: ignore[arg-type]
+            self._fill(entry_id, stop)  # type: ignore[arg-type]
         return self._chars[position], self._cost[position]
 
-    def before(self, entry_id: str) -> tuple[int, float]:
+    def before(self, entry_id: str, stop: Callable[[], bool] | None = None) -> tuple[int, float]:
         """The totals at `entry_id`'s parent on its path ((0, 0.0) for a root)."""
         walk = self._tree.path_positions(entry_id)
         next(walk, None)
         parent = next(walk, -1)
-        return self.at(self._tree.entries.ids[parent]) if parent >= 0 else (0, 0.0)
+        return self.at(self._tree.entries.ids[parent], stop) if parent >= 0 else (0, 0.0)
 
-    def context_chars(self, context: SessionContext) -> int:
+    def context_chars(self, context: SessionContext, stop: Callable[[], bool] | None = None) -> int:
         """The characters of every message of `context` (built on this tree), as summing
         `message_chars` over them gives: with a compaction, its summary and the path from
-        the entry it keeps from (a difference of two totals)."""
-        chars, _cost = self.at(context.leaf_id)
+        the entry it keeps from (a difference of two totals).  `stop`: as `at`'s."""
+        chars, _cost = self.at(context.leaf_id, stop)
         if context.compaction is not None and context.kept_from is not None:
-            chars -= self.before(context.kept_from)[0]
+            chars -= self.before(context.kept_from, stop)[0]
             chars += message_chars(compaction_summary(context.compaction))
         return chars
 
-    def _fill(self, entry_id: str) -> None:
-        """Totals for every entry on the path to `entry_id` that has none yet, root first."""
+    def _fill(self, entry_id: str, stop: Callable[[], bool] | None = None) -> None:
+        """Totals for every entry on the path to `entry_id` that has none yet, root first
+        (`stop`: as `at`'s; each entry is marked done with its totals, so a fill stopped
+        half way leaves a valid prefix the next one starts from)."""
         tree = self._tree
         entries = tree.entries
         types, codes = entries.types, entries.message_kinds
@@ -135,7 +142,10 @@ class PathTotals:
                 todo.append(position)
             chars, cost = (chars_at[base], cost_at[base]) if base >= 0 else (0, 0.0)
             message_types, assistants, call_ids = MESSAGE_TYPES, _ASSISTANT_CODES, self.call_ids
-            for position in reversed(todo):
+            every = STOP_EVERY if stop is not None else len(todo) + 1
+            for step, position in enumerate(reversed(todo)):
+                if not step % every and stop is not None and stop():
+                    raise Stopped
                 kind = types[position]
                 if kind.__class__ is str and kind in message_types:
                     entry = entries.peek(position)
