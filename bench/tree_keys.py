@@ -10,10 +10,11 @@ the tree of the one session, and once its rows are drawn (the "first rows" figur
 Ctrl+T) the key is sent `delay` seconds later:
 
 * esc: Esc → the list is back (no "Session Tree" header, the list's rows and status line);
-  one per opening (each delay its own opening);
-* down: Down → the tree's position line `(N/M)` changes; one opening per trial, one Down at
-  each delay (from the first draw);
-* type: a letter → the search line shows it; the same.
+  Textual waits `ESCDELAY` (100 ms) after a lone Esc byte before it is a key: that is in it;
+* down: Down → the tree's position line `(N/M)` changes (from the leaf it wraps to the top);
+* type: a letter → the search line shows it.
+
+Each key at each delay is its own opening (a fresh picker).
 
 These are what the tree's background work (the preview's totals, the search index) can hold
 up: a worker in pure Python delays every turn of the event loop.  The peak RSS (VmHWM) is
@@ -132,8 +133,7 @@ def main() -> int:
         log = scratch / "stderr.log"
         for trial in range(args.trials):
             for key in keys:
-                openings = [[delay] for delay in delays] if key == "esc" else [delays]
-                for marks in openings:
+                for marks in ([delay] for delay in delays):
                     first = open_tree(terminal, log)
                     drawn = time.perf_counter()
                     results.setdefault("first rows", []).append(first)
