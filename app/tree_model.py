@@ -35,6 +35,7 @@ from seance.core.entries import (
     Entries,
 )
 from seance.core.errors import SessionChangedError
+from seance.core.pathtotals import PathTotals
 from seance.core.summary import (
     Summary,
     ToolCallsFromEnd,
@@ -433,6 +434,22 @@ class TreeModel:
                 part = zip(order[start : start + every], at[start : start + every], strict=True)
                 texts.extend(build(entry_id, peek(position)) for entry_id, position in part)
             return texts
+        with PathTotals.of(tree).chain_feed() as feed:  # (a chain's totals too: the preview's pass not made)
+            return self._search_texts_pass(order, at, every, stop, feed)
+
+    def _search_texts_pass(
+        self,
+        order: list[str],
+        at: Sequence[int],
+        every: int,
+        stop: Callable[[], bool] | None,
+        feed: Callable[[int, dict[str, Any]], None] | None,
+    ) -> list[str] | None:
+        """`_all_search_texts` when every entry is in `order`: each entry decoded once, its
+        totals fed (`PathTotals.chain_feed`) on a chain."""
+        tree = self.tree
+        entries = tree.entries
+        texts: list[str] = []
         codes, peek, summaries = entries.message_kinds, entries.peek, self._summaries
         assistants = (MESSAGE_ASSISTANT, MESSAGE_TEXTLESS_ASSISTANT)
         found: dict[str, dict[str, Any]] = {}  # call id -> its last call block in file order
@@ -447,6 +464,8 @@ class TreeModel:
             if not index % every and stop is not None and stop():
                 return None
             entry = peek(position)
+            if feed is not None:
+                feed(position, entry)
             code = codes[position]
             if code == MESSAGE_TOOL_RESULT and entry_id not in summaries:
                 message = entry["message"]  # (a tool result's kind: a `message` whose `message` is an object)

@@ -180,3 +180,64 @@ def test_the_search_index_hands_its_tool_calls_to_the_rows(tmp_path: Path, monke
     monkeypatch.undo()
     assert dict(calls) == dict(tool_calls_by_id(session.entries)), "the same calls as a read of them all"
     session.close()
+
+
+def test_the_search_index_of_a_chain_fills_the_path_totals_on_its_way(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The index pass decodes every entry of a chain in file order: it fills the preview's
+    running totals as it goes (`PathTotals.chain_feed`), so the first preview at the leaf
+    reads no message back — it was a second decoding of every message of the session."""
+    path = _messages_session(tmp_path / "m.jsonl", 300)
+    session = _by_offset(path)
+    assert isinstance(session, Session) and session.tree.is_chain
+    model = TreeModel(session.tree)
+    assert model.prepare_search()
+    reads = 0
+    read = LineSource.read
+
+    def counted(source: LineSource, offset: int, length: int) -> Any:
+        nonlocal reads
+        reads += 1
+        return read(source, offset, length)
+
+    monkeypatch.setattr(LineSource, "read", counted)
+    totals = PathTotals.of(session.tree)
+    leaf = session.tree.leaf_id
+    assert leaf is not None
+    chars, _cost = totals.at(leaf)
+    assert reads == 0, "the totals read the path back"
+    monkeypatch.undo()
+    fresh = read_session(path, digest=False)
+    assert isinstance(fresh, Session)
+    fresh_totals = PathTotals.of(fresh.tree)
+    for entry_id in session.tree.entries.ids[::7]:
+        assert totals.at(entry_id) == fresh_totals.at(entry_id)
+    assert totals.call_ids == fresh_totals.call_ids
+    assert chars > 300 * 40
+    session.close()
+    fresh.close()
+
+
+def test_a_stopped_search_index_leaves_totals_the_preview_goes_on_from(tmp_path: Path) -> None:
+    path = _messages_session(tmp_path / "m.jsonl", 1_000)
+    session = _by_offset(path)
+    assert isinstance(session, Session)
+    model = TreeModel(session.tree)
+    asks = 0
+
+    def stop() -> bool:
+        nonlocal asks
+        asks += 1
+        return asks > 1
+
+    assert not model.prepare_search(stop)
+    totals = PathTotals.of(session.tree)
+    assert 0 < sum(totals._done) < len(session.entries)
+    fresh = read_session(path, digest=False)
+    assert isinstance(fresh, Session)
+    leaf = session.tree.leaf_id
+    assert totals.at(leaf) == PathTotals.of(fresh.tree).at(leaf)
+    assert totals.call_ids == PathTotals.of(fresh.tree).call_ids
+    session.close()
+    fresh.close()
