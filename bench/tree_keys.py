@@ -103,6 +103,7 @@ def main() -> int:
     parser.add_argument("--delays", default="0.2,0.5,1,2", help="seconds after the first draw, comma separated")
     parser.add_argument("--size", default="160x45")
     parser.add_argument("--scratch", type=Path, help="keep the root, cache and index here and reuse them")
+    parser.add_argument("--raw", type=Path, help="append the figures (seconds) as one JSON line here (A/B in turns)")
     args = parser.parse_args()
     keys = args.key or list(KEYS)
     delays = [float(part) for part in args.delays.split(",")]
@@ -152,6 +153,9 @@ def main() -> int:
             terminal.stop()
         if args.scratch is None:
             shutil.rmtree(scratch, ignore_errors=True)
+    if args.raw is not None:
+        with args.raw.open("ab") as handle:
+            handle.write(orjson.dumps(results) + b"\n")
     print("| figure | median | max | n |\n|---|---:|---:|---:|")
     for name, values in results.items():
         scale = 1000
