@@ -482,8 +482,6 @@ class TreeModel:
                         if not in_file_order:
                             where[call_id] = position
             add_text(self._build_search_text(entry_id, entry))
-        if isinstance(self._tool_calls, ToolCallsFromEnd):  # (every call met: the rows read none back again)
-            self._tool_calls.complete(found)
         for index, call_id, tool_name in zip(result_at, result_calls, result_tools, strict=True):
             summary = summaries[order[index]] = tool_result_summary(call_id, tool_name, found)
             # (`" ".join(parts).lower()` a part at a time: no character's lowercase depends

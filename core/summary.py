@@ -91,12 +91,6 @@ class ToolCallsFromEnd(Mapping[str, dict[str, Any]]):
                     found.setdefault(block_id, block)
                 self._left -= 1  # (after the read: a read that raises is asked again)
 
-    def complete(self, calls: dict[str, dict[str, Any]]) -> None:
-        """Take `calls`, `tool_calls_by_id` of every assistant message, made by a pass that
-        decoded them anyway (the tree's search index): nothing is read back any more."""
-        with self._lock:
-            self._found, self._left = calls, 0
-
     def get(self, call_id: Any, default: Any = None) -> Any:
         block = self._found.get(call_id)
         if block is None and self._left and call_id.__class__ is str:

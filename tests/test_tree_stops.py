@@ -26,7 +26,6 @@ from seance.core.errors import Stopped
 from seance.core.linesource import LineSource
 from seance.core.pathtotals import STOP_EVERY, PathTotals
 from seance.core.session import Session, read_session
-from seance.core.summary import tool_calls_by_id
 
 ENTRIES = 20_000
 
@@ -153,33 +152,6 @@ def test_path_totals_stop_when_asked_and_keep_a_valid_prefix(tmp_path: Path) -> 
     assert stopped_chars == PathTotals.of(fresh.tree).at(leaf), "a stopped fill left the same sums behind"
     session.close()
     fresh.close()
-
-
-def test_the_search_index_hands_its_tool_calls_to_the_rows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The index pass decodes every assistant message: the rows' calls (`TreeModel.tool_calls`,
-    read from the end as far as a row needs) take its map, so a row at the top of a long
-    session (Down wraps there, Home) reads nothing back — it was every assistant message
-    again, on the UI thread."""
-    path = _messages_session(tmp_path / "m.jsonl", 300)
-    session = _by_offset(path)  # (as a big file is read: each entry read back by offset)
-    assert isinstance(session, Session)
-    model = TreeModel(session.tree)
-    calls = model.tool_calls  # (as the screen's load makes it: before the index)
-    assert model.prepare_search()
-    reads = 0
-    read = LineSource.read
-
-    def counted(source: LineSource, offset: int, length: int) -> Any:
-        nonlocal reads
-        reads += 1
-        return read(source, offset, length)
-
-    monkeypatch.setattr(LineSource, "read", counted)
-    assert calls.get("call-0") is not None
-    assert reads == 0, "the first call was read back from the end"
-    monkeypatch.undo()
-    assert dict(calls) == dict(tool_calls_by_id(session.entries)), "the same calls as a read of them all"
-    session.close()
 
 
 def test_the_search_index_of_a_chain_fills_the_path_totals_on_its_way(
