@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from typing import Any, ClassVar
 
 from .context import MESSAGE_TYPES, ContextMessage, SessionContext, as_message, compaction_summary
-from .entries import MESSAGE_ASSISTANT, MESSAGE_TEXTLESS_ASSISTANT
+from .entries import MESSAGE_ASSISTANT, MESSAGE_TEXTLESS_ASSISTANT, NOT_A_MESSAGE
 from .errors import Stopped
 from .text import as_text, message_text
 from .tree import SessionTree
@@ -131,9 +131,13 @@ class PathTotals:
         search index): a function of (position, entry) that fills that entry's totals from
         the one before it, so the path's totals need no pass of their own (a second decoding
         of every message).  The totals are held meanwhile: a question waits for the pass (or
-        for its stop).  None when the tree is no chain or the totals are being filled already
-        (the pass then leaves them alone)."""
-        if not self._tree.is_chain or not self._lock.acquire(blocking=False):
+        for its stop).  None when the tree is no chain, when fewer than half of its entries
+        are messages (the totals' own pass decodes only those: on a session of mostly other
+        entries it is quicker than the whole pass the question would wait for), or when the
+        totals are being filled already (the pass then leaves them alone)."""
+        entries = self._tree.entries
+        messages = len(entries) - entries.message_kinds.count(NOT_A_MESSAGE)
+        if not self._tree.is_chain or 2 * messages < len(entries) or not self._lock.acquire(blocking=False):
             yield None
             return
         try:

@@ -213,3 +213,19 @@ def test_a_stopped_search_index_leaves_totals_the_preview_goes_on_from(tmp_path:
     assert totals.call_ids == PathTotals.of(fresh.tree).call_ids
     session.close()
     fresh.close()
+
+
+def test_a_chain_of_few_messages_keeps_its_own_quick_totals(tmp_path: Path) -> None:
+    """On a session of mostly other entries (the issue's shape) the totals' own pass decodes
+    only the few messages: the index does not feed them, so the first preview does not wait
+    for the index's pass over every entry."""
+    path = _long_session(tmp_path)  # (16 entries, then 20,000 custom ones: a chain from its fork on)
+    chain = tmp_path / "chain.jsonl"
+    lines = path.read_bytes().splitlines(keepends=True)
+    chain.write_bytes(b"".join([lines[0], *lines[-ENTRIES:]]).replace(b'"parentId":"aA2"', b'"parentId":null'))
+    session = _by_offset(chain)
+    assert isinstance(session, Session) and session.tree.is_chain
+    model = TreeModel(session.tree)
+    assert model.prepare_search()
+    assert sum(PathTotals.of(session.tree)._done) == 0
+    session.close()
