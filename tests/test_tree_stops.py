@@ -219,7 +219,7 @@ def test_a_chain_of_few_messages_keeps_its_own_quick_totals(tmp_path: Path) -> N
     """On a session of mostly other entries (the issue's shape) the totals' own pass decodes
     only the few messages: the index does not feed them, so the first preview does not wait
     for the index's pass over every entry."""
-    path = _long_session(tmp_path)  # (16 entries, then 20,000 custom ones: a chain from its fork on)
+    path = _long_session(tmp_path)  # (the header and its 20,000 custom entries alone: a chain, no message)
     chain = tmp_path / "chain.jsonl"
     lines = path.read_bytes().splitlines(keepends=True)
     chain.write_bytes(b"".join([lines[0], *lines[-ENTRIES:]]).replace(b'"parentId":"aA2"', b'"parentId":null'))
