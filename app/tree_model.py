@@ -35,6 +35,7 @@ from seance.core.entries import (
     Entries,
 )
 from seance.core.errors import SessionChangedError
+from seance.core.pathtotals import PathTotals
 from seance.core.summary import (
     Summary,
     ToolCallsFromEnd,
@@ -47,6 +48,9 @@ from seance.core.summary import (
 from seance.core.text import content_text, drop_escapes
 from seance.core.timefmt import parse_time_ms
 from seance.core.tree import SessionTree
+
+SEARCH_STOP_EVERY = 1024
+"""How many entries the search index builds between two asks of its `stop` (a few ms)."""
 
 CHANGED_SUMMARY = Summary("dim", "", "(the session file changed on disk: reopen it)")
 """A row whose entry can no longer be read back (see `TreeModel.source_changed`)."""
@@ -236,6 +240,10 @@ class TreeModel:
         self._tool_calls: Mapping[str, dict[str, Any]] | None = None
         self._summaries: dict[str, Summary] = {}
         self._search_texts: list[str] | None = None
+        # Set by a screen whose worker builds the search index (`prepare_search`): until it is
+        # built a query leaves the rows unfiltered (`search_pending`) instead of building it
+        # on the caller's thread (a UI thread would wait seconds on a 200,000-entry session).
+        self.defer_search = False
         # Set when an entry read back from a big session's file no longer matches it (the
         # file was rewritten in place): rows then say so instead of showing other data, and
         # `on_source_changed` (a screen's hook, called from any thread) is told once.
@@ -368,17 +376,43 @@ class TreeModel:
 
     # -- search text --------------------------------------------------------------------
 
-    def prepare_search(self) -> None:
-        """Build the search text of every entry now (thread-safe to call from a worker)."""
+    @property
+    def search_ready(self) -> bool:
+        """Whether every entry's search text is built (`prepare_search`)."""
+        return self._search_texts is not None
+
+    @property
+    def search_pending(self) -> bool:
+        """A query waits for the search index (`defer_search`): the rows ignore it until
+        `search_prepared` is called."""
+        return self.defer_search and self._search_texts is None and bool(self.query.split())
+
+    def prepare_search(self, stop: Callable[[], bool] | None = None) -> bool:
+        """Build the search text of every entry now (thread-safe to call from a worker);
+        `stop` is asked every `SEARCH_STOP_EVERY` entries: once it says so, the pass ends
+        and nothing is kept.  True when the index is built."""
         if self._search_texts is None:
             try:
-                self._search_texts = self._all_search_texts()
+                texts = self._all_search_texts(stop)
             except SessionChangedError as error:  # nothing read from the file can be trusted now
                 self.source_lost(error)
-                self._search_texts = [""] * len(self.order)
+                texts = [""] * len(self.order)
+            if texts is None:
+                return False
+            self._search_texts = texts
+        return True
 
-    def _all_search_texts(self) -> list[str]:
-        """Every entry's search text, in `order`: one pass decoding each entry once (not cached).
+    def search_prepared(self) -> bool:
+        """The search index a worker built is here (`prepare_search`): a query that waited
+        for it (`search_pending` before) filters the rows now.  True if the rows changed."""
+        if self._search_texts is None or not self.defer_search or not self.query.split():
+            return False
+        self._apply()
+        return True
+
+    def _all_search_texts(self, stop: Callable[[], bool] | None = None) -> list[str] | None:
+        """Every entry's search text, in `order`: one pass decoding each entry once (not
+        cached); None when `stop` ended it.
 
         A tool result's text starts with its call's row, and its call is the last one of its
         id in the file (`tool_calls_by_id`): those texts are finished after the pass, from the
@@ -391,10 +425,31 @@ class TreeModel:
         # (a chain's order is the entries': no id looked up)
         at: Sequence[int] = range(len(order)) if tree.is_chain else list(map(positions.__getitem__, order))
         texts: list[str] = []
+        every = SEARCH_STOP_EVERY if stop is not None else len(order) + 1
         if len(order) != len(entries):  # (entries not in `order`: calls the pass would not see; the general way)
             build, peek = self._build_search_text, entries.peek
-            texts.extend(build(entry_id, peek(position)) for entry_id, position in zip(order, at, strict=True))
+            for start in range(0, len(order), every):
+                if stop is not None and stop():
+                    return None
+                part = zip(order[start : start + every], at[start : start + every], strict=True)
+                texts.extend(build(entry_id, peek(position)) for entry_id, position in part)
             return texts
+        with PathTotals.of(tree).chain_feed() as feed:  # (a chain's totals too: the preview's pass not made)
+            return self._search_texts_pass(order, at, every, stop, feed)
+
+    def _search_texts_pass(
+        self,
+        order: list[str],
+        at: Sequence[int],
+        every: int,
+        stop: Callable[[], bool] | None,
+        feed: Callable[[int, dict[str, Any]], None] | None,
+    ) -> list[str] | None:
+        """`_all_search_texts` when every entry is in `order`: each entry decoded once, its
+        totals fed (`PathTotals.chain_feed`) on a chain."""
+        tree = self.tree
+        entries = tree.entries
+        texts: list[str] = []
         codes, peek, summaries = entries.message_kinds, entries.peek, self._summaries
         assistants = (MESSAGE_ASSISTANT, MESSAGE_TEXTLESS_ASSISTANT)
         found: dict[str, dict[str, Any]] = {}  # call id -> its last call block in file order
@@ -406,7 +461,11 @@ class TreeModel:
         result_tools: list[Any] = []
         add_text = texts.append
         for index, (entry_id, position) in enumerate(zip(order, at, strict=True)):
+            if not index % every and stop is not None and stop():
+                return None
             entry = peek(position)
+            if feed is not None:
+                feed(position, entry)
             code = codes[position]
             if code == MESSAGE_TOOL_RESULT and entry_id not in summaries:
                 message = entry["message"]  # (a tool result's kind: a `message` whose `message` is an object)
@@ -491,8 +550,11 @@ class TreeModel:
         leaf = self._leaf_position
         folded = {self._position[entry_id] for entry_id in self.folded if entry_id in self._position}
         tokens = self.query.lower().split()
-        if tokens:
-            self.prepare_search()
+        if tokens and self._search_texts is None:
+            if self.defer_search:  # (never built here: the screen's worker builds it, `search_prepared`)
+                tokens = []
+            else:
+                self.prepare_search()
         texts = self._search_texts or []
         if not folded and not tokens and self._shows_every_entry(allowed):  # `tree --text`, filter "all"
             self._nearest_row = range(len(order))  # (ranges, not lists of every position: nothing

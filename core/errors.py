@@ -20,4 +20,8 @@ class SessionChangedError(SessionError):
     nothing it would now read can be trusted; the message says to reopen it."""
 
 
-__all__ = ["FileChangedError", "SessionChangedError", "SessionError"]
+class Stopped(Exception):
+    """A long pass's `stop` (a cancelled worker's) said to give up before it was done."""
+
+
+__all__ = ["FileChangedError", "SessionChangedError", "SessionError", "Stopped"]

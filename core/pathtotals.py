@@ -18,14 +18,19 @@ from __future__ import annotations
 import threading
 import weakref
 from array import array
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, ClassVar
 
 from .context import MESSAGE_TYPES, ContextMessage, SessionContext, as_message, compaction_summary
-from .entries import MESSAGE_ASSISTANT, MESSAGE_TEXTLESS_ASSISTANT
+from .entries import MESSAGE_ASSISTANT, MESSAGE_TEXTLESS_ASSISTANT, NOT_A_MESSAGE
+from .errors import Stopped
 from .text import as_text, message_text
 from .tree import SessionTree
 
 _ASSISTANT_CODES = frozenset({MESSAGE_ASSISTANT, MESSAGE_TEXTLESS_ASSISTANT})
+STOP_EVERY = 1024
+"""How many entries `PathTotals` fills between two asks of its `stop` (a few ms)."""
 
 
 def message_chars(item: ContextMessage) -> int:
@@ -92,35 +97,88 @@ class PathTotals:
         self.call_ids: set[str] = set()
         self._lock = threading.Lock()
 
-    def at(self, entry_id: str | None) -> tuple[int, float]:
+    def at(self, entry_id: str | None, stop: Callable[[], bool] | None = None) -> tuple[int, float]:
         """(characters, cost) summed along the path root → `entry_id` ((0, 0.0) for None or
-        an unknown id)."""
+        an unknown id).  `stop`: asked every `STOP_EVERY` entries filled; once it says so,
+        `Stopped` is raised (the entries filled so far, root first, stay filled)."""
         position = self._tree.positions.get(entry_id, -1) if entry_id is not None else -1
         if position < 0:
             return 0, 0.0
         if not self._done[position]:
-            self._fill(entry_id)  # type: ignore[arg-type]
+            self._fill(entry_id, stop)  # type: ignore[arg-type]
         return self._chars[position], self._cost[position]
 
-    def before(self, entry_id: str) -> tuple[int, float]:
+    def before(self, entry_id: str, stop: Callable[[], bool] | None = None) -> tuple[int, float]:
         """The totals at `entry_id`'s parent on its path ((0, 0.0) for a root)."""
         walk = self._tree.path_positions(entry_id)
         next(walk, None)
         parent = next(walk, -1)
-        return self.at(self._tree.entries.ids[parent]) if parent >= 0 else (0, 0.0)
+        return self.at(self._tree.entries.ids[parent], stop) if parent >= 0 else (0, 0.0)
 
-    def context_chars(self, context: SessionContext) -> int:
+    def context_chars(self, context: SessionContext, stop: Callable[[], bool] | None = None) -> int:
         """The characters of every message of `context` (built on this tree), as summing
         `message_chars` over them gives: with a compaction, its summary and the path from
-        the entry it keeps from (a difference of two totals)."""
-        chars, _cost = self.at(context.leaf_id)
+        the entry it keeps from (a difference of two totals).  `stop`: as `at`'s."""
+        chars, _cost = self.at(context.leaf_id, stop)
         if context.compaction is not None and context.kept_from is not None:
-            chars -= self.before(context.kept_from)[0]
+            chars -= self.before(context.kept_from, stop)[0]
             chars += message_chars(compaction_summary(context.compaction))
         return chars
 
-    def _fill(self, entry_id: str) -> None:
-        """Totals for every entry on the path to `entry_id` that has none yet, root first."""
+    @contextmanager
+    def chain_feed(self) -> Iterator[Callable[[int, dict[str, Any]], None] | None]:
+        """For a pass that decodes every entry of a chain in file order anyway (the tree's
+        search index): a function of (position, entry) that fills that entry's totals from
+        the one before it, so the path's totals need no pass of their own (a second decoding
+        of every message).  The totals are held meanwhile: a question waits for the pass (or
+        for its stop).  None when the tree is no chain, when fewer than half of its entries
+        are messages (the totals' own pass decodes only those: on a session of mostly other
+        entries it is quicker than the whole pass the question would wait for), or when the
+        totals are being filled already (the pass then leaves them alone)."""
+        entries = self._tree.entries
+        messages = len(entries) - entries.message_kinds.count(NOT_A_MESSAGE)
+        if not self._tree.is_chain or 2 * messages < len(entries) or not self._lock.acquire(blocking=False):
+            yield None
+            return
+        try:
+            yield self._feed
+        finally:
+            self._lock.release()
+
+    def _feed(self, position: int, entry: dict[str, Any]) -> None:
+        """`chain_feed`'s: `entry`'s totals, when the entry before it has its own (always, fed
+        in order from the first; an entry filled already is left as it is)."""
+        done = self._done
+        if done[position] or (position and not done[position - 1]):
+            return
+        chars, cost = (self._chars[position - 1], self._cost[position - 1]) if position else (0, 0.0)
+        kind = self._tree.entries.types[position]
+        if kind.__class__ is str and kind in MESSAGE_TYPES:
+            own_chars, own_cost = self._own(kind, self._tree.entries.message_kinds[position], entry)
+            chars += own_chars
+            cost += own_cost
+        self._chars[position] = chars
+        self._cost[position] = cost
+        done[position] = 1
+
+    def _own(self, kind: str, code: int, entry: dict[str, Any]) -> tuple[int, float]:
+        """A context entry's own characters and cost (`kind` its type, one of `MESSAGE_TYPES`;
+        `code` its message kind), its tool calls' ids added to `call_ids`."""
+        if kind != "message":
+            item = as_message(entry)
+            return (message_chars(item), 0.0) if item else (0, 0.0)
+        message = entry.get("message")
+        if message.__class__ is not dict:
+            return 0, 0.0
+        if code in _ASSISTANT_CODES:  # (an assistant `message` entry; most: no `ContextMessage` made)
+            self.call_ids.update(_call_ids(message))
+            return message_size(message), _cost(message)
+        return message_size(message), 0.0
+
+    def _fill(self, entry_id: str, stop: Callable[[], bool] | None = None) -> None:
+        """Totals for every entry on the path to `entry_id` that has none yet, root first
+        (`stop`: as `at`'s; each entry is marked done with its totals, so a fill stopped
+        half way leaves a valid prefix the next one starts from)."""
         tree = self._tree
         entries = tree.entries
         types, codes = entries.types, entries.message_kinds
@@ -134,19 +192,16 @@ class PathTotals:
                     break
                 todo.append(position)
             chars, cost = (chars_at[base], cost_at[base]) if base >= 0 else (0, 0.0)
-            message_types, assistants, call_ids = MESSAGE_TYPES, _ASSISTANT_CODES, self.call_ids
-            for position in reversed(todo):
+            message_types, own, peek = MESSAGE_TYPES, self._own, entries.peek
+            every = STOP_EVERY if stop is not None else len(todo) + 1
+            for step, position in enumerate(reversed(todo)):
+                if not step % every and stop is not None and stop():
+                    raise Stopped
                 kind = types[position]
                 if kind.__class__ is str and kind in message_types:
-                    entry = entries.peek(position)
-                    if kind != "message":
-                        if item := as_message(entry):
-                            chars += message_chars(item)
-                    elif (message := entry.get("message")).__class__ is dict:  # (most: no `ContextMessage` made)
-                        chars += message_size(message)
-                        if codes[position] in assistants:  # (an assistant `message` entry)
-                            cost += _cost(message)
-                            call_ids.update(_call_ids(message))
+                    own_chars, own_cost = own(kind, codes[position], peek(position))
+                    chars += own_chars
+                    cost += own_cost
                 chars_at[position] = chars
                 cost_at[position] = cost
                 done[position] = 1

@@ -37,10 +37,10 @@ async def test_the_search_index_starts_after_the_first_rows_are_drawn(tmp_path: 
             drawn.append(y)
         return render_line(view, y)
 
-    def prepare_recorded(model: TreeModel) -> None:
+    def prepare_recorded(model: TreeModel, stop: Any = None) -> bool:
         if model._search_texts is None:
             drawn_when_started.append(bool(drawn))
-        prepare(model)
+        return prepare(model, stop)
 
     monkeypatch.setattr(TreeView, "render_line", render_line_recorded)
     monkeypatch.setattr(TreeModel, "prepare_search", prepare_recorded)

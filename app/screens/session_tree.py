@@ -116,6 +116,13 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
             self.entry_id = entry_id
             self.state = state
 
+    class SearchReady(Message):
+        """The worker built `model`'s search index (`_prepare_search`)."""
+
+        def __init__(self, model: TreeModel) -> None:
+            super().__init__()
+            self.model = model
+
     class LoadFailed(Message):
         def __init__(self, reason: str) -> None:
             super().__init__()
@@ -225,6 +232,7 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
             return self.LoadFailed(f"{result.path}: not a session ({result.reason})")
         try:
             model = TreeModel(result.tree)
+            model.defer_search = True  # (the index is `_prepare_search`'s: typed words wait for it)
             _ = model.tool_calls  # (made here; it reads back from the end only what the rows need)
             title = self._title(result)  # (the name is another pass)
             model.on_source_changed = self._source_changed
@@ -291,8 +299,18 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
 
     @work(thread=True, exclusive=True, group="tree-search-index", exit_on_error=False, description="search index")
     def _prepare_search(self, model: TreeModel) -> None:
-        """Build the whole-text search index in the background, so the first keystroke is quick."""
-        model.prepare_search()
+        """Build the whole-text search index in the background, so the first keystroke is
+        quick (a word typed before it is built waits for it: `TreeModel.defer_search`).  It
+        stops within a few milliseconds once the worker is cancelled (Esc: Textual cancels a
+        removed screen's workers), instead of decoding the rest of a huge session."""
+        worker = get_current_worker()
+        if model.prepare_search(lambda: worker.is_cancelled) and not worker.is_cancelled:
+            self.post_message(self.SearchReady(model))
+
+    @on(SearchReady)
+    def _search_ready(self, message: SearchReady) -> None:
+        if message.model is self.model and message.model.search_prepared():
+            self._changed()
 
     def on_session_tree_screen_load_failed(self, message: LoadFailed) -> None:
         self.load_error = message.reason
@@ -348,7 +366,8 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
             parts.append(f"({position}/{len(model.rows)})")
             parts.append(f"filter: {model.filter_mode}")
             if model.query:
-                parts.append(f"search: {display_text(model.query)}")
+                waiting = " (indexing…)" if model.search_pending else ""
+                parts.append(f"search: {display_text(model.query)}{waiting}")
             if self.list_query is not None:
                 parts.append(f"list search: {display_text(self.list_query.source)}")
             if model.folded:

@@ -55,6 +55,7 @@ from seance.app.widgets.preview_body import PreviewBody, wrapped_lines
 from seance.app.widgets.static_update import update_static
 from seance.core.context import CONTEXT_TYPES, ContextMessage, as_message, build_session_context, context_frame
 from seance.core.entries import MESSAGE_ASSISTANT, MESSAGE_TEXTLESS_ASSISTANT
+from seance.core.errors import Stopped
 from seance.core.fulltext import ARGUMENT_DEPTH, arguments_text
 from seance.core.gcpause import gc_paused
 from seance.core.pathtotals import PathTotals
@@ -344,10 +345,6 @@ def _matches(item: ContextMessage, text: str, marks: TextMarks) -> bool:
     return (marks.found(text, None) or _regex_found(item, marks)) and _message_block(item, {}, marks).marked
 
 
-class Stopped(Exception):
-    """A scan's `stop` said to give up."""
-
-
 def _narrows(term: MarkTerm, wider: MarkTerm) -> bool:
     """Whether every text `term` matches in, `wider` matches in too (so `term`'s first match
     is not before `wider`'s): `wider` a word prefix (`pro`), `term` words from a longer one
@@ -565,7 +562,7 @@ def build_preview(
     `query`: its matches are marked in every block; with `at_match` the blocks are the
     context from its first matching message on (up to `tail` of them), and when no message
     matches the document is the one without a query.  `stop`: a worker's cancellation,
-    asked every `STOP_EVERY` messages of the walk.
+    asked every `STOP_EVERY` messages of the walk and of the path's totals.
     """
     tree = session.tree
     marks = TextMarks.of(query)
@@ -600,7 +597,10 @@ def build_preview(
         names = (model.get("provider"), model.get("modelId"))
         doc.header.append(("model", "/".join(display_text(name) for name in names if name)))
     doc.header.append(("thinking", f"thinking {display_text(context.thinking_level) or 'off'}"))
-    tokens = totals.context_chars(context) // 4
+    try:  # (the first ask on a long path sums every message of it: a cancelled worker stops it)
+        tokens = totals.context_chars(context, stop) // 4
+    except Stopped:
+        return PreviewDoc(notice="Stopped.")  # (a cancelled worker's: never shown)
     doc.header.append(("context", f"~{plural(tokens, 'token')} · {plural(count, 'message')}"))
     _chars, cost = totals.at(context.leaf_id)
     if cost:

@@ -1,0 +1,231 @@
+"""The tree screen's background passes stop when the user leaves, and never run on the UI thread
+(Pilot, real Textual, real files; issue 14: the UI thread never waits more than a frame).
+
+The search index and the preview's path totals each decode every message of a huge session
+(seconds at 200,000 entries): a key must not start that pass on the UI thread, and Esc must
+not leave it running (holding the GIL the list screen needs) until it ends.  The passes are
+held at their first entry by a gate, so what is checked is structural: how many entries the
+pass decoded once the screen was gone, and on which thread — no wall-clock bound.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_screen_passes import _by_offset, _messages_session
+from test_tree_first_frame import _custom_line
+from test_ui_tree import SIZE, TreeApp, settle, status, write_session
+
+from seance.app.screens.session_tree import SessionTreeScreen
+from seance.app.tree_model import SEARCH_STOP_EVERY, TreeModel
+from seance.core.errors import Stopped
+from seance.core.linesource import LineSource
+from seance.core.pathtotals import STOP_EVERY, PathTotals
+from seance.core.session import Session, read_session
+
+ENTRIES = 20_000
+
+
+def _long_session(tmp_path: Path) -> Path:
+    """The UI tests' session with a chain of `ENTRIES` custom entries under its leaf."""
+    path = write_session(tmp_path / "session.jsonl")
+    with path.open("ab") as handle:
+        handle.write(b"".join(_custom_line(index) for index in range(ENTRIES)))
+    return path
+
+
+class Gate:
+    """Counts the search index's entries (`TreeModel._build_search_text`) and the threads
+    that build them; holds the first one until `release`."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.started, self.released = threading.Event(), threading.Event()
+        self.built = 0
+        self.threads: set[int] = set()
+        build = TreeModel._build_search_text
+
+        def gated(model: TreeModel, entry_id: str, entry: dict[str, Any]) -> str:
+            self.built += 1
+            self.threads.add(threading.get_ident())
+            if not self.started.is_set():
+                self.started.set()
+                self.released.wait(30)
+            return build(model, entry_id, entry)
+
+        monkeypatch.setattr(TreeModel, "_build_search_text", gated)
+        self.ended = threading.Event()  # (a cancelled worker says it is finished at once: the pass may run on)
+        texts = TreeModel._all_search_texts
+
+        def ended(model: TreeModel, *args: Any) -> Any:
+            try:
+                return texts(model, *args)
+            finally:
+                self.ended.set()
+
+        monkeypatch.setattr(TreeModel, "_all_search_texts", ended)
+
+    async def wait_started(self, pilot: Any) -> None:
+        for _ in range(400):
+            if self.started.is_set():
+                return
+            await pilot.pause(0.02)
+        raise AssertionError("the search index never started")
+
+
+def _index_worker(app: TreeApp) -> Any:
+    return next(worker for worker in app.workers if worker.group == "tree-search-index")
+
+
+async def test_leaving_the_tree_while_its_search_index_is_built_stops_the_pass(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gate = Gate(monkeypatch)
+    app = TreeApp(_long_session(tmp_path))
+    async with app.run_test(size=SIZE) as pilot:
+        await gate.wait_started(pilot)
+        screen = app.screen
+        assert isinstance(screen, SessionTreeScreen) and screen.model is not None
+        worker = _index_worker(app)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.results == [None], "Esc left the screen while its index was held"
+        assert worker.is_cancelled
+        gate.released.set()
+        assert await asyncio.to_thread(gate.ended.wait, 30), "the pass never ended"
+        assert gate.built <= SEARCH_STOP_EVERY + 1, f"the pass went on after Esc: {gate.built} of {ENTRIES}"
+        assert not screen.model.search_ready, "a stopped pass keeps nothing half made"
+
+
+async def test_a_word_typed_before_the_search_index_waits_for_it_off_the_ui_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gate = Gate(monkeypatch)
+    app = TreeApp(_long_session(tmp_path))
+    async with app.run_test(size=SIZE) as pilot:
+        await gate.wait_started(pilot)
+        screen = app.screen
+        assert isinstance(screen, SessionTreeScreen) and screen.model is not None
+        model = screen.model
+        unfiltered = list(model.rows.ids)
+        await pilot.press(*"approach b")
+        assert model.query == "approach b"
+        assert model.rows.ids == unfiltered, "the rows wait for the index"
+        assert "search: approach b (indexing…)" in status(app)
+        assert threading.get_ident() not in gate.threads, "the UI thread built search texts"
+        gate.released.set()
+        await settle(pilot)
+        assert model.search_ready
+        assert model.rows.ids == ["uB", "bB", "aB"], "the query filters once the index is here"
+        assert "indexing" not in status(app)
+        assert threading.get_ident() not in gate.threads
+        assert gate.built <= len(model.order), "each entry's text was built once"
+
+
+def test_path_totals_stop_when_asked_and_keep_a_valid_prefix(tmp_path: Path) -> None:
+    """A stopped fill raises `Stopped` after at most `STOP_EVERY` more entries; the entries
+    it filled stay right, and the next ask goes on from them to the same totals."""
+    path = _messages_session(tmp_path / "m.jsonl", 2_000)
+    session = read_session(path, digest=False)
+    assert isinstance(session, Session)
+    leaf = session.tree.leaf_id
+    assert leaf is not None
+    asks = 0
+
+    def stop() -> bool:
+        nonlocal asks
+        asks += 1
+        return asks > 2
+
+    totals = PathTotals.of(session.tree)
+    with pytest.raises(Stopped):
+        totals.at(leaf, stop)
+    assert asks == 3
+    done = sum(totals._done)
+    assert 0 < done <= 2 * STOP_EVERY, "the fill ended at the third ask"
+    stopped_chars = totals.at(leaf)
+    fresh = read_session(path, digest=False)
+    assert isinstance(fresh, Session)
+    assert stopped_chars == PathTotals.of(fresh.tree).at(leaf), "a stopped fill left the same sums behind"
+    session.close()
+    fresh.close()
+
+
+def test_the_search_index_of_a_chain_fills_the_path_totals_on_its_way(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The index pass decodes every entry of a chain in file order: it fills the preview's
+    running totals as it goes (`PathTotals.chain_feed`), so the first preview at the leaf
+    reads no message back — it was a second decoding of every message of the session."""
+    path = _messages_session(tmp_path / "m.jsonl", 300)
+    session = _by_offset(path)
+    assert isinstance(session, Session) and session.tree.is_chain
+    model = TreeModel(session.tree)
+    assert model.prepare_search()
+    reads = 0
+    read = LineSource.read
+
+    def counted(source: LineSource, offset: int, length: int) -> Any:
+        nonlocal reads
+        reads += 1
+        return read(source, offset, length)
+
+    monkeypatch.setattr(LineSource, "read", counted)
+    totals = PathTotals.of(session.tree)
+    leaf = session.tree.leaf_id
+    assert leaf is not None
+    chars, _cost = totals.at(leaf)
+    assert reads == 0, "the totals read the path back"
+    monkeypatch.undo()
+    fresh = read_session(path, digest=False)
+    assert isinstance(fresh, Session)
+    fresh_totals = PathTotals.of(fresh.tree)
+    for entry_id in session.tree.entries.ids[::7]:
+        assert totals.at(entry_id) == fresh_totals.at(entry_id)
+    assert totals.call_ids == fresh_totals.call_ids
+    assert chars > 300 * 40
+    session.close()
+    fresh.close()
+
+
+def test_a_stopped_search_index_leaves_totals_the_preview_goes_on_from(tmp_path: Path) -> None:
+    path = _messages_session(tmp_path / "m.jsonl", 1_000)
+    session = _by_offset(path)
+    assert isinstance(session, Session)
+    model = TreeModel(session.tree)
+    asks = 0
+
+    def stop() -> bool:
+        nonlocal asks
+        asks += 1
+        return asks > 1
+
+    assert not model.prepare_search(stop)
+    totals = PathTotals.of(session.tree)
+    assert 0 < sum(totals._done) < len(session.entries)
+    fresh = read_session(path, digest=False)
+    assert isinstance(fresh, Session)
+    leaf = session.tree.leaf_id
+    assert totals.at(leaf) == PathTotals.of(fresh.tree).at(leaf)
+    assert totals.call_ids == PathTotals.of(fresh.tree).call_ids
+    session.close()
+    fresh.close()
+
+
+def test_a_chain_of_few_messages_keeps_its_own_quick_totals(tmp_path: Path) -> None:
+    """On a session of mostly other entries (the issue's shape) the totals' own pass decodes
+    only the few messages: the index does not feed them, so the first preview does not wait
+    for the index's pass over every entry."""
+    path = _long_session(tmp_path)  # (the header and its 20,000 custom entries alone: a chain, no message)
+    chain = tmp_path / "chain.jsonl"
+    lines = path.read_bytes().splitlines(keepends=True)
+    chain.write_bytes(b"".join([lines[0], *lines[-ENTRIES:]]).replace(b'"parentId":"aA2"', b'"parentId":null'))
+    session = _by_offset(chain)
+    assert isinstance(session, Session) and session.tree.is_chain
+    model = TreeModel(session.tree)
+    assert model.prepare_search()
+    assert sum(PathTotals.of(session.tree)._done) == 0
+    session.close()
