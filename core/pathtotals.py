@@ -30,6 +30,7 @@ from .tree import SessionTree
 
 _ASSISTANT_CODES = frozenset({MESSAGE_ASSISTANT, MESSAGE_TEXTLESS_ASSISTANT})
 STOP_EVERY = 1024
+LOCK_POLL = 0.02  # seconds between looks at `stop` while another thread fills the totals
 """How many entries `PathTotals` fills between two asks of its `stop` (a few ms)."""
 
 
@@ -175,6 +176,23 @@ class PathTotals:
             return message_size(message), _cost(message)
         return message_size(message), 0.0
 
+    @contextmanager
+    def _held(self, stop: Callable[[], bool] | None) -> Iterator[None]:
+        """The lock, waited for while `stop` says go on (the index pass may hold it for a
+        second filling the totals as it goes, `chain_feed`: a preview cancelled meanwhile
+        must not wait it out, then make its preview for nothing)."""
+        lock = self._lock
+        if stop is None:
+            lock.acquire()
+        else:
+            while not lock.acquire(timeout=LOCK_POLL):
+                if stop():
+                    raise Stopped
+        try:
+            yield
+        finally:
+            lock.release()
+
     def _fill(self, entry_id: str, stop: Callable[[], bool] | None = None) -> None:
         """Totals for every entry on the path to `entry_id` that has none yet, root first
         (`stop`: as `at`'s; each entry is marked done with its totals, so a fill stopped
@@ -182,7 +200,7 @@ class PathTotals:
         tree = self._tree
         entries = tree.entries
         types, codes = entries.types, entries.message_kinds
-        with self._lock:
+        with self._held(stop):
             done, chars_at, cost_at = self._done, self._chars, self._cost
             todo: list[int] = []
             base = -1

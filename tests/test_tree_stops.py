@@ -229,3 +229,81 @@ def test_a_chain_of_few_messages_keeps_its_own_quick_totals(tmp_path: Path) -> N
     assert model.prepare_search()
     assert sum(PathTotals.of(session.tree)._done) == 0
     session.close()
+
+
+async def test_a_search_index_that_fails_in_its_worker_leaves_the_words_looked_up_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The worker's pass raising (a bug, a file no one foresaw) must not leave a typed word
+    waiting for an index that never comes ("indexing…" for good): it is looked up as before
+    the worker built it."""
+    build = TreeModel._build_search_text
+    calls = 0
+
+    def failing_once(model: TreeModel, entry_id: str, entry: dict[str, Any]) -> str:
+        nonlocal calls
+        calls += 1
+        if calls == 50:
+            raise ValueError("an entry no one foresaw")
+        return build(model, entry_id, entry)
+
+    monkeypatch.setattr(TreeModel, "_build_search_text", failing_once)
+    app = TreeApp(_long_session(tmp_path))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, SessionTreeScreen) and screen.model is not None
+        await pilot.press(*"approach b")
+        await settle(pilot)
+        assert not screen.model.search_pending
+        assert screen.model.rows.ids == ["uB", "bB", "aB"]
+        assert "indexing" not in status(app)
+
+
+async def test_in_a_terminal_too_small_for_a_row_the_first_word_starts_the_index(
+    tmp_path: Path,
+) -> None:
+    """The index starts once the first rows are drawn; with no row to draw (a terminal a few
+    lines high) the first typed word starts it, and the word filters once it is built."""
+    app = TreeApp(_long_session(tmp_path))
+    async with app.run_test(size=(80, 4)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, SessionTreeScreen) and screen.model is not None
+        await pilot.press(*"approach b")
+        for _ in range(200):
+            if screen.model.search_ready:
+                break
+            await pilot.pause(0.02)
+        await settle(pilot)
+        assert screen.model.rows.ids == ["uB", "bB", "aB"]
+
+
+def test_a_preview_waiting_for_totals_another_thread_fills_stops_when_cancelled(tmp_path: Path) -> None:
+    """The index pass fills the totals as it goes (holding them); a preview cancelled while it
+    waits for them stops then, rather than wait the pass out and make its preview for nothing."""
+    path = _messages_session(tmp_path / "m.jsonl", 300)
+    session = read_session(path, digest=False)
+    assert isinstance(session, Session)
+    leaf = session.tree.leaf_id
+    assert leaf is not None
+    totals = PathTotals.of(session.tree)
+    cancelled = threading.Event()
+    outcome: list[str] = []
+
+    def preview() -> None:
+        try:
+            totals.at(leaf, cancelled.is_set)
+            outcome.append("filled")
+        except Stopped:
+            outcome.append("stopped")
+
+    with totals._lock:  # (as `chain_feed` holds it for its whole pass)
+        waiter = threading.Thread(target=preview)
+        waiter.start()
+        cancelled.set()
+        waiter.join(5)
+        assert not waiter.is_alive(), "the cancelled preview waited for the totals"
+    assert outcome == ["stopped"]
+    assert totals.at(leaf)[0] > 0
+    session.close()

@@ -601,6 +601,8 @@ def build_preview(
         tokens = totals.context_chars(context, stop) // 4
     except Stopped:
         return PreviewDoc(notice="Stopped.")  # (a cancelled worker's: never shown)
+    if stop is not None and stop():  # (cancelled while it waited for the totals: the blocks are for nothing)
+        return PreviewDoc(notice="Stopped.")
     doc.header.append(("context", f"~{plural(tokens, 'token')} · {plural(count, 'message')}"))
     _chars, cost = totals.at(context.leaf_id)
     if cost:
