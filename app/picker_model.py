@@ -209,6 +209,7 @@ class PickerModel:
         self.query = query
         self.summaries: dict[str, list[SessionSummary]] = {}  # per scope, as loaded and merged since
         self.hits: list[Any] | None = None  # the current query's ranked hits (None: no query or not yet)
+        self.hits_query = ""  # the query `hits` were ranked for (the list keeps them while a newer one runs)
         self.known: set[str] = set()  # paths listed now (a path seen again is no new session)
         self.new: set[str] = set()  # live arrivals in scope above the viewport: the "↑ N new" count
         self.marks: Mapping[str, Mark] = {}  # pins and tags by session id (`core.marks`)
@@ -282,8 +283,14 @@ class PickerModel:
         """A search finished: keep its hits, unless the query has changed since (a newer one runs)."""
         if query_text != self.query:
             return False
-        self.hits = hits
+        self.hits, self.hits_query = hits, query_text
         return True
+
+    @property
+    def hits_current(self) -> bool:
+        """Whether `hits` are the current query's (not those of the query before, still shown
+        while its search runs): only then may the rows be re-ordered from them."""
+        return self.hits is not None and self.hits_query == self.query
 
     def searched(self, query_text: str, hits: list[Any]) -> RowSet | None:
         """A search finished: its rows, or None if the query has changed since (a newer one runs)."""

@@ -12,6 +12,7 @@ race: every run of these tests is the same run.
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,7 @@ from ui_harness import cursor_title, picker_app, screen_of, settle, titles
 from ui_sessions import PROJECT, Spec, clock, make_root, session_path
 
 from seance.app import PickerOptions
+from seance.app.messages import SessionsChanged
 from seance.app.screens.confirm import ConfirmScreen
 from seance.app.screens.prompt import PromptScreen
 from seance.app.screens.session_list import SessionPickerScreen
@@ -326,3 +328,99 @@ async def test_typing_after_a_down_waiting_for_its_search_is_typed_after_it_in_o
         await settle(pilot)
         assert moved == [1], "the Down moved on auth's two hits"
         assert screen.search_input.value == "autth"
+
+
+# -- after review: keys waiting for their rows, with the rest of the picker going on ----------
+
+DOCS = Spec("s-docs", PROJECT)  # the one session "zebra" finds (`test_a_word_then_enter...`)
+
+
+async def test_a_sort_while_a_search_runs_then_enter_resumes_the_searched_session(root: Path) -> None:
+    """Ctrl+S and Alt+C re-order the hits on screen: while a newer query's search runs those
+    are the query before's, and the rows they made let a waiting Enter resume one of them."""
+    for key in ("ctrl+s", "alt+c"):
+        app = picker_app(root)
+        async with app.run_test(size=(120, 30)) as pilot:
+            await settle(pilot)
+            burst(app, "the")
+            await settle(pilot)
+            gate = Gate(screen_of(pilot))
+            burst(app, " zebra")
+            await wait_for(pilot, gate.entered.is_set)
+            app.post_message(events.Key(key, None))
+            app.post_message(events.Key("enter", "\r"))
+            await pilot.pause(0.3)
+            assert app.return_value is None, f"{key}: Enter acted on the rows of the query before"
+            gate.open()
+            await settle(pilot)
+        assert app.return_value is not None and app.return_value.path == session_path(root, DOCS), key
+
+
+async def test_an_enter_waiting_for_its_rows_runs_while_the_watcher_keeps_reporting_changes(root: Path) -> None:
+    """Every batch of the watcher's changes made a new search, cancelling the one under way:
+    with agents writing every 150 ms, the Enter waited until they stopped."""
+    app = picker_app(root)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        screen = screen_of(pilot)
+        hits = screen.catalog.text_hits
+
+        def slow(*args: object, **kwargs: object) -> object:
+            time.sleep(0.3)
+            return hits(*args, **kwargs)
+
+        screen.catalog.text_hits = slow  # type: ignore[method-assign]
+        some = screen.model.summaries["project"][1]
+        burst(app, "zebra\r")
+        for _ in range(20):
+            if app.return_value is not None:
+                break
+            screen.post_message(SessionsChanged(changed=[some], removed=[]))
+            await pilot.pause(0.15)
+        assert app.return_value is not None, "Enter waited for as long as the changes kept coming"
+        assert app.return_value.path == session_path(root, DOCS)
+
+
+async def test_a_key_waiting_when_a_dialog_covers_the_picker_is_dropped_not_run_on_its_return(root: Path) -> None:
+    app = picker_app(root)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        screen = screen_of(pilot)
+        gate = Gate(screen)
+        burst(app, "zebra\r")
+        await wait_for(pilot, gate.entered.is_set)
+        burst(app, "\x1bOP")  # F1: the help, over the picker
+        await pilot.pause(0.3)
+        await pilot.press("escape")
+        await pilot.pause(0.2)
+        gate.open()
+        await settle(pilot)
+        assert app.return_value is None, "the Enter before F1 resumed a session once the help was closed"
+        assert isinstance(app.screen, SessionPickerScreen) and screen.search_input.value == "zebra"
+
+
+async def test_space_on_an_empty_query_then_down_in_one_burst_selects_the_first_row(root: Path) -> None:
+    async with picker_app(root).run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        screen = screen_of(pilot)
+        first = screen.session_list.highlighted
+        assert first is not None
+        burst(pilot.app, " \x1b[B")
+        await settle(pilot)
+        assert [summary.id for summary in screen.model.selection.summaries] == [first.summary.id]
+
+
+async def test_text_pasted_while_enter_waits_is_pasted_after_it(root: Path) -> None:
+    app = picker_app(root)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        screen = screen_of(pilot)
+        gate = Gate(screen)
+        burst(app, "zebra\r")
+        await wait_for(pilot, gate.entered.is_set)
+        app.post_message(events.Paste("qqq"))
+        await pilot.pause(0.1)
+        assert screen.search_input.value == "zebra", "the paste went into the query Enter waits on"
+        gate.open()
+        await settle(pilot)
+    assert app.return_value is not None and app.return_value.path == session_path(root, DOCS)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from pathlib import Path
 
 from textual.pilot import Pilot
 from textual.widgets import Input
+from textual.worker import WorkerCancelled
 from ui_sessions import PROJECT, clock
 
 from seance.app.app import SeanceApp
@@ -49,7 +51,8 @@ async def settle(pilot: Pilot, rounds: int = 3) -> None:
         await pilot.pause()
         for worker in list(pilot.app.workers):
             if not worker.is_finished:
-                await worker.wait()
+                with contextlib.suppress(WorkerCancelled):  # (a burst's next key cancelled it: settled too)
+                    await worker.wait()
         await pilot.pause(0.05)
     for widget in pilot.app.screen.query(Input):
         widget.cursor_blink = False

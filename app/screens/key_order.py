@@ -57,7 +57,8 @@ Action = TypeVar("Action", bound=Callable[..., None])
 
 @dataclass
 class _Held:
-    """A key typed into the query while a key before it waits: typed once that key has run."""
+    """A key typed (or text pasted: `key` "paste", `character` the text) into the query while a
+    key before it waits: typed once that key has run."""
 
     key: str
     character: str | None
@@ -99,6 +100,7 @@ class KeyOrder:
     _draining: bool = False
     _wait_timer: Timer | None = None
     _wait_said: str | None = None  # the status line's "waiting" notice, while it is shown
+    _rebuild_after_keys: bool = False  # the watcher's changes, merged, shown once no key waits
 
     if TYPE_CHECKING:  # what the mixin uses of the screen it is mixed into
         model: PickerModel
@@ -120,16 +122,18 @@ class KeyOrder:
             self, delay: float, callback: TimerCallback | None = None, *, name: str | None = None, pause: bool = False
         ) -> Timer: ...
 
+        def _rebuild(self, *, top: bool = False) -> None: ...
+
     @property
     def _waiting_keys(self) -> deque[_Waiting | _Held]:
         return self.__dict__.setdefault("_key_queue", deque())
 
     @property
-    def _replayed_keys(self) -> list[events.Key]:
+    def _replayed_keys(self) -> list[events.Key | events.Paste]:
         """Held keys posted to the input again, their turn come: it takes them as typed."""
         return self.__dict__.setdefault("_key_replays", [])
 
-    def _holds_typed_key(self, event: events.Key) -> bool:
+    def _holds_typed_key(self, event: events.Key | events.Paste) -> bool:
         """Whether the query input leaves `event` (a character or an editing key, in its own
         queue) to the queue, to be typed after the keys waiting before it (True: held).  Typed
         while Enter waits for "zebra"'s rows, "x" is typed after the Enter has run (into no
@@ -141,7 +145,10 @@ class KeyOrder:
             return False
         if not self._waiting_keys:
             return False
-        self._waiting_keys.append(_Held(event.key, event.character))
+        if isinstance(event, events.Paste):
+            self._waiting_keys.append(_Held("paste", event.text))
+        else:
+            self._waiting_keys.append(_Held(event.key, event.character))
         return True
 
     def _after_typed_keys(self, decide: Callable[[], object]) -> None:
@@ -230,8 +237,12 @@ class KeyOrder:
         queue = self._waiting_keys
         while queue and isinstance(held := queue[0], _Held):
             queue.popleft()
-            replay = events.Key(held.key, held.character)
-            replay._set_forwarded()
+            replay: events.Key | events.Paste
+            if held.key == "paste":
+                replay = events.Paste(held.character or "")
+            else:
+                replay = events.Key(held.key, held.character)
+                replay._set_forwarded()
             self._replayed_keys.append(replay)
             self.search_input.post_message(replay)
 
@@ -247,13 +258,30 @@ class KeyOrder:
             self._wait_said = self.status.message
 
     def _waited(self) -> None:
-        """No key waits any more: the notice goes."""
+        """No key waits any more: the notice goes, and the watcher's changes held back for
+        them are shown."""
         if self._wait_timer is not None:
             self._wait_timer.stop()
             self._wait_timer = None
         said, self._wait_said = self._wait_said, None
         if said is not None and self.status.message == said:
             self.status.show_message("")
+        if self._rebuild_after_keys:
+            self._rebuild_after_keys = False
+            if self.is_active:
+                self._rebuild()
+
+    def _run_next(self, action: Callable[[], object]) -> None:
+        """Run `action` as the next key, in the place of the key being run (Space on an empty
+        query selects: before the keys typed after it, once its query's rows are here)."""
+        self._waiting_keys.appendleft(_Waiting(action, rows=True, moves=False))
+
+    def on_screen_suspend(self) -> None:
+        """Another screen covers the picker (help, a dialog, the tree): the keys that waited
+        for its rows, and what was typed behind them, are dropped, not run on its return."""
+        if self._waiting_keys:
+            self._waiting_keys.clear()
+            self._waited()
 
     def _cancel_waiting_keys(self) -> bool:
         """Esc: drop the keys waiting for their rows (True: there were some)."""

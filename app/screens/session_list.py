@@ -188,6 +188,14 @@ class SearchInput(OrderedInput):
             return
         await super()._on_key(event)
 
+    def _on_paste(self, event: events.Paste) -> None:
+        screen = self.screen
+        if isinstance(screen, KeyOrder) and screen._holds_typed_key(event):
+            event.stop()  # pasted once the keys waiting before it have run, as a typed key
+            event.prevent_default()
+            return
+        super()._on_paste(event)
+
 
 class SessionPickerScreen(
     KeyOrder, DeleteActions, MarkActions, RowMaking, SearchFlow, FirstPaint, Screen[PickResult | None]
@@ -782,7 +790,7 @@ class SessionPickerScreen(
     def action_cycle_sort(self) -> None:
         self.model.cycle_sort()
         self._publish()
-        if self.model.hits is not None:
+        if self.model.hits_current:
             self._make_rows(self.model.view(), top=False)  # the same hits, re-ordered
         else:
             self._rebuild()
@@ -791,7 +799,7 @@ class SessionPickerScreen(
     def action_cycle_children(self) -> None:
         """Alt+C: child sessions hidden → threaded under their parent → flat; say so, remember it."""
         mode = self.model.cycle_children()
-        if self.model.hits is not None:
+        if self.model.hits_current:
             self._make_rows(self.model.view(), top=False)
         else:
             self._rebuild()
@@ -855,14 +863,10 @@ class SessionPickerScreen(
                 return
             if search.value:
                 search.insert_text_at_cursor(character)
-            else:
-                self.call_later(self._run_if_active, action)
+            else:  # (next, in this key's place: keys typed after it wait for it)
+                self._run_next(getattr(self, f"action_{action}"))
 
         self._in_key_order(decide, rows=False)  # key_order.py: behind keys waiting for their rows
-
-    async def _run_if_active(self, action: str) -> None:
-        if self.is_active:
-            await self.run_action(action)
 
     def action_help(self) -> None:
         self.app.push_screen(HelpScreen(self.help_rows()))
@@ -1000,15 +1004,26 @@ class SessionPickerScreen(
 
     @on(SessionsChanged)
     def _sessions_changed(self, message: SessionsChanged) -> None:
-        self._apply_changes(message.changed, message.removed, restored=message.restored)
+        self._apply_changes(message.changed, message.removed, restored=message.restored, watcher=True)
 
     def _apply_changes(
-        self, changed: Sequence[SessionSummary], removed: Sequence[str] = (), *, restored: bool = False
+        self,
+        changed: Sequence[SessionSummary],
+        removed: Sequence[str] = (),
+        *,
+        restored: bool = False,
+        watcher: bool = False,
     ) -> None:
+        """Merge `changed` and `removed` into the model and show them.  The `watcher`'s are
+        shown after the keys waiting for the search under way (key_order.py): a new search for
+        every batch would cancel it, and keep them waiting for as long as agents write."""
         widget = self.session_list
         at_top = widget.scroll_offset.y == 0  # the list stays at its top (set_rows): arrivals are in view
         self.model.changed(changed, removed, restored=restored, at_top=at_top)
-        self._rebuild()
+        if watcher and self._waiting_keys:
+            self._rebuild_after_keys = True
+        else:
+            self._rebuild()
 
     def _clear_new(self) -> None:
         self.model.clear_new()
