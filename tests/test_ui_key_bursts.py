@@ -185,6 +185,19 @@ async def _on_session_a(pilot) -> None:
     assert cursor_title(pilot) == A_TITLE
 
 
+DOCS = Spec("s-docs", PROJECT)  # the one session "zebra" finds
+
+
+async def _zebra_enter_held(pilot) -> tuple[SessionPickerScreen, Gate]:
+    """ "zebra" then Enter in one burst, the word's search held (its index query) until
+    `gate.open()`: the Enter waits for its rows."""
+    screen = screen_of(pilot)
+    gate = Gate(screen)
+    burst(pilot.app, "zebra\r")
+    await wait_for(pilot, gate.entered.is_set)
+    return screen, gate
+
+
 async def test_a_word_then_enter_in_one_burst_resumes_the_words_session(root: Path) -> None:
     """Enter, a priority binding, ran before the word reached the query: it resumed the row
     highlighted before it (s-auth), not "zebra"'s only hit (s-docs)."""
@@ -193,7 +206,7 @@ async def test_a_word_then_enter_in_one_burst_resumes_the_words_session(root: Pa
         await _on_session_a(pilot)
         burst(app, "zebra\r")
         await settle(pilot)
-    assert app.return_value is not None and app.return_value.path == session_path(root, Spec("s-docs", PROJECT))
+    assert app.return_value is not None and app.return_value.path == session_path(root, DOCS)
 
 
 async def test_a_word_then_ctrl_t_in_one_burst_opens_the_words_session(root: Path) -> None:
@@ -203,7 +216,7 @@ async def test_a_word_then_ctrl_t_in_one_burst_opens_the_words_session(root: Pat
         burst(app, "zebra\x14")
         await settle(pilot)
         assert isinstance(app.screen, SessionTreeScreen)
-        assert app.screen.session_path == session_path(root, Spec("s-docs", PROJECT))
+        assert app.screen.session_path == session_path(root, DOCS)
 
 
 async def test_a_word_then_down_then_enter_in_one_burst_picks_the_words_second_hit(root: Path) -> None:
@@ -258,26 +271,20 @@ async def test_enter_waits_for_a_slow_search_then_resumes_its_hit(root: Path) ->
     app = picker_app(root)
     async with app.run_test(size=(120, 30)) as pilot:
         await _on_session_a(pilot)
-        screen = screen_of(pilot)
-        gate = Gate(screen)
-        burst(app, "zebra\r")
-        await wait_for(pilot, gate.entered.is_set)
+        screen, gate = await _zebra_enter_held(pilot)
         await pilot.pause(0.4)  # (more than the notice's delay)
         assert app.screen is screen and app.return_value is None
         assert "Waiting" in screen.status.message
         gate.open()
         await settle(pilot)
-    assert app.return_value is not None and app.return_value.path == session_path(root, Spec("s-docs", PROJECT))
+    assert app.return_value is not None and app.return_value.path == session_path(root, DOCS)
 
 
 async def test_esc_cancels_an_enter_waiting_for_its_search_and_keeps_the_query(root: Path) -> None:
     app = picker_app(root)
     async with app.run_test(size=(120, 30)) as pilot:
         await _on_session_a(pilot)
-        screen = screen_of(pilot)
-        gate = Gate(screen)
-        burst(app, "zebra\r")
-        await wait_for(pilot, gate.entered.is_set)
+        screen, gate = await _zebra_enter_held(pilot)
         app.post_message(events.Key("escape", "\x1b"))
         await pilot.pause(0.1)
         gate.open()
@@ -292,16 +299,13 @@ async def test_typing_after_an_enter_waiting_for_its_search_does_not_change_what
     app = picker_app(root)
     async with app.run_test(size=(120, 30)) as pilot:
         await _on_session_a(pilot)
-        screen = screen_of(pilot)
-        gate = Gate(screen)
-        burst(app, "zebra\r")
-        await wait_for(pilot, gate.entered.is_set)
+        screen, gate = await _zebra_enter_held(pilot)
         burst(app, "x")
         await pilot.pause(0.1)
         assert screen.search_input.value == "zebra"
         gate.open()
         await settle(pilot)
-    assert app.return_value is not None and app.return_value.path == session_path(root, Spec("s-docs", PROJECT))
+    assert app.return_value is not None and app.return_value.path == session_path(root, DOCS)
 
 
 async def test_typing_after_a_down_waiting_for_its_search_is_typed_after_it_in_order(root: Path) -> None:
@@ -331,8 +335,6 @@ async def test_typing_after_a_down_waiting_for_its_search_is_typed_after_it_in_o
 
 
 # -- after review: keys waiting for their rows, with the rest of the picker going on ----------
-
-DOCS = Spec("s-docs", PROJECT)  # the one session "zebra" finds (`test_a_word_then_enter...`)
 
 
 async def test_a_sort_while_a_search_runs_then_enter_resumes_the_searched_session(root: Path) -> None:
@@ -385,10 +387,7 @@ async def test_a_key_waiting_when_a_dialog_covers_the_picker_is_dropped_not_run_
     app = picker_app(root)
     async with app.run_test(size=(120, 30)) as pilot:
         await settle(pilot)
-        screen = screen_of(pilot)
-        gate = Gate(screen)
-        burst(app, "zebra\r")
-        await wait_for(pilot, gate.entered.is_set)
+        screen, gate = await _zebra_enter_held(pilot)
         burst(app, "\x1bOP")  # F1: the help, over the picker
         await pilot.pause(0.3)
         await pilot.press("escape")
@@ -414,10 +413,7 @@ async def test_text_pasted_while_enter_waits_is_pasted_after_it(root: Path) -> N
     app = picker_app(root)
     async with app.run_test(size=(120, 30)) as pilot:
         await settle(pilot)
-        screen = screen_of(pilot)
-        gate = Gate(screen)
-        burst(app, "zebra\r")
-        await wait_for(pilot, gate.entered.is_set)
+        screen, gate = await _zebra_enter_held(pilot)
         app.post_message(events.Paste("qqq"))
         await pilot.pause(0.1)
         assert screen.search_input.value == "zebra", "the paste went into the query Enter waits on"
