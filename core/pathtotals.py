@@ -30,8 +30,9 @@ from .tree import SessionTree
 
 _ASSISTANT_CODES = frozenset({MESSAGE_ASSISTANT, MESSAGE_TEXTLESS_ASSISTANT})
 STOP_EVERY = 1024
-LOCK_POLL = 0.02  # seconds between looks at `stop` while another thread fills the totals
 """How many entries `PathTotals` fills between two asks of its `stop` (a few ms)."""
+LOCK_POLL = 0.02
+"""Seconds between two asks of `stop` while another thread fills the totals (`chain_feed`)."""
 
 
 def message_chars(item: ContextMessage) -> int:

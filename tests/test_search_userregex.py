@@ -203,3 +203,27 @@ def test_a_brace_is_read_as_re_reads_it(pattern: str, text: str, found: bool) ->
 
     assert (re.search(pattern, text, re.IGNORECASE) is not None) is found  # (the reference)
     assert (UserRegex(pattern).search(text) is not None) is found
+
+
+def test_counts_inside_an_atomic_group_are_counted_too() -> None:
+    with pytest.raises(QueryError, match="repeat counts too large"):
+        UserRegex("(?>a{1000}){1000}")
+
+
+@pytest.mark.parametrize(
+    ("pattern", "text"),
+    [("(?#[)a{e}]", "b{e}]"), ("(?x)#[\na{e}]", "b{e}]"), ("(?#\\)[)a{e}", "a{e}")],
+)
+def test_a_comment_hides_no_brace_from_the_escaping(pattern: str, text: str) -> None:
+    """A `[` in a comment opened a set that swallowed the rest: the `{e}` after it went to
+    `regex` unescaped, a fuzzy match `re` never made."""
+    import re
+
+    assert (UserRegex(pattern).search(text) is not None) is (re.search(pattern, text, re.IGNORECASE) is not None)
+
+
+@pytest.mark.parametrize("pattern", ["(?#[)(?:a|\\w)*z]", "(?x)#)\n(?:a|\\w)*z", "(?x)(?:a|\\w)*z"])
+def test_a_pattern_with_a_comment_or_verbose_is_never_run_untimed(pattern: str) -> None:
+    """A comment's `)` or `[` fooled the look for alternation in a group: `(?:a|\\w)*z` ran
+    without its timeout, 20 s over 30 characters."""
+    assert not UserRegex(pattern)._tame

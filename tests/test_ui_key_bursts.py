@@ -12,6 +12,7 @@ race: every run of these tests is the same run.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from pathlib import Path
 
@@ -420,3 +421,27 @@ async def test_text_pasted_while_enter_waits_is_pasted_after_it(root: Path) -> N
         gate.open()
         await settle(pilot)
     assert app.return_value is not None and app.return_value.path == session_path(root, DOCS)
+
+
+async def test_the_watchers_changes_held_for_a_waiting_key_are_shown_after_a_dialog_dropped_it(
+    root: Path,
+) -> None:
+    """The watcher's changes wait for the keys waiting for their rows; F1 dropped those keys
+    while the picker was covered, and the changes were never shown after the help closed."""
+    app = picker_app(root)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        screen = screen_of(pilot)
+        gate = Gate(screen)
+        burst(app, "zebra\x1b[B")
+        await wait_for(pilot, gate.entered.is_set)
+        docs = next(summary for summary in screen.model.summaries["project"] if summary.path.endswith("s-docs.jsonl"))
+        renamed = dataclasses.replace(docs, name="renamed by the agent")
+        screen.post_message(SessionsChanged(changed=[renamed], removed=[]))
+        await pilot.pause(0.1)
+        burst(app, "\x1bOP")  # F1
+        await pilot.pause(0.3)
+        await pilot.press("escape")
+        gate.open()
+        await settle(pilot)
+        assert titles(pilot) == ["renamed by the agent"]

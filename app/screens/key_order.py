@@ -266,10 +266,15 @@ class KeyOrder:
         said, self._wait_said = self._wait_said, None
         if said is not None and self.status.message == said:
             self.status.show_message("")
-        if self._rebuild_after_keys:
+        if self._rebuild_after_keys and self.is_active:  # (covered: `_rebuild_held_back` on its return)
             self._rebuild_after_keys = False
-            if self.is_active:
-                self._rebuild()
+            self._rebuild()
+
+    def _rebuild_held_back(self) -> None:
+        """Back on top: the watcher's changes held back for keys since dropped are shown."""
+        if self._rebuild_after_keys and not self._waiting_keys:
+            self._rebuild_after_keys = False
+            self._rebuild()
 
     def _run_next(self, action: Callable[[], object]) -> None:
         """Run `action` as the next key, in the place of the key being run (Space on an empty

@@ -622,6 +622,7 @@ class SessionPickerScreen(
         # back from a screen (the app may have given every frozen object back to the collector
         # when it closed): say again, after the next search, that the list is long-lived
         self._freeze_after_search = bool(self.model.summaries)
+        self._rebuild_held_back()  # key_order.py
 
     def _freeze_long_lived(self) -> None:
         """Ten thousand summaries and their search haystacks live as long as the picker: say

@@ -91,8 +91,12 @@ class UserRegex:
                 re.compile(source, re.IGNORECASE)
             if _expansion(parsed) > MAX_EXPANSION:
                 raise QueryError(f"re: repeat counts too large (over {MAX_EXPANSION:,} characters)")
-            self._compiled: Any = regex.compile(_braces_as_re_reads_them(source), _FLAGS)
-            self._tame = _tame(source)
+            verbose = bool(parsed.state.flags & re.VERBOSE)
+            try:
+                self._compiled: Any = regex.compile(_braces_as_re_reads_them(source, verbose), _FLAGS)
+            except (MemoryError, OverflowError, RecursionError):
+                raise QueryError("re: the pattern is too large to compile") from None
+            self._tame = not verbose and "(?#" not in source and _tame(source)
         except (re.error, regex.error) as error:
             where = f" at {error.pos}" if getattr(error, "pos", None) is not None else ""
             raise QueryError(f"re: {error.msg}{where}") from None
@@ -261,6 +265,8 @@ def _expansion(items: Any) -> int:
             total += _expansion(body) * (low if high == re_parser.MAXREPEAT else max(low, high))
         elif name == "SUBPATTERN":
             total += _expansion(value[-1])
+        elif name == "ATOMIC_GROUP":  # (`(?>a{1000}){1000}`)
+            total += _expansion(value)
         elif name in ("ASSERT", "ASSERT_NOT"):
             total += _expansion(value[1])
         elif name == "BRANCH":
@@ -275,9 +281,10 @@ def _expansion(items: Any) -> int:
 _QUANTIFIER = re.compile(r"\{(?:[0-9]+(?:,[0-9]*)?|,[0-9]*)\}")
 
 
-def _tokens(source: str) -> Iterator[tuple[int, str]]:
-    """(index, piece) of `source`: an escape (`\\{`, `\\N{DASH}`), a whole set (`[{|]`),
-    or one character of the pattern's own syntax."""
+def _tokens(source: str, verbose: bool = False) -> Iterator[tuple[int, str]]:
+    """(index, piece) of `source`: an escape (`\\{`, `\\N{DASH}`), a whole set (`[{|]`), a
+    comment (`(?#...)`, and `#` to the line's end in a `verbose` pattern), or one character
+    of the pattern's own syntax."""
     index, length = 0, len(source)
     while index < length:
         end = index + 1
@@ -285,6 +292,13 @@ def _tokens(source: str) -> Iterator[tuple[int, str]]:
             end = index + 2
             if source.startswith("N{", index + 1):
                 end = source.find("}", index) + 1 or length
+        elif source.startswith("(?#", index):  # (to its `)`, an escaped one skipped, as `re` reads it)
+            end = index + 3
+            while end < length and source[end] != ")":
+                end += 2 if source[end] == "\\" else 1
+            end += 1
+        elif verbose and source[index] == "#":
+            end = source.find("\n", index) + 1 or length
         elif source[index] == "[":
             end += source.startswith("^", end)
             end += source.startswith("]", end)
@@ -295,11 +309,12 @@ def _tokens(source: str) -> Iterator[tuple[int, str]]:
         index = end
 
 
-def _braces_as_re_reads_them(source: str) -> str:
+def _braces_as_re_reads_them(source: str, verbose: bool = False) -> str:
     """`source` with every `{` that `re` reads as a literal escaped: `regex` reads `{e}`,
     `{i<=1}` as fuzzy matching (`re:"Error: {e}"` matched any error) where `re` reads text."""
     return "".join(
-        "\\{" if piece == "{" and not _QUANTIFIER.match(source, index) else piece for index, piece in _tokens(source)
+        "\\{" if piece == "{" and not _QUANTIFIER.match(source, index) else piece
+        for index, piece in _tokens(source, verbose)
     )
 
 
