@@ -445,3 +445,15 @@ async def test_the_watchers_changes_held_for_a_waiting_key_are_shown_after_a_dia
         gate.open()
         await settle(pilot)
         assert titles(pilot) == ["renamed by the agent"]
+
+
+async def test_a_word_tab_and_enter_at_launch_resume_the_words_session_in_the_new_scope_12_trials(root: Path) -> None:
+    """The word's first search, over the launch's listing, ended after the Tab had started
+    another: its hits laid over the new scope's listing were taken as the rows a waiting Enter
+    waited for ("No session matches"), and the right rows came after the Enter was spent."""
+    for _ in range(12):  # (the order of the two searches' ends varies: each run its own launch)
+        app = picker_app(root)
+        async with app.run_test(size=(120, 30)) as pilot:
+            burst(app, "zebra\t\r")
+            await settle(pilot)
+        assert app.return_value is not None and app.return_value.path == session_path(root, DOCS)

@@ -142,6 +142,7 @@ class SearchFlow:
     _idle_timer: Timer | None = None  # `_idle_after_search`
     _early_index: tuple[int, Future[Mapping[str, Any]] | None] | None = None  # `_start_index_query`
     _searched_generation: int = 0  # the rows request of the newest search whose hits were taken (`_search_done`)
+    _newest_search: int = 0  # the rows request of the newest search started (`_search`)
     _preview_held: int | None = None  # the rows request whose first page holds the preview back (`_preview_waits`)
 
     if TYPE_CHECKING:  # what the mixin uses of the screen it is mixed into

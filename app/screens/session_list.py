@@ -568,6 +568,7 @@ class SessionPickerScreen(
         view = self.model.search_view()  # (without the previous hits: the worker keeps its arguments)
         debounce, self._debounce = self._debounce, 0.0
         paths, generation = self.model.scope == "all", self._next_rows_generation()
+        self._newest_search = generation
         if debounce:  # within a burst of keys: the worker waits for the next one anyway
             self._search_worker(text, query, view, paths, top, generation, debounce)
         else:  # after a pause: the typed character is drawn first, then the search takes the GIL
@@ -600,6 +601,9 @@ class SessionPickerScreen(
                 return
         if message.generation < self._searched_generation:  # an older search's, after a newer one's hits
             return  # (a big search's rows are posted from its worker thread: they may land out of order)
+        if message.generation < self._newest_search:  # the listing or the scope changed and a newer
+            self._idle_after_search(None)  # search runs: its hits come (these, laid over the new
+            return  # listing, were taken for its rows by a waiting Enter: "No session matches")
         if not self.model.accept_hits(message.query_text, message.hits):
             self._idle_after_search(None)  # (a newer query is running; its search, if any, restarts the timer)
             return
