@@ -75,6 +75,13 @@ class Gate:
             await pilot.pause(0.02)
         raise AssertionError("the search index never started")
 
+    async def held_tree(self, pilot: Any) -> SessionTreeScreen:
+        """The tree screen, once its search index is held at its first entry."""
+        await self.wait_started(pilot)
+        screen = pilot.app.screen
+        assert isinstance(screen, SessionTreeScreen) and screen.model is not None
+        return screen
+
 
 def _index_worker(app: TreeApp) -> Any:
     return next(worker for worker in app.workers if worker.group == "tree-search-index")
@@ -86,9 +93,7 @@ async def test_leaving_the_tree_while_its_search_index_is_built_stops_the_pass(
     gate = Gate(monkeypatch)
     app = TreeApp(_long_session(tmp_path))
     async with app.run_test(size=SIZE) as pilot:
-        await gate.wait_started(pilot)
-        screen = app.screen
-        assert isinstance(screen, SessionTreeScreen) and screen.model is not None
+        screen = await gate.held_tree(pilot)
         worker = _index_worker(app)
         await pilot.press("escape")
         await pilot.pause()
@@ -106,9 +111,7 @@ async def test_a_word_typed_before_the_search_index_waits_for_it_off_the_ui_thre
     gate = Gate(monkeypatch)
     app = TreeApp(_long_session(tmp_path))
     async with app.run_test(size=SIZE) as pilot:
-        await gate.wait_started(pilot)
-        screen = app.screen
-        assert isinstance(screen, SessionTreeScreen) and screen.model is not None
+        screen = await gate.held_tree(pilot)
         model = screen.model
         unfiltered = list(model.rows.ids)
         await pilot.press(*"approach b")
