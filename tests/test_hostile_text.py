@@ -455,3 +455,23 @@ def capture(tmux: list[str]) -> str:
 
 def shell_quote(text: str) -> str:
     return "'" + text.replace("'", "'\\''") + "'"
+
+
+async def test_a_changed_file_toast_in_a_host_app_shows_the_hostile_path_as_text(env) -> None:
+    """Embedded (a host's own App, whose `notify` parses markup by default), the tree's toast
+    for a session file rewritten under it names the path: as text, never as markup."""
+    from textual.app import App
+
+    from seance.core.linesource import changed_error
+
+    path = write_hostile_session(env / "sessions")
+    app = App()
+    async with app.run_test(size=(160, 40), notifications=True) as pilot:
+        screen = SessionTreeScreen(path)
+        app.push_screen(screen)
+        await settle(pilot, 5)
+        screen._source_changed(changed_error(path))  # what a read of the rewritten file raises
+        await settle(pilot)
+        assert [notification.markup for notification in app._notifications] == [False]
+        text = assert_screen_clean(app, "changed-file toast in a host")
+        assert "red]x[|][|][link=https:||e.vil]l[|link]" in text and "changed on disk" in text  # literally
