@@ -73,6 +73,8 @@ def run_export(args: argparse.Namespace) -> int:
             written = write_export(args.output, text, force=args.force, source=session.path)
         except ExportExists as error:
             raise CliError(f"{error} (--force replaces it)") from error
+        except OSError as error:  # named as asked for (as Alt+E does), not as the temp file beside it
+            raise CliError(f"{args.output}: {error.strerror or error}; nothing was written") from error
         say(f"seance: exported {len(text.encode()):,} bytes to {written}")
         return ExitCode.OK
     if fmt == "json":

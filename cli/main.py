@@ -14,7 +14,7 @@ from __future__ import annotations
 import importlib
 import sys
 from types import ModuleType, SimpleNamespace
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, NoReturn, cast
 
 from seance import __version__
 from seance.core.childmodes import CHILD_MODES  # (not core.listing: every command builds this parser)
@@ -85,6 +85,13 @@ def _parser_class() -> type[argparse.ArgumentParser]:
     class _Parser(argparse.ArgumentParser):
         def _get_formatter(self) -> argparse.HelpFormatter:
             return self.formatter_class(prog=self.prog, width=_columns() - 2)  # type: ignore[call-arg]
+
+        def error(self, message: str) -> NoReturn:
+            """argparse's error, which echoes arguments as typed (`unrecognized arguments: ...`,
+            often a name or id a script passes on), with their controls as escapes."""
+            from seance.core.text import visible
+
+            super().error(visible(message))
 
     return _Parser
 

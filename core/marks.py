@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import SessionError
-from .text import json_safe
+from .text import json_safe, visible
 from .userdirs import user_dir
 
 MARKS_NAME = "marks.json"
@@ -80,13 +80,13 @@ def validate_tag(text: str) -> str:
     """`text` as a tag, or `MarkError` saying what is wrong with it (one line)."""
     if not text:
         raise MarkError("a tag cannot be empty")
-    shown = text.encode("unicode_escape").decode("ascii")[:80]  # the message shows it, controls escaped
+    shown = visible(text[:80])  # the message shows it as typed, controls escaped
     if len(text) > MAX_TAG_CHARS:
-        raise MarkError(f"tag {shown!r} is longer than {MAX_TAG_CHARS} characters")
+        raise MarkError(f"tag '{shown}' is longer than {MAX_TAG_CHARS} characters")
     if any(char.isspace() or not char.isprintable() or char in _FORBIDDEN for char in text):
-        raise MarkError(f"tag {shown!r}: a tag is one word (no spaces, quotes or control characters)")
+        raise MarkError(f"tag '{shown}': a tag is one word (no spaces, quotes or control characters)")
     if text.startswith(_OPERATORS):
-        raise MarkError(f"tag {shown!r} cannot start with +, - or !")
+        raise MarkError(f"tag '{shown}' cannot start with +, - or !")
     return text
 
 

@@ -141,3 +141,25 @@ def test_500_random_command_lines_read_without_argparse_are_read_as_argparse_rea
             assert vars(quick) == vars(parse_args(parser, argv)), argv
     assert len(read) > 100 and sum(len(argv) > 5 for argv in read) > 20  # (not only the trivial lines)
     assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["ls", "x\x1b]0;PWNED\x07y"],  # argparse: "unrecognized arguments: ..."
+        ["show", "s", "--x\x1b[2J"],
+        ["--al\u202e", "ls"],
+    ],
+)
+def test_argparse_errors_show_an_arguments_controls_as_escapes(argv: list[str], capsys) -> None:
+    """An argument is often session text (a name or id a script passes on): argparse's own
+    errors, which echo it, go through the one sanitiser as every other message does."""
+    from seance.cli.main import main
+
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    assert exit_.value.code == 2
+    error = capsys.readouterr().err
+    assert "error:" in error
+    assert not any(char in error for char in "\x1b\x07\u202e"), error
+    assert "\\e" in error or "\\u202e" in error, error

@@ -308,6 +308,16 @@ def test_cli_writes_each_format_by_extension_and_refuses_to_overwrite(hostile: P
     assert run(capsys, "export", str(hostile), "-o", str(tmp_path / "s.txt"), "--format", "md")[0] == 0
 
 
+def test_cli_an_unwritable_output_is_named_as_given_not_as_its_temp_file(hostile: Path, tmp_path: Path, capsys) -> None:
+    """The error names the file the user asked for (as the picker's Alt+E does), not the
+    hidden temp file beside it that seance writes first (`.x.md.seance-….tmp`)."""
+    target = tmp_path / "no-such-dir" / "x.md"
+    code, out, err = run(capsys, "export", str(hostile), "-o", str(target))
+    assert (code, out) == (2, "") and err.count("\n") == 1, err
+    assert f"{target}: No such file or directory" in err and ".tmp" not in err, err
+    assert not target.parent.exists()
+
+
 def test_cli_leaf_exports_the_context_at_that_entry(hostile: Path, capsys) -> None:
     code, out, _err = run(capsys, "export", str(hostile), "--leaf", "uB", "--format", "json")
     assert code == 0

@@ -455,3 +455,52 @@ def capture(tmux: list[str]) -> str:
 
 def shell_quote(text: str) -> str:
     return "'" + text.replace("'", "'\\''") + "'"
+
+
+async def test_a_changed_file_toast_in_a_host_app_shows_the_hostile_path_as_text(env) -> None:
+    """Embedded (a host's own App, whose `notify` parses markup by default), the tree's toast
+    for a session file rewritten under it names the path: as text, never as markup."""
+    from textual.app import App
+
+    from seance.core.linesource import changed_error
+
+    path = write_hostile_session(env / "sessions")
+    app = App()
+    async with app.run_test(size=(160, 40), notifications=True) as pilot:
+        screen = SessionTreeScreen(path)
+        app.push_screen(screen)
+        await settle(pilot, 5)
+        screen._source_changed(changed_error(path))  # what a read of the rewritten file raises
+        await settle(pilot)
+        assert [notification.markup for notification in app._notifications] == [False]
+        text = assert_screen_clean(app, "changed-file toast in a host")
+        assert "red]x[|][|][link=https:||e.vil]l[|link]" in text and "changed on disk" in text  # literally
+
+
+async def test_enter_on_an_unchanged_rename_or_label_prompt_writes_nothing(env) -> None:
+    """The prompts are pre-filled with the name or label as drawn (one clean line: no
+    controls, no newline, runs of spaces folded).  Enter without an edit changed nothing:
+    the session file stays as it was, not rewritten with the drawn, sanitised text."""
+    root = env / "sessions"
+    path = write_hostile_session(root)
+    before = path.read_bytes()
+    app = picker_app(root, scope="all", cache_dir=env / "cache", options=PickerOptions(watch=False, enter="tree"))
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot, 5)
+        await pilot.press("ctrl+r")
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, SessionPickerScreen)
+        assert path.read_bytes() == before, "the name was rewritten as drawn"
+
+        await pilot.press("ctrl+t")
+        await settle(pilot, 5)
+        await pilot.press("ctrl+l")  # labelled entries only: the cursor is on the labelled one
+        await settle(pilot)
+        await pilot.press("L")
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, SessionTreeScreen)
+        assert path.read_bytes() == before, "the label was rewritten as drawn"

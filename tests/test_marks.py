@@ -236,3 +236,14 @@ def test_concurrent_writers_lose_nothing_10_trials_4_processes(tmp_path: Path) -
         assert set(marks["shared"].tags) == expected_tags, f"trial {trial}"
         assert {key for key, mark in marks.items() if mark.pinned} == expected_tags
         assert [name for name in os.listdir(path.parent) if name.endswith(".tmp")] == [], "no temp file left"
+
+
+def test_a_refused_tag_is_named_as_typed_with_only_its_controls_escaped() -> None:
+    """The message shows the tag a user typed: `漢字 x`, not `'\\\\u6f22\\\\u5b57 x'` (each
+    backslash doubled by a repr of an already escaped text); a control shows as its escape."""
+    with pytest.raises(MarkError) as error:
+        validate_tag("漢字 x")
+    assert "'漢字 x'" in str(error.value)
+    with pytest.raises(MarkError) as error:
+        validate_tag("a\x1b]0;T\x07\u202eb")
+    assert "'a\\e]0;T\\x07\\u202eb'" in str(error.value)

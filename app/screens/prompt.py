@@ -1,8 +1,11 @@
 """PromptScreen: one line of text in a dialog — renaming a session, labelling an entry.
 
-An input pre-filled with the current value; Enter submits the trimmed text, Esc / Ctrl+C
-cancel (None).  A prompt that needs a value (a session name, as in pi) refuses a blank one
-and says so; one that allows it (pi's `Label (empty to remove):`) returns "" to clear.
+An input pre-filled with the current value (as drawn: one clean line); Enter submits the
+trimmed text, Esc / Ctrl+C cancel (None).  Where the value is session text (a name, a label:
+`keep_unedited`), Enter on it as pre-filled is None too: nothing was edited, and the stored
+value, controls and all, is kept, not replaced by its drawn form.  A prompt that needs a
+value (a session name, as in pi) refuses a blank one and says so; one that allows it (pi's
+`Label (empty to remove):`) returns "" to clear.
 Writing the answer is the caller's job.
 """
 
@@ -25,7 +28,8 @@ HINT = "Enter save · Esc cancel"
 
 
 class PromptScreen(SeanceModal[str | None]):
-    """Dismisses with the trimmed text, or None on cancel; `required` refuses a blank answer."""
+    """Dismisses with the trimmed text, or None on cancel (or, `keep_unedited`, on no edit);
+    `required` refuses a blank answer."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,ctrl+c", "cancel", "Cancel", priority=True),
@@ -40,6 +44,7 @@ class PromptScreen(SeanceModal[str | None]):
         placeholder: str = "",
         required: bool = False,
         empty_error: str = "The text cannot be empty",
+        keep_unedited: bool = False,
     ) -> None:
         super().__init__()
         self._title = display_text(title)
@@ -48,6 +53,7 @@ class PromptScreen(SeanceModal[str | None]):
         self._placeholder = placeholder
         self.required = required
         self._empty_error = empty_error
+        self.keep_unedited = keep_unedited
 
     def compose_dialog(self) -> ComposeResult:
         yield Label(Content(self._title), id="seance-dialog-title")
@@ -69,7 +75,8 @@ class PromptScreen(SeanceModal[str | None]):
         if self.required and not text:
             self.query_one("#seance-dialog-hint", Label).update(Content(f"{self._empty_error} · Esc cancel"))
             return
-        self.dismiss(text)
+        # pre-filled as drawn: submitted unedited, writing it would replace the stored value
+        self.dismiss(None if self.keep_unedited and text == self._current.strip() else text)
 
     def action_cancel(self) -> None:
         self.dismiss(None)
@@ -85,9 +92,10 @@ def rename_prompt(current_name: str | None, title: str) -> PromptScreen:
         placeholder="a name for this session",
         required=not current_name,
         empty_error="A name cannot be empty",
+        keep_unedited=True,
     )
 
 
 def label_prompt(current_label: str | None, entry_text: str) -> PromptScreen:
     """pi's `Label (empty to remove):`: an empty answer clears the label."""
-    return PromptScreen("Label (empty to remove):", current_label, entry_text, placeholder="label")
+    return PromptScreen("Label (empty to remove):", current_label, entry_text, placeholder="label", keep_unedited=True)

@@ -360,7 +360,7 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
             self._source_changed(error)
 
     def on_session_tree_screen_source_changed(self, message: SourceChanged) -> None:
-        self.notify(display_text(message.reason), severity="error", timeout=10)
+        self.notify(display_text(message.reason), severity="error", timeout=10, markup=False)
 
     def _title(self, session: Session) -> Content:
         # the list row's title (name, else first prompt, else id, else file name): one function for both
