@@ -90,8 +90,16 @@ def session_path(argument: str, args: argparse.Namespace) -> Path:
 
     Raises `CliError(NOT_FOUND)` for a missing path or an unknown prefix."""
     path = Path(argument).expanduser()
-    if os.path.lexists(path):
+    try:
+        os.lstat(path)
         return Path(os.path.abspath(path))
+    except (FileNotFoundError, NotADirectoryError):
+        pass
+    except OSError:  # there, but not to be looked at (a symlink loop, a directory without x): the reader says why
+        if looks_like_path(argument):
+            return Path(os.path.abspath(path))
+    except ValueError:  # (a NUL byte: no file can have that name)
+        pass
     if looks_like_path(argument):
         raise CliError(f"{argument}: no such session file", ExitCode.NOT_FOUND)
     from seance.core.catalog import Catalog  # here: `seance show FILE` never opens the catalog
