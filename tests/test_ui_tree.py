@@ -199,6 +199,7 @@ async def test_not_a_session_shows_a_message_not_a_traceback(tmp_path: Path) -> 
         assert "not a session" in message
         assert screen_of(app).load_error == message
         assert screen_of(app).model is None
+        assert "loading" not in status(app)  # the load is over: it failed (it said "loading…" for good)
         await pilot.press("escape")
         await pilot.pause()
     assert app.results == [None]

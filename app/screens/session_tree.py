@@ -389,7 +389,7 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
         model = self.model
         parts: list[str] = []
         if model is None:
-            parts.append("loading…" if self.session is None else "")
+            parts.append("loading…" if self.session is None and self.load_error is None else "")
         else:
             position = model.cursor + 1 if model.rows else 0
             parts.append(f"({position}/{len(model.rows)})")
