@@ -68,6 +68,9 @@ class Scope:
     def of(cls, args: argparse.Namespace) -> Scope:
         given_roots = getattr(args, "root", None)
         given_cwd = getattr(args, "cwd", None)
+        if "" in (given_roots or []) or given_cwd == "":  # `--root "$DIR"` with DIR unset: not "."
+            option = "--cwd" if given_cwd == "" else "--root"
+            raise CliError(f"{option}: an empty path (give a directory, or leave the option out)")
         return cls(
             roots=[Path(root).expanduser() for root in given_roots] if given_roots else None,
             cwd=os.path.abspath(os.path.expanduser(given_cwd)) if given_cwd else os.getcwd(),
