@@ -68,6 +68,9 @@ class Scope:
     def of(cls, args: argparse.Namespace) -> Scope:
         given_roots = getattr(args, "root", None)
         given_cwd = getattr(args, "cwd", None)
+        if "" in (given_roots or []) or given_cwd == "":  # `--root "$DIR"` with DIR unset: not "."
+            option = "--cwd" if given_cwd == "" else "--root"
+            raise CliError(f"{option}: an empty path (give a directory, or leave the option out)")
         return cls(
             roots=[Path(root).expanduser() for root in given_roots] if given_roots else None,
             cwd=os.path.abspath(os.path.expanduser(given_cwd)) if given_cwd else os.getcwd(),
@@ -90,8 +93,16 @@ def session_path(argument: str, args: argparse.Namespace) -> Path:
 
     Raises `CliError(NOT_FOUND)` for a missing path or an unknown prefix."""
     path = Path(argument).expanduser()
-    if os.path.lexists(path):
+    try:
+        os.lstat(path)
         return Path(os.path.abspath(path))
+    except (FileNotFoundError, NotADirectoryError):
+        pass
+    except OSError:  # there, but not to be looked at (a symlink loop, a directory without x): the reader says why
+        if looks_like_path(argument):
+            return Path(os.path.abspath(path))
+    except ValueError:  # (a NUL byte: no file can have that name)
+        pass
     if looks_like_path(argument):
         raise CliError(f"{argument}: no such session file", ExitCode.NOT_FOUND)
     from seance.core.catalog import Catalog  # here: `seance show FILE` never opens the catalog

@@ -20,7 +20,7 @@ import orjson
 
 from . import dialects
 from .discovery import FileInfo
-from .metadata import NO_MESSAGES, MetaState, NotSessionFile, _Scanner, iso_ms
+from .metadata import _BOM, NO_MESSAGES, MetaState, NotSessionFile, _Scanner, iso_ms
 from .model import SessionSummary
 from .safeopen import open_regular
 from .text import json_bytes
@@ -100,6 +100,8 @@ def read_prefix(info: FileInfo, *, text: bool = True) -> SessionSummary:
 def _scan_prefix(raw: bytes, text: bool) -> tuple[MetaState, int, str, list[str]]:
     """(state, message count lower bound, first message, texts) of a 4 KB prefix."""
     complete = len(raw) < PREFIX_BYTES or raw.endswith(b"\n")
+    if raw.startswith(_BOM):  # as the full reader (`metadata`) and pi's trim(): a BOM is no header
+        raw = raw[len(_BOM) :]
     lines = raw.split(b"\n")
     cut_line = lines.pop()  # after the last newline: b"" when complete (no parse error raised for it)
     if complete and cut_line:

@@ -342,8 +342,12 @@ def trash_session(
     session_path = Path(os.path.abspath(os.path.expanduser(path)))
     if open_session is not None and same_file(session_path, open_session):
         raise TrashError(f"{session_path.name}: is the open session; it cannot be deleted")
-    if not os.path.lexists(session_path):
-        raise TrashError(f"{session_path}: no such file")
+    try:
+        os.lstat(session_path)
+    except (FileNotFoundError, NotADirectoryError):
+        raise TrashError(f"{session_path}: no such file") from None
+    except OSError as error:  # there, but not to be looked at (a symlink loop, a directory without x)
+        raise TrashError(f"{session_path}: {error.strerror or error}; not moved to the Trash") from None
     if os.path.isdir(session_path) and not os.path.islink(session_path):
         raise TrashError(f"{session_path}: is a directory, not a session file")
     if not is_utf8(str(session_path)):  # the receipt (JSON) and the undo could not name it again

@@ -163,3 +163,30 @@ def test_argparse_errors_show_an_arguments_controls_as_escapes(argv: list[str], 
     assert "error:" in error
     assert not any(char in error for char in "\x1b\x07\u202e"), error
     assert "\\e" in error or "\\u202e" in error, error
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["ls", "--all", "--root", ""],
+        ["ls", "--root="],
+        ["--root", "", "ls", "--json"],
+        ["index", "--root", ""],
+        ["stats", "--all", "--root", ""],
+        ["ls", "--cwd", ""],
+        ["pick", "--root", ""],
+        ["resolve", "x", "--root", ""],
+    ],
+)
+def test_an_empty_root_or_cwd_is_refused_not_read_as_the_current_directory(
+    argv: list[str], tmp_path, monkeypatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--root "$DIR"` with DIR unset: listing (and indexing) whatever the working directory
+    holds instead would be a wrong answer given silently."""
+    from seance.cli.main import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "s.jsonl").write_text('{"type":"session","version":3,"id":"here","cwd":"/p"}\n')
+    assert main(argv) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and "empty" in err and len(err.splitlines()) == 1, err

@@ -143,3 +143,18 @@ def test_resolve_command_prints_the_line_that_resumes_the_session(root, capsys) 
     assert (code, out) == (0, f"cd /two && pi --session {path}\n")
     code, out, _ = run(capsys, "--root", str(root), "--cwd", "/two", "resolve", "abcd", "--json")
     assert code == 0 and orjson.loads(out)["resumeCommand"] == f"cd /two && pi --session {path}"
+
+
+def test_a_path_that_cannot_be_looked_up_says_why_not_that_it_is_missing(tmp_path: Path, capsys, monkeypatch) -> None:
+    """A path behind a symlink loop (or, for a user, a directory without search permission) is
+    not "no such session file": `os.path.lexists` hides the reason; the reader names it."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))  # (rm refuses before any Trash; never the real one)
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    hidden = tmp_path / "loop" / "s.jsonl"
+    for command in (["show"], ["tree", "--text"], ["export"], ["rm"], ["rm", "--force"]):
+        assert main([*command, str(hidden)]) == 2
+        err = capsys.readouterr().err
+        assert "no such session file" not in err and "symbolic links" in err, err
+        assert len(err.splitlines()) == 1
+    assert main(["show", str(tmp_path / "nothing" / "s.jsonl")]) == 1  # truly missing: still not found
+    assert "no such session file" in capsys.readouterr().err

@@ -162,3 +162,16 @@ def test_the_quick_json_path_equals_the_summaries(tmp_path: Path) -> None:
         s.to_pi_json() for s in summaries
     ]
     assert skipped_json == skipped_summaries and [path for path, _ in skipped_json] == [str(made[2])]
+
+
+def test_a_bom_before_the_header_is_read_as_the_full_reader_reads_it(tmp_path: Path) -> None:
+    """pi (`trim()`) and the full reader drop a UTF-8 BOM before the header: `ls --quick` and
+    the picker's first paint must list the file too, not skip it as "not a session header"."""
+    path = tmp_path / "bom.jsonl"
+    lines = json.dumps(HEADER) + "\n" + json.dumps(user("a", "behind a bom")) + "\n"
+    path.write_bytes(b"\xef\xbb\xbf" + lines.encode())
+    summary = prefix(path)
+    assert (summary.id, summary.cwd, summary.first_message) == (HEADER["id"], "/proj", "behind a bom")
+    info = stat_file(path)
+    assert not isinstance(info, str)
+    assert pi_json_from_prefix(info, path.read_bytes())["id"] == HEADER["id"]

@@ -199,6 +199,7 @@ async def test_not_a_session_shows_a_message_not_a_traceback(tmp_path: Path) -> 
         assert "not a session" in message
         assert screen_of(app).load_error == message
         assert screen_of(app).model is None
+        assert "loading" not in status(app)  # the load is over: it failed (it said "loading…" for good)
         await pilot.press("escape")
         await pilot.pause()
     assert app.results == [None]
@@ -635,3 +636,23 @@ async def test_snapshots(session_file: Path, snap_app, keys: tuple[str, ...]) ->
         await pilot.press(*keys)
         await settle(pilot)
         assert await snap_app(pilot)
+
+
+@pytest.mark.parametrize(
+    ("stamp", "said"),
+    [
+        ("2025-03-01T11:59:30.000Z", "started just now"),  # 30 s before NOW: not "started now ago"
+        ("9999-12-31T23:59:59.999Z", "started in the future"),  # a skewed or hostile header clock
+        ("2025-02-28T12:00:00.000Z", "started 1d ago"),
+    ],
+)
+async def test_the_header_says_when_the_session_started_in_words(tmp_path: Path, stamp: str, said: str) -> None:
+    path = write_session(tmp_path / "session.jsonl")
+    lines = path.read_bytes().splitlines()
+    path.write_bytes(b"\n".join([lines[0].replace(b"2024-12-01T09:00:00.000Z", stamp.encode()), *lines[1:]]) + b"\n")
+    app = TreeApp(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        title = str(app.screen.query_one("#seance-tree-title", Static).render())
+        assert f"  ·  {said}  ·  " in title, title
+        assert " ago ago" not in title and "now ago" not in title

@@ -372,7 +372,7 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
         parts.append(f"{entries:,} entr{'y' if entries == 1 else 'ies'}")
         started = timestamp_ms(session.header.get("timestamp"))
         if started != float("inf"):
-            parts.append(f"started {relative_age(started, self.clock().timestamp() * 1000)} ago")
+            parts.append(_started(started, self.clock().timestamp() * 1000))
         if session.cwd:
             parts.append(display_text(session.cwd))
         return Content("  ·  ".join(parts))
@@ -389,7 +389,7 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
         model = self.model
         parts: list[str] = []
         if model is None:
-            parts.append("loading…" if self.session is None else "")
+            parts.append("loading…" if self.session is None and self.load_error is None else "")
         else:
             position = model.cursor + 1 if model.rows else 0
             parts.append(f"({position}/{len(model.rows)})")
@@ -571,3 +571,12 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
 
     def on_session_tree_screen_label_failed(self, message: LabelFailed) -> None:
         self.notify(display_text(message.reason), title="Label not saved", severity="error", timeout=6, markup=False)
+
+
+def _started(started_ms: float, now_ms: float) -> str:
+    """When the session started, in words: a header stamped less than a minute ago is "just
+    now", one stamped ahead of this clock (skew, or a hostile header) "in the future"."""
+    if started_ms > now_ms + 60_000:
+        return "started in the future"
+    age = relative_age(started_ms, now_ms)
+    return "started just now" if age == "now" else f"started {age} ago"
