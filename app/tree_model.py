@@ -39,6 +39,7 @@ from seance.core.entries import (
 from seance.core.errors import SessionChangedError
 from seance.core.pathtotals import PathTotals
 from seance.core.summary import (
+    PENDING,
     Summary,
     ToolCallsFromEnd,
     format_tool_call,
@@ -50,6 +51,10 @@ from seance.core.summary import (
 from seance.core.text import content_text, drop_escapes
 from seance.core.timefmt import parse_time_ms
 from seance.core.tree import SessionTree
+
+CALLS_READ_BACK = 64
+"""How many assistant messages a row drawn on the UI thread reads back for its tool result's
+call while the search index's pass is on its way to every call (`TreeModel.summary`)."""
 
 SEARCH_STOP_EVERY = 1024
 """How many entries the search index builds between two asks of its `stop` (a few ms)."""
@@ -248,6 +253,11 @@ class TreeModel:
         self._active = self._active_flags()
         self._active_path: set[str] | None = None
         self._tool_calls: Mapping[str, dict[str, Any]] | None = None
+        # Set by a screen while its worker's search index pass runs (it finds every tool
+        # result's call): rows drawn meanwhile do not read far back for one (`summary`), and
+        # `provisional` says a row was drawn without it (the screen draws it again after).
+        self.calls_coming = False
+        self.provisional = False
         self._summaries: dict[str, Summary] = {}
         self._search_texts: list[str] | None = None
         # The last search's answer (`_matching`): its texts, labels, tokens and matches.
@@ -850,20 +860,44 @@ class TreeModel:
             self._tool_calls = ToolCallsFromEnd(entries) if isinstance(entries, Entries) else tool_calls_by_id(entries)
         return self._tool_calls
 
-    def summary(self, entry_id: str, entry: dict[str, Any] | None = None) -> Summary:
+    def summary(self, entry_id: str, entry: dict[str, Any] | None = None, *, waits: bool = True) -> Summary:
         """The entry's one-line rendering (cached; tool results resolved to their calls);
-        `entry`: the entry itself, when the caller has it decoded."""
+        `entry`: the entry itself, when the caller has it decoded.  Without `waits` (a row
+        drawn on the UI thread) while `calls_coming`, a tool result whose call is further back
+        than `CALLS_READ_BACK` assistant messages is summarised by its tool's name alone, not
+        kept, and `provisional` says one was: the search index's pass finds every call."""
         cached = self._summaries.get(entry_id)
         if cached is None:
             if self.source_changed is not None and entry is None:
                 return CHANGED_SUMMARY
             try:
-                cached = summarize(self.tree.by_id[entry_id] if entry is None else entry, self.tool_calls)
+                entry = self.tree.by_id[entry_id] if entry is None else entry
+                if not waits and self.calls_coming and (provisional := self._provisional(entry)) is not None:
+                    return provisional
+                cached = summarize(entry, self.tool_calls)
             except SessionChangedError as error:
                 self.source_lost(error)
                 return CHANGED_SUMMARY
             self._summaries[entry_id] = cached
         return cached
+
+    def _provisional(self, entry: dict[str, Any]) -> Summary | None:
+        """A tool result's summary by its tool's name when its call is not within
+        `CALLS_READ_BACK` assistant messages, or not read yet once a row was provisional
+        (None: the entry's own summary is at hand).
+        Down from the leaf to the top of a 200,000-message session read every assistant
+        message back on the UI thread (~1 s) before the row could be drawn."""
+        message = entry.get("message") if entry.get("type") == "message" else None
+        if not isinstance(message, dict) or message.get("role") != "toolResult":
+            return None
+        calls, call_id = self.tool_calls, message.get("toolCallId")
+        if not isinstance(calls, ToolCallsFromEnd) or not isinstance(call_id, str):
+            return None
+        # (once a row waits for its call, the others read nothing back: a frame reads at most that many)
+        if calls.lookup(call_id, 0 if self.provisional else CALLS_READ_BACK) is not PENDING:
+            return None
+        self.provisional = True
+        return tool_result_summary(None, message.get("toolName"), {})
 
     def prefix(self, row: Row, *, fold_marks: bool = True) -> tuple[str, str]:
         """(tree prefix, fold marker) for a row: `│  ├⊟ ` and `⊞ ` for a folded root (`├─ ` without fold marks)."""

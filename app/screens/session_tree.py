@@ -310,6 +310,7 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
         first typed word if none could be drawn (a terminal a few lines high)."""
         if self._indexing is not model:
             self._indexing = model
+            model.calls_coming = True  # (the pass finds every call: rows drawn meanwhile need not read back)
             self._prepare_search(model)
 
     @work(thread=True, exclusive=True, group="tree-search-index", exit_on_error=False, description="search index")
@@ -330,8 +331,10 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
 
     @on(SearchReady)
     def _search_ready(self, message: SearchReady) -> None:
-        if message.model is self.model and message.model.search_prepared():
-            self._changed()
+        if message.model is self.model:
+            self._calls_here(message.model)
+            if message.model.search_prepared():
+                self._changed()
 
     @on(SearchFailed)
     def _search_failed(self, message: SearchFailed) -> None:
@@ -339,7 +342,17 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
         the worker built it, rather than wait for it ("indexing…") for good."""
         if message.model is self.model:
             message.model.defer_search = False
+            self._calls_here(message.model)
             self._changed()
+
+    def _calls_here(self, model: TreeModel) -> None:
+        """The index pass is over: rows drawn with a tool result's provisional summary (its
+        call not read yet) are drawn again, with their calls (found by the pass, or read
+        back now if it failed)."""
+        model.calls_coming = False
+        if model.provisional:
+            model.provisional = False
+            self.query_one(TreeView).redraw()
 
     def on_session_tree_screen_load_failed(self, message: LoadFailed) -> None:
         self.load_error = message.reason
