@@ -96,6 +96,7 @@ async def test_leaving_the_tree_while_its_search_index_is_built_stops_the_pass(
     app = TreeApp(_long_session(tmp_path))
     async with app.run_test(size=SIZE) as pilot:
         screen = await gate.held_tree(pilot)
+        model = screen.model  # (the screen lets go of it as it goes)
         worker = _index_worker(app)
         await pilot.press("escape")
         await pilot.pause()
@@ -104,7 +105,7 @@ async def test_leaving_the_tree_while_its_search_index_is_built_stops_the_pass(
         gate.released.set()
         assert await asyncio.to_thread(gate.ended.wait, 30), "the pass never ended"
         assert gate.built <= SEARCH_STOP_EVERY + 1, f"the pass went on after Esc: {gate.built} of {ENTRIES}"
-        assert not screen.model.search_ready, "a stopped pass keeps nothing half made"
+        assert not model.search_ready, "a stopped pass keeps nothing half made"
 
 
 async def test_a_word_typed_before_the_search_index_waits_for_it_off_the_ui_thread(

@@ -166,6 +166,11 @@ class TreeView(ScrollView, can_focus=True):
         else:
             self._cursor_moved()
 
+    def on_unmount(self) -> None:
+        """Let go of the model as the view goes (see `SessionTreeScreen.on_unmount`)."""
+        self.model = None
+        self._lines.clear()
+
     def redraw(self) -> None:
         """Draw the rows in view again, where they are (a provisional summary has its call)."""
         self._lines.clear()
