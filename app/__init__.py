@@ -27,6 +27,7 @@ _EXPORTS = {
     "check_terminal": ".terminal",
     "run_picker": ".run",
     "run_tree": ".run",
+    "use_fresh_contexts": ".thread_context",
 }
 
 __all__ = sorted(_EXPORTS)

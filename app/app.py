@@ -6,7 +6,8 @@ the screens, which a host agent can push into its own Textual app the same way.
 Process-wide policy lives here and nowhere else: the app owns its process, so it may tune the
 garbage collector (`seance.core.gcpause`).  Screens only post `LongLivedDataLoaded` when they
 hold a large, long-lived set of objects; the app freezes them out of the collector's reach and
-gives them back when such a screen goes away.  A host app never sees any of this happen.
+gives them back when such a screen goes away; and it runs thread workers in fresh contexts
+(`thread_context`).  A host app never sees any of this happen.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from seance.core.text import display_text
 
 from .messages import LongLivedDataLoaded
 from .paths import STYLES
+from .thread_context import use_fresh_contexts
 
 PI_KEYS = {"seance.picker.paths": "ctrl+p,f4"}
 """pi's own keys that a default Textual App owns (Ctrl+P is its command palette): only seance's
@@ -71,6 +73,7 @@ class SeanceApp(App[Any]):
         )
 
     def on_mount(self) -> None:
+        use_fresh_contexts()  # (before any worker: a closed screen's workers keep nothing alive)
         self._owned_before = gcpause.owns_collector()
         gcpause.own_collector()
         self.screen_change_signal.subscribe(self, self._screen_changed)

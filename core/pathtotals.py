@@ -83,7 +83,8 @@ class PathTotals:
 
     @classmethod
     def of(cls, tree: SessionTree) -> PathTotals:
-        """The totals of `tree` (made on first use, kept as long as the tree)."""
+        """The totals of `tree` (made on first use, kept as long as the tree: they hold it
+        weakly, or the map's value would keep its key, and every tree ever previewed, alive)."""
         with cls._made_lock:
             totals = cls._made.get(tree)
             if totals is None:
@@ -91,13 +92,21 @@ class PathTotals:
             return totals
 
     def __init__(self, tree: SessionTree) -> None:
-        self._tree = tree
+        self._tree_ref = weakref.ref(tree)
         count = len(tree.entries)
         self._chars = array("q", bytes(8 * count))
         self._cost = array("d", bytes(8 * count))
         self._done = bytearray(count)
         self.call_ids: set[str] = set()
         self._lock = threading.Lock()
+
+    @property
+    def _tree(self) -> SessionTree:
+        """The tree (alive: whoever asks for its totals holds it)."""
+        tree = self._tree_ref()
+        if tree is None:
+            raise ReferenceError("the tree of these totals is gone")
+        return tree
 
     def at(self, entry_id: str | None, stop: Callable[[], bool] | None = None) -> tuple[int, float]:
         """(characters, cost) summed along the path root → `entry_id` ((0, 0.0) for None or

@@ -60,6 +60,16 @@ def tool_call_blocks(message: dict[str, Any]) -> Iterator[dict[str, Any]]:
             yield block
 
 
+class Pending:
+    """`ToolCallsFromEnd.lookup`'s answer when the call is not known yet (read no further)."""
+
+    def __repr__(self) -> str:
+        return "PENDING"
+
+
+PENDING = Pending()
+
+
 class ToolCallsFromEnd(Mapping[str, dict[str, Any]]):
     """`tool_calls_by_id(entries)` (equal as a mapping), found by reading the assistant
     messages from the session's end back only as far as a question needs.
@@ -84,12 +94,32 @@ class ToolCallsFromEnd(Mapping[str, dict[str, Any]]):
     def _read_back_to(self, call_id: object) -> None:
         """Read assistant messages backwards until `call_id` is met (every one: None)."""
         with self._lock:
-            found, positions, peek = self._found, self._positions, self._entries.peek
-            while self._left and (call_id is None or call_id not in found):
-                # (an entry's own: its last block of each id; met first going backwards: the last one)
-                for block_id, block in tool_calls_by_id((peek(positions[self._left - 1]),)).items():
-                    found.setdefault(block_id, block)
-                self._left -= 1  # (after the read: a read that raises is asked again)
+            self._read_back(call_id, 0)
+
+    def _read_back(self, call_id: object, stop: int) -> None:
+        """`_read_back_to`, reading no message before the `stop`-th assistant; the lock held."""
+        found, positions, peek = self._found, self._positions, self._entries.peek
+        while self._left > stop and (call_id is None or call_id not in found):
+            # (an entry's own: its last block of each id; met first going backwards: the last one)
+            for block_id, block in tool_calls_by_id((peek(positions[self._left - 1]),)).items():
+                found.setdefault(block_id, block)
+            self._left -= 1  # (after the read: a read that raises is asked again)
+
+    def lookup(self, call_id: str, budget: int) -> dict[str, Any] | Pending | None:
+        """`get(call_id)` for a caller that must not wait (the UI thread drawing a row): it
+        reads back at most `budget` more assistant messages, and none while another thread
+        reads.  `PENDING` when the call may be further back than that."""
+        block = self._found.get(call_id)
+        if block is not None or not self._left:
+            return block
+        if not self._lock.acquire(blocking=False):
+            return PENDING
+        try:
+            self._read_back(call_id, max(0, self._left - budget))
+        finally:
+            self._lock.release()
+        block = self._found.get(call_id)
+        return PENDING if block is None and self._left else block
 
     def get(self, call_id: Any, default: Any = None) -> Any:
         block = self._found.get(call_id)

@@ -249,3 +249,22 @@ def test_preview_equals_reading_every_message_at_40_positions_of_every_corpus_fi
     rng = random.Random(14)
     compared = sum(_assert_same_previews(path, rng, 40, (TAIL_MESSAGES, 3)) for path in FILES)
     assert compared >= 40 * len(FILES)
+
+
+def test_a_trees_totals_die_with_it(tmp_path: Path) -> None:
+    """`PathTotals.of` keeps one per tree only as long as the tree: the totals held it, so the
+    map's weak key never died and every tree ever previewed stayed in memory."""
+    import gc
+    import weakref
+
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"".join(_session_lines(random.Random(5), 200, chain=True)))
+    session = read_session(path, digest=False)
+    assert isinstance(session, Session)
+    tree = session.tree
+    totals = PathTotals.of(tree)
+    assert totals.at(tree.leaf_id)[0] > 0 and PathTotals.of(tree) is totals
+    gone = weakref.ref(tree), weakref.ref(totals)
+    del tree, totals, session
+    gc.collect()
+    assert [ref() is None for ref in gone] == [True, True]

@@ -524,3 +524,73 @@ def test_search_matches_what_is_shown_not_a_coloured_outputs_escape_sequences() 
     for hidden in ("[32m", "[0m", "32mforwarding", "title", "[1mready"):
         model.set_query(hidden)
         assert model.rows.ids == [], hidden
+
+
+def _random_session(rng: random.Random, chain: bool) -> Build:
+    """A small session of a few words: one chain, or with branches."""
+    words = ["fix it", "go on", "done", "fixed the test", "gone", "don't"]
+    b = Build()
+    ids: list[str] = []
+    parent = None
+    for n in range(rng.randrange(1, 30)):
+        if not chain and ids and rng.random() < 0.3:
+            parent = rng.choice(ids)
+        roll = rng.randrange(4)
+        if roll == 0:
+            parent = b.user(f"u{n}", parent, rng.choice(words))
+        elif roll == 1:
+            parent = b.assistant(f"a{n}", parent, rng.choice(["", *words]), calls=rng.randrange(2))
+        elif roll == 2 and parent is not None:
+            parent = b.tool(f"t{n}", parent, f"a{n - 1}-c0")
+        else:
+            parent = b.add(f"x{n}", parent, type=rng.choice(["model_change", "custom"]))
+        ids.append(parent)
+    return b
+
+
+def test_a_search_typed_key_by_key_finds_what_each_query_alone_finds_400_trials() -> None:
+    """A query typed a key at a time (each narrowing the last: only the texts the last one
+    matched are tested again), with Backspace, Ctrl+U, new words, labels set and cleared and
+    the filter changed between keys, shows after every key exactly the entries whose search
+    text holds every word (label included), on one chain (the rows made a column at a time)
+    and on a tree with branches (the general walk), folds included."""
+    rng = random.Random(17)
+    chains = 0
+    for trial in range(400):
+        b = _random_session(rng, chain=trial % 2 == 0)
+        tree = b.tree()
+        chains += tree.is_chain
+        ids = [entry["id"] for entry in b.entries]
+        parent = {entry["id"]: entry["parentId"] for entry in b.entries}
+        leaf = tree.leaf_id
+        model = TreeModel(tree)
+        query = ""
+        for _step in range(25):
+            roll = rng.random()
+            if roll < 0.55:
+                query += rng.choice("fixdonegtes '")
+            elif roll < 0.65:
+                query = query[:-1]
+            elif roll < 0.7:
+                query = ""
+            elif roll < 0.8:
+                model.set_label(rng.choice(ids), rng.choice(["Fixed", "todo", "", None]))
+            elif roll < 0.88:
+                model.set_filter(rng.choice(FILTERS))
+            elif roll < 0.94 and model.rows:
+                model.folded.add(rng.choice(model.rows.ids))
+                model._apply()
+            else:
+                query = rng.choice(["fix", "done", "go on", "fixe", "te"])
+            model.set_query(query)
+            tokens = query.lower().split()
+            expected = [
+                entry_id
+                for entry_id in model.order
+                if _visible(tree.by_id[entry_id], leaf, model.filter_mode, tree.labels)
+                and all(token in model.search_text(entry_id) for token in tokens)
+                and not _under(entry_id, model.folded, parent)
+            ]
+            assert model.rows.ids == expected, (trial, query, model.filter_mode, model.folded)
+        assert set(model.order) == set(ids)
+    assert 150 <= chains <= 250

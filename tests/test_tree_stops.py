@@ -21,11 +21,13 @@ from test_tree_first_frame import _custom_line
 from test_ui_tree import SIZE, TreeApp, settle, status, write_session
 
 from seance.app.screens.session_tree import SessionTreeScreen
-from seance.app.tree_model import SEARCH_STOP_EVERY, TreeModel
+from seance.app.tree_model import CALLS_READ_BACK, SEARCH_STOP_EVERY, TreeModel
+from seance.app.widgets.tree_view import TreeView
 from seance.core.errors import Stopped
 from seance.core.linesource import LineSource
 from seance.core.pathtotals import STOP_EVERY, PathTotals
 from seance.core.session import Session, read_session
+from seance.core.summary import ToolCallsFromEnd
 
 ENTRIES = 20_000
 
@@ -94,6 +96,7 @@ async def test_leaving_the_tree_while_its_search_index_is_built_stops_the_pass(
     app = TreeApp(_long_session(tmp_path))
     async with app.run_test(size=SIZE) as pilot:
         screen = await gate.held_tree(pilot)
+        model = screen.model  # (the screen lets go of it as it goes)
         worker = _index_worker(app)
         await pilot.press("escape")
         await pilot.pause()
@@ -102,7 +105,7 @@ async def test_leaving_the_tree_while_its_search_index_is_built_stops_the_pass(
         gate.released.set()
         assert await asyncio.to_thread(gate.ended.wait, 30), "the pass never ended"
         assert gate.built <= SEARCH_STOP_EVERY + 1, f"the pass went on after Esc: {gate.built} of {ENTRIES}"
-        assert not screen.model.search_ready, "a stopped pass keeps nothing half made"
+        assert not model.search_ready, "a stopped pass keeps nothing half made"
 
 
 async def test_a_word_typed_before_the_search_index_waits_for_it_off_the_ui_thread(
@@ -310,3 +313,39 @@ def test_a_preview_waiting_for_totals_another_thread_fills_stops_when_cancelled(
     assert outcome == ["stopped"]
     assert totals.at(leaf)[0] > 0
     session.close()
+
+
+async def test_rows_drawn_while_the_index_is_built_never_read_far_back_for_their_calls(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Home from the leaf of a long session of tool calls while the search index is held: the
+    top rows' tool results (their calls thousands of assistant messages back from the end)
+    are drawn by their tool's name, without that read on the UI thread (it was every
+    assistant message of the session, ~1 s at 200,000 messages); once the pass is done they
+    are drawn again with their calls, where they were."""
+    gate = Gate(monkeypatch)
+    path = _messages_session(tmp_path / "m.jsonl", 3_000)
+    app = TreeApp(path, session=_by_offset(path))
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await gate.held_tree(pilot)
+        model = screen.model
+        calls = model.tool_calls
+        assert isinstance(calls, ToolCallsFromEnd)
+        tree_view = screen.query_one(TreeView)
+        await pilot.press("home")
+        await pilot.pause()
+        top = [tree_view.render_line(y).text for y in range(8)]
+        assert any("[bash]" in line for line in top), top
+        assert not any("[bash: ls" in line for line in top), top
+        assert calls._left > 3_000 - CALLS_READ_BACK - 100, "the calls were read back on the UI thread"
+        scroll = tree_view.scroll_offset.y
+        gate.released.set()
+        for _ in range(400):
+            await pilot.pause(0.02)
+            if not model.calls_coming:
+                break
+        await pilot.pause()
+        top = [tree_view.render_line(y).text for y in range(8)]
+        assert any("[bash: ls 0]" in line for line in top), top
+        assert not any("[bash]" in line for line in top), top
+        assert tree_view.scroll_offset.y == scroll and model.cursor == 0

@@ -12,6 +12,7 @@ resumes.  The screen dismisses with a `TreeResult`, or None on Esc.
 from __future__ import annotations
 
 import os
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -222,6 +223,15 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
     def on_resize(self, event: events.Resize) -> None:
         self.query_one(ContextPreview).display = event.size.width >= PREVIEW_MIN_WIDTH
 
+    def on_unmount(self) -> None:
+        """Gone: the session goes at once.  A screen and its widgets are a web of reference
+        cycles that only a full collection frees; holding the session, a closed tree of
+        200,000 entries stayed in memory until one ran, and that collection walked it all on
+        the UI thread (~1 s, some keys after Esc)."""
+        if self.model is not None:
+            self.model.on_source_changed = None
+        self.model = self.session = self._given_session = self._indexing = None
+
     # -- loading --------------------------------------------------------------------------
 
     @work(thread=True, exclusive=True, group="tree-load", exit_on_error=False, description="load session")
@@ -251,12 +261,17 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
         return self.Loaded(result, model, title)
 
     @work(thread=True, exclusive=True, group="tree-list-match", exit_on_error=False, description="list match")
-    def _find_match(self, session: Session, model: TreeModel, state: tuple[object, ...]) -> None:
+    def _find_match(
+        self, session_ref: weakref.ref[Session], model_ref: weakref.ref[TreeModel], state: tuple[object, ...]
+    ) -> None:
         """The entry the list's query matches first (`first_matching_entry`), looked for once
         the first rows are drawn: on a session of 200,000 entries the look is seconds, and
         the rows must not wait for it; it stops when the worker is cancelled (Esc).  Not
         found, for any reason: the cursor stays where the tree opened (the leaf), as
-        without a query."""
+        without a query.  (The session and model come weakly: `_prepare_search`.)"""
+        session, model = session_ref(), model_ref()
+        if session is None or model is None:
+            return
         worker = get_current_worker()
         try:
             target = first_matching_entry(session, model.order, self.list_query, lambda: worker.is_cancelled)
@@ -303,21 +318,28 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
             self._start_search_index(self.model)
             if self.list_query is not None and self.session is not None and not self._match_sought:
                 self._match_sought = True  # (once: a tree read again after a write keeps its cursor)
-                self._find_match(self.session, self.model, self._cursor_state(self.model))
+                self._find_match(weakref.ref(self.session), weakref.ref(self.model), self._cursor_state(self.model))
 
     def _start_search_index(self, model: TreeModel) -> None:
         """Start `_prepare_search` once per model: after the first rows are drawn, or at the
         first typed word if none could be drawn (a terminal a few lines high)."""
         if self._indexing is not model:
             self._indexing = model
-            self._prepare_search(model)
+            model.calls_coming = True  # (the pass finds every call: rows drawn meanwhile need not read back)
+            self._prepare_search(weakref.ref(model))
 
     @work(thread=True, exclusive=True, group="tree-search-index", exit_on_error=False, description="search index")
-    def _prepare_search(self, model: TreeModel) -> None:
+    def _prepare_search(self, model_ref: weakref.ref[TreeModel]) -> None:
         """Build the whole-text search index in the background, so the first keystroke is
         quick (a word typed before it is built waits for it: `TreeModel.defer_search`).  It
         stops within a few milliseconds once the worker is cancelled (Esc: Textual cancels a
-        removed screen's workers), instead of decoding the rest of a huge session."""
+        removed screen's workers), instead of decoding the rest of a huge session.  The
+        model comes weakly: Textual's finished worker (its arguments with it) and the task
+        that ran it hold each other until a full collection, and must not keep a closed tree
+        of 200,000 entries alive until then."""
+        model = model_ref()
+        if model is None:
+            return
         worker = get_current_worker()
         try:
             ready = model.prepare_search(lambda: worker.is_cancelled)
@@ -330,8 +352,10 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
 
     @on(SearchReady)
     def _search_ready(self, message: SearchReady) -> None:
-        if message.model is self.model and message.model.search_prepared():
-            self._changed()
+        if message.model is self.model:
+            self._calls_here(message.model)
+            if message.model.search_prepared():
+                self._changed()
 
     @on(SearchFailed)
     def _search_failed(self, message: SearchFailed) -> None:
@@ -339,7 +363,17 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
         the worker built it, rather than wait for it ("indexing…") for good."""
         if message.model is self.model:
             message.model.defer_search = False
+            self._calls_here(message.model)
             self._changed()
+
+    def _calls_here(self, model: TreeModel) -> None:
+        """The index pass is over: rows drawn with a tool result's provisional summary (its
+        call not read yet) are drawn again, with their calls (found by the pass, or read
+        back now if it failed)."""
+        model.calls_coming = False
+        if model.provisional:
+            model.provisional = False
+            self.query_one(TreeView).redraw()
 
     def on_session_tree_screen_load_failed(self, message: LoadFailed) -> None:
         self.load_error = message.reason

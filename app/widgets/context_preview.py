@@ -841,7 +841,8 @@ class ContextPreview(Vertical):
         marked, the context still shown at its end."""
         self._token += 1
         self._loading_shown()
-        self._load(self._token, session.path, session, leaf_id, editor, self._layout(), Marking(query, False))
+        given = weakref.ref(session)
+        self._load(self._token, session.path, given, leaf_id, editor, self._layout(), Marking(query, False))
 
     def set_placeholder(self, text: str) -> None:
         """Say `text` while there is nothing to show (e.g. why nothing will come)."""
@@ -861,16 +862,22 @@ class ContextPreview(Vertical):
         self,
         token: int,
         path: Path,
-        session: Session | None,
+        session_ref: weakref.ref[Session] | None,
         leaf_id: Any,
         editor: str | None,
         layout: tuple[BodyStyles, Geometry | None],
         marking: Marking,
     ) -> None:
+        """Read (or take) the session and build its preview.  A session given comes weakly:
+        Textual's finished worker (its arguments with it) and the task that ran it hold each
+        other until a full collection, and must not keep a closed tree's session alive."""
         worker = get_current_worker()
         time.sleep(DEBOUNCE_SECONDS)
         if worker.is_cancelled:
             return
+        session = session_ref() if session_ref is not None else None
+        if session_ref is not None and session is None:
+            return  # (its screen is gone)
         if session is None:
             try:
                 result = self._cache.read(path)

@@ -166,6 +166,16 @@ class TreeView(ScrollView, can_focus=True):
         else:
             self._cursor_moved()
 
+    def on_unmount(self) -> None:
+        """Let go of the model as the view goes (see `SessionTreeScreen.on_unmount`)."""
+        self.model = None
+        self._lines.clear()
+
+    def redraw(self) -> None:
+        """Draw the rows in view again, where they are (a provisional summary has its call)."""
+        self._lines.clear()
+        self.refresh()
+
     def rows_changed(self) -> None:
         """The model's rows or labels changed: drop cached lines and redraw."""
         self._seen_version = self.model.version if self.model else -1
@@ -296,7 +306,7 @@ class TreeView(ScrollView, can_focus=True):
             parts.append((f"[{display_text(label)}] ", self._part("tree-view--label")))
             if when := model.label_time(row.id, self.clock()):
                 parts.append((when, self._part("tree-view--dim")))
-        summary = model.summary(row.id)
+        summary = model.summary(row.id, waits=False)  # (never a long read back here: `calls_coming`)
         prefix_class, text_class = _KIND_STYLES.get(summary.kind, (None, None))
         if summary.prefix:
             parts.append((summary.prefix, self._part(prefix_class)) if prefix_class else summary.prefix)
