@@ -7,8 +7,8 @@ is printed on stdout.  No terminal (or `TERM=dumb`): one line on stderr, exit 2.
     seance pick    Enter: the session's absolute path, exit 0; with --json the `PickResult`
                    object {"action", "path", "id", "leafId", "cwd", "prefill", "reset",
                    "entryId"}.  Ctrl+F (fork) prints the same path as Enter: only --json
-                   ("action": "fork") tells them apart.  Esc on an empty query / Ctrl+C:
-                   nothing, exit 130.  No session file under the roots at all: a message on
+                   ("action": "fork") tells them apart.  Esc on an empty query / Ctrl+C
+                   / SIGTERM: nothing, exit 130.  No session file under the roots at all: a message on
                    stderr, exit 1.
     seance         the browser: Enter opens the selected session's tree; resuming from there
                    prints the path as `pick` does (so `pi --session "$(seance)"` works; the
