@@ -234,6 +234,18 @@ def test_seance_not_installed_is_a_notice(pi: Pi) -> None:
     pi.wait_for("seance is not installed (command not found")
 
 
+def test_seance_failing_shows_its_own_message_not_just_a_status(pi: Pi) -> None:
+    """No session anywhere: seance says why on stderr and exits 1.  That line went to the
+    terminal, where pi's screen coming back wiped it: the notice said only "seance exited with
+    status 1"."""
+    pi.node(str(PI_CLI), "install", str(EXTENSION))
+    pi.start(SEANCE_COMMAND=f"{shlex.quote(sys.executable)} -m seance")
+    pi.wait_for("seance.ts")
+    pi.command("/seance")
+    screen = pi.wait_for("no sessions found under")
+    assert "exited with status" not in screen
+
+
 def test_print_mode_says_the_ui_is_needed(pi: Pi) -> None:
     pi.node(str(PI_CLI), "install", str(EXTENSION))
     env = {**os.environ, **pi.env}

@@ -39,11 +39,28 @@ function seanceCommand(): string[] {
 	return words.length > 0 ? words : ["seance"];
 }
 
-/** Run seance with the terminal: stdin and stderr (its UI) are pi's terminal, stdout is the answer. */
+/**
+ * What seance said on stderr, as one line for a notice: its own message ("seance: no sessions
+ * found under …"), else the last line (a crash's exception); "" when it said nothing.
+ */
+function saidOnStderr(stderr: string | null): string {
+	const lines = (stderr ?? "")
+		.split("\n")
+		.map((line) => line.replace(/[\u0000-\u001f\u007f-\u009f]/g, " ").trim())
+		.filter(Boolean);
+	const own = lines.find((line) => line.startsWith("seance: "));
+	return (own ?? lines[lines.length - 1] ?? "").replace(/^seance: /, "").slice(0, 300);
+}
+
+/**
+ * Run seance with the terminal: seance draws on and reads keys from the terminal itself
+ * (`/dev/tty`), stdout is the answer.  stderr is kept, not shown: pi's screen comes back over
+ * anything written there, so seance's own message goes into the notice instead.
+ */
 function runSeance(args: string[], cwd: string): Outcome {
 	const [program, ...prefix] = seanceCommand();
 	const run = spawnSync(program, [...prefix, "pick", "--json", "--cwd", cwd, ...args], {
-		stdio: ["inherit", "pipe", "inherit"],
+		stdio: ["inherit", "pipe", "pipe"],
 		encoding: "utf8",
 		env: process.env,
 	});
@@ -56,7 +73,10 @@ function runSeance(args: string[], cwd: string): Outcome {
 		};
 	}
 	if (run.status === CANCELLED) return { cancelled: true };
-	if (run.status !== 0) return { problem: `seance exited with status ${run.status ?? run.signal}` };
+	if (run.status !== 0) {
+		const said = saidOnStderr(run.stderr);
+		return { problem: said || `seance exited with status ${run.status ?? run.signal}` };
+	}
 	try {
 		const pick = JSON.parse(run.stdout) as Pick;
 		if (typeof pick.path !== "string" || (pick.action !== "resume" && pick.action !== "fork")) throw new Error();
