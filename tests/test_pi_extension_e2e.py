@@ -246,6 +246,20 @@ def test_seance_failing_shows_its_own_message_not_just_a_status(pi: Pi) -> None:
     assert "exited with status" not in screen
 
 
+def test_a_query_that_starts_with_a_dash_is_a_query(pi: Pi) -> None:
+    """`/seance -wip` ran `seance pick --query -wip`: argparse read `-wip` as an option, and
+    seance refused to start (exit 2)."""
+    pi.node("--input-type=module", "-", str(PI_PACKAGE), str(pi.project), stdin=WRITE_SESSIONS)
+    pi.node(str(PI_CLI), "install", str(EXTENSION))
+    pi.start(SEANCE_COMMAND=f"{shlex.quote(sys.executable)} -m seance")
+    pi.wait_for("seance.ts")
+    pi.command("/seance -wip")
+    pi.wait_for(lambda screen: "Sort:" in screen and "-wip" in screen)  # seance is up, the query typed
+    pi.keys("Escape", "Escape")  # clear the query, then cancel
+    screen = pi.wait_for(lambda _screen: pi.editor_text() == "")  # pi's screen is back, nothing said
+    assert "Error" not in screen
+
+
 def test_print_mode_says_the_ui_is_needed(pi: Pi) -> None:
     pi.node(str(PI_CLI), "install", str(EXTENSION))
     env = {**os.environ, **pi.env}

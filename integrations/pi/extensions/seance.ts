@@ -91,7 +91,8 @@ async function pickOnTerminal(ctx: ExtensionCommandContext, query: string): Prom
 	const outcome = await ctx.ui.custom<Outcome>((tui, _theme, _keybindings, done) => {
 		tui.stop();
 		process.stdout.write("\x1b[2J\x1b[H");
-		const result = runSeance(query ? ["--query", query] : [], ctx.cwd);
+		// `--query=…`, one word: a query starting with "-" (`/seance -wip`) is no option to seance
+		const result = runSeance(query ? [`--query=${query}`] : [], ctx.cwd);
 		tui.start();
 		tui.requestRender(true);
 		done(result);
