@@ -56,6 +56,13 @@ def register(commands: argparse._SubParsersAction) -> None:
     pick.add_argument(
         "--json", action="store_true", default=argparse.SUPPRESS, help="print a JSON object instead of the path"
     )
+    pick.add_argument(
+        "--no-cwd-prompt",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="resume a session whose working directory is gone without asking (--json's cwdMissing "
+        "still says so): for a host that asks itself, as pi's switchSession does",
+    )
     pick.set_defaults(handler=run_ui)
 
 
@@ -143,6 +150,7 @@ def _pick(catalog: Catalog, args: argparse.Namespace, cwd: str, *, enter: Litera
         enter=enter,
         children=_children(args),
         save_children=_save_children,
+        confirm_missing_cwd=not getattr(args, "no_cwd_prompt", False),
     )
     return _print_result(result, as_json=getattr(args, "json", False))
 

@@ -260,6 +260,27 @@ def test_a_query_that_starts_with_a_dash_is_a_query(pi: Pi) -> None:
     assert "Error" not in screen
 
 
+def test_a_session_whose_cwd_is_gone_is_asked_about_once_by_pi(pi: Pi) -> None:
+    """seance asked "Session cwd not found", then pi's switchSession asked the same again."""
+    made = json.loads(pi.node("--input-type=module", "-", str(PI_PACKAGE), str(pi.project), stdin=WRITE_SESSIONS))
+    beta = Path(made["beta"]["file"])
+    lines = beta.read_text(encoding="utf-8").splitlines()
+    header = {**json.loads(lines[0]), "cwd": str(pi.tmp / "gone")}
+    beta.write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n", encoding="utf-8")
+    pi.node(str(PI_CLI), "install", str(EXTENSION))
+    pi.start(SEANCE_COMMAND=f"{shlex.quote(sys.executable)} -m seance")
+    pi.wait_for("seance.ts")
+    pi.command("/seance beta")
+    pi.wait_for(lambda screen: "Sort:" in screen and "beta" in screen)
+    pi.keys("Tab")  # beta's cwd is no longer pi's: all projects
+    pi.wait_for(lambda screen: "› beta" in screen and "1 of" in screen)
+    pi.keys("Enter")
+    screen = pi.wait_for("→ Yes")  # pi's own question, its selector
+    assert "Session cwd not found" in screen and "Continue" not in screen  # not seance's dialog
+    pi.keys("Enter")
+    pi.wait_for("Resumed session in current cwd")
+
+
 def test_print_mode_says_the_ui_is_needed(pi: Pi) -> None:
     pi.node(str(PI_CLI), "install", str(EXTENSION))
     env = {**os.environ, **pi.env}

@@ -59,7 +59,9 @@ function saidOnStderr(stderr: string | null): string {
  */
 function runSeance(args: string[], cwd: string): Outcome {
 	const [program, ...prefix] = seanceCommand();
-	const run = spawnSync(program, [...prefix, "pick", "--json", "--cwd", cwd, ...args], {
+	// --no-cwd-prompt: pi's switchSession asks about a session whose cwd is gone; seance asking
+	// first put the same question twice
+	const run = spawnSync(program, [...prefix, "pick", "--json", "--no-cwd-prompt", "--cwd", cwd, ...args], {
 		stdio: ["inherit", "pipe", "pipe"],
 		encoding: "utf8",
 		env: process.env,
