@@ -210,16 +210,17 @@ def resume_point(
     does nothing for it (its /tree says "Already at this point"), so a session that ends with
     an unanswered prompt is not resumed before it.  Otherwise a user message or custom message
     resumes *before* itself (at its parent, None for a root) and offers its text back for
-    editing; any other entry resumes at itself.
+    editing (none when it has no text, an image alone: pi fills the editor only `if
+    (editorText)`); any other entry resumes at itself.
     """
     if leaf_id is not None and entry.get("id") == leaf_id:
         return leaf_id, None
     kind = entry.get("type")
     if kind == "custom_message":
-        return parent_id, content_text(entry.get("content"), "")
+        return parent_id, content_text(entry.get("content"), "") or None
     message = entry.get("message")
     if kind == "message" and isinstance(message, dict) and message.get("role") == "user":
-        return parent_id, content_text(message.get("content"), "")
+        return parent_id, content_text(message.get("content"), "") or None
     return entry["id"], None
 
 

@@ -314,6 +314,10 @@ def test_resume_point_follows_pi() -> None:
     assert resume_point(tree.by_id["uA"], tree.parent["uA"], "uA") == ("uA", None)
     assert resume_point(custom, "p", "c") == ("c", None)
     assert resume_point(tree.by_id["uA"], tree.parent["uA"], "aB") == ("a1", "Let's try approach A")
+    # a prompt with no text (an image alone) offers nothing back: null, not "" (pi: `if (editorText)`)
+    image = {"type": "image", "data": "AAAA", "mimeType": "image/png"}
+    pasted = {"id": "i", "type": "message", "message": {"role": "user", "content": [image]}}
+    assert resume_point(pasted, "p") == ("p", None)
 
 
 def test_a_big_linear_session_stays_flat() -> None:
