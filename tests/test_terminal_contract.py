@@ -8,6 +8,7 @@ into stderr and a hang.  The tmux tests run seance in a real terminal (a private
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import shutil
@@ -175,3 +176,36 @@ def test_sigterm_while_open_restores_the_terminal_and_exits_130(shell: ShellTerm
     assert "icanon" in modes and "echo" in modes  # cooked again, not raw
     assert (shell.workdir / "paste.txt").read_text() == "PASTED\n"  # bracketed paste off
     assert (shell.workdir / "err.txt").read_text() == ""
+
+
+@needs_tmux
+@pytest.mark.parametrize("around", ["2> err.txt", "< /dev/null 2> err.txt"], ids=["stderr-to-file", "stdin-null"])
+def test_tree_pick_is_the_tree_view_whatever_stdin_and_stderr_are(
+    shell: ShellTerminal, root: Path, around: str
+) -> None:
+    """`tree S --pick` chose between the UI and the text tree by stdin and stderr being a tty
+    (the UI's streams before it moved to /dev/tty): with either redirected it printed the text
+    tree where the caller reads the chosen entry's JSON."""
+    session = shlex.quote(picked(root))
+    shell.run(f"{{seance}} tree {session} --pick {around} > out.txt")
+    shell.wait_for("Session Tree")
+    shell.keys("Enter")
+    shell.continue_missing_cwd()
+    code, out = shell.result()
+    assert code == 0 and json.loads(out)["path"] == picked(root)
+    assert (shell.workdir / "err.txt").read_text() == ""
+
+
+@needs_setsid
+def test_tree_pick_without_a_terminal_exits_2_not_the_text_tree(tmp_path: Path, root: Path) -> None:
+    result = subprocess.run(
+        ["setsid", "-w", sys.executable, "-m", "seance", "tree", picked(root), "--pick"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "SEANCE_CACHE_DIR": str(tmp_path / "cache"), "TERM": "xterm-256color"},
+        timeout=60,
+        check=False,
+    )
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr.startswith("seance: no terminal") and result.stderr.count("\n") == 1
