@@ -60,3 +60,14 @@ def test_one_line_keeps_clean_text_as_typed() -> None:
     assert one_line("two  spaces ") == "two  spaces "  # a space being typed is kept
     assert one_line("a\tb\r\nc") == "a b  c"
     assert one_line("\x1b]8;;http://x\x07link\x1b]8;;\x07") == "link"  # an OSC hyperlink dropped whole
+
+
+async def test_a_paste_in_the_middle_leaves_the_cursor_after_what_went_in(tmp_path: Path) -> None:
+    app = picker_app(make_root(tmp_path), query="abcd")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        box = app.screen.query_one("#seance-search", OrderedInput)
+        box.cursor_position = 2
+        app.post_message(events.Paste("\x1b[31mX\nsecond line"))
+        await settle(pilot)
+        assert (box.value, box.cursor_position) == ("abXcd", 3)

@@ -39,6 +39,14 @@ class OrderedInput(Input):
         paste, a program's assignment) passes here."""
         return one_line(value)
 
+    def _on_paste(self, event: events.Paste) -> None:
+        """Clean the pasted line before `Input._on_paste` (called next: Textual runs each
+        class's handler in turn) inserts it, so the cursor lands after what was inserted, not
+        as many characters further as the dropped sequences had."""
+        lines = event.text.splitlines()
+        if lines:  # (Input pastes the first line only)
+            event.text = one_line(lines[0])
+
     async def _on_key(self, event: events.Key) -> None:
         if not event.is_printable and self.app.focused is self and await self._run_own_binding(event.key):
             event.stop()
