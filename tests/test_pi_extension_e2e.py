@@ -281,6 +281,49 @@ def test_a_session_whose_cwd_is_gone_is_asked_about_once_by_pi(pi: Pi) -> None:
     pi.wait_for("Resumed session in current cwd")
 
 
+def test_a_tree_entry_of_a_v1_session_is_reached_and_pi_survives(pi: Pi) -> None:
+    """A v1 session has no entry ids: seance derives its own, pi draws random ones when it
+    opens the file, so navigateTree(seance's id) threw "Entry … not found" inside the switch,
+    and pi's resume treated that as fatal: pi exited (status 1).  The entry is now found by its
+    place in the file."""
+    usage = {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2, "cost": {"total": 0}}
+
+    def message(role: str, text: str) -> dict:
+        extra = {"provider": "anthropic", "model": "claude-test", "stopReason": "stop", "usage": usage}
+        body = {"role": role, "content": [{"type": "text", "text": text}], "timestamp": 1}
+        return {
+            "type": "message",
+            "timestamp": "2026-01-01T10:00:00.000Z",
+            "message": body | (extra if role == "assistant" else {}),
+        }
+
+    header = {"type": "session", "id": "v1echo-0000", "timestamp": "2026-01-01T10:00:00.000Z", "cwd": str(pi.project)}
+    lines = [header, message("user", "echo first"), message("assistant", "ok echo"), message("user", "echo second")]
+    lines.append(message("assistant", "ok echo 2"))
+    pi.sessions.mkdir(parents=True)
+    v1 = pi.sessions / "2026-01-01T10-00-00-000Z_v1echo-0000.jsonl"
+    v1.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    pi.node(str(PI_CLI), "install", str(EXTENSION))
+    pi.start(SEANCE_COMMAND=f"{shlex.quote(sys.executable)} -m seance")
+    pi.wait_for("seance.ts")
+    pi.command("/seance echo")
+    pi.wait_for(lambda screen: "› echo first" in screen and "Sort:" in screen)
+    pi.keys("C-t")
+    pi.wait_for("Session Tree")
+    pi.keys("Up", "Enter")  # from the leaf ("ok echo 2") up to "echo second"
+    pi.wait_for("Resumed session")
+    pi.wait_for(lambda _screen: pi.editor_text() == "echo second")  # pi's /tree: before it, its text offered
+    pi.keys("C-c")
+    pi.wait_for(lambda _screen: pi.editor_text() == "")
+    pi.command("/name e2e-v1")
+    items = pi.wait_for_file(v1, named("e2e-v1"))  # (pi rewrote the file with its ids)
+    by_id = {item.get("id"): item for item in items}
+    parent = items[-1]["parentId"]
+    while by_id[parent]["type"] != "message":  # past what pi appended on resume
+        parent = by_id[parent]["parentId"]
+    assert by_id[parent]["message"]["content"][0]["text"] == "ok echo"
+
+
 def test_print_mode_says_the_ui_is_needed(pi: Pi) -> None:
     pi.node(str(PI_CLI), "install", str(EXTENSION))
     env = {**os.environ, **pi.env}

@@ -19,6 +19,7 @@
  */
 
 import { spawnSync } from "node:child_process";
+import { closeSync, openSync, readSync } from "node:fs";
 import type { ExtensionAPI, ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import { SessionManager } from "@mariozechner/pi-coding-agent";
 
@@ -104,6 +105,46 @@ async function pickOnTerminal(ctx: ExtensionCommandContext, query: string): Prom
 	return outcome ?? { noTerminal: true };
 }
 
+/** The session header (the file's first line), or null when it cannot be read. */
+function readHeader(path: string): { type?: unknown; version?: unknown } | null {
+	try {
+		const fd = openSync(path, "r");
+		try {
+			const buffer = Buffer.alloc(65536);
+			const read = readSync(fd, buffer, 0, buffer.length, 0);
+			return JSON.parse(buffer.subarray(0, read).toString("utf8").split("\n", 1)[0]);
+		} finally {
+			closeSync(fd);
+		}
+	} catch {
+		return null;
+	}
+}
+
+/**
+ * A v1 session has no entry ids: pi gives its entries random ones when it opens the file, and
+ * seance derived its own, so the chosen entry is named by its place in the file.  Its index
+ * among the entries (seance's `tree --json`, pre-order: for v1's single chain, file order, as
+ * pi's `getEntries()`), or null for a session that has ids (or when seance cannot say).
+ */
+function v1Position(path: string, entryId: string): number | null {
+	const header = readHeader(path);
+	if (header?.type !== "session" || (typeof header.version === "number" ? header.version : 1) >= 2) return null;
+	const [program, ...prefix] = seanceCommand();
+	const run = spawnSync(program, [...prefix, "tree", "--json", path], {
+		stdio: ["ignore", "pipe", "pipe"],
+		encoding: "utf8",
+		env: process.env,
+	});
+	try {
+		const nodes = (JSON.parse(run.stdout) as { nodes: { id: string }[] }).nodes;
+		const index = nodes.findIndex((node) => node.id === entryId);
+		return index >= 0 ? index : null;
+	} catch {
+		return null;
+	}
+}
+
 async function open(pick: Pick, ctx: ExtensionCommandContext, draft: string): Promise<void> {
 	let path = pick.path;
 	if (pick.action === "fork") {
@@ -116,9 +157,20 @@ async function open(pick: Pick, ctx: ExtensionCommandContext, draft: string): Pr
 		}
 	}
 	const entryId = pick.entryId;
+	const position = entryId ? v1Position(path, entryId) : null; // (read before pi migrates the file)
 	await ctx.switchSession(path, {
 		withSession: async (next) => {
-			if (entryId) await next.navigateTree(entryId, { summarize: false });
+			if (entryId) {
+				// pi's resume treats a throw from here as fatal (it exits): say it, stay at the leaf
+				try {
+					const target = position === null ? entryId : next.sessionManager.getEntries()[position]?.id;
+					if (!target) throw new Error(`entry ${entryId} not found`);
+					await next.navigateTree(target, { summarize: false });
+				} catch (error) {
+					const message = error instanceof Error ? error.message : String(error);
+					next.ui.notify(`seance: the session is open at its last entry: ${message}`, "error");
+				}
+			}
 			if (draft && !next.ui.getEditorText().trim()) next.ui.setEditorText(draft);
 		},
 	});
