@@ -324,6 +324,43 @@ def test_a_tree_entry_of_a_v1_session_is_reached_and_pi_survives(pi: Pi) -> None
     assert by_id[parent]["message"]["content"][0]["text"] == "ok echo"
 
 
+UNANSWERED = """
+const [piDir, cwd] = process.argv.slice(2);
+const { SessionManager } = await import(`${piDir}/dist/index.js`);
+const usage = { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2,
+  cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
+const user = (text) => ({ role: "user", content: [{ type: "text", text }], timestamp: Date.now() });
+const sm = SessionManager.create(cwd);
+const ids = [sm.appendMessage(user("gamma first"))];
+ids.push(sm.appendMessage({ role: "assistant", content: [{ type: "text", text: "ok gamma" }], provider: "anthropic",
+  model: "claude-test", api: "anthropic-messages", stopReason: "stop", usage, timestamp: Date.now() }));
+ids.push(sm.appendMessage(user("gamma unanswered")));
+console.log(JSON.stringify({ file: sm.getSessionFile(), ids }));
+"""
+
+
+def test_the_last_prompt_chosen_in_the_tree_stays_in_the_context(pi: Pi) -> None:
+    """A session that ends with an unanswered prompt: seance resumes at it (pi's /tree: "Already
+    at this point") and its preview shows it in the context.  pi appends a thinking level on
+    resume to a file without one, after which navigateTree(prompt) resumed *before* it, the
+    prompt in the editor: not what seance showed."""
+    made = json.loads(pi.node("--input-type=module", "-", str(PI_PACKAGE), str(pi.project), stdin=UNANSWERED))
+    path, prompt = Path(made["file"]), made["ids"][-1]
+    known = ids(path)
+    pi.node(str(PI_CLI), "install", str(EXTENSION))
+    pi.start(SEANCE_COMMAND=f"{shlex.quote(sys.executable)} -m seance")
+    pi.wait_for("seance.ts")
+    pi.command("/seance gamma")
+    pi.wait_for(lambda screen: "› gamma first" in screen and "Sort:" in screen)
+    pi.keys("C-t")
+    pi.wait_for("Session Tree")
+    pi.keys("Enter")  # the tree opens on the leaf: the unanswered prompt
+    pi.wait_for("Resumed session")
+    pi.wait_for(lambda _screen: pi.editor_text() == "")
+    pi.command("/name e2e-leaf")
+    assert resumed_at(pi.wait_for_file(path, named("e2e-leaf")), known) == prompt
+
+
 def test_print_mode_says_the_ui_is_needed(pi: Pi) -> None:
     pi.node(str(PI_CLI), "install", str(EXTENSION))
     env = {**os.environ, **pi.env}

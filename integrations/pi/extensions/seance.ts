@@ -31,6 +31,7 @@ interface Pick {
 	action: "resume" | "fork";
 	path: string;
 	entryId: string | null;
+	leafId: string | null;
 }
 
 type Outcome = { pick: Pick } | { problem: string } | { cancelled: true } | { noTerminal: true };
@@ -165,7 +166,13 @@ async function open(pick: Pick, ctx: ExtensionCommandContext, draft: string): Pr
 				try {
 					const target = position === null ? entryId : next.sessionManager.getEntries()[position]?.id;
 					if (!target) throw new Error(`entry ${entryId} not found`);
-					await next.navigateTree(target, { summarize: false });
+					// seance resumes a prompt *at* itself only when it is the session's last entry (pi's
+					// /tree: "Already at this point"), and showed that context.  pi may have appended an
+					// entry on resume (a thinking level, for a file without one), after which navigateTree
+					// would resume before the prompt instead: stay where pi opened the session.
+					const entry = next.sessionManager.getEntry(target);
+					const prompt = entry?.type === "custom_message" || (entry?.type === "message" && entry.message.role === "user");
+					if (!(prompt && pick.leafId === entryId)) await next.navigateTree(target, { summarize: false });
 				} catch (error) {
 					const message = error instanceof Error ? error.message : String(error);
 					next.ui.notify(`seance: the session is open at its last entry: ${message}`, "error");
