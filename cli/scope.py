@@ -80,10 +80,6 @@ class Scope:
         return None if self.all_projects else self.cwd
 
 
-def looks_like_path(argument: str) -> bool:
-    return "/" in argument or os.sep in argument or argument.endswith(".jsonl")
-
-
 def given_path(argument: str) -> Path | None:
     """SESSION as a path: the file it names when one is there (absolute), else None — a key,
     which a bare file name (`2026-…_id.jsonl`, no directory) is too (README: "the whole id or
@@ -164,4 +160,4 @@ def say_candidates(ambiguous: AmbiguousKey, shown: int = 20) -> None:
         say(f"  … and {len(ambiguous.candidates) - shown} more")
 
 
-__all__ = ["Scope", "find_session", "given_path", "looks_like_path", "path_resolution", "scope_options", "session_path"]
+__all__ = ["Scope", "find_session", "given_path", "path_resolution", "scope_options", "session_path"]
