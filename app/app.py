@@ -12,7 +12,10 @@ gives them back when such a screen goes away; and it runs thread workers in fres
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import inspect
+import signal
 from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
 
@@ -32,6 +35,11 @@ PI_KEYS = {"seance.picker.paths": "ctrl+p,f4"}
 """pi's own keys that a default Textual App owns (Ctrl+P is its command palette): only seance's
 own app, which moves its palette to F2, gives them back to the screens (through Textual's keymap)."""
 
+STOP_SIGNALS = (signal.SIGTERM,)
+"""Signals that close the app as a cancel (`SeanceApp.on_load`), the terminal restored.  Not
+SIGHUP: it means the terminal is gone, so there is nothing to restore, and writing the restoring
+sequences to it failed with a traceback (EIO) where its default action ends the process quietly."""
+
 
 class SeanceApp(App[Any]):
     """Push `make_screen()` on start; exit with whatever it dismisses with (None = cancelled)."""
@@ -48,6 +56,7 @@ class SeanceApp(App[Any]):
         self._make_screen = make_screen
         self._owned_before = False
         self._frozen_for: list[Screen[Any]] = []  # screens whose objects are frozen out of the collector
+        self._signals_before: dict[int, Any] = {}  # the handlers `on_load` replaced, put back on unmount
         self.set_keymap(PI_KEYS)
         if theme:
             self.theme = theme
@@ -71,6 +80,18 @@ class SeanceApp(App[Any]):
         super().notify(
             display_text(message), title=display_text(title), severity=severity, timeout=timeout, markup=False
         )
+
+    def on_load(self) -> None:
+        """SIGTERM leaves as Esc does (nothing chosen, exit 130): its default action killed the
+        process in application mode, leaving the terminal on the alternate screen, in raw mode,
+        with mouse reporting and bracketed paste on (`timeout 60 seance pick`, a `kill`).  Set
+        before the terminal is put in application mode (Textual's `Load`); the app owns its process."""
+        loop = asyncio.get_running_loop()
+        for number in STOP_SIGNALS:
+            previous = signal.getsignal(number) or signal.SIG_DFL  # (None: set outside Python)
+            with contextlib.suppress(ValueError, RuntimeError, NotImplementedError):  # not the main thread
+                loop.add_signal_handler(number, self.exit)
+                self._signals_before[number] = previous
 
     def on_mount(self) -> None:
         use_fresh_contexts()  # (before any worker: a closed screen's workers keep nothing alive)
@@ -141,3 +162,8 @@ class SeanceApp(App[Any]):
             self._frozen_for = []
             gcpause.release_frozen()
         gcpause.own_collector(self._owned_before)
+        loop = asyncio.get_running_loop()
+        for number, previous in self._signals_before.items():
+            loop.remove_signal_handler(number)
+            signal.signal(number, previous)  # (asyncio leaves SIG_DFL)
+        self._signals_before = {}

@@ -40,9 +40,10 @@ def run_picker(
     enter: Literal["resume", "tree"] = "resume",
     children: ChildMode = "threaded",
     save_children: Callable[[ChildMode], object] | None = None,
+    confirm_missing_cwd: bool = True,
 ) -> PickResult | None:
     """The session picker over `catalog` (`enter="tree"`: the browser, Enter opens the tree view);
-    `children`/`save_children`: see `PickerOptions`."""
+    `children`/`save_children`/`confirm_missing_cwd`: see `PickerOptions`."""
     check_terminal()
     gcpause.pause_launch()  # until the first frame (`SeanceApp`), or the app's end
     prefetch = getattr(catalog, "prefetch_stored", None)  # the first rows, made before Textual is imported
@@ -54,7 +55,9 @@ def run_picker(
     from .app import SeanceApp
     from .screens.session_list import PickerOptions, SessionPickerScreen
 
-    options = PickerOptions(enter=enter, children=children, save_children=save_children)
+    options = PickerOptions(
+        enter=enter, children=children, save_children=save_children, confirm_missing_cwd=confirm_missing_cwd
+    )
 
     def make_screen() -> SessionPickerScreen:
         return SessionPickerScreen(catalog, cwd=cwd, scope=scope, query=query, options=options)

@@ -216,18 +216,26 @@ _MESSAGE_CATEGORIES = {
 }
 
 
-def resume_point(entry: dict[str, Any], parent_id: str | None) -> tuple[str | None, str | None]:
+def resume_point(
+    entry: dict[str, Any], parent_id: str | None, leaf_id: str | None = None
+) -> tuple[str | None, str | None]:
     """Where Enter on `entry` resumes, pi's `navigateTree` rule: (leaf id, text offered back).
 
-    A user message or custom message resumes *before* itself (at its parent, None for a
-    root) and offers its text back for editing; any other entry resumes at itself.
+    The session's own leaf (`leaf_id`) stays where it is, whatever it is: pi's `navigateTree`
+    does nothing for it (its /tree says "Already at this point"), so a session that ends with
+    an unanswered prompt is not resumed before it.  Otherwise a user message or custom message
+    resumes *before* itself (at its parent, None for a root) and offers its text back for
+    editing (none when it has no text, an image alone: pi fills the editor only `if
+    (editorText)`); any other entry resumes at itself.
     """
+    if leaf_id is not None and entry.get("id") == leaf_id:
+        return leaf_id, None
     kind = entry.get("type")
     if kind == "custom_message":
-        return parent_id, content_text(entry.get("content"), "")
+        return parent_id, content_text(entry.get("content"), "") or None
     message = entry.get("message")
     if kind == "message" and isinstance(message, dict) and message.get("role") == "user":
-        return parent_id, content_text(message.get("content"), "")
+        return parent_id, content_text(message.get("content"), "") or None
     return entry["id"], None
 
 

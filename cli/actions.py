@@ -42,7 +42,7 @@ from seance.core.writes import atomic_write, rename_session, stored_title
 
 from .errors import CliError, ExitCode
 from .output import ask, put_line, put_path, say, write_json
-from .scope import Scope, find_session, scope_options, session_path
+from .scope import Scope, find_session, given_path, path_resolution, scope_options, session_path
 
 RECEIPT_NAME = "last-rm.json"  # a JSON list of receipts, newest last
 RECEIPTS_KEPT = 50
@@ -50,7 +50,12 @@ RECEIPTS_KEPT = 50
 
 def register(commands: argparse._SubParsersAction) -> None:
     resolve_cmd = commands.add_parser("resolve", help="print the session file a resume key (id prefix) names")
-    resolve_cmd.add_argument("key", metavar="KEY", help="prefix of a session id or file name (case-insensitive)")
+    resolve_cmd.add_argument(
+        "key",
+        metavar="KEY",
+        help="a session file, or a key: a session id or file name, whole or a unique prefix "
+        "(case-insensitive), else a session name",
+    )
     scope_options(resolve_cmd)
     resolve_cmd.add_argument(
         "--fork", action="store_true", help="a match in another project is copied into this one; print the copy"
@@ -92,9 +97,10 @@ def run_resolve(args: argparse.Namespace) -> int:
     scope = Scope.of(args)
     cwd = scope.cwd
     # (the CLI is single-threaded: the files are found in a child while the index is read)
+    path = given_path(args.key)  # a path names its file, as pi's `--session PATH` does
     catalog = Catalog(scope.roots, watched=True, workers=default_workers())
     try:
-        found = find_session(args.key, cwd, catalog)
+        found = path_resolution(path, cwd) if path is not None else find_session(args.key, cwd, catalog)
         path, forked_from = found.path, None
         if found.other_project and args.fork:
             path = fork_into(found.path, cwd, _root_of(found.path, catalog.roots))

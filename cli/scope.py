@@ -83,8 +83,25 @@ class Scope:
         return None if self.all_projects else self.cwd
 
 
-def looks_like_path(argument: str) -> bool:
-    return "/" in argument or os.sep in argument or argument.endswith(".jsonl")
+def given_path(argument: str) -> Path | None:
+    """SESSION as a path: the file it names when one is there (absolute), else None — a key,
+    which a bare file name (`2026-…_id.jsonl`, no directory) is too (README: "the whole id or
+    file name").  Raises `CliError(NOT_FOUND)` for a missing path with a directory in it."""
+    path = Path(argument).expanduser()
+    with_directory = "/" in argument or os.sep in argument
+    try:
+        os.lstat(path)
+        return Path(os.path.abspath(path))
+    except (FileNotFoundError, NotADirectoryError):
+        pass
+    except OSError:  # there, but not to be looked at (a symlink loop, a directory without x): the reader says why
+        if with_directory:
+            return Path(os.path.abspath(path))
+    except ValueError:  # (a NUL byte: no file can have that name)
+        pass
+    if with_directory:
+        raise CliError(f"{argument}: no such session file", ExitCode.NOT_FOUND)
+    return None
 
 
 def session_path(argument: str, args: argparse.Namespace) -> Path:
@@ -92,19 +109,9 @@ def session_path(argument: str, args: argparse.Namespace) -> Path:
     id prefix resolved under `--root` from `--cwd` (`find_session`).
 
     Raises `CliError(NOT_FOUND)` for a missing path or an unknown prefix."""
-    path = Path(argument).expanduser()
-    try:
-        os.lstat(path)
-        return Path(os.path.abspath(path))
-    except (FileNotFoundError, NotADirectoryError):
-        pass
-    except OSError:  # there, but not to be looked at (a symlink loop, a directory without x): the reader says why
-        if looks_like_path(argument):
-            return Path(os.path.abspath(path))
-    except ValueError:  # (a NUL byte: no file can have that name)
-        pass
-    if looks_like_path(argument):
-        raise CliError(f"{argument}: no such session file", ExitCode.NOT_FOUND)
+    path = given_path(argument)
+    if path is not None:
+        return path
     from seance.core.catalog import Catalog  # here: `seance show FILE` never opens the catalog
 
     scope = Scope.of(args)
@@ -140,6 +147,19 @@ def find_session(key: str, cwd: str, catalog: Catalog) -> Resolution:
     return found
 
 
+def path_resolution(path: Path, cwd: str) -> Resolution:
+    """The session file at `path` (`given_path`) as `find_session` would name it, read whole
+    here (it may lie outside every root).  `CliError(BAD_INPUT)` for a file that is no session."""
+    from seance.core.metadata import NotSessionFile, scan_file, summary_from_scan
+    from seance.core.resume import Resolution, same_project
+
+    try:
+        summary = summary_from_scan(str(path), scan_file(path))
+    except NotSessionFile as error:
+        raise CliError(f"{path}: not a session ({error})", ExitCode.BAD_INPUT) from None
+    return Resolution(summary, other_project=not same_project(summary.cwd, cwd))
+
+
 def say_candidates(ambiguous: AmbiguousKey, shown: int = 20) -> None:
     """The sessions an ambiguous key matches, newest first, one per line on stderr."""
     from seance.core.text import relative_age
@@ -152,4 +172,4 @@ def say_candidates(ambiguous: AmbiguousKey, shown: int = 20) -> None:
         say(f"  … and {len(ambiguous.candidates) - shown} more")
 
 
-__all__ = ["Scope", "find_session", "looks_like_path", "scope_options", "session_path"]
+__all__ = ["Scope", "find_session", "given_path", "path_resolution", "scope_options", "session_path"]

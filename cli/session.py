@@ -310,9 +310,13 @@ def _rows_joined(template: list[str | None], *columns: list[str]) -> str:
 
 
 def run_tree(args: argparse.Namespace) -> int:
-    # The UI reads keys from stdin and draws on stderr; stdout may be redirected, like
-    # `pick`, so `$(seance tree S)` gets the chosen path.
-    if not args.json and not args.text and sys.stdin.isatty() and sys.stderr.isatty():
+    # The UI reads keys from and draws on the terminal (`/dev/tty`, seance.app.terminal), so
+    # stdout may be redirected, like `pick`'s: `$(seance tree S)` gets the chosen path.  Bare
+    # `tree S` opens it when stdin and stderr are the terminal (a script's pipes get the text);
+    # `--pick` always does — its answer is the chosen entry, never the text (`tree S --pick
+    # 2>log` printed the text tree; without a terminal it is exit 2, as `pick`).
+    ui = args.pick or (sys.stdin.isatty() and sys.stderr.isatty())
+    if not args.json and not args.text and ui:
         from .ui import run_tree_ui  # here: `tree --json` never loads the UI's entry points
 
         # the UI's result is printed like `pick --json`; the app looks after the collector

@@ -7,8 +7,8 @@ is printed on stdout.  No terminal (or `TERM=dumb`): one line on stderr, exit 2.
     seance pick    Enter: the session's absolute path, exit 0; with --json the `PickResult`
                    object {"action", "path", "id", "leafId", "cwd", "prefill", "reset",
                    "entryId"}.  Ctrl+F (fork) prints the same path as Enter: only --json
-                   ("action": "fork") tells them apart.  Esc on an empty query / Ctrl+C:
-                   nothing, exit 130.  No session file under the roots at all: a message on
+                   ("action": "fork") tells them apart.  Esc on an empty query / Ctrl+C
+                   / SIGTERM: nothing, exit 130.  No session file under the roots at all: a message on
                    stderr, exit 1.
     seance         the browser: Enter opens the selected session's tree; resuming from there
                    prints the path as `pick` does (so `pi --session "$(seance)"` works; the
@@ -55,6 +55,13 @@ def register(commands: argparse._SubParsersAction) -> None:
     children_option(pick, default=argparse.SUPPRESS)
     pick.add_argument(
         "--json", action="store_true", default=argparse.SUPPRESS, help="print a JSON object instead of the path"
+    )
+    pick.add_argument(
+        "--no-cwd-prompt",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="resume a session whose working directory is gone without asking (--json's cwdMissing "
+        "still says so): for a host that asks itself, as pi's switchSession does",
     )
     pick.set_defaults(handler=run_ui)
 
@@ -143,6 +150,7 @@ def _pick(catalog: Catalog, args: argparse.Namespace, cwd: str, *, enter: Litera
         enter=enter,
         children=_children(args),
         save_children=_save_children,
+        confirm_missing_cwd=not getattr(args, "no_cwd_prompt", False),
     )
     return _print_result(result, as_json=getattr(args, "json", False))
 

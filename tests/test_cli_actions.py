@@ -122,6 +122,50 @@ def test_resolve_not_found_and_bad_key(env, capsys) -> None:
     assert code == 2 and "empty session key" in err
 
 
+def test_resolve_takes_a_session_path_as_pi_session_does(env, capsys, monkeypatch) -> None:
+    """README: SESSION is a path, or else a key.  `resolve` took every argument as a key: the
+    path of a session (one `ls --json` printed, or outside the roots) was "not found", exit 1."""
+    root = env / "sessions"
+    here = write_session(root, "/proj/here", "eeee0000-0000")
+    outside = env / "elsewhere" / "copy.jsonl"
+    outside.parent.mkdir()
+    outside.write_bytes(write_session(env / "other-root", "/proj/other", "ffff0000-0000").read_bytes())
+    scope = ("--root", str(root), "--cwd", "/proj/here")
+    assert run(capsys, "resolve", str(here), *scope) == (0, f"{here}\n", "")
+    code, out, err = run(capsys, "resolve", str(outside), *scope, "--json")
+    assert code == 0 and "another project (/proj/other)" in err
+    assert orjson.loads(out) | {"resumeCommand": None} == {
+        "path": str(outside),
+        "id": "ffff0000-0000",
+        "cwd": "/proj/other",
+        "otherProject": True,
+        "forkedFrom": None,
+        "resumeCommand": None,
+    }
+    monkeypatch.chdir(outside.parent)
+    assert run(capsys, "resolve", "./copy.jsonl", *scope, "--command")[:2] == (
+        0,
+        f"cd /proj/other && pi --session {outside}\n",
+    )
+    # not a session: bad input (2), as `show` says it; a missing path: not found (1)
+    (env / "notes.jsonl").write_text('{"x": 1}\n')
+    code, out, err = run(capsys, "resolve", str(env / "notes.jsonl"), *scope)
+    assert (code, out) == (2, "") and "not a session" in err
+    code, out, err = run(capsys, "resolve", str(env / "gone" / "x.jsonl"), *scope)
+    assert (code, out) == (1, "") and "no such session file" in err
+
+
+def test_a_bare_file_name_is_a_key_for_every_command(env, capsys) -> None:
+    """README: a key is "the whole id or file name"; `show`/`rm`/`tree` took a name ending in
+    .jsonl for a path in the current directory and said "no such session file"."""
+    root = env / "sessions"
+    here = write_session(root, "/proj/here", "abab0000-0000")
+    scope = ("--root", str(root), "--cwd", "/proj/here")
+    code, out, _ = run(capsys, "show", here.name, *scope, "--json")
+    assert code == 0 and orjson.loads(out)["path"] == str(here)
+    assert run(capsys, "resolve", here.name, *scope)[:2] == (0, f"{here}\n")
+
+
 # ---------------------------------------------------------------------------- continue
 
 

@@ -234,6 +234,133 @@ def test_seance_not_installed_is_a_notice(pi: Pi) -> None:
     pi.wait_for("seance is not installed (command not found")
 
 
+def test_seance_failing_shows_its_own_message_not_just_a_status(pi: Pi) -> None:
+    """No session anywhere: seance says why on stderr and exits 1.  That line went to the
+    terminal, where pi's screen coming back wiped it: the notice said only "seance exited with
+    status 1"."""
+    pi.node(str(PI_CLI), "install", str(EXTENSION))
+    pi.start(SEANCE_COMMAND=f"{shlex.quote(sys.executable)} -m seance")
+    pi.wait_for("seance.ts")
+    pi.command("/seance")
+    screen = pi.wait_for("no sessions found under")
+    assert "exited with status" not in screen
+
+
+def test_a_query_that_starts_with_a_dash_is_a_query(pi: Pi) -> None:
+    """`/seance -wip` ran `seance pick --query -wip`: argparse read `-wip` as an option, and
+    seance refused to start (exit 2)."""
+    pi.node("--input-type=module", "-", str(PI_PACKAGE), str(pi.project), stdin=WRITE_SESSIONS)
+    pi.node(str(PI_CLI), "install", str(EXTENSION))
+    pi.start(SEANCE_COMMAND=f"{shlex.quote(sys.executable)} -m seance")
+    pi.wait_for("seance.ts")
+    pi.command("/seance -wip")
+    pi.wait_for(lambda screen: "Sort:" in screen and "-wip" in screen)  # seance is up, the query typed
+    pi.keys("Escape", "Escape")  # clear the query, then cancel
+    screen = pi.wait_for(lambda _screen: pi.editor_text() == "")  # pi's screen is back, nothing said
+    assert "Error" not in screen
+
+
+def test_a_session_whose_cwd_is_gone_is_asked_about_once_by_pi(pi: Pi) -> None:
+    """seance asked "Session cwd not found", then pi's switchSession asked the same again."""
+    made = json.loads(pi.node("--input-type=module", "-", str(PI_PACKAGE), str(pi.project), stdin=WRITE_SESSIONS))
+    beta = Path(made["beta"]["file"])
+    lines = beta.read_text(encoding="utf-8").splitlines()
+    header = {**json.loads(lines[0]), "cwd": str(pi.tmp / "gone")}
+    beta.write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n", encoding="utf-8")
+    pi.node(str(PI_CLI), "install", str(EXTENSION))
+    pi.start(SEANCE_COMMAND=f"{shlex.quote(sys.executable)} -m seance")
+    pi.wait_for("seance.ts")
+    pi.command("/seance beta")
+    pi.wait_for(lambda screen: "Sort:" in screen and "beta" in screen)
+    pi.keys("Tab")  # beta's cwd is no longer pi's: all projects
+    pi.wait_for(lambda screen: "› beta" in screen and "1 of" in screen)
+    pi.keys("Enter")
+    screen = pi.wait_for("→ Yes")  # pi's own question, its selector
+    assert "Session cwd not found" in screen and "Continue" not in screen  # not seance's dialog
+    pi.keys("Enter")
+    pi.wait_for("Resumed session in current cwd")
+
+
+def test_a_tree_entry_of_a_v1_session_is_reached_and_pi_survives(pi: Pi) -> None:
+    """A v1 session has no entry ids: seance derives its own, pi draws random ones when it
+    opens the file, so navigateTree(seance's id) threw "Entry … not found" inside the switch,
+    and pi's resume treated that as fatal: pi exited (status 1).  The entry is now found by its
+    place in the file."""
+    usage = {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2, "cost": {"total": 0}}
+
+    def message(role: str, text: str) -> dict:
+        extra = {"provider": "anthropic", "model": "claude-test", "stopReason": "stop", "usage": usage}
+        body = {"role": role, "content": [{"type": "text", "text": text}], "timestamp": 1}
+        return {
+            "type": "message",
+            "timestamp": "2026-01-01T10:00:00.000Z",
+            "message": body | (extra if role == "assistant" else {}),
+        }
+
+    header = {"type": "session", "id": "v1echo-0000", "timestamp": "2026-01-01T10:00:00.000Z", "cwd": str(pi.project)}
+    lines = [header, message("user", "echo first"), message("assistant", "ok echo"), message("user", "echo second")]
+    lines.append(message("assistant", "ok echo 2"))
+    pi.sessions.mkdir(parents=True)
+    v1 = pi.sessions / "2026-01-01T10-00-00-000Z_v1echo-0000.jsonl"
+    v1.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    pi.node(str(PI_CLI), "install", str(EXTENSION))
+    pi.start(SEANCE_COMMAND=f"{shlex.quote(sys.executable)} -m seance")
+    pi.wait_for("seance.ts")
+    pi.command("/seance echo")
+    pi.wait_for(lambda screen: "› echo first" in screen and "Sort:" in screen)
+    pi.keys("C-t")
+    pi.wait_for("Session Tree")
+    pi.keys("Up", "Enter")  # from the leaf ("ok echo 2") up to "echo second"
+    pi.wait_for("Resumed session")
+    pi.wait_for(lambda _screen: pi.editor_text() == "echo second")  # pi's /tree: before it, its text offered
+    pi.keys("C-c")
+    pi.wait_for(lambda _screen: pi.editor_text() == "")
+    pi.command("/name e2e-v1")
+    items = pi.wait_for_file(v1, named("e2e-v1"))  # (pi rewrote the file with its ids)
+    by_id = {item.get("id"): item for item in items}
+    parent = items[-1]["parentId"]
+    while by_id[parent]["type"] != "message":  # past what pi appended on resume
+        parent = by_id[parent]["parentId"]
+    assert by_id[parent]["message"]["content"][0]["text"] == "ok echo"
+
+
+UNANSWERED = """
+const [piDir, cwd] = process.argv.slice(2);
+const { SessionManager } = await import(`${piDir}/dist/index.js`);
+const usage = { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2,
+  cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
+const user = (text) => ({ role: "user", content: [{ type: "text", text }], timestamp: Date.now() });
+const sm = SessionManager.create(cwd);
+const ids = [sm.appendMessage(user("gamma first"))];
+ids.push(sm.appendMessage({ role: "assistant", content: [{ type: "text", text: "ok gamma" }], provider: "anthropic",
+  model: "claude-test", api: "anthropic-messages", stopReason: "stop", usage, timestamp: Date.now() }));
+ids.push(sm.appendMessage(user("gamma unanswered")));
+console.log(JSON.stringify({ file: sm.getSessionFile(), ids }));
+"""
+
+
+def test_the_last_prompt_chosen_in_the_tree_stays_in_the_context(pi: Pi) -> None:
+    """A session that ends with an unanswered prompt: seance resumes at it (pi's /tree: "Already
+    at this point") and its preview shows it in the context.  pi appends a thinking level on
+    resume to a file without one, after which navigateTree(prompt) resumed *before* it, the
+    prompt in the editor: not what seance showed."""
+    made = json.loads(pi.node("--input-type=module", "-", str(PI_PACKAGE), str(pi.project), stdin=UNANSWERED))
+    path, prompt = Path(made["file"]), made["ids"][-1]
+    known = ids(path)
+    pi.node(str(PI_CLI), "install", str(EXTENSION))
+    pi.start(SEANCE_COMMAND=f"{shlex.quote(sys.executable)} -m seance")
+    pi.wait_for("seance.ts")
+    pi.command("/seance gamma")
+    pi.wait_for(lambda screen: "› gamma first" in screen and "Sort:" in screen)
+    pi.keys("C-t")
+    pi.wait_for("Session Tree")
+    pi.keys("Enter")  # the tree opens on the leaf: the unanswered prompt
+    pi.wait_for("Resumed session")
+    pi.wait_for(lambda _screen: pi.editor_text() == "")
+    pi.command("/name e2e-leaf")
+    assert resumed_at(pi.wait_for_file(path, named("e2e-leaf")), known) == prompt
+
+
 def test_print_mode_says_the_ui_is_needed(pi: Pi) -> None:
     pi.node(str(PI_CLI), "install", str(EXTENSION))
     env = {**os.environ, **pi.env}

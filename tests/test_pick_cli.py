@@ -129,6 +129,22 @@ def test_a_missing_cwd_is_asked_about_like_pi_and_esc_stays_in_the_picker(termin
     assert code == 0 and json.loads(out)["cwdMissing"] is True
 
 
+@pytest.mark.parametrize("keys", [("Enter",), ("C-t", "Enter")], ids=["list", "tree"])
+def test_no_cwd_prompt_resumes_without_asking_and_still_says_cwd_missing(
+    terminal: Terminal, root: Path, keys: tuple[str, ...]
+) -> None:
+    """For a host that asks itself (pi's switchSession does: /seance put the question twice)."""
+    terminal.start("pick", "--root", str(root), "--cwd", "/", "--all", "--json", "--no-cwd-prompt")
+    terminal.wait_for("8 sessions")
+    for key in keys:
+        terminal.keys(key)
+        if key == "C-t":
+            terminal.wait_for("Session Tree")
+    code, out = terminal.result()
+    assert code == 0 and json.loads(out)["cwdMissing"] is True
+    assert "Session cwd not found" not in terminal.screen()
+
+
 def test_escape_prints_nothing_and_exits_130(terminal: Terminal, root: Path) -> None:
     terminal.start("pick", "--root", str(root), "--cwd", PROJECT)
     terminal.wait_for("5 sessions")

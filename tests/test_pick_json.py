@@ -86,6 +86,26 @@ async def test_tree_assistant_entry_resumes_at_itself(root: Path) -> None:
     assert (result["entryId"], result["leafId"], result["prefill"], result["reset"]) == ("a0000", "a0000", None, False)
 
 
+@pytest.mark.parametrize("prompts", [("first prompt", "second prompt"), ("only prompt",)], ids=["later", "first"])
+async def test_tree_leaf_user_message_stays_at_the_leaf_as_pi_does(tmp_path: Path, prompts: tuple[str, ...]) -> None:
+    """A session that ends with an unanswered prompt (the agent was stopped): Enter on that
+    leaf is pi's "Already at this point" — `navigateTree` does nothing for the leaf — so the
+    derived fields say stay there: not its parent with the text offered back, nor (the only
+    prompt) a reset to before everything, which a host setting the leaf by hand did."""
+    root = make_root(tmp_path, [Spec("s-wait", PROJECT, prompts, replies=False)])
+    leaf = f"u{len(prompts) - 1:04d}"
+    result = (await _pick(root, "ctrl+t", "enter")).to_json()  # the tree opens on the leaf
+    assert (result["entryId"], result["leafId"], result["prefill"], result["reset"]) == (leaf, leaf, None, False)
+    if len(prompts) > 1:  # the earlier prompt is no leaf: before it, its text offered back
+        result = (await _pick(root, "ctrl+t", "up", "enter")).to_json()
+        assert (result["entryId"], result["leafId"], result["prefill"], result["reset"]) == (
+            "u0000",
+            None,
+            "first prompt",
+            True,
+        )
+
+
 # -- the real command line, in tmux ---------------------------------------------------------------
 
 

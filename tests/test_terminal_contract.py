@@ -8,9 +8,11 @@ into stderr and a hang.  The tmux tests run seance in a real terminal (a private
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -145,3 +147,65 @@ def test_tree_view_on_the_terminal_hands_its_answer_to_command_substitution(shel
     shell.keys("Enter")
     shell.continue_missing_cwd()
     assert shell.result() == (0, f"[{picked(root)}]")
+
+
+@needs_tmux
+def test_sigterm_while_open_restores_the_terminal_and_exits_130(shell: ShellTerminal, root: Path) -> None:
+    """`kill PID` / `timeout 60 seance pick`: SIGTERM's default action ended the process in
+    application mode — the shell after it was left on the alternate screen, in raw mode, with
+    mouse reporting and bracketed paste on.  It now leaves as Esc does: nothing printed, 130,
+    the terminal as it was.  What the shell sees afterwards is recorded by the same pane."""
+    pick = f"{{seance}} pick --root {shlex.quote(str(root))} --cwd {PROJECT}"
+    flags = "#{{alternate_on}} #{{mouse_any_flag}} #{{mouse_sgr_flag}}"
+    shell.run(
+        f"sh -c 'echo $$ > pid.txt; exec \"$@\"' sh {pick} > out.txt 2> err.txt; code=$?; stty -a > stty.txt; "
+        f"tmux -L {shell.socket} display -p -t pick '{flags}' > flags.txt; head -n 1 > paste.txt; (exit $code)"
+    )
+    shell.wait_for("5 sessions")
+    os.kill(int((shell.workdir / "pid.txt").read_text()), signal.SIGTERM)
+    deadline = time.monotonic() + 20
+    while not (shell.workdir / "flags.txt").exists() or not (shell.workdir / "flags.txt").read_text():
+        assert time.monotonic() < deadline, shell.screen()
+        time.sleep(0.1)
+    shell.tmux("set-buffer", "PASTED")
+    shell.tmux("paste-buffer", "-p", "-t", "pick")  # wrapped in ESC[200~ … ESC[201~ only if the pane still asks
+    shell.keys("C-j")
+    assert shell.result() == (130, "")
+    assert (shell.workdir / "flags.txt").read_text().split() == ["0", "0", "0"]  # main screen, no mouse reporting
+    modes = (shell.workdir / "stty.txt").read_text().replace(";", " ").split()
+    assert "icanon" in modes and "echo" in modes  # cooked again, not raw
+    assert (shell.workdir / "paste.txt").read_text() == "PASTED\n"  # bracketed paste off
+    assert (shell.workdir / "err.txt").read_text() == ""
+
+
+@needs_tmux
+@pytest.mark.parametrize("around", ["2> err.txt", "< /dev/null 2> err.txt"], ids=["stderr-to-file", "stdin-null"])
+def test_tree_pick_is_the_tree_view_whatever_stdin_and_stderr_are(
+    shell: ShellTerminal, root: Path, around: str
+) -> None:
+    """`tree S --pick` chose between the UI and the text tree by stdin and stderr being a tty
+    (the UI's streams before it moved to /dev/tty): with either redirected it printed the text
+    tree where the caller reads the chosen entry's JSON."""
+    session = shlex.quote(picked(root))
+    shell.run(f"{{seance}} tree {session} --pick {around} > out.txt")
+    shell.wait_for("Session Tree")
+    shell.keys("Enter")
+    shell.continue_missing_cwd()
+    code, out = shell.result()
+    assert code == 0 and json.loads(out)["path"] == picked(root)
+    assert (shell.workdir / "err.txt").read_text() == ""
+
+
+@needs_setsid
+def test_tree_pick_without_a_terminal_exits_2_not_the_text_tree(tmp_path: Path, root: Path) -> None:
+    result = subprocess.run(
+        ["setsid", "-w", sys.executable, "-m", "seance", "tree", picked(root), "--pick"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "SEANCE_CACHE_DIR": str(tmp_path / "cache"), "TERM": "xterm-256color"},
+        timeout=60,
+        check=False,
+    )
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr.startswith("seance: no terminal") and result.stderr.count("\n") == 1

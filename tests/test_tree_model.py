@@ -310,6 +310,14 @@ def test_resume_point_follows_pi() -> None:
     assert resume_point(tree.by_id["aB"], "uB") == ("aB", None)
     custom = {"id": "c", "type": "custom_message", "customType": "x", "content": [{"type": "text", "text": "hey"}]}
     assert resume_point(custom, "p") == ("p", "hey")
+    # the session's own leaf stays put, as pi's navigateTree (a no-op there), whatever it is
+    assert resume_point(tree.by_id["uA"], tree.parent["uA"], "uA") == ("uA", None)
+    assert resume_point(custom, "p", "c") == ("c", None)
+    assert resume_point(tree.by_id["uA"], tree.parent["uA"], "aB") == ("a1", "Let's try approach A")
+    # a prompt with no text (an image alone) offers nothing back: null, not "" (pi: `if (editorText)`)
+    image = {"type": "image", "data": "AAAA", "mimeType": "image/png"}
+    pasted = {"id": "i", "type": "message", "message": {"role": "user", "content": [image]}}
+    assert resume_point(pasted, "p") == ("p", None)
 
 
 def test_a_big_linear_session_stays_flat() -> None:

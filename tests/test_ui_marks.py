@@ -67,7 +67,9 @@ async def test_alt_t_edits_tags_prefilled_and_tag_search_finds_them(root: Path) 
         await pilot.pause()
         prompt = pilot.app.screen
         assert isinstance(prompt, PromptScreen) and prompt.query_one(Input).value == "work later"
-        prompt.query_one(Input).value = "bad\x1btag ok"
+        prompt.query_one(Input).value = "bad\x1b[31mtag"
+        assert prompt.query_one(Input).value == "badtag", "a one-line input holds no control (ordered_input.one_line)"
+        prompt.query_one(Input).value = 'bad"tag ok'
         await pilot.press("enter")
         await settle(pilot)
         assert "Tags not saved" in screen_of(pilot).status.render().plain

@@ -69,7 +69,7 @@ from ..results import PickResult
 from ..rows import SessionRow
 from ..watcher import RootWatcher
 from ..widgets.footer import SeanceFooter
-from ..widgets.ordered_input import OrderedInput
+from ..widgets.ordered_input import OrderedInput, one_line
 from ..widgets.session_list import SessionList, utc_now
 from ..widgets.status_bar import StatusBar
 from .confirm import ConfirmScreen
@@ -189,12 +189,14 @@ class SearchInput(OrderedInput):
         await super()._on_key(event)
 
     def _on_paste(self, event: events.Paste) -> None:
+        """Hold a paste behind waiting keys; otherwise `Input._on_paste` pastes it.  Not called
+        from here: Textual calls each class's own handler in turn, up the MRO, until one
+        prevents the default, and Input's stops the paste without preventing it — calling it
+        here too pasted every paste twice ("zebrazebra")."""
         screen = self.screen
         if isinstance(screen, KeyOrder) and screen._holds_typed_key(event):
             event.stop()  # pasted once the keys waiting before it have run, as a typed key
             event.prevent_default()
-            return
-        super()._on_paste(event)
 
 
 class SessionPickerScreen(
@@ -292,6 +294,7 @@ class SessionPickerScreen(
         self.options = options or PickerOptions()
         self.marks_store = marks if marks is not None else MarkStore()  # pins and tags (the user data dir)
         self.clock = clock
+        query = one_line(query)  # (the search box holds no control: its text is the query)
         self.model = PickerModel(self.cwd, scope=scope, query=query, children=self.options.children)
         self.show_paths = False
         self.preview_wanted = (

@@ -461,7 +461,7 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
         assert self.session is not None
         tree = self.session.tree
         try:
-            leaf_id, prefill = resume_point(tree.by_id[entry_id], tree.parent_of(entry_id))
+            leaf_id, prefill = resume_point(tree.by_id[entry_id], tree.parent_of(entry_id), tree.leaf_id)
         except SessionChangedError as error:
             self._lost(error)
             return
@@ -476,7 +476,7 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
         except SessionChangedError as error:  # resuming needs the entry: say why not
             self._lost(error)
             return
-        leaf_id, prefill = resume_point(entry, self.session.tree.parent_of(event.entry_id))
+        leaf_id, prefill = resume_point(entry, self.session.tree.parent_of(event.entry_id), self.session.tree.leaf_id)
         result = TreeResult("resume", self.session.path, leaf_id, prefill, event.entry_id)
         if self.confirm_missing_cwd:
             resume_checked(self.app, self.session.cwd, self.current_cwd, lambda: self.dismiss(result))

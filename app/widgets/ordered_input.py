@@ -15,13 +15,37 @@ from __future__ import annotations
 from textual import events
 from textual.widgets import Input
 
+from seance.core.text import blank_controls, drop_escapes
+
+
+def one_line(text: str) -> str:
+    """`text` as a one-line input may hold it: escape sequences dropped whole, every other
+    control (a newline, BEL, a bidi override) a space.  Textual's `Input` draws its value as
+    it is, so an ESC in a `--query` or a paste reached the terminal and was obeyed (a colour
+    change, the line's end lost).  Text without controls is returned unchanged (spaces kept:
+    it is being typed)."""
+    return text if text.isprintable() else blank_controls(drop_escapes(text))
+
 
 class OrderedInput(Input):
     """An `Input` that runs its own bindings in its queue, in order with the typed characters.
 
     Only while it has the focus: a key that reaches it after its screen was dismissed or
     covered (Enter then Ctrl+C in a prompt) goes on up, and Textual resolves it against the
-    widget focused now, as it always did."""
+    widget focused now, as it always did.  Its value is always `one_line`: given, typed or pasted."""
+
+    def validate_value(self, value: str) -> str:
+        """Textual's validator of the `value` reactive: every way in (the initial value, a
+        paste, a program's assignment) passes here."""
+        return one_line(value)
+
+    def _on_paste(self, event: events.Paste) -> None:
+        """Clean the pasted line before `Input._on_paste` (called next: Textual runs each
+        class's handler in turn) inserts it, so the cursor lands after what was inserted, not
+        as many characters further as the dropped sequences had."""
+        lines = event.text.splitlines()
+        if lines:  # (Input pastes the first line only)
+            event.text = one_line(lines[0])
 
     async def _on_key(self, event: events.Key) -> None:
         if not event.is_printable and self.app.focused is self and await self._run_own_binding(event.key):

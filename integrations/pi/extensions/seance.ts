@@ -19,6 +19,7 @@
  */
 
 import { spawnSync } from "node:child_process";
+import { closeSync, openSync, readSync } from "node:fs";
 import type { ExtensionAPI, ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import { SessionManager } from "@mariozechner/pi-coding-agent";
 
@@ -30,6 +31,7 @@ interface Pick {
 	action: "resume" | "fork";
 	path: string;
 	entryId: string | null;
+	leafId: string | null;
 }
 
 type Outcome = { pick: Pick } | { problem: string } | { cancelled: true } | { noTerminal: true };
@@ -39,11 +41,30 @@ function seanceCommand(): string[] {
 	return words.length > 0 ? words : ["seance"];
 }
 
-/** Run seance with the terminal: stdin and stderr (its UI) are pi's terminal, stdout is the answer. */
+/**
+ * What seance said on stderr, as one line for a notice: its own message ("seance: no sessions
+ * found under …"), else the last line (a crash's exception); "" when it said nothing.
+ */
+function saidOnStderr(stderr: string | null): string {
+	const lines = (stderr ?? "")
+		.split("\n")
+		.map((line) => line.replace(/[\u0000-\u001f\u007f-\u009f]/g, " ").trim())
+		.filter(Boolean);
+	const own = lines.find((line) => line.startsWith("seance: "));
+	return (own ?? lines[lines.length - 1] ?? "").replace(/^seance: /, "").slice(0, 300);
+}
+
+/**
+ * Run seance with the terminal: seance draws on and reads keys from the terminal itself
+ * (`/dev/tty`), stdout is the answer.  stderr is kept, not shown: pi's screen comes back over
+ * anything written there, so seance's own message goes into the notice instead.
+ */
 function runSeance(args: string[], cwd: string): Outcome {
 	const [program, ...prefix] = seanceCommand();
-	const run = spawnSync(program, [...prefix, "pick", "--json", "--cwd", cwd, ...args], {
-		stdio: ["inherit", "pipe", "inherit"],
+	// --no-cwd-prompt: pi's switchSession asks about a session whose cwd is gone; seance asking
+	// first put the same question twice
+	const run = spawnSync(program, [...prefix, "pick", "--json", "--no-cwd-prompt", "--cwd", cwd, ...args], {
+		stdio: ["inherit", "pipe", "pipe"],
 		encoding: "utf8",
 		env: process.env,
 	});
@@ -56,7 +77,10 @@ function runSeance(args: string[], cwd: string): Outcome {
 		};
 	}
 	if (run.status === CANCELLED) return { cancelled: true };
-	if (run.status !== 0) return { problem: `seance exited with status ${run.status ?? run.signal}` };
+	if (run.status !== 0) {
+		const said = saidOnStderr(run.stderr);
+		return { problem: said || `seance exited with status ${run.status ?? run.signal}` };
+	}
 	try {
 		const pick = JSON.parse(run.stdout) as Pick;
 		if (typeof pick.path !== "string" || (pick.action !== "resume" && pick.action !== "fork")) throw new Error();
@@ -71,7 +95,8 @@ async function pickOnTerminal(ctx: ExtensionCommandContext, query: string): Prom
 	const outcome = await ctx.ui.custom<Outcome>((tui, _theme, _keybindings, done) => {
 		tui.stop();
 		process.stdout.write("\x1b[2J\x1b[H");
-		const result = runSeance(query ? ["--query", query] : [], ctx.cwd);
+		// `--query=…`, one word: a query starting with "-" (`/seance -wip`) is no option to seance
+		const result = runSeance(query ? [`--query=${query}`] : [], ctx.cwd);
 		tui.start();
 		tui.requestRender(true);
 		done(result);
@@ -79,6 +104,46 @@ async function pickOnTerminal(ctx: ExtensionCommandContext, query: string): Prom
 	});
 	// RPC mode has UI dialogs but no terminal: custom() answers without running the factory.
 	return outcome ?? { noTerminal: true };
+}
+
+/** The session header (the file's first line), or null when it cannot be read. */
+function readHeader(path: string): { type?: unknown; version?: unknown } | null {
+	try {
+		const fd = openSync(path, "r");
+		try {
+			const buffer = Buffer.alloc(65536);
+			const read = readSync(fd, buffer, 0, buffer.length, 0);
+			return JSON.parse(buffer.subarray(0, read).toString("utf8").split("\n", 1)[0]);
+		} finally {
+			closeSync(fd);
+		}
+	} catch {
+		return null;
+	}
+}
+
+/**
+ * A v1 session has no entry ids: pi gives its entries random ones when it opens the file, and
+ * seance derived its own, so the chosen entry is named by its place in the file.  Its index
+ * among the entries (seance's `tree --json`, pre-order: for v1's single chain, file order, as
+ * pi's `getEntries()`), or null for a session that has ids (or when seance cannot say).
+ */
+function v1Position(path: string, entryId: string): number | null {
+	const header = readHeader(path);
+	if (header?.type !== "session" || (typeof header.version === "number" ? header.version : 1) >= 2) return null;
+	const [program, ...prefix] = seanceCommand();
+	const run = spawnSync(program, [...prefix, "tree", "--json", path], {
+		stdio: ["ignore", "pipe", "pipe"],
+		encoding: "utf8",
+		env: process.env,
+	});
+	try {
+		const nodes = (JSON.parse(run.stdout) as { nodes: { id: string }[] }).nodes;
+		const index = nodes.findIndex((node) => node.id === entryId);
+		return index >= 0 ? index : null;
+	} catch {
+		return null;
+	}
 }
 
 async function open(pick: Pick, ctx: ExtensionCommandContext, draft: string): Promise<void> {
@@ -93,9 +158,26 @@ async function open(pick: Pick, ctx: ExtensionCommandContext, draft: string): Pr
 		}
 	}
 	const entryId = pick.entryId;
+	const position = entryId ? v1Position(path, entryId) : null; // (read before pi migrates the file)
 	await ctx.switchSession(path, {
 		withSession: async (next) => {
-			if (entryId) await next.navigateTree(entryId, { summarize: false });
+			if (entryId) {
+				// pi's resume treats a throw from here as fatal (it exits): say it, stay at the leaf
+				try {
+					const target = position === null ? entryId : next.sessionManager.getEntries()[position]?.id;
+					if (!target) throw new Error(`entry ${entryId} not found`);
+					// seance resumes a prompt *at* itself only when it is the session's last entry (pi's
+					// /tree: "Already at this point"), and showed that context.  pi may have appended an
+					// entry on resume (a thinking level, for a file without one), after which navigateTree
+					// would resume before the prompt instead: stay where pi opened the session.
+					const entry = next.sessionManager.getEntry(target);
+					const prompt = entry?.type === "custom_message" || (entry?.type === "message" && entry.message.role === "user");
+					if (!(prompt && pick.leafId === entryId)) await next.navigateTree(target, { summarize: false });
+				} catch (error) {
+					const message = error instanceof Error ? error.message : String(error);
+					next.ui.notify(`seance: the session is open at its last entry: ${message}`, "error");
+				}
+			}
 			if (draft && !next.ui.getEditorText().trim()) next.ui.setEditorText(draft);
 		},
 	});
