@@ -949,8 +949,8 @@ def _move_out_file(item: TrashedItem) -> None:
     except OSError as error:
         if error.errno == errno.EXDEV:
             temp = destination.with_name(f"{RESTORING_PREFIX}{uuid.uuid4().hex[:12]}")
-            _copy_into(source, temp)
             try:
+                _copy_into(source, temp)  # (a full disk part-way: the partial copy goes too)
                 os.link(temp, destination)
             except FileExistsError:
                 raise TrashError(f"{destination}: something exists there now; not restored") from None
@@ -985,9 +985,9 @@ def _merge_back(item: TrashedItem) -> None:
     with open(destination, "rb") as recreated:
         appended = recreated.read()
         cut = appended.rfind(b"\n") + 1
-        with open(item.trashed, "rb") as reader:
-            _copy_stream(reader, temp, truncate=True)
         try:
+            with open(item.trashed, "rb") as reader:
+                _copy_stream(reader, temp, truncate=True)
             with open(temp, "r+b") as writer:
                 writer.seek(0, os.SEEK_END)
                 if writer.tell():

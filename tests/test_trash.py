@@ -205,6 +205,29 @@ def test_failed_copy_leaves_the_original(home, monkeypatch) -> None:
     assert list((trash / ".seance-incoming").iterdir()) == []
 
 
+def test_a_failed_undo_across_filesystems_leaves_no_partial_copy_beside_the_session(home, monkeypatch) -> None:
+    """Undo copies the session back across filesystems into a temp file beside it; a full disk
+    there (ENOSPC part-way) left that partial `.seance-restoring-*` in the session folder for
+    good.  It goes; the deletion stays undoable and a later undo restores it whole."""
+    session = make_session(home / "s", text="payload " * 2000)
+    content = session.read_bytes()
+    across_filesystems(monkeypatch)
+    receipt = trash_session(session)
+    real_copy = trash_module._copy_stream
+
+    def disk_fills(reader, data, *, truncate):
+        with open(data, "wb") as writer:
+            writer.write(reader.read(4096))  # part of it landed, then the disk was full
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(trash_module, "_copy_stream", disk_fills)
+    with pytest.raises(OSError, match="No space"):
+        undo(receipt)
+    assert sorted(p.name for p in session.parent.iterdir()) == [], "no partial copy left in the session folder"
+    monkeypatch.setattr(trash_module, "_copy_stream", real_copy)
+    assert undo(receipt) == [session] and session.read_bytes() == content
+
+
 @pytest.mark.parametrize("content", ["# README\n", '{"a":1}\n', ""])
 def test_a_file_that_is_not_a_session_is_refused_and_its_neighbour_folder_kept(home, content) -> None:
     folder = home / "p"
