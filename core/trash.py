@@ -47,6 +47,7 @@ import contextlib
 import errno
 import os
 import shutil
+import stat as stat_module
 import time
 import uuid
 from collections.abc import Callable, Iterable
@@ -441,7 +442,7 @@ class _Pending:
         self.journal.remove()
         if self.identity is not None:
             with contextlib.suppress(OSError):
-                info = os.stat(self.trashed)
+                info = os.stat(self.trashed, follow_symlinks=False)  # a symlinked session: the link's own
                 self.identity = replace(self.identity, size=info.st_size, mtime_ns=info.st_mtime_ns)
         return self.item()
 
@@ -596,10 +597,14 @@ def _move_in(source: Path, destination: Path, journal: _Journal) -> None:
         if error.errno != errno.EXDEV:
             raise
     data = journal.data
-    is_dir = os.path.isdir(source) and not os.path.islink(source)
+    is_link = os.path.islink(source)  # the link goes, never a copy of what it points to
+    is_dir = os.path.isdir(source) and not is_link
     copied: os.stat_result | None = None
     for _attempt in range(COPY_ATTEMPTS):
         _remove(data)
+        if is_link:
+            os.symlink(os.readlink(source), data)
+            break
         if is_dir:
             shutil.copytree(source, data, symlinks=True)
             _fsync_tree(data)
@@ -729,14 +734,18 @@ def _recover(target: Path, journal: _Journal) -> bool:
     destination = target / "files" / name if name else None
     if destination is not None and os.path.lexists(destination):  # committed
         if aside is not None:
-            if os.path.isfile(aside) and os.path.isfile(destination):  # killed before `_copy_tail`
+            killed_before_tail = os.path.isfile(destination) and os.path.isfile(aside)
+            if killed_before_tail and not os.path.islink(aside):
                 _copy_tail(aside, destination)
             _remove(aside)
         journal.discard_copy()
         journal.remove()
         return False
     if destination is not None and aside is not None and os.path.lexists(aside) and state.get("copied"):
-        if not os.path.isdir(aside):
+        if os.path.islink(aside):
+            _remove(journal.data)
+            os.symlink(os.readlink(aside), journal.data)
+        elif not os.path.isdir(aside):
             with open(aside, "rb") as reader:
                 _copy_stream(reader, journal.data, truncate=True)
             aside_stat = os.stat(aside)
@@ -843,9 +852,14 @@ def _info_path(info_text: str) -> Path | None:
 
 def _identity_problem(path: Path, identity: Identity) -> str | None:
     try:
-        info = os.stat(path)
+        info = os.stat(path, follow_symlinks=False)
     except OSError as error:
         return str(error)
+    if stat_module.S_ISLNK(info.st_mode):  # a symlinked session went as its link: its own stat is
+        # what was recorded (from the Trash a relative link points nowhere, so never through it)
+        if (info.st_size, info.st_mtime_ns) != (identity.size, identity.mtime_ns):
+            return "modified since"
+        return None
     # It may have grown: an agent's append that opened the file just before the rename lands in the Trash copy.
     if identity.size is not None and info.st_size < identity.size:
         return f"{info.st_size} bytes, {identity.size} were deleted"

@@ -205,6 +205,28 @@ def test_failed_copy_leaves_the_original(home, monkeypatch) -> None:
     assert list((trash / ".seance-incoming").iterdir()) == []
 
 
+@pytest.mark.parametrize("crossing", [False, True], ids=["same-filesystem", "across-filesystems"])
+def test_a_symlinked_session_goes_to_the_trash_as_its_link_and_comes_back_as_it(home, monkeypatch, crossing) -> None:
+    """A session that is a relative symlink (sessions kept elsewhere, linked into the root).
+    The link goes to the Trash (freedesktop: the link, never its target), where it points
+    nowhere: undo checked the deletion through it, failed, and `rm --undo` dropped it for good.
+    Across filesystems the target's content was copied in, so undo put a copy where the link was."""
+    real = make_session(home / "kept", text="payload")
+    content = real.read_bytes()
+    link = home / "sessions" / "--p--" / "linked.jsonl"
+    link.parent.mkdir(parents=True)
+    link.symlink_to(os.path.relpath(real, link.parent))
+    if crossing:
+        across_filesystems(monkeypatch)
+    receipt = trash_session(link)
+    assert not os.path.lexists(link) and real.read_bytes() == content, "the target is never moved"
+    assert receipt.session.trashed.is_symlink(), "the link itself is in the Trash"
+    restored = undo(TrashReceipt.from_json(receipt.to_json()))  # as `seance rm --undo` reads it back
+    assert restored == [link]
+    assert link.is_symlink() and os.readlink(link) == os.path.relpath(real, link.parent)
+    assert link.read_bytes() == content and not os.path.lexists(receipt.session.trashed)
+
+
 def test_a_failed_undo_across_filesystems_leaves_no_partial_copy_beside_the_session(home, monkeypatch) -> None:
     """Undo copies the session back across filesystems into a temp file beside it; a full disk
     there (ENOSPC part-way) left that partial `.seance-restoring-*` in the session folder for
