@@ -19,8 +19,8 @@ from seance.core.model import SessionSummary
 from seance.core.session import SessionError
 from seance.core.text import display_text
 
-from ..messages import BatchUndone, Restored, SelectionTrashed, Trashed, WriteFailed
-from ..picker_model import DeletedBatch
+from ..messages import BatchUndone, Restored, SelectionTrashed, Trashed, UndoFailed, WriteFailed
+from ..picker_model import Deleted, DeletedBatch
 from ..toasts import withdraw_toasts
 from .confirm import ConfirmScreen
 from .key_order import in_key_order
@@ -31,7 +31,6 @@ if TYPE_CHECKING:
     from textual.app import App
 
     from seance.core.catalog import SessionSource
-    from seance.core.trash import TrashReceipt
 
     from ..picker_model import PickerModel
     from ..widgets.session_list import SessionList
@@ -118,16 +117,26 @@ class DeleteActions:
         if isinstance(deleted, DeletedBatch):
             self._undo_batch_worker(deleted)
         elif deleted is not None:
-            self._undo_worker(deleted.receipt, deleted.summary)
+            self._undo_worker(deleted)
 
     @work(thread=True, group="writes", exit_on_error=False, description="undo trash")
-    def _undo_worker(self, receipt: TrashReceipt, summary: SessionSummary) -> None:
+    def _undo_worker(self, deleted: Deleted) -> None:
+        from seance.core.trash import NotInTrash
+
         try:
-            restored = self.catalog.restore(receipt)
-        except (SessionError, OSError) as error:
+            restored = self.catalog.restore(deleted.receipt)
+        except NotInTrash as error:  # gone for good (emptied, restored elsewhere)
             self.post_message(WriteFailed(f"Undo failed: {display_text(error)}"))
             return
-        self.post_message(Restored(restored or summary))
+        except (SessionError, OSError) as error:  # the path is taken, the disk is full: may work later
+            self.post_message(UndoFailed(f"Undo failed: {display_text(error)}", deleted))
+            return
+        self.post_message(Restored(restored or deleted.summary))
+
+    def on_undo_failed(self, message: UndoFailed) -> None:
+        """As `seance rm --undo` keeps it: the next Ctrl+Z tries this deletion again."""
+        self.model.deleted.append(message.deleted)
+        self.status.show_message(message.text, error=True)
 
     def on_restored(self, message: Restored) -> None:
         self._apply_changes([message.summary], restored=True)
