@@ -382,7 +382,12 @@ def trash_session(
             for reserved in pending:
                 reserved.abandon()
             raise
-    items = [pending[0].commit()]
+    try:
+        items = [pending[0].commit()]
+    except BaseException:
+        for reserved in pending[1:]:  # the artifacts folder's reservation: its .trashinfo goes too
+            reserved.abandon()
+        raise
     if len(pending) > 1:
         try:
             items.append(pending[1].commit())
@@ -618,19 +623,34 @@ def _move_in(source: Path, destination: Path, journal: _Journal) -> None:
     journal.update(copied=True, aside=str(source.parent / f"{ASIDE_PREFIX}{journal.token}"))
     aside = Path(journal.state["aside"])
     os.rename(source, aside)  # the path is free: an agent's next line starts a new file there
-    if copied is not None:
-        try:
+    try:
+        if copied is not None:
             _catch_up(aside, data, copied)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.link(aside, source)  # put it back (never over a file the agent re-created)
-                os.unlink(aside)
-            raise
-    os.rename(data, destination)  # the commit point
+        os.rename(data, destination)  # the commit point (`files/` not writable: refused here)
+    except BaseException:
+        _put_back(aside, source)
+        raise
     fsync_dir(destination.parent)
     if copied is not None:
         _copy_tail(aside, destination)  # a line that was still on its way (see `_catch_up`)
     _remove(aside)
+
+
+def _put_back(aside: Path, source: Path) -> None:
+    """Undo the rename aside of a move that failed: never over a file the agent re-created
+    meanwhile (a link refuses to replace one); a folder or a link goes back as itself."""
+    with contextlib.suppress(OSError):
+        if os.path.isdir(aside) and not os.path.islink(aside):
+            os.rename(aside, source)  # (a non-empty folder made there meanwhile refuses it)
+            return
+        try:
+            os.link(aside, source, follow_symlinks=False)
+        except OSError as error:
+            if error.errno not in NO_HARD_LINKS or os.path.lexists(source):
+                return
+            os.rename(aside, source)  # a filesystem without hard links: rename after a check
+            return
+        os.unlink(aside)
 
 
 def _copy_tail(source: Path, destination: Path) -> None:

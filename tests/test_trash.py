@@ -227,6 +227,34 @@ def test_a_symlinked_session_goes_to_the_trash_as_its_link_and_comes_back_as_it(
     assert link.read_bytes() == content and not os.path.lexists(receipt.session.trashed)
 
 
+def test_a_move_that_cannot_reach_the_trash_files_folder_puts_the_session_back(home) -> None:
+    """Across filesystems the session is put aside in its folder (`.seance-trashing-*`) before the
+    copy is renamed into `files/`.  When that last rename failed (here `files/` is a read-only
+    mount: EXDEV then EROFS, as a `files/` that is not writable gives EACCES), the copy and the
+    `.trashinfo` were removed but the session stayed aside: gone from every listing, no undo."""
+    import subprocess
+
+    session = make_session(home / "s", text="keep me")
+    content = session.read_bytes()
+    artifacts = session.with_suffix("")
+    artifacts.mkdir()
+    (artifacts / "draft.txt").write_text("draft")
+    files = home / "data" / "Trash" / "files"
+    files.mkdir(parents=True)
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", str(files)], capture_output=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode(errors='replace').strip()}")
+    try:
+        with pytest.raises(OSError):
+            trash_session(session)
+    finally:
+        subprocess.run(["umount", str(files)], check=False)
+    assert sorted(p.name for p in session.parent.iterdir()) == sorted([session.name, artifacts.name]), "nothing aside"
+    assert session.read_bytes() == content and (artifacts / "draft.txt").read_text() == "draft"
+    trash = home / "data" / "Trash"
+    assert list((trash / "info").iterdir()) == [] and list((trash / ".seance-incoming").iterdir()) == []
+
+
 def test_a_failed_undo_across_filesystems_leaves_no_partial_copy_beside_the_session(home, monkeypatch) -> None:
     """Undo copies the session back across filesystems into a temp file beside it; a full disk
     there (ENOSPC part-way) left that partial `.seance-restoring-*` in the session folder for
