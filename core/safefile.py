@@ -42,6 +42,7 @@ the lines of that same microsecond window.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
 import os
@@ -177,6 +178,18 @@ def _match_owner_and_mode(fd: int, path: Path, like: os.stat_result) -> None:
     os.fchmod(fd, stat_module.S_IMODE(like.st_mode))  # after chown, which clears set-id bits
 
 
+def _copy_xattrs(fd: int, path: Path) -> None:
+    """Give the temp file the old file's extended attributes (a file manager's tags and
+    comments, ACLs), as far as this user may set them; best effort (a system without them)."""
+    try:
+        names = os.listxattr(path)
+    except (AttributeError, OSError):  # no xattr support (macOS's os has none; some filesystems)
+        return
+    for name in names:
+        with contextlib.suppress(OSError):  # e.g. a security.* label only root may set
+            os.setxattr(fd, name, os.getxattr(path, name))
+
+
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
@@ -192,6 +205,7 @@ def _write_temp(path: Path, data: bytes, like: os.stat_result | None) -> Path:
         try:
             ensure_space(path, fd, len(data))
             if like is not None:
+                _copy_xattrs(fd, path)  # (before the mode: an ACL's mask is the group's bits)
                 _match_owner_and_mode(fd, path, like)
             _write_all(fd, data)
             os.fsync(fd)

@@ -324,6 +324,19 @@ def test_writes_keep_file_mode(tmp_path: Path) -> None:
     assert path.stat().st_mode & 0o777 == 0o600
 
 
+def test_writes_keep_extended_attributes(tmp_path: Path) -> None:
+    """The rewrite is a new file renamed over the old one: owner, group and mode were carried
+    over, extended attributes (a file manager's tags and comments, ACLs) were lost."""
+    path = _write(tmp_path / "v1.jsonl", V1)
+    try:
+        os.setxattr(path, "user.xdg.comment", b"keep this session")
+    except (AttributeError, OSError) as error:
+        pytest.skip(f"no user extended attributes here: {error}")
+    persist_migration(load_session(path))
+    assert load_session(path).disk_version == 3
+    assert os.getxattr(path, "user.xdg.comment") == b"keep this session"
+
+
 def test_explicit_writes_on_an_old_session_persist_its_migration_first(tmp_path: Path) -> None:
     """pi rewrites a v1 file on open before appending; a label or name does the same here."""
     path = _write(tmp_path / "v1.jsonl", V1)
