@@ -1022,6 +1022,7 @@ def _merge_back(item: TrashedItem) -> None:
         try:
             with open(item.trashed, "rb") as reader:
                 _copy_stream(reader, temp, truncate=True)
+            shutil.copymode(item.trashed, temp)  # a private (0600) session stays private
             with open(temp, "r+b") as writer:
                 writer.seek(0, os.SEEK_END)
                 if writer.tell():

@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import os
 import re
+import stat
 import time
 from pathlib import Path
 
@@ -253,6 +254,22 @@ def test_a_move_that_cannot_reach_the_trash_files_folder_puts_the_session_back(h
     assert session.read_bytes() == content and (artifacts / "draft.txt").read_text() == "draft"
     trash = home / "data" / "Trash"
     assert list((trash / "info").iterdir()) == [] and list((trash / ".seance-incoming").iterdir()) == []
+
+
+def test_undo_merging_an_agents_new_lines_keeps_the_sessions_mode(home) -> None:
+    """An agent re-created the deleted session's file (a line continuing it); undo merges the
+    two into a new file, which was made with the default mode: a private (0600) session came
+    back readable by everyone."""
+    session = make_session(home / "s", text='{"type":"message","id":"m1","parentId":null}')
+    os.chmod(session, 0o600)
+    hour_ago = time.time() - 3600
+    os.utime(session, (hour_ago, hour_ago))
+    receipt = trash_session(session)
+    session.write_text('{"type":"message","id":"m2","parentId":"m1"}\n')  # the agent's next line
+    os.chmod(session, 0o644)
+    assert undo(receipt) == [session]
+    assert session.read_text().endswith('"id":"m1","parentId":null}\n{"type":"message","id":"m2","parentId":"m1"}\n')
+    assert stat.S_IMODE(session.stat().st_mode) == 0o600
 
 
 def test_a_failed_undo_across_filesystems_leaves_no_partial_copy_beside_the_session(home, monkeypatch) -> None:
