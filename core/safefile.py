@@ -200,7 +200,10 @@ def _write_all(fd: int, data: bytes) -> None:
 def _write_temp(path: Path, data: bytes, like: os.stat_result | None) -> Path:
     """Write `data` to a fresh temp file beside `path` (fsynced, owner/mode of `like`)."""
     temp = temp_path_for(path)
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except OSError as error:  # (a missing or read-only folder): name the file asked for, not the temp
+        raise type(error)(error.errno, error.strerror, str(path)) from error
     try:
         try:
             ensure_space(path, fd, len(data))
