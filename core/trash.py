@@ -320,6 +320,32 @@ def activity(
     return None
 
 
+def session_activity(
+    path: str | os.PathLike[str],
+    *,
+    active_seconds: float = ACTIVE_SECONDS,
+    open_now: dict[tuple[int, int], list[int]] | None = None,
+) -> str | None:
+    """`activity` of a session file, else of any file in its folder (`artifacts_dir`), which goes
+    to the Trash with it: oh-my-pi's subagents write their own sessions there while the
+    parent's file stays quiet for minutes ("Alpha.jsonl in its folder: written 3 s ago")."""
+    busy = activity(path, active_seconds=active_seconds, open_now=open_now)
+    folder = artifacts_dir(Path(path))
+    if busy is not None or folder is None or os.path.islink(folder) or not os.path.isdir(folder):
+        return busy
+    if open_now is None:
+        from .holders import open_files
+
+        open_now = open_files() or {}  # once for the whole folder, not once per file
+    for directory, _folders, names in os.walk(folder):
+        for name in names:
+            inner = Path(directory) / name
+            busy = activity(inner, active_seconds=active_seconds, open_now=open_now)
+            if busy is not None:
+                return f"{inner.relative_to(folder)} in its folder: {busy}"
+    return None
+
+
 # -- delete --------------------------------------------------------------------------------------
 
 
@@ -356,7 +382,7 @@ def trash_session(
     if problem is not None and not force:
         raise NotASessionFile(f"{session_path}: not a session ({problem}); not moved to the Trash")
     if not force:
-        busy = activity(session_path, active_seconds=active_seconds)
+        busy = session_activity(session_path, active_seconds=active_seconds)
         if busy is not None:
             raise SessionInUse(f"{session_path}: {busy}; an agent may be using it, not moved to the Trash")
     target = trash if trash is not None else trash_dir()
@@ -1082,6 +1108,7 @@ __all__ = [
     "read_trashinfo",
     "recover_interrupted",
     "same_file",
+    "session_activity",
     "trash_dir",
     "trash_each",
     "trash_name",

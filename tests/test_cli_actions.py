@@ -152,6 +152,7 @@ def test_rm_moves_to_trash_and_undo_restores(env, capsys) -> None:
     artifacts = session.with_suffix("")
     artifacts.mkdir()
     (artifacts / "1.bash.log").write_text("log")
+    os.utime(artifacts / "1.bash.log", (OLD, OLD))  # (a file written in the last minute: in use)
     content = session.read_bytes()
     code, out, err = run(capsys, "rm", "eeee", "--root", str(root), "--cwd", "/proj")
     trashed = env / "data" / "Trash" / "files" / session.name

@@ -45,6 +45,14 @@ def make_session(folder: Path, name: str = "2025-01-01T00-00-00-000Z_abc.jsonl",
     return path
 
 
+def at_rest(folder: Path) -> None:
+    """Every file in a session's folder written an hour ago: no agent is using it (a file
+    written in the last minute makes the session in use, see `session_activity`)."""
+    hour_ago = time.time() - 3600
+    for path in folder.rglob("*"):
+        os.utime(path, (hour_ago, hour_ago))
+
+
 def across_filesystems(monkeypatch) -> None:
     """Moves between the sessions and the Trash fail with EXDEV, as between two filesystems."""
     real_rename = os.rename
@@ -110,6 +118,7 @@ def test_artifacts_folder_goes_along_and_comes_back(home) -> None:
     (artifacts / "sub").mkdir(parents=True)
     (artifacts / "1.bash.log").write_text("log")
     (artifacts / "sub" / "agent.jsonl").write_text("{}")
+    at_rest(artifacts)
     receipt = trash_session(session)
     assert [item.original for item in receipt.items] == [session, artifacts]
     assert not artifacts.exists()
@@ -118,6 +127,27 @@ def test_artifacts_folder_goes_along_and_comes_back(home) -> None:
     assert (artifacts / "1.bash.log").read_text() == "log"
     assert not any((home / "data" / "Trash" / "info").iterdir())
     assert not any((home / "data" / "Trash" / "files").iterdir())
+
+
+def test_a_session_whose_subagent_is_writing_in_its_folder_is_in_use(home) -> None:
+    """oh-my-pi's subagents write their own sessions in the parent's folder (`X/Alpha.jsonl`)
+    while the parent file stays quiet for minutes: the check looked at the parent file only,
+    so the folder (and the subagent's live session in it) went to the Trash under it."""
+    from seance.core.trash import SessionInUse, session_activity
+
+    session = make_session(home / "s")
+    subagent = session.with_suffix("") / "Alpha.jsonl"
+    subagent.parent.mkdir()
+    subagent.write_text('{"type":"session","version":3,"id":"alpha","timestamp":"2025-01-01T00:00:00Z","cwd":"/p"}\n')
+    assert session_activity(session) is not None and "Alpha.jsonl" in session_activity(session)
+    with pytest.raises(SessionInUse, match=r"Alpha\.jsonl.*written \d+ s ago"):
+        trash_session(session)
+    assert session.exists() and subagent.exists()
+    hour_ago = time.time() - 3600
+    os.utime(subagent, (hour_ago, hour_ago))
+    assert session_activity(session) is None
+    receipt = trash_session(session)
+    assert not subagent.exists() and undo(receipt) and subagent.exists()
 
 
 def test_the_open_session_is_refused(home) -> None:
@@ -180,6 +210,7 @@ def test_cross_device_move_copies_then_removes(home, monkeypatch) -> None:
     artifacts = session.with_suffix("")
     artifacts.mkdir()
     (artifacts / "draft.txt").write_text("draft")
+    at_rest(artifacts)
     across_filesystems(monkeypatch)
     receipt = trash_session(session)
     assert not session.exists() and not artifacts.exists()
@@ -240,6 +271,7 @@ def test_a_move_that_cannot_reach_the_trash_files_folder_puts_the_session_back(h
     artifacts = session.with_suffix("")
     artifacts.mkdir()
     (artifacts / "draft.txt").write_text("draft")
+    at_rest(artifacts)
     files = home / "data" / "Trash" / "files"
     files.mkdir(parents=True)
     done = subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", str(files)], capture_output=True)

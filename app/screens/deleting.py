@@ -70,7 +70,7 @@ class DeleteActions:
 
     @in_key_order()
     def action_delete(self) -> None:
-        from seance.core.trash import activity, same_file
+        from seance.core.trash import same_file, session_activity
 
         if len(self.model.selection):
             self._delete_selected()
@@ -82,7 +82,7 @@ class DeleteActions:
             self.status.show_message("Cannot delete the currently active session", error=True)
             return
         summary = row.summary
-        busy = activity(summary.path, active_seconds=self._active_seconds())
+        busy = session_activity(summary.path, active_seconds=self._active_seconds())
 
         def answered(yes: bool | None) -> None:
             if yes:
