@@ -903,9 +903,12 @@ def _identity_problem(path: Path, identity: Identity) -> str | None:
         return str(error)
     if stat_module.S_ISLNK(info.st_mode):  # a symlinked session went as its link: its own stat is
         # what was recorded (from the Trash a relative link points nowhere, so never through it)
-        if (info.st_size, info.st_mtime_ns) != (identity.size, identity.mtime_ns):
+        if (info.st_size, info.st_mtime_ns) == (identity.size, identity.mtime_ns):
+            return None
+        try:  # a receipt of an older version recorded the target's (an absolute link still reaches it)
+            info = os.stat(path)
+        except OSError:
             return "modified since"
-        return None
     # It may have grown: an agent's append that opened the file just before the rename lands in the Trash copy.
     if identity.size is not None and info.st_size < identity.size:
         return f"{info.st_size} bytes, {identity.size} were deleted"

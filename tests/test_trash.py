@@ -304,6 +304,21 @@ def test_undo_merging_an_agents_new_lines_keeps_the_sessions_mode(home) -> None:
     assert stat.S_IMODE(session.stat().st_mode) == 0o600
 
 
+def test_a_receipt_of_an_older_version_for_an_absolute_symlink_still_undoes(home) -> None:
+    """Older versions recorded the link's target's size and mtime: still restorable."""
+    from dataclasses import replace
+
+    real = make_session(home / "kept", text="payload")
+    link = home / "sessions" / "linked.jsonl"
+    link.parent.mkdir(parents=True)
+    link.symlink_to(real)
+    receipt = trash_session(link)
+    target = real.stat()
+    old_identity = replace(receipt.session.identity, size=target.st_size, mtime_ns=target.st_mtime_ns)
+    old = TrashReceipt((replace(receipt.session, identity=old_identity),), receipt.deleted_at)
+    assert undo(old) == [link] and link.is_symlink() and os.readlink(link) == str(real)
+
+
 def test_a_failed_undo_across_filesystems_leaves_no_partial_copy_beside_the_session(home, monkeypatch) -> None:
     """Undo copies the session back across filesystems into a temp file beside it; a full disk
     there (ENOSPC part-way) left that partial `.seance-restoring-*` in the session folder for
