@@ -89,9 +89,15 @@ def _host_tag() -> str:
     return hashlib.blake2b(socket.gethostname().encode(errors="replace"), digest_size=4).hexdigest()
 
 
+NAME_MAX = 255  # bytes in a file name (Linux, macOS)
+
+
 def temp_path_for(path: Path) -> Path:
-    """A fresh temp name beside `path` that marks it as seance's, with host and pid."""
-    return path.parent / f".{path.name}.seance-{_host_tag()}-{os.getpid()}-{secrets.token_hex(4)}.tmp"
+    """A fresh temp name beside `path` that marks it as seance's, with host and pid; a long
+    name is cut so the temp's fits in `NAME_MAX` bytes (a 230-byte session name is legal)."""
+    tail = f".seance-{_host_tag()}-{os.getpid()}-{secrets.token_hex(4)}.tmp"
+    raw = path.name.encode("utf-8", "surrogateescape")[: NAME_MAX - 1 - len(tail)]
+    return path.parent / f".{raw.decode('utf-8', 'ignore') or '_'}{tail}"
 
 
 def process_alive(pid: int) -> bool:

@@ -337,6 +337,15 @@ def test_writes_keep_extended_attributes(tmp_path: Path) -> None:
     assert os.getxattr(path, "user.xdg.comment") == b"keep this session"
 
 
+def test_a_session_with_a_long_file_name_can_be_rewritten(tmp_path: Path) -> None:
+    """The temp file is named after the session plus ~35 bytes: past 220 bytes that is over the
+    255-byte name limit, and a label or name on an old session failed ("File name too long")."""
+    path = _write(tmp_path / ("é" * 110 + "-long.jsonl"), V1)  # 236 bytes
+    set_label(path, load_session(path).entries[0]["id"], "start")
+    assert load_session(path).tree.labels
+    assert sorted(p.name for p in tmp_path.iterdir()) == [path.name], "no temp file left"
+
+
 def test_explicit_writes_on_an_old_session_persist_its_migration_first(tmp_path: Path) -> None:
     """pi rewrites a v1 file on open before appending; a label or name does the same here."""
     path = _write(tmp_path / "v1.jsonl", V1)
