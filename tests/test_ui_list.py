@@ -424,6 +424,22 @@ async def test_an_undo_that_cannot_be_done_yet_stays_on_the_undo_stack(root: Pat
         assert first.exists()
 
 
+async def test_a_failed_write_says_why_where_it_can_be_read(tmp_path: Path) -> None:
+    """A rename, delete or undo failure went to the one-line status bar only, as "Rename failed:
+    /the/long/session/path.jsonl: why": the path, one long word, wrapped out of sight with the
+    reason after it, leaving "Rename failed:" (seen in tmux).  The whole message is a toast too."""
+    root = make_root(tmp_path, [Spec("no-reply", PROJECT, ("a question not answered yet",), replies=False)])
+    async with picker_app(root).run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+r")
+        await pilot.pause()
+        await pilot.press(*"a name", "enter")
+        await settle(pilot)
+        assert "Rename failed" in screen_of(pilot).status.message
+        notes = [(note.title, note.message) for note in pilot.app._notifications]
+        assert any("has no assistant reply yet" in message for _title, message in notes), notes
+
+
 async def test_a_session_an_agent_is_writing_asks_before_it_is_deleted_anyway(tmp_path: Path, monkeypatch) -> None:
     """As `seance rm` refuses a session written in the last minute unless --force, the dialog says so
     and only its "anyway" button deletes."""

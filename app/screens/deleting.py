@@ -137,6 +137,7 @@ class DeleteActions:
         """As `seance rm --undo` keeps it: the next Ctrl+Z tries this deletion again."""
         self.model.deleted.append(message.deleted)
         self.status.show_message(message.text, error=True)
+        notify_failure(self, message.text)
 
     def on_restored(self, message: Restored) -> None:
         self._apply_changes([message.summary], restored=True)
@@ -208,4 +209,10 @@ class DeleteActions:
             self.notify("\n".join(message.failed), title="Not restored", severity="warning", markup=False)
 
 
-__all__ = ["DELETED_TOAST", "DeleteActions"]
+def notify_failure(screen: Any, text: str) -> None:
+    """A failed write's whole message as a toast: in the one-line status bar a long path (one
+    word) wraps out of sight and takes the reason after it along ("Undo failed:" and nothing)."""
+    screen.notify(display_text(text), title="Not done", severity="error", timeout=8, markup=False)
+
+
+__all__ = ["DELETED_TOAST", "DeleteActions", "notify_failure"]
