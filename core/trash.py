@@ -329,14 +329,15 @@ def session_activity(
     """`activity` of a session file, else of any file in its folder (`artifacts_dir`), which goes
     to the Trash with it: oh-my-pi's subagents write their own sessions there while the
     parent's file stays quiet for minutes ("Alpha.jsonl in its folder: written 3 s ago")."""
-    busy = activity(path, active_seconds=active_seconds, open_now=open_now)
     folder = artifacts_dir(Path(path))
-    if busy is not None or folder is None or os.path.islink(folder) or not os.path.isdir(folder):
-        return busy
-    if open_now is None:
+    has_folder = folder is not None and os.path.isdir(folder) and not os.path.islink(folder)
+    if has_folder and open_now is None:
         from .holders import open_files
 
-        open_now = open_files() or {}  # once for the whole folder, not once per file
+        open_now = open_files() or {}  # once for the file and its whole folder
+    busy = activity(path, active_seconds=active_seconds, open_now=open_now)
+    if busy is not None or folder is None or not has_folder:
+        return busy
     for directory, _folders, names in os.walk(folder):
         for name in names:
             inner = Path(directory) / name
