@@ -422,6 +422,7 @@ def append_whole(path: Path, fd: int, payload: bytes, *, expected_size: int | No
     `expected_size` is only used for the message when the line landed elsewhere.
     """
     ensure_space(path, fd, len(payload))
+    before = os.fstat(fd)
     try:
         written = os.write(fd, payload)
     except OSError as error:
@@ -431,6 +432,10 @@ def append_whole(path: Path, fd: int, payload: bytes, *, expected_size: int | No
     if written != len(payload):
         if os.fstat(fd).st_size == end:
             os.ftruncate(fd, start)
+            if start == before.st_size:  # as it was, its time too (else it reads as just written)
+                os.utime(fd, ns=(before.st_atime_ns, before.st_mtime_ns))
+                if os.fstat(fd).st_size != start:  # an agent appended meanwhile: its time stands
+                    os.utime(fd)
             raise SessionError(f"{path}: could not append (disk full?); nothing was written")
         raise SessionError(f"{path}: a partial line of {written} bytes was left at byte {start} (disk full?)")
     os.fsync(fd)
