@@ -129,6 +129,15 @@ class Restored(Message):
 
 
 @dataclass
+class UndoFailed(Message):
+    """An undo could not be done now (the path is taken, the disk is full): `text` for the
+    status bar; `deleted` (a `picker_model.Deleted`) goes back on the undo stack to retry."""
+
+    text: str
+    deleted: Any
+
+
+@dataclass
 class Renamed(Message):
     """The session was named `name`; `summary` is it re-read (None if it could not be)."""
 

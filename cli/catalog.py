@@ -443,6 +443,8 @@ def run_index(args: argparse.Namespace) -> int:
         catalog.close()
     stats = catalog.last_stats
     _report_skipped(catalog)
+    if catalog.index_unavailable:  # (said just above, with the reason)
+        raise CliError(f"nothing was indexed ({count} sessions read, none kept)")
     put_line(
         f"indexed {count} sessions in {stats.seconds:.2f}s "
         f"({stats.read} read, {stats.appended} appended, {stats.reused} unchanged, {len(stats.skipped)} skipped)"

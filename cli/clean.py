@@ -87,7 +87,8 @@ def run_clean(args: argparse.Namespace) -> int:
     finally:
         catalog.close()
     _report(plan, moved, args, show_cwd=scope.all_projects)
-    return ExitCode.OK
+    # A session chosen but not moved (said above, with the reason): not done, as `rm` would exit.
+    return ExitCode.BAD_INPUT if moved["refused"] else ExitCode.OK
 
 
 def _trash(plan: CleanPlan, catalog: Catalog) -> dict[str, Any]:

@@ -248,8 +248,9 @@ def _run(handler: Handler, args: argparse.Namespace) -> int:
         return ExitCode.CANCELLED
     except BrokenPipeError:
         return ExitCode.OK
-    except OSError as error:
-        _say_error(f"{error.strerror or error}: {getattr(error, 'filename', '') or ''}".rstrip(": "))
+    except OSError as error:  # a rename's or link's names both: the second is often the folder that refused
+        names = " -> ".join(str(name) for name in (error.filename, error.filename2) if name)
+        _say_error(f"{error.strerror or error}: {names}".rstrip(": "))
         return ExitCode.BAD_INPUT
 
 

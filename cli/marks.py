@@ -135,9 +135,9 @@ def run_tag(args: argparse.Namespace) -> int:
 def run_export(args: argparse.Namespace) -> int:
     data = MarkStore().export()
     if args.output and args.output != "-":
-        from seance.core.safefile import atomic_write
+        from seance.core.export import write_export  # atomic, and never replaces a session file
 
-        atomic_write(Path(args.output).expanduser(), data + b"\n", None)
+        write_export(Path(args.output), data.decode("utf-8") + "\n", force=True)
         say(f"seance: marks written to {args.output}")
     else:
         sys.stdout.buffer.write(data + b"\n")

@@ -404,6 +404,12 @@ class Catalog:
         return [root_path(root) for root in self.roots]
 
     @property
+    def index_unavailable(self) -> bool:
+        """True when the index on disk could not be opened or written (a full or read-only
+        cache dir): answers come from the files, and nothing this catalog reads is kept."""
+        return self._index_error is not None
+
+    @property
     def index_problem(self) -> str | None:
         """Why the index was rebuilt or is not used, as one line for a status line or stderr;
         None when all is well."""

@@ -8,7 +8,7 @@ The last activity of a session is the later of its last message and its file's m
 whose messages are old but that was written a minute ago (renamed, labelled, an agent at work)
 is not old.  Two kinds of sessions are never picked, and the plan says so:
 
-* one an agent may have open (`core.trash.activity`: written in the last `ACTIVE_SECONDS`
+* one an agent may have open (`core.trash.session_activity`: written in the last `ACTIVE_SECONDS`
   or held open by a process), the same refusal as `seance rm` without `--force`;
 * a pinned one, unless `include_pinned`.  `pinned_ids()` is the one place the pins store
   reaches clean-up (both `seance clean` and the list's "select all matching" ask it).
@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from .holders import open_files
 from .metadata import NO_MESSAGES
 from .model import SessionSummary
-from .trash import ACTIVE_SECONDS, activity
+from .trash import ACTIVE_SECONDS, session_activity
 
 AGE_UNITS = {"h": 3600, "d": 86400, "w": 7 * 86400}
 SIZE_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
@@ -151,11 +151,11 @@ def plan_clean(
 
 
 def _busy_check() -> Callable[[str], str | None]:
-    """`core.trash.activity` with the processes' open files read once, not once per session."""
+    """`core.trash.session_activity` with the processes' open files read once, not once per session."""
     open_now = open_files() or {}
 
     def busy(path: str) -> str | None:
-        return activity(path, active_seconds=ACTIVE_SECONDS, open_now=open_now)
+        return session_activity(path, active_seconds=ACTIVE_SECONDS, open_now=open_now)
 
     return busy
 

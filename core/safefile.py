@@ -42,6 +42,7 @@ the lines of that same microsecond window.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
 import os
@@ -88,9 +89,15 @@ def _host_tag() -> str:
     return hashlib.blake2b(socket.gethostname().encode(errors="replace"), digest_size=4).hexdigest()
 
 
+NAME_MAX = 255  # bytes in a file name (Linux, macOS)
+
+
 def temp_path_for(path: Path) -> Path:
-    """A fresh temp name beside `path` that marks it as seance's, with host and pid."""
-    return path.parent / f".{path.name}.seance-{_host_tag()}-{os.getpid()}-{secrets.token_hex(4)}.tmp"
+    """A fresh temp name beside `path` that marks it as seance's, with host and pid; a long
+    name is cut so the temp's fits in `NAME_MAX` bytes (a 230-byte session name is legal)."""
+    tail = f".seance-{_host_tag()}-{os.getpid()}-{secrets.token_hex(4)}.tmp"
+    raw = path.name.encode("utf-8", "surrogateescape")[: NAME_MAX - 1 - len(tail)]
+    return path.parent / f".{raw.decode('utf-8', 'ignore') or '_'}{tail}"
 
 
 def process_alive(pid: int) -> bool:
@@ -177,6 +184,18 @@ def _match_owner_and_mode(fd: int, path: Path, like: os.stat_result) -> None:
     os.fchmod(fd, stat_module.S_IMODE(like.st_mode))  # after chown, which clears set-id bits
 
 
+def _copy_xattrs(fd: int, path: Path) -> None:
+    """Give the temp file the old file's extended attributes (a file manager's tags and
+    comments, ACLs), as far as this user may set them; best effort (a system without them)."""
+    try:
+        names = os.listxattr(path)
+    except (AttributeError, OSError):  # no xattr support (macOS's os has none; some filesystems)
+        return
+    for name in names:
+        with contextlib.suppress(OSError):  # e.g. a security.* label only root may set
+            os.setxattr(fd, name, os.getxattr(path, name))
+
+
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
@@ -187,11 +206,15 @@ def _write_all(fd: int, data: bytes) -> None:
 def _write_temp(path: Path, data: bytes, like: os.stat_result | None) -> Path:
     """Write `data` to a fresh temp file beside `path` (fsynced, owner/mode of `like`)."""
     temp = temp_path_for(path)
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except OSError as error:  # (a missing or read-only folder): name the file asked for, not the temp
+        raise type(error)(error.errno, error.strerror, str(path)) from error
     try:
         try:
             ensure_space(path, fd, len(data))
             if like is not None:
+                _copy_xattrs(fd, path)  # (before the mode: an ACL's mask is the group's bits)
                 _match_owner_and_mode(fd, path, like)
             _write_all(fd, data)
             os.fsync(fd)
@@ -399,6 +422,7 @@ def append_whole(path: Path, fd: int, payload: bytes, *, expected_size: int | No
     `expected_size` is only used for the message when the line landed elsewhere.
     """
     ensure_space(path, fd, len(payload))
+    before = os.fstat(fd)
     try:
         written = os.write(fd, payload)
     except OSError as error:
@@ -408,6 +432,10 @@ def append_whole(path: Path, fd: int, payload: bytes, *, expected_size: int | No
     if written != len(payload):
         if os.fstat(fd).st_size == end:
             os.ftruncate(fd, start)
+            if start == before.st_size:  # as it was, its time too (else it reads as just written)
+                os.utime(fd, ns=(before.st_atime_ns, before.st_mtime_ns))
+                if os.fstat(fd).st_size != start:  # an agent appended meanwhile: its time stands
+                    os.utime(fd)
             raise SessionError(f"{path}: could not append (disk full?); nothing was written")
         raise SessionError(f"{path}: a partial line of {written} bytes was left at byte {start} (disk full?)")
     os.fsync(fd)

@@ -47,6 +47,7 @@ import contextlib
 import errno
 import os
 import shutil
+import stat as stat_module
 import time
 import uuid
 from collections.abc import Callable, Iterable
@@ -319,6 +320,33 @@ def activity(
     return None
 
 
+def session_activity(
+    path: str | os.PathLike[str],
+    *,
+    active_seconds: float = ACTIVE_SECONDS,
+    open_now: dict[tuple[int, int], list[int]] | None = None,
+) -> str | None:
+    """`activity` of a session file, else of any file in its folder (`artifacts_dir`), which goes
+    to the Trash with it: oh-my-pi's subagents write their own sessions there while the
+    parent's file stays quiet for minutes ("Alpha.jsonl in its folder: written 3 s ago")."""
+    folder = artifacts_dir(Path(path))
+    has_folder = folder is not None and os.path.isdir(folder) and not os.path.islink(folder)
+    if has_folder and open_now is None:
+        from .holders import open_files
+
+        open_now = open_files() or {}  # once for the file and its whole folder
+    busy = activity(path, active_seconds=active_seconds, open_now=open_now)
+    if busy is not None or folder is None or not has_folder:
+        return busy
+    for directory, _folders, names in os.walk(folder):
+        for name in names:
+            inner = Path(directory) / name
+            busy = activity(inner, active_seconds=active_seconds, open_now=open_now)
+            if busy is not None:
+                return f"{inner.relative_to(folder)} in its folder: {busy}"
+    return None
+
+
 # -- delete --------------------------------------------------------------------------------------
 
 
@@ -359,7 +387,7 @@ def trash_session(
     if problem is not None and not force:
         raise NotASessionFile(f"{session_path}: not a session ({problem}); not moved to the Trash")
     if not force:
-        busy = activity(session_path, active_seconds=active_seconds)
+        busy = session_activity(session_path, active_seconds=active_seconds)
         if busy is not None:
             raise SessionInUse(f"{session_path}: {busy}; an agent may be using it, not moved to the Trash")
     target = trash if trash is not None else trash_dir()
@@ -385,7 +413,12 @@ def trash_session(
             for reserved in pending:
                 reserved.abandon()
             raise
-    items = [pending[0].commit()]
+    try:
+        items = [pending[0].commit()]
+    except BaseException:
+        for reserved in pending[1:]:  # the artifacts folder's reservation: its .trashinfo goes too
+            reserved.abandon()
+        raise
     if len(pending) > 1:
         try:
             items.append(pending[1].commit())
@@ -445,7 +478,7 @@ class _Pending:
         self.journal.remove()
         if self.identity is not None:
             with contextlib.suppress(OSError):
-                info = os.stat(self.trashed)
+                info = os.stat(self.trashed, follow_symlinks=False)  # a symlinked session: the link's own
                 self.identity = replace(self.identity, size=info.st_size, mtime_ns=info.st_mtime_ns)
         return self.item()
 
@@ -600,10 +633,14 @@ def _move_in(source: Path, destination: Path, journal: _Journal) -> None:
         if error.errno != errno.EXDEV:
             raise
     data = journal.data
-    is_dir = os.path.isdir(source) and not os.path.islink(source)
+    is_link = os.path.islink(source)  # the link goes, never a copy of what it points to
+    is_dir = os.path.isdir(source) and not is_link
     copied: os.stat_result | None = None
     for _attempt in range(COPY_ATTEMPTS):
         _remove(data)
+        if is_link:
+            os.symlink(os.readlink(source), data)
+            break
         if is_dir:
             shutil.copytree(source, data, symlinks=True)
             _fsync_tree(data)
@@ -617,19 +654,34 @@ def _move_in(source: Path, destination: Path, journal: _Journal) -> None:
     journal.update(copied=True, aside=str(source.parent / f"{ASIDE_PREFIX}{journal.token}"))
     aside = Path(journal.state["aside"])
     os.rename(source, aside)  # the path is free: an agent's next line starts a new file there
-    if copied is not None:
-        try:
+    try:
+        if copied is not None:
             _catch_up(aside, data, copied)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.link(aside, source)  # put it back (never over a file the agent re-created)
-                os.unlink(aside)
-            raise
-    os.rename(data, destination)  # the commit point
+        os.rename(data, destination)  # the commit point (`files/` not writable: refused here)
+    except BaseException:
+        _put_back(aside, source)
+        raise
     fsync_dir(destination.parent)
     if copied is not None:
         _copy_tail(aside, destination)  # a line that was still on its way (see `_catch_up`)
     _remove(aside)
+
+
+def _put_back(aside: Path, source: Path) -> None:
+    """Undo the rename aside of a move that failed: never over a file the agent re-created
+    meanwhile (a link refuses to replace one); a folder or a link goes back as itself."""
+    with contextlib.suppress(OSError):
+        if os.path.isdir(aside) and not os.path.islink(aside):
+            os.rename(aside, source)  # (a non-empty folder made there meanwhile refuses it)
+            return
+        try:
+            os.link(aside, source, follow_symlinks=False)
+        except OSError as error:
+            if error.errno not in NO_HARD_LINKS or os.path.lexists(source):
+                return
+            os.rename(aside, source)  # a filesystem without hard links: rename after a check
+            return
+        os.unlink(aside)
 
 
 def _copy_tail(source: Path, destination: Path) -> None:
@@ -733,14 +785,18 @@ def _recover(target: Path, journal: _Journal) -> bool:
     destination = target / "files" / name if name else None
     if destination is not None and os.path.lexists(destination):  # committed
         if aside is not None:
-            if os.path.isfile(aside) and os.path.isfile(destination):  # killed before `_copy_tail`
+            killed_before_tail = os.path.isfile(destination) and os.path.isfile(aside)
+            if killed_before_tail and not os.path.islink(aside):
                 _copy_tail(aside, destination)
             _remove(aside)
         journal.discard_copy()
         journal.remove()
         return False
     if destination is not None and aside is not None and os.path.lexists(aside) and state.get("copied"):
-        if not os.path.isdir(aside):
+        if os.path.islink(aside):
+            _remove(journal.data)
+            os.symlink(os.readlink(aside), journal.data)
+        elif not os.path.isdir(aside):
             with open(aside, "rb") as reader:
                 _copy_stream(reader, journal.data, truncate=True)
             aside_stat = os.stat(aside)
@@ -847,9 +903,17 @@ def _info_path(info_text: str) -> Path | None:
 
 def _identity_problem(path: Path, identity: Identity) -> str | None:
     try:
-        info = os.stat(path)
+        info = os.stat(path, follow_symlinks=False)
     except OSError as error:
         return str(error)
+    if stat_module.S_ISLNK(info.st_mode):  # a symlinked session went as its link: its own stat is
+        # what was recorded (from the Trash a relative link points nowhere, so never through it)
+        if (info.st_size, info.st_mtime_ns) == (identity.size, identity.mtime_ns):
+            return None
+        try:  # a receipt of an older version recorded the target's (an absolute link still reaches it)
+            info = os.stat(path)
+        except OSError:
+            return "modified since"
     # It may have grown: an agent's append that opened the file just before the rename lands in the Trash copy.
     if identity.size is not None and info.st_size < identity.size:
         return f"{info.st_size} bytes, {identity.size} were deleted"
@@ -953,8 +1017,8 @@ def _move_out_file(item: TrashedItem) -> None:
     except OSError as error:
         if error.errno == errno.EXDEV:
             temp = destination.with_name(f"{RESTORING_PREFIX}{uuid.uuid4().hex[:12]}")
-            _copy_into(source, temp)
             try:
+                _copy_into(source, temp)  # (a full disk part-way: the partial copy goes too)
                 os.link(temp, destination)
             except FileExistsError:
                 raise TrashError(f"{destination}: something exists there now; not restored") from None
@@ -989,9 +1053,10 @@ def _merge_back(item: TrashedItem) -> None:
     with open(destination, "rb") as recreated:
         appended = recreated.read()
         cut = appended.rfind(b"\n") + 1
-        with open(item.trashed, "rb") as reader:
-            _copy_stream(reader, temp, truncate=True)
         try:
+            with open(item.trashed, "rb") as reader:
+                _copy_stream(reader, temp, truncate=True)
+            shutil.copymode(item.trashed, temp)  # a private (0600) session stays private
             with open(temp, "r+b") as writer:
                 writer.seek(0, os.SEEK_END)
                 if writer.tell():
@@ -1051,6 +1116,7 @@ __all__ = [
     "read_trashinfo",
     "recover_interrupted",
     "same_file",
+    "session_activity",
     "trash_dir",
     "trash_each",
     "trash_name",

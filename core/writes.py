@@ -26,8 +26,9 @@ import orjson
 from . import dialects
 from .appendline import append_child
 from .errors import FileChangedError
+from .jsonl import LineError, loads_line
 from .safefile import atomic_write, create_new
-from .session import Session, SessionError, load_session, read_session, session_name
+from .session import Session, SessionError, load_session, new_digest, read_session, session_name
 from .timefmt import now_iso
 
 TITLE_SLOT_SIZE = 256
@@ -46,6 +47,7 @@ def persist_migration(session: Session, *, quiet: float | None = None) -> bool:
     """
     if not session.needs_migration:
         return False
+    _refuse_dropping_lines(session)
     parts: list[bytes] = []
     if session.title_slot is not None:
         with open(session.path, "rb") as handle:
@@ -55,6 +57,35 @@ def persist_migration(session: Session, *, quiet: float | None = None) -> bool:
     atomic_write(session.path, b"".join(parts), session.stamp, quiet=quiet)
     session.migrations = []
     return True
+
+
+def _refuse_dropping_lines(session: Session) -> None:
+    """Refuse a migration's rewrite that would lose lines pi keeps on its own rewrite.
+
+    pi rewrites every line `JSON.parse` reads (it drops only the ones it cannot parse); the
+    rewrite here writes the entries seance placed in the tree, so a duplicate id, an entry
+    without an id or type, a second header, a JSON value that is no object or a line over the
+    reader's size limit would be gone from the file.  Counted, not guessed from the reasons.
+    """
+    with open(session.path, "rb") as handle:
+        data = handle.read(session.stamp.size)  # what was read (an agent may have appended since)
+    if new_digest(data).hexdigest() != session.stamp.digest:
+        return  # rewritten underneath: the rewrite itself refuses it
+    readable = 0
+    for line in data.removeprefix(b"\xef\xbb\xbf").split(b"\n"):
+        if line.strip():
+            try:
+                loads_line(line)
+            except LineError:
+                continue
+            readable += 1
+    written = 1 + (session.title_slot is not None) + len(session.entries)
+    if readable > written:
+        why = "; ".join(str(item) for item in session.skipped[:3]) + ("; …" if len(session.skipped) > 3 else "")
+        raise SessionError(
+            f"{session.path}: is an old (v{session.disk_version}) session; writing it in the current format "
+            f"would drop {readable - written} line(s) pi keeps" + (f" ({why})" if why else "") + "; nothing was written"
+        )
 
 
 def append_entry(session: Session, entry: dict[str, Any]) -> None:

@@ -133,6 +133,25 @@ def test_clean_keeps_a_session_an_agent_is_writing_and_says_so(env, capsys) -> N
     assert code == 0 and not idle.exists() and busy.exists()
 
 
+def test_clean_yes_that_moves_nothing_it_chose_does_not_exit_0(env, capsys) -> None:
+    """Every move refused (here the Trash's `files/` is a read-only mount): "moved 0 sessions",
+    each "not moved" on stderr, and exit 0, so `seance clean … --yes && echo cleaned` said done."""
+    import subprocess
+
+    root = env / "sessions"
+    idle = write_session(root, "/proj", "dddd0000", mtime_s=OLD)
+    files = env / "data" / "Trash" / "files"
+    files.mkdir(parents=True)
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", str(files)], capture_output=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode(errors='replace').strip()}")
+    try:
+        code, out, err = run(capsys, "clean", "--root", str(root), "--cwd", "/proj", "--larger-than", "0", "--yes")
+    finally:
+        subprocess.run(["umount", str(files)], check=False)
+    assert code == 2 and out.startswith("moved 0 sessions") and "not moved" in err and idle.exists()
+
+
 def test_pinned_sessions_are_kept_unless_included(env, capsys) -> None:
     """A session pinned with `seance pin` (the user's marks file) is never cleaned unless asked."""
     root = env / "sessions"

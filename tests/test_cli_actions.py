@@ -196,6 +196,7 @@ def test_rm_moves_to_trash_and_undo_restores(env, capsys) -> None:
     artifacts = session.with_suffix("")
     artifacts.mkdir()
     (artifacts / "1.bash.log").write_text("log")
+    os.utime(artifacts / "1.bash.log", (OLD, OLD))  # (a file written in the last minute: in use)
     content = session.read_bytes()
     code, out, err = run(capsys, "rm", "eeee", "--root", str(root), "--cwd", "/proj")
     trashed = env / "data" / "Trash" / "files" / session.name
@@ -279,6 +280,24 @@ def test_rm_bad_input(env, capsys) -> None:
     assert code == 1 and "no such session file" in err
     code, _, err = run(capsys, "rm", "ffff", "--root", str(env / "sessions"))
     assert code == 1 and "not found" in err
+
+
+def test_rm_names_the_trash_folder_it_could_not_write(env, capsys) -> None:
+    """An error between two paths (a rename into the Trash) named only the first: a temp file
+    in `.seance-incoming` (or the session itself), never the `files/` folder that refused."""
+    import subprocess
+
+    session = write_session(env / "sessions", "/proj", "ffff0000", mtime_s=OLD)
+    files = env / "data" / "Trash" / "files"
+    files.mkdir(parents=True)
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", str(files)], capture_output=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode(errors='replace').strip()}")
+    try:
+        code, _, err = run(capsys, "rm", str(session))
+    finally:
+        subprocess.run(["umount", str(files)], check=False)
+    assert code == 2 and f"-> {files}/{session.name}" in err and session.exists()
 
 
 def test_rm_undo_refuses_when_the_path_is_taken(env, capsys) -> None:

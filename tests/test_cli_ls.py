@@ -142,6 +142,19 @@ def test_index_command(store, capsys) -> None:
     assert "3 read" in capsys.readouterr().out
 
 
+def test_index_command_fails_when_the_index_cannot_be_written(store, capsys, monkeypatch, tmp_path) -> None:
+    """A cache dir that cannot hold the index (here a file where the folder should be; a full
+    disk or a read-only one the same): `ls` lists from the files, but `seance index`, whose one
+    job is the index, said "indexed 3 sessions" and exited 0 with nothing kept."""
+    blocked = tmp_path / "cache-is-a-file"
+    blocked.write_text("")
+    monkeypatch.setenv("SEANCE_CACHE_DIR", str(blocked))
+    code = main(["index", "--root", str(store["root"])])
+    out, err = capsys.readouterr()
+    assert code == 2 and "indexed" not in out
+    assert "the index could not be opened or written" in err and "nothing was indexed" in err
+
+
 def resolve_session_arg(key: str, cwd: str, *, roots: list[Path]) -> Path:
     """SESSION given as an id prefix, resolved as every command resolves it (`--root`, `--cwd`)."""
     return session_path(key, argparse.Namespace(root=[str(root) for root in roots], cwd=cwd))

@@ -119,6 +119,22 @@ def test_marks_survive_a_cache_delete_a_move_and_trash_undo(
     assert listed(capsys, root)[0] == ("s-mid", True, ["keep"])
 
 
+def test_marks_export_never_replaces_a_session_file(
+    root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`marks export -o FILE` replaced whatever FILE was, a session too (a slip of the shell's
+    completion, or a link to one): `-o` is guarded as `seance export -o` is."""
+    run(capsys, "--root", str(root), "pin", "s-new")
+    session = session_path(root, Spec("s-old", PROJECT))
+    link = tmp_path / "marks-backup.json"
+    link.symlink_to(session)
+    before = session.read_bytes()
+    for target in (session, link):
+        code, _, err = run(capsys, "marks", "export", "-o", str(target))
+        assert code == 2 and "never replaced" in err
+        assert session.read_bytes() == before and link.is_symlink()
+
+
 def test_export_and_import(root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     run(capsys, "--root", str(root), "pin", "s-new")
     run(capsys, "--root", str(root), "tag", "s-old", "+a", "+b")

@@ -324,6 +324,28 @@ def test_writes_keep_file_mode(tmp_path: Path) -> None:
     assert path.stat().st_mode & 0o777 == 0o600
 
 
+def test_writes_keep_extended_attributes(tmp_path: Path) -> None:
+    """The rewrite is a new file renamed over the old one: owner, group and mode were carried
+    over, extended attributes (a file manager's tags and comments, ACLs) were lost."""
+    path = _write(tmp_path / "v1.jsonl", V1)
+    try:
+        os.setxattr(path, "user.xdg.comment", b"keep this session")
+    except (AttributeError, OSError) as error:
+        pytest.skip(f"no user extended attributes here: {error}")
+    persist_migration(load_session(path))
+    assert load_session(path).disk_version == 3
+    assert os.getxattr(path, "user.xdg.comment") == b"keep this session"
+
+
+def test_a_session_with_a_long_file_name_can_be_rewritten(tmp_path: Path) -> None:
+    """The temp file is named after the session plus ~35 bytes: past 220 bytes that is over the
+    255-byte name limit, and a label or name on an old session failed ("File name too long")."""
+    path = _write(tmp_path / ("é" * 110 + "-long.jsonl"), V1)  # 236 bytes
+    set_label(path, load_session(path).entries[0]["id"], "start")
+    assert load_session(path).tree.labels
+    assert sorted(p.name for p in tmp_path.iterdir()) == [path.name], "no temp file left"
+
+
 def test_explicit_writes_on_an_old_session_persist_its_migration_first(tmp_path: Path) -> None:
     """pi rewrites a v1 file on open before appending; a label or name does the same here."""
     path = _write(tmp_path / "v1.jsonl", V1)
@@ -335,6 +357,56 @@ def test_explicit_writes_on_an_old_session_persist_its_migration_first(tmp_path:
     assert session.tree.labels == {ids[0]: "start"}
     assert rename_session(path, "Old one") == "session_info"
     assert load_session(path).name == "Old one"
+
+
+V2 = [
+    {"type": "session", "version": 2, "id": "two", "timestamp": "2025-01-01T00:00:00.000Z", "cwd": "/p"},
+    {"type": "message", "id": "u1", "parentId": None, "timestamp": "2025-01-01T00:00:01.000Z",
+     "message": {"role": "user", "content": "one"}},
+    {"type": "message", "id": "a1", "parentId": "u1", "timestamp": "2025-01-01T00:00:02.000Z",
+     "message": {"role": "assistant", "content": [{"type": "text", "text": "two"}]}},
+]  # fmt: skip
+ODD_LINES = {  # each a line pi's rewrite keeps (it writes back whatever JSON.parse read)
+    "duplicate id": {"type": "message", "id": "u1", "parentId": None, "timestamp": "2025-01-01T00:00:03.000Z",
+                     "message": {"role": "user", "content": "the earlier u1 is dropped"}},
+    "no id": {"type": "custom", "parentId": "a1", "customType": "note", "data": {"keep": "me"}},
+    "no type": {"parentId": "a1", "note": "keep me"},
+    "second header": {"type": "session", "version": 2, "id": "again", "timestamp": "2025-01-01T00:00:00.000Z"},
+    "not an object": ["keep", "me"],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("old", "odd"),
+    [(V2, odd) for odd in sorted(ODD_LINES)]  # (v1's migration gives every entry a new id: no duplicates, no id-less)
+    + [(V1, odd) for odd in ("no type", "second header", "not an object")],
+    ids=lambda value: value if isinstance(value, str) else f"v{value[0].get('version', 1)}",
+)
+def test_an_upgrade_that_would_drop_a_line_pi_keeps_is_refused(tmp_path: Path, old: list, odd: str) -> None:
+    """Labelling or naming an old session writes it in the current format first; that rewrite
+    wrote only the entries placed in the tree, so the odd line was gone from the file (pi's own
+    rewrite keeps it).  Refused, naming why, and nothing written."""
+    path = _write(tmp_path / "old.jsonl", [*old[:2], ODD_LINES[odd], *old[2:]])
+    before = path.read_bytes()
+    session = load_session(path)
+    assert session.needs_migration
+    for write in (
+        lambda: set_label(path, session.entries[0]["id"], "a label"),
+        lambda: rename_session(path, "a name"),
+        lambda: persist_migration(load_session(path)),
+    ):
+        with pytest.raises(SessionError, match=r"would drop 1 line\(s\) pi keeps \(line \d: "):
+            write()
+        assert path.read_bytes() == before
+
+
+def test_an_upgrade_drops_only_lines_pi_drops_too(tmp_path: Path) -> None:
+    """A line `JSON.parse` refuses (and a blank one) pi's rewrite drops as well: not refused."""
+    path = _write(tmp_path / "old.jsonl", V2)
+    path.write_bytes(path.read_bytes() + b"\n{not json\n")
+    os.utime(path, (AT_REST, AT_REST))
+    assert rename_session(path, "named") == "session_info"
+    assert b"not json" not in path.read_bytes() and load_session(path).name == "named"
 
 
 def test_a_symlinked_session_stays_a_link_when_rewritten(tmp_path: Path) -> None:

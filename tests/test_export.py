@@ -274,6 +274,19 @@ def test_write_export_never_replaces_a_session_file(hostile: Path, tmp_path: Pat
     assert hostile.read_bytes() == before and other.read_text() == "{}\n"
 
 
+def test_write_export_never_replaces_a_session_file_through_a_symlink(hostile: Path, tmp_path: Path) -> None:
+    """`-o notes.md --force` where notes.md is a link to another session: the link's name is
+    no `.jsonl`, but replacing "it" rewrites the session it points to (atomic_write follows it)."""
+    other = tmp_path / "other.jsonl"
+    other.write_bytes(hostile.read_bytes())
+    before = other.read_bytes()
+    link = tmp_path / "notes.md"
+    link.symlink_to(other.name)
+    with pytest.raises(Exception, match="never replaced"):
+        write_export(link, "exported text", force=True)
+    assert other.read_bytes() == before and link.is_symlink()
+
+
 def test_formats_and_default_names() -> None:
     assert [format_for_path(n) for n in ("a.md", "B.HTML", "c.htm", "d.json", "e.txt")] == [
         "md",
@@ -291,6 +304,13 @@ def run(capsys, *argv: str) -> tuple[int, str, str]:
     code = main(list(argv))
     out, err = capsys.readouterr()
     return code, out, err
+
+
+def test_cli_export_into_a_missing_folder_names_the_file_asked_for(hostile: Path, tmp_path: Path, capsys) -> None:
+    """The error named seance's own temp file (`.s.md.seance-…-….tmp`), never the FILE given."""
+    target = tmp_path / "no-such-folder" / "s.md"
+    code, _out, err = run(capsys, "export", str(hostile), "-o", str(target))
+    assert code == 2 and f"No such file or directory: {target}\n" in err and ".tmp" not in err
 
 
 def test_cli_writes_each_format_by_extension_and_refuses_to_overwrite(hostile: Path, tmp_path: Path, capsys) -> None:

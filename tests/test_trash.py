@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import os
 import re
+import stat
 import time
 from pathlib import Path
 
@@ -42,6 +43,14 @@ def make_session(folder: Path, name: str = "2025-01-01T00-00-00-000Z_abc.jsonl",
     hour_ago = time.time() - 3600  # not an agent's live session (see test_trash_races.py for those)
     os.utime(path, (hour_ago, hour_ago))
     return path
+
+
+def at_rest(folder: Path) -> None:
+    """Every file in a session's folder written an hour ago: no agent is using it (a file
+    written in the last minute makes the session in use, see `session_activity`)."""
+    hour_ago = time.time() - 3600
+    for path in folder.rglob("*"):
+        os.utime(path, (hour_ago, hour_ago))
 
 
 def across_filesystems(monkeypatch) -> None:
@@ -109,6 +118,7 @@ def test_artifacts_folder_goes_along_and_comes_back(home) -> None:
     (artifacts / "sub").mkdir(parents=True)
     (artifacts / "1.bash.log").write_text("log")
     (artifacts / "sub" / "agent.jsonl").write_text("{}")
+    at_rest(artifacts)
     receipt = trash_session(session)
     assert [item.original for item in receipt.items] == [session, artifacts]
     assert not artifacts.exists()
@@ -117,6 +127,27 @@ def test_artifacts_folder_goes_along_and_comes_back(home) -> None:
     assert (artifacts / "1.bash.log").read_text() == "log"
     assert not any((home / "data" / "Trash" / "info").iterdir())
     assert not any((home / "data" / "Trash" / "files").iterdir())
+
+
+def test_a_session_whose_subagent_is_writing_in_its_folder_is_in_use(home) -> None:
+    """oh-my-pi's subagents write their own sessions in the parent's folder (`X/Alpha.jsonl`)
+    while the parent file stays quiet for minutes: the check looked at the parent file only,
+    so the folder (and the subagent's live session in it) went to the Trash under it."""
+    from seance.core.trash import SessionInUse, session_activity
+
+    session = make_session(home / "s")
+    subagent = session.with_suffix("") / "Alpha.jsonl"
+    subagent.parent.mkdir()
+    subagent.write_text('{"type":"session","version":3,"id":"alpha","timestamp":"2025-01-01T00:00:00Z","cwd":"/p"}\n')
+    assert session_activity(session) is not None and "Alpha.jsonl" in session_activity(session)
+    with pytest.raises(SessionInUse, match=r"Alpha\.jsonl.*written \d+ s ago"):
+        trash_session(session)
+    assert session.exists() and subagent.exists()
+    hour_ago = time.time() - 3600
+    os.utime(subagent, (hour_ago, hour_ago))
+    assert session_activity(session) is None
+    receipt = trash_session(session)
+    assert not subagent.exists() and undo(receipt) and subagent.exists()
 
 
 def test_the_open_session_is_refused(home) -> None:
@@ -179,6 +210,7 @@ def test_cross_device_move_copies_then_removes(home, monkeypatch) -> None:
     artifacts = session.with_suffix("")
     artifacts.mkdir()
     (artifacts / "draft.txt").write_text("draft")
+    at_rest(artifacts)
     across_filesystems(monkeypatch)
     receipt = trash_session(session)
     assert not session.exists() and not artifacts.exists()
@@ -203,6 +235,111 @@ def test_failed_copy_leaves_the_original(home, monkeypatch) -> None:
     trash = home / "data" / "Trash"
     assert list((trash / "files").iterdir()) == [] and list((trash / "info").iterdir()) == []
     assert list((trash / ".seance-incoming").iterdir()) == []
+
+
+@pytest.mark.parametrize("crossing", [False, True], ids=["same-filesystem", "across-filesystems"])
+def test_a_symlinked_session_goes_to_the_trash_as_its_link_and_comes_back_as_it(home, monkeypatch, crossing) -> None:
+    """A session that is a relative symlink (sessions kept elsewhere, linked into the root).
+    The link goes to the Trash (freedesktop: the link, never its target), where it points
+    nowhere: undo checked the deletion through it, failed, and `rm --undo` dropped it for good.
+    Across filesystems the target's content was copied in, so undo put a copy where the link was."""
+    real = make_session(home / "kept", text="payload")
+    content = real.read_bytes()
+    link = home / "sessions" / "--p--" / "linked.jsonl"
+    link.parent.mkdir(parents=True)
+    link.symlink_to(os.path.relpath(real, link.parent))
+    if crossing:
+        across_filesystems(monkeypatch)
+    receipt = trash_session(link)
+    assert not os.path.lexists(link) and real.read_bytes() == content, "the target is never moved"
+    assert receipt.session.trashed.is_symlink(), "the link itself is in the Trash"
+    restored = undo(TrashReceipt.from_json(receipt.to_json()))  # as `seance rm --undo` reads it back
+    assert restored == [link]
+    assert link.is_symlink() and os.readlink(link) == os.path.relpath(real, link.parent)
+    assert link.read_bytes() == content and not os.path.lexists(receipt.session.trashed)
+
+
+def test_a_move_that_cannot_reach_the_trash_files_folder_puts_the_session_back(home) -> None:
+    """Across filesystems the session is put aside in its folder (`.seance-trashing-*`) before the
+    copy is renamed into `files/`.  When that last rename failed (here `files/` is a read-only
+    mount: EXDEV then EROFS, as a `files/` that is not writable gives EACCES), the copy and the
+    `.trashinfo` were removed but the session stayed aside: gone from every listing, no undo."""
+    import subprocess
+
+    session = make_session(home / "s", text="keep me")
+    content = session.read_bytes()
+    artifacts = session.with_suffix("")
+    artifacts.mkdir()
+    (artifacts / "draft.txt").write_text("draft")
+    at_rest(artifacts)
+    files = home / "data" / "Trash" / "files"
+    files.mkdir(parents=True)
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", str(files)], capture_output=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode(errors='replace').strip()}")
+    try:
+        with pytest.raises(OSError):
+            trash_session(session)
+    finally:
+        subprocess.run(["umount", str(files)], check=False)
+    assert sorted(p.name for p in session.parent.iterdir()) == sorted([session.name, artifacts.name]), "nothing aside"
+    assert session.read_bytes() == content and (artifacts / "draft.txt").read_text() == "draft"
+    trash = home / "data" / "Trash"
+    assert list((trash / "info").iterdir()) == [] and list((trash / ".seance-incoming").iterdir()) == []
+
+
+def test_undo_merging_an_agents_new_lines_keeps_the_sessions_mode(home) -> None:
+    """An agent re-created the deleted session's file (a line continuing it); undo merges the
+    two into a new file, which was made with the default mode: a private (0600) session came
+    back readable by everyone."""
+    session = make_session(home / "s", text='{"type":"message","id":"m1","parentId":null}')
+    os.chmod(session, 0o600)
+    hour_ago = time.time() - 3600
+    os.utime(session, (hour_ago, hour_ago))
+    receipt = trash_session(session)
+    session.write_text('{"type":"message","id":"m2","parentId":"m1"}\n')  # the agent's next line
+    os.chmod(session, 0o644)
+    assert undo(receipt) == [session]
+    assert session.read_text().endswith('"id":"m1","parentId":null}\n{"type":"message","id":"m2","parentId":"m1"}\n')
+    assert stat.S_IMODE(session.stat().st_mode) == 0o600
+
+
+def test_a_receipt_of_an_older_version_for_an_absolute_symlink_still_undoes(home) -> None:
+    """Older versions recorded the link's target's size and mtime: still restorable."""
+    from dataclasses import replace
+
+    real = make_session(home / "kept", text="payload")
+    link = home / "sessions" / "linked.jsonl"
+    link.parent.mkdir(parents=True)
+    link.symlink_to(real)
+    receipt = trash_session(link)
+    target = real.stat()
+    old_identity = replace(receipt.session.identity, size=target.st_size, mtime_ns=target.st_mtime_ns)
+    old = TrashReceipt((replace(receipt.session, identity=old_identity),), receipt.deleted_at)
+    assert undo(old) == [link] and link.is_symlink() and os.readlink(link) == str(real)
+
+
+def test_a_failed_undo_across_filesystems_leaves_no_partial_copy_beside_the_session(home, monkeypatch) -> None:
+    """Undo copies the session back across filesystems into a temp file beside it; a full disk
+    there (ENOSPC part-way) left that partial `.seance-restoring-*` in the session folder for
+    good.  It goes; the deletion stays undoable and a later undo restores it whole."""
+    session = make_session(home / "s", text="payload " * 2000)
+    content = session.read_bytes()
+    across_filesystems(monkeypatch)
+    receipt = trash_session(session)
+    real_copy = trash_module._copy_stream
+
+    def disk_fills(reader, data, *, truncate):
+        with open(data, "wb") as writer:
+            writer.write(reader.read(4096))  # part of it landed, then the disk was full
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(trash_module, "_copy_stream", disk_fills)
+    with pytest.raises(OSError, match="No space"):
+        undo(receipt)
+    assert sorted(p.name for p in session.parent.iterdir()) == [], "no partial copy left in the session folder"
+    monkeypatch.setattr(trash_module, "_copy_stream", real_copy)
+    assert undo(receipt) == [session] and session.read_bytes() == content
 
 
 @pytest.mark.parametrize("content", ["# README\n", '{"a":1}\n', ""])

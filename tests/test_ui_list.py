@@ -393,6 +393,53 @@ async def test_ctrl_d_confirm_trash_and_undo(root: Path, tmp_path: Path, monkeyp
         assert "Release 1.0" in titles(pilot)
 
 
+async def test_an_undo_that_cannot_be_done_yet_stays_on_the_undo_stack(root: Path, tmp_path: Path, monkeypatch) -> None:
+    """Ctrl+Z when a different file now sits at the deleted session's path: refused (nothing is
+    overwritten), but the deletion was already off the stack, so once the path was free the next
+    Ctrl+Z restored the delete before it, and this one could never be undone from the picker
+    (`seance rm --undo` and a batch keep such a deletion)."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    async with picker_app(root).run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = screen_of(pilot)
+        for _ in range(2):
+            await pilot.press("ctrl+d")
+            await pilot.pause()
+            await pilot.press("enter")
+            await settle(pilot)
+        first, second = (deleted.receipt.session.original for deleted in screen.model.deleted)
+        assert not first.exists() and not second.exists()
+        second.write_text("another tool's file\n")
+        await pilot.press("ctrl+z")
+        await settle(pilot)
+        assert "Undo failed" in screen.status.message and "different file" in screen.status.message
+        assert second.read_text() == "another tool's file\n" and not first.exists()
+        second.unlink()
+        await pilot.press("ctrl+z")
+        await settle(pilot)
+        assert second.exists() and not first.exists(), "the blocked deletion is the one Ctrl+Z retries"
+        await pilot.press("ctrl+z")
+        await settle(pilot)
+        assert first.exists()
+
+
+async def test_a_failed_write_says_why_where_it_can_be_read(tmp_path: Path) -> None:
+    """A rename, delete or undo failure went to the one-line status bar only, as "Rename failed:
+    /the/long/session/path.jsonl: why": the path, one long word, wrapped out of sight with the
+    reason after it, leaving "Rename failed:" (seen in tmux).  The whole message is a toast too."""
+    root = make_root(tmp_path, [Spec("no-reply", PROJECT, ("a question not answered yet",), replies=False)])
+    async with picker_app(root).run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+r")
+        await pilot.pause()
+        await pilot.press(*"a name", "enter")
+        await settle(pilot)
+        assert "Rename failed" in screen_of(pilot).status.message
+        notes = [(note.title, note.message) for note in pilot.app._notifications]
+        assert any("has no assistant reply yet" in message for _title, message in notes), notes
+
+
 async def test_a_session_an_agent_is_writing_asks_before_it_is_deleted_anyway(tmp_path: Path, monkeypatch) -> None:
     """As `seance rm` refuses a session written in the last minute unless --force, the dialog says so
     and only its "anyway" button deletes."""

@@ -188,6 +188,7 @@ def test_finding4a_short_write_is_truncated_back(tmp_path) -> None:
     """The kernel accepts only part of the line (RLIMIT_FSIZE: a real short write).  Before: the
     partial line stayed, and pi's next line was glued onto it.  Now it is cut back."""
     session = write_v3(tmp_path / "s.jsonl", "shrt-sess")
+    os.utime(session, (AT_REST, AT_REST))
     before = session.read_bytes()
     env = {**os.environ, "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
     done = subprocess.run(
@@ -200,6 +201,9 @@ def test_finding4a_short_write_is_truncated_back(tmp_path) -> None:
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("refused:") and "nothing was written" in done.stdout
     assert session.read_bytes() == before
+    # and its time too: cut back "now", it read as written a moment ago (in use for a minute to
+    # `rm`, the picker and `clean`; read again by the index) though nothing was written
+    assert session.stat().st_mtime == AT_REST
 
 
 # ---------------------------------------------------------------------------- ownership

@@ -19,8 +19,8 @@ from seance.core.model import SessionSummary
 from seance.core.session import SessionError
 from seance.core.text import display_text
 
-from ..messages import BatchUndone, Restored, SelectionTrashed, Trashed, WriteFailed
-from ..picker_model import DeletedBatch
+from ..messages import BatchUndone, Restored, SelectionTrashed, Trashed, UndoFailed, WriteFailed
+from ..picker_model import Deleted, DeletedBatch
 from ..toasts import withdraw_toasts
 from .confirm import ConfirmScreen
 from .key_order import in_key_order
@@ -31,7 +31,6 @@ if TYPE_CHECKING:
     from textual.app import App
 
     from seance.core.catalog import SessionSource
-    from seance.core.trash import TrashReceipt
 
     from ..picker_model import PickerModel
     from ..widgets.session_list import SessionList
@@ -71,7 +70,7 @@ class DeleteActions:
 
     @in_key_order()
     def action_delete(self) -> None:
-        from seance.core.trash import activity, same_file
+        from seance.core.trash import same_file, session_activity
 
         if len(self.model.selection):
             self._delete_selected()
@@ -83,7 +82,7 @@ class DeleteActions:
             self.status.show_message("Cannot delete the currently active session", error=True)
             return
         summary = row.summary
-        busy = activity(summary.path, active_seconds=self._active_seconds())
+        busy = session_activity(summary.path, active_seconds=self._active_seconds())
 
         def answered(yes: bool | None) -> None:
             if yes:
@@ -118,16 +117,27 @@ class DeleteActions:
         if isinstance(deleted, DeletedBatch):
             self._undo_batch_worker(deleted)
         elif deleted is not None:
-            self._undo_worker(deleted.receipt, deleted.summary)
+            self._undo_worker(deleted)
 
     @work(thread=True, group="writes", exit_on_error=False, description="undo trash")
-    def _undo_worker(self, receipt: TrashReceipt, summary: SessionSummary) -> None:
+    def _undo_worker(self, deleted: Deleted) -> None:
+        from seance.core.trash import NotInTrash
+
         try:
-            restored = self.catalog.restore(receipt)
-        except (SessionError, OSError) as error:
+            restored = self.catalog.restore(deleted.receipt)
+        except NotInTrash as error:  # gone for good (emptied, restored elsewhere)
             self.post_message(WriteFailed(f"Undo failed: {display_text(error)}"))
             return
-        self.post_message(Restored(restored or summary))
+        except (SessionError, OSError) as error:  # the path is taken, the disk is full: may work later
+            self.post_message(UndoFailed(f"Undo failed: {display_text(error)}", deleted))
+            return
+        self.post_message(Restored(restored or deleted.summary))
+
+    def on_undo_failed(self, message: UndoFailed) -> None:
+        """As `seance rm --undo` keeps it: the next Ctrl+Z tries this deletion again."""
+        self.model.deleted.append(message.deleted)
+        self.status.show_message(message.text, error=True)
+        notify_failure(self, message.text)
 
     def on_restored(self, message: Restored) -> None:
         self._apply_changes([message.summary], restored=True)
@@ -199,4 +209,10 @@ class DeleteActions:
             self.notify("\n".join(message.failed), title="Not restored", severity="warning", markup=False)
 
 
-__all__ = ["DELETED_TOAST", "DeleteActions"]
+def notify_failure(screen: Any, text: str) -> None:
+    """A failed write's whole message as a toast: in the one-line status bar a long path (one
+    word) wraps out of sight and takes the reason after it along ("Undo failed:" and nothing)."""
+    screen.notify(display_text(text), title="Not done", severity="error", timeout=8, markup=False)
+
+
+__all__ = ["DELETED_TOAST", "DeleteActions", "notify_failure"]

@@ -74,7 +74,7 @@ from ..widgets.session_list import SessionList, utc_now
 from ..widgets.status_bar import StatusBar
 from .confirm import ConfirmScreen
 from .copy import CopyChoice, CopyScreen
-from .deleting import DeleteActions
+from .deleting import DeleteActions, notify_failure
 from .first_paint import FirstPaint
 from .help import HelpScreen, help_rows, key_label
 from .key_order import KeyOrder, in_key_order
@@ -889,6 +889,7 @@ class SessionPickerScreen(
     @on(WriteFailed)
     def _write_failed(self, message: WriteFailed) -> None:
         self.status.show_message(message.text, error=True)
+        notify_failure(self, message.text)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Ctrl+Z is the picker's only while a delete can be undone; otherwise the query input

@@ -65,7 +65,8 @@ def write_export(
     exists = os.path.lexists(target)
     if source is not None and exists and _same_file(target, Path(source)):
         raise SessionError(f"{target}: is the session being exported; nothing was written")
-    if exists and target.suffix.lower() == ".jsonl":
+    if exists and ".jsonl" in (target.suffix.lower(), Path(os.path.realpath(target)).suffix.lower()):
+        # (a link's target too: the rewrite replaces the file a symlink points to)
         raise SessionError(f"{target}: an existing .jsonl file (a session?) is never replaced; nothing was written")
     if exists and not force:
         raise ExportExists(f"{target}: already exists; nothing was written")
