@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
+import os
 import signal
 from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
@@ -39,6 +40,20 @@ STOP_SIGNALS = (signal.SIGTERM,)
 """Signals that close the app as a cancel (`SeanceApp.on_load`), the terminal restored.  Not
 SIGHUP: it means the terminal is gone, so there is nothing to restore, and writing the restoring
 sequences to it failed with a traceback (EIO) where its default action ends the process quietly."""
+
+
+def _in_foreground() -> bool:
+    """Whether this process is in its controlling terminal's foreground process group."""
+    try:
+        terminal = os.open("/dev/tty", os.O_RDONLY | os.O_NOCTTY)
+    except OSError:
+        return False
+    try:
+        return os.tcgetpgrp(terminal) == os.getpgrp()
+    except OSError:
+        return False
+    finally:
+        os.close(terminal)
 
 
 class SeanceApp(App[Any]):
@@ -87,11 +102,23 @@ class SeanceApp(App[Any]):
         with mouse reporting and bracketed paste on (`timeout 60 seance pick`, a `kill`).  Set
         before the terminal is put in application mode (Textual's `Load`); the app owns its process."""
         loop = asyncio.get_running_loop()
+
+        def stop(number: int, _frame: object) -> None:
+            # A plain handler, not the loop's: it runs once a stopped process is continued
+            # (`timeout` from a script: the picker, in a background group, is stopped by
+            # SIGTTOU as it sets the terminal up; the loop's handler never ran and only
+            # SIGKILL ended it).  Not in the terminal's foreground there is no terminal of
+            # ours to restore: the default action, as before.
+            if not _in_foreground():
+                signal.signal(number, signal.SIG_DFL)
+                os.kill(os.getpid(), number)
+                return
+            loop.call_soon_threadsafe(self.exit)
+
         for number in STOP_SIGNALS:
-            previous = signal.getsignal(number) or signal.SIG_DFL  # (None: set outside Python)
-            with contextlib.suppress(ValueError, RuntimeError, NotImplementedError):  # not the main thread
-                loop.add_signal_handler(number, self.exit)
-                self._signals_before[number] = previous
+            with contextlib.suppress(ValueError):  # (not the main thread: an embedding's own loop)
+                previous = signal.signal(number, stop)
+                self._signals_before[number] = previous if previous is not None else signal.SIG_DFL
 
     def on_mount(self) -> None:
         use_fresh_contexts()  # (before any worker: a closed screen's workers keep nothing alive)
@@ -162,8 +189,6 @@ class SeanceApp(App[Any]):
             self._frozen_for = []
             gcpause.release_frozen()
         gcpause.own_collector(self._owned_before)
-        loop = asyncio.get_running_loop()
         for number, previous in self._signals_before.items():
-            loop.remove_signal_handler(number)
-            signal.signal(number, previous)  # (asyncio leaves SIG_DFL)
+            signal.signal(number, previous)
         self._signals_before = {}

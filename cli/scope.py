@@ -85,10 +85,13 @@ class Scope:
 
 def given_path(argument: str) -> Path | None:
     """SESSION as a path: the file it names when one is there (absolute), else None — a key,
-    which a bare file name (`2026-…_id.jsonl`, no directory) is too (README: "the whole id or
+    which a bare word is (`docs`, even beside a `docs/` folder), and a bare file name
+    (`2026-…_id.jsonl`, no directory) not in the working directory (README: "the whole id or
     file name").  Raises `CliError(NOT_FOUND)` for a missing path with a directory in it."""
     path = Path(argument).expanduser()
     with_directory = "/" in argument or os.sep in argument
+    if not with_directory and not argument.endswith(".jsonl"):  # (`discovery.SESSION_SUFFIX`)
+        return None  # a bare word is a key (an id, a name), even beside a file or folder of that name
     try:
         os.lstat(path)
         return Path(os.path.abspath(path))

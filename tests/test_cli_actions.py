@@ -405,3 +405,23 @@ def test_rename_race_omp_slot_rewritten_meanwhile_is_refused(env, monkeypatch) -
         rename_session(session, "racy")
     assert session.read_bytes() == expected
     assert issubclass(FileChangedError, SessionError)
+
+
+@pytest.mark.parametrize("beside", ["folder", "file"])
+def test_a_key_is_a_key_beside_a_file_or_folder_of_that_name(env: Path, capsys, monkeypatch, beside: str) -> None:
+    """`seance resolve docs` in a project holding `docs/` (or a file `docs`) looks the key up,
+    as before `resolve` took paths: only a name with a directory, or a session file's name,
+    is a path."""
+    root = env / "sessions"
+    session = write_session(root, "/proj/here", "docs0000-0000")
+    project = env / "project"
+    project.mkdir()
+    if beside == "folder":
+        (project / "docs").mkdir()
+    else:
+        (project / "docs").write_text("notes\n")
+    monkeypatch.chdir(project)
+    for command in ("resolve", "show"):
+        code, out, err = run(capsys, command, "docs", "--root", str(root), "--cwd", "/proj/here")
+        assert code == 0, (command, err)
+        assert command != "resolve" or out == f"{session}\n"

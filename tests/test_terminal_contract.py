@@ -209,3 +209,25 @@ def test_tree_pick_without_a_terminal_exits_2_not_the_text_tree(tmp_path: Path, 
     )
     assert (result.returncode, result.stdout) == (2, "")
     assert result.stderr.startswith("seance: no terminal") and result.stderr.count("\n") == 1
+
+
+@needs_tmux
+def test_timeout_from_a_script_still_ends_a_picker_stopped_in_the_background(shell: ShellTerminal, root: Path) -> None:
+    """`timeout 3 seance pick` in a script: `timeout` runs it in a process group of its own, in
+    the background, so setting the terminal up stops it (SIGTTOU); at 3 s `timeout` sends
+    SIGTERM and SIGCONT.  The default action ends it (124), as before seance handled SIGTERM;
+    a handler that only the event loop would run left it stopped for good."""
+    pick = f"{{seance}} pick --root {shlex.quote(str(root))} --cwd {PROJECT}"
+    shell.run(f"timeout 3 sh -c 'echo $$ > pid.txt; exec \"$@\"' sh {pick} > out.txt 2> err.txt")
+    pid_file, rc_file = shell.workdir / "pid.txt", shell.workdir / "rc.txt"
+    try:
+        deadline = time.monotonic() + 25
+        while not (rc_file.exists() and rc_file.read_text().strip()) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert rc_file.exists() and rc_file.read_text().strip() == "124", "SIGTERM from timeout did not end seance"
+    finally:
+        if pid_file.exists():
+            try:
+                os.kill(int(pid_file.read_text()), signal.SIGKILL)  # (a picker left stopped: nothing else ends it)
+            except (ProcessLookupError, ValueError):
+                pass

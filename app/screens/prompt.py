@@ -2,8 +2,9 @@
 
 An input pre-filled with the current value (as drawn: one clean line); Enter submits the
 trimmed text, Esc / Ctrl+C cancel (None).  Where the value is session text (a name, a label:
-`keep_unedited`), Enter on it as pre-filled is None too: nothing was edited, and the stored
-value, controls and all, is kept, not replaced by its drawn form.  A prompt that needs a
+`keep_unedited`), Enter on it before any edit is None too: nothing was edited, and the stored
+value, controls and all, is kept, not replaced by its drawn form (an edit, even one undone by
+hand, is an answer; a value drawn as nothing answered with nothing clears it).  A prompt that needs a
 value (a session name, as in pi) refuses a blank one and says so; one that allows it (pi's
 `Label (empty to remove):`) returns "" to clear.
 Writing the answer is the caller's job.
@@ -48,7 +49,9 @@ class PromptScreen(SeanceModal[str | None]):
     ) -> None:
         super().__init__()
         self._title = display_text(title)
-        self._current = display_text(current or "")
+        self._stored = current or ""
+        self._current = display_text(self._stored)
+        self._edited = False
         self._detail = dialog_detail(detail)
         self._placeholder = placeholder
         self.required = required
@@ -67,6 +70,10 @@ class PromptScreen(SeanceModal[str | None]):
     def on_mount(self) -> None:
         self.query_one(Input).focus()
 
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if event.value != self._current:
+            self._edited = True
+
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
         if not self.is_active:  # cancelled by a key after Enter in the same burst: not twice
@@ -75,8 +82,10 @@ class PromptScreen(SeanceModal[str | None]):
         if self.required and not text:
             self.query_one("#seance-dialog-hint", Label).update(Content(f"{self._empty_error} · Esc cancel"))
             return
-        # pre-filled as drawn: submitted unedited, writing it would replace the stored value
-        self.dismiss(None if self.keep_unedited and text == self._current.strip() else text)
+        # pre-filled as drawn: submitted unedited, writing it would replace the stored value;
+        # but a value drawn as nothing (controls, spaces) answered with nothing is cleared
+        unedited = self.keep_unedited and not self._edited and text == self._current.strip()
+        self.dismiss(None if unedited and (text or not self._stored) else text)
 
     def action_cancel(self) -> None:
         self.dismiss(None)
