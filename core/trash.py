@@ -703,8 +703,17 @@ def _copy_file(source: Path, data: Path) -> os.stat_result | None:
         return None
     if after.st_mtime_ns != before.st_mtime_ns:
         return None
+    _keep_stat(source, data)
     os.utime(data, ns=(after.st_atime_ns, after.st_mtime_ns))
     return after
+
+
+def _keep_stat(source: Path, copy: Path) -> None:
+    """The copy across file systems gets the source's mode and extended attributes: a private
+    (0600) session stayed 0644 in the Trash, and came back so on undo (which copies the copy's).
+    A file system that keeps neither keeps the copy's own."""
+    with contextlib.suppress(OSError):
+        shutil.copystat(source, copy)
 
 
 def _copy_stream(reader: Any, data: Path, *, truncate: bool) -> int:
@@ -799,6 +808,7 @@ def _recover(target: Path, journal: _Journal) -> bool:
         elif not os.path.isdir(aside):
             with open(aside, "rb") as reader:
                 _copy_stream(reader, journal.data, truncate=True)
+            _keep_stat(aside, journal.data)
             aside_stat = os.stat(aside)
             os.utime(journal.data, ns=(aside_stat.st_atime_ns, aside_stat.st_mtime_ns))
         os.rename(journal.data, destination)
@@ -873,12 +883,12 @@ def _plan(item: TrashedItem) -> bool:
             f"{item.trashed.name}: is now another deletion in the Trash (of {recorded}); {item.original} not restored"
         )
     if item.identity is not None:
-        problem = _identity_problem(item.trashed, item.identity)
+        problem = _identity_problem(item.trashed, item.identity, item.original)
         if problem is not None:
             raise NotInTrash(f"{item.trashed}: is not the session deleted from {item.original} ({problem})")
     if not os.path.lexists(item.original):
         return False
-    if item.identity is not None and os.path.isfile(item.original) and _continues(item.original, item.trashed):
+    if item.identity is not None and os.path.isfile(item.original) and _continues(item.original, _session_data(item)):
         return True
     raise TrashError(
         f"{item.original}: a different file exists there now; not restored "
@@ -901,7 +911,7 @@ def _info_path(info_text: str) -> Path | None:
     return None
 
 
-def _identity_problem(path: Path, identity: Identity) -> str | None:
+def _identity_problem(path: Path, identity: Identity, original: Path | None = None) -> str | None:
     try:
         info = os.stat(path, follow_symlinks=False)
     except OSError as error:
@@ -910,6 +920,10 @@ def _identity_problem(path: Path, identity: Identity) -> str | None:
         # what was recorded (from the Trash a relative link points nowhere, so never through it)
         if (info.st_size, info.st_mtime_ns) == (identity.size, identity.mtime_ns):
             return None
+        if identity.size is None and original is not None:  # a receipt written before the move:
+            # the header it names, read through the link as from its own folder
+            through = _link_target(path, original)
+            return None if header_id(through) == identity.session_id else "another session id"
         try:  # a receipt of an older version recorded the target's (an absolute link still reaches it)
             info = os.stat(path)
         except OSError:
@@ -947,6 +961,17 @@ def _json_object(line: bytes) -> dict[str, Any] | None:
     except orjson.JSONDecodeError:
         return None
     return value if isinstance(value, dict) else None
+
+
+def _link_target(link: Path, original: Path) -> Path:
+    """Where a session's link moved to the Trash points, read as from its own folder (a
+    relative link points nowhere from the Trash)."""
+    return original.parent / os.readlink(link)  # (an absolute target stays itself)
+
+
+def _session_data(item: TrashedItem) -> Path:
+    """The file that holds the deleted session's lines: the Trash's copy, or a link's target."""
+    return _link_target(item.trashed, item.original) if os.path.islink(item.trashed) else item.trashed
 
 
 def _continues(recreated: Path, trashed: Path) -> bool:
@@ -1048,6 +1073,9 @@ def _merge_back(item: TrashedItem) -> None:
     The re-created file is kept open: lines the agent appends to it after it was read (until
     the merged file replaces it at the path) are read from that descriptor and appended too.
     """
+    if os.path.islink(item.trashed):
+        _merge_back_link(item)
+        return
     destination = item.original
     temp = destination.with_name(f"{RESTORING_PREFIX}{uuid.uuid4().hex[:12]}")
     with open(destination, "rb") as recreated:
@@ -1057,15 +1085,7 @@ def _merge_back(item: TrashedItem) -> None:
             with open(item.trashed, "rb") as reader:
                 _copy_stream(reader, temp, truncate=True)
             shutil.copymode(item.trashed, temp)  # a private (0600) session stays private
-            with open(temp, "r+b") as writer:
-                writer.seek(0, os.SEEK_END)
-                if writer.tell():
-                    writer.seek(-1, os.SEEK_END)
-                    if writer.read(1) != b"\n":
-                        writer.write(b"\n")
-                writer.write(appended[:cut])
-                writer.flush()
-                os.fsync(writer.fileno())
+            _append_lines(temp, appended[:cut])
             os.rename(temp, destination)
         except BaseException:
             temp.unlink(missing_ok=True)
@@ -1082,6 +1102,50 @@ def _merge_back(item: TrashedItem) -> None:
             os.fsync(writer.fileno())
     os.unlink(item.trashed)
     _remove_info_if_ours(item.info, item.info_text)
+
+
+def _merge_back_link(item: TrashedItem) -> None:
+    """`_merge_back` of a symlinked session: the agent's lines go to the link's target (where
+    the session's lines are), and the link takes back the path the agent's file holds."""
+    destination, target = item.original, _link_target(item.trashed, item.original)
+    temp = destination.with_name(f"{RESTORING_PREFIX}{uuid.uuid4().hex[:12]}")
+    with open(destination, "rb") as recreated:
+        appended = recreated.read()
+        cut = appended.rfind(b"\n") + 1
+        size = os.stat(target).st_size
+        try:
+            _append_lines(target, appended[:cut])
+            os.symlink(os.readlink(item.trashed), temp)
+            os.rename(temp, destination)
+        except BaseException:
+            temp.unlink(missing_ok=True)
+            with contextlib.suppress(OSError), open(target, "r+b") as writer:
+                writer.truncate(size)  # (no one else writes there: the agent writes at the path)
+            raise
+        fsync_dir(destination.parent)
+        recreated.seek(cut)
+        late = recreated.read()
+        time.sleep(0.05)  # an append that opened the agent's file just before the rename lands now
+        late += recreated.read()
+    if late:
+        _append_lines(target, late)
+    os.unlink(item.trashed)
+    _remove_info_if_ours(item.info, item.info_text)
+
+
+def _append_lines(path: Path, lines: bytes) -> None:
+    """Append `lines` to `path` on a line of their own (fsynced)."""
+    if not lines:
+        return
+    with open(path, "r+b") as writer:
+        writer.seek(0, os.SEEK_END)
+        if writer.tell():
+            writer.seek(-1, os.SEEK_END)
+            if writer.read(1) != b"\n":
+                writer.write(b"\n")
+        writer.write(lines)
+        writer.flush()
+        os.fsync(writer.fileno())
 
 
 def read_trashinfo(info: Path) -> tuple[Path, str]:

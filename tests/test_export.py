@@ -306,11 +306,15 @@ def run(capsys, *argv: str) -> tuple[int, str, str]:
     return code, out, err
 
 
-def test_cli_export_into_a_missing_folder_names_the_file_asked_for(hostile: Path, tmp_path: Path, capsys) -> None:
-    """The error named seance's own temp file (`.s.md.seance-…-….tmp`), never the FILE given."""
+def test_a_write_into_a_missing_folder_names_the_file_asked_for(tmp_path: Path) -> None:
+    """`atomic_write`'s error named seance's own temp file (`.s.md.seance-…-….tmp`), never the
+    file asked for (the CLI's `export -o` says it its own way: the test below)."""
+    from seance.core.safefile import atomic_write
+
     target = tmp_path / "no-such-folder" / "s.md"
-    code, _out, err = run(capsys, "export", str(hostile), "-o", str(target))
-    assert code == 2 and f"No such file or directory: {target}\n" in err and ".tmp" not in err
+    with pytest.raises(FileNotFoundError) as raised:
+        atomic_write(target, b"x", None)
+    assert raised.value.filename == str(target)
 
 
 def test_cli_writes_each_format_by_extension_and_refuses_to_overwrite(hostile: Path, tmp_path: Path, capsys) -> None:

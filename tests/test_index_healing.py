@@ -527,8 +527,9 @@ def test_a_full_disk_lists_from_the_files(
     store: Path, expected: dict, full_tmpfs: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Finding 4b: the cache on a full disk.  An index made before the disk filled (reads work,
-    writes do not) and none at all (cannot even be created): `ls`, `ls --json` and `index`
-    answer from the files, exit 0, one line saying the index could not be written."""
+    writes do not) and none at all (cannot even be created): `ls` and `ls --json` answer from
+    the files, exit 0, one line saying the index could not be written; `index`, whose one job
+    is the index, says so and that nothing was indexed, exit 2."""
     answers = expected["answers"]
     all_json = next(iter(answers))
     # an index from before, without the stored answers: this run must write, and cannot
@@ -551,9 +552,10 @@ def test_a_full_disk_lists_from_the_files(
     # write got depends on what this process had cached): silence is right then
     for rebuild in ([], ["--rebuild"]):
         code, out, err = seance(["--root", str(store), "index", *rebuild], cache, monkeypatch)
-        assert code == 0 and f"indexed {SESSIONS} sessions" in out.decode()
-        lines = index_lines(err)
-        assert len(lines) == 1 and "could not be" in lines[0], lines
+        assert code == 2 and not out
+        lines = index_lines(err)  # the reason, then what it meant for this command
+        assert len(lines) == 2 and "could not be" in lines[0], lines
+        assert lines[1] == f"seance: nothing was indexed ({SESSIONS} sessions read, none kept)", lines
     for args in answers:
         got = seance(list(args), cache, monkeypatch)
         check_against_fresh(list(args), got, answers[args], "full disk")

@@ -368,3 +368,51 @@ def test_same_file(home) -> None:
     assert same_file(session, link) and same_file(str(hard), session)
     assert not same_file(session, home / "other.jsonl")
     assert same_file(home / "gone" / ".." / "gone.jsonl", home / "gone.jsonl")  # neither exists: by path
+
+
+FIRST = '{"type":"message","id":"m1","parentId":null}'
+NEXT = '{"type":"message","id":"m2","parentId":"m1"}\n'
+
+
+def _linked_session(home: Path, relative: bool) -> tuple[Path, Path]:
+    """A session file kept outside the sessions root, listed there through a symlink."""
+    real = make_session(home / "kept", text=FIRST)
+    link = home / "sessions" / "--p--" / "linked.jsonl"
+    link.parent.mkdir(parents=True)
+    link.symlink_to(os.path.relpath(real, link.parent) if relative else real)
+    return real, link
+
+
+@pytest.mark.parametrize("relative", [True, False], ids=["relative-link", "absolute-link"])
+def test_undo_of_a_symlinked_session_the_agent_wrote_to_again_keeps_the_link_and_the_line(home, relative) -> None:
+    """pi's next line after the delete re-creates the path as a plain file.  Undo puts the link
+    back and appends that line to the session it points to: a relative link failed ("No such
+    file": read from the Trash it points nowhere) and blocked every undo after it; an absolute
+    one was replaced by a copy of its target holding the line, the target left without it."""
+    real, link = _linked_session(home, relative)
+    receipt = trash_session(link)
+    with open(link, "a") as agent:  # (appendFileSync at the path)
+        agent.write(NEXT)
+    assert undo(TrashReceipt.from_json(receipt.to_json())) == [link]
+    assert link.is_symlink() and real.read_text().endswith(NEXT)
+    assert not list((home / "sessions" / "--p--").glob(".seance-*"))
+
+
+def test_a_receipt_saved_before_the_move_still_undoes_a_relative_symlinked_session(home) -> None:
+    """`rm` killed after the move (or `clean --yes` stopped) leaves the receipt saved before it,
+    which names the session by its header id alone: read through the link as from its folder."""
+    real, link = _linked_session(home, relative=True)
+    planned: list[TrashReceipt] = []
+    trash_session(link, on_reserved=planned.append)
+    assert undo(TrashReceipt.from_json(planned[0].to_json())) == [link]
+    assert link.is_symlink() and link.read_bytes() == real.read_bytes()
+
+
+def test_a_private_session_stays_private_in_the_trash_and_back_across_filesystems(home, monkeypatch) -> None:
+    session = make_session(home / "s", text=FIRST)
+    os.chmod(session, 0o600)
+    across_filesystems(monkeypatch)
+    receipt = trash_session(session)
+    in_trash = stat.S_IMODE(os.stat(receipt.session.trashed).st_mode)
+    assert undo(receipt) == [session]
+    assert (in_trash, stat.S_IMODE(session.stat().st_mode)) == (0o600, 0o600)
