@@ -664,6 +664,7 @@ def _move_in(source: Path, destination: Path, journal: _Journal) -> None:
     fsync_dir(destination.parent)
     if copied is not None:
         _copy_tail(aside, destination)  # a line that was still on its way (see `_catch_up`)
+        _keep_stat(aside, destination)  # (last: a read-only session's copy took its lines first)
     _remove(aside)
 
 
@@ -703,7 +704,6 @@ def _copy_file(source: Path, data: Path) -> os.stat_result | None:
         return None
     if after.st_mtime_ns != before.st_mtime_ns:
         return None
-    _keep_stat(source, data)
     os.utime(data, ns=(after.st_atime_ns, after.st_mtime_ns))
     return after
 
