@@ -664,6 +664,7 @@ def _move_in(source: Path, destination: Path, journal: _Journal) -> None:
     fsync_dir(destination.parent)
     if copied is not None:
         _copy_tail(aside, destination)  # a line that was still on its way (see `_catch_up`)
+        _keep_stat(aside, destination)  # (last: a read-only session's copy took its lines first)
     _remove(aside)
 
 
@@ -703,7 +704,6 @@ def _copy_file(source: Path, data: Path) -> os.stat_result | None:
         return None
     if after.st_mtime_ns != before.st_mtime_ns:
         return None
-    _keep_stat(source, data)
     os.utime(data, ns=(after.st_atime_ns, after.st_mtime_ns))
     return after
 
@@ -888,8 +888,16 @@ def _plan(item: TrashedItem) -> bool:
             raise NotInTrash(f"{item.trashed}: is not the session deleted from {item.original} ({problem})")
     if not os.path.lexists(item.original):
         return False
-    if item.identity is not None and os.path.isfile(item.original) and _continues(item.original, _session_data(item)):
-        return True
+    if item.identity is not None and os.path.isfile(item.original):
+        data = _session_data(item)
+        try:
+            if _continues(item.original, data):
+                return True
+        except OSError as error:  # (a link's target moved or gone)
+            raise TrashError(
+                f"{item.original}: the session it points to cannot be read ({error.strerror or error}: {data}); "
+                f"not restored (the link stays in the Trash at {item.trashed})"
+            ) from None
     raise TrashError(
         f"{item.original}: a different file exists there now; not restored "
         f"(the deleted one stays in the Trash at {item.trashed})"
@@ -1084,8 +1092,8 @@ def _merge_back(item: TrashedItem) -> None:
         try:
             with open(item.trashed, "rb") as reader:
                 _copy_stream(reader, temp, truncate=True)
-            shutil.copymode(item.trashed, temp)  # a private (0600) session stays private
             _append_lines(temp, appended[:cut])
+            shutil.copymode(item.trashed, temp)  # a private (0600) session stays private (last: 0444 too)
             os.rename(temp, destination)
         except BaseException:
             temp.unlink(missing_ok=True)
@@ -1113,14 +1121,16 @@ def _merge_back_link(item: TrashedItem) -> None:
         appended = recreated.read()
         cut = appended.rfind(b"\n") + 1
         size = os.stat(target).st_size
+        written = 0
         try:
-            _append_lines(target, appended[:cut])
+            written = _append_lines(target, appended[:cut])
             os.symlink(os.readlink(item.trashed), temp)
             os.rename(temp, destination)
         except BaseException:
             temp.unlink(missing_ok=True)
             with contextlib.suppress(OSError), open(target, "r+b") as writer:
-                writer.truncate(size)  # (no one else writes there: the agent writes at the path)
+                if written and os.fstat(writer.fileno()).st_size == size + written:  # (nothing after ours)
+                    writer.truncate(size)
             raise
         fsync_dir(destination.parent)
         recreated.seek(cut)
@@ -1133,19 +1143,23 @@ def _merge_back_link(item: TrashedItem) -> None:
     _remove_info_if_ours(item.info, item.info_text)
 
 
-def _append_lines(path: Path, lines: bytes) -> None:
-    """Append `lines` to `path` on a line of their own (fsynced)."""
+def _append_lines(path: Path, lines: bytes) -> int:
+    """Append `lines` to `path` on a line of their own, in one O_APPEND write (fsynced): an
+    agent appending to the same file meanwhile is never overwritten.  Returns the bytes written."""
     if not lines:
-        return
-    with open(path, "r+b") as writer:
-        writer.seek(0, os.SEEK_END)
-        if writer.tell():
-            writer.seek(-1, os.SEEK_END)
-            if writer.read(1) != b"\n":
-                writer.write(b"\n")
-        writer.write(lines)
-        writer.flush()
-        os.fsync(writer.fileno())
+        return 0
+    fd = os.open(path, os.O_RDWR | os.O_APPEND)
+    try:
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            lines = b"\n" + lines
+        written = 0
+        while written < len(lines):
+            written += os.write(fd, lines[written:])
+        os.fsync(fd)
+        return written
+    finally:
+        os.close(fd)
 
 
 def read_trashinfo(info: Path) -> tuple[Path, str]:

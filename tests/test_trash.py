@@ -5,9 +5,13 @@ from __future__ import annotations
 import errno
 import os
 import re
+import shutil
 import stat
+import sys
+import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -416,3 +420,112 @@ def test_a_private_session_stays_private_in_the_trash_and_back_across_filesystem
     in_trash = stat.S_IMODE(os.stat(receipt.session.trashed).st_mode)
     assert undo(receipt) == [session]
     assert (in_trash, stat.S_IMODE(session.stat().st_mode)) == (0o600, 0o600)
+
+
+LATE = '{"type":"message","id":"m3","parentId":"m2"}\n'
+AGENT_NEXT = '{"type":"message","id":"m4","parentId":"m3"}\n'
+
+
+def test_a_link_merges_late_lines_without_overwriting_the_agents_next_append(home, monkeypatch) -> None:
+    """Once the link is back the agent appends through it to the target, while the undo adds
+    the lines that reached the agent's file just before: one O_APPEND write, so an append
+    landing between the undo's look at the target's end and its write is kept."""
+    real, link = _linked_session(home, relative=False)
+    receipt = trash_session(link)
+    with open(link, "a") as agent:
+        agent.write(NEXT)
+    symlink, pread = os.symlink, os.pread
+    raced: list[str] = []
+
+    def late_line(source: Any, destination: Any, *args: Any, **kwargs: Any) -> Any:
+        if ".seance-restoring-" in str(destination):  # between the read of the agent's file and the rename
+            with open(link, "a") as agent:
+                agent.write(LATE)
+        return symlink(source, destination, *args, **kwargs)
+
+    def agent_appends_first(fd: int, length: int, offset: int) -> bytes:
+        if os.path.islink(link) and not raced:  # the late lines' look at the end, after the rename
+            raced.append("once")
+            with open(link, "a") as agent:
+                agent.write(AGENT_NEXT)
+        return pread(fd, length, offset)
+
+    monkeypatch.setattr(os, "symlink", late_line)
+    monkeypatch.setattr(os, "pread", agent_appends_first)
+    assert undo(TrashReceipt.from_json(receipt.to_json())) == [link]
+    text = real.read_text()
+    assert raced and NEXT in text and LATE in text and AGENT_NEXT in text, text
+
+
+def test_undo_with_the_links_target_gone_says_so(home) -> None:
+    """The link's target moved since and an agent's line at the path: a TrashError (the link
+    stays in the Trash), not a raw FileNotFoundError."""
+    real, link = _linked_session(home, relative=True)
+    receipt = trash_session(link)
+    with open(link, "a") as agent:
+        agent.write(NEXT)
+    real.rename(real.with_name("moved.jsonl"))
+    with pytest.raises(TrashError, match="cannot be read"):
+        undo(TrashReceipt.from_json(receipt.to_json()))
+
+
+def test_a_failed_link_merge_keeps_what_another_writer_appended_to_the_target(home, monkeypatch) -> None:
+    """A failed merge cuts back only its own lines: not those a second writer of the target
+    (pi on the real file) appended after them."""
+    real, link = _linked_session(home, relative=True)
+    receipt = trash_session(link)
+    with open(link, "a") as agent:
+        agent.write(NEXT)
+    rename = os.rename
+    other = '{"type":"message","id":"o1","parentId":"m1"}\n'
+
+    def full_disk(source: Any, destination: Any, *args: Any, **kwargs: Any) -> Any:
+        if ".seance-restoring-" in str(source):
+            with open(real, "a") as writer:
+                writer.write(other)
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return rename(source, destination, *args, **kwargs)
+
+    monkeypatch.setattr(os, "rename", full_disk)
+    with pytest.raises(OSError):
+        undo(TrashReceipt.from_json(receipt.to_json()))
+    assert other in real.read_text()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to act as another user")
+def test_a_read_only_session_the_agent_wrote_to_again_is_undone_as_a_normal_user() -> None:
+    """0444 session deleted, pi's next line re-creates the path, undo as a normal user: the
+    merged file took the mode before the agent's lines were appended to it (EACCES, every
+    time). Run in a child as uid 65534 (root skips the check), in a folder it can reach."""
+    base = Path(tempfile.mkdtemp(prefix="seance-nobody-", dir="/tmp"))
+    os.chown(base, 65534, 65534)
+    try:
+        _undo_as_nobody(base)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def _undo_as_nobody(base: Path) -> None:
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover (the child reports by its exit code)
+        code = 1
+        try:
+            os.setgroups([])
+            os.setgid(65534)
+            os.setuid(65534)
+            os.environ["HOME"] = str(base / "home")
+            os.environ["XDG_DATA_HOME"] = str(base / "data")
+            (base / "home").mkdir()
+            session = make_session(base / "s", text=FIRST)
+            os.chmod(session, 0o444)
+            receipt = trash_session(session)
+            with open(session, "w") as agent:
+                agent.write(NEXT)
+            code = 0 if undo(receipt) == [session] and session.read_text().endswith(NEXT) else 1
+        except BaseException as error:
+            sys.stderr.write(f"as uid 65534: {type(error).__name__}: {error}\n")
+            code = 2
+        finally:
+            os._exit(code)
+    _pid, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
