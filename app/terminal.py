@@ -16,12 +16,20 @@ descriptors the caller gave us would be swapped under any thread that holds them
 No controlling terminal (a cron job, `setsid`, a CI runner) or `TERM=dumb`: `TerminalUnavailable`,
 raised before anything is drawn — the CLI prints its one line and exits 2 at once, instead of
 drawing escape codes into whatever stderr is and waiting forever for keys that cannot come.
+
+A terminal that hangs up while the UI runs without a SIGHUP reaching seance (the kernel signals
+only the session's leader: pi, which survives it, running `/seance` in a terminal that was
+closed) ends it as SIGHUP would: Textual's input thread read end-of-file in a loop for ever,
+60% of a core, found hours later (`TerminalDriver._watch_hangup`).
 """
 
 from __future__ import annotations
 
+import errno
 import os
+import signal
 import sys
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -29,6 +37,8 @@ from typing import Any
 from seance.core.errors import SessionError
 
 TTY_PATH = "/dev/tty"
+HANGUP_POLL = 1.0  # seconds between two looks at whether the terminal is still there
+HUNG_UP = frozenset({errno.EIO, errno.ENXIO})  # (what a hung-up terminal answers)
 _HINT = "`seance ls` lists sessions without one"
 
 
@@ -96,6 +106,34 @@ def driver_for(fd: int) -> type[Any]:
             # utf-8 whatever the locale: the screen is box-drawing characters; the fd stays ours.
             self._file = open(fd, "w", encoding="utf-8", errors="replace", closefd=False)  # type: ignore[assignment]  # noqa: SIM115
 
+        def start_application_mode(self) -> None:
+            super().start_application_mode()
+            self._watching = threading.Event()
+            threading.Thread(
+                target=self._watch_hangup, args=(self._watching,), name="seance-hangup", daemon=True
+            ).start()
+
+        def stop_application_mode(self) -> None:
+            self._stop_watching()
+            super().stop_application_mode()
+
+        def _stop_watching(self) -> None:
+            watching: threading.Event | None = getattr(self, "_watching", None)
+            if watching is not None:
+                watching.set()
+
+        def _watch_hangup(self, stopped: threading.Event) -> None:
+            """End the process as SIGHUP's default action would once the terminal has hung up
+            (see the module's docstring): nothing can be drawn or read any more.  Stopped
+            with the application mode (before the terminal's descriptor is closed)."""
+            while not stopped.wait(HANGUP_POLL):
+                try:
+                    os.tcgetpgrp(fd)
+                except OSError as error:
+                    if error.errno in HUNG_UP and not stopped.is_set():
+                        os.kill(os.getpid(), signal.SIGHUP)
+                    return
+
         def _get_terminal_size(self) -> tuple[int, int]:
             try:
                 columns, lines = os.get_terminal_size(fd)
@@ -104,6 +142,7 @@ def driver_for(fd: int) -> type[Any]:
             return columns or 80, lines or 25
 
         def close(self) -> None:
+            self._stop_watching()
             super().close()
             if self._file is not None:
                 self._file.close()

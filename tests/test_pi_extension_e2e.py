@@ -9,10 +9,12 @@ session and which leaf pi switched to; the editor text is read off the screen.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -94,7 +96,7 @@ class Pi:
         assignments = " ".join(f"{key}={shlex.quote(value)}" for key, value in env.items())
         unset = "-u ANTHROPIC_API_KEY -u OPENAI_API_KEY -u GEMINI_API_KEY"
         command = f"cd {shlex.quote(str(self.project))} && env {unset} {assignments} node {shlex.quote(str(PI_CLI))}"
-        self.tmux("kill-server")
+        self.stop()
         self.tmux("new-session", "-d", "-s", "pi", "-x", "120", "-y", "40", command)
 
     def screen(self) -> str:
@@ -142,12 +144,29 @@ class Pi:
             time.sleep(0.1)
         raise AssertionError(f"{path} never matched; it holds:\n{path.read_text() if path.exists() else '-'}")
 
+    def stop(self) -> None:
+        """Close its terminal, then end what outlives it: pi survives its terminal's hang-up (only
+        it, the session's leader, gets the SIGHUP), and so would a seance it runs (two were found
+        spinning hours after their tests)."""
+        self.tmux("kill-server")
+        marker = f"PI_CODING_AGENT_DIR={self.agent}".encode()
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                environment = (entry / "environ").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if marker in environment:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(int(entry.name), signal.SIGKILL)
+
 
 @pytest.fixture
 def pi(tmp_path: Path) -> Iterator[Pi]:
     runner = Pi(tmp_path, f"seance-pi-{os.getpid()}-{tmp_path.name}")
     yield runner
-    runner.tmux("kill-server")
+    runner.stop()
 
 
 def named(name: str):

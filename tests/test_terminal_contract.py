@@ -231,3 +231,54 @@ def test_timeout_from_a_script_still_ends_a_picker_stopped_in_the_background(she
                 os.kill(int(pid_file.read_text()), signal.SIGKILL)  # (a picker left stopped: nothing else ends it)
             except (ProcessLookupError, ValueError):
                 pass
+
+
+HUNG_UP_PARENT = """
+import os, signal, subprocess, sys, time
+signal.signal(signal.SIGHUP, lambda *_: None)  # (pi survives its terminal's hang-up)
+open("parent.txt", "w").write(str(os.getpid()))
+child = subprocess.Popen(sys.argv[1:])  # in the foreground, as pi runs `/seance`
+open("pid.txt", "w").write(str(child.pid))
+child.wait()
+open("child-rc.txt", "w").write(str(child.returncode))
+time.sleep(10)
+"""
+
+
+@needs_tmux
+def test_a_terminal_that_hangs_up_under_a_surviving_parent_ends_the_picker(shell: ShellTerminal, root: Path) -> None:
+    """The kernel sends SIGHUP only to the session's leader: a parent that survives it (pi
+    running `/seance`) leaves seance on a hung-up terminal, where Textual's input thread read
+    end-of-file in a loop for ever (two such pickers were found spinning at 64% of a core
+    each, hours after their terminals closed).  It ends now as SIGHUP would."""
+    (shell.workdir / "parent.py").write_text(HUNG_UP_PARENT)
+    pick = f"{{seance}} pick --root {shlex.quote(str(root))} --cwd {PROJECT}"
+    shell.run(f"exec {shlex.quote(sys.executable)} parent.py {pick} > out.txt 2> err.txt")  # (the leader)
+    shell.wait_for("Current Folder")  # (the picker's status line: the UI is up)
+    pid = int((shell.workdir / "pid.txt").read_text())
+    shell.tmux("kill-server")  # the terminal closes; only the parent gets SIGHUP
+    try:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and _running(pid):
+            time.sleep(0.2)
+        assert not _running(pid), "the picker outlived its terminal"
+    finally:
+        if _running(pid):
+            os.kill(pid, signal.SIGKILL)
+    parent_rc = shell.workdir / "child-rc.txt"
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and not parent_rc.exists():
+        time.sleep(0.1)
+    assert parent_rc.read_text() == str(-signal.SIGHUP), "ended by SIGHUP, as its default action"
+    assert (shell.workdir / "out.txt").read_text() == ""
+    os.kill(int((shell.workdir / "parent.txt").read_text()), signal.SIGKILL)
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return (
+        subprocess.run(["ps", "-o", "stat=", "-p", str(pid)], capture_output=True, text=True).stdout.strip()[:1] != "Z"
+    )
