@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -121,3 +124,17 @@ class IndexRowReads:
             return found
 
         monkeypatch.setattr(Index, "query_rows", counted)
+
+
+@contextlib.contextmanager
+def read_only_trash_files(files: Path) -> Iterator[None]:
+    """A Trash `files/` folder on a small read-only tmpfs (another file system that refuses
+    what is moved into it), unmounted after; the test is skipped where nothing can be mounted."""
+    files.mkdir(parents=True, exist_ok=True)
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", str(files)], capture_output=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode(errors='replace').strip()}")
+    try:
+        yield
+    finally:
+        subprocess.run(["umount", str(files)], check=False)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import orjson
 import pytest
+from conftest import read_only_trash_files
 from test_cli_actions import env, run, write_session  # noqa: F401
 
 from seance.core.clean import Criteria, human_size, parse_age, parse_size, plan_clean
@@ -136,19 +137,12 @@ def test_clean_keeps_a_session_an_agent_is_writing_and_says_so(env, capsys) -> N
 def test_clean_yes_that_moves_nothing_it_chose_does_not_exit_0(env, capsys) -> None:
     """Every move refused (here the Trash's `files/` is a read-only mount): "moved 0 sessions",
     each "not moved" on stderr, and exit 0, so `seance clean … --yes && echo cleaned` said done."""
-    import subprocess
 
     root = env / "sessions"
     idle = write_session(root, "/proj", "dddd0000", mtime_s=OLD)
     files = env / "data" / "Trash" / "files"
-    files.mkdir(parents=True)
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", str(files)], capture_output=True)
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode(errors='replace').strip()}")
-    try:
+    with read_only_trash_files(files):
         code, out, err = run(capsys, "clean", "--root", str(root), "--cwd", "/proj", "--larger-than", "0", "--yes")
-    finally:
-        subprocess.run(["umount", str(files)], check=False)
     assert code == 2 and out.startswith("moved 0 sessions") and "not moved" in err and idle.exists()
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import orjson
 import pytest
+from conftest import read_only_trash_files
 
 from seance.cli import main
 from seance.core import writes
@@ -285,18 +286,11 @@ def test_rm_bad_input(env, capsys) -> None:
 def test_rm_names_the_trash_folder_it_could_not_write(env, capsys) -> None:
     """An error between two paths (a rename into the Trash) named only the first: a temp file
     in `.seance-incoming` (or the session itself), never the `files/` folder that refused."""
-    import subprocess
 
     session = write_session(env / "sessions", "/proj", "ffff0000", mtime_s=OLD)
     files = env / "data" / "Trash" / "files"
-    files.mkdir(parents=True)
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", str(files)], capture_output=True)
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode(errors='replace').strip()}")
-    try:
+    with read_only_trash_files(files):
         code, _, err = run(capsys, "rm", str(session))
-    finally:
-        subprocess.run(["umount", str(files)], check=False)
     assert code == 2 and f"-> {files}/{session.name}" in err and session.exists()
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import read_only_trash_files
 
 from seance.core import trash as trash_module
 from seance.core.session import SessionError
@@ -268,7 +269,6 @@ def test_a_move_that_cannot_reach_the_trash_files_folder_puts_the_session_back(h
     copy is renamed into `files/`.  When that last rename failed (here `files/` is a read-only
     mount: EXDEV then EROFS, as a `files/` that is not writable gives EACCES), the copy and the
     `.trashinfo` were removed but the session stayed aside: gone from every listing, no undo."""
-    import subprocess
 
     session = make_session(home / "s", text="keep me")
     content = session.read_bytes()
@@ -277,15 +277,8 @@ def test_a_move_that_cannot_reach_the_trash_files_folder_puts_the_session_back(h
     (artifacts / "draft.txt").write_text("draft")
     at_rest(artifacts)
     files = home / "data" / "Trash" / "files"
-    files.mkdir(parents=True)
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", str(files)], capture_output=True)
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode(errors='replace').strip()}")
-    try:
-        with pytest.raises(OSError):
-            trash_session(session)
-    finally:
-        subprocess.run(["umount", str(files)], check=False)
+    with read_only_trash_files(files), pytest.raises(OSError):
+        trash_session(session)
     assert sorted(p.name for p in session.parent.iterdir()) == sorted([session.name, artifacts.name]), "nothing aside"
     assert session.read_bytes() == content and (artifacts / "draft.txt").read_text() == "draft"
     trash = home / "data" / "Trash"
