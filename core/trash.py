@@ -54,7 +54,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any, BinaryIO, Generic, TypeVar
 from urllib.parse import quote, unquote
 
 import orjson
@@ -1099,10 +1099,7 @@ def _merge_back(item: TrashedItem) -> None:
             temp.unlink(missing_ok=True)
             raise
         fsync_dir(destination.parent)
-        recreated.seek(cut)
-        late = recreated.read()
-        time.sleep(0.05)  # an append that opened the old file just before the rename lands now
-        late += recreated.read()
+        late = _late_lines(recreated, cut)
     if late:
         with open(destination, "ab") as writer:
             writer.write(late)
@@ -1133,14 +1130,20 @@ def _merge_back_link(item: TrashedItem) -> None:
                     writer.truncate(size)
             raise
         fsync_dir(destination.parent)
-        recreated.seek(cut)
-        late = recreated.read()
-        time.sleep(0.05)  # an append that opened the agent's file just before the rename lands now
-        late += recreated.read()
+        late = _late_lines(recreated, cut)
     if late:
         _append_lines(target, late)
     os.unlink(item.trashed)
     _remove_info_if_ours(item.info, item.info_text)
+
+
+def _late_lines(recreated: BinaryIO, cut: int) -> bytes:
+    """What the agent's file holds after `cut` once the merged file (or the link) took its
+    path: an append that opened it just before the rename lands in it now, so look twice."""
+    recreated.seek(cut)
+    late = recreated.read()
+    time.sleep(0.05)
+    return late + recreated.read()
 
 
 def _append_lines(path: Path, lines: bytes) -> int:
