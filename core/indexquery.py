@@ -421,7 +421,6 @@ def _ordered(
     from .search.fuzzy import MIN_FUZZY
 
     paths = target is None
-    full_text = query.full_text()
     every = sessions
     if target is not None:
         sessions = [row for row in sessions if row[_CWD] and resolve(row[_CWD]) == target]
@@ -462,7 +461,7 @@ def _ordered(
 
     candidates = in_titles | {position for position in anywhere - in_titles if file_ids[position] not in hits}
     # (a plain one is in the substring tier: `_rank_candidates` ranks the others)
-    ranked = _rank_candidates(query, sessions, sorted(candidates - plain), hits, index.chunk, full_text, paths)
+    ranked = _rank_candidates(query, sessions, sorted(candidates - plain), hits, index.chunk, paths)
     if ranked is None:
         return None
     tiers, full_text_hits, after = ranked
@@ -850,7 +849,6 @@ def _rank_candidates(
     positions: list[int],
     hits: dict[int, tuple[str, int]],
     chunk: Callable[[int], str],
-    full_text: FullText | None,
     paths: bool,
 ) -> tuple[list[list[int]], dict[int, str], list[int]] | None:
     """`rank.search` over the candidates (positions in `sessions`, newest first): the
@@ -872,12 +870,9 @@ def _rank_candidates(
     position_of = {row[_PATH]: position for row, position in zip(rows, positions, strict=True)}
     # the candidates' index hits, each `TextHit` made only if `rank` asks for it
     found = {row[_FILE_ID]: best for row in rows if (best := hits.get(row[_FILE_ID])) is not None}
-    text_hits = IndexHits.of_fields(
-        found,
-        {row[_FILE_ID]: row[_PATH] for row in rows},
-        chunk,
-        full_text.highlight if full_text is not None else None,
-    )
+    # (no highlight: only the tiers are read here, never a snippet, and the pattern's word
+    # syntax costs a pass over Unicode, ~60 ms of a query's first asking)
+    text_hits = IndexHits.of_fields(found, {row[_FILE_ID]: row[_PATH] for row in rows}, chunk, None)
     before: list[list[int]] = [[] for _tier in range(FULL_TEXT)]
     after: list[int] = []
     in_full_text: dict[int, str] = {}

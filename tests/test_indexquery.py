@@ -109,6 +109,29 @@ def test_ranked_from_the_index_equals_the_refreshing_path_on_a_generated_corpus(
     assert compare(root, tmp_path / "cache", workers) > 500
 
 
+def test_a_ranked_answer_never_makes_the_highlight_pattern(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CLI prints no snippet, and the pattern's word syntax is a pass over Unicode (~60 ms
+    of a new word's first asking at 100,000 sessions): ranking only reads the hits' fields."""
+    from seance.core.search import query as query_module
+
+    root = tmp_path / "sessions"
+    generate_corpus(root, sessions=60, projects=3, seed=5, mean_bytes=4000)
+    catalog = Catalog(folders(root), cache_dir=tmp_path / "cache")
+    try:
+        catalog.refresh()
+        expected = {query: reference(catalog, query, None) for query in QUERIES}
+
+        def refused(terms: object) -> None:
+            raise AssertionError(f"a highlight pattern was made for {terms!r}")
+
+        monkeypatch.setattr(query_module, "words_pattern", refused)
+        for query in QUERIES:
+            assert ranked(catalog, query, None) == expected[query], query
+        assert any(expected.values())
+    finally:
+        catalog.close()
+
+
 def test_ranked_from_the_index_equals_the_refreshing_path_on_the_shared_corpus(corpus: Path, tmp_path: Path) -> None:
     root = tmp_path / "corpus"
     shutil.copytree(corpus, root)
