@@ -300,11 +300,13 @@ def test_a_session_whose_cwd_is_gone_is_asked_about_once_by_pi(pi: Pi) -> None:
     pi.wait_for("Resumed session in current cwd")
 
 
-def test_a_tree_entry_of_a_v1_session_is_reached_and_pi_survives(pi: Pi) -> None:
+@pytest.mark.parametrize("earlier_turns", [0, 6000])
+def test_a_tree_entry_of_a_v1_session_is_reached_and_pi_survives(pi: Pi, earlier_turns: int) -> None:
     """A v1 session has no entry ids: seance derives its own, pi draws random ones when it
     opens the file, so navigateTree(seance's id) threw "Entry … not found" inside the switch,
     and pi's resume treated that as fatal: pi exited (status 1).  The entry is now found by its
-    place in the file."""
+    place in the file.  With 6,000 turns before it (`tree --json` ~1.4 MB, over spawnSync's
+    default 1 MiB buffer) the position was lost and pi opened the session at its leaf."""
     usage = {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2, "cost": {"total": 0}}
 
     def message(role: str, text: str) -> dict:
@@ -317,7 +319,10 @@ def test_a_tree_entry_of_a_v1_session_is_reached_and_pi_survives(pi: Pi) -> None
         }
 
     header = {"type": "session", "id": "v1echo-0000", "timestamp": "2026-01-01T10:00:00.000Z", "cwd": str(pi.project)}
-    lines = [header, message("user", "echo first"), message("assistant", "ok echo"), message("user", "echo second")]
+    lines = [header]
+    for turn in range(earlier_turns):
+        lines += [message("user", f"earlier {turn}"), message("assistant", f"ok earlier {turn}")]
+    lines += [message("user", "echo first"), message("assistant", "ok echo"), message("user", "echo second")]
     lines.append(message("assistant", "ok echo 2"))
     pi.sessions.mkdir(parents=True)
     v1 = pi.sessions / "2026-01-01T10-00-00-000Z_v1echo-0000.jsonl"
@@ -325,8 +330,10 @@ def test_a_tree_entry_of_a_v1_session_is_reached_and_pi_survives(pi: Pi) -> None
     pi.node(str(PI_CLI), "install", str(EXTENSION))
     pi.start(SEANCE_COMMAND=f"{shlex.quote(sys.executable)} -m seance")
     pi.wait_for("seance.ts")
-    pi.command("/seance echo")
-    pi.wait_for(lambda screen: "› echo first" in screen and "Sort:" in screen)
+    # (with earlier turns "echo" is not in the title: the tree would open on its first match)
+    pi.command("/seance" if earlier_turns else "/seance echo")
+    title = "› earlier 0" if earlier_turns else "› echo first"
+    pi.wait_for(lambda screen: title in screen and "Sort:" in screen, timeout=40)
     pi.keys("C-t")
     pi.wait_for("Session Tree")
     pi.keys("Up", "Enter")  # from the leaf ("ok echo 2") up to "echo second"

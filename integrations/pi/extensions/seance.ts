@@ -25,6 +25,8 @@ import { SessionManager } from "@mariozechner/pi-coding-agent";
 
 const SHORTCUT = "alt+s"; // unbound in pi 0.73.1 (docs/keybindings.md)
 const CANCELLED = 130; // seance's exit code for Esc / Ctrl+C
+// spawnSync's output limit: its default (1 MiB) kills the child and truncates what it printed
+const UNBOUNDED = Number.POSITIVE_INFINITY;
 
 /** What `seance pick --json` prints (README: "Inside pi" and the pick contract table). */
 interface Pick {
@@ -67,6 +69,7 @@ function runSeance(args: string[], cwd: string): Outcome {
 		stdio: ["inherit", "pipe", "pipe"],
 		encoding: "utf8",
 		env: process.env,
+		maxBuffer: UNBOUNDED, // (past the default 1 MiB, spawnSync kills seance mid-pick)
 	});
 	if (run.error) {
 		const missing = (run.error as NodeJS.ErrnoException).code === "ENOENT";
@@ -136,6 +139,7 @@ function v1Position(path: string, entryId: string): number | null {
 		stdio: ["ignore", "pipe", "pipe"],
 		encoding: "utf8",
 		env: process.env,
+		maxBuffer: UNBOUNDED, // (~110 bytes a node: the default 1 MiB ended at ~9,500 entries)
 	});
 	try {
 		const nodes = (JSON.parse(run.stdout) as { nodes: { id: string }[] }).nodes;
