@@ -22,7 +22,9 @@ line), so a delete racing it makes pi re-create a headerless file at the old pat
   `.seance-incoming/TOKEN.data`, fsync, and retry the copy if the source changed meanwhile;
   then rename the source aside in its own folder (`.seance-trashing-TOKEN`: the path is free,
   no more appends reach the old file), copy the lines appended in between, fsync, rename the
-  copy into `files/` (the commit point), remove the aside file.  A `kill -9` at any point
+  copy into `files/` (the commit point), remove the aside file.  A commit that fails puts the
+  session back, merged (as undo merges) with the file an agent's next line made at the freed
+  path meanwhile; anything else there leaves it aside, named in the error.  A `kill -9` at any point
   leaves a journal whose process is dead; the next trash operation (`recover_interrupted`)
   finishes the move if the source had been put aside (the copy is redone from it), and
   otherwise rolls back: the partial copy is removed, and the `.trashinfo` too — only if it
@@ -658,8 +660,12 @@ def _move_in(source: Path, destination: Path, journal: _Journal) -> None:
         if copied is not None:
             _catch_up(aside, data, copied)
         os.rename(data, destination)  # the commit point (`files/` not writable: refused here)
-    except BaseException:
-        _put_back(aside, source)
+    except BaseException as error:
+        if not _put_back(aside, source) and isinstance(error, Exception):
+            raise TrashError(
+                f"{source}: not moved to the Trash ({_one_line(error)}), and another file is at its path "
+                f"now: the session is kept beside it as {aside.name}"
+            ) from error
         raise
     fsync_dir(destination.parent)
     if copied is not None:
@@ -668,21 +674,36 @@ def _move_in(source: Path, destination: Path, journal: _Journal) -> None:
     _remove(aside)
 
 
-def _put_back(aside: Path, source: Path) -> None:
-    """Undo the rename aside of a move that failed: never over a file the agent re-created
-    meanwhile (a link refuses to replace one); a folder or a link goes back as itself."""
-    with contextlib.suppress(OSError):
+def _put_back(aside: Path, source: Path) -> bool:
+    """Undo the rename aside of a move that failed; True once the session is at `source`
+    again.  A folder or a link goes back as itself, never over a file the agent re-created
+    meanwhile (a link refuses to replace one): a re-created file that continues the session
+    (pi's next line, after the path was freed) is merged with it, as undo merges; anything
+    else there leaves the session aside (False, for the caller to name it)."""
+    try:
         if os.path.isdir(aside) and not os.path.islink(aside):
             os.rename(aside, source)  # (a non-empty folder made there meanwhile refuses it)
-            return
+            return True
         try:
             os.link(aside, source, follow_symlinks=False)
         except OSError as error:
-            if error.errno not in NO_HARD_LINKS or os.path.lexists(source):
-                return
-            os.rename(aside, source)  # a filesystem without hard links: rename after a check
-            return
+            if error.errno in NO_HARD_LINKS and not os.path.lexists(source):
+                os.rename(aside, source)  # a filesystem without hard links: rename after a check
+                return True
+            if error.errno != errno.EEXIST or not _continued_at(source, aside):
+                return False
+            _merge_into(aside, source)
         os.unlink(aside)
+        return True
+    except OSError:
+        return False
+
+
+def _continued_at(path: Path, saved: Path) -> bool:
+    """Whether the file at `path` is an agent's continuation of the session `saved` (a file,
+    or a link read as from `path`'s folder): its lines go after the session's."""
+    data = _link_target(saved, path) if os.path.islink(saved) else saved
+    return os.path.isfile(path) and not os.path.islink(path) and _continues(path, data)
 
 
 def _copy_tail(source: Path, destination: Path) -> None:
@@ -1076,24 +1097,30 @@ def _copy_into(source: Path, destination: Path) -> None:
 
 
 def _merge_back(item: TrashedItem) -> None:
-    """Restore the deleted session with the agent's lines written since appended after it.
+    """Restore the deleted session with the agent's lines written since appended after it."""
+    _merge_into(item.trashed, item.original)
+    os.unlink(item.trashed)
+    _remove_info_if_ours(item.info, item.info_text)
 
-    The re-created file is kept open: lines the agent appends to it after it was read (until
-    the merged file replaces it at the path) are read from that descriptor and appended too.
-    """
-    if os.path.islink(item.trashed):
-        _merge_back_link(item)
+
+def _merge_into(saved: Path, destination: Path) -> None:
+    """Put the session `saved` (a file or a link) back at `destination`, where an agent
+    re-created the file since, with the agent's lines after its own; `saved` is left for the
+    caller to remove.  The re-created file is kept open: lines the agent appends to it after
+    it was read (until the merged file replaces it at the path) are read from that descriptor
+    and appended too."""
+    if os.path.islink(saved):
+        _merge_link_into(saved, destination)
         return
-    destination = item.original
     temp = destination.with_name(f"{RESTORING_PREFIX}{uuid.uuid4().hex[:12]}")
     with open(destination, "rb") as recreated:
         appended = recreated.read()
         cut = appended.rfind(b"\n") + 1
         try:
-            with open(item.trashed, "rb") as reader:
+            with open(saved, "rb") as reader:
                 _copy_stream(reader, temp, truncate=True)
             _append_lines(temp, appended[:cut])
-            shutil.copymode(item.trashed, temp)  # a private (0600) session stays private (last: 0444 too)
+            shutil.copymode(saved, temp)  # a private (0600) session stays private (last: 0444 too)
             os.rename(temp, destination)
         except BaseException:
             temp.unlink(missing_ok=True)
@@ -1105,14 +1132,12 @@ def _merge_back(item: TrashedItem) -> None:
             writer.write(late)
             writer.flush()
             os.fsync(writer.fileno())
-    os.unlink(item.trashed)
-    _remove_info_if_ours(item.info, item.info_text)
 
 
-def _merge_back_link(item: TrashedItem) -> None:
-    """`_merge_back` of a symlinked session: the agent's lines go to the link's target (where
+def _merge_link_into(link: Path, destination: Path) -> None:
+    """`_merge_into` of a symlinked session: the agent's lines go to the link's target (where
     the session's lines are), and the link takes back the path the agent's file holds."""
-    destination, target = item.original, _link_target(item.trashed, item.original)
+    target = _link_target(link, destination)
     temp = destination.with_name(f"{RESTORING_PREFIX}{uuid.uuid4().hex[:12]}")
     with open(destination, "rb") as recreated:
         appended = recreated.read()
@@ -1121,7 +1146,7 @@ def _merge_back_link(item: TrashedItem) -> None:
         written = 0
         try:
             written = _append_lines(target, appended[:cut])
-            os.symlink(os.readlink(item.trashed), temp)
+            os.symlink(os.readlink(link), temp)
             os.rename(temp, destination)
         except BaseException:
             temp.unlink(missing_ok=True)
@@ -1133,8 +1158,6 @@ def _merge_back_link(item: TrashedItem) -> None:
         late = _late_lines(recreated, cut)
     if late:
         _append_lines(target, late)
-    os.unlink(item.trashed)
-    _remove_info_if_ours(item.info, item.info_text)
 
 
 def _late_lines(recreated: BinaryIO, cut: int) -> bytes:

@@ -285,6 +285,61 @@ def test_a_move_that_cannot_reach_the_trash_files_folder_puts_the_session_back(h
     assert list((trash / "info").iterdir()) == [] and list((trash / ".seance-incoming").iterdir()) == []
 
 
+def commit_refused_after(monkeypatch, agent_writes) -> None:
+    """Across filesystems, the copy's rename into `files/` (the commit point) fails with EROFS,
+    and `agent_writes()` runs just before it: after the session was renamed aside, when its
+    path is free and an agent's next line re-creates the file."""
+    across_filesystems(monkeypatch)
+    inner = trash_module.os.rename
+
+    def rename(source, destination):
+        if ".seance-incoming" in str(source) and Path(destination).parent.name == "files":
+            agent_writes()
+            raise OSError(errno.EROFS, "Read-only file system")
+        return inner(source, destination)
+
+    monkeypatch.setattr(trash_module.os, "rename", rename)
+
+
+@pytest.mark.parametrize("linked", [False, True], ids=["file", "symlink"])
+def test_a_move_that_fails_after_an_agent_wrote_the_freed_path_merges_its_line_back(home, monkeypatch, linked) -> None:
+    """The commit failed after the session was put aside and pi's next line had re-created the
+    file: the put-back refused to replace that file, so the session stayed as
+    `.seance-trashing-*`, listed nowhere, and the new file held one headerless line.  Now the
+    two are merged as undo merges them (a link's target takes the line, the link comes back)."""
+    real = make_session(home / "kept" if linked else home / "s", text='{"type":"message","id":"m1","parentId":null}')
+    content = real.read_bytes()
+    session = real
+    if linked:
+        session = home / "s" / real.name
+        session.parent.mkdir()
+        session.symlink_to(os.path.relpath(real, session.parent))
+    line = '{"type":"message","id":"m2","parentId":"m1"}\n'
+    commit_refused_after(monkeypatch, lambda: Path(session).write_text(line))
+    with pytest.raises(OSError, match="Read-only"):
+        trash_session(session)
+    assert sorted(p.name for p in session.parent.iterdir()) == [session.name], "nothing aside, no temp"
+    assert session.is_symlink() == linked
+    assert session.read_bytes() == content + line.encode()
+    trash = home / "data" / "Trash"
+    assert list((trash / "info").iterdir()) == [] and list((trash / ".seance-incoming").iterdir()) == []
+
+
+def test_a_move_that_fails_with_another_file_at_the_freed_path_names_where_the_session_is(home, monkeypatch) -> None:
+    """What appeared at the freed path is not the session's continuation (a new header): it is
+    left alone, and the error says where the session was kept, not just why the move failed."""
+    session = make_session(home / "s", text='{"type":"message","id":"m1","parentId":null}')
+    content = session.read_bytes()
+    other = '{"type":"session","version":3,"id":"new","timestamp":"2025-01-02T00:00:00.000Z","cwd":"/p"}\n'
+    commit_refused_after(monkeypatch, lambda: session.write_text(other))
+    with pytest.raises(TrashError, match=r"kept beside it as \.seance-trashing-") as refused:
+        trash_session(session)
+    assert "Read-only file system" in str(refused.value)
+    assert session.read_text() == other
+    (aside,) = session.parent.glob(".seance-trashing-*")
+    assert aside.read_bytes() == content
+
+
 def test_undo_merging_an_agents_new_lines_keeps_the_sessions_mode(home) -> None:
     """An agent re-created the deleted session's file (a line continuing it); undo merges the
     two into a new file, which was made with the default mode: a private (0600) session came

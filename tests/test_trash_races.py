@@ -217,6 +217,56 @@ def test_delete_while_pi_appends_across_filesystems_10_trials_loses_no_line(env,
 
 
 @needs_pi
+@pytest.mark.slow
+def test_a_move_refused_at_its_commit_while_pi_appends_10_trials_loses_no_line(env, shm, monkeypatch) -> None:
+    """Across filesystems the session is renamed aside before its copy is renamed into `files/`;
+    when that commit fails (a read-only or full Trash), the session goes back, merged with
+    what pi appended to its freed path meanwhile.  The put-back used to refuse to replace pi's
+    new file: the session stayed hidden as `.seance-trashing-*`, the new file headerless."""
+    from seance.core import trash as trash_module
+
+    inner = os.rename
+
+    def rename(source, destination):
+        if INCOMING in str(source) and Path(destination).parent.name == "files":
+            raise OSError(errno.EROFS, "Read-only file system")
+        return inner(source, destination)
+
+    monkeypatch.setattr(trash_module.os, "rename", rename)
+    merges: list[Path] = []
+    merge = trash_module._merge_into
+    monkeypatch.setattr(trash_module, "_merge_into", lambda saved, path: (merges.append(path), merge(saved, path)))
+    rng = random.Random(11)
+    sessions = [write_session(shm / f"t{trial}", f"sess{trial}", turns=200, pad=2000) for trial in range(10)]
+    before = {session: entry_ids(session) for session in sessions}
+    outcomes: dict[str, int] = {}
+    for session in sessions:  # (one agent at a time: each move must land while its agent writes)
+        agent = Agent(session, count=300, interval_us=rng.choice([2000, 3000, 5000])).ready()
+        wait_for_growth(session, session.stat().st_size)
+        time.sleep(rng.uniform(0, 0.02))
+        try:
+            trash_session(session, trash=env / "data" / "Trash", active_seconds=0)
+        except SessionInUse:
+            outcome = "refused"
+        except OSError as error:
+            assert error.errno == errno.EROFS, error
+            outcome = "merged with pi's new file" if session in merges else "put back"
+        else:
+            raise AssertionError("the commit cannot succeed here")
+        written = agent.ids()
+        restored = entry_ids(session)
+        expected = before[session] + written
+        assert sorted(restored) == sorted(expected) and len(set(restored)) == len(restored), "no line lost or doubled"
+        assert not isinstance(read_session(session), NotASession)
+        assert sorted(path.name for path in session.parent.iterdir()) == [session.name], "nothing left aside"
+        if restored != expected:
+            outcome += ", a late line after newer ones"
+        outcomes[outcome] = outcomes.get(outcome, 0) + 1
+    print("refused commit outcomes:", outcomes)
+    assert merges, "pi wrote to the freed path in some trial: the merge was raced"
+
+
+@needs_pi
 def test_a_session_pi_holds_open_is_refused_unless_forced(env) -> None:
     session = write_session(env / "sessions", "held")
     os.utime(session, (LONG_AGO, LONG_AGO))
