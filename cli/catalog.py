@@ -329,13 +329,16 @@ def _query_rows(
 
 
 def _matching(catalog: Catalog, query: str, cwd: str | None, marks: Marks) -> list[SessionSummary]:
-    """`apply_query(catalog.exact(cwd, full_text=True), ...)`, answered from the index
-    (`Catalog.matching`: only the sessions that may match are decoded)."""
+    """`apply_query(catalog.exact(cwd, full_text=True), ...)`, answered from the index: by a
+    fresh index per hit (`Catalog.ranked_summaries`, as `ls --json --query`), else with only
+    the sessions that may match decoded (`Catalog.matching`)."""
     from seance.core.search import parse_query
 
     try:
+        parsed = parse_query(query)
         with gc_paused():  # as in `_matching_pi_json`
-            return catalog.matching(parse_query(query), cwd, marks=marks)
+            ranked = catalog.ranked_summaries(parsed, cwd)
+            return ranked if ranked is not None else catalog.matching(parsed, cwd, marks=marks)
     except ValueError as error:
         raise CliError(f"bad query: {error}") from error
 

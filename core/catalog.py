@@ -31,7 +31,7 @@ import stat as stat_module
 import sys
 import threading
 import time
-from collections.abc import Callable, Collection, Generator, Iterator, Mapping
+from collections.abc import Callable, Collection, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
 from pathlib import Path
@@ -740,6 +740,12 @@ class Catalog:
         rows, not_sessions, count = answer
         skipped = [*found().skipped, *((Path(path), reason) for path, reason in not_sessions)]
         self.last_stats = RefreshStats(files=len(found().infos), reused=count, skipped=skipped)
+        return self._summaries_of(rows)
+
+    def _summaries_of(self, rows: Sequence[tuple]) -> list[SessionSummary]:
+        """The summaries of `Index.query_rows()` rows, in their order: each decoded from its
+        stored blob if that passes the row's check, else its file read again (gone: left out)."""
+        rows = list(rows)
         stored = self._guarded(lambda index: index.checked_payloads(rows, "summary") if index is not None else {})
         summaries: list[SessionSummary] = []
         for row in rows:
@@ -873,6 +879,13 @@ class Catalog:
             skipped = [*head.skipped, *((Path(path), reason) for path, reason in answer.skipped)]
             self.last_stats = RefreshStats(files=head.files, reused=answer.sessions, skipped=skipped)
         return answer
+
+    def ranked_summaries(self, query: Query, cwd: str | None = None) -> list[SessionSummary] | None:
+        """`matching(query, cwd)` from `ranked`: the same sessions in the same order, decoded
+        for the hits alone (`ls --query`'s rows), with no row loaded and filtered for the
+        others.  None when `ranked` cannot answer (the caller asks `matching`)."""
+        answer = self.ranked(query, cwd)
+        return None if answer is None else self._summaries_of(answer.rows)
 
     def _scope(self, target: str | None) -> bytes:
         """These roots' `index.scope_key` for project `target` (None: all projects, the scope

@@ -81,16 +81,24 @@ class TextHit:
 
     __slots__ = ("_chunk", "_highlight", "_snippet", "field", "path")
 
-    def __init__(self, path: str, field: str, chunk: Callable[[], str], highlight: Pattern[str] | None) -> None:
+    def __init__(
+        self,
+        path: str,
+        field: str,
+        chunk: Callable[[], str],
+        highlight: Pattern[str] | Callable[[], Pattern[str] | None] | None,
+    ) -> None:
         self.path = path
         self.field = field
         self._chunk = chunk
-        self._highlight = highlight  # `FullText.highlight`: the words FTS5 matched
+        # `FullText.highlight`: the words FTS5 matched, or what makes it when a snippet is first asked for
+        self._highlight = highlight
         self._snippet: Snippet | None = None
 
     def _made(self) -> Snippet:
         if self._snippet is None:
-            body, pattern = self._chunk(), self._highlight  # (words: found in the text accents folded)
+            pattern = self._highlight() if callable(self._highlight) else self._highlight
+            body = self._chunk()  # (words: found in the text accents folded)
             first = pattern.search(fold_accents(body)) if pattern is not None else None
             self._snippet = make_snippet(
                 body,
