@@ -24,7 +24,7 @@ from seance.core.gcpause import gc_paused
 from seance.core.text import display_text, home_short, json_bytes, relative_age
 
 from .errors import CliError, ExitCode
-from .output import ProgressBar, put_line, say, write_json_bytes, write_json_pieces, write_json_views
+from .output import ProgressBar, put_line, put_lines, say, write_json_bytes, write_json_pieces, write_json_views
 from .scope import Scope, scope_options
 
 # The listing (its rows, sorts, threading) is imported where a listing is arranged: an answer
@@ -398,6 +398,8 @@ def _print_rows(rows: list[listing.ThreadedRow], show_cwd: bool, marks: Marks) -
     from seance.core.marks import NO_MARK
 
     now_ms = time.time() * 1000
+    folders: dict[str, str] = {}  # cwd -> its part of the line (thousands of rows share a few)
+    lines: list[str] = []
     for row in rows:
         summary = row.summary
         mark = marks.get(summary.id, NO_MARK) if summary.id else NO_MARK
@@ -412,8 +414,18 @@ def _print_rows(rows: list[listing.ThreadedRow], show_cwd: bool, marks: Marks) -
         if row.children:
             parts.append(f"· {children_label(row.children)}")
         if show_cwd:
-            parts.append(f"  ({display_text(home_short(summary.cwd)) or '?'})")
-        put_line(" ".join(parts))
+            folder = folders.get(summary.cwd)
+            if folder is None:
+                folder = folders[summary.cwd] = f"  ({display_text(home_short(summary.cwd)) or '?'})"
+            parts.append(folder)
+        lines.append(" ".join(parts))
+        if len(lines) >= _ROWS_PER_WRITE:
+            put_lines(lines)
+            lines.clear()
+    put_lines(lines)
+
+
+_ROWS_PER_WRITE = 4096
 
 
 def _report_skipped(catalog: Catalog, *, quick: bool = False) -> None:

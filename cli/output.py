@@ -62,6 +62,11 @@ def put_line(text: str) -> None:
     sys.stdout.write(visible(text) + "\n")
 
 
+def put_lines(texts: Iterable[str]) -> None:
+    """`put_line` of each, in one write."""
+    sys.stdout.write("".join([visible(text) + "\n" for text in texts]))
+
+
 def put_path(path: object) -> None:
     """A path on stdout, alone on its line: as is, or `$'...'`-quoted if it holds a control."""
     sys.stdout.write(shell_path(path) + "\n")
