@@ -78,12 +78,13 @@ RESTORING_PREFIX = ".seance-restoring-"
 COPY_ATTEMPTS = 3
 CHUNK = 1 << 20
 SETTLE_SECONDS = 0.02  # an append already under way (open, write, close) finishes well within this
+LINE_WAITS = 50  # settles waited for an agent's first line to end (~1 s: a line of many MB)
 
 T = TypeVar("T")
 
 
 class TrashError(SessionError):
-    """A delete or undo that cannot be done; nothing was changed."""
+    """A delete or undo that cannot be done: nothing was changed, or the message says what was."""
 
 
 class NotASessionFile(TrashError):
@@ -424,8 +425,9 @@ def trash_session(
     if len(pending) > 1:
         try:
             items.append(pending[1].commit())
-        except OSError as error:  # keep the two together: put the session file back
-            _restore(items[0])
+        except (OSError, TrashError) as error:  # keep the two together: the session file comes back
+            # (merged with what an agent wrote at its path since, as undo merges)
+            undo(TrashReceipt((items[0],), moment.isoformat()))
             raise TrashError(f"{sources[1]}: could not move the artifacts folder to the Trash ({error})") from error
     return TrashReceipt(tuple(items), moment.isoformat())
 
@@ -661,12 +663,15 @@ def _move_in(source: Path, destination: Path, journal: _Journal) -> None:
             _catch_up(aside, data, copied)
         os.rename(data, destination)  # the commit point (`files/` not writable: refused here)
     except BaseException as error:
-        if not _put_back(aside, source) and isinstance(error, Exception):
-            raise TrashError(
-                f"{source}: not moved to the Trash ({_one_line(error)}), and another file is at its path "
-                f"now: the session is kept beside it as {aside.name}"
-            ) from error
-        raise
+        if _put_back(aside, source):
+            raise
+        folder = os.path.isdir(aside) and not os.path.islink(aside)
+        there, what = ("folder", "folder") if folder else ("file", "session")
+        kept = f"another {there} is at its path now: the {what} is kept beside it as {aside.name}"
+        if not isinstance(error, Exception):  # (an interrupt stays one: it says where the session is)
+            error.add_note(f"seance: {source}: {kept}")
+            raise
+        raise TrashError(f"{source}: not moved to the Trash ({_one_line(error)}), and {kept}") from error
     fsync_dir(destination.parent)
     if copied is not None:
         _copy_tail(aside, destination)  # a line that was still on its way (see `_catch_up`)
@@ -692,7 +697,12 @@ def _put_back(aside: Path, source: Path) -> bool:
                 return True
             if error.errno != errno.EEXIST or not _continued_at(source, aside):
                 return False
-            _merge_into(aside, source)
+            try:
+                _merge_into(aside, source)
+            except OSError:
+                if not _holds_session(source, aside):
+                    return False  # (nothing changed at the path)
+                # merged in place; what failed came after it (the late lines: a full disk)
         os.unlink(aside)
         return True
     except OSError:
@@ -701,9 +711,28 @@ def _put_back(aside: Path, source: Path) -> bool:
 
 def _continued_at(path: Path, saved: Path) -> bool:
     """Whether the file at `path` is an agent's continuation of the session `saved` (a file,
-    or a link read as from `path`'s folder): its lines go after the session's."""
+    or a link read as from `path`'s folder): its lines go after the session's.  A first line
+    still being written (no newline yet: a long tool result) is waited for a while."""
     data = _link_target(saved, path) if os.path.islink(saved) else saved
-    return os.path.isfile(path) and not os.path.islink(path) and _continues(path, data)
+    if not os.path.isfile(path) or os.path.islink(path):
+        return False
+    for _wait in range(LINE_WAITS):
+        with open(path, "rb") as handle:
+            first = handle.readline(1 << 24)
+        if not first or first.endswith(b"\n"):
+            break
+        time.sleep(SETTLE_SECONDS)
+    return _continues(path, data)
+
+
+def _holds_session(path: Path, saved: Path) -> bool:
+    """Whether `path` now holds the session `saved` (a merge renamed it in place): the same
+    header line, or for a link the same link."""
+    if os.path.islink(saved):
+        return os.path.islink(path) and os.readlink(path) == os.readlink(saved)
+    with contextlib.suppress(OSError), open(path, "rb") as merged, open(saved, "rb") as kept:
+        return merged.readline() == kept.readline()
+    return False
 
 
 def _copy_tail(source: Path, destination: Path) -> None:
@@ -1125,7 +1154,8 @@ def _merge_into(saved: Path, destination: Path) -> None:
         except BaseException:
             temp.unlink(missing_ok=True)
             raise
-        fsync_dir(destination.parent)
+        with contextlib.suppress(OSError):  # (in place: the rename stands whatever this says)
+            fsync_dir(destination.parent)
         late = _late_lines(recreated, cut)
     if late:
         with open(destination, "ab") as writer:

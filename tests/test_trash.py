@@ -285,20 +285,34 @@ def test_a_move_that_cannot_reach_the_trash_files_folder_puts_the_session_back(h
     assert list((trash / "info").iterdir()) == [] and list((trash / ".seance-incoming").iterdir()) == []
 
 
-def commit_refused_after(monkeypatch, agent_writes) -> None:
-    """Across filesystems, the copy's rename into `files/` (the commit point) fails with EROFS,
-    and `agent_writes()` runs just before it: after the session was renamed aside, when its
-    path is free and an agent's next line re-creates the file."""
+def commit_refused_after(
+    monkeypatch, agent_writes, error: BaseException | None = None, *, folder_only: bool = False
+) -> None:
+    """Across filesystems, the copy's rename into `files/` (the commit point) fails (EROFS, or
+    `error`), and `agent_writes()` runs just before it: after the item was renamed aside, when
+    its path is free and an agent's next line re-creates the file.  `folder_only`: only the
+    artifacts folder's commit fails (the session file's went through)."""
     across_filesystems(monkeypatch)
     inner = trash_module.os.rename
 
     def rename(source, destination):
-        if ".seance-incoming" in str(source) and Path(destination).parent.name == "files":
+        folder = not str(destination).endswith(".jsonl")
+        if ".seance-incoming" in str(source) and Path(destination).parent.name == "files" and folder >= folder_only:
             agent_writes()
-            raise OSError(errno.EROFS, "Read-only file system")
+            raise error or OSError(errno.EROFS, "Read-only file system")
         return inner(source, destination)
 
     monkeypatch.setattr(trash_module.os, "rename", rename)
+
+
+def session_with_folder(home: Path) -> Path:
+    """A session whose artifacts folder (oh-my-pi's) holds one file, all written an hour ago."""
+    session = make_session(home / "s", text='{"type":"message","id":"m1","parentId":null}')
+    artifacts = session.with_suffix("")
+    artifacts.mkdir()
+    (artifacts / "draft.txt").write_text("draft")
+    at_rest(artifacts)
+    return session
 
 
 @pytest.mark.parametrize("linked", [False, True], ids=["file", "symlink"])
@@ -338,6 +352,103 @@ def test_a_move_that_fails_with_another_file_at_the_freed_path_names_where_the_s
     assert session.read_text() == other
     (aside,) = session.parent.glob(".seance-trashing-*")
     assert aside.read_bytes() == content
+
+
+def test_a_folder_refused_at_its_commit_brings_the_session_back_and_names_the_folder_kept_aside(
+    home, monkeypatch
+) -> None:
+    """After review: the session file reached the Trash, its artifacts folder's commit failed
+    and a subagent had made the folder again meanwhile.  The folder's put-back error (a
+    TrashError, not an OSError) got past the handler that brings the session file back: it
+    stayed in the Trash, with no receipt, and the message called the folder "the session"."""
+    session = session_with_folder(home)
+    content, artifacts = session.read_bytes(), session.with_suffix("")
+
+    def subagent_writes() -> None:
+        artifacts.mkdir()
+        (artifacts / "Alpha.jsonl").write_text("{}\n")
+
+    commit_refused_after(
+        monkeypatch, subagent_writes, OSError(errno.ENOSPC, "No space left on device"), folder_only=True
+    )
+    with pytest.raises(TrashError, match=r"the folder is kept beside it as \.seance-trashing-") as refused:
+        trash_session(session)
+    assert "artifacts folder" in str(refused.value)
+    assert session.read_bytes() == content, "the session file is back"
+    trash = home / "data" / "Trash"
+    assert list((trash / "files").iterdir()) == [] and list((trash / "info").iterdir()) == []
+    (aside,) = session.parent.glob(".seance-trashing-*")
+    assert (aside / "draft.txt").read_text() == "draft"
+
+
+def test_a_folder_refused_at_its_commit_merges_the_session_back_with_pi_s_new_line(home, monkeypatch) -> None:
+    """After review: the session file reached the Trash, its folder's commit failed, and pi's
+    next line had re-created the session file: bringing the session back refused that file,
+    so the session stayed in the Trash and the line alone at the path.  Merged, as undo does."""
+    session = session_with_folder(home)
+    content = session.read_bytes()
+    line = '{"type":"message","id":"m2","parentId":"m1"}\n'
+    commit_refused_after(monkeypatch, lambda: session.write_text(line), folder_only=True)
+    with pytest.raises(TrashError, match="could not move the artifacts folder"):
+        trash_session(session)
+    assert session.read_bytes() == content + line.encode()
+    assert (session.with_suffix("") / "draft.txt").read_text() == "draft"
+    assert sorted(p.name for p in session.parent.iterdir()) == sorted([session.name, session.with_suffix("").name])
+    trash = home / "data" / "Trash"
+    assert list((trash / "files").iterdir()) == [] and list((trash / "info").iterdir()) == []
+
+
+def test_a_put_back_merged_in_place_is_not_reported_aside_when_what_follows_fails(home, monkeypatch) -> None:
+    """After review: the merge renamed the session back into place, then the folder's fsync
+    failed (EIO): the put-back reported the session as kept aside, and it was in both places."""
+    session = make_session(home / "s", text='{"type":"message","id":"m1","parentId":null}')
+    content = session.read_bytes()
+    line = '{"type":"message","id":"m2","parentId":"m1"}\n'
+    commit_refused_after(monkeypatch, lambda: session.write_text(line))
+    real_fsync_dir = trash_module.fsync_dir
+
+    def fsync_dir(path):
+        if Path(path) == session.parent:
+            raise OSError(errno.EIO, "Input/output error")
+        return real_fsync_dir(path)
+
+    monkeypatch.setattr(trash_module, "fsync_dir", fsync_dir)
+    with pytest.raises(OSError, match="Read-only"):
+        trash_session(session)
+    assert sorted(p.name for p in session.parent.iterdir()) == [session.name], "no second copy aside"
+    assert session.read_bytes() == content + line.encode()
+
+
+def test_a_first_line_still_being_written_at_the_freed_path_is_waited_for(home, monkeypatch) -> None:
+    """After review: pi writes a long line (a big tool result) in one write; read half-way it
+    is not JSON yet, and the put-back took the file for another one and left the session aside."""
+    import threading
+
+    session = make_session(home / "s", text='{"type":"message","id":"m1","parentId":null}')
+    content = session.read_bytes()
+    head, tail = '{"type":"message","id":"m2","parentId":"m1","data":"' + "x" * 5000, '"}\n'
+
+    def pi_writes_in_two_halves() -> None:
+        session.write_text(head)
+        threading.Timer(0.1, lambda: session.open("a").write(tail)).start()
+
+    commit_refused_after(monkeypatch, pi_writes_in_two_halves)
+    with pytest.raises(OSError, match="Read-only"):
+        trash_session(session)
+    assert sorted(p.name for p in session.parent.iterdir()) == [session.name]
+    assert session.read_bytes() == content + (head + tail).encode()
+
+
+def test_an_interrupt_that_leaves_the_session_aside_says_where_it_is(home, monkeypatch) -> None:
+    """After review: Ctrl+C at the commit with another file at the freed path left the session
+    aside (its journal gone, so no recovery finds it) and the interrupt said nothing of it."""
+    session = make_session(home / "s", text='{"type":"message","id":"m1","parentId":null}')
+    other = '{"type":"session","version":3,"id":"new","timestamp":"2025-01-02T00:00:00.000Z","cwd":"/p"}\n'
+    commit_refused_after(monkeypatch, lambda: session.write_text(other), KeyboardInterrupt())
+    with pytest.raises(KeyboardInterrupt) as interrupted:
+        trash_session(session)
+    (aside,) = session.parent.glob(".seance-trashing-*")
+    assert any(aside.name in note for note in getattr(interrupted.value, "__notes__", []))
 
 
 def test_undo_merging_an_agents_new_lines_keeps_the_sessions_mode(home) -> None:

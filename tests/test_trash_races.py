@@ -264,6 +264,9 @@ def test_a_move_refused_at_its_commit_while_pi_appends_10_trials_loses_no_line(e
         outcomes[outcome] = outcomes.get(outcome, 0) + 1
     print("refused commit outcomes:", outcomes)
     assert merges, "pi wrote to the freed path in some trial: the merge was raced"
+    trash = env / "data" / "Trash"
+    assert not list((trash / "files").iterdir()) and not list((trash / "info").iterdir())
+    assert not list((trash / INCOMING).iterdir())
 
 
 @needs_pi
