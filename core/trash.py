@@ -79,6 +79,7 @@ COPY_ATTEMPTS = 3
 CHUNK = 1 << 20
 SETTLE_SECONDS = 0.02  # an append already under way (open, write, close) finishes well within this
 LINE_WAITS = 50  # settles waited for an agent's first line to end (~1 s: a line of many MB)
+CATCH_UP_PASSES = 20  # a merge's passes over an agent's new lines before its rename (each ends in an fsync)
 
 T = TypeVar("T")
 
@@ -1149,6 +1150,10 @@ def _merge_into(saved: Path, destination: Path) -> None:
             with open(saved, "rb") as reader:
                 _copy_stream(reader, temp, truncate=True)
             _append_lines(temp, appended[:cut])
+            # What the agent appended meanwhile (the copy takes a while): taken in until nothing
+            # more came during the last fsync, so the lines read late are only those of the
+            # instant before the rename, and seldom land after a newer line of the agent's.
+            cut = _caught_up(recreated, cut, temp)
             shutil.copymode(saved, temp)  # a private (0600) session stays private (last: 0444 too)
             os.rename(temp, destination)
         except BaseException:
@@ -1188,6 +1193,20 @@ def _merge_link_into(link: Path, destination: Path) -> None:
         late = _late_lines(recreated, cut)
     if late:
         _append_lines(target, late)
+
+
+def _caught_up(recreated: BinaryIO, cut: int, copy: Path) -> int:
+    """Append to `copy` the whole lines `recreated` holds past `cut`, fsynced, again and again
+    until a pass finds none (at most `CATCH_UP_PASSES`); returns the new cut."""
+    for _pass in range(CATCH_UP_PASSES):
+        recreated.seek(cut)
+        more = recreated.read()
+        whole = more.rfind(b"\n") + 1
+        if not whole:
+            break
+        _append_lines(copy, more[:whole])
+        cut += whole
+    return cut
 
 
 def _late_lines(recreated: BinaryIO, cut: int) -> bytes:
