@@ -244,7 +244,9 @@ def _run(handler: Handler, args: argparse.Namespace) -> int:
     except SessionError as error:
         _say_error(str(error))
         return ExitCode.BAD_INPUT
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as interrupt:
+        for note in getattr(interrupt, "__notes__", ()):  # (what an interrupted write left where: say it)
+            say(note)
         return ExitCode.CANCELLED
     except BrokenPipeError:
         return ExitCode.OK

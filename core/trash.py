@@ -79,7 +79,7 @@ COPY_ATTEMPTS = 3
 CHUNK = 1 << 20
 SETTLE_SECONDS = 0.02  # an append already under way (open, write, close) finishes well within this
 LINE_WAITS = 50  # settles waited for an agent's first line to end (~1 s: a line of many MB)
-CATCH_UP_PASSES = 20  # a merge's passes over an agent's new lines before its rename (each ends in an fsync)
+CATCH_UP_PASSES = 1000  # passes (a read and a write each) over an agent's new lines before a merge's fsync
 
 T = TypeVar("T")
 
@@ -427,9 +427,12 @@ def trash_session(
         try:
             items.append(pending[1].commit())
         except (OSError, TrashError) as error:  # keep the two together: the session file comes back
-            # (merged with what an agent wrote at its path since, as undo merges)
-            undo(TrashReceipt((items[0],), moment.isoformat()))
-            raise TrashError(f"{sources[1]}: could not move the artifacts folder to the Trash ({error})") from error
+            failed = f"{sources[1]}: could not move the artifacts folder to the Trash ({_one_line(error)})"
+            try:  # (merged with what an agent wrote at its path since, as undo merges)
+                undo(TrashReceipt((items[0],), moment.isoformat()))
+            except (OSError, TrashError) as refused:
+                raise TrashError(f"{failed}; and the session file stays in the Trash: {_one_line(refused)}") from error
+            raise TrashError(failed) from error
     return TrashReceipt(tuple(items), moment.isoformat())
 
 
@@ -712,18 +715,9 @@ def _put_back(aside: Path, source: Path) -> bool:
 
 def _continued_at(path: Path, saved: Path) -> bool:
     """Whether the file at `path` is an agent's continuation of the session `saved` (a file,
-    or a link read as from `path`'s folder): its lines go after the session's.  A first line
-    still being written (no newline yet: a long tool result) is waited for a while."""
+    or a link read as from `path`'s folder): its lines go after the session's."""
     data = _link_target(saved, path) if os.path.islink(saved) else saved
-    if not os.path.isfile(path) or os.path.islink(path):
-        return False
-    for _wait in range(LINE_WAITS):
-        with open(path, "rb") as handle:
-            first = handle.readline(1 << 24)
-        if not first or first.endswith(b"\n"):
-            break
-        time.sleep(SETTLE_SECONDS)
-    return _continues(path, data)
+    return os.path.isfile(path) and not os.path.islink(path) and _continues(path, data)
 
 
 def _holds_session(path: Path, saved: Path) -> bool:
@@ -1035,10 +1029,15 @@ def _session_data(item: TrashedItem) -> Path:
 
 def _continues(recreated: Path, trashed: Path) -> bool:
     """True if `recreated` holds only entries an agent appended after `trashed` (no header;
-    its first entry's parent is an entry of the deleted session)."""
+    its first entry's parent is an entry of the deleted session).  A first line still being
+    written (no newline yet: a long tool result in one write) is waited for a while."""
     try:
-        with open(recreated, "rb") as handle:
-            first = handle.readline(1 << 24)
+        for _wait in range(LINE_WAITS):
+            with open(recreated, "rb") as handle:
+                first = handle.readline(1 << 24)
+            if not first or first.endswith(b"\n"):
+                break
+            time.sleep(SETTLE_SECONDS)
     except OSError:
         return False
     if not first:
@@ -1167,6 +1166,9 @@ def _merge_into(saved: Path, destination: Path) -> None:
             writer.write(late)
             writer.flush()
             os.fsync(writer.fileno())
+    else:
+        with contextlib.suppress(OSError):  # (the last pass's lines, see `_caught_up`)
+            _fsync_file(destination)
 
 
 def _merge_link_into(link: Path, destination: Path) -> None:
@@ -1189,24 +1191,44 @@ def _merge_link_into(link: Path, destination: Path) -> None:
                 if written and os.fstat(writer.fileno()).st_size == size + written:  # (nothing after ours)
                     writer.truncate(size)
             raise
-        fsync_dir(destination.parent)
+        with contextlib.suppress(OSError):  # (in place: the rename stands whatever this says)
+            fsync_dir(destination.parent)
         late = _late_lines(recreated, cut)
     if late:
         _append_lines(target, late)
 
 
 def _caught_up(recreated: BinaryIO, cut: int, copy: Path) -> int:
-    """Append to `copy` the whole lines `recreated` holds past `cut`, fsynced, again and again
-    until a pass finds none (at most `CATCH_UP_PASSES`); returns the new cut."""
-    for _pass in range(CATCH_UP_PASSES):
+    """Append to `copy` the whole lines `recreated` holds past `cut`, pass after pass until one
+    finds none (at most `CATCH_UP_PASSES`: a pass is a read and a write, microseconds), then
+    fsync `copy` and take in what came during the fsync (fsynced after the rename: an fsync
+    here would leave its own milliseconds for the agent's next line to come late); returns
+    the new cut."""
+
+    def one_pass() -> bool:
+        nonlocal cut
         recreated.seek(cut)
         more = recreated.read()
         whole = more.rfind(b"\n") + 1
-        if not whole:
+        if whole:
+            _append_lines(copy, more[:whole], sync=False)
+            cut += whole
+        return bool(whole)
+
+    for _pass in range(CATCH_UP_PASSES):
+        if not one_pass():
             break
-        _append_lines(copy, more[:whole])
-        cut += whole
+    _fsync_file(copy)
+    one_pass()
     return cut
+
+
+def _fsync_file(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _late_lines(recreated: BinaryIO, cut: int) -> bytes:
@@ -1218,9 +1240,10 @@ def _late_lines(recreated: BinaryIO, cut: int) -> bytes:
     return late + recreated.read()
 
 
-def _append_lines(path: Path, lines: bytes) -> int:
-    """Append `lines` to `path` on a line of their own, in one O_APPEND write (fsynced): an
-    agent appending to the same file meanwhile is never overwritten.  Returns the bytes written."""
+def _append_lines(path: Path, lines: bytes, *, sync: bool = True) -> int:
+    """Append `lines` to `path` on a line of their own, in one O_APPEND write (fsynced unless
+    not `sync`): an agent appending to the same file meanwhile is never overwritten.  Returns
+    the bytes written."""
     if not lines:
         return 0
     fd = os.open(path, os.O_RDWR | os.O_APPEND)
@@ -1231,7 +1254,8 @@ def _append_lines(path: Path, lines: bytes) -> int:
         written = 0
         while written < len(lines):
             written += os.write(fd, lines[written:])
-        os.fsync(fd)
+        if sync:
+            os.fsync(fd)
         return written
     finally:
         os.close(fd)

@@ -335,7 +335,7 @@ def test_a_tree_entry_of_a_v1_session_is_reached_and_pi_survives(pi: Pi, earlier
     title = "› earlier 0" if earlier_turns else "› echo first"
     pi.wait_for(lambda screen: title in screen and "Sort:" in screen, timeout=40)
     pi.keys("C-t")
-    pi.wait_for("Session Tree")
+    pi.wait_for("› • assistant: ok echo 2", timeout=40)  # (the tree's rows, the leaf's: a big one takes a while)
     pi.keys("Up", "Enter")  # from the leaf ("ok echo 2") up to "echo second"
     pi.wait_for("Resumed session")
     pi.wait_for(lambda _screen: pi.editor_text() == "echo second")  # pi's /tree: before it, its text offered

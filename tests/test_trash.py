@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import json
 import os
 import re
 import shutil
@@ -10,6 +11,7 @@ import stat
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -449,6 +451,148 @@ def test_an_interrupt_that_leaves_the_session_aside_says_where_it_is(home, monke
         trash_session(session)
     (aside,) = session.parent.glob(".seance-trashing-*")
     assert any(aside.name in note for note in getattr(interrupted.value, "__notes__", []))
+
+
+def test_seance_rm_interrupted_with_the_session_left_aside_says_where(home, monkeypatch, capsys) -> None:
+    """Second review: the interrupt's note was never shown (the CLI maps Ctrl+C to exit 130
+    silently), so the session sat in a hidden `.seance-trashing-*` that no recovery finds."""
+    from seance.cli import main
+
+    monkeypatch.setenv("SEANCE_CACHE_DIR", str(home / "cache"))
+    session = make_session(home / "s", text='{"type":"message","id":"m1","parentId":null}')
+    other = '{"type":"session","version":3,"id":"new","timestamp":"2025-01-02T00:00:00.000Z","cwd":"/p"}\n'
+    commit_refused_after(monkeypatch, lambda: session.write_text(other), KeyboardInterrupt())
+    assert main(["rm", str(session)]) == 130
+    (aside,) = session.parent.glob(".seance-trashing-*")
+    assert aside.name in capsys.readouterr().err
+
+
+def pi_writes_in_two_halves(session: Path, head: str, tail: str) -> Callable[[], None]:
+    """pi's write of one long line, seen half-way: the head now, the rest 0.1 s later."""
+    import threading
+
+    def write() -> None:
+        session.write_text(head)
+        threading.Timer(0.1, lambda: session.open("a").write(tail)).start()
+
+    return write
+
+
+def test_a_folder_refused_while_pi_writes_a_long_first_line_merges_the_session_back(home, monkeypatch) -> None:
+    """Second review: the folder's failure brings the session file back through undo, whose
+    plan read pi's first line once: half-written, it was "a different file", and the session
+    stayed in the Trash apart from its folder.  Undo's plan waits for the line too."""
+    session = session_with_folder(home)
+    content = session.read_bytes()
+    head, tail = '{"type":"message","id":"m2","parentId":"m1","data":"' + "x" * 5000, '"}\n'
+    commit_refused_after(monkeypatch, pi_writes_in_two_halves(session, head, tail), folder_only=True)
+    with pytest.raises(TrashError, match="could not move the artifacts folder"):
+        trash_session(session)
+    assert session.read_bytes() == content + (head + tail).encode()
+    assert list((home / "data" / "Trash" / "files").iterdir()) == []
+
+
+def test_a_folder_left_aside_is_named_when_the_session_file_cannot_come_back(home, monkeypatch) -> None:
+    """Second review: the session file could not come back (another session at its path) and
+    the folder was left aside (a subagent re-made it): the message was undo's alone."""
+    session = session_with_folder(home)
+    artifacts = session.with_suffix("")
+    other = '{"type":"session","version":3,"id":"new","timestamp":"2025-01-02T00:00:00.000Z","cwd":"/p"}\n'
+
+    def both_write() -> None:
+        artifacts.mkdir()
+        (artifacts / "Alpha.jsonl").write_text("{}\n")
+        session.write_text(other)
+
+    full = OSError(errno.ENOSPC, "No space left on device")
+    commit_refused_after(monkeypatch, both_write, full, folder_only=True)
+    with pytest.raises(TrashError) as refused:
+        trash_session(session)
+    (aside,) = session.parent.glob(".seance-trashing-*")
+    message = str(refused.value)
+    assert aside.name in message and "the session file stays in the Trash" in message, message
+
+
+def test_a_merge_that_fails_before_its_rename_leaves_the_session_aside(home, monkeypatch) -> None:
+    """(From the second review: the two sides of `_holds_session`.)  Nothing changed at the
+    path: the session is kept aside and said to be."""
+    session = make_session(home / "s", text='{"type":"message","id":"m1","parentId":null}')
+    content = session.read_bytes()
+    line = '{"type":"message","id":"m2","parentId":"m1"}\n'
+    commit_refused_after(monkeypatch, lambda: session.write_text(line))
+
+    def copymode(*_args, **_kwargs):
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(trash_module.shutil, "copymode", copymode)
+    with pytest.raises(TrashError, match="kept beside it"):
+        trash_session(session)
+    (aside,) = session.parent.glob(".seance-trashing-*")
+    assert aside.read_bytes() == content and session.read_text() == line
+
+
+def test_a_merge_whose_late_lines_fail_after_its_rename_is_done(home, monkeypatch) -> None:
+    """The merge is in place, its late lines failed (a full disk): no second copy aside."""
+    session = make_session(home / "s", text='{"type":"message","id":"m1","parentId":null}')
+    content = session.read_bytes()
+    line = '{"type":"message","id":"m2","parentId":"m1"}\n'
+    commit_refused_after(monkeypatch, lambda: session.write_text(line))
+
+    def late(*_args):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(trash_module, "_late_lines", late)
+    with pytest.raises(OSError, match="Read-only"):
+        trash_session(session)
+    assert sorted(p.name for p in session.parent.iterdir()) == [session.name]
+    assert session.read_bytes() == content + line.encode()
+
+
+def test_undo_keeps_an_agent_s_order_when_fsync_is_slower_than_its_appends(home, monkeypatch) -> None:
+    """Second review: the merge's catch-up fsynced every pass, so with an fsync slower than the
+    agent's appends (a disk, not tmpfs) every pass found more, the passes ran out, and the
+    lines written during the last fsync came after newer ones.  A pass is now a read and a
+    write; one fsync, then one last pass.  (An agent like pi's appendFileSync: open, one
+    write, close, every 1 ms, in a thread; each fsync 5 ms.)"""
+    import threading
+
+    pad = "x" * 500
+    body = "".join(
+        f'{{"type":"message","id":"m{i:05d}","parentId":{"null" if i == 0 else f"{chr(34)}m{i - 1:05d}{chr(34)}"},'
+        f'"pad":"{pad}"}}\n'
+        for i in range(4000)
+    )
+    session = make_session(home / "s", text=body.rstrip("\n"))
+    before = [json.loads(line)["id"] for line in session.read_bytes().splitlines()[1:]]
+    receipt = trash_session(session, active_seconds=0, force=True)
+    real_fsync = os.fsync
+
+    def slow_fsync(fd):
+        time.sleep(0.005)
+        return real_fsync(fd)
+
+    monkeypatch.setattr(trash_module.os, "fsync", slow_fsync)
+    written: list[str] = []
+    started = threading.Event()
+
+    def agent() -> None:
+        parent = before[-1]
+        for number in range(400):
+            with open(session, "ab") as handle:
+                handle.write(f'{{"type":"message","id":"p{number:04d}","parentId":"{parent}"}}\n'.encode())
+            written.append(parent := f"p{number:04d}")
+            if number == 2:
+                started.set()
+            time.sleep(0.001)
+
+    thread = threading.Thread(target=agent)
+    thread.start()
+    started.wait(5)
+    assert undo(receipt) == [session]
+    thread.join()
+    restored = [json.loads(line)["id"] for line in session.read_bytes().splitlines()[1:]]
+    assert sorted(restored) == sorted(before + written), "no line lost or doubled"
+    assert restored == before + written, "in the agent's order"
 
 
 def test_undo_merging_an_agents_new_lines_keeps_the_sessions_mode(home) -> None:

@@ -278,7 +278,9 @@ def test_undo_while_pi_appends_10_trials_keeps_pi_s_order(env) -> None:
     merged file since: every trial out of pi's order, its older line last, which pi reads as
     the leaf (a resume went on from a line before the newest).  The lines pi appends during
     the copy are now taken in before the rename, until a pass finds none: only an append in
-    the instant before the rename can still land late."""
+    the instant before the rename can still land late (the last pass, a read and a write,
+    right before it: microseconds against pi's 0.5-2 ms between lines, hence 2 of 10 allowed;
+    0 or 1 of 10 in the runs seen)."""
     rng = random.Random(5)
     trash = env / "data" / "Trash"
     out_of_order = 0
@@ -295,7 +297,7 @@ def test_undo_while_pi_appends_10_trials_keeps_pi_s_order(env) -> None:
         assert sorted(restored) == sorted(expected) and len(set(restored)) == len(restored), "no line lost or doubled"
         out_of_order += restored != expected
     print("undo while pi appends, out of pi's order:", out_of_order, "of 10")
-    assert out_of_order <= 2  # (10 of 10 before)
+    assert out_of_order <= 2  # (10 of 10 before; with an fsync a pass, 0-1 on this disk, all when it is slow)
 
 
 @needs_pi
