@@ -426,14 +426,29 @@ def trash_session(
     if len(pending) > 1:
         try:
             items.append(pending[1].commit())
-        except (OSError, TrashError) as error:  # keep the two together: the session file comes back
+        except BaseException as error:  # keep the two together: the session file comes back
+            not_back = _bring_back(items[0], moment)
+            if not isinstance(error, Exception):  # an interrupt stays one, and says where the file is
+                if not_back is not None:
+                    error.add_note(f"seance: {session_path}: {not_back}")
+                raise
             failed = f"{sources[1]}: could not move the artifacts folder to the Trash ({_one_line(error)})"
-            try:  # (merged with what an agent wrote at its path since, as undo merges)
-                undo(TrashReceipt((items[0],), moment.isoformat()))
-            except (OSError, TrashError) as refused:
-                raise TrashError(f"{failed}; and the session file stays in the Trash: {_one_line(refused)}") from error
-            raise TrashError(failed) from error
+            raise TrashError(failed if not_back is None else f"{failed}; and {not_back}") from error
     return TrashReceipt(tuple(items), moment.isoformat())
+
+
+def _bring_back(item: TrashedItem, moment: datetime) -> str | None:
+    """Undo the move of a session file whose folder could not follow (merged with what an agent
+    wrote at its path since, as undo merges): None once it is back, else where it is and why."""
+    try:
+        undo(TrashReceipt((item,), moment.isoformat()))
+    except (OSError, TrashError) as refused:
+        if os.path.lexists(item.trashed):
+            return f"the session file stays in the Trash as {item.trashed.name}: {_one_line(refused)}"
+        return f"the session file is back, but: {_one_line(refused)}"
+    except BaseException:  # a second interrupt: it says where the file is
+        return f"the session file may still be in the Trash as {item.trashed.name}"
+    return None
 
 
 def trash_path(path: Path, *, trash: Path | None = None, when: datetime | None = None) -> TrashedItem:
@@ -667,7 +682,13 @@ def _move_in(source: Path, destination: Path, journal: _Journal) -> None:
             _catch_up(aside, data, copied)
         os.rename(data, destination)  # the commit point (`files/` not writable: refused here)
     except BaseException as error:
-        if _put_back(aside, source):
+        try:
+            back = _put_back(aside, source)
+        except BaseException as second:  # a second interrupt during the put-back: say where it is
+            if os.path.lexists(aside):
+                second.add_note(f"seance: {source}: not moved to the Trash; it is kept beside its path as {aside.name}")
+            raise
+        if back:
             raise
         folder = os.path.isdir(aside) and not os.path.islink(aside)
         there, what = ("folder", "folder") if folder else ("file", "session")
@@ -1127,7 +1148,17 @@ def _copy_into(source: Path, destination: Path) -> None:
 
 def _merge_back(item: TrashedItem) -> None:
     """Restore the deleted session with the agent's lines written since appended after it."""
-    _merge_into(item.trashed, item.original)
+    try:
+        _merge_into(item.trashed, item.original)
+    except OSError as error:
+        if not _holds_session(item.original, item.trashed):
+            raise  # (nothing changed at the path: still undoable)
+        os.unlink(item.trashed)  # in place: what failed came after (the agent's late lines: a full disk)
+        _remove_info_if_ours(item.info, item.info_text)
+        raise TrashError(
+            f"{item.original}: restored, but lines the agent wrote during the merge could not be added "
+            f"({_one_line(error)})"
+        ) from error
     os.unlink(item.trashed)
     _remove_info_if_ours(item.info, item.info_text)
 
@@ -1162,10 +1193,7 @@ def _merge_into(saved: Path, destination: Path) -> None:
             fsync_dir(destination.parent)
         late = _late_lines(recreated, cut)
     if late:
-        with open(destination, "ab") as writer:
-            writer.write(late)
-            writer.flush()
-            os.fsync(writer.fileno())
+        _append_lines(destination, late)  # (on a line of its own, fsynced)
     else:
         with contextlib.suppress(OSError):  # (the last pass's lines, see `_caught_up`)
             _fsync_file(destination)

@@ -595,6 +595,93 @@ def test_undo_keeps_an_agent_s_order_when_fsync_is_slower_than_its_appends(home,
     assert restored == before + written, "in the agent's order"
 
 
+def test_a_second_ctrl_c_during_the_put_back_still_says_where_the_session_is(home, monkeypatch, capsys) -> None:
+    """Third review: Ctrl+C at the commit, pi's long first line half-written at the freed path,
+    and a second Ctrl+C while the put-back waits for it: the session stayed hidden aside, its
+    journal gone, and nothing was said."""
+    from seance.cli import main
+
+    monkeypatch.setenv("SEANCE_CACHE_DIR", str(home / "cache"))
+    session = make_session(home / "s", text='{"type":"message","id":"m1","parentId":null}')
+    half = '{"type":"message","id":"m2","parentId":"m1","data":"' + "x" * 5000
+    armed: list[bool] = []
+    commit_refused_after(monkeypatch, lambda: (session.write_text(half), armed.append(True)), KeyboardInterrupt())
+    real_sleep = time.sleep
+
+    def second_ctrl_c(seconds: float) -> None:
+        if armed:
+            raise KeyboardInterrupt
+        real_sleep(seconds)
+
+    monkeypatch.setattr(trash_module.time, "sleep", second_ctrl_c)
+    assert main(["rm", str(session)]) == 130
+    (aside,) = session.parent.glob(".seance-trashing-*")
+    assert aside.name in capsys.readouterr().err
+
+
+def test_ctrl_c_while_the_folder_moves_brings_the_session_file_back(home, monkeypatch, capsys) -> None:
+    """Third review: Ctrl+C during the artifacts folder's move (across file systems, the long
+    part) left the session file in the Trash, its folder in place, nothing said, no receipt."""
+    from seance.cli import main
+
+    monkeypatch.setenv("SEANCE_CACHE_DIR", str(home / "cache"))
+    session = session_with_folder(home)
+    content = session.read_bytes()
+    commit_refused_after(monkeypatch, lambda: None, KeyboardInterrupt(), folder_only=True)
+    assert main(["rm", str(session)]) == 130
+    assert session.read_bytes() == content and (session.with_suffix("") / "draft.txt").read_text() == "draft"
+    assert list((home / "data" / "Trash" / "files").iterdir()) == []
+
+
+def test_a_session_back_in_place_is_not_said_to_stay_in_the_trash(home, monkeypatch) -> None:
+    """Third review: the folder's commit failed, undo merged the session file back in place,
+    then the agent's late lines failed (a full disk): the message said the file stays in the
+    Trash, and a second copy did."""
+    session = session_with_folder(home)
+    content = session.read_bytes()
+    line = '{"type":"message","id":"m2","parentId":"m1"}\n'
+    commit_refused_after(monkeypatch, lambda: session.write_text(line), folder_only=True)
+
+    def late(*_args):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(trash_module, "_late_lines", late)
+    with pytest.raises(TrashError, match="the session file is back, but") as refused:
+        trash_session(session)
+    assert "stays in the Trash" not in str(refused.value)
+    assert session.read_bytes() == content + line.encode()
+    assert list((home / "data" / "Trash" / "files").iterdir()) == []
+
+
+def test_a_late_line_after_a_session_without_a_final_newline_goes_on_a_line_of_its_own(home, monkeypatch) -> None:
+    """Third review: undo appended the agent's late lines with a plain write, so after a session
+    whose last line has no newline the two entries shared a line (both unreadable)."""
+    folder = home / "s"
+    folder.mkdir()
+    session = folder / "2025-01-01T00-00-00-000Z_abc.jsonl"
+    session.write_text(
+        '{"type":"session","version":3,"id":"abc","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}\n'
+        '{"type":"message","id":"m1","parentId":null}'
+    )
+    hour_ago = time.time() - 3600
+    os.utime(session, (hour_ago, hour_ago))
+    receipt = trash_session(session, active_seconds=0, force=True)
+    session.touch()  # pi's appendFileSync has made the file, its write not done yet
+    line = '{"type":"message","id":"m2","parentId":"m1"}\n'
+    real = trash_module.shutil.copymode
+
+    def copymode(source, destination, **kwargs):
+        with open(session, "ab") as agent:  # pi's line, after the last pass, before the rename
+            agent.write(line.encode())
+        monkeypatch.setattr(trash_module.shutil, "copymode", real)
+        return real(source, destination, **kwargs)
+
+    monkeypatch.setattr(trash_module.shutil, "copymode", copymode)
+    assert undo(receipt) == [session]
+    lines = session.read_text().splitlines()
+    assert lines[-1] == line.strip() and lines[-2].endswith('"parentId":null}'), lines
+
+
 def test_undo_merging_an_agents_new_lines_keeps_the_sessions_mode(home) -> None:
     """An agent re-created the deleted session's file (a line continuing it); undo merges the
     two into a new file, which was made with the default mode: a private (0600) session came
