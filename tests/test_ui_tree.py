@@ -498,6 +498,77 @@ async def test_enter_on_a_user_message_resumes_before_it_with_its_text(session_f
     assert app.results == [TreeResult("resume", session_file.resolve(), "cA", "Now add tests for approach A", "uA2")]
 
 
+async def test_keys_pressed_while_the_session_loads_act_once_it_has(
+    session_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Up, Enter pressed while the tree still loads its session (seconds for a big one) went to
+    a screen without rows and were lost (seen driving pi in tmux: Ctrl+T, Up, Enter on a v1
+    session of 12,004 entries resumed nothing).  They are pressed again once it has loaded;
+    printable keys too (into the search)."""
+    import threading
+
+    from seance.app.screens import session_tree
+
+    loaded = threading.Event()
+    real_read = session_tree.read_session
+
+    def slow_read(*args: Any, **kwargs: Any) -> Any:
+        loaded.wait(5)  # (until the keys are in)
+        return real_read(*args, **kwargs)
+
+    monkeypatch.setattr(session_tree, "read_session", slow_read)
+    app = TreeApp(session_file)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert screen_of(app).session is None, "(still loading)"
+        await pilot.press("up", "enter")
+        loaded.set()
+        await settle(pilot)
+        await pilot.pause()
+    assert app.results == [TreeResult("resume", session_file.resolve(), "cA", "Now add tests for approach A", "uA2")]
+
+
+async def test_text_typed_while_the_session_loads_goes_to_the_search(
+    session_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    from seance.app.screens import session_tree
+
+    loaded = threading.Event()
+    real_read = session_tree.read_session
+    monkeypatch.setattr(session_tree, "read_session", lambda *a, **k: (loaded.wait(5), real_read(*a, **k))[1])
+    app = TreeApp(session_file)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press("t", "e", "s", "t")
+        loaded.set()
+        await settle(pilot)
+        assert model_of(app).query == "test"
+
+
+async def test_escape_while_the_session_loads_leaves_at_once(
+    session_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The keys held while loading are the tree's own: the screen's (Esc, Ctrl+C) act at once,
+    so a slow load of a big session can be left without waiting for it."""
+    import threading
+
+    from seance.app.screens import session_tree
+
+    loaded = threading.Event()
+    real_read = session_tree.read_session
+    monkeypatch.setattr(session_tree, "read_session", lambda *a, **k: (loaded.wait(5), real_read(*a, **k))[1])
+    app = TreeApp(session_file)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, SessionTreeScreen), "left while still loading"
+        loaded.set()
+        await pilot.app.workers.wait_for_complete()
+
+
 async def test_enter_on_the_root_prompt_resumes_before_everything(session_file: Path) -> None:
     app = TreeApp(session_file)
     async with app.run_test(size=SIZE) as pilot:

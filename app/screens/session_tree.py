@@ -11,6 +11,7 @@ resumes.  The screen dismisses with a `TreeResult`, or None on Esc.
 
 from __future__ import annotations
 
+import functools
 import os
 import weakref
 from collections.abc import Callable
@@ -190,6 +191,9 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
         self.session: Session | None = None
         self.model: TreeModel | None = None
         self.load_error: str | None = None
+        # keys pressed while the session loads (a big one takes seconds): pressed again, in
+        # order, once the tree has its rows and the focus (Up Up Enter typed ahead acts)
+        self._keys_ahead: list[tuple[str, str | None]] = []
 
     # -- layout ---------------------------------------------------------------------------
 
@@ -308,6 +312,17 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
         tree_view.set_model(message.model)
         tree_view.focus()
         self._refresh_status()
+        if self._keys_ahead:
+            self.call_after_refresh(self._press_keys_ahead)
+
+    def _press_keys_ahead(self) -> None:
+        """The keys held while loading, as the terminal would have sent them (the tree shown
+        and focused now takes them)."""
+        keys, self._keys_ahead = self._keys_ahead, []
+        for key, character in keys:
+            event = events.Key(key, character)
+            event.set_sender(self.app)  # (as a key from the terminal: bubbling back up to the app's bindings)
+            self.app.post_message(event)
 
     @on(TreeView.RowsDrawn)
     def _rows_drawn(self) -> None:
@@ -377,6 +392,7 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
 
     def on_session_tree_screen_load_failed(self, message: LoadFailed) -> None:
         self.load_error = message.reason
+        self._keys_ahead.clear()
         note = self.query_one("#seance-tree-message", Static)
         note.update(Content(display_text(message.reason)))
         note.add_class("-error")
@@ -491,7 +507,15 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
         self._refresh_status()
 
     def on_key(self, event: events.Key) -> None:
-        """Printable text goes to the search, as in pi (no input box to focus first)."""
+        """Printable text goes to the search, as in pi (no input box to focus first).  A key
+        that reaches the screen while the session loads (the tree's own keys: no row to act
+        on yet) is held and pressed again once it has loaded (`_keys_ahead`)."""
+        loading = self.model is None and self.session is None and self.load_error is None
+        if loading and event.key not in self._screen_keys():  # (Esc still leaves at once)
+            self._keys_ahead.append((event.key, event.character))
+            event.stop()
+            event.prevent_default()
+            return
         if self.model is None or not event.is_printable or not event.character or event.key in self._letter_keys():
             return
         if not isinstance(self.focused, TreeView):
@@ -505,12 +529,14 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
     @classmethod
     def _letter_keys(cls) -> frozenset[str]:
         """Printable keys the screen binds (Shift+L, Shift+T): they run their action, never type."""
+        return frozenset(key for key in cls._screen_keys() if len(key) == 1 or key.startswith("shift+"))
+
+    @classmethod
+    @functools.cache
+    def _screen_keys(cls) -> frozenset[str]:
+        """Every key the screen binds (Esc, Ctrl+C, the filters...): acted on even while loading."""
         return frozenset(
-            key.strip()
-            for binding in cls.BINDINGS
-            if isinstance(binding, Binding)
-            for key in binding.key.split(",")
-            if len(key.strip()) == 1 or key.strip().startswith("shift+")
+            key.strip() for binding in cls.BINDINGS if isinstance(binding, Binding) for key in binding.key.split(",")
         )
 
     def action_toggle_label_times(self) -> None:
