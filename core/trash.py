@@ -722,12 +722,7 @@ def _put_back(aside: Path, source: Path) -> bool:
                 return True
             if error.errno != errno.EEXIST or not _continued_at(source, aside):
                 return False
-            try:
-                _merge_into(aside, source)
-            except OSError:
-                if not _holds_session(source, aside):
-                    return False  # (nothing changed at the path)
-                # merged in place; what failed came after it (the late lines: a full disk)
+            _merged_in_place(aside, source)  # (raises while nothing changed at the path)
         os.unlink(aside)
         return True
     except OSError:
@@ -1148,19 +1143,27 @@ def _copy_into(source: Path, destination: Path) -> None:
 
 def _merge_back(item: TrashedItem) -> None:
     """Restore the deleted session with the agent's lines written since appended after it."""
-    try:
-        _merge_into(item.trashed, item.original)
-    except OSError as error:
-        if not _holds_session(item.original, item.trashed):
-            raise  # (nothing changed at the path: still undoable)
-        os.unlink(item.trashed)  # in place: what failed came after (the agent's late lines: a full disk)
-        _remove_info_if_ours(item.info, item.info_text)
-        raise TrashError(
-            f"{item.original}: restored, but lines the agent wrote during the merge could not be added "
-            f"({_one_line(error)})"
-        ) from error
+    late_error = _merged_in_place(item.trashed, item.original)  # (raises while still undoable)
     os.unlink(item.trashed)
     _remove_info_if_ours(item.info, item.info_text)
+    if late_error is not None:
+        raise TrashError(
+            f"{item.original}: restored, but lines the agent wrote during the merge could not be added "
+            f"({_one_line(late_error)})"
+        ) from late_error
+
+
+def _merged_in_place(saved: Path, destination: Path) -> OSError | None:
+    """`_merge_into`, raising only while nothing changed at `destination`; once the merged
+    session holds the path, what failed after it (the agent's late lines: a full disk) is
+    returned, not raised: the session is in place either way, and `saved` may go."""
+    try:
+        _merge_into(saved, destination)
+    except OSError as error:
+        if not _holds_session(destination, saved):
+            raise
+        return error
+    return None
 
 
 def _merge_into(saved: Path, destination: Path) -> None:

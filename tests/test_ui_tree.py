@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -498,6 +499,22 @@ async def test_enter_on_a_user_message_resumes_before_it_with_its_text(session_f
     assert app.results == [TreeResult("resume", session_file.resolve(), "cA", "Now add tests for approach A", "uA2")]
 
 
+def reading_held(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
+    """The tree screen's read of its session waits until the returned event is set: the
+    screen stays loading while the test presses keys (a big session takes seconds)."""
+    from seance.app.screens import session_tree
+
+    loaded = threading.Event()
+    real_read = session_tree.read_session
+
+    def held_read(*args: Any, **kwargs: Any) -> Any:
+        loaded.wait(5)
+        return real_read(*args, **kwargs)
+
+    monkeypatch.setattr(session_tree, "read_session", held_read)
+    return loaded
+
+
 async def test_keys_pressed_while_the_session_loads_act_once_it_has(
     session_file: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -505,18 +522,7 @@ async def test_keys_pressed_while_the_session_loads_act_once_it_has(
     a screen without rows and were lost (seen driving pi in tmux: Ctrl+T, Up, Enter on a v1
     session of 12,004 entries resumed nothing).  They are pressed again once it has loaded;
     printable keys too (into the search)."""
-    import threading
-
-    from seance.app.screens import session_tree
-
-    loaded = threading.Event()
-    real_read = session_tree.read_session
-
-    def slow_read(*args: Any, **kwargs: Any) -> Any:
-        loaded.wait(5)  # (until the keys are in)
-        return real_read(*args, **kwargs)
-
-    monkeypatch.setattr(session_tree, "read_session", slow_read)
+    loaded = reading_held(monkeypatch)
     app = TreeApp(session_file)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
@@ -531,13 +537,7 @@ async def test_keys_pressed_while_the_session_loads_act_once_it_has(
 async def test_text_typed_while_the_session_loads_goes_to_the_search(
     session_file: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import threading
-
-    from seance.app.screens import session_tree
-
-    loaded = threading.Event()
-    real_read = session_tree.read_session
-    monkeypatch.setattr(session_tree, "read_session", lambda *a, **k: (loaded.wait(5), real_read(*a, **k))[1])
+    loaded = reading_held(monkeypatch)
     app = TreeApp(session_file)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
@@ -552,13 +552,7 @@ async def test_escape_while_the_session_loads_leaves_at_once(
 ) -> None:
     """The keys held while loading are the tree's own: the screen's (Esc, Ctrl+C) act at once,
     so a slow load of a big session can be left without waiting for it."""
-    import threading
-
-    from seance.app.screens import session_tree
-
-    loaded = threading.Event()
-    real_read = session_tree.read_session
-    monkeypatch.setattr(session_tree, "read_session", lambda *a, **k: (loaded.wait(5), real_read(*a, **k))[1])
+    loaded = reading_held(monkeypatch)
     app = TreeApp(session_file)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
