@@ -592,8 +592,12 @@ class Catalog:
         return stats
 
     def exact(self, cwd: str | None = None, *, full_text: bool = False) -> list[SessionSummary]:
-        """Exact summaries (refreshing the index as needed), newest first, filtered to `cwd`."""
-        return self._in_scope(self._refreshed(None, None, full_text, False), cwd)
+        """Exact summaries (refreshing the index as needed), newest first, filtered to `cwd`.
+        One project's are the only ones decoded: `seance ls` in a project of 146 sessions
+        among 100,000 decoded every one (1.0 s, 470 MB)."""
+        target = None if cwd is None else _resolved(cwd)
+        only = None if target is None else (lambda item_cwd: bool(item_cwd) and _resolved(item_cwd) == target)
+        return self._in_scope(self._refreshed(None, None, full_text, False, only=only), cwd)
 
     def list_pi_json(self, cwd: str | None = None) -> bytes:
         """`list(cwd)` as the `ls --json` array, straight from the index's stored objects.
@@ -1094,10 +1098,11 @@ class Catalog:
         found: Discovery | None = None,
         *,
         lazy: bool = False,
+        only: Callable[[str], bool] | None = None,
     ) -> list[tuple[int, str, Any]]:
         with self._refresh_lock:
             return self._guarded(
-                lambda index: self._refresh(progress, cancel, full_text, as_json, index, found, lazy=lazy)
+                lambda index: self._refresh(progress, cancel, full_text, as_json, index, found, lazy=lazy, only=only)
             )
 
     def _refresh(
@@ -1111,13 +1116,15 @@ class Catalog:
         *,
         lazy: bool = False,
         keep: bool = True,
+        only: Callable[[str], bool] | None = None,
     ) -> list[tuple[int, str, Any]]:
         """(modified_ms, cwd, summary or ls-json bytes) of every session, newest first
         (`found`: a discovery just made, else one is made now).  `lazy`: an unchanged
         session's payload is its index row, undecoded (its summary blob, or with `as_json`
         its ls-json object, at [7]; its stored title for `stored_title`), a session read
         just now's its summary.  Without `keep` the payload is None: the caller only counts
-        (`update_index`)."""
+        (`update_index`).  `only`: the cwds whose unchanged sessions are listed (the others'
+        rows are not decoded); the caller still filters those read just now."""
         started = time.perf_counter()
         decoded, self._decoded = self._decoded, {}  # (taken by this refresh, whatever it lists)
         found = found if found is not None else self.discover()
@@ -1132,19 +1139,21 @@ class Catalog:
             matched = [row if row is None or row[8] >= 0 or not row[3] else None for row in matched]
         todo = [info for info, row in zip(infos, matched, strict=True) if row is None]
         reused = [row for row in matched if row is not None]
+        sessions = [row for row in reused if row[3] and row[7] is not None]
+        listed = sessions if only is None else [row for row in sessions if only(row[6])]
         items: list[tuple[int, str, Any]]
         if not keep:
-            items = [(row[5], row[6], None) for row in reused if row[3] and row[7] is not None]
+            items = [(row[5], row[6], None) for row in listed]
         elif lazy:
-            items = [(row[5], row[6], row) for row in reused if row[3] and row[7] is not None]
+            items = [(row[5], row[6], row) for row in listed]
         elif as_json:
-            items = [(row[5], row[6], row[7]) for row in reused if row[3] and row[7] is not None]
+            items = [(row[5], row[6], row[7]) for row in listed]
         elif decoded:  # summaries a stored listing decoded from these very rows: the same objects
-            items = [(row[5], row[6], _decoded_for(row, decoded)) for row in reused if row[3] and row[7] is not None]
+            items = [(row[5], row[6], _decoded_for(row, decoded)) for row in listed]
         else:
-            items = [(row[5], row[6], decode_summary(row[7])) for row in reused if row[3] and row[7] is not None]
-        stats.reused = len(items)  # unchanged sessions; unchanged non-sessions count as skipped
-        if len(items) < len(reused):
+            items = [(row[5], row[6], decode_summary(row[7])) for row in listed]
+        stats.reused = len(sessions)  # unchanged sessions (of every project); unchanged non-sessions count as skipped
+        if len(sessions) < len(reused):
             stats.skipped.extend(
                 (Path(row[0]), row[4] or "not a session") for row in reused if not (row[3] and row[7] is not None)
             )

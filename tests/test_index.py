@@ -61,6 +61,26 @@ def test_unchanged_files_are_reused(corpus: Path, tmp_path: Path) -> None:
     assert [summary.modified_ms for summary in second] == sorted((s.modified_ms for s in second), reverse=True)
 
 
+def test_one_projects_listing_decodes_only_its_sessions(
+    corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`seance ls` in a project: the other projects' rows are not decoded (at 100,000 sessions
+    that was the whole second), and the answer is the whole listing filtered."""
+    import seance.core.catalog as catalog_module
+
+    catalog = Catalog([corpus], cache_dir=tmp_path / "cache")
+    everything = catalog.exact()
+    cwd = everything[0].cwd
+    project = [summary for summary in everything if summary.cwd == cwd]
+    assert 0 < len(project) < len(everything)
+    decoded: list[bytes] = []
+    real = catalog_module.decode_summary
+    monkeypatch.setattr(catalog_module, "decode_summary", lambda blob: decoded.append(blob) or real(blob))
+    assert catalog.exact(cwd) == project
+    assert len(decoded) == len(project)
+    assert (catalog.last_stats.read, catalog.last_stats.reused) == (0, 12)
+
+
 def test_appended_file_is_read_from_the_offset(corpus: Path, tmp_path: Path) -> None:
     catalog = Catalog([corpus], cache_dir=tmp_path / "cache")
     catalog.refresh()
