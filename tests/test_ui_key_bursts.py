@@ -457,3 +457,78 @@ async def test_a_word_tab_and_enter_at_launch_resume_the_words_session_in_the_ne
             burst(app, "zebra\t\r")
             await settle(pilot)
         assert app.return_value is not None and app.return_value.path == session_path(root, DOCS)
+
+
+# -- keys behind a key that opens the tree are the tree's --------------------------------------
+
+
+async def _tree_loaded(pilot) -> SessionTreeScreen:
+    await wait_for(pilot, lambda: isinstance(pilot.app.screen, SessionTreeScreen) and pilot.app.screen.model)
+    return pilot.app.screen
+
+
+async def test_ctrl_t_then_up_then_enter_in_one_burst_resumes_where_the_same_keys_one_by_one_do(root: Path) -> None:
+    """Up and Enter, pressed in the burst that opened the tree (a fast hand, `tmux send-keys`,
+    pi's /seance driven by a script), reached the picker after it was covered and were dropped:
+    the tree stayed open at its leaf.  They are the tree's, as the terminal sent them."""
+    slow = picker_app(root)
+    async with slow.run_test(size=(120, 30)) as pilot:
+        await _on_session_a(pilot)
+        await pilot.press("ctrl+t")
+        await _tree_loaded(pilot)
+        await pilot.press("up", "enter")
+        await settle(pilot)
+    assert slow.return_value is not None and slow.return_value.entry_id is not None
+    fast = picker_app(root)
+    async with fast.run_test(size=(120, 30)) as pilot:
+        await _on_session_a(pilot)
+        burst(fast, "\x14\x1b[A\r")
+        await settle(pilot)
+        await wait_for(pilot, lambda: fast.return_value is not None)
+    assert fast.return_value == slow.return_value
+
+
+async def test_text_typed_behind_ctrl_t_goes_to_the_trees_search_not_the_hidden_query(root: Path) -> None:
+    app = picker_app(root)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await _on_session_a(pilot)
+        picker = screen_of(pilot)
+        burst(app, "\x14login")
+        await settle(pilot)
+        tree = await _tree_loaded(pilot)
+        await wait_for(pilot, lambda: tree.model.query == "login")
+        assert picker.search_input.value == ""
+
+
+async def test_enter_behind_ctrl_d_in_one_burst_does_not_confirm_the_delete(root: Path) -> None:
+    """Only a screen built to take keys pressed ahead of it gets them: a dialog shows first."""
+    app = picker_app(root)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await _on_session_a(pilot)
+        target = Path(screen_of(pilot).session_list.highlighted.path)
+        burst(app, "\x04\r")
+        await settle(pilot)
+        await pilot.pause(0.2)
+        assert isinstance(app.screen, ConfirmScreen)
+        assert target.exists()
+
+
+async def test_keys_waiting_behind_a_ctrl_t_that_waits_for_its_search_go_to_the_tree(root: Path) -> None:
+    """ "zebra", Ctrl+T, Up, Enter in one burst, the word's search slow: Ctrl+T waits for its
+    rows, Up and Enter wait behind it in the picker's queue; once the tree opens they are its."""
+    app = picker_app(root)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await _on_session_a(pilot)
+        gate = Gate(screen_of(pilot))
+        burst(app, "zebra\x14\x1b[A\r")
+        await wait_for(pilot, gate.entered.is_set)
+        await pilot.pause(0.1)
+        assert isinstance(app.screen, SessionPickerScreen)
+        gate.open()
+        await settle(pilot)
+        await wait_for(pilot, lambda: app.return_value is not None)
+    result = app.return_value
+    assert result.path == session_path(root, DOCS)
+    # one row up from where the tree opened: its leaf (a0001), or the word's first match (u0001)
+    # when the look for it ended before the Up (a moved cursor is the user's: `_match_found`)
+    assert result.entry_id in ("u0001", "a0000"), f"Up lost: resumed at {result.entry_id}"

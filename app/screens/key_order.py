@@ -20,8 +20,11 @@ Alt+C) runs as soon as the keys before it have.  What is typed into the query wh
 waits (characters, Backspace, Ctrl+U...) is held and typed once the keys before it have run:
 into the query as they left it, or nowhere if one left the picker or opened a dialog (pi's
 picker, synchronous, would have typed it there; a dialog typed into unseen is not seance's
-way).  Esc cancels the waiting keys and what is held (and does nothing else); so does
-leaving the screen.  A query with no rows (none match, invalid, or its
+way).  One exception: a key that opens a screen built to take keys pressed ahead of it
+(`TAKES_KEYS_AHEAD`: the tree, which holds them while it loads) hands the keys behind it on
+to that screen, as the terminal would have sent them there: Ctrl+T, Down, Enter in one burst
+opens the tree, moves its cursor and resumes there.  Esc cancels the waiting keys and what is
+held (and does nothing else); so does leaving the screen otherwise.  A query with no rows (none match, invalid, or its
 search failed): the key does nothing, and Enter says so (the cursor keys still move over the
 rows an invalid query leaves on screen, as before).  This is fzf's `wait` action
 (junegunn/fzf#4842: the keys after it wait for the search, Esc cancels them) made the rule for
@@ -42,6 +45,9 @@ from textual import events
 from seance.core.text import display_text
 
 if TYPE_CHECKING:
+    from textual.app import App
+    from textual.binding import BindingsMap
+    from textual.screen import Screen
     from textual.timer import Timer, TimerCallback
     from textual.widgets import Input
 
@@ -50,6 +56,7 @@ if TYPE_CHECKING:
     from ..widgets.status_bar import StatusBar
 
 WAIT_NOTICE = 0.2  # seconds a key waits for its rows before the status line says so
+_KEY_CHARACTERS = {"enter": "\r", "tab": "\t", "space": " ", "question_mark": "?", "escape": "\x1b"}
 RowsState = Literal["ready", "waiting", "none"]
 
 Action = TypeVar("Action", bound=Callable[..., None])
@@ -71,6 +78,7 @@ class _Waiting:
     run: Callable[[], object]
     rows: bool  # it acts on the rows: they must be the query's
     moves: bool  # it only moves the cursor: it moves it too over rows that are not the query's (invalid)
+    pressed: tuple[str, str | None] | None = None  # its key, to hand on to a screen opened before it
 
 
 def in_key_order(*, rows: bool = True, moves: bool = False) -> Callable[[Action], Action]:
@@ -83,7 +91,8 @@ def in_key_order(*, rows: bool = True, moves: bool = False) -> Callable[[Action]
     def wrap(action: Action) -> Action:
         @functools.wraps(action)
         def ordered(self: KeyOrder, *args: Any) -> None:
-            self._in_key_order(lambda: action(self, *args), rows=rows, moves=moves)
+            pressed = None if self._key_running else self._key_of(action.__name__, args)
+            self._in_key_order(lambda: action(self, *args), rows=rows, moves=moves, pressed=pressed)
 
         return ordered  # type: ignore[return-value]
 
@@ -101,10 +110,13 @@ class KeyOrder:
     _wait_timer: Timer | None = None
     _wait_said: str | None = None  # the status line's "waiting" notice, while it is shown
     _rebuild_after_keys: bool = False  # the watcher's changes, merged, shown once no key waits
+    _keys_to: Screen[Any] | None = None  # a screen a waiting key opened, which takes the keys behind it
 
     if TYPE_CHECKING:  # what the mixin uses of the screen it is mixed into
         model: PickerModel
         _rows_generation: int
+        _bindings: BindingsMap
+        app: App[Any]
 
         @property
         def is_active(self) -> bool: ...
@@ -160,17 +172,51 @@ class KeyOrder:
         second Esc, Enter, F1) may have acted before it runs."""
         self.search_input.call_later(decide)
 
-    def _in_key_order(self, run: Callable[[], object], *, rows: bool, moves: bool = False) -> None:
+    def _in_key_order(
+        self,
+        run: Callable[[], object],
+        *,
+        rows: bool,
+        moves: bool = False,
+        pressed: tuple[str, str | None] | None = None,
+    ) -> None:
         if self._key_running:  # (called by the key being run: part of it)
             run()
             return
 
         def decided() -> None:
             if self.is_active:  # (a priority key after it may have left already)
-                self._waiting_keys.append(_Waiting(run, rows, moves))
+                self._keys_to = None
+                self._waiting_keys.append(_Waiting(run, rows, moves, pressed))
                 self._run_waiting_keys()
+            elif pressed is not None:
+                self._hand_on(*pressed)
 
         self._after_typed_keys(decided)
+
+    def _key_of(self, action: str, args: tuple[Any, ...]) -> tuple[str, str | None] | None:
+        """The key (and its character) bound to screen action method `action` with `args`:
+        the key that ran it, to hand on if a key before it opens a screen (`_hand_on`)."""
+        from textual.actions import parse
+
+        name = action.removeprefix("action_")
+        for key, bindings in self._bindings.key_to_bindings.items():
+            for binding in bindings:
+                if parse(binding.action)[1:] == (name, args):
+                    return key, _KEY_CHARACTERS.get(key)
+        return None
+
+    def _hand_on(self, key: str, character: str | None) -> bool:
+        """Press `key` again for the screen a key before it opened (`TAKES_KEYS_AHEAD`: the
+        tree), as the terminal would have sent it there once that screen was on top: True when
+        handed on.  False for any other screen: a dialog takes no key pressed before it showed."""
+        target = self._keys_to
+        if target is None or self.app.screen is not target:
+            return False
+        event = events.Paste(character or "") if key == "paste" else events.Key(key, character)
+        event.set_sender(self.app)  # (a key from the terminal, not one bubbling up: the app dispatches it)
+        self.app.post_message(event)
+        return True
 
     def _rows_state(self) -> RowsState:
         """Whether the list shows the rows of the query as typed ("none": it has none to show)."""
@@ -210,7 +256,7 @@ class KeyOrder:
             while queue:
                 key = queue[0]
                 if not self.is_active:
-                    queue.clear()
+                    self._hand_on_waiting_keys()
                     break
                 if isinstance(key, _Held):  # typed behind a key that has run: typed now, the rest after it
                     self._type_held_keys()
@@ -227,9 +273,22 @@ class KeyOrder:
                         key.run()
                     finally:
                         self._key_running = False
+                    if not self.is_active and getattr(self.app.screen, "TAKES_KEYS_AHEAD", False):
+                        self._keys_to = self.app.screen  # (it opened that screen: the keys behind it are its)
             self._waited()
         finally:
             self._draining = False
+
+    def _hand_on_waiting_keys(self) -> None:
+        """This screen was left or covered: the keys waiting behind the one that did it go to the
+        screen it opened, if it takes them (`_hand_on`), else nowhere."""
+        keys = list(self._waiting_keys)
+        self._waiting_keys.clear()
+        for key in keys:
+            if isinstance(key, _Held):
+                self._hand_on(key.key, key.character)
+            elif key.pressed is not None:
+                self._hand_on(*key.pressed)
 
     def _type_held_keys(self) -> None:
         """Post the held keys at the head of the queue to the input, as the app forwards a key

@@ -182,11 +182,20 @@ class SearchInput(OrderedInput):
 
     async def _on_key(self, event: events.Key) -> None:
         screen = self.screen
-        if isinstance(screen, KeyOrder) and self.app.focused is self and screen._holds_typed_key(event):
+        if isinstance(screen, KeyOrder) and self._held_or_handed_on(screen, event):
             event.stop()  # typed once the keys waiting before it have run (key_order.py)
             event.prevent_default()
             return
         await super()._on_key(event)
+
+    def _held_or_handed_on(self, screen: KeyOrder, event: events.Key | events.Paste) -> bool:
+        """Whether the picker holds `event` behind waiting keys, or hands it on to the screen a
+        key typed before it opened (the tree: key_order.py); False: the input takes it."""
+        if not screen.is_active:  # (a new event: this one is stopped on its way back)
+            return screen._hand_on(
+                *(("paste", event.text) if isinstance(event, events.Paste) else (event.key, event.character))
+            )
+        return self.app.focused is self and screen._holds_typed_key(event)
 
     def _on_paste(self, event: events.Paste) -> None:
         """Hold a paste behind waiting keys; otherwise `Input._on_paste` pastes it.  Not called
@@ -194,7 +203,7 @@ class SearchInput(OrderedInput):
         prevents the default, and Input's stops the paste without preventing it — calling it
         here too pasted every paste twice ("zebrazebra")."""
         screen = self.screen
-        if isinstance(screen, KeyOrder) and screen._holds_typed_key(event):
+        if isinstance(screen, KeyOrder) and self._held_or_handed_on(screen, event):
             event.stop()  # pasted once the keys waiting before it have run, as a typed key
             event.prevent_default()
 
@@ -762,6 +771,7 @@ class SessionPickerScreen(
 
         def decide() -> None:
             if not self.is_active:  # a priority key after it (Esc, Enter, F1) already left
+                self._hand_on("escape", "\x1b")  # (to the tree a key before it opened)
                 return
             if self._cancel_waiting_keys():  # key_order.py: keys waiting for the search's rows
                 return
@@ -868,6 +878,7 @@ class SessionPickerScreen(
 
         def decide() -> None:
             if not self.is_active:
+                self._hand_on("space" if character == " " else "question_mark", character)
                 return
             if search.value:
                 search.insert_text_at_cursor(character)

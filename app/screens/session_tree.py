@@ -79,6 +79,9 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
 
     CSS: ClassVar[str] = stylesheet("tree.tcss")  # scoped by Textual to this screen
     AUTO_FOCUS = "TreeView"
+    # The keys pressed behind the key that opened it (Ctrl+T, Down, Enter in one burst) are its:
+    # the picker hands them on (key_order.py), and they wait here while the session loads.
+    TAKES_KEYS_AHEAD: ClassVar[bool] = True
 
     BINDINGS: ClassVar[list[BindingType]] = [  # `tooltip` is the help text (F1, `help_rows`)
         Binding("escape", "back", "Back", show=False, tooltip="clear the search, then back"),
@@ -509,9 +512,10 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
     def on_key(self, event: events.Key) -> None:
         """Printable text goes to the search, as in pi (no input box to focus first).  A key
         that reaches the screen while the session loads (the tree's own keys: no row to act
-        on yet) is held and pressed again once it has loaded (`_keys_ahead`)."""
+        on yet) is held and pressed again once it has loaded (`_keys_ahead`); so is one that
+        comes while the held keys wait to be pressed again, behind them."""
         loading = self.model is None and self.session is None and self.load_error is None
-        if loading and event.key not in self._screen_keys():  # (Esc still leaves at once)
+        if (loading or self._keys_ahead) and event.key not in self._screen_keys():  # (Esc still leaves at once)
             self._keys_ahead.append((event.key, event.character))
             event.stop()
             event.prevent_default()
