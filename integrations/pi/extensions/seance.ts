@@ -97,11 +97,18 @@ function runSeance(args: string[], cwd: string): Outcome {
 async function pickOnTerminal(ctx: ExtensionCommandContext, query: string): Promise<Outcome> {
 	const outcome = await ctx.ui.custom<Outcome>((tui, _theme, _keybindings, done) => {
 		tui.stop();
-		process.stdout.write("\x1b[2J\x1b[H");
-		// `--query=…`, one word: a query starting with "-" (`/seance -wip`) is no option to seance
-		const result = runSeance(query ? [`--query=${query}`] : [], ctx.cwd);
-		tui.start();
-		tui.requestRender(true);
+		let result: Outcome = { problem: "seance did not run" };
+		try {
+			process.stdout.write("\x1b[2J\x1b[H");
+			// `--query=…`, one word: a query starting with "-" (`/seance -wip`) is no option to seance
+			result = runSeance(query ? [`--query=${query}`] : [], ctx.cwd);
+		} catch (error) {
+			// (spawnSync throws for arguments it refuses, e.g. a NUL byte): pi's screen must come back
+			result = { problem: `could not run seance: ${error instanceof Error ? error.message : String(error)}` };
+		} finally {
+			tui.start();
+			tui.requestRender(true);
+		}
 		done(result);
 		return { render: () => [], invalidate: () => {} };
 	});
