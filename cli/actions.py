@@ -16,6 +16,7 @@ import argparse
 import contextlib
 import fcntl
 import os
+import re
 import uuid
 from collections.abc import Iterator
 from dataclasses import replace
@@ -337,15 +338,29 @@ class BatchRecord:
         self.journal.unlink(missing_ok=True)
 
 
+def _journal_of(entry: dict[str, Any]) -> Path | None:
+    """The batch's journal (`BatchRecord`): a `rm-batch-*.jsonl` beside the undo list, or None.
+    Undo deletes it, so a path the list merely names (damaged, edited, another tool's) is
+    never taken for one: it is neither read nor removed."""
+    journal = entry.get("journal")
+    if not isinstance(journal, str) or not _JOURNAL_NAME.fullmatch(os.path.basename(journal)):
+        return None
+    path = Path(journal)
+    return path if path.parent == receipt_path().parent else None
+
+
+_JOURNAL_NAME = re.compile(r"rm-batch-[0-9a-f]{12}\.jsonl")
+
+
 def _saved_batch(entry: dict[str, Any]) -> TrashBatch:
     """A batch from the stack; an unfinished one (killed) is read from its journal."""
     batch = TrashBatch.from_json(entry)
-    journal = entry.get("journal")
-    if not journal:
+    journal = _journal_of(entry)
+    if journal is None:
         return batch
     by_info = {receipt.session.info: receipt for receipt in batch.receipts}
     try:
-        lines = Path(journal).read_bytes().splitlines()
+        lines = journal.read_bytes().splitlines()
     except OSError:
         lines = []
     for line in lines:
@@ -369,8 +384,9 @@ def _undo_batch(target: Path, receipts: list[Any]) -> int:
     outcome = undo_each(batch, undo)
     kept = [TrashBatch(tuple(receipt for receipt, _ in outcome.blocked)).to_json()] if outcome.blocked else []
     _write_receipts(target, [*receipts[:-1], *kept])
-    if entry.get("journal"):
-        Path(entry["journal"]).unlink(missing_ok=True)
+    journal = _journal_of(entry)
+    if journal is not None:
+        journal.unlink(missing_ok=True)
     if not batch.receipts:
         raise CliError("nothing to undo (the last batch moved nothing)", ExitCode.NOT_FOUND)
     for paths in outcome.restored:

@@ -618,6 +618,21 @@ class _Journal:
     def token(self) -> str:
         return self.path.name[: -len(".json")]
 
+    def vouched(self) -> bool:
+        """Whether the journal names only what `trash_session` would have: an absolute source,
+        a plain file name in the Trash, the source's own aside for this token.  Recovery
+        removes the aside (a folder: all of it), so a journal naming anything else (damaged,
+        or not seance's) is never acted on."""
+        state = self.state
+        source, name, aside = state.get("source"), state.get("name"), state.get("aside")
+        if not isinstance(source, str) or not os.path.isabs(source):
+            return False
+        if name is not None and (not isinstance(name, str) or name in ("", ".", "..") or "/" in name or "\0" in name):
+            return False
+        if aside is not None and aside != str(Path(source).parent / f"{ASIDE_PREFIX}{self.token}"):
+            return False
+        return isinstance(state.get("info", ""), str)
+
     @property
     def data(self) -> Path:
         return self.path.with_name(f"{self.token}.data")
@@ -837,6 +852,8 @@ def recover_interrupted(trash: Path | None = None) -> list[Path]:
         if process_alive(pid):
             continue
         journal = _Journal(entry, state)
+        if not journal.vouched():
+            continue  # not one seance wrote: nothing it names is moved or removed
         if _recover(target, journal):
             finished.append(Path(state["source"]))
     return finished

@@ -419,3 +419,28 @@ def test_a_key_is_a_key_beside_a_file_or_folder_of_that_name(env: Path, capsys, 
         code, out, err = run(capsys, command, "docs", "--root", str(root), "--cwd", "/proj/here")
         assert code == 0, (command, err)
         assert command != "resolve" or out == f"{session}\n"
+
+
+@pytest.mark.parametrize(
+    "journal", ["victim", 5, "other-dir"], ids=["a-file", "not-a-string", "a-journal-name-elsewhere"]
+)
+def test_rm_undo_removes_no_file_the_undo_list_merely_names_as_a_journal(
+    env, capsys, journal: object, tmp_path: Path
+) -> None:
+    """A batch's journal is only ever `rm-batch-*.jsonl` beside the undo list, and undo deletes
+    it: a damaged or foreign list naming another path made undo delete that file (the sweep's
+    run deleted /etc/passwd), and a number printed a traceback."""
+    from seance.cli.actions import receipt_path
+
+    victim = tmp_path / "precious.txt"
+    victim.write_text("keep me")
+    elsewhere = tmp_path / "elsewhere" / "rm-batch-0123456789ab.jsonl"
+    elsewhere.parent.mkdir()
+    elsewhere.write_text("{}\n")
+    named = {"victim": str(victim), "other-dir": str(elsewhere)}.get(journal, journal)  # type: ignore[arg-type]
+    receipts = receipt_path()
+    receipts.parent.mkdir(parents=True, exist_ok=True)
+    receipts.write_bytes(orjson.dumps([{"batch": [], "journal": named}]))
+    code, _, err = run(capsys, "rm", "--undo")
+    assert code == 1 and "nothing to undo" in err and "Traceback" not in err
+    assert victim.read_text() == "keep me" and elsewhere.exists()

@@ -919,3 +919,45 @@ def _undo_as_nobody(base: Path) -> None:
             os._exit(code)
     _pid, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+def _dead_journal(trash: Path, **state: object) -> Path:
+    """A journal of a delete killed mid-way (its pid gone), holding `state`."""
+    from seance.core.trash import INCOMING
+
+    for folder in ("files", "info", INCOMING):
+        (trash / folder).mkdir(parents=True, exist_ok=True)
+    journal = trash / INCOMING / "4000000-abcdefabcdef.json"
+    journal.write_text(json.dumps({"pid": 4_000_000, "info": "", "copied": True, **state}))
+    return journal
+
+
+def test_a_journal_naming_an_aside_elsewhere_never_makes_recovery_remove_it(home) -> None:
+    """Recovery after a killed delete removes the journal's aside (a folder: all of it): a
+    journal naming another (damaged, not seance's) made the next `seance rm` delete that folder."""
+    from seance.core.trash import recover_interrupted
+
+    victim = home / "victim"
+    (victim / "sub").mkdir(parents=True)
+    (victim / "sub" / "file.txt").write_text("precious")
+    trash = trash_dir()
+    journal = _dead_journal(trash, source=str(home / "src.jsonl"), name="existing.jsonl", aside=str(victim))
+    (trash / "files" / "existing.jsonl").write_text("x\n")
+    assert recover_interrupted(trash) == []
+    assert (victim / "sub" / "file.txt").read_text() == "precious" and journal.exists()
+
+
+def test_a_journal_whose_name_climbs_out_of_the_trash_never_writes_there(home) -> None:
+    """The Trash name is a file name in `files/`: one with `..` made recovery append the aside's
+    tail to a file outside the Trash."""
+    from seance.core.trash import ASIDE_PREFIX, recover_interrupted
+
+    trash = trash_dir()
+    victim = trash.parent / "victim.txt"  # files/../../victim.txt
+    victim.parent.mkdir(parents=True, exist_ok=True)
+    victim.write_text("precious\n")
+    aside = home / f"{ASIDE_PREFIX}4000000-abcdefabcdef"
+    aside.write_text("precious\nmore lines\n")
+    journal = _dead_journal(trash, source=str(home / "src.jsonl"), name="../../victim.txt", aside=str(aside))
+    assert recover_interrupted(trash) == []
+    assert victim.read_text() == "precious\n" and aside.exists() and journal.exists()
