@@ -219,3 +219,27 @@ def test_ls_query_json_lists_the_ranked_hits_and_a_bad_query_is_one_line(
     assert main(["ls", "--all", *roots, "--query", "re:("]) == 2
     error = capsys.readouterr().err
     assert "bad query" in error and "Traceback" not in error
+
+
+@pytest.mark.parametrize("query", ["caf\udce9", '"caf\udce9"', "user:caf\udce9"])
+def test_a_query_that_is_not_utf8_is_a_bad_query_and_the_index_keeps_its_rows(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], query: str
+) -> None:
+    """`seance ls -q $'caf\\xe9'` from a terminal that is not UTF-8: SQLite could not take the
+    lone surrogate argv made of the byte, the guard took that for a damaged index and emptied
+    it (every session read again next time), then said the index could not be rebuilt."""
+    root = tmp_path / "sessions"
+    generate_corpus(root, sessions=6, projects=2, seed=5, mean_bytes=3_000)
+    assert main(["index", "--root", str(root)]) == 0
+    capsys.readouterr()
+    for extra in ([], ["--json"]):
+        code = main(["ls", "--root", str(root), "--all", *extra, "--query", query])
+        err = capsys.readouterr().err
+        assert code == 2 and "bad query" in err and "not valid UTF-8" in err, err
+        assert "index" not in err
+    catalog = Catalog([root])
+    try:
+        catalog.exact()
+        assert (catalog.last_stats.read, catalog.last_stats.reused) == (0, 6)
+    finally:
+        catalog.close()

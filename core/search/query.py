@@ -35,6 +35,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, NamedTuple
 
 from ..fulltext import TEXT_FIELDS
+from ..text import is_utf8
 from .words import fold_accents, word_syntax
 
 if TYPE_CHECKING:
@@ -195,6 +196,8 @@ _TEXT_PREFIX = re.compile(f"(?i)({'|'.join((*TEXT_FIELDS, 'text'))}):")
 
 def parse_query(text: str) -> Query:
     """Parse the query language (see the module docstring).  Raises `QueryError`."""
+    if not is_utf8(text):  # (a Latin-1 terminal's byte in argv: no index can be asked for it)
+        raise QueryError("it is not valid UTF-8 (a byte from a terminal that is not UTF-8?)")
     tokens = _tokenize(text)
     terms = [term for token in tokens if (term := _term(*token)) is not None]
     return Query(text, tuple(terms))
