@@ -156,6 +156,8 @@ def apply_query(
         if catalog is not None:
             # the cwd only counts where paths do (`search(paths=...)`): there it may be the hit
             text_hits = {hit.path: hit for hit in catalog.search_text(parsed, include_cwd=all_projects)}
+            excluded = catalog.text_excluded(parsed, include_cwd=all_projects)  # (`!wip` past the title)
+            summaries = [summary for summary in summaries if summary.path not in excluded]
         hits = search(summaries, parsed, text_hits=text_hits, paths=all_projects, marks=marks)
     except ValueError as error:  # (a `re:` out of time too: `core.search.userregex`)
         raise CliError(f"bad query: {error}") from error

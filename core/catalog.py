@@ -674,11 +674,14 @@ class Catalog:
         paths = cwd is None
         scoped = self._in_scope(self._refreshed(None, None, True, False, lazy=True), cwd)
         text_hits = {hit.path: hit for hit in self.search_text(query, include_cwd=paths)}
+        excluded = self.text_excluded(query, include_cwd=paths)  # (`!wip` said past the title)
         keep = Prefilter(query, text_hits, paths).keeps
         cache = SearchCache()
         candidates: list[SessionSummary] = []
         for item in scoped:
             summary: SessionSummary | None = None
+            if (item[0] if type(item) is tuple else item.path) in excluded:
+                continue
             if type(item) is tuple:  # an unchanged session's row: (path, ..., cwd, summary blob, ...)
                 title = stored_title(item)
                 if title is None:  # not stored, or failed its check: folded from the summary
@@ -793,8 +796,11 @@ class Catalog:
         paths = cwd is None
         scoped = self._in_scope(self._refreshed(None, None, True, True, lazy=True), cwd)
         text_hits = {hit.path: hit for hit in self.search_text(query, include_cwd=paths)}
+        excluded = self.text_excluded(query, include_cwd=paths)  # (`!wip` said past the title)
         sessions: list[tuple[StoredSession, tuple[str, str, str]]] = []
         for item in scoped:
+            if (item[0] if type(item) is tuple else item.path) in excluded:
+                continue
             if type(item) is tuple:  # an unchanged session's row: (path, ..., modified, cwd, ls-json, ...)
                 title = stored_title(item)
                 if title is None:  # not stored, or failed its check: only its summary can say
@@ -1324,6 +1330,24 @@ class Catalog:
 
         return self._full_text(search, {})
 
+    def text_excluded(
+        self, query: Query, *, include_cwd: bool = True, within: Collection[str] | None = None
+    ) -> frozenset[str]:
+        """The sessions whose text the index finds a negated word or phrase of `query` in
+        (`Query.excluding`): left out of its answer, however their title matches it.  Raises
+        `ValueError` for a query that cannot be used; without a usable index, none."""
+        excluding = query.excluding()
+        if not excluding:
+            return frozenset()
+
+        def search(index: Index) -> frozenset[str]:
+            found: set[str] = set()
+            for asked in excluding:
+                found.update(index.search_by_path(asked, include_cwd=include_cwd, within=within))
+            return frozenset(found)
+
+        return self._full_text(search, frozenset())
+
     def _full_text(self, search: Callable[[Index], T], nothing: T) -> T:
         """`search(index)`, guarded (`nothing` without a usable index); an index rebuilt
         because it was damaged is given its text again first.  Raises `ValueError` for a
@@ -1494,6 +1518,10 @@ class SessionSource(Protocol):
     def text_hits(
         self, query: Query, *, include_cwd: bool = True, within: Collection[str] | None = None
     ) -> Mapping[str, TextHit]: ...
+
+    def text_excluded(
+        self, query: Query, *, include_cwd: bool = True, within: Collection[str] | None = None
+    ) -> frozenset[str]: ...
 
     def forget(self, path: Path) -> None: ...
 

@@ -24,9 +24,12 @@ from seance.core.search import parse_query, search
 
 
 def slow_summaries(catalog: Catalog, query: str, cwd: str | None, marks: dict[str, Mark]) -> list[SessionSummary]:
-    """What `ls --query` did before: decode every summary, rank them all."""
+    """What `ls --query` did before: decode every summary, rank them all (less those whose text
+    holds a negated word: `Catalog.text_excluded`)."""
     parsed = parse_query(query)
     summaries = catalog.exact(cwd, full_text=True)  # brings the index (and its text) up to date first
+    excluded = catalog.text_excluded(parsed, include_cwd=cwd is None)
+    summaries = [summary for summary in summaries if summary.path not in excluded]
     text_hits = {hit.path: hit for hit in catalog.search_text(parsed, include_cwd=cwd is None)}
     return [hit.summary for hit in search(summaries, parsed, text_hits=text_hits, paths=cwd is None, marks=marks)]
 

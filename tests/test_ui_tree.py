@@ -563,6 +563,34 @@ async def test_escape_while_the_session_loads_leaves_at_once(
         await pilot.app.workers.wait_for_complete()
 
 
+@pytest.mark.parametrize(
+    ("keys", "shown"),
+    [
+        (("ctrl+u",), "filter: user-only"),
+        (("ctrl+a",), "filter: all"),
+        (("ctrl+o",), "filter: no-tools"),
+        (("T",), "+label time"),
+        (("ctrl+u", "up"), "filter: user-only"),
+    ],
+    ids=["ctrl+u", "ctrl+a", "ctrl+o", "shift+t", "ctrl+u-up"],
+)
+async def test_the_screens_own_keys_pressed_while_the_session_loads_act_once_it_has(
+    session_file: Path, monkeypatch: pytest.MonkeyPatch, keys: tuple[str, ...], shown: str
+) -> None:
+    """The filters and Shift+T ran at once while the tree loaded, on no model: lost (found by
+    the sweep).  Only the keys that leave act at once; the others wait for the rows, in order."""
+    loaded = reading_held(monkeypatch)
+    app = TreeApp(session_file)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert "loading" in status(app)
+        await pilot.press(*keys)
+        loaded.set()
+        await settle(pilot)
+        await pilot.pause()
+        assert shown in status(app), status(app)
+
+
 async def test_enter_on_the_root_prompt_resumes_before_everything(session_file: Path) -> None:
     app = TreeApp(session_file)
     async with app.run_test(size=SIZE) as pilot:

@@ -191,6 +191,13 @@ class SearchFlow:
             thread.close()
         gcpause.release_hold()  # (a search's rows held the collector until idle: the screen is gone)
 
+    def _text_excluded(self, query: Any, summaries: Sequence[SessionSummary], paths: bool) -> frozenset[str]:
+        """The sessions whose text holds a negated word of `query` (`Catalog.text_excluded`),
+        asked for in this worker before anything is ranked: a first page must not show one."""
+        if not query.excluding():
+            return frozenset()
+        return self.catalog.text_excluded(query, include_cwd=paths, within=self._paths_of(summaries))
+
     def _paths_of(self, summaries: Sequence[SessionSummary]) -> list[str]:
         """The paths of `summaries`, one list per list of summaries (the index remembers the
         file-id runs it made for the same list object: `Index.search_by_path`)."""
@@ -260,7 +267,10 @@ class SearchFlow:
         `ROWS_ELSEWHERE` hits are made and posted here (None: those, or cancelled)."""
         if worker.is_cancelled:
             return None
-        summaries = view.visible()
+        every = summaries = view.visible()
+        excluded = self._text_excluded(query, summaries, paths)
+        if excluded:  # (`!wip` said past the title: that session is no row, however its title matches)
+            summaries = [summary for summary in summaries if summary.path not in excluded]
         cache, marks = self._search_cache, self.model.marks
         early = self._early_index  # (set by the UI thread for a newer key meanwhile: not this one's)
         started = early is not None and early[0] == generation
@@ -304,7 +314,8 @@ class SearchFlow:
                 cache=cache,
                 marks=marks,
                 on_matched=counted,
-                summary_paths=self._paths_of(summaries),  # (the index's `within`: its hits by position)
+                # (the index's `within`: its hits by position; sessions left out, by path)
+                summary_paths=self._paths_of(summaries) if summaries is every else None,
             ):
                 if worker.is_cancelled:
                     return None

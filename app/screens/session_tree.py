@@ -82,6 +82,8 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
     # The keys pressed behind the key that opened it (Ctrl+T, Down, Enter in one burst) are its:
     # the picker hands them on (key_order.py), and they wait here while the session loads.
     TAKES_KEYS_AHEAD: ClassVar[bool] = True
+    # Act at once while the session loads; every other key (the filters too) waits for the rows.
+    KEYS_THAT_LEAVE: ClassVar[frozenset[str]] = frozenset({"escape", "ctrl+c"})
 
     BINDINGS: ClassVar[list[BindingType]] = [  # `tooltip` is the help text (F1, `help_rows`)
         Binding("escape", "back", "Back", show=False, tooltip="clear the search, then back"),
@@ -515,7 +517,7 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
         on yet) is held and pressed again once it has loaded (`_keys_ahead`); so is one that
         comes while the held keys wait to be pressed again, behind them."""
         loading = self.model is None and self.session is None and self.load_error is None
-        if (loading or self._keys_ahead) and event.key not in self._screen_keys():  # (Esc still leaves at once)
+        if (loading or self._keys_ahead) and event.key not in self.KEYS_THAT_LEAVE:  # (a slow load can be left)
             self._keys_ahead.append((event.key, event.character))
             event.stop()
             event.prevent_default()
@@ -538,7 +540,7 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
     @classmethod
     @functools.cache
     def _screen_keys(cls) -> frozenset[str]:
-        """Every key the screen binds (Esc, Ctrl+C, the filters...): acted on even while loading."""
+        """Every key the screen binds (Esc, Ctrl+C, the filters...)."""
         return frozenset(
             key.strip() for binding in cls.BINDINGS if isinstance(binding, Binding) for key in binding.key.split(",")
         )

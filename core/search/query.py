@@ -30,7 +30,7 @@ stored chunk, so nothing downstream re-parses FTS syntax.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -148,6 +148,17 @@ class Query:
         positive = [term for term in self.positive if term.in_index]
         negative = [term for term in self.negative if term.in_index]
         return FullText(match, tuple(positive), tuple(map(_field_match, positive)), tuple(map(_field_match, negative)))
+
+    def excluding(self) -> tuple[FullText, ...]:
+        """One full-text query for each negated word or phrase the index can search: a session
+        one of them finds is left out of the answer, whatever else matches it (`!wip`: "wip"
+        said anywhere the index reads, not only in the title).  The callers drop those
+        sessions before they rank (`Catalog.text_excluded`)."""
+        found = []
+        for term in self.negative:
+            if term.in_index and (asked := Query(self.source, (replace(term, negated=False),)).full_text()):
+                found.append(asked)
+        return tuple(found)
 
 
 def _field_match(term: Term) -> FieldMatch:
