@@ -184,7 +184,8 @@ def _run_ls(args: argparse.Namespace) -> int:
         cwd = Scope.of(args).project
         sort = args.sort or ("relevance" if args.query else "recent")
         children: listing.ChildMode = child_mode(args.children) or "threaded"
-        if args.json and not args.query and sort == "recent" and children == "threaded":
+        # (an explicit `--children` adds each object's "children": the fast paths print pi's keys only)
+        if args.json and not args.query and sort == "recent" and not args.children:
             # the fast paths: no summary is decoded (warm) or built (quick)
             # parts of the answer: 70 MB at 100k sessions, never copied whole
             parts = [catalog.quick_pi_json(cwd)] if args.quick else catalog.ls_json_parts(cwd)
@@ -193,7 +194,7 @@ def _run_ls(args: argparse.Namespace) -> int:
                 _report_empty(catalog, cwd)
             write_json_pieces(annotated_pieces(parts, marks) if args.quick else marked_pieces(parts, marks))
             return ExitCode.OK
-        if args.json and args.query and not args.quick and sort == "relevance" and children == "threaded":
+        if args.json and args.query and not args.quick and sort == "relevance" and not args.children:
             # a fresh index answers per hit, printed as it is read (`core.indexquery`)
             fresh = _ranked(catalog, args.query, cwd)
             if fresh is not None:

@@ -31,6 +31,7 @@ from .catalog import same_dir
 from .listing import folder_parent
 from .model import SessionSummary
 from .session import FileStamp, NotASession, Session, SessionError, load_session, read_session
+from .text import is_utf8
 from .writes import atomic_write, create_new, dumps_line, now_iso, persist_migration
 
 BREADCRUMB_DIR = "terminal-sessions"
@@ -201,6 +202,13 @@ def session_file_name(timestamp: str, session_id: str) -> str:
     return f"{timestamp.replace(':', '-').replace('.', '-')}_{session_id}.jsonl"
 
 
+def node_text(text: str) -> str:
+    """`text` (a path from argv or the OS: its bytes that are not UTF-8 held as lone
+    surrogates) as Node.js decodes those bytes, each bad sequence a U+FFFD: what pi's
+    `process.cwd()` gives in such a directory, and all a JSON line can hold."""
+    return text if is_utf8(text) else os.fsencode(text).decode("utf-8", "replace")
+
+
 def fork_into(path: str | os.PathLike[str], cwd: str, sessions_dir: str | os.PathLike[str]) -> Path:
     """Copy a session into `cwd`'s bucket under `sessions_dir` as a new session; returns its path.
 
@@ -209,6 +217,7 @@ def fork_into(path: str | os.PathLike[str], cwd: str, sessions_dir: str | os.Pat
     title slot becomes the header's `title`, so pi can read the copy.
     """
     source = load_session(path)
+    cwd = node_text(cwd)  # (a directory whose name is not UTF-8: as pi, run there, writes it)
     new_id = str(uuid.uuid4())
     timestamp = now_iso()
     header: dict[str, Any] = {

@@ -29,6 +29,7 @@ from .errors import FileChangedError
 from .jsonl import LineError, loads_line
 from .safefile import atomic_write, create_new
 from .session import Session, SessionError, load_session, new_digest, read_session, session_name
+from .text import is_utf8
 from .timefmt import now_iso
 
 TITLE_SLOT_SIZE = 256
@@ -141,10 +142,10 @@ def set_label(
 
     One `label` entry is appended as a child of the session's current leaf (its last line).
     """
+    text = _utf8((label or "").strip(), "label")
     session = load_for_write(path, quiet=quiet)
     if target_id not in session.tree.by_id:
         raise SessionError(f"{session.path}: no entry {target_id}")
-    text = (label or "").strip()
     entry: dict[str, Any] = {
         "type": "label",
         "id": new_entry_id(session),
@@ -158,6 +159,14 @@ def set_label(
     return entry
 
 
+def _utf8(text: str, what: str) -> str:
+    """`text` to write, refused (before anything is read) when it is not valid UTF-8: a byte
+    from a terminal that is not UTF-8 in argv, which no JSON line can hold as pi reads it."""
+    if not is_utf8(text):
+        raise SessionError(f"the {what} is not valid UTF-8 (a byte from a terminal that is not UTF-8?)")
+    return text
+
+
 def rename_session(path: str | os.PathLike[str], name: str, *, quiet: float | None = None) -> str:
     """Give a session a display name, or clear it with an empty one.  Returns how it was
     stored: "session_info" or "title-slot".
@@ -168,7 +177,7 @@ def rename_session(path: str | os.PathLike[str], name: str, *, quiet: float | No
     rewrite the 256-byte title slot in place (an empty title clears it).  Clearing a session
     that has no name is refused: there is nothing to write.
     """
-    text = name.strip()
+    text = _utf8(name.strip(), "name")
     session = load_session(path)
     if not text and session_name(session) is None:
         raise SessionError(f"{session.path}: has no name to clear")

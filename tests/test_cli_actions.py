@@ -444,3 +444,26 @@ def test_rm_undo_removes_no_file_the_undo_list_merely_names_as_a_journal(
     code, _, err = run(capsys, "rm", "--undo")
     assert code == 1 and "nothing to undo" in err and "Traceback" not in err
     assert victim.read_text() == "keep me" and elsewhere.exists()
+
+
+def test_a_name_that_is_not_utf8_is_refused_in_one_line_and_nothing_is_written(env, capsys) -> None:
+    """`seance rename S $'caf\\xe9'` (a terminal that is not UTF-8): the byte reached the JSON
+    encoder deep in the append as a lone surrogate, and a traceback came out (the sweep)."""
+    session = write_session(env / "sessions", "/proj", "nnnn0000", mtime_s=OLD)
+    before = session.read_bytes()
+    code, out, err = run(capsys, "rename", str(session), "caf\udce9")
+    assert (code, out) == (2, "") and "not valid UTF-8" in err and "Traceback" not in err
+    assert session.read_bytes() == before
+
+
+def test_a_fork_from_a_directory_whose_name_is_not_utf8_gets_the_cwd_pi_would_write(env, capsys) -> None:
+    """pi (Node) reads such a directory as U+FFFD for each bad byte; seance wrote the lone
+    surrogate argv made of it into JSON: a traceback, and an empty bucket left behind."""
+    root = env / "sessions"
+    write_session(root, "/proj/other", "ffff0000-0000")
+    code, out, err = run(capsys, "resolve", "ffff", "--fork", "--root", str(root), "--cwd", "/proj/caf\udce9")
+    assert code == 0 and "Traceback" not in err
+    copy = Path(out.strip())
+    assert load_session(copy).cwd == "/proj/caf\ufffd"
+    assert copy.parent == root / bucket_name("/proj/caf\ufffd")
+    assert sorted(path.name for path in root.iterdir()) == sorted(["--proj-other--", bucket_name("/proj/caf\ufffd")])

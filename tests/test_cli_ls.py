@@ -292,3 +292,16 @@ def test_ls_rows_printed_from_stored_objects_are_the_summaries_rows(
             code, out, _ = ls(capsys, *root_args, *scope)
             assert code == 0
             assert out == expected, (cwd, run)
+
+
+@pytest.mark.parametrize("extra", [[], ["--quick"], ["--query", "otters"]], ids=["recent", "quick", "query"])
+def test_an_explicit_children_option_adds_the_key_whatever_the_sort(store, capsys, extra: list[str]) -> None:
+    """README: `--children` adds "children" to `ls --json`.  `--children threaded` (the default
+    mode, said) left it out with the default sort: the fast paths print pi's keys only."""
+    root = str(store["root"])
+    for sort in ([], ["--sort", "created"]):
+        code, out, _ = ls(capsys, "--root", root, "--all", "--json", "--children", "threaded", *sort, *extra)
+        rows = json.loads(out)
+        assert code == 0 and rows and all("children" in row for row in rows), (sort, rows)
+    code, out, _ = ls(capsys, "--root", root, "--all", "--json", *extra)
+    assert not any("children" in row for row in json.loads(out))
