@@ -35,6 +35,7 @@ every key).  Keys pressed one at a time find the list settled and act at once, a
 from __future__ import annotations
 
 import functools
+import weakref
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -110,7 +111,8 @@ class KeyOrder:
     _wait_timer: Timer | None = None
     _wait_said: str | None = None  # the status line's "waiting" notice, while it is shown
     _rebuild_after_keys: bool = False  # the watcher's changes, merged, shown once no key waits
-    _keys_to: Screen[Any] | None = None  # a screen a waiting key opened, which takes the keys behind it
+    # a screen a waiting key opened, which takes the keys behind it (weakly: closed, it is freed)
+    _keys_to: weakref.ref[Screen[Any]] | None = None
 
     if TYPE_CHECKING:  # what the mixin uses of the screen it is mixed into
         model: PickerModel
@@ -210,7 +212,7 @@ class KeyOrder:
         """Press `key` again for the screen a key before it opened (`TAKES_KEYS_AHEAD`: the
         tree), as the terminal would have sent it there once that screen was on top: True when
         handed on.  False for any other screen: a dialog takes no key pressed before it showed."""
-        target = self._keys_to
+        target = self._keys_to() if self._keys_to is not None else None
         if target is None or self.app.screen is not target:
             return False
         event = events.Paste(character or "") if key == "paste" else events.Key(key, character)
@@ -274,7 +276,7 @@ class KeyOrder:
                     finally:
                         self._key_running = False
                     if not self.is_active and getattr(self.app.screen, "TAKES_KEYS_AHEAD", False):
-                        self._keys_to = self.app.screen  # (it opened that screen: the keys behind it are its)
+                        self._keys_to = weakref.ref(self.app.screen)  # (it opened it: the keys behind it are its)
             self._waited()
         finally:
             self._draining = False
