@@ -69,3 +69,13 @@ async def test_the_picker_leaves_them_out_too(root: Path) -> None:
         assert titles(pilot) == ["auth flow done right"]
         await searched(pilot, "auth")
         assert len(titles(pilot)) == 3
+
+
+def test_a_regex_reads_the_title_alike_in_every_listing(root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`re:` reads the id, name and first message (the index has no regex): `--quick` read its
+    4 KB prefixes' text too, so a quick listing (the picker's first paint) showed rows the exact
+    one then took away (found by the sweep)."""
+    for extra in ([], ["--quick"]):
+        assert _ids(capsys, root, "re:tok.n", *extra) == []  # (said in s-later's second message)
+        assert _ids(capsys, root, "re:fl[aeo]w$", *extra) == ["s-later"]
+        assert _ids(capsys, root, "re:^auth", *extra) == ["s-clean", "s-later", "s-title"]

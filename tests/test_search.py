@@ -255,8 +255,10 @@ def test_phrase_and_regex() -> None:
         summary("c", "notes", text="a Docker build and a dockerfile"),
     ]
     assert ids(search(sessions, '"memory leak"')) == ["a"]
-    assert ids(search(sessions, "re:dock.r")) == ["c"]
-    assert search(sessions, "re:dock.r")[0].tier == "full-text"
+    # a regex reads the id, name and first message (and, across projects, the paths): the
+    # index has no regex, so neither has a quick summary's prefix text (the two would disagree)
+    assert ids(search(sessions, "re:dock.r")) == []
+    assert ids(search(sessions, "re:n.tes")) == ["c"]
     assert ids(search(sessions, "re:^leak")) == ["b"]
 
 

@@ -204,10 +204,10 @@ class _Matcher:
     def _contains(self, term: Term, hay: Haystack) -> bool:
         if term.within:  # only the index can tell (it leaves such sessions out itself)
             return False
-        if term.kind == "regex":
+        if term.kind == "regex":  # (the title, id and paths only: `_scan_regex`)
             assert term.pattern is not None
             found = term.pattern.found
-            if found(hay.name) or found(hay.first) or found(hay.text):
+            if found(hay.ident) or found(hay.name) or found(hay.first):
                 return True
             return self.paths and (term.pattern.found_shared(hay.cwd) or found(hay.path))
         values = [hay.name, hay.first, hay.text] + ([hay.cwd, hay.path] if self.paths else [])
@@ -619,8 +619,8 @@ class _Matcher:
                 found[index] = (SUBSTRING, "first message", 100.0)
             elif self.titles_only:
                 continue
-            elif search_in(hay.text):
-                found[index] = (FULL_TEXT, "text", 100.0)
+            # (not the 4 KB prefix's text of a quick summary: the full text has no regex, and the
+            # two listings of a session must agree, or a quick first paint's row would go)
             elif self.paths and (in_cwd(hay.cwd) or search_in(hay.path)):
                 found[index] = (PATH, "cwd" if in_cwd(hay.cwd) else "path", 100.0)
         return found
