@@ -847,6 +847,22 @@ async def test_an_empty_name_clears_it_after_a_confirm(root: Path) -> None:
     }
 
 
+@pytest.mark.parametrize("size", [(10, 3), (12, 4), (6, 2)])
+async def test_the_dialogs_open_in_a_terminal_a_few_columns_wide(root: Path, size: tuple[int, int]) -> None:
+    """Ctrl+Y's list of choices got no width in a 10x3 terminal and Rich's wrap raised: the app
+    died with a traceback (the sweep).  Every dialog of the list opens and closes there."""
+    app = picker_app(root)
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        for key in ("ctrl+y", "ctrl+r", "ctrl+d", "f1"):
+            await pilot.press(key)
+            await settle(pilot)
+            assert app._exception is None, key
+            await pilot.press("escape")
+            await settle(pilot)
+        assert app._exception is None and screen_of(pilot).is_current
+
+
 async def test_ctrl_y_copies_the_resume_command_the_id_or_the_path(root: Path) -> None:
     from seance.app.screens.copy import CopyScreen
     from seance.core.resume import resume_command
