@@ -193,8 +193,8 @@ def run_rm(args: argparse.Namespace) -> int:
     saved: list[TrashReceipt] = []
 
     def remember(planned: TrashReceipt) -> None:  # before anything moves: a killed `rm` stays undoable
-        _save_receipt(planned)
-        saved.append(planned)
+        if _save_receipt(planned):
+            saved.append(planned)
 
     catalog = Catalog(Scope.of(args).roots)
     try:
@@ -209,10 +209,12 @@ def run_rm(args: argparse.Namespace) -> int:
         raise
     finally:
         catalog.close()
-    _replace_receipt(saved[0], receipt)  # now with the moved file's size and mtime
+    if saved:
+        _replace_receipt(saved[0], receipt)  # now with the moved file's size and mtime
     for item in receipt.items:
         say(f"seance: moved to the Trash: {item.original} -> {item.trashed}")
-    say("seance: undo with `seance rm --undo`")
+    # (not remembered: said above why; a file manager's restore still brings it back)
+    say("seance: undo with `seance rm --undo`" if saved else "seance: restore it from the Trash")
     put_path(receipt.session.trashed)
     return ExitCode.OK
 
@@ -246,12 +248,12 @@ def _write_receipts(target: Path, receipts: list[Any]) -> None:
         target.unlink(missing_ok=True)
 
 
-def _save_receipt(receipt: TrashReceipt) -> None:
-    _save_entry(receipt.to_json())
+def _save_receipt(receipt: TrashReceipt) -> bool:
+    return _save_entry(receipt.to_json())
 
 
-def _save_entry(entry: dict[str, Any]) -> None:
-    """Push a receipt or a batch (as JSON) onto the undo stack."""
+def _save_entry(entry: dict[str, Any]) -> bool:
+    """Push a receipt or a batch (as JSON) onto the undo stack (False: it could not be, said)."""
     try:
         with _receipts_locked() as target:
             try:
@@ -260,8 +262,10 @@ def _save_entry(entry: dict[str, Any]) -> None:
                 say(f"seance: earlier deletions cannot be undone ({target}: {error})")
                 receipts = []
             _write_receipts(target, [*receipts, entry])
-    except OSError as error:  # the delete itself worked; only `rm --undo` will not know it
+    except OSError as error:  # the delete itself works; only `rm --undo` will not know it
         say(f"seance: could not remember the deletion for --undo: {error}")
+        return False
+    return True
 
 
 def _replace_receipt(planned: TrashReceipt, final: TrashReceipt | None) -> None:

@@ -467,3 +467,17 @@ def test_a_fork_from_a_directory_whose_name_is_not_utf8_gets_the_cwd_pi_would_wr
     assert load_session(copy).cwd == "/proj/caf\ufffd"
     assert copy.parent == root / bucket_name("/proj/caf\ufffd")
     assert sorted(path.name for path in root.iterdir()) == sorted(["--proj-other--", bucket_name("/proj/caf\ufffd")])
+
+
+def test_rm_that_cannot_remember_the_deletion_does_not_offer_the_undo(env, capsys, monkeypatch) -> None:
+    """The cache cannot be written: the delete works, `rm --undo` cannot know it, and the
+    message said so and then offered `seance rm --undo` all the same (the sweep)."""
+    blocker = env / "not-a-folder"
+    blocker.write_text("")
+    monkeypatch.setenv("SEANCE_CACHE_DIR", str(blocker / "cache"))
+    root = env / "sessions"
+    session = write_session(root, "/proj", "uuuu0000", mtime_s=OLD)
+    code, out, err = run(capsys, "rm", str(session), "--root", str(root))
+    assert code == 0 and not session.exists() and out.strip().endswith(session.name)
+    assert "could not remember the deletion" in err and "rm --undo" not in err.split("could not remember")[1]
+    assert "restore it from the Trash" in err
