@@ -17,7 +17,7 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from seance.core.childmodes import child_mode
 from seance.core.gcpause import gc_paused
@@ -33,7 +33,6 @@ from .scope import Scope, scope_options
 # are being found in a child process (`_catalog`): the imports and the stats overlap.
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Callable, Iterable
 
     from seance.core import listing
     from seance.core.catalog import Catalog
@@ -214,19 +213,6 @@ def _run_ls(args: argparse.Namespace) -> int:
                 _report_skipped(catalog)
                 write_json_bytes(annotate_pi_json(ranked, marks))  # pinned first, as below
                 return ExitCode.NOT_FOUND if ranked == b"[]" else ExitCode.OK
-        if not args.json and not args.query and not args.quick and sort == "recent" and children == "threaded":
-            # pi's list() as rows, from the stored `ls --json` objects: no summary is decoded
-            # (a project of 146 sessions among 100,000: a stat per file and a lookup, warm)
-            objects = _pi_objects(catalog.list_pi_json_parts(cwd))
-            _report_skipped(catalog)
-            if not objects:
-                _report_empty(catalog, cwd)
-            from seance.core.listing import pinned_first
-
-            shown = pinned_first(objects, _pinned_object(marks))
-            _print_lines(map(_line_of_object, shown), show_cwd=cwd is None, marks=marks)
-            sys.stdout.flush()
-            return ExitCode.OK
         from seance.core import listing
 
         # A query searches full text, so its index is brought up to date too.
@@ -410,55 +396,7 @@ def _arrange_hits(
     ]
 
 
-class _Line(NamedTuple):
-    """What a row of `seance ls` shows of a session."""
-
-    modified_ms: float
-    messages: str  # "12", or "12+" for a lower bound (`--quick`)
-    title: str  # `SessionSummary.title`
-    cwd: str
-    session_id: str
-    prefix: str = ""  # the thread's drawing (`--sort threaded`)
-    children: int = 0
-
-
-def _line_of_row(row: listing.ThreadedRow) -> _Line:
-    summary = row.summary
-    count = f"{summary.message_count}{'' if summary.exact else '+'}"
-    return _Line(summary.modified_ms, count, summary.title, summary.cwd, summary.id, row.prefix, row.children)
-
-
-def _line_of_object(item: dict[str, Any]) -> _Line:
-    """A row of a stored `ls --json` object (pi's keys; counts exact, as in every index row)."""
-    from seance.core.model import session_title
-    from seance.core.timefmt import parse_time_ms
-
-    session_id, path = item.get("id") or "", item.get("path") or ""
-    title = session_title(item.get("name"), item.get("firstMessage"), session_id, path)
-    modified = parse_time_ms(item.get("modified"))
-    return _Line(modified or 0, str(item.get("messageCount", 0)), title, item.get("cwd") or "", session_id)
-
-
-def _pi_objects(parts: list[bytes]) -> list[dict[str, Any]]:
-    import orjson
-
-    objects = orjson.loads(parts[0] if len(parts) == 1 else b"".join(parts))
-    return objects if isinstance(objects, list) else []
-
-
-def _pinned_object(marks: Marks) -> Callable[[dict[str, Any]], bool] | None:
-    from seance.core.marks import NO_MARK
-
-    if not any(mark.pinned for mark in marks.values()):
-        return None
-    return lambda item: bool(item.get("id")) and marks.get(item["id"], NO_MARK).pinned
-
-
 def _print_rows(rows: list[listing.ThreadedRow], show_cwd: bool, marks: Marks) -> None:
-    _print_lines(map(_line_of_row, rows), show_cwd, marks)
-
-
-def _print_lines(rows: Iterable[_Line], show_cwd: bool, marks: Marks) -> None:
     from seance.core.listing import children_label
     from seance.core.marks import NO_MARK
 
@@ -466,20 +404,22 @@ def _print_lines(rows: Iterable[_Line], show_cwd: bool, marks: Marks) -> None:
     folders: dict[str, str] = {}  # cwd -> its part of the line (thousands of rows share a few)
     lines: list[str] = []
     for row in rows:
-        mark = marks.get(row.session_id, NO_MARK) if row.session_id else NO_MARK
+        summary = row.summary
+        mark = marks.get(summary.id, NO_MARK) if summary.id else NO_MARK
+        count = f"{summary.message_count}{'' if summary.exact else '+'}"
         parts = [
-            f"{relative_age(row.modified_ms, now_ms):>4}",
-            f"{row.messages:>6}",
-            row.prefix + ("★ " if mark.pinned else "") + display_text(row.title, 80),
+            f"{relative_age(summary.modified_ms, now_ms):>4}",
+            f"{count:>6}",
+            row.prefix + ("★ " if mark.pinned else "") + display_text(summary.title, 80),
         ]
         if mark.tags:
             parts.append(" ".join(f"#{tag}" for tag in mark.tags))
         if row.children:
             parts.append(f"· {children_label(row.children)}")
         if show_cwd:
-            folder = folders.get(row.cwd)
+            folder = folders.get(summary.cwd)
             if folder is None:
-                folder = folders[row.cwd] = f"  ({display_text(home_short(row.cwd)) or '?'})"
+                folder = folders[summary.cwd] = f"  ({display_text(home_short(summary.cwd)) or '?'})"
             parts.append(folder)
         lines.append(" ".join(parts))
         if len(lines) >= _ROWS_PER_WRITE:

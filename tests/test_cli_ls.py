@@ -234,66 +234,6 @@ def test_ls_query_uses_full_text_and_reports_bad_queries(store, capsys) -> None:
     assert code == 2 and "bad query" in err
 
 
-def _rows_of_summaries(capsys: pytest.CaptureFixture[str], roots: list[Path], cwd: str | None) -> str:
-    """`seance ls`'s rows as printed from decoded summaries (`--sort recent`, pi's order)."""
-    from seance.cli.catalog import _print_rows
-    from seance.cli.marks import listing_marks
-    from seance.core import listing
-    from seance.core.catalog import Catalog
-
-    catalog = Catalog(roots)
-    try:
-        marks = listing_marks()
-        pinned = None
-        if any(mark.pinned for mark in marks.values()):
-            pinned = lambda summary: bool(summary.id) and summary.id in marks and marks[summary.id].pinned  # noqa: E731
-        _print_rows(listing.arrange(catalog.exact(cwd), "recent", "threaded", pinned), cwd is None, marks)
-    finally:
-        catalog.close()
-    return capsys.readouterr().out
-
-
-@pytest.mark.parametrize("source", ["store", "generated", "corpus"])
-def test_ls_rows_printed_from_stored_objects_are_the_summaries_rows(
-    source: str, store, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    """`seance ls` prints pi's order from the stored `ls --json` objects (a project's rows among
-    100,000 sessions: no summary decoded); each row is the one the summaries print, pins and tags
-    included, cold and warm, in one project and in all."""
-    import seance.cli.catalog as cli_catalog
-    from seance.core.generate import generate_corpus
-
-    if source == "store":
-        roots = [store["root"]]
-    elif source == "generated":
-        roots = [tmp_path / "generated"]
-        generate_corpus(roots[0], sessions=40, projects=4, seed=11, mean_bytes=4_000)
-    else:
-        files = corpus_files()
-        if not files:
-            pytest.skip("no shared corpus")
-        roots = sorted({path.parent for path in files})
-    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
-    root_args = [arg for root in roots for arg in ("--root", str(root))]
-    code, out, _ = ls(capsys, *root_args, "--all", "--json")
-    listed = json.loads(out)
-    assert code == 0 and len(listed) >= 3
-    paths = [row["path"] for row in listed if row["id"]]  # (by path: a corpus copy shares its id)
-    assert main([*root_args, "pin", paths[-1]]) == 0
-    assert main([*root_args, "tag", paths[len(paths) // 2], "+later", "+x[bold]y"]) == 0
-    capsys.readouterr()
-    monkeypatch.setattr(cli_catalog.time, "time", lambda: 1_800_000_000.0)  # one "now" for both
-    projects = sorted({row["cwd"] for row in listed})
-    for cwd in [None, projects[0], projects[-1]]:
-        scope = ["--all"] if cwd is None else ["--cwd", cwd]
-        expected = _rows_of_summaries(capsys, roots, cwd)
-        assert expected.strip()
-        for run in ("first", "again"):  # (the answer made, then the stored one)
-            code, out, _ = ls(capsys, *root_args, *scope)
-            assert code == 0
-            assert out == expected, (cwd, run)
-
-
 @pytest.mark.parametrize("extra", [[], ["--quick"], ["--query", "otters"]], ids=["recent", "quick", "query"])
 def test_an_explicit_children_option_adds_the_key_whatever_the_sort(store, capsys, extra: list[str]) -> None:
     """README: `--children` adds "children" to `ls --json`.  `--children threaded` (the default
