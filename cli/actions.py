@@ -115,7 +115,7 @@ def run_resolve(args: argparse.Namespace) -> int:
         catalog.close()
     resumed = found.summary if forked_from is None else replace(found.summary, path=str(path), cwd=cwd)
     if args.json:
-        write_json(_resolution_json(found, path, forked_from) | {"resumeCommand": resume_command(resumed)})
+        write_json(_resolution_json(found, path, resumed.cwd, forked_from) | {"resumeCommand": resume_command(resumed)})
     elif args.command:
         put_line(resume_command(resumed))  # quoted word by word (core.text.shell_word): safe to paste
     else:
@@ -136,11 +136,12 @@ def _root_of(path: Path, roots: list[Path]) -> Path:
     return path.parent.parent
 
 
-def _resolution_json(found: Resolution, path: Path, forked_from: str | None) -> dict[str, Any]:
+def _resolution_json(found: Resolution, path: Path, cwd: str, forked_from: str | None) -> dict[str, Any]:
+    """`resolve --json`: the session to resume (a fork: the copy, in this project) and how it was found."""
     return {
         "path": str(path),
         "id": found.summary.id if forked_from is None else path.stem.rpartition("_")[2],
-        "cwd": found.summary.cwd,
+        "cwd": cwd,
         "otherProject": found.other_project,
         "forkedFrom": forked_from,
     }

@@ -481,3 +481,13 @@ def test_rm_that_cannot_remember_the_deletion_does_not_offer_the_undo(env, capsy
     assert code == 0 and not session.exists() and out.strip().endswith(session.name)
     assert "could not remember the deletion" in err and "rm --undo" not in err.split("could not remember")[1]
     assert "restore it from the Trash" in err
+
+
+def test_resolve_fork_json_names_the_copys_cwd(env, capsys) -> None:
+    """`resolve --fork --json` gave the fork's path and id with the source's cwd (review)."""
+    root = env / "sessions"
+    write_session(root, "/proj/other", "dddd0000-0000")
+    code, out, _ = run(capsys, "resolve", "dddd", "--fork", "--json", "--root", str(root), "--cwd", "/proj/here")
+    answer = orjson.loads(out)
+    assert code == 0 and answer["cwd"] == "/proj/here" and load_session(answer["path"]).cwd == "/proj/here"
+    assert answer["forkedFrom"] and answer["resumeCommand"].startswith("cd /proj/here && ")
