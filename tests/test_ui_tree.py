@@ -591,6 +591,23 @@ async def test_the_screens_own_keys_pressed_while_the_session_loads_act_once_it_
         assert shown in status(app), status(app)
 
 
+async def test_alt_e_pressed_while_the_session_loads_asks_once_it_has(
+    session_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Alt+E is a priority key: it never reached the hold in `on_key`, ran on no rows, and was
+    lost (review)."""
+    loaded = reading_held(monkeypatch)
+    app = TreeApp(session_file)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert "loading" in status(app)
+        await pilot.press("alt+e")
+        loaded.set()
+        await settle(pilot)
+        await pilot.pause(0.2)
+        assert isinstance(app.screen, PromptScreen)
+
+
 async def test_enter_on_the_root_prompt_resumes_before_everything(session_file: Path) -> None:
     app = TreeApp(session_file)
     async with app.run_test(size=SIZE) as pilot:

@@ -189,12 +189,14 @@ class SearchInput(OrderedInput):
         await super()._on_key(event)
 
     def _held_or_handed_on(self, screen: KeyOrder, event: events.Key | events.Paste) -> bool:
-        """Whether the picker holds `event` behind waiting keys, or hands it on to the screen a
-        key typed before it opened (the tree: key_order.py); False: the input takes it."""
+        """Whether the picker holds `event` behind waiting keys, or takes it from the query
+        because a key typed before it covered the picker: handed on to the tree it opened
+        (key_order.py), else typed nowhere (a dialog takes no key pressed before it showed,
+        and the covered query is not the user's to change unseen).  False: the input takes it."""
         if not screen.is_active:  # (a new event: this one is stopped on its way back)
-            return screen._hand_on(
-                *(("paste", event.text) if isinstance(event, events.Paste) else (event.key, event.character))
-            )
+            pressed = ("paste", event.text) if isinstance(event, events.Paste) else (event.key, event.character)
+            screen._hand_on(*pressed)
+            return True
         return self.app.focused is self and screen._holds_typed_key(event)
 
     def _on_paste(self, event: events.Paste) -> None:
@@ -877,15 +879,15 @@ class SessionPickerScreen(
         search = self.search_input
 
         def decide() -> None:
-            if not self.is_active:
-                self._hand_on("space" if character == " " else "question_mark", character)
-                return
             if search.value:
                 search.insert_text_at_cursor(character)
             else:  # (next, in this key's place: keys typed after it wait for it)
                 self._run_next(getattr(self, f"action_{action}"))
 
-        self._in_key_order(decide, rows=False)  # key_order.py: behind keys waiting for their rows
+        # key_order.py: behind keys waiting for their rows (and handed on, as typed, to a tree
+        # a key before it opened)
+        pressed = ("space" if character == " " else "question_mark", character)
+        self._in_key_order(decide, rows=False, pressed=pressed)
 
     def action_help(self) -> None:
         self.app.push_screen(HelpScreen(self.help_rows()))

@@ -515,9 +515,9 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
         """Printable text goes to the search, as in pi (no input box to focus first).  A key
         that reaches the screen while the session loads (the tree's own keys: no row to act
         on yet) is held and pressed again once it has loaded (`_keys_ahead`); so is one that
-        comes while the held keys wait to be pressed again, behind them."""
-        loading = self.model is None and self.session is None and self.load_error is None
-        if (loading or self._keys_ahead) and event.key not in self.KEYS_THAT_LEAVE:  # (a slow load can be left)
+        comes while the held keys wait to be pressed again, behind them (Esc too, then: the
+        load is over, and the keys before it are the user's)."""
+        if self._holds_key(event.key):
             self._keys_ahead.append((event.key, event.character))
             event.stop()
             event.prevent_default()
@@ -528,7 +528,24 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
             return
         event.stop()
         event.prevent_default()
-        self.model.set_query(self.model.query + event.character)
+        # Typed where the bound keys act: a bound key (Enter, Up) runs its binding when its event
+        # has bubbled up to the app, so a letter typed behind it in one burst went into the
+        # search first, and Enter then acted on the rows that search left.
+        self.app.call_later(self._type, event.character)
+
+    def _loading(self) -> bool:
+        return self.model is None and self.session is None and self.load_error is None
+
+    def _holds_key(self, key: str) -> bool:
+        """Whether `key` waits (`_keys_ahead`): while the session loads (all but the keys that
+        leave: a slow load can be left), and behind keys held before it."""
+        return bool(self._keys_ahead) or (self._loading() and key not in self.KEYS_THAT_LEAVE)
+
+    def _type(self, text: str) -> None:
+        """Typed text goes to the search (`on_key`), once the keys before it have acted."""
+        if self.model is None or not self.is_current:
+            return
+        self.model.set_query(self.model.query + text)
         self._start_search_index(self.model)
         self._changed()
 
@@ -588,6 +605,9 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
 
     def action_export(self) -> None:
         """Alt+E: the context at the highlighted entry, as `seance export --leaf ENTRY`."""
+        if self._holds_key("alt+e"):  # (a priority key: it never reaches `on_key` to be held)
+            self._keys_ahead.append(("alt+e", None))
+            return
         session, model = self.session, self.model
         if session is None or model is None or model.selected_id is None:
             return
