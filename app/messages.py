@@ -66,6 +66,9 @@ class SessionsChanged(Message):
     changed: list[SessionSummary] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     restored: bool = False  # an undone delete: not "new"
+    # folders moved away or deleted: no event comes for the files in them (a watch is per
+    # folder), so every session listed under one is gone too
+    gone_dirs: list[str] = field(default_factory=list)
 
 
 @dataclass

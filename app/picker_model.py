@@ -354,6 +354,13 @@ class PickerModel:
             return listed
         return summaries
 
+    def paths_under(self, dirs: Sequence[str]) -> list[str]:
+        """The listed sessions (of every loaded scope) inside one of the folders `dirs`."""
+        prefixes = tuple(os.path.join(folder, "") for folder in dirs)
+        if not prefixes:
+            return []
+        return sorted({s.path for listed in self.summaries.values() for s in listed if s.path.startswith(prefixes)})
+
     def changed(
         self,
         changed: Sequence[SessionSummary],

@@ -27,7 +27,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -161,20 +161,22 @@ class RootWatcher:
         nothing new (or `DEBOUNCE_MS` after its first change).  New directories are watched
         (and the sessions already in them reported) before the batch that saw them is posted."""
         batch: set[str] = set()
+        gone: set[str] = set()  # folders moved away or deleted
         first_at = 0.0
         while not self._stop.wait(STEP_MS / 1000):
             changes: set[tuple[int, str]] = set()
             for shard in self._shards:
                 changes |= shard.take()
             if changes:
-                if not batch:
+                if not batch and not gone:
                     first_at = time.monotonic()
                 batch |= self._sessions_of(changes, walker)
+                gone |= _gone_dirs(changes)
                 if time.monotonic() - first_at < DEBOUNCE_MS / 1000:
                     continue
-            if batch:
-                self._report(sorted(batch))
-                batch = set()
+            if batch or gone:
+                self._report(sorted(batch), sorted(gone))
+                batch, gone = set(), set()
 
     def _sessions_of(self, changes: set[tuple[int, str]], walker: DirWalker) -> set[str]:
         """The session files a set of changes touched; a directory that appeared is watched
@@ -201,8 +203,9 @@ class RootWatcher:
             if leftover:  # seen by the old watch just before the new one took over
                 self._shards[-1].carry |= leftover
 
-    def _report(self, paths: list[str]) -> None:
-        """Read the changed files' summaries, forget the gone ones, post one `SessionsChanged`."""
+    def _report(self, paths: list[str], gone_dirs: Sequence[str] = ()) -> None:
+        """Read the changed files' summaries, forget the gone ones, post one `SessionsChanged`
+        (with the folders that went: the screen drops the sessions it lists in them)."""
         summaries = self._summaries_of(paths)
         if summaries is None:  # stopped on the way
             return
@@ -210,7 +213,7 @@ class RootWatcher:
         removed = [path for path, summary in zip(paths, summaries, strict=True) if summary is None]
         if removed:  # gone files leave the index too (the next refresh would prune them anyway)
             self._forget_gone(removed)
-        self._post(SessionsChanged(changed=changed, removed=removed))
+        self._post(SessionsChanged(changed=changed, removed=removed, gone_dirs=list(gone_dirs)))
 
     def _post(self, message: Message) -> None:
         if self._stop.is_set():
@@ -242,3 +245,9 @@ class RootWatcher:
                     self.source.forget(Path(path))
                 except Exception:  # the index heals on the next refresh
                     pass
+
+
+def _gone_dirs(changes: set[tuple[int, str]]) -> set[str]:
+    """The paths of `changes` that are folders no longer there: moved away or deleted (a file
+    of another kind that went names no session, and nothing is listed under it)."""
+    return {path for _change, path in changes if not path.endswith(".jsonl") and not os.path.lexists(path)}

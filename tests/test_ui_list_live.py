@@ -184,3 +184,44 @@ async def test_the_watcher_ends_when_the_picker_is_popped(tmp_path: Path) -> Non
         assert not watcher.alive and not watcher.running, "the pop joined the watcher's thread"
         assert watcher.thread not in threading.enumerate()
     catalog.close()
+
+
+@pytest.mark.parametrize("where", ["out-of-the-root", "inside-the-root"])
+async def test_a_folder_of_sessions_moved_away_takes_its_rows_with_it(tmp_path: Path, where: str) -> None:
+    """A watch is per folder: a project folder moved out of the root (a file manager's Trash)
+    or renamed inside it sent no event for its files, and their rows stayed, pointing nowhere
+    (renamed inside: listed twice).  Enter on one resumed a file that was gone (the sweep)."""
+    from ui_sessions import OTHER
+
+    root = make_root(tmp_path)
+    app = picker_app(root, scope="all", options=PickerOptions(watch=True), cache_dir=tmp_path / "cache")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert await wait_until(pilot, lambda: screen_of(pilot).watching)
+        widget = screen_of(pilot).session_list
+        before = sorted(row.summary.id for row in widget.rows)
+        folder = session_path(root, Spec("s-other1", OTHER)).parent
+        moved = tmp_path / "elsewhere" if where == "out-of-the-root" else root / "--renamed--"
+        folder.rename(moved)
+        gone = {"s-other1", "s-other2", "s-inject"}  # (the folder's sessions)
+        expected = sorted(set(before) - gone) if where == "out-of-the-root" else before
+
+        def settled() -> bool:
+            rows = widget.rows
+            return sorted(row.summary.id for row in rows) == expected and all(Path(row.path).exists() for row in rows)
+
+        assert await wait_until(pilot, settled), sorted(row.path for row in widget.rows)
+
+
+async def test_enter_on_a_session_whose_file_is_gone_says_so_and_resumes_nothing(tmp_path: Path) -> None:
+    root = make_root(tmp_path)
+    app = picker_app(root)  # (no watcher: nothing says the file went)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = screen_of(pilot)
+        target = Path(screen.session_list.highlighted.path)
+        target.unlink()
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.return_value is None and "gone" in screen.status.message
+        assert all(row.path != str(target) for row in screen.session_list.rows)

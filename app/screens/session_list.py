@@ -745,7 +745,7 @@ class SessionPickerScreen(
 
     def _pick_highlighted(self) -> None:
         row = self.session_list.highlighted
-        if row is None:
+        if row is None or self._gone(row):
             return
         if self.options.enter == "tree":
             self.action_tree()
@@ -755,6 +755,15 @@ class SessionPickerScreen(
         else:
             self.dismiss(self._result(row))
 
+    def _gone(self, row: SessionRow) -> bool:
+        """Whether the row's file is gone (moved or deleted, and the watcher has not said so
+        yet, or is off): said, and the row dropped, rather than a path the agent cannot open."""
+        if os.path.lexists(row.path):
+            return False
+        self._apply_changes([], [row.path])
+        self.status.show_message("That session is gone (moved or deleted)", error=True)
+        return True
+
     def action_open(self) -> None:
         """Enter in the browser: the selected session's tree first."""
         self.action_select()
@@ -763,7 +772,7 @@ class SessionPickerScreen(
     def action_fork(self) -> None:
         """Dismiss with a fork of the selected session at its leaf (the host writes the new file)."""
         row = self.session_list.highlighted
-        if row is not None:
+        if row is not None and not self._gone(row):
             self.dismiss(self._result(row, "fork"))
 
     def action_cancel(self) -> None:
@@ -1026,7 +1035,8 @@ class SessionPickerScreen(
 
     @on(SessionsChanged)
     def _sessions_changed(self, message: SessionsChanged) -> None:
-        self._apply_changes(message.changed, message.removed, restored=message.restored, watcher=True)
+        removed = [*message.removed, *self.model.paths_under(message.gone_dirs)]
+        self._apply_changes(message.changed, removed, restored=message.restored, watcher=True)
 
     def _apply_changes(
         self,
