@@ -456,12 +456,13 @@ def run_index(args: argparse.Namespace) -> int:
         if args.rebuild:
             catalog.rebuild_index()
         count = catalog.update_index(progress=bar)  # no summary kept: memory stays flat
+        private = catalog.index_private  # (asked before `close` deletes it)
     finally:
         bar.finish()
         catalog.close()
     stats = catalog.last_stats
     _report_skipped(catalog)
-    if catalog.index_unavailable:  # (said just above, with the reason)
+    if catalog.index_unavailable or private:  # (said just above, with the reason)
         raise CliError(f"nothing was indexed ({count} sessions read, none kept)")
     put_line(
         f"indexed {count} sessions in {stats.seconds:.2f}s "

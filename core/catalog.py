@@ -409,6 +409,29 @@ class Catalog:
         cache dir): answers come from the files, and nothing this catalog reads is kept."""
         return self._index_error is not None
 
+    def reopen_if_replaced(self) -> bool:
+        """For a resident process (the watcher): let go of an index that is no longer the shared
+        one, so the next use opens that: its file deleted or replaced by another process's heal,
+        or a private one made while the shared one was locked, now free.  True when let go."""
+        index = self._index
+        if index is None or index.in_memory:
+            return False
+        if not (index.shared_free() if index.private else index.replaced()):
+            return False
+        with self._index_lock:
+            if self._index is not index:
+                return False
+            self._index = None
+            self._index_error = None
+        index.close()
+        return True
+
+    @property
+    def index_private(self) -> bool:
+        """True when the shared index was locked and a private one, dropped at `close`, is used."""
+        index = self._index
+        return index is not None and index.private
+
     @property
     def index_problem(self) -> str | None:
         """Why the index was rebuilt or is not used, as one line for a status line or stderr;

@@ -413,6 +413,15 @@ _UNWRITABLE_CODES = frozenset({3, 7, 8, 10, 13, 14})  # PERM, NOMEM, READONLY, I
 _SHORT_READ = 10 | (2 << 8)  # SQLITE_IOERR_SHORT_READ: a truncated file, i.e. damaged
 
 
+def _file_identity(path: Path) -> tuple[int, int] | None:
+    """(device, inode) of the file at `path`, or None when there is none."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return info.st_dev, info.st_ino
+
+
 def index_fault(error: BaseException) -> str:
     """What an index error means, for the one guard that handles them (`Catalog`).
 
@@ -742,6 +751,7 @@ class Index:
         self._verified: dict[int, tuple[int, int]] = {}  # id(connection) -> its last good `_check_signature`
         self._terms: dict[tuple, tuple[object, dict[int, int]]] = {}  # `_files_matching` answers: `_term_files`
         self._terms_lock = threading.Lock()
+        self._file: tuple[int, int] | None = None  # the index file's identity (`replaced`)
         if in_memory:
             self._uri = f"file:seance-index-{id(self)}?mode=memory&cache=shared"
             self._anchor = self._connect()  # the memory database lives while one connection does
@@ -862,6 +872,13 @@ class Index:
             raise
         finally:
             connection.close()
+            self._file = None if self.in_memory else _file_identity(self.path)
+
+    def replaced(self) -> bool:
+        """Whether the file this index made or opened is no longer at its path: deleted, or
+        replaced by another process's heal (a resident process would write on into the
+        deleted file, its open descriptors keeping it, for as long as it runs)."""
+        return not self.in_memory and _file_identity(self.path) != self._file
 
     def _delete_older(self) -> None:
         """Delete an older seance's index beside this one (`ftscheck.OLDER_DB_NAMES`): it is a
@@ -880,6 +897,42 @@ class Index:
                     found = found or not suffix
         if found and self.rebuilt_reason is None:
             self.rebuilt_reason = "an older seance's index was deleted; rebuilt"
+        self._delete_dead_private()
+
+    def _delete_dead_private(self) -> None:
+        """Delete the private indexes (`index-PID.sqlite`, made while the shared one was
+        locked) whose process is gone: each is deleted when its command ends, but not by a
+        command that was killed, and nothing else ever would."""
+        from .safefile import process_alive
+
+        for path in self.cache_dir.glob("index-*.sqlite"):
+            pid = path.name[len("index-") : -len(".sqlite")]
+            if not pid.isdigit() or process_alive(int(pid)):
+                continue
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                with contextlib.suppress(OSError):
+                    os.unlink(f"{path}{suffix}")
+
+    def shared_free(self) -> bool:
+        """Whether the shared index in this cache dir can be written now (not locked by another
+        process): asked without waiting, by a process that has a private one instead."""
+        try:
+            probe = sqlite3.connect(self.cache_dir / DB_NAME, timeout=0, isolation_level=None)
+        except sqlite3.Error:
+            return False
+        try:
+            probe.execute("BEGIN IMMEDIATE")
+            probe.execute("ROLLBACK")
+            return True
+        except sqlite3.Error:
+            return False
+        finally:
+            probe.close()
+
+    @property
+    def private(self) -> bool:
+        """A private index on disk, made because the shared one was locked (deleted at `close`)."""
+        return not self.in_memory and self.path.name != DB_NAME
 
     def _delete_files(self) -> None:
         if self.in_memory:

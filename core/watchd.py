@@ -412,6 +412,9 @@ class Watcher:
                 self.changed_at = time.monotonic()  # (the kept stores are refreshed once quiet again)
 
     def _apply(self) -> None:
+        if self.catalog.reopen_if_replaced():  # (healed by another process, or free again)
+            self.log("the index was replaced or is free again: reopened it, and all is listed again")
+            self.lost = True
         if not self.lost and self.new_dirs:
             new_dirs, self.new_dirs = sorted(self.new_dirs), set()
             for path in new_dirs:

@@ -657,3 +657,45 @@ def test_a_locked_index_is_never_thrown_away(corpus: Path, tmp_path: Path, monke
         holder.close()
     assert opened.exact()[0].path == str(target)  # and the index catches up once it is free
     assert opened.last_stats.appended == 1
+
+
+def test_a_private_index_left_by_a_killed_command_is_deleted_by_the_next_open(tmp_path: Path) -> None:
+    """A command that found the shared index locked used `index-PID.sqlite`, deleted when it
+    ends; killed, it left the files for good (the sweep).  A live process's is kept."""
+    from seance.core.index import Index
+
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    dead, alive = 4_000_000, os.getpid()
+    for pid in (dead, alive):
+        for suffix in ("", "-wal", "-shm"):
+            (cache / f"index-{pid}.sqlite{suffix}").write_bytes(b"x")
+    Index(cache).close()
+    left = sorted(path.name for path in cache.iterdir() if path.name.startswith("index-"))
+    assert left == [f"index-{alive}.sqlite", f"index-{alive}.sqlite-shm", f"index-{alive}.sqlite-wal"]
+
+
+def test_seance_index_under_a_lock_says_nothing_was_indexed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It worked into a private index, dropped at its end, and said "indexed N sessions" (exit
+    0), as if the shared one had them (the sweep)."""
+    from seance.cli import main
+    from seance.core.index import Index
+
+    root = tmp_path / "sessions"
+    generate_corpus(root, sessions=4, projects=1, seed=2, mean_bytes=2_000)
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("SEANCE_CACHE_DIR", str(cache))
+    assert main(["index", "--root", str(root)]) == 0
+    monkeypatch.setattr(Index, "busy_timeout", 0.2)
+    holder = sqlite3.connect(cache / DB_NAME, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        capsys.readouterr()
+        code = main(["index", "--root", str(root)])
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    err = capsys.readouterr().err
+    assert code == 2 and "locked" in err and "nothing was indexed" in err, err

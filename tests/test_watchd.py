@@ -740,3 +740,73 @@ def test_inotify_reads_one_descriptors_events_in_order(tmp_path: Path) -> None:
         assert read == made
     finally:
         watcher.close()
+
+
+def _indexed_size(cache: Path, path: Path) -> int | None:
+    import sqlite3
+
+    db = sqlite3.connect(f"file:{cache / 'index.v8.sqlite'}?mode=ro", uri=True)
+    try:
+        found = db.execute("SELECT size FROM files WHERE path = ?", (str(path),)).fetchone()
+    finally:
+        db.close()
+    return None if found is None else found[0]
+
+
+def _until(condition: object, seconds: float = 10.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():  # type: ignore[operator]
+            return True
+        time.sleep(0.05)
+    return bool(condition())  # type: ignore[operator]
+
+
+def test_the_watcher_takes_up_the_index_another_process_healed(daemon: Daemon) -> None:
+    """A foreground command found the index damaged, deleted it and made a new one: the watcher
+    wrote on into the deleted files (its descriptors kept them) for as long as it ran, and the
+    shared index was no longer kept up to date (the sweep)."""
+    root, cache = daemon.root, daemon.cache
+    target = root / "--proj--" / "s1.jsonl"
+    with open(cache / "index.v8.sqlite", "r+b") as damaged:
+        damaged.write(b"\0garbage" * 16)
+    healed = subprocess.run(
+        [sys.executable, "-m", "seance", "ls", "--all", "--root", str(root)],
+        env=_env(cache, SEANCE_NO_WATCH="1"),
+        capture_output=True,
+        timeout=60,
+    )
+    assert healed.returncode == 0 and b"corrupt" in healed.stderr, healed.stderr
+    _append_user_line(target, "after the heal")
+    assert _until(lambda: _indexed_size(cache, target) == target.stat().st_size), daemon.log.read_text()
+    fds = [os.readlink(f"/proc/{daemon.process.pid}/fd/{fd}") for fd in os.listdir(f"/proc/{daemon.process.pid}/fd")]
+    assert not [fd for fd in fds if "index" in fd and fd.endswith("(deleted)")]
+
+
+def test_a_watcher_started_while_the_index_was_locked_keeps_the_shared_one_once_free(
+    store: tuple[Path, Path],
+) -> None:
+    """It made a private index (every session read into it) and kept it for its whole life,
+    the shared index left stale (the sweep)."""
+    import sqlite3
+
+    root, cache = store
+    subprocess.run([sys.executable, "-m", "seance", "index", "--root", str(root)], env=_env(cache), check=True)
+    holder = sqlite3.connect(cache / "index.v8.sqlite", isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")  # another seance writing for long
+    released = False
+    try:
+        running = Daemon(root, cache)  # (it waits out the busy timeout, then goes private)
+        try:
+            holder.execute("ROLLBACK")
+            released = True
+            target = root / "--proj--" / "s2.jsonl"
+            _append_user_line(target, "once the lock is gone")
+            assert _until(lambda: _indexed_size(cache, target) == target.stat().st_size), running.log.read_text()
+            assert _until(lambda: not [path for path in cache.iterdir() if path.name.startswith("index-")])
+        finally:
+            running.stop()
+    finally:
+        if not released:
+            holder.execute("ROLLBACK")
+        holder.close()
