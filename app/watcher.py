@@ -171,7 +171,7 @@ class RootWatcher:
                 if not batch and not gone:
                     first_at = time.monotonic()
                 batch |= self._sessions_of(changes, walker)
-                gone |= _gone_dirs(changes)
+                gone |= self._gone_dirs(changes)
                 if time.monotonic() - first_at < DEBOUNCE_MS / 1000:
                     continue
             if batch or gone:
@@ -190,6 +190,14 @@ class RootWatcher:
             self._watch_more(added)
             sessions.update(sessions_in(added))  # written before its watch was set up
         return sessions
+
+    def _gone_dirs(self, changes: set[tuple[int, str]]) -> set[str]:
+        """The watched folders among `changes` that are no longer there: moved away or deleted
+        (a stray file that went, an editor's swap file, names no folder: nothing to report)."""
+        gone = {path for _change, path in changes if not path.endswith(".jsonl") and not os.path.lexists(path)}
+        if not gone:
+            return gone
+        return gone & {folder for shard in self._shards for folder in shard.dirs}
 
     def _watch_more(self, dirs: list[str]) -> None:
         """Add `dirs` to the last shard (while it has room) or to new ones: the replacement
@@ -213,7 +221,9 @@ class RootWatcher:
         removed = [path for path, summary in zip(paths, summaries, strict=True) if summary is None]
         if removed:  # gone files leave the index too (the next refresh would prune them anyway)
             self._forget_gone(removed)
-        self._post(SessionsChanged(changed=changed, removed=removed, gone_dirs=list(gone_dirs)))
+        gone = [folder for folder in gone_dirs if not os.path.lexists(folder)]  # (moved back since: not gone)
+        if changed or removed or gone:
+            self._post(SessionsChanged(changed=changed, removed=removed, gone_dirs=gone))
 
     def _post(self, message: Message) -> None:
         if self._stop.is_set():
@@ -245,9 +255,3 @@ class RootWatcher:
                     self.source.forget(Path(path))
                 except Exception:  # the index heals on the next refresh
                     pass
-
-
-def _gone_dirs(changes: set[tuple[int, str]]) -> set[str]:
-    """The paths of `changes` that are folders no longer there: moved away or deleted (a file
-    of another kind that went names no session, and nothing is listed under it)."""
-    return {path for _change, path in changes if not path.endswith(".jsonl") and not os.path.lexists(path)}

@@ -462,7 +462,9 @@ def run_index(args: argparse.Namespace) -> int:
         catalog.close()
     stats = catalog.last_stats
     _report_skipped(catalog)
-    if catalog.index_unavailable or private:  # (said just above, with the reason)
+    # (said just above, with the reason: a lock met at the open, a private index, or later,
+    # a write that waited it out and answered from the files)
+    if catalog.index_unavailable or private or catalog.lock_waits:
         raise CliError(f"nothing was indexed ({count} sessions read, none kept)")
     put_line(
         f"indexed {count} sessions in {stats.seconds:.2f}s "

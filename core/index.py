@@ -413,6 +413,18 @@ _UNWRITABLE_CODES = frozenset({3, 7, 8, 10, 13, 14})  # PERM, NOMEM, READONLY, I
 _SHORT_READ = 10 | (2 << 8)  # SQLITE_IOERR_SHORT_READ: a truncated file, i.e. damaged
 
 
+def _alive(pid: int) -> bool:
+    """Whether process `pid` exists (one of another user's counts: `safefile.process_alive`,
+    not imported here, where every listing opens the index)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
 def _file_identity(path: Path) -> tuple[int, int] | None:
     """(device, inode) of the file at `path`, or None when there is none."""
     try:
@@ -903,11 +915,9 @@ class Index:
         """Delete the private indexes (`index-PID.sqlite`, made while the shared one was
         locked) whose process is gone: each is deleted when its command ends, but not by a
         command that was killed, and nothing else ever would."""
-        from .safefile import process_alive
-
         for path in self.cache_dir.glob("index-*.sqlite"):
             pid = path.name[len("index-") : -len(".sqlite")]
-            if not pid.isdigit() or process_alive(int(pid)):
+            if not pid.isdigit() or _alive(int(pid)):
                 continue
             for suffix in ("", "-wal", "-shm", "-journal"):
                 with contextlib.suppress(OSError):

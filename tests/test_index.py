@@ -699,3 +699,41 @@ def test_seance_index_under_a_lock_says_nothing_was_indexed(
         holder.close()
     err = capsys.readouterr().err
     assert code == 2 and "locked" in err and "nothing was indexed" in err, err
+
+
+def test_seance_index_locked_after_it_opened_says_nothing_was_indexed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Another seance takes the write lock for longer than the busy timeout after this one
+    opened the index (a concurrent rebuild's one long transaction): every write waited it out
+    and the answer came from the files, nothing stored, and it said "indexed N sessions"
+    (review)."""
+    from seance.cli import main
+    from seance.core.index import Index
+
+    root = tmp_path / "sessions"
+    generate_corpus(root, sessions=4, projects=1, seed=2, mean_bytes=2_000)
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("SEANCE_CACHE_DIR", str(cache))
+    monkeypatch.setattr(Index, "busy_timeout", 0.2)
+    holders: list[sqlite3.Connection] = []
+    heal_text = Catalog.heal_text
+
+    def heal_then_another_seance_writes(self: Catalog, cancel=None) -> int:
+        healed = heal_text(self, cancel)
+        holder = sqlite3.connect(cache / DB_NAME, isolation_level=None)
+        holder.execute("BEGIN IMMEDIATE")  # another seance's long write begins
+        holders.append(holder)
+        return healed
+
+    monkeypatch.setattr(Catalog, "heal_text", heal_then_another_seance_writes)
+    try:
+        code = main(["index", "--root", str(root)])
+    finally:
+        for holder in holders:
+            holder.execute("ROLLBACK")
+            holder.close()
+    out, err = capsys.readouterr()
+    stored = sqlite3.connect(cache / DB_NAME).execute("SELECT count(*) FROM files").fetchone()[0]
+    assert stored == 0  # nothing was kept
+    assert code != 0 and "nothing was indexed" in err, (code, out, err)

@@ -608,6 +608,24 @@ async def test_alt_e_pressed_while_the_session_loads_asks_once_it_has(
         assert isinstance(app.screen, PromptScreen)
 
 
+@pytest.mark.parametrize("leave", ["escape", "ctrl+c"])
+async def test_a_key_held_while_loading_does_not_hold_the_keys_that_leave(
+    session_file: Path, monkeypatch: pytest.MonkeyPatch, leave: str
+) -> None:
+    """Esc and Ctrl+C leave a slow load at once, whatever was pressed before them: one arrow
+    held while a big session loaded made them wait for the whole load (review)."""
+    loaded = reading_held(monkeypatch)
+    app = TreeApp(session_file)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press("up", leave)
+        await pilot.pause()
+        left = not isinstance(app.screen, SessionTreeScreen)
+        loaded.set()
+        await pilot.app.workers.wait_for_complete()
+    assert left
+
+
 async def test_enter_on_the_root_prompt_resumes_before_everything(session_file: Path) -> None:
     app = TreeApp(session_file)
     async with app.run_test(size=SIZE) as pilot:

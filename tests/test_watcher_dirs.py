@@ -14,7 +14,7 @@ from pathlib import Path
 
 from textual.message import Message
 from ui_harness import SIZE, picker_app, screen_of, settle
-from ui_sessions import PROJECT, Spec, make_root, session_path, write_session
+from ui_sessions import OTHER, PROJECT, Spec, make_root, session_path, write_session
 
 from seance.app.messages import SessionsChanged, Watching
 from seance.app.screens.session_list import PickerOptions
@@ -156,3 +156,88 @@ async def test_a_session_in_a_new_project_folder_is_listed_in_the_picker(tmp_pat
             await pilot.pause(0.1)
         assert any(row.summary.id == "s-elsewhere" for row in screen.session_list.rows)
     assert os.path.isdir(root / "--work-demo-elsewhere--")
+
+
+# -- folders that go (review of the picker's gone folders) ---------------------------------------
+
+
+def test_a_deleted_file_that_is_no_session_posts_no_change(tmp_path: Path) -> None:
+    """A stray file (an editor's swap file, a lock file) made and deleted in a session folder
+    touches no session: nothing is posted (review: it was taken for a folder gone, and the
+    screen rebuilt its list, a new search of the query at 100,000 sessions)."""
+    root = make_root(tmp_path)
+    catalog = Catalog([root], cache_dir=tmp_path / "cache")
+    posted: list[object] = []
+    watching = threading.Event()
+
+    def post(message: object) -> None:
+        posted.append(message)
+        if isinstance(message, Watching):
+            watching.set()
+
+    watcher = RootWatcher(catalog, post)
+    watcher.start()
+    try:
+        assert watching.wait(10)
+        folder = session_path(root, Spec("s-other1", OTHER)).parent
+        stray = folder / ".notes.txt.swp"
+        stray.write_text("x")
+        stray.unlink()
+        time.sleep(1.0)
+    finally:
+        watcher.stop()
+        catalog.close()
+    changes = [m for m in posted if isinstance(m, SessionsChanged)]
+    assert changes == [], [(m.changed, m.removed, m.gone_dirs) for m in changes]
+
+
+async def test_a_folder_deleted_and_made_again_in_one_batch_keeps_its_marks(tmp_path: Path) -> None:
+    """A folder gone and back within one batch (a sync tool, `git checkout`, an undo of a
+    Trash): its sessions come in the same message; the screen keeps them, and their marks
+    (review: dropped, then added back, the selection lost)."""
+    root = make_root(tmp_path)
+    app = picker_app(root, scope="all", options=PickerOptions(watch=False), cache_dir=tmp_path / "cache")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = screen_of(pilot)
+        folder = session_path(root, Spec("s-other1", OTHER)).parent
+        row = next(r for r in screen.session_list.rows if r.summary.id == "s-other1")
+        screen.model.selection.toggle(row.summary)
+        assert row.path in screen.model.selection
+        # what the watcher posts for: step 1 sees `folder` gone, step 2 sees it back with its files
+        screen.post_message(SessionsChanged(changed=[row.summary], gone_dirs=[str(folder)]))
+        await settle(pilot)
+        assert any(r.path == row.path for r in screen.session_list.rows), "the row stays"
+        assert row.path in screen.model.selection, "the mark on a session still there is kept"
+
+
+def test_the_watcher_posts_a_folder_gone_that_is_back(tmp_path: Path) -> None:
+    """A folder moved away and back ~70 ms later (two steps, one batch) is there when the batch
+    is posted: not reported gone (review)."""
+    root = make_root(tmp_path)
+    catalog = Catalog([root], cache_dir=tmp_path / "cache")
+    posted: list[object] = []
+    watching = threading.Event()
+
+    def post(message: object) -> None:
+        posted.append(message)
+        if isinstance(message, Watching):
+            watching.set()
+
+    watcher = RootWatcher(catalog, post)
+    watcher.start()
+    try:
+        assert watching.wait(10)
+        folder = session_path(root, Spec("s-other1", OTHER)).parent
+        away = tmp_path / "away"
+        folder.rename(away)
+        time.sleep(0.07)
+        away.rename(folder)
+        time.sleep(1.0)
+    finally:
+        watcher.stop()
+        catalog.close()
+    assert folder.is_dir()
+    changes = [m for m in posted if isinstance(m, SessionsChanged)]
+    reported_gone = [m for m in changes if str(folder) in m.gone_dirs]
+    assert not reported_gone, [(len(m.changed), m.removed, m.gone_dirs) for m in changes]

@@ -1035,8 +1035,11 @@ class SessionPickerScreen(
 
     @on(SessionsChanged)
     def _sessions_changed(self, message: SessionsChanged) -> None:
-        removed = [*message.removed, *self.model.paths_under(message.gone_dirs)]
-        self._apply_changes(message.changed, removed, restored=message.restored, watcher=True)
+        back = {summary.path for summary in message.changed}  # (a folder gone and back within the batch)
+        gone = [path for path in self.model.paths_under(message.gone_dirs) if path not in back]
+        removed = [*message.removed, *gone]
+        if message.changed or removed:
+            self._apply_changes(message.changed, removed, restored=message.restored, watcher=True)
 
     def _apply_changes(
         self,

@@ -537,9 +537,12 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
         return self.model is None and self.session is None and self.load_error is None
 
     def _holds_key(self, key: str) -> bool:
-        """Whether `key` waits (`_keys_ahead`): while the session loads (all but the keys that
-        leave: a slow load can be left), and behind keys held before it."""
-        return bool(self._keys_ahead) or (self._loading() and key not in self.KEYS_THAT_LEAVE)
+        """Whether `key` waits (`_keys_ahead`): while the session loads, all but the keys that
+        leave (a slow load can be left at once, whatever was pressed before); once it has
+        loaded, every key behind keys held and not pressed again yet."""
+        if self._loading():
+            return key not in self.KEYS_THAT_LEAVE
+        return bool(self._keys_ahead)
 
     def _type(self, text: str) -> None:
         """Typed text goes to the search (`on_key`), once the keys before it have acted."""
