@@ -161,11 +161,8 @@ async def test_a_session_in_a_new_project_folder_is_listed_in_the_picker(tmp_pat
 # -- folders that go (review of the picker's gone folders) ---------------------------------------
 
 
-def test_a_deleted_file_that_is_no_session_posts_no_change(tmp_path: Path) -> None:
-    """A stray file (an editor's swap file, a lock file) made and deleted in a session folder
-    touches no session: nothing is posted (review: it was taken for a folder gone, and the
-    screen rebuilt its list, a new search of the query at 100,000 sessions)."""
-    root = make_root(tmp_path)
+def _changes_while(root: Path, tmp_path: Path, act: Callable[[], None]) -> list[SessionsChanged]:
+    """What a live watcher over `root` posts while `act` runs (and a second after)."""
     catalog = Catalog([root], cache_dir=tmp_path / "cache")
     posted: list[object] = []
     watching = threading.Event()
@@ -179,15 +176,26 @@ def test_a_deleted_file_that_is_no_session_posts_no_change(tmp_path: Path) -> No
     watcher.start()
     try:
         assert watching.wait(10)
-        folder = session_path(root, Spec("s-other1", OTHER)).parent
-        stray = folder / ".notes.txt.swp"
-        stray.write_text("x")
-        stray.unlink()
+        act()
         time.sleep(1.0)
     finally:
         watcher.stop()
         catalog.close()
-    changes = [m for m in posted if isinstance(m, SessionsChanged)]
+    return [message for message in posted if isinstance(message, SessionsChanged)]
+
+
+def test_a_deleted_file_that_is_no_session_posts_no_change(tmp_path: Path) -> None:
+    """A stray file (an editor's swap file, a lock file) made and deleted in a session folder
+    touches no session: nothing is posted (review: it was taken for a folder gone, and the
+    screen rebuilt its list, a new search of the query at 100,000 sessions)."""
+    root = make_root(tmp_path)
+    stray = session_path(root, Spec("s-other1", OTHER)).parent / ".notes.txt.swp"
+
+    def act() -> None:
+        stray.write_text("x")
+        stray.unlink()
+
+    changes = _changes_while(root, tmp_path, act)
     assert changes == [], [(m.changed, m.removed, m.gone_dirs) for m in changes]
 
 
@@ -215,29 +223,15 @@ def test_the_watcher_posts_a_folder_gone_that_is_back(tmp_path: Path) -> None:
     """A folder moved away and back ~70 ms later (two steps, one batch) is there when the batch
     is posted: not reported gone (review)."""
     root = make_root(tmp_path)
-    catalog = Catalog([root], cache_dir=tmp_path / "cache")
-    posted: list[object] = []
-    watching = threading.Event()
+    folder = session_path(root, Spec("s-other1", OTHER)).parent
+    away = tmp_path / "away"
 
-    def post(message: object) -> None:
-        posted.append(message)
-        if isinstance(message, Watching):
-            watching.set()
-
-    watcher = RootWatcher(catalog, post)
-    watcher.start()
-    try:
-        assert watching.wait(10)
-        folder = session_path(root, Spec("s-other1", OTHER)).parent
-        away = tmp_path / "away"
+    def act() -> None:
         folder.rename(away)
         time.sleep(0.07)
         away.rename(folder)
-        time.sleep(1.0)
-    finally:
-        watcher.stop()
-        catalog.close()
+
+    changes = _changes_while(root, tmp_path, act)
     assert folder.is_dir()
-    changes = [m for m in posted if isinstance(m, SessionsChanged)]
     reported_gone = [m for m in changes if str(folder) in m.gone_dirs]
     assert not reported_gone, [(len(m.changed), m.removed, m.gone_dirs) for m in changes]
