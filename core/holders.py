@@ -17,6 +17,17 @@ from collections.abc import Iterator
 PROC = "/proc"
 
 
+def process_alive(pid: int) -> bool:
+    """Does process `pid` exist (on this host)?  One owned by another user counts as alive."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # exists, owned by someone else
+    return True
+
+
 def can_see_holders() -> bool:
     """True where open descriptors can be listed (Linux with /proc)."""
     return os.path.isdir(os.path.join(PROC, "self", "fd"))

@@ -60,6 +60,7 @@ from .ftscheck import SCHEMA_VERSION as SCHEMA_VERSION
 from .ftscheck import blob_check as _blob_check
 from .ftscheck import fts_signature as _fts_signature
 from .fulltext import FIELD_RANK, META_FIELDS, OPT_IN, TEXT_RULES
+from .holders import process_alive
 from .model import SessionSummary
 from .userdirs import user_dir
 
@@ -413,16 +414,15 @@ _UNWRITABLE_CODES = frozenset({3, 7, 8, 10, 13, 14})  # PERM, NOMEM, READONLY, I
 _SHORT_READ = 10 | (2 << 8)  # SQLITE_IOERR_SHORT_READ: a truncated file, i.e. damaged
 
 
-def _alive(pid: int) -> bool:
-    """Whether process `pid` exists (one of another user's counts: `safefile.process_alive`,
-    not imported here, where every listing opens the index)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True
-    return True
+def _delete_db_files(path: Path | str, ignore: type[OSError] = OSError) -> bool:
+    """Unlink a database file and its -wal, -shm and -journal (errors of kind `ignore` passed
+    over); whether the database file itself was there to unlink."""
+    deleted = False
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        with contextlib.suppress(ignore):
+            os.unlink(f"{path}{suffix}")
+            deleted = deleted or not suffix
+    return deleted
 
 
 def _file_identity(path: Path) -> tuple[int, int] | None:
@@ -903,10 +903,7 @@ class Index:
         for name in OLDER_DB_NAMES:
             if not _is_seance_index(self.cache_dir / name):
                 continue
-            for suffix in ("", "-wal", "-shm", "-journal"):
-                with contextlib.suppress(FileNotFoundError, OSError):
-                    os.unlink(self.cache_dir / f"{name}{suffix}")
-                    found = found or not suffix
+            found = _delete_db_files(self.cache_dir / name) or found
         if found and self.rebuilt_reason is None:
             self.rebuilt_reason = "an older seance's index was deleted; rebuilt"
         self._delete_dead_private()
@@ -917,11 +914,8 @@ class Index:
         command that was killed, and nothing else ever would."""
         for path in self.cache_dir.glob("index-*.sqlite"):
             pid = path.name[len("index-") : -len(".sqlite")]
-            if not pid.isdigit() or _alive(int(pid)):
-                continue
-            for suffix in ("", "-wal", "-shm", "-journal"):
-                with contextlib.suppress(OSError):
-                    os.unlink(f"{path}{suffix}")
+            if pid.isdigit() and not process_alive(int(pid)):
+                _delete_db_files(path)
 
     def shared_free(self) -> bool:
         """Whether the shared index in this cache dir can be written now (not locked by another
@@ -945,11 +939,8 @@ class Index:
         return not self.in_memory and self.path.name != DB_NAME
 
     def _delete_files(self) -> None:
-        if self.in_memory:
-            return
-        for suffix in ("", "-wal", "-shm", "-journal"):
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(f"{self.path}{suffix}")
+        if not self.in_memory:
+            _delete_db_files(self.path, FileNotFoundError)
 
     def _rebuild(self, reason: str) -> None:
         """Delete the files and start empty: for an index SQLite itself cannot read."""

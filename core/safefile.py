@@ -55,7 +55,7 @@ from collections import Counter
 from pathlib import Path
 
 from .errors import FileChangedError, SessionError
-from .holders import can_see_holders, holders
+from .holders import can_see_holders, holders, process_alive
 from .session import FileStamp
 
 QUIET_SECONDS = 5.0
@@ -98,17 +98,6 @@ def temp_path_for(path: Path) -> Path:
     tail = f".seance-{_host_tag()}-{os.getpid()}-{secrets.token_hex(4)}.tmp"
     raw = path.name.encode("utf-8", "surrogateescape")[: NAME_MAX - 1 - len(tail)]
     return path.parent / f".{raw.decode('utf-8', 'ignore') or '_'}{tail}"
-
-
-def process_alive(pid: int) -> bool:
-    """Does process `pid` exist (on this host)?  One owned by another user counts as alive."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True  # exists, owned by someone else
-    return True
 
 
 def clean_stale_temps(directory: Path) -> list[Path]:

@@ -61,8 +61,8 @@ from urllib.parse import quote, unquote
 
 import orjson
 
-from .holders import holders
-from .safefile import fsync_dir, process_alive
+from .holders import holders, process_alive
+from .safefile import fsync_dir
 from .session import NotASession, SessionError, read_session
 from .text import is_utf8
 
