@@ -13,8 +13,10 @@ race: every run of these tests is the same run.
 from __future__ import annotations
 
 import dataclasses
+import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from test_ui_first_page import Gate, wait_for
@@ -457,6 +459,33 @@ async def test_a_word_tab_and_enter_at_launch_resume_the_words_session_in_the_ne
             burst(app, "zebra\t\r")
             await settle(pilot)
         assert app.return_value is not None and app.return_value.path == session_path(root, DOCS)
+
+
+async def test_enter_typed_before_the_first_listing_waits_for_it_not_for_a_search_of_no_sessions(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A word searched before its scope was listed at all (the launch's refresh still running,
+    or a Tab to a scope not listed yet that ran before the characters typed ahead of it) was
+    searched over no sessions: that empty answer was taken for the query's rows and a waiting
+    Enter said "No session matches" (the flaky `zebra, Tab, Enter` trials above)."""
+    listing = threading.Event()
+    original = Catalog.refresh
+
+    def held(self: Catalog, *args: Any, **kwargs: Any) -> Any:
+        listing.wait(10)  # (where a big cold root holds the launch's listing)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(Catalog, "refresh", held)
+    app = picker_app(root)
+    async with app.run_test(size=(120, 30)) as pilot:
+        burst(app, "zebra\r")
+        await pilot.pause(0.3)
+        screen = screen_of(pilot)
+        assert "No session matches" not in screen.status.message, "Enter acted on a search of no sessions"
+        assert app.return_value is None and screen.is_active
+        listing.set()
+        await wait_for(pilot, lambda: app.return_value is not None)
+    assert app.return_value.path == session_path(root, DOCS)
 
 
 # -- keys behind a key that opens the tree are the tree's --------------------------------------

@@ -225,6 +225,8 @@ class KeyOrder:
         typed = self.search_input.value
         if typed != self.model.query:  # (its change has not reached the screen yet)
             return "waiting"
+        if not self.model.loaded_scope:  # (searched over no sessions: its rows come with the listing)
+            return "waiting"
         if self.model.searching and self._unparsed == typed:
             return "none"
         if self._failed_generation == self._rows_generation:
