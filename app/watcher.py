@@ -15,6 +15,11 @@ directories per `RustNotify` (a shard's setup holds the GIL for a few millisecon
 directory that appears later (a new project, an oh-my-pi session folder) is added to the watch
 at once and the sessions already in it reported, so none is missed.
 
+A root that is not there (a new user's `~/.pi/agent/sessions`, an oh-my-pi root made later),
+or that was deleted while watched, is waited for at its nearest existing ancestor, watched
+alone (non-recursively: never all of a `$HOME`): once the root is made, at any depth below
+that ancestor, it is watched as the others and the sessions already in it reported.
+
 The thread is seance's, not a pool's: watchfiles' `awatch` would wait in an AnyIO worker
 thread that AnyIO keeps idle after the watch ends, so a host app that pushed and popped the
 picker would be left with a thread it never started.  `stop()` sets the stop event, which
@@ -52,6 +57,7 @@ STOP_WAIT_S = 0.5  # the longest `stop()` waits for the thread (it usually takes
 SHARD_DIRS = 32
 MAX_SHARDS = 16
 ADDED = 1  # watchfiles' Change.added
+DELETED = 3  # watchfiles' Change.deleted (a watched folder moved away, too)
 
 
 class _Shard:
@@ -97,9 +103,8 @@ class RootWatcher:
         self.thread: threading.Thread | None = None
         self._shards: list[_Shard] = []  # the OS watches (only the watcher's thread touches them)
         self._shard_size = SHARD_DIRS
-
-    def roots(self) -> list[Path]:
-        return [Path(root) for root in self.source.roots if Path(root).is_dir()]
+        self._missing: list[str] = []  # roots not there (yet), waited for through `_above`
+        self._above: _Shard | None = None  # the nearest existing folder above each missing root
 
     def start(self) -> None:
         """Run the watch loop in seance's own daemon thread (a daemon: a stuck notifier never
@@ -127,26 +132,30 @@ class RootWatcher:
         """Follow the roots until stopped, blocking (the body of `start`'s thread): coalesced
         changes become one `SessionsChanged` per batch.  Ends quietly if the watch fails (a
         root that vanished or cannot be read): the picker keeps its last list."""
-        roots = self.roots()
-        if not roots or self._stop.is_set():
+        walker = DirWalker([str(root) for root in self.source.roots])
+        if not walker.roots or self._stop.is_set():
             return
         self.running = True
         try:
-            walker = DirWalker([str(root) for root in roots])
-            dirs = [path for root in walker.roots for path in walker.dirs(root)]
+            self._missing = [root for root in walker.roots if not os.path.isdir(root)]
+            roots = [root for root in walker.roots if root not in self._missing]
+            dirs = [path for root in roots for path in walker.dirs(root)]
             self._shard_size = max(SHARD_DIRS, -(-len(dirs) // MAX_SHARDS))
             self._open_shards(dirs)
+            made = self._watch_missing(walker)  # (a root made since it was found missing: its sessions)
             if self._stop.is_set():
                 return
-            self._post(Watching(roots))
+            self._post(Watching([Path(root) for root in roots]))
+            if made:
+                self._report(sorted(made))
             self._follow(walker)
         except Exception:  # the watch itself failed: live updates end, the list stays as it is
             pass
         finally:
             self.running = False
-            for shard in self._shards:
+            for shard in [*self._shards, *([self._above] if self._above is not None else [])]:
                 shard.close()
-            self._shards = []
+            self._shards, self._above = [], None
 
     def _open_shards(self, dirs: list[str]) -> None:
         """Watch `dirs` in shards of `_shard_size`, letting the UI thread run between them."""
@@ -167,11 +176,14 @@ class RootWatcher:
             changes: set[tuple[int, str]] = set()
             for shard in self._shards:
                 changes |= shard.take()
-            if changes:
+            above = self._above.take() if self._above is not None else set()
+            if changes or above:
                 if not batch and not gone:
                     first_at = time.monotonic()
                 batch |= self._sessions_of(changes, walker)
                 gone |= self._gone_dirs(changes)
+                if above or self._roots_lost(changes, walker):
+                    batch |= self._watch_missing(walker)
                 if time.monotonic() - first_at < DEBOUNCE_MS / 1000:
                     continue
             if batch or gone:
@@ -189,6 +201,41 @@ class RootWatcher:
         if added:
             self._watch_more(added)
             sessions.update(sessions_in(added))  # written before its watch was set up
+        return sessions
+
+    def _roots_lost(self, changes: set[tuple[int, str]], walker: DirWalker) -> bool:
+        """Whether a watched root went (deleted or moved away: its watch went with it), even if
+        made again since; it joins the missing roots, to be watched again once it is there."""
+        lost = [root for root in walker.roots if root not in self._missing and (DELETED, root) in changes]
+        self._missing += lost
+        return bool(lost)
+
+    def _watch_missing(self, walker: DirWalker) -> set[str]:
+        """Watch the missing roots that are there now (the `.jsonl` files already in them are
+        returned: written before their watch), and wait for the others at the nearest existing
+        folder above each.  Looked at again once a new watch is set up, so a folder made
+        meanwhile is not missed."""
+        sessions: set[str] = set()
+        while self._missing and not self._stop.is_set():
+            made = [root for root in self._missing if os.path.isdir(root)]
+            if made:
+                self._missing = [root for root in self._missing if root not in made]
+                dirs = [path for root in made for path in walker.dirs(root)]
+                self._watch_more(dirs)
+                sessions.update(sessions_in(dirs))
+            above = sorted({_nearest_existing(root) for root in self._missing})
+            if above == (self._above.dirs if self._above is not None else []):
+                if not made:
+                    break
+                continue
+            if self._above is not None:
+                self._above.close()  # (its last changes: nothing more than what is looked at again)
+                self._above = None
+            if above:
+                self._above = _Shard.open(above)
+        if not self._missing and self._above is not None:
+            self._above.close()
+            self._above = None
         return sessions
 
     def _gone_dirs(self, changes: set[tuple[int, str]]) -> set[str]:
@@ -255,3 +302,10 @@ class RootWatcher:
                     self.source.forget(Path(path))
                 except Exception:  # the index heals on the next refresh
                     pass
+
+
+def _nearest_existing(path: str) -> str:
+    """The deepest folder at or above `path` that is there (at worst the file system's root)."""
+    while not os.path.isdir(path) and os.path.dirname(path) != path:
+        path = os.path.dirname(path)
+    return path

@@ -235,3 +235,68 @@ def test_the_watcher_posts_a_folder_gone_that_is_back(tmp_path: Path) -> None:
     assert folder.is_dir()
     reported_gone = [m for m in changes if str(folder) in m.gone_dirs]
     assert not reported_gone, [(len(m.changed), m.removed, m.gone_dirs) for m in changes]
+
+
+# -- roots not there (yet) -----------------------------------------------------------------------
+
+
+async def test_a_sessions_root_made_after_the_picker_opened_is_listed_live(tmp_path: Path) -> None:
+    """A new user's picker: no `~/.pi/agent/sessions` when it opens; an agent started in another
+    terminal makes the root (and the folders above it) and writes its session, which the open
+    picker lists (it used to watch only the roots there at launch, and never listed it)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    root = home / ".pi" / "agent" / "sessions"
+    app = picker_app(root, scope="all", options=PickerOptions(watch=True), cache_dir=tmp_path / "cache")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = screen_of(pilot)
+        deadline = time.monotonic() + WAIT_S
+        while not screen.watching and time.monotonic() < deadline:  # (asserted below: the list is the point)
+            await pilot.pause(0.05)
+        assert screen.session_list.rows == []
+        write_session(root, Spec("s-first-ever", PROJECT, ("the first session of a new user",)))
+        deadline = time.monotonic() + WAIT_S
+        while time.monotonic() < deadline:
+            if any(row.summary.id == "s-first-ever" for row in screen.session_list.rows):
+                break
+            await pilot.pause(0.1)
+        assert [row.summary.id for row in screen.session_list.rows] == ["s-first-ever"]
+        assert screen.watching
+
+
+def test_a_root_made_one_folder_at_a_time_is_watched_once_there(tmp_path: Path) -> None:
+    """The folders above a missing root appear one by one: the watch waiting for it moves down
+    with them (the folder made in a folder made after the watch started is seen too)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    root = home / ".omp" / "agent" / "sessions"
+    watcher, posted = watching(root, tmp_path)
+    try:
+        for folder in (home / ".omp", home / ".omp" / "agent", root):
+            folder.mkdir()
+            time.sleep(0.2)  # each seen on its own
+        fresh = write_session(root, Spec("s-omp-first", PROJECT, ("made in a root made just now",)))
+        assert posted.wait_for(lambda: str(fresh) in posted.changed_paths())
+    finally:
+        assert watcher.stop()
+
+
+def test_a_root_deleted_and_made_again_is_watched_again(tmp_path: Path) -> None:
+    """A root deleted while watched (its watch is gone with it) is waited for again: made
+    again, later or at once, its sessions are reported."""
+    root = make_root(tmp_path)
+    watcher, posted = watching(root, tmp_path)
+    try:
+        shutil.rmtree(root)
+        time.sleep(0.5)  # the deletion seen (its batch posted) before the root is back
+        back = write_session(root, Spec("s-back", PROJECT, ("a root deleted and made again",)))
+        assert posted.wait_for(lambda: str(back) in posted.changed_paths())
+
+        shutil.rmtree(root)
+        at_once = write_session(root, Spec("s-at-once", PROJECT, ("deleted and made again at once",)))
+        assert posted.wait_for(lambda: str(at_once) in posted.changed_paths())
+        later = write_session(root, Spec("s-later", OTHER, ("into the root made again",)))
+        assert posted.wait_for(lambda: str(later) in posted.changed_paths())
+    finally:
+        assert watcher.stop()
