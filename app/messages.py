@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from textual.message import Message
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from pathlib import Path
 
     from seance.core.model import SessionSummary
@@ -77,6 +78,22 @@ class TextHealed(Message):
     `count` sessions read again, so a query's full-text hits may have changed."""
 
     count: int
+
+
+@dataclass
+class TextUnindexed(Message):
+    """The sessions the search of rows request `generation` asked the index about that it holds
+    no file of (`IndexHits.unindexed`: their text cannot be found); empty when it holds them all."""
+
+    paths: Sequence[str]
+    generation: int
+
+
+@dataclass
+class IndexedAgain(Message):
+    """`Catalog.index_again` indexed what it could of the sessions asked; `missing`: what it could not."""
+
+    missing: frozenset[str]
 
 
 @dataclass

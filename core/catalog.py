@@ -5,6 +5,7 @@
     catalog.exact(cwd)                    # exact metadata, index brought up to date first
     catalog.refresh(progress, cancel)     # index everything incl. full text
     catalog.search_text(query)            # full-text hits (FTS5), one per session
+    catalog.index_again(paths)            # the listed sessions the index lost (emptied elsewhere), indexed
     catalog.summary(path)                 # one file, exact, re-indexed if it changed
     catalog.first_screen(cwd, count)      # the newest `count` files' prefixes (a cold index's first rows)
     catalog.stored(cwd)                   # a project as the index last saw it (a warm picker's first rows)
@@ -613,6 +614,36 @@ class Catalog:
             for _summary in self._read_changed(todo, stats, None, cancel, True, len(todo), index):
                 pass
         return stats
+
+    def index_again(self, paths: Collection[str], cancel: Cancel | None = None) -> list[str]:
+        """Index the sessions of `paths` that the index holds no file of, text and all, as a
+        refresh indexes a new file; the paths of `paths` it still holds no file of after
+        (gone, unreadable, or the index locked or unwritable: nothing is read then from the
+        files instead).  For a picker whose search found sessions it lists missing from the
+        index: another process emptied it in place (`seance index --rebuild`, its
+        `Index.reset`, killed or not done yet: the file is the same, so `Index.replaced`
+        does not tell), and the listing's refresh, done before, will not run again.  Only a
+        damaged index goes through `_guarded` (rebuilt).  `cancel()` true: stops between
+        files (what was read is kept), and every path is answered as missing."""
+
+        def indexed(index: Index | None) -> list[str]:
+            if index is None:
+                return list(paths)
+            try:
+                missing = index.unindexed(paths)
+                infos = [info for path in missing if isinstance(info := stat_file(path), FileInfo)]
+                if infos:
+                    self._read_again(index, infos, cancel=cancel)
+                return index.unindexed(missing) if missing else []
+            except INDEX_ERRORS as error:  # type: ignore[misc]
+                if index_fault(error) == DAMAGED:
+                    raise
+                return list(paths)  # locked or unwritable: the index as it is, said by the caller
+
+        try:
+            return self._guarded(indexed)
+        except Cancelled:
+            return list(paths)
 
     def exact(self, cwd: str | None = None, *, full_text: bool = False) -> list[SessionSummary]:
         """Exact summaries (refreshing the index as needed), newest first, filtered to `cwd`.

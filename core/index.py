@@ -62,6 +62,7 @@ from .ftscheck import fts_signature as _fts_signature
 from .fulltext import FIELD_RANK, META_FIELDS, OPT_IN, TEXT_RULES
 from .holders import process_alive
 from .model import SessionSummary
+from .text import is_utf8
 from .userdirs import user_dir
 
 if TYPE_CHECKING:  # core.search is imported when searching: a plain `seance ls` never needs it
@@ -539,6 +540,15 @@ def _chunks(cursors: Iterable[sqlite3.Cursor], size: int = 4096) -> Iterator[lis
             yield chunk
 
 
+def _unindexed(paths: Collection[str], ids: Mapping[str, int], found: int) -> list[str]:
+    """The paths of `paths` without a row in `ids` (path -> file_id), given that `found` of
+    them have one: none looked up when all do.  A path that is not UTF-8 is never stored
+    (`_write_batch`): not counted, its session was never searchable by its text."""
+    if found >= len(paths):
+        return []
+    return [path for path in paths if path not in ids and is_utf8(path)]
+
+
 def _id_runs(file_ids: list[int], known: int) -> list[tuple[int, int]] | None:
     """A few (first, last) runs of file ids covering `file_ids` (-1: not indexed, skipped),
     split at the widest gaps; None when they span most of the `known` files anyway (one
@@ -577,6 +587,7 @@ class IndexHits(Mapping[str, "TextHit"]):
         "_text_hit",
         "_values",
         "_within",
+        "unindexed",
     )
 
     def __init__(
@@ -588,6 +599,7 @@ class IndexHits(Mapping[str, "TextHit"]):
         within: Sequence[str] | None = None,
         places: list[int | None] | None = None,
         ids: Mapping[str, int] | None = None,
+        unindexed: Sequence[str] = (),
     ) -> None:
         from .search import TextHit
 
@@ -604,6 +616,9 @@ class IndexHits(Mapping[str, "TextHit"]):
         self._at: list[str | None] | None = None  # `fields_at`'s answer
         self._ids = ids  # path -> file_id of every indexed file (`_value`)
         self._len: int | None = None
+        # the paths the search was asked about that the index holds no file of: sessions it
+        # cannot find by their text (another process emptied the index: `seance index --rebuild`)
+        self.unindexed = unindexed
 
     @classmethod
     def of_fields(
@@ -758,7 +773,10 @@ class Index:
         self._path_cache: tuple[tuple, dict[str, int], dict[int, str]] | None = None  # `_path_ids`
         self._runs_under: tuple[tuple, tuple[frozenset[int], list[tuple[int, int]] | None]] | None = None
         self._runs_cache: (
-            tuple[object, dict[str, int], list[tuple[int, int]] | None, dict[int, str], list[int | None] | None] | None
+            tuple[
+                object, dict[str, int], list[tuple[int, int]] | None, dict[int, str], list[int | None] | None, list[str]
+            ]
+            | None
         ) = None
         self._verified: dict[int, tuple[int, int]] = {}  # id(connection) -> its last good `_check_signature`
         self._terms: dict[tuple, tuple[object, dict[int, int]]] = {}  # `_files_matching` answers: `_term_files`
@@ -1415,28 +1433,37 @@ class Index:
         db.execute("BEGIN")  # one snapshot for the signature check, the search and the paths
         try:
             ids, paths = self._path_ids(db)
+            unindexed: Sequence[str] = ()
             if within is not None:
-                ranges, keys, places = self._runs_of(within, ids)
+                ranges, keys, places, unindexed = self._runs_of(within, ids)
             else:
                 ranges, keys, places = self._root_runs(db), paths, None
             state = self._path_cache[0] if self._path_cache is not None else None
             best = self._best_rows(db, query, include_cwd, ranges, packed=True, state=state)
             ordered = within if places is not None and isinstance(within, Sequence) else None
-            return IndexHits(best, keys, self.chunk, query.highlight, ordered, places, ids)
+            return IndexHits(best, keys, self.chunk, query.highlight, ordered, places, ids, unindexed)
         finally:
             if db.in_transaction:
                 db.execute("ROLLBACK")
 
+    def unindexed(self, paths: Collection[str]) -> list[str]:
+        """The paths of `paths` (under this index's roots) the index holds no file of, in one
+        snapshot: what `Catalog.index_again` reads, and what it could not index."""
+        with self.snapshot():
+            ids, _paths = self._path_ids(self.db)
+            return _unindexed(paths, ids, 0)
+
     def _runs_of(
         self, within: Collection[str], ids: dict[str, int]
-    ) -> tuple[list[tuple[int, int]] | None, dict[int, str], list[int | None] | None]:
-        """`_id_runs` of the paths `within`, file_id -> its path string of `within`, and (a
+    ) -> tuple[list[tuple[int, int]] | None, dict[int, str], list[int | None] | None, list[str]]:
+        """`_id_runs` of the paths `within`, file_id -> its path string of `within`, (a
         sequence without a path twice) [file_id] -> its path's position in `within` (None:
-        not a sequence, or a path twice), kept for the same `within` object and path table:
-        the picker asks each keystroke about the same project's 40,000 paths (~20 ms)."""
+        not a sequence, or a path twice), and the paths of `within` the index holds no file
+        of (`_unindexed`), kept for the same `within` object and path table: the picker asks
+        each keystroke about the same project's 40,000 paths (~20 ms)."""
         kept = self._runs_cache
         if kept is not None and kept[0] is within and kept[1] is ids:
-            return kept[2], kept[3], kept[4]
+            return kept[2], kept[3], kept[4], kept[5]
         places: list[int | None] | None = None
         if isinstance(within, Sequence):
             found = {file_id: place for place, path in enumerate(within) if (file_id := ids.get(path)) is not None}
@@ -1448,8 +1475,9 @@ class Index:
             keys = {file_id: path for path in within if (file_id := ids.get(path)) is not None}
         state = self._path_cache[0] if self._path_cache is not None else None  # `ids`' (just read)
         ranges = _id_runs(list(keys), self._known_files(state) if state is not None else len(ids))
-        self._runs_cache = (within, ids, ranges, keys, places)  # holds `within`: its id is not reused meanwhile
-        return ranges, keys, places
+        unindexed = _unindexed(within, ids, len(keys))
+        self._runs_cache = (within, ids, ranges, keys, places, unindexed)  # holds `within`: its id is not reused
+        return ranges, keys, places, unindexed
 
     # -- answering a query from the index (`core.indexquery`) -------------------------------------
 

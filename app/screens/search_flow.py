@@ -24,7 +24,10 @@ connection, kept: its signature is checked once), where it runs while the titles
    CPU at 100,000 sessions).  Where the title hits were too few for a first page, the final
    order's first page is posted then, before the count (`Matched.first`: the first
    `FIRST_PAGE_MAX` hits of the final ranking, each tier's first chosen among the matches
-   without making and ranking ~40,000 hits: a prefix of the final rows);
+   without making and ranking ~40,000 hits: a prefix of the final rows).  The index also
+   names the sessions it was asked about that it holds no file of (`TextUnindexed`: another
+   process emptied it, `seance index --rebuild`): the screen indexes them again and says
+   meanwhile that the search is incomplete (session_list.py, `_text_unindexed`);
 4. the full ranking and the hits' rows: `SearchDone`, whose rows replace the first page
    without moving the cursor (it stays on its session, which the first page's order put
    where the final order has it: a prefix of it), nor changing what is on screen.
@@ -57,7 +60,7 @@ from seance.core.search import QueryError, SearchCache, first_hits, fuzzy_ahead,
 from seance.core.search.fuzzy import fuzzy_scorer
 from seance.core.text import display_text
 
-from ..messages import SearchDone
+from ..messages import SearchDone, TextUnindexed
 from ..search_thread import SearchThread
 
 if TYPE_CHECKING:
@@ -300,6 +303,8 @@ class SearchFlow:
                     if answer is None:
                         return None
                     text_hits = answer
+                    # the listed sessions the index lost (session_list.py indexes them again)
+                    self.post_message(TextUnindexed(getattr(answer, "unindexed", ()), generation))
                 except Exception as error:  # no index yet, or FTS unavailable: rank without it
                     self.post_message(
                         SearchDone(text, [], error=f"full-text search unavailable: {display_text(error)}")

@@ -51,6 +51,7 @@ from seance.core.text import display_text
 from ..commands import PickerCommands
 from ..export_flow import EXPORT_HELP, ExportDone, ask_and_export, show_export_notice
 from ..messages import (
+    IndexedAgain,
     LoadFailed,
     LoadProgress,
     LongLivedDataLoaded,
@@ -60,6 +61,7 @@ from ..messages import (
     SessionsLoaded,
     Skipped,
     TextHealed,
+    TextUnindexed,
     Watching,
     WriteFailed,
 )
@@ -324,6 +326,9 @@ class SessionPickerScreen(
         self.watching = False  # the file watcher is set up: changes from now on are seen
         self._query_error: str | None = None  # the status error the query caused (not a load's)
         self.skipped_files: list[tuple[Path, str]] = []  # what the last refresh did not list, and why
+        self._indexing_again: frozenset[str] | None = None  # the sessions `_index_again_worker` indexes
+        self._not_indexable: set[str] = set()  # those it could not index (not tried again: `_text_unindexed`)
+        self._unindexed_note: str | None = None  # the status message that says the search is incomplete
         self._publish()
 
     # -- layout --------------------------------------------------------------------------
@@ -471,6 +476,69 @@ class SessionPickerScreen(
         again, its cursor kept (not a new query's jump to the top)."""
         if self.model.searching:  # its full-text hits are asked for again (the index changed)
             self._search(self.model.query, False)
+
+    @on(TextUnindexed)
+    def _text_unindexed(self, message: TextUnindexed) -> None:
+        """A search found sessions this picker lists that the index holds no file of, so their
+        text is not found: another process emptied the index in place (`seance index
+        --rebuild`, killed or not done yet) since the listing's refresh indexed them.  They are
+        indexed again in a worker (`Catalog.index_again`) and the query asked again; meanwhile,
+        and for any it could not index, the status line says the search is incomplete.  One
+        it could not index is tried again only once the index has held it since (no loop).
+        Not while a listing's refresh runs: that one indexes them, then searches again."""
+        if message.generation != self._rows_generation or self._loading:
+            return
+        paths = message.paths
+        if not paths:
+            self._not_indexable.clear()
+            self._show_unindexed(None)
+            return
+        if self._indexing_again is None:
+            missing = set(paths)
+            self._not_indexable &= missing  # (indexed since by another seance: tried again if lost again)
+            todo = missing - self._not_indexable
+            if todo:
+                self._indexing_again = frozenset(todo)
+                self._index_again_worker(self._indexing_again)
+        sessions = f"{len(paths)} session{'' if len(paths) == 1 else 's'}"
+        if self._indexing_again is not None:
+            self._show_unindexed(f"Search incomplete: {sessions} missing from the full-text index; indexing them…")
+        else:
+            self._show_unindexed(f"Search incomplete: {sessions} not in the full-text index", error=True)
+
+    def _show_unindexed(self, text: str | None, *, error: bool = False) -> None:
+        """Say that the search misses sessions the index lost (None: no longer say it)."""
+        if text is not None:
+            self.status.show_message(text, error=error)
+            self._unindexed_note = self.status.message
+        elif self._unindexed_note is not None:
+            if self.status.message == self._unindexed_note:
+                self.status.show_message("")
+            self._unindexed_note = None
+
+    @work(thread=True, exclusive=True, group="index-again", exit_on_error=False, description="index again")
+    def _index_again_worker(self, paths: frozenset[str]) -> None:
+        """`Catalog.index_again` off the UI thread, stopped between files when the picker is
+        left (a host's `SessionSource` need not have it: nothing is indexed then)."""
+        worker = get_current_worker()
+        index_again = getattr(self.catalog, "index_again", None)
+        try:
+            missing = paths if index_again is None else frozenset(index_again(paths, lambda: worker.is_cancelled))
+        except Exception:  # an index that failed beyond healing: they stay out, and it is said
+            missing = paths
+        if not worker.is_cancelled:
+            self.post_message(IndexedAgain(missing))
+
+    @on(IndexedAgain)
+    def _indexed_again(self, message: IndexedAgain) -> None:
+        """The query asked again, its cursor kept: its search finds the sessions indexed, and
+        says what is still missing (`_text_unindexed`)."""
+        self._indexing_again = None
+        self._not_indexable |= message.missing
+        if self.model.searching:
+            self._search(self.model.query, False)
+        else:
+            self._show_unindexed(None)
 
     def _report_skipped(self) -> None:
         """Never hide silently: say how many files or roots the refresh skipped, and why, and
