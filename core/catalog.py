@@ -427,6 +427,20 @@ class Catalog:
         index.close()
         return True
 
+    def follow_default_roots(self) -> bool:
+        """For a resident process of the default roots (the watcher): take up the default
+        roots as they are now (a new oh-my-pi profile's, one gone), letting go of the index
+        kept for the old ones (the next use opens it for these).  True when they changed."""
+        roots = self.roots if self.explicit_roots else default_roots()
+        if roots == self.roots:
+            return False
+        with self._index_lock:
+            index, self._index, self._index_error = self._index, None, None
+            self.roots = roots
+        if index is not None:
+            index.close()
+        return True
+
     @property
     def index_private(self) -> bool:
         """True when the shared index was locked and a private one, dropped at `close`, is used."""

@@ -256,9 +256,10 @@ def root_path(root: str | os.PathLike[str]) -> str:
     return str(Path(os.path.abspath(Path(root).expanduser())))
 
 
-def discover(roots: list[Path] | None = None) -> Discovery:
-    """Scan `roots` (default: `default_roots()`, silently skipping missing ones)."""
-    explicit = roots is not None
+def discover(roots: list[Path] | None = None, *, given: bool | None = None) -> Discovery:
+    """Scan `roots` (default: `default_roots()`, silently skipping missing ones).  A missing
+    root given is said to be; `given` False: `roots` are default roots computed before."""
+    explicit = roots is not None if given is None else given
     scanner = _Scanner()
     for root in roots if roots is not None else default_roots():
         scanner.root(Path(root_path(root)), explicit)

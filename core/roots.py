@@ -131,5 +131,18 @@ def default_roots(cwd: str | os.PathLike[str] | None = None) -> list[Path]:
     return _unique(roots)
 
 
+def default_root_sources() -> list[Path]:
+    """The directories whose entries make some of the default roots (an omp profile, the
+    Python port's; `omp` in `$XDG_DATA_HOME`, the dir of the XDG profiles), existing or not:
+    the others are fixed paths (but for pi's `sessionDir` setting).  A resident watcher of
+    the default roots watches them (or their nearest existing ancestor) to take up a root
+    that comes or goes."""
+    sources = [_omp_root() / "profiles", Path.home() / ".operator" / "profiles"]
+    base = os.environ.get("XDG_DATA_HOME")
+    if base:
+        sources.append(Path(base) / "omp" / "profiles")  # (its ancestors: `omp` made in `$XDG_DATA_HOME`)
+    return sources
+
+
 def _unique(paths: Iterable[Path]) -> list[Path]:
     return list(dict.fromkeys(paths))

@@ -41,8 +41,12 @@ that writes them costs that query its shortcut, never its answer.
 The watcher vouches only for what inotify sees: a layout where a session file is a symbolic
 or hard link (written through another name, no event reaches the watched directory), or
 nested roots, is answered with `exact: false`, and the client then does what it does without
-a watcher.  So does a client whose roots differ from the watcher's.  The client side is
-`core.watchclient`; the command, `cli/watch.py`.
+a watcher.  So does a client whose roots differ from the watcher's.  A watcher of the
+default roots (no `--root`) follows them as every command computes them when it starts: it
+also watches the directories whose entries make some of them (`roots.default_root_sources`:
+a new oh-my-pi profile is a new directory in one) and, when one changes, discovers again
+with the default roots as they are then (`Catalog.follow_default_roots`).  The client side
+is `core.watchclient`; the command, `cli/watch.py`.
 """
 
 from __future__ import annotations
@@ -71,8 +75,9 @@ from inotify_simple import Event as Event
 from inotify_simple import INotify
 from inotify_simple import flags as _flags
 
-from .discovery import MAX_NESTING, SESSION_SUFFIX, Discovery, FileInfo, discover_folder, order_key
+from .discovery import MAX_NESTING, SESSION_SUFFIX, Discovery, FileInfo, discover, discover_folder, order_key
 from .fileskey import files_key
+from .roots import default_root_sources
 from .watchproto import (
     PROTOCOL,
     SYNC_HEAD,
@@ -193,9 +198,9 @@ class Watcher:
         self.catalog = catalog
         self.cache_dir = cache_dir
         self.log = log
-        self.roots = [os.path.abspath(Path(root).expanduser()) for root in catalog.roots]
-        self.prefixes = [root.rstrip(os.sep) + os.sep for root in self.roots]  # each root as a path prefix
-        self.roots_key = roots_key(catalog.roots, catalog.explicit_roots)
+        self._take_roots()
+        # with the default roots, the directories whose entries make some of them (`default_root_sources`)
+        self.sources = [] if catalog.explicit_roots else [os.path.abspath(path) for path in default_root_sources()]
         self.private = cache_dir / PRIVATE_NAME
         self.inotify = INotify()
         self.dir_of: dict[int, str] = {}  # watch descriptor -> the session directory it watches
@@ -222,19 +227,34 @@ class Watcher:
         self._stopping = False
         self.server: socket.socket | None = None
 
+    def _take_roots(self) -> None:
+        """The catalog's roots (as discovery walks them), each as a path prefix, and their key."""
+        self.roots = [os.path.abspath(Path(root).expanduser()) for root in self.catalog.roots]
+        self.prefixes = [root.rstrip(os.sep) + os.sep for root in self.roots]
+        self.roots_key = roots_key(self.catalog.roots, self.catalog.explicit_roots)
+
     # -- the listing -------------------------------------------------------------------------
 
     def rediscover(self) -> None:
         """Discover every root again and index what changed: the watch covers each directory
-        discovery lists before the discovery that is kept (so no change falls between)."""
+        discovery lists before the discovery that is kept (so no change falls between).  With
+        the default roots, they are first taken up as they are now: every command computes
+        them when it starts, and is answered only for the same (the sources of roots are
+        watched before they are looked at, so a root that comes later is an event)."""
         started = time.perf_counter()
         self.lost = False
         self.pending.clear()
         self.new_dirs.clear()
         self._watch_above()
+        if self.catalog.follow_default_roots():
+            before = set(self.roots)
+            self._take_roots()
+            came, went = len(set(self.roots) - before), len(before - set(self.roots))
+            self.log(f"the default roots changed ({came} new, {went} gone): watching them")
+            self._watch_above()
         tried: set[str] = set()
         while True:
-            found = self.catalog.discover()
+            found = discover(self.catalog.roots, given=self.catalog.explicit_roots)  # (the roots taken up)
             missing = [path for path in found.dirs if path not in self.wd_of]
             if not missing or tried.issuperset(missing):
                 break
@@ -340,13 +360,13 @@ class Watcher:
         self.dir_of[wd] = path
 
     def _watch_above(self) -> None:
-        """Each root's ancestors (and a missing root's nearest existing one): a root that is
-        made, removed or renamed is then seen."""
-        for wd in list(self.above):
-            self._unwatch(wd)
-        self.above = {}
-        for root in self.roots:
-            path = os.path.dirname(root)
+        """Each root's ancestors (and a missing root's nearest existing one), and each source
+        of roots (`sources`) with its own: a root that is made, removed or renamed is then
+        seen.  The watches wanted are set before the others are removed (a path watched
+        already keeps its watch): no event falls between."""
+        before, self.above = self.above, {}
+        for start in [os.path.dirname(root) for root in self.roots] + self.sources:
+            path = start
             while True:
                 try:
                     self.above[self.inotify.add_watch(path, ABOVE_MASK)] = path
@@ -356,11 +376,17 @@ class Watcher:
                 if parent == path:
                     break
                 path = parent
+        for wd in before:
+            if wd not in self.above:
+                self._unwatch(wd)
 
     def _on_path(self, directory: str, name: str) -> bool:
-        """Whether `directory/name` is a root or on the way to one."""
+        """Whether `directory/name` is a root or a source of roots, on the way to one, or an
+        entry of a source (an omp profile made or gone: roots come or go)."""
+        if directory in self.sources:
+            return True
         path = os.path.join(directory, name)
-        return any(root == path or root.startswith(path.rstrip(os.sep) + os.sep) for root in self.roots)
+        return any(end == path or end.startswith(path.rstrip(os.sep) + os.sep) for end in self.roots + self.sources)
 
     def take(self, events: list[Event], token: str | None = None) -> bool:
         """Note what `events` changed; True when the sentinel `token` is among them."""

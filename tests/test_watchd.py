@@ -13,6 +13,7 @@ import itertools
 import json
 import os
 import random
+import shutil
 import signal
 import socket
 import subprocess
@@ -27,7 +28,7 @@ from write_harness import write_v3
 
 from seance.core import catalog as catalog_module
 from seance.core.catalog import Catalog
-from seance.core.discovery import discover
+from seance.core.discovery import default_roots, discover
 from seance.core.fileskey import files_key
 from seance.core.index import Index
 from seance.core.search import parse_query
@@ -48,14 +49,16 @@ def _env(cache: Path, **extra: str) -> dict[str, str]:
 
 
 class Daemon:
-    """`seance index --watch --root ROOT` as a child process."""
+    """`seance index --watch --root ROOT` as a child process (`root` None: no `--root`, the
+    default roots of this process's environment)."""
 
-    def __init__(self, root: Path, cache: Path) -> None:
+    def __init__(self, root: Path | None, cache: Path) -> None:
         self.root, self.cache = root, cache
         self.log = cache.parent / f"watchd-{time.monotonic_ns()}.log"
         self.log_file = open(self.log, "wb")  # noqa: SIM115
+        given = ["--root", str(root)] if root is not None else []
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "seance", "index", "--watch", "--root", str(root)],
+            [sys.executable, "-m", "seance", "index", "--watch", *given],
             env=_env(cache),
             stdout=subprocess.DEVNULL,
             stderr=self.log_file,
@@ -685,6 +688,60 @@ def test_a_linked_session_file_is_not_vouched_for(store: tuple[Path, Path], tmp_
 def test_other_roots_are_not_answered(daemon: Daemon, tmp_path: Path) -> None:
     assert synced_discovery(daemon.cache, [tmp_path], True) is None
     assert synced_discovery(daemon.cache, [daemon.root], False) is None
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A home of the test's own (its default roots, and a watcher's started without `--root`):
+    a pi session and an oh-my-pi profile's; `$XDG_DATA_HOME` set, not made."""
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
+    for key in ("PI_CODING_AGENT_DIR", "PI_CODING_AGENT_SESSION_DIR", "PI_CONFIG_DIR"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("SEANCE_WATCH_TIMEOUT", "20")  # (a new root: every root is discovered again first)
+    for root, sid in ((".pi/agent/sessions", "1414aaaa-pi"), (".omp/profiles/default/agent/sessions", "1515aaaa-omp")):
+        (home / root / "--proj--").mkdir(parents=True)
+        write_v3(home / root / "--proj--" / "s.jsonl", sid)
+    return home
+
+
+def _served_default_roots(cache: Path) -> list[tuple]:
+    """The listing a command of the default roots (`ls`, `resolve`) takes from the watcher now."""
+    found = synced_discovery(cache, default_roots(), False)
+    assert found is not None, "the watcher serves the default roots"
+    return [tuple(info) for info in found.infos]
+
+
+@pytest.mark.parametrize("change", ["new omp profile", "omp profile gone", "omp in XDG_DATA_HOME", "omp's own root"])
+def test_a_watcher_of_the_default_roots_follows_them_as_they_come_and_go(
+    home: Path, tmp_path: Path, change: str
+) -> None:
+    """Without `--root` the watcher serves the default roots as every command computes them
+    when it starts: a root that appears (a new omp profile: a new directory in
+    `~/.omp/profiles`) or goes is taken up, watched and answered for, without a restart."""
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    daemon = Daemon(None, cache)
+    try:
+        assert _served_default_roots(cache) == [tuple(info) for info in discover().infos]
+        roots = {
+            "new omp profile": home / ".omp" / "profiles" / "work" / "agent" / "sessions",
+            "omp in XDG_DATA_HOME": tmp_path / "xdg-data" / "omp" / "sessions",
+            "omp's own root": home / ".omp" / "agent" / "sessions",
+        }
+        if change == "omp profile gone":
+            shutil.rmtree(home / ".omp" / "profiles" / "default")
+            session = home / ".pi" / "agent" / "sessions" / "--proj--" / "s.jsonl"
+        else:
+            (roots[change] / "--proj--").mkdir(parents=True)
+            session = write_v3(roots[change] / "--proj--" / "new.jsonl", "1616aaaa-new-root")
+            assert roots[change] in default_roots()
+        assert _served_default_roots(cache) == [tuple(info) for info in discover().infos]
+        _append_user_line(session, "appended")  # the root is watched: the append is in the next answer
+        assert _served_default_roots(cache) == [tuple(info) for info in discover().infos]
+    finally:
+        daemon.stop()
 
 
 def test_rust_notify_keeps_one_instances_order_across_its_paths_50_trials(tmp_path: Path) -> None:
