@@ -1,4 +1,5 @@
-"""The session list's command palette: every picker action, with plain Content prompts.
+"""The command palettes (F2) of the session list and of the tree view: every action of the
+screen, with plain Content prompts.
 
 Each command's help ends with the keys that run the same action, read from the bindings live
 on the screen (as F1's help is): a key the host owns or a keymap moved is never misnamed.
@@ -50,15 +51,33 @@ def _keys_by_action(screen: Screen) -> dict[str, str]:
     return {action: " / ".join(dict.fromkeys(labels)) for action, labels in keys.items()}
 
 
-class PickerCommands(Provider):
-    """Offers the picker's actions; plain substring matching on the titles (never markup)."""
+# The tree view's, in the order of its help (F1).
+TREE_COMMANDS: tuple[tuple[str, str, str], ...] = (
+    ("select", "Resume here", "Resume the session at the highlighted entry"),
+    ("filter('default')", "Filter: default", "Hide bookkeeping entries (model and thinking changes, labels)"),
+    ("filter('no-tools')", "Filter: no tool results", "Hide tool results too"),
+    ("filter('user-only')", "Filter: user messages only", "Show only what the user typed"),
+    ("filter('labeled-only')", "Filter: labeled entries only", "Show only entries with a label"),
+    ("filter('all')", "Filter: all entries", "Show every entry"),
+    ("edit_label", "Edit label", "Label the highlighted entry (an empty label removes it)"),
+    ("toggle_label_times", "Toggle label times", "Show or hide when each label was set"),
+    ("export", "Export context", "The context at the highlighted entry, as Markdown, HTML or JSON"),
+    ("help", "Show keys", "List every key of the tree view"),
+    ("back", "Back", "Clear the search, else leave the tree"),
+)
+
+
+class ScreenCommands(Provider):
+    """Offers a screen's actions (`_entries`); plain substring matching on the titles (never markup)."""
+
+    def _entries(self) -> tuple[tuple[str, str, str], ...]:
+        """(action, title, help) of each command, the action run on the screen."""
+        raise NotImplementedError
 
     def _commands(self):
         screen = self.screen
-        options = getattr(screen, "options", None)
-        enter = OPEN_COMMAND if getattr(options, "enter", "resume") == "tree" else RESUME_COMMAND
         keys = _keys_by_action(screen)
-        for action, title, help_text in (enter, *PICKER_COMMANDS):
+        for action, title, help_text in self._entries():
 
             async def run(action: str = action) -> None:
                 await screen.run_action(action)
@@ -81,3 +100,19 @@ class PickerCommands(Provider):
                 prompt = prompt.stylize("bold underline", position, position + len(needle))
             score = 1.0 if position == 0 else 0.5
             yield Hit(score, prompt, run, text=title, help=help_text)
+
+
+class PickerCommands(ScreenCommands):
+    """The session list's actions (Enter's first: resume, or open the tree in the browser)."""
+
+    def _entries(self) -> tuple[tuple[str, str, str], ...]:
+        options = getattr(self.screen, "options", None)
+        enter = OPEN_COMMAND if getattr(options, "enter", "resume") == "tree" else RESUME_COMMAND
+        return (enter, *PICKER_COMMANDS)
+
+
+class TreeCommands(ScreenCommands):
+    """The tree view's actions."""
+
+    def _entries(self) -> tuple[tuple[str, str, str], ...]:
+        return TREE_COMMANDS

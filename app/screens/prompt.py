@@ -35,6 +35,7 @@ class PromptScreen(SeanceModal[str | None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,ctrl+c", "cancel", "Cancel", priority=True),
     ]
+    dialog_classes: ClassVar[str] = "-prompt"  # (modal.tcss: scrolls to its input on a short terminal)
 
     def __init__(
         self,

@@ -30,6 +30,7 @@ from textual.screen import Screen
 from textual.widgets import Static
 from textual.worker import get_current_worker
 
+from seance.app.commands import TreeCommands
 from seance.app.export_flow import EXPORT_HELP, ExportDone, ask_and_export, show_export_notice
 from seance.app.messages import LongLivedDataLoaded
 from seance.app.paths import stylesheet
@@ -84,6 +85,8 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
     TAKES_KEYS_AHEAD: ClassVar[bool] = True
     # Act at once while the session loads; every other key (the filters too) waits for the rows.
     KEYS_THAT_LEAVE: ClassVar[frozenset[str]] = frozenset({"escape", "ctrl+c"})
+
+    COMMANDS: ClassVar[set] = {TreeCommands}  # F2 (commands.py)
 
     BINDINGS: ClassVar[list[BindingType]] = [  # `tooltip` is the help text (F1, `help_rows`)
         Binding("escape", "back", "Back", show=False, tooltip="clear the search, then back"),
@@ -199,6 +202,9 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
         # keys pressed while the session loads (a big one takes seconds): pressed again, in
         # order, once the tree has its rows and the focus (Up Up Enter typed ahead acts)
         self._keys_ahead: list[tuple[str, str | None]] = []
+        # read again (the file changed since it was read): (the entry under the cursor, whether
+        # it was the leaf then, what to say once read); None when no reading again is under way
+        self._reading_again: tuple[str | None, bool, str | None] | None = None
 
     # -- layout ---------------------------------------------------------------------------
 
@@ -304,6 +310,9 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
         self.query_one(TreeView).sync()
 
     def on_session_tree_screen_loaded(self, message: Loaded) -> None:
+        again, self._reading_again = self._reading_again, None
+        if again is not None and self.model is not None:
+            _carry_view(self.model, message.model, *again[:2])
         self.session, self.model = message.session, message.model
         if len(message.session.entries) >= GC_FREEZE_ENTRIES:
             # A big session is millions of long-lived objects; unless the app freezes them,
@@ -314,9 +323,15 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
         tree_view.display = True
         title = self.query_one("#seance-tree-title", Static)
         title.update(message.title)
+        # (what the pane says while no row is highlighted: none at all, or all filtered out)
+        self.query_one(ContextPreview).set_placeholder("No entry to preview")
         tree_view.set_model(message.model)
         tree_view.focus()
         self._refresh_status()
+        if again is not None and message.model.selected_id is not None:  # (the same row: no new highlight)
+            self._preview_entry(message.model.selected_id)
+        if again is not None and again[2] is not None:
+            self.notify(again[2], title="Read again", timeout=6, markup=False)
         if self._keys_ahead:
             self.call_after_refresh(self._press_keys_ahead)
 
@@ -396,6 +411,10 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
             self.query_one(TreeView).redraw()
 
     def on_session_tree_screen_load_failed(self, message: LoadFailed) -> None:
+        if self._reading_again is not None and self.model is not None:  # (the tree read before stays)
+            self._reading_again = None
+            self.notify(display_text(message.reason), title="Not read again", severity="error", markup=False)
+            return
         self.load_error = message.reason
         self._keys_ahead.clear()
         note = self.query_one("#seance-tree-message", Static)
@@ -475,6 +494,8 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
     def _highlighted(self, event: TreeView.Highlighted) -> None:
         if self.session is not None and event.entry_id is not None:
             self._preview_entry(event.entry_id)
+        elif self.session is not None:  # no row left (a search or filter): no context to show
+            self.query_one(ContextPreview).show(None)
 
     def _preview_entry(self, entry_id: str) -> None:
         """Preview what Enter here really resumes with: for a user message, the context up to
@@ -492,6 +513,23 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
     def _selected(self, event: TreeView.Selected) -> None:
         if self.session is None or event.entry_id is None:
             return
+        if self._reading_again is not None:
+            self.notify("The session is being read again: Enter once it is shown", timeout=3, markup=False)
+            return
+        now = self._file_now(self.session)
+        if now == "gone":  # (as the list refuses it: pi would be handed a path it cannot open)
+            self.notify("That session is gone (moved or deleted): nothing to resume", severity="error", markup=False)
+            return
+        if now == "changed":  # an agent wrote to it (or it was rewritten) since it was read
+            was_leaf = event.entry_id == self.session.tree.leaf_id
+            self._read_again(
+                event.entry_id,
+                was_leaf,
+                "The session changed on disk since it was read (an agent may be writing to it): "
+                + ("the cursor is on its end now. " if was_leaf else "")
+                + "Enter resumes at the entry under the cursor.",
+            )
+            return
         try:
             entry = self.session.tree.by_id[event.entry_id]
         except SessionChangedError as error:  # resuming needs the entry: say why not
@@ -503,6 +541,27 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
             resume_checked(self.app, self.session.cwd, self.current_cwd, lambda: self.dismiss(result))
         else:
             self.dismiss(result)
+
+    @staticmethod
+    def _file_now(session: Session) -> Literal["same", "changed", "gone"]:
+        """Whether the session's file is still the one read (its size and modification time):
+        resuming from a tree read before an agent's newer turns would take the session back
+        (pi moves its leaf to the entry handed over), and from one truncated since, to an
+        entry the file no longer has."""
+        try:
+            now = os.stat(session.path)
+        except OSError:
+            return "gone"
+        stamp = session.stamp
+        return "same" if (now.st_size, now.st_mtime_ns) == (stamp.size, stamp.mtime_ns) else "changed"
+
+    def _read_again(self, entry_id: str | None, was_leaf: bool, note: str | None) -> None:
+        """Read the session again, the view kept (`_carry_view`): the cursor on `entry_id`, or
+        on the new leaf when it was on the leaf (`was_leaf`: "resume where it ended").  The
+        tree read before stays usable meanwhile; `note` is said once the new one is shown."""
+        self._reading_again = (entry_id, was_leaf, note)
+        self._given_session = None
+        self._load()
 
     # -- keys -----------------------------------------------------------------------------
 
@@ -594,6 +653,10 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
             return
         self.dismiss(None)
 
+    def action_select(self) -> None:
+        """Resume at the highlighted entry, as Enter on it (the palette's "Resume here")."""
+        self.query_one(TreeView).action_select()
+
     def action_filter(self, mode: str) -> None:
         if self.model is not None:
             self.model.toggle_filter(mode)
@@ -656,10 +719,27 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
             self._changed()
             if self.session is not None and self.model.selected_id is not None:
                 self._preview_entry(self.model.selected_id)
+            if self._reading_again is None:  # the file as written (the label is the new last line)
+                self._read_again(self.model.selected_id, False, None)
         self.notify("Label saved" if message.label else "Label removed", timeout=2, markup=False)
 
     def on_session_tree_screen_label_failed(self, message: LabelFailed) -> None:
         self.notify(display_text(message.reason), title="Label not saved", severity="error", timeout=6, markup=False)
+
+
+def _carry_view(old: TreeModel, new: TreeModel, entry_id: str | None, was_leaf: bool) -> None:
+    """The view of the tree read before (`old`) on the one read again (`new`): its filter,
+    search and label times, and the cursor on `entry_id` (on the new leaf when `was_leaf`, or
+    when the entry is no longer in the file).  Folds are not carried (a filter change clears
+    them too)."""
+    if new.filter_mode != old.filter_mode:
+        new.set_filter(old.filter_mode)
+    new.set_query(old.query)
+    new.show_label_times = old.show_label_times
+    if entry_id is not None and not was_leaf and entry_id in new.tree.by_id:
+        new.select_id(entry_id)
+    elif new.tree.leaf_id is not None and new.tree.leaf_id in new.tree.by_id:
+        new.select_id(new.tree.leaf_id)
 
 
 def _started(started_ms: float, now_ms: float) -> str:

@@ -23,7 +23,7 @@ from textual.strip import Strip
 from textual.style import Style
 
 from seance.app.paths import stylesheet
-from seance.app.tree_model import FILTER_TAGS, Row, TreeModel
+from seance.app.tree_model import Row, TreeModel
 from seance.core.text import display_text
 
 # Summary kind -> (component class of its prefix, component class of its text).
@@ -325,7 +325,7 @@ class TreeView(ScrollView, can_focus=True):
             ]
         elif model.tree.by_id and model.filter_mode != "all":
             lines = [
-                f"{len(model.tree.by_id):,} entries hidden by the current filter {FILTER_TAGS[model.filter_mode]}",
+                f"{len(model.tree.by_id):,} entries hidden by the current filter ({model.filter_mode})",
                 "Press Ctrl+A to show all, Ctrl+D for default",
             ]
         else:
