@@ -431,7 +431,10 @@ class Catalog:
         """For a resident process of the default roots (the watcher): take up the default
         roots as they are now (a new oh-my-pi profile's, one gone), letting go of the index
         kept for the old ones (the next use opens it for these).  True when they changed."""
-        roots = self.roots if self.explicit_roots else default_roots()
+        try:
+            roots = self.roots if self.explicit_roots else default_roots()
+        except OSError:  # (the directory it was started in removed: pi's project setting unknown)
+            return False
         if roots == self.roots:
             return False
         with self._index_lock:

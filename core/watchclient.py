@@ -192,7 +192,7 @@ def _fetched(cache_dir: Path, roots: list[Path], explicit: bool) -> tuple[Discov
     from .discovery import discover
     from .fileskey import files_key
 
-    found = discover(roots if explicit else None)
+    found = discover(roots, given=explicit)  # (the command's roots: the default roots may have changed since)
     return found, files_key(found.infos)
 
 

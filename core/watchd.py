@@ -242,7 +242,15 @@ class Watcher:
         them when it starts, and is answered only for the same (the sources of roots are
         watched before they are looked at, so a root that comes later is an event)."""
         started = time.perf_counter()
-        self.lost = False
+        # Nothing is vouched for until the new listing is kept (`_keep`): one that fails half
+        # way (the inotify watch limit, in a client's sync) leaves no listing served as exact
+        # for roots it was not made for, and is tried again (`lost`).
+        self.exact, self.why_not = False, "a discovery did not finish"
+        self.lost = True
+        self._rediscover(started)
+        self.lost = False  # (events that came meanwhile are read after: `take`)
+
+    def _rediscover(self, started: float) -> None:
         self.pending.clear()
         self.new_dirs.clear()
         self._watch_above()
@@ -252,18 +260,24 @@ class Watcher:
             came, went = len(set(self.roots) - before), len(before - set(self.roots))
             self.log(f"the default roots changed ({came} new, {went} gone): watching them")
             self._watch_above()
+        # Every listed directory is watched again at each discovery: the kernel answers the
+        # watch an inode has (a folder renamed or moved keeps its watch, under its new path)
+        # or a new one (a folder made again, a symlink pointed elsewhere).  A discovery is
+        # kept once it found no directory whose watch is new: none changed unseen before it.
         tried: set[str] = set()
         while True:
             found = discover(self.catalog.roots, given=self.catalog.explicit_roots)  # (the roots taken up)
-            missing = [path for path in found.dirs if path not in self.wd_of]
-            if not missing or tried.issuperset(missing):
+            fresh = [path for path in found.dirs if path not in tried and self._watch_dir(path)]
+            tried.update(found.dirs)
+            if not fresh:
                 break
-            for path in missing:
-                tried.add(path)
-                self._watch_dir(path)
         listed = set(found.dirs)
+        missing = [path for path in found.dirs if path not in self.wd_of]
+        kept = {self.wd_of[path] for path in listed if path in self.wd_of}
         for path in [path for path in self.wd_of if path not in listed]:
-            self._unwatch(self.wd_of.pop(path))
+            wd = self.wd_of.pop(path)
+            if wd not in kept and wd not in self.above:  # (one inode under a listed path keeps it)
+                self._unwatch(wd)
         self.dir_of = {wd: path for path, wd in self.wd_of.items()}
         self.catalog.update_index(found=found)
         self._keep(found)
@@ -348,16 +362,22 @@ class Watcher:
 
     # -- watching ----------------------------------------------------------------------------
 
-    def _watch_dir(self, path: str) -> None:
+    def _watch_dir(self, path: str) -> bool:
+        """Watch session directory `path` (again): True when its watch is new, that is not
+        the one it had (a new folder, one renamed here, made again or re-pointed)."""
+        mask = DIR_MASK | (ABOVE_MASK if path in self.above.values() else 0)  # (one watch per inode: both)
         try:
-            wd = self.inotify.add_watch(path, DIR_MASK)
+            wd = self.inotify.add_watch(path, mask)
         except OSError as error:
             if error.errno == errno.ENOSPC:
                 limit = "the inotify watch limit is reached (fs.inotify.max_user_watches)"
                 raise OSError(error.errno, limit) from error
-            return  # gone or unreadable: the next discovery says so
+            self.wd_of.pop(path, None)  # gone or unreadable: the next discovery says so
+            return False
+        fresh = self.wd_of.get(path) != wd
         self.wd_of[path] = wd
         self.dir_of[wd] = path
+        return fresh
 
     def _watch_above(self) -> None:
         """Each root's ancestors (and a missing root's nearest existing one), and each source
@@ -365,11 +385,13 @@ class Watcher:
         seen.  The watches wanted are set before the others are removed (a path watched
         already keeps its watch): no event falls between."""
         before, self.above = self.above, {}
+        watched = set(self.wd_of)
         for start in [os.path.dirname(root) for root in self.roots] + self.sources:
             path = start
             while True:
+                mask = ABOVE_MASK | (DIR_MASK if path in watched else 0)  # (a session dir too: both)
                 try:
-                    self.above[self.inotify.add_watch(path, ABOVE_MASK)] = path
+                    self.above[self.inotify.add_watch(path, mask)] = path
                 except OSError:
                     pass
                 parent = os.path.dirname(path)
@@ -377,7 +399,7 @@ class Watcher:
                     break
                 path = parent
         for wd in before:
-            if wd not in self.above:
+            if wd not in self.above and wd not in self.dir_of:
                 self._unwatch(wd)
 
     def _on_path(self, directory: str, name: str) -> bool:
@@ -403,7 +425,8 @@ class Watcher:
             if above is not None:
                 if mask & (IN_IGNORED | IN_UNMOUNT | IN_DELETE_SELF | IN_MOVE_SELF) or self._on_path(above, name):
                     self.lost = True
-                continue
+                if wd not in self.dir_of:
+                    continue  # (else a session directory too: its sessions' changes are read below)
             directory = self.dir_of.get(wd)
             if directory is None:
                 continue  # a watch removed since: its last events
