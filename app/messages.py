@@ -91,9 +91,11 @@ class TextUnindexed(Message):
 
 @dataclass
 class IndexedAgain(Message):
-    """`Catalog.index_again` indexed what it could of the sessions asked; `missing`: what it could not."""
+    """`Catalog.index_again` indexed what it could of the sessions asked; `missing`: what it
+    could not; `gone`: those whose files are gone (deleted while listed: no search misses them)."""
 
     missing: frozenset[str]
+    gone: frozenset[str] = frozenset()
 
 
 @dataclass

@@ -182,7 +182,8 @@ class RootWatcher:
                     first_at = time.monotonic()
                 batch |= self._sessions_of(changes, walker)
                 gone |= self._gone_dirs(changes)
-                if above or self._roots_lost(changes, walker):
+                lost = self._roots_lost(changes, walker)  # (always looked at: not only when nothing else came)
+                if above or lost:
                     batch |= self._watch_missing(walker)
                 if time.monotonic() - first_at < DEBOUNCE_MS / 1000:
                     continue
@@ -208,7 +209,25 @@ class RootWatcher:
         made again since; it joins the missing roots, to be watched again once it is there."""
         lost = [root for root in walker.roots if root not in self._missing and (DELETED, root) in changes]
         self._missing += lost
+        for root in lost:
+            self._unwatch_under(root)
         return bool(lost)
+
+    def _unwatch_under(self, root: str) -> None:
+        """Drop the watches of a root gone and its folders (dead now): a root deleted and made
+        again is watched anew, and its old shards would pile up (an OS watch and a thread each)."""
+        prefix = root.rstrip(os.sep) + os.sep
+        shards: list[_Shard] = []
+        for shard in self._shards:
+            remaining = [path for path in shard.dirs if path != root and not path.startswith(prefix)]
+            if len(remaining) == len(shard.dirs):
+                shards.append(shard)
+                continue
+            if remaining:  # (set up before the old one is drained: no change falls between)
+                shards.append(replacement := _Shard.open(remaining))
+                replacement.carry |= shard.take()
+            shard.close()
+        self._shards = shards
 
     def _watch_missing(self, walker: DirWalker) -> set[str]:
         """Watch the missing roots that are there now (the `.jsonl` files already in them are

@@ -1432,13 +1432,12 @@ class Index:
         db = self.db
         db.execute("BEGIN")  # one snapshot for the signature check, the search and the paths
         try:
-            ids, paths = self._path_ids(db)
+            state, ids, paths = self._path_ids(db)  # (the state of this snapshot: another thread may renew the cache)
             unindexed: Sequence[str] = ()
             if within is not None:
-                ranges, keys, places, unindexed = self._runs_of(within, ids)
+                ranges, keys, places, unindexed = self._runs_of(within, ids, state)
             else:
                 ranges, keys, places = self._root_runs(db), paths, None
-            state = self._path_cache[0] if self._path_cache is not None else None
             best = self._best_rows(db, query, include_cwd, ranges, packed=True, state=state)
             ordered = within if places is not None and isinstance(within, Sequence) else None
             return IndexHits(best, keys, self.chunk, query.highlight, ordered, places, ids, unindexed)
@@ -1450,11 +1449,11 @@ class Index:
         """The paths of `paths` (under this index's roots) the index holds no file of, in one
         snapshot: what `Catalog.index_again` reads, and what it could not index."""
         with self.snapshot():
-            ids, _paths = self._path_ids(self.db)
+            _state, ids, _paths = self._path_ids(self.db)
             return _unindexed(paths, ids, 0)
 
     def _runs_of(
-        self, within: Collection[str], ids: dict[str, int]
+        self, within: Collection[str], ids: dict[str, int], state: tuple
     ) -> tuple[list[tuple[int, int]] | None, dict[int, str], list[int | None] | None, list[str]]:
         """`_id_runs` of the paths `within`, file_id -> its path string of `within`, (a
         sequence without a path twice) [file_id] -> its path's position in `within` (None:
@@ -1473,8 +1472,7 @@ class Index:
                 deque(map(places.__setitem__, found, found.values()), maxlen=0)
         else:
             keys = {file_id: path for path in within if (file_id := ids.get(path)) is not None}
-        state = self._path_cache[0] if self._path_cache is not None else None  # `ids`' (just read)
-        ranges = _id_runs(list(keys), self._known_files(state) if state is not None else len(ids))
+        ranges = _id_runs(list(keys), self._known_files(state))  # (`state`: `ids`' own, `_path_ids`)
         unindexed = _unindexed(within, ids, len(keys))
         self._runs_cache = (within, ids, ranges, keys, places, unindexed)  # holds `within`: its id is not reused
         return ranges, keys, places, unindexed
@@ -1667,18 +1665,18 @@ class Index:
         under = self._root_ids(db)
         return None if under is None else under[1]
 
-    def _path_ids(self, db: sqlite3.Connection) -> tuple[dict[str, int], dict[int, str]]:
-        """path -> file_id of every indexed file under the roots and back, read again only
-        after a write: keyed by the full-text signature (renewed by every write) and the
-        highest file id."""
+    def _path_ids(self, db: sqlite3.Connection) -> tuple[tuple, dict[str, int], dict[int, str]]:
+        """The index's state in `db`'s snapshot, and path -> file_id of every indexed file
+        under the roots and back, read again only after a write: keyed by that state (the
+        full-text signature, renewed by every write, and the highest file id)."""
         key = self._state(db)
         kept = self._path_cache
         if kept is not None and kept[0] == key:
-            return kept[1], kept[2]
+            return key, kept[1], kept[2]
         paths: dict[int, str] = dict(row for cursor in self._scan(db, "file_id, path") for row in cursor.fetchall())
         ids = {path: file_id for file_id, path in paths.items()}
         self._path_cache = (key, ids, paths)
-        return ids, paths
+        return key, ids, paths
 
     @staticmethod
     def _files_matching(

@@ -17,7 +17,7 @@ def test_packed_and_row_by_row_answers_are_the_same(tmp_path: Path) -> None:
     index = catalog.index
     assert index is not None
     db = index.db
-    ids, _paths = index._path_ids(db)
+    _state, ids, _paths = index._path_ids(db)
     every = sorted(ids.values())
     for text in ("the", "fix auth", "zebra", '"release notes"', "nothingmatches", "auth !token", "user:fix"):
         full_text = parse_query(text).full_text()

@@ -300,3 +300,92 @@ def test_a_root_deleted_and_made_again_is_watched_again(tmp_path: Path) -> None:
         assert posted.wait_for(lambda: str(later) in posted.changed_paths())
     finally:
         assert watcher.stop()
+
+
+# -- after review: a root lost while its ancestor's watch reports too; no watches piled up ------------
+
+
+def _inotify_fds() -> int:
+    n = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            if "inotify" in os.readlink(f"/proc/self/fd/{fd}"):
+                n += 1
+        except OSError:
+            pass
+    return n
+
+
+def _two_roots(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """A typical pi user: pi's root there, oh-my-pi's default root not (waited for at $HOME)."""
+    home = tmp_path / "home"
+    pi_root = make_root(home / ".pi" / "agent")
+    omp_root = home / ".omp" / "agent" / "sessions"
+    return home, pi_root, omp_root
+
+
+def _watching_roots(roots: list[Path], tmp_path: Path) -> tuple[RootWatcher, Posted]:
+    posted = Posted()
+    watcher = RootWatcher(Catalog(roots, cache_dir=tmp_path / "cache"), posted)
+    watcher.start()
+    assert posted.wait_for(lambda: any(isinstance(m, Watching) for m in posted.messages))
+    return watcher, posted
+
+
+def test_pi_dir_deleted_while_omp_root_is_waited_for_at_home(tmp_path: Path) -> None:
+    """`rm -rf ~/.pi` (a reset), pi then makes its root again: the deletion of ~/.pi is seen
+    by the watch on $HOME (waiting for ~/.omp/agent/sessions) in the same step as the root's
+    own DELETED, so `_roots_lost` is never asked (`above or ...` short-circuits)."""
+    home, pi_root, omp_root = _two_roots(tmp_path)
+    watcher, posted = _watching_roots([pi_root, omp_root], tmp_path)
+    try:
+        shutil.rmtree(home / ".pi")
+        time.sleep(0.5)
+        back = write_session(pi_root, Spec("s-back", PROJECT, ("pi made its root again",)))
+        assert posted.wait_for(lambda: str(back) in posted.changed_paths())
+    finally:
+        assert watcher.stop()
+
+
+def test_root_deleted_while_home_churns(tmp_path: Path) -> None:
+    """The root deleted while something writes in $HOME (a shell's history) in the same step."""
+    home, pi_root, omp_root = _two_roots(tmp_path)
+    watcher, posted = _watching_roots([pi_root, omp_root], tmp_path)
+    try:
+        shutil.rmtree(pi_root)
+        (home / ".zsh_history").write_text("rm -rf ~/.pi/agent/sessions\n")
+        time.sleep(0.5)
+        back = write_session(pi_root, Spec("s-back", PROJECT, ("made again",)))
+        assert posted.wait_for(lambda: str(back) in posted.changed_paths())
+    finally:
+        assert watcher.stop()
+
+
+def test_a_root_deleted_and_made_again_does_not_pile_up_os_watches(tmp_path: Path) -> None:
+    """A root of 100 projects deleted and made again a few times (a sync tool, a restore from
+    a backup): each time its folders are added as new shards beside the old shards of the
+    deleted folders, past MAX_SHARDS; each shard is an inotify instance and a thread (the
+    user's limit, shared by every program, is often 128)."""
+    from seance.app.watcher import MAX_SHARDS
+
+    def populate(root: Path) -> Path:
+        last = None
+        for n in range(100):
+            last = write_session(root, Spec(f"s-{n}", f"/work/demo/p{n}", ("work",)))
+        return last
+
+    root = tmp_path / "sessions"
+    populate(root)
+    before = _inotify_fds()
+    watcher, posted = watching(root, tmp_path)
+    try:
+        for _ in range(6):
+            shutil.rmtree(root)
+            last = str(populate(root))
+            assert posted.wait_for(lambda last=last: last in posted.changed_paths())
+            time.sleep(0.5)
+        shards = len(watcher._shards)
+        fds = _inotify_fds() - before
+        assert shards <= MAX_SHARDS and fds <= MAX_SHARDS + 1, (shards, fds)
+    finally:
+        assert watcher.stop()

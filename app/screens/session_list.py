@@ -96,6 +96,7 @@ TYPING_BURST = 0.15  # a key within this long of the previous one is part of a b
 QUICK_FIRST_FILES = 300  # more files than this to index: paint the quick listing first
 ROWS_AHEAD_DELAY = 0.3  # after an exact listing, the other scope's rows are made this much later
 FIRST_SCREEN_FILES = 200  # on a cold index, the newest files are shown before the full quick listing
+UNINDEXED_RETRY_S = 15.0  # sessions the index lost and that could not be indexed again are tried again after this
 
 CHILDREN_HELP = "child sessions (forks, subagents): hidden → threaded → flat"
 SEARCH_HELP = 'search: words, "a phrase", re:regex, !not, label:x, tag:x, is:pinned'
@@ -328,7 +329,10 @@ class SessionPickerScreen(
         self.skipped_files: list[tuple[Path, str]] = []  # what the last refresh did not list, and why
         self._indexing_again: frozenset[str] | None = None  # the sessions `_index_again_worker` indexes
         self._not_indexable: set[str] = set()  # those it could not index (not tried again: `_text_unindexed`)
+        self._not_indexable_at = 0.0  # when it last could not (tried again `UNINDEXED_RETRY_S` later)
+        self._gone_unindexed: set[str] = set()  # listed, but their files are gone: no search misses them
         self._unindexed_note: str | None = None  # the status message that says the search is incomplete
+        self._unindexed_said: str | None = None  # what was last said of it (status line or notice)
         self._publish()
 
     # -- layout --------------------------------------------------------------------------
@@ -484,15 +488,18 @@ class SessionPickerScreen(
         --rebuild`, killed or not done yet) since the listing's refresh indexed them.  They are
         indexed again in a worker (`Catalog.index_again`) and the query asked again; meanwhile,
         and for any it could not index, the status line says the search is incomplete.  One
-        it could not index is tried again only once the index has held it since (no loop).
-        Not while a listing's refresh runs: that one indexes them, then searches again."""
+        it could not index is tried again once the index has held it since, or a while later
+        (`UNINDEXED_RETRY_S`: a lock another seance held is gone by then), never on every
+        search.  Not while a listing's refresh runs: that one indexes them, then searches again."""
         if message.generation != self._rows_generation or self._loading:
             return
-        paths = message.paths
+        gone = self._gone_unindexed
+        paths = [path for path in message.paths if path not in gone] if gone else message.paths
         if not paths:
-            self._not_indexable.clear()
             self._show_unindexed(None)
             return
+        if self._not_indexable and time.monotonic() - self._not_indexable_at > UNINDEXED_RETRY_S:
+            self._not_indexable.clear()
         if self._indexing_again is None:
             missing = set(paths)
             self._not_indexable &= missing  # (indexed since by another seance: tried again if lost again)
@@ -507,10 +514,17 @@ class SessionPickerScreen(
             self._show_unindexed(f"Search incomplete: {sessions} not in the full-text index", error=True)
 
     def _show_unindexed(self, text: str | None, *, error: bool = False) -> None:
-        """Say that the search misses sessions the index lost (None: no longer say it)."""
+        """Say that the search misses sessions the index lost (None: no longer say it), on
+        the status line unless another message holds it (a delete's undo hint): the lasting
+        one, that some could not be indexed, is then said once as a notice."""
         if text is not None:
+            if self.status.message and self.status.message != self._unindexed_note:
+                if error and text != self._unindexed_said:
+                    self.notify(text, title="Full-text search", severity="error", markup=False)
+                self._unindexed_said = text
+                return
             self.status.show_message(text, error=error)
-            self._unindexed_note = self.status.message
+            self._unindexed_note, self._unindexed_said = self.status.message, text
         elif self._unindexed_note is not None:
             if self.status.message == self._unindexed_note:
                 self.status.show_message("")
@@ -526,15 +540,19 @@ class SessionPickerScreen(
             missing = paths if index_again is None else frozenset(index_again(paths, lambda: worker.is_cancelled))
         except Exception:  # an index that failed beyond healing: they stay out, and it is said
             missing = paths
+        gone = frozenset(path for path in missing if not os.path.lexists(path))  # (deleted, still listed)
         if not worker.is_cancelled:
-            self.post_message(IndexedAgain(missing))
+            self.post_message(IndexedAgain(missing - gone, gone))
 
     @on(IndexedAgain)
     def _indexed_again(self, message: IndexedAgain) -> None:
         """The query asked again, its cursor kept: its search finds the sessions indexed, and
         says what is still missing (`_text_unindexed`)."""
         self._indexing_again = None
-        self._not_indexable |= message.missing
+        if message.missing:
+            self._not_indexable |= message.missing
+            self._not_indexable_at = time.monotonic()
+        self._gone_unindexed |= message.gone
         if self.model.searching:
             self._search(self.model.query, False)
         else:
@@ -613,6 +631,7 @@ class SessionPickerScreen(
         )
         if not model.searching:
             self._clear_query_error()
+            self._show_unindexed(None)  # (no search: none is incomplete)
             self._make_rows(model.view(plain=True), top)  # row_flow.py: off the UI thread when long
             return
         self._search(model.query, top)
