@@ -147,14 +147,17 @@ def decode(data: bytes, where: str) -> dict[str, Mark]:
         raise MarkError(f"{where}: not JSON ({error})") from None
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise MarkError(f'{where}: not a seance marks file (no "format": "{FORMAT}")')
-    if document.get("version") != VERSION:
-        raise MarkError(f"{where}: marks version {document.get('version')!r} is not {VERSION}")
+    version = document.get("version")
+    if type(version) is not int or version != VERSION:  # (not `true` or `1.0`: equal to 1 in Python)
+        raise MarkError(f"{where}: marks version {version!r} is not {VERSION}")
     sessions = document.get("sessions")
     if not isinstance(sessions, dict):
         raise MarkError(f'{where}: "sessions" must be an object of session id -> marks')
     marks: dict[str, Mark] = {}
     for key, value in sessions.items():
-        if not key or not isinstance(value, dict):
+        if not key:
+            raise MarkError(f"{where}: a session id is empty")
+        if not isinstance(value, dict):
             raise MarkError(f"{where}: the marks of session {key!r} must be an object")
         pinned, tags = value.get("pinned", False), value.get("tags", [])
         if not isinstance(pinned, bool) or not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):

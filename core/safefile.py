@@ -276,12 +276,19 @@ def _refuse_unless_plain_file(path: Path, old: os.stat_result) -> None:
 
 
 def atomic_write(
-    path: str | os.PathLike[str], data: bytes, expected: FileStamp | None, *, quiet: float | None = None
+    path: str | os.PathLike[str],
+    data: bytes,
+    expected: FileStamp | None,
+    *,
+    quiet: float | None = None,
+    private: bool = False,
 ) -> None:
     """Replace `path` with `data` (temp + fsync + rename) without losing a concurrent append.
 
     `expected` is the snapshot the caller read; None is the unguarded replace for files no
-    agent writes to.  A symlinked session is replaced at its target: the link stays a link.
+    agent writes to, which keeps the replaced file's owner and mode unless `private` (0600:
+    an export of session text over a file anyone could read).  A symlinked session is
+    replaced at its target: the link stays a link.
     """
     if expected is not None:
         refuse_undigested(path, expected)
@@ -289,7 +296,7 @@ def atomic_write(
     clean_stale_temps(target.parent)
     if expected is None:
         try:
-            like: os.stat_result | None = os.stat(target)
+            like: os.stat_result | None = None if private else os.stat(target)
         except FileNotFoundError:
             like = None
         temp = _write_temp(target, data, like)

@@ -182,3 +182,15 @@ def test_bad_tags_and_sessions(root: Path, capsys: pytest.CaptureFixture[str]) -
     junk.write_text("not a session\n")
     assert run(capsys, "pin", str(junk))[0] == ExitCode.BAD_INPUT
     assert not MarkStore().path.exists(), "nothing was written"
+
+
+@pytest.mark.parametrize("version", [True, 1.0, "1"], ids=["true", "float", "string"])
+def test_import_refuses_a_version_that_is_not_the_number_1(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], version: object
+) -> None:
+    """`true` and `1.0` equal 1 in Python: a marks file says `"version": 1`, nothing else."""
+    bad = {"format": "seance-marks", "version": version, "sessions": {"new": {"pinned": True, "tags": []}}}
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(bad))
+    assert main(["marks", "import", str(path)]) == ExitCode.BAD_INPUT
+    assert "marks version" in capsys.readouterr().err

@@ -261,6 +261,9 @@ def test_write_export_is_atomic_private_and_never_overwrites_unforced(tmp_path: 
     write_export(target, "second", force=True)
     assert target.read_text() == "second"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.html"], "no temp file left behind"
+    target.chmod(0o644)  # (replaced with --force: private still, whatever the file was)
+    write_export(target, "third", force=True)
+    assert target.read_text() == "third" and stat.S_IMODE(target.stat().st_mode) == 0o600
 
 
 def test_write_export_never_replaces_a_session_file(hostile: Path, tmp_path: Path) -> None:

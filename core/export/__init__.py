@@ -74,7 +74,7 @@ def write_export(
         raise SessionError(f"{target}: not a regular file; nothing was written")
     data = text.encode("utf-8")
     if exists:
-        atomic_write(target, data, None)
+        atomic_write(target, data, None, private=True)  # (0600 whatever the file it replaces was)
     else:
         try:
             create_new(target, data)
