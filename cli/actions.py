@@ -26,7 +26,8 @@ from typing import Any
 import orjson
 
 from seance.core.catalog import Catalog
-from seance.core.resume import Resolution, continue_session, fork_into, resume_command
+from seance.core.model import SessionSummary
+from seance.core.resume import Resolution, continue_session, fork_into, pi_continue_folders, resume_command
 from seance.core.text import display_text
 from seance.core.trash import (
     NotASessionFile,
@@ -158,13 +159,22 @@ def agent_dirs() -> list[Path]:
 
 
 def run_continue(args: argparse.Namespace) -> int:
+    """What `--continue` opens here: a breadcrumb, else pi's rule on pi's folder for the cwd
+    (each `--root`'s), else the newest of the other agents' sessions of the project (or of
+    every `--root`'s: which agent wrote a root given by hand is not known)."""
+    from seance.core.roots import other_agents_roots
+
     scope = Scope.of(args)
     cwd = scope.cwd
-    catalog = Catalog(scope.roots)
-    try:
-        path = continue_session(cwd, catalog.quick(cwd), agent_dirs())
-    finally:
-        catalog.close()
+
+    def sessions_here() -> list[SessionSummary]:
+        catalog = Catalog(scope.roots if scope.roots is not None else other_agents_roots(cwd))
+        try:
+            return catalog.quick(cwd)
+        finally:
+            catalog.close()
+
+    path = continue_session(cwd, sessions_here, agent_dirs(), pi_folders=pi_continue_folders(cwd, scope.roots))
     if path is None:
         raise CliError(f"no session in {cwd}", ExitCode.NOT_FOUND)
     if args.json:

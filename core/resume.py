@@ -11,8 +11,9 @@
   `parentSession` = the source path, the new cwd, the same entries (after the in-memory
   migration), written atomically as `<ts>_<id>.jsonl` in the cwd's `--<cwd>--` bucket.
 * `continue_session(...)` — the terminal breadcrumb (`<agent dir>/terminal-sessions/<terminal
-  id>`: cwd, then session path), valid only if its cwd matches and the file exists; else the
-  project's newest file by mtime.
+  id>`: cwd, then session path), valid only if its cwd matches and the file exists; else what
+  pi's `--continue` opens (the newest file of pi's folder for the cwd whose header pi reads);
+  else the newest of the other agents' sessions whose header cwd is the project.
 * `switch_session(path, agent_dir)` — an embedding agent's set-session-file: load, persist a
   pending migration race-safely, initialise a missing or empty target as a new session, and
   write the breadcrumb (best effort).
@@ -28,8 +29,12 @@ from pathlib import Path
 from typing import Any
 
 from .catalog import same_dir
+from .jsonl import LineError, loads_line
 from .listing import folder_parent
 from .model import SessionSummary
+from .roots import agent_dir as pi_agent_dir
+from .roots import pi_session_dir
+from .safeopen import open_regular
 from .session import FileStamp, NotASession, Session, SessionError, load_session, read_session
 from .text import is_utf8
 from .writes import atomic_write, create_new, dumps_line, now_iso, persist_migration
@@ -346,15 +351,96 @@ def newest_by_mtime(summaries: Iterable[SessionSummary]) -> SessionSummary | Non
     return best[1] if best else None
 
 
+PI_HEADER_PROBE = 512  # the bytes pi's `isValidSessionFile` reads to find the header line
+
+
+def pi_continues_from(path: str | os.PathLike[str]) -> tuple[bool, int]:
+    """Whether pi's `--continue` would open `path` (its `isValidSessionFile`), and its mtime (ns).
+
+    pi reads the first 512 bytes only: the first line must be whole in them and parse as a
+    session header (`type` "session", a string `id`).  A longer header — a fork's long
+    `parentSession`, a deep cwd — or an oh-my-pi title slot first makes pi pass the file
+    over.  Anything but a regular file is passed over unopened (pi would block on a FIFO).
+    """
+    try:
+        descriptor, info = open_regular(path)
+    except OSError:
+        return False, 0
+    try:
+        head = os.read(descriptor, PI_HEADER_PROBE)
+    except OSError:
+        return False, 0
+    finally:
+        os.close(descriptor)
+    first_line = head.split(b"\n", 1)[0]
+    if not first_line:
+        return False, 0
+    try:
+        header, _ = loads_line(first_line)
+    except LineError:
+        return False, 0
+    is_header = isinstance(header, dict) and header.get("type") == "session" and isinstance(header.get("id"), str)
+    return is_header, info.st_mtime_ns
+
+
+def newest_pi_session(folders: Iterable[Path]) -> Path | None:
+    """What pi's `--continue` opens (`findMostRecentSession`): of the `*.jsonl` files directly
+    in `folders`, the newest by mtime that pi can read the header of; None: pi starts anew.
+    The header's cwd plays no part: the folder is the project."""
+    best: tuple[int, Path] | None = None
+    for folder in folders:
+        try:
+            names = sorted(os.listdir(folder))
+        except OSError:
+            continue
+        for name in names:
+            if not name.endswith(".jsonl"):
+                continue
+            readable, mtime = pi_continues_from(Path(folder) / name)
+            if readable and (best is None or mtime > best[0]):
+                best = (mtime, Path(folder) / name)
+    return best[1] if best is not None else None
+
+
+def pi_cwd(cwd: str) -> str:
+    """`cwd` as pi run there sees it (`process.cwd()`): symlinks resolved, if it exists, and
+    bytes that are not UTF-8 as Node decodes them."""
+    return node_text(os.path.realpath(cwd) if os.path.isdir(cwd) else cwd)
+
+
+def pi_continue_folders(cwd: str, roots: Sequence[str | os.PathLike[str]] | None = None) -> list[Path]:
+    """Where pi's `--continue` run in `cwd` looks: its configured session dir as it is (pi
+    keeps every project's sessions there together), else `<agent dir>/sessions/--<cwd>--/`.
+    With explicit `roots`: each root's `--<cwd>--` folder."""
+    bucket = bucket_name(pi_cwd(cwd))
+    if roots is not None:
+        return [Path(root) / bucket for root in roots]
+    configured = pi_session_dir(cwd)
+    return [configured] if configured is not None else [pi_agent_dir() / "sessions" / bucket]
+
+
 def continue_session(
-    cwd: str, summaries_current: Sequence[SessionSummary], agent_dirs: Iterable[Path], terminal: str | None = None
+    cwd: str,
+    summaries_current: Sequence[SessionSummary] | Callable[[], Sequence[SessionSummary]],
+    agent_dirs: Iterable[Path],
+    terminal: str | None = None,
+    *,
+    pi_folders: Iterable[Path] = (),
 ) -> Path | None:
-    """`--continue`: this terminal's breadcrumb for `cwd`, else the project's newest file (not a
-    subagent's or advisor's transcript inside a session's own folder: its parent is the session)."""
+    """`--continue`: this terminal's breadcrumb for `cwd` (oh-my-pi's, or an embedding agent's),
+    else what pi's `--continue` opens from `pi_folders` (see `pi_continue_folders`), else the
+    newest of `summaries_current` — the other agents' sessions of this project, by header cwd
+    (oh-my-pi names and moves its folders its own way), asked for only then — but not a
+    subagent's or advisor's transcript inside a session's own folder: its parent is the session."""
     for agent_dir in agent_dirs:
         crumb = read_breadcrumb(agent_dir, cwd, terminal)
         if crumb is not None:
             return crumb
+    opened_by_pi = newest_pi_session(pi_folders)
+    if opened_by_pi is not None:
+        return opened_by_pi
+    if callable(summaries_current):
+        summaries_current = summaries_current()
     paths = {summary.path for summary in summaries_current}
     newest = newest_by_mtime(summary for summary in summaries_current if folder_parent(summary.path, paths) is None)
     return Path(newest.path) if newest is not None else None
@@ -462,6 +548,9 @@ __all__ = [
     "key_matches",
     "new_session_header",
     "newest_by_mtime",
+    "newest_pi_session",
+    "pi_continue_folders",
+    "pi_continues_from",
     "read_breadcrumb",
     "resolve",
     "resolve_name",

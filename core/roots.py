@@ -121,11 +121,21 @@ def omp_state_dirs() -> list[Path]:
     return dirs
 
 
+def pi_session_roots(cwd: str | os.PathLike[str] | None = None) -> list[Path]:
+    """pi's sessions roots: the configured session dir (if any), then `<agent dir>/sessions`."""
+    configured = pi_session_dir(cwd)
+    return _unique([*([configured] if configured is not None else []), agent_dir() / "sessions"])
+
+
+def other_agents_roots(cwd: str | os.PathLike[str] | None = None) -> list[Path]:
+    """The default roots that are not pi's: oh-my-pi's and the Python port's."""
+    pi_roots = pi_session_roots(cwd)
+    return [root for root in default_roots(cwd) if root not in pi_roots]
+
+
 def default_roots(cwd: str | os.PathLike[str] | None = None) -> list[Path]:
     """pi's, oh-my-pi's and the Python port's sessions roots (existing or not), in that order."""
-    configured = pi_session_dir(cwd)
-    roots = [configured] if configured is not None else []
-    roots.append(agent_dir() / "sessions")
+    roots = pi_session_roots(cwd)
     roots += omp_session_roots()
     roots += [profile / "sessions" for profile in _subdirs(Path.home() / ".operator" / "profiles")]
     return _unique(roots)
