@@ -3,7 +3,8 @@
     seance stats [--all | --cwd DIR] [--root DIR]... [--since 30d] [--by day|model|project] [--json]
 
 Stats count a session's whole tree: every branch, everything before a compaction (what was
-paid for; pi's footer counts the same).  Per-file stats are kept in the cache dir's
+paid for; pi's footer counts the same).  A fork counts only what it added to the history it
+copied (`core.stats.count_copies_once`).  Per-file stats are kept in the cache dir's
 `stats.sqlite` (`core.statscache`), so a second run reads only the files that changed.
 
 `--json` shapes (keys may be added, none removed):
@@ -25,7 +26,7 @@ import sys
 import time
 from typing import Any
 
-from seance.core.stats import GROUPINGS, aggregate, parse_since
+from seance.core.stats import GROUPINGS, aggregate, count_copies_once, parse_since
 
 from .errors import CliError, ExitCode
 from .output import ProgressBar, put_line, say, write_json
@@ -64,7 +65,7 @@ def run_show_stats(session: Any, as_json: bool) -> int:
 def run_stats(args: argparse.Namespace) -> int:
     from seance.core.catalog import Catalog, same_dir
     from seance.core.scanpool import default_workers
-    from seance.core.statscache import StatsCache, collect_stats
+    from seance.core.statscache import StatsCache, collect_stats, message_keys
     from seance.core.statsformat import day_series, report_lines
     from seance.core.timefmt import iso_ms
 
@@ -76,10 +77,13 @@ def run_stats(args: argparse.Namespace) -> int:
     catalog = Catalog(scope.roots)
     cache = StatsCache(roots=catalog.root_paths())
     progress = ProgressBar("reading sessions")
+    project = scope.project
     try:
         found = catalog.discover()
         collected = collect_stats(found.infos, cache, workers=default_workers(), progress=progress)
         cache.prune(found.infos)  # files gone from these roots (another root's rows are not touched)
+        chosen = [stats for stats in collected.stats if project is None or (stats.cwd and same_dir(stats.cwd, project))]
+        chosen = count_copies_once(chosen, collected.stats, lambda paths: message_keys(paths, found.infos, cache))
     finally:
         progress.finish()
         cache.close()
@@ -91,8 +95,6 @@ def run_stats(args: argparse.Namespace) -> int:
         shown = "; ".join(f"{path}: {reason}" for path, reason in skipped[:3])
         more = f" (+{len(skipped) - 3} more)" if len(skipped) > 3 else ""
         say(f"seance: skipped {len(skipped)} (not a session or not readable): {shown}{more}")
-    project = scope.project
-    chosen = [stats for stats in collected.stats if project is None or (stats.cwd and same_dir(stats.cwd, project))]
     report = aggregate(chosen, args.by, since_ms)
     days = report if args.by == "day" else aggregate(chosen, "day", since_ms)
     if args.json:

@@ -18,16 +18,29 @@ was paid for, and what pi's footer sums (`sessionManager.getEntries()`, all entr
 
 Usage is also kept per UTC hour and model (`hours`), so `aggregate` can group many
 sessions by model, project or local day and cut them at `--since` without reading a file
-again; `statscache.py` stores a `SessionStats` per file stamp.
+again; `statscache.py` stores a `SessionStats` per file stamp.  A time outside
+`SANE_FROM_MS`..`SANE_UNTIL_MS` (a clock or a writer gone wrong: year 1000, 9999) dates
+nothing: its usage counts as undated, and it is not part of the session's span.
+
+**A fork counts only what it added.**  pi's `--fork` (`SessionManager.forkFrom`), its
+`/fork` (`createBranchedSession`) and seance's Ctrl+F (`resume.fork_into`) copy the source's
+entries as they are (same ids, same timestamps, usage included) under a header whose
+`parentSession` names the source.  So every session keeps `keys`, a fingerprint of each
+assistant message's (id, timestamp), and a fork (a header with `parentSession`) also keeps
+its `ledger` (one row per assistant message); `count_copies_once` then skips a fork's
+messages already counted in an earlier session of its family.
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
 import time
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from array import array
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
+from datetime import datetime
 from typing import Any, Literal
 
 from .session import Session
@@ -35,6 +48,10 @@ from .timefmt import iso_ms, parse_time_ms
 
 _INT64_MAX = (1 << 63) - 1
 UNKNOWN_MODEL = "(unknown model)"
+# Times outside [2000, 2100) are a broken clock or writer: they date no usage.  (One such
+# stamp used to stretch `seance stats`'s day series over centuries: millions of rows.)
+SANE_FROM_MS = 946_684_800_000  # 2000-01-01T00:00:00Z
+SANE_UNTIL_MS = 4_102_444_800_000  # 2100-01-01T00:00:00Z
 
 # Tool name (lower case) → what it does to the file named in its arguments.  pi's built-in
 # tools (read, edit, write), oh-my-pi's (the same names, plus `batch_read` with
@@ -140,6 +157,13 @@ class SessionStats:
     last_ms: int | None = None
     # (UTC hour as "YYYY-MM-DDTHH", model) → usage: the grain `aggregate` groups and cuts by.
     hours: dict[tuple[str, str], Usage] = field(default_factory=dict)
+    parent: str | None = None  # the header's `parentSession`: this session is a fork
+    # A fork's assistant messages, in file order: [key | None, hour | None, model, *Usage row].
+    ledger: list[list[Any]] = field(default_factory=list)
+    # Every assistant message's key (`message_key`), packed as signed 64-bit integers: what
+    # a fork of this session copied.  Not in `to_storage`: the cache keeps it apart, read
+    # only for the sessions forks were made from.
+    keys: bytes = field(default=b"", compare=False)
 
     @property
     def duration_ms(self) -> int:
@@ -194,6 +218,9 @@ class SessionStats:
             "span": [self.first_ms, self.last_ms],
             "hours": [[hour, model, *usage.to_row()] for (hour, model), usage in self.hours.items()],
         }
+        if self.parent is not None:
+            data["parent"] = self.parent
+            data["ledger"] = self.ledger
         if not brief:
             data["models"] = {name: usage.to_row() for name, usage in self.models.items()}
             data["tools"] = self.tools
@@ -222,6 +249,8 @@ class SessionStats:
             first_ms=first_ms,
             last_ms=last_ms,
             hours={(row[0], row[1]): Usage.from_row(row[2:]) for row in data["hours"]},
+            parent=data.get("parent"),
+            ledger=data.get("ledger", []),
         )
 
 
@@ -237,12 +266,33 @@ def model_name(message: dict[str, Any]) -> str:
     return f"{provider}/{model}" if isinstance(provider, str) and provider else model
 
 
-def _hour_of(stamp: Any) -> str | None:
-    """`YYYY-MM-DDTHH` (UTC) of an entry's timestamp."""
-    if type(stamp) is str and len(stamp) == 24 and stamp[10] == "T" and stamp[23] == "Z":
-        return stamp[:13]  # already toISOString()'s form: no parsing
+def _sane_ms(stamp: Any) -> int | None:
+    """An entry's timestamp as epoch ms, None when unreadable or outside the sane range."""
     ms = parse_time_ms(stamp)
+    return ms if ms is not None and SANE_FROM_MS <= ms < SANE_UNTIL_MS else None
+
+
+def _is_sane_iso(stamp: str) -> bool:
+    """A toISOString() stamp (24 characters, `Z`) whose year is in the sane range."""
+    return "2000" <= stamp[:4] < "2100"
+
+
+def _hour_of(stamp: Any) -> str | None:
+    """`YYYY-MM-DDTHH` (UTC) of an entry's timestamp (None: no sane time)."""
+    if type(stamp) is str and len(stamp) == 24 and stamp[10] == "T" and stamp[23] == "Z":
+        return stamp[:13] if _is_sane_iso(stamp) else None  # already toISOString()'s form: no parsing
+    ms = _sane_ms(stamp)
     return iso_ms(ms)[:13] if ms is not None else None
+
+
+def message_key(entry: dict[str, Any]) -> int | None:
+    """A signed 64-bit fingerprint of an entry's (id, timestamp), which a fork copies as
+    they are; None without a string id or a timestamp."""
+    entry_id, stamp = entry.get("id"), entry.get("timestamp")
+    if type(entry_id) is not str or stamp is None:
+        return None
+    digest = hashlib.blake2b(f"{entry_id}\0{stamp}".encode(errors="replace"), digest_size=8).digest()
+    return int.from_bytes(digest, "little", signed=True)
 
 
 def _file_paths(name: str, arguments: Any) -> Iterable[str]:
@@ -281,6 +331,10 @@ def normalise_path(path: str, cwd: str) -> str:
 def session_stats(session: Session) -> SessionStats:
     """The stats of a loaded session, in one pass over its entries."""
     stats = SessionStats(path=str(session.path), id=session.id, cwd=session.cwd)
+    parent = session.header.get("parentSession")
+    fork = type(parent) is str and bool(parent)
+    stats.parent = parent if fork else None
+    keys = array("q")
     first_ms: int | None = None
     last_ms: int | None = None
     first_iso = last_iso = None  # canonical ISO strings compare as times: parse only the extremes
@@ -308,12 +362,13 @@ def session_stats(session: Session) -> SessionStats:
             continue
         stamp = entry.get("timestamp")
         if type(stamp) is str and len(stamp) == 24 and stamp[23] == "Z":
-            if first_iso is None or stamp < first_iso:
-                first_iso = stamp
-            if last_iso is None or stamp > last_iso:
-                last_iso = stamp
+            if _is_sane_iso(stamp):
+                if first_iso is None or stamp < first_iso:
+                    first_iso = stamp
+                if last_iso is None or stamp > last_iso:
+                    last_iso = stamp
         elif stamp is not None:
-            ms = parse_time_ms(stamp)
+            ms = _sane_ms(stamp)
             if ms is not None:
                 first_ms = ms if first_ms is None or ms < first_ms else first_ms
                 last_ms = ms if last_ms is None or ms > last_ms else last_ms
@@ -338,6 +393,13 @@ def session_stats(session: Session) -> SessionStats:
             if bucket is None:
                 bucket = hours[(hour, name)] = Usage()
             bucket.add_message(raw_usage)
+        key = message_key(entry)
+        if key is not None:
+            keys.append(key)
+        if fork:
+            one = Usage()
+            one.add_message(raw_usage)
+            stats.ledger.append([key, hour, name, *one.to_row()])
         content = message.get("content")
         for block in content if type(content) is list else ():
             if type(block) is not dict or block.get("type") != "toolCall":
@@ -357,13 +419,14 @@ def session_stats(session: Session) -> SessionStats:
     with_children = [parent for parent in children if parent in by_id]
     stats.leaves = len(by_id) - len(with_children)
     stats.branch_points = sum(1 for parent in with_children if children[parent] > 1)
+    stats.keys = keys.tobytes()
     for stamp in (first_iso, last_iso):
-        ms = parse_time_ms(stamp) if stamp is not None else None
+        ms = _sane_ms(stamp) if stamp is not None else None
         if ms is not None:
             first_ms = ms if first_ms is None or ms < first_ms else first_ms
             last_ms = ms if last_ms is None or ms > last_ms else last_ms
     if first_ms is None:  # no dated message: the header's time, a duration of 0
-        first_ms = last_ms = parse_time_ms(session.header.get("timestamp"))
+        first_ms = last_ms = _sane_ms(session.header.get("timestamp"))
     stats.first_ms, stats.last_ms = first_ms, last_ms
     return stats
 
@@ -477,12 +540,92 @@ def _undated(stats: SessionStats) -> Usage:
 
 
 def parse_since(text: str, now_ms: int) -> int:
-    """`30d`, `12h`, `2w`, `90m` (ago), or a date `2026-01-31` → epoch ms; ValueError otherwise."""
+    """`30d`, `12h`, `2w`, `90m` (ago), a date `2026-01-31` (its local midnight, as the day
+    rows are local days) or an ISO time → epoch ms; ValueError otherwise."""
     value = text.strip()
     units = {"m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 7 * 86_400_000}
     if len(value) >= 2 and value[-1] in units and value[:-1].isdigit():
         return now_ms - int(value[:-1]) * units[value[-1]]
+    if len(value) == 10 and value[4] == "-" and value[7] == "-":
+        try:
+            return int(datetime.strptime(value, "%Y-%m-%d").timestamp() * 1000)  # naive: local time
+        except (ValueError, OverflowError, OSError):
+            pass  # not a date: the error below
     moment = parse_time_ms(value)
     if moment is None or value.isdigit():
         raise ValueError(f"--since {text!r}: expected e.g. 30d, 12h, 2w or a date like 2026-01-31")
     return moment
+
+
+# -- forks ----------------------------------------------------------------------------------------
+
+
+def count_copies_once(
+    counted: list[SessionStats],
+    known: Iterable[SessionStats],
+    keys_of: Callable[[list[str]], dict[str, bytes]],
+) -> list[SessionStats]:
+    """`counted` with each fork's copied usage left out: usage paid once is counted once.
+
+    A fork family is a session and the forks made from it (chains of forks included,
+    followed through `known`, every session found, counted or not).  Its counted members
+    are taken ancestors first (then by start, then path); a fork's assistant message whose
+    key an earlier member holds is skipped.  So a fork of a counted session counts only what
+    it added, and two forks of a session that is gone count its history once.  `keys_of`
+    gives the `keys` of the family roots that are not forks (read from the cache: only for
+    the sessions forks were made from).  Only usage and hours are adjusted (what `aggregate`
+    reads).
+    """
+    by_path = {os.path.normpath(stats.path): stats for stats in known}
+    families: dict[str, list[tuple[int, SessionStats]]] = {}
+    for stats in counted:
+        depth, top, seen = 0, stats, {os.path.normpath(stats.path)}
+        while top.parent is not None:
+            above = _parent_path(top)
+            upper = by_path.get(above)
+            if upper is None or above in seen:
+                break
+            seen.add(above)
+            depth, top = depth + 1, upper
+        family = _parent_path(top) if top.parent is not None else os.path.normpath(top.path)
+        families.setdefault(family, []).append((depth, stats))
+    shared = [
+        sorted(members, key=lambda item: (item[0], item[1].first_ms or 0, item[1].path))
+        for members in families.values()
+        if len(members) > 1 and any(stats.parent is not None for _, stats in members)
+    ]
+    roots = [stats.path for members in shared for _, stats in members if stats.parent is None]
+    root_keys = keys_of(roots) if roots else {}
+    adjusted: dict[int, SessionStats] = {}
+    for members in shared:
+        held: set[int] = set()
+        for _, stats in members:
+            if stats.parent is None:
+                held.update(array("q", root_keys.get(stats.path, b"")))
+                continue
+            kept = [row for row in stats.ledger if row[0] is None or row[0] not in held]
+            held.update(row[0] for row in stats.ledger if row[0] is not None)
+            if len(kept) < len(stats.ledger):
+                adjusted[id(stats)] = _with_only(stats, kept)
+    return [adjusted.get(id(stats), stats) for stats in counted]
+
+
+def _parent_path(stats: SessionStats) -> str:
+    """A fork's `parentSession` as a normalised path (`pi --fork ../x.jsonl` writes it as
+    typed: relative to the directory pi ran in, the fork's cwd)."""
+    return os.path.normpath(os.path.join(stats.cwd, stats.parent or ""))
+
+
+def _with_only(stats: SessionStats, rows: list[list[Any]]) -> SessionStats:
+    """A fork's stats counting only these ledger rows' usage."""
+    usage = Usage()
+    hours: dict[tuple[str, str], Usage] = {}
+    for _, hour, model, *row in rows:
+        one = Usage.from_row(row)
+        usage.merge(one)
+        if hour is not None:
+            bucket = hours.get((hour, model))
+            if bucket is None:
+                bucket = hours[(hour, model)] = Usage()
+            bucket.merge(one)
+    return replace(stats, usage=usage, hours=hours)

@@ -10,7 +10,10 @@ cannot read) is emptied and started again.  If the cache cannot be opened or wri
 read-only home, a full disk) stats are computed without it, and `problem` says why.
 
 `collect_stats` is the one entry point: look up every file, read the missing ones (in
-forked workers when asked, as the index does), store them, return them.
+forked workers when asked, as the index does), store them, return them.  `message_keys`
+reads back, for the few sessions forks were made from, the `keys` column (the fingerprints
+of their assistant messages, with a CRC-32 of their own so that the common lookup need
+not read them).
 """
 
 from __future__ import annotations
@@ -32,24 +35,30 @@ from .index import default_cache_dir, ranged_select, root_ranges
 from .stats import SessionStats
 from .text import json_bytes, unsurrogate
 
-SCHEMA_VERSION = 1  # bump when `SessionStats` is computed or stored differently
+SCHEMA_VERSION = 2  # bump when `SessionStats` is computed or stored differently (2: keys, forks, sane times)
 DB_NAME = "stats.sqlite"
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS stats (path TEXT PRIMARY KEY, size INTEGER NOT NULL, "
-    "mtime_ns INTEGER NOT NULL, brief BLOB, data BLOB, reason TEXT, checksum INTEGER NOT NULL)",
+    "mtime_ns INTEGER NOT NULL, brief BLOB, data BLOB, reason TEXT, checksum INTEGER NOT NULL, keys BLOB)",
     f"PRAGMA user_version = {SCHEMA_VERSION}",
 )
 _BATCH = 500
 
 
-# What one file gave: (brief stats JSON, full stats JSON, None) or (None, None, why not a session).
-Answer = tuple[bytes | None, bytes | None, str | None]
+# What one file gave: (brief stats JSON, full stats JSON, None, keys) or (None, None, why not
+# a session, b"").
+Answer = tuple[bytes | None, bytes | None, str | None, bytes]
 
 
 def _check(path: str, size: int, mtime_ns: int, answer: Answer) -> int:
-    brief, data, reason = answer
+    brief, data, reason, _keys = answer
     salt = zlib.crc32(f"{path}\0{size}\0{mtime_ns}\0{reason}\0{len(brief or b'')}".encode(errors="replace"))
     return zlib.crc32(data or b"", zlib.crc32(brief or b"", salt))
+
+
+def _keys_check(path: str, size: int, mtime_ns: int, keys: bytes) -> bytes:
+    """The 4-byte CRC-32 stored before a row's keys (their own check: see the module doc)."""
+    return zlib.crc32(keys, zlib.crc32(f"{path}\0{size}\0{mtime_ns}".encode(errors="replace"))).to_bytes(4, "little")
 
 
 class StatsCache:
@@ -112,7 +121,7 @@ class StatsCache:
             info = wanted.get(path)
             if info is None or info.size != size or info.mtime_ns != mtime_ns:
                 continue
-            answer = (brief, data, reason)
+            answer = (brief, data, reason, b"")
             blobs = isinstance(brief, bytes | None) and isinstance(data, bytes | None)
             if not blobs or not isinstance(reason, str | None):
                 continue  # a value of the wrong type: a damaged row, read the file again
@@ -130,15 +139,45 @@ class StatsCache:
         if self._db is None or not rows:
             return
         values = [
-            (info.path, info.size, info.mtime_ns, *answer, _check(info.path, info.size, info.mtime_ns, answer))
+            (
+                info.path,
+                info.size,
+                info.mtime_ns,
+                *answer[:3],
+                _check(info.path, info.size, info.mtime_ns, answer),
+                _keys_check(info.path, info.size, info.mtime_ns, answer[3]) + answer[3],
+            )
             for info, answer in rows
             if info.path == unsurrogate(info.path)  # SQLite text is UTF-8: a non-UTF-8 name is read each time
         ]
         try:
             with self._transaction():
-                self._db.executemany("INSERT OR REPLACE INTO stats VALUES (?, ?, ?, ?, ?, ?, ?)", values)
+                self._db.executemany("INSERT OR REPLACE INTO stats VALUES (?, ?, ?, ?, ?, ?, ?, ?)", values)
         except sqlite3.Error as error:
             self.problem = f"stats cache not written ({error})"
+
+    def keys(self, infos: Sequence[FileInfo]) -> dict[str, bytes]:
+        """The stored `SessionStats.keys` of each file whose stamp and check still match."""
+        if self._db is None:
+            return {}
+        found: dict[str, bytes] = {}
+        for start in range(0, len(infos), _BATCH):
+            wanted = {info.path: info for info in infos[start : start + _BATCH]}
+            marks = ", ".join("?" * len(wanted))
+            try:
+                rows = self._db.execute(
+                    f"SELECT path, size, mtime_ns, keys FROM stats WHERE path IN ({marks})", list(wanted)
+                ).fetchall()
+            except sqlite3.Error as error:
+                self.problem = f"stats cache unreadable ({error}); computing without it"
+                return found
+            for path, size, mtime_ns, stored in rows:
+                info = wanted.get(path)
+                if info is None or (info.size, info.mtime_ns) != (size, mtime_ns) or not isinstance(stored, bytes):
+                    continue
+                if stored[:4] == _keys_check(path, size, mtime_ns, stored[4:]):
+                    found[path] = stored[4:]
+        return found
 
     def prune(self, keep: Sequence[FileInfo]) -> None:
         """Forget files under the roots no longer found (only call with a complete discovery
@@ -187,13 +226,25 @@ def stats_chunk(infos: Sequence[FileInfo]) -> list[Answer]:
         try:
             session = read_session(info.path, digest=False, decoded=True)  # the stats read every entry
             if isinstance(session, NotASession):
-                out.append((None, None, session.reason))
+                out.append((None, None, session.reason, b""))
             else:
                 stats = session_stats(session)
-                out.append((json_bytes(stats.to_storage(brief=True)), json_bytes(stats.to_storage()), None))
+                out.append((json_bytes(stats.to_storage(brief=True)), json_bytes(stats.to_storage()), None, stats.keys))
         except Exception as error:  # one poisoned file must not fail the run
-            out.append((None, None, f"cannot be read ({type(error).__name__}: {error})"))
+            out.append((None, None, f"cannot be read ({type(error).__name__}: {error})", b""))
     return out
+
+
+def message_keys(paths: Sequence[str], infos: Sequence[FileInfo], cache: StatsCache | None) -> dict[str, bytes]:
+    """`SessionStats.keys` of these sessions: from the cache, else by reading the file again
+    (only the sessions forks were made from are asked for)."""
+    wanted = set(paths)
+    chosen = [info for info in infos if info.path in wanted]
+    found = cache.keys(chosen) if cache is not None else {}
+    missing = [info for info in chosen if info.path not in found]
+    for info, answer in zip(missing, stats_chunk(missing), strict=True):
+        found[info.path] = answer[3]
+    return found
 
 
 @dataclass(slots=True)

@@ -8,6 +8,7 @@ write, `1.2k`, `3.4M`).
 
 from __future__ import annotations
 
+import time
 from datetime import date, timedelta
 
 from .stats import FILE_OPS, Aggregate, SessionStats, Usage
@@ -155,7 +156,12 @@ def day_series(days: Aggregate) -> tuple[list[str], list[float]]:
 
 def report_lines(report: Aggregate, days: Aggregate, width: int = 80) -> list[str]:
     """`seance stats`: totals, a sparkline of cost per day, then one row per group with a bar."""
-    since = f" since {iso_ms(report.since_ms)[:10]}" if report.since_ms is not None else ""
+    # the local date, as the day rows (`--since 2026-01-31` is that day's local midnight)
+    since = (
+        f" since {time.strftime('%Y-%m-%d', time.localtime(report.since_ms / 1000))}"
+        if report.since_ms is not None
+        else ""
+    )
     lines = [
         f"{_plural(report.sessions, 'session')}{since} · {_plural(report.total.messages, 'assistant message')}",
         f"tokens {usage_text(report.total)}",

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS
+from conftest import CORPUS, node_oracle_available, run_node
 
 from seance.cli import main
 from seance.cli.errors import ExitCode
 from seance.core.generate import bucket_name, generate_corpus
+from seance.core.resume import fork_into
 from seance.core.session import load_session
 from seance.core.stats import session_stats
 from seance.core.textchart import cell_width
@@ -145,3 +147,117 @@ def test_stats_on_an_empty_root(tmp_path: Path, capsys) -> None:
     code, out, _err = run(capsys, "stats", "--root", str(tmp_path), "--all")
     assert code == ExitCode.OK
     assert out.splitlines() == ["0 sessions · 0 assistant messages", "tokens no tokens · $0", "no usage recorded"]
+
+
+def _stats_json(capsys: pytest.CaptureFixture[str], root: Path, *args: str) -> dict:
+    code, out, _err = run(capsys, "stats", "--root", str(root), *args, "--json")
+    assert code == ExitCode.OK
+    return json.loads(out)
+
+
+def _append_answer(path: Path, entry_id: str, stamp: str, cost: float) -> None:
+    """The forked conversation goes on: one more paid answer at the end of the file."""
+    parent = json.loads(path.read_text().splitlines()[-1])["id"]
+    message = {"role": "assistant", "content": [], "provider": "acme", "model": "m", "usage": _usage(10, 1, cost)}
+    line = {"type": "message", "id": entry_id, "parentId": parent, "timestamp": stamp, "message": message}
+    with path.open("a") as handle:
+        handle.write(json.dumps(line) + "\n")
+
+
+@pytest.mark.skipif(not node_oracle_available(), reason="node or tests/oracle/node_modules missing")
+def test_stats_counts_the_history_pis_forks_copied_once(tmp_path: Path, capsys) -> None:
+    """pi's `--fork` (forkFrom) and `/fork` (createBranchedSession) copy the source's entries,
+    usage included, under a header naming it in `parentSession`: the copied answers were paid
+    once and count once, whether the source is still there or not."""
+    root = tmp_path / "root"
+    source = _session(root, "/work/a", "s1", "m1", 1.0, "2026-03-01")
+    forked = Path(run_node("fork_of.mjs", "from", str(source), str(root / bucket_name("/work/forked")), "2"))
+    leaf = json.loads(forked.read_text().splitlines()[-1])["id"]
+    branched = Path(run_node("fork_of.mjs", "branch", str(forked), leaf, "4"))
+    assert json.loads(branched.read_text().splitlines()[0])["parentSession"] == str(forked)
+    for _warm in range(2):  # read, then from the cache
+        payload = _stats_json(capsys, root, "--all")
+        assert (payload["total"]["messages"], payload["total"]["cost"]) == (3, 7.0), payload["total"]
+        day = time.strftime("%Y-%m-%d", time.localtime(1772359202))  # 2026-03-01T10:00:02Z, local
+        assert payload["days"][0] == {"day": day, "cost": 1.0}
+    by_project = _stats_json(capsys, root, "--all", "--by", "project")["groups"]
+    assert [(group["key"], group["cost"]) for group in by_project] == [("/work/forked", 6.0), ("/work/a", 1.0)]
+    source.unlink()  # the forks keep the history they copied: counted once, in the first fork
+    payload = _stats_json(capsys, root, "--all")
+    assert (payload["total"]["messages"], payload["total"]["cost"], payload["sessions"]) == (3, 7.0, 2)
+
+
+def test_stats_counts_the_history_seances_forks_copied_once(tmp_path: Path, capsys) -> None:
+    """Ctrl+F / `resolve --fork` (`fork_into`) into another project, then a fork of that fork:
+    each counts only what it added; a project whose source is elsewhere counts the history
+    it copied (there it is counted once)."""
+    root = tmp_path / "root"
+    source = _session(root, "/work/a", "s1", "m1", 1.0, "2026-03-01")
+    fork = fork_into(source, "/work/b", root)
+    _append_answer(fork, "b1", "2026-03-02T10:00:00.000Z", 2.0)
+    second = fork_into(fork, "/work/b", root)
+    _append_answer(second, "c1", "2026-03-03T10:00:00.000Z", 4.0)
+    payload = _stats_json(capsys, root, "--all")
+    assert (payload["total"]["messages"], payload["total"]["cost"], payload["sessions"]) == (3, 7.0, 3)
+    assert [day["cost"] for day in payload["days"]] == [1.0, 2.0, 4.0]
+    by_project = _stats_json(capsys, root, "--all", "--by", "project")["groups"]
+    assert [(group["key"], group["cost"]) for group in by_project] == [("/work/b", 6.0), ("/work/a", 1.0)]
+    only_b = _stats_json(capsys, root, "--cwd", "/work/b")
+    assert (only_b["total"]["messages"], only_b["total"]["cost"]) == (3, 7.0)  # /work/a is not counted here
+
+
+def test_stats_resolves_a_parent_session_written_relative_to_the_forks_cwd(tmp_path: Path, capsys) -> None:
+    """`pi --fork ../a/s1.jsonl` writes the path as typed, relative to where pi ran."""
+    root = tmp_path / "root"
+    source = _session(root, "/work/a", "s1", "m1", 1.0, "2026-03-01")
+    fork = fork_into(source, str(root), root)
+    lines = fork.read_text().splitlines()
+    header = json.loads(lines[0])
+    header["parentSession"] = str(source.relative_to(root))
+    fork.write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n")
+    payload = _stats_json(capsys, root, "--all")
+    assert (payload["total"]["messages"], payload["total"]["cost"]) == (1, 1.0)
+
+
+@pytest.fixture
+def los_angeles(monkeypatch):
+    """Local time 8 hours behind UTC in January."""
+    monkeypatch.setenv("TZ", "America/Los_Angeles")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+def test_stats_since_a_date_starts_at_its_local_midnight(tmp_path: Path, capsys, los_angeles) -> None:
+    """Day rows are local days; `--since 2026-01-31` starts with that local day, not at UTC
+    midnight (8 hours earlier here, which listed a 2026-01-30 row)."""
+    root = tmp_path / "root"
+    _session(root, "/work/a", "evening", "m1", 1.0, "2026-01-31")  # 10:00Z: 02:00 on the 31st, local
+    path = _session(root, "/work/a", "before", "m1", 2.0, "2026-01-31")
+    path.write_text(path.read_text().replace("2026-01-31T10:", "2026-01-31T02:"))  # 18:00 on the 30th, local
+    payload = _stats_json(capsys, root, "--all", "--since", "2026-01-31")
+    assert [(group["key"], group["cost"]) for group in payload["groups"]] == [("2026-01-31", 1.0)]
+    assert payload["since"] == "2026-01-31T08:00:00.000Z"
+    _code, out, _err = run(capsys, "stats", "--root", str(root), "--all", "--since", "2026-01-31")
+    assert out.startswith("1 session since 2026-01-31 ·")
+
+
+def test_stats_times_outside_a_sane_range_date_nothing(tmp_path: Path, capsys) -> None:
+    """One answer stamped in the year 1000 (or 9999) by a broken clock or writer: its usage
+    counts, undated, instead of stretching the day series over centuries (millions of rows)."""
+    root = tmp_path / "root"
+    _session(root, "/work/a", "real", "m1", 1.0, "2026-03-01")
+    for year, cost in (("1000", 2.0), ("9999", 4.0)):
+        path = _session(root, "/work/a", f"y{year}", "m1", cost, "2026-03-01")
+        path.write_text(path.read_text().replace("2026-03-01T10:00:02.000Z", f"{year}-01-01T00:00:00.000Z"))
+    payload = _stats_json(capsys, root, "--all")
+    day = time.strftime("%Y-%m-%d", time.localtime(1772359202))  # 2026-03-01T10:00:02Z, local
+    assert [(group["key"], group["cost"]) for group in payload["groups"]] == [("(no date)", 6.0), (day, 1.0)]
+    assert payload["days"] == [{"day": day, "cost": 1.0}]
+    assert payload["total"]["cost"] == 7.0
+    code, out, _err = run(
+        capsys, "show", str(root / bucket_name("/work/a") / "2026-03-01T10-00-00-000Z_y1000.jsonl"), "--stats", "--json"
+    )
+    assert code == ExitCode.OK
+    assert (json.loads(out)["first"], json.loads(out)["last"]) == ("2026-03-01T10:00:01.000Z",) * 2

@@ -11,6 +11,7 @@ import json
 import os
 import shutil
 import sqlite3
+import time
 from pathlib import Path
 
 import orjson
@@ -26,7 +27,7 @@ from seance.core.stats import (
     parse_since,
     session_stats,
 )
-from seance.core.statscache import DB_NAME, StatsCache, collect_stats
+from seance.core.statscache import DB_NAME, StatsCache, collect_stats, message_keys
 
 # pi's SessionManager reads pi's own files (v1 and v3); oh-my-pi's title slot it cannot.
 PI_READABLE = [path for path in corpus_files() if "/omp/" not in str(path)]
@@ -284,6 +285,20 @@ def test_parse_since() -> None:
             parse_since(bad, now)
 
 
+def test_parse_since_a_date_is_its_local_midnight(monkeypatch) -> None:
+    """Day rows are local days, so a date means the start of that local day."""
+    for zone, midnight in (("America/Los_Angeles", "2026-01-31T08:00:00Z"), ("Asia/Tokyo", "2026-01-30T15:00:00Z")):
+        monkeypatch.setenv("TZ", zone)
+        time.tzset()
+        try:
+            assert parse_since("2026-01-31", 0) == parse_since(midnight, 0)
+        finally:
+            monkeypatch.undo()
+            time.tzset()
+    with pytest.raises(ValueError, match="--since"):
+        parse_since("2026-02-30", 0)
+
+
 # -- the cache -----------------------------------------------------------------------------------
 
 
@@ -383,3 +398,25 @@ def test_cache_shared_by_roots_reads_and_prunes_only_each_roots_rows(tmp_path: P
         assert again.read == 1, "the other root's run kept this root's rows; the pruned one is read again"
         cache.close()
     assert len(StatsCache(tmp_path / "cache").lookup(infos[roots[0]] + infos[roots[1]])) == 6
+
+
+def test_cache_keeps_each_sessions_message_keys_and_rereads_damaged_ones(tmp_path: Path) -> None:
+    """The fingerprints forks are matched against: stored with their own check, read back only
+    when asked for; a damaged row is read from the file again."""
+    path = _branched_session(tmp_path / "root" / "a.jsonl")
+    infos = [_info(path)]
+    expected = session_stats(load_session(path)).keys
+    assert len(expected) == 3 * 8  # three assistant messages
+    cache = StatsCache(tmp_path / "cache")
+    collect_stats(infos, cache)
+    assert cache.keys(infos) == {str(path): expected}
+    cache.close()
+    db = sqlite3.connect(tmp_path / "cache" / DB_NAME)
+    db.execute("UPDATE stats SET keys = substr(keys, 1, length(keys) - 8)")  # a damaged page: a key short
+    db.commit()
+    db.close()
+    cache = StatsCache(tmp_path / "cache")
+    assert cache.keys(infos) == {}
+    assert message_keys([str(path)], infos, cache) == {str(path): expected}
+    assert message_keys([str(path)], infos, None) == {str(path): expected}
+    cache.close()
