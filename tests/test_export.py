@@ -30,6 +30,7 @@ from seance.core.export import (
     tree_document,
     write_export,
 )
+from seance.core.export.prose import md_prose
 from seance.core.session import Session, read_session
 from seance.core.text import safe_multiline
 
@@ -208,6 +209,72 @@ def test_markdown_fence_left_open_by_a_message_is_closed(tmp_path: Path) -> None
     text = render(context_document(_load(path)), "md")
     assert "```\nunclosed <code>\n```\n" in text
     assert "&lt;img src=x" in text  # the next message is prose again
+
+
+def _two_messages(path: Path, *texts: str, reply: str = "the next message") -> Path:
+    """A session: a user message with `texts` as its text parts, then an assistant's `reply`."""
+    entries = [
+        {"type": "session", "version": 3, "id": "s1", "timestamp": "2025-01-01T00:00:00.000Z", "cwd": "/p"},
+        {"type": "message", "id": "u1", "parentId": None, "timestamp": "2025-01-01T00:00:01.000Z",
+         "message": {"role": "user", "content": [{"type": "text", "text": t} for t in texts], "timestamp": 1}},
+        {"type": "message", "id": "a1", "parentId": "u1", "timestamp": "2025-01-01T00:00:02.000Z",
+         "message": {"role": "assistant", "content": [{"type": "text", "text": reply}],
+                     "provider": "p", "model": "m", "api": "x", "stopReason": "stop", "timestamp": 2}},
+    ]  # fmt: skip
+    path.write_bytes(b"".join(orjson.dumps(entry) + b"\n" for entry in entries))
+    return path
+
+
+PAYLOAD = "<img src=x onerror=alert(1)>"
+# Session Markdown where what is code, for CommonMark, is not what a simpler reading says.
+OUT_OF_CODE = {
+    "a closing fence takes no info string": ["```\na\n```python\nb\n```\n" + PAYLOAD],
+    "nor does a tilde one": ["~~~\na\n~~~python\nb\n~~~\n" + PAYLOAD],
+    "a backtick in the info string opens no fence": ["```x`\n" + PAYLOAD],
+    "a backslash-escaped backtick opens no code span": ["see \\`" + PAYLOAD + "` here"],
+    "a code span runs over lines": ["a `b\nc` " + PAYLOAD + " `d`"],
+    "a backtick in a link title is not code": ['[a](x "`") ' + PAYLOAD + " `"],
+    "an open fence in a list item": ["- item\n  ```\n  code"],
+    "an open fence in a quoted list item": ["> 1. item\n>    ~~~~\n>    code"],
+    "a list item one text part leaves open holds the next": ["- item", "  ```\n  " + PAYLOAD],
+    # markdown-it ends nested quotes at a lazy line indented four spaces, CommonMark does not
+    "a lazy line": ["> > a\n    - b\nc\n-\n  ```\n ```\n" + PAYLOAD],
+    # markdown-it ends a paragraph after a link reference definition, CommonMark does not
+    "a link reference definition": ["[b]: /u\n-\n  ```\n ```\n" + PAYLOAD],
+}
+
+
+@pytest.mark.parametrize("texts", OUT_OF_CODE.values(), ids=OUT_OF_CODE.keys())
+def test_markdown_session_html_never_reaches_a_commonmark_renderer(tmp_path: Path, texts: list[str]) -> None:
+    markdown_it = pytest.importorskip("markdown_it")  # a test-only oracle: Rich brings it
+    markdown = render(context_document(_load(_two_messages(tmp_path / "s.jsonl", *texts))), "md")
+    page = markdown_it.MarkdownIt("commonmark").render(markdown)  # raw HTML passes through
+    assert PAYLOAD not in page, markdown
+    assert "<p>the next message</p>" in page, page  # no fence of the message swallowed the rest
+
+
+def test_markdown_link_reference_of_one_message_reaches_no_other(tmp_path: Path) -> None:
+    markdown_it = pytest.importorskip("markdown_it")
+    path = _two_messages(tmp_path / "s.jsonl", "[docs]: https://evil.example/", reply="see [docs]")
+    page = markdown_it.MarkdownIt("commonmark").render(render(context_document(_load(path)), "md"))
+    assert "evil.example" not in page.replace("<p>[docs]: https://evil.example/</p>", ""), page
+    assert "<p>see [docs]</p>" in page
+
+
+@pytest.mark.parametrize(
+    ("text", "lines"),
+    [
+        ("`<b>` and ``a ` <b>``, [a] `Promise<T | U>`", ["`<b>` and ``a ` <b>``, [a] `Promise<T | U>`"]),
+        ("```html\n<b>\n```\n<b>", ["```html", "<b>", "```", "&lt;b>"]),
+        # the item's end closes its fence; the fence left open closes inside its item
+        ("1. a\n   ```\n   a < b\n\n- b\n  ~~~\n  <b>",
+         ["1. a", "   ```", "   a < b", "", "- b", "  ~~~", "  <b>", "  ~~~"]),
+        ("> ```\n> <b>", ["> ```", "> <b>", "> ```"]),
+        ("\\<b> & `x`", ["\\<b> &amp; `x`"]),
+    ],
+)  # fmt: skip
+def test_markdown_code_keeps_its_text_and_open_fences_close_where_they_opened(text: str, lines: list[str]) -> None:
+    assert md_prose(text) == lines
 
 
 # -- JSON ---------------------------------------------------------------------------------------

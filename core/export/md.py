@@ -3,8 +3,9 @@
 Message text is the session's own Markdown (that is how agents write), sanitised
 (`safe_multiline`: no control character or escape sequence survives, so `cat` of the file
 on a terminal is as safe as the terminal output), with `&` and `<` written as entities
-outside code fences and code spans: a renderer that passes raw HTML through shows a
-session's `<script>` as text, and code keeps its `<` as is.  Headings and one-line values are escaped
+outside code as CommonMark sees it (`prose.md_prose`): a renderer that passes raw HTML
+through shows a session's `<script>` as text, code keeps its `<` as is, and a fence a
+message leaves open is closed at its end.  Headings and one-line values are escaped
 for Markdown; tool arguments, tool output and thinking go in code fences longer than any
 backtick run inside them, so they show literally.  In the tree, each branch of a branch
 point is one blockquote level deeper.
@@ -13,49 +14,14 @@ point is one blockquote level deeper.
 from __future__ import annotations
 
 import re
+from itertools import groupby
 
 from ..text import display_text, safe_multiline
 from .document import ExportDocument, Item, Part
+from .prose import md_prose
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|~])")
 _BACKTICKS = re.compile(r"`+")
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-_CODE_SPAN = re.compile(r"(`+)(?!`).*?(?<!`)\1(?!`)")
-
-
-def _entities(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;")
-
-
-def _prose_line(line: str) -> str:
-    """One line outside a fence: entities outside its code spans, code spans as they are."""
-    out: list[str] = []
-    last = 0
-    for span in _CODE_SPAN.finditer(line):
-        out.extend((_entities(line[last : span.start()]), span.group()))
-        last = span.end()
-    out.append(_entities(line[last:]))
-    return "".join(out)
-
-
-def md_prose(value: object) -> list[str]:
-    """Session Markdown as lines: sanitised, and no raw HTML outside code (see the module doc)."""
-    lines = []
-    fence: str | None = None  # the open fence's characters
-    for line in safe_multiline(value).split("\n"):
-        marker = _FENCE.match(line)
-        if fence is not None:
-            if marker and marker.group(1)[0] == fence[0] and len(marker.group(1)) >= len(fence):
-                fence = None
-            lines.append(line)
-        elif marker:
-            fence = marker.group(1)
-            lines.append(line)
-        else:
-            lines.append(_prose_line(line))
-    if fence is not None:  # closed here, or it would swallow the rest of the document
-        lines.append(fence)
-    return lines
 
 
 def md_inline(value: object, limit: int | None = None) -> str:
@@ -73,8 +39,6 @@ def fenced(text: str, info: str = "") -> list[str]:
 
 
 def _part(part: Part) -> list[str]:
-    if part.kind == "text":
-        return [*md_prose(part.text), ""]
     if part.kind == "thinking":
         return ["*thinking:*", "", *fenced(part.text, "text"), ""]
     if part.kind == "tool_call":
@@ -99,8 +63,11 @@ def _item(item: Item, number: int) -> list[str]:
         return [f"- *{' · '.join(bits)}*", ""]
     marker = " ●" if item.on_path else ""
     lines = [f"### {number}. {' · '.join(bits)}{marker}", ""]
-    for part in item.parts:
-        lines.extend(_part(part))
+    for is_text, run in groupby(item.parts, key=lambda part: part.kind == "text"):
+        if is_text:  # one Markdown text: a list one part leaves open holds the next (`md_prose`)
+            lines.extend([*md_prose(*(part.text for part in run)), ""])
+        else:
+            lines.extend(line for part in run for line in _part(part))
     return lines
 
 
