@@ -471,3 +471,29 @@ def test_files_pi_can_write_but_json_cannot_carry_export_in_every_format(tmp_pat
             check_page(render(doc, "html"))
             assert "\udc00" not in render(doc, "md")
             orjson.loads(render(doc, "json"))
+
+
+def test_markdown_tree_of_a_deeply_branched_session_stays_linear(tmp_path: Path) -> None:
+    """Each branch is one quote level deeper and each level repeats `> ` on every line: a
+    session branched at every turn (regenerated replies) grew quadratically (1.4 MB of
+    session: 64 MB of Markdown).  Quotes stop at `MAX_QUOTE_DEPTH`; deeper entries say it."""
+    from seance.core.export.md import MAX_QUOTE_DEPTH
+
+    lines = [{"type": "session", "version": 3, "id": "deep", "timestamp": "2025-01-01T00:00:00.000Z", "cwd": "/p"}]
+    parent = None
+    for turn in range(60):  # each turn: a reply regenerated once (a branch point), the chain goes on
+        stamp = f"2025-01-01T00:{turn // 60:02d}:{turn % 60:02d}.000Z"
+        user = {"type": "message", "id": f"u{turn}", "parentId": parent, "timestamp": stamp}
+        lines.append({**user, "message": {"role": "user", "content": f"question {turn}"}})
+        for variant in ("a", "b"):
+            reply = {"role": "assistant", "content": [{"type": "text", "text": f"reply {turn}{variant}"}]}
+            entry = {"type": "message", "id": f"a{turn}{variant}", "parentId": f"u{turn}", "timestamp": stamp}
+            lines.append({**entry, "message": reply})
+        parent = f"a{turn}b"
+    path = tmp_path / "deep.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+    markdown = render(tree_document(_load(path)), "md")
+    deepest = max(len(line) - len(line.lstrip("> ")) for line in markdown.splitlines()) // 2
+    assert deepest <= MAX_QUOTE_DEPTH
+    assert "branch depth 60" in markdown or "branch depth 59" in markdown
+    assert len(markdown) < 60 * 2_000  # (linear: ~1 KB an entry, not depth times it)

@@ -59,6 +59,8 @@ def _item(item: Item, number: int) -> list[str]:
     bits.append(f"id {md_inline(item.entry_id, 100)}")
     if item.is_leaf:
         bits.append("**◀ leaf**")
+    if item.depth > MAX_QUOTE_DEPTH:  # (quoted no deeper: `_quoted`)
+        bits.append(f"branch depth {item.depth}")
     if item.kind == "event":
         return [f"- *{' · '.join(bits)}*", ""]
     marker = " ●" if item.on_path else ""
@@ -71,10 +73,16 @@ def _item(item: Item, number: int) -> list[str]:
     return lines
 
 
+# How many quote levels the tree's branches take at most: each level repeats `> ` on every
+# line below it, so a session regenerated 2,000 times over made 64 MB of Markdown from 1.4 MB
+# (and renderers give up past ~100 levels).  A deeper entry says its depth in its heading.
+MAX_QUOTE_DEPTH = 8
+
+
 def _quoted(lines: list[str], depth: int) -> list[str]:
     if depth <= 0:
         return lines
-    prefix = "> " * depth
+    prefix = "> " * min(depth, MAX_QUOTE_DEPTH)
     return [(prefix + line).rstrip() if line else prefix.rstrip() for line in lines]
 
 
