@@ -576,10 +576,13 @@ def count_copies_once(
     the sessions forks were made from).  Only usage and hours are adjusted (what `aggregate`
     reads).
     """
-    by_path = {os.path.normpath(stats.path): stats for stats in known}
+    forks = [stats for stats in counted if stats.parent is not None]
+    if not forks:  # (the usual listing: nothing to look up)
+        return counted
+    by_path = {stats.path: stats for stats in known}  # (discovery's paths: absolute, normalised)
     families: dict[str, list[tuple[int, SessionStats]]] = {}
-    for stats in counted:
-        depth, top, seen = 0, stats, {os.path.normpath(stats.path)}
+    for stats in forks:
+        depth, top, seen = 0, stats, {stats.path}
         while top.parent is not None:
             above = _parent_path(top)
             upper = by_path.get(above)
@@ -587,8 +590,11 @@ def count_copies_once(
                 break
             seen.add(above)
             depth, top = depth + 1, upper
-        family = _parent_path(top) if top.parent is not None else os.path.normpath(top.path)
+        family = _parent_path(top) if top.parent is not None else top.path
         families.setdefault(family, []).append((depth, stats))
+    for stats in counted:  # the sessions forks were made from, counted: each heads its family
+        if stats.parent is None and stats.path in families:
+            families[stats.path].append((0, stats))
     shared = [
         sorted(members, key=lambda item: (item[0], item[1].first_ms or 0, item[1].path))
         for members in families.values()
