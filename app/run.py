@@ -41,9 +41,10 @@ def run_picker(
     children: ChildMode = "threaded",
     save_children: Callable[[ChildMode], object] | None = None,
     confirm_missing_cwd: bool = True,
+    open_session: str | None = None,
 ) -> PickResult | None:
     """The session picker over `catalog` (`enter="tree"`: the browser, Enter opens the tree view);
-    `children`/`save_children`/`confirm_missing_cwd`: see `PickerOptions`."""
+    `children`/`save_children`/`confirm_missing_cwd`/`open_session`: see `PickerOptions`."""
     check_terminal()
     gcpause.pause_launch()  # until the first frame (`SeanceApp`), or the app's end
     prefetch = getattr(catalog, "prefetch_stored", None)  # the first rows, made before Textual is imported
@@ -56,7 +57,11 @@ def run_picker(
     from .screens.session_list import PickerOptions, SessionPickerScreen
 
     options = PickerOptions(
-        enter=enter, children=children, save_children=save_children, confirm_missing_cwd=confirm_missing_cwd
+        enter=enter,
+        children=children,
+        save_children=save_children,
+        confirm_missing_cwd=confirm_missing_cwd,
+        open_session=open_session,
     )
 
     def make_screen() -> SessionPickerScreen:

@@ -63,6 +63,13 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="resume a session whose working directory is gone without asking (--json's cwdMissing "
         "still says so): for a host that asks itself, as pi's switchSession does",
     )
+    pick.add_argument(
+        "--open-session",
+        metavar="FILE",
+        default=argparse.SUPPRESS,
+        help="the session the host agent has open: never moved to the Trash from the picker "
+        "(pi's /resume refuses it too; the host would go on writing to a file that is gone)",
+    )
     pick.set_defaults(handler=run_ui)
 
 
@@ -151,6 +158,7 @@ def _pick(catalog: Catalog, args: argparse.Namespace, cwd: str, *, enter: Litera
         children=_children(args),
         save_children=_save_children,
         confirm_missing_cwd=not getattr(args, "no_cwd_prompt", False),
+        open_session=getattr(args, "open_session", None),
     )
     return _print_result(result, as_json=getattr(args, "json", False))
 

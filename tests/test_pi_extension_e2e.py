@@ -95,7 +95,10 @@ class Pi:
         env = {**self.env, **extra_env}
         assignments = " ".join(f"{key}={shlex.quote(value)}" for key, value in env.items())
         unset = "-u ANTHROPIC_API_KEY -u OPENAI_API_KEY -u GEMINI_API_KEY"
-        command = f"cd {shlex.quote(str(self.project))} && env {unset} {assignments} node {shlex.quote(str(PI_CLI))}"
+        # (exec: pi is the pane's process, as a shell with job control runs it: a Ctrl+C reaches
+        # pi and its children, not a wrapping `sh` that would die of it and take the pane along)
+        pi_cli = shlex.quote(str(PI_CLI))
+        command = f"cd {shlex.quote(str(self.project))} && exec env {unset} {assignments} node {pi_cli}"
         self.stop()
         self.tmux("new-session", "-d", "-s", "pi", "-x", "120", "-y", "40", command)
 
@@ -402,3 +405,97 @@ def test_print_mode_says_the_ui_is_needed(pi: Pi) -> None:
         timeout=60,
     )
     assert "/seance needs pi's interactive terminal UI" in result.stderr
+
+
+# -- after a sweep of the extension (0.7.14) ---------------------------------------------------------
+
+
+def _fake_seance(pi: Pi, script: str) -> str:
+    """A stand-in `seance` (a shell script) for what the real one cannot be made to do on cue."""
+    fake = pi.tmp / "fake-seance"
+    fake.write_text("#!/bin/sh\n" + script)
+    fake.chmod(0o755)
+    return str(fake)
+
+
+def test_the_session_pi_has_open_is_never_moved_to_the_trash_from_seance(pi: Pi) -> None:
+    """The extension names the file pi has open (`--open-session`): Ctrl+D on it says so and
+    moves nothing (pi's own picker refuses it too).  It went to the Trash, and pi's next line
+    made a new file at the path holding that line alone: no header, everything after it lost."""
+    made = json.loads(pi.node("--input-type=module", "-", str(PI_PACKAGE), str(pi.project), stdin=WRITE_SESSIONS))
+    beta = Path(made["beta"]["file"])
+    pi.node(str(PI_CLI), "install", str(EXTENSION))
+    pi.start(SEANCE_COMMAND=f"{shlex.quote(sys.executable)} -m seance")
+    pi.wait_for("seance.ts")
+    pi.command("/seance beta")  # pi has beta open from here on
+    pi.wait_for(lambda screen: "› beta" in screen and "1 of" in screen)
+    pi.keys("Enter")
+    pi.wait_for("Resumed session")
+    pi.command("/name open-one")
+    pi.wait_for_file(beta, named("open-one"))
+    quiet = time.time() - 600  # (written ten minutes ago: no "in use" question either)
+    os.utime(beta, (quiet, quiet))
+    pi.command("/seance open-one")
+    pi.wait_for(lambda screen: "› open-one" in screen and "1 of" in screen)
+    pi.keys("C-d")
+    pi.wait_for("Cannot delete the currently active")  # (the status line cuts the rest at 120 columns)
+    pi.keys("Escape", "Escape")
+    pi.wait_for(lambda _screen: pi.editor_text() is not None)
+    pi.command("/name still-here")
+    assert pi.wait_for_file(beta, named("still-here"))[0]["type"] == "session"
+
+
+def test_ctrl_c_while_seance_starts_leaves_pi_running(pi: Pi) -> None:
+    """pi's TUI is stopped while seance runs: until seance takes the terminal (its start-up),
+    Ctrl+C is a SIGINT to pi's whole process group, and pi, with no handler, died of it."""
+    log = pi.tmp / "fake.log"
+    fake = _fake_seance(pi, f"echo started >> {shlex.quote(str(log))}\nsleep 3\n")
+    pi.node(str(PI_CLI), "install", str(EXTENSION))
+    pi.start(SEANCE_COMMAND=fake)
+    pi.wait_for("seance.ts")
+    pi.command("/seance")
+    deadline = time.monotonic() + 10
+    while not log.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    pi.keys("C-c")  # the user changes their mind while seance is still starting
+    pi.wait_for("seance exited with status SIGINT")
+    time.sleep(1.5)  # (the SIGINT pi caught is handled on a later turn of its loop: it died then)
+    pi.type("still alive")
+    pi.wait_for(lambda _screen: pi.editor_text() == "still alive")
+
+
+def test_what_seance_prints_never_drives_pis_terminal(pi: Pi) -> None:
+    """A seance that prints no JSON (exit 0): its stdout went raw into pi's notice, escape
+    sequences and all (an OSC set the terminal's title, `ESC[2J` cleared the screen)."""
+    fake = _fake_seance(pi, "printf 'oops \\033]2;PWNED-TITLE\\007 \\033[2J after'\n")
+    pi.node(str(PI_CLI), "install", str(EXTENSION))
+    pi.start(SEANCE_COMMAND=fake)
+    pi.wait_for("seance.ts")
+    pi.command("/seance")
+    pi.wait_for("after")
+    time.sleep(0.5)
+    assert "PWNED" not in pi.tmux("display-message", "-p", "-t", "pi", "#{pane_title}")
+
+
+def test_a_picked_file_pi_cannot_open_is_a_notice_not_a_new_empty_session(pi: Pi) -> None:
+    """A session file whose name is not UTF-8: `pick --json` names it with the byte escaped, Node
+    spells it with U+FFFD, and pi's switchSession started a new, empty session at that other
+    path, saying "Resumed session".  The extension says the file cannot be opened instead."""
+    made = json.loads(pi.node("--input-type=module", "-", str(PI_PACKAGE), str(pi.project), stdin=WRITE_SESSIONS))
+    alpha = Path(made["alpha"]["file"])
+    odd = os.fsencode(alpha.parent) + b"/caf\xe9.jsonl"
+    Path(os.fsdecode(odd)).write_bytes(alpha.read_bytes())
+    from seance.app.results import PickResult
+
+    pick = PickResult("resume", Path(os.fsdecode(odd)), session_id="x", cwd=str(pi.project)).to_json()
+    answer = pi.tmp / "answer.json"
+    answer.write_bytes(json.dumps(pick, ensure_ascii=False).encode("utf-8", "backslashreplace"))
+    fake = _fake_seance(pi, f"cat {shlex.quote(str(answer))}\n")
+    before = set(os.listdir(os.fsencode(alpha.parent)))
+    pi.node(str(PI_CLI), "install", str(EXTENSION))
+    pi.start(SEANCE_COMMAND=fake)
+    pi.wait_for("seance.ts")
+    pi.command("/seance")
+    pi.wait_for("no such session file")
+    assert "Resumed session" not in pi.screen()
+    assert set(os.listdir(os.fsencode(alpha.parent))) == before  # no blank session made beside it

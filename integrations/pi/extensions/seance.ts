@@ -19,7 +19,7 @@
  */
 
 import { spawnSync } from "node:child_process";
-import { closeSync, openSync, readSync } from "node:fs";
+import { closeSync, existsSync, openSync, readSync } from "node:fs";
 import type { ExtensionAPI, ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import { SessionManager } from "@mariozechner/pi-coding-agent";
 
@@ -43,6 +43,11 @@ function seanceCommand(): string[] {
 	return words.length > 0 ? words : ["seance"];
 }
 
+/** `text` with every control character a space: what seance printed never drives pi's terminal. */
+function visible(text: string): string {
+	return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, " ");
+}
+
 /**
  * What seance said on stderr, as one line for a notice: its own message ("seance: no sessions
  * found under …"), else the last line (a crash's exception); "" when it said nothing.
@@ -50,7 +55,7 @@ function seanceCommand(): string[] {
 function saidOnStderr(stderr: string | null): string {
 	const lines = (stderr ?? "")
 		.split("\n")
-		.map((line) => line.replace(/[\u0000-\u001f\u007f-\u009f]/g, " ").trim())
+		.map((line) => visible(line).trim())
 		.filter(Boolean);
 	const own = lines.find((line) => line.startsWith("seance: "));
 	return (own ?? lines[lines.length - 1] ?? "").replace(/^seance: /, "").slice(0, 300);
@@ -65,12 +70,26 @@ function runSeance(args: string[], cwd: string): Outcome {
 	const [program, ...prefix] = seanceCommand();
 	// --no-cwd-prompt: pi's switchSession asks about a session whose cwd is gone; seance asking
 	// first put the same question twice
-	const run = spawnSync(program, [...prefix, "pick", "--json", "--no-cwd-prompt", "--cwd", cwd, ...args], {
-		stdio: ["inherit", "pipe", "pipe"],
-		encoding: "utf8",
-		env: process.env,
-		maxBuffer: UNBOUNDED, // (past the default 1 MiB, spawnSync kills seance mid-pick)
-	});
+	const command = [...prefix, "pick", "--json", "--no-cwd-prompt", "--cwd", cwd, ...args];
+	// pi's TUI is stopped: the terminal sends Ctrl+C as SIGINT to the whole foreground group until
+	// seance takes the terminal, and pi has no handler of its own (it would die): ignored meanwhile,
+	// as pi's own Ctrl+Z handling does.  seance reads its Ctrl+C as a key (exit 130).
+	const ignore = () => {};
+	process.on("SIGINT", ignore);
+	let run: ReturnType<typeof spawnSync>;
+	try {
+		run = spawnSync(program, command, {
+			stdio: ["inherit", "pipe", "pipe"],
+			encoding: "utf8",
+			env: process.env,
+			maxBuffer: UNBOUNDED, // (past the default 1 MiB, spawnSync kills seance mid-pick)
+		});
+	} finally {
+		// (later, not now: a SIGINT caught during the run is handed to the listeners on a later
+		// turn of pi's loop, and with none left Node dies of it; pi's TUI, raw again by then,
+		// reads Ctrl+C as a key)
+		setTimeout(() => process.removeListener("SIGINT", ignore), 1000);
+	}
 	if (run.error) {
 		const missing = (run.error as NodeJS.ErrnoException).code === "ENOENT";
 		return {
@@ -80,16 +99,17 @@ function runSeance(args: string[], cwd: string): Outcome {
 		};
 	}
 	if (run.status === CANCELLED) return { cancelled: true };
+	const stdout = String(run.stdout ?? "");
 	if (run.status !== 0) {
-		const said = saidOnStderr(run.stderr);
+		const said = saidOnStderr(String(run.stderr ?? ""));
 		return { problem: said || `seance exited with status ${run.status ?? run.signal}` };
 	}
 	try {
-		const pick = JSON.parse(run.stdout) as Pick;
+		const pick = JSON.parse(stdout) as Pick;
 		if (typeof pick.path !== "string" || (pick.action !== "resume" && pick.action !== "fork")) throw new Error();
 		return { pick };
 	} catch {
-		return { problem: `seance printed no result pi understands: ${run.stdout.slice(0, 200)}` };
+		return { problem: `seance printed no result pi understands: ${visible(stdout.slice(0, 200))}` };
 	}
 }
 
@@ -100,8 +120,12 @@ async function pickOnTerminal(ctx: ExtensionCommandContext, query: string): Prom
 		let result: Outcome = { problem: "seance did not run" };
 		try {
 			process.stdout.write("\x1b[2J\x1b[H");
-			// `--query=…`, one word: a query starting with "-" (`/seance -wip`) is no option to seance
-			result = runSeance(query ? [`--query=${query}`] : [], ctx.cwd);
+			// `--query=…`, one word: a query starting with "-" (`/seance -wip`) is no option to seance;
+			// `--open-session`: the file pi has open is never moved to the Trash (pi's /resume refuses
+			// it too: pi would go on appending to a file that is gone, headerless)
+			const open = ctx.sessionManager.getSessionFile();
+			const args = [...(query ? [`--query=${query}`] : []), ...(open ? [`--open-session=${open}`] : [])];
+			result = runSeance(args, ctx.cwd);
 		} catch (error) {
 			// (spawnSync throws for arguments it refuses, e.g. a NUL byte): pi's screen must come back
 			result = { problem: `could not run seance: ${error instanceof Error ? error.message : String(error)}` };
@@ -159,6 +183,12 @@ function v1Position(path: string, entryId: string): number | null {
 
 async function open(pick: Pick, ctx: ExtensionCommandContext, draft: string): Promise<void> {
 	let path = pick.path;
+	if (!existsSync(path)) {
+		// gone since it was picked, or a file name that is not UTF-8 (JSON carries the name Node
+		// cannot spell): pi's switchSession would start an empty session there, saying "Resumed"
+		ctx.ui.notify(`seance: ${visible(path)}: no such session file (moved, deleted, or a name pi cannot open)`, "error");
+		return;
+	}
 	if (pick.action === "fork") {
 		try {
 			path = SessionManager.forkFrom(path, ctx.cwd, ctx.sessionManager.getSessionDir()).getSessionFile() ?? path;
