@@ -54,11 +54,11 @@ def _keys_by_action(screen: Screen) -> dict[str, str]:
 # The tree view's, in the order of its help (F1).
 TREE_COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("select", "Resume here", "Resume the session at the highlighted entry"),
-    ("filter('default')", "Filter: default", "Hide bookkeeping entries (model and thinking changes, labels)"),
-    ("filter('no-tools')", "Filter: no tool results", "Hide tool results too"),
-    ("filter('user-only')", "Filter: user messages only", "Show only what the user typed"),
-    ("filter('labeled-only')", "Filter: labeled entries only", "Show only entries with a label"),
-    ("filter('all')", "Filter: all entries", "Show every entry"),
+    ("set_filter('default')", "Filter: default", "Hide bookkeeping entries (model and thinking changes, labels)"),
+    ("set_filter('no-tools')", "Filter: no tool results", "Hide tool results too"),
+    ("set_filter('user-only')", "Filter: user messages only", "Show only what the user typed"),
+    ("set_filter('labeled-only')", "Filter: labeled entries only", "Show only entries with a label"),
+    ("set_filter('all')", "Filter: all entries", "Show every entry"),
     ("edit_label", "Edit label", "Label the highlighted entry (an empty label removes it)"),
     ("toggle_label_times", "Toggle label times", "Show or hide when each label was set"),
     ("export", "Export context", "The context at the highlighted entry, as Markdown, HTML or JSON"),
@@ -78,11 +78,12 @@ class ScreenCommands(Provider):
         screen = self.screen
         keys = _keys_by_action(screen)
         for action, title, help_text in self._entries():
+            # (the palette sets a filter; its key, the same filter, toggles it as pi's does)
+            shown_keys = keys.get(action) or keys.get(action.replace("set_filter(", "filter(", 1))
 
             async def run(action: str = action) -> None:
                 await screen.run_action(action)
 
-            shown_keys = keys.get(action)
             yield title, f"{help_text} ({shown_keys})" if shown_keys else help_text, run
 
     async def discover(self) -> Hits:

@@ -1038,6 +1038,13 @@ class TreeModel:
     def cycle_filter(self, step: int = 1) -> None:
         self.set_filter(FILTERS[(FILTERS.index(self.filter_mode) + step) % len(FILTERS)])
 
+    def restore_folds(self, entry_ids: set[str]) -> None:
+        """Fold these entries again (those this tree has): a tree read again keeps its folds."""
+        folded = {entry_id for entry_id in entry_ids if entry_id in self.tree.by_id}
+        if folded != self.folded:
+            self.folded = folded
+            self._apply()
+
     def set_query(self, query: str) -> None:
         """Change the search; like pi, every search change clears the folds."""
         if query != self.query:

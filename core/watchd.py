@@ -265,6 +265,7 @@ class Watcher:
         # or a new one (a folder made again, a symlink pointed elsewhere).  A discovery is
         # kept once it found no directory whose watch is new: none changed unseen before it.
         tried: set[str] = set()
+        watched_before = set(self.wd_of.values())
         while True:
             found = discover(self.catalog.roots, given=self.catalog.explicit_roots)  # (the roots taken up)
             fresh = [path for path in found.dirs if path not in tried and self._watch_dir(path)]
@@ -273,10 +274,13 @@ class Watcher:
                 break
         listed = set(found.dirs)
         missing = [path for path in found.dirs if path not in self.wd_of]
-        kept = {self.wd_of[path] for path in listed if path in self.wd_of}
         for path in [path for path in self.wd_of if path not in listed]:
-            wd = self.wd_of.pop(path)
-            if wd not in kept and wd not in self.above:  # (one inode under a listed path keeps it)
+            del self.wd_of[path]
+        # A watch no listed path uses any more (a path gone, or re-pointed: a symlink's old
+        # target) ends; one inode under a listed path keeps it, and so do the folders above.
+        in_use = set(self.wd_of.values())
+        for wd in watched_before - in_use:
+            if wd not in self.above and wd != self.sentinel_wd:
                 self._unwatch(wd)
         self.dir_of = {wd: path for path, wd in self.wd_of.items()}
         self.catalog.update_index(found=found)

@@ -8,17 +8,20 @@ preview with no row to show, the label prompt on a short terminal, the tree's F2
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import orjson
 from test_ui_tree import SIZE, TreeApp, model_of, settle, status, write_session
 from textual.command import CommandList, CommandPalette
 
+import seance.app.screens.session_tree as session_tree_module
 from seance.app.app import SeanceApp
 from seance.app.screens.session_tree import SessionTreeScreen
 from seance.app.widgets.context_preview import ContextPreview
 from seance.app.widgets.preview_body import PreviewBody
 from seance.app.widgets.tree_view import TreeView
+from seance.core.session import read_session as real_read_session
 
 HEADER = {"type": "session", "version": 3, "id": "live", "timestamp": "2025-02-20T10:00:00.000Z", "cwd": "/x"}
 
@@ -186,3 +189,219 @@ async def test_f2_in_the_tree_offers_its_commands(tmp_path: Path) -> None:
         tree = app.screen
         assert isinstance(tree, SessionTreeScreen) and tree.model is not None
         assert tree.model.filter_mode == "user-only"
+
+
+# -- after review: a reading again keeps what the user did meanwhile --------------------------------
+
+
+class SlowReads:
+    """Make the screen's reads slow on demand: the read is made, then waits on `release`
+    before it returns (a big session takes seconds to read)."""
+
+    def __init__(self) -> None:
+        self.slow = False
+        self.release = threading.Event()
+        self.started = threading.Event()
+
+    def __call__(self, *args, **kwargs):
+        result = real_read_session(*args, **kwargs)
+        if self.slow:
+            self.started.set()
+            self.release.wait(10)
+        return result
+
+
+async def _wait(pilot, predicate, rounds: int = 200) -> None:
+    for _ in range(rounds):
+        if predicate():
+            return
+        await pilot.pause(0.02)
+    raise AssertionError("condition not reached")
+
+
+async def test_a_cursor_moved_while_the_tree_reads_again_stays_where_it_was_moved(tmp_path: Path, monkeypatch) -> None:
+    """The user labels an entry, then moves on (the silent re-read after the label write of
+    a big session takes seconds): when the re-read lands, the cursor jumps back to the
+    labelled entry (`_read_again(self.model.selected_id, ...)` taken when the write ended)."""
+    slow = SlowReads()
+    monkeypatch.setattr(session_tree_module, "read_session", slow)
+    path = write_session(tmp_path / "session.jsonl")
+    app = TreeApp(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await _wait(pilot, lambda: isinstance(app.screen, SessionTreeScreen) and app.screen.model is not None)
+        await pilot.pause(0.2)
+        await pilot.press("end")
+        labelled = model_of(app).selected_id
+        slow.slow = True
+        await pilot.press("L")
+        await pilot.pause(0.1)
+        await pilot.press(*"mine", "enter")
+        await _wait(pilot, slow.started.is_set)  # the label is written; the tree reads again
+        await pilot.press("home")  # the user moves on meanwhile
+        await pilot.pause(0.1)
+        moved_to = model_of(app).selected_id
+        assert moved_to != labelled
+        slow.slow = False
+        slow.release.set()
+        await _wait(pilot, lambda: app.screen._reading_again is None)
+        await pilot.pause(0.1)
+        assert model_of(app).selected_id == moved_to, (
+            f"the cursor jumped back from {moved_to!r} to {model_of(app).selected_id!r}"
+        )
+
+
+async def test_a_label_written_while_the_tree_reads_again_stays_shown(tmp_path: Path, monkeypatch) -> None:
+    """A second label written while the re-read of the first is under way: the re-read had
+    read the file before it, and the tree then shows the entry without its label (the label
+    is on disk), and no re-read follows."""
+    slow = SlowReads()
+    monkeypatch.setattr(session_tree_module, "read_session", slow)
+    path = write_session(tmp_path / "session.jsonl")
+    app = TreeApp(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await _wait(pilot, lambda: isinstance(app.screen, SessionTreeScreen) and app.screen.model is not None)
+        await pilot.pause(0.2)
+        await pilot.press("end")
+        first = model_of(app).selected_id
+        slow.slow = True
+        await pilot.press("L")
+        await pilot.pause(0.1)
+        await pilot.press(*"one", "enter")
+        await _wait(pilot, slow.started.is_set)  # read (before the second label), held
+        await pilot.press("up")
+        second = model_of(app).selected_id
+        assert second != first
+        await pilot.press("L")
+        await pilot.pause(0.1)
+        await pilot.press(*"two", "enter")
+        await _wait(pilot, lambda: model_of(app).tree.labels.get(second) == "two")  # written and shown
+        assert b'"two"' in path.read_bytes()
+        slow.slow = False
+        slow.release.set()
+        await _wait(pilot, lambda: app.screen._reading_again is None)
+        await pilot.pause(0.3)
+        assert model_of(app).tree.labels.get(second) == "two", "the label written is no longer shown"
+
+
+async def test_the_palette_filter_command_sets_its_filter_even_when_it_is_on(tmp_path: Path) -> None:
+    """F2 "Filter: user messages only" while that filter is on: the palette command is the
+    key's toggle (`action_filter` -> `toggle_filter`), so it turns the filter off (default),
+    the opposite of its title and help ("Show only what the user typed")."""
+
+    path = write_session(tmp_path / "s.jsonl")
+    app = SeanceApp(lambda: SessionTreeScreen(path, standalone=True), theme="textual-dark")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+u")
+        await settle(pilot)
+        assert app.screen.model.filter_mode == "user-only"
+        await pilot.press("f2")
+        await settle(pilot)
+        await pilot.pause(0.3)
+        assert isinstance(app.screen, CommandPalette)
+        await pilot.press(*"user messages", "enter")
+        await settle(pilot)
+        assert app.screen.model.filter_mode == "user-only", app.screen.model.filter_mode
+
+
+async def test_a_label_written_after_an_agents_turn_still_says_the_file_changed(tmp_path: Path) -> None:
+    """The tree is open on the leaf; an agent appends a turn; the user labels the leaf (the
+    tree reads the file again after its write: silently, the cursor kept on the old leaf);
+    Enter then resumes at the old leaf with no word that the file changed: pi moves the
+    session back there and the agent's new turn is left as a branch (the very case 5f27e60
+    fixes for plain Enter)."""
+
+    path = _live_session(tmp_path / "live.jsonl")
+    app = TreeApp(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert model_of(app).selected_id == "a1"  # the end
+        _pi_appends_a_turn(path)
+        await pilot.press("L")
+        await pilot.pause(0.1)
+        await pilot.press(*"done", "enter")
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+    said = [message for _, message in app.notes]
+    resumed = [(result.entry_id, result.leaf_id) for result in app.results]
+    assert resumed != [("a1", "a1")] or any("changed on disk" in message for message in said), (
+        f"resumed at the old end {resumed} with no word of the agent's turn; notes: {said}"
+    )
+
+
+async def test_enter_on_the_end_row_when_the_leaf_is_hidden_goes_to_the_new_end(tmp_path: Path) -> None:
+    """The session's last entry is bookkeeping the default filter hides (a model change: the
+    user ran /model at the end; or a label: the tree's own Shift+L appends one as the new
+    leaf).  The tree opens on the last row (the leaf's nearest visible ancestor, a1): the end
+    as shown.  An agent appends a turn; Enter there: `was_leaf` compares the row's entry with
+    `tree.leaf_id` (m1), so the cursor stays on a1, and the next Enter resumes at a1: pi moves
+    the session back, the agent's turn left as a branch (what 5f27e60 fixes on a visible leaf)."""
+
+    path = tmp_path / "live.jsonl"
+    change = {
+        "type": "model_change",
+        "id": "m1",
+        "parentId": "a1",
+        "timestamp": "2025-02-20T10:00:05.000Z",
+        "provider": "anthropic",
+        "modelId": "claude-opus-4",
+    }
+    path.write_bytes(
+        _lines(HEADER, _message("u1", None, "user", "first"), _message("a1", "u1", "assistant", "one"), change)
+    )
+    app = TreeApp(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert model_of(app).selected_id == "a1"  # the tree opens on its end
+        with path.open("ab") as handle:  # the agent's next turn (after the model change)
+            handle.write(_lines(_message("u2", "m1", "user", "second"), _message("a2", "u2", "assistant", "two")))
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.results == []
+        assert model_of(app).selected_id == "a2", (
+            f"the cursor stayed on {model_of(app).selected_id!r}: Enter now resumes the session back there"
+        )
+
+
+async def test_folds_survive_a_label_written_in_the_tree(tmp_path: Path) -> None:
+    """A branch folded (Ctrl+Left), then an entry labelled: the tree's re-read after its own
+    label write (`_carry_view`) drops every fold (before 5f27e60 a label kept them: it only
+    updated the model).  On a big tree folding is how one gets around: each label unfolds all."""
+
+    app = TreeApp(write_session(tmp_path / "s.jsonl"))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+left", "ctrl+left")  # fold branch A (as test_fold_unfold_and_branch_jumps)
+        assert model_of(app).folded == {"uA"}
+        await pilot.press("L")
+        await pilot.pause(0.1)
+        await pilot.press(*"later", "enter")
+        await settle(pilot)
+        assert "later" in model_of(app).tree.labels.get("uA", "")  # (the prompt starts from its label)
+        assert model_of(app).folded == {"uA"}, f"folds after the label: {model_of(app).folded}"
+
+
+async def test_after_a_label_written_in_the_tree_enter_on_the_end_follows_the_new_end(
+    tmp_path: Path,
+) -> None:
+    """The same through the tree's own Shift+L: `set_label` appends the label entry as a child
+    of the leaf, so once read again the leaf is that (hidden) label entry, and the end row a1
+    is no longer `tree.leaf_id`: an agent's turn after it, Enter on the end keeps the cursor
+    on a1 (not the new end), and the next Enter takes the session back to a1."""
+
+    path = _live_session(tmp_path / "live.jsonl")
+    app = TreeApp(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert model_of(app).selected_id == "a1"
+        await pilot.press("L")
+        await pilot.pause(0.1)
+        await pilot.press(*"checkpoint", "enter")
+        await settle(pilot)
+        assert model_of(app).selected_id == "a1"  # still the end row
+        _pi_appends_a_turn(path)  # (pi's leaf in memory is a1: its turn is a1's child)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.results == []
+        assert model_of(app).selected_id == "a2", f"the cursor stayed on {model_of(app).selected_id!r}"

@@ -22,8 +22,10 @@ import pytest
 from test_watchd import START_WAIT_S, _append_user_line, _env
 from write_harness import write_v3
 
+from seance.core.catalog import Catalog
 from seance.core.discovery import default_roots, discover
 from seance.core.watchclient import synced_discovery
+from seance.core.watchd import Watcher
 
 
 class Watch:
@@ -311,3 +313,47 @@ def test_sessions_moved_into_xdg_data_home_are_watched_there(home: Path, tmp_pat
         assert served(cache) == on_disk()
     finally:
         watch.stop()
+
+
+def _kernel_watches(watcher: Watcher) -> list[str]:
+    """The inotify descriptor's watches as the kernel lists them (`/proc/self/fdinfo`)."""
+    text = Path(f"/proc/self/fdinfo/{watcher.inotify.fileno()}").read_text()
+    return [line for line in text.splitlines() if line.startswith("inotify wd:")]
+
+
+def _served(watcher: Watcher) -> list[tuple]:
+    watcher.sync()
+    assert watcher.exact, watcher.why_not
+    return [tuple(info) for info in watcher.discovery().infos]
+
+
+def test_a_repointed_symlinked_bucket_lets_its_old_targets_watch_go(tmp_path: Path) -> None:
+    """A project bucket that is a symbolic link (root/--proj-- -> elsewhere/one), pointed
+    elsewhere (`ln -sfn elsewhere/two`): the new target gets a new watch, and the old target's
+    (a live directory outside the roots) is never removed: it is no longer in `wd_of`
+    (overwritten, never popped), so no rediscovery ends it.  Each re-pointing leaks a kernel
+    watch (fs.inotify.max_user_watches) whose events are read and dropped from then on."""
+    root = tmp_path / "sessions"
+    root.mkdir()
+    one, two = tmp_path / "elsewhere" / "one", tmp_path / "elsewhere" / "two"
+    for target, sid in ((one, "2222aaaa-one"), (two, "3333aaaa-two")):
+        target.mkdir(parents=True)
+        write_v3(target / "s.jsonl", sid)
+    bucket = root / "--proj--"
+    bucket.symlink_to(one, target_is_directory=True)
+    cache = tmp_path / "cache"
+    catalog = Catalog([root], cache_dir=cache)
+    watcher = Watcher(catalog, cache)
+    try:
+        watcher._start()
+        before = len(_kernel_watches(watcher))
+        for target in (two, one, two, one):
+            temporary = root / "--proj--.tmp"
+            temporary.symlink_to(target, target_is_directory=True)
+            os.replace(temporary, bucket)  # (ln -sfn)
+            assert _served(watcher) == [tuple(info) for info in discover([root]).infos]
+        after = _kernel_watches(watcher)
+        assert len(after) == before, f"{len(after) - before} watches more than before:\n" + "\n".join(after)
+    finally:
+        watcher.close()
+        catalog.close()

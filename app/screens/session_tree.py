@@ -59,6 +59,17 @@ PREVIEW_MIN_WIDTH = 100
 """Below this terminal width the preview pane is hidden so the tree keeps its room."""
 
 
+@dataclass(slots=True)
+class _ReadAgain:
+    """A reading again of the session under way (`SessionTreeScreen._read_again`)."""
+
+    entry_id: str | None  # the entry under the cursor when it was asked for
+    on_end: bool  # the cursor was on the row that shows the leaf ("resume where it ended")
+    note: str | None  # what to say once read (None: after the tree's own label write)
+    own_lines: int = 0  # lines the tree itself wrote since the reading it follows (labels)
+    more: int = 0  # labels written while this one read: read again after it
+
+
 @dataclass(frozen=True, slots=True)
 class TreeResult:
     """Resume `path` at `leaf_id` (None: before the first entry); `prefill` is text offered back.
@@ -204,7 +215,7 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
         self._keys_ahead: list[tuple[str, str | None]] = []
         # read again (the file changed since it was read): (the entry under the cursor, whether
         # it was the leaf then, what to say once read); None when no reading again is under way
-        self._reading_again: tuple[str | None, bool, str | None] | None = None
+        self._reading_again: _ReadAgain | None = None
 
     # -- layout ---------------------------------------------------------------------------
 
@@ -311,8 +322,9 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
 
     def on_session_tree_screen_loaded(self, message: Loaded) -> None:
         again, self._reading_again = self._reading_again, None
-        if again is not None and self.model is not None:
-            _carry_view(self.model, message.model, *again[:2])
+        note = None
+        if again is not None and self.model is not None and self.session is not None:
+            note = self._carried(again, self.session, self.model, message)
         self.session, self.model = message.session, message.model
         if len(message.session.entries) >= GC_FREEZE_ENTRIES:
             # A big session is millions of long-lived objects; unless the app freezes them,
@@ -330,8 +342,10 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
         self._refresh_status()
         if again is not None and message.model.selected_id is not None:  # (the same row: no new highlight)
             self._preview_entry(message.model.selected_id)
-        if again is not None and again[2] is not None:
-            self.notify(again[2], title="Read again", timeout=6, markup=False)
+        if note is not None:
+            self.notify(note, title="Read again", timeout=6, markup=False)
+        if again is not None and again.more:  # labels written meanwhile: the file as they left it
+            self._read_again(None, own_lines=again.more)
         if self._keys_ahead:
             self.call_after_refresh(self._press_keys_ahead)
 
@@ -521,14 +535,7 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
             self.notify("That session is gone (moved or deleted): nothing to resume", severity="error", markup=False)
             return
         if now == "changed":  # an agent wrote to it (or it was rewritten) since it was read
-            was_leaf = event.entry_id == self.session.tree.leaf_id
-            self._read_again(
-                event.entry_id,
-                was_leaf,
-                "The session changed on disk since it was read (an agent may be writing to it): "
-                + ("the cursor is on its end now. " if was_leaf else "")
-                + "Enter resumes at the entry under the cursor.",
-            )
+            self._read_again(CHANGED_NOTE)
             return
         try:
             entry = self.session.tree.by_id[event.entry_id]
@@ -555,13 +562,28 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
         stamp = session.stamp
         return "same" if (now.st_size, now.st_mtime_ns) == (stamp.size, stamp.mtime_ns) else "changed"
 
-    def _read_again(self, entry_id: str | None, was_leaf: bool, note: str | None) -> None:
-        """Read the session again, the view kept (`_carry_view`): the cursor on `entry_id`, or
-        on the new leaf when it was on the leaf (`was_leaf`: "resume where it ended").  The
-        tree read before stays usable meanwhile; `note` is said once the new one is shown."""
-        self._reading_again = (entry_id, was_leaf, note)
+    def _read_again(self, note: str | None, *, own_lines: int = 0) -> None:
+        """Read the session again, the view kept (`_carried`).  The tree read before stays
+        usable meanwhile; `note` is said once the new one is shown (None: after the tree's own
+        `own_lines` label writes, said only if the file changed beyond them)."""
+        model = self.model
+        entry_id = model.selected_id if model is not None else None
+        on_end = model is not None and bool(model.rows) and model.cursor == model.nearest_visible_index(model.leaf_id)
+        self._reading_again = _ReadAgain(entry_id, on_end, note, own_lines)
         self._given_session = None
         self._load()
+
+    @staticmethod
+    def _carried(again: _ReadAgain, session: Session, old: TreeModel, message: Loaded) -> str | None:
+        """Carry the view of `old` over to the model read again (`_carry_view`), and what to
+        say of it: the cursor stays where the user has it now (moved while it read: there); on
+        the end row, it follows the end if the file grew by more than the tree's own lines."""
+        grew = len(message.session.entries) - len(session.entries) > again.own_lines
+        note = again.note if again.note is not None else CHANGED_NOTE if grew else None
+        moved = old.selected_id != again.entry_id
+        follow_end = again.on_end and not moved and note is not None
+        _carry_view(old, message.model, old.selected_id, follow_end)
+        return note
 
     # -- keys -----------------------------------------------------------------------------
 
@@ -662,6 +684,12 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
             self.model.toggle_filter(mode)
             self._changed()
 
+    def action_set_filter(self, mode: str) -> None:
+        """The palette's "Filter: …": that filter, whatever is on (the keys toggle, as pi's)."""
+        if self.model is not None:
+            self.model.set_filter(mode)
+            self._changed()
+
     def action_cycle_filter(self, step: int) -> None:
         if self.model is not None:
             self.model.cycle_filter(step)
@@ -720,26 +748,34 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
             if self.session is not None and self.model.selected_id is not None:
                 self._preview_entry(self.model.selected_id)
             if self._reading_again is None:  # the file as written (the label is the new last line)
-                self._read_again(self.model.selected_id, False, None)
+                self._read_again(None, own_lines=1)
+            else:  # (read after it, once this reading is shown: it may have missed the label)
+                self._reading_again.more += 1
         self.notify("Label saved" if message.label else "Label removed", timeout=2, markup=False)
 
     def on_session_tree_screen_label_failed(self, message: LabelFailed) -> None:
         self.notify(display_text(message.reason), title="Label not saved", severity="error", timeout=6, markup=False)
 
 
-def _carry_view(old: TreeModel, new: TreeModel, entry_id: str | None, was_leaf: bool) -> None:
+CHANGED_NOTE = (
+    "The session changed on disk since it was read (an agent may be writing to it): it was read "
+    "again. Enter resumes at the entry under the cursor once the file holds still."
+)
+
+
+def _carry_view(old: TreeModel, new: TreeModel, entry_id: str | None, follow_end: bool) -> None:
     """The view of the tree read before (`old`) on the one read again (`new`): its filter,
-    search and label times, and the cursor on `entry_id` (on the new leaf when `was_leaf`, or
-    when the entry is no longer in the file).  Folds are not carried (a filter change clears
-    them too)."""
+    search, folds and label times, and the cursor on `entry_id` (on the row of the new leaf
+    when `follow_end`, or when the entry is no longer in the file)."""
     if new.filter_mode != old.filter_mode:
         new.set_filter(old.filter_mode)
     new.set_query(old.query)
+    new.restore_folds(old.folded)
     new.show_label_times = old.show_label_times
-    if entry_id is not None and not was_leaf and entry_id in new.tree.by_id:
+    if entry_id is not None and not follow_end and entry_id in new.tree.by_id:
         new.select_id(entry_id)
-    elif new.tree.leaf_id is not None and new.tree.leaf_id in new.tree.by_id:
-        new.select_id(new.tree.leaf_id)
+    elif new.leaf_id is not None:
+        new.select_id(new.leaf_id)
 
 
 def _started(started_ms: float, now_ms: float) -> str:
