@@ -568,7 +568,8 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
         `own_lines` label writes, said only if the file changed beyond them)."""
         model = self.model
         entry_id = model.selected_id if model is not None else None
-        on_end = model is not None and bool(model.rows) and model.cursor == model.nearest_visible_index(model.leaf_id)
+        leaf = model.leaf_id if model is not None and model.rows else None
+        on_end = model is not None and leaf is not None and model.cursor == model.nearest_visible_index(leaf)
         self._reading_again = _ReadAgain(entry_id, on_end, note, own_lines)
         self._given_session = None
         self._load()
