@@ -13,6 +13,7 @@ import re
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import orjson
@@ -251,6 +252,43 @@ def test_markdown_session_html_never_reaches_a_commonmark_renderer(tmp_path: Pat
     page = markdown_it.MarkdownIt("commonmark").render(markdown)  # raw HTML passes through
     assert PAYLOAD not in page, markdown
     assert "<p>the next message</p>" in page, page  # no fence of the message swallowed the rest
+
+
+# Session Markdown that is a GFM table for markdown-it's default preset (its table rule runs
+# before fences and headings; a table's rows go on until a blank line), not for CommonMark.
+IN_A_GFM_TABLE = {
+    "a heading over a delimiter row": ["## Output `" + PAYLOAD + "|` |\n---|---"],
+    "a list item's heading over a delimiter row": ["- ## h `" + PAYLOAD + "|` |\n---|---"],
+    "a fence's info string holding a pipe": ["```text |\n---\n" + PAYLOAD + "\n```"],
+    "rows under a setext underline": ["| a |\n---\n`" + PAYLOAD + "|` |"],
+    "rows over a setext heading's underline": ["a|b\n-|-\nc\n===\n`" + PAYLOAD + "|` |"],
+}
+
+
+@pytest.mark.parametrize("texts", IN_A_GFM_TABLE.values(), ids=IN_A_GFM_TABLE.keys())
+def test_markdown_session_html_never_reaches_a_gfm_renderer(tmp_path: Path, texts: list[str]) -> None:
+    markdown_it = pytest.importorskip("markdown_it")
+    markdown = render(context_document(_load(_two_messages(tmp_path / "s.jsonl", *texts))), "md")
+    page = markdown_it.MarkdownIt("default", {"html": True}).render(markdown)  # GFM tables, raw HTML
+    assert PAYLOAD not in page, markdown
+    assert "<p>the next message</p>" in page, page
+
+
+HOSTILE_SHAPES = {
+    "nested list items": "- " * 50_000 + "a",
+    "nested star items": "* " * 50_000 + "a",
+    "nested items, then lazy lines": "- " * 25_000 + "a\n" + " b\n" * 16_000,
+    "a delimiter row that is not one": "a\n" + "-|" * 50_000 + "x",
+}
+
+
+@pytest.mark.parametrize("text", HOSTILE_SHAPES.values(), ids=HOSTILE_SHAPES.keys())
+def test_markdown_prose_takes_time_linear_in_the_text(text: str) -> None:
+    """A guard against an export that hangs for minutes on one hostile message, not a speed
+    goal (those live in bench/): 100 KB takes about 0.1 s, a quadratic parse 10 s to a minute."""
+    start = time.perf_counter()
+    md_prose(text)
+    assert time.perf_counter() - start < 1.0
 
 
 def test_markdown_link_reference_of_one_message_reaches_no_other(tmp_path: Path) -> None:

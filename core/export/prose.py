@@ -11,9 +11,10 @@ items, lazy continuation lines, fenced and indented code, ATX and setext heading
 breaks, paragraphs), then each paragraph and heading is written with `&` and `<` as entities
 outside its code spans.  HTML blocks need no tracking: every `<` that could start one is
 written as `&lt;`.  A fence left open is closed at the end, inside the containers that hold
-it.  A lazy continuation line is written with the markers of the containers it continues
-(markdown-it ends nested block quotes at one indented four spaces), while that adds no more
-than the text's own length to the output.  A link reference
+it; a `|` in a fence's info string is written `&#124;` (the same info), so that markdown-it
+takes no fence for a table's header.  A lazy continuation line is written with the markers
+of the containers it continues (markdown-it ends nested block quotes at one indented four
+spaces), while that adds no more than the text's own length to the output.  A link reference
 definition is written as text (`\\[a]: /u`): it would give its link to every message, and
 markdown-it ends a paragraph after one.  Tabs are already spaces (`safe_multiline`), so a
 column is a character.
@@ -23,8 +24,13 @@ price of never guessing wrong.  That is a code span over several lines, or after
 after a lone backtick run (where a paragraph starts and ends is where renderers part); one
 after `](`, `][` or `]:` (a backtick in a link's destination, title or label is no code);
 one holding a `|`, or after one, in what could be a GFM table (cells are split at `|`
-first); and an indented code block (rare in agents' Markdown: markdown-it continues a block
-quote on a `>` indented four spaces).
+first: markdown-it's table rule runs before headings and fences, and a table's rows go on to
+a blank line, so that is any line from the one above a delimiter row to the next blank line);
+and an indented code block (rare in agents' Markdown: markdown-it continues a block quote on a
+`>` indented four spaces).
+
+Each line is parsed in time linear in its length (a line of nested list markers is not
+rescanned per marker), as an export must not hang on one hostile message.
 """
 
 from __future__ import annotations
@@ -39,11 +45,9 @@ _SPACES = re.compile(r" *")
 _ATX = re.compile(r"#{1,6}(?: |$)")
 _FENCE_OPEN = re.compile(r"(`{3,})[^`]*$|(~{3,})")
 _SETEXT = re.compile(r"(?:=+|-+) *$")
-_THEMATIC = re.compile(r"(?:(?:\* *){3,}|(?:- *){3,}|(?:_ *){3,})$")
 _LIST_ITEM = re.compile(r"(?:[-+*]|(\d{1,9})[.)])(?= |$)( *)")
 _REFERENCE = re.compile(r"\[(?:[^\\\]]|\\.)*(?:\]:|$)")  # what could start a link reference definition
 _BACKTICKS = re.compile(r"`+")
-_TABLE_DELIMITER = re.compile(r"^(?=[^\n]*-)[ :|-]*\|[ :|-]*$", re.MULTILINE)  # a GFM table's second row
 _INLINE_SPECIAL = re.compile(r"[\\`<&\]|]")
 _PUNCTUATION = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
 _ENTITIES = {"<": "&lt;", "&": "&amp;"}
@@ -68,6 +72,47 @@ class _Leaf:
 
 def _entities(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;")
+
+
+def _thematic_breaks(line: str) -> dict[str, tuple[int, int]]:
+    """For each character that makes a thematic break, where one of it can start in `line`:
+    from the first index after which only it and spaces follow, up to its third last.  Found
+    once per line, as a line of nested list markers (`- - - … a`) asks at each marker."""
+    breaks = {}
+    for char in "-*_":
+        first = len(line.rstrip(char + " "))
+        last = len(line)
+        for _ in range(3):
+            last = line.rfind(char, first, last)
+            if last < 0:
+                break
+        else:
+            breaks[char] = (first, last)
+    return breaks
+
+
+def _table_row(text: str) -> bool:
+    """Whether `text`, after its block quote markers, could be a GFM table's delimiter row
+    (`---|:-:`, or `---` under a one-column header) as markdown-it tests it."""
+    row = text.lstrip(" >")
+    return len(row) > 1 and row[0] in "|-:" and row[1] in "|-: " and row[:2] != "- " and not row.strip(" :|-")
+
+
+def _tabular(lines: list[str]) -> list[bool]:
+    """Which lines could be in a GFM table: from the line above a delimiter row to the next
+    blank line (a table's rows go on over what CommonMark sees as other blocks: a heading over
+    the delimiter row, the paragraph under a `---` taken for a setext underline or a break)."""
+    tabular = [False] * len(lines)
+    table = False
+    for number, line in enumerate(lines):
+        if _table_row(line):
+            table = True
+            if number:
+                tabular[number - 1] = True
+        elif not line.strip(" "):
+            table = False
+        tabular[number] = table
+    return tabular
 
 
 def _indent(line: str, pos: int) -> tuple[int, int]:
@@ -137,6 +182,7 @@ class _Blocks:
             return
         paragraph = leaf.lines if leaf is not None else None  # the open paragraph's lines
         lazy = matched < len(self.stack)  # a paragraph line here continues it lazily, if at all
+        breaks = _thematic_breaks(line)
         while indent < 4 and start < len(line):  # the blocks this line starts
             interrupting = paragraph is not None and not lazy
             if line[start] == ">":
@@ -149,11 +195,16 @@ class _Blocks:
                 continue
             fence = _FENCE_OPEN.match(line, start)
             setext = interrupting and _SETEXT.match(line, start)  # before a list item: `-` under a paragraph
-            if fence or setext or _ATX.match(line, start) or _THEMATIC.match(line, start):
+            first, last = breaks.get(line[start], (1, 0))
+            if fence or setext or _ATX.match(line, start) or first <= start <= last:
                 self._open(matched)
                 if fence:
                     self.leaf = _Leaf(fence=fence.group(1) or fence.group(2))
-                if fence or not _ATX.match(line, start):  # a setext underline: its text is above
+                    # no `|` in its info string: markdown-it would take the line for a table's
+                    # header above a `---` and the fence's lines for rows (an entity is the same info)
+                    end = fence.end(1) if fence.group(1) else fence.end(2)
+                    self.out.append(line[:end] + line[end:].replace("|", "&#124;"))
+                elif not _ATX.match(line, start):  # a setext underline: its text is above
                     self.out.append(line)
                 else:
                     self.units.append([len(self.out)])
@@ -181,12 +232,12 @@ class _Blocks:
             self.out.append(line)
         elif paragraph is not None:  # continued
             paragraph.append(len(self.out))
-            prefix = self._markers() + " " * indent if lazy else ""
-            if prefix and len(prefix) <= self.spare and not (indent < 4 and _SETEXT.match(line, start)):
+            width = len(self._markers()) + indent if lazy else 0  # measured first: built only if it fits
+            if width and width <= self.spare and not (indent < 4 and _SETEXT.match(line, start)):
                 # written with its containers' markers: renderers differ on lazy lines (an
                 # underline stays lazy: with them, it would make a heading)
-                self.spare -= len(prefix)
-                self.prefixes[len(self.out)] = prefix
+                self.spare -= width
+                self.prefixes[len(self.out)] = self._markers() + " " * indent
                 self.out.append(line[start:])
             else:
                 self._text(line, start)
@@ -221,17 +272,16 @@ class _Blocks:
             self.leaf = None
 
 
-def _inline(text: str) -> str:
+def _inline(text: str, table: bool) -> str:
     """A paragraph's text (its lines joined by newlines) with `&` and `<` as entities outside
     the code spans every renderer sees: on one line, with no span over lines nor lone backtick
     run before them in the paragraph (where a paragraph starts and ends is where renderers
-    part), after no `](`, `][` or `]:`, and, in what could be a GFM table, after no `|` and
-    holding none."""
+    part), after no `](`, `][` or `]:`, and, in what could be a GFM table (`table`), after no
+    `|` and holding none."""
     runs: dict[int, list[int]] = {}
     for run in _BACKTICKS.finditer(text):
         runs.setdefault(len(run.group()), []).append(run.start())
     out: list[str] = []
-    table = _TABLE_DELIMITER.search(text) is not None  # GFM splits cells at `|`, in code too
     doubtful = False  # from here on, a renderer could pair backticks in another way
     pos = 0
     while (special := _INLINE_SPECIAL.search(text, pos)) is not None:
@@ -283,8 +333,9 @@ def md_prose(*texts: object) -> list[str]:
             blocks.line(line)
         blocks.close_fence()
     lines = blocks.out
+    tabular = _tabular(lines)  # GFM splits a table's cells at `|`, in code too
     for unit in blocks.units:
-        escaped = _inline("\n".join(lines[i] for i in unit)).split("\n")
+        escaped = _inline("\n".join(lines[i] for i in unit), any(tabular[i] for i in unit)).split("\n")
         for i, text in zip(unit, escaped, strict=True):
             lines[i] = blocks.prefixes[i] + text
     return lines
