@@ -21,6 +21,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -355,7 +356,8 @@ PI_HEADER_PROBE = 512  # the bytes pi's `isValidSessionFile` reads to find the h
 
 
 def pi_continues_from(path: str | os.PathLike[str]) -> tuple[bool, int]:
-    """Whether pi's `--continue` would open `path` (its `isValidSessionFile`), and its mtime (ns).
+    """Whether pi's `--continue` would open `path` (its `isValidSessionFile`), and its mtime
+    in whole milliseconds as pi compares them (`node_mtime_ms`).
 
     pi reads the first 512 bytes only: the first line must be whole in them and parse as a
     session header (`type` "session", a string `id`).  A longer header — a fork's long
@@ -380,13 +382,24 @@ def pi_continues_from(path: str | os.PathLike[str]) -> tuple[bool, int]:
     except LineError:
         return False, 0
     is_header = isinstance(header, dict) and header.get("type") == "session" and isinstance(header.get("id"), str)
-    return is_header, info.st_mtime_ns
+    return is_header, node_mtime_ms(info.st_mtime_ns)
+
+
+def node_mtime_ms(mtime_ns: int) -> int:
+    """An mtime as Node's `stat().mtime.getTime()` gives it: `sec * 1e3 + nsec / 1e6` in
+    doubles, rounded half up to the millisecond (so two files a few microseconds apart tie)."""
+    seconds, nanoseconds = divmod(mtime_ns, 1_000_000_000)
+    return math.floor(seconds * 1e3 + nanoseconds / 1e6 + 0.5)
 
 
 def newest_pi_session(folders: Iterable[Path]) -> Path | None:
     """What pi's `--continue` opens (`findMostRecentSession`): of the `*.jsonl` files directly
     in `folders`, the newest by mtime that pi can read the header of; None: pi starts anew.
-    The header's cwd plays no part: the folder is the project."""
+    The header's cwd plays no part: the folder is the project.
+
+    Ties go to the first name in byte order (pi sorts with a stable sort over `readdirSync`,
+    whose names libuv returns sorted).  A name that is not UTF-8 is passed over: Node reads
+    it with U+FFFD in place of the bad bytes, cannot open that path and pi skips it."""
     best: tuple[int, Path] | None = None
     for folder in folders:
         try:
@@ -394,7 +407,7 @@ def newest_pi_session(folders: Iterable[Path]) -> Path | None:
         except OSError:
             continue
         for name in names:
-            if not name.endswith(".jsonl"):
+            if not name.endswith(".jsonl") or not is_utf8(name):
                 continue
             readable, mtime = pi_continues_from(Path(folder) / name)
             if readable and (best is None or mtime > best[0]):
@@ -549,6 +562,7 @@ __all__ = [
     "new_session_header",
     "newest_by_mtime",
     "newest_pi_session",
+    "node_mtime_ms",
     "pi_continue_folders",
     "pi_continues_from",
     "read_breadcrumb",

@@ -130,3 +130,29 @@ def test_without_a_pi_session_here_oh_my_pi_s_newest_of_the_project(home: Path, 
     if node_oracle_available():
         assert pi_continue(project) is None
     assert seance_continue(capsys, home) is None  # nothing at all for this cwd: exit 1
+
+
+def with_mtime_ns(path: Path, mtime_ns: int) -> Path:
+    os.utime(path, ns=(mtime_ns, mtime_ns))
+    return path
+
+
+def test_files_in_the_same_millisecond_pi_opens_the_first_by_name(home: Path, capsys) -> None:
+    """pi compares `mtime.getTime()` (Node rounds to the nearest millisecond) with a stable
+    sort over the names libuv lists sorted: a tie goes to the first name, not the newer ns."""
+    project = home / "project"
+    second = 1_780_000_000 * 10**9
+    first_by_name = with_mtime_ns(session(sessions(home), "a", project, 1), second + 100_000)
+    with_mtime_ns(session(sessions(home), "b", project, 1), second + 400_000)  # the same ms
+    assert_continues(capsys, project, first_by_name)
+    rounded_up = with_mtime_ns(session(sessions(home), "c", project, 1), second + 499_999)  # ms + 1
+    assert_continues(capsys, project, rounded_up)
+
+
+def test_a_file_name_that_is_not_utf8_is_passed_over(home: Path, capsys) -> None:
+    """Node reads such a name with U+FFFD in it, cannot open that path, and pi skips the file."""
+    project = home / "project"
+    ours = session(sessions(home), "ours", project, 10)
+    named_badly = ours.with_name(os.fsdecode(b"\xff-newer.jsonl"))
+    session(sessions(home), "newer", project, 1).rename(named_badly)
+    assert_continues(capsys, project, ours)
