@@ -36,7 +36,6 @@ from __future__ import annotations
 import hashlib
 import math
 import os
-import time
 from array import array
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
@@ -463,9 +462,16 @@ class Aggregate:
 def local_day(hour: str) -> str:
     """The local date (`YYYY-MM-DD`) of a UTC hour `YYYY-MM-DDTHH`."""
     ms = parse_time_ms(f"{hour}:00:00.000Z")
-    if ms is None:
-        return hour[:10]
-    return time.strftime("%Y-%m-%d", time.localtime(ms / 1000))
+    return local_date(ms) if ms is not None else hour[:10]
+
+
+def local_date(ms: int) -> str:
+    """The local date (`YYYY-MM-DD`) of epoch ms; where that is no date from 0001 to 9999
+    (`--since 999999999999999999999w` is before any), the nearest of those UTC dates."""
+    try:
+        return datetime.fromtimestamp(ms / 1000).date().isoformat()
+    except (OverflowError, OSError, ValueError):
+        return iso_ms(ms)[:10]  # (clamped to 0001-01-01 .. 9999-12-31)
 
 
 def aggregate(items: Iterable[SessionStats], by: str, since_ms: int | None = None) -> Aggregate:

@@ -8,10 +8,9 @@ write, `1.2k`, `3.4M`).
 
 from __future__ import annotations
 
-import time
 from datetime import date, timedelta
 
-from .stats import FILE_OPS, Aggregate, SessionStats, Usage
+from .stats import FILE_OPS, Aggregate, SessionStats, Usage, local_date
 from .text import display_text, home_short
 from .textchart import bar, cell_width, fit, sparkline
 from .timefmt import iso_ms
@@ -157,11 +156,7 @@ def day_series(days: Aggregate) -> tuple[list[str], list[float]]:
 def report_lines(report: Aggregate, days: Aggregate, width: int = 80) -> list[str]:
     """`seance stats`: totals, a sparkline of cost per day, then one row per group with a bar."""
     # the local date, as the day rows (`--since 2026-01-31` is that day's local midnight)
-    since = (
-        f" since {time.strftime('%Y-%m-%d', time.localtime(report.since_ms / 1000))}"
-        if report.since_ms is not None
-        else ""
-    )
+    since = f" since {local_date(report.since_ms)}" if report.since_ms is not None else ""
     lines = [
         f"{_plural(report.sessions, 'session')}{since} · {_plural(report.total.messages, 'assistant message')}",
         f"tokens {usage_text(report.total)}",

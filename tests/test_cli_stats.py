@@ -261,3 +261,30 @@ def test_stats_times_outside_a_sane_range_date_nothing(tmp_path: Path, capsys) -
     )
     assert code == ExitCode.OK
     assert (json.loads(out)["first"], json.loads(out)["last"]) == ("2026-03-01T10:00:01.000Z",) * 2
+
+
+@pytest.mark.parametrize("zone", ["UTC", "America/Los_Angeles", "Asia/Tokyo"])
+def test_stats_since_before_or_after_any_date_is_a_report_not_a_traceback(
+    tmp_path: Path, capsys, monkeypatch, zone: str
+) -> None:
+    """`--since 999999999999999999999w` is before the year 1 (`time.localtime` overflowed
+    writing the "since" line), and the first or last day there is may be no local date at
+    all: the report says since 0001-01-01 or 9999-12-31, in text and JSON."""
+    monkeypatch.setenv("TZ", zone)
+    time.tzset()
+    root = tmp_path / "root"
+    _session(root, "/work/a", "s1", "m1", 1.0, "2026-03-01")
+    try:
+        for since, shown, cost in (
+            ("999999999999999999999w", "0001-01-01", 1.0),
+            ("0001-01-01", "0001-01-01", 1.0),
+            ("9999-12-31", "9999-12-31", 0.0),
+        ):
+            code, out, err = run(capsys, "stats", "--root", str(root), "--all", "--since", since)
+            assert (code, err) == (ExitCode.OK, "")
+            assert out.startswith(f"{1 if cost else 0} session{'' if cost else 's'} since {shown} ·"), out
+            payload = _stats_json(capsys, root, "--all", "--since", since)
+            assert payload["since"][:4] in ("0001", "9999") and payload["total"]["cost"] == cost
+    finally:
+        monkeypatch.undo()
+        time.tzset()
