@@ -28,7 +28,8 @@ entries as they are (same ids, same timestamps, usage included) under a header w
 `parentSession` names the source.  So every session keeps `keys`, a fingerprint of each
 assistant message's (id, timestamp), and a fork (a header with `parentSession`) also keeps
 its `ledger` (one row per assistant message); `count_copies_once` then skips a fork's
-messages already counted in an earlier session of its family.
+messages already counted in an earlier session of its family (a fork whose chain ends at a
+deleted session joins the family holding the first answer it copied).
 """
 
 from __future__ import annotations
@@ -574,52 +575,170 @@ def count_copies_once(
     """`counted` with each fork's copied usage left out: usage paid once is counted once.
 
     A fork family is a session and the forks made from it (chains of forks included,
-    followed through `known`, every session found, counted or not).  Its counted members
-    are taken ancestors first (then by start, then path); a fork's assistant message whose
-    key an earlier member holds is skipped.  So a fork of a counted session counts only what
-    it added, and two forks of a session that is gone count its history once.  `keys_of`
-    gives the `keys` of the family roots that are not forks (read from the cache: only for
-    the sessions forks were made from).  Only usage and hours are adjusted (what `aggregate`
-    reads).
+    followed through `known`, every session found, counted or not; a parent not found as
+    spelled is looked for as the same file spelled another way, e.g. under a symlinked
+    root).  A chain that ends at a missing session or goes round a cycle leaves its forks
+    loose: they join the family holding the first answer they copied (`_join_loose`).
+    Counted members are taken ancestors first (then by start, then path), loose ones after
+    the family they joined; a fork's assistant message whose key an earlier member holds is
+    skipped.  So a fork of a counted session counts only what it added, and forks of a
+    session that is gone count its history once.  `keys_of` gives the `keys` of sessions
+    that are no fork (read from the cache: only for the sessions forks were made from, or
+    may have been).  Only usage and hours are adjusted (what `aggregate` reads).
     """
     forks = [stats for stats in counted if stats.parent is not None]
     if not forks:  # (the usual listing: nothing to look up)
         return counted
-    by_path = {stats.path: stats for stats in known}  # (discovery's paths: absolute, normalised)
+    find_parent = _ParentFinder({stats.path: stats for stats in known})
     families: dict[str, list[tuple[int, SessionStats]]] = {}
+    loose: set[str] = set()  # families whose chain ends at a missing session or in a cycle
     for stats in forks:
-        depth, top, seen = 0, stats, {stats.path}
-        while top.parent is not None:
-            above = _parent_path(top)
-            upper = by_path.get(above)
-            if upper is None or above in seen:
-                break
-            seen.add(above)
-            depth, top = depth + 1, upper
-        family = _parent_path(top) if top.parent is not None else top.path
+        family, depth, headed = _family_of(stats, find_parent)
         families.setdefault(family, []).append((depth, stats))
+        if not headed:
+            loose.add(family)
     for stats in counted:  # the sessions forks were made from, counted: each heads its family
         if stats.parent is None and stats.path in families:
             families[stats.path].append((0, stats))
+    keys = _join_loose(families, loose, counted, keys_of)
     shared = [
         sorted(members, key=lambda item: (item[0], item[1].first_ms or 0, item[1].path))
         for members in families.values()
         if len(members) > 1 and any(stats.parent is not None for _, stats in members)
     ]
     roots = [stats.path for members in shared for _, stats in members if stats.parent is None]
-    root_keys = keys_of(roots) if roots else {}
+    unread = [path for path in roots if path not in keys]
+    if unread:
+        keys.update(keys_of(unread))
     adjusted: dict[int, SessionStats] = {}
     for members in shared:
         held: set[int] = set()
         for _, stats in members:
             if stats.parent is None:
-                held.update(array("q", root_keys.get(stats.path, b"")))
+                held.update(array("q", keys.get(stats.path, b"")))
                 continue
             kept = [row for row in stats.ledger if row[0] is None or row[0] not in held]
             held.update(row[0] for row in stats.ledger if row[0] is not None)
             if len(kept) < len(stats.ledger):
                 adjusted[id(stats)] = _with_only(stats, kept)
-    return [adjusted.get(id(stats), stats) for stats in counted]
+    return [adjusted.get(id(stats), stats) for stats in counted] if adjusted else counted
+
+
+class _ParentFinder:
+    """A fork's parent among the sessions found: by its path as spelled, else (when that
+    names a file that is there) by the same file under another spelling: `parentSession`
+    holds the path pi was given, a root may be given through a symlink."""
+
+    def __init__(self, by_path: dict[str, SessionStats]) -> None:
+        self.by_path = by_path
+        self._by_name: dict[str, list[SessionStats]] | None = None
+        self._found: dict[str, SessionStats | None] = {}
+
+    def __call__(self, stats: SessionStats) -> SessionStats | None:
+        path = _parent_path(stats)
+        parent = self.by_path.get(path)
+        if parent is not None:
+            return parent
+        if path not in self._found:
+            self._found[path] = self._same_file(path)
+        return self._found[path]
+
+    def _same_file(self, path: str) -> SessionStats | None:
+        try:
+            wanted = os.stat(path)
+        except (OSError, ValueError):  # (gone: the usual case, nothing more to look at)
+            return None
+        if self._by_name is None:
+            self._by_name = {}
+            for stats in self.by_path.values():
+                self._by_name.setdefault(os.path.basename(stats.path), []).append(stats)
+        for stats in self._by_name.get(os.path.basename(path), ()):
+            try:
+                if os.path.samestat(wanted, os.stat(stats.path)):
+                    return stats
+            except (OSError, ValueError):
+                continue
+        return None
+
+
+def _family_of(stats: SessionStats, find_parent: _ParentFinder) -> tuple[str, int, bool]:
+    """A fork's family (the path of the session its chain starts from), its depth in the
+    chain, and whether that session was found (else the family is loose: named by the
+    missing path, or by the least path of the cycle the chain went round)."""
+    chain = {stats.path: 0}
+    top = stats
+    while top.parent is not None:
+        upper = find_parent(top)
+        if upper is None:
+            return _parent_path(top), len(chain) - 1, False
+        if upper.path in chain:
+            cycle = list(chain)[chain[upper.path] :]
+            return min(cycle), len(chain) - 1, False
+        chain[upper.path] = len(chain)
+        top = upper
+    return top.path, len(chain) - 1, True
+
+
+def _join_loose(
+    families: dict[str, list[tuple[int, SessionStats]]],
+    loose: set[str],
+    counted: list[SessionStats],
+    keys_of: Callable[[list[str]], dict[str, bytes]],
+) -> dict[str, bytes]:
+    """Join each loose family to the family holding the first (dated) answer its shallowest
+    fork copied (a fork copies its source's history from the start: that answer is the
+    source's own): a counted session that is no fork, by its keys, asked for only from the
+    sessions with usage in that answer's hour and model; else another family's fork, by its
+    ledger.  The loose members go after the family's own.  Returns the keys read."""
+    probes: dict[int, str] = {}  # a loose family's probe key → that family
+    probe_hours: set[tuple[str, str]] = set()
+    for name in loose:
+        _, shallowest = min(families[name], key=lambda item: (item[0], item[1].path))
+        row = next((row for row in shallowest.ledger if row[0] is not None and row[1] is not None), None)
+        if row is not None:
+            probes[row[0]] = name
+            probe_hours.add((row[1], row[2]))
+    if not probes:
+        return {}
+    joined: dict[str, str] = {}  # loose family → the family it joined
+
+    def head_of(name: str) -> str:
+        while name in joined:
+            name = joined[name]
+        return name
+
+    def join(loose_name: str, other: str) -> None:
+        head, other_head = head_of(loose_name), head_of(other)
+        if head in loose and head != other_head:  # (a family headed by a session is never moved)
+            joined[head] = other_head
+
+    hours_ms = [parse_time_ms(f"{hour}:00:00.000Z") or 0 for hour, _ in probe_hours]
+    low, high = min(hours_ms), max(hours_ms) + 3_600_000  # (the spans first: cheaper than the hours)
+    candidates = [
+        stats
+        for stats in counted
+        if stats.parent is None
+        and stats.first_ms is not None
+        and stats.first_ms < high
+        and stats.last_ms is not None
+        and stats.last_ms >= low
+        and not stats.hours.keys().isdisjoint(probe_hours)
+    ]
+    keys = keys_of([stats.path for stats in candidates]) if candidates else {}
+    for stats in candidates:
+        for key in probes.keys() & set(array("q", keys.get(stats.path, b""))):
+            families.setdefault(stats.path, [(0, stats)])
+            join(probes[key], stats.path)
+    for name, members in list(families.items()):
+        for _, stats in members:
+            for row in stats.ledger:
+                if row[0] in probes:
+                    join(probes[row[0]], name)
+    for name in sorted(joined):  # (a fixed order: the same counts whichever way the files came)
+        head = head_of(name)
+        after = max(depth for depth, _ in families[head]) + 1
+        families[head].extend((after + depth, stats) for depth, stats in families.pop(name))
+    return keys
 
 
 def _parent_path(stats: SessionStats) -> str:

@@ -288,3 +288,60 @@ def test_stats_since_before_or_after_any_date_is_a_report_not_a_traceback(
     finally:
         monkeypatch.undo()
         time.tzset()
+
+
+def test_stats_counts_the_history_copied_through_a_deleted_fork_once(tmp_path: Path, capsys) -> None:
+    """A paid 1; B, a fork of A, added 2; C, a fork of B, added 4; D, a fork of A, added 8.
+    B is deleted: C's chain stops at the missing B, yet the answer it copied from A was paid
+    once (it counted twice: C was not in A's family).  C joins A's family by that answer."""
+    root = tmp_path / "root"
+    source = _session(root, "/work/a", "s1", "m", 1.0, "2026-03-01")
+    middle = fork_into(source, "/work/a", root)
+    _append_answer(middle, "b1", "2026-03-02T10:00:00.000Z", 2.0)
+    grandchild = fork_into(middle, "/work/c", root)
+    _append_answer(grandchild, "c1", "2026-03-03T10:00:00.000Z", 4.0)
+    sibling = fork_into(source, "/work/a", root)
+    _append_answer(sibling, "d1", "2026-03-04T10:00:00.000Z", 8.0)
+    middle.unlink()
+    for _warm in range(2):  # read, then the keys from the cache
+        payload = _stats_json(capsys, root, "--all")
+        assert (payload["total"]["messages"], payload["total"]["cost"]) == (4, 15.0), payload["total"]
+    by_project = _stats_json(capsys, root, "--all", "--by", "project")["groups"]
+    assert [(group["key"], group["cost"]) for group in by_project] == [("/work/a", 9.0), ("/work/c", 6.0)]
+    source.unlink()  # C and D: loose both, the answer they share counted once
+    payload = _stats_json(capsys, root, "--all")
+    assert (payload["total"]["messages"], payload["total"]["cost"]) == (4, 15.0), payload["total"]
+
+
+def test_stats_forks_naming_each_other_count_their_history_once(tmp_path: Path, capsys) -> None:
+    """Two forks of a deleted session whose headers name each other (and one naming itself):
+    no family heads them, no hang, and the history they share counts once."""
+    root = tmp_path / "root"
+    source = _session(root, "/work/a", "s1", "m", 1.0, "2026-03-01")
+    first, second, itself = (fork_into(source, "/work/a", root) for _ in range(3))
+    for fork, parent in ((first, second), (second, first), (itself, itself)):
+        lines = fork.read_text().splitlines()
+        header = json.loads(lines[0])
+        header["parentSession"] = str(parent)
+        fork.write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n")
+    _append_answer(second, "b1", "2026-03-02T10:00:00.000Z", 2.0)
+    source.unlink()
+    payload = _stats_json(capsys, root, "--all")
+    assert (payload["total"]["messages"], payload["total"]["cost"]) == (2, 3.0), payload["total"]
+
+
+def test_stats_through_a_symlinked_root_finds_the_parent_pi_named(tmp_path: Path, capsys) -> None:
+    """`--root` given through a symlink: the files are found under the link, `parentSession`
+    names the real path.  The same file is the same parent, even where its answer has no
+    sane time to be looked up by (its copy counted twice)."""
+    root = tmp_path / "root"
+    link = tmp_path / "link"
+    link.symlink_to(root)
+    for cwd, stamp in (("/work/a", "2026-03-01T10:00:02.000Z"), ("/work/b", "1000-01-01T00:00:00.000Z")):
+        source = _session(root, cwd, "s1", "m", 1.0, "2026-03-01")
+        source.write_text(source.read_text().replace("2026-03-01T10:00:02.000Z", stamp))
+        fork = fork_into(source, cwd, root)
+        _append_answer(fork, "b1", "2026-03-02T10:00:00.000Z", 2.0)
+        assert json.loads(fork.read_text().splitlines()[0])["parentSession"] == str(source)
+        payload = _stats_json(capsys, link, "--cwd", cwd)
+        assert (payload["total"]["messages"], payload["total"]["cost"]) == (2, 3.0), (cwd, payload["total"])

@@ -19,10 +19,12 @@ import pytest
 from conftest import CORPUS, corpus_files, node_oracle_available, run_node
 
 from seance.core.discovery import FileInfo
+from seance.core.resume import fork_into
 from seance.core.session import load_session
 from seance.core.stats import (
     SessionStats,
     aggregate,
+    count_copies_once,
     local_day,
     parse_since,
     session_stats,
@@ -420,3 +422,33 @@ def test_cache_keeps_each_sessions_message_keys_and_rereads_damaged_ones(tmp_pat
     assert message_keys([str(path)], infos, cache) == {str(path): expected}
     assert message_keys([str(path)], infos, None) == {str(path): expected}
     cache.close()
+
+
+def test_a_forks_copies_are_matched_reading_only_the_keys_needed(tmp_path: Path) -> None:
+    """Forks are matched to what they copied without reading every session's keys: none
+    without a fork, only the source's for a fork whose source is there, and for a fork whose
+    parent is gone only those of the sessions with usage in the hour of its first answer."""
+    root = tmp_path / "root"
+    paths = []
+    for day in range(1, 21):  # one session a day, one paid answer each
+        stamp = f"2026-03-{day:02d}T10:00:02.000Z"
+        answer = _msg("a1", "u1", stamp, _assistant("m", _usage(10, 1, 1.0)))
+        paths.append(_write(root / f"s{day}.jsonl", [_header(f"s{day}"), _msg("u1", None, stamp, _user("hi")), answer]))
+    source = paths[4]
+    middle = fork_into(source, "/work/p", root)
+    fork = fork_into(middle, "/work/p", root)
+    asked: list[list[str]] = []
+
+    def keys_of(wanted: list[str]) -> dict[str, bytes]:
+        asked.append(sorted(wanted))
+        return {path: session_stats(load_session(path)).keys for path in wanted}
+
+    def total_cost(paths: list[Path]) -> float:
+        found = [session_stats(load_session(path)) for path in paths]
+        return aggregate(count_copies_once(found, found, keys_of), "day").total.cost
+
+    assert (total_cost(paths), asked) == (20.0, [])
+    assert (total_cost([*paths, middle, fork]), asked) == (20.0, [[str(source)]])
+    middle.unlink()
+    asked.clear()
+    assert (total_cost([*paths, fork]), asked) == (20.0, [[str(source)]])
