@@ -600,7 +600,10 @@ def count_copies_once(
     for stats in counted:  # the sessions forks were made from, counted: each heads its family
         if stats.parent is None and stats.path in families:
             families[stats.path].append((0, stats))
-    keys = _join_loose(families, loose, counted, keys_of)
+    # (past LOOSE_JOIN_MAX loose families, forks naming sessions long gone by the thousand,
+    # looking for what each copied would read most sessions' keys: their copies count as
+    # they did before 0.7.14)
+    keys = _join_loose(families, loose, counted, keys_of) if len(loose) <= LOOSE_JOIN_MAX else {}
     shared = [
         sorted(members, key=lambda item: (item[0], item[1].first_ms or 0, item[1].path))
         for members in families.values()
@@ -677,6 +680,9 @@ def _family_of(stats: SessionStats, find_parent: _ParentFinder) -> tuple[str, in
         chain[upper.path] = len(chain)
         top = upper
     return top.path, len(chain) - 1, True
+
+
+LOOSE_JOIN_MAX = 200  # loose fork families joined to the family of what they copied (`_join_loose`)
 
 
 def _join_loose(
