@@ -30,7 +30,8 @@ sorting them (`_files_matching`).  Deleting a file's rows is one rowid range.
 candidates without decoding every summary.  What to MATCH and what to highlight come parsed from `core.search`
 (`Query.full_text()`), which also makes the hits' snippets: this module is storage and SQL.
 
-Threads: every thread gets its own connection (`threading.local`); writers take a lock.
+Threads: every thread gets its own connection (`threading.local`), closed as the thread ends;
+writers take a lock.
 """
 
 from __future__ import annotations
@@ -728,6 +729,32 @@ class IndexHits(Mapping[str, "TextHit"]):
         return iter(self._by_path())
 
 
+class _ThreadConnection:
+    """One thread's connection to the index, closed when the thread ends: CPython drops a
+    thread's `threading.local` values in that thread as it exits, so the close runs where
+    the connection was used, once nothing there can be stepping a statement.  A picker's
+    search thread ends with the picker; kept open after it (each connection holds two
+    descriptors, up to a 16 MB page cache and a 256 MB map), every picker a host pushed on its
+    one Catalog left one behind."""
+
+    __slots__ = ("connection", "generation", "verified")
+
+    def __init__(self, connection: sqlite3.Connection, generation: int, verified: dict[int, tuple[int, int]]) -> None:
+        self.connection: sqlite3.Connection | None = connection
+        self.generation = generation
+        self.verified = verified  # the index's `_verified`: the closed connection's mark goes
+
+    def close(self) -> None:
+        connection, self.connection = self.connection, None
+        if connection is not None:
+            self.verified.pop(id(connection), None)
+            with contextlib.suppress(sqlite3.Error):
+                connection.close()
+
+    def __del__(self) -> None:
+        self.close()
+
+
 class IndexUnavailable(Exception):
     """The index could not be opened at all (the caller lists without it)."""
 
@@ -768,7 +795,6 @@ class Index:
         self._local = threading.local()
         self._write_lock = threading.RLock()
         self._generation = 0
-        self._connections: list[sqlite3.Connection] = []
         self.rebuilt_reason: str | None = None
         self._path_cache: tuple[tuple, dict[str, int], dict[int, str]] | None = None  # `_path_ids`
         self._runs_under: tuple[tuple, tuple[frozenset[int], list[tuple[int, int]] | None]] | None = None
@@ -998,21 +1024,19 @@ class Index:
                 writer.put_text_rules(TEXT_RULES)  # (no text left from older rules)
 
     def _close_connections(self) -> None:
-        """Close this thread's connection; every other thread's is dropped, not closed: it
+        """Close this thread's connection; every other thread's is left to that thread: it
         may be in the middle of a statement (a search worker as the picker exits), and closing
         it under that thread finalized the statement it was stepping (its next row: "Cannot
         operate on a closed database", or a segmentation fault).  The new generation makes
-        each thread connect again at its next `db`, which drops its old connection, as does
-        the thread's end: refcounting closes it in the thread that used it."""
+        each thread connect again at its next `db`, which drops its old connection; the
+        thread's end closes its connection, in that thread (`_ThreadConnection`)."""
         self._generation += 1
         self._verified = {}  # a new connection may get an old one's id
         self._terms = {}
-        mine = getattr(self._local, "connection", None)
+        mine = getattr(self._local, "held", None)
         if mine is not None:
-            self._local.connection = None
-            with contextlib.suppress(sqlite3.Error):
-                mine.close()
-        self._connections.clear()
+            self._local.held = None
+            mine.close()
 
     def close(self) -> None:
         self._close_connections()
@@ -1023,13 +1047,16 @@ class Index:
 
     @property
     def db(self) -> sqlite3.Connection:
-        """This thread's connection."""
-        local = self._local
-        if getattr(local, "generation", None) != self._generation or getattr(local, "connection", None) is None:
-            local.connection = self._connect()
-            local.generation = self._generation
-            self._connections.append(local.connection)
-        return local.connection
+        """This thread's connection (closed as the thread ends: `_ThreadConnection`)."""
+        held: _ThreadConnection | None = getattr(self._local, "held", None)
+        if held is not None and held.generation == self._generation and held.connection is not None:
+            return held.connection
+        if held is not None:  # of an older generation: dropped, not closed (a cursor may still be on it)
+            held.connection = None
+        connection = self._connect()
+        self._verified.pop(id(connection), None)  # a connection gone since may have had its id
+        self._local.held = _ThreadConnection(connection, self._generation, self._verified)
+        return connection
 
     # -- reading -------------------------------------------------------------------------------
 

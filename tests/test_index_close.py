@@ -4,9 +4,11 @@ thread's statement runs to its end, and its connection is closed once the thread
 
 from __future__ import annotations
 
+import sqlite3
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 
 import seance
@@ -77,3 +79,28 @@ def test_closing_the_index_leaves_another_threads_running_query_alone_30_trials(
         check=False,
     )
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
+
+
+def test_a_thread_that_ends_closes_its_connection_while_the_index_stays_open(tmp_path: Path) -> None:
+    """A host's long-lived Catalog outlives the threads that query it (each picker's search
+    thread): a thread's connection is closed as the thread ends, not kept until `close()`."""
+    from seance.core.index import Index
+
+    index = Index(tmp_path)
+    used: list = []
+    for _ in range(3):
+        thread = threading.Thread(target=lambda: used.append(index.db.execute("SELECT count(*) FROM files").fetchone()))
+        thread.start()
+        thread.join()
+    connections: list = []
+    thread = threading.Thread(target=lambda: connections.append(index.db))
+    thread.start()
+    thread.join()
+    try:
+        connections[0].execute("SELECT 1")
+    except sqlite3.ProgrammingError:
+        pass
+    else:
+        raise AssertionError("the ended thread's connection is still open")
+    assert used == [(0,)] * 3 and index.db.execute("SELECT 1").fetchone() == (1,)
+    index.close()

@@ -6,6 +6,8 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from seance.app.search_thread import SearchThread
 from seance.core.catalog import Catalog
 from seance.core.search import parse_query
@@ -60,7 +62,9 @@ def test_a_submitted_query_runs_beside_the_caller_and_hands_back_its_error() -> 
     index.close()
 
 
-def test_index_queries_from_the_search_thread_reuse_one_connection(tmp_path: Path) -> None:
+def test_index_queries_from_the_search_thread_reuse_one_connection(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Each keystroke's worker is a new thread; its index query runs on the search thread,
     whose one connection checks the full-text signature once."""
     from ui_sessions import make_root
@@ -70,10 +74,12 @@ def test_index_queries_from_the_search_thread_reuse_one_connection(tmp_path: Pat
     searches = SearchThread()
     index = catalog.index
     assert index is not None
-    before = len(index._connections)
+    connected: list[int] = []
+    connect = index._connect
+    monkeypatch.setattr(index, "_connect", lambda: (connected.append(threading.get_ident()), connect())[1])
     for word in ("auth", "zebra", "release"):
         worker = threading.Thread(target=lambda w=word: searches.run(lambda: catalog.text_hits(parse_query(w))))
         worker.start()
         worker.join()
-    assert len(index._connections) == before + 1
+    assert len(connected) == 1 and connected[0] != threading.get_ident()
     searches.close()
