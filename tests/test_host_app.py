@@ -199,12 +199,15 @@ async def test_the_picker_inside_a_host_resumes_a_session(tmp_path: Path) -> Non
 
 
 def _open_index_files() -> int:
-    """This process's open descriptors on an index file (the database, its WAL): two for each
-    SQLite connection to it."""
+    """This process's open descriptors on this test's index file (the database, its WAL): two
+    for each SQLite connection to it.  (The test's own cache dir only: a worker process that ran
+    other tests before may hold their files.)"""
+    cache = os.path.realpath(os.environ["SEANCE_CACHE_DIR"]) + os.sep
     count = 0
     for fd in os.listdir("/proc/self/fd"):
         with contextlib.suppress(OSError):
-            count += os.path.basename(os.readlink(f"/proc/self/fd/{fd}")).startswith("index")
+            target = os.readlink(f"/proc/self/fd/{fd}")
+            count += target.startswith(cache) and os.path.basename(target).startswith("index")
     return count
 
 
