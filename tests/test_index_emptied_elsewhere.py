@@ -11,9 +11,10 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from ui_harness import picker_app, settle, wait_until
@@ -132,6 +133,23 @@ async def test_sessions_the_picker_cannot_index_again_are_said_and_not_tried_aga
             assert screen.status.message == "Search incomplete: 3 sessions not in the full-text index"
 
 
+@contextlib.asynccontextmanager
+async def _searched_while_locked(
+    pilot: Any, root: Path, cache: Path, monkeypatch: pytest.MonkeyPatch, text: str = PHRASE
+) -> AsyncIterator[Any]:
+    """The picker settled, its index emptied by another seance that still holds its write lock
+    (a rebuild), and `text` searched: the status line says sessions are not in the index."""
+    monkeypatch.setattr(Index, "busy_timeout", 0.2)
+    await settle(pilot, 4)
+    screen = pilot.app.screen
+    _emptied_elsewhere(root, cache)
+    with _write_locked(cache):
+        await pilot.press(*text)
+        await settle(pilot, 4)
+        await wait_until(pilot, lambda: "not in the full-text index" in screen.status.message)
+        yield screen
+
+
 # -- after review ---------------------------------------------------------------------------
 
 
@@ -140,18 +158,12 @@ async def test_sessions_not_indexable_while_locked_are_indexed_once_the_lock_is_
 ) -> None:
     """The rebuild in another terminal held the lock when the picker tried, then was killed
     (Ctrl-C): nothing stops indexing them now, yet the picker never tries again."""
-    monkeypatch.setattr(Index, "busy_timeout", 0.2)
     monkeypatch.setattr(session_list, "UNINDEXED_RETRY_S", 1.0)
     root, cache = _root(tmp_path), tmp_path / "cache"
     app = picker_app(root, cache_dir=cache)
     async with app.run_test(size=(160, 40)) as pilot:
-        await settle(pilot, 4)
-        screen = app.screen
-        _emptied_elsewhere(root, cache)
-        with _write_locked(cache):
-            await pilot.press(*PHRASE)
-            await settle(pilot, 4)
-            await wait_until(pilot, lambda: "not in the full-text index" in screen.status.message)
+        async with _searched_while_locked(pilot, root, cache, monkeypatch) as screen:
+            pass
         # the other seance is gone: the lock is free, and the retry's while has passed
         await pilot.pause(1.2)
         await pilot.press("backspace", '"')
@@ -165,21 +177,16 @@ async def test_sessions_not_indexable_while_locked_are_indexed_once_the_lock_is_
 async def test_the_incomplete_search_note_goes_when_the_query_is_cleared(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(Index, "busy_timeout", 0.2)
     root, cache = _root(tmp_path), tmp_path / "cache"
     app = picker_app(root, cache_dir=cache)
-    async with app.run_test(size=(160, 40)) as pilot:
+    async with (
+        app.run_test(size=(160, 40)) as pilot,
+        _searched_while_locked(pilot, root, cache, monkeypatch) as screen,
+    ):
+        screen.search_input.value = ""
         await settle(pilot, 4)
-        screen = app.screen
-        _emptied_elsewhere(root, cache)
-        with _write_locked(cache):
-            await pilot.press(*PHRASE)
-            await settle(pilot, 4)
-            await wait_until(pilot, lambda: "not in the full-text index" in screen.status.message)
-            screen.search_input.value = ""
-            await settle(pilot, 4)
-            assert len(screen.session_list.rows) == 3
-            assert "Search incomplete" not in screen.status.message, screen.status.message
+        assert len(screen.session_list.rows) == 3
+        assert "Search incomplete" not in screen.status.message, screen.status.message
 
 
 async def test_a_deleted_session_is_no_incomplete_search(tmp_path: Path) -> None:
@@ -215,17 +222,10 @@ async def test_the_note_does_not_replace_the_undo_hint_of_a_deletion(
         monkeypatch.setenv(name, str(tmp_path / "env" / name))
     for name in ("SEANCE_CACHE_DIR", "SEANCE_DATA_DIR", "SEANCE_CONFIG_DIR"):
         monkeypatch.setenv(name, str(tmp_path / "env" / name))
-    monkeypatch.setattr(Index, "busy_timeout", 0.2)
     root, cache = _root(tmp_path), tmp_path / "cache"
     app = picker_app(root, cache_dir=cache)
     async with app.run_test(size=(160, 40)) as pilot:
-        await settle(pilot, 4)
-        screen = app.screen
-        _emptied_elsewhere(root, cache)
-        with _write_locked(cache):
-            await pilot.press(*"the")
-            await settle(pilot, 4)
-            await wait_until(pilot, lambda: "not in the full-text index" in screen.status.message)
+        async with _searched_while_locked(pilot, root, cache, monkeypatch, "the") as screen:
             assert len(screen.session_list.rows) >= 1
         await pilot.press("ctrl+d")
         await settle(pilot, 2)

@@ -52,7 +52,7 @@ class Daemon:
     """`seance index --watch --root ROOT` as a child process (`root` None: no `--root`, the
     default roots of this process's environment)."""
 
-    def __init__(self, root: Path | None, cache: Path) -> None:
+    def __init__(self, root: Path | None, cache: Path, *, cwd: Path | None = None) -> None:
         self.root, self.cache = root, cache
         self.log = cache.parent / f"watchd-{time.monotonic_ns()}.log"
         self.log_file = open(self.log, "wb")  # noqa: SIM115
@@ -60,6 +60,7 @@ class Daemon:
         self.process = subprocess.Popen(
             [sys.executable, "-m", "seance", "index", "--watch", *given],
             env=_env(cache),
+            cwd=cwd,
             stdout=subprocess.DEVNULL,
             stderr=self.log_file,
         )
@@ -72,7 +73,11 @@ class Daemon:
     def stop(self) -> None:
         if self.process.poll() is None:
             self.process.terminate()
-            self.process.wait(10)
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
         self.log_file.close()
 
 

@@ -19,45 +19,13 @@ import time
 from pathlib import Path
 
 import pytest
-from test_watchd import START_WAIT_S, _append_user_line, _env
+from test_watchd import Daemon, _append_user_line, _env
 from write_harness import write_v3
 
 from seance.core.catalog import Catalog
 from seance.core.discovery import default_roots, discover
 from seance.core.watchclient import synced_discovery
 from seance.core.watchd import Watcher
-
-
-class Watch:
-    """`seance index --watch` (default roots) in a child process, in directory `cwd`."""
-
-    def __init__(self, cache: Path, cwd: Path | None = None) -> None:
-        self.cache = cache
-        self.log = cache.parent / f"watchd-{time.monotonic_ns()}.log"
-        self.log_file = open(self.log, "wb")  # noqa: SIM115
-        env = _env(cache)
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "seance", "index", "--watch"],
-            env=env,
-            cwd=cwd,
-            stdout=subprocess.DEVNULL,
-            stderr=self.log_file,
-        )
-        deadline = time.monotonic() + START_WAIT_S
-        while b"watching (" not in self.log.read_bytes():
-            if self.process.poll() is not None or time.monotonic() > deadline:
-                raise AssertionError(f"the watcher did not start: {self.log.read_text()}")
-            time.sleep(0.02)
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        self.log_file.close()
 
 
 @pytest.fixture
@@ -99,7 +67,7 @@ def test_a_watcher_started_in_a_directory_removed_since_goes_on(home: Path, tmp_
     reads `os.getcwd()` (`roots.pi_session_dir`): FileNotFoundError, the watcher dies."""
     cwd = tmp_path / "started-here"
     cwd.mkdir()
-    watch = Watch(cache, cwd=cwd)
+    watch = Daemon(None, cache, cwd=cwd)
     try:
         assert served(cache) == on_disk()
         cwd.rmdir()
@@ -117,7 +85,7 @@ def test_a_profile_removed_and_made_again_at_once_is_watched_again(home: Path, c
     """`rm -rf ~/.omp/profiles/default` and the profile made again (restored from a backup)
     before the watcher looked: its directories keep their dead watches (`wd_of` by path), so
     an append there is never seen, and the watcher vouches for a stale size."""
-    watch = Watch(cache)
+    watch = Daemon(None, cache)
     try:
         assert served(cache) == on_disk()
         profile = home / ".omp/profiles/default"
@@ -140,7 +108,7 @@ def test_a_symlinked_profile_pointed_elsewhere_is_watched_there(home: Path, tmp_
         write_v3(tmp_path / name / "agent/sessions/--proj--" / "s.jsonl", sid)
     link = home / ".omp/profiles/linked"
     link.symlink_to(tmp_path / "a")
-    watch = Watch(cache)
+    watch = Daemon(None, cache)
     try:
         assert served(cache) == on_disk()
         new = home / ".omp/profiles/.linked-new"
@@ -165,7 +133,7 @@ def test_a_session_dir_that_is_also_the_nearest_existing_source_ancestor(
     (root / "--proj--").mkdir(parents=True)
     write_v3(root / "--proj--" / "o.jsonl", "4141aaaa-op")
     monkeypatch.setenv("PI_CODING_AGENT_SESSION_DIR", str(root))
-    watch = Watch(cache)
+    watch = Daemon(None, cache)
     try:
         assert served(cache) == on_disk()
         (root / "--proj2--").mkdir()
@@ -182,7 +150,7 @@ def test_a_head_then_files_across_a_switch_lists_the_commands_roots(home: Path, 
     root the command has."""
     from seance.core.watchclient import synced_listing
 
-    watch = Watch(cache)
+    watch = Daemon(None, cache)
     try:
         roots = default_roots()
         pending = synced_listing(cache, roots, False, head_first=True)
@@ -242,7 +210,7 @@ def test_a_profile_renamed_is_watched_under_its_new_name(home: Path, cache: Path
     """`mv ~/.omp/profiles/default ~/.omp/profiles/work`: one root goes, one comes, same
     directories.  `_watch_dir` on the new path gets the SAME wd (same inode), then the old
     path, no longer listed, is unwatched: `rm_watch(wd)` ends the new path's watch too."""
-    watch = Watch(cache)
+    watch = Daemon(None, cache)
     try:
         assert served(cache) == on_disk()
         os.rename(home / ".omp/profiles/default", home / ".omp/profiles/work")
@@ -256,7 +224,7 @@ def test_a_profile_renamed_is_watched_under_its_new_name(home: Path, cache: Path
 
 def test_a_project_bucket_renamed_is_watched_under_its_new_name(home: Path, cache: Path) -> None:
     """The same within one root (pre-existing): `mv --proj-- --renamed--` in pi's root."""
-    watch = Watch(cache)
+    watch = Daemon(None, cache)
     try:
         assert served(cache) == on_disk()
         sessions = home / ".pi/agent/sessions"
@@ -285,7 +253,7 @@ def _ls_all_paths(cache: Path) -> list[str]:
 def test_ls_lists_a_session_made_in_a_renamed_profile(home: Path, cache: Path) -> None:
     """What the user sees: after `mv ~/.omp/profiles/default ~/.omp/profiles/work`, a new
     omp session in the renamed profile is missing from `seance ls --all` while the watcher runs."""
-    watch = Watch(cache)
+    watch = Daemon(None, cache)
     try:
         assert len(_ls_all_paths(cache)) == 2
         os.rename(home / ".omp/profiles/default", home / ".omp/profiles/work")
@@ -300,7 +268,7 @@ def test_ls_lists_a_session_made_in_a_renamed_profile(home: Path, cache: Path) -
 def test_sessions_moved_into_xdg_data_home_are_watched_there(home: Path, tmp_path: Path, cache: Path) -> None:
     """The commit's own case, by a move: omp's sessions moved (one rename, same inodes) from
     ~/.omp/profiles/default/agent/sessions to $XDG_DATA_HOME/omp/profiles/default/sessions."""
-    watch = Watch(cache)
+    watch = Daemon(None, cache)
     try:
         assert served(cache) == on_disk()
         target = tmp_path / "xdg-data/omp/profiles/default"
