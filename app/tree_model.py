@@ -1039,8 +1039,10 @@ class TreeModel:
         self.set_filter(FILTERS[(FILTERS.index(self.filter_mode) + step) % len(FILTERS)])
 
     def restore_folds(self, entry_ids: set[str]) -> None:
-        """Fold these entries again (those this tree has): a tree read again keeps its folds."""
-        folded = {entry_id for entry_id in entry_ids if entry_id in self.tree.by_id}
+        """Fold these entries again (those shown as rows now): a tree read again keeps its
+        folds.  (A fold on an entry the filter hides now would hide its branch with no row
+        to unfold it from.)"""
+        folded = {entry_id for entry_id in entry_ids if entry_id in self.index}
         if folded != self.folded:
             self.folded = folded
             self._apply()

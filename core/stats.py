@@ -698,12 +698,13 @@ def _join_loose(
     ledger.  The loose members go after the family's own.  Returns the keys read."""
     probes: dict[int, str] = {}  # a loose family's probe key → that family
     probe_hours: set[tuple[str, str]] = set()
-    for name in loose:
-        _, shallowest = min(families[name], key=lambda item: (item[0], item[1].path))
-        row = next((row for row in shallowest.ledger if row[0] is not None and row[1] is not None), None)
-        if row is not None:
-            probes[row[0]] = name
-            probe_hours.add((row[1], row[2]))
+    for name in sorted(loose):  # (a fixed order: a key two families copied goes to the least name)
+        for _, member in sorted(families[name], key=lambda item: (item[0], item[1].path)):
+            # each member's first dated answer (a fork made at the first message copied none)
+            row = next((row for row in member.ledger if row[0] is not None and row[1] is not None), None)
+            if row is not None:
+                probes.setdefault(row[0], name)
+                probe_hours.add((row[1], row[2]))
     if not probes:
         return {}
     joined: dict[str, str] = {}  # loose family → the family it joined

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -345,3 +348,97 @@ def test_stats_through_a_symlinked_root_finds_the_parent_pi_named(tmp_path: Path
         assert json.loads(fork.read_text().splitlines()[0])["parentSession"] == str(source)
         payload = _stats_json(capsys, link, "--cwd", cwd)
         assert (payload["total"]["messages"], payload["total"]["cost"]) == (2, 3.0), (cwd, payload["total"])
+
+
+# -- after review: loose fork families joined the same way every run, by any copied answer --------
+
+
+def _by_project(root: Path, seed: int) -> list:
+    env = dict(os.environ, PYTHONHASHSEED=str(seed))
+    code = "import sys; from seance.cli import main; sys.exit(main(sys.argv[1:]))"
+    out = subprocess.run(
+        [sys.executable, "-c", code, "stats", "--root", str(root), "--all", "--by", "project", "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    payload = json.loads(out)
+    return [(g["key"], g["cost"]) for g in payload["groups"]], payload["total"]["cost"]
+
+
+def test_joined_loose_families_attribute_the_same_way_every_run(tmp_path: Path) -> None:
+    """X paid 1 (cwd /work/x).  B forks X, C forks B (cwd /work/c, adds 4); D forks X
+    (cwd /work/d, adds 8).  X and B are deleted: C is loose under 'B', D loose under 'X',
+    both copied X's answer.  Which project the shared answer is billed to must not change
+    from one run to the next."""
+    root = tmp_path / "root"
+    source = _session(root, "/work/x", "s1", "m", 1.0, "2026-03-01")
+    middle = fork_into(source, "/work/x", root)
+    grandchild = fork_into(middle, "/work/c", root)
+    _append_answer(grandchild, "c1", "2026-03-03T10:00:00.000Z", 4.0)
+    sibling = fork_into(source, "/work/d", root)
+    _append_answer(sibling, "d1", "2026-03-04T10:00:00.000Z", 8.0)
+    middle.unlink()
+    source.unlink()
+    results = {seed: _by_project(root, seed) for seed in range(8)}
+    assert all(total == 13.0 for _, total in results.values()), results
+    assert len({tuple(groups) for groups, _ in results.values()}) == 1, results
+
+
+def _stats_total(root: Path) -> dict:
+    return json.loads(_by_project_raw(root))["total"]
+
+
+def _by_project_raw(root: Path, *extra: str) -> str:
+    code = "import sys; from seance.cli import main; sys.exit(main(sys.argv[1:]))"
+    return subprocess.run(
+        [sys.executable, "-c", code, "stats", "--root", str(root), "--all", "--json", *extra],
+        env=dict(os.environ),
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+
+
+def test_a_sibling_fork_that_copied_no_answer_does_not_hide_the_copied_history(tmp_path: Path) -> None:
+    """A paid 1; B, a fork of A, added 2; C, a fork of B, added 8.  F is a /fork of B made at
+    B's first message (pi copies nothing before it), earlier than C, so its file name sorts
+    first; it added 4.  B is deleted.  C copied A's answer: it must count once (1+2+8+4 = 15),
+    as it does without F (the case 9b74b71 fixed)."""
+    root = tmp_path / "root"
+    source = _session(root, "/work/a", "s1", "m", 1.0, "2026-03-01")
+    middle = fork_into(source, "/work/a", root)
+    _append_answer(middle, "b1", "2026-03-02T10:00:00.000Z", 2.0)
+    grandchild = fork_into(middle, "/work/c", root)
+    _append_answer(grandchild, "c1", "2026-03-03T10:00:00.000Z", 8.0)
+    without_f = _stats_total(root)
+    assert (without_f["messages"], without_f["cost"]) == (3, 11.0), without_f
+    early = root / grandchild.parent.name / "2026-03-02T11-00-00-000Z_f.jsonl"
+    header = {
+        "type": "session",
+        "version": 3,
+        "id": "f",
+        "timestamp": "2026-03-02T11:00:00.000Z",
+        "cwd": "/work/c",
+        "parentSession": str(middle),
+    }
+    early.write_text(
+        json.dumps(header)
+        + "\n"
+        + json.dumps(
+            {
+                "type": "message",
+                "id": "fu",
+                "parentId": None,
+                "timestamp": "2026-03-02T11:00:01.000Z",
+                "message": {"role": "user", "content": "again"},
+            }
+        )
+        + "\n"
+    )
+    _append_answer(early, "f1", "2026-03-02T11:00:02.000Z", 4.0)
+    assert early.name < grandchild.name
+    middle.unlink()
+    payload = _stats_total(root)
+    assert (payload["messages"], payload["cost"]) == (4, 15.0), payload

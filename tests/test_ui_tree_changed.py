@@ -405,3 +405,142 @@ async def test_after_a_label_written_in_the_tree_enter_on_the_end_follows_the_ne
         await settle(pilot)
         assert app.results == []
         assert model_of(app).selected_id == "a2", f"the cursor stayed on {model_of(app).selected_id!r}"
+
+
+# -- after the second review: the tree's own labels, folds the filter hides ----------------------------
+
+
+class WaitThenRead:
+    """The read waits on `release` first, then reads (a big session: the read starts late)."""
+
+    def __init__(self) -> None:
+        self.slow = False
+        self.release = threading.Event()
+        self.started = threading.Event()
+
+    def __call__(self, *args, **kwargs):
+        if self.slow:
+            self.started.set()
+            self.release.wait(10)
+        return real_read_session(*args, **kwargs)
+
+
+async def test_two_own_labels_in_quick_succession_do_not_say_an_agent_changed_the_file(
+    tmp_path: Path, monkeypatch
+) -> None:
+    slow = WaitThenRead()
+    monkeypatch.setattr(session_tree_module, "read_session", slow)
+    path = write_session(tmp_path / "session.jsonl")
+    app = TreeApp(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await _wait(pilot, lambda: isinstance(app.screen, SessionTreeScreen) and app.screen.model is not None)
+        await pilot.pause(0.2)
+        await pilot.press("end")
+        slow.slow = True
+        await pilot.press("L")
+        await pilot.pause(0.1)
+        await pilot.press(*"one", "enter")
+        await _wait(pilot, slow.started.is_set)  # label one written; the re-read has not read yet
+        await pilot.press("up")
+        second = model_of(app).selected_id
+        await pilot.press("L")
+        await pilot.pause(0.1)
+        await pilot.press(*"two", "enter")
+        await _wait(pilot, lambda: model_of(app).tree.labels.get(second) == "two")
+        slow.slow = False
+        slow.release.set()  # the re-read now reads the file with both of the tree's own labels
+        await _wait(pilot, lambda: app.screen._reading_again is None)
+        await pilot.pause(0.5)
+        await settle(pilot)
+    said = [message for _, message in app.notes]
+    assert not any("changed on disk" in message for message in said), said
+
+
+def _line(**entry) -> bytes:
+    return orjson.dumps(entry) + b"\n"
+
+
+async def test_a_fold_on_an_entry_the_filter_now_hides_does_not_hide_its_branch(tmp_path: Path) -> None:
+    """Filter 'labeled only': uA (label 'milestone') folded, aA2 labelled below it.  Another
+    seance/pi removes uA's label and the user presses Enter (file changed: read again)."""
+    path = write_session(tmp_path / "session.jsonl")
+    with path.open("ab") as handle:
+        handle.write(
+            _line(
+                type="label",
+                id="l2",
+                parentId="leaf",
+                timestamp="2024-12-01T09:10:00.000Z",
+                targetId="aA2",
+                label="tests",
+            )
+        )
+    app = TreeApp(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+l")
+        await settle(pilot)
+        model = model_of(app)
+        assert model.filter_mode == "labeled-only"
+        assert set(model.rows.ids) >= {"uA", "aA2"}, list(model.rows.ids)
+        model.select_id("uA")
+        app.screen.query_one(session_tree_module.TreeView).sync()
+        await pilot.press("ctrl+left")
+        await settle(pilot)
+        assert model_of(app).folded == {"uA"}
+        with path.open("ab") as handle:  # elsewhere: uA's label removed
+            handle.write(
+                _line(type="label", id="l3", parentId="l2", timestamp="2024-12-01T09:11:00.000Z", targetId="uA")
+            )
+        await pilot.press("enter")  # changed on disk: read again
+        await settle(pilot)
+        await pilot.pause(0.3)
+        model = model_of(app)
+        assert "aA2" in model.tree.labels and "uA" not in model.tree.labels
+        assert "aA2" in list(model.rows.ids), (
+            f"labelled aA2 is not shown; rows {list(model.rows.ids)}, folded {model.folded}"
+        )
+
+
+async def test_removing_the_label_of_a_folded_entry_in_labeled_only_keeps_its_labelled_branch_shown(
+    tmp_path: Path,
+) -> None:
+    """Filter 'labeled only', uA folded; Shift+L on uA, label emptied (removed): once the tree
+    has read the file again, the labelled aA2 below uA must still be a row."""
+    path = write_session(tmp_path / "session.jsonl")
+    with path.open("ab") as handle:
+        handle.write(
+            _line(
+                type="label",
+                id="l2",
+                parentId="leaf",
+                timestamp="2024-12-01T09:10:00.000Z",
+                targetId="aA2",
+                label="tests",
+            )
+        )
+    app = TreeApp(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+l")
+        await settle(pilot)
+        model = model_of(app)
+        model.select_id("uA")
+        app.screen.query_one(session_tree_module.TreeView).sync()
+        await pilot.press("ctrl+left")
+        await settle(pilot)
+        assert model_of(app).folded == {"uA"}
+        await pilot.press("L")
+        await pilot.pause(0.2)
+        await pilot.press("ctrl+u")  # (clear the prompt)
+        for _ in range(20):
+            await pilot.press("backspace")
+        await pilot.press("enter")
+        await settle(pilot)
+        await pilot.pause(0.5)
+        await settle(pilot)
+        model = model_of(app)
+        assert "uA" not in model.tree.labels, model.tree.labels
+        assert "aA2" in list(model.rows.ids), (
+            f"labelled aA2 is not shown; rows {list(model.rows.ids)}, folded {model.folded}"
+        )

@@ -579,7 +579,7 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
         """Carry the view of `old` over to the model read again (`_carry_view`), and what to
         say of it: the cursor stays where the user has it now (moved while it read: there); on
         the end row, it follows the end if the file grew by more than the tree's own lines."""
-        grew = len(message.session.entries) - len(session.entries) > again.own_lines
+        grew = len(message.session.entries) - len(session.entries) > again.own_lines + again.more
         note = again.note if again.note is not None else CHANGED_NOTE if grew else None
         moved = old.selected_id != again.entry_id
         follow_end = again.on_end and not moved and note is not None
