@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
+from typing import Any
 
 import orjson
 from test_ui_tree import SIZE, TreeApp, model_of, settle, status, write_session
@@ -219,6 +220,22 @@ async def _wait(pilot, predicate, rounds: int = 200) -> None:
     raise AssertionError("condition not reached")
 
 
+async def _labelled_at_the_end_while_the_reading_waits(app: TreeApp, pilot: Any, slow: SlowReads, text: str) -> str:
+    """The tree shown, its end row labelled `text`, and the reading again after that write held
+    (`slow`: read, then waiting): the labelled entry."""
+    await _wait(pilot, lambda: isinstance(app.screen, SessionTreeScreen) and app.screen.model is not None)
+    await pilot.pause(0.2)
+    await pilot.press("end")
+    labelled = model_of(app).selected_id
+    assert labelled is not None
+    slow.slow = True
+    await pilot.press("L")
+    await pilot.pause(0.1)
+    await pilot.press(*text, "enter")
+    await _wait(pilot, slow.started.is_set)
+    return labelled
+
+
 async def test_a_cursor_moved_while_the_tree_reads_again_stays_where_it_was_moved(tmp_path: Path, monkeypatch) -> None:
     """The user labels an entry, then moves on (the silent re-read after the label write of
     a big session takes seconds): when the re-read lands, the cursor jumps back to the
@@ -228,15 +245,7 @@ async def test_a_cursor_moved_while_the_tree_reads_again_stays_where_it_was_move
     path = write_session(tmp_path / "session.jsonl")
     app = TreeApp(path)
     async with app.run_test(size=SIZE) as pilot:
-        await _wait(pilot, lambda: isinstance(app.screen, SessionTreeScreen) and app.screen.model is not None)
-        await pilot.pause(0.2)
-        await pilot.press("end")
-        labelled = model_of(app).selected_id
-        slow.slow = True
-        await pilot.press("L")
-        await pilot.pause(0.1)
-        await pilot.press(*"mine", "enter")
-        await _wait(pilot, slow.started.is_set)  # the label is written; the tree reads again
+        labelled = await _labelled_at_the_end_while_the_reading_waits(app, pilot, slow, "mine")
         await pilot.press("home")  # the user moves on meanwhile
         await pilot.pause(0.1)
         moved_to = model_of(app).selected_id
@@ -259,15 +268,7 @@ async def test_a_label_written_while_the_tree_reads_again_stays_shown(tmp_path: 
     path = write_session(tmp_path / "session.jsonl")
     app = TreeApp(path)
     async with app.run_test(size=SIZE) as pilot:
-        await _wait(pilot, lambda: isinstance(app.screen, SessionTreeScreen) and app.screen.model is not None)
-        await pilot.pause(0.2)
-        await pilot.press("end")
-        first = model_of(app).selected_id
-        slow.slow = True
-        await pilot.press("L")
-        await pilot.pause(0.1)
-        await pilot.press(*"one", "enter")
-        await _wait(pilot, slow.started.is_set)  # read (before the second label), held
+        first = await _labelled_at_the_end_while_the_reading_waits(app, pilot, slow, "one")
         await pilot.press("up")
         second = model_of(app).selected_id
         assert second != first
@@ -460,34 +461,37 @@ def _line(**entry) -> bytes:
     return orjson.dumps(entry) + b"\n"
 
 
+def _with_a_second_label(path: Path) -> Path:
+    """The fixed session, with aA2 (below uA, labelled 'milestone') labelled too."""
+    write_session(path)
+    label = {"id": "l2", "parentId": "leaf", "timestamp": "2024-12-01T09:10:00.000Z", "targetId": "aA2"}
+    with path.open("ab") as handle:
+        handle.write(_line(type="label", **label, label="tests"))
+    return path
+
+
+async def _labeled_only_with_ua_folded(app: TreeApp, pilot: Any) -> None:
+    """Ctrl+L (labeled only: uA and aA2 are rows), then uA folded (Ctrl+Left)."""
+    await settle(pilot)
+    await pilot.press("ctrl+l")
+    await settle(pilot)
+    model = model_of(app)
+    assert model.filter_mode == "labeled-only"
+    assert set(model.rows.ids) >= {"uA", "aA2"}, list(model.rows.ids)
+    model.select_id("uA")
+    app.screen.query_one(session_tree_module.TreeView).sync()
+    await pilot.press("ctrl+left")
+    await settle(pilot)
+    assert model_of(app).folded == {"uA"}
+
+
 async def test_a_fold_on_an_entry_the_filter_now_hides_does_not_hide_its_branch(tmp_path: Path) -> None:
     """Filter 'labeled only': uA (label 'milestone') folded, aA2 labelled below it.  Another
     seance/pi removes uA's label and the user presses Enter (file changed: read again)."""
-    path = write_session(tmp_path / "session.jsonl")
-    with path.open("ab") as handle:
-        handle.write(
-            _line(
-                type="label",
-                id="l2",
-                parentId="leaf",
-                timestamp="2024-12-01T09:10:00.000Z",
-                targetId="aA2",
-                label="tests",
-            )
-        )
+    path = _with_a_second_label(tmp_path / "session.jsonl")
     app = TreeApp(path)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("ctrl+l")
-        await settle(pilot)
-        model = model_of(app)
-        assert model.filter_mode == "labeled-only"
-        assert set(model.rows.ids) >= {"uA", "aA2"}, list(model.rows.ids)
-        model.select_id("uA")
-        app.screen.query_one(session_tree_module.TreeView).sync()
-        await pilot.press("ctrl+left")
-        await settle(pilot)
-        assert model_of(app).folded == {"uA"}
+        await _labeled_only_with_ua_folded(app, pilot)
         with path.open("ab") as handle:  # elsewhere: uA's label removed
             handle.write(
                 _line(type="label", id="l3", parentId="l2", timestamp="2024-12-01T09:11:00.000Z", targetId="uA")
@@ -507,29 +511,10 @@ async def test_removing_the_label_of_a_folded_entry_in_labeled_only_keeps_its_la
 ) -> None:
     """Filter 'labeled only', uA folded; Shift+L on uA, label emptied (removed): once the tree
     has read the file again, the labelled aA2 below uA must still be a row."""
-    path = write_session(tmp_path / "session.jsonl")
-    with path.open("ab") as handle:
-        handle.write(
-            _line(
-                type="label",
-                id="l2",
-                parentId="leaf",
-                timestamp="2024-12-01T09:10:00.000Z",
-                targetId="aA2",
-                label="tests",
-            )
-        )
+    path = _with_a_second_label(tmp_path / "session.jsonl")
     app = TreeApp(path)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("ctrl+l")
-        await settle(pilot)
-        model = model_of(app)
-        model.select_id("uA")
-        app.screen.query_one(session_tree_module.TreeView).sync()
-        await pilot.press("ctrl+left")
-        await settle(pilot)
-        assert model_of(app).folded == {"uA"}
+        await _labeled_only_with_ua_folded(app, pilot)
         await pilot.press("L")
         await pilot.pause(0.2)
         await pilot.press("ctrl+u")  # (clear the prompt)
