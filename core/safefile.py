@@ -240,7 +240,7 @@ def _check_unchanged(path: Path, stamp: FileStamp, *, verify_content: bool = Tru
         stat = os.stat(path)
     except FileNotFoundError as error:
         raise FileChangedError(f"{path}: the file is gone; nothing was written") from error
-    if stat.st_size != stamp.size or stat.st_mtime_ns != stamp.mtime_ns:
+    if not stamp.matches(stat):
         raise FileChangedError(f"{path}: the file changed on disk since it was read; nothing was written")
     if verify_content:
         with open(path, "rb") as handle:

@@ -54,6 +54,11 @@ class FileStamp:
     def of_bytes(cls, data: bytes, stat: os.stat_result) -> FileStamp:
         return cls(stat.st_size, stat.st_mtime_ns, new_digest(data).hexdigest())
 
+    def matches(self, stat: os.stat_result) -> bool:
+        """Whether a file now `stat` looks as it did when read (its size and modification time:
+        a write refuses, and the tree reads the file again, when it does not)."""
+        return stat.st_size == self.size and stat.st_mtime_ns == self.mtime_ns
+
 
 @dataclass(frozen=True, slots=True)
 class NotASession:

@@ -559,8 +559,7 @@ class SessionTreeScreen(Screen["TreeResult | None"]):
             now = os.stat(session.path)
         except OSError:
             return "gone"
-        stamp = session.stamp
-        return "same" if (now.st_size, now.st_mtime_ns) == (stamp.size, stamp.mtime_ns) else "changed"
+        return "same" if session.stamp.matches(now) else "changed"
 
     def _read_again(self, note: str | None, *, own_lines: int = 0) -> None:
         """Read the session again, the view kept (`_carried`).  The tree read before stays
