@@ -499,3 +499,40 @@ def test_a_picked_file_pi_cannot_open_is_a_notice_not_a_new_empty_session(pi: Pi
     pi.wait_for("no such session file")
     assert "Resumed session" not in pi.screen()
     assert set(os.listdir(os.fsencode(alpha.parent))) == before  # no blank session made beside it
+
+
+HOSTILE_NAME = "t\x1b]2;PWNED-TITLE\x07\u202eevil\u2066"  # an OSC title write and bidi marks in a folder's name
+
+
+def test_pis_refusal_to_fork_a_hostile_path_never_drives_its_terminal(pi: Pi) -> None:
+    """An oh-my-pi session (its first line a title slot) under a folder whose name holds an
+    escape sequence: Ctrl+F forks it, pi's forkFrom refuses it ("Cannot fork: source session
+    file is empty or invalid: <path>"), and that message went into the notice raw: the OSC set
+    the terminal's title.  Every notice is made visible text now, bidi marks too."""
+    folder = pi.home / ".omp" / "agent" / "sessions" / f"--{HOSTILE_NAME}--"
+    folder.mkdir(parents=True)
+    header = {"type": "session", "version": 3, "id": "omp-fork-1", "timestamp": "2026-01-01T10:00:00.000Z"}
+    lines = [
+        {"type": "title", "v": 1, "title": "", "updatedAt": "2026-01-01T10:00:00.000Z"},
+        {**header, "cwd": str(pi.project)},
+        {
+            "type": "message",
+            "id": "u1",
+            "parentId": None,
+            "timestamp": "2026-01-01T10:00:01.000Z",
+            "message": {"role": "user", "content": [{"type": "text", "text": "omp forkable"}], "timestamp": 1},
+        },
+    ]
+    (folder / "2026-01-01T10-00-00-000Z_omp-fork-1.jsonl").write_text(
+        "".join(json.dumps(line) + "\n" for line in lines)
+    )
+    pi.node(str(PI_CLI), "install", str(EXTENSION))
+    pi.start(SEANCE_COMMAND=f"{shlex.quote(sys.executable)} -m seance")
+    pi.wait_for("seance.ts")
+    pi.command("/seance forkable")
+    pi.wait_for(lambda screen: "› omp forkable" in screen and "1 session" in screen)
+    pi.keys("C-f")
+    screen = pi.wait_for("Cannot fork")
+    time.sleep(0.5)
+    assert "PWNED" not in pi.tmux("display-message", "-p", "-t", "pi", "#{pane_title}")
+    assert "\u202e" not in screen and "\u2066" not in screen, screen

@@ -20,7 +20,7 @@
 
 import { spawnSync } from "node:child_process";
 import { closeSync, existsSync, openSync, readSync } from "node:fs";
-import type { ExtensionAPI, ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
+import type { ExtensionAPI, ExtensionCommandContext, ExtensionUIContext } from "@mariozechner/pi-coding-agent";
 import { SessionManager } from "@mariozechner/pi-coding-agent";
 
 const SHORTCUT = "alt+s"; // unbound in pi 0.73.1 (docs/keybindings.md)
@@ -43,9 +43,17 @@ function seanceCommand(): string[] {
 	return words.length > 0 ? words : ["seance"];
 }
 
-/** `text` with every control character a space: what seance printed never drives pi's terminal. */
+/**
+ * `text` with every control character and bidi mark a space (seance's `CONTROL_CHARS`): what
+ * seance printed, a path, an id or pi's own error about them never drives or reorders pi's terminal.
+ */
 function visible(text: string): string {
-	return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, " ");
+	return text.replace(/[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, " ");
+}
+
+/** A notice in pi's UI: its text made `visible` (it names paths and ids, and quotes errors about them). */
+function notify(ui: ExtensionUIContext, text: string, type: "info" | "warning" | "error"): void {
+	ui.notify(visible(text), type);
 }
 
 /**
@@ -186,7 +194,7 @@ async function open(pick: Pick, ctx: ExtensionCommandContext, draft: string): Pr
 	if (!existsSync(path)) {
 		// gone since it was picked, or a file name that is not UTF-8 (JSON carries the name Node
 		// cannot spell): pi's switchSession would start an empty session there, saying "Resumed"
-		ctx.ui.notify(`seance: ${visible(path)}: no such session file (moved, deleted, or a name pi cannot open)`, "error");
+		notify(ctx.ui, `seance: ${path}: no such session file (moved, deleted, or a name pi cannot open)`, "error");
 		return;
 	}
 	if (pick.action === "fork") {
@@ -194,7 +202,7 @@ async function open(pick: Pick, ctx: ExtensionCommandContext, draft: string): Pr
 			path = SessionManager.forkFrom(path, ctx.cwd, ctx.sessionManager.getSessionDir()).getSessionFile() ?? path;
 		} catch (error) {
 			// e.g. the file is not a session (pi's own message); nothing has changed yet
-			ctx.ui.notify(`seance: ${error instanceof Error ? error.message : String(error)}`, "error");
+			notify(ctx.ui, `seance: ${error instanceof Error ? error.message : String(error)}`, "error");
 			return;
 		}
 	}
@@ -216,7 +224,7 @@ async function open(pick: Pick, ctx: ExtensionCommandContext, draft: string): Pr
 					if (!(prompt && pick.leafId === entryId)) await next.navigateTree(target, { summarize: false });
 				} catch (error) {
 					const message = error instanceof Error ? error.message : String(error);
-					next.ui.notify(`seance: the session is open at its last entry: ${message}`, "error");
+					notify(next.ui, `seance: the session is open at its last entry: ${message}`, "error");
 				}
 			}
 			if (draft && !next.ui.getEditorText().trim()) next.ui.setEditorText(draft);
@@ -237,7 +245,7 @@ export default function seance(pi: ExtensionAPI) {
 				return;
 			}
 			if (!ctx.isIdle()) {
-				ctx.ui.notify("seance: waiting for the agent to finish…", "info");
+				notify(ctx.ui, "seance: waiting for the agent to finish…", "info");
 				await ctx.waitForIdle();
 			}
 			const outcome = await pickOnTerminal(ctx, args.trim());
@@ -246,8 +254,8 @@ export default function seance(pi: ExtensionAPI) {
 				return;
 			}
 			if (saved && !ctx.ui.getEditorText().trim()) ctx.ui.setEditorText(saved);
-			if ("problem" in outcome) ctx.ui.notify(`seance: ${outcome.problem}`, "error");
-			if ("noTerminal" in outcome) ctx.ui.notify("seance: /seance needs pi's interactive terminal UI", "error");
+			if ("problem" in outcome) notify(ctx.ui, `seance: ${outcome.problem}`, "error");
+			if ("noTerminal" in outcome) notify(ctx.ui, "seance: /seance needs pi's interactive terminal UI", "error");
 		},
 	});
 
