@@ -26,7 +26,7 @@ from textual.notifications import SeverityLevel
 from textual.screen import Screen
 
 from seance.core import gcpause
-from seance.core.text import display_text
+from seance.core.text import display_lines, display_text
 
 from .messages import LongLivedDataLoaded
 from .paths import STYLES
@@ -91,9 +91,10 @@ class SeanceApp(App[Any]):
         markup: bool = True,
     ) -> None:
         """Every toast's one exit: its text may name a path or a title, so it is sanitised and
-        never parsed as markup, whatever the caller passed."""
+        never parsed as markup, whatever the caller passed; its lines stay lines (a notice of
+        several refusals is one a line)."""
         super().notify(
-            display_text(message), title=display_text(title), severity=severity, timeout=timeout, markup=False
+            display_lines(message), title=display_text(title), severity=severity, timeout=timeout, markup=False
         )
 
     def on_load(self) -> None:

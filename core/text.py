@@ -9,6 +9,7 @@ file-name bytes, which a terminal encoder would choke on).  Those that draw text
 so `\x1b[32mok` reads `ok`, not `[32mok`; an ESC left over is a control like any other.
 
     display_text      one clean line for the UI and prose (controls become spaces)
+    display_lines     clean lines for a notice: `display_text` of each, the line breaks kept
     safe_multiline    the same with newlines kept (previews)
     blank_controls    escape sequences and controls become spaces one for one (match
                       offsets stay valid)
@@ -100,6 +101,12 @@ def display_text(value: object, limit: int | None = None) -> str:
     if limit is not None and len(text) > limit:
         text = text[: max(limit - 1, 0)] + "…"
     return text
+
+
+def display_lines(value: object) -> str:
+    """`display_text` of each line of `value`, the line breaks kept and blank lines dropped:
+    a notice that names one refused session a line keeps its lines."""
+    return "\n".join([line for line in map(display_text, as_text(value).split("\n")) if line])
 
 
 def safe_multiline(value: object) -> str:

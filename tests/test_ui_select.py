@@ -159,3 +159,28 @@ def test_snapshot_selected_rows_and_the_status_count(snap_compare, root: Path) -
         await settle(pilot)
 
     assert snap_compare(picker_app(root), terminal_size=(120, 24), run_before=run_before)
+
+
+async def test_the_refusals_notice_keeps_one_line_per_refused_session(tmp_path: Path, monkeypatch) -> None:
+    """The notice lists each refused session on a line of its own under "N not moved to the
+    Trash:"; the app's notify, which sanitises every toast, folded it into one run-on line.
+    Each line is still sanitised: a raw escape or markup in a toast stays inert."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    root = make_root(tmp_path, [Spec("idle", PROJECT, ("nobody here",), timedelta(days=3))])
+    for sid in ("live-1", "live-2"):
+        write_session(root, Spec(sid, PROJECT, (f"an agent is working in {sid}",)), mtime=False)  # written now
+    async with picker_app(root).run_test(size=SIZE, notifications=True) as pilot:
+        await settle(pilot)
+        await pilot.press("alt+a", "ctrl+d")
+        await pilot.pause()
+        await pilot.press("enter")
+        await settle(pilot)
+        [notice] = [notification.message for notification in pilot.app._notifications]
+        lines = notice.split("\n")
+        assert lines[0] == "2 not moved to the Trash:" and len(lines) == 3, notice
+        assert all("an agent may be using it" in line for line in lines[1:]), notice
+        pilot.app.notify("first \x1b]2;TITLE\x07[bold]x[/]\r\nsecond\x1b[2J\u202e")
+        await pilot.pause()
+        shown = [notification.message for notification in pilot.app._notifications if notification.message != notice]
+        assert [message.split("\n") for message in shown] == [["first [bold]x[/]", "second"]]
