@@ -119,6 +119,15 @@ def with_tags(mark: Mark, add: Iterable[str] = (), remove: Iterable[str] = ()) -
     return Mark(mark.pinned, tuple(tags))
 
 
+def retagged(mark: Mark, shown: Iterable[str], tags: Iterable[str]) -> Mark:
+    """`mark` with `tags` typed over `shown` (the tags a prompt showed, read earlier): the typed
+    ones in their order and case, then tags the file gained since that the user never saw
+    (another process's `seance tag`), which a plain replace would silently drop."""
+    tags = list(tags)
+    seen = {tag_key(tag) for tag in [*shown, *tags]}
+    return with_tags(Mark(mark.pinned), [*tags, *(tag for tag in mark.tags if tag_key(tag) not in seen)])
+
+
 def split_tags(text: str) -> list[str]:
     """The tag prompt's answer (`work, auth  later`) as validated tags, in order."""
     return [validate_tag(word) for word in text.replace(",", " ").split()]
@@ -246,9 +255,14 @@ class MarkStore:
         add, remove = list(add), list(remove)
         return self._edit(session_id, lambda mark: with_tags(mark, add, remove))
 
-    def set_tags(self, session_id: str, tags: Iterable[str]) -> Mark:
+    def set_tags(self, session_id: str, tags: Iterable[str], *, shown: Iterable[str] | None = None) -> Mark:
+        """Replace the session's tags with `tags`; with `shown` (what the user was shown and
+        edited) only those are replaced: tags added elsewhere since stay (`retagged`)."""
         tags = list(tags)
-        return self._edit(session_id, lambda mark: with_tags(Mark(mark.pinned), tags))
+        if shown is None:
+            return self._edit(session_id, lambda mark: with_tags(Mark(mark.pinned), tags))
+        was = list(shown)
+        return self._edit(session_id, lambda mark: retagged(mark, was, tags))
 
     def export(self) -> bytes:
         """The marks as a JSON document (what `import_marks` takes back)."""
@@ -387,6 +401,7 @@ __all__ = [
     "marked_json_parts",
     "marked_pieces",
     "parse_tag_edits",
+    "retagged",
     "split_tags",
     "unmarked_json",
     "validate_tag",

@@ -108,3 +108,35 @@ async def test_marks_from_another_process_show_at_start_and_is_pinned_filters(ro
         screen_of(pilot).search_input.value = "fix"  # relevance: the pinned hit would lead, but none matches
         await settle(pilot)
         assert "ancient history" not in titles(pilot)
+
+
+async def test_alt_t_keeps_a_tag_another_process_added_while_the_list_was_open(root: Path) -> None:
+    """The list's marks are read when it opens; a tag `seance tag` added since is not in the
+    prompt, and saving the prompt's answer must not drop it (only what the user deleted goes)."""
+    MarkStore().edit_tags("s-named", ["old", "keep"])
+    async with picker_app(root).run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        MarkStore().edit_tags("s-named", ["work"])  # another terminal: `seance tag SESSION +work`
+        screen_of(pilot).session_list.set_cursor(titles(pilot).index("Release 1.0"))
+        await pilot.press("alt+t")
+        await pilot.pause()
+        prompt = pilot.app.screen
+        assert isinstance(prompt, PromptScreen) and prompt.query_one(Input).value == "old keep"
+        prompt.query_one(Input).value = "Keep later"  # "old" deleted, "keep" recased, "later" added
+        await pilot.press("enter")
+        await settle(pilot)
+        assert MarkStore().load() == {"s-named": Mark(False, ("Keep", "later", "work"))}
+
+
+async def test_alt_p_on_a_row_pinned_elsewhere_meanwhile_pins_it(root: Path) -> None:
+    """Alt+P on a row shown unpinned pins it ("Pinned ..."), even if another process pinned
+    it since the list read the marks: a toggle of the file's state would unpin it."""
+    async with picker_app(root).run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        MarkStore().set_pinned("s-named", True)  # another terminal: `seance pin SESSION`
+        screen_of(pilot).session_list.set_cursor(titles(pilot).index("Release 1.0"))
+        await pilot.press("alt+p")
+        await settle(pilot)
+        assert MarkStore().load() == {"s-named": Mark(True, ())}
+        assert "Pinned Release 1.0" in screen_of(pilot).status.render().plain
+        assert titles(pilot)[0] == "Release 1.0"

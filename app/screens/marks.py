@@ -81,16 +81,17 @@ class MarkActions:
         row = self.session_list.highlighted
         if row is None:
             return
-        session_id, title = row.summary.id, display_text(row.summary.title, 60)
-        note = f"Unpinned {title}" if row.mark.pinned else f"Pinned {title}"
-        self._marks_worker(lambda store: store.toggle_pin(session_id), note)
+        session_id, title, pin = row.summary.id, display_text(row.summary.title, 60), not row.mark.pinned
+        note = f"Pinned {title}" if pin else f"Unpinned {title}"
+        # (what the row shows, not a toggle of the file: another process may have pinned it since)
+        self._marks_worker(lambda store: store.set_pinned(session_id, pin), note)
 
     @in_key_order()
     def action_edit_tags(self) -> None:
         row = self.session_list.highlighted
         if row is None:
             return
-        session_id, title = row.summary.id, row.summary.title
+        session_id, title, shown = row.summary.id, row.summary.title, row.mark.tags
 
         def answered(text: str | None) -> None:
             if text is None:
@@ -101,7 +102,7 @@ class MarkActions:
                 self.status.show_message(f"Tags not saved: {display_text(error)}", error=True)
                 return
             note = f"Tags: {' '.join(f'#{tag}' for tag in tags)}" if tags else "Tags removed"
-            self._marks_worker(lambda store: store.set_tags(session_id, tags), display_text(note, 80))
+            self._marks_worker(lambda store: store.set_tags(session_id, tags, shown=shown), display_text(note, 80))
 
         self.app.push_screen(tags_prompt(row.mark.tags, title), answered)
 
