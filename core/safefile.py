@@ -438,6 +438,10 @@ def append_whole(path: Path, fd: int, payload: bytes, *, expected_size: int | No
     return start
 
 
+# link() errors of a filesystem without hard links (FAT, exFAT, some network and FUSE mounts)
+NO_HARD_LINKS = frozenset({errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK, errno.ENOSYS, errno.EXDEV})
+
+
 def create_new(path: str | os.PathLike[str], data: bytes) -> None:
     """Write a new file at `path` (temp + fsync + link): never replaces an existing one."""
     target = Path(path)
@@ -447,12 +451,33 @@ def create_new(path: str | os.PathLike[str], data: bytes) -> None:
         os.link(temp, target)
     except FileExistsError as error:
         raise SessionError(f"{target}: already exists") from error
+    except OSError as error:
+        if error.errno not in NO_HARD_LINKS:
+            raise
+        _claim_and_replace(temp, target)
     finally:
         _unlink_quietly(temp)
     fsync_dir(target.parent)
 
 
+def _claim_and_replace(temp: Path, target: Path) -> None:
+    """`create_new` without hard links (a USB stick, a network share): the name is claimed
+    with O_EXCL (never over a file that is there), then the temp file renamed over the
+    empty placeholder, so the file appears whole or is briefly empty, never half-written."""
+    try:
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError as error:
+        raise SessionError(f"{target}: already exists") from error
+    os.close(fd)
+    try:
+        os.replace(temp, target)
+    except BaseException:
+        _unlink_quietly(target)  # (our own empty placeholder)
+        raise
+
+
 __all__ = [
+    "NO_HARD_LINKS",
     "QUIET_ENV",
     "QUIET_SECONDS",
     "STATS",

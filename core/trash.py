@@ -62,7 +62,7 @@ from urllib.parse import quote, unquote
 import orjson
 
 from .holders import holders, process_alive
-from .safefile import fsync_dir
+from .safefile import NO_HARD_LINKS, fsync_dir
 from .session import NotASession, SessionError, read_session
 from .text import is_utf8
 
@@ -553,10 +553,6 @@ def _reserve(files: Path, infos: Path, name: str, info_text: str, journal: _Jour
     finally:
         staged.unlink(missing_ok=True)
     raise TrashError(f"{name}: no free name in the Trash")
-
-
-# link() errors of a filesystem without hard links (FAT, some network and FUSE mounts)
-NO_HARD_LINKS = {errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK, errno.ENOSYS, errno.EXDEV}
 
 
 def _create_info(staged: Path, info: Path, info_text: str, journal: _Journal) -> bool:

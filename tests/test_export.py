@@ -24,6 +24,7 @@ from export_fixtures import ESCAPES, HOSTILE, IMAGE_DATA, check_page, chromium, 
 from seance.cli import main
 from seance.core.context import build_session_context
 from seance.core.export import (
+    ExportExists,
     context_document,
     default_file_name,
     format_for_path,
@@ -32,7 +33,7 @@ from seance.core.export import (
     write_export,
 )
 from seance.core.export.prose import md_prose
-from seance.core.session import Session, read_session
+from seance.core.session import Session, SessionError, read_session
 from seance.core.text import safe_multiline
 
 NEEDS_CHROMIUM = pytest.mark.skipif(
@@ -369,6 +370,30 @@ def test_write_export_is_atomic_private_and_never_overwrites_unforced(tmp_path: 
     target.chmod(0o644)  # (replaced with --force: private still, whatever the file was)
     write_export(target, "third", force=True)
     assert target.read_text() == "third" and stat.S_IMODE(target.stat().st_mode) == 0o600
+
+
+def test_write_export_to_a_filesystem_without_hard_links(tmp_path: Path, monkeypatch) -> None:
+    """A USB stick (FAT, exFAT) or a network share refuses link(2) with EPERM: the new file was
+    published by hard-linking the temp file, so every export there failed.  It is still never
+    written over a file that exists (nor one created meanwhile)."""
+    import errno
+
+    def no_hard_links(*_args, **_kwargs):
+        raise PermissionError(errno.EPERM, "Operation not permitted")
+
+    monkeypatch.setattr(os, "link", no_hard_links)
+    target = tmp_path / "out.html"
+    write_export(target, "first")
+    assert target.read_text() == "first" and stat.S_IMODE(target.stat().st_mode) == 0o600
+    with pytest.raises(ExportExists):
+        write_export(target, "second")
+    assert target.read_text() == "first"
+    from seance.core.safefile import create_new
+
+    with pytest.raises(SessionError, match="already exists"):  # (appeared after write_export looked)
+        create_new(target, b"second")
+    assert target.read_text() == "first"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.html"], "no temp file left behind"
 
 
 def test_write_export_never_replaces_a_session_file(hostile: Path, tmp_path: Path) -> None:
