@@ -448,29 +448,28 @@ def create_new(path: str | os.PathLike[str], data: bytes) -> None:
     clean_stale_temps(target.parent)
     temp = _write_temp(target, data, None)
     try:
-        os.link(temp, target)
+        link_new(temp, target)
     except FileExistsError as error:
         raise SessionError(f"{target}: already exists") from error
-    except OSError as error:
-        if error.errno not in NO_HARD_LINKS:
-            raise
-        _claim_and_replace(temp, target)
     finally:
         _unlink_quietly(temp)
     fsync_dir(target.parent)
 
 
-def _claim_and_replace(temp: Path, target: Path) -> None:
-    """`create_new` without hard links (a USB stick, a network share): the name is claimed
-    with O_EXCL (never over a file that is there), then the temp file renamed over the
-    empty placeholder, so the file appears whole or is briefly empty, never half-written."""
+def link_new(source: Path, target: Path) -> None:
+    """Give the finished file `source` the name `target` too, never over a file there
+    (`FileExistsError`): link(2); on a filesystem without hard links (a USB stick, a network
+    share) the name is claimed with O_EXCL and `source` renamed over the empty placeholder,
+    so the file appears whole or briefly empty, never half-written (`source` is then gone)."""
     try:
-        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError as error:
-        raise SessionError(f"{target}: already exists") from error
-    os.close(fd)
+        os.link(source, target)
+        return
+    except OSError as error:
+        if error.errno not in NO_HARD_LINKS:  # (EEXIST among them: a file is there)
+            raise
+    os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
     try:
-        os.replace(temp, target)
+        os.replace(source, target)
     except BaseException:
         _unlink_quietly(target)  # (our own empty placeholder)
         raise
@@ -486,6 +485,7 @@ __all__ = [
     "clean_stale_temps",
     "create_new",
     "ensure_space",
+    "link_new",
     "quiet_seconds",
     "temp_path_for",
 ]

@@ -62,7 +62,7 @@ from urllib.parse import quote, unquote
 import orjson
 
 from .holders import holders, process_alive
-from .safefile import NO_HARD_LINKS, fsync_dir
+from .safefile import NO_HARD_LINKS, fsync_dir, link_new
 from .session import NotASession, SessionError, read_session
 from .text import is_utf8
 
@@ -1131,7 +1131,7 @@ def _move_out_file(item: TrashedItem) -> None:
             temp = destination.with_name(f"{RESTORING_PREFIX}{uuid.uuid4().hex[:12]}")
             try:
                 _copy_into(source, temp)  # (a full disk part-way: the partial copy goes too)
-                os.link(temp, destination)
+                link_new(temp, destination)
             except FileExistsError:
                 raise TrashError(f"{destination}: something exists there now; not restored") from None
             finally:

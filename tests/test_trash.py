@@ -228,6 +228,28 @@ def test_cross_device_move_copies_then_removes(home, monkeypatch) -> None:
     assert (artifacts / "draft.txt").read_text() == "draft"
 
 
+def test_undo_onto_a_filesystem_without_hard_links(home, monkeypatch) -> None:
+    """Sessions on a FAT stick or a network share (link(2) refused with EPERM there), the
+    Trash on the home filesystem: the delete copies across, and the undo, which published
+    its copy back with a hard link, failed with "Operation not permitted"."""
+    session = make_session(home / "s", text="payload")
+    across_filesystems(monkeypatch)
+    crossing = trash_module.os.link
+
+    def link(source, destination, **kwargs):
+        if "Trash" not in str(source) and "Trash" not in str(destination):
+            raise PermissionError(errno.EPERM, "Operation not permitted")
+        return crossing(source, destination, **kwargs)
+
+    monkeypatch.setattr(trash_module.os, "link", link)
+    receipt = trash_session(session)
+    assert not session.exists()
+    assert undo(receipt) == [session]
+    assert session.read_text().endswith("payload\n")
+    assert sorted(p.name for p in session.parent.iterdir()) == [session.name], "no temp file left behind"
+    assert not receipt.session.trashed.exists() and not receipt.session.info.exists()
+
+
 def test_failed_copy_leaves_the_original(home, monkeypatch) -> None:
     session = make_session(home / "s", text="keep me")
 
