@@ -691,6 +691,8 @@ def _move_in(source: Path, destination: Path, journal: _Journal) -> None:
     try:
         if copied is not None:
             _catch_up(aside, data, copied)
+        elif is_dir:
+            _catch_up_tree(aside, data)
         os.rename(data, destination)  # the commit point (`files/` not writable: refused here)
     except BaseException as error:
         try:
@@ -712,6 +714,9 @@ def _move_in(source: Path, destination: Path, journal: _Journal) -> None:
     if copied is not None:
         _copy_tail(aside, destination)  # a line that was still on its way (see `_catch_up`)
         _keep_stat(aside, destination)  # (last: a read-only session's copy took its lines first)
+    elif is_dir:  # (as `_copy_tail`: what came during the last pass; committed, so best effort)
+        with contextlib.suppress(OSError):
+            _sync_tree(aside, destination)
     _remove(aside)
 
 
@@ -820,6 +825,50 @@ def _catch_up(aside: Path, data: Path, copied: os.stat_result) -> None:
     os.utime(data, ns=(now.st_atime_ns, now.st_mtime_ns))
 
 
+def _catch_up_tree(aside: Path, copy: Path) -> None:
+    """A folder's `_catch_up`: what was written in it between the copy and the rename aside (a
+    subagent's line, a new file) copied again, pass after pass until one finds nothing."""
+    for _pass in range(LINE_WAITS):
+        if not _sync_tree(aside, copy):
+            return
+        time.sleep(SETTLE_SECONDS)
+
+
+def _sync_tree(source: Path, copy: Path) -> bool:
+    """Copy into `copy` each file of `source` it lacks or holds otherwise (size and mtime:
+    `copytree` keeps mtimes), fsynced; links as links.  True if one was copied."""
+    changed = False
+    for folder, dirs, names in os.walk(source):
+        here = Path(folder)
+        there = copy / here.relative_to(source)
+        if not os.path.isdir(there):
+            os.makedirs(there)
+            shutil.copystat(here, there)
+            changed = True
+        for name in [*names, *(name for name in dirs if os.path.islink(here / name))]:
+            changed = _sync_file(here / name, there / name) or changed
+    return changed
+
+
+def _sync_file(source: Path, copy: Path) -> bool:
+    try:
+        info = os.lstat(source)
+    except FileNotFoundError:
+        return False
+    with contextlib.suppress(FileNotFoundError):
+        have = os.lstat(copy)
+        if stat_module.S_ISLNK(info.st_mode) or (have.st_size, have.st_mtime_ns) == (info.st_size, info.st_mtime_ns):
+            return False  # (a link is not followed: the one copytree made stands)
+    if stat_module.S_ISLNK(info.st_mode):
+        os.symlink(os.readlink(source), copy)
+        return True
+    if not stat_module.S_ISREG(info.st_mode):
+        return False
+    shutil.copy2(source, copy)
+    _fsync_file(copy)
+    return True
+
+
 def recover_interrupted(trash: Path | None = None) -> list[Path]:
     """Finish or roll back moves into the Trash whose process died (kill -9, power loss).
 
@@ -871,6 +920,8 @@ def _recover(target: Path, journal: _Journal) -> bool:
             killed_before_tail = os.path.isfile(destination) and os.path.isfile(aside)
             if killed_before_tail and not os.path.islink(aside):
                 _copy_tail(aside, destination)
+            elif _real_dir(aside) and _real_dir(destination):
+                _sync_tree(aside, destination)
             _remove(aside)
         journal.discard_copy()
         journal.remove()
@@ -885,6 +936,8 @@ def _recover(target: Path, journal: _Journal) -> bool:
             _keep_stat(aside, journal.data)
             aside_stat = os.stat(aside)
             os.utime(journal.data, ns=(aside_stat.st_atime_ns, aside_stat.st_mtime_ns))
+        elif _real_dir(journal.data):
+            _sync_tree(aside, journal.data)  # (written in it after the copy)
         os.rename(journal.data, destination)
         fsync_dir(destination.parent)
         _remove(aside)
@@ -896,6 +949,10 @@ def _recover(target: Path, journal: _Journal) -> bool:
         _remove_info_if_ours(info, state.get("info", ""), or_its_start=bool(state.get("infoInPlace")))
     journal.remove()
     return False
+
+
+def _real_dir(path: Path) -> bool:
+    return os.path.isdir(path) and not os.path.islink(path)
 
 
 def _fsync_tree(root: Path) -> None:

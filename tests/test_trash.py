@@ -250,6 +250,35 @@ def test_undo_onto_a_filesystem_without_hard_links(home, monkeypatch) -> None:
     assert not receipt.session.trashed.exists() and not receipt.session.info.exists()
 
 
+def test_a_forced_folder_move_across_filesystems_keeps_a_subagent_s_late_lines(home, monkeypatch) -> None:
+    """A "delete anyway" of a session whose subagent is writing in its folder, the Trash on
+    another filesystem: the folder is copied, then put aside and removed.  A file copied
+    before the subagent's next line, or one it started meanwhile, was removed with the aside
+    folder: those lines were in neither the Trash nor the sessions folder."""
+    session = session_with_folder(home)
+    artifacts = session.with_suffix("")
+    (artifacts / "Alpha.jsonl").write_text('{"type":"session","id":"alpha"}\n')
+    at_rest(artifacts)
+    across_filesystems(monkeypatch)
+    real_copytree = shutil.copytree
+
+    def subagent_writes_after_the_copy(source, destination, **kwargs):
+        copied = real_copytree(source, destination, **kwargs)
+        if Path(source) == artifacts:
+            with open(artifacts / "Alpha.jsonl", "a") as handle:
+                handle.write('{"type":"message","id":"late"}\n')
+            (artifacts / "Beta.jsonl").write_text('{"type":"session","id":"beta"}\n')
+        return copied
+
+    monkeypatch.setattr(trash_module.shutil, "copytree", subagent_writes_after_the_copy)
+    receipt = trash_session(session, force=True)
+    folder = receipt.items[1].trashed
+    assert (folder / "Alpha.jsonl").read_text().endswith('{"type":"message","id":"late"}\n')
+    assert (folder / "Beta.jsonl").read_text() == '{"type":"session","id":"beta"}\n'
+    assert (folder / "draft.txt").read_text() == "draft"
+    assert sorted(p.name for p in session.parent.iterdir()) == [], "nothing aside"
+
+
 def test_failed_copy_leaves_the_original(home, monkeypatch) -> None:
     session = make_session(home / "s", text="keep me")
 
