@@ -117,11 +117,13 @@ def clean_stale_temps(directory: Path) -> list[Path]:
                 info = entry.stat(follow_symlinks=False)
             except OSError:
                 continue
-            if not stat_module.S_ISREG(info.st_mode) or (os.geteuid() not in (0, info.st_uid)):
+            own_kind = stat_module.S_ISREG(info.st_mode) or stat_module.S_ISLNK(info.st_mode)  # (undo's link)
+            if not own_kind or (os.geteuid() not in (0, info.st_uid)):
                 continue
             pid = int(match["pid"])
             dead = match["host"] == host and pid != me and not process_alive(pid)
-            if dead or now - info.st_mtime > STALE_TEMP_SECONDS:
+            # (its change time: an undo's copy on its way back carries the session's old mtime)
+            if dead or now - max(info.st_mtime, info.st_ctime) > STALE_TEMP_SECONDS:
                 try:
                     os.unlink(entry.path)
                     removed.append(Path(entry.path))

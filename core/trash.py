@@ -35,6 +35,9 @@ line), so a delete racing it makes pi re-create a headerless file at the old pat
   mtime).  If the agent re-created the file meanwhile (headerless lines whose first entry
   continues the deleted session), the deleted session and those lines are merged back in
   order: the agent's new lines are never lost.  Anything else at the path: refused, naming both.
+  An undo killed part-way is finished by the next one: a session already back at its path
+  (the same file or link, or one holding all of the deleted bytes first) only has its Trash
+  entry removed, and a copy the killed undo left beside it is cleaned up.
 
 A bulk delete (`seance clean --yes`, the list's selected rows) is a `TrashBatch`: one receipt per
 session, undone as one (`trash_each` / `undo_each`: a session refused or not restorable is
@@ -62,7 +65,7 @@ from urllib.parse import quote, unquote
 import orjson
 
 from .holders import holders, process_alive
-from .safefile import NO_HARD_LINKS, fsync_dir, link_new
+from .safefile import NO_HARD_LINKS, clean_stale_temps, fsync_dir, link_new, temp_path_for
 from .session import NotASession, SessionError, read_session
 from .text import is_utf8
 
@@ -74,7 +77,7 @@ NAME_MAX = 255  # bytes in a file name on Linux, macOS and Windows filesystems
 INFO_SUFFIX = ".trashinfo"
 INCOMING = ".seance-incoming"
 ASIDE_PREFIX = ".seance-trashing-"
-RESTORING_PREFIX = ".seance-restoring-"
+RESTORING_PREFIX = "seance-restoring-"  # (in a `safefile.temp_path_for` name: a killed undo's is cleaned)
 COPY_ATTEMPTS = 3
 CHUNK = 1 << 20
 SETTLE_SECONDS = 0.02  # an append already under way (open, write, close) finishes well within this
@@ -990,19 +993,24 @@ def undo(receipt: TrashReceipt) -> list[Path]:
     recover_interrupted(receipt.session.info.parent.parent)
     plans = [_plan(item) for item in receipt.items]
     restored: list[Path] = []
-    for item, merge in zip(receipt.items, plans, strict=True):
-        if merge:
+    for item, plan in zip(receipt.items, plans, strict=True):
+        if plan == "merge":
             _merge_back(item)
+        elif plan == "finish":
+            _finish(item)
         else:
             _restore(item)
         restored.append(item.original)
     return restored
 
 
-def _plan(item: TrashedItem) -> bool:
-    """Check one item can be restored; True if the agent's re-created file must be merged."""
+def _plan(item: TrashedItem) -> str:
+    """Check one item can be restored: "move" it back, "merge" it with the agent's re-created
+    file, or "finish" an undo killed once the session was back (its Trash entry is left)."""
     info_text = _read_text(item.info)
     if not os.path.lexists(item.trashed):
+        if _only_info_left(item, info_text):
+            return "finish"
         if info_text is None and os.path.lexists(item.original):
             raise NotInTrash(f"{item.original}: the delete did not complete; the file is still in place")
         raise NotInTrash(f"{item.trashed.name}: is no longer in the Trash")
@@ -1018,12 +1026,14 @@ def _plan(item: TrashedItem) -> bool:
         if problem is not None:
             raise NotInTrash(f"{item.trashed}: is not the session deleted from {item.original} ({problem})")
     if not os.path.lexists(item.original):
-        return False
+        return "move"
+    if item.identity is not None and _back_already(item):
+        return "finish"
     if item.identity is not None and os.path.isfile(item.original):
         data = _session_data(item)
         try:
             if _continues(item.original, data):
-                return True
+                return "merge"
         except OSError as error:  # (a link's target moved or gone)
             raise TrashError(
                 f"{item.original}: the session it points to cannot be read ({error.strerror or error}: {data}); "
@@ -1033,6 +1043,42 @@ def _plan(item: TrashedItem) -> bool:
         f"{item.original}: a different file exists there now; not restored "
         f"(the deleted one stays in the Trash at {item.trashed})"
     )
+
+
+def _back_already(item: TrashedItem) -> bool:
+    """Whether the session file is at its path already (an undo killed before it removed the
+    Trash entry): the same link, the same file, or a file holding all of the deleted one's
+    bytes first (a copy back across filesystems; merged with an agent's lines after them)."""
+    trashed, original = item.trashed, item.original
+    if os.path.islink(trashed) or os.path.islink(original):
+        return os.path.islink(trashed) and os.path.islink(original) and os.readlink(trashed) == os.readlink(original)
+    if not (os.path.isfile(trashed) and os.path.isfile(original)):
+        return False
+    if os.path.samefile(trashed, original):
+        return True
+    if os.path.getsize(trashed) == 0:  # (a forced empty file: every file begins with it)
+        return False
+    with open(trashed, "rb") as deleted, open(original, "rb") as there:
+        while chunk := deleted.read(CHUNK):
+            if there.read(len(chunk)) != chunk:
+                return False
+    return True
+
+
+def _only_info_left(item: TrashedItem, info_text: str | None) -> bool:
+    """Whether an undo killed at its very end left only its `.trashinfo` (a Trash entry with
+    no file, in a file manager): the item is back at its path (a session: its header's id)."""
+    if not item.info_text or info_text != item.info_text or not os.path.lexists(item.original):
+        return False
+    return item.identity is None or header_id(item.original) == item.identity.session_id
+
+
+def _finish(item: TrashedItem) -> None:
+    """The end of an undo killed once the session was back: the Trash entry goes."""
+    clean_stale_temps(item.original.parent)
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(item.trashed)
+    _remove_info_if_ours(item.info, item.info_text)
 
 
 def _read_text(path: Path) -> str | None:
@@ -1144,9 +1190,16 @@ def _entry_ids(path: Path) -> set[str]:
     return ids
 
 
+def _restoring_temp(destination: Path) -> Path:
+    """A temp name beside `destination` for a copy on its way back; one a killed undo left
+    there is removed by the next write in the folder (`safefile.clean_stale_temps`)."""
+    return temp_path_for(destination.with_name(f"{RESTORING_PREFIX}{destination.name}"))
+
+
 def _restore(item: TrashedItem) -> None:
     """Move an item back, never over a file that appeared at the original path meanwhile."""
     item.original.parent.mkdir(parents=True, exist_ok=True)
+    clean_stale_temps(item.original.parent)
     if os.path.isdir(item.trashed) and not os.path.islink(item.trashed):
         _move_out_dir(item.trashed, item.original)
     else:
@@ -1185,7 +1238,7 @@ def _move_out_file(item: TrashedItem) -> None:
         raise TrashError(f"{destination}: something exists there now; not restored") from None
     except OSError as error:
         if error.errno == errno.EXDEV:
-            temp = destination.with_name(f"{RESTORING_PREFIX}{uuid.uuid4().hex[:12]}")
+            temp = _restoring_temp(destination)
             try:
                 _copy_into(source, temp)  # (a full disk part-way: the partial copy goes too)
                 link_new(temp, destination)
@@ -1213,6 +1266,7 @@ def _copy_into(source: Path, destination: Path) -> None:
 
 def _merge_back(item: TrashedItem) -> None:
     """Restore the deleted session with the agent's lines written since appended after it."""
+    clean_stale_temps(item.original.parent)
     late_error = _merged_in_place(item.trashed, item.original)  # (raises while still undoable)
     os.unlink(item.trashed)
     _remove_info_if_ours(item.info, item.info_text)
@@ -1245,7 +1299,7 @@ def _merge_into(saved: Path, destination: Path) -> None:
     if os.path.islink(saved):
         _merge_link_into(saved, destination)
         return
-    temp = destination.with_name(f"{RESTORING_PREFIX}{uuid.uuid4().hex[:12]}")
+    temp = _restoring_temp(destination)
     with open(destination, "rb") as recreated:
         appended = recreated.read()
         cut = appended.rfind(b"\n") + 1
@@ -1276,14 +1330,15 @@ def _merge_link_into(link: Path, destination: Path) -> None:
     """`_merge_into` of a symlinked session: the agent's lines go to the link's target (where
     the session's lines are), and the link takes back the path the agent's file holds."""
     target = _link_target(link, destination)
-    temp = destination.with_name(f"{RESTORING_PREFIX}{uuid.uuid4().hex[:12]}")
+    temp = _restoring_temp(destination)
     with open(destination, "rb") as recreated:
         appended = recreated.read()
         cut = appended.rfind(b"\n") + 1
         size = os.stat(target).st_size
         written = 0
         try:
-            written = _append_lines(target, appended[:cut])
+            if not _ends_with(target, appended[:cut]):  # (it does after an undo killed right here)
+                written = _append_lines(target, appended[:cut])
             os.symlink(os.readlink(link), temp)
             os.rename(temp, destination)
         except BaseException:
@@ -1297,6 +1352,17 @@ def _merge_link_into(link: Path, destination: Path) -> None:
         late = _late_lines(recreated, cut)
     if late:
         _append_lines(target, late)
+
+
+def _ends_with(path: Path, lines: bytes) -> bool:
+    """Whether the file ends with `lines` (entry lines, each with its own id: only an earlier
+    append of these very lines puts them there)."""
+    with open(path, "rb") as reader:
+        size = os.fstat(reader.fileno()).st_size
+        if not lines or size < len(lines):
+            return False
+        reader.seek(size - len(lines))
+        return reader.read() == lines
 
 
 def _caught_up(recreated: BinaryIO, cut: int, copy: Path) -> int:

@@ -637,3 +637,86 @@ def test_recovery_after_the_commit_keeps_the_line_that_was_still_on_its_way(env)
     assert recover_interrupted(trash) == []
     assert (trash / "files" / session.name).read_bytes() == content + late
     assert not aside.exists() and not list((trash / INCOMING).iterdir())
+
+
+# -- kill -9 at every filesystem step of an undo (deterministic) ---------------------------------
+
+
+def run_undo_killed_at_step(receipt: TrashReceipt, step: int, after: bool) -> bool:
+    """`run_killed_at_step` for `undo(receipt)`: True if the child was killed."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            count = 0
+
+            def wrap(real):
+                def call(*args, **kwargs):
+                    nonlocal count
+                    count += 1
+                    if count == step and not after:
+                        os.kill(os.getpid(), signal.SIGKILL)
+                    try:
+                        return real(*args, **kwargs)
+                    finally:
+                        if count == step and after:
+                            os.kill(os.getpid(), signal.SIGKILL)
+
+                return call
+
+            for name in (*STEP_CALLS, "symlink"):
+                setattr(os, name, wrap(getattr(os, name)))
+            undo(receipt)
+        except BaseException as error:
+            os.write(2, f"{error!r}\n".encode())
+            os._exit(3)
+        os._exit(0)
+    _pid, status = os.waitpid(pid, 0)
+    assert os.WIFSIGNALED(status) or os.WEXITSTATUS(status) == 0, "the undo failed (see stderr)"
+    return os.WIFSIGNALED(status)
+
+
+def kill_undo_at_every_step(sessions: Path, trash: Path, *, continued: bool, linked: bool = False) -> int:
+    """Kill an undo before and after each of its disk-changing calls, then undo again (as the
+    user would): the session is back whole (with the agent's line written at the freed path,
+    if `continued`), its Trash entry gone, and no file of seance's is left beside it."""
+    line = b'{"type":"message","id":"next","parentId":"a00019","timestamp":"x","message":{}}\n'
+    for after in (False, True):
+        step = 0
+        while True:
+            step += 1
+            session = write_session(sessions / f"{int(after)}-{step}", f"undo{step}", turns=20, pad=1000)
+            os.utime(session, (LONG_AGO, LONG_AGO))
+            content = session.read_bytes()
+            if linked:  # the session is a relative link to a file in another folder
+                real = sessions / f"real-{int(after)}-{step}" / session.name
+                real.parent.mkdir()
+                session.rename(real)
+                session.symlink_to(Path("..") / real.parent.name / real.name)
+            receipt = trash_session(session, trash=trash, active_seconds=0)
+            if continued:
+                session.write_bytes(line)  # pi's next line, after the delete freed the path
+            killed = run_undo_killed_at_step(receipt, step, after)
+            where = f"killed {'after' if after else 'before'} step {step}"
+            if killed:
+                try:
+                    undo(receipt)
+                except NotInTrash:  # the killed undo had got that far: nothing left to do
+                    pass
+            assert session.read_bytes() == content + (line if continued else b""), where
+            assert sorted(path.name for path in session.parent.iterdir()) == [session.name], where
+            assert not listing(trash / "info") and not listing(trash / "files"), where
+            if not killed:
+                break
+    return step
+
+
+@pytest.mark.parametrize("continued", [False, True], ids=["plain", "merged"])
+@pytest.mark.parametrize("linked", [False, True], ids=["file", "symlink"])
+def test_kill_9_at_every_step_of_an_undo_same_filesystem(env, continued, linked) -> None:
+    trash = env / "data" / "Trash"
+    assert kill_undo_at_every_step(env / "sessions", trash, continued=continued, linked=linked) > 2
+
+
+@pytest.mark.parametrize("continued", [False, True], ids=["plain", "merged"])
+def test_kill_9_at_every_step_of_an_undo_across_filesystems(env, shm, continued) -> None:
+    assert kill_undo_at_every_step(shm, env / "data" / "Trash", continued=continued) > 2

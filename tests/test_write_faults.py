@@ -231,3 +231,15 @@ def test_a_cleared_name_is_no_name_for_pi(tmp_path: Path) -> None:
     rename_session(session, "")
     (cleared,) = json.loads(run_node("context_of.mjs", str(session)))
     assert (named["name"], cleared["name"]) == ("temporary", None)
+
+
+def test_a_live_writer_s_temp_file_with_an_old_mtime_is_not_taken_for_stale(tmp_path: Path) -> None:
+    """An undo's copy on its way back across filesystems carries the session's mtime (hours
+    old) before it is linked into place: another seance process writing in the folder took
+    it for a stale temp by that mtime and removed it under the live undo."""
+    from seance.core.safefile import clean_stale_temps, temp_path_for
+
+    temp = temp_path_for(tmp_path / "seance-restoring-s.jsonl")  # (this process's: alive)
+    temp.write_bytes(b"the session on its way back\n")
+    os.utime(temp, (AT_REST, AT_REST))
+    assert clean_stale_temps(tmp_path) == [] and temp.exists()
