@@ -215,7 +215,7 @@ def run_rm(args: argparse.Namespace) -> int:
     except SessionInUse as error:
         raise CliError(f"{error} (`seance rm --force` deletes it anyway)", ExitCode.BAD_INPUT) from None
     except BaseException:
-        if saved:
+        if saved and not os.path.lexists(saved[0].session.trashed):  # (there: interrupted after the move)
             _replace_receipt(saved[0], None)
         raise
     finally:

@@ -28,7 +28,9 @@ line), so a delete racing it makes pi re-create a headerless file at the old pat
   leaves a journal whose process is dead; the next trash operation (`recover_interrupted`)
   finishes the move if the source had been put aside (the copy is redone from it), and
   otherwise rolls back: the partial copy is removed, and the `.trashinfo` too — only if it
-  still holds exactly the text this journal wrote.  A half-made entry is never in `files/`.
+  still holds exactly the text this journal wrote.  A half-made entry is never in `files/`;
+  a whole one keeps its `.trashinfo` whatever stops the move after the commit (Ctrl+C while
+  the aside is removed), its journal left for that recovery to finish.
 - `undo` restores only the deletion it made: the `.trashinfo` must still name the original
   path (and hold the text written, so another tool's later entry under the same name is
   never taken nor deleted), and the file must be the session deleted (header id, size,
@@ -430,6 +432,8 @@ def trash_session(
         try:
             items.append(pending[1].commit())
         except BaseException as error:  # keep the two together: the session file comes back
+            if os.path.lexists(pending[1].trashed):  # (unless the folder got there: both are in)
+                raise
             not_back = _bring_back(items[0], moment)
             if not isinstance(error, Exception):  # an interrupt stays one, and says where the file is
                 if not_back is not None:
@@ -499,7 +503,10 @@ class _Pending:
         try:
             _move_in(self.source, self.trashed, self.journal)
         except BaseException:
-            self.abandon()
+            if not os.path.lexists(self.trashed):  # (never reached `files/`: nothing moved)
+                self.abandon()
+            # else an interrupt after the commit point: the entry stands with its .trashinfo,
+            # and the journal is kept for `recover_interrupted` to finish the rest (the aside)
             raise
         self.journal.remove()
         if self.identity is not None:
@@ -991,10 +998,12 @@ def undo(receipt: TrashReceipt) -> list[Path]:
     delete are merged after the restored session.
     """
     recover_interrupted(receipt.session.info.parent.parent)
-    plans = [_plan(item) for item in receipt.items]
+    plans = [_plan(item, first=index == 0) for index, item in enumerate(receipt.items)]
     restored: list[Path] = []
     for item, plan in zip(receipt.items, plans, strict=True):
-        if plan == "merge":
+        if plan == "stay":
+            pass
+        elif plan == "merge":
             _merge_back(item)
         elif plan == "finish":
             _finish(item)
@@ -1004,14 +1013,17 @@ def undo(receipt: TrashReceipt) -> list[Path]:
     return restored
 
 
-def _plan(item: TrashedItem) -> str:
+def _plan(item: TrashedItem, *, first: bool = True) -> str:
     """Check one item can be restored: "move" it back, "merge" it with the agent's re-created
-    file, or "finish" an undo killed once the session was back (its Trash entry is left)."""
+    file, "finish" an undo killed once the session was back (its Trash entry is left), or let
+    it "stay": an artifacts folder (not `first`) whose move an interrupt stopped before it began."""
     info_text = _read_text(item.info)
     if not os.path.lexists(item.trashed):
         if _only_info_left(item, info_text):
             return "finish"
         if info_text is None and os.path.lexists(item.original):
+            if not first:
+                return "stay"
             raise NotInTrash(f"{item.original}: the delete did not complete; the file is still in place")
         raise NotInTrash(f"{item.trashed.name}: is no longer in the Trash")
     if info_text is None:

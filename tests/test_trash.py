@@ -518,6 +518,51 @@ def test_seance_rm_interrupted_with_the_session_left_aside_says_where(home, monk
     assert aside.name in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("interrupted", ["file", "folder"])
+def test_ctrl_c_after_the_commit_across_filesystems_keeps_the_trash_entry_and_the_undo(
+    home, monkeypatch, capsys, interrupted
+) -> None:
+    """Ctrl+C after the copy was renamed into `files/` (while the aside file was removed):
+    the handler for a failed move removed the `.trashinfo` of a move that was done (a Trash
+    entry no file manager can restore, the session in a hidden aside file too) and
+    `seance rm` dropped its undo record."""
+    from seance.cli import main
+
+    monkeypatch.setenv("SEANCE_CACHE_DIR", str(home / "cache"))
+    session = session_with_folder(home)
+    content = session.read_bytes()
+    across_filesystems(monkeypatch)
+    remove = trash_module._remove
+
+    def ctrl_c_on_the_aside(path: Path) -> None:
+        if path.name.startswith(".seance-trashing-") and path.is_dir() == (interrupted == "folder"):
+            raise KeyboardInterrupt
+        remove(path)
+
+    monkeypatch.setattr(trash_module, "_remove", ctrl_c_on_the_aside)
+    assert main(["rm", str(session)]) == 130
+    trash = home / "data" / "Trash"
+    assert (trash / "files" / session.name).read_bytes() == content
+    assert read_trashinfo(trash / "info" / f"{session.name}.trashinfo")[0] == session
+    monkeypatch.setattr(trash_module, "_remove", remove)
+    (journal,) = (trash / ".seance-incoming").glob("*.json")  # the process is gone: recovery finishes it
+    if interrupted == "folder":
+        assert (trash / "files" / session.stem / "draft.txt").read_text() == "draft"
+        assert read_trashinfo(trash / "info" / f"{session.stem}.trashinfo")[0] == session.with_suffix("")
+    state = json.loads(journal.read_text())
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    os.waitpid(pid, 0)
+    journal.write_text(json.dumps({**state, "pid": pid}))
+    capsys.readouterr()
+    assert main(["rm", "--undo"]) == 0
+    assert session.read_bytes() == content
+    assert (session.with_suffix("") / "draft.txt").read_text() == "draft"
+    assert sorted(p.name for p in session.parent.iterdir()) == sorted([session.name, session.stem]), "no aside left"
+    assert not list((trash / "files").iterdir()) and not list((trash / "info").iterdir())
+
+
 def pi_writes_in_two_halves(session: Path, head: str, tail: str) -> Callable[[], None]:
     """pi's write of one long line, seen half-way: the head now, the rest 0.1 s later."""
     import threading
