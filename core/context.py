@@ -5,7 +5,9 @@ from the latest `model_change` or assistant message on the path, whichever comes
 Messages: with a compaction on the path, its summary first, then the path entries from
 `firstKeptEntryId` up to the compaction, then everything after it; otherwise every entry.
 `message` entries pass through, `custom_message` becomes role `custom`, `branch_summary`
-becomes role `branchSummary`.  oh-my-pi extras: `mode_change` and `ttsr_injection` rules.
+becomes role `branchSummary`.  oh-my-pi extras: `mode_change` and `ttsr_injection` rules, and
+its `/clear`: with a `reset_boundary` on the path after the last compaction, only the entries
+after the last boundary become messages (that compaction is cleared too).
 """
 
 from __future__ import annotations
@@ -67,6 +69,9 @@ class SessionContext:
     kept_from: str | None = None
     """With a compaction: the first path entry whose messages are kept before it (its
     `firstKeptEntryId`, or the compaction itself when that entry is not on the path)."""
+    cleared_at: str | None = None
+    """oh-my-pi's `/clear`: the `reset_boundary` entry the messages start after (the path up
+    to it, a compaction on it too, is not sent), else None."""
     omitted: int = 0
     """Messages before `messages` not made (a context built with a `tail`): the context
     holds `omitted + len(messages)` messages."""
@@ -115,8 +120,9 @@ def as_message(entry: dict[str, Any]) -> ContextMessage | None:
 
 
 # Entry types the walk looks at: every other entry on the path (most of a long one) is passed over.
+RESET_TYPE = "reset_boundary"  # oh-my-pi's `/clear`
 _SETTING_TYPES = frozenset(
-    {"thinking_level_change", "model_change", "message", "compaction", "mode_change", "ttsr_injection"}
+    {"thinking_level_change", "model_change", "message", "compaction", "mode_change", "ttsr_injection", RESET_TYPE}
 )
 MESSAGE_TYPES = frozenset({"message", "custom_message", "branch_summary"})
 _RELEVANT_TYPES = _SETTING_TYPES | MESSAGE_TYPES
@@ -300,7 +306,7 @@ def _context_candidates(tree: SessionTree, target: str) -> tuple[SessionContext,
     is_message = list(map(eq, repeat("message"), map(types.__getitem__, path)))
     message_indexes = list(compress(range(len(path)), is_message))
     candidates: list[int] = []  # where the entries that may become messages are on the path
-    compaction_index = model_index = -1
+    compaction_index = model_index = reset_index = -1
     relevant, message_types = _RELEVANT_TYPES, MESSAGE_TYPES
     for index in compress(range(len(path)), map(not_, is_message)):
         kind = types[path[index]]
@@ -310,6 +316,8 @@ def _context_candidates(tree: SessionTree, target: str) -> tuple[SessionContext,
             candidates.append(index)
         if kind == "compaction":
             compaction_index = index
+        elif kind == RESET_TYPE:
+            reset_index = index
         elif _read_setting(context, kind, entries[path[index]]):
             model_index = index
     for index in reversed(message_indexes):  # the last assistant message, if after the last model_change
@@ -321,7 +329,10 @@ def _context_candidates(tree: SessionTree, target: str) -> tuple[SessionContext,
             break
     candidates = list(merge(candidates, message_indexes)) if candidates else message_indexes
     head: list[ContextMessage] = []
-    if compaction_index >= 0:
+    if reset_index > compaction_index:  # oh-my-pi's `/clear` after the last compaction (if any)
+        context.cleared_at = ids[path[reset_index]]
+        candidates = [i for i in candidates if i > reset_index]
+    elif compaction_index >= 0:
         compaction = entries[path[compaction_index]]
         context.compaction = compaction
         head.append(compaction_summary(compaction))
@@ -463,19 +474,24 @@ def _chain_tail(tree: SessionTree, target: str, tail: int) -> SessionContext:
     types, ids = entries.types, entries.ids
     end = tree.positions[target] + 1
     context = SessionContext(leaf_id=target)
-    compaction = model_at = -1
+    compaction = model_at = reset = -1
     others = list(entries.positions_of_types(_NOT_MESSAGE_TYPES, end))  # (few)
     for position in others:
         kind = types[position]
         if kind == "compaction":
             compaction = position
+        elif kind == RESET_TYPE:
+            reset = position
         elif kind not in MESSAGE_TYPES and _read_setting(context, kind, entries[position]):
             model_at = position
     # The last assistant message, if after the last model_change (found at C speed).
     _take_last_model(context, entries, model_at + 1, end)
     windows = [(0, end)]  # where messages are kept: [start, stop) ranges of positions
     head: list[ContextMessage] = []
-    if compaction >= 0:
+    if reset > compaction:  # oh-my-pi's `/clear` after the last compaction (if any)
+        context.cleared_at = ids[reset]
+        windows = [(reset + 1, end)]
+    elif compaction >= 0:
         entry = context.compaction = entries[compaction]
         head.append(compaction_summary(entry))
         try:

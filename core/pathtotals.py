@@ -129,9 +129,12 @@ class PathTotals:
     def context_chars(self, context: SessionContext, stop: Callable[[], bool] | None = None) -> int:
         """The characters of every message of `context` (built on this tree), as summing
         `message_chars` over them gives: with a compaction, its summary and the path from
-        the entry it keeps from (a difference of two totals).  `stop`: as `at`'s."""
+        the entry it keeps from (a difference of two totals); after oh-my-pi's `/clear`, the
+        path from its boundary on.  `stop`: as `at`'s."""
         chars, _cost = self.at(context.leaf_id, stop)
-        if context.compaction is not None and context.kept_from is not None:
+        if context.cleared_at is not None:  # (oh-my-pi's `/clear`: only what follows it)
+            chars -= self.at(context.cleared_at, stop)[0]
+        elif context.compaction is not None and context.kept_from is not None:
             chars -= self.before(context.kept_from, stop)[0]
             chars += message_chars(compaction_summary(context.compaction))
         return chars

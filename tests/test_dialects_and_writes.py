@@ -416,3 +416,42 @@ def test_a_symlinked_session_stays_a_link_when_rewritten(tmp_path: Path) -> None
     persist_migration(load_session(link))
     assert link.is_symlink()
     assert load_session(target).disk_version == 3
+
+
+def _omp_cleared(compaction_before: bool) -> list[dict]:
+    """An oh-my-pi session where `/clear` wrote a `reset_boundary` after a first exchange
+    (with a compaction before it, or after it), then a second exchange."""
+    entries: list[dict] = [
+        {"type": "session", "version": 3, "id": "c1", "timestamp": "2026-03-01T10:00:00.000Z", "cwd": "/p"},
+        {"type": "message", "id": "u1", "message": {"role": "user", "content": "old question"}},
+        {"type": "message", "id": "r1", "message": {"role": "assistant", "content": [{"type": "text", "text": "old"}]}},
+        {"type": "reset_boundary", "id": "cl"},
+        {"type": "message", "id": "u2", "message": {"role": "user", "content": "new question"}},
+        {"type": "message", "id": "r2", "message": {"role": "assistant", "content": [{"type": "text", "text": "new"}]}},
+    ]
+    compaction = {"type": "compaction", "id": "k1", "summary": "S", "firstKeptEntryId": "u1", "tokensBefore": 9}
+    entries.insert(3 if compaction_before else 4, compaction)
+    for index, entry in enumerate(entries[1:], start=1):
+        entry["parentId"] = entries[index - 1].get("id") if index > 1 else None
+        entry["timestamp"] = f"2026-03-01T10:00:0{index}.000Z"
+    return entries
+
+
+def test_omp_clear_starts_the_resumed_context_after_its_boundary(tmp_path: Path) -> None:
+    """oh-my-pi's `/clear` appends a `reset_boundary`; resumed, omp sends only what follows
+    the last one (a compaction before it is cleared too; one after it wins, as omp's
+    buildSessionContext).  The preview, `show` and export must not show the cleared turns."""
+    from seance.core.pathtotals import PathTotals
+
+    cleared = load_session(_write(tmp_path / "cleared.jsonl", _omp_cleared(compaction_before=True)))
+    context = build_session_context(cleared)
+    assert [m.text for m in context.messages] == ["new question", "new"]
+    assert context.compaction is None and context.cleared_at == "cl"
+    assert [m.text for m in build_session_context(cleared, tail=1).messages] == ["new"]
+    assert PathTotals.of(cleared.tree).context_chars(context) == len("new question") + len("new")
+    assert [m.text for m in build_session_context(cleared, "k1").messages] == ["S", "old question", "old"]
+    compacted = load_session(_write(tmp_path / "compacted.jsonl", _omp_cleared(compaction_before=False)))
+    context = build_session_context(compacted)
+    assert [m.text for m in context.messages] == ["S", "old question", "old", "new question", "new"]
+    assert context.cleared_at is None
+

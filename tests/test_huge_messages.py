@@ -243,10 +243,12 @@ def _reference_context(session: Session, target: str) -> SessionContext:
 
     path = session.tree.path_to(target)
     context = SessionContext(leaf_id=target)
-    compaction_index = -1
+    compaction_index = reset_index = -1
     for index, entry in enumerate(path):
         kind = entry.get("type")
-        if kind == "thinking_level_change":
+        if kind == "reset_boundary":  # (oh-my-pi's `/clear`)
+            reset_index = index
+        elif kind == "thinking_level_change":
             context.thinking_level = entry.get("thinkingLevel")
         elif kind == "model_change":
             if entry.get("role") in (None, "default"):
@@ -267,7 +269,10 @@ def _reference_context(session: Session, target: str) -> SessionContext:
                 if isinstance(rule, str) and rule not in context.injected_rules:
                     context.injected_rules.append(rule)
     kept = range(len(path))
-    if compaction_index >= 0:
+    if reset_index > compaction_index:
+        context.cleared_at = path[reset_index]["id"]
+        kept = range(reset_index + 1, len(path))
+    elif compaction_index >= 0:
         compaction = context.compaction = path[compaction_index]
         summary = {"role": "compactionSummary", "summary": compaction.get("summary")}
         summary["tokensBefore"] = compaction.get("tokensBefore")
@@ -303,6 +308,8 @@ def _context_lines(rng: random.Random, count: int) -> list[bytes]:
             entry["type"], entry["message"] = "message", rng.choice(["text", None, ["a"], {"content": "no role"}])
         else:
             entry["type"] = rng.choice(["ttsr_injection", "mode_change", "thinking_level_change", "custom_message"])
+            if entry["type"] == "mode_change" and index % 2:  # (no draw of its own: the files stay as they were)
+                entry["type"] = "reset_boundary"  # oh-my-pi's `/clear`
             entry.update(injectedRules=["r1", "r2", 5], mode="plan", thinkingLevel="high", content="c")
         lines[index] = _line(entry)
     return lines
