@@ -1,7 +1,8 @@
 """What the model receives when a session is resumed at a given entry (pi's buildSessionContext).
 
 Walk root → leaf.  Settings: the latest `thinking_level_change` (default "off"); the model
-from the latest `model_change` or assistant message on the path, whichever comes last.
+from the latest `model_change` or assistant message on the path, whichever comes last (an
+oh-my-pi file's `model_change` is never overridden by a later assistant's model).
 Messages: with a compaction on the path, its summary first, then the path entries from
 `firstKeptEntryId` up to the compaction, then everything after it; otherwise every entry.
 `message` entries pass through, `custom_message` becomes role `custom`, `branch_summary`
@@ -307,6 +308,7 @@ def _context_candidates(tree: SessionTree, target: str) -> tuple[SessionContext,
     message_indexes = list(compress(range(len(path)), is_message))
     candidates: list[int] = []  # where the entries that may become messages are on the path
     compaction_index = model_index = reset_index = -1
+    explicit = False  # an oh-my-pi model_change met: no assistant's model counts any more
     relevant, message_types = _RELEVANT_TYPES, MESSAGE_TYPES
     for index in compress(range(len(path)), map(not_, is_message)):
         kind = types[path[index]]
@@ -318,10 +320,11 @@ def _context_candidates(tree: SessionTree, target: str) -> tuple[SessionContext,
             compaction_index = index
         elif kind == RESET_TYPE:
             reset_index = index
-        elif _read_setting(context, kind, entries[path[index]]):
+        elif model := _read_setting(context, kind, entries[path[index]]):
             model_index = index
+            explicit = explicit or model is _MODEL_KEPT
     for index in reversed(message_indexes):  # the last assistant message, if after the last model_change
-        if index < model_index:
+        if index < model_index or explicit:
             break
         if codes[path[index]] in (MESSAGE_ASSISTANT, MESSAGE_TEXTLESS_ASSISTANT):
             message = entries[path[index]]["message"]
@@ -441,15 +444,23 @@ def _take_last_model(context: SessionContext, entries: Entries, start: int, stop
         context.model = {"provider": message.get("provider"), "modelId": message.get("model")}
 
 
-def _read_setting(context: SessionContext, kind: str, entry: dict[str, Any]) -> bool:
-    """Apply a setting entry on the path (in path order) to `context`; True if it set the
-    model (a later assistant message's model wins over it)."""
+# What `_read_setting` says of the model: set by pi's `model_change` (a later assistant
+# message's model wins over it), or by oh-my-pi's (`"model": "provider/id"`): omp's
+# buildSessionContext takes no assistant's model once one is on the path (its issue #849: a
+# retry fallback's or a downgraded reply's model is not the one the session resumes with).
+_MODEL_SET = "set"
+_MODEL_KEPT = "kept"
+
+
+def _read_setting(context: SessionContext, kind: str, entry: dict[str, Any]) -> str | None:
+    """Apply a setting entry on the path (in path order) to `context`; `_MODEL_SET` or
+    `_MODEL_KEPT` if it set the model, else None."""
     if kind == "thinking_level_change":
         context.thinking_level = entry.get("thinkingLevel")
     elif kind == "model_change":
         if entry.get("role") in (None, "default"):
             context.model = {"provider": entry.get("provider"), "modelId": entry.get("modelId")}
-            return True
+            return _MODEL_KEPT if isinstance(entry.get("model"), str) else _MODEL_SET
     elif kind == "mode_change":
         mode = entry.get("mode")
         context.mode = mode if isinstance(mode, str) else "none"
@@ -459,7 +470,7 @@ def _read_setting(context: SessionContext, kind: str, entry: dict[str, Any]) -> 
         for rule in rules if isinstance(rules, list) else ():
             if isinstance(rule, str) and rule not in context.injected_rules:
                 context.injected_rules.append(rule)
-    return False
+    return None
 
 
 _NOT_MESSAGE_TYPES = _RELEVANT_TYPES - {"message"}
@@ -475,6 +486,7 @@ def _chain_tail(tree: SessionTree, target: str, tail: int) -> SessionContext:
     end = tree.positions[target] + 1
     context = SessionContext(leaf_id=target)
     compaction = model_at = reset = -1
+    explicit = False  # (as in `_context_candidates`)
     others = list(entries.positions_of_types(_NOT_MESSAGE_TYPES, end))  # (few)
     for position in others:
         kind = types[position]
@@ -482,10 +494,11 @@ def _chain_tail(tree: SessionTree, target: str, tail: int) -> SessionContext:
             compaction = position
         elif kind == RESET_TYPE:
             reset = position
-        elif kind not in MESSAGE_TYPES and _read_setting(context, kind, entries[position]):
+        elif kind not in MESSAGE_TYPES and (model := _read_setting(context, kind, entries[position])):
             model_at = position
-    # The last assistant message, if after the last model_change (found at C speed).
-    _take_last_model(context, entries, model_at + 1, end)
+            explicit = explicit or model is _MODEL_KEPT
+    if not explicit:  # the last assistant message, if after the last model_change (found at C speed)
+        _take_last_model(context, entries, model_at + 1, end)
     windows = [(0, end)]  # where messages are kept: [start, stop) ranges of positions
     head: list[ContextMessage] = []
     if reset > compaction:  # oh-my-pi's `/clear` after the last compaction (if any)

@@ -455,3 +455,26 @@ def test_omp_clear_starts_the_resumed_context_after_its_boundary(tmp_path: Path)
     assert [m.text for m in context.messages] == ["S", "old question", "old", "new question", "new"]
     assert context.cleared_at is None
 
+
+def test_omp_model_change_is_not_overridden_by_a_later_reply_s_model(tmp_path: Path) -> None:
+    """oh-my-pi resumes with the model of its last default `model_change` ("provider/id"):
+    a later reply's model (a retry fallback, a downgrade) does not replace it (omp #849).
+    pi's `model_change` (provider, modelId) is still overridden by a later reply, as in pi."""
+    reply = {"role": "assistant", "content": [{"type": "text", "text": "a"}], "provider": "p", "model": "fallback"}
+    change = {"type": "model_change", "id": "m1", "parentId": None, "timestamp": "2026-01-01T00:00:01.000Z"}
+    lines = [
+        V3[0],
+        change,
+        {**V3[1], "parentId": "m1"},
+        {**V3[2], "message": reply},
+        {"type": "thinking_level_change", "id": "t1", "parentId": "a2", "thinkingLevel": "high"},
+        {**V3[1], "id": "a3", "parentId": "t1", "message": {"role": "user", "content": "again"}},
+        {**V3[2], "id": "a4", "parentId": "a3", "message": reply},
+    ]
+    omp = load_session(_write(tmp_path / "omp.jsonl", [*lines[:1], {**change, "model": "anthropic/opus"}, *lines[2:]]))
+    for context in (build_session_context(omp), build_session_context(omp, tail=1), build_session_context(omp, "a2")):
+        assert context.model == {"provider": "anthropic", "modelId": "opus"}
+    pi_change = {**change, "provider": "x", "modelId": "y"}
+    pi = load_session(_write(tmp_path / "pi.jsonl", [*lines[:1], pi_change, *lines[2:]]))
+    assert build_session_context(pi).model == {"provider": "p", "modelId": "fallback"}
+    assert build_session_context(pi, tail=1).model == {"provider": "p", "modelId": "fallback"}

@@ -244,6 +244,7 @@ def _reference_context(session: Session, target: str) -> SessionContext:
     path = session.tree.path_to(target)
     context = SessionContext(leaf_id=target)
     compaction_index = reset_index = -1
+    explicit = False
     for index, entry in enumerate(path):
         kind = entry.get("type")
         if kind == "reset_boundary":  # (oh-my-pi's `/clear`)
@@ -253,9 +254,10 @@ def _reference_context(session: Session, target: str) -> SessionContext:
         elif kind == "model_change":
             if entry.get("role") in (None, "default"):
                 context.model = {"provider": entry.get("provider"), "modelId": entry.get("modelId")}
+                explicit = explicit or isinstance(entry.get("model"), str)  # (oh-my-pi's: no reply overrides it)
         elif kind == "message":
             message = entry.get("message")
-            if isinstance(message, dict) and message.get("role") == "assistant":
+            if isinstance(message, dict) and message.get("role") == "assistant" and not explicit:
                 context.model = {"provider": message.get("provider"), "modelId": message.get("model")}
         elif kind == "compaction":
             compaction_index = index
