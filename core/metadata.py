@@ -193,7 +193,10 @@ class MetaState:
 
     @property
     def dialect(self) -> str:
-        return "operator" if self.snake else ("omp" if self.slot or self.omp else "pi")
+        """Whose file: the Python port's, oh-my-pi's (a title slot, a header `title`, an entry
+        only omp writes: see `_Scanner.entry`), else pi's."""
+        omp = self.slot or self.omp or self.header_title is not None
+        return "operator" if self.snake else ("omp" if omp else "pi")
 
     @property
     def branch_points(self) -> int:
@@ -426,6 +429,7 @@ class _Scanner:
             provider, model = value.get("provider"), value.get("modelId")
             if not isinstance(model, str):
                 model = value.get("model")
+                state.omp = state.omp or isinstance(model, str)  # omp's "provider/id" (pi: provider, modelId)
             if isinstance(model, str):
                 self.model(f"{provider}/{model}" if isinstance(provider, str) and provider else model)
         elif kind in _OMP_TYPES:

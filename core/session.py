@@ -242,7 +242,8 @@ def _build(path: Path, parsed: Parsed, stamp: FileStamp, content: bool) -> Sessi
         entries = Entries.of(kept)
     else:
         entries, tree_index = _placeable_columns(parsed, start)
-    dialect = "operator" if snake else ("omp" if title_slot is not None or _omp_markers(entries) else "pi")
+    omp = title_slot is not None or _omp_header(header) or _omp_markers(entries)
+    dialect = "operator" if snake else ("omp" if omp else "pi")
     return Session(
         path=path,
         header=header,
@@ -417,8 +418,21 @@ def _is_header(value: dict[str, Any]) -> bool:
 _OMP_TYPES = frozenset({"ttsr_injection", "session_init", "mode_change", "title_change", "service_tier_change"})
 
 
+def _omp_header(header: dict[str, Any]) -> bool:
+    """An oh-my-pi header: it has a `title` (omp wrote its titles there before its title
+    slot, and still reads them; pi's header has none)."""
+    return isinstance(header.get("title"), str) and bool(header["title"].strip())
+
+
 def _omp_markers(entries: Entries) -> bool:
-    return any(kind in _OMP_TYPES for kind in entries.types[:200])
+    """An entry among the first 200 only oh-my-pi writes: one of its own types, or its
+    `model_change` (`"model": "provider/id"`, the first entry of every omp session; pi's has
+    `provider` and `modelId`)."""
+    types = entries.types[:200]
+    if any(kind in _OMP_TYPES for kind in types):
+        return True
+    changes = (position for position, kind in enumerate(types) if kind == "model_change")
+    return any(isinstance(entries[position].get("model"), str) for position in changes)
 
 
 def _placeable(

@@ -11,6 +11,7 @@ import pytest
 
 from seance.cli import main
 from seance.core.resume import bucket_name, session_file_name
+from seance.core.session import load_session
 
 STAMP = "2025-01-01T00:00:00.000Z"
 
@@ -143,6 +144,28 @@ def test_resolve_command_prints_the_line_that_resumes_the_session(root, capsys) 
     assert (code, out) == (0, f"cd /two && pi --session {path}\n")
     code, out, _ = run(capsys, "--root", str(root), "--cwd", "/two", "resolve", "abcd", "--json")
     assert code == 0 and orjson.loads(out)["resumeCommand"] == f"cd /two && pi --session {path}"
+
+
+@pytest.mark.parametrize("omp_mark", ["header title", "model_change"])
+def test_an_omp_session_without_a_title_slot_resumes_with_omp(root, capsys, omp_mark) -> None:
+    """oh-my-pi wrote no title slot before 2026-06 (most of a user's sessions): its header's
+    `title`, or its `model_change` ("model": "provider/id", every omp session's first entry),
+    says whose file it is.  Its resume line must be omp's, not `pi --session`."""
+    bucket = root / "-three"  # (omp's own folder name for ~/three)
+    bucket.mkdir()
+    header = {"type": "session", "version": 3, "id": "0192-omp", "timestamp": STAMP, "cwd": "/three"}
+    change = {"type": "model_change", "id": "m1", "parentId": None, "timestamp": STAMP, "model": "anthropic/opus"}
+    user = {"type": "message", "id": "u1", "parentId": "m1", "timestamp": STAMP}
+    user["message"] = {"role": "user", "content": "hello"}
+    if omp_mark == "header title":
+        header["title"] = "Fix the login flow"
+        change = {**change, "provider": "anthropic", "modelId": "opus"}
+        del change["model"]
+    path = bucket / session_file_name(STAMP, "0192-omp")
+    path.write_bytes(b"".join(orjson.dumps(e) + b"\n" for e in (header, change, user)))
+    code, out, _ = run(capsys, "--root", str(root), "--cwd", "/three", "resolve", "0192", "--command")
+    assert (code, out) == (0, f"cd /three && omp --resume {path}\n")
+    assert load_session(path).dialect == "omp"
 
 
 def test_a_path_that_cannot_be_looked_up_says_why_not_that_it_is_missing(tmp_path: Path, capsys, monkeypatch) -> None:
