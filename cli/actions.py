@@ -5,6 +5,7 @@
     seance rm SESSION [--force] | --undo               to the Trash, and back (latest first; a
                                                        `seance clean --yes` batch is one undo)
     seance rename SESSION NAME                         pi: session_info entry; omp: title slot
+                                                       (older omp files: the header's title)
 
 SESSION is a path or an id prefix.  Paths go to stdout (one per line), messages to stderr.
 Exit codes: 0 ok, 1 nothing found (or nothing to undo), 2 bad input.
@@ -441,6 +442,8 @@ def run_rename(args: argparse.Namespace) -> int:
         kept = stored_title(name)
         where = "title slot" if kept == name else f"title slot: the first {len(kept)} of {len(name)} characters"
         name = kept
+    elif stored == "header-title":
+        where = "session header's title"
     else:
         where = "session_info entry"
     if clearing:

@@ -386,6 +386,7 @@ class _Scanner:
             state.created = iso_ms(state.created_ms)
         title = value.get("title")
         state.header_title = js_trim(title) or None if isinstance(title, str) else None
+        state.omp = state.omp or isinstance(title, str)  # (omp's header has a title, pi's none)
 
     def entry(self, value: dict[str, Any]) -> None:
         state = self.state

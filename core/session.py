@@ -421,7 +421,7 @@ _OMP_TYPES = frozenset({"ttsr_injection", "session_init", "mode_change", "title_
 def _omp_header(header: dict[str, Any]) -> bool:
     """An oh-my-pi header: it has a `title` (omp wrote its titles there before its title
     slot, and still reads them; pi's header has none)."""
-    return isinstance(header.get("title"), str) and bool(header["title"].strip())
+    return isinstance(header.get("title"), str)
 
 
 def _omp_markers(entries: Entries) -> bool:

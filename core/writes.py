@@ -9,7 +9,8 @@
   loop, verified after the write), no blank lines, no torn line left on a full disk.
 * oh-my-pi renames: the fixed 256-byte title slot rewritten in place with `pwrite` (size
   unchanged, so lines appended meanwhile are untouched), refused unless the slot on disk
-  is still the one that was read.
+  is still the one that was read; a file from before omp's slot: its header line's `title`,
+  by a full rewrite.
 
 A refusal is a one-line `FileChangedError` (a `SessionError`): nothing was written.
 """
@@ -33,6 +34,7 @@ from .text import is_utf8
 from .timefmt import now_iso
 
 TITLE_SLOT_SIZE = 256
+_BOM = b"\xef\xbb\xbf"
 
 
 def dumps_line(obj: dict[str, Any]) -> bytes:
@@ -174,8 +176,10 @@ def rename_session(path: str | os.PathLike[str], name: str, *, quiet: float | No
     pi dialect: append a `session_info` entry (pi persists nothing before the first
     assistant message, so neither do we); an empty name is what pi's `appendSessionInfo`
     writes for a blank name, and pi reads the latest one, so it clears the name.  oh-my-pi:
-    rewrite the 256-byte title slot in place (an empty title clears it).  Clearing a session
-    that has no name is refused: there is nothing to write.
+    rewrite the 256-byte title slot in place (an empty title clears it); a file from before
+    omp's slot ("header-title"): the header's `title`, which omp reads when there is no slot
+    (it knows no `session_info`).  Clearing a session that has no name is refused: there is
+    nothing to write.
     """
     text = _utf8(name.strip(), "name")
     session = load_session(path)
@@ -184,6 +188,9 @@ def rename_session(path: str | os.PathLike[str], name: str, *, quiet: float | No
     if session.title_slot is not None:
         write_title_slot(session, text)
         return "title-slot"
+    if session.dialect == "omp":
+        write_header_title(session, text, quiet=quiet)
+        return "header-title"
     if not _has_assistant(session):
         raise SessionError(f"{session.path}: has no assistant reply yet; pi does not persist a name before one")
     if session.needs_migration:
@@ -225,6 +232,28 @@ def _title_slot(title: str, updated_at: str, source: str) -> tuple[bytes, str]:
         chars.pop()
 
 
+def write_header_title(session: Session, title: str, *, quiet: float | None = None) -> None:
+    """Set (empty: clear) the header's `title` of an oh-my-pi file without a title slot,
+    as omp did before its slot: the header line rewritten, every other byte kept, atomically
+    (`core.safefile.atomic_write`), refused if the file changed since it was read."""
+    with open(session.path, "rb") as handle:
+        data = handle.read(session.stamp.size)
+    if new_digest(data).hexdigest() != session.stamp.digest:
+        raise FileChangedError(f"{session.path}: the file changed on disk since it was read; nothing was written")
+    start = len(_BOM) if data.startswith(_BOM) else 0
+    end = data.find(b"\n", start)
+    end = len(data) if end < 0 else end
+    try:
+        header = loads_line(data[start:end])[0]
+    except LineError:
+        header = None
+    if not isinstance(header, dict) or header.get("type") != "session" or header.get("id") != session.id:
+        raise SessionError(f"{session.path}: the session header is not the first line; refusing to rewrite it")
+    header["title"], header["titleSource"] = title, "user"  # ("": no title, still omp's header)
+    rest = data[end:] or b"\n"
+    atomic_write(session.path, data[:start] + orjson.dumps(header) + rest, session.stamp, quiet=quiet)
+
+
 def write_title_slot(session: Session, title: str) -> None:
     """Rewrite the 256-byte title slot in place (`pwrite` at offset 0, the size unchanged).
 
@@ -260,5 +289,6 @@ __all__ = [
     "set_label",
     "stored_title",
     "title_slot_bytes",
+    "write_header_title",
     "write_title_slot",
 ]

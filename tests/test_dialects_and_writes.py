@@ -478,3 +478,22 @@ def test_omp_model_change_is_not_overridden_by_a_later_reply_s_model(tmp_path: P
     pi = load_session(_write(tmp_path / "pi.jsonl", [*lines[:1], pi_change, *lines[2:]]))
     assert build_session_context(pi).model == {"provider": "p", "modelId": "fallback"}
     assert build_session_context(pi, tail=1).model == {"provider": "p", "modelId": "fallback"}
+
+
+def test_renaming_an_omp_session_without_a_title_slot_sets_its_header_title(tmp_path: Path) -> None:
+    """oh-my-pi knows no `session_info`: a file from before its title slot takes its name from
+    the header's `title` (as omp wrote it then, and reads it still).  A rename rewrites that
+    line only; every other byte stays; clearing leaves an empty title, still omp's file."""
+    header = {"type": "session", "version": 3, "id": "o1", "title": "Auto title", "timestamp": V3[0]["timestamp"]}
+    path = _write(tmp_path / "omp.jsonl", [{**header, "cwd": "/p"}, *V3[1:]])
+    rest = path.read_bytes().split(b"\n", 1)[1]
+    assert rename_session(path, "  Chosen name ") == "header-title"
+    first, after = path.read_bytes().split(b"\n", 1)
+    assert after == rest and orjson.loads(first)["title"] == "Chosen name"
+    session = load_session(path)
+    assert (session.name, session.dialect, session.header["cwd"]) == ("Chosen name", "omp", "/p")
+    assert all(entry["type"] != "session_info" for entry in session.entries)
+    os.utime(path, (AT_REST, AT_REST))
+    assert rename_session(path, "") == "header-title"
+    cleared = load_session(path)
+    assert (cleared.name, cleared.dialect, path.read_bytes().split(b"\n", 1)[1]) == (None, "omp", rest)
