@@ -334,7 +334,19 @@ def read_breadcrumb(agent_dir: str | os.PathLike[str], cwd: str, terminal: str |
     if len(lines) < 2 or not same_project(lines[0], cwd):
         return None
     session = Path(lines[1].strip())
-    return session if session.is_absolute() and session.is_file() else None
+    return _interactive_root(session) if session.is_absolute() and session.is_file() else None
+
+
+def _interactive_root(session: Path) -> Path:
+    """The session a breadcrumb's file belongs to: a subagent's transcript in a session's own
+    folder (`X/Alpha.jsonl`, nested) is that session's (`X.jsonl`), walked up at most 8
+    levels as oh-my-pi does: an omp from before its fix left such crumbs behind."""
+    for _ in range(8):
+        parent = session.parent.with_name(session.parent.name + ".jsonl")
+        if not parent.is_file():
+            break
+        session = parent
+    return session
 
 
 def newest_by_mtime(summaries: Iterable[SessionSummary]) -> SessionSummary | None:

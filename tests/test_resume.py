@@ -274,6 +274,24 @@ def test_breadcrumb_round_trip_and_validity(tmp_path) -> None:
     assert read_breadcrumb(agent, "/proj", terminal="pts-9") is None  # the file must exist
 
 
+def test_a_breadcrumb_at_a_subagent_s_transcript_continues_its_session(tmp_path) -> None:
+    """oh-my-pi before its fix wrote the terminal's breadcrumb when a subagent opened its own
+    transcript (`X/Alpha.jsonl`, nested `X/Alpha/Alpha.Gamma.jsonl`); omp's `--continue`
+    walks such a crumb up to the session whose folder holds it, and so does `continue`."""
+    agent = tmp_path / "agent"
+    session = write_session(tmp_path / "sessions", "/proj", "parent-id")
+    folder = session.with_suffix("")
+    nested = write_session(folder / "Alpha", "/proj", "gamma-id")
+    nested = nested.rename(folder / "Alpha" / "Alpha.Gamma.jsonl")
+    (folder / "Alpha.jsonl").write_bytes(nested.read_bytes())
+    write_breadcrumb(agent, "/proj", nested, terminal="pts-5")
+    assert read_breadcrumb(agent, "/proj", terminal="pts-5") == session
+    assert continue_session("/proj", [], [agent], terminal="pts-5") == session
+    loose = write_session(tmp_path / "elsewhere" / "X", "/proj", "loose-id")  # (no X.jsonl beside X/)
+    write_breadcrumb(agent, "/proj", loose, terminal="pts-6")
+    assert read_breadcrumb(agent, "/proj", terminal="pts-6") == loose
+
+
 def test_breadcrumb_write_is_best_effort(tmp_path) -> None:
     blocker = tmp_path / "agent"
     blocker.write_text("a file where a directory should be")
