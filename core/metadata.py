@@ -177,11 +177,12 @@ class MetaState:
 
     @property
     def name(self) -> str | None:
-        """As `session.session_name`: session_info, else title slot / title_change, else header title."""
+        """As `session.session_name`: session_info, else title_change, else header title; an
+        oh-my-pi file's: its title slot's, else (no slot) its header's title."""
+        if self.dialect == "omp":
+            return self.slot_title if self.slot else self.header_title
         if self.info_seen:
             return self.info_name
-        if self.slot:
-            return self.slot_title or self.change_title
         return self.change_title or self.header_title
 
     def modified_ms(self, mtime_ns: int) -> int:

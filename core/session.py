@@ -129,10 +129,15 @@ class Session:
 
 
 def session_name(session: Session) -> str | None:
-    """The display name: pi's `session_info`, else omp's title slot / `title_change`, else header title.
+    """The display name: pi's `session_info`, else `title_change`, else header title.
 
-    Like pi 0.73, the latest `session_info` decides, so an empty one clears the name.
+    Like pi 0.73, the latest `session_info` decides, so an empty one clears the name.  An
+    oh-my-pi file's is the name omp shows: its title slot's (none when empty), else, in a
+    file without a slot, its header's `title` (omp reads neither `session_info` nor its own
+    `title_change` audit entries for it).
     """
+    if session.dialect == "omp":
+        return dialects.slot_title(session.title_slot) if session.title_slot is not None else _header_title(session)
     info_seen = False
     info_name: str | None = None
     change_title: str | None = None
@@ -147,10 +152,10 @@ def session_name(session: Session) -> str | None:
             change_title = title.strip() or None if isinstance(title, str) else None
     if info_seen:
         return info_name
-    if session.title_slot is not None:
-        return dialects.slot_title(session.title_slot) or change_title
-    if change_title:
-        return change_title
+    return change_title or _header_title(session)
+
+
+def _header_title(session: Session) -> str | None:
     title = session.header.get("title")
     return title.strip() or None if isinstance(title, str) else None
 

@@ -182,6 +182,22 @@ def test_omp_title_slot_rename_in_place(tmp_path: Path) -> None:
     assert path.stat().st_size == size and load_session(path).name is None
 
 
+def test_clearing_an_omp_title_clears_it_though_title_change_entries_remain(tmp_path: Path) -> None:
+    """omp names a session by its title slot only (its `title_change` entries are an audit
+    trail it never reads back): omp's own titles come with one, and once a rename clears
+    the slot, the session has no name in omp, so none in seance either."""
+    from seance.core.metadata import scan_file
+
+    slot = title_slot_bytes("Refactor auth", "2026-07-01T00:00:05.000Z", "auto")
+    change = {"type": "title_change", "id": "t1", "parentId": "a2", "title": "Refactor auth", "source": "auto"}
+    path = _write(tmp_path / "omp.jsonl", [*V3, {**change, "timestamp": "2026-07-01T00:00:05.000Z"}], prefix=slot)
+    assert load_session(path).name == scan_file(path).final.name == "Refactor auth"
+    assert rename_session(path, "") == "title-slot"
+    assert load_session(path).name is None and scan_file(path).final.name is None
+    with pytest.raises(SessionError, match="no name to clear"):
+        rename_session(path, "")
+
+
 def test_omp_model_change_and_extras(tmp_path: Path) -> None:
     path = _write(
         tmp_path / "omp.jsonl",
@@ -229,7 +245,7 @@ def test_omp_model_change_and_extras(tmp_path: Path) -> None:
         ],
     )
     session = load_session(path)
-    assert session.dialect == "omp" and session.name == "Planned"
+    assert session.dialect == "omp" and session.name is None  # (omp names a file by its slot, or header)
     context = build_session_context(session)
     assert context.model == {"provider": "openai", "modelId": "gpt-4o"}
     assert (context.mode, context.injected_rules) == ("plan", ["r1", "r2"])
