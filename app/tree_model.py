@@ -48,7 +48,7 @@ from seance.core.summary import (
     tool_calls_by_id,
     tool_result_summary,
 )
-from seance.core.text import content_text, drop_escapes
+from seance.core.text import content_text, drop_escapes, user_run
 from seance.core.timefmt import parse_time_ms
 from seance.core.tree import SessionTree
 
@@ -523,8 +523,8 @@ class TreeModel:
         """The search text of a message after its row's text (`_build_search_text` without
         its first part), lowercase."""
         parts = [str(message.get("role") or ""), content_text(message.get("content"), "\n")]
-        if message.get("role") == "bashExecution":
-            parts.append(str(message.get("command") or ""))
+        if run := user_run(message):
+            parts.append(str(run[1] or ""))
         content = message.get("content")
         for block in content if isinstance(content, list) else ():
             if isinstance(block, dict) and block.get("type") == "toolCall":
@@ -550,7 +550,7 @@ class TreeModel:
         kind = entry.get("type")
         if kind == "message" and isinstance(message := entry.get("message"), dict):
             after = self._search_text_after(message)
-            if message.get("role") in ("toolResult", "bashExecution"):  # `[bash: ls -la]`, `[read: path]`
+            if message.get("role") == "toolResult" or user_run(message):  # `[bash]: ls -la`, `[read: path]`
                 return f"{self.summary(entry_id, entry).plain().lower()} {after}"
             return after
         parts: list[str] = []

@@ -39,6 +39,7 @@ from . import dialects
 from .fulltext import BASH, CUSTOM, ERROR, RESULT, SUMMARY, THINKING, TOOL, arguments_text
 from .model import SessionSummary
 from .safeopen import open_regular
+from .text import user_run
 from .timefmt import MAX_MS, MIN_MS, iso_ms, parse_time_ms  # noqa: F401  (re-exported)
 
 NO_MESSAGES = "(no messages)"
@@ -316,8 +317,8 @@ class _Scanner:
             text = _content_text(message.get("content"), "\n")
             if text:
                 sink(ERROR if message.get("isError") is True else RESULT, text)
-        elif role == "bashExecution":
-            command, output = message.get("command"), message.get("output")
+        elif run := user_run(message):
+            _word, command, output = run
             if isinstance(command, str) and command:
                 sink(BASH, command)
             if isinstance(output, str) and output:

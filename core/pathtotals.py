@@ -25,7 +25,7 @@ from typing import Any, ClassVar
 from .context import MESSAGE_TYPES, ContextMessage, SessionContext, as_message, compaction_summary
 from .entries import MESSAGE_ASSISTANT, MESSAGE_TEXTLESS_ASSISTANT, NOT_A_MESSAGE
 from .errors import Stopped
-from .text import as_text, message_text
+from .text import as_text, message_text, user_run
 from .tree import SessionTree
 
 _ASSISTANT_CODES = frozenset({MESSAGE_ASSISTANT, MESSAGE_TEXTLESS_ASSISTANT})
@@ -46,8 +46,8 @@ def message_size(message: dict[str, Any]) -> int:
     read from it, as a `ContextMessage` holds it).  A `message` entry's own `message` is one:
     no `ContextMessage` made."""
     size = len(message_text(message))
-    if message.get("role") == "bashExecution":
-        size += len(as_text(message.get("command") or "")) + len(as_text(message.get("output") or ""))
+    if run := user_run(message):
+        size += len(as_text(run[1] or "")) + len(as_text(run[2] or ""))
     content = message.get("content")
     for block in content if isinstance(content, list) else ():
         if isinstance(block, dict) and block.get("type") == "toolCall":

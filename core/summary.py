@@ -23,7 +23,7 @@ from .entries import (
     KindedFacts,
     message_kind,
 )
-from .text import as_text, content_text, display_text, home_short, is_clean_line
+from .text import as_text, content_text, display_text, home_short, is_clean_line, user_run
 
 _TEXT_LIMIT = 200
 
@@ -299,8 +299,8 @@ def _summarize_message(message: Any, tool_calls: Mapping[str, dict[str, Any]]) -
         return Summary("assistant", "assistant: ", "(no content)")
     if role == "toolResult":
         return tool_result_summary(message.get("toolCallId"), message.get("toolName"), tool_calls)
-    if role == "bashExecution":
-        return Summary("bash", "", f"[bash]: {display_text(message.get('command'))}")
+    if run := user_run(message):
+        return Summary("bash", "", f"[{run[0]}]: {display_text(run[1])}")
     if role == "custom":
         text = content_text(message.get("content"), "")
         return Summary("custom", f"[{display_text(message.get('customType'))}]: ", display_text(text, _TEXT_LIMIT))

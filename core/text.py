@@ -283,6 +283,22 @@ def content_text(content: Any, joiner: str) -> str:
     return ""
 
 
+# What a user ran themselves, by message role: the field holding it and the word its row
+# shows: pi's `!command` and oh-my-pi's `$` Python cells (`code`, `output` alike).
+_RUN_BY_USER = {"bashExecution": ("command", "bash"), "pythonExecution": ("code", "python")}
+
+
+def user_run(message: dict[str, Any]) -> tuple[str, Any, Any] | None:
+    """(its row's word, what was run, its output: as the file holds them) of a message the
+    user ran themselves (pi's `bashExecution`, oh-my-pi's `pythonExecution`), else None."""
+    role = message.get("role")
+    run = _RUN_BY_USER.get(role) if isinstance(role, str) else None
+    if run is None:
+        return None
+    field, word = run
+    return word, message.get(field), message.get("output")
+
+
 def message_text(message: dict[str, Any]) -> str:
     """The contract text of a context message (see `seance show --json`)."""
     role = message.get("role")

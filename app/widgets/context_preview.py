@@ -66,7 +66,7 @@ from seance.core.search.words import word_syntax
 from seance.core.session import NotASession, Session, read_session
 from seance.core.statsformat import cost_text
 from seance.core.summary import format_tool_call, tool_calls_by_id, tool_result_title
-from seance.core.text import content_text, display_text, drop_escapes, safe_multiline
+from seance.core.text import content_text, display_text, drop_escapes, safe_multiline, user_run
 
 DEFAULT: Any = object()
 """Sentinel for `leaf_id`: the session's own leaf (where it would resume by default)."""
@@ -274,9 +274,9 @@ def _message_block(
             title_marks=titled(title, ANY_FIELD),
             body_marks=output.marks,
         )
-    if role == "bashExecution":
-        title = f"[bash]: {display_text(message.get('command'))}"
-        output = clip(str(message.get("output") or ""), TOOL_OUTPUT_LIMIT, RESULT_FIELDS, TOOL_OUTPUT_LINES)
+    if run := user_run(message):
+        title = f"[{run[0]}]: {display_text(run[1])}"
+        output = clip(str(run[2] or ""), TOOL_OUTPUT_LIMIT, RESULT_FIELDS, TOOL_OUTPUT_LINES)
         return PreviewBlock("bash", title, output.text, title_marks=titled(title, BASH_FIELDS), body_marks=output.marks)
     if role == "custom":
         body = clip(content_text(message.get("content"), "\n"), BODY_LIMIT, CUSTOM_FIELDS)

@@ -23,7 +23,7 @@ from ..blobs import BlobStore, is_blob_ref
 from ..context import ContextMessage, SessionContext, build_session_context
 from ..session import Session
 from ..summary import entry_summary, format_tool_call, tool_calls_by_id, tool_result_title
-from ..text import as_text, content_text, display_text
+from ..text import as_text, content_text, display_text, user_run
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,7 +46,9 @@ class Item:
     """One message of the context, or one entry of the tree."""
 
     entry_id: str
-    kind: str  # user | assistant | toolResult | bashExecution | custom | branchSummary | compactionSummary | event
+    # user | assistant | toolResult | bashExecution | pythonExecution | custom | branchSummary
+    # | compactionSummary | event
+    kind: str
     heading: str  # "user", "assistant · anthropic/claude", "tool result [bash: ls]" ...
     timestamp: str = ""
     label: str | None = None
@@ -212,14 +214,14 @@ def message_item(
             if isinstance(block, dict) and block.get("type") == "image":
                 item.parts.append(Part("image", image_reference(block, blobs)))
         return item
-    if role == "bashExecution":
-        command = as_text(message.get("command"))
-        item = Item(entry_id, "bashExecution", f"user bash: {display_text(command, 120)}")
-        item.parts.append(Part("tool_call", command, "command"))
+    if run := user_run(message):
+        word, command = run[0], as_text(run[1])
+        item = Item(entry_id, role, f"user {word}: {display_text(command, 120)}")
+        item.parts.append(Part("tool_call", command, "command" if word == "bash" else "code"))
         code = message.get("exitCode")
         status = "cancelled" if message.get("cancelled") else f"exit {as_text(code)}" if code is not None else ""
         title = f"output ({status})" if status else "output"
-        item.parts.append(Part("tool_output", as_text(message.get("output")), title))
+        item.parts.append(Part("tool_output", as_text(run[2]), title))
         return item
     if role == "custom":
         kind = display_text(message.get("customType"), 60)

@@ -33,7 +33,7 @@ dl.meta { display: grid; grid-template-columns: max-content 1fr; gap: .1em 1em; 
 dl.meta dt { font-weight: 600; } dl.meta dd { margin: 0; overflow-wrap: anywhere; }
 .msg { border-left: 4px solid var(--line); padding: .3em .8em; margin: .8em 0; }
 .msg.user { border-color: var(--user); } .msg.assistant { border-color: var(--assistant); }
-.msg.toolResult, .msg.bashExecution { border-color: var(--tool); }
+.msg.toolResult, .msg.bashExecution, .msg.pythonExecution { border-color: var(--tool); }
 .msg.compactionSummary, .msg.branchSummary { border-color: var(--summary); background: rgba(154,103,0,.08); }
 .msg.error { border-color: var(--error); }
 .head { font-size: .85em; color: var(--dim); }

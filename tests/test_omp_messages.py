@@ -1,0 +1,75 @@
+"""oh-my-pi's own message roles, as omp writes them: every view shows them, search finds them.
+
+omp persists, besides pi's roles, `pythonExecution` (a `$` Python cell the user ran: `code`,
+`output`, like pi's `!command` `bashExecution`) — see its `session/messages.ts`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+
+from seance.cli import main
+from seance.core.metadata import scan_file
+from seance.core.pathtotals import message_size
+from seance.core.session import load_session
+from seance.core.summary import summarize
+
+STAMP = "2026-07-02T10:00:00.000Z"
+CELL = {
+    "role": "pythonExecution",
+    "code": "print(zebrafish_count)",
+    "output": "42 zebrafish",
+    "exitCode": 0,
+    "cancelled": False,
+    "truncated": False,
+    "timestamp": 1,
+}
+
+
+def _omp_session(path: Path, *messages: dict) -> Path:
+    """An oh-my-pi session (title slot-less header with a title, omp's model_change) of `messages`."""
+    lines = [
+        {"type": "session", "version": 3, "id": "0194-omp", "title": "cells", "timestamp": STAMP, "cwd": "/p"},
+        {"type": "model_change", "id": "m0", "parentId": None, "timestamp": STAMP, "model": "anthropic/opus"},
+    ]
+    for index, message in enumerate(messages, start=1):
+        lines.append({"type": "message", "id": f"m{index}", "parentId": f"m{index - 1}", "timestamp": STAMP})
+        lines[-1]["message"] = message
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+    return path
+
+
+def test_a_python_cell_is_shown_exported_counted_and_searched(tmp_path: Path, capsys, monkeypatch) -> None:
+    """A `$` Python cell reads as pi's `!command` does: `[python]: code` in the tree, the code
+    and its output in the preview and the export, both counted as context and searchable
+    (`bash:` the code, `result:` the output)."""
+    from seance.app.widgets.context_preview import build_preview
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    root = tmp_path / "sessions"
+    path = _omp_session(root / "-p" / "s.jsonl", CELL, {"role": "user", "content": "hello"})
+    session = load_session(path)
+    cell = session.tree.by_id["m1"]
+    assert summarize(cell).plain() == "[python]: print(zebrafish_count)"
+    block = build_preview(session).blocks[0]
+    assert (block.title, block.body) == ("[python]: print(zebrafish_count)", "42 zebrafish")
+    assert message_size(CELL) == len(CELL["code"]) + len(CELL["output"])
+    texts: list[tuple[str, str]] = []
+    scan_file(path, sink=lambda field, text: texts.append((field, text)))
+    assert ("bash", CELL["code"]) in texts and ("result", CELL["output"]) in texts
+    assert main(["export", str(path), "--format", "md"]) == 0
+    exported = capsys.readouterr().out
+    assert "\nprint(zebrafish_count)\n" in exported and "\n42 zebrafish\n" in exported
+    for query in ("zebrafish_count", "bash:zebrafish_count", "result:zebrafish"):
+        assert main(["ls", "--root", str(root), "--all", "--query", query, "--json"]) == 0
+        assert [row["path"] for row in orjson.loads(capsys.readouterr().out)] == [str(path)], query
+
+
+def test_pi_s_bash_execution_reads_as_before(tmp_path: Path) -> None:
+    """(pi's `!command` is the same row as before: `[bash]: command`.)"""
+    message = {"role": "bashExecution", "command": "ls -la", "output": "total 0", "exitCode": 0}
+    session = load_session(_omp_session(tmp_path / "s.jsonl", message))
+    assert summarize(session.tree.by_id["m1"]).plain() == "[bash]: ls -la"
