@@ -39,7 +39,7 @@ from . import dialects
 from .fulltext import BASH, CUSTOM, ERROR, RESULT, SUMMARY, THINKING, TOOL, arguments_text
 from .model import SessionSummary
 from .safeopen import open_regular
-from .text import user_run
+from .text import file_mention_text, user_run
 from .timefmt import MAX_MS, MIN_MS, iso_ms, parse_time_ms  # noqa: F401  (re-exported)
 
 NO_MESSAGES = "(no messages)"
@@ -323,10 +323,14 @@ class _Scanner:
                 sink(BASH, command)
             if isinstance(output, str) and output:
                 sink(RESULT, output)
-        elif role == "custom":
+        elif role == "custom" or role == "developer":  # (developer: oh-my-pi's prompts made by the agent)
             text = _content_text(message.get("content"), "\n")
             if text:
                 sink(CUSTOM, text)
+        elif role == "fileMention":  # (oh-my-pi: the files a prompt's `@path` read, as the model reads them)
+            text = file_mention_text(message.get("files"))
+            if text:
+                sink(RESULT, text)
         elif role in ("branchSummary", "compactionSummary"):
             summary = message.get("summary")
             if isinstance(summary, str) and summary:

@@ -23,7 +23,7 @@ from .entries import (
     KindedFacts,
     message_kind,
 )
-from .text import as_text, content_text, display_text, home_short, is_clean_line, user_run
+from .text import as_text, content_text, display_text, file_mention_paths, home_short, is_clean_line, user_run
 
 _TEXT_LIMIT = 200
 
@@ -301,6 +301,10 @@ def _summarize_message(message: Any, tool_calls: Mapping[str, dict[str, Any]]) -
         return tool_result_summary(message.get("toolCallId"), message.get("toolName"), tool_calls)
     if run := user_run(message):
         return Summary("bash", "", f"[{run[0]}]: {display_text(run[1])}")
+    if role == "developer":  # (oh-my-pi's prompts the agent itself makes, shown as omp does)
+        return Summary("dim", "developer: ", display_text(content_text(message.get("content"), ""), _TEXT_LIMIT))
+    if role == "fileMention":  # (oh-my-pi: the files a prompt's `@path` read)
+        return Summary("dim", "", f"[fileMention]: {display_text(', '.join(file_mention_paths(message.get('files'))))}")
     if role == "custom":
         text = content_text(message.get("content"), "")
         return Summary("custom", f"[{display_text(message.get('customType'))}]: ", display_text(text, _TEXT_LIMIT))

@@ -305,7 +305,29 @@ def message_text(message: dict[str, Any]) -> str:
     if role in ("compactionSummary", "branchSummary"):
         summary = message.get("summary")
         return summary if isinstance(summary, str) else ""
+    if role == "fileMention":
+        return file_mention_text(message.get("files"))
     return content_text(message.get("content"), "\n")
+
+
+def file_mention_paths(files: Any) -> list[str]:
+    """The paths an oh-my-pi `fileMention` message (the files a prompt's `@path` read) names."""
+    return [file["path"] for file in _mentioned(files) if isinstance(file.get("path"), str)]
+
+
+def file_mention_text(files: Any) -> str:
+    """An oh-my-pi `fileMention`'s files as omp sends them to the model (`convertToLlm`):
+    each `<file path="P">` with its content, one after the other."""
+    parts = []
+    for file in _mentioned(files):
+        path, content = file.get("path"), file.get("content")
+        inner = f"\n{content}\n" if isinstance(content, str) and content else "\n"
+        parts.append(f'<file path="{path if isinstance(path, str) else ""}">{inner}</file>')
+    return "\n".join(parts)
+
+
+def _mentioned(files: Any) -> list[dict[str, Any]]:
+    return [file for file in files if isinstance(file, dict)] if isinstance(files, list) else []
 
 
 def home_short(path: str) -> str:

@@ -1,7 +1,9 @@
 """oh-my-pi's own message roles, as omp writes them: every view shows them, search finds them.
 
 omp persists, besides pi's roles, `pythonExecution` (a `$` Python cell the user ran: `code`,
-`output`, like pi's `!command` `bashExecution`) — see its `session/messages.ts`.
+`output`, like pi's `!command` `bashExecution`), `developer` (a prompt the agent made itself:
+`content`) and `fileMention` (the files a prompt's `@path` read: `files: [{path, content}]`,
+sent to the model as `<file path="…">content</file>`) — see its `session/messages.ts`.
 """
 
 from __future__ import annotations
@@ -73,3 +75,27 @@ def test_pi_s_bash_execution_reads_as_before(tmp_path: Path) -> None:
     message = {"role": "bashExecution", "command": "ls -la", "output": "total 0", "exitCode": 0}
     session = load_session(_omp_session(tmp_path / "s.jsonl", message))
     assert summarize(session.tree.by_id["m1"]).plain() == "[bash]: ls -la"
+
+
+def test_developer_prompts_and_file_mentions_are_shown_and_searched(tmp_path: Path, capsys) -> None:
+    """omp's tree shows a developer prompt as `developer: text`; a file mention's paths and
+    contents are what the model read (`show` gives that text, as omp sends it); both searchable."""
+    from seance.app.widgets.context_preview import build_preview
+
+    mention = {"role": "fileMention", "files": [{"path": "src/kangaroo.py", "content": "def hop(): pass"}]}
+    developer = {"role": "developer", "content": [{"type": "text", "text": "platypus reminder"}], "timestamp": 2}
+    root = tmp_path / "sessions"
+    path = _omp_session(root / "-p" / "s.jsonl", mention, developer)
+    session = load_session(path)
+    rows = [summarize(session.tree.by_id[entry_id]).plain() for entry_id in ("m1", "m2")]
+    assert rows == ["[fileMention]: src/kangaroo.py", "developer: platypus reminder"]
+    assert [block.body for block in build_preview(session).blocks] == [
+        '<file path="src/kangaroo.py">\ndef hop(): pass\n</file>',
+        "platypus reminder",
+    ]
+    assert main(["show", str(path), "--json"]) == 0
+    texts = [message["text"] for message in orjson.loads(capsys.readouterr().out)["messages"]]
+    assert texts == ['<file path="src/kangaroo.py">\ndef hop(): pass\n</file>', "platypus reminder"]
+    for query in ("result:hop", "kangaroo", "custom:platypus"):
+        assert main(["ls", "--root", str(root), "--all", "--query", query, "--json"]) == 0
+        assert [row["path"] for row in orjson.loads(capsys.readouterr().out)] == [str(path)], query
