@@ -6,8 +6,10 @@ normalised: pi v1-v3, oh-my-pi, the Python port) and returns a `SessionStats`:
 * tokens in / out / cache read / cache write and cost, summed from the `usage` pi records on
   every assistant message (`{input, output, cacheRead, cacheWrite, totalTokens, cost: {…,
   total}}`; oh-my-pi writes the same keys, sometimes without `totalTokens` and with an extra
-  `reasoning`, which is part of `output` and not added again).  The total is the sum of the
-  four counts, as pi's own `getSessionStats()` computes it.
+  `reasoning`, which is part of `output` and not added again), and on oh-my-pi's
+  `model_usage` entries (model calls outside the conversation, which omp's totals count;
+  no message).  The total is the sum of the four counts, as pi's own `getSessionStats()`
+  computes it.
 * models used (`provider/model` → assistant messages and their usage), the tool-call
   histogram, the files touched (see `FILE_TOOLS`), message counts by role, leaves (branch
   count), branch points, compactions, and the first and last message timestamps (the
@@ -89,6 +91,10 @@ class Usage:
     def add_message(self, usage: Any) -> None:
         """Count one assistant message and its `usage` (ignored unless an object)."""
         self.messages += 1
+        self.add_usage(usage)
+
+    def add_usage(self, usage: Any) -> None:
+        """Count a `usage` (ignored unless an object) with no message: oh-my-pi's `model_usage`."""
         if type(usage) is not dict:
             return
         self.input = _add_tokens(self.input, usage.get("input"))
@@ -320,6 +326,31 @@ def _first_path(arguments: dict[str, Any]) -> str | None:
     return None
 
 
+def _count_background(stats: SessionStats, keys: array[int], entry: dict[str, Any], fork: bool) -> None:
+    """oh-my-pi's `model_usage`: a model call outside the conversation (a title, a prediction,
+    a classifier; `{purpose, provider, model, usage}`), paid for and counted in omp's own
+    usage totals: its tokens and cost count here too, under its model, with no message."""
+    name, raw_usage = model_name(entry), entry.get("usage")
+    stats.usage.add_usage(raw_usage)
+    per_model = stats.models.get(name)
+    if per_model is None:
+        per_model = stats.models[name] = Usage()
+    per_model.add_usage(raw_usage)
+    hour = _hour_of(entry.get("timestamp"))
+    if hour is not None:
+        bucket = stats.hours.get((hour, name))
+        if bucket is None:
+            bucket = stats.hours[(hour, name)] = Usage()
+        bucket.add_usage(raw_usage)
+    key = message_key(entry)  # (a fork copies it with the rest: counted once, as a copied reply is)
+    if key is not None:
+        keys.append(key)
+    if fork:
+        one = Usage()
+        one.add_usage(raw_usage)
+        stats.ledger.append([key, hour, name, *one.to_row()])
+
+
 def normalise_path(path: str, cwd: str) -> str:
     """A touched file's path: relative ones joined to the session's cwd, then normalised
     (`~` is kept: whose home it was is not known here)."""
@@ -357,6 +388,9 @@ def session_stats(session: Session) -> SessionStats:
         kind = entry.get("type")
         if kind == "compaction":
             stats.compactions += 1
+            continue
+        if kind == "model_usage":
+            _count_background(stats, keys, entry, fork)
             continue
         if kind != "message":
             continue

@@ -35,7 +35,8 @@ from .index import default_cache_dir, ranged_select, root_ranges
 from .stats import SessionStats
 from .text import json_bytes, unsurrogate
 
-SCHEMA_VERSION = 2  # bump when `SessionStats` is computed or stored differently (2: keys, forks, sane times)
+SCHEMA_VERSION = 3  # bump when `SessionStats` is computed or stored differently (2: keys, forks, sane times;
+# 3: oh-my-pi's `model_usage` counted)
 DB_NAME = "stats.sqlite"
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS stats (path TEXT PRIMARY KEY, size INTEGER NOT NULL, "

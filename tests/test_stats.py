@@ -167,6 +167,42 @@ def test_one_session_counts_every_branch_model_tool_and_file(tmp_path: Path) -> 
     assert SessionStats.from_storage(orjson.loads(orjson.dumps(stats.to_storage()))) == stats
 
 
+def test_omp_model_usage_entries_count_tokens_and_cost_but_no_message(tmp_path: Path) -> None:
+    """oh-my-pi records a model call outside the conversation (a prediction, a classifier,
+    a title) as a `model_usage` entry ({purpose, provider, model, usage}); its own usage
+    totals count it.  So do seance's: tokens and cost, under its model and hour, no message;
+    a fork copies it with the rest and counts it once."""
+    background = {
+        "type": "model_usage",
+        "id": "b1",
+        "parentId": "a1",
+        "timestamp": "2026-03-01T12:00:00.000Z",
+        "purpose": "composer-prediction",
+        "role": "smol",
+        "api": "anthropic-messages",
+        "provider": "anthropic",
+        "model": "claude-haiku-4-5",
+        "usage": _usage(40, 4, 0.0625),
+        "stopReason": "stop",
+    }
+    answer = _assistant("claude-sonnet-4-5", _usage(100, 20, 0.5))
+    lines = [_header(), _msg("u1", None, "2026-03-01T10:00:01.000Z", _user("go"))]
+    lines += [_msg("a1", "u1", "2026-03-01T10:00:05.000Z", answer), background]
+    path = _write(tmp_path / "root" / "s.jsonl", lines)
+    stats = session_stats(load_session(path))
+    assert (stats.usage.messages, stats.usage.input, stats.usage.output, stats.usage.cost) == (1, 140, 24, 0.5625)
+    haiku = stats.models["anthropic/claude-haiku-4-5"]
+    assert (haiku.messages, haiku.input, haiku.cost) == (0, 40, 0.0625)
+    assert stats.hours[("2026-03-01T12", "anthropic/claude-haiku-4-5")].cost == 0.0625
+    fork = fork_into(path, "/work/p", tmp_path / "root")
+    found = [stats, session_stats(load_session(fork))]
+
+    def keys_of(wanted: list[str]) -> dict[str, bytes]:
+        return {each: session_stats(load_session(each)).keys for each in wanted}
+
+    assert aggregate(count_copies_once(found, found, keys_of), "day").total.cost == 0.5625
+
+
 def test_hostile_usage_values_never_raise_and_count_nothing(tmp_path: Path) -> None:
     bad_usages = [
         None,
