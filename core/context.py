@@ -456,7 +456,8 @@ def _read_setting(context: SessionContext, kind: str, entry: dict[str, Any]) -> 
     """Apply a setting entry on the path (in path order) to `context`; `_MODEL_SET` or
     `_MODEL_KEPT` if it set the model, else None."""
     if kind == "thinking_level_change":
-        context.thinking_level = entry.get("thinkingLevel")
+        level = entry.get("thinkingLevel")  # (oh-my-pi writes null for a model without levels: its "off")
+        context.thinking_level = "off" if level is None else level
     elif kind == "model_change":
         if entry.get("role") in (None, "default"):
             context.model = {"provider": entry.get("provider"), "modelId": entry.get("modelId")}

@@ -259,7 +259,8 @@ def _summarize(entry: dict[str, Any], tool_calls: Mapping[str, dict[str, Any]] |
     if kind == "model_change":
         return Summary("dim", "", f"[model: {display_text(entry.get('modelId'))}]")
     if kind == "thinking_level_change":
-        return Summary("dim", "", f"[thinking: {display_text(entry.get('thinkingLevel'))}]")
+        level = entry.get("thinkingLevel")  # (null: oh-my-pi's "off", as `context` reads it)
+        return Summary("dim", "", f"[thinking: {'off' if level is None else display_text(level)}]")
     if kind == "custom":
         return Summary("dim", "", f"[custom: {display_text(entry.get('customType'))}]")
     if kind == "label":

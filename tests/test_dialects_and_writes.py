@@ -513,3 +513,14 @@ def test_renaming_an_omp_session_without_a_title_slot_sets_its_header_title(tmp_
     assert rename_session(path, "") == "header-title"
     cleared = load_session(path)
     assert (cleared.name, cleared.dialect, path.read_bytes().split(b"\n", 1)[1]) == (None, "omp", rest)
+
+
+def test_omp_thinking_level_null_is_off(tmp_path: Path) -> None:
+    """oh-my-pi writes `"thinkingLevel": null` for a model without thinking levels and
+    resumes with "off" (`?? "off"`): the context, `show` and the tree's row say "off"."""
+    from seance.core.summary import summarize
+
+    change = {"type": "thinking_level_change", "id": "t1", "parentId": "a2", "timestamp": "2026-01-01T00:00:03.000Z"}
+    session = load_session(_write(tmp_path / "omp.jsonl", [*V3, {**change, "thinkingLevel": None, "configured": None}]))
+    assert build_session_context(session).thinking_level == "off"
+    assert summarize(session.tree.by_id["t1"]).plain() == "[thinking: off]"

@@ -250,7 +250,8 @@ def _reference_context(session: Session, target: str) -> SessionContext:
         if kind == "reset_boundary":  # (oh-my-pi's `/clear`)
             reset_index = index
         elif kind == "thinking_level_change":
-            context.thinking_level = entry.get("thinkingLevel")
+            level = entry.get("thinkingLevel")
+            context.thinking_level = "off" if level is None else level  # (null: oh-my-pi's "off")
         elif kind == "model_change":
             if entry.get("role") in (None, "default"):
                 context.model = {"provider": entry.get("provider"), "modelId": entry.get("modelId")}
