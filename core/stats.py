@@ -662,23 +662,35 @@ def count_copies_once(
 
 
 class _ParentFinder:
-    """A fork's parent among the sessions found: by its path as spelled, else (when that
-    names a file that is there) by the same file under another spelling: `parentSession`
-    holds the path pi was given, a root may be given through a symlink."""
+    """A fork's parent among the sessions found: by its path as spelled, else by its session
+    id (oh-my-pi's forks name their source by its header id), else (when that names a file
+    that is there) by the same file under another spelling: `parentSession` holds the path
+    pi was given, a root may be given through a symlink."""
 
     def __init__(self, by_path: dict[str, SessionStats]) -> None:
         self.by_path = by_path
         self._by_name: dict[str, list[SessionStats]] | None = None
+        self._by_id: dict[str, SessionStats] | None = None
         self._found: dict[str, SessionStats | None] = {}
 
     def __call__(self, stats: SessionStats) -> SessionStats | None:
         path = _parent_path(stats)
-        parent = self.by_path.get(path)
+        parent = self.by_path.get(path) or self._with_id(stats.parent)
         if parent is not None:
             return parent
         if path not in self._found:
             self._found[path] = self._same_file(path)
         return self._found[path]
+
+    def _with_id(self, parent: str | None) -> SessionStats | None:
+        """The session whose header id is `parent` (None for a path: ids have no separator)."""
+        if not parent or os.sep in parent:
+            return None
+        if self._by_id is None:
+            self._by_id = {}
+            for stats in sorted(self.by_path.values(), key=lambda each: each.path):  # (a duplicated id: the first)
+                self._by_id.setdefault(stats.id, stats)
+        return self._by_id.get(parent)
 
     def _same_file(self, path: str) -> SessionStats | None:
         try:

@@ -488,3 +488,30 @@ def test_a_forks_copies_are_matched_reading_only_the_keys_needed(tmp_path: Path)
     middle.unlink()
     asked.clear()
     assert (total_cost([*paths, fork]), asked) == (20.0, [[str(source)]])
+
+
+def test_an_omp_fork_names_its_source_by_id_and_counts_only_what_it_added(tmp_path: Path, monkeypatch) -> None:
+    """oh-my-pi's forks (`omp --fork`, its /fork) copy the source's entries under a header whose
+    `parentSession` is the source's id, not its path.  Found by that id, the fork's family is
+    its source's: no guess from what it copied (which stops past `LOOSE_JOIN_MAX` forks whose
+    source is not found, leaving their copies counted twice), only the source's keys read."""
+    import seance.core.stats as stats_module
+
+    monkeypatch.setattr(stats_module, "LOOSE_JOIN_MAX", 0)
+    root = tmp_path / "root"
+    answer = _msg("a1", "u1", "2026-03-01T10:00:02.000Z", _assistant("m", _usage(10, 1, 1.0)))
+    asked = [_msg("u1", None, "2026-03-01T10:00:01.000Z", _user("hi")), answer]
+    source = _write(root / "-p" / "source.jsonl", [_header("0193-source"), *asked])
+    added = _msg("a2", "a1", "2026-03-02T10:00:02.000Z", _assistant("m", _usage(10, 1, 0.5)))
+    fork_header = {**_header("0193-fork"), "parentSession": "0193-source"}
+    fork = _write(root / "-p" / "fork.jsonl", [fork_header, *asked, added])
+    other = _write(root / "-p" / "other.jsonl", [_header("0193-other"), *asked[:1]])
+    found = [session_stats(load_session(path)) for path in (source, fork, other)]
+    wanted: list[list[str]] = []
+
+    def keys_of(paths: list[str]) -> dict[str, bytes]:
+        wanted.append(sorted(paths))
+        return {path: session_stats(load_session(path)).keys for path in paths}
+
+    assert aggregate(count_copies_once(found, found, keys_of), "day").total.cost == 1.5
+    assert wanted == [[str(source)]]
