@@ -3,6 +3,9 @@
 omp externalises large base64 images to `~/.omp/agent/blobs/<sha256>` and leaves the
 string `blob:sha256:<hex>` in the session line.  Listing and context building never
 need the bytes, so seance resolves a reference only when something asks for the image.
+The blobs of a session are beside its sessions root (omp's `getBlobsDir`: the same agent
+data dir): `~/.omp/profiles/<name>/agent/blobs` for a profile's, `$XDG_DATA_HOME/omp/blobs`
+under XDG (`BlobStore.for_session`).
 """
 
 from __future__ import annotations
@@ -31,6 +34,16 @@ class BlobStore:
 
     def __init__(self, root: Path | None = None) -> None:
         self.root = root or default_blob_dir()
+
+    @classmethod
+    def for_session(cls, path: str | os.PathLike[str]) -> BlobStore:
+        """The store a session's references are in: `blobs` beside the nearest `sessions`
+        folder above the file (a bucket's, or a subagent's deeper in a session's folder)
+        when there is one, else the default store."""
+        for folder in Path(os.path.abspath(path)).parents:
+            if folder.name == "sessions" and (folder.parent / "blobs").is_dir():
+                return cls(folder.parent / "blobs")
+        return cls()
 
     def path_of(self, ref: str) -> Path | None:
         digest = ref[len(BLOB_PREFIX) :] if is_blob_ref(ref) else ""

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import orjson
+import pytest
 
 from seance.cli import main
 from seance.core.metadata import scan_file
@@ -99,3 +100,23 @@ def test_developer_prompts_and_file_mentions_are_shown_and_searched(tmp_path: Pa
     for query in ("result:hop", "kangaroo", "custom:platypus"):
         assert main(["ls", "--root", str(root), "--all", "--query", query, "--json"]) == 0
         assert [row["path"] for row in orjson.loads(capsys.readouterr().out)] == [str(path)], query
+
+
+@pytest.mark.parametrize("agent_data", ["profiles/work/agent", "xdg/omp"])
+def test_an_exported_image_s_blob_is_found_beside_the_session_s_own_root(tmp_path: Path, capsys, agent_data) -> None:
+    """omp keeps a session's externalised images in `blobs/` beside its sessions root (the
+    same agent data dir): a profile's in `~/.omp/profiles/<name>/agent/blobs`, under XDG in
+    `$XDG_DATA_HOME/omp/blobs`.  The export sizes the image from that blob, not from the
+    default profile's store (where it is not: "blob not found")."""
+    import hashlib
+
+    raw = b"\x89PNG" + bytes(3000)
+    agent = tmp_path / agent_data
+    (agent / "blobs").mkdir(parents=True)
+    (agent / "blobs" / hashlib.sha256(raw).hexdigest()).write_bytes(raw)
+    image = {"type": "image", "mimeType": "image/png", "data": f"blob:sha256:{hashlib.sha256(raw).hexdigest()}"}
+    user = {"role": "user", "content": [{"type": "text", "text": "look"}, image]}
+    path = _omp_session(agent / "sessions" / "-p" / "s.jsonl", user)
+    assert main(["export", str(path), "--format", "md"]) == 0
+    exported = capsys.readouterr().out
+    assert "image/png, 3 KB" in exported and "blob not found" not in exported

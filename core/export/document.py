@@ -273,6 +273,7 @@ def context_document(
     session: Session, leaf: Any = DEFAULT_LEAF, *, thinking: bool = False, blobs: BlobStore | None = None
 ) -> ExportDocument:
     """The context the session resumes with at `leaf` (default: its own leaf, as pi resumes)."""
+    blobs = blobs or BlobStore.for_session(session.path)
     context = _context(session, leaf)
     tree = session.tree
     path = tree.path_to(context.leaf_id)
@@ -315,6 +316,7 @@ def tree_document(
     """Every entry, depth-first, children oldest first; as in pi's /tree a single-child chain
     stays at its depth and each branch of a branch point goes one deeper.  The path to
     `leaf` (default: the session's leaf) is marked."""
+    blobs = blobs or BlobStore.for_session(session.path)
     tree = session.tree
     context = _context(session, leaf)
     leaf_id = context.leaf_id
