@@ -73,6 +73,8 @@ class SessionContext:
     cleared_at: str | None = None
     """oh-my-pi's `/clear`: the `reset_boundary` entry the messages start after (the path up
     to it, a compaction on it too, is not sent), else None."""
+    role_models: dict[str, dict[str, Any]] | None = field(default=None, compare=False, repr=False)
+    """oh-my-pi's models by `model_change` role met on the path so far (while it is read)."""
     omitted: int = 0
     """Messages before `messages` not made (a context built with a `tail`): the context
     holds `omitted + len(messages)` messages."""
@@ -450,6 +452,11 @@ def _take_last_model(context: SessionContext, entries: Entries, start: int, stop
 # retry fallback's or a downgraded reply's model is not the one the session resumes with).
 _MODEL_SET = "set"
 _MODEL_KEPT = "kept"
+# oh-my-pi's `model_change` roles: "default" (also a missing role), a role's own model (its
+# model picker's session-only "temporary", "smol", "slow" ...) and a retry's "fallback".
+# omp resumes with the model of the last change's role (`getRestorableSessionModels`), the
+# default's after a fallback.
+_OMP_DEFAULT_ROLES = frozenset({"default", "fallback"})
 
 
 def _read_setting(context: SessionContext, kind: str, entry: dict[str, Any]) -> str | None:
@@ -459,9 +466,12 @@ def _read_setting(context: SessionContext, kind: str, entry: dict[str, Any]) -> 
         level = entry.get("thinkingLevel")  # (oh-my-pi writes null for a model without levels: its "off")
         context.thinking_level = "off" if level is None else level
     elif kind == "model_change":
+        model = {"provider": entry.get("provider"), "modelId": entry.get("modelId")}
+        if isinstance(entry.get("model"), str):
+            return _omp_model_change(context, entry.get("role"), model)
         if entry.get("role") in (None, "default"):
-            context.model = {"provider": entry.get("provider"), "modelId": entry.get("modelId")}
-            return _MODEL_KEPT if isinstance(entry.get("model"), str) else _MODEL_SET
+            context.model = model
+            return _MODEL_SET
     elif kind == "mode_change":
         mode = entry.get("mode")
         context.mode = mode if isinstance(mode, str) else "none"
@@ -472,6 +482,23 @@ def _read_setting(context: SessionContext, kind: str, entry: dict[str, Any]) -> 
             if isinstance(rule, str) and rule not in context.injected_rules:
                 context.injected_rules.append(rule)
     return None
+
+
+def _omp_model_change(context: SessionContext, role: Any, model: dict[str, Any]) -> str | None:
+    """An oh-my-pi `model_change` on the path: its role's model is remembered, and the
+    context's model is the one omp resumes with after it (see `_OMP_DEFAULT_ROLES`)."""
+    role = "default" if role is None else role
+    if not isinstance(role, str):
+        return None
+    roles = context.role_models = context.role_models or {}
+    roles[role] = model
+    if role not in _OMP_DEFAULT_ROLES:
+        context.model = model
+    elif "default" in roles:
+        context.model = roles["default"]
+    else:
+        return None
+    return _MODEL_KEPT
 
 
 _NOT_MESSAGE_TYPES = _RELEVANT_TYPES - {"message"}

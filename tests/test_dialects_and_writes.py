@@ -247,7 +247,8 @@ def test_omp_model_change_and_extras(tmp_path: Path) -> None:
     session = load_session(path)
     assert session.dialect == "omp" and session.name is None  # (omp names a file by its slot, or header)
     context = build_session_context(session)
-    assert context.model == {"provider": "openai", "modelId": "gpt-4o"}
+    assert context.model == {"provider": "anthropic", "modelId": "claude"}  # (the last change's role: smol)
+    assert build_session_context(session, "m3").model == {"provider": "openai", "modelId": "gpt-4o"}
     assert (context.mode, context.injected_rules) == ("plan", ["r1", "r2"])
     assert session.entries[-1]["type"] == "brand_new_type", "unknown entry types are kept"
 
@@ -490,6 +491,15 @@ def test_omp_model_change_is_not_overridden_by_a_later_reply_s_model(tmp_path: P
     omp = load_session(_write(tmp_path / "omp.jsonl", [*lines[:1], {**change, "model": "anthropic/opus"}, *lines[2:]]))
     for context in (build_session_context(omp), build_session_context(omp, tail=1), build_session_context(omp, "a2")):
         assert context.model == {"provider": "anthropic", "modelId": "opus"}
+    # omp's model picker switches the session's model as role "temporary": omp resumes with it;
+    # after a retry's "fallback" change, with the default again
+    temporary = {**change, "id": "m2", "parentId": "a4", "model": "openai/gpt-5", "role": "temporary"}
+    fallback = {**change, "id": "m3", "parentId": "m2", "model": "p/fallback", "role": "fallback"}
+    lines_after = [*lines[:1], {**change, "model": "anthropic/opus"}, *lines[2:], temporary, fallback]
+    switched = load_session(_write(tmp_path / "switched.jsonl", lines_after))
+    assert build_session_context(switched, "m2").model == {"provider": "openai", "modelId": "gpt-5"}
+    assert build_session_context(switched, "m2", tail=1).model == {"provider": "openai", "modelId": "gpt-5"}
+    assert build_session_context(switched).model == {"provider": "anthropic", "modelId": "opus"}
     pi_change = {**change, "provider": "x", "modelId": "y"}
     pi = load_session(_write(tmp_path / "pi.jsonl", [*lines[:1], pi_change, *lines[2:]]))
     assert build_session_context(pi).model == {"provider": "p", "modelId": "fallback"}

@@ -245,6 +245,7 @@ def _reference_context(session: Session, target: str) -> SessionContext:
     context = SessionContext(leaf_id=target)
     compaction_index = reset_index = -1
     explicit = False
+    roles: dict[str, dict] = {}
     for index, entry in enumerate(path):
         kind = entry.get("type")
         if kind == "reset_boundary":  # (oh-my-pi's `/clear`)
@@ -253,9 +254,16 @@ def _reference_context(session: Session, target: str) -> SessionContext:
             level = entry.get("thinkingLevel")
             context.thinking_level = "off" if level is None else level  # (null: oh-my-pi's "off")
         elif kind == "model_change":
-            if entry.get("role") in (None, "default"):
-                context.model = {"provider": entry.get("provider"), "modelId": entry.get("modelId")}
-                explicit = explicit or isinstance(entry.get("model"), str)  # (oh-my-pi's: no reply overrides it)
+            model = {"provider": entry.get("provider"), "modelId": entry.get("modelId")}
+            role = "default" if entry.get("role") is None else entry.get("role")
+            if isinstance(entry.get("model"), str):  # (oh-my-pi's: its role decides; no reply overrides it)
+                if isinstance(role, str):
+                    roles[role] = model
+                    if role not in ("default", "fallback") or "default" in roles:
+                        context.model = model if role not in ("default", "fallback") else roles["default"]
+                        explicit = True
+            elif role == "default":
+                context.model = model
         elif kind == "message":
             message = entry.get("message")
             if isinstance(message, dict) and message.get("role") == "assistant" and not explicit:
