@@ -324,6 +324,25 @@ def write_breadcrumb(
 
 def read_breadcrumb(agent_dir: str | os.PathLike[str], cwd: str, terminal: str | None = None) -> Path | None:
     """The session this terminal last used in `cwd`, if the breadcrumb is valid."""
+    lines = _breadcrumb_lines(agent_dir, terminal)
+    if lines is None or not same_project(lines[0], cwd):
+        return None
+    session = Path(lines[1].strip())
+    return _interactive_root(session) if session.is_absolute() and session.is_file() else None
+
+
+def fresh_boundary(agent_dir: str | os.PathLike[str], terminal: str | None = None) -> bool:
+    """Whether this terminal's breadcrumb marks oh-my-pi's `/new` whose session was never
+    written (a third line `fresh`, no file): omp's `--continue` then starts a new session,
+    whatever the cwd, rather than resume the conversation before `/new`."""
+    lines = _breadcrumb_lines(agent_dir, terminal)
+    if lines is None or len(lines) < 3 or lines[2].strip() != "fresh":
+        return False
+    return not Path(lines[1].strip()).is_file()
+
+
+def _breadcrumb_lines(agent_dir: str | os.PathLike[str], terminal: str | None) -> list[str] | None:
+    """This terminal's breadcrumb in `agent_dir` (cwd, session file, maybe `fresh`), if any."""
     terminal = terminal or terminal_id()
     if terminal is None:
         return None
@@ -331,10 +350,7 @@ def read_breadcrumb(agent_dir: str | os.PathLike[str], cwd: str, terminal: str |
         lines = breadcrumb_path(agent_dir, terminal).read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
         return None
-    if len(lines) < 2 or not same_project(lines[0], cwd):
-        return None
-    session = Path(lines[1].strip())
-    return _interactive_root(session) if session.is_absolute() and session.is_file() else None
+    return lines if len(lines) >= 2 else None
 
 
 def _interactive_root(session: Path) -> Path:
@@ -456,8 +472,11 @@ def continue_session(
     else what pi's `--continue` opens from `pi_folders` (see `pi_continue_folders`), else the
     newest of `summaries_current` — the other agents' sessions of this project, by header cwd
     (oh-my-pi names and moves its folders its own way), asked for only then — but not a
-    subagent's or advisor's transcript inside a session's own folder: its parent is the session."""
+    subagent's or advisor's transcript inside a session's own folder: its parent is the session.
+    None when there is none, or when oh-my-pi's breadcrumb says it starts a new one here."""
     for agent_dir in agent_dirs:
+        if fresh_boundary(agent_dir, terminal):
+            return None
         crumb = read_breadcrumb(agent_dir, cwd, terminal)
         if crumb is not None:
             return crumb

@@ -292,6 +292,24 @@ def test_a_breadcrumb_at_a_subagent_s_transcript_continues_its_session(tmp_path)
     assert read_breadcrumb(agent, "/proj", terminal="pts-6") == loose
 
 
+def test_after_omp_s_new_that_was_never_written_continue_starts_afresh(tmp_path) -> None:
+    """oh-my-pi's `/new` writes the breadcrumb at once, its third line `fresh`, before the new
+    session has a file; quit then, and `omp -c` starts a new session (it must not resume the
+    conversation `/new` left).  `continue` finds nothing to continue, not that conversation."""
+    agent = tmp_path / "agent"
+    root = tmp_path / "sessions"
+    before_new = write_session(root, "/proj", "before-new")
+    current = Catalog([root]).quick("/proj")
+    crumb = breadcrumb_path(agent, "pts-7")
+    crumb.parent.mkdir(parents=True)
+    crumb.write_text(f"/proj\n{root / 'never-written.jsonl'}\nfresh\n")
+    assert continue_session("/proj", current, [agent], terminal="pts-7") is None
+    crumb.write_text(f"/proj\n{before_new}\nfresh\n")  # (materialised since: resumed as any crumb)
+    assert continue_session("/proj", current, [agent], terminal="pts-7") == before_new
+    crumb.write_text(f"/proj\n{root / 'gone.jsonl'}\n")  # (a stale crumb, not fresh: the newest here)
+    assert continue_session("/proj", current, [agent], terminal="pts-7") == before_new
+
+
 def test_breadcrumb_write_is_best_effort(tmp_path) -> None:
     blocker = tmp_path / "agent"
     blocker.write_text("a file where a directory should be")
