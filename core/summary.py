@@ -214,6 +214,7 @@ _ONE_FIELD_ROWS_MAX = 4096
 # `[type]`): what a caller that summarises every entry reads (`tree --text`).
 ROW_READS = frozenset(
     {"message", "custom_message", "compaction", "branch_summary", "label", "ttsr_injection", "session_init", "leaf"}
+    | {"credential_pin", "service_tier_change", "model_usage"}
     | ONE_FIELD.keys()
 )
 
@@ -280,7 +281,23 @@ def _summarize(entry: dict[str, Any], tool_calls: Mapping[str, dict[str, Any]] |
         return Summary("dim", "", f"[session init: {display_text(entry.get('task'), 60)}]")
     if kind == "leaf":
         return Summary("dim", "", f"[leaf → {display_text(entry.get('targetId'))}]")
-    return Summary("other", "", f"[{display_text(kind)}]")
+    return _omp_bookkeeping(kind, entry) or Summary("other", "", f"[{display_text(kind)}]")
+
+
+def _omp_bookkeeping(kind: Any, entry: dict[str, Any]) -> Summary | None:
+    """oh-my-pi's own bookkeeping entries, as its tree names them (`/clear`'s boundary says
+    what it does: the context starts after it); None for any other type."""
+    if kind == "reset_boundary":
+        return Summary("dim", "", "[context cleared]")
+    if kind == "credential_pin":
+        return Summary("dim", "", f"[credential pin: {display_text(entry.get('provider'))}]")
+    if kind == "service_tier_change":
+        tiers = entry.get("serviceTier")
+        named = ", ".join(f"{family}:{tier}" for family, tier in tiers.items()) if isinstance(tiers, dict) else ""
+        return Summary("dim", "", f"[service tier: {display_text(named) or '(default)'}]")
+    if kind == "model_usage":
+        return Summary("dim", "", f"[model usage: {display_text(entry.get('purpose'))}]")
+    return None
 
 
 def _summarize_message(message: Any, tool_calls: Mapping[str, dict[str, Any]]) -> Summary:

@@ -120,3 +120,27 @@ def test_an_exported_image_s_blob_is_found_beside_the_session_s_own_root(tmp_pat
     assert main(["export", str(path), "--format", "md"]) == 0
     exported = capsys.readouterr().out
     assert "image/png, 3 KB" in exported and "blob not found" not in exported
+
+
+def test_omp_bookkeeping_rows_say_what_they_record(tmp_path: Path, capsys) -> None:
+    """The tree (and `tree --text`, which reads only what rows need) names omp's bookkeeping as
+    omp's tree does, `/clear`'s boundary as what it does, instead of a bare `[type]`."""
+    lines = [
+        {"type": "session", "version": 3, "id": "0196-omp", "title": "t", "timestamp": STAMP, "cwd": "/p"},
+        {"type": "credential_pin", "id": "k1", "parentId": None, "provider": "anthropic", "hash": "ab"},
+        {"type": "service_tier_change", "id": "k2", "parentId": "k1", "serviceTier": {"openai": "flex"}},
+        {"type": "service_tier_change", "id": "k3", "parentId": "k2", "serviceTier": None},
+        {"type": "model_usage", "id": "k4", "parentId": "k3", "purpose": "composer-prediction", "usage": {}},
+        {"type": "reset_boundary", "id": "k5", "parentId": "k4"},
+    ]
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"".join(orjson.dumps({**line, "timestamp": STAMP}) + b"\n" for line in lines))
+    assert main(["tree", str(path), "--text"]) == 0
+    rows = [line[2:].split(" ", 1)[1] for line in capsys.readouterr().out.splitlines()]
+    assert rows == [
+        "[credential pin: anthropic]",
+        "[service tier: openai:flex]",
+        "[service tier: (default)]",
+        "[model usage: composer-prediction]",
+        "[context cleared]",
+    ]
