@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from . import dialects
 from .catalog import same_dir
 from .jsonl import LineError, loads_line
 from .listing import folder_parent
@@ -234,9 +235,12 @@ def fork_into(path: str | os.PathLike[str], cwd: str, sessions_dir: str | os.Pat
         "cwd": cwd,
         "parentSession": str(source.path),
     }
-    slot_title = (source.title_slot or {}).get("title")
-    if isinstance(slot_title, str) and slot_title.strip():
-        header["title"] = slot_title
+    if source.title_slot is not None:  # (omp names it by the slot: a header title is stale)
+        header.pop("title", None)
+        header.pop("titleSource", None)
+        slot_title = dialects.slot_title(source.title_slot)
+        if slot_title:
+            header["title"] = slot_title
     bucket = Path(sessions_dir) / bucket_name(cwd)
     bucket.mkdir(parents=True, exist_ok=True)
     target = bucket / session_file_name(timestamp, new_id)

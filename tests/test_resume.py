@@ -232,6 +232,24 @@ def test_fork_of_an_omp_file_keeps_its_title_in_the_header(tmp_path) -> None:
     assert forked.name == "My omp title"
 
 
+def test_fork_of_an_omp_file_whose_name_was_cleared_has_no_name(tmp_path) -> None:
+    """omp writes its title into the header too and names a slot file by the slot alone: once
+    the slot is cleared (a rename to ""), the header's title is stale; the fork, which has no
+    slot, must not take it up as its name (omp's forkFrom copies the folded, empty title)."""
+    import orjson
+
+    from seance.core.writes import title_slot_bytes
+
+    root = tmp_path / "sessions"
+    source = write_session(root, "/omp", "omp-id")
+    header, rest = source.read_bytes().split(b"\n", 1)
+    titled = orjson.dumps({**orjson.loads(header), "title": "Stale", "titleSource": "auto"})
+    source.write_bytes(title_slot_bytes("", "2025-01-01T00:00:00.000Z") + titled + b"\n" + rest)
+    assert load_session(source).name is None
+    forked = load_session(fork_into(source, "/omp", root))
+    assert "title" not in forked.header and forked.name is None
+
+
 def test_fork_of_a_broken_file_is_an_error(tmp_path) -> None:
     bad = tmp_path / "bad.jsonl"
     bad.write_text("not json\n")
