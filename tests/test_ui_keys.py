@@ -204,3 +204,22 @@ async def test_help_at_60x20_shows_every_row_scrolls_and_wraps_in_its_column(roo
         assert body.scroll_y == body.max_scroll_y
         assert body.region.contains_region(last.region), "the last row can be scrolled into view"
         assert str(last.query_one(".seance-help-what", Static).render()) == expected[-1][1]
+
+
+async def test_help_at_40_columns_keeps_the_help_texts_readable(root: Path) -> None:
+    """The keys column gives way at a narrow terminal: its widest row ("↑ ↓ PgUp PgDn Home End")
+    took 24 of a 40-column terminal's ~29 and left each help text 4 cells, a letter or
+    two a line ("resum" / "e the" / "selec")."""
+    async with picker_app(root).run_test(size=(40, 12)) as pilot:
+        await settle(pilot)
+        await pilot.press("f1")
+        await pilot.pause()
+        help_screen = pilot.app.screen
+        assert isinstance(help_screen, HelpScreen)
+        body = help_screen.query_one("#seance-help-body", VerticalScroll)
+        texts = list(help_screen.query(".seance-help-what"))
+        keys = list(help_screen.query(".seance-help-key"))
+        assert all(cell.region.width >= body.content_region.width // 2 - 1 for cell in texts)
+        assert all(key.region.right <= text.region.x for key, text in zip(keys, texts, strict=True))
+        movement = next(key for key in keys if "PgUp" in str(key.render()))
+        assert movement.region.height > 1, "a long key list wraps in its own column"

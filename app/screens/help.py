@@ -97,6 +97,11 @@ def _position(nodes: list, active: ActiveBinding) -> tuple[int, int, int]:
     return nodes.index(active.node), where, keys.index(key) if key in keys else len(keys)
 
 
+KEYS_SHARE = "50%"
+"""At most this much of a help row is the keys column: at 40 columns the widest keys
+("↑ ↓ PgUp PgDn Home End") left each text a few cells, wrapped a letter or two a line."""
+
+
 class HelpScreen(SeanceModal[None]):
     """Lists the keys; any of Esc, F1, ?, q or Enter closes it; ↑/↓, PgUp/PgDn scroll it.
 
@@ -120,13 +125,14 @@ class HelpScreen(SeanceModal[None]):
         return list(self._keys)
 
     def compose_dialog(self) -> ComposeResult:
-        width = max(len(key) for key, _ in self._keys) + 2
+        width = max(len(key) for key, _ in self._keys) + 2  # (its padding: the gap before the texts)
         yield Label(Content("Keys"), id="seance-dialog-title")
         with VerticalScroll(id="seance-help-body"):
             for key, what in self._keys:
                 with Horizontal(classes="seance-help-row"):
                     key_cell = Static(Content.styled(key, "bold"), classes="seance-help-key")
                     key_cell.styles.width = width
+                    key_cell.styles.max_width = KEYS_SHARE  # a narrow terminal: the keys wrap, not the texts
                     yield key_cell
                     yield Static(Content(what), classes="seance-help-what")
         yield Label(Content("↑↓ scroll · Esc close"), id="seance-dialog-hint")
