@@ -8,6 +8,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from textual import events
 from textual.pilot import Pilot
 from ui_harness import SIZE, picker_app, screen_of, settle
 from ui_sessions import PROJECT, Spec, make_root, session_path, write_session
@@ -87,6 +88,38 @@ async def test_rows_arriving_above_do_not_move_the_viewport(tmp_path: Path) -> N
         assert "3 new" in screen_of(pilot).status.render().plain
         await pilot.press("home")
         assert "new" not in screen_of(pilot).status.render().plain
+
+
+async def test_rows_scrolled_to_with_the_wheel_stay_in_view_when_a_session_changes(tmp_path: Path) -> None:
+    """The wheel scrolls the list, not the cursor: a live change (an agent writing another
+    session) kept the cursor and scrolled it back into view, so the rows the user had
+    scrolled to jumped away every time an agent wrote."""
+    specs = [
+        Spec(f"s{number:02d}", PROJECT, (f"prompt {number:02d}",), timedelta(hours=number + 1)) for number in range(60)
+    ]
+    root = make_root(tmp_path, specs)
+    app = picker_app(root, options=PickerOptions(watch=True))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert await wait_until(pilot, lambda: screen_of(pilot).watching)
+        widget = screen_of(pilot).session_list
+        for _ in range(12):
+            await pilot._post_mouse_events([events.MouseScrollDown], widget, offset=(5, 3))
+        await settle(pilot)
+        top_line = widget.scroll_offset.y
+        first_visible = widget.rows[top_line].path
+        assert top_line >= 10 and widget.cursor == 0, "the cursor (on the first row) is out of view"
+        write_session(root, Spec("s40", PROJECT, ("prompt 40", "one more"), timedelta(hours=41)))
+        write_session(root, Spec("new", PROJECT, ("fresh",), timedelta(seconds=5)))
+        assert await wait_until(
+            pilot, lambda: len(widget.rows) == 61 and any(row.summary.message_count == 4 for row in widget.rows)
+        )
+        await settle(pilot)
+        assert widget.highlighted.summary.id == "s00", "the cursor keeps its session"
+        assert widget.rows[widget.scroll_offset.y].path == first_visible, "the rows read stay on screen"
+        await pilot.press("down")
+        assert widget.highlighted.summary.id == "s01"
+        assert 0 <= widget.cursor - widget.scroll_offset.y < widget.size.height, "a key brings the cursor back"
 
 
 async def test_a_row_arriving_while_the_list_is_at_its_top_is_in_view(tmp_path: Path) -> None:

@@ -255,6 +255,10 @@ class SessionList(ScrollView, can_focus=False):
         old_row = self.highlighted
         keep = keep if keep is not None else (old_row.path if old_row else None)
         old_screen_y = self._line_of(self._cursor) - self.scroll_offset.y if old_row else 0
+        room = self.scrollable_content_region.height
+        # the wheel scrolled the cursor out of view: the rows read there stay (not the cursor's)
+        away = old_row is not None and not top and not 0 <= old_screen_y < room
+        anchor = self._line_anchor(self.scroll_offset.y) if away else None
         self._rows = rows = RowSet.of(rows)
         self._line_starts, self._line_count = rows.line_starts, rows.line_count
         self._now = self._clock()  # (the cached lines stay: each is keyed by what it shows, its age included)
@@ -269,14 +273,33 @@ class SessionList(ScrollView, can_focus=False):
         else:
             self._cursor = found
             at_top = self.scroll_offset.y == 0
-            if old_row is not None and not at_top and 0 <= old_screen_y < self.scrollable_content_region.height:
+            if old_row is not None and not at_top and not away:
                 self.scroll_to(y=max(self._line_of(found) - old_screen_y, 0), animate=False, immediate=True)
-        self._scroll_cursor_into_view()
+        if away:
+            self._scroll_to_anchor(anchor)
+        else:
+            self._scroll_cursor_into_view()
         self.refresh()
         self._paint_soon()
         new_row = self.highlighted
         if (new_row is None) != (old_row is None) or (new_row and old_row and new_row.summary is not old_row.summary):
             self.post_message(self.Highlighted(self, new_row))
+
+    def _line_anchor(self, line: int) -> tuple[str, int] | None:
+        """The session drawn on `line` and which of its lines it is, to find it again in new rows."""
+        located = self._row_at_line(line)
+        return (self._rows[located[0]].path, located[1]) if located else None
+
+    def _scroll_to_anchor(self, anchor: tuple[str, int] | None) -> None:
+        """Scroll the new rows so the anchored session's line is at the top again (if it is
+        gone, the view stays where it is): live changes while the user reads rows away from
+        the cursor must not snap the view back to it.  A list at its top stays there."""
+        if anchor is None or self.scroll_offset.y == 0:
+            return
+        index = self._rows.position(anchor[0])
+        if index is not None:
+            line = min(self._line_of(index) + anchor[1], self._line_of(index) + self._rows[index].height - 1)
+            self.scroll_to(y=line, animate=False, immediate=True)
 
     def expect_lines(self, lines: int) -> None:
         """The scrollable height the whole list will have (a search's count, known before
