@@ -223,3 +223,28 @@ async def test_help_at_40_columns_keeps_the_help_texts_readable(root: Path) -> N
         assert all(key.region.right <= text.region.x for key, text in zip(keys, texts, strict=True))
         movement = next(key for key in keys if "PgUp" in str(key.render()))
         assert movement.region.height > 1, "a long key list wraps in its own column"
+
+
+async def test_at_80_columns_the_status_line_still_says_why_a_query_is_invalid(root: Path) -> None:
+    """A query ranking the rows makes the status line ~75 cells before its message: at 80
+    columns "invalid query: …" (and "Cannot delete the currently active session") was cut
+    off the line's end, so nothing said why the rows did not change.  The parts needed least
+    (Name, Sort) give way first; the counts and the message stay."""
+    async with picker_app(root).run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        screen = screen_of(pilot)
+        status = screen.status
+        assert "Name: All" in status.render().plain, "everything fits without a message"
+        await pilot.press(*"auth re:(")
+        await settle(pilot)
+        line = status.render()
+        assert line.cell_length <= status.size.width
+        assert "invalid query: re: missing )" in line.plain and "2 of 5 sessions" in line.plain
+        await pilot.resize_terminal(200, 24)
+        await settle(pilot)
+        assert "Name: All" in status.render().plain, "a wider terminal has room for every part again"
+        await pilot.resize_terminal(80, 24)
+        status.show_message(f"Copied the path: /home/me/.pi/agent/sessions/--work--/{'0' * 40}.jsonl")
+        await settle(pilot)
+        line = status.render()
+        assert line.cell_length <= status.size.width and "◉ Current Folder" in line.plain, "a notice yields the scope"

@@ -2,7 +2,8 @@
 
 It renders state the screen owns; the screen sets the reactives.  A message (an error such as
 an invalid regex or an unreadable root, or a notice) replaces nothing: it is appended in its
-own colour so the counts stay visible.
+own colour so the counts stay visible.  A line wider than the terminal drops the parts needed
+least (`KEEP`) rather than its end, where the message is.
 """
 
 from __future__ import annotations
@@ -53,34 +54,74 @@ class StatusBar(Widget):
         self.message = display_text(text)
 
     def render(self) -> Content:
+        parts = self._parts()
+        room = self.size.width
+        while room and len(parts) > 1 and _width(parts) > room:  # the least needed part gives way
+            parts.remove(min(parts, key=lambda part: part[0]))
+        separator = Content.styled(" · ", self.get_visual_style("status-bar--dim"))
+        return separator.join(content for _, content in parts)
+
+    def _parts(self) -> list[tuple[int, Content]]:
+        """The line's parts in their order, each with how much it is needed (`KEEP`): a narrow
+        terminal (80 columns, a query ranking the rows) cut the line's end, and with it the
+        message that says why ("invalid query: …", "Cannot delete the currently active session")."""
         dim = self.get_visual_style("status-bar--dim")
         scope_style = self.get_visual_style("status-bar--scope")
-        parts: list[Content] = []
+        parts: list[tuple[int, Content]] = []
         current, other = ("◉", "○") if self.scope == "project" else ("○", "◉")
         parts.append(
-            Content.assemble(
-                (f"{current} Current Folder", scope_style if self.scope == "project" else dim),
-                (" | ", dim),
-                (f"{other} All", scope_style if self.scope == "all" else dim),
+            (
+                KEEP["scope"],
+                Content.assemble(
+                    (f"{current} Current Folder", scope_style if self.scope == "project" else dim),
+                    (" | ", dim),
+                    (f"{other} All", scope_style if self.scope == "all" else dim),
+                ),
             )
         )
-        parts.append(Content.styled(f"Sort: {sort_label(self.sort, self.searching)}", dim))
-        parts.append(Content.styled(f"Name: {'Named' if self.named_only else 'All'}", dim))
+        parts.append((KEEP["sort"], Content.styled(f"Sort: {sort_label(self.sort, self.searching)}", dim)))
+        parts.append((KEEP["name"], Content.styled(f"Name: {'Named' if self.named_only else 'All'}", dim)))
         if self.listing:
-            parts.append(Content.styled("Loading…", dim))
+            parts.append((KEEP["count"], Content.styled("Loading…", dim)))
         else:
             count = f"{self.shown:,}" if self.shown == self.total else f"{self.shown:,} of {self.total:,}"
-            parts.append(Content.styled(f"{count} session{'' if self.total == 1 and self.shown == 1 else 's'}", dim))
+            sessions = f"{count} session{'' if self.total == 1 and self.shown == 1 else 's'}"
+            parts.append((KEEP["count"], Content.styled(sessions, dim)))
         if self.skipped:
-            parts.append(Content.styled(f"{self.skipped:,} skipped ({self.skipped_hint})", dim))
+            parts.append((KEEP["skipped"], Content.styled(f"{self.skipped:,} skipped ({self.skipped_hint})", dim)))
         if self.progress is not None:
             done, total = self.progress
-            parts.append(Content.styled(f"indexing {done:,}/{total:,}", dim))
+            parts.append((KEEP["progress"], Content.styled(f"indexing {done:,}/{total:,}", dim)))
+        new_style = self.get_visual_style("status-bar--new")
         if self.selected:
-            parts.append(Content.styled(f"{self.selected:,} selected", self.get_visual_style("status-bar--new")))
+            parts.append((KEEP["selected"], Content.styled(f"{self.selected:,} selected", new_style)))
         if self.new_count:
-            parts.append(Content.styled(f"↑ {self.new_count} new", self.get_visual_style("status-bar--new")))
+            parts.append((KEEP["new"], Content.styled(f"↑ {self.new_count} new", new_style)))
         if self.message:
-            style = "status-bar--error" if self.message_is_error else "status-bar--notice"
-            parts.append(Content.styled(self.message, self.get_visual_style(style)))
-        return Content.styled(" · ", dim).join(parts)
+            error = self.message_is_error
+            style = self.get_visual_style("status-bar--error" if error else "status-bar--notice")
+            parts.append((KEEP["error" if error else "notice"], Content.styled(self.message, style)))
+        return parts
+
+
+KEEP = {
+    "error": 9,
+    "count": 8,
+    "scope": 7,
+    "notice": 6,
+    "selected": 5,
+    "new": 4,
+    "progress": 3,
+    "sort": 2,
+    "skipped": 1,
+    "name": 0,
+}
+"""How much each part of the status line is needed: the lowest gives way first when the line
+is wider than the terminal.  An error goes last (it says why a key did nothing); a notice
+("Pinned …", "Copied …", which stays until the next message) before the scope."""
+
+SEPARATOR_CELLS = 3  # " · "
+
+
+def _width(parts: list[tuple[int, Content]]) -> int:
+    return sum(content.cell_length for _, content in parts) + SEPARATOR_CELLS * (len(parts) - 1)
