@@ -27,12 +27,13 @@ REGENERATE = "python -m seance.app.keytable --write README.md"
 
 PI_NOTES: dict[tuple[str, str], str] = {
     # (table, help text) -> where seance deliberately differs from pi, and why
-    ("list", 'search: words, "a phrase", re:regex, !not, label:x'): "pi: fuzzy words over name and first message; "
-    "seance searches the full text too (see Search)",
+    ("list", 'search: words, "a phrase", re:regex, !not, label:x, tag:x, is:pinned'): "pi: words and `re:` over "
+    "the id, name, every message and the cwd; seance's `re:` reads the id, name and first message only, "
+    "`!`, the fields and the marks are seance's (see Search)",
     ("list", "show file paths"): "same key; only F4 when embedded in another Textual app (its Ctrl+P is the "
     "command palette)",
-    ("list", "move the session to the Trash (confirm)"): "pi also deletes with Ctrl+Backspace on an empty query "
-    "(terminals rarely tell it from Backspace); seance moves the file to the freedesktop Trash",
+    ("list", "move the session (or the selected ones) to the Trash"): "pi also deletes with Ctrl+Backspace on an "
+    "empty query (terminals rarely tell it from Backspace); seance moves the file to the freedesktop Trash",
     ("list", "undo the last delete (else undo typing)"): "seance only",
     ("list", "tree of the session (resume at any entry)"): "seance only (pi's `/tree` works on the open session)",
     ("list", "fork the session (pick it as a fork)"): "seance only (pi: `pi --fork`)",

@@ -42,3 +42,13 @@ def test_a_drifted_row_is_named_and_check_exits_1(tmp_path) -> None:
     assert check.returncode == 1 and "named only" in check.stderr and keytable.REGENERATE in check.stderr
     subprocess.run([sys.executable, "-m", "seance.app.keytable", "--write", str(copy)], check=True)
     assert copy.read_text(encoding="utf-8") == readme
+
+
+def test_every_pi_note_names_a_row_of_its_table() -> None:
+    """A note is keyed by its row's help text: when that text was reworded ("…, tag:x, is:pinned",
+    "(or the selected ones)"), the note for the search and for Ctrl+D (pi's Ctrl+Backspace) fell
+    silently out of the README's "vs pi" column."""
+    actions = {(name, row.action) for name, rows in keytable.tables().items() for row in rows}
+    assert not [key for key in keytable.PI_NOTES if key not in actions]
+    notes = {row.action: row.note for row in keytable.tables()["list"]}
+    assert "Ctrl+Backspace" in notes["move the session (or the selected ones) to the Trash"]
