@@ -352,6 +352,26 @@ def test_text_hits_merge_as_full_text_with_snippet() -> None:
     assert hits[0].snippet() is None
 
 
+def test_a_word_narrowed_to_a_field_marks_a_title_only_if_the_title_is_that_field() -> None:
+    """`tool:read` is found in a tool call, never in the title (the name, else the first user
+    message): the title's "read" (or, fuzzily, its r-e-a-d letters) was marked as the match
+    all the same.  `user:` marks a first message shown as the title, not a name."""
+    plain = summary("p", "please read the spec")
+    named = summary("n", "please read the spec", name="Reading list")
+    found = {
+        session.path: FakeTextHit(session.path, "read /src/spec.md", "tool", ((0, 4),)) for session in (plain, named)
+    }
+    for query in ("tool:read", "bash:read", "error:read", 'assistant:"read"', "thinking:rd"):
+        hits = search([plain, named], query, text_hits=found)
+        assert [hit.summary.id for hit in hits] == ["p", "n"], query
+        assert [hit.title_spans() for hit in hits] == [[], []], query
+        assert [hits[0].snippet().text[s:e] for s, e in hits[0].snippet().spans] == ["read"], query
+    by_id = {hit.summary.id: hit for hit in search([plain, named], "user:read", text_hits=found)}
+    assert [plain.title[s:e] for s, e in by_id["p"].title_spans()] == ["read"]
+    assert by_id["n"].title_spans() == [], "the name is not what the user wrote"
+    assert highlight("please read the spec", "tool:read") == [(7, 11)], "no fields given: every term marks"
+
+
 def test_text_hits_in_cwd_ignored_in_current_scope() -> None:
     (session,) = sessions = [summary("a", "hello", cwd="/home/u/seance")]
     text_hits = {session.path: FakeTextHit(session.path, "/home/u/seance", "cwd")}

@@ -82,8 +82,10 @@ class Hit(NamedTuple):
         return source
 
     def title_spans(self) -> list[Span]:
-        """Highlight spans in `summary.title` (merged, sorted); computed on demand."""
-        return highlight(self.summary.title, self.query)
+        """Highlight spans in `summary.title` (merged, sorted); computed on demand.  A term
+        narrowed to a field (`tool:read`) marks the title only if the title is that field's
+        text (`user:`, a first message shown as the title)."""
+        return highlight(self.summary.title, self.query, () if _named(self.summary) else FIRST_MESSAGE_FIELDS)
 
     @property
     def in_hidden_first_message(self) -> bool:
@@ -103,7 +105,8 @@ class Hit(NamedTuple):
         excerpt of that message; with highlight spans."""
         if self.in_hidden_first_message and self.tier != TIERS[FULL_TEXT]:
             text = one_line(self.summary.first_message)
-            return query_snippet(text, self.query) or Snippet(text, tuple(highlight(text, self.query)))
+            fields = FIRST_MESSAGE_FIELDS
+            return query_snippet(text, self.query, fields) or Snippet(text, tuple(highlight(text, self.query, fields)))
         if self.tier != TIERS[FULL_TEXT]:
             return None
         text_hit = self.text_hit
@@ -117,6 +120,7 @@ class Hit(NamedTuple):
 
 
 _FULL_TEXT_TIER = TIERS[FULL_TEXT]
+FIRST_MESSAGE_FIELDS = ("user",)  # the full-text field a first message is (a field-narrowed term's `within`)
 
 
 def _named(summary: SessionSummary) -> bool:

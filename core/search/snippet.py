@@ -11,13 +11,13 @@ term in the message text a summary carries), so both look and cut alike.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Container, Iterable, Iterator, Sequence
 from re import Pattern
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from ..text import blank_controls
 from .fuzzy import MIN_FUZZY, fuzzy_positions
-from .query import Query, QueryError, fold, fold_accents, parse_query, words_pattern
+from .query import Query, QueryError, Term, fold, fold_accents, parse_query, words_pattern
 
 if TYPE_CHECKING:
     from .userregex import UserRegex
@@ -50,12 +50,15 @@ def make_snippet(text: str, first: Span | None, mark: Callable[[str], Iterable[S
     return Snippet(excerpt, tuple(mark(excerpt)))
 
 
-def query_snippet(text: str, query: Query) -> Snippet | None:
+def query_snippet(text: str, query: Query, fields: Container[str] | None = None) -> Snippet | None:
     """An excerpt of `text` around the first match of any positive term of `query`,
-    highlighted for it; None when no term occurs (a fuzzy token counts as a substring)."""
+    highlighted for it; None when no term occurs (a fuzzy token counts as a substring).
+    `fields`: as `highlight`'s."""
     folded = fold(text)
     first: Span | None = None
     for term in query.positive:
+        if not _in_fields(term, fields):
+            continue
         if term.kind == "regex":
             assert term.pattern is not None
             found = term.pattern.look_first(text)
@@ -67,7 +70,7 @@ def query_snippet(text: str, query: Query) -> Snippet | None:
             first = span
     if first is None:
         return None
-    return make_snippet(text, first, lambda excerpt: highlight(excerpt, query))
+    return make_snippet(text, first, lambda excerpt: highlight(excerpt, query, fields))
 
 
 class TextHit:
@@ -217,11 +220,13 @@ class TextMarks:
 # ---------------------------------------------------------------------------- highlight
 
 
-def highlight(text: str, query: Query | str) -> list[Span]:
+def highlight(text: str, query: Query | str, fields: Container[str] | None = None) -> list[Span]:
     """Where `query` matches in `text` (a title or snippet): sorted, merged (start, end) spans.
 
     Offsets index the original `text`.  Every occurrence of a word or phrase is highlighted;
     a fuzzy token that is no substring highlights the in-order letters the matcher accepted.
+    `fields`: the full-text fields `text` is (a title: "user" for a first message, none for a
+    name); a term narrowed to another (`tool:read`) marks nothing there.  None: any text.
     """
     if isinstance(query, str):
         try:
@@ -231,7 +236,7 @@ def highlight(text: str, query: Query | str) -> list[Span]:
     folded = fold(text)
     spans: list[Span] = []
     for term in query.terms:
-        if term.negated:
+        if term.negated or not _in_fields(term, fields):
             continue
         if term.kind == "regex":
             assert term.pattern is not None
@@ -241,6 +246,11 @@ def highlight(text: str, query: Query | str) -> list[Span]:
         elif term.kind == "fuzzy":
             spans.extend(_fuzzy_spans(folded, term.text))
     return merge_spans(spans)
+
+
+def _in_fields(term: Term, fields: Container[str] | None) -> bool:
+    """Whether `term` may match a text of `fields` (None: any text)."""
+    return fields is None or term.within is None or term.within in fields
 
 
 def _occurrences(folded: str, needle: str) -> list[Span]:
