@@ -304,6 +304,27 @@ async def test_invalid_regex_is_a_status_message_and_keeps_the_last_results(root
         assert len(titles(pilot)) == 5 and not screen.status.message
 
 
+async def test_an_invalid_query_with_no_last_results_lists_the_sessions_and_says_why(root: Path) -> None:
+    """`seance pick --query 're:('` (pi's `/seance re:(`), or Tab / Ctrl+N after typing one:
+    no valid query had listed these sessions, yet nothing was listed for them — "0 sessions"
+    and "No sessions in current folder" on an initial one, the other scope's or unnamed rows
+    under "All" / "Named" after a key.  The listing stands in, the status says why."""
+    async with picker_app(root, query="re:(").run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = screen_of(pilot)
+        assert len(titles(pilot)) == 5 and "5 sessions" in screen.status.render().plain
+        assert screen.status.message.startswith("invalid query: re:")
+        await pilot.press("tab")
+        await settle(pilot)
+        assert len(titles(pilot)) == 8 and screen.scope == "all", "the All scope's sessions"
+        await pilot.press("ctrl+n")
+        await settle(pilot)
+        assert titles(pilot) == ["Release 1.0"] and screen.status.message.startswith("invalid query: re:")
+        await pilot.press("backspace", "backspace")
+        await settle(pilot)
+        assert titles(pilot) == ["Release 1.0"] and not screen.status.message
+
+
 async def test_initial_query_is_applied(root: Path) -> None:
     async with picker_app(root, query="parser", scope="all").run_test(size=SIZE) as pilot:
         await settle(pilot)

@@ -333,6 +333,7 @@ class SessionPickerScreen(
         self._gone_unindexed: set[str] = set()  # listed, but their files are gone: no search misses them
         self._unindexed_note: str | None = None  # the status message that says the search is incomplete
         self._unindexed_said: str | None = None  # what was last said of it (status line or notice)
+        self._rows_listing: tuple[str, bool, str] | None = None  # `_listing_key` of the rows shown
         self._publish()
 
     # -- layout --------------------------------------------------------------------------
@@ -646,7 +647,12 @@ class SessionPickerScreen(
             self.status.show_message("")
         self._query_error = None
 
+    def _listing_key(self) -> tuple[str, bool, str]:
+        """Which sessions rows are made from (scope, Named, child mode), whatever the query."""
+        return (self.model.scope, self.model.named_only, self.model.children)
+
     def _set_rows(self, rows: Sequence[SessionRow], *, top: bool) -> None:
+        self._rows_listing = self._listing_key()
         self._show_selection()
         self.session_list.set_rows(rows, top=top)
         self.status.shown = len(rows)
@@ -663,6 +669,8 @@ class SessionPickerScreen(
             self._show_query_error(f"invalid query: {error}")
             self._release_preview()  # (search_flow.py: no count comes for a first page's rows now)
             self._query_unparsed(text)  # key_order.py: no rows will come for it
+            if self._rows_listing != self._listing_key():  # none were made of these sessions
+                self._make_rows(self.model.view(plain=True), top)  # (an initial query, Tab, Ctrl+N)
             return
         self._query_unparsed(None)
         self._clear_query_error()
