@@ -372,6 +372,22 @@ def test_a_word_narrowed_to_a_field_marks_a_title_only_if_the_title_is_that_fiel
     assert highlight("please read the spec", "tool:read") == [(7, 11)], "no fields given: every term marks"
 
 
+def test_a_full_text_hit_marks_no_scattered_letters_in_its_title() -> None:
+    """A session found in its text for "test" had the t-e-s-t of "in*te*re*st*ed", 279
+    characters into its first message, marked as the match, and its title scrolled there
+    to show it: letters the fuzzy matcher would accept are no match when the text was the
+    reason.  A whole word in the title is still marked; a fuzzy hit keeps its letters."""
+    title = "alright, read main.ts first, especially interested in code paths " * 2
+    session = summary("a", title)
+    found = {session.path: FakeTextHit(session.path, "we test it", "user", ((3, 7),))}
+    (hit,) = search([session], "test", text_hits=found)
+    assert hit.tier == "full-text" and hit.title_spans() == []
+    (hit,) = search([session], "read test", text_hits=found)
+    assert [title[s:e] for s, e in hit.title_spans()] == ["read", "read"]
+    (fuzzy,) = search([summary("f", "the session picker")], "sesspick")
+    assert fuzzy.tier == "fuzzy" and fuzzy.title_spans() == [(4, 8), (12, 16)]
+
+
 def test_text_hits_in_cwd_ignored_in_current_scope() -> None:
     (session,) = sessions = [summary("a", "hello", cwd="/home/u/seance")]
     text_hits = {session.path: FakeTextHit(session.path, "/home/u/seance", "cwd")}

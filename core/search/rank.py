@@ -84,8 +84,10 @@ class Hit(NamedTuple):
     def title_spans(self) -> list[Span]:
         """Highlight spans in `summary.title` (merged, sorted); computed on demand.  A term
         narrowed to a field (`tool:read`) marks the title only if the title is that field's
-        text (`user:`, a first message shown as the title)."""
-        return highlight(self.summary.title, self.query, () if _named(self.summary) else FIRST_MESSAGE_FIELDS)
+        text (`user:`, a first message shown as the title); scattered letters only when the
+        title is what matched fuzzily (a full-text hit's reason is its snippet)."""
+        fields = () if _named(self.summary) else FIRST_MESSAGE_FIELDS
+        return highlight(self.summary.title, self.query, fields, letters=self.tier == _FUZZY_TIER)
 
     @property
     def in_hidden_first_message(self) -> bool:
@@ -120,6 +122,7 @@ class Hit(NamedTuple):
 
 
 _FULL_TEXT_TIER = TIERS[FULL_TEXT]
+_FUZZY_TIER = TIERS[FUZZY]
 FIRST_MESSAGE_FIELDS = ("user",)  # the full-text field a first message is (a field-narrowed term's `within`)
 
 

@@ -220,11 +220,14 @@ class TextMarks:
 # ---------------------------------------------------------------------------- highlight
 
 
-def highlight(text: str, query: Query | str, fields: Container[str] | None = None) -> list[Span]:
+def highlight(
+    text: str, query: Query | str, fields: Container[str] | None = None, *, letters: bool = True
+) -> list[Span]:
     """Where `query` matches in `text` (a title or snippet): sorted, merged (start, end) spans.
 
     Offsets index the original `text`.  Every occurrence of a word or phrase is highlighted;
-    a fuzzy token that is no substring highlights the in-order letters the matcher accepted.
+    a fuzzy token that is no substring highlights the in-order letters the matcher accepted
+    (unless not `letters`: the text did not match fuzzily).
     `fields`: the full-text fields `text` is (a title: "user" for a first message, none for a
     name); a term narrowed to another (`tool:read`) marks nothing there.  None: any text.
     """
@@ -244,7 +247,7 @@ def highlight(text: str, query: Query | str, fields: Container[str] | None = Non
         elif term.kind == "phrase" or (term.kind == "field" and term.field == "name"):
             spans.extend(_occurrences(folded, term.text))
         elif term.kind == "fuzzy":
-            spans.extend(_fuzzy_spans(folded, term.text))
+            spans.extend(_fuzzy_spans(folded, term.text) if letters else _occurrences(folded, term.text))
     return merge_spans(spans)
 
 
