@@ -414,6 +414,29 @@ async def test_ctrl_d_confirm_trash_and_undo(root: Path, tmp_path: Path, monkeyp
         assert "Release 1.0" in titles(pilot)
 
 
+async def test_undo_puts_the_session_back_with_the_cursor_on_it(root: Path, tmp_path: Path, monkeypatch) -> None:
+    """Ctrl+D moved the cursor to the next row; Ctrl+Z brought the row back above it and the
+    cursor stayed on the neighbour, one line lower than before: the list was not as it was
+    before the delete, and a second Ctrl+D meant for the restored session took the neighbour."""
+    pytest.importorskip("seance.core.trash")
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    async with picker_app(root).run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        widget = screen_of(pilot).session_list
+        await pilot.press("down", "down")
+        before, cursor = titles(pilot), widget.cursor
+        assert cursor_title(pilot) == "Release 1.0"
+        await pilot.press("ctrl+d")
+        await pilot.pause()
+        await pilot.press("enter")
+        await settle(pilot)
+        assert cursor_title(pilot) == "update the README"
+        await pilot.press("ctrl+z")
+        await settle(pilot)
+        assert titles(pilot) == before and widget.cursor == cursor and cursor_title(pilot) == "Release 1.0"
+
+
 async def test_an_undo_that_cannot_be_done_yet_stays_on_the_undo_stack(root: Path, tmp_path: Path, monkeypatch) -> None:
     """Ctrl+Z when a different file now sits at the deleted session's path: refused (nothing is
     overwritten), but the deletion was already off the stack, so once the path was free the next

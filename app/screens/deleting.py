@@ -59,6 +59,9 @@ class DeleteActions:
         def post_message(self, message: object) -> bool: ...
         def notify(self, message: str, **options: Any) -> None: ...
 
+    _cursor_to: str | None = None
+    """The session the cursor goes to with the next rows, if they list it (an undone delete)."""
+
     active_seconds: float | None = None
     """A session written more recently is "in use" (tests lower it); None: `core.trash.ACTIVE_SECONDS`
     (`core.trash` is imported on the first delete, not with the picker: ~4 ms of a launch)."""
@@ -140,6 +143,9 @@ class DeleteActions:
         notify_failure(self, message.text)
 
     def on_restored(self, message: Restored) -> None:
+        """The session is back: in its place, with the cursor on it, as before the delete
+        (the delete had moved the cursor to the next row)."""
+        self._cursor_to = message.summary.path
         self._apply_changes([message.summary], restored=True)
         withdraw_toasts(self.app, DELETED_TOAST)  # "press ctrl+z to undo" no longer stands
         self.status.show_message("Session restored")

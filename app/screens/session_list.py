@@ -68,7 +68,7 @@ from ..messages import (
 from ..paths import stylesheet
 from ..picker_model import EMPTY, PickerModel, RowsView, Scope
 from ..results import PickResult
-from ..rows import SessionRow
+from ..rows import RowSet, SessionRow
 from ..watcher import RootWatcher
 from ..widgets.footer import SeanceFooter
 from ..widgets.ordered_input import OrderedInput, one_line
@@ -654,7 +654,9 @@ class SessionPickerScreen(
     def _set_rows(self, rows: Sequence[SessionRow], *, top: bool) -> None:
         self._rows_listing = self._listing_key()
         self._show_selection()
-        self.session_list.set_rows(rows, top=top)
+        rows = RowSet.of(rows)
+        keep, self._cursor_to = self._cursor_to, None  # (deleting.py: an undone delete's session)
+        self.session_list.set_rows(rows, keep=keep if keep and rows.position(keep) is not None else None, top=top)
         self.status.shown = len(rows)
         self.status.total = self.session_list.rows.total
         self._rows_shown(rows)  # first_paint.py
