@@ -248,3 +248,23 @@ async def test_at_80_columns_the_status_line_still_says_why_a_query_is_invalid(r
         await settle(pilot)
         line = status.render()
         assert line.cell_length <= status.size.width and "◉ Current Folder" in line.plain, "a notice yields the scope"
+
+
+@pytest.mark.parametrize("size", [(40, 8), (60, 9), (80, 12)])
+async def test_on_a_short_terminal_a_dialog_still_shows_its_title_text_and_keys(root: Path, size) -> None:
+    """Ctrl+D at 8-12 rows: the box's padding, margins and buttons took the room of its hint
+    ("Enter confirm · Esc cancel"), and Ctrl+R's prompt scrolled its "Rename Session" title
+    out of sight.  A short terminal's box drops them (the keys still answer)."""
+    async with picker_app(root).run_test(size=size) as pilot:
+        await settle(pilot)
+        for key, title, hint in (("ctrl+d", "Delete session?", "Enter confirm"), ("ctrl+r", "Rename Session", "Esc")):
+            await pilot.press(key)
+            await settle(pilot)
+            dialog = pilot.app.screen.query_one("#seance-dialog")
+            shown = dialog.region.intersection(pilot.app.screen.region)
+            for part, text in (("#seance-dialog-title", title), ("#seance-dialog-hint", hint)):
+                label = pilot.app.screen.query_one(part, Static)
+                assert text in str(label.render()), (key, part)
+                assert label.region.height and shown.contains_region(label.region), (key, size, part)
+            await pilot.press("escape")
+            await settle(pilot)

@@ -13,7 +13,7 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Label, Static
 
-from .modal import SeanceModal
+from .modal import SHORT_ROWS, SeanceModal
 
 KEY_NAMES = {
     "up": "↑",
@@ -114,6 +114,7 @@ class HelpScreen(SeanceModal[None]):
     ]
     dialog_classes = "-help"
     CHROME_ROWS = 8  # border 2, padding 2, the title and its margin 2, the hint and its margin 2
+    SHORT_CHROME_ROWS = 4  # a short terminal's box (modal.tcss `-short`): border 2, the title, the hint
 
     def __init__(self, keys: list[tuple[str, str]]) -> None:
         super().__init__()
@@ -145,7 +146,8 @@ class HelpScreen(SeanceModal[None]):
 
     def _fit(self) -> None:
         """The list takes what the terminal leaves it (the dialog is at most 90% high), then scrolls."""
-        room = int(self.size.height * 0.9) - self.CHROME_ROWS
+        chrome = self.CHROME_ROWS if self.size.height >= SHORT_ROWS else self.SHORT_CHROME_ROWS
+        room = int(self.size.height * 0.9) - chrome
         self.query_one("#seance-help-body", VerticalScroll).styles.max_height = max(room, 3)
 
     def action_close(self) -> None:

@@ -17,6 +17,7 @@ from textual.screen import ModalScreen
 from ..paths import stylesheet
 
 ResultType = TypeVar("ResultType")
+SHORT_ROWS = 16  # fewer rows than this: a dialog with its padding and buttons lost its hint, or more
 
 
 class SeanceModal(ModalScreen[ResultType]):
@@ -31,6 +32,17 @@ class SeanceModal(ModalScreen[ResultType]):
     def compose(self) -> ComposeResult:
         with Vertical(id="seance-dialog", classes=self.dialog_classes):
             yield from self.compose_dialog()
+
+    def on_mount(self) -> None:
+        self._fit_height()
+
+    def on_resize(self) -> None:
+        self._fit_height()
+
+    def _fit_height(self) -> None:
+        """A short terminal: the box drops its padding, margins and buttons (modal.tcss
+        `-short`), so the title, the text and the "Enter … · Esc …" hint still show."""
+        self.query_one("#seance-dialog").set_class(self.size.height < SHORT_ROWS, "-short")
 
     def compose_dialog(self) -> ComposeResult:
         yield from ()
