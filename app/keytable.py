@@ -30,6 +30,20 @@ PI_NOTES: dict[tuple[str, str], str] = {
     ("list", 'search: words, "a phrase", re:regex, !not, label:x, tag:x, is:pinned'): "pi: words and `re:` over "
     "the id, name, every message and the cwd; seance's `re:` reads the id, name and first message only, "
     "`!`, the fields and the marks are seance's (see Search)",
+    ("list", "clear the query, then cancel"): "pi cancels at once, whatever the query (as fzf does); seance "
+    "clears a typed query first (Ctrl+C cancels at once)",
+    ("list", "sort: threaded, recent, created, relevance"): 'pi: threaded → recent → relevance ("Fuzzy"); '
+    "created is seance's",
+    ("list", "child sessions (forks, subagents): hidden → threaded → flat"): "seance only (pi threads forks "
+    "under their parent)",
+    ("list", "select / deselect the row for ctrl+d (Space: empty query)"): "seance only",
+    ("list", "select every row matching the query (again: deselect them)"): "seance only",
+    ("list", "copy the resume command, the id or the path"): "seance only",
+    ("list", "show or hide session stats"): "seance only",
+    ("list", "export the context to a .md, .html or .json file"): "seance only",
+    ("list", "the files that were skipped, and why"): "seance only",
+    ("list", "pin or unpin the session (pinned sessions come first)"): "seance only",
+    ("list", "edit the session's tags (tag:x in the search)"): "seance only",
     ("list", "show file paths"): "same key; only F4 when embedded in another Textual app (its Ctrl+P is the "
     "command palette)",
     ("list", "move the session (or the selected ones) to the Trash"): "pi also deletes with Ctrl+Backspace on an "

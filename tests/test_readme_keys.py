@@ -52,3 +52,15 @@ def test_every_pi_note_names_a_row_of_its_table() -> None:
     assert not [key for key in keytable.PI_NOTES if key not in actions]
     notes = {row.action: row.note for row in keytable.tables()["list"]}
     assert "Ctrl+Backspace" in notes["move the session (or the selected ones) to the Trash"]
+
+
+def test_the_list_keys_pi_lacks_or_runs_otherwise_say_so() -> None:
+    """pi 0.73.1's `/resume` cancels on Esc whatever the query and cycles threaded → recent →
+    relevance; its keys end there (no selection, copy, stats, export, marks or child mode).
+    The table said nothing of either: a pi user's Esc with a query typed, or two Ctrl+S
+    for relevance, did what the table gave no reason to expect."""
+    notes = {row.keys: row.note for row in keytable.tables()["list"]}
+    assert notes["Esc"].startswith("pi cancels at once") and "created" in notes["Ctrl+S"]
+    pi_keys = {"type", "↑ ↓ PgUp PgDn Home End", "Enter", "Ctrl+C", "Tab", "Ctrl+N", "Ctrl+R"}
+    pi_keys |= {keys for keys in notes if keys.startswith("double-click")}  # (Enter's text: a note would go to both)
+    assert not [keys for keys, note in notes.items() if keys not in pi_keys and "browser" not in keys and not note]
