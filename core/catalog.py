@@ -575,14 +575,16 @@ class Catalog:
         from there, as always).  Two processes healing at once read the same few files twice,
         harmlessly.  Run by `seance index` and the resident watcher (`update_index`) and by
         the picker once its rows are listed: never on a listing's or a query's way."""
-        from .fulltext import TEXT_RULES, stale_under
+        from .fulltext import TEXT_RULES, stale_fields, stale_under
 
         def heal(index: Index | None) -> int:
             if index is None:
                 return 0
             try:
                 rules = index.text_rules()
-                return self._heal(index, stale_under(rules), TEXT_RULES, cancel) if rules < TEXT_RULES else 0
+                if rules >= TEXT_RULES:
+                    return 0
+                return self._heal(index, (stale_under(rules), stale_fields(rules)), TEXT_RULES, cancel)
             except INDEX_ERRORS as error:  # type: ignore[misc]
                 if index_fault(error) == DAMAGED:
                     raise
@@ -593,9 +595,12 @@ class Catalog:
         except Cancelled:
             return 0
 
-    def _heal(self, index: Index, stale: Callable[[bytes], bool], rules: int, cancel: Cancel | None) -> int:
-        """`heal_text`'s work: the sessions read again (raises `Cancelled`)."""
-        paths = index.stale_text_files(stale, cancel)
+    def _heal(
+        self, index: Index, stale: tuple[Callable[[bytes], bool], frozenset[str]], rules: int, cancel: Cancel | None
+    ) -> int:
+        """`heal_text`'s work (`stale`: `stale_under`'s test and `stale_fields`' fields): the
+        sessions read again (raises `Cancelled`)."""
+        paths = index.stale_text_files(stale[0], cancel, fields=stale[1])
         if paths is None:
             raise Cancelled()
         infos: list[FileInfo] = []

@@ -23,7 +23,10 @@ output, one thinking block, one tool call's arguments) keeps its first `PIECE_HE
 `PIECE_TAIL` characters (an error: `ERROR_HEAD`/`ERROR_TAIL`): the command echo, the first
 lines of a listing, and the end where errors and exit codes are; the middle of a 5 MB build
 log is not what anyone searches for.  A line such a piece repeats from earlier in the same
-read (the same file read twice, the same warning) is not indexed again.  And those pieces
+read (the same file read twice, the same warning) is not indexed again; a tool call is kept
+whole or, the same call made before, not at all (its name and arguments are one line in the
+preview, `[write: src/b.py]`: dropping its lines seen before, a `read src/b.py` and a
+`write src/a.py`, would leave neither `write` beside `src/b.py` for a phrase).  And those pieces
 share `READ_BUDGET` characters per read of a session (a first read, or one append), a guard
 against a runaway session.  Why these numbers: tool output is most of a session's bytes, and
 indexing all of it made `index --rebuild` 8x slower on the benchmark corpus; real sessions
@@ -107,7 +110,7 @@ class TextCollector:
                 self.dropped += 1
                 return
             text = bounded(text, ERROR_HEAD, ERROR_TAIL) if field == ERROR else bounded(text)
-            if "\n" in text:
+            if "\n" in text and field != TOOL:
                 seen = self.seen
                 add = seen.add  # `not add(line)` is always true: keeps a line and marks it seen
                 text = "\n".join([line for line in text.split("\n") if line not in seen and not add(line)])
@@ -132,7 +135,8 @@ class TextCollector:
 # changes (one no stored text shows: every chunk, i.e. every session read again).
 #   0: escape sequences kept as they were (seance <= 0.7.7).
 #   1: escape sequences dropped whole (`drop_escapes`, since 0.7.8).
-TEXT_RULES = 1
+#   2: a tool call's piece kept whole or not at all, not line by line (`TextCollector`).
+TEXT_RULES = 2
 
 # The 8-bit ones, in UTF-8: each two bytes from C2 (`INTRODUCERS[0]` is ESC; both facts a test's,
 # tests/test_text_heal_faults.py).
@@ -143,6 +147,15 @@ def _holds_introducer(body: bytes) -> bool:
     """Whether a stored chunk's UTF-8 bytes hold ESC or an 8-bit introducer (`text.INTRODUCERS`):
     memchr-speed scans (a few C2 bytes, such as a `°`, cost the six two-byte ones)."""
     return b"\x1b" in body or (b"\xc2" in body and any(map(body.__contains__, _INTRODUCER_BYTES)))
+
+
+def stale_fields(rules: int) -> frozenset[str]:
+    """The fields whose stored chunks of more than one line, made under text rules `rules`,
+    may differ from what `TextCollector` makes now, whatever they hold (`Index.stale_text_files`
+    tells a chunk's field by its rowid): before 2, `TOOL`, whose pieces lost their lines seen
+    before, which the stored text cannot show (a chunk of one line, a lone `bash`, is the same
+    under both)."""
+    return frozenset({TOOL}) if rules < 2 else frozenset()
 
 
 def _never(body: bytes) -> bool:
@@ -160,10 +173,12 @@ def stale_under(rules: int) -> Callable[[bytes], bool]:
     show is not found: a piece whose only sequences were in the middle `bounded` cut away, and
     which 1 keeps whole once they are dropped (a few characters more indexed).
 
-    The next change of the rules bumps `TEXT_RULES` and answers here for the rules before it
-    (a chain: text under 0 is stale under 2 if either change touches it); `Catalog.heal_text`
-    and the `meta` record need nothing more."""
-    return _never if rules >= TEXT_RULES else _holds_introducer
+    Rules 2 changed only tool calls' pieces, which no chunk's bytes show: `stale_fields`.
+
+    The next change of the rules bumps `TEXT_RULES` and answers here (or in `stale_fields`)
+    for the rules before it (a chain: text under 0 is stale under 2 if either change touches
+    it); `Catalog.heal_text` and the `meta` record need nothing more."""
+    return _never if rules >= 1 else _holds_introducer
 
 
 ARGUMENT_DEPTH = 4

@@ -1154,9 +1154,13 @@ class Index:
         return found[0] if found is not None and type(found[0]) is int else 0
 
     def stale_text_files(
-        self, stale: Callable[[bytes], bool], cancel: Callable[[], bool] | None = None
+        self,
+        stale: Callable[[bytes], bool],
+        cancel: Callable[[], bool] | None = None,
+        fields: Collection[str] = (),
     ) -> list[str] | None:
-        """The paths of the files whose stored text (a text chunk, not a metadata row) or
+        """The paths of the files whose stored text (a text chunk, not a metadata row; a chunk
+        of more than one line of one of `fields`, `fulltext.stale_fields`, too) or
         stored folded title (`files.title`: search's fold changed with the text rules) `stale`
         says an extraction change touches (`fulltext.stale_under`): one pass over every
         chunk's UTF-8 bytes, in one read transaction, through SQLite's bounded cache (the
@@ -1167,6 +1171,7 @@ class Index:
         picker is left."""
         db = self.db
         file_ids: set[int] = set()
+        ranks = frozenset(FIELD_RANK[field] for field in fields)
         db.execute("PRAGMA mmap_size = 0")
         try:
             with self.snapshot():
@@ -1177,7 +1182,9 @@ class Index:
                     file_ids.update(
                         rowid >> _FILE_SHIFT
                         for rowid, body in rows
-                        if rowid & _SEQ_LIMIT >= _META_SEQS and type(body) is bytes and stale(body)
+                        if rowid & _SEQ_LIMIT >= _META_SEQS
+                        and type(body) is bytes
+                        and (stale(body) or (b"\n" in body and (rowid >> _FIELD_SHIFT) & _FIELD_MASK in ranks))
                     )
                 escaped = stale(b"\x1b")  # (a stored summary is JSON: its ESC is spelt \u001b)
                 summaries = db.execute("SELECT file_id, summary, title FROM files WHERE session = 1")

@@ -158,3 +158,50 @@ def test_a_token_spread_over_other_words_does_not_match(tmp_path: Path) -> None:
         assert fuzzy and all(hit.title_spans() for hit in fuzzy)
     finally:
         catalog.close()
+
+
+def call(name: str, **arguments: object) -> dict:
+    return message("assistant", [{"type": "toolCall", "id": f"c-{name}", "name": name, "arguments": arguments}])
+
+
+def calls_root(tmp_path: Path) -> Path:
+    """A session that reads b.py, writes a.py, then writes b.py: the last call's name and path
+    were each seen before, in other calls."""
+    root = tmp_path / "sessions" / "--p--"
+    calls = (call("read", path="src/b.py"), call("write", path="src/a.py"), call("write", path="src/b.py"))
+    write(root / "calls.jsonl", *calls)
+    write(root / "other.jsonl", message("user", "nothing here"))
+    return root.parent
+
+
+@pytest.mark.parametrize("query", ['"write src/b.py"', 'tool:"write src/b.py"', '"write: src/b.py"'])
+def test_a_tool_call_whose_name_and_path_were_seen_apart_is_found_as_the_preview_shows_it(
+    tmp_path: Path, query: str
+) -> None:
+    """The preview shows the call as `[write: src/b.py]`; the index once dropped each of its
+    lines seen before (`write` in the second call, `src/b.py` in the first): no phrase found it."""
+    catalog = Catalog([calls_root(tmp_path)], cache_dir=tmp_path / "cache")
+    try:
+        summaries = catalog.refresh()
+        hits = {hit.path: hit for hit in catalog.search_text(query)}
+        assert [Path(hit.summary.path).stem for hit in search(summaries, query, text_hits=hits)] == ["calls"]
+    finally:
+        catalog.close()
+
+
+def test_an_index_under_the_line_by_line_rules_reads_the_sessions_with_tool_calls_again(tmp_path: Path) -> None:
+    """Stored text made under rules 1 cannot show which tool pieces lost lines: every session
+    with a tool chunk is read again by the heal, the others are not, and the phrase is found."""
+    from seance.core.fulltext import TEXT_RULES
+
+    root = calls_root(tmp_path)
+    catalog = Catalog([root], cache_dir=tmp_path / "cache")
+    try:
+        catalog.refresh()
+        assert catalog.index is not None
+        catalog.index.put_text_rules(1)
+        assert catalog.heal_text() == 1  # calls.jsonl alone
+        assert catalog.index.text_rules() == TEXT_RULES
+        assert catalog.heal_text() == 0
+    finally:
+        catalog.close()
