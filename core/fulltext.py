@@ -135,7 +135,8 @@ class TextCollector:
 # changes (one no stored text shows: every chunk, i.e. every session read again).
 #   0: escape sequences kept as they were (seance <= 0.7.7).
 #   1: escape sequences dropped whole (`drop_escapes`, since 0.7.8).
-#   2: a tool call's piece kept whole or not at all, not line by line (`TextCollector`).
+#   2: a tool call's piece kept whole or not at all, not line by line (`TextCollector`), the
+#      file it names first (`tool_call_text`).
 TEXT_RULES = 2
 
 # The 8-bit ones, in UTF-8: each two bytes from C2 (`INTRODUCERS[0]` is ESC; both facts a test's,
@@ -155,7 +156,7 @@ def stale_fields(rules: int) -> frozenset[str]:
     tells a chunk's field by its rowid): before 2, `TOOL`, whose pieces lost their lines seen
     before, which the stored text cannot show (a chunk of one line, a lone `bash`, is the same
     under both)."""
-    return frozenset({TOOL}) if rules < 2 else frozenset()
+    return frozenset({TOOL}) if rules < 2 else frozenset()  # (the order of a call's arguments too)
 
 
 def _never(body: bytes) -> bool:
@@ -183,6 +184,23 @@ def stale_under(rules: int) -> Callable[[bytes], bool]:
 
 ARGUMENT_DEPTH = 4
 """How many levels of nested values under a call's arguments `arguments_text` reads."""
+
+SHOWN_FIRST = ("path", "file_path")
+"""The arguments a call's line in the preview shows right after the tool's name (`[write:
+src/b.py]`, `core.summary.format_tool_call`): first in its `TOOL` text too, whatever their
+order in the call (pi writes `content` before `path`; oh-my-pi an intent first)."""
+
+
+def tool_call_text(name: str, arguments: Any) -> str:
+    """A tool call's `TOOL` text: its name, then the file it names (`SHOWN_FIRST`), then its
+    other arguments' words but a `command` (a `BASH` text of its own): `write src/b.py` is a
+    phrase in it, as in the preview's line."""
+    if type(arguments) is dict and arguments and next(iter(arguments)) not in SHOWN_FIRST:
+        first = {key: arguments[key] for key in SHOWN_FIRST if key in arguments}
+        if first:
+            arguments = first | {key: value for key, value in arguments.items() if key not in first}
+    words = arguments_text(arguments, {"command"})
+    return f"{name}\n{words}" if words else name
 
 
 def arguments_text(arguments: Any, skip: set[str] | frozenset[str] = frozenset(), depth: int = 0) -> str:

@@ -36,7 +36,7 @@ from typing import Any
 import orjson
 
 from . import dialects
-from .fulltext import BASH, CUSTOM, ERROR, RESULT, SUMMARY, THINKING, TOOL, arguments_text
+from .fulltext import BASH, CUSTOM, ERROR, RESULT, SUMMARY, THINKING, TOOL, tool_call_text
 from .model import SessionSummary
 from .safeopen import open_regular
 from .text import file_mention_text, user_run
@@ -485,8 +485,7 @@ class _Scanner:
                         command = arguments.get("command") if type(arguments) is dict else None
                         if isinstance(command, str) and command:
                             sink(BASH, command)
-                        words = arguments_text(arguments, {"command"})
-                        sink(TOOL, f"{name}\n{words}" if words else name)
+                        sink(TOOL, tool_call_text(name, arguments))
                 elif kind == "thinking":
                     thinking = block.get("thinking")
                     if isinstance(thinking, str) and thinking:

@@ -205,3 +205,43 @@ def test_an_index_under_the_line_by_line_rules_reads_the_sessions_with_tool_call
         assert catalog.heal_text() == 0
     finally:
         catalog.close()
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        {"content": "print(1)\n", "path": "src/b.py"},  # (pi's own order, 14 real writes)
+        {"_i": "Write the result", "path": "src/b.py", "content": "{}"},  # (oh-my-pi's intent first)
+        {"file_path": "src/b.py", "content": "x"},
+    ],
+)
+def test_a_call_s_file_is_found_beside_its_tool_name_whatever_its_arguments_order(
+    tmp_path: Path, arguments: dict
+) -> None:
+    """The preview shows `[write: src/b.py]` (the tool, then the file) whatever the order of
+    the call's arguments; the index read them in the file's order, another argument between."""
+    root = tmp_path / "sessions" / "--p--"
+    write(root / "calls.jsonl", call("write", **arguments))
+    write(root / "other.jsonl", call("write", path="src/a.py", content="src b py"))
+    catalog = Catalog([root.parent], cache_dir=tmp_path / "cache")
+    try:
+        summaries = catalog.refresh()
+        for query in ('"write src/b.py"', 'tool:"write: src/b.py"'):
+            hits = {hit.path: hit for hit in catalog.search_text(query)}
+            assert [Path(hit.summary.path).stem for hit in search(summaries, query, text_hits=hits)] == ["calls"]
+    finally:
+        catalog.close()
+
+
+def test_the_tree_starts_on_a_call_found_by_its_file_beside_its_tool_name(tmp_path: Path) -> None:
+    """What the index finds (`write src/b.py`, `content` written before `path`), the preview's
+    look for the first match (`first_matching_entry`) finds too: the call's entry."""
+    from seance.app.widgets.context_preview import first_matching_entry
+    from seance.core.search import parse_query
+    from seance.core.session import read_session
+
+    path = write(tmp_path / "s.jsonl", message("user", "go"), call("write", content="print(1)\n", path="src/b.py"))
+    session = read_session(path)
+    assert session
+    for query in ('"write src/b.py"', 'tool:"write src/b.py"'):
+        assert first_matching_entry(session, ["e0", "e1"], parse_query(query)) == "e1"

@@ -56,7 +56,7 @@ from seance.app.widgets.static_update import update_static
 from seance.core.context import CONTEXT_TYPES, ContextMessage, as_message, build_session_context, context_frame
 from seance.core.entries import MESSAGE_ASSISTANT, MESSAGE_TEXTLESS_ASSISTANT
 from seance.core.errors import Stopped
-from seance.core.fulltext import ARGUMENT_DEPTH, arguments_text
+from seance.core.fulltext import ARGUMENT_DEPTH, tool_call_text
 from seance.core.gcpause import gc_paused
 from seance.core.pathtotals import PathTotals
 from seance.core.search.query import Query, fold_accents
@@ -107,10 +107,8 @@ def _call_fields(block: dict[str, Any], marks: TextMarks) -> tuple[str, ...]:
     fields: list[str] = []
     if isinstance(command, str) and command and marks.found(command, BASH_FIELDS):
         fields.append("bash")
-    if isinstance(name, str):
-        words = arguments_text(arguments, {"command"})
-        if marks.found(f"{name}\n{words}" if words else name, TOOL_FIELDS):
-            fields.append("tool")
+    if isinstance(name, str) and marks.found(tool_call_text(name, arguments), TOOL_FIELDS):
+        fields.append("tool")
     return tuple(fields) or ANY_FIELD
 
 
@@ -327,8 +325,15 @@ def _strings(value: Any, out: list[str], depth: int = 0) -> list[str]:
 
 
 def _quick_text(item: ContextMessage) -> str:
-    """What a message's quick test (`_matches`) looks in: its every string."""
-    return drop_escapes("\n".join(_strings(item.message, [])))
+    """What a message's quick test (`_matches`) looks in: its every string, and each tool
+    call's text as the index reads it (`tool_call_text`: its file beside its name, which
+    the message's own order of arguments may part)."""
+    strings = _strings(item.message, [])
+    content = item.message.get("content") if item.role == "assistant" else None
+    for block in content if type(content) is list else ():
+        if type(block) is dict and block.get("type") == "toolCall" and isinstance(name := block.get("name"), str):
+            strings.append(tool_call_text(name, block.get("arguments")))
+    return drop_escapes("\n".join(strings))
 
 
 def _regex_found(item: ContextMessage, marks: TextMarks) -> bool:
