@@ -23,7 +23,8 @@ output, one thinking block, one tool call's arguments) keeps its first `PIECE_HE
 `PIECE_TAIL` characters (an error: `ERROR_HEAD`/`ERROR_TAIL`): the command echo, the first
 lines of a listing, and the end where errors and exit codes are; the middle of a 5 MB build
 log is not what anyone searches for.  A line such a piece repeats from earlier in the same
-read (the same file read twice, the same warning) is not indexed again; a tool call is kept
+read in the same field (the same file read twice, the same warning; a warning a run printed
+is still an `error` line when a failed run prints it) is not indexed again; a tool call is kept
 whole or, the same call made before, not at all (its name and arguments are one line in the
 preview, `[write: src/b.py]`: dropping its lines seen before, a `read src/b.py` and a
 `write src/a.py`, would leave neither `write` beside `src/b.py` for a phrase).  And those pieces
@@ -100,7 +101,7 @@ class TextCollector:
         self.texts: list[tuple[str, str]] = []
         self.spent = 0  # characters of bounded pieces kept so far
         self.dropped = 0  # pieces left out once the budget was spent
-        self.seen: set[str] = set()  # lines of bounded pieces already kept
+        self.seen: dict[str, set[str]] = {}  # each field's lines of bounded pieces already kept
 
     def __call__(self, field: str, text: str) -> None:
         if has_introducer(text):  # (a coloured tool output: its words as the terminal showed them)
@@ -110,14 +111,16 @@ class TextCollector:
                 self.dropped += 1
                 return
             text = bounded(text, ERROR_HEAD, ERROR_TAIL) if field == ERROR else bounded(text)
+            seen = self.seen.get(field)
+            if seen is None:
+                seen = self.seen[field] = set()
             if "\n" in text and field != TOOL:
-                seen = self.seen
                 add = seen.add  # `not add(line)` is always true: keeps a line and marks it seen
                 text = "\n".join([line for line in text.split("\n") if line not in seen and not add(line)])
-            elif text in self.seen:
+            elif text in seen:
                 return
             else:
-                self.seen.add(text)
+                seen.add(text)
             if not text:
                 return
             self.spent += len(text)
@@ -136,7 +139,7 @@ class TextCollector:
 #   0: escape sequences kept as they were (seance <= 0.7.7).
 #   1: escape sequences dropped whole (`drop_escapes`, since 0.7.8).
 #   2: a tool call's piece kept whole or not at all, not line by line (`TextCollector`), the
-#      file it names first (`tool_call_text`).
+#      file it names first (`tool_call_text`); a line repeated only in another field kept.
 TEXT_RULES = 2
 
 # The 8-bit ones, in UTF-8: each two bytes from C2 (`INTRODUCERS[0]` is ESC; both facts a test's,
@@ -155,8 +158,11 @@ def stale_fields(rules: int) -> frozenset[str]:
     may differ from what `TextCollector` makes now, whatever they hold (`Index.stale_text_files`
     tells a chunk's field by its rowid): before 2, `TOOL`, whose pieces lost their lines seen
     before, which the stored text cannot show (a chunk of one line, a lone `bash`, is the same
-    under both)."""
-    return frozenset({TOOL}) if rules < 2 else frozenset()  # (the order of a call's arguments too)
+    under both).  Rules 2 also keep a line another field said before, which no chunk shows
+    either: those sessions are read again when they have such a tool chunk too (almost every
+    real session: any read, edit or write); one of lone bash calls keeps the old text until
+    it changes or `seance index --rebuild`."""
+    return frozenset({TOOL}) if rules < 2 else frozenset()
 
 
 def _never(body: bytes) -> bool:

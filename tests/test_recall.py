@@ -245,3 +245,35 @@ def test_the_tree_starts_on_a_call_found_by_its_file_beside_its_tool_name(tmp_pa
     assert session
     for query in ('"write src/b.py"', 'tool:"write src/b.py"'):
         assert first_matching_entry(session, ["e0", "e1"], parse_query(query)) == "e1"
+
+
+def result(text: str, *, failed: bool, call_id: str = "c1") -> dict:
+    return message("toolResult", [{"type": "text", "text": text}], toolCallId=call_id, isError=failed)
+
+
+WARNING = "WARN peer dep missing: react"
+
+
+@pytest.mark.parametrize(
+    ("first", "later", "query"),
+    [
+        (result(f"ok\n{WARNING}", failed=False), result(f"{WARNING}\nnpm ERR! 1", failed=True), 'error:"peer dep"'),
+        (result(f"{WARNING}\nnpm ERR! 1", failed=True), result(f"{WARNING}\nok", failed=False), 'result:"peer dep"'),
+        (result("npm run build\nok", failed=False), call("bash", command="npm run build"), 'bash:"npm run build"'),
+    ],
+)
+def test_a_line_seen_in_one_field_is_still_found_in_another(
+    tmp_path: Path, first: dict, later: dict, query: str
+) -> None:
+    """Lines repeated in a session are indexed once, but once per field: the same warning in a
+    result, then in a failed run's error output, is found by `error:` (the preview shows it
+    there, as an error)."""
+    root = tmp_path / "sessions" / "--p--"
+    write(root / "s.jsonl", message("user", "go"), first, later)
+    catalog = Catalog([root.parent], cache_dir=tmp_path / "cache")
+    try:
+        summaries = catalog.refresh()
+        hits = {hit.path: hit for hit in catalog.search_text(query)}
+        assert [Path(hit.summary.path).stem for hit in search(summaries, query, text_hits=hits)] == ["s"]
+    finally:
+        catalog.close()
