@@ -525,6 +525,9 @@ class TreeModel:
         parts = [str(message.get("role") or ""), content_text(message.get("content"), "\n")]
         if run := user_run(message):
             parts.append(str(run[1] or ""))
+        error = message.get("errorMessage")
+        if isinstance(error, str) and error:  # (the body the preview shows a failed message with)
+            parts.append(error)
         content = message.get("content")
         for block in content if isinstance(content, list) else ():
             if isinstance(block, dict) and block.get("type") == "toolCall":
@@ -559,6 +562,9 @@ class TreeModel:
             parts.append(content_text(entry.get("content"), "\n"))
         elif kind == "branch_summary":
             parts.append(f"branch summary {entry.get('summary') or ''}")
+        elif kind == "compaction":  # its row, and the summary the preview shows
+            summary = entry.get("summary")
+            parts += [self.summary(entry_id, entry).plain(), summary if isinstance(summary, str) else ""]
         else:  # every other type (unknown ones too) is searched as its row reads: core.summary is the one table
             parts.append(self.summary(entry_id, entry).plain())
         return drop_escapes(" ".join(parts)).lower()  # (what the row and preview show)

@@ -248,6 +248,26 @@ def test_every_entry_type_is_searchable_as_its_row_reads() -> None:
         assert model.search_text(entry_id) == model.summary(entry_id).plain().lower()
 
 
+def test_search_finds_an_error_message_and_a_compaction_summary_the_preview_shows() -> None:
+    """The preview shows a failed assistant message's error and a compaction's summary, and
+    the list's search finds the session by them (`error:`, `summary:`): the tree's search
+    read only the error's empty text and the compaction's row (`[compaction: 12k tokens]`)."""
+    b = Build()
+    b.user("u", None, "hello")
+    b.add(
+        "err",
+        "u",
+        type="message",
+        message={"role": "assistant", "content": [], "stopReason": "error", "errorMessage": "429 rate limited"},
+    )
+    b.add("c", "err", type="compaction", summary="we moved the zebrafish loader", firstKeptEntryId="u", tokensBefore=9)
+    b.user("u2", "c", "next")
+    model = TreeModel(b.tree(), filter_mode="all")
+    for query, expected in [("rate limited", ["err"]), ("zebrafish loader", ["c"]), ("compaction", ["c"])]:
+        model.set_query(query)
+        assert model.rows.ids == expected, query
+
+
 def test_search_and_filter_changes_clear_folds() -> None:
     model = TreeModel(illustration())
     model.select_id("uB")
