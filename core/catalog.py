@@ -596,9 +596,9 @@ class Catalog:
             return 0
 
     def _heal(
-        self, index: Index, stale: tuple[Callable[[bytes], bool], frozenset[str]], rules: int, cancel: Cancel | None
+        self, index: Index, stale: tuple[Callable[[bytes], bool], dict[str, bytes]], rules: int, cancel: Cancel | None
     ) -> int:
-        """`heal_text`'s work (`stale`: `stale_under`'s test and `stale_fields`' fields): the
+        """`heal_text`'s work (`stale`: `stale_under`'s test and `stale_fields`' marks): the
         sessions read again (raises `Cancelled`)."""
         paths = index.stale_text_files(stale[0], cancel, fields=stale[1])
         if paths is None:

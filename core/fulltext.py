@@ -80,6 +80,9 @@ def is_primary(field: str | None) -> bool:
 PIECE_HEAD = 1024  # characters kept from the start of a long tool piece
 PIECE_TAIL = 256  # ... and from its end
 ERROR_HEAD, ERROR_TAIL = 2048, 1024  # an error's message and its last lines
+# Pieces kept to ERROR_HEAD/ERROR_TAIL: an error, and a custom message (an extension's report:
+# the preview shows its first 2,000 characters, `context_preview.BODY_LIMIT`).
+WIDE = frozenset({ERROR, CUSTOM})
 READ_BUDGET = 1024 * 1024  # characters of tool pieces indexed per read of a session
 WHOLE = frozenset({USER, ASSISTANT, SUMMARY})  # indexed without a cut
 _CUT = "\n…\n"
@@ -110,7 +113,7 @@ class TextCollector:
             if self.spent >= READ_BUDGET:
                 self.dropped += 1
                 return
-            text = bounded(text, ERROR_HEAD, ERROR_TAIL) if field == ERROR else bounded(text)
+            text = bounded(text, ERROR_HEAD, ERROR_TAIL) if field in WIDE else bounded(text)
             seen = self.seen.get(field)
             if seen is None:
                 seen = self.seen[field] = set()
@@ -139,7 +142,8 @@ class TextCollector:
 #   0: escape sequences kept as they were (seance <= 0.7.7).
 #   1: escape sequences dropped whole (`drop_escapes`, since 0.7.8).
 #   2: a tool call's piece kept whole or not at all, not line by line (`TextCollector`), the
-#      file it names first (`tool_call_text`); a line repeated only in another field kept.
+#      file it names first (`tool_call_text`); a line repeated only in another field kept;
+#      a custom message's first 2 KB and last 1 KB (`WIDE`), not 1 KB and 256 characters.
 TEXT_RULES = 2
 
 # The 8-bit ones, in UTF-8: each two bytes from C2 (`INTRODUCERS[0]` is ESC; both facts a test's,
@@ -153,16 +157,17 @@ def _holds_introducer(body: bytes) -> bool:
     return b"\x1b" in body or (b"\xc2" in body and any(map(body.__contains__, _INTRODUCER_BYTES)))
 
 
-def stale_fields(rules: int) -> frozenset[str]:
-    """The fields whose stored chunks of more than one line, made under text rules `rules`,
-    may differ from what `TextCollector` makes now, whatever they hold (`Index.stale_text_files`
-    tells a chunk's field by its rowid): before 2, `TOOL`, whose pieces lost their lines seen
-    before, which the stored text cannot show (a chunk of one line, a lone `bash`, is the same
-    under both).  Rules 2 also keep a line another field said before, which no chunk shows
-    either: those sessions are read again when they have such a tool chunk too (almost every
-    real session: any read, edit or write); one of lone bash calls keeps the old text until
-    it changes or `seance index --rebuild`."""
-    return frozenset({TOOL}) if rules < 2 else frozenset()
+def stale_fields(rules: int) -> dict[str, bytes]:
+    """Field -> bytes: a stored chunk of that field holding them, made under text rules
+    `rules`, may differ from what `TextCollector` makes now, whatever else it holds
+    (`Index.stale_text_files` tells a chunk's field by its rowid).  Before 2: a `TOOL` chunk
+    of more than one line, whose pieces lost their lines seen before, which the stored text
+    cannot show (a chunk of one line, a lone `bash`, is the same under both); a `CUSTOM`
+    chunk that `bounded` cut (its mark), now cut later.  Rules 2 also keep a line another
+    field said before, which no chunk shows either: those sessions are read again when they
+    have such a tool chunk too (almost every real session: any read, edit or write); one of
+    lone bash calls keeps the old text until it changes or `seance index --rebuild`."""
+    return {TOOL: b"\n", CUSTOM: _CUT.encode()} if rules < 2 else {}
 
 
 def _never(body: bytes) -> bool:

@@ -92,6 +92,11 @@ def _fts_rowid(file_id: int, seq: int, field: str) -> int:
     return (file_id << _FILE_SHIFT) | (FIELD_RANK[field] << _FIELD_SHIFT) | seq
 
 
+def _holds(body: bytes, mark: bytes) -> bool:
+    """Whether a chunk holds `mark` (an empty one: never)."""
+    return bool(mark) and mark in body
+
+
 def _field_of(rowid: int) -> str:
     """The field an FTS row (by its rowid) holds."""
     return _RANKED_FIELDS[(rowid >> _FIELD_SHIFT) & _FIELD_MASK]
@@ -1157,10 +1162,10 @@ class Index:
         self,
         stale: Callable[[bytes], bool],
         cancel: Callable[[], bool] | None = None,
-        fields: Collection[str] = (),
+        fields: Mapping[str, bytes] | None = None,
     ) -> list[str] | None:
         """The paths of the files whose stored text (a text chunk, not a metadata row; a chunk
-        of more than one line of one of `fields`, `fulltext.stale_fields`, too) or
+        of one of `fields` holding its bytes, `fulltext.stale_fields`, too) or
         stored folded title (`files.title`: search's fold changed with the text rules) `stale`
         says an extraction change touches (`fulltext.stale_under`): one pass over every
         chunk's UTF-8 bytes, in one read transaction, through SQLite's bounded cache (the
@@ -1171,7 +1176,9 @@ class Index:
         picker is left."""
         db = self.db
         file_ids: set[int] = set()
-        ranks = frozenset(FIELD_RANK[field] for field in fields)
+        marks = [b""] * (_FIELD_MASK + 1)  # by field rank: what makes a chunk of it stale (b"": nothing)
+        for field, mark in (fields or {}).items():
+            marks[FIELD_RANK[field]] = mark
         db.execute("PRAGMA mmap_size = 0")
         try:
             with self.snapshot():
@@ -1184,7 +1191,7 @@ class Index:
                         for rowid, body in rows
                         if rowid & _SEQ_LIMIT >= _META_SEQS
                         and type(body) is bytes
-                        and (stale(body) or (b"\n" in body and (rowid >> _FIELD_SHIFT) & _FIELD_MASK in ranks))
+                        and (stale(body) or _holds(body, marks[(rowid >> _FIELD_SHIFT) & _FIELD_MASK]))
                     )
                 escaped = stale(b"\x1b")  # (a stored summary is JSON: its ESC is spelt \u001b)
                 summaries = db.execute("SELECT file_id, summary, title FROM files WHERE session = 1")

@@ -189,18 +189,28 @@ def test_a_tool_call_whose_name_and_path_were_seen_apart_is_found_as_the_preview
         catalog.close()
 
 
-def test_an_index_under_the_line_by_line_rules_reads_the_sessions_with_tool_calls_again(tmp_path: Path) -> None:
+def test_an_index_under_rules_1_reads_the_sessions_with_tool_calls_or_a_cut_custom_message_again(
+    tmp_path: Path,
+) -> None:
     """Stored text made under rules 1 cannot show which tool pieces lost lines: every session
-    with a tool chunk is read again by the heal, the others are not, and the phrase is found."""
+    with a tool chunk of more than one line is read again by the heal, and every one with a
+    custom message `bounded` cut (now cut later); a lone bash call's, a short custom
+    message's, people's words alone are not."""
     from seance.core.fulltext import TEXT_RULES
 
     root = calls_root(tmp_path)
+    folder = root / "--p--"
+    custom = {"type": "custom_message", "customType": "report", "display": True}
+    write(folder / "long.jsonl", {**custom, "content": "".join(f"line {n}\n" for n in range(600))})
+    write(folder / "short.jsonl", {**custom, "content": "all fine"}, call("bash", command="ls -la"))
     catalog = Catalog([root], cache_dir=tmp_path / "cache")
     try:
         catalog.refresh()
         assert catalog.index is not None
         catalog.index.put_text_rules(1)
-        assert catalog.heal_text() == 1  # calls.jsonl alone
+        stale = catalog.index.stale_text_files(lambda body: False, fields={"tool": b"\n", "custom": "\n…\n".encode()})
+        assert sorted(Path(path).stem for path in stale or ()) == ["calls", "long"]
+        assert catalog.heal_text() == 2
         assert catalog.index.text_rules() == TEXT_RULES
         assert catalog.heal_text() == 0
     finally:
@@ -275,5 +285,27 @@ def test_a_line_seen_in_one_field_is_still_found_in_another(
         summaries = catalog.refresh()
         hits = {hit.path: hit for hit in catalog.search_text(query)}
         assert [Path(hit.summary.path).stem for hit in search(summaries, query, text_hits=hits)] == ["s"]
+    finally:
+        catalog.close()
+
+
+def test_a_custom_message_is_found_by_what_the_preview_shows_of_it(tmp_path: Path) -> None:
+    """The preview shows a custom (extension) message's first `BODY_LIMIT` characters (a
+    subagent's 1.3 KB report, in the corpus); the index kept its first 1 KB and last 256: a
+    word at character 1,500 was shown and not found."""
+    from seance.app.widgets.context_preview import BODY_LIMIT, CLIP_SLACK
+
+    checks = "".join(f"- check {number}: fine\n" for number in range(85))
+    report = "## Subagent result\n" + checks + "extensions 0 (builtin 0, kiwifruit 3)\n" + "- ok\n" * 200
+    assert 1400 < report.index("kiwifruit") < BODY_LIMIT and len(report) > BODY_LIMIT + CLIP_SLACK
+    root = tmp_path / "sessions" / "--p--"
+    custom = {"type": "custom_message", "customType": "subagent-slash-result", "content": report, "display": True}
+    write(root / "s.jsonl", message("user", "run the doctor"), custom)
+    catalog = Catalog([root.parent], cache_dir=tmp_path / "cache")
+    try:
+        summaries = catalog.refresh()
+        for query in ('"builtin 0, kiwifruit 3"', "custom:kiwifruit"):
+            hits = {hit.path: hit for hit in catalog.search_text(query)}
+            assert [Path(hit.summary.path).stem for hit in search(summaries, query, text_hits=hits)] == ["s"], query
     finally:
         catalog.close()
