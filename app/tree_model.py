@@ -48,7 +48,7 @@ from seance.core.summary import (
     tool_calls_by_id,
     tool_result_summary,
 )
-from seance.core.text import content_text, drop_escapes, user_run
+from seance.core.text import content_text, drop_escapes, message_text, user_run
 from seance.core.timefmt import parse_time_ms
 from seance.core.tree import SessionTree
 
@@ -522,9 +522,9 @@ class TreeModel:
     def _search_text_after(self, message: dict[str, Any]) -> str:
         """The search text of a message after its row's text (`_build_search_text` without
         its first part), lowercase."""
-        parts = [str(message.get("role") or ""), content_text(message.get("content"), "\n")]
-        if run := user_run(message):
-            parts.append(str(run[1] or ""))
+        parts = [str(message.get("role") or ""), message_text(message)]  # (a summary message: its summary)
+        if run := user_run(message):  # (what the preview shows of a run: what was run, its output)
+            parts += [str(run[1] or ""), str(run[2] or "")]
         error = message.get("errorMessage")
         if isinstance(error, str) and error:  # (the body the preview shows a failed message with)
             parts.append(error)

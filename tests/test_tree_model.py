@@ -268,6 +268,20 @@ def test_search_finds_an_error_message_and_a_compaction_summary_the_preview_show
         assert model.rows.ids == expected, query
 
 
+def test_search_finds_a_bash_run_s_output_and_a_summary_message_s_summary() -> None:
+    """A `!` bash run shows its output in the preview (the list finds it: `result:`), and a
+    summary message its summary: the tree's search read their `content`, which they have not."""
+    b = Build()
+    b.user("u", None, "hello")
+    run = {"role": "bashExecution", "command": "make dingo", "output": "dingo built with okapi", "exitCode": 0}
+    b.add("run", "u", type="message", message=run)
+    b.add("bs", "run", type="message", message={"role": "branchSummary", "summary": "the wombat branch"})
+    model = TreeModel(b.tree(), filter_mode="all")
+    for query, expected in [("okapi", ["run"]), ("make dingo", ["run"]), ("wombat branch", ["bs"])]:
+        model.set_query(query)
+        assert model.rows.ids == expected, query
+
+
 def test_search_and_filter_changes_clear_folds() -> None:
     model = TreeModel(illustration())
     model.select_id("uB")
