@@ -143,7 +143,8 @@ class TextCollector:
 #   1: escape sequences dropped whole (`drop_escapes`, since 0.7.8).
 #   2: a tool call's piece kept whole or not at all, not line by line (`TextCollector`), the
 #      file it names first (`tool_call_text`); a line repeated only in another field kept;
-#      a custom message's first 2 KB and last 1 KB (`WIDE`), not 1 KB and 256 characters.
+#      a custom message's first 2 KB and last 1 KB (`WIDE`), not 1 KB and 256 characters,
+#      after its type (`custom_text`).
 TEXT_RULES = 2
 
 # The 8-bit ones, in UTF-8: each two bytes from C2 (`INTRODUCERS[0]` is ESC; both facts a test's,
@@ -162,12 +163,12 @@ def stale_fields(rules: int) -> dict[str, bytes]:
     `rules`, may differ from what `TextCollector` makes now, whatever else it holds
     (`Index.stale_text_files` tells a chunk's field by its rowid).  Before 2: a `TOOL` chunk
     of more than one line, whose pieces lost their lines seen before, which the stored text
-    cannot show (a chunk of one line, a lone `bash`, is the same under both); a `CUSTOM`
-    chunk that `bounded` cut (its mark), now cut later.  Rules 2 also keep a line another
+    cannot show (a chunk of one line, a lone `bash`, is the same under both); every `CUSTOM`
+    chunk (b"": any), now with the message's type and cut later.  Rules 2 also keep a line another
     field said before, which no chunk shows either: those sessions are read again when they
     have such a tool chunk too (almost every real session: any read, edit or write); one of
     lone bash calls keeps the old text until it changes or `seance index --rebuild`."""
-    return {TOOL: b"\n", CUSTOM: _CUT.encode()} if rules < 2 else {}
+    return {TOOL: b"\n", CUSTOM: b""} if rules < 2 else {}
 
 
 def _never(body: bytes) -> bool:
@@ -191,6 +192,14 @@ def stale_under(rules: int) -> Callable[[bytes], bool]:
     for the rules before it (a chain: text under 0 is stale under 2 if either change touches
     it); `Catalog.heal_text` and the `meta` record need nothing more."""
     return _never if rules >= 1 else _holds_introducer
+
+
+def custom_text(custom_type: Any, text: str) -> str:
+    """A custom message's `CUSTOM` text: its type (what the preview's title shows, `[notes]`),
+    then its content's text."""
+    if isinstance(custom_type, str) and custom_type:
+        return f"{custom_type}\n{text}" if text else custom_type
+    return text
 
 
 ARGUMENT_DEPTH = 4

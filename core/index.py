@@ -92,9 +92,9 @@ def _fts_rowid(file_id: int, seq: int, field: str) -> int:
     return (file_id << _FILE_SHIFT) | (FIELD_RANK[field] << _FIELD_SHIFT) | seq
 
 
-def _holds(body: bytes, mark: bytes) -> bool:
-    """Whether a chunk holds `mark` (an empty one: never)."""
-    return bool(mark) and mark in body
+def _holds(body: bytes, mark: bytes | None) -> bool:
+    """Whether a chunk holds `mark` (None: never; b"": always)."""
+    return mark is not None and mark in body
 
 
 def _field_of(rowid: int) -> str:
@@ -1176,7 +1176,7 @@ class Index:
         picker is left."""
         db = self.db
         file_ids: set[int] = set()
-        marks = [b""] * (_FIELD_MASK + 1)  # by field rank: what makes a chunk of it stale (b"": nothing)
+        marks: list[bytes | None] = [None] * (_FIELD_MASK + 1)  # by field rank: what makes its chunk stale
         for field, mark in (fields or {}).items():
             marks[FIELD_RANK[field]] = mark
         db.execute("PRAGMA mmap_size = 0")

@@ -36,7 +36,7 @@ from typing import Any
 import orjson
 
 from . import dialects
-from .fulltext import BASH, CUSTOM, ERROR, RESULT, SUMMARY, THINKING, TOOL, tool_call_text
+from .fulltext import BASH, CUSTOM, ERROR, RESULT, SUMMARY, THINKING, TOOL, custom_text, tool_call_text
 from .model import SessionSummary
 from .safeopen import open_regular
 from .text import file_mention_text, user_run
@@ -324,7 +324,7 @@ class _Scanner:
             if isinstance(output, str) and output:
                 sink(RESULT, output)
         elif role == "custom" or role == "developer":  # (developer: oh-my-pi's prompts made by the agent)
-            text = _content_text(message.get("content"), "\n")
+            text = custom_text(message.get("customType"), _content_text(message.get("content"), "\n"))
             if text:
                 sink(CUSTOM, text)
         elif role == "fileMention":  # (oh-my-pi: the files a prompt's `@path` read, as the model reads them)
@@ -430,7 +430,8 @@ class _Scanner:
             if self.sink is not None and self.extras and isinstance(summary := value.get("summary"), str) and summary:
                 self.sink(SUMMARY, summary)
         elif kind == "custom_message":
-            if self.sink is not None and self.extras and (text := _content_text(value.get("content"), "\n")):
+            text = custom_text(value.get("customType"), _content_text(value.get("content"), "\n"))
+            if self.sink is not None and self.extras and text:
                 self.sink(CUSTOM, text)
         elif kind == "model_change":
             provider, model = value.get("provider"), value.get("modelId")

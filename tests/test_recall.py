@@ -189,27 +189,27 @@ def test_a_tool_call_whose_name_and_path_were_seen_apart_is_found_as_the_preview
         catalog.close()
 
 
-def test_an_index_under_rules_1_reads_the_sessions_with_tool_calls_or_a_cut_custom_message_again(
+def test_an_index_under_rules_1_reads_the_sessions_with_tool_calls_or_a_custom_message_again(
     tmp_path: Path,
 ) -> None:
     """Stored text made under rules 1 cannot show which tool pieces lost lines: every session
     with a tool chunk of more than one line is read again by the heal, and every one with a
-    custom message `bounded` cut (now cut later); a lone bash call's, a short custom
-    message's, people's words alone are not."""
-    from seance.core.fulltext import TEXT_RULES
+    custom message (now with its type, cut later); a lone bash call's, people's words alone
+    are not."""
+    from seance.core.fulltext import TEXT_RULES, stale_fields
 
     root = calls_root(tmp_path)
     folder = root / "--p--"
-    custom = {"type": "custom_message", "customType": "report", "display": True}
-    write(folder / "long.jsonl", {**custom, "content": "".join(f"line {n}\n" for n in range(600))})
-    write(folder / "short.jsonl", {**custom, "content": "all fine"}, call("bash", command="ls -la"))
+    custom = {"type": "custom_message", "customType": "report", "display": True, "content": "all fine"}
+    write(folder / "custom.jsonl", custom)
+    write(folder / "bash.jsonl", call("bash", command="ls -la"), result("total 0\nREADME", failed=False))
     catalog = Catalog([root], cache_dir=tmp_path / "cache")
     try:
         catalog.refresh()
         assert catalog.index is not None
         catalog.index.put_text_rules(1)
-        stale = catalog.index.stale_text_files(lambda body: False, fields={"tool": b"\n", "custom": "\n…\n".encode()})
-        assert sorted(Path(path).stem for path in stale or ()) == ["calls", "long"]
+        stale = catalog.index.stale_text_files(lambda body: False, fields=stale_fields(1))
+        assert sorted(Path(path).stem for path in stale or ()) == ["calls", "custom"]
         assert catalog.heal_text() == 2
         assert catalog.index.text_rules() == TEXT_RULES
         assert catalog.heal_text() == 0
@@ -309,3 +309,43 @@ def test_a_custom_message_is_found_by_what_the_preview_shows_of_it(tmp_path: Pat
             assert [Path(hit.summary.path).stem for hit in search(summaries, query, text_hits=hits)] == ["s"], query
     finally:
         catalog.close()
+
+
+@pytest.mark.parametrize("query", ["subagent-slash-result", 'custom:"subagent-slash-result"', "custom:subagent"])
+def test_a_custom_message_is_found_by_the_type_its_preview_title_shows(tmp_path: Path, query: str) -> None:
+    """The preview titles a custom message by its type (`[subagent-slash-result]`), as the
+    tree's search reads it; the index had its content alone."""
+    root = tmp_path / "sessions" / "--p--"
+    custom = {"type": "custom_message", "customType": "subagent-slash-result", "content": "done", "display": True}
+    role = message("custom", "all good", customType="subagent-slash-result", display=True)
+    write(root / "entry.jsonl", message("user", "run it"), custom)
+    write(root / "role.jsonl", message("user", "run it"), role)
+    write(root / "other.jsonl", message("user", "run it"))
+    catalog = Catalog([root.parent], cache_dir=tmp_path / "cache")
+    try:
+        summaries = catalog.refresh()
+        hits = {hit.path: hit for hit in catalog.search_text(query)}
+        found = sorted(Path(hit.summary.path).stem for hit in search(summaries, query, text_hits=hits))
+        assert found == ["entry", "role"]
+    finally:
+        catalog.close()
+
+
+def test_the_preview_marks_a_custom_message_found_by_its_type(tmp_path: Path) -> None:
+    """What the index finds by a custom message's type, the preview's look for the first
+    match finds and marks in its title."""
+    from seance.app.widgets.context_preview import _message_block, first_matching_entry
+    from seance.core.context import as_message
+    from seance.core.search import TextMarks, parse_query
+    from seance.core.session import read_session
+
+    custom = {"type": "custom_message", "customType": "subagent-slash-result", "content": "done", "display": True}
+    path = write(tmp_path / "s.jsonl", message("user", "go"), custom)
+    session = read_session(path)
+    assert session
+    query = parse_query("custom:subagent-slash-result")
+    assert first_matching_entry(session, ["e0", "e1"], query) == "e1"
+    item = as_message(session.tree.by_id["e1"])
+    assert item is not None
+    block = _message_block(item, {}, TextMarks.of(query))
+    assert [block.title[a:b] for a, b in block.title_marks] == ["subagent-slash-result"]

@@ -278,7 +278,8 @@ def _message_block(
         return PreviewBlock("bash", title, output.text, title_marks=titled(title, BASH_FIELDS), body_marks=output.marks)
     if role == "custom":
         body = clip(content_text(message.get("content"), "\n"), BODY_LIMIT, CUSTOM_FIELDS)
-        return PreviewBlock("custom", f"[{display_text(message.get('customType'))}]", body.text, body_marks=body.marks)
+        title = f"[{display_text(message.get('customType'))}]"  # (its type: indexed with its text)
+        return PreviewBlock("custom", title, body.text, title_marks=titled(title, CUSTOM_FIELDS), body_marks=body.marks)
     if role == "branchSummary":
         body = clip(item.text, BODY_LIMIT, SUMMARY_FIELDS)
         return PreviewBlock("branch", "branch summary", body.text, body_marks=body.marks)
