@@ -525,6 +525,8 @@ class TreeModel:
         parts = [str(message.get("role") or ""), message_text(message)]  # (a summary message: its summary)
         if run := user_run(message):  # (what the preview shows of a run: what was run, its output)
             parts += [str(run[1] or ""), str(run[2] or "")]
+        elif message.get("role") == "custom":  # (its type: the preview's title, `[ext-a]`)
+            parts.append(str(message.get("customType") or ""))
         error = message.get("errorMessage")
         if isinstance(error, str) and error:  # (the body the preview shows a failed message with)
             parts.append(error)

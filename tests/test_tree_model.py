@@ -269,15 +269,23 @@ def test_search_finds_an_error_message_and_a_compaction_summary_the_preview_show
 
 
 def test_search_finds_a_bash_run_s_output_and_a_summary_message_s_summary() -> None:
-    """A `!` bash run shows its output in the preview (the list finds it: `result:`), and a
-    summary message its summary: the tree's search read their `content`, which they have not."""
+    """A `!` bash run shows its output in the preview (the list finds it: `result:`), a
+    summary message its summary, a custom message its type: the tree's search read their
+    `content` alone."""
     b = Build()
     b.user("u", None, "hello")
     run = {"role": "bashExecution", "command": "make dingo", "output": "dingo built with okapi", "exitCode": 0}
     b.add("run", "u", type="message", message=run)
     b.add("bs", "run", type="message", message={"role": "branchSummary", "summary": "the wombat branch"})
+    note = {"role": "custom", "customType": "ext-alpha", "content": "note text", "display": True}
+    b.add("note", "bs", type="message", message=note)
     model = TreeModel(b.tree(), filter_mode="all")
-    for query, expected in [("okapi", ["run"]), ("make dingo", ["run"]), ("wombat branch", ["bs"])]:
+    for query, expected in [
+        ("okapi", ["run"]),
+        ("make dingo", ["run"]),
+        ("wombat branch", ["bs"]),
+        ("ext-alpha", ["note"]),  # (its row's and the preview's title, as a custom_message entry's type)
+    ]:
         model.set_query(query)
         assert model.rows.ids == expected, query
 
