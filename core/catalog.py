@@ -138,6 +138,21 @@ def _flush(index: Index | None, pending: list[tuple]) -> None:
     pending.clear()
 
 
+def _stale_rows_under(rules: int) -> list[str]:
+    """The roots every stored session under which is read again by a heal from text rules
+    `rules` (`Catalog.heal_text`), whatever its stored text: before 2, oh-my-pi's default
+    roots (`roots.omp_session_roots`, as discovery spells them and resolved).  Rules 2 came
+    with what is read of an oh-my-pi session that its row holds and no chunk shows: its
+    dialect without a title slot (the command that resumes it), its name, its Python cells,
+    `@file` mentions and developer prompts."""
+    if rules >= 2:
+        return []
+    from .roots import omp_session_roots
+
+    found = omp_session_roots()
+    return sorted({spelled for root in found for spelled in (root_path(root), os.path.realpath(root))})
+
+
 def _gone(path: str) -> bool:
     """Whether nothing is at `path` (or something that is no regular file) now, rather than
     a file that cannot be looked at (EACCES, EIO: it may be read later)."""
@@ -584,7 +599,9 @@ class Catalog:
                 rules = index.text_rules()
                 if rules >= TEXT_RULES:
                     return 0
-                return self._heal(index, (stale_under(rules), stale_fields(rules)), TEXT_RULES, cancel)
+                return self._heal(
+                    index, (stale_under(rules), stale_fields(rules)), TEXT_RULES, cancel, _stale_rows_under(rules)
+                )
             except INDEX_ERRORS as error:  # type: ignore[misc]
                 if index_fault(error) == DAMAGED:
                     raise
@@ -596,13 +613,20 @@ class Catalog:
             return 0
 
     def _heal(
-        self, index: Index, stale: tuple[Callable[[bytes], bool], dict[str, bytes]], rules: int, cancel: Cancel | None
+        self,
+        index: Index,
+        stale: tuple[Callable[[bytes], bool], dict[str, bytes]],
+        rules: int,
+        cancel: Cancel | None,
+        under: Sequence[str] = (),
     ) -> int:
-        """`heal_text`'s work (`stale`: `stale_under`'s test and `stale_fields`' marks): the
-        sessions read again (raises `Cancelled`)."""
+        """`heal_text`'s work (`stale`: `stale_under`'s test and `stale_fields`' marks; every
+        session `under` these roots too): the sessions read again (raises `Cancelled`)."""
         paths = index.stale_text_files(stale[0], cancel, fields=stale[1])
         if paths is None:
             raise Cancelled()
+        if under:
+            paths = sorted({*paths, *index.session_paths_under(under)})
         infos: list[FileInfo] = []
         gone: list[str] = []
         unreadable = 0

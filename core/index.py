@@ -1158,6 +1158,17 @@ class Index:
         found = self.db.execute("SELECT value FROM meta WHERE key = 'text_rules'").fetchone()
         return found[0] if found is not None and type(found[0]) is int else 0
 
+    def session_paths_under(self, roots: Iterable[str]) -> list[str]:
+        """The paths of the sessions stored under `roots` (each spelled as discovery spells
+        it, `root_ranges`), in path order."""
+        return [
+            path
+            for low, high in root_ranges(roots)
+            for (path,) in self.db.execute(
+                "SELECT path FROM files WHERE session = 1 AND path >= ? AND path < ? ORDER BY path", (low, high)
+            )
+        ]
+
     def stale_text_files(
         self,
         stale: Callable[[bytes], bool],

@@ -217,6 +217,30 @@ def test_an_index_under_rules_1_reads_the_sessions_with_tool_calls_or_a_custom_m
         catalog.close()
 
 
+def test_an_index_under_rules_1_reads_every_oh_my_pi_session_again(tmp_path: Path, monkeypatch) -> None:
+    """Rules 2 came with what is read of an oh-my-pi session that its row holds and no chunk
+    shows (its dialect without a title slot, its name, its Python cells): every session under
+    oh-my-pi's roots is read again once; a pi session of plain words is not."""
+    from seance.core.fulltext import TEXT_RULES
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    for variable in ("PI_CONFIG_DIR", "XDG_DATA_HOME"):
+        monkeypatch.delenv(variable, raising=False)
+    omp_root, pi_root = tmp_path / "home" / ".omp" / "agent" / "sessions", tmp_path / "pi"
+    write(omp_root / "-p" / "omp.jsonl", message("user", "hello there"))
+    write(pi_root / "--p--" / "pi.jsonl", message("user", "hello there"))
+    catalog = Catalog([omp_root, pi_root], cache_dir=tmp_path / "cache")
+    try:
+        catalog.refresh()
+        assert catalog.index is not None
+        catalog.index.put_text_rules(1)
+        assert catalog.heal_text() == 1
+        assert catalog.index.text_rules() == TEXT_RULES
+        assert catalog.heal_text() == 0
+    finally:
+        catalog.close()
+
+
 @pytest.mark.parametrize(
     "arguments",
     [
