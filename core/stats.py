@@ -85,8 +85,9 @@ class Usage:
 
     @property
     def tokens(self) -> int:
-        """input + output + cache read + cache write (pi's `getSessionStats().tokens.total`)."""
-        return self.input + self.output + self.cache_read + self.cache_write
+        """input + output + cache read + cache write (pi's `getSessionStats().tokens.total`), capped at
+        64 bits as each of them is (JSON output refuses a bigger integer)."""
+        return min(self.input + self.output + self.cache_read + self.cache_write, _INT64_MAX)
 
     def add_message(self, usage: Any) -> None:
         """Count one assistant message and its `usage` (ignored unless an object)."""

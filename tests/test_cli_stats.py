@@ -266,6 +266,22 @@ def test_stats_times_outside_a_sane_range_date_nothing(tmp_path: Path, capsys) -
     assert (json.loads(out)["first"], json.loads(out)["last"]) == ("2026-03-01T10:00:01.000Z",) * 2
 
 
+def test_token_totals_past_64_bits_print_as_json_not_a_traceback(tmp_path: Path, capsys) -> None:
+    """Each token field is capped at 64 bits, but their sum was not: two capped fields (a
+    writer's `1e20` and `1.7e308`) made `show --stats --json` and `stats --json` die in
+    orjson ("Integer exceeds 64-bit range") with a traceback."""
+    root = tmp_path / "root"
+    path = _session(root, "/work/a", "big", "m1", 1.0, "2026-03-01")
+    huge = {"input": 1, "output": 1e20, "cacheRead": 1.7e308, "cacheWrite": 2**70, "cost": {"total": 1.0}}
+    path.write_text(path.read_text().replace(json.dumps(_usage(1000, 10, 1.0)), json.dumps(huge)))
+    code, out, err = run(capsys, "show", str(path), "--stats", "--json")
+    assert (code, err) == (ExitCode.OK, "")
+    assert json.loads(out)["tokens"]["total"] == (1 << 63) - 1
+    assert json.loads(out)["models"][0]["totalTokens"] == (1 << 63) - 1
+    payload = _stats_json(capsys, root, "--all")
+    assert payload["total"]["totalTokens"] == (1 << 63) - 1
+
+
 @pytest.mark.parametrize("zone", ["UTC", "America/Los_Angeles", "Asia/Tokyo"])
 def test_stats_since_before_or_after_any_date_is_a_report_not_a_traceback(
     tmp_path: Path, capsys, monkeypatch, zone: str
