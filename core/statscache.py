@@ -6,8 +6,9 @@ index's schema, healing and FTS content change on their own schedule; this one h
 row per session file, keyed by `(path, size, mtime_ns)`, with the `SessionStats` as JSON and
 a CRC-32 over all of it.  A row whose stamp or check does not match is computed again.
 `PRAGMA user_version` is `SCHEMA_VERSION`; a file with another version (or one SQLite
-cannot read) is emptied and started again.  If the cache cannot be opened or written (a
-read-only home, a full disk) stats are computed without it, and `problem` says why.
+cannot read, or found damaged by a later read or write) is emptied and started again.  If
+the cache cannot be opened or written (a read-only home, a full disk) stats are computed
+without it, and `problem` says why.
 
 `collect_stats` is the one entry point: look up every file, read the missing ones (in
 forked workers when asked, as the index does), store them, return them.  `message_keys`
@@ -31,7 +32,7 @@ import orjson
 
 from . import scanpool
 from .discovery import FileInfo
-from .index import default_cache_dir, ranged_select, root_ranges
+from .index import DAMAGED, default_cache_dir, index_fault, ranged_select, root_ranges
 from .stats import SessionStats
 from .text import json_bytes, unsurrogate
 
@@ -101,6 +102,22 @@ class StatsCache:
             raise
         return db
 
+    def _started_again(self, error: sqlite3.Error) -> bool:
+        """A damaged file (not a locked one, a full disk or a read-only one) is started again
+        at once: else a page damaged after the open failed every later run's writes and
+        warned on every run, never healed.  True when a fresh, empty file is open."""
+        if index_fault(error) != DAMAGED:
+            return False
+        self.close()
+        self._delete_files()
+        try:
+            self._db = self._open()
+        except (sqlite3.Error, OSError) as again:
+            self.problem = f"stats cache unavailable ({again}); computing without it"
+            return False
+        self.problem = f"stats cache was damaged ({error}); started again"
+        return True
+
     def _delete_files(self) -> None:
         for suffix in ("", "-wal", "-shm", "-journal"):
             with contextlib.suppress(OSError):
@@ -116,7 +133,8 @@ class StatsCache:
         try:
             rows = self._rows("path, size, mtime_ns, brief, data, reason, checksum")
         except sqlite3.Error as error:
-            self.problem = f"stats cache unreadable ({error}); computing without it"
+            if not self._started_again(error):
+                self.problem = f"stats cache unreadable ({error}); computing without it"
             return {}
         for path, size, mtime_ns, brief, data, reason, checksum in rows:
             info = wanted.get(path)
@@ -152,10 +170,20 @@ class StatsCache:
             if info.path == unsurrogate(info.path)  # SQLite text is UTF-8: a non-UTF-8 name is read each time
         ]
         try:
-            with self._transaction():
-                self._db.executemany("INSERT OR REPLACE INTO stats VALUES (?, ?, ?, ?, ?, ?, ?, ?)", values)
+            self._insert(values)
         except sqlite3.Error as error:
-            self.problem = f"stats cache not written ({error})"
+            if not self._started_again(error):
+                self.problem = f"stats cache not written ({error})"
+                return
+            try:
+                self._insert(values)
+            except sqlite3.Error as again:
+                self.problem = f"stats cache not written ({again})"
+
+    def _insert(self, values: list[tuple]) -> None:
+        assert self._db is not None
+        with self._transaction():
+            self._db.executemany("INSERT OR REPLACE INTO stats VALUES (?, ?, ?, ?, ?, ?, ?, ?)", values)
 
     def keys(self, infos: Sequence[FileInfo]) -> dict[str, bytes]:
         """The stored `SessionStats.keys` of each file whose stamp and check still match."""
@@ -170,7 +198,8 @@ class StatsCache:
                     f"SELECT path, size, mtime_ns, keys FROM stats WHERE path IN ({marks})", list(wanted)
                 ).fetchall()
             except sqlite3.Error as error:
-                self.problem = f"stats cache unreadable ({error}); computing without it"
+                if not self._started_again(error):
+                    self.problem = f"stats cache unreadable ({error}); computing without it"
                 return found
             for path, size, mtime_ns, stored in rows:
                 info = wanted.get(path)
@@ -193,7 +222,8 @@ class StatsCache:
                 with self._transaction():
                     self._db.executemany("DELETE FROM stats WHERE path = ?", gone)
         except sqlite3.Error as error:
-            self.problem = f"stats cache not written ({error})"
+            if not self._started_again(error):  # (a fresh file has nothing to forget)
+                self.problem = f"stats cache not written ({error})"
 
     def _rows(self, columns: str) -> list[tuple]:
         """`columns` of the rows under the roots (path ranges of the primary key's index)."""

@@ -408,6 +408,32 @@ def test_cache_that_is_not_sqlite_is_replaced_and_an_unwritable_one_is_skipped(t
     assert len(collect_stats(infos, unavailable).stats) == 1
 
 
+def test_cache_damaged_after_it_opened_is_started_again_once(tmp_path: Path) -> None:
+    """A page damaged under an intact first page: the file opened, but every read or write
+    of the table failed, so every later run read every file again and warned "stats cache
+    not written (database disk image is malformed)", never healing.  Now the damaged file is
+    started again, once, and the next run reads nothing."""
+    infos = [_info(_branched_session(tmp_path / "root" / f"{index}.jsonl")) for index in range(20)]
+    cache = StatsCache(tmp_path / "cache")
+    collect_stats(infos, cache)
+    cache.close()
+    db = sqlite3.connect(tmp_path / "cache" / DB_NAME)
+    (page_size,) = db.execute("PRAGMA page_size").fetchone()
+    (root_page,) = db.execute("SELECT rootpage FROM sqlite_master WHERE name = 'stats'").fetchone()
+    db.close()
+    with (tmp_path / "cache" / DB_NAME).open("r+b") as handle:  # the table's root page, garbled
+        handle.seek((root_page - 1) * page_size)
+        handle.write(b"\xff" * page_size)
+    runs = []
+    for _ in range(2):
+        cache = StatsCache(tmp_path / "cache")
+        collected = collect_stats(infos, cache)
+        runs.append((collected.read, len(collected.stats), cache.problem))
+        cache.close()
+    assert runs[0][:2] == (20, 20) and runs[0][2] and "started again" in runs[0][2]
+    assert runs[1] == (0, 20, None)
+
+
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="forked workers need fork")
 def test_workers_give_the_same_answer_as_one_process(tmp_path: Path) -> None:
     from seance.core.generate import generate_corpus
