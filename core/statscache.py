@@ -45,6 +45,7 @@ _SCHEMA = (
     f"PRAGMA user_version = {SCHEMA_VERSION}",
 )
 _BATCH = 500
+BUSY_TIMEOUT = 5.0  # seconds another run's write may hold the file before this run goes without it
 
 
 # What one file gave: (brief stats JSON, full stats JSON, None, keys) or (None, None, why not
@@ -77,6 +78,11 @@ class StatsCache:
         try:
             self._db = self._open()
         except (sqlite3.Error, OSError) as first:
+            if isinstance(first, sqlite3.Error) and index_fault(first) != DAMAGED:
+                # another run holds it, or the disk is full or read-only: the file is fine (and
+                # the other run's), never deleted
+                self.problem = f"stats cache unavailable ({first}); computing without it"
+                return
             self._delete_files()
             try:
                 self._db = self._open()
@@ -86,7 +92,7 @@ class StatsCache:
 
     def _open(self) -> sqlite3.Connection:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        db = sqlite3.connect(self.path, timeout=5.0, isolation_level=None)
+        db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT, isolation_level=None)
         try:
             db.execute("PRAGMA journal_mode = WAL")
             db.execute("PRAGMA synchronous = NORMAL")

@@ -18,6 +18,7 @@ import orjson
 import pytest
 from conftest import CORPUS, corpus_files, node_oracle_available, run_node
 
+from seance.core import statscache
 from seance.core.discovery import FileInfo
 from seance.core.resume import fork_into
 from seance.core.session import load_session
@@ -432,6 +433,30 @@ def test_cache_damaged_after_it_opened_is_started_again_once(tmp_path: Path) -> 
         cache.close()
     assert runs[0][:2] == (20, 20) and runs[0][2] and "started again" in runs[0][2]
     assert runs[1] == (0, 20, None)
+
+
+def test_cache_locked_by_another_run_is_left_whole(tmp_path: Path, monkeypatch) -> None:
+    """Another `seance stats` writing (its lock held past the busy timeout): this run goes
+    without the cache and says so.  It deleted the other run's file instead, calling a
+    locked file "unreadable", and every row that run had stored was lost."""
+    infos = [_info(_branched_session(tmp_path / "root" / f"{index}.jsonl")) for index in range(3)]
+    cache = StatsCache(tmp_path / "cache")
+    collect_stats(infos, cache)
+    cache.close()
+    monkeypatch.setattr(statscache, "BUSY_TIMEOUT", 0.05)
+    holder = sqlite3.connect(tmp_path / "cache" / DB_NAME, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        locked = StatsCache(tmp_path / "cache")
+        assert locked.problem and "locked" in locked.problem and "without it" in locked.problem
+        assert len(collect_stats(infos, locked).stats) == 3
+        locked.close()
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    cache = StatsCache(tmp_path / "cache")
+    assert collect_stats(infos, cache).read == 0 and cache.problem is None  # the rows are all there
+    cache.close()
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="forked workers need fork")
