@@ -4,7 +4,8 @@ would write to, resolved the way each agent resolves it.
 pi (0.73.1: dist/config.js, dist/main.js, dist/core/settings-manager.js):
     the session dir is `$PI_CODING_AGENT_SESSION_DIR` (non-empty), else `sessionDir` from
     settings.json — the project's `<cwd>/.pi/settings.json` over the global
-    `<agent dir>/settings.json`, key by key; a file that does not parse counts as `{}` — else
+    `<agent dir>/settings.json`, key by key; a file that does not parse counts as `{}`, a
+    value that is no path (a NUL in it: pi's own start fails on it) as none — else
     `<agent dir>/sessions`.  `~` and `~/…` are expanded (only those: pi's `expandTildePath`);
     a relative path stays relative, i.e. to the cwd pi runs in, for the global file too.
     The agent dir is `$PI_CODING_AGENT_DIR` (non-empty), else `~/.pi/agent`.
@@ -61,7 +62,8 @@ def _settings_session_dir(cwd: str) -> str | None:
     for settings in (agent_dir() / "settings.json", Path(cwd) / ".pi" / "settings.json"):
         merged.update(_read_settings(settings))
     value = merged.get("sessionDir")
-    return value if isinstance(value, str) and value else None
+    # ("\u0000" in JSON is no path: every use of it raised, a traceback from `ls` to `continue`)
+    return value if isinstance(value, str) and value and "\0" not in value else None
 
 
 def _read_settings(path: Path) -> dict[str, object]:

@@ -71,6 +71,7 @@ PI_CASES = {
     "project-null-clears-global": ({}, {"sessionDir": "~/global"}, {"sessionDir": None}, None),
     "broken-project-file-is-ignored": ({}, {"sessionDir": "~/global-kept"}, "{not json", "global-kept"),
     "non-string-is-ignored": ({}, {"sessionDir": 42}, None, None),
+    "nul-is-no-path": ({}, {"sessionDir": "~/a\u0000b"}, None, None),
     "agent-dir-override-has-the-settings": (
         {"PI_CODING_AGENT_DIR": "~/custom-agent"},
         {"sessionDir": "~/from-custom-agent"},
@@ -101,7 +102,7 @@ def test_pi_session_dir_is_what_pi_itself_resolves(home: Path, monkeypatch: pyte
     assert roots[0] == (ours if ours is not None else agent / "sessions")
     assert agent / "sessions" in roots  # sessions written before the setting are still listed
 
-    if node_oracle_available() and case != "non-string-is-ignored":  # pi itself throws a TypeError there
+    if node_oracle_available() and case not in ("non-string-is-ignored", "nul-is-no-path"):  # pi throws there
         pi = json.loads(_run_in(cwd, run_node, "session_dir.mjs"))
         assert pi["resolved"] == (None if ours is None else str(ours)), pi
         assert Path(pi["agentDir"]) == agent
@@ -146,6 +147,24 @@ def test_seance_ls_finds_sessions_in_the_configured_dir(home: Path, tmp_path: Pa
     )
     assert result.returncode == 0, result.stderr
     assert [row["path"] for row in json.loads(result.stdout)] == [str(path)]
+
+
+@pytest.mark.parametrize("command", [["ls", "--json"], ["stats"], ["continue"], ["index"]])
+def test_a_session_dir_setting_with_a_nul_is_no_traceback(home: Path, tmp_path: Path, command: list[str]) -> None:
+    """`{"sessionDir": "\\u0000"}` in pi's settings made every command that reads the default
+    roots die with "ValueError: embedded null byte"; it counts as no setting now (pi itself
+    cannot start with it), so the agent dir's own sessions are still found."""
+    cwd = home / "project"
+    path = write_session(home / ".pi" / "agent" / "sessions", Spec("s-agent", str(cwd)))
+    write_json(home / ".pi" / "agent" / "settings.json", {"sessionDir": "/x\u0000y"})
+    env = {key: value for key, value in os.environ.items() if key not in ENV_KEYS}
+    env.update(HOME=str(home), SEANCE_CACHE_DIR=str(tmp_path / "cache"))
+    result = subprocess.run(
+        [sys.executable, "-m", "seance", *command], cwd=cwd, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert "Traceback" not in result.stderr and result.returncode == 0, result.stderr
+    if command[0] == "ls":
+        assert [row["path"] for row in json.loads(result.stdout)] == [str(path)]
 
 
 def test_omp_xdg_data_home_is_a_root_once_omp_lives_there(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
