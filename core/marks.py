@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import SessionError
+from .safeopen import read_regular
 from .text import json_safe, visible
 from .userdirs import user_dir
 
@@ -39,6 +40,7 @@ MARKS_NAME = "marks.json"
 FORMAT = "seance-marks"
 VERSION = 1
 MAX_TAG_CHARS = 64
+MAX_MARKS_BYTES = 64 << 20  # a marks document read at most (~100 bytes a marked session)
 
 
 class MarkError(SessionError):
@@ -201,7 +203,7 @@ class MarkStore:
     def load(self) -> dict[str, Mark]:
         """The marks now ({} when there is no file yet); `MarkError` if the file is unreadable."""
         try:
-            data = self.path.read_bytes()
+            data = read_regular(self.path, MAX_MARKS_BYTES)  # (a FIFO there never blocks `ls`)
         except FileNotFoundError:
             return {}
         except OSError as error:

@@ -66,12 +66,16 @@ def _settings_session_dir(cwd: str) -> str | None:
     return value if isinstance(value, str) and value and "\0" not in value else None
 
 
+SETTINGS_LIMIT = 16 << 20  # bytes of a settings file read at most
+
+
 def _read_settings(path: Path) -> dict[str, object]:
     import json  # here: a listing of explicit roots reads no settings
 
+    from .safeopen import read_regular
+
     try:
-        with open(path, encoding="utf-8") as file:
-            settings = json.load(file)
+        settings = json.loads(read_regular(path, SETTINGS_LIMIT))  # (a FIFO there never blocks)
     except (OSError, ValueError):
         return {}
     return settings if isinstance(settings, dict) else {}

@@ -51,4 +51,16 @@ def open_regular(path: str | os.PathLike[str]) -> tuple[int, os.stat_result]:
     return descriptor, info
 
 
-__all__ = ["NOT_REGULAR", "NotRegularFile", "open_regular"]
+def read_regular(path: str | os.PathLike[str], limit: int) -> bytes:
+    """The whole of a small regular file (settings, marks) read with `open_regular`: a FIFO
+    there never blocks the command, a device is never read (`/dev/zero` never ends).  Raises
+    its `OSError`s, and one with `errno.EFBIG` when the file holds more than `limit` bytes."""
+    descriptor, _info = open_regular(path)
+    with os.fdopen(descriptor, "rb") as handle:
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise OSError(errno.EFBIG, f"larger than {limit >> 20} MB", os.fspath(path))
+    return data
+
+
+__all__ = ["NOT_REGULAR", "NotRegularFile", "open_regular", "read_regular"]

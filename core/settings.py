@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from .listing import DEFAULT_CHILD_MODE, ChildMode, child_mode
+from .roots import SETTINGS_LIMIT
+from .safeopen import read_regular
 from .userdirs import user_dir
 
 SETTINGS_FILE = "settings.json"
@@ -51,7 +53,7 @@ def load_settings(path: Path | None = None) -> Settings:
     """The settings, or empty ones (with the reason) if the file is missing or broken."""
     path = path or settings_path()
     try:
-        data = path.read_bytes()
+        data = read_regular(path, SETTINGS_LIMIT)  # (a FIFO there never blocks the picker's start)
     except FileNotFoundError:
         return Settings()
     except OSError as error:

@@ -222,6 +222,48 @@ def test_special_files_in_place_never_block(tmp_path: Path, home: Path) -> None:
         assert isinstance(read_session(path), NotASession) and read_session(path).reason == "not a regular file"
 
 
+@pytest.mark.parametrize("where", ["pi-settings", "pi-project-settings", "marks", "seance-settings"])
+def test_a_fifo_as_a_settings_or_marks_file_never_blocks(tmp_path: Path, home: Path, where: str) -> None:
+    """pi's settings.json (read for its `sessionDir` by every command on the default roots),
+    seance's marks.json (read by `ls`) and its settings.json (read by the picker) were opened
+    with a plain `open()`: a FIFO there blocked the command forever.  Now each is skipped with
+    the reason, as a FIFO named *.jsonl is."""
+    project = tmp_path / "project"
+    project.mkdir()
+    write_good(home / ".pi" / "agent" / "sessions", "good-1", "first good")
+    data, config = tmp_path / "seance-data", tmp_path / "seance-config"
+    fifo = {
+        "pi-settings": home / ".pi" / "agent" / "settings.json",
+        "pi-project-settings": project / ".pi" / "settings.json",
+        "marks": data / "marks.json",
+        "seance-settings": config / "settings.json",
+    }[where]
+    fifo.parent.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(fifo)
+    env = {
+        **os.environ,
+        "PYTHONPATH": IMPORT_ROOT,
+        "SEANCE_DATA_DIR": str(data),
+        "SEANCE_CONFIG_DIR": str(config),
+        "PI_CODING_AGENT_DIR": "",
+        "PI_CODING_AGENT_SESSION_DIR": "",
+    }
+    program = (
+        ["-c", "from seance.core.settings import load_settings; print(load_settings().problem)"]
+        if where == "seance-settings"
+        else ["-m", "seance", "ls", "--all", "--json"]
+    )
+    result = subprocess.run(
+        [sys.executable, *program], capture_output=True, text=True, env=env, cwd=project, timeout=TIMEOUT
+    )
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
+    if where == "seance-settings":
+        assert result.stdout.strip().endswith("not a regular file")
+    else:
+        assert [row["id"] for row in json.loads(result.stdout)] == ["good-1"]
+        assert ("not a regular file" in result.stderr) == (where == "marks"), result.stderr
+
+
 def test_fifo_swapped_in_mid_scan_200_trials(tmp_path: Path) -> None:
     """A thread swaps a regular file and a FIFO under one name while every reader reads it."""
     root = tmp_path / "sessions"
