@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from seance.core.marks import NO_MARK, MarkError, Marks, MarkStore, parse_tag_edits
+from seance.core.marks import MAX_MARKS_BYTES, NO_MARK, MarkError, Marks, MarkStore, parse_tag_edits
 from seance.core.model import SessionSummary
 from seance.core.text import display_text
 
@@ -147,12 +147,15 @@ def run_export(args: argparse.Namespace) -> int:
 
 def run_import(args: argparse.Namespace) -> int:
     if args.file == "-":
-        data, where = sys.stdin.buffer.read(), "stdin"
+        data, where = sys.stdin.buffer.read(MAX_MARKS_BYTES + 1), "stdin"
     else:
-        try:
-            data, where = Path(args.file).expanduser().read_bytes(), args.file
+        try:  # (a plain open: `<(ssh host seance marks export)` is a pipe, and is read as one)
+            with Path(args.file).expanduser().open("rb") as handle:
+                data, where = handle.read(MAX_MARKS_BYTES + 1), args.file
         except FileNotFoundError:
             raise CliError(f"{args.file}: no such file", ExitCode.NOT_FOUND) from None
+    if len(data) > MAX_MARKS_BYTES:  # (`/dev/zero` was read without end, filling the memory)
+        raise CliError(f"{where}: not a marks file (over {MAX_MARKS_BYTES >> 20} MB); nothing was imported")
     count = MarkStore().import_marks(data, where, replace=args.replace)
     say(f"seance: {'replaced the marks with' if args.replace else 'imported'} the marks of {count} sessions")
     return ExitCode.OK

@@ -8,13 +8,17 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import shutil
+import subprocess
+import sys
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from ui_sessions import PROJECT, Spec, make_root, session_path
 
+import seance
 from seance.cli import main
 from seance.cli.errors import ExitCode
 from seance.core.marks import MarkStore
@@ -194,3 +198,24 @@ def test_import_refuses_a_version_that_is_not_the_number_1(
     path.write_text(json.dumps(bad))
     assert main(["marks", "import", str(path)]) == ExitCode.BAD_INPUT
     assert "marks version" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("source", ["file", "stdin"])
+def test_import_of_an_endless_file_stops_with_one_line(tmp_path: Path, source: str) -> None:
+    """`seance marks import /dev/zero` (or `- < /dev/zero`) read without end until the memory
+    ran out; a marks document over 64 MB is refused once that much is read."""
+    env = {**os.environ, "PYTHONPATH": str(Path(seance.__file__).resolve().parent.parent)}
+    args = ["/dev/zero"] if source == "file" else ["-"]
+    with open("/dev/zero", "rb") as zero:
+        result = subprocess.run(
+            [sys.executable, "-m", "seance", "marks", "import", *args],
+            stdin=zero if source == "stdin" else subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=60,
+            preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30)),  # no machine-wide OOM
+        )
+    assert result.returncode == ExitCode.BAD_INPUT and "Traceback" not in result.stderr, result.stderr
+    assert result.stderr.strip().endswith("not a marks file (over 64 MB); nothing was imported"), result.stderr
+    assert not MarkStore().path.exists()
