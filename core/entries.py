@@ -33,6 +33,8 @@ import orjson
 from .jsonl import LineError, Skipped, describe_failure, loads_line, split_lines
 from .linesource import LineSource, changed_error
 
+NOT_AN_OBJECT = "not an object"  # how the reason a JSON value that is no object was skipped for ends
+
 # Message kinds (`Entries.message_kinds`): what a view tells about a message without its text.
 MESSAGE_OTHER = 0  # a role that is none of the below, or `message` not an object
 MESSAGE_USER = 1
@@ -598,7 +600,7 @@ def parse_lines(
         if type(value) is not dict:
             if not unused or unused[-1] != index:
                 unused.append(index)
-            skipped.append(Skipped(first_line + index, f"a JSON {type(value).__name__}, not an object"))
+            skipped.append(Skipped(first_line + index, f"a JSON {type(value).__name__}, {NOT_AN_OBJECT}"))
             continue
         get = value.get
         kind = get("type")

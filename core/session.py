@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from . import dialects
-from .entries import Entries, IdPositions, Parsed, parse_lines
+from .entries import NOT_AN_OBJECT, Entries, IdPositions, Parsed, parse_lines
 from .errors import SessionError  # re-exported: its home is errors.py (cheap for the CLI to import)
 from .gcpause import gc_paused
 from .jsonl import Skipped, line_blocks, oversized_reason
@@ -227,6 +227,9 @@ def _build(path: Path, parsed: Parsed, stamp: FileStamp, content: bool) -> Sessi
     head = parsed.value(first)
     if not _is_header(head) or not isinstance(head.get("id"), str):
         return NotASession(path, f"line {numbers[first]} is not a session header")
+    before = [item.line for item in skipped if item.line < numbers[first] and item.reason.endswith(NOT_AN_OBJECT)]
+    if before:  # pi's first value (`[1]`, `"x"`, `null`) is the header it checks: no session (`ls` agrees)
+        return NotASession(path, f"line {min(before)} is not a session header")
     sample = [parsed.value(position) for position in range(first + 1, min(first + 21, len(types)))]
     snake = dialects.is_snake_dialect(head, sample)
     header = dialects.normalise_header(head, snake)

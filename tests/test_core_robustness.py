@@ -10,6 +10,7 @@ from pathlib import Path
 
 import orjson
 import pytest
+from conftest import node_oracle_available, run_node
 
 from seance.core.context import build_session_context
 from seance.core.session import NotASession, Session, read_session
@@ -119,6 +120,25 @@ def test_header_must_come_first(tmp_path: Path) -> None:
     assert isinstance(read_session(_write(tmp_path / "e.jsonl", [])), NotASession)
     no_id = dict(HEADER, id=None)
     assert isinstance(read_session(_write(tmp_path / "n.jsonl", [no_id])), NotASession)
+
+
+@pytest.mark.parametrize("first", ["[1]", '"x"', "null", "5"])
+def test_a_value_that_is_no_object_before_the_header_is_no_session(tmp_path: Path, first: str) -> None:
+    """pi checks its first JSON value as the header: a `[1]` line before it makes no session
+    (pi's open then truncates the file to a fresh header), and `ls --skipped` and `resolve`
+    say so; `show`, `tree` and `export` skipped the line and showed the session anyway."""
+    path = _write(tmp_path / "s.jsonl", ["", first, HEADER, _msg("a", None)])
+    result = read_session(path)
+    assert isinstance(result, NotASession) and result.reason == "line 2 is not a session header"
+    code = subprocess.run(
+        [sys.executable, "-m", "seance", "show", str(path)], capture_output=True, text=True, timeout=60
+    )
+    assert code.returncode == 2 and code.stderr.strip().endswith("(line 2 is not a session header)"), code.stderr
+    bad = _write(tmp_path / "bad.jsonl", ["garbage", HEADER, _msg("a", None)])  # pi skips a line it cannot parse
+    assert isinstance(read_session(bad), Session)
+    if first != "null" and node_oracle_available():  # (pi's open throws a TypeError on `null`)
+        (pi,) = json.loads(run_node("context_of.mjs", str(path)))  # (pi rewrites the file: last)
+        assert pi["nodes"] == [] and pi["messages"] == []
 
 
 def test_cycles_self_parents_duplicates_and_orphans(tmp_path: Path) -> None:
