@@ -41,8 +41,8 @@ SYNC_TIMEOUT_S = 1.0  # the whole exchange; a watcher busy discovering everythin
 
 def watcher_running(cache_dir: Path) -> bool:
     """Whether a watcher holds the watch lock of the index in `cache_dir`."""
-    try:
-        fd = os.open(cache_dir / LOCK_NAME, os.O_RDONLY | os.O_CLOEXEC)
+    try:  # (O_NONBLOCK: a FIFO there never blocks `ls`; `flock` tells no watcher holds it)
+        fd = os.open(cache_dir / LOCK_NAME, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
         return False
     try:

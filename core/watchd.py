@@ -78,6 +78,7 @@ from inotify_simple import flags as _flags
 from .discovery import MAX_NESTING, SESSION_SUFFIX, Discovery, FileInfo, discover, discover_folder, order_key
 from .fileskey import files_key
 from .roots import default_root_sources
+from .safeopen import NotRegularFile
 from .watchproto import (
     PROTOCOL,
     SYNC_HEAD,
@@ -137,7 +138,10 @@ def take_lock(cache_dir: Path) -> int:
     """The watch lock of the index in `cache_dir`, held until the returned descriptor is closed
     (or the process ends, however it ends); raises `AlreadyWatching` naming the holder's pid."""
     cache_dir.mkdir(parents=True, exist_ok=True)
-    fd = os.open(lock_path(cache_dir), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    fd = os.open(lock_path(cache_dir), os.O_RDWR | os.O_CREAT | os.O_NONBLOCK | os.O_CLOEXEC, 0o600)
+    if not stat_module.S_ISREG(os.fstat(fd).st_mode):  # (a FIFO there: "Invalid argument" from ftruncate)
+        os.close(fd)
+        raise NotRegularFile(lock_path(cache_dir))
     deadline = time.monotonic() + LOCK_RETRY_S
     while True:
         try:

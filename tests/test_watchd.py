@@ -514,6 +514,24 @@ def test_unwatch_without_a_watcher_says_so(store: tuple[Path, Path]) -> None:
     assert result.stderr.strip() == b"seance: no watcher is running"
 
 
+def test_a_fifo_as_the_watch_lock_blocks_nothing(store: tuple[Path, Path]) -> None:
+    """`watchd.lock` a FIFO: `ls` and `index --unwatch` blocked forever opening it to see
+    whether a watcher holds it, and `index --watch` said only "Invalid argument"."""
+    root, cache = store
+    os.mkfifo(cache / LOCK_NAME)
+
+    def seance(*args: str) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "seance", *args]
+        return subprocess.run(command, env=_env(cache), capture_output=True, text=True, timeout=60)
+
+    listed = seance("ls", "--root", str(root), "--all", "--json")
+    assert listed.returncode == 0 and len(json.loads(listed.stdout)) > 0, listed.stderr
+    assert seance("index", "--unwatch").stderr.strip() == "seance: no watcher is running"
+    watch = seance("index", "--watch", "--root", str(root))
+    assert watch.returncode == 2 and watch.stderr.strip() == f"seance: not a regular file: {cache / LOCK_NAME}"
+    assert not watcher_running(cache)
+
+
 def test_killed_watcher_the_cli_falls_back_and_stays_exact(daemon: Daemon) -> None:
     bucket = daemon.root / "--proj--"
     assert _synced(daemon) == _on_disk(daemon.root)
