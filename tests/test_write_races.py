@@ -22,11 +22,12 @@ import threading
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
 from conftest import node_oracle_available, run_node
-from write_harness import Agent, audit, write_v2, write_v3
+from write_harness import Agent, audit, write_omp_unslotted, write_v2, write_v3
 
 from seance.core import appendline, safefile
 from seance.core.session import load_session
@@ -59,14 +60,16 @@ def _one_write(path: Path, op: str, n: int, outcomes: Counter) -> None:
         outcomes[f"{op} refused: {str(error).partition(': ')[2]}"] += 1
 
 
-def _race(tmp_path: Path, *, rounds: int, files: int, ops: list[str], held_fd: bool, old: bool) -> Counter:
-    """`rounds` node starts; per round `files` sessions, each given `ops` while the agent appends."""
+def _race(
+    tmp_path: Path, *, rounds: int, files: int, ops: list[str], held_fd: bool, old: bool, make: Any = None
+) -> Counter:
+    """`rounds` node starts; per round `files` sessions (`make`'s, else v2 or v3 ones), each
+    given `ops` while the agent appends."""
     outcomes: Counter = Counter()
+    make = make or (write_v2 if old else write_v3)
     for round_no in range(rounds):
         folder = Path(tempfile.mkdtemp(prefix=f"round{round_no}-", dir=tmp_path))
-        paths = [
-            (write_v2 if old else write_v3)(folder / f"s{n}.jsonl", f"{round_no:02d}{n:02d}-sess") for n in range(files)
-        ]
+        paths = [make(folder / f"s{n}.jsonl", f"{round_no:02d}{n:02d}-sess") for n in range(files)]
         agent = Agent(paths, folder / "stop", held_fd=held_fd)
         try:
             for n, path in enumerate(paths):
@@ -120,6 +123,35 @@ def test_held_fd_agent_vs_migrate_label_rename_250_trials(fast_dir, no_quiet_per
     appends = _race(fast_dir, rounds=1, files=20, ops=["label", "rename"] * 5, held_fd=True, old=False)
     print(dict(outcomes), dict(appends))
     assert appends["label written"] + appends["rename written"] == 200
+
+
+@needs_node
+@pytest.mark.slow
+def test_reopen_per_line_agent_vs_omp_header_title_rename_300_trials(fast_dir, no_quiet_period) -> None:
+    """An oh-my-pi file without a title slot is renamed by rewriting its header line (the
+    whole file, `write_header_title`): no line the agent appends is lost, none torn, and
+    the header that stays is the one read, with the last written name."""
+    outcomes = _race(
+        fast_dir, rounds=2, files=30, ops=["rename"] * 5, held_fd=False, old=False, make=write_omp_unslotted
+    )
+    print(dict(outcomes), dict(safefile.STATS))
+    trials = outcomes["rename written"] + outcomes["rename refused"]
+    assert trials >= 300
+    assert outcomes["rename written"] >= trials // 10, outcomes
+    for path in fast_dir.glob("round*/s*.jsonl"):
+        session = load_session(path)
+        assert session.dialect == "omp" and session.header["cwd"] == "/proj", path
+        assert session.name == "Old title" or session.name.startswith("name "), path
+
+
+@needs_node
+def test_held_fd_agent_vs_omp_header_title_rename_40_trials(fast_dir, no_quiet_period) -> None:
+    """An agent holding the file open: the header's rewrite is refused every time (it would
+    orphan the agent's later lines), and nothing the agent wrote is lost."""
+    outcomes = _race(
+        fast_dir, rounds=1, files=20, ops=["rename"] * 2, held_fd=True, old=False, make=write_omp_unslotted
+    )
+    assert outcomes["rename refused"] == 40, outcomes
 
 
 # ---------------------------------------------------------------------------- deterministic interleavings

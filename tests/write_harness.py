@@ -49,6 +49,14 @@ def write_v3(path: Path, sid: str) -> Path:
     return path
 
 
+def write_omp_unslotted(path: Path, sid: str) -> Path:
+    """An oh-my-pi file from before its title slot: its name is its header's `title`, and
+    a rename rewrites that header line (the whole file)."""
+    header = {"type": "session", "version": 3, "id": sid, "title": "Old title", "timestamp": STAMP, "cwd": "/proj"}
+    path.write_bytes(lines(header, *v3_entries(sid)))
+    return path
+
+
 def write_v2(path: Path, sid: str) -> Path:
     """A v2 file (ids and parents, the legacy `hookMessage` role): its migration is a rewrite."""
     header = {"type": "session", "version": 2, "id": sid, "timestamp": STAMP, "cwd": "/proj"}
