@@ -323,8 +323,7 @@ def _context_candidates(tree: SessionTree, target: str) -> tuple[SessionContext,
         elif kind == RESET_TYPE:
             reset_index = index
         elif model := _read_setting(context, kind, entries[path[index]]):
-            model_index = index
-            explicit = explicit or model is _MODEL_KEPT
+            model_index, explicit = _model_found(model, index, explicit)
     for index in reversed(message_indexes):  # the last assistant message, if after the last model_change
         if index < model_index or explicit:
             break
@@ -452,6 +451,10 @@ def _take_last_model(context: SessionContext, entries: Entries, start: int, stop
 # retry fallback's or a downgraded reply's model is not the one the session resumes with).
 _MODEL_SET = "set"
 _MODEL_KEPT = "kept"
+# ... or, oh-my-pi's "fallback" with no default `model_change` on the path (an older omp's
+# session): omp's default is then the replies' model, every reply's counting (none was made
+# explicit), so the last assistant's on the path, whatever came before.
+_MODEL_REPLIES = "replies"
 # oh-my-pi's `model_change` roles: "default" (also a missing role), a role's own model (its
 # model picker's session-only "temporary", "smol", "slow" ...) and a retry's "fallback".
 # omp resumes with the model of the last change's role (`getRestorableSessionModels`), the
@@ -459,9 +462,18 @@ _MODEL_KEPT = "kept"
 _OMP_DEFAULT_ROLES = frozenset({"default", "fallback"})
 
 
+def _model_found(model: str, index: int, explicit: bool) -> tuple[int, bool]:
+    """After a setting entry at `index` that set the model (`_read_setting`'s answer `model`):
+    where the last assistant's model may come from (after this index; -1: anywhere on the
+    path) and whether no assistant's model counts any more (oh-my-pi's)."""
+    if model is _MODEL_REPLIES:
+        return -1, False
+    return index, explicit or model is _MODEL_KEPT
+
+
 def _read_setting(context: SessionContext, kind: str, entry: dict[str, Any]) -> str | None:
-    """Apply a setting entry on the path (in path order) to `context`; `_MODEL_SET` or
-    `_MODEL_KEPT` if it set the model, else None."""
+    """Apply a setting entry on the path (in path order) to `context`; `_MODEL_SET`,
+    `_MODEL_KEPT` or `_MODEL_REPLIES` if it set the model, else None."""
     if kind == "thinking_level_change":
         level = entry.get("thinkingLevel")  # (oh-my-pi writes null for a model without levels: its "off")
         context.thinking_level = "off" if level is None else level
@@ -496,8 +508,9 @@ def _omp_model_change(context: SessionContext, role: Any, model: dict[str, Any])
         context.model = model
     elif "default" in roles:
         context.model = roles["default"]
-    else:
-        return None
+    else:  # (a fallback, no default: the last reply's, if any)
+        context.model = None
+        return _MODEL_REPLIES
     return _MODEL_KEPT
 
 
@@ -523,8 +536,7 @@ def _chain_tail(tree: SessionTree, target: str, tail: int) -> SessionContext:
         elif kind == RESET_TYPE:
             reset = position
         elif kind not in MESSAGE_TYPES and (model := _read_setting(context, kind, entries[position])):
-            model_at = position
-            explicit = explicit or model is _MODEL_KEPT
+            model_at, explicit = _model_found(model, position, explicit)
     if not explicit:  # the last assistant message, if after the last model_change (found at C speed)
         _take_last_model(context, entries, model_at + 1, end)
     windows = [(0, end)]  # where messages are kept: [start, stop) ranges of positions

@@ -506,6 +506,30 @@ def test_omp_model_change_is_not_overridden_by_a_later_reply_s_model(tmp_path: P
     assert build_session_context(pi, tail=1).model == {"provider": "p", "modelId": "fallback"}
 
 
+def test_omp_retry_fallback_without_a_default_change_resumes_with_the_replies_model(tmp_path: Path) -> None:
+    """An oh-my-pi session with no default `model_change` (an older omp's: its default was the
+    replies' model) that switched to a role's model and then took a retry's "fallback": omp
+    resumes with its default again (`getRestorableSessionModels`), which is the last reply's
+    model (no explicit default: every reply's model counts), not the role's model left behind."""
+    reply = {"role": "assistant", "content": [{"type": "text", "text": "a"}], "provider": "p", "model": "reply"}
+    stamp = "2026-01-01T00:00:03.000Z"
+    temporary = {"type": "model_change", "id": "m2", "parentId": "a2", "timestamp": stamp, "model": "openai/gpt-5"}
+    fallback = {"type": "model_change", "id": "m3", "parentId": "m2", "timestamp": stamp, "model": "x/fb"}
+    lines = [
+        V3[0],
+        V3[1],
+        {**V3[2], "message": reply},
+        {**temporary, "role": "temporary"},
+        {**fallback, "role": "fallback"},
+    ]
+    session = load_session(_write(tmp_path / "omp.jsonl", lines))
+    assert build_session_context(session, "m2").model == {"provider": "openai", "modelId": "gpt-5"}
+    for context in (build_session_context(session), build_session_context(session, tail=1)):
+        assert context.model == {"provider": "p", "modelId": "reply"}
+    no_reply = load_session(_write(tmp_path / "no_reply.jsonl", [*lines[:2], {**lines[3], "parentId": "a1"}, lines[4]]))
+    assert build_session_context(no_reply).model is None  # (omp: no session model, its settings' default)
+
+
 def test_renaming_an_omp_session_without_a_title_slot_sets_its_header_title(tmp_path: Path) -> None:
     """oh-my-pi knows no `session_info`: a file from before its title slot takes its name from
     the header's `title` (as omp wrote it then, and reads it still).  A rename rewrites that

@@ -246,6 +246,7 @@ def _reference_context(session: Session, target: str) -> SessionContext:
     compaction_index = reset_index = -1
     explicit = False
     roles: dict[str, dict] = {}
+    last_reply = None  # (the last assistant's model so far)
     for index, entry in enumerate(path):
         kind = entry.get("type")
         if kind == "reset_boundary":  # (oh-my-pi's `/clear`)
@@ -262,12 +263,15 @@ def _reference_context(session: Session, target: str) -> SessionContext:
                     if role not in ("default", "fallback") or "default" in roles:
                         context.model = model if role not in ("default", "fallback") else roles["default"]
                         explicit = True
+                    else:  # (a fallback with no default: the replies' model, each counting)
+                        context.model, explicit = last_reply, False
             elif role == "default":
                 context.model = model
         elif kind == "message":
             message = entry.get("message")
-            if isinstance(message, dict) and message.get("role") == "assistant" and not explicit:
-                context.model = {"provider": message.get("provider"), "modelId": message.get("model")}
+            if isinstance(message, dict) and message.get("role") == "assistant":
+                last_reply = {"provider": message.get("provider"), "modelId": message.get("model")}
+                context.model = context.model if explicit else last_reply
         elif kind == "compaction":
             compaction_index = index
         elif kind == "mode_change":
