@@ -146,7 +146,16 @@ def build_session_context(
     """
     tree = session.tree if isinstance(session, Session) else session
     with gc_paused():  # a path of millions of entries: nothing built here forms a cycle
-        return _context_at(tree, leaf, tail)
+        return _in_dialect(session, _context_at(tree, leaf, tail))
+
+
+def _in_dialect(session: Session | SessionTree, context: SessionContext) -> SessionContext:
+    """`context` as the session's own agent reads it: oh-my-pi writes a null thinking level
+    for a model without levels and resumes at "off" (`?? "off"`); pi's buildSessionContext
+    keeps the null (a tree alone, of no known dialect, is read as pi's)."""
+    if context.thinking_level is None and isinstance(session, Session) and session.dialect == "omp":
+        context.thinking_level = "off"
+    return context
 
 
 @dataclass(slots=True)
@@ -184,7 +193,7 @@ def context_frame(session: Session | SessionTree, leaf: Any = _DEFAULT) -> Conte
         return ContextFrame(SessionContext(leaf_id=None), [], [], tree.entries)
     with gc_paused():
         context, head, positions = _context_candidates(tree, target)
-    return ContextFrame(context, head, positions, tree.entries)
+    return ContextFrame(_in_dialect(session, context), head, positions, tree.entries)
 
 
 def _relevant_path(tree: SessionTree, target: str) -> list[int]:
@@ -398,10 +407,11 @@ def context_texts(session: Session | SessionTree, leaf: Any = _DEFAULT) -> Conte
         target = _target(tree, leaf)
         texts = entries.message_facts if entries.message_facts_of is MESSAGE_TEXTS else None
         if target is None or texts is None:
-            context = _context_at(tree, leaf)
+            context = _in_dialect(session, _context_at(tree, leaf))
             made, context.messages = context.messages, []
             return ContextTexts(context, *_columns(made))
         context, head, positions = _context_candidates(tree, target)
+        _in_dialect(session, context)
         codes, ids = entries.message_kinds, entries.ids
         if positions and positions[-1] - positions[0] + 1 == len(positions):  # a run (a chain of messages): slices
             start, stop = positions[0], positions[-1] + 1
@@ -475,8 +485,7 @@ def _read_setting(context: SessionContext, kind: str, entry: dict[str, Any]) -> 
     """Apply a setting entry on the path (in path order) to `context`; `_MODEL_SET`,
     `_MODEL_KEPT` or `_MODEL_REPLIES` if it set the model, else None."""
     if kind == "thinking_level_change":
-        level = entry.get("thinkingLevel")  # (oh-my-pi writes null for a model without levels: its "off")
-        context.thinking_level = "off" if level is None else level
+        context.thinking_level = entry.get("thinkingLevel")  # (null: see `_in_dialect`)
     elif kind == "model_change":
         model = {"provider": entry.get("provider"), "modelId": entry.get("modelId")}
         if isinstance(entry.get("model"), str):

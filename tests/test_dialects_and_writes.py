@@ -555,6 +555,28 @@ def test_omp_thinking_level_null_is_off(tmp_path: Path) -> None:
     from seance.core.summary import summarize
 
     change = {"type": "thinking_level_change", "id": "t1", "parentId": "a2", "timestamp": "2026-01-01T00:00:03.000Z"}
-    session = load_session(_write(tmp_path / "omp.jsonl", [*V3, {**change, "thinkingLevel": None, "configured": None}]))
-    assert build_session_context(session).thinking_level == "off"
+    omp_header = {**V3[0], "title": "t"}  # (an oh-my-pi file: see `session._omp_header`)
+    lines = [omp_header, *V3[1:], {**change, "thinkingLevel": None, "configured": None}]
+    session = load_session(_write(tmp_path / "omp.jsonl", lines))
+    assert session.dialect == "omp" and build_session_context(session).thinking_level == "off"
     assert summarize(session.tree.by_id["t1"]).plain() == "[thinking: off]"
+
+
+def test_pi_s_null_thinking_level_stays_null_as_pi_reads_it(tmp_path: Path, capsys) -> None:
+    """pi's buildSessionContext takes a `thinking_level_change`'s level as it is: null stays
+    null (`show --json` is pi's context).  Only oh-my-pi reads it as "off"."""
+    import json
+
+    from conftest import node_oracle_available, run_node
+
+    from seance.cli import main
+
+    change = {"type": "thinking_level_change", "id": "t1", "parentId": "a2", "timestamp": "2026-01-01T00:00:03.000Z"}
+    path = _write(tmp_path / "pi.jsonl", [*V3, {**change, "thinkingLevel": None}])
+    session = load_session(path)
+    assert session.dialect == "pi" and build_session_context(session).thinking_level is None
+    assert main(["show", str(path), "--json"]) == 0
+    assert orjson.loads(capsys.readouterr().out)["thinkingLevel"] is None
+    if node_oracle_available():
+        (pi,) = json.loads(run_node("context_of.mjs", str(path)))
+        assert pi["thinkingLevel"] is None

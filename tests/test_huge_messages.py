@@ -252,8 +252,8 @@ def _reference_context(session: Session, target: str) -> SessionContext:
         if kind == "reset_boundary":  # (oh-my-pi's `/clear`)
             reset_index = index
         elif kind == "thinking_level_change":
-            level = entry.get("thinkingLevel")
-            context.thinking_level = "off" if level is None else level  # (null: oh-my-pi's "off")
+            level = entry.get("thinkingLevel")  # (null: oh-my-pi's "off", pi's null)
+            context.thinking_level = "off" if level is None and session.dialect == "omp" else level
         elif kind == "model_change":
             model = {"provider": entry.get("provider"), "modelId": entry.get("modelId")}
             role = "default" if entry.get("role") is None else entry.get("role")
