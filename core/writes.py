@@ -235,7 +235,8 @@ def _title_slot(title: str, updated_at: str, source: str) -> tuple[bytes, str]:
 def write_header_title(session: Session, title: str, *, quiet: float | None = None) -> None:
     """Set (empty: clear) the header's `title` of an oh-my-pi file without a title slot,
     as omp did before its slot: the header line rewritten, every other byte kept, atomically
-    (`core.safefile.atomic_write`), refused if the file changed since it was read."""
+    (`core.safefile.atomic_write`), refused if the file changed since it was read, or if the
+    header is not JSON that writes back the same (`_header_object`)."""
     with open(session.path, "rb") as handle:
         data = handle.read(session.stamp.size)
     if new_digest(data).hexdigest() != session.stamp.digest:
@@ -243,15 +244,33 @@ def write_header_title(session: Session, title: str, *, quiet: float | None = No
     start = len(_BOM) if data.startswith(_BOM) else 0
     end = data.find(b"\n", start)
     end = len(data) if end < 0 else end
-    try:
-        header = loads_line(data[start:end])[0]
-    except LineError:
-        header = None
-    if not isinstance(header, dict) or header.get("type") != "session" or header.get("id") != session.id:
-        raise SessionError(f"{session.path}: the session header is not the first line; refusing to rewrite it")
+    header = _header_object(session, data[start:end])
     header["title"], header["titleSource"] = title, "user"  # ("": no title, still omp's header)
     rest = data[end:] or b"\n"
     atomic_write(session.path, data[:start] + orjson.dumps(header) + rest, session.stamp, quiet=quiet)
+
+
+def _header_object(session: Session, line: bytes) -> dict[str, Any]:
+    """The header line `line` of `session` as an object to write back: refused unless it is
+    the session's header, and plain JSON (no lone surrogate's escape or byte that is not
+    UTF-8: what the reader normalises would be written back changed)."""
+    plain = True
+    try:
+        header = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        plain = False
+        try:
+            header = loads_line(line)[0]
+        except LineError:
+            header = None
+    if not isinstance(header, dict) or header.get("type") != "session" or header.get("id") != session.id:
+        raise SessionError(f"{session.path}: the session header is not the first line; refusing to rewrite it")
+    if not plain:
+        raise SessionError(
+            f"{session.path}: the session header holds text seance would not write back the same; "
+            "refusing to rewrite it"
+        )
+    return header
 
 
 def write_title_slot(session: Session, title: str) -> None:

@@ -549,6 +549,26 @@ def test_renaming_an_omp_session_without_a_title_slot_sets_its_header_title(tmp_
     assert (cleared.name, cleared.dialect, path.read_bytes().split(b"\n", 1)[1]) == (None, "omp", rest)
 
 
+def test_renaming_an_omp_header_that_would_not_read_back_the_same_is_refused(tmp_path: Path) -> None:
+    """The header-title rename writes the header line anew: a header holding what seance's
+    reader normalises (a lone surrogate's escape, which JSON.parse keeps and omp writes back;
+    bytes that are not UTF-8) would come back changed, the session's cwd with it.  Refused,
+    the file untouched."""
+    rest = orjson.dumps(V3[1]) + b"\n"
+    odd_headers = [
+        b'{"type":"session","version":3,"id":"o1","title":"T","timestamp":"x","cwd":"/p/\\udc80x"}',
+        b'{"type":"session","version":3,"id":"o1","title":"T","timestamp":"x","cwd":"/p/\xff"}',
+    ]
+    for number, header in enumerate(odd_headers):
+        path = tmp_path / f"omp{number}.jsonl"
+        path.write_bytes(header + b"\n" + rest)
+        os.utime(path, (AT_REST, AT_REST))
+        assert load_session(path).dialect == "omp"
+        with pytest.raises(SessionError, match="refusing to rewrite it"):
+            rename_session(path, "New name")
+        assert path.read_bytes() == header + b"\n" + rest, number
+
+
 def test_omp_thinking_level_null_is_off(tmp_path: Path) -> None:
     """oh-my-pi writes `"thinkingLevel": null` for a model without thinking levels and
     resumes with "off" (`?? "off"`): the context, `show` and the tree's row say "off"."""
