@@ -144,3 +144,20 @@ def test_omp_bookkeeping_rows_say_what_they_record(tmp_path: Path, capsys) -> No
         "[model usage: composer-prediction]",
         "[context cleared]",
     ]
+
+
+@pytest.mark.parametrize(("query", "title"), [("result:hop", "[fileMention]"), ("custom:platypus", "[developer]")])
+def test_a_field_query_that_finds_a_file_mention_or_a_developer_prompt_marks_it_in_the_preview(
+    tmp_path: Path, query: str, title: str
+) -> None:
+    """Search keeps a file mention's text under `result:` and a developer prompt under
+    `custom:`; the preview of a session such a query found opens at that message and marks
+    it, as it does a tool result's or a custom message's (not the context's tail unmarked)."""
+    from seance.app.widgets.context_preview import build_preview
+
+    mention = {"role": "fileMention", "files": [{"path": "src/kangaroo.py", "content": "def hop(): pass"}]}
+    developer = {"role": "developer", "content": [{"type": "text", "text": "platypus reminder"}]}
+    later = [{"role": "user", "content": f"later question {number}"} for number in range(3)]
+    session = load_session(_omp_session(tmp_path / "s.jsonl", mention, developer, *later))
+    blocks = build_preview(session, query=query, tail=2).blocks
+    assert blocks[0].title == title and blocks[0].body_marks, [(block.title, block.body_marks) for block in blocks]

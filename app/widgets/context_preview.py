@@ -289,8 +289,14 @@ def _message_block(
         body = clip(item.text, BODY_LIMIT, SUMMARY_FIELDS)
         title = f"compaction summary ({count} tokens before)"
         return PreviewBlock("compaction", title, body.text, body_marks=body.marks)
-    body = clip(item.text, BODY_LIMIT, NO_FIELDS)
+    fields = _OTHER_ROLE_FIELDS.get(role, NO_FIELDS) if isinstance(role, str) else NO_FIELDS
+    body = clip(item.text, BODY_LIMIT, fields)
     return PreviewBlock("other", f"[{display_text(role)}]", body.text, body_marks=body.marks)
+
+
+# The search fields the index keeps the text of other roles under (`core.metadata`'s scanner):
+# oh-my-pi's prompts the agent made itself under `custom:`, a file mention's files under `result:`.
+_OTHER_ROLE_FIELDS = {"developer": CUSTOM_FIELDS, "fileMention": RESULT_FIELDS}
 
 
 MESSAGE_DEPTH = ARGUMENT_DEPTH + 4
