@@ -14,13 +14,14 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 
+from ..line_caches import ReleasesLines
 from ..paths import stylesheet
 
 ResultType = TypeVar("ResultType")
 SHORT_ROWS = 16  # fewer rows than this: a dialog with its padding and buttons lost its hint, or more
 
 
-class SeanceModal(ModalScreen[ResultType]):
+class SeanceModal(ReleasesLines, ModalScreen[ResultType]):
     """A centred dialog box; `compose_dialog` yields its content, `dialog_classes` styles the box."""
 
     CSS: ClassVar[str] = stylesheet("modal.tcss")

@@ -50,6 +50,7 @@ from seance.core.text import display_text
 
 from ..commands import PickerCommands
 from ..export_flow import EXPORT_HELP, ExportDone, ask_and_export, show_export_notice
+from ..line_caches import ReleasesLines
 from ..messages import (
     IndexedAgain,
     LoadFailed,
@@ -214,7 +215,14 @@ class SearchInput(OrderedInput):
 
 
 class SessionPickerScreen(
-    KeyOrder, DeleteActions, MarkActions, RowMaking, SearchFlow, FirstPaint, Screen[PickResult | None]
+    ReleasesLines,
+    KeyOrder,
+    DeleteActions,
+    MarkActions,
+    RowMaking,
+    SearchFlow,
+    FirstPaint,
+    Screen[PickResult | None],
 ):
     """Search, browse and pick a session; dismisses with a `PickResult` or None on cancel."""
 

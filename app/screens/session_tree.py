@@ -32,6 +32,7 @@ from textual.worker import get_current_worker
 
 from seance.app.commands import TreeCommands
 from seance.app.export_flow import EXPORT_HELP, ExportDone, ask_and_export, show_export_notice
+from seance.app.line_caches import ReleasesLines
 from seance.app.messages import LongLivedDataLoaded
 from seance.app.paths import stylesheet
 from seance.app.screens.help import HelpScreen, help_rows
@@ -86,7 +87,7 @@ class TreeResult:
     entry_id: str | None = None
 
 
-class SessionTreeScreen(Screen["TreeResult | None"]):
+class SessionTreeScreen(ReleasesLines, Screen["TreeResult | None"]):
     """The tree of one session file, pi's `/tree` keys, a live context preview."""
 
     CSS: ClassVar[str] = stylesheet("tree.tcss")  # scoped by Textual to this screen
