@@ -64,6 +64,7 @@ HOLDER_WAIT = 2.0
 GRACE_WITHOUT_PROC = 0.05
 STALE_TEMP_SECONDS = 600.0
 SPACE_MARGIN = 4096
+PLACEHOLDER_SETTLE = 0.05  # an append under way (open, write, close) lands within this
 _MERGE_DEPTH = 3
 
 STATS: Counter[str] = Counter()  # what the rewrites did, for measurements (see the tests)
@@ -462,19 +463,42 @@ def link_new(source: Path, target: Path) -> None:
     """Give the finished file `source` the name `target` too, never over a file there
     (`FileExistsError`): link(2); on a filesystem without hard links (a USB stick, a network
     share) the name is claimed with O_EXCL and `source` renamed over the empty placeholder,
-    so the file appears whole or briefly empty, never half-written (`source` is then gone)."""
+    so the file appears whole or briefly empty, never half-written (`source` is then gone).
+    What was appended at `target` while the placeholder held it (an agent's next line at a
+    session's path, freed by a delete that is being undone) is appended after `source`'s."""
     try:
         os.link(source, target)
         return
     except OSError as error:
         if error.errno not in NO_HARD_LINKS:  # (EEXIST among them: a file is there)
             raise
-    os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    placeholder = os.open(target, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
     try:
-        os.replace(source, target)
-    except BaseException:
-        _unlink_quietly(target)  # (our own empty placeholder)
-        raise
+        try:
+            os.replace(source, target)
+        except BaseException:
+            if _holds(target, placeholder):  # (our own placeholder, not a file published over it)
+                _unlink_quietly(target)
+            raise
+        late = os.read(placeholder, 1 << 30)
+        time.sleep(PLACEHOLDER_SETTLE)  # an append that opened the path just before the rename
+        late += os.read(placeholder, 1 << 30)
+    finally:
+        os.close(placeholder)
+    if late:
+        with open(target, "ab") as writer:
+            writer.write(late)
+            writer.flush()
+            os.fsync(writer.fileno())
+
+
+def _holds(path: Path, fd: int) -> bool:
+    """Whether `path` is still the file open as `fd`."""
+    try:
+        there, mine = os.stat(path, follow_symlinks=False), os.fstat(fd)
+    except OSError:
+        return False
+    return (there.st_ino, there.st_dev) == (mine.st_ino, mine.st_dev)
 
 
 __all__ = [

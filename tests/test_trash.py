@@ -250,6 +250,44 @@ def test_undo_onto_a_filesystem_without_hard_links(home, monkeypatch) -> None:
     assert not receipt.session.trashed.exists() and not receipt.session.info.exists()
 
 
+@pytest.mark.parametrize("when", ["before", "during"])
+def test_undo_onto_a_filesystem_without_hard_links_keeps_pi_s_line_at_the_claimed_path(home, monkeypatch, when) -> None:
+    """Without hard links the undo claims the session's path with an empty placeholder, then
+    renames its copy over it.  pi's next line, appended at that path meanwhile (before the
+    rename, or by an append that opened the path just before it), went into the placeholder
+    and was thrown away with it: a line pi wrote, in neither the session nor the Trash."""
+    session = make_session(home / "s", text='{"type":"message","id":"m1","parentId":null}')
+    content = session.read_bytes()
+    line = b'{"type":"message","id":"m2","parentId":"m1"}\n'
+    across_filesystems(monkeypatch)
+    crossing = trash_module.os.link
+
+    def link(source, destination, **kwargs):
+        if "Trash" not in str(source) and "Trash" not in str(destination):
+            raise PermissionError(errno.EPERM, "Operation not permitted")
+        return crossing(source, destination, **kwargs)
+
+    monkeypatch.setattr(trash_module.os, "link", link)
+    receipt = trash_session(session)
+    real_replace = os.replace
+
+    def pi_appends_at_the_claimed_path(source, destination, **kwargs):
+        if Path(destination) != session:
+            return real_replace(source, destination, **kwargs)
+        with open(session, "ab") as pi:  # pi's appendFileSync: opens the path, writes, closes
+            if when == "before":
+                pi.write(line)
+            real_replace(source, destination, **kwargs)
+            if when == "during":
+                pi.write(line)
+
+    monkeypatch.setattr(os, "replace", pi_appends_at_the_claimed_path)
+    assert undo(receipt) == [session]
+    assert session.read_bytes() == content + line
+    assert sorted(p.name for p in session.parent.iterdir()) == [session.name], "no temp file left behind"
+    assert not receipt.session.trashed.exists() and not receipt.session.info.exists()
+
+
 def test_a_forced_folder_move_across_filesystems_keeps_a_subagent_s_late_lines(home, monkeypatch) -> None:
     """A "delete anyway" of a session whose subagent is writing in its folder, the Trash on
     another filesystem: the folder is copied, then put aside and removed.  A file copied
