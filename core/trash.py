@@ -846,12 +846,15 @@ def _catch_up_tree(aside: Path, copy: Path) -> None:
 
 def _sync_tree(source: Path, copy: Path) -> bool:
     """Copy into `copy` each file of `source` it lacks or holds otherwise (size and mtime:
-    `copytree` keeps mtimes), fsynced; links as links.  True if one was copied."""
+    `copytree` keeps mtimes), fsynced; links as links.  True if one was copied.  Never
+    through a link the copy holds where `source` now has a file or folder (a subagent's,
+    since the copy): that link's target is outside the Trash; the link goes instead."""
     changed = False
     for folder, dirs, names in os.walk(source):
         here = Path(folder)
         there = copy / here.relative_to(source)
-        if not os.path.isdir(there):
+        if not _real_dir(there):
+            _remove(there)  # (a link or a file the copy had at that name)
             os.makedirs(there)
             shutil.copystat(here, there)
             changed = True
@@ -865,15 +868,22 @@ def _sync_file(source: Path, copy: Path) -> bool:
         info = os.lstat(source)
     except FileNotFoundError:
         return False
-    with contextlib.suppress(FileNotFoundError):
-        have = os.lstat(copy)
-        if stat_module.S_ISLNK(info.st_mode) or (have.st_size, have.st_mtime_ns) == (info.st_size, info.st_mtime_ns):
-            return False  # (a link is not followed: the one copytree made stands)
+    try:
+        have: os.stat_result | None = os.lstat(copy)
+    except FileNotFoundError:
+        have = None
     if stat_module.S_ISLNK(info.st_mode):
+        if have is not None:
+            return False  # (a link is not followed: the one copytree made stands)
         os.symlink(os.readlink(source), copy)
         return True
     if not stat_module.S_ISREG(info.st_mode):
         return False
+    if have is not None and stat_module.S_ISREG(have.st_mode):
+        if (have.st_size, have.st_mtime_ns) == (info.st_size, info.st_mtime_ns):
+            return False
+    elif have is not None:
+        _remove(copy)  # (a link or a folder: copy2 would write through it)
     shutil.copy2(source, copy)
     _fsync_file(copy)
     return True

@@ -317,6 +317,37 @@ def test_a_forced_folder_move_across_filesystems_keeps_a_subagent_s_late_lines(h
     assert sorted(p.name for p in session.parent.iterdir()) == [], "nothing aside"
 
 
+def test_a_folder_s_late_file_never_goes_through_a_link_the_copy_holds_at_its_name(home, monkeypatch) -> None:
+    """The folder is copied across (its links as links), then a subagent replaces a link in
+    it with a file of its own: the catch-up copied that file through the copy's link, over
+    the file the link points to, outside the Trash (here a note of the user's)."""
+    session = session_with_folder(home)
+    artifacts = session.with_suffix("")
+    outside = home / "home" / "notes.md"
+    outside.write_text("the user's own notes")
+    (artifacts / "notes").symlink_to(outside)
+    (artifacts / "tree").symlink_to(home / "home")
+    across_filesystems(monkeypatch)
+    real_copytree = shutil.copytree
+
+    def subagent_replaces_the_links_after_the_copy(source, destination, **kwargs):
+        copied = real_copytree(source, destination, **kwargs)
+        if Path(source) == artifacts:
+            (artifacts / "notes").unlink()
+            (artifacts / "notes").write_text("the subagent's notes")
+            (artifacts / "tree").unlink()
+            (artifacts / "tree").mkdir()
+            (artifacts / "tree" / "notes.md").write_text("the subagent's tree")
+        return copied
+
+    monkeypatch.setattr(trash_module.shutil, "copytree", subagent_replaces_the_links_after_the_copy)
+    receipt = trash_session(session, force=True)
+    assert outside.read_text() == "the user's own notes"
+    folder = receipt.items[1].trashed
+    assert not (folder / "notes").is_symlink() and (folder / "notes").read_text() == "the subagent's notes"
+    assert not (folder / "tree").is_symlink() and (folder / "tree" / "notes.md").read_text() == "the subagent's tree"
+
+
 def test_failed_copy_leaves_the_original(home, monkeypatch) -> None:
     session = make_session(home / "s", text="keep me")
 
