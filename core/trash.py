@@ -1268,10 +1268,12 @@ def _move_out_file(item: TrashedItem) -> None:
                 raise TrashError(f"{destination}: something exists there now; not restored") from None
             finally:
                 temp.unlink(missing_ok=True)
-        elif os.path.lexists(destination):  # a filesystem without hard links: rename after a check
-            raise TrashError(f"{destination}: something exists there now; not restored") from None
-        else:
-            os.rename(source, destination)
+        else:  # a filesystem without hard links: claimed, then renamed over (never a check, then a rename)
+            try:
+                link_new(source, destination)
+            except FileExistsError:
+                raise TrashError(f"{destination}: something exists there now; not restored") from None
+            fsync_dir(destination.parent)
             return
     fsync_dir(destination.parent)
     os.unlink(source)

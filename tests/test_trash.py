@@ -288,6 +288,37 @@ def test_undo_onto_a_filesystem_without_hard_links_keeps_pi_s_line_at_the_claime
     assert not receipt.session.trashed.exists() and not receipt.session.info.exists()
 
 
+def test_undo_on_one_filesystem_without_hard_links_keeps_pi_s_line_at_the_freed_path(home, monkeypatch) -> None:
+    """Sessions and the Trash on one filesystem without hard links (a home on a network
+    share): the undo looked that the path was free, then renamed the session over whatever
+    was there by then: pi's next line, written at the path in between, was lost."""
+    session = make_session(home / "s", text='{"type":"message","id":"m1","parentId":null}')
+    content = session.read_bytes()
+    line = b'{"type":"message","id":"m2","parentId":"m1"}\n'
+
+    def no_hard_links(*_args, **_kwargs):
+        raise PermissionError(errno.EPERM, "Operation not permitted")
+
+    monkeypatch.setattr(trash_module.os, "link", no_hard_links)
+    receipt = trash_session(session)
+    real_rename, real_replace = os.rename, os.replace
+
+    def pi_appends_first(real):
+        def move(source, destination, **kwargs):
+            if Path(destination) == session:
+                with open(session, "ab") as pi:
+                    pi.write(line)
+            return real(source, destination, **kwargs)
+
+        return move
+
+    monkeypatch.setattr(os, "rename", pi_appends_first(real_rename))
+    monkeypatch.setattr(os, "replace", pi_appends_first(real_replace))
+    assert undo(receipt) == [session]
+    assert session.read_bytes() == content + line
+    assert not receipt.session.trashed.exists() and not receipt.session.info.exists()
+
+
 def test_a_forced_folder_move_across_filesystems_keeps_a_subagent_s_late_lines(home, monkeypatch) -> None:
     """A "delete anyway" of a session whose subagent is writing in its folder, the Trash on
     another filesystem: the folder is copied, then put aside and removed.  A file copied
