@@ -1008,7 +1008,8 @@ def undo(receipt: TrashReceipt) -> list[Path]:
     delete are merged after the restored session.
     """
     recover_interrupted(receipt.session.info.parent.parent)
-    plans = [_plan(item, first=index == 0) for index, item in enumerate(receipt.items)]
+    folder_in_trash = any(os.path.lexists(item.trashed) for item in receipt.items[1:])
+    plans = [_plan(item, may_stay=index > 0 or folder_in_trash) for index, item in enumerate(receipt.items)]
     restored: list[Path] = []
     for item, plan in zip(receipt.items, plans, strict=True):
         if plan == "stay":
@@ -1023,16 +1024,18 @@ def undo(receipt: TrashReceipt) -> list[Path]:
     return restored
 
 
-def _plan(item: TrashedItem, *, first: bool = True) -> str:
+def _plan(item: TrashedItem, *, may_stay: bool = False) -> str:
     """Check one item can be restored: "move" it back, "merge" it with the agent's re-created
     file, "finish" an undo killed once the session was back (its Trash entry is left), or let
-    it "stay": an artifacts folder (not `first`) whose move an interrupt stopped before it began."""
+    it "stay" where it is, not in the Trash (if `may_stay`): an artifacts folder whose move an
+    interrupt stopped before it began, or the session file an undo stopped part-way had put
+    back (its folder, moved to the Trash only after it, is still there)."""
     info_text = _read_text(item.info)
     if not os.path.lexists(item.trashed):
         if _only_info_left(item, info_text):
             return "finish"
         if info_text is None and os.path.lexists(item.original):
-            if not first:
+            if may_stay and (item.identity is None or header_id(item.original) == item.identity.session_id):
                 return "stay"
             raise NotInTrash(f"{item.original}: the delete did not complete; the file is still in place")
         raise NotInTrash(f"{item.trashed.name}: is no longer in the Trash")

@@ -663,6 +663,32 @@ def test_ctrl_c_after_the_commit_across_filesystems_keeps_the_trash_entry_and_th
     assert not list((trash / "files").iterdir()) and not list((trash / "info").iterdir())
 
 
+def test_an_undo_stopped_between_the_session_and_its_folder_is_finished_by_the_next(home, monkeypatch) -> None:
+    """An undo interrupted once the session file was back, while its folder was still being
+    copied back across filesystems (Ctrl+C, or kill -9 before the folder's move began): the
+    next undo refused ("the delete did not complete; the file is still in place") and the
+    folder was left in the Trash for good."""
+    session = session_with_folder(home)
+    content = session.read_bytes()
+    artifacts = session.with_suffix("")
+    across_filesystems(monkeypatch)
+    receipt = trash_session(session)
+    real_copytree = shutil.copytree
+
+    def ctrl_c_in_the_folder_s_copy(source, destination, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(trash_module.shutil, "copytree", ctrl_c_in_the_folder_s_copy)
+    with pytest.raises(KeyboardInterrupt):
+        undo(receipt)
+    assert session.read_bytes() == content and not artifacts.exists()
+    monkeypatch.setattr(trash_module.shutil, "copytree", real_copytree)
+    assert undo(receipt) == [session, artifacts]
+    assert session.read_bytes() == content and (artifacts / "draft.txt").read_text() == "draft"
+    trash = home / "data" / "Trash"
+    assert not list((trash / "files").iterdir()) and not list((trash / "info").iterdir())
+
+
 def pi_writes_in_two_halves(session: Path, head: str, tail: str) -> Callable[[], None]:
     """pi's write of one long line, seen half-way: the head now, the rest 0.1 s later."""
     import threading
