@@ -48,6 +48,7 @@ import hashlib
 import os
 import re
 import secrets
+import shutil
 import socket
 import stat as stat_module
 import time
@@ -118,7 +119,8 @@ def clean_stale_temps(directory: Path) -> list[Path]:
                 info = entry.stat(follow_symlinks=False)
             except OSError:
                 continue
-            own_kind = stat_module.S_ISREG(info.st_mode) or stat_module.S_ISLNK(info.st_mode)  # (undo's link)
+            folder = stat_module.S_ISDIR(info.st_mode)  # (an undo's copy of an artifacts folder)
+            own_kind = folder or stat_module.S_ISREG(info.st_mode) or stat_module.S_ISLNK(info.st_mode)  # (or link)
             if not own_kind or (os.geteuid() not in (0, info.st_uid)):
                 continue
             pid = int(match["pid"])
@@ -126,7 +128,7 @@ def clean_stale_temps(directory: Path) -> list[Path]:
             # (its change time: an undo's copy on its way back carries the session's old mtime)
             if dead or now - max(info.st_mtime, info.st_ctime) > STALE_TEMP_SECONDS:
                 try:
-                    os.unlink(entry.path)
+                    shutil.rmtree(entry.path) if folder else os.unlink(entry.path)
                     removed.append(Path(entry.path))
                 except OSError:
                     pass

@@ -1216,8 +1216,9 @@ def _entry_ids(path: Path) -> set[str]:
 
 
 def _restoring_temp(destination: Path) -> Path:
-    """A temp name beside `destination` for a copy on its way back; one a killed undo left
-    there is removed by the next write in the folder (`safefile.clean_stale_temps`)."""
+    """A temp name beside `destination` for a copy (a file, a link, a folder) on its way back;
+    one a killed undo left there is removed by the next write in the folder
+    (`safefile.clean_stale_temps`)."""
     return temp_path_for(destination.with_name(f"{RESTORING_PREFIX}{destination.name}"))
 
 
@@ -1236,6 +1237,8 @@ def _restore(item: TrashedItem) -> None:
 
 
 def _move_out_dir(source: Path, destination: Path) -> None:
+    """Move a folder back; across filesystems it is copied beside its path first and renamed
+    into place whole (a copy an undo killed part-way is cleaned up, never left at the path)."""
     if os.path.lexists(destination):
         raise TrashError(f"{destination}: something exists there now; not restored")
     try:
@@ -1244,12 +1247,17 @@ def _move_out_dir(source: Path, destination: Path) -> None:
     except OSError as error:
         if error.errno != errno.EXDEV:
             raise
+    temp = _restoring_temp(destination)
     try:
-        shutil.copytree(source, destination, symlinks=True)
-        _fsync_tree(destination)
+        shutil.copytree(source, temp, symlinks=True)
+        _fsync_tree(temp)
+        if os.path.lexists(destination):  # (a folder made there meanwhile: an empty one is not replaced)
+            raise TrashError(f"{destination}: something exists there now; not restored")
+        os.rename(temp, destination)
     except BaseException:
-        _remove(destination)
+        _remove(temp)
         raise
+    fsync_dir(destination.parent)
     _remove(source)
 
 

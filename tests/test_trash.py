@@ -689,6 +689,47 @@ def test_an_undo_stopped_between_the_session_and_its_folder_is_finished_by_the_n
     assert not list((trash / "files").iterdir()) and not list((trash / "info").iterdir())
 
 
+def test_an_undo_killed_while_it_copied_the_folder_back_is_finished_by_the_next(home, monkeypatch) -> None:
+    """kill -9 (or power loss) while the undo copied the artifacts folder back across
+    filesystems: the half-copied folder at its path made every later undo refuse ("a
+    different file exists there now"), the whole folder left in the Trash for good."""
+    import signal
+
+    session = session_with_folder(home)
+    artifacts = session.with_suffix("")
+    (artifacts / "second.txt").write_text("second")
+    at_rest(artifacts)
+    across_filesystems(monkeypatch)
+    receipt = trash_session(session)
+    pid = os.fork()
+    if pid == 0:
+        copied = 0
+        real_copytree = shutil.copytree
+
+        def killed_after_one_file(source, destination, **kwargs):
+            def copy(*args, **kwargs):
+                nonlocal copied
+                copied += 1
+                if copied == 2:
+                    os.kill(os.getpid(), signal.SIGKILL)
+                return shutil.copy2(*args, **kwargs)
+
+            return real_copytree(source, destination, copy_function=copy, **kwargs)
+
+        trash_module.shutil.copytree = killed_after_one_file
+        try:
+            undo(receipt)
+        finally:
+            os._exit(3)
+    _pid, status = os.waitpid(pid, 0)
+    assert os.WIFSIGNALED(status)
+    assert undo(receipt) == [session, artifacts]
+    assert sorted(p.name for p in artifacts.iterdir()) == ["draft.txt", "second.txt"]
+    assert sorted(p.name for p in session.parent.iterdir()) == sorted([session.name, artifacts.name]), "no temp left"
+    trash = home / "data" / "Trash"
+    assert not list((trash / "files").iterdir()) and not list((trash / "info").iterdir())
+
+
 def pi_writes_in_two_halves(session: Path, head: str, tail: str) -> Callable[[], None]:
     """pi's write of one long line, seen half-way: the head now, the rest 0.1 s later."""
     import threading
