@@ -1372,8 +1372,8 @@ def _merge_link_into(link: Path, destination: Path) -> None:
         size = os.stat(target).st_size
         written = 0
         try:
-            if not _ends_with(target, appended[:cut]):  # (it does after an undo killed right here)
-                written = _append_lines(target, appended[:cut])
+            done = _appended_already(target, appended[:cut])  # (by an undo killed right here)
+            written = _append_lines(target, appended[done:cut])
             os.symlink(os.readlink(link), temp)
             os.rename(temp, destination)
         except BaseException:
@@ -1389,15 +1389,20 @@ def _merge_link_into(link: Path, destination: Path) -> None:
         _append_lines(target, late)
 
 
-def _ends_with(path: Path, lines: bytes) -> bool:
-    """Whether the file ends with `lines` (entry lines, each with its own id: only an earlier
-    append of these very lines puts them there)."""
+def _appended_already(path: Path, lines: bytes) -> int:
+    """How many bytes of `lines` (entry lines, each with its own id) the file ends with: the
+    longest run of their first lines there, which only an earlier append of these very lines
+    (an undo killed before it put the link back; the agent may have written more since) puts."""
     with open(path, "rb") as reader:
         size = os.fstat(reader.fileno()).st_size
-        if not lines or size < len(lines):
-            return False
-        reader.seek(size - len(lines))
-        return reader.read() == lines
+        reader.seek(max(0, size - len(lines)))
+        tail = reader.read()
+    end = lines.rfind(b"\n") + 1
+    while end:
+        if tail.endswith(lines[:end]):
+            return end
+        end = lines.rfind(b"\n", 0, end - 1) + 1
+    return 0
 
 
 def _caught_up(recreated: BinaryIO, cut: int, copy: Path) -> int:

@@ -730,6 +730,37 @@ def test_an_undo_killed_while_it_copied_the_folder_back_is_finished_by_the_next(
     assert not list((trash / "files").iterdir()) and not list((trash / "info").iterdir())
 
 
+def test_a_linked_session_s_undo_killed_after_its_append_never_doubles_pi_s_lines(home) -> None:
+    """A symlinked session: the undo appends pi's lines (written at the freed path) to the
+    link's target, then puts the link back.  Killed in between, with pi writing one more line
+    before the next undo: that undo saw the target did not end with all of pi's lines and
+    appended them all again, the first one twice in the session."""
+    import signal
+
+    real = make_session(home / "real", text='{"type":"message","id":"m1","parentId":null}')
+    content = real.read_bytes()
+    session = home / "s" / real.name
+    session.parent.mkdir()
+    session.symlink_to(Path("..") / "real" / real.name)
+    receipt = trash_session(session)
+    first = b'{"type":"message","id":"m2","parentId":"m1"}\n'
+    second = b'{"type":"message","id":"m3","parentId":"m2"}\n'
+    session.write_bytes(first)  # pi's next line, at the path the delete freed
+    pid = os.fork()
+    if pid == 0:
+        trash_module.os.symlink = lambda *_args, **_kwargs: os.kill(os.getpid(), signal.SIGKILL)
+        try:
+            undo(receipt)
+        finally:
+            os._exit(3)
+    _pid, status = os.waitpid(pid, 0)
+    assert os.WIFSIGNALED(status) and real.read_bytes() == content + first
+    with open(session, "ab") as pi:
+        pi.write(second)
+    assert undo(receipt) == [session]
+    assert session.is_symlink() and real.read_bytes() == content + first + second
+
+
 def pi_writes_in_two_halves(session: Path, head: str, tail: str) -> Callable[[], None]:
     """pi's write of one long line, seen half-way: the head now, the rest 0.1 s later."""
     import threading
