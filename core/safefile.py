@@ -469,7 +469,7 @@ def link_new(source: Path, target: Path) -> None:
     What was appended at `target` while the placeholder held it (an agent's next line at a
     session's path, freed by a delete that is being undone) is appended after `source`'s."""
     try:
-        os.link(source, target)
+        os.link(source, target, follow_symlinks=False)  # (a link stays a link)
         return
     except OSError as error:
         if error.errno not in NO_HARD_LINKS:  # (EEXIST among them: a file is there)

@@ -741,15 +741,13 @@ def _put_back(aside: Path, source: Path) -> bool:
             os.rename(aside, source)  # (a non-empty folder made there meanwhile refuses it)
             return True
         try:
-            os.link(aside, source, follow_symlinks=False)
-        except OSError as error:
-            if error.errno in NO_HARD_LINKS and not os.path.lexists(source):
-                os.rename(aside, source)  # a filesystem without hard links: rename after a check
-                return True
-            if error.errno != errno.EEXIST or not _continued_at(source, aside):
+            link_new(aside, source)  # (without hard links: renamed, what pi wrote there meanwhile kept)
+        except FileExistsError:
+            if not _continued_at(source, aside):
                 return False
             _merged_in_place(aside, source)  # (raises while nothing changed at the path)
-        os.unlink(aside)
+        with contextlib.suppress(FileNotFoundError):  # (renamed into place)
+            os.unlink(aside)
         return True
     except OSError:
         return False

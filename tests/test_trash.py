@@ -492,6 +492,39 @@ def test_a_move_that_fails_after_an_agent_wrote_the_freed_path_merges_its_line_b
     assert list((trash / "info").iterdir()) == [] and list((trash / ".seance-incoming").iterdir()) == []
 
 
+def test_a_failed_move_put_back_onto_a_filesystem_without_hard_links_keeps_pi_s_line(home, monkeypatch) -> None:
+    """Sessions on a filesystem without hard links, the Trash on another: the commit failed
+    after the session was put aside, and the put-back looked that its path was still free,
+    then renamed the session there: pi's next line, written at the path in between, was lost."""
+    session = make_session(home / "s", text='{"type":"message","id":"m1","parentId":null}')
+    content = session.read_bytes()
+    line = b'{"type":"message","id":"m2","parentId":"m1"}\n'
+    commit_refused_after(monkeypatch, lambda: None)
+    crossing = trash_module.os.link
+
+    def link(source, destination, **kwargs):
+        if "Trash" not in str(source) and "Trash" not in str(destination):
+            raise PermissionError(errno.EPERM, "Operation not permitted")
+        return crossing(source, destination, **kwargs)
+
+    def pi_appends_first(real):
+        def move(source, destination, **kwargs):
+            if Path(destination) == session:
+                with open(session, "ab") as pi:
+                    pi.write(line)
+            return real(source, destination, **kwargs)
+
+        return move
+
+    monkeypatch.setattr(trash_module.os, "link", link)
+    monkeypatch.setattr(os, "rename", pi_appends_first(os.rename))
+    monkeypatch.setattr(os, "replace", pi_appends_first(os.replace))
+    with pytest.raises(OSError, match="Read-only"):
+        trash_session(session)
+    assert session.read_bytes() == content + line
+    assert sorted(p.name for p in session.parent.iterdir()) == [session.name], "nothing aside, no temp"
+
+
 def test_a_move_that_fails_with_another_file_at_the_freed_path_names_where_the_session_is(home, monkeypatch) -> None:
     """What appeared at the freed path is not the session's continuation (a new header): it is
     left alone, and the error says where the session was kept, not just why the move failed."""
