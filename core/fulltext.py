@@ -161,14 +161,15 @@ def _holds_introducer(body: bytes) -> bool:
 def stale_fields(rules: int) -> dict[str, bytes]:
     """Field -> bytes: a stored chunk of that field holding them, made under text rules
     `rules`, may differ from what `TextCollector` makes now, whatever else it holds
-    (`Index.stale_text_files` tells a chunk's field by its rowid).  Before 2: a `TOOL` chunk
-    of more than one line, whose pieces lost their lines seen before, which the stored text
-    cannot show (a chunk of one line, a lone `bash`, is the same under both); every `CUSTOM`
-    chunk (b"": any), now with the message's type and cut later.  Rules 2 also keep a line another
-    field said before, which no chunk shows either: those sessions are read again when they
-    have such a tool chunk too (almost every real session: any read, edit or write); one of
-    lone bash calls keeps the old text until it changes or `seance index --rebuild`."""
-    return {TOOL: b"\n", CUSTOM: b""} if rules < 2 else {}
+    (`Index.stale_text_files` tells a chunk's field by its rowid).  Before 2: a chunk of any
+    bounded field (b"": any).  Rules 1 dropped a line any bounded piece of the session said
+    before, whatever its field, and a tool call's lines one by one; no chunk shows which (a
+    failed run's warning its result printed before, gone from `error`; a piece dropped whole,
+    its field's chunk with it, a `!ls` run after a thought of `ls`), so every session with
+    such a piece is read again, as a rebuild would (almost every real session: any tool call);
+    one of people's words alone is the same under both.  A custom message is bounded (and
+    now read with its type) too."""
+    return {field: b"" for field in TEXT_FIELDS if field not in WHOLE} if rules < 2 else {}
 
 
 def _never(body: bytes) -> bool:
@@ -186,7 +187,8 @@ def stale_under(rules: int) -> Callable[[bytes], bool]:
     show is not found: a piece whose only sequences were in the middle `bounded` cut away, and
     which 1 keeps whole once they are dropped (a few characters more indexed).
 
-    Rules 2 changed only tool calls' pieces, which no chunk's bytes show: `stale_fields`.
+    Rules 2 changed which lines of bounded pieces are kept, which no chunk's bytes show:
+    `stale_fields`.
 
     The next change of the rules bumps `TEXT_RULES` and answers here (or in `stale_fields`)
     for the rules before it (a chain: text under 0 is stale under 2 if either change touches

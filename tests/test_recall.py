@@ -192,10 +192,10 @@ def test_a_tool_call_whose_name_and_path_were_seen_apart_is_found_as_the_preview
 def test_an_index_under_rules_1_reads_the_sessions_with_tool_calls_or_a_custom_message_again(
     tmp_path: Path,
 ) -> None:
-    """Stored text made under rules 1 cannot show which tool pieces lost lines: every session
-    with a tool chunk of more than one line is read again by the heal, and every one with a
-    custom message (now with its type, cut later); a lone bash call's, people's words alone
-    are not."""
+    """Stored text made under rules 1 cannot show which pieces lost lines: every session with
+    a bounded piece (a tool call, a lone bash call's too: its output may have lost a line) is
+    read again by the heal, and every one with a custom message (now with its type, cut
+    later); people's words alone are not."""
     from seance.core.fulltext import TEXT_RULES, stale_fields
 
     root = calls_root(tmp_path)
@@ -209,8 +209,8 @@ def test_an_index_under_rules_1_reads_the_sessions_with_tool_calls_or_a_custom_m
         assert catalog.index is not None
         catalog.index.put_text_rules(1)
         stale = catalog.index.stale_text_files(lambda body: False, fields=stale_fields(1))
-        assert sorted(Path(path).stem for path in stale or ()) == ["calls", "custom"]
-        assert catalog.heal_text() == 2
+        assert sorted(Path(path).stem for path in stale or ()) == ["bash", "calls", "custom"]
+        assert catalog.heal_text() == 3
         assert catalog.index.text_rules() == TEXT_RULES
         assert catalog.heal_text() == 0
     finally:
@@ -373,3 +373,74 @@ def test_the_preview_marks_a_custom_message_found_by_its_type(tmp_path: Path) ->
     assert item is not None
     block = _message_block(item, {}, TextMarks.of(query))
     assert [block.title[a:b] for a, b in block.title_marks] == ["subagent-slash-result"]
+
+
+class RulesOneCollector(TextCollector):
+    """`TextCollector` as text rules 1 made it (seance before rules 2): one set of lines
+    seen for every field, a tool call's lines dropped one by one."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lines: set[str] = set()
+
+    def __call__(self, field: str, text: str) -> None:
+        from seance.core.fulltext import ERROR, WHOLE
+
+        if field not in WHOLE:
+            text = bounded(text, 2048, 1024) if field == ERROR else bounded(text)
+            add = self.lines.add
+            text = "\n".join([line for line in text.split("\n") if line not in self.lines and not add(line)])
+            if not text:
+                return
+            self.spent += len(text)
+        self.texts.append((field, text))
+
+
+def thinking(text: str) -> dict:
+    return message("assistant", [{"type": "thinking", "thinking": text}, {"type": "text", "text": "ok"}])
+
+
+@pytest.mark.parametrize(
+    ("entries", "query"),
+    [
+        (  # bash calls only (their tool chunk is one line, `bash`): a warning a failed run printed again
+            (
+                call("bash", command="npm install"),
+                result("WARN peer dep missing: react\nadded 5 packages", failed=False),
+                call("bash", command="npm run build"),
+                result("WARN peer dep missing: react\nnpm ERR! build failed", failed=True),
+            ),
+            'error:"peer dep"',
+        ),
+        (  # no tool call: a command thought of, then run with `!` (its bash piece dropped whole)
+            (thinking("I will list it:\nls -la src"), message("bashExecution", "", command="ls -la src", output="")),
+            'bash:"ls -la src"',
+        ),
+    ],
+)
+def test_an_index_healed_from_rules_1_finds_a_line_another_field_said_before(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, entries: tuple[dict, ...], query: str
+) -> None:
+    """Rules 1 indexed a line once per session, whatever its field; rules 2 once per field.
+    A session whose stored text shows no tool call of two lines and no custom message lost
+    such a line too: the heal reads it again, or `error:` / `bash:` finds it after `seance
+    index --rebuild` and not after the heal."""
+    from seance.core import fulltext
+
+    root = tmp_path / "sessions" / "--p--"
+    write(root / "s.jsonl", message("user", "go"), *entries)
+    write(root / "other.jsonl", message("user", "nothing here"))
+    catalog = Catalog([root.parent], cache_dir=tmp_path / "cache")
+    try:
+        with monkeypatch.context() as patch:
+            patch.setattr(fulltext, "TextCollector", RulesOneCollector)
+            catalog.refresh()
+        assert catalog.index is not None
+        catalog.index.put_text_rules(1)
+        assert not catalog.search_text(query)  # (the text rules 1 left)
+        catalog.heal_text()
+        summaries = catalog.refresh()
+        hits = {hit.path: hit for hit in catalog.search_text(query)}
+        assert [Path(hit.summary.path).stem for hit in search(summaries, query, text_hits=hits)] == ["s"]
+    finally:
+        catalog.close()
