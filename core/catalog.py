@@ -69,6 +69,7 @@ Progress = Callable[[int, int], None]
 Cancel = Callable[[], bool]
 T = TypeVar("T")
 
+HEAL_STEP = 1024  # files a text heal reads again between two records of how far it went (`Catalog._heal`)
 _COMMIT_EVERY_FILES = 256
 _FEW_STALE = 64  # changed files a fresh-index answer reads itself before it asks again (`_fresh_answer`)
 _COMMIT_EVERY_SECONDS = 0.5
@@ -621,30 +622,50 @@ class Catalog:
         under: Sequence[str] = (),
     ) -> int:
         """`heal_text`'s work (`stale`: `stale_under`'s test and `stale_fields`' marks; every
-        session `under` these roots too): the sessions read again (raises `Cancelled`)."""
-        paths = index.stale_text_files(stale[0], cancel, fields=stale[1])
-        if paths is None:
+        session `under` these roots too): the sessions read again (raises `Cancelled`).  By
+        file id, `HEAL_STEP` files at a time, each step's end recorded (`Index.heal_progress`):
+        a heal left (the picker closed) or one that could not read a file goes on from there
+        next time, not from the first session again (a change of the rules that no stored text
+        shows reads almost every session: ~50 s at 100,000)."""
+        since, retry = index.heal_progress(rules)
+        found = index.stale_text_ids(stale[0], cancel, fields=stale[1])
+        if found is None:
             raise Cancelled()
         if under:
-            paths = sorted({*paths, *index.session_paths_under(under)})
+            found = sorted({*found, *index.sessions_under(under)})
+        todo = [(file_id, path) for file_id, path in found if file_id >= since or file_id in retry]
+        failed: set[int] = set()  # (not read this time: read again first by the next heal)
+        read = 0
+        for start in range(0, len(todo), HEAL_STEP):
+            step = todo[start : start + HEAL_STEP]
+            read += self._heal_step(index, step, failed, cancel)
+            index.put_heal_progress(rules, max(since, step[-1][0] + 1), failed)  # (a retried one: before `since`)
+        if not failed:  # every one read again (or now not a session: no text)
+            index.put_text_rules(rules)
+        return read
+
+    def _heal_step(self, index: Index, step: list[tuple[int, str]], failed: set[int], cancel: Cancel | None) -> int:
+        """`_heal`'s read of one step's files again (a gone one's row forgotten: read as new
+        if it comes back); the ids of those it could not read added to `failed`."""
+        ids = {path: file_id for file_id, path in step}
         infos: list[FileInfo] = []
         gone: list[str] = []
-        unreadable = 0
-        for path in paths:
+        for path in ids:
             info = stat_file(path)
             if isinstance(info, FileInfo):
                 infos.append(info)
             elif _gone(path):  # (its root unmounted, say): its stale row goes, read as new if it comes back
                 gone.append(path)
             else:  # there but not to be read now (EACCES, EIO): tried again next time
-                unreadable += 1
+                failed.add(ids[path])
         if gone:
             with index.writing() as writer:
                 for path in gone:
                     writer.forget(path)
         stats = self._read_again(index, infos, whole=True, cancel=cancel)
-        if not unreadable and not stats.failed:  # every one read again (or now not a session: no text)
-            index.put_text_rules(rules)
+        if stats.failed:  # (among the skipped: those now no session are no longer stale, so not read again)
+            skipped = [ids[name] for path, _reason in stats.skipped if (name := str(path)) in ids]
+            failed.update(skipped if len(skipped) >= stats.failed else ids.values())
         return stats.read
 
     def _read_again(

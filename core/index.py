@@ -1158,16 +1158,34 @@ class Index:
         found = self.db.execute("SELECT value FROM meta WHERE key = 'text_rules'").fetchone()
         return found[0] if found is not None and type(found[0]) is int else 0
 
-    def session_paths_under(self, roots: Iterable[str]) -> list[str]:
-        """The paths of the sessions stored under `roots` (each spelled as discovery spells
-        it, `root_ranges`), in path order."""
+    def sessions_under(self, roots: Iterable[str]) -> list[tuple[int, str]]:
+        """The (file id, path) of the sessions stored under `roots` (each spelled as discovery
+        spells it, `root_ranges`)."""
         return [
-            path
+            (file_id, path)
             for low, high in root_ranges(roots)
-            for (path,) in self.db.execute(
-                "SELECT path FROM files WHERE session = 1 AND path >= ? AND path < ? ORDER BY path", (low, high)
+            for file_id, path in self.db.execute(
+                "SELECT file_id, path FROM files WHERE session = 1 AND path >= ? AND path < ?", (low, high)
             )
         ]
+
+    def heal_progress(self, rules: int) -> tuple[int, frozenset[int]]:
+        """Where a heal to text rules `rules` left off (`put_heal_progress`): every file of a
+        smaller id than the first number was read again under them but those of the second
+        (they could not be read); (0, none) when no such heal began."""
+        rows = self.db.execute("SELECT key, value FROM meta WHERE key LIKE ?", (f"heal {rules} %",)).fetchall()
+        found = {key: value for key, value in rows if type(value) is int}
+        retry = frozenset(value for key, value in found.items() if key.startswith(f"heal {rules} retry "))
+        return found.get(f"heal {rules} from", 0), retry
+
+    def put_heal_progress(self, rules: int, since: int, retry: Iterable[int]) -> None:
+        """Record how far a heal to text rules `rules` went (`heal_progress`), so the next one
+        goes on from there (the picker left, a file it could not read) rather than reading
+        every stale session again."""
+        with self.writing(full_text=False) as writer:
+            writer.drop_heal_progress()
+            rows = [(f"heal {rules} from", since), *((f"heal {rules} retry {file_id}", file_id) for file_id in retry)]
+            writer.db.executemany("INSERT INTO meta (key, value) VALUES (?, ?)", rows)
 
     def stale_text_files(
         self,
@@ -1175,8 +1193,18 @@ class Index:
         cancel: Callable[[], bool] | None = None,
         fields: Mapping[str, bytes] | None = None,
     ) -> list[str] | None:
-        """The paths of the files whose stored text (a text chunk, not a metadata row; a chunk
-        of one of `fields` holding its bytes, `fulltext.stale_fields`, too) or
+        """`stale_text_ids`' paths."""
+        found = self.stale_text_ids(stale, cancel, fields)
+        return None if found is None else [path for _file_id, path in found]
+
+    def stale_text_ids(
+        self,
+        stale: Callable[[bytes], bool],
+        cancel: Callable[[], bool] | None = None,
+        fields: Mapping[str, bytes] | None = None,
+    ) -> list[tuple[int, str]] | None:
+        """The (file id, path) of the files, by id, whose stored text (a text chunk, not a
+        metadata row; a chunk of one of `fields` holding its bytes, `fulltext.stale_fields`, too) or
         stored folded title (`files.title`: search's fold changed with the text rules) `stale`
         says an extraction change touches (`fulltext.stale_under`): one pass over every
         chunk's UTF-8 bytes, in one read transaction, through SQLite's bounded cache (the
@@ -1215,11 +1243,11 @@ class Index:
                         and not _same_title(summary, title)
                     )
                 ids = sorted(file_ids)
-                paths: list[str] = []
+                paths: list[tuple[int, str]] = []
                 for start in range(0, len(ids), 500):  # SQLite's variable limit, with room to spare
                     part = ids[start : start + 500]
-                    query = f"SELECT path FROM files WHERE file_id IN ({','.join('?' * len(part))}) ORDER BY file_id"
-                    paths += [path for (path,) in db.execute(query, part).fetchall() if type(path) is str]
+                    query = f"SELECT file_id, path FROM files WHERE file_id IN ({','.join('?' * len(part))})"
+                    paths += sorted(row for row in db.execute(query, part).fetchall() if type(row[1]) is str)
         finally:
             db.execute(f"PRAGMA mmap_size = {_MMAP_BYTES}")
         return paths
@@ -1953,8 +1981,14 @@ class Writer:
         return seq + len(chunks)
 
     def put_text_rules(self, rules: int) -> None:
-        """Record the extraction rules the stored full text is under (`Index.text_rules`)."""
+        """Record the extraction rules the stored full text is under (`Index.text_rules`):
+        no heal is under way then."""
+        self.drop_heal_progress()
         self.db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('text_rules', ?)", (rules,))
+
+    def drop_heal_progress(self) -> None:
+        """Forget how far any heal went (`Index.heal_progress`)."""
+        self.db.execute("DELETE FROM meta WHERE key LIKE 'heal %'")
 
     def put_not_session(self, path: str, size: int, mtime_ns: int, reason: str) -> None:
         """Remember that a file is not a session, so it is not re-read until it changes."""

@@ -444,3 +444,81 @@ def test_an_index_healed_from_rules_1_finds_a_line_another_field_said_before(
         assert [Path(hit.summary.path).stem for hit in search(summaries, query, text_hits=hits)] == ["s"]
     finally:
         catalog.close()
+
+
+def heal_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The paths of the session files scanned from here on (in this process)."""
+    from seance.core import scanpool
+
+    read: list[str] = []
+    real = scanpool.scan_one
+
+    def counted(info, state, want_text):  # (scan_one's own signature)
+        read.append(info.path)
+        return real(info, state, want_text)
+
+    monkeypatch.setattr(scanpool, "scan_one", counted)
+    return read
+
+
+def tools_index(tmp_path: Path, count: int) -> tuple[Catalog, list[str]]:
+    """A catalog of `count` sessions with a tool call each, its index under text rules 1."""
+    root = tmp_path / "sessions" / "--p--"
+    paths = [str(write(root / f"s{n:02d}.jsonl", call("read", path=f"src/{n}.py"))) for n in range(count)]
+    catalog = Catalog([root.parent], cache_dir=tmp_path / "cache")
+    catalog.refresh()
+    assert catalog.index is not None
+    catalog.index.put_text_rules(1)
+    return catalog, paths
+
+
+def test_a_heal_left_midway_goes_on_where_it_stopped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rules 2's heal reads almost every session again (~50 s at 100,000), and the picker that
+    runs it stops it when it is left: the next heal goes on from the last step recorded,
+    instead of reading the first sessions again and again, never done."""
+    from seance.core import catalog as catalog_module
+    from seance.core.fulltext import TEXT_RULES
+
+    monkeypatch.setattr(catalog_module, "HEAL_STEP", 2, raising=False)
+    catalog, paths = tools_index(tmp_path, 10)
+    try:
+        read = heal_reads(monkeypatch)
+        assert catalog.heal_text(lambda: len(read) >= 5) == 0  # (left: nothing said)
+        first = list(read)
+        read.clear()
+        assert catalog.heal_text() == len(read) <= 10 - 4  # (the two whole steps of 2 kept)
+        assert set(first) | set(read) == set(paths) and catalog.index is not None
+        assert catalog.index.text_rules() == TEXT_RULES and catalog.heal_text() == 0
+    finally:
+        catalog.close()
+
+
+def test_a_session_the_heal_cannot_read_is_the_one_the_next_heal_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One session cannot be read (EACCES) while rules 2's heal runs: the rules stay
+    unrecorded, and the next heal reads it alone, not every session again (every `seance
+    index` and picker re-read the whole store while it stayed unreadable)."""
+    from seance.core import metadata
+    from seance.core.fulltext import TEXT_RULES
+
+    catalog, paths = tools_index(tmp_path, 6)
+    try:
+        read = heal_reads(monkeypatch)
+        real = metadata.scan_file
+
+        def scan_file(path, **kwargs):  # the one file's open fails, as `open_regular` raises it
+            if str(path) == paths[2]:
+                raise PermissionError(13, "Permission denied", paths[2])
+            return real(path, **kwargs)
+
+        with monkeypatch.context() as patch:
+            patch.setattr(metadata, "scan_file", scan_file)
+            assert catalog.heal_text() == 5
+            assert catalog.heal_text() == 0  # (still unreadable: the others not read again)
+        assert catalog.index is not None and catalog.index.text_rules() == 1
+        read.clear()
+        assert catalog.heal_text() == 1 and read == [paths[2]]
+        assert catalog.index.text_rules() == TEXT_RULES and catalog.heal_text() == 0
+    finally:
+        catalog.close()

@@ -163,7 +163,7 @@ def test_a_new_index_records_the_current_rules_and_never_scans(
     root, cache = env
     _store(root, 2, 2)
     scans: list[object] = []
-    monkeypatch.setattr(Index, "stale_text_files", lambda self, stale: scans.append(stale) or [])
+    monkeypatch.setattr(Index, "stale_text_ids", lambda self, stale, *_args, **_kw: scans.append(stale) or [])
     catalog = Catalog([root], cache_dir=cache)
     try:
         assert catalog.index is not None and catalog.index.text_rules() == TEXT_RULES
@@ -234,7 +234,7 @@ def test_the_heal_runs_once(env: tuple[Path, Path], monkeypatch: pytest.MonkeyPa
         assert sorted(read) == sorted(map(str, coloured))
         read.clear()
         scans: list[object] = []
-        monkeypatch.setattr(Index, "stale_text_files", lambda self, stale: scans.append(stale) or [])
+        monkeypatch.setattr(Index, "stale_text_ids", lambda self, stale, *_args, **_kw: scans.append(stale) or [])
         assert catalog.heal_text() == 0
         catalog.update_index()  # `seance index` again: nothing changed, nothing read
         assert read == [] and scans == []
