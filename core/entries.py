@@ -30,7 +30,7 @@ from typing import Any, overload
 
 import orjson
 
-from .jsonl import LineError, Skipped, describe_failure, loads_line, split_lines
+from .jsonl import LineError, Skipped, describe_failure, js_blank, loads_line, split_lines
 from .linesource import LineSource, changed_error
 
 NOT_AN_OBJECT = "not an object"  # how the reason a JSON value that is no object was skipped for ends
@@ -458,6 +458,7 @@ class Parsed:
     length).  Positions count object lines from the file's first."""
 
     __slots__ = (
+        "bounds",
         "clean",
         "facts",
         "facts_of",
@@ -518,6 +519,9 @@ class Parsed:
         # a time while the columns are hot (False once a block needed the line-by-line loop:
         # placing the entries then checks the columns itself).
         self.clean = True
+        # The byte range pi's `content.trim()` keeps of the file (`core.jsonl.content_bounds`):
+        # a line that crosses it is parsed cut to it.  None: the usual file, nothing to cut.
+        self.bounds: tuple[int, int] | None = None
 
     def value(self, position: int) -> dict[str, Any]:
         """The object at `position`, decoded (a fresh dict for a kept line)."""
@@ -585,6 +589,11 @@ def parse_lines(
         except decode_error:
             unused.append(index)
             if not raw.strip():
+                continue
+            bounds = parsed.bounds
+            if bounds is not None and (at < bounds[0] or at + size > bounds[1]):  # the file's first or last line
+                raw = raw[max(bounds[0] - at, 0) : max(min(at + size, bounds[1]) - at, 0)]
+            if js_blank(raw):  # (no-break spaces, \v...: pi skips the line unread)
                 continue
             try:
                 value, replaced = loads_line(raw)

@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from io import BytesIO
 from operator import itemgetter
@@ -121,6 +121,110 @@ def loads_line(raw: bytes) -> tuple[Any, bool]:
         except orjson.JSONDecodeError:
             pass
     return _loads_text(raw.decode("utf-8")), replaced
+
+
+# -- the file's two ends: pi reads `content.trim().split("\n")` ----------------------------
+
+# JavaScript's whitespace (`String.prototype.trim`) as UTF-8.  pi trims the whole file before it
+# splits it into lines, so this is stripped from the file's first line's start and its last
+# line's end (and a line that is nothing else is skipped); `JSON.parse` itself allows only
+# " \t\r\n" around a value, so a no-break space, \v, \f, a second BOM or U+3000 there makes
+# a line pi reads but a parser refuses.  (Python's `str.strip` set differs: \x1c-\x1f, \x85.)
+_JS_SPACE = (
+    rb"(?:[\t\n\v\f\r ]|\xc2\xa0|\xe1\x9a\x80|\xe2\x80[\x80-\x8a\xa8\xa9\xaf]|\xe2\x81\x9f|\xe3\x80\x80|\xef\xbb\xbf)"
+)
+_JS_SPACES = re.compile(_JS_SPACE + b"*")
+_TRAILING_JS_SPACES = re.compile(_JS_SPACE + rb"*\Z")
+_JSON_SPACE = b" \t\r\n"
+_END_PROBE = 64  # bytes read from each end first; longer runs of whitespace are read on
+_LONGEST_SPACE = 3  # bytes in the longest whitespace character (a run may start just before a read)
+
+
+def js_blank(raw: bytes) -> bool:
+    """True when `raw` is nothing but JavaScript whitespace: a line pi skips (`!line.trim()`)."""
+    return _JS_SPACES.fullmatch(raw) is not None
+
+
+Read = Callable[[int, int], bytes]  # (length, offset) -> bytes, as `os.pread` without its descriptor
+
+
+def _leading_space(read: Read, size: int) -> bytes:
+    """The whitespace run the file starts with."""
+    length = _END_PROBE
+    while True:
+        head = read(length, 0)
+        match = _JS_SPACES.match(head)  # (`X*` always matches)
+        run = match.end() if match else 0
+        if run < len(head) - _LONGEST_SPACE or len(head) >= size:
+            return head[:run]
+        length *= 4
+
+
+def _trailing_space(read: Read, size: int) -> bytes:
+    """The whitespace run the file ends with."""
+    length = _END_PROBE
+    while True:
+        start = max(size - length, 0)
+        tail = read(size - start, start)
+        found = _TRAILING_JS_SPACES.search(tail)  # (always found: `X*` matches at the end)
+        run = found.start() if found else len(tail)
+        if run > _LONGEST_SPACE or start == 0:
+            return tail[run:]
+        length *= 4
+
+
+def _bounds(read: Read, size: int, *, ends: bool = True) -> tuple[int, int] | None:
+    """`content_bounds` over `read`; `ends=False`: the data is a file's prefix (its end unknown)."""
+    if not size:
+        return None
+    leading = b"" if read(1, 0) == b"{" else _leading_space(read, size)
+    if len(leading) == size:  # nothing but whitespace: no line to cut
+        return None
+    trailing = _trailing_space(read, size) if ends else b""
+    if leading.strip(_JSON_SPACE) or trailing.strip(_JSON_SPACE):
+        return len(leading), size - len(trailing)
+    return None
+
+
+def content_bounds(descriptor: int, size: int) -> tuple[int, int] | None:
+    """The byte range pi's `content.trim()` keeps of a file of `size` bytes, or None when the
+    trim changes nothing a JSON parser would not skip anyway (whitespace at the ends that is
+    only " \t\r\n": the usual file, which starts with `{` and ends with a newline).
+
+    One small read at each end; a longer run of whitespace is read on until it ends."""
+
+    def read(length: int, offset: int) -> bytes:
+        return os.pread(descriptor, length, offset)
+
+    return _bounds(read, size)
+
+
+def data_bounds(data: bytes, *, whole: bool) -> tuple[int, int] | None:
+    """`content_bounds` of bytes in memory: a whole file, or (`whole=False`) its first bytes."""
+
+    def read(length: int, offset: int) -> bytes:
+        return data[offset : offset + length]
+
+    return _bounds(read, len(data), ends=whole)
+
+
+def clip_lines(lines: list[bytes], offset: int, bounds: tuple[int, int]) -> tuple[list[bytes], int]:
+    """Split lines (as `Block.lines`) that start at byte `offset`, cut to `bounds` (see
+    `content_bounds`): a line before the start or after the end becomes `b""`, the one
+    crossing the start or the end loses what lies outside.  Returns the lines and the index of
+    the first line that reaches past the end (`len(lines)` when none does)."""
+    start, end = bounds
+    out = list(lines)
+    tail = len(lines)
+    position = offset
+    for index, line in enumerate(lines):
+        line_end = position + len(line)
+        if position < start or line_end > end:
+            out[index] = line[max(start - position, 0) : max(min(line_end, end) - position, 0)]
+            if line_end > end and tail == len(lines):
+                tail = index
+        position = line_end + 1
+    return out, tail
 
 
 # -- an iterative parser, for lines nested deeper than the recursive ones go ----------------

@@ -242,8 +242,10 @@ class _Scanner:
             except decode_error:
                 if not line.strip():
                     continue
-                from .jsonl import LineError, loads_line  # only for lines orjson refuses: `ls` never needs it
+                from .jsonl import LineError, js_blank, loads_line  # only for lines orjson refuses
 
+                if js_blank(line):  # (no-break spaces, \v...: pi skips the line unread)
+                    continue
                 try:
                     value = loads_line(line)[0]
                 except LineError:
@@ -524,6 +526,24 @@ def can_continue(state: MetaState, descriptor: int, size: int) -> bool:
     return _head_hash(head) == state.head_hash and _tail(descriptor, state.offset) == state.tail_bytes
 
 
+def _feed_clipped(scanner: _Scanner, lines: list[bytes], offset: int, bounds: tuple[int, int]) -> tuple[int, bytes]:
+    """Feed a block's split lines cut as pi's `content.trim()` cuts the file (`bounds`, see
+    `core.jsonl.content_bounds`); returns (the offset read up to, the line left for `final`).
+
+    The line reaching into the file's trailing whitespace is handled as an unterminated last
+    line: counted in `final` only, and read again next time, when an append may have made it
+    a middle line that pi no longer trims (and so no longer reads)."""
+    from .jsonl import clip_lines
+
+    clipped, tail = clip_lines(lines, offset, bounds)
+    whole = len(lines) - 1  # the terminated lines (the last piece is unterminated or b"")
+    if tail >= whole:  # no terminated line reaches the trailing whitespace
+        scanner.feed_lines(clipped[:whole])
+        return offset + sum(map(len, lines)) + whole - len(lines[-1]), clipped[-1]
+    scanner.feed_lines(clipped[:tail])
+    return offset + sum(map(len, lines[:tail])) + tail, clipped[tail]
+
+
 def scan_file(
     path: str | os.PathLike[str], *, state: MetaState | None = None, sink: TextSink | None = None
 ) -> ScanResult:
@@ -532,7 +552,7 @@ def scan_file(
     Raises `NotSessionFile` for a file whose first JSON value is not a header, and `OSError`
     for a file that cannot be read.  A `state` whose prefix no longer matches is ignored.
     """
-    from .jsonl import line_blocks  # (a listing's prefix scans do not need the session reader's module)
+    from .jsonl import content_bounds, line_blocks  # (a listing's prefix scans do not need this module)
 
     descriptor, info = open_regular(path)  # never blocks on a FIFO; raises for one
     try:
@@ -541,6 +561,7 @@ def scan_file(
         start = state.offset
         if start == 0 and os.pread(descriptor, 3, 0) == _BOM:  # Node's trim() drops a BOM
             start = 3
+        bounds = content_bounds(descriptor, info.st_size)  # None for the usual file
         scanner = _Scanner(state, sink)
         consumed = start  # the end of the last newline-terminated line
         carry = b""  # an unterminated last line
@@ -551,6 +572,11 @@ def scan_file(
                     consumed = block.offset + block.oversized + 1
                 continue
             lines = block.lines
+            if bounds is not None and (block.offset < bounds[0] or block.offset + block.size > bounds[1]):
+                consumed, carry = _feed_clipped(scanner, block.lines, block.offset, bounds)
+                if consumed < block.offset + block.size - len(block.lines[-1]):
+                    break  # the file's last line, cut by pi's trim(): what follows is whitespace
+                continue
             carry = lines.pop()  # b"" when the block ends with a newline
             scanner.feed_lines(lines)
             consumed = block.offset + block.size - len(carry)

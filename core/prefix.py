@@ -97,11 +97,24 @@ def read_prefix(info: FileInfo, *, text: bool = True) -> SessionSummary:
     return summary_from_prefix(info, _read(info), text=text)
 
 
+def _trimmed(raw: bytes, whole: bool) -> bytes:
+    """`raw` (a file's first bytes; `whole`: all of them) without the whitespace pi's
+    `content.trim()` drops from the file's ends before its `JSON.parse`s."""
+    if raw[:1] == b"{" and (not whole or raw[-2:] == b"}\n"):  # the usual file: nothing to trim
+        return raw
+    from .jsonl import data_bounds
+
+    bounds = data_bounds(raw, whole=whole)
+    return raw if bounds is None else raw[bounds[0] : bounds[1]]
+
+
 def _scan_prefix(raw: bytes, text: bool) -> tuple[MetaState, int, str, list[str]]:
     """(state, message count lower bound, first message, texts) of a 4 KB prefix."""
-    complete = len(raw) < PREFIX_BYTES or raw.endswith(b"\n")
+    whole = len(raw) < PREFIX_BYTES
+    complete = whole or raw.endswith(b"\n")
     if raw.startswith(_BOM):  # as the full reader (`metadata`) and pi's trim(): a BOM is no header
         raw = raw[len(_BOM) :]
+    raw = _trimmed(raw, whole)
     lines = raw.split(b"\n")
     cut_line = lines.pop()  # after the last newline: b"" when complete (no parse error raised for it)
     if complete and cut_line:

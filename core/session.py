@@ -21,7 +21,7 @@ from . import dialects
 from .entries import NOT_AN_OBJECT, Entries, IdPositions, Parsed, parse_lines
 from .errors import SessionError  # re-exported: its home is errors.py (cheap for the CLI to import)
 from .gcpause import gc_paused
-from .jsonl import Skipped, line_blocks, oversized_reason
+from .jsonl import Skipped, content_bounds, line_blocks, oversized_reason
 from .linesource import LineSource
 from .migrate import CURRENT_VERSION, header_version, migrate
 from .safeopen import open_regular
@@ -197,6 +197,7 @@ def _read_records(
     start = 3 if os.pread(descriptor, 3, 0) == _BOM else 0
     if start and digest is not None:
         digest.update(_BOM)
+    parsed.bounds = content_bounds(descriptor, stat.st_size)
     content = False
     for block in line_blocks(descriptor, start, digest=digest, block_size=_SESSION_BLOCK, keepends=True):
         if block.oversized:
