@@ -19,7 +19,7 @@ import fcntl
 import os
 import re
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -203,9 +203,10 @@ def run_rm(args: argparse.Namespace) -> int:
         raise CliError("rm needs a SESSION (a path or an id prefix), or --undo", ExitCode.BAD_INPUT)
     path = session_path(args.session, args)
     saved: list[TrashReceipt] = []
+    unsaved: list[str] = []  # why the undo record could not be saved: said once the move is done
 
     def remember(planned: TrashReceipt) -> None:  # before anything moves: a killed `rm` stays undoable
-        if _save_receipt(planned):
+        if _save_receipt(planned, report=unsaved.append):
             saved.append(planned)
 
     catalog = Catalog(Scope.of(args).roots)
@@ -223,6 +224,8 @@ def run_rm(args: argparse.Namespace) -> int:
         catalog.close()
     if saved:
         _replace_receipt(saved[0], receipt)  # now with the moved file's size and mtime
+    for line in unsaved:
+        say(line)
     for item in receipt.items:
         say(f"seance: moved to the Trash: {item.original} -> {item.trashed}")
     # (not remembered: said above why; a file manager's restore still brings it back)
@@ -260,12 +263,13 @@ def _write_receipts(target: Path, receipts: list[Any]) -> None:
         target.unlink(missing_ok=True)
 
 
-def _save_receipt(receipt: TrashReceipt) -> bool:
-    return _save_entry(receipt.to_json())
+def _save_receipt(receipt: TrashReceipt, *, report: Callable[[str], None] = say) -> bool:
+    return _save_entry(receipt.to_json(), report=report)
 
 
-def _save_entry(entry: dict[str, Any]) -> bool:
-    """Push a receipt or a batch (as JSON) onto the undo stack (False: it could not be, said)."""
+def _save_entry(entry: dict[str, Any], *, report: Callable[[str], None] = say) -> bool:
+    """Push a receipt or a batch (as JSON) onto the undo stack (False: it could not be, and
+    `report` was told why: `seance rm` says so only once something was deleted)."""
     try:
         with _receipts_locked() as target:
             try:
@@ -275,7 +279,7 @@ def _save_entry(entry: dict[str, Any]) -> bool:
                 receipts = []
             _write_receipts(target, [*receipts, entry])
     except OSError as error:  # the delete itself works; only `rm --undo` will not know it
-        say(f"seance: could not remember the deletion for --undo: {error}")
+        report(f"seance: could not remember the deletion for --undo: {error}")
         return False
     return True
 

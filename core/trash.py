@@ -399,6 +399,8 @@ def trash_session(
         busy = session_activity(session_path, active_seconds=active_seconds)
         if busy is not None:
             raise SessionInUse(f"{session_path}: {busy}; an agent may be using it, not moved to the Trash")
+    if not _writable(session_path.parent):  # before a Trash name is reserved or an undo record saved
+        raise _folder_not_writable(session_path)
     target = trash if trash is not None else trash_dir()
     recover_interrupted(target)
     moment = datetime.now().replace(microsecond=0)
@@ -667,10 +669,32 @@ class _Journal:
         self.path.with_name(f"{self.path.name}.tmp").unlink(missing_ok=True)
 
 
+def _writable(folder: Path) -> bool:
+    """Whether a file can leave `folder` (False: a read-only mount, an immutable folder, no permission)."""
+    return os.access(folder, os.W_OK | os.X_OK)
+
+
+def _folder_not_writable(source: Path) -> TrashError:
+    return TrashError(
+        f"{source}: cannot be moved to the Trash: its folder {source.parent} is not writable; nothing changed"
+    )
+
+
+def _rename_out(source: Path, destination: Path) -> None:
+    """`os.rename` of `source` out of its folder; a folder it cannot leave is said as such
+    (not as the rename's two paths, one of them a temporary name seance made up)."""
+    try:
+        os.rename(source, destination)
+    except OSError as error:
+        if error.errno in (errno.EROFS, errno.EACCES, errno.EPERM) and not _writable(source.parent):
+            raise _folder_not_writable(source) from error
+        raise
+
+
 def _move_in(source: Path, destination: Path, journal: _Journal) -> None:
     """rename, or (across filesystems) the journalled copy described in the module docstring."""
     try:
-        os.rename(source, destination)
+        _rename_out(source, destination)
         fsync_dir(destination.parent)
         return
     except OSError as error:
@@ -697,7 +721,7 @@ def _move_in(source: Path, destination: Path, journal: _Journal) -> None:
         raise SessionInUse(f"{source}: kept changing while it was copied to the Trash; not moved")
     journal.update(copied=True, aside=str(source.parent / f"{ASIDE_PREFIX}{journal.token}"))
     aside = Path(journal.state["aside"])
-    os.rename(source, aside)  # the path is free: an agent's next line starts a new file there
+    _rename_out(source, aside)  # the path is free: an agent's next line starts a new file there
     try:
         if copied is not None:
             _catch_up(aside, data, copied)

@@ -6,8 +6,10 @@ import errno
 import json
 import os
 import re
+import shlex
 import shutil
 import stat
+import subprocess
 import sys
 import tempfile
 import time
@@ -1288,3 +1290,72 @@ def test_a_journal_whose_name_climbs_out_of_the_trash_never_writes_there(home) -
     journal = _dead_journal(trash, source=str(home / "src.jsonl"), name="../../victim.txt", aside=str(aside))
     assert recover_interrupted(trash) == []
     assert victim.read_text() == "precious\n" and aside.exists() and journal.exists()
+
+
+def _rm_in_read_only_mounts(home: Path, session: Path, *read_only: Path) -> subprocess.CompletedProcess[str]:
+    """`seance rm SESSION` with each of `read_only` bind-mounted read-only over itself, in a
+    private mount namespace (`unshare -m`; the test is skipped where it is not allowed)."""
+    mounts = " && ".join(f"mount --bind -o ro {shlex.quote(str(p))} {shlex.quote(str(p))}" for p in read_only)
+    rm = f"{shlex.quote(sys.executable)} -m seance rm {shlex.quote(str(session))}"
+    command = f"mount --make-rprivate / && {mounts} && exec {rm}"
+    if not shutil.which("unshare") or subprocess.run(["unshare", "-m", "true"], capture_output=True).returncode:
+        pytest.skip("needs `unshare -m` (a private mount namespace)")
+    return subprocess.run(["unshare", "-m", "sh", "-c", command], capture_output=True, text=True, timeout=60)
+
+
+def test_rm_in_a_read_only_folder_says_so_in_one_line(home, monkeypatch) -> None:
+    """A session in a read-only folder: `seance rm` said first "could not remember the deletion
+    for --undo" (about a deletion that never happened), then an EROFS naming seance's own
+    `.seance-trashing-…` temp file (after copying the whole session into the Trash for nothing)."""
+    cache = home / "cache"
+    cache.mkdir()
+    monkeypatch.setenv("SEANCE_CACHE_DIR", str(cache))
+    session = make_session(home / "sessions" / "--p--", text='{"type":"message","id":"m1","parentId":null}')
+    before = session.read_bytes()
+    done = _rm_in_read_only_mounts(home, session, session.parent, cache)
+    assert done.returncode == 2
+    folder = str(session.parent)
+    assert done.stderr.splitlines() == [
+        f"seance: {session}: cannot be moved to the Trash: its folder {folder} is not writable; nothing changed"
+    ]
+    assert session.read_bytes() == before and sorted(p.name for p in session.parent.iterdir()) == [session.name]
+    trash = home / "data" / "Trash"
+    assert not any((trash / "files").iterdir()) if (trash / "files").exists() else True
+    assert not any((trash / "info").iterdir()) if (trash / "info").exists() else True
+
+
+def test_rm_whose_folder_refuses_the_move_says_which_folder(home, monkeypatch, capsys) -> None:
+    """The folder refuses the rename only when it is tried (made read-only after the check, an
+    immutable flag access() did not see): the same one line, not the temp file's name, and no
+    undo-record line for a deletion that did not happen."""
+    from seance.cli import main
+
+    blocker = home / "cache"
+    blocker.write_text("a file where the cache folder should be")  # the undo record cannot be saved
+    monkeypatch.setenv("SEANCE_CACHE_DIR", str(blocker / "sub"))
+    session = make_session(home / "s", text='{"type":"message","id":"m1","parentId":null}')
+    across_filesystems(monkeypatch)
+    rename, access = os.rename, os.access
+    checked: list[str] = []
+
+    def refusing_rename(source, destination):
+        if Path(source) == session:
+            raise OSError(errno.EROFS, "Read-only file system", str(source), None, str(destination))
+        return rename(source, destination)
+
+    def access_then_not(path, mode, **kwargs):  # writable when checked first, not when the move failed
+        if Path(path) == session.parent:
+            checked.append(str(path))
+            return len(checked) == 1
+        return access(path, mode, **kwargs)
+
+    monkeypatch.setattr(os, "rename", refusing_rename)
+    monkeypatch.setattr(os, "access", access_then_not)
+    assert main(["rm", str(session)]) == 2
+    err = capsys.readouterr().err
+    assert err.splitlines() == [
+        f"seance: {session}: cannot be moved to the Trash: its folder {session.parent} is not writable; nothing changed"
+    ]
+    assert sorted(p.name for p in session.parent.iterdir()) == [session.name]
+    assert not list((home / "data" / "Trash" / "files").iterdir())
+    assert not list((home / "data" / "Trash" / "info").iterdir())
