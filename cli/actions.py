@@ -29,6 +29,7 @@ import orjson
 from seance.core.catalog import Catalog
 from seance.core.model import SessionSummary
 from seance.core.resume import Resolution, continue_session, fork_into, pi_continue_folders, resume_command
+from seance.core.safeopen import read_regular
 from seance.core.text import display_text
 from seance.core.trash import (
     NotASessionFile,
@@ -188,6 +189,11 @@ def run_continue(args: argparse.Namespace) -> int:
 # -- rm ------------------------------------------------------------------------------------------
 
 
+# The undo list and a batch's journal hold paths and stamps: far below this, unless something
+# else was put there (read whole, so it is bounded).
+UNDO_LIST_LIMIT = 64 << 20
+
+
 def receipt_path() -> Path:
     from seance.core.index import default_cache_dir
 
@@ -250,7 +256,7 @@ def _receipts_locked() -> Iterator[Path]:
 def _read_receipts(target: Path) -> list[Any]:
     """The saved receipts, oldest first (a single object: the format before the stack)."""
     try:
-        data = orjson.loads(target.read_bytes())
+        data = orjson.loads(read_regular(target, UNDO_LIST_LIMIT))  # (a FIFO there never blocks)
     except FileNotFoundError:
         return []
     return data if isinstance(data, list) else [data]
@@ -380,7 +386,7 @@ def _saved_batch(entry: dict[str, Any]) -> TrashBatch:
         return batch
     by_info = {receipt.session.info: receipt for receipt in batch.receipts}
     try:
-        lines = journal.read_bytes().splitlines()
+        lines = read_regular(journal, UNDO_LIST_LIMIT).splitlines()
     except OSError:
         lines = []
     for line in lines:

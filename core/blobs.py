@@ -16,7 +16,10 @@ import re
 from pathlib import Path
 from typing import Any
 
+from .safeopen import read_regular
+
 BLOB_PREFIX = "blob:sha256:"
+BLOB_LIMIT = 256 << 20  # an image the model APIs take is a few MB; read whole, so bounded
 _HEX = re.compile(r"^[a-f0-9]{64}$")  # also the path-traversal guard
 
 
@@ -54,7 +57,7 @@ class BlobStore:
         if path is None:
             return None
         try:
-            return path.read_bytes()
+            return read_regular(path, BLOB_LIMIT)  # (a FIFO there never blocks a preview)
         except OSError:
             return None
 

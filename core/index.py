@@ -63,6 +63,7 @@ from .ftscheck import fts_signature as _fts_signature
 from .fulltext import FIELD_RANK, META_FIELDS, OPT_IN, TEXT_RULES
 from .holders import process_alive
 from .model import SessionSummary
+from .safeopen import open_regular
 from .text import is_utf8
 from .userdirs import user_dir
 
@@ -188,8 +189,11 @@ def _is_seance_index(path: Path) -> bool:
     beside it may still hold the stamp, through SQLite, read-only (the WAL files exist then,
     so the probe leaves nothing behind).  Anything unreadable is left alone."""
     try:
-        with open(path, "rb") as handle:
-            header = handle.read(100)
+        descriptor, _info = open_regular(path)  # (a FIFO there never blocks)
+        try:
+            header = os.pread(descriptor, 100, 0)
+        finally:
+            os.close(descriptor)
     except OSError:
         return False
     if len(header) < 100 or not header.startswith(b"SQLite format 3\x00"):

@@ -25,6 +25,8 @@ from collections.abc import Collection, Iterable
 from pathlib import Path
 from typing import Any
 
+from .safeopen import open_regular, read_regular
+
 TAG_BYTES = 16
 FILE_SUFFIX = ".bin"  # (a tag, then the bytes: no file a program would open by its name)
 
@@ -33,10 +35,11 @@ def mapped_file(path: Path) -> Any:
     """`path` mapped read-only (an `mmap.mmap`), or None when it is empty."""
     import mmap
 
-    with open(path, "rb") as handle:
-        if not os.fstat(handle.fileno()).st_size:
-            return None
-        return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+    descriptor, info = open_regular(path)  # (a FIFO there never blocks)
+    try:
+        return mmap.mmap(descriptor, 0, access=mmap.ACCESS_READ) if info.st_size else None
+    finally:
+        os.close(descriptor)  # (the map keeps its own reference to the file)
 
 
 # -- a file checked once: its identity vouches for it after (`vouched`, `vouch`) ------------------
@@ -66,9 +69,8 @@ def vouched(path: Path, tag: bytes, crc: int, stat: os.stat_result) -> bool:
     """Whether the note beside the kept file at `path` says that this very file (`stat`:
     its identity, taken before it was read) holds the bytes of `tag` whose CRC is `crc`."""
     try:
-        with open(_note(path), "rb") as handle:
-            note = handle.read(256)
-    except OSError:
+        note = read_regular(_note(path), 256)
+    except OSError:  # (one over 256 bytes, too: no note of ours)
         return False
     expected = tag + array("q", [crc, *_identity(stat)]).tobytes()
     return note == expected

@@ -36,12 +36,13 @@ from .listing import folder_parent
 from .model import SessionSummary
 from .roots import agent_dir as pi_agent_dir
 from .roots import pi_session_dir
-from .safeopen import open_regular
+from .safeopen import open_regular, read_regular
 from .session import FileStamp, NotASession, Session, SessionError, load_session, read_session
 from .text import is_utf8
 from .writes import atomic_write, create_new, dumps_line, now_iso, persist_migration
 
 BREADCRUMB_DIR = "terminal-sessions"
+BREADCRUMB_LIMIT = 1 << 20  # a breadcrumb is two paths and a word: anything bigger is not one
 
 
 # ---------------------------------------------------------------------------- resolve
@@ -351,7 +352,8 @@ def _breadcrumb_lines(agent_dir: str | os.PathLike[str], terminal: str | None) -
     if terminal is None:
         return None
     try:
-        lines = breadcrumb_path(agent_dir, terminal).read_text(encoding="utf-8", errors="replace").splitlines()
+        data = read_regular(breadcrumb_path(agent_dir, terminal), BREADCRUMB_LIMIT)  # (a FIFO never blocks)
+        lines = data.decode("utf-8", "replace").splitlines()
     except OSError:
         return None
     return lines if len(lines) >= 2 else None

@@ -68,6 +68,7 @@ import orjson
 
 from .holders import holders, process_alive
 from .safefile import NO_HARD_LINKS, clean_stale_temps, fsync_dir, link_new, temp_path_for
+from .safeopen import read_regular
 from .session import NotASession, SessionError, read_session
 from .text import is_utf8
 
@@ -78,6 +79,9 @@ ACTIVE_SECONDS = 60.0
 NAME_MAX = 255  # bytes in a file name on Linux, macOS and Windows filesystems
 INFO_SUFFIX = ".trashinfo"
 INCOMING = ".seance-incoming"
+# A `.trashinfo` or a move's journal is a few hundred bytes; anything bigger is not one.  (Read
+# with `read_regular`: a FIFO put in the Trash never blocks a delete or an undo.)
+_SMALL_FILE_LIMIT = 1 << 20
 ASIDE_PREFIX = ".seance-trashing-"
 RESTORING_PREFIX = "seance-restoring-"  # (in a `safefile.temp_path_for` name: a killed undo's is cleaned)
 COPY_ATTEMPTS = 3
@@ -598,7 +602,7 @@ def _remove_info_if_ours(info: Path, info_text: str, *, or_its_start: bool = Fal
     """Remove a `.trashinfo` only if it holds exactly the text seance wrote (never another tool's);
     `or_its_start`: also if it holds the start of it (a write cut short by a kill)."""
     try:
-        found = info.read_text(encoding="utf-8")
+        found = read_regular(info, _SMALL_FILE_LIMIT).decode("utf-8")
         if found == info_text or (or_its_start and info_text.startswith(found)):
             info.unlink()
     except (OSError, UnicodeDecodeError):
@@ -932,7 +936,7 @@ def recover_interrupted(trash: Path | None = None) -> list[Path]:
                 _remove_if_dead(entry)
             continue
         try:
-            state = orjson.loads(entry.read_bytes())
+            state = orjson.loads(read_regular(entry, _SMALL_FILE_LIMIT))
             pid = int(state["pid"])
         except (OSError, orjson.JSONDecodeError, KeyError, TypeError, ValueError):
             continue
@@ -1130,7 +1134,7 @@ def _finish(item: TrashedItem) -> None:
 
 def _read_text(path: Path) -> str | None:
     try:
-        return path.read_text(encoding="utf-8")
+        return read_regular(path, _SMALL_FILE_LIMIT).decode("utf-8")
     except (OSError, UnicodeDecodeError):
         return None
 
@@ -1493,7 +1497,7 @@ def _append_lines(path: Path, lines: bytes, *, sync: bool = True) -> int:
 def read_trashinfo(info: Path) -> tuple[Path, str]:
     """The original path and deletion date recorded in a `.trashinfo` file."""
     values: dict[str, str] = {}
-    for line in info.read_text(encoding="utf-8").splitlines():
+    for line in read_regular(info, _SMALL_FILE_LIMIT).decode("utf-8").splitlines():
         key, sep, value = line.partition("=")
         if sep:
             values[key.strip()] = value.strip()
