@@ -122,6 +122,42 @@ async def test_rows_scrolled_to_with_the_wheel_stay_in_view_when_a_session_chang
         assert 0 <= widget.cursor - widget.scroll_offset.y < widget.size.height, "a key brings the cursor back"
 
 
+async def test_rows_scrolled_to_stay_when_the_session_on_the_top_line_is_written_or_removed(tmp_path: Path) -> None:
+    """The view kept across a live change followed the one session on its top line: an agent
+    writing that session moved it to the list's top, and the view went with it, to the top,
+    away from every row the user had scrolled to read.  The view keeps most of its rows."""
+    specs = [
+        Spec(f"s{number:02d}", PROJECT, (f"prompt {number:02d}",), timedelta(hours=number + 1)) for number in range(60)
+    ]
+    root = make_root(tmp_path, specs)
+    app = picker_app(root, options=PickerOptions(watch=True))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert await wait_until(pilot, lambda: screen_of(pilot).watching)
+        widget = screen_of(pilot).session_list
+
+        def shown() -> list[str]:
+            top = widget.scroll_offset.y
+            lines = range(top, min(top + widget.size.height, len(widget.rows)))
+            return [widget.rows[line].summary.id for line in lines]
+
+        for _ in range(12):
+            await pilot._post_mouse_events([events.MouseScrollDown], widget, offset=(5, 3))
+        await settle(pilot)
+        before = shown()
+        assert widget.scroll_offset.y >= 10 and widget.cursor == 0
+        number = int(before[0][1:])
+        write_session(root, Spec(before[0], PROJECT, (f"prompt {number:02d}", "one more"), timedelta(seconds=5)))
+        assert await wait_until(pilot, lambda: widget.rows[0].summary.id == before[0])
+        await settle(pilot)
+        assert shown()[1:] == before[1:], "the rows read stay on their lines; the written one went to the top"
+        shown_before = shown()
+        session_path(root, Spec(before[5], PROJECT)).unlink()
+        assert await wait_until(pilot, lambda: len(widget.rows) == 59)
+        await settle(pilot)
+        assert shown()[:5] == shown_before[:5] and shown()[5:-1] == shown_before[6:], "the rows after it close up"
+
+
 async def test_a_row_arriving_while_the_list_is_at_its_top_is_in_view(tmp_path: Path) -> None:
     """The list at its top with the cursor on the first row: a new session appears above the
     cursor, on screen (it used to be slipped in above the viewport, seen only after Home)."""

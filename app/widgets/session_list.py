@@ -258,7 +258,7 @@ class SessionList(ScrollView, can_focus=False):
         room = self.scrollable_content_region.height
         # the wheel scrolled the cursor out of view: the rows read there stay (not the cursor's)
         away = old_row is not None and not top and not 0 <= old_screen_y < room
-        anchor = self._line_anchor(self.scroll_offset.y) if away else None
+        anchor = self._view_anchor() if away else []
         self._rows = rows = RowSet.of(rows)
         self._line_starts, self._line_count = rows.line_starts, rows.line_count
         self._now = self._clock()  # (the cached lines stay: each is keyed by what it shows, its age included)
@@ -285,21 +285,39 @@ class SessionList(ScrollView, can_focus=False):
         if (new_row is None) != (old_row is None) or (new_row and old_row and new_row.summary is not old_row.summary):
             self.post_message(self.Highlighted(self, new_row))
 
-    def _line_anchor(self, line: int) -> tuple[str, int] | None:
-        """The session drawn on `line` and which of its lines it is, to find it again in new rows."""
-        located = self._row_at_line(line)
-        return (self._rows[located[0]].path, located[1]) if located else None
+    def _view_anchor(self) -> list[tuple[str, int]]:
+        """The sessions drawn in the view, each with the line it starts on, counted from the
+        view's top (the first one's may be above it), to find them again in new rows."""
+        top, room = self.scroll_offset.y, self.scrollable_content_region.height
+        located = self._row_at_line(top)
+        if located is None:
+            return []
+        anchor = []
+        for index in range(located[0], len(self._rows)):
+            start = self._line_of(index)
+            if start >= top + room:
+                break
+            anchor.append((self._rows[index].path, start - top))
+        return anchor
 
-    def _scroll_to_anchor(self, anchor: tuple[str, int] | None) -> None:
-        """Scroll the new rows so the anchored session's line is at the top again (if it is
-        gone, the view stays where it is): live changes while the user reads rows away from
-        the cursor must not snap the view back to it.  A list at its top stays there."""
-        if anchor is None or self.scroll_offset.y == 0:
+    def _scroll_to_anchor(self, anchor: list[tuple[str, int]]) -> None:
+        """Scroll the new rows so the first session of the view that is still listed, with the
+        next one still after it, is on the line it was on: live changes while the user reads
+        rows away from the cursor must not snap the view back to it, nor follow a session an
+        agent's write moved to the top.  A list at its top stays there."""
+        if not anchor or self.scroll_offset.y == 0:
             return
-        index = self._rows.position(anchor[0])
-        if index is not None:
-            line = min(self._line_of(index) + anchor[1], self._line_of(index) + self._rows[index].height - 1)
-            self.scroll_to(y=line, animate=False, immediate=True)
+        found = [(self._rows.position(path), offset) for path, offset in anchor]
+        after = [index for index, _offset in found[1:]] + [None]
+        listed = [(index, offset) for index, offset in found if index is not None]
+        steady = [
+            (index, offset)
+            for (index, offset), following in zip(found, after, strict=True)
+            if index is not None and following in (None, index + 1)
+        ]
+        if steady or listed:
+            index, offset = (steady or listed)[0]
+            self.scroll_to(y=max(self._line_of(index) - offset, 0), animate=False, immediate=True)
 
     def expect_lines(self, lines: int) -> None:
         """The scrollable height the whole list will have (a search's count, known before
