@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 from pathlib import Path
 
 import orjson
@@ -435,6 +436,34 @@ async def test_undo_puts_the_session_back_with_the_cursor_on_it(root: Path, tmp_
         await pilot.press("ctrl+z")
         await settle(pilot)
         assert titles(pilot) == before and widget.cursor == cursor and cursor_title(pilot) == "Release 1.0"
+
+
+async def test_undo_after_the_wheel_scrolled_away_shows_the_restored_session(tmp_path: Path, monkeypatch) -> None:
+    """Ctrl+Z put the cursor on the restored session, but when the wheel had scrolled the list
+    since the delete, the view stayed on the rows scrolled to (as for a live change): the
+    cursor, and the session just restored, were off screen.  A key that moves the cursor shows it."""
+    pytest.importorskip("seance.core.trash")
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    specs = [
+        Spec(f"s{number:02d}", PROJECT, (f"prompt {number:02d}",), timedelta(hours=number + 1)) for number in range(60)
+    ]
+    async with picker_app(make_root(tmp_path, specs)).run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        widget = screen_of(pilot).session_list
+        await pilot.press("down", "ctrl+d")
+        await pilot.pause()
+        await pilot.press("enter")
+        await settle(pilot)
+        assert cursor_title(pilot) == "prompt 02"
+        for _ in range(12):
+            await pilot._post_mouse_events([events.MouseScrollDown], widget, offset=(5, 3))
+        await settle(pilot)
+        assert widget.cursor < widget.scroll_offset.y, "the cursor is out of view"
+        await pilot.press("ctrl+z")
+        await settle(pilot)
+        assert cursor_title(pilot) == "prompt 01"
+        assert 0 <= widget.cursor - widget.scroll_offset.y < widget.size.height, "the restored session is in view"
 
 
 async def test_an_undo_that_cannot_be_done_yet_stays_on_the_undo_stack(root: Path, tmp_path: Path, monkeypatch) -> None:

@@ -246,18 +246,20 @@ class SessionList(ScrollView, can_focus=False):
         """Replace every row (a `RowSet` built by a worker costs this no more than the rows drawn).
 
         The cursor follows the session at path `keep` (default: the current one) and that row
-        keeps its position on screen, unless the list was scrolled to its very top: then it
+        keeps its position on screen (the rows in view stay instead when the wheel scrolled the
+        current one out of view and no `keep` is given), unless the list was scrolled to its very top: then it
         stays there, so rows that arrive above the cursor are seen, not slipped in above the
         viewport.  With `top`, the cursor goes to the first row instead.  `lines_at_least`: the
         scrollable height stays at least this (the lines past the rows are blank): the first
         page of a search keeps the scrollbar the list had until the whole ranking comes.
         """
         old_row = self.highlighted
-        keep = keep if keep is not None else (old_row.path if old_row else None)
         old_screen_y = self._line_of(self._cursor) - self.scroll_offset.y if old_row else 0
         room = self.scrollable_content_region.height
-        # the wheel scrolled the cursor out of view: the rows read there stay (not the cursor's)
-        away = old_row is not None and not top and not 0 <= old_screen_y < room
+        # the wheel scrolled the cursor out of view: the rows read there stay (not the cursor's),
+        # unless the cursor is sent to a session (`keep`: Ctrl+Z's restored one), which is shown
+        away = keep is None and old_row is not None and not top and not 0 <= old_screen_y < room
+        keep = keep if keep is not None else (old_row.path if old_row else None)
         anchor = self._view_anchor() if away else []
         self._rows = rows = RowSet.of(rows)
         self._line_starts, self._line_count = rows.line_starts, rows.line_count
