@@ -466,6 +466,34 @@ async def test_undo_after_the_wheel_scrolled_away_shows_the_restored_session(tmp
         assert 0 <= widget.cursor - widget.scroll_offset.y < widget.size.height, "the restored session is in view"
 
 
+async def test_an_undo_under_an_invalid_query_does_not_take_the_cursor_later(
+    root: Path, tmp_path: Path, monkeypatch
+) -> None:
+    """Ctrl+Z while the query does not parse: no rows come for it (the last valid query's
+    stay), so the restored session waited to take the cursor from the next rows, whatever
+    the user did meanwhile: ↓ to a row, then Esc to clear the query, and the cursor jumped
+    from the row chosen to the restored session."""
+    pytest.importorskip("seance.core.trash")
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    async with picker_app(root).run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("down", "ctrl+d")
+        await pilot.pause()
+        await pilot.press("enter")
+        await settle(pilot)
+        await pilot.press(*"re:(")
+        await settle(pilot)
+        await pilot.press("ctrl+z")
+        await settle(pilot)
+        assert screen_of(pilot).status.message == "Session restored"
+        await pilot.press("down", "down")
+        chosen = cursor_title(pilot)
+        await pilot.press("escape")
+        await settle(pilot)
+        assert len(titles(pilot)) == 5 and cursor_title(pilot) == chosen == "update the README"
+
+
 async def test_an_undo_that_cannot_be_done_yet_stays_on_the_undo_stack(root: Path, tmp_path: Path, monkeypatch) -> None:
     """Ctrl+Z when a different file now sits at the deleted session's path: refused (nothing is
     overwritten), but the deletion was already off the stack, so once the path was free the next

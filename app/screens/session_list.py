@@ -681,6 +681,8 @@ class SessionPickerScreen(
             self._query_unparsed(text)  # key_order.py: no rows will come for it
             if self._rows_listing != self._listing_key():  # none were made of these sessions
                 self._make_rows(self.model.view(plain=True), top)  # (an initial query, Tab, Ctrl+N)
+            else:  # no rows come: an undone delete's session is not to take the cursor from later ones
+                self._cursor_to = None
             return
         self._query_unparsed(None)
         self._clear_query_error()
