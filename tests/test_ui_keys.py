@@ -250,6 +250,19 @@ async def test_at_80_columns_the_status_line_still_says_why_a_query_is_invalid(r
         assert line.cell_length <= status.size.width and "◉ Current Folder" in line.plain, "a notice yields the scope"
 
 
+async def test_at_70_columns_the_status_line_still_says_only_named_sessions_are_listed(root: Path) -> None:
+    """Ctrl+N and a query at 70 columns: "Name: Named" was the first part to give way, and
+    nothing else on screen said the unnamed sessions were hidden ("1 session")."""
+    async with picker_app(root).run_test(size=(70, 24)) as pilot:
+        await settle(pilot)
+        status = screen_of(pilot).status
+        await pilot.press("ctrl+n", *"release")
+        await settle(pilot)
+        line = status.render()
+        assert line.cell_length <= status.size.width and "Name: Named" in line.plain, line.plain
+        assert "1 session" in line.plain and "Current Folder" in line.plain
+
+
 @pytest.mark.parametrize("size", [(40, 8), (60, 9), (80, 12)])
 async def test_on_a_short_terminal_a_dialog_still_shows_its_title_text_and_keys(root: Path, size) -> None:
     """Ctrl+D at 8-12 rows: the box's padding, margins and buttons took the room of its hint

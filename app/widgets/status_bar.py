@@ -80,7 +80,8 @@ class StatusBar(Widget):
             )
         )
         parts.append((KEEP["sort"], Content.styled(f"Sort: {sort_label(self.sort, self.searching)}", dim)))
-        parts.append((KEEP["name"], Content.styled(f"Name: {'Named' if self.named_only else 'All'}", dim)))
+        name = ("named", "Named") if self.named_only else ("name", "All")  # (Named: the only sign of Ctrl+N)
+        parts.append((KEEP[name[0]], Content.styled(f"Name: {name[1]}", dim)))
         if self.listing:
             parts.append((KEEP["count"], Content.styled("Loading…", dim)))
         else:
@@ -105,12 +106,13 @@ class StatusBar(Widget):
 
 
 KEEP = {
-    "error": 9,
-    "count": 8,
-    "scope": 7,
-    "notice": 6,
-    "selected": 5,
-    "new": 4,
+    "error": 10,
+    "count": 9,
+    "scope": 8,
+    "notice": 7,
+    "selected": 6,
+    "new": 5,
+    "named": 4,
     "progress": 3,
     "sort": 2,
     "skipped": 1,
@@ -118,7 +120,9 @@ KEEP = {
 }
 """How much each part of the status line is needed: the lowest gives way first when the line
 is wider than the terminal.  An error goes last (it says why a key did nothing); a notice
-("Pinned …", "Copied …", which stays until the next message) before the scope."""
+("Pinned …", "Copied …", which stays until the next message) before the scope.  "Name: Named"
+(Ctrl+N hides the unnamed sessions, and nothing else says so) stays longer than the sort;
+"Name: All" says nothing the user did."""
 
 SEPARATOR_CELLS = 3  # " · "
 
