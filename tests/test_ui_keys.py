@@ -281,3 +281,21 @@ async def test_on_a_short_terminal_a_dialog_still_shows_its_title_text_and_keys(
                 assert label.region.height and shown.contains_region(label.region), (key, size, part)
             await pilot.press("escape")
             await settle(pilot)
+
+
+@pytest.mark.parametrize("size", [(80, 16), (80, 17), (80, 18)])
+async def test_a_dialog_taller_than_the_terminal_leaves_it_keeps_its_hint(root: Path, size) -> None:
+    """Ctrl+Y at 16-18 rows is not a short terminal (<16), yet the copy dialog's choices
+    (up to 6 rows of a wrapped resume command and path) with the full box's padding and
+    margins took the room of "c / i / p or Enter copy · Esc cancel": nothing said how to
+    leave it.  A box the terminal cuts drops them too."""
+    async with picker_app(root).run_test(size=size) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+y")
+        await settle(pilot)
+        screen = pilot.app.screen
+        dialog = screen.query_one("#seance-dialog")
+        hint = screen.query_one("#seance-dialog-hint", Static)
+        assert "Esc cancel" in str(hint.render())
+        assert dialog.scrollable_content_region.contains_region(hint.region), (size, hint.region)
+        assert screen.query_one("#seance-dialog-title", Static).region.height == 1

@@ -44,6 +44,14 @@ class SeanceModal(ReleasesLines, ModalScreen[ResultType]):
         """A short terminal: the box drops its padding, margins and buttons (modal.tcss
         `-short`), so the title, the text and the "Enter … · Esc …" hint still show."""
         self.query_one("#seance-dialog").set_class(self.size.height < SHORT_ROWS, "-short")
+        self.call_after_refresh(self._fit_cut_box)
+
+    def _fit_cut_box(self) -> None:
+        """A box the terminal cuts at more rows drops them too (the copy dialog's six rows of
+        choices at 16-18 rows took its hint, the only word of how to leave it)."""
+        for dialog in self.query("#seance-dialog"):  # (none once the dialog is gone)
+            if dialog.max_scroll_y > 0:
+                dialog.add_class("-short")
 
     def compose_dialog(self) -> ComposeResult:
         yield from ()
