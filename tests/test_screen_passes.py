@@ -29,7 +29,7 @@ from seance.core.linesource import LineSource
 from seance.core.pathtotals import PathTotals
 from seance.core.session import Session, read_session
 from seance.core.summary import format_tool_call
-from seance.core.text import content_text, drop_escapes
+from seance.core.text import content_text, drop_escapes, message_text, user_run
 
 FILES = corpus_files()
 STAMP = "2026-01-01T00:00:00.000Z"
@@ -37,17 +37,24 @@ HEADER = {"type": "session", "version": 3, "id": "passes", "timestamp": STAMP, "
 
 
 def _old_search_text(model: TreeModel, entry_id: str, entry: dict[str, Any]) -> str:
-    """`TreeModel._build_search_text` as it was: the whole text joined, its escape sequences
-    dropped (as the rows and the preview show it), then lowercased."""
+    """`TreeModel._build_search_text` made plainly: the whole text joined (what the preview
+    shows: a run's command and output, a failed message's error, a custom message's type, a
+    compaction's summary), its escape sequences dropped (as the rows and the preview show
+    it), then lowercased."""
     kind = entry.get("type")
     parts: list[str] = []
     if kind == "message" and isinstance(message := entry.get("message"), dict):
-        if message.get("role") in ("toolResult", "bashExecution"):
+        run = user_run(message)
+        if message.get("role") == "toolResult" or run:
             parts.append(model.summary(entry_id, entry).plain())
         parts.append(str(message.get("role") or ""))
-        parts.append(content_text(message.get("content"), "\n"))
-        if message.get("role") == "bashExecution":
-            parts.append(str(message.get("command") or ""))
+        parts.append(message_text(message))
+        if run:
+            parts += [str(run[1] or ""), str(run[2] or "")]
+        elif message.get("role") == "custom":
+            parts.append(str(message.get("customType") or ""))
+        if isinstance(error := message.get("errorMessage"), str) and error:
+            parts.append(error)
         content = message.get("content")
         for block in content if isinstance(content, list) else ():
             if isinstance(block, dict) and block.get("type") == "toolCall":
@@ -57,6 +64,9 @@ def _old_search_text(model: TreeModel, entry_id: str, entry: dict[str, Any]) -> 
         parts.append(content_text(entry.get("content"), "\n"))
     elif kind == "branch_summary":
         parts.append(f"branch summary {entry.get('summary') or ''}")
+    elif kind == "compaction":
+        summary = entry.get("summary")
+        parts += [model.summary(entry_id, entry).plain(), summary if isinstance(summary, str) else ""]
     else:
         parts.append(model.summary(entry_id, entry).plain())
     return drop_escapes(" ".join(parts)).lower()
