@@ -234,6 +234,8 @@ def run_rm(args: argparse.Namespace) -> int:
         say(line)
     for item in receipt.items:
         say(f"seance: moved to the Trash: {item.original} -> {item.trashed}")
+    for note in receipt.notes:  # (a move left unfinished: what is where)
+        say(f"seance: {note}")
     # (not remembered: said above why; a file manager's restore still brings it back)
     say("seance: undo with `seance rm --undo`" if saved else "seance: restore it from the Trash")
     put_path(receipt.session.trashed)
@@ -320,15 +322,18 @@ def _undo_last() -> int:
             raise CliError("nothing to undo", ExitCode.NOT_FOUND)
         if is_batch_json(receipts[-1]):
             return _undo_batch(target, receipts)
+        notes: list[str] = []
         try:
             receipt = TrashReceipt.from_json(receipts[-1])
-            restored = undo(receipt)
+            restored = undo(receipt, notes)
         except TrashError as error:
             if isinstance(error, NotInTrash) or not _undoable(receipts[-1]):  # gone for good, or malformed
                 _write_receipts(target, receipts[:-1])
                 raise CliError(f"{error}; dropped from the undo list", ExitCode.NOT_FOUND) from None
             raise  # e.g. the original path is taken: keep it, the user may free the path and retry
         _write_receipts(target, receipts[:-1])
+    for note in notes:  # (a move left unfinished: what is where)
+        say(f"seance: {note}")
     for path in restored:
         put_path(path)
     return ExitCode.OK

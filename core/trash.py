@@ -28,7 +28,9 @@ line), so a delete racing it makes pi re-create a headerless file at the old pat
   leaves a journal whose process is dead; the next trash operation (`recover_interrupted`)
   finishes the move if the source had been put aside (the copy is redone from it), and
   otherwise rolls back: the partial copy is removed, and the `.trashinfo` too — only if it
-  still holds exactly the text this journal wrote.  A half-made entry is never in `files/`;
+  still holds exactly the text this journal wrote; one it cannot finish now (a full disk, a
+  file it cannot read) stays as it is, said, for the next try: it never stops the delete or
+  undo the user asked for.  A half-made entry is never in `files/`;
   a whole one keeps its `.trashinfo` whatever stops the move after the commit (Ctrl+C while
   the aside is removed), its journal left for that recovery to finish.
 - `undo` restores only the deletion it made: the `.trashinfo` must still name the original
@@ -58,7 +60,7 @@ import stat as stat_module
 import time
 import uuid
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any, BinaryIO, Generic, TypeVar
@@ -89,6 +91,7 @@ CHUNK = 1 << 20
 SETTLE_SECONDS = 0.02  # an append already under way (open, write, close) finishes well within this
 LINE_WAITS = 50  # settles waited for an agent's first line to end (~1 s: a line of many MB)
 CATCH_UP_PASSES = 1000  # passes (a read and a write each) over an agent's new lines before a merge's fsync
+RETRIED = "seance tries again at the next delete or undo"  # (a move it could not finish: `recover_interrupted`)
 
 T = TypeVar("T")
 
@@ -135,6 +138,8 @@ class TrashReceipt:
 
     items: tuple[TrashedItem, ...]
     deleted_at: str
+    # what the user is told besides (never saved): a move left unfinished, kept for a later try
+    notes: tuple[str, ...] = field(default=(), compare=False)
 
     @property
     def session(self) -> TrashedItem:
@@ -406,7 +411,8 @@ def trash_session(
     if not _writable(session_path.parent):  # before a Trash name is reserved or an undo record saved
         raise _folder_not_writable(session_path)
     target = trash if trash is not None else trash_dir()
-    recover_interrupted(target)
+    notes: list[str] = []
+    recover_interrupted(target, notes)
     moment = datetime.now().replace(microsecond=0)
     artifacts = artifacts_dir(session_path) if problem is None else None
     sources = [session_path]
@@ -447,7 +453,7 @@ def trash_session(
                 raise
             failed = f"{sources[1]}: could not move the artifacts folder to the Trash ({_one_line(error)})"
             raise TrashError(failed if not_back is None else f"{failed}; and {not_back}") from error
-    return TrashReceipt(tuple(items), moment.isoformat())
+    return TrashReceipt(tuple(items), moment.isoformat(), tuple(notes))
 
 
 def _bring_back(item: TrashedItem, moment: datetime) -> str | None:
@@ -915,12 +921,14 @@ def _sync_file(source: Path, copy: Path) -> bool:
     return True
 
 
-def recover_interrupted(trash: Path | None = None) -> list[Path]:
+def recover_interrupted(trash: Path | None = None, notes: list[str] | None = None) -> list[Path]:
     """Finish or roll back moves into the Trash whose process died (kill -9, power loss).
 
     Source put aside: the move is finished (the copy redone from it).  Otherwise: the partial
     copy and seance's own `.trashinfo` are removed, the original never moved.  Returns the
-    original paths that were rolled forward into the Trash.
+    original paths that were rolled forward into the Trash.  One that cannot be finished now
+    (a full disk, an unreadable file) never stops the delete or undo that called: it stays as
+    it is, journal and all, for the next call, and `notes` gets what is left where.
     """
     target = trash if trash is not None else trash_dir()
     incoming = target / INCOMING
@@ -945,9 +953,40 @@ def recover_interrupted(trash: Path | None = None) -> list[Path]:
         journal = _Journal(entry, state)
         if not journal.vouched():
             continue  # not one seance wrote: nothing it names is moved or removed
-        if _recover(target, journal):
-            finished.append(Path(state["source"]))
+        try:
+            if _recover(target, journal):
+                finished.append(Path(state["source"]))
+        except OSError as error:
+            if notes is not None:
+                notes.append(_recovery_stuck(target, journal, error))
     return finished
+
+
+def _recovery_stuck(target: Path, journal: _Journal, error: OSError) -> str:
+    """What an unfinished move left where, for the user (its journal is kept: tried again later)."""
+    state = journal.state
+    source = Path(state["source"])
+    aside = Path(state["aside"]) if state.get("aside") else None
+    destination = target / "files" / state["name"] if state.get("name") else None
+    if aside is not None and destination is not None and os.path.lexists(aside):
+        if os.path.lexists(destination):
+            return _unfinished(source, destination, aside, error)
+        kept = f"it is kept beside its path as {aside.name}"
+    else:
+        kept = f"a partial copy is left in {target / INCOMING}"
+    return f"{source}: an earlier delete could not be finished ({_reason(error)}); {kept}; {RETRIED}"
+
+
+def _unfinished(source: Path, destination: Path, aside: Path, error: OSError) -> str:
+    """A move committed whose aside could not be caught up: both named, nothing lost."""
+    return (
+        f"{source}: moved to the Trash as {destination.name}, but what was written in it during the move"
+        f" could not follow ({_reason(error)}): kept beside its path as {aside.name}; {RETRIED}"
+    )
+
+
+def _reason(error: OSError) -> str:
+    return error.strerror or _one_line(error)
 
 
 def _remove_if_dead(data: Path) -> None:
@@ -1024,16 +1063,17 @@ def _remove(path: Path) -> None:
 # -- undo ----------------------------------------------------------------------------------------
 
 
-def undo(receipt: TrashReceipt) -> list[Path]:
+def undo(receipt: TrashReceipt, notes: list[str] | None = None) -> list[Path]:
     """Put everything a receipt moved back where it was; returns the restored paths.
 
     Checks every item first and changes nothing if one cannot be restored: `NotInTrash` when
     the deletion is gone for good (emptied, restored by a file manager, its Trash name now
     another deletion's, or the delete never happened), `TrashError` when a different file
     is at an original path now.  An agent's lines written at the session's path since the
-    delete are merged after the restored session.
+    delete are merged after the restored session.  `notes` gets what an earlier move that
+    could not be finished left where (`recover_interrupted`).
     """
-    recover_interrupted(receipt.session.info.parent.parent)
+    recover_interrupted(receipt.session.info.parent.parent, notes)
     folder_in_trash = any(os.path.lexists(item.trashed) for item in receipt.items[1:])
     plans = [_plan(item, may_stay=index > 0 or folder_in_trash) for index, item in enumerate(receipt.items)]
     restored: list[Path] = []

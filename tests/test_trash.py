@@ -381,6 +381,74 @@ def test_a_folder_s_late_file_never_goes_through_a_link_the_copy_holds_at_its_na
     assert not (folder / "tree").is_symlink() and (folder / "tree" / "notes.md").read_text() == "the subagent's tree"
 
 
+def copies_failing(monkeypatch, name: str, error: OSError) -> Callable[[], None]:
+    """The Trash's copy of one file named `name` fails with `error` (a full disk, an unreadable
+    file); returns the function that ends the fault."""
+    real_copy2 = shutil.copy2
+
+    def copy2(source, destination, **kwargs):
+        if Path(source).name == name:
+            raise error
+        return real_copy2(source, destination, **kwargs)
+
+    monkeypatch.setattr(trash_module.shutil, "copy2", copy2)
+    return lambda: monkeypatch.setattr(trash_module.shutil, "copy2", real_copy2)
+
+
+@pytest.mark.parametrize(
+    "fault",
+    [OSError(errno.ENOSPC, "No space left on device"), PermissionError(errno.EACCES, "Permission denied")],
+    ids=["disk-full", "unreadable"],
+)
+@pytest.mark.parametrize("committed", [True, False], ids=["committed", "aside"])
+def test_a_move_recovery_cannot_finish_never_blocks_the_next_delete_or_undo(
+    home, monkeypatch, capsys, fault, committed
+) -> None:
+    """A folder's move across filesystems killed after its aside was made: recovery (the start
+    of every `seance rm` and `rm --undo`) copies what was written in it since.  A file there it
+    could not copy (the Trash's disk full, a file it cannot read) made every delete and undo fail
+    with that error until the user cleaned up by hand.  Now they go on, the move is left as it
+    is (nothing lost), said once on one line, and finished by a later one."""
+    from seance.cli import main
+    from seance.core.trash import ASIDE_PREFIX, INCOMING
+
+    monkeypatch.setenv("SEANCE_CACHE_DIR", str(home / "cache"))
+    trash = trash_dir()
+    journal = _dead_journal(trash, info="")
+    token = journal.name[: -len(".json")]
+    source = home / "s" / "2025-01-01T00-00-00-000Z_old"
+    aside = source.parent / f"{ASIDE_PREFIX}{token}"
+    aside.mkdir(parents=True)
+    (aside / "draft.txt").write_text("draft")
+    (aside / "late.jsonl").write_text('{"type":"message","id":"late"}\n')  # written after the copy
+    copy = trash / "files" / source.name if committed else trash / INCOMING / f"{token}.data"
+    copy.mkdir()
+    (copy / "draft.txt").write_text("draft")
+    shutil.copystat(aside / "draft.txt", copy / "draft.txt")
+    journal.write_text(json.dumps({**json.loads(journal.read_text()), "source": str(source), "name": source.name}))
+    journal.write_text(json.dumps({**json.loads(journal.read_text()), "aside": str(aside)}))
+    end_fault = copies_failing(monkeypatch, "late.jsonl", fault)
+    session = make_session(home / "s", "2025-02-02T00-00-00-000Z_new.jsonl")
+    content = session.read_bytes()
+    assert main(["rm", str(session)]) == 0
+    assert not session.exists()
+    said = capsys.readouterr().err
+    assert "Traceback" not in said
+    (line,) = [line for line in said.splitlines() if aside.name in line]
+    assert fault.strerror in line and str(source) in line
+    assert main(["rm", "--undo"]) == 0
+    assert session.read_bytes() == content
+    assert aside.name in capsys.readouterr().err, "said again at the undo, which tried again"
+    assert (aside / "late.jsonl").exists() and journal.exists(), "left as it is for a later try"
+    end_fault()
+    assert main(["rm", str(session)]) == 0
+    assert aside.name not in capsys.readouterr().err
+    moved = trash / "files" / source.name
+    assert (moved / "late.jsonl").read_text() == '{"type":"message","id":"late"}\n'
+    assert (moved / "draft.txt").read_text() == "draft"
+    assert not aside.exists() and not journal.exists()
+
+
 def test_failed_copy_leaves_the_original(home, monkeypatch) -> None:
     session = make_session(home / "s", text="keep me")
 

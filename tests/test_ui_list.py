@@ -985,3 +985,42 @@ async def test_ctrl_y_copies_the_resume_command_the_id_or_the_path(root: Path) -
         await pilot.press("escape")
         await pilot.pause()
         assert screen_of(pilot).is_current and pilot.app.clipboard == summary.path
+
+
+async def test_a_delete_says_what_an_earlier_unfinished_one_left_where(root: Path, tmp_path: Path, monkeypatch) -> None:
+    """An earlier delete across filesystems was killed after its folder reached the Trash, and
+    the Trash's disk is full now: recovery, run before each delete, raised ("Failed to delete:
+    No space left on device") and no session could be deleted from the picker.  The delete
+    goes on; a warning names what that earlier one left beside its path."""
+    import json
+
+    from seance.core import trash as trash_module
+
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    trash = trash_module.trash_dir()
+    source = tmp_path / "elsewhere" / "old-session"
+    aside = source.parent / f"{trash_module.ASIDE_PREFIX}4000000-abcdefabcdef"
+    aside.mkdir(parents=True)
+    (aside / "late.jsonl").write_text("{}\n")
+    for folder in ("files", "info", trash_module.INCOMING):
+        (trash / folder).mkdir(parents=True, exist_ok=True)
+    (trash / "files" / source.name).mkdir()
+    state = {"pid": 4_000_000, "info": "", "copied": True, "source": str(source), "name": source.name}
+    (trash / trash_module.INCOMING / "4000000-abcdefabcdef.json").write_text(json.dumps({**state, "aside": str(aside)}))
+
+    def disk_full(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(trash_module.shutil, "copy2", disk_full)
+    path = session_path(root, Spec("s-named", PROJECT))
+    async with picker_app(root).run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("down", "down", "ctrl+d")
+        await pilot.pause()
+        await pilot.press("enter")
+        await settle(pilot)
+        assert not path.exists()
+        (warning,) = [note for note in pilot.app._notifications if note.title == "Not finished"]
+        assert aside.name in warning.message and "No space left on device" in warning.message
+    assert (aside / "late.jsonl").exists()

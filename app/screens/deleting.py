@@ -114,6 +114,9 @@ class DeleteActions:
         self._rebuild()
         self.status.show_message("Session moved to trash · ctrl+z to undo")
         self.notify("Session moved to trash. Press ctrl+z to undo.", title=DELETED_TOAST, timeout=6, markup=False)
+        if message.receipt.notes:  # (a move left unfinished, kept for a later try: what is where)
+            notes = "\n".join(display_text(note) for note in message.receipt.notes)
+            self.notify(notes, title="Not finished", severity="warning", markup=False)
 
     def action_undo_delete(self) -> None:
         deleted = self.model.undo_next()
