@@ -453,6 +453,7 @@ def trash_session(
                 raise
             failed = f"{sources[1]}: could not move the artifacts folder to the Trash ({_one_line(error)})"
             raise TrashError(failed if not_back is None else f"{failed}; and {not_back}") from error
+    notes += [item.note for item in pending if item.note is not None]
     return TrashReceipt(tuple(items), moment.isoformat(), tuple(notes))
 
 
@@ -499,6 +500,7 @@ class _Pending:
         self.name = name
         self.info_text = info_text
         self.identity: Identity | None = None
+        self.note: str | None = None  # the move is done, but not all of it (see `_move_in`)
 
     @property
     def trashed(self) -> Path:
@@ -513,14 +515,15 @@ class _Pending:
 
     def commit(self) -> TrashedItem:
         try:
-            _move_in(self.source, self.trashed, self.journal)
+            self.note = _move_in(self.source, self.trashed, self.journal)
         except BaseException:
             if not os.path.lexists(self.trashed):  # (never reached `files/`: nothing moved)
                 self.abandon()
             # else an interrupt after the commit point: the entry stands with its .trashinfo,
             # and the journal is kept for `recover_interrupted` to finish the rest (the aside)
             raise
-        self.journal.remove()
+        if self.note is None:  # (else the journal stays for `recover_interrupted` to finish it)
+            self.journal.remove()
         if self.identity is not None:
             with contextlib.suppress(OSError):
                 info = os.stat(self.trashed, follow_symlinks=False)  # a symlinked session: the link's own
@@ -670,6 +673,11 @@ class _Journal:
         os.replace(temp, self.path)
         fsync_dir(self.path.parent)
 
+    def left(self) -> None:
+        """This process stops working on the move: `recover_interrupted` may finish it now."""
+        with contextlib.suppress(OSError):  # (the journal as it was: finished once the process ends)
+            self.update(left=True)
+
     def discard_copy(self) -> None:
         _remove(self.data)
 
@@ -701,12 +709,13 @@ def _rename_out(source: Path, destination: Path) -> None:
         raise
 
 
-def _move_in(source: Path, destination: Path, journal: _Journal) -> None:
-    """rename, or (across filesystems) the journalled copy described in the module docstring."""
+def _move_in(source: Path, destination: Path, journal: _Journal) -> str | None:
+    """rename, or (across filesystems) the journalled copy described in the module docstring.
+    Returns what to tell the user of a folder moved whose last writes could not follow (else None)."""
     try:
         _rename_out(source, destination)
         fsync_dir(destination.parent)
-        return
+        return None
     except OSError as error:
         if error.errno != errno.EXDEV:
             raise
@@ -758,10 +767,14 @@ def _move_in(source: Path, destination: Path, journal: _Journal) -> None:
     if copied is not None:
         _copy_tail(aside, destination)  # a line that was still on its way (see `_catch_up`)
         _keep_stat(aside, destination)  # (last: a read-only session's copy took its lines first)
-    elif is_dir:  # (as `_copy_tail`: what came during the last pass; committed, so best effort)
-        with contextlib.suppress(OSError):
+    elif is_dir:  # (as `_copy_tail`: what came during the last pass)
+        try:
             _sync_tree(aside, destination)
+        except OSError as error:  # (a full disk): the aside keeps them, its journal finishes it later
+            journal.left()
+            return _unfinished(source, destination, aside, error)
     _remove(aside)
+    return None
 
 
 def _put_back(aside: Path, source: Path) -> bool:
@@ -948,7 +961,7 @@ def recover_interrupted(trash: Path | None = None, notes: list[str] | None = Non
             pid = int(state["pid"])
         except (OSError, orjson.JSONDecodeError, KeyError, TypeError, ValueError):
             continue
-        if process_alive(pid):
+        if process_alive(pid) and not state.get("left"):
             continue
         journal = _Journal(entry, state)
         if not journal.vouched():

@@ -395,6 +395,39 @@ def copies_failing(monkeypatch, name: str, error: OSError) -> Callable[[], None]
     return lambda: monkeypatch.setattr(trash_module.shutil, "copy2", real_copy2)
 
 
+def test_a_folder_s_last_writes_are_kept_when_the_catch_up_after_the_commit_fails(home, monkeypatch) -> None:
+    """Across filesystems, a subagent's line that came during the folder's last catch-up pass
+    is copied after the commit; on a full disk that copy failed, the error was ignored and the
+    aside folder removed: the line was in neither the Trash nor the sessions folder."""
+    session = session_with_folder(home)
+    artifacts = session.with_suffix("")
+    (artifacts / "Alpha.jsonl").write_text('{"type":"session","id":"alpha"}\n')
+    at_rest(artifacts)
+    across_filesystems(monkeypatch)
+    real_sync_tree = trash_module._sync_tree
+    ended: list[Callable[[], None]] = []
+
+    def subagent_writes_during_the_last_pass(source: Path, copy: Path) -> bool:
+        if copy.parent.name == "files" and not ended:  # the catch-up after the commit
+            with open(source / "Alpha.jsonl", "a") as handle:
+                handle.write('{"type":"message","id":"late"}\n')
+            ended.append(copies_failing(monkeypatch, "Alpha.jsonl", OSError(errno.ENOSPC, "No space left on device")))
+        return real_sync_tree(source, copy)
+
+    monkeypatch.setattr(trash_module, "_sync_tree", subagent_writes_during_the_last_pass)
+    receipt = trash_session(session, force=True)
+    (aside,) = session.parent.glob(".seance-trashing-*")
+    assert (aside / "Alpha.jsonl").read_text().endswith('{"type":"message","id":"late"}\n'), "the line is kept"
+    (note,) = receipt.notes
+    assert aside.name in note and "No space left on device" in note
+    folder = receipt.items[1].trashed
+    assert (folder / "draft.txt").read_text() == "draft"
+    ended[0]()  # space again: the next trash operation finishes the move (its journal was kept)
+    assert trash_module.recover_interrupted(folder.parent.parent) == []
+    assert (folder / "Alpha.jsonl").read_text().endswith('{"type":"message","id":"late"}\n')
+    assert not aside.exists() and not list((folder.parent.parent / ".seance-incoming").iterdir())
+
+
 @pytest.mark.parametrize(
     "fault",
     [OSError(errno.ENOSPC, "No space left on device"), PermissionError(errno.EACCES, "Permission denied")],
