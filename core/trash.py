@@ -94,6 +94,8 @@ CATCH_UP_PASSES = 1000  # passes (a read and a write each) over an agent's new l
 RETRIED = "seance tries again at the next delete or undo"  # (a move it could not finish: `recover_interrupted`)
 
 T = TypeVar("T")
+# a folder's files as this move copied them: (size, mtime) by path in the folder (see `_sync_file`)
+Stamps = dict[Path, tuple[int, int]]
 
 
 class TrashError(SessionError):
@@ -723,13 +725,14 @@ def _move_in(source: Path, destination: Path, journal: _Journal) -> str | None:
     is_link = os.path.islink(source)  # the link goes, never a copy of what it points to
     is_dir = os.path.isdir(source) and not is_link
     copied: os.stat_result | None = None
+    stamps: Stamps = {}
     for _attempt in range(COPY_ATTEMPTS):
         _remove(data)
         if is_link:
             os.symlink(os.readlink(source), data)
             break
         if is_dir:
-            shutil.copytree(source, data, symlinks=True)
+            _copy_tree(source, data, stamps)
             _fsync_tree(data)
             break
         copied = _copy_file(source, data)
@@ -745,7 +748,7 @@ def _move_in(source: Path, destination: Path, journal: _Journal) -> str | None:
         if copied is not None:
             _catch_up(aside, data, copied)
         elif is_dir:
-            _catch_up_tree(aside, data)
+            _catch_up_tree(aside, data, stamps)
         os.rename(data, destination)  # the commit point (`files/` not writable: refused here)
     except BaseException as error:
         try:
@@ -769,7 +772,7 @@ def _move_in(source: Path, destination: Path, journal: _Journal) -> str | None:
         _keep_stat(aside, destination)  # (last: a read-only session's copy took its lines first)
     elif is_dir:  # (as `_copy_tail`: what came during the last pass)
         try:
-            _sync_tree(aside, destination)
+            _sync_tree(aside, destination, stamps)
         except OSError as error:  # (a full disk): the aside keeps them, its journal finishes it later
             journal.left()
             return _unfinished(source, destination, aside, error)
@@ -880,35 +883,53 @@ def _catch_up(aside: Path, data: Path, copied: os.stat_result) -> None:
     os.utime(data, ns=(now.st_atime_ns, now.st_mtime_ns))
 
 
-def _catch_up_tree(aside: Path, copy: Path) -> None:
+def _copy_tree(source: Path, data: Path, stamps: Stamps) -> None:
+    """`copytree`, links as links, each file's stamp noted as it was copied (see `_sync_file`)."""
+    stamps.clear()
+
+    def copy(file: str, destination: str) -> Any:
+        info = os.lstat(file)
+        stamps[Path(file).relative_to(source)] = (info.st_size, info.st_mtime_ns)
+        return shutil.copy2(file, destination)
+
+    shutil.copytree(source, data, symlinks=True, copy_function=copy)
+
+
+def _catch_up_tree(aside: Path, copy: Path, stamps: Stamps) -> None:
     """A folder's `_catch_up`: what was written in it between the copy and the rename aside (a
     subagent's line, a new file) copied again, pass after pass until one finds nothing."""
     for _pass in range(LINE_WAITS):
-        if not _sync_tree(aside, copy):
+        if not _sync_tree(aside, copy, stamps):
             return
         time.sleep(SETTLE_SECONDS)
 
 
-def _sync_tree(source: Path, copy: Path) -> bool:
+def _sync_tree(source: Path, copy: Path, stamps: Stamps | None = None) -> bool:
     """Copy into `copy` each file of `source` it lacks or holds otherwise (size and mtime:
     `copytree` keeps mtimes), fsynced; links as links.  True if one was copied.  Never
     through a link the copy holds where `source` now has a file or folder (a subagent's,
     since the copy): that link's target is outside the Trash; the link goes instead."""
+    stamps = {} if stamps is None else stamps
     changed = False
     for folder, dirs, names in os.walk(source):
         here = Path(folder)
-        there = copy / here.relative_to(source)
+        inside = here.relative_to(source)
+        there = copy / inside
         if not _real_dir(there):
             _remove(there)  # (a link or a file the copy had at that name)
             os.makedirs(there)
             shutil.copystat(here, there)
             changed = True
         for name in [*names, *(name for name in dirs if os.path.islink(here / name))]:
-            changed = _sync_file(here / name, there / name) or changed
+            changed = _sync_file(here / name, there / name, stamps, inside / name) or changed
     return changed
 
 
-def _sync_file(source: Path, copy: Path) -> bool:
+def _sync_file(source: Path, copy: Path, stamps: Stamps, key: Path) -> bool:
+    """`_sync_tree`'s one file.  A file is as copied if its size and mtime are the copy's, or
+    those it had when this move copied it (`stamps`, by `key`): a Trash on a filesystem with
+    coarser times (FAT's 2 s, ext3's 1 s) keeps the copy's mtime rounded, never equal to the
+    source's, and each catch-up pass copied every file again (the whole folder, 50 times)."""
     try:
         info = os.lstat(source)
     except FileNotFoundError:
@@ -924,13 +945,15 @@ def _sync_file(source: Path, copy: Path) -> bool:
         return True
     if not stat_module.S_ISREG(info.st_mode):
         return False
+    stamp = (info.st_size, info.st_mtime_ns)
     if have is not None and stat_module.S_ISREG(have.st_mode):
-        if (have.st_size, have.st_mtime_ns) == (info.st_size, info.st_mtime_ns):
+        if stamp in ((have.st_size, have.st_mtime_ns), stamps.get(key)):
             return False
     elif have is not None:
         _remove(copy)  # (a link or a folder: copy2 would write through it)
     shutil.copy2(source, copy)
     _fsync_file(copy)
+    stamps[key] = stamp
     return True
 
 

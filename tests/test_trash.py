@@ -407,12 +407,12 @@ def test_a_folder_s_last_writes_are_kept_when_the_catch_up_after_the_commit_fail
     real_sync_tree = trash_module._sync_tree
     ended: list[Callable[[], None]] = []
 
-    def subagent_writes_during_the_last_pass(source: Path, copy: Path) -> bool:
+    def subagent_writes_during_the_last_pass(source: Path, copy: Path, *rest: Any) -> bool:
         if copy.parent.name == "files" and not ended:  # the catch-up after the commit
             with open(source / "Alpha.jsonl", "a") as handle:
                 handle.write('{"type":"message","id":"late"}\n')
             ended.append(copies_failing(monkeypatch, "Alpha.jsonl", OSError(errno.ENOSPC, "No space left on device")))
-        return real_sync_tree(source, copy)
+        return real_sync_tree(source, copy, *rest)
 
     monkeypatch.setattr(trash_module, "_sync_tree", subagent_writes_during_the_last_pass)
     receipt = trash_session(session, force=True)
@@ -426,6 +426,37 @@ def test_a_folder_s_last_writes_are_kept_when_the_catch_up_after_the_commit_fail
     assert trash_module.recover_interrupted(folder.parent.parent) == []
     assert (folder / "Alpha.jsonl").read_text().endswith('{"type":"message","id":"late"}\n')
     assert not aside.exists() and not list((folder.parent.parent / ".seance-incoming").iterdir())
+
+
+def test_a_folder_s_catch_up_settles_on_a_trash_that_keeps_coarser_times(home, monkeypatch) -> None:
+    """A Trash on a filesystem that keeps whole seconds (FAT keeps two, ext3 one): each copy's
+    mtime is rounded, so the catch-up found every file of the folder changed, pass after pass,
+    and copied the whole folder again each time (50 times) before the commit."""
+    session = session_with_folder(home)
+    artifacts = session.with_suffix("")
+    (artifacts / "Alpha.jsonl").write_text('{"type":"session","id":"alpha"}\n')
+    for path in artifacts.iterdir():
+        os.utime(path, ns=(1_700_000_000_123_456_789, 1_700_000_000_123_456_789))
+    across_filesystems(monkeypatch)
+    real_utime = os.utime
+
+    def whole_seconds_in_the_trash(path, *args, ns=None, **kwargs):
+        if ns is not None and "Trash" in str(path):
+            ns = tuple(value - value % 1_000_000_000 for value in ns)
+        return real_utime(path, *args, ns=ns, **kwargs)
+
+    monkeypatch.setattr(os, "utime", whole_seconds_in_the_trash)
+    copies: list[str] = []
+    real_copy2 = shutil.copy2
+
+    def copy2(source, destination, **kwargs):
+        copies.append(Path(source).name)
+        return real_copy2(source, destination, **kwargs)
+
+    monkeypatch.setattr(trash_module.shutil, "copy2", copy2)
+    receipt = trash_session(session, force=True)
+    assert sorted(copies) == ["Alpha.jsonl", "draft.txt"], "each file copied once"
+    assert (receipt.items[1].trashed / "Alpha.jsonl").read_text() == '{"type":"session","id":"alpha"}\n'
 
 
 @pytest.mark.parametrize(
