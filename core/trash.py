@@ -772,7 +772,7 @@ def _move_in(source: Path, destination: Path, journal: _Journal) -> str | None:
         _keep_stat(aside, destination)  # (last: a read-only session's copy took its lines first)
     elif is_dir:  # (as `_copy_tail`: what came during the last pass)
         try:
-            _sync_tree(aside, destination, stamps)
+            _sync_tree(aside, destination, stamps, prune=True)
         except OSError as error:  # (a full disk): the aside keeps them, its journal finishes it later
             journal.left()
             return _unfinished(source, destination, aside, error)
@@ -899,15 +899,17 @@ def _catch_up_tree(aside: Path, copy: Path, stamps: Stamps) -> None:
     """A folder's `_catch_up`: what was written in it between the copy and the rename aside (a
     subagent's line, a new file) copied again, pass after pass until one finds nothing."""
     for _pass in range(LINE_WAITS):
-        if not _sync_tree(aside, copy, stamps):
+        if not _sync_tree(aside, copy, stamps, prune=True):
             return
         time.sleep(SETTLE_SECONDS)
 
 
-def _sync_tree(source: Path, copy: Path, stamps: Stamps | None = None) -> bool:
+def _sync_tree(source: Path, copy: Path, stamps: Stamps | None = None, *, prune: bool = False) -> bool:
     """Copy into `copy` each file of `source` it lacks or holds otherwise (size and mtime:
-    `copytree` keeps mtimes), fsynced; links as links.  True if one was copied.  Never
-    through a link the copy holds where `source` now has a file or folder (a subagent's,
+    `copytree` keeps mtimes), fsynced; links as links.  True if one was copied (or, `prune`,
+    removed: what `source` no longer has, a subagent's file deleted or renamed since the copy;
+    never while `source` may be half removed, as the aside of a move killed after its commit).
+    Never through a link the copy holds where `source` now has a file or folder (a subagent's,
     since the copy): that link's target is outside the Trash; the link goes instead."""
     stamps = {} if stamps is None else stamps
     changed = False
@@ -920,9 +922,19 @@ def _sync_tree(source: Path, copy: Path, stamps: Stamps | None = None) -> bool:
             os.makedirs(there)
             shutil.copystat(here, there)
             changed = True
+        elif prune:
+            changed = _prune(there, {*dirs, *names}) or changed
         for name in [*names, *(name for name in dirs if os.path.islink(here / name))]:
             changed = _sync_file(here / name, there / name, stamps, inside / name) or changed
     return changed
+
+
+def _prune(copy: Path, kept: set[str]) -> bool:
+    """Remove from the folder `copy` each entry not in `kept` (links as links); True if one was."""
+    gone = [name for name in os.listdir(copy) if name not in kept]
+    for name in gone:
+        _remove(copy / name)
+    return bool(gone)
 
 
 def _sync_file(source: Path, copy: Path, stamps: Stamps, key: Path) -> bool:
@@ -1058,7 +1070,7 @@ def _recover(target: Path, journal: _Journal) -> bool:
             aside_stat = os.stat(aside)
             os.utime(journal.data, ns=(aside_stat.st_atime_ns, aside_stat.st_mtime_ns))
         elif _real_dir(journal.data):
-            _sync_tree(aside, journal.data)  # (written in it after the copy)
+            _sync_tree(aside, journal.data, prune=True)  # (written in it after the copy; aside whole)
         os.rename(journal.data, destination)
         fsync_dir(destination.parent)
         _remove(aside)

@@ -407,12 +407,12 @@ def test_a_folder_s_last_writes_are_kept_when_the_catch_up_after_the_commit_fail
     real_sync_tree = trash_module._sync_tree
     ended: list[Callable[[], None]] = []
 
-    def subagent_writes_during_the_last_pass(source: Path, copy: Path, *rest: Any) -> bool:
+    def subagent_writes_during_the_last_pass(source: Path, copy: Path, *rest: Any, **options: Any) -> bool:
         if copy.parent.name == "files" and not ended:  # the catch-up after the commit
             with open(source / "Alpha.jsonl", "a") as handle:
                 handle.write('{"type":"message","id":"late"}\n')
             ended.append(copies_failing(monkeypatch, "Alpha.jsonl", OSError(errno.ENOSPC, "No space left on device")))
-        return real_sync_tree(source, copy, *rest)
+        return real_sync_tree(source, copy, *rest, **options)
 
     monkeypatch.setattr(trash_module, "_sync_tree", subagent_writes_during_the_last_pass)
     receipt = trash_session(session, force=True)
@@ -457,6 +457,35 @@ def test_a_folder_s_catch_up_settles_on_a_trash_that_keeps_coarser_times(home, m
     receipt = trash_session(session, force=True)
     assert sorted(copies) == ["Alpha.jsonl", "draft.txt"], "each file copied once"
     assert (receipt.items[1].trashed / "Alpha.jsonl").read_text() == '{"type":"session","id":"alpha"}\n'
+
+
+def test_a_folder_s_file_removed_or_renamed_after_its_copy_is_not_in_the_trash(home, monkeypatch) -> None:
+    """A subagent deleted one file and renamed another in the folder between its copy to a
+    Trash on another filesystem and the rename aside: the catch-up copied what was new, but the
+    deleted file stayed in the Trash's folder, and the renamed one was there under both names
+    (and came back so on undo)."""
+    session = session_with_folder(home)
+    artifacts = session.with_suffix("")
+    (artifacts / "sub").mkdir()
+    (artifacts / "sub" / "scratch.tmp").write_text("scratch")
+    (artifacts / "Alpha.jsonl.part").write_text('{"type":"session","id":"alpha"}\n')
+    at_rest(artifacts)
+    across_filesystems(monkeypatch)
+    real_copytree = shutil.copytree
+
+    def subagent_cleans_up_after_the_copy(source, destination, *args, **kwargs):
+        copied = real_copytree(source, destination, *args, **kwargs)  # (and its subfolders, through here)
+        if Path(source) == artifacts:
+            (artifacts / "sub" / "scratch.tmp").unlink()
+            (artifacts / "Alpha.jsonl.part").rename(artifacts / "Alpha.jsonl")
+        return copied
+
+    monkeypatch.setattr(trash_module.shutil, "copytree", subagent_cleans_up_after_the_copy)
+    receipt = trash_session(session, force=True)
+    folder = receipt.items[1].trashed
+    assert sorted(str(path.relative_to(folder)) for path in folder.rglob("*")) == ["Alpha.jsonl", "draft.txt", "sub"]
+    assert undo(receipt) == [session, artifacts]
+    assert sorted(path.name for path in artifacts.iterdir()) == ["Alpha.jsonl", "draft.txt", "sub"]
 
 
 @pytest.mark.parametrize(
