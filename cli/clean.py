@@ -93,7 +93,7 @@ def run_clean(args: argparse.Namespace) -> int:
 
 def _trash(plan: CleanPlan, catalog: Catalog) -> dict[str, Any]:
     """Move the plan's sessions to the Trash as one batch on the undo stack; what moved, what was refused."""
-    from seance.core.trash import trash_each
+    from seance.core.trash import receipt_notes, trash_each
 
     from .actions import BatchRecord
 
@@ -109,6 +109,8 @@ def _trash(plan: CleanPlan, catalog: Catalog) -> dict[str, Any]:
         record.finish(record.journalled())
         raise
     record.finish(outcome.batch)
+    for note in receipt_notes(outcome.batch.receipts):  # (a move left unfinished: what is where)
+        say(f"seance: {note}")
     trashed = {str(receipt.session.original): str(receipt.session.trashed) for receipt in outcome.batch.receipts}
     return {"trashed": trashed, "refused": list(outcome.refused)}
 

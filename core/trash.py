@@ -197,6 +197,11 @@ class TrashBatch:
         return cls(tuple(TrashReceipt.from_json(receipt) for receipt in saved))
 
 
+def receipt_notes(receipts: Iterable[TrashReceipt]) -> list[str]:
+    """The notes of several deletes, each once (a move left unfinished is met by each of them)."""
+    return list(dict.fromkeys(note for receipt in receipts for note in receipt.notes))
+
+
 def is_batch_json(data: Any) -> bool:
     """True for a saved `TrashBatch` (a saved `TrashReceipt` has no "batch" key)."""
     return isinstance(data, dict) and "batch" in data
@@ -1612,6 +1617,7 @@ __all__ = [
     "holding_processes",
     "is_batch_json",
     "read_trashinfo",
+    "receipt_notes",
     "recover_interrupted",
     "same_file",
     "session_activity",

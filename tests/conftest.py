@@ -138,3 +138,32 @@ def read_only_trash_files(files: Path) -> Iterator[None]:
         yield
     finally:
         subprocess.run(["umount", str(files)], check=False)
+
+
+def unfinished_folder_move(trash: Path, folder: Path, *, committed: bool = True) -> tuple[Path, Path]:
+    """What a kill -9 left of a folder's move to a Trash on another filesystem: the copy (in
+    `files/`, or not `committed`: still in `.seance-incoming/`), the folder renamed aside beside
+    `folder` holding one more file written after the copy (`late.jsonl`), and the journal of
+    the dead process.  Returns the aside folder and the journal."""
+    import json
+    import shutil
+
+    from seance.core.trash import ASIDE_PREFIX, INCOMING
+
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    os.waitpid(pid, 0)
+    token = f"{pid}-abcdefabcdef"
+    for name in ("files", "info", INCOMING):
+        (trash / name).mkdir(parents=True, exist_ok=True)
+    aside = folder.parent / f"{ASIDE_PREFIX}{token}"
+    aside.mkdir(parents=True)
+    (aside / "draft.txt").write_text("draft")
+    copy = trash / "files" / folder.name if committed else trash / INCOMING / f"{token}.data"
+    shutil.copytree(aside, copy)
+    (aside / "late.jsonl").write_text('{"type":"message","id":"late"}\n')
+    journal = trash / INCOMING / f"{token}.json"
+    state = {"pid": pid, "source": str(folder), "info": "", "name": folder.name, "copied": True, "aside": str(aside)}
+    journal.write_text(json.dumps(state))
+    return aside, journal

@@ -319,3 +319,27 @@ def test_clean_keeps_a_session_another_process_holds_open(env, capsys) -> None:
     finally:
         holder.kill()
         holder.wait()
+
+
+def test_clean_says_once_what_an_unfinished_earlier_delete_left_where(env, capsys, monkeypatch) -> None:
+    """Each session's move first finishes a delete an earlier process left half-done; when that
+    cannot be finished (the Trash's disk full) every session of the clean-up was refused with
+    "No space left on device".  Now they all go, and what that delete left where is said once."""
+    import errno
+
+    from conftest import unfinished_folder_move
+
+    from seance.core import trash as trash_module
+
+    root = env / "sessions"
+    paths = [write_session(root, "/proj", f"{n}{n}{n}{n}4444", mtime_s=OLD) for n in "wxy"]
+    aside, journal = unfinished_folder_move(env / "data" / "Trash", env / "elsewhere" / "old-session")
+
+    def disk_full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(trash_module.shutil, "copy2", disk_full)
+    code, _out, err = run(capsys, "clean", "--root", str(root), "--cwd", "/proj", "--older-than", "1d", "--yes")
+    assert code == 0 and not any(path.exists() for path in paths)
+    assert err.count(aside.name) == 1 and "No space left on device" in err
+    assert (aside / "late.jsonl").exists() and journal.exists()

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import read_only_trash_files
+from conftest import read_only_trash_files, unfinished_folder_move
 
 from seance.core import trash as trash_module
 from seance.core.session import SessionError
@@ -503,23 +503,11 @@ def test_a_move_recovery_cannot_finish_never_blocks_the_next_delete_or_undo(
     with that error until the user cleaned up by hand.  Now they go on, the move is left as it
     is (nothing lost), said once on one line, and finished by a later one."""
     from seance.cli import main
-    from seance.core.trash import ASIDE_PREFIX, INCOMING
 
     monkeypatch.setenv("SEANCE_CACHE_DIR", str(home / "cache"))
     trash = trash_dir()
-    journal = _dead_journal(trash, info="")
-    token = journal.name[: -len(".json")]
     source = home / "s" / "2025-01-01T00-00-00-000Z_old"
-    aside = source.parent / f"{ASIDE_PREFIX}{token}"
-    aside.mkdir(parents=True)
-    (aside / "draft.txt").write_text("draft")
-    (aside / "late.jsonl").write_text('{"type":"message","id":"late"}\n')  # written after the copy
-    copy = trash / "files" / source.name if committed else trash / INCOMING / f"{token}.data"
-    copy.mkdir()
-    (copy / "draft.txt").write_text("draft")
-    shutil.copystat(aside / "draft.txt", copy / "draft.txt")
-    journal.write_text(json.dumps({**json.loads(journal.read_text()), "source": str(source), "name": source.name}))
-    journal.write_text(json.dumps({**json.loads(journal.read_text()), "aside": str(aside)}))
+    aside, journal = unfinished_folder_move(trash, source, committed=committed)
     end_fault = copies_failing(monkeypatch, "late.jsonl", fault)
     session = make_session(home / "s", "2025-02-02T00-00-00-000Z_new.jsonl")
     content = session.read_bytes()

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import orjson
 import pytest
+from conftest import unfinished_folder_move
 from textual import events
 from textual.widgets import Input
 from ui_harness import SIZE, cursor_title, picker_app, screen_of, settle, titles, visible_text
@@ -992,22 +993,11 @@ async def test_a_delete_says_what_an_earlier_unfinished_one_left_where(root: Pat
     the Trash's disk is full now: recovery, run before each delete, raised ("Failed to delete:
     No space left on device") and no session could be deleted from the picker.  The delete
     goes on; a warning names what that earlier one left beside its path."""
-    import json
-
     from seance.core import trash as trash_module
 
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    trash = trash_module.trash_dir()
-    source = tmp_path / "elsewhere" / "old-session"
-    aside = source.parent / f"{trash_module.ASIDE_PREFIX}4000000-abcdefabcdef"
-    aside.mkdir(parents=True)
-    (aside / "late.jsonl").write_text("{}\n")
-    for folder in ("files", "info", trash_module.INCOMING):
-        (trash / folder).mkdir(parents=True, exist_ok=True)
-    (trash / "files" / source.name).mkdir()
-    state = {"pid": 4_000_000, "info": "", "copied": True, "source": str(source), "name": source.name}
-    (trash / trash_module.INCOMING / "4000000-abcdefabcdef.json").write_text(json.dumps({**state, "aside": str(aside)}))
+    aside, _journal = unfinished_folder_move(trash_module.trash_dir(), tmp_path / "elsewhere" / "old-session")
 
     def disk_full(*args, **kwargs):
         raise OSError(28, "No space left on device")

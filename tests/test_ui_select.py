@@ -184,3 +184,32 @@ async def test_the_refusals_notice_keeps_one_line_per_refused_session(tmp_path: 
         await pilot.pause()
         shown = [notification.message for notification in pilot.app._notifications if notification.message != notice]
         assert [message.split("\n") for message in shown] == [["first [bold]x[/]", "second"]]
+
+
+async def test_marked_sessions_go_and_one_warning_names_what_an_unfinished_delete_left(
+    root: Path, tmp_path: Path, monkeypatch
+) -> None:
+    """An earlier delete that cannot be finished now (the Trash's disk full) made each marked
+    session fail with "No space left on device"; now they all go and one warning says what
+    that earlier delete left where."""
+    import errno
+
+    from conftest import unfinished_folder_move
+
+    from seance.core import trash as trash_module
+
+    aside, _journal = unfinished_folder_move(trash_module.trash_dir(), tmp_path / "elsewhere" / "old-session")
+
+    def disk_full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(trash_module.shutil, "copy2", disk_full)
+    async with picker_app(root).run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("alt+a", "ctrl+d")
+        await pilot.pause()
+        await pilot.press("enter")
+        await settle(pilot)
+        assert titles(pilot) == []
+        warnings = [note.message for note in pilot.app._notifications if aside.name in note.message]
+        assert len(warnings) == 1 and warnings[0].count(aside.name) == 1

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from textual.app import App
 
     from seance.core.catalog import SessionSource
+    from seance.core.trash import TrashReceipt
 
     from ..picker_model import PickerModel
     from ..widgets.session_list import SessionList
@@ -114,9 +115,17 @@ class DeleteActions:
         self._rebuild()
         self.status.show_message("Session moved to trash · ctrl+z to undo")
         self.notify("Session moved to trash. Press ctrl+z to undo.", title=DELETED_TOAST, timeout=6, markup=False)
-        if message.receipt.notes:  # (a move left unfinished, kept for a later try: what is where)
-            notes = "\n".join(display_text(note) for note in message.receipt.notes)
-            self.notify(notes, title="Not finished", severity="warning", markup=False)
+        self._say_unfinished([message.receipt])
+
+    def _say_unfinished(self, receipts: list[TrashReceipt]) -> None:
+        """A move into the Trash left unfinished (kept for a later try): what is where, once."""
+        from seance.core.trash import receipt_notes
+
+        notes = receipt_notes(receipts)
+        if notes:
+            self.notify(
+                "\n".join(display_text(note) for note in notes), title="Not finished", severity="warning", markup=False
+            )
 
     def action_undo_delete(self) -> None:
         deleted = self.model.undo_next()
@@ -202,6 +211,7 @@ class DeleteActions:
         self.status.show_message(f"{moved} session{'' if moved == 1 else 's'} moved to trash · ctrl+z to undo")
         if message.refused:
             self.notify(refusal_notice(message.refused), title="Not deleted", severity="warning", markup=False)
+        self._say_unfinished([item.receipt for item in message.items])
 
     @work(thread=True, group="writes", exit_on_error=False, description="undo trash")
     def _undo_batch_worker(self, batch: DeletedBatch) -> None:
