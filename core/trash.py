@@ -1127,6 +1127,13 @@ def undo(receipt: TrashReceipt, notes: list[str] | None = None) -> list[Path]:
     could not be finished left where (`recover_interrupted`).
     """
     recover_interrupted(receipt.session.info.parent.parent, notes)
+    for item in receipt.items:
+        aside = _left_aside(item)
+        if aside is not None:  # (moved back now, the rest could never follow it)
+            raise TrashError(
+                f"{item.original}: its move to the Trash is not finished: what was written in it meanwhile"
+                f" is kept beside its path as {aside.name}; {RETRIED}"
+            )
     folder_in_trash = any(os.path.lexists(item.trashed) for item in receipt.items[1:])
     plans = [_plan(item, may_stay=index > 0 or folder_in_trash) for index, item in enumerate(receipt.items)]
     restored: list[Path] = []
@@ -1141,6 +1148,24 @@ def undo(receipt: TrashReceipt, notes: list[str] | None = None) -> list[Path]:
             _restore(item)
         restored.append(item.original)
     return restored
+
+
+def _left_aside(item: TrashedItem) -> Path | None:
+    """The aside of `item`'s move into the Trash that recovery could not finish (its journal
+    kept, its late writes there: a full disk), else None."""
+    try:
+        journals = list((item.trashed.parent.parent / INCOMING).glob("*.json"))
+    except OSError:
+        return None
+    for entry in journals:
+        journal = _Journal(entry, {})
+        with contextlib.suppress(OSError, orjson.JSONDecodeError):
+            journal.state = orjson.loads(entry.read_bytes())
+        if isinstance(journal.state, dict) and journal.state.get("name") == item.trashed.name and journal.vouched():
+            aside = journal.state.get("aside")
+            if aside and os.path.lexists(aside):
+                return Path(aside)
+    return None
 
 
 def _plan(item: TrashedItem, *, may_stay: bool = False) -> str:

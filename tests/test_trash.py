@@ -395,10 +395,10 @@ def copies_failing(monkeypatch, name: str, error: OSError) -> Callable[[], None]
     return lambda: monkeypatch.setattr(trash_module.shutil, "copy2", real_copy2)
 
 
-def test_a_folder_s_last_writes_are_kept_when_the_catch_up_after_the_commit_fails(home, monkeypatch) -> None:
-    """Across filesystems, a subagent's line that came during the folder's last catch-up pass
-    is copied after the commit; on a full disk that copy failed, the error was ignored and the
-    aside folder removed: the line was in neither the Trash nor the sessions folder."""
+def late_line_left_aside(home: Path, monkeypatch) -> tuple[TrashReceipt, Path, Callable[[], None]]:
+    """A forced delete across filesystems whose folder's catch-up after the commit fails (the
+    disk full) while a subagent's late line waits in the aside folder: the receipt, the aside
+    folder, and the function that frees the disk."""
     session = session_with_folder(home)
     artifacts = session.with_suffix("")
     (artifacts / "Alpha.jsonl").write_text('{"type":"session","id":"alpha"}\n')
@@ -417,15 +417,39 @@ def test_a_folder_s_last_writes_are_kept_when_the_catch_up_after_the_commit_fail
     monkeypatch.setattr(trash_module, "_sync_tree", subagent_writes_during_the_last_pass)
     receipt = trash_session(session, force=True)
     (aside,) = session.parent.glob(".seance-trashing-*")
+    return receipt, aside, ended[0]
+
+
+def test_a_folder_s_last_writes_are_kept_when_the_catch_up_after_the_commit_fails(home, monkeypatch) -> None:
+    """Across filesystems, a subagent's line that came during the folder's last catch-up pass
+    is copied after the commit; on a full disk that copy failed, the error was ignored and the
+    aside folder removed: the line was in neither the Trash nor the sessions folder."""
+    receipt, aside, free_the_disk = late_line_left_aside(home, monkeypatch)
     assert (aside / "Alpha.jsonl").read_text().endswith('{"type":"message","id":"late"}\n'), "the line is kept"
     (note,) = receipt.notes
     assert aside.name in note and "No space left on device" in note
     folder = receipt.items[1].trashed
     assert (folder / "draft.txt").read_text() == "draft"
-    ended[0]()  # space again: the next trash operation finishes the move (its journal was kept)
+    free_the_disk()  # the next trash operation finishes the move (its journal was kept)
     assert trash_module.recover_interrupted(folder.parent.parent) == []
     assert (folder / "Alpha.jsonl").read_text().endswith('{"type":"message","id":"late"}\n')
     assert not aside.exists() and not list((folder.parent.parent / ".seance-incoming").iterdir())
+
+
+def test_an_undo_waits_for_its_folder_s_last_writes_left_aside(home, monkeypatch) -> None:
+    """Undone while the folder's last writes were still aside (the disk full): the folder came
+    back without them, and the move's journal, its copy gone from the Trash, could never be
+    finished: "an earlier delete could not be finished" at every delete and undo from then on,
+    the subagent's line only in a hidden folder.  The undo now refuses until they are in."""
+    receipt, aside, free_the_disk = late_line_left_aside(home, monkeypatch)
+    with pytest.raises(TrashError, match=re.escape(aside.name)):
+        undo(receipt)
+    assert receipt.items[1].trashed.exists() and aside.exists(), "nothing moved"
+    free_the_disk()
+    notes: list[str] = []
+    assert undo(receipt, notes) == [item.original for item in receipt.items] and notes == []
+    assert (receipt.items[1].original / "Alpha.jsonl").read_text().endswith('{"type":"message","id":"late"}\n')
+    assert not aside.exists()
 
 
 def test_a_folder_s_catch_up_settles_on_a_trash_that_keeps_coarser_times(home, monkeypatch) -> None:
