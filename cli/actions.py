@@ -412,7 +412,8 @@ def _undo_batch(target: Path, receipts: list[Any]) -> int:
     except TrashError as error:
         _write_receipts(target, receipts[:-1])
         raise CliError(f"{error}; dropped from the undo list", ExitCode.NOT_FOUND) from None
-    outcome = undo_each(batch, undo)
+    notes: list[str] = []
+    outcome = undo_each(batch, lambda receipt: undo(receipt, notes))
     kept = [TrashBatch(tuple(receipt for receipt, _ in outcome.blocked)).to_json()] if outcome.blocked else []
     _write_receipts(target, [*receipts[:-1], *kept])
     journal = _journal_of(entry)
@@ -423,6 +424,8 @@ def _undo_batch(target: Path, receipts: list[Any]) -> int:
     for paths in outcome.restored:
         for path in paths:
             put_path(path)
+    for note in dict.fromkeys(notes):  # (a move left unfinished: what is where, once for the batch)
+        say(f"seance: {note}")
     for _, reason in outcome.gone:
         say(f"seance: {reason}; dropped from the undo list")
     for _, reason in outcome.blocked:

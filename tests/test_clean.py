@@ -343,3 +343,27 @@ def test_clean_says_once_what_an_unfinished_earlier_delete_left_where(env, capsy
     assert code == 0 and not any(path.exists() for path in paths)
     assert err.count(aside.name) == 1 and "No space left on device" in err
     assert (aside / "late.jsonl").exists() and journal.exists()
+
+
+def test_undo_of_a_clean_says_once_what_an_unfinished_delete_left_where(env, capsys, monkeypatch) -> None:
+    """The batch's undo finishes a delete left half-done before each session it restores;
+    when that cannot be done (the Trash's disk full) nothing said so, the aside folder unsaid."""
+    import errno
+
+    from conftest import unfinished_folder_move
+
+    from seance.core import trash as trash_module
+
+    root = env / "sessions"
+    paths = [write_session(root, "/proj", f"{n}{n}{n}{n}5555", mtime_s=OLD) for n in "wxy"]
+    assert run(capsys, "clean", "--root", str(root), "--cwd", "/proj", "--older-than", "1d", "--yes")[0] == 0
+    aside, journal = unfinished_folder_move(env / "data" / "Trash", env / "elsewhere" / "old-session")
+
+    def disk_full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(trash_module.shutil, "copy2", disk_full)
+    code, _out, err = run(capsys, "rm", "--undo")
+    assert code == 0 and all(path.exists() for path in paths)
+    assert err.count(aside.name) == 1 and "No space left on device" in err
+    assert (aside / "late.jsonl").exists() and journal.exists()
