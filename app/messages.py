@@ -141,13 +141,16 @@ class BatchUndone(Message):
     restored: list[SessionSummary]
     failed: list[str]
     left: list  # `picker_model.Deleted`
+    notes: list[str] = field(default_factory=list)  # as `Restored`'s, each once
 
 
 @dataclass
 class Restored(Message):
-    """A deletion was undone; `summary` is the session as it reads now."""
+    """A deletion was undone; `summary` is the session as it reads now; `notes`: what an
+    earlier delete that could not be finished left where (`core.trash.undo`)."""
 
     summary: SessionSummary
+    notes: list[str] = field(default_factory=list)
 
 
 @dataclass

@@ -1524,12 +1524,12 @@ class Catalog:
         self._forget_quietly(path)
         return receipt
 
-    def restore(self, receipt: TrashReceipt) -> SessionSummary | None:
-        """Undo a `trash` (`core.trash.undo`, `TrashError` when it cannot) and index the
-        restored session again; returns its summary (None if it no longer reads as one)."""
+    def restore(self, receipt: TrashReceipt, notes: list[str] | None = None) -> SessionSummary | None:
+        """Undo a `trash` (`core.trash.undo`, `TrashError` when it cannot; `notes` as there) and
+        index the restored session again; returns its summary (None if it no longer reads as one)."""
         from .trash import undo
 
-        undo(receipt)
+        undo(receipt, notes)
         return self._summary_quietly(receipt.session.original)
 
     def rename(self, path: str | os.PathLike[str], name: str) -> SessionSummary | None:
@@ -1655,7 +1655,7 @@ class SessionSource(Protocol):
         active_seconds: float | None = None,
     ) -> TrashReceipt: ...
 
-    def restore(self, receipt: TrashReceipt) -> SessionSummary | None: ...
+    def restore(self, receipt: TrashReceipt, notes: list[str] | None = None) -> SessionSummary | None: ...
 
     def rename(self, path: str | os.PathLike[str], name: str) -> SessionSummary | None: ...
 

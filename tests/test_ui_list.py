@@ -1014,3 +1014,34 @@ async def test_a_delete_says_what_an_earlier_unfinished_one_left_where(root: Pat
         (warning,) = [note for note in pilot.app._notifications if note.title == "Not finished"]
         assert aside.name in warning.message and "No space left on device" in warning.message
     assert (aside / "late.jsonl").exists()
+
+
+async def test_an_undo_says_what_an_earlier_unfinished_delete_left_where(
+    root: Path, tmp_path: Path, monkeypatch
+) -> None:
+    """Ctrl+Z first finishes a delete an earlier process left half-done; one that cannot be
+    finished now (the Trash's disk full) no longer stops the undo, and a warning says what it
+    left where (the picker said nothing: the aside folder stayed unsaid)."""
+    from seance.core import trash as trash_module
+
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    path = session_path(root, Spec("s-named", PROJECT))
+    async with picker_app(root).run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("down", "down", "ctrl+d")
+        await pilot.pause()
+        await pilot.press("enter")
+        await settle(pilot)
+        assert not path.exists()
+        aside, _journal = unfinished_folder_move(trash_module.trash_dir(), tmp_path / "elsewhere" / "old-session")
+
+        def disk_full(*args, **kwargs):
+            raise OSError(28, "No space left on device")
+
+        monkeypatch.setattr(trash_module.shutil, "copy2", disk_full)
+        await pilot.press("ctrl+z")
+        await settle(pilot)
+        assert path.exists()
+        (warning,) = [note for note in pilot.app._notifications if note.title == "Not finished"]
+        assert aside.name in warning.message and "No space left on device" in warning.message

@@ -53,14 +53,17 @@ def trash_selected(
 
 def undo_selected(catalog: SessionSource, batch: DeletedBatch) -> BatchUndone:
     """Undo a batch of deletions: all that can be (a worker's job)."""
-    outcome = undo_each(TrashBatch(tuple(item.receipt for item in batch.items)), catalog.restore)
+    notes: list[str] = []
+    outcome = undo_each(
+        TrashBatch(tuple(item.receipt for item in batch.items)), lambda receipt: catalog.restore(receipt, notes)
+    )
     failed_receipts = {id(receipt) for receipt, _ in (*outcome.gone, *outcome.blocked)}
     blocked = {id(receipt) for receipt, _ in outcome.blocked}
     succeeded = [item for item in batch.items if id(item.receipt) not in failed_receipts]
     restored = [found or item.summary for item, found in zip(succeeded, outcome.restored, strict=True)]
     left = [item for item in batch.items if id(item.receipt) in blocked]
     failed = [display_text(reason, 200) for _, reason in (*outcome.gone, *outcome.blocked)]
-    return BatchUndone(restored, failed, left)
+    return BatchUndone(restored, failed, left, list(dict.fromkeys(notes)))
 
 
 def refusal_notice(refused: Sequence[tuple[Any, str]]) -> str:

@@ -31,7 +31,6 @@ if TYPE_CHECKING:
     from textual.app import App
 
     from seance.core.catalog import SessionSource
-    from seance.core.trash import TrashReceipt
 
     from ..picker_model import PickerModel
     from ..widgets.session_list import SessionList
@@ -115,13 +114,10 @@ class DeleteActions:
         self._rebuild()
         self.status.show_message("Session moved to trash · ctrl+z to undo")
         self.notify("Session moved to trash. Press ctrl+z to undo.", title=DELETED_TOAST, timeout=6, markup=False)
-        self._say_unfinished([message.receipt])
+        self._say_unfinished(message.receipt.notes)
 
-    def _say_unfinished(self, receipts: list[TrashReceipt]) -> None:
-        """A move into the Trash left unfinished (kept for a later try): what is where, once."""
-        from seance.core.trash import receipt_notes
-
-        notes = receipt_notes(receipts)
+    def _say_unfinished(self, notes: Sequence[str]) -> None:
+        """A move into the Trash left unfinished (kept for a later try): what is where."""
         if notes:
             self.notify(
                 "\n".join(display_text(note) for note in notes), title="Not finished", severity="warning", markup=False
@@ -139,14 +135,15 @@ class DeleteActions:
         from seance.core.trash import NotInTrash
 
         try:
-            restored = self.catalog.restore(deleted.receipt)
+            notes: list[str] = []
+            restored = self.catalog.restore(deleted.receipt, notes)
         except NotInTrash as error:  # gone for good (emptied, restored elsewhere)
             self.post_message(WriteFailed(f"Undo failed: {display_text(error)}"))
             return
         except (SessionError, OSError) as error:  # the path is taken, the disk is full: may work later
             self.post_message(UndoFailed(f"Undo failed: {display_text(error)}", deleted))
             return
-        self.post_message(Restored(restored or deleted.summary))
+        self.post_message(Restored(restored or deleted.summary, notes))
 
     def on_undo_failed(self, message: UndoFailed) -> None:
         """As `seance rm --undo` keeps it: the next Ctrl+Z tries this deletion again."""
@@ -161,6 +158,7 @@ class DeleteActions:
         self._apply_changes([message.summary], restored=True)
         withdraw_toasts(self.app, DELETED_TOAST)  # "press ctrl+z to undo" no longer stands
         self.status.show_message("Session restored")
+        self._say_unfinished(message.notes)
 
     # -- the selection: a bulk delete (app/selection.py, the batch in app/screens/bulk.py) ------------
 
@@ -211,7 +209,9 @@ class DeleteActions:
         self.status.show_message(f"{moved} session{'' if moved == 1 else 's'} moved to trash · ctrl+z to undo")
         if message.refused:
             self.notify(refusal_notice(message.refused), title="Not deleted", severity="warning", markup=False)
-        self._say_unfinished([item.receipt for item in message.items])
+        from seance.core.trash import receipt_notes
+
+        self._say_unfinished(receipt_notes(item.receipt for item in message.items))
 
     @work(thread=True, group="writes", exit_on_error=False, description="undo trash")
     def _undo_batch_worker(self, batch: DeletedBatch) -> None:
@@ -224,6 +224,7 @@ class DeleteActions:
         if message.left:
             self.model.deleted.append(DeletedBatch(tuple(message.left)))
         self.status.show_message(f"{len(message.restored)} sessions restored")
+        self._say_unfinished(message.notes)
         if message.failed:
             self.notify("\n".join(message.failed), title="Not restored", severity="warning", markup=False)
 
