@@ -362,8 +362,11 @@ def _breadcrumb_lines(agent_dir: str | os.PathLike[str], terminal: str | None) -
 def _interactive_root(session: Path) -> Path:
     """The session a breadcrumb's file belongs to: a subagent's transcript in a session's own
     folder (`X/Alpha.jsonl`, nested) is that session's (`X.jsonl`), walked up at most 8
-    levels as oh-my-pi does: an omp from before its fix left such crumbs behind."""
+    levels as oh-my-pi does: an omp from before its fix left such crumbs behind.  A file
+    directly in `/` has no folder to belong to (omp finds no `/.jsonl`): it is its own."""
     for _ in range(8):
+        if not session.parent.name:
+            break
         parent = session.parent.with_name(session.parent.name + ".jsonl")
         if not parent.is_file():
             break

@@ -13,6 +13,7 @@ from seance.core.catalog import Catalog
 from seance.core.model import SessionSummary
 from seance.core.resume import (
     AmbiguousKey,
+    _interactive_root,
     breadcrumb_path,
     bucket_name,
     continue_session,
@@ -308,6 +309,18 @@ def test_a_breadcrumb_at_a_subagent_s_transcript_continues_its_session(tmp_path)
     loose = write_session(tmp_path / "elsewhere" / "X", "/proj", "loose-id")  # (no X.jsonl beside X/)
     write_breadcrumb(agent, "/proj", loose, terminal="pts-6")
     assert read_breadcrumb(agent, "/proj", terminal="pts-6") == loose
+
+
+def test_a_breadcrumb_at_a_file_directly_in_the_root_is_that_file(tmp_path) -> None:
+    """A crumb naming `/x.jsonl` has no folder above to walk up to (`/` has no name):
+    the file is its own session, as omp's walk finds no `/.jsonl`; no `ValueError`."""
+    assert _interactive_root(Path("/x.jsonl")) == Path("/x.jsonl")
+    in_root = next((p for p in sorted(Path("/").iterdir()) if p.is_file() and not p.is_symlink()), None)
+    if in_root is not None:  # (through the reader too, where `/` holds a regular file)
+        crumb = breadcrumb_path(tmp_path / "agent", "pts-3")
+        crumb.parent.mkdir(parents=True)
+        crumb.write_text(f"/proj\n{in_root}\n")
+        assert read_breadcrumb(tmp_path / "agent", "/proj", terminal="pts-3") == in_root
 
 
 def test_after_omp_s_new_that_was_never_written_continue_starts_afresh(tmp_path) -> None:
