@@ -30,13 +30,14 @@ from __future__ import annotations
 import os
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import orjson
 
 from . import dialects
 from .errors import FileChangedError
+from .jsonl import js_blank, js_trim_end
 from .safefile import append_whole, clean_stale_temps, refuse_undigested
 from .session import FileStamp, new_digest
 
@@ -51,21 +52,47 @@ def last_entry_id(chunk: bytes, default: str | None) -> str | None:
     """The id of the last entry line in `chunk` (headers and unreadable lines skipped)."""
     found = default
     for line in chunk.split(b"\n"):
-        if not line.strip():
-            continue
-        try:
-            value = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            continue
-        if not isinstance(value, dict):
-            continue
-        kind = value.get("type")
-        if isinstance(kind, str) and (kind in dialects.HEADER_TYPES or kind == dialects.TITLE_SLOT_TYPE):
-            continue
-        entry_id = value.get("id")
-        if isinstance(entry_id, str) and entry_id:
-            found = entry_id
+        found = _entry_id(line) or found
     return found
+
+
+def _entry_id(line: bytes) -> str | None:
+    """The id of the entry on `line`, or None for a header, a blank or unreadable line."""
+    if not line.strip():
+        return None
+    try:
+        value = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(value, dict):
+        return None
+    kind = value.get("type")
+    if isinstance(kind, str) and (kind in dialects.HEADER_TYPES or kind == dialects.TITLE_SLOT_TYPE):
+        return None
+    entry_id = value.get("id")
+    return entry_id if isinstance(entry_id, str) and entry_id else None
+
+
+def _lines_backward(data: bytes) -> Iterator[bytes]:
+    """The lines of `data`, last first (a final newline gives an empty line first)."""
+    end = len(data)
+    while end >= 0:
+        start = data.rfind(b"\n", 0, end) + 1
+        yield data[start:end]
+        end = start - 1
+
+
+def _parent_once_followed(prefix: bytes, parent: str | None) -> str | None:
+    """`parent`, unless it is on the file's last line and read only because pi trims the
+    file's end (`content.trim()`: `}` then a no-break space, U+3000...).  Once a line follows,
+    `JSON.parse` refuses that line and pi (seance too) loses the entry: a child of it would
+    hang from nothing and pi's context would be empty, so the entry before it is the parent."""
+    lines = _lines_backward(prefix)
+    last = next((line for line in lines if not js_blank(line)), b"")
+    trimmed = _entry_id(js_trim_end(last))
+    if trimmed is None or trimmed != parent or _entry_id(last) is not None:
+        return parent
+    return next((found for found in map(_entry_id, lines) if found is not None), None)
 
 
 def append_child(
@@ -85,6 +112,7 @@ def _append_loop(
     path: Path, fd: int, snapshot: FileStamp, parent: str | None, make_line: Callable[[str | None], bytes]
 ) -> str | None:
     prefix = _snapshot_prefix(path, fd, snapshot)
+    parent = _parent_once_followed(prefix, parent)
     known = prefix.rfind(b"\n") + 1  # the end of the last whole line
     anchor = prefix[max(0, known - _ANCHOR) : known]
     waiting: tuple[float, int] | None = None  # (since, size) of an unfinished last line

@@ -145,6 +145,12 @@ def js_blank(raw: bytes) -> bool:
     return _JS_SPACES.fullmatch(raw) is not None
 
 
+def js_trim_end(raw: bytes) -> bytes:
+    """`raw` without the JavaScript whitespace it ends with (pi's `trim()` at a file's end)."""
+    found = _TRAILING_JS_SPACES.search(raw)
+    return raw[: found.start()] if found else raw
+
+
 Read = Callable[[int, int], bytes]  # (length, offset) -> bytes, as `os.pread` without its descriptor
 
 

@@ -174,3 +174,25 @@ def test_the_usual_file_has_nothing_to_cut(tmp_path: Path) -> None:
     finally:
         os.close(descriptor)
     assert _seance_reading(long) == (["a"], 1, 1)
+
+
+@pytest.mark.parametrize("ending", [b"\xc2\xa0\n", b"\xe3\x80\x80"], ids=["nbsp-newline", "ideographic-no-newline"])
+def test_an_entry_appended_after_a_trimmed_last_line_hangs_from_what_pi_reads(tmp_path: Path, ending: bytes) -> None:
+    """b's line is read only while it is the last (pi trims the file's end).  A label seance
+    appends makes it a middle line pi refuses: were the label b's child, it would hang from
+    nothing and pi's context would be empty; it is a's child, so pi still reads a and the label."""
+    from seance.core.writes import set_label
+
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(H + b"\n" + A + b"\n" + B + ending)
+    assert [entry["id"] for entry in read_session(path).entries] == ["a", "b"]  # (b read: last line)
+    written = set_label(path, "a", "kept")
+    assert written["parentId"] == "a"
+    after = read_session(path)
+    assert isinstance(after, Session)
+    assert [entry["id"] for entry in after.entries] == ["a", written["id"]]
+    if node_oracle_available():
+        (pi,) = json.loads(run_node("context_of.mjs", str(path)))
+        assert pi["leafId"] == written["id"]
+        assert [message["text"] for message in pi["messages"]] == ["one"]
+        assert {node["id"]: node["label"] for node in pi["nodes"]}["a"] == "kept"
