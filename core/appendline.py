@@ -33,11 +33,9 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-import orjson
-
 from . import dialects
 from .errors import FileChangedError
-from .jsonl import js_blank, js_trim_end
+from .jsonl import LineError, js_blank, js_trim_end, loads_line
 from .safefile import append_whole, clean_stale_temps, refuse_undigested
 from .session import FileStamp, new_digest
 
@@ -57,12 +55,13 @@ def last_entry_id(chunk: bytes, default: str | None) -> str | None:
 
 
 def _entry_id(line: bytes) -> str | None:
-    """The id of the entry on `line`, or None for a header, a blank or unreadable line."""
+    """The id of the entry on `line`, or None for a header, a blank or unreadable line
+    (read as `JSON.parse` reads it: a lone surrogate's escape, bytes that are not UTF-8)."""
     if not line.strip():
         return None
     try:
-        value = orjson.loads(line)
-    except orjson.JSONDecodeError:
+        value, _ = loads_line(line)
+    except LineError:
         return None
     if not isinstance(value, dict):
         return None

@@ -13,6 +13,7 @@ and 7): they fail on the code before this change.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -325,3 +326,26 @@ def test_line_appended_between_the_readers_stat_and_read_is_not_a_rewrite(tmp_pa
     entry = {"type": "label", "id": "lbl00001", "parentId": session.leaf_id, "timestamp": "x", "targetId": "stmpu001"}
     append_entry(session, entry)
     assert entry["parentId"] == "late0001" and audit(path, ["late0001"]).clean
+
+
+def test_an_agent_line_with_a_lone_surrogate_escape_is_the_parent(tmp_path) -> None:
+    """pi cuts a long tool output mid surrogate pair; `JSON.stringify` writes the half as
+    `\\ud83d`, which `JSON.parse` reads (orjson refuses it).  An agent line like that appended
+    since seance read the file is pi's leaf: the label must hang from it, not from the one before."""
+    from seance.core.writes import append_entry
+
+    path = write_v3(tmp_path / "s.jsonl", "surr-sess")
+    session = load_session(path)
+    line = _agent_line("surr0001", session.leaf_id or "").replace('"agent"', '"cut \\ud83d"')
+    with open(path, "ab") as handle:
+        handle.write((line + "\n").encode())
+    assert load_session(path).leaf_id == "surr0001"  # (seance reads it, as pi does)
+    entry = {"type": "label", "id": "lbl00002", "parentId": session.leaf_id, "timestamp": "x", "targetId": "surru001"}
+    append_entry(session, entry)
+    assert entry["parentId"] == "surr0001"
+    after = load_session(path)
+    assert after.leaf_id == "lbl00002" and after.entries[-1]["parentId"] == "surr0001"
+    # (json, not orjson: pi's reading holds the lone surrogate)
+    (pi,) = json.loads(run_node("context_of.mjs", str(path))) if node_oracle_available() else [None]
+    if pi is not None:  # pi resumes at the label, the agent's message still in its context
+        assert pi["leafId"] == "lbl00002" and pi["messages"][-1]["text"].startswith("cut ")
