@@ -545,7 +545,7 @@ def aggregate(items: Iterable[SessionStats], by: str, since_ms: int | None = Non
             touched.add(key)
         if since_ms is None:  # usage without a readable timestamp still counts in the totals
             undated = _undated(stats)
-            if undated.messages:
+            if undated.messages or undated.tokens:
                 total.merge(undated)
                 key = UNKNOWN_DAY if by == "day" else (stats.cwd or "(no cwd)")
                 if by != "model":
@@ -565,7 +565,8 @@ UNKNOWN_DAY = "(no date)"
 
 
 def _undated(stats: SessionStats) -> Usage:
-    """The session's usage that no hour bucket holds (assistant messages without a timestamp)."""
+    """The session's usage that no hour bucket holds (assistant messages without a timestamp,
+    oh-my-pi's `model_usage` without one: tokens and cost, no message)."""
     dated = Usage()
     for usage in stats.hours.values():
         dated.merge(usage)
@@ -576,8 +577,9 @@ def _undated(stats: SessionStats) -> Usage:
     rest.cache_read -= dated.cache_read
     rest.cache_write -= dated.cache_write
     rest.cost -= dated.cost
-    if rest.messages <= 0:
+    if rest.messages <= 0 and rest.tokens <= 0:
         return Usage()
+    rest.messages = max(rest.messages, 0)
     return rest
 
 

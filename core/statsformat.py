@@ -79,10 +79,16 @@ def _top(items: dict[str, int], limit: int) -> list[tuple[str, int]]:
     return sorted(items.items(), key=lambda item: (-item[1], item[0]))[:limit]
 
 
+def _model_count(usage: Usage, bare: str) -> str:
+    """`×N` assistant messages; a model used only outside the conversation (oh-my-pi's
+    `model_usage`: a title, a prediction) has usage but none: "no messages", in `bare`."""
+    return f"×{usage.messages:,}" if usage.messages else bare.format("no messages")
+
+
 def compact_lines(stats: SessionStats) -> list[str]:
     """The preview's block: five short lines, the whole tree's totals."""
     models = sorted(stats.models.items(), key=lambda item: (-item[1].messages, item[0]))
-    model_text = ", ".join(f"{display_text(name)} ×{usage.messages:,}" for name, usage in models[:3])
+    model_text = ", ".join(f"{display_text(name)} {_model_count(usage, '({})')}" for name, usage in models[:3])
     if len(models) > 3:
         model_text += f", +{len(models) - 3} more"
     tools = _top(stats.tools, 6)
@@ -115,7 +121,7 @@ def detail_lines(stats: SessionStats, width: int = 80) -> list[str]:
     if stats.models:
         lines += ["", "models"]
         for name, usage in sorted(stats.models.items(), key=lambda item: (-item[1].messages, item[0])):
-            lines.append(f"  {display_text(name)}  ×{usage.messages:,}  {usage_text(usage)}")
+            lines.append(f"  {display_text(name)}  {_model_count(usage, '{}')}  {usage_text(usage)}")
     if stats.tools:
         lines += ["", "tool calls"]
         tools = _top(stats.tools, len(stats.tools))

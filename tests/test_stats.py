@@ -23,6 +23,7 @@ from seance.core.discovery import FileInfo
 from seance.core.resume import fork_into
 from seance.core.session import load_session
 from seance.core.stats import (
+    UNKNOWN_DAY,
     SessionStats,
     aggregate,
     count_copies_once,
@@ -31,6 +32,7 @@ from seance.core.stats import (
     session_stats,
 )
 from seance.core.statscache import DB_NAME, StatsCache, collect_stats, message_keys
+from seance.core.statsformat import compact_lines, detail_lines
 
 # pi's SessionManager reads pi's own files (v1 and v3); oh-my-pi's title slot it cannot.
 PI_READABLE = [path for path in corpus_files() if "/omp/" not in str(path)]
@@ -202,6 +204,28 @@ def test_omp_model_usage_entries_count_tokens_and_cost_but_no_message(tmp_path: 
         return {each: session_stats(load_session(each)).keys for each in wanted}
 
     assert aggregate(count_copies_once(found, found, keys_of), "day").total.cost == 0.5625
+
+
+def test_an_undated_model_usage_counts_in_stats_totals_as_in_show(tmp_path: Path) -> None:
+    """A `model_usage` entry without a readable timestamp: `show --stats` counted it and
+    `seance stats` dropped it (undated usage needed an assistant message).  Now it counts
+    under `(no date)`, and the model it alone used reads "no messages", not "×0"."""
+    background = {"type": "model_usage", "id": "b1", "parentId": "a1", "provider": "anthropic"}
+    background |= {"model": "claude-haiku-4-5", "usage": _usage(40, 4, 0.0625)}
+    answer = _assistant("claude-sonnet-4-5", _usage(100, 20, 0.5))
+    lines = [_header(), _msg("u1", None, "2026-03-01T10:00:01.000Z", _user("go"))]
+    lines += [_msg("a1", "u1", "2026-03-01T10:00:05.000Z", answer), background]
+    stats = session_stats(load_session(_write(tmp_path / "s.jsonl", lines)))
+    assert stats.usage.cost == 0.5625
+    for by in ("day", "project", "model"):
+        report = aggregate([stats], by)
+        assert (report.total.cost, report.total.input, report.total.messages) == (0.5625, 140, 1), by
+    undated = {group.key: group for group in aggregate([stats], "day").groups}[UNKNOWN_DAY]
+    assert (undated.sessions, undated.usage.messages, undated.usage.input, undated.usage.cost) == (1, 0, 40, 0.0625)
+    shown = "\n".join(detail_lines(stats))
+    assert "×0" not in shown
+    assert "anthropic/claude-haiku-4-5 (no messages)" in compact_lines(stats)[1]
+    assert any(line.startswith("  anthropic/claude-haiku-4-5  no messages  ") for line in detail_lines(stats))
 
 
 def test_hostile_usage_values_never_raise_and_count_nothing(tmp_path: Path) -> None:
