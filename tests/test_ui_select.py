@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from textual.pilot import Pilot
-from ui_harness import SIZE, picker_app, screen_of, settle, titles, visible_text
+from ui_harness import SIZE, cursor_title, picker_app, screen_of, settle, titles, visible_text
 from ui_sessions import PROJECT, Spec, make_root, session_path, write_session
 
 from seance.app.screens.confirm import ConfirmScreen
@@ -116,6 +116,38 @@ async def test_ctrl_d_moves_the_marked_set_with_one_confirm_and_ctrl_z_restores_
         assert {"Release 1.0", "ancient history"} <= set(titles(pilot))
         assert "2 sessions restored" in screen_of(pilot).status.message
         assert not screen_of(pilot).model.can_undo
+
+
+async def test_ctrl_z_of_a_batch_puts_the_cursor_on_the_first_restored_session_in_view(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """A single Ctrl+Z puts the cursor back on the restored session; a batch's Ctrl+Z left it
+    where it was (here at the list's end, the restored sessions out of sight).  Now the cursor
+    goes to the first restored session in list order, scrolled into view."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    specs = [
+        Spec(f"s{number:02d}", PROJECT, (f"prompt {number:02d}",), timedelta(hours=number + 1)) for number in range(60)
+    ]
+    async with picker_app(make_root(tmp_path, specs)).run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        widget = screen_of(pilot).session_list
+        await pilot.press("down", "down", "down", "space", "up", "up", "space")  # prompt 03, then prompt 01
+        await pilot.pause()
+        assert selected_titles(pilot) == {"prompt 01", "prompt 03"}
+        await pilot.press("ctrl+d")
+        await pilot.pause()
+        await pilot.press("enter")
+        await settle(pilot)
+        assert "2 sessions moved to trash" in screen_of(pilot).status.message
+        await pilot.press("end")
+        await settle(pilot)
+        assert cursor_title(pilot) == "prompt 59" and widget.scroll_offset.y > 10
+        await pilot.press("ctrl+z")
+        await settle(pilot)
+        assert "2 sessions restored" in screen_of(pilot).status.message
+        assert cursor_title(pilot) == "prompt 01"
+        assert 0 <= widget.cursor - widget.scroll_offset.y < widget.size.height, "the restored session is in view"
 
 
 async def test_a_marked_session_an_agent_is_writing_is_refused_in_one_notice_and_the_others_go(

@@ -59,8 +59,8 @@ class DeleteActions:
         def post_message(self, message: object) -> bool: ...
         def notify(self, message: str, **options: Any) -> None: ...
 
-    _cursor_to: str | None = None
-    """The session the cursor goes to with the next rows, if they list it (an undone delete)."""
+    _cursor_to: frozenset[str] = frozenset()
+    """The sessions the cursor goes to with the next rows, the first they list (an undone delete)."""
 
     active_seconds: float | None = None
     """A session written more recently is "in use" (tests lower it); None: `core.trash.ACTIVE_SECONDS`
@@ -154,7 +154,7 @@ class DeleteActions:
     def on_restored(self, message: Restored) -> None:
         """The session is back: in its place, with the cursor on it, as before the delete
         (the delete had moved the cursor to the next row)."""
-        self._cursor_to = message.summary.path
+        self._cursor_to = frozenset((message.summary.path,))
         self._apply_changes([message.summary], restored=True)
         withdraw_toasts(self.app, DELETED_TOAST)  # "press ctrl+z to undo" no longer stands
         self.status.show_message("Session restored")
@@ -220,6 +220,8 @@ class DeleteActions:
         self.post_message(undo_selected(self.catalog, batch))
 
     def on_batch_undone(self, message: BatchUndone) -> None:
+        """The batch is back, the cursor on its first session in the list (as `on_restored`)."""
+        self._cursor_to = frozenset(summary.path for summary in message.restored)
         self._apply_changes(message.restored, restored=True)
         if message.left:
             self.model.deleted.append(DeletedBatch(tuple(message.left)))

@@ -147,6 +147,12 @@ def children_notice(mode: ChildMode, count: int) -> str:
     return f"Flat: {sessions} listed as ordinary rows · alt+c: hidden"
 
 
+def _first_listed(rows: RowSet[SessionRow], paths: frozenset[str]) -> str | None:
+    """Of `paths`, the one `rows` list first; None when they list none."""
+    listed = [(position, path) for path in paths if (position := rows.position(path)) is not None]
+    return min(listed)[1] if listed else None
+
+
 class SearchInput(OrderedInput):
     """The query input: Ctrl+Z undoes edits (one step per change, clearing with Esc included);
     "?" and Space go through to the help and select bindings while the query is empty.  Its
@@ -663,8 +669,8 @@ class SessionPickerScreen(
         self._rows_listing = self._listing_key()
         self._show_selection()
         rows = RowSet.of(rows)
-        keep, self._cursor_to = self._cursor_to, None  # (deleting.py: an undone delete's session)
-        self.session_list.set_rows(rows, keep=keep if keep and rows.position(keep) is not None else None, top=top)
+        wanted, self._cursor_to = self._cursor_to, frozenset()  # (deleting.py: an undone delete's sessions)
+        self.session_list.set_rows(rows, keep=_first_listed(rows, wanted), top=top)
         self.status.shown = len(rows)
         self.status.total = self.session_list.rows.total
         self._rows_shown(rows)  # first_paint.py
@@ -682,7 +688,7 @@ class SessionPickerScreen(
             if self._rows_listing != self._listing_key():  # none were made of these sessions
                 self._make_rows(self.model.view(plain=True), top)  # (an initial query, Tab, Ctrl+N)
             else:  # no rows come: an undone delete's session is not to take the cursor from later ones
-                self._cursor_to = None
+                self._cursor_to = frozenset()
             return
         self._query_unparsed(None)
         self._clear_query_error()
