@@ -294,3 +294,29 @@ async def test_enter_on_a_session_whose_file_is_gone_says_so_and_resumes_nothing
         await settle(pilot)
         assert app.return_value is None and "gone" in screen.status.message
         assert all(row.path != str(target) for row in screen.session_list.rows)
+
+
+@pytest.mark.parametrize("typed", [False, True], ids=["initial-query", "typed-after-no-query"])
+async def test_the_plain_listing_under_an_invalid_query_follows_live_changes(tmp_path: Path, typed: bool) -> None:
+    """An invalid query with no earlier results lists the sessions, the status says why; but
+    those rows were never made again: a new session did not appear, a deleted one stayed."""
+    root = make_root(tmp_path)
+    app = picker_app(root, query="" if typed else "re:(", options=PickerOptions(watch=True))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert await wait_until(pilot, lambda: screen_of(pilot).watching)
+        screen = screen_of(pilot)
+        widget = screen.session_list
+        if typed:  # (at once: "re:" alone is a valid query, whose rows would stay)
+            screen.search_input.value = "re:("
+            await settle(pilot)
+        assert "invalid query" in screen.status.message
+        before = {row.summary.id for row in widget.rows}
+        assert "s-old" in before and len(before) >= 3
+        write_session(root, Spec("s-brand-new", PROJECT, ("a session written just now",), timedelta(seconds=5)))
+        session_path(root, Spec("s-old", PROJECT)).unlink()
+        want = before - {"s-old"} | {"s-brand-new"}
+        assert await wait_until(pilot, lambda: {row.summary.id for row in widget.rows} == want)
+        await settle(pilot)
+        assert {row.summary.id for row in widget.rows} == want
+        assert "invalid query" in screen.status.message and screen.search_input.value == "re:("

@@ -348,6 +348,7 @@ class SessionPickerScreen(
         self._unindexed_note: str | None = None  # the status message that says the search is incomplete
         self._unindexed_said: str | None = None  # what was last said of it (status line or notice)
         self._rows_listing: tuple[str, bool, str] | None = None  # `_listing_key` of the rows shown
+        self._rows_plain = False  # they are the plain listing (no query's hits): an invalid query keeps it live
         self._publish()
 
     # -- layout --------------------------------------------------------------------------
@@ -647,6 +648,7 @@ class SessionPickerScreen(
         if not model.searching:
             self._clear_query_error()
             self._show_unindexed(None)  # (no search: none is incomplete)
+            self._rows_plain = True
             self._make_rows(model.view(plain=True), top)  # row_flow.py: off the UI thread when long
             return
         self._search(model.query, top)
@@ -685,13 +687,16 @@ class SessionPickerScreen(
             self._show_query_error(f"invalid query: {error}")
             self._release_preview()  # (search_flow.py: no count comes for a first page's rows now)
             self._query_unparsed(text)  # key_order.py: no rows will come for it
-            if self._rows_listing != self._listing_key():  # none were made of these sessions
-                self._make_rows(self.model.view(plain=True), top)  # (an initial query, Tab, Ctrl+N)
-            else:  # no rows come: an undone delete's session is not to take the cursor from later ones
+            other = self._rows_listing != self._listing_key()  # none were made of these sessions
+            if other or self._rows_plain:  # (an initial query, Tab, Ctrl+N; or a live change to them)
+                self._rows_plain = True
+                self._make_rows(self.model.view(plain=True), top and other)  # (the same: the cursor stays)
+            else:  # the last valid query's rows stay; an undone delete's session is not to take the cursor later
                 self._cursor_to = frozenset()
             return
         self._query_unparsed(None)
         self._clear_query_error()
+        self._rows_plain = False
         view = self.model.search_view()  # (without the previous hits: the worker keeps its arguments)
         debounce, self._debounce = self._debounce, 0.0
         paths, generation = self.model.scope == "all", self._next_rows_generation()
