@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from . import dialects
-from .errors import FileChangedError
+from .errors import FileChangedError, SessionError
 from .jsonl import LineError, js_blank, js_trim_end, loads_line
 from .safefile import append_whole, clean_stale_temps, refuse_undigested
 from .session import FileStamp, new_digest
@@ -81,17 +81,19 @@ def _lines_backward(data: bytes) -> Iterator[bytes]:
         end = start - 1
 
 
-def _parent_once_followed(prefix: bytes, parent: str | None) -> str | None:
-    """`parent`, unless it is on the file's last line and read only because pi trims the
-    file's end (`content.trim()`: `}` then a no-break space, U+3000...).  Once a line follows,
-    `JSON.parse` refuses that line and pi (seance too) loses the entry: a child of it would
-    hang from nothing and pi's context would be empty, so the entry before it is the parent."""
+def _refuse_after_a_trimmed_last_line(path: Path, prefix: bytes) -> None:
+    """Refuse to append after a last line read only because pi trims the file's end
+    (`content.trim()`: `}` then a no-break space, U+3000...): once a line follows it,
+    `JSON.parse` refuses that line and pi (seance too) loses its entry for good.  Whatever the
+    new line hung from, the append itself would lose the entry; nothing is written."""
     lines = _lines_backward(prefix)
     last = next((line for line in lines if not js_blank(line)), b"")
     trimmed = _entry_id(js_trim_end(last))
-    if trimmed is None or trimmed != parent or _entry_id(last) is not None:
-        return parent
-    return next((found for found in map(_entry_id, lines) if found is not None), None)
+    if trimmed is not None and _entry_id(last) is None:
+        raise SessionError(
+            f"{path}: its last entry is followed by whitespace pi reads only at the end of a file; "
+            "a line written after it would make pi lose that entry; nothing was written"
+        )
 
 
 def append_child(
@@ -111,7 +113,7 @@ def _append_loop(
     path: Path, fd: int, snapshot: FileStamp, parent: str | None, make_line: Callable[[str | None], bytes]
 ) -> str | None:
     prefix = _snapshot_prefix(path, fd, snapshot)
-    parent = _parent_once_followed(prefix, parent)
+    _refuse_after_a_trimmed_last_line(path, prefix)
     known = prefix.rfind(b"\n") + 1  # the end of the last whole line
     anchor = prefix[max(0, known - _ANCHOR) : known]
     waiting: tuple[float, int] | None = None  # (since, size) of an unfinished last line

@@ -177,22 +177,20 @@ def test_the_usual_file_has_nothing_to_cut(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("ending", [b"\xc2\xa0\n", b"\xe3\x80\x80"], ids=["nbsp-newline", "ideographic-no-newline"])
-def test_an_entry_appended_after_a_trimmed_last_line_hangs_from_what_pi_reads(tmp_path: Path, ending: bytes) -> None:
-    """b's line is read only while it is the last (pi trims the file's end).  A label seance
-    appends makes it a middle line pi refuses: were the label b's child, it would hang from
-    nothing and pi's context would be empty; it is a's child, so pi still reads a and the label."""
+def test_no_entry_is_appended_after_a_last_line_pi_reads_only_at_the_end(tmp_path: Path, ending: bytes) -> None:
+    """b's line is read only while it is the last (pi trims the file's end).  A label (or a
+    name) appended after it would make it a middle line pi refuses: pi would lose b for good,
+    whatever the new line hung from.  The write is refused, the file left as it was."""
+    from seance.core.errors import SessionError
     from seance.core.writes import set_label
 
     path = tmp_path / "s.jsonl"
-    path.write_bytes(H + b"\n" + A + b"\n" + B + ending)
+    original = H + b"\n" + A + b"\n" + B + ending
+    path.write_bytes(original)
     assert [entry["id"] for entry in read_session(path).entries] == ["a", "b"]  # (b read: last line)
-    written = set_label(path, "a", "kept")
-    assert written["parentId"] == "a"
-    after = read_session(path)
-    assert isinstance(after, Session)
-    assert [entry["id"] for entry in after.entries] == ["a", written["id"]]
+    with pytest.raises(SessionError, match="would make pi lose that entry"):
+        set_label(path, "a", "kept")
+    assert path.read_bytes() == original
     if node_oracle_available():
         (pi,) = json.loads(run_node("context_of.mjs", str(path)))
-        assert pi["leafId"] == written["id"]
-        assert [message["text"] for message in pi["messages"]] == ["one"]
-        assert {node["id"]: node["label"] for node in pi["nodes"]}["a"] == "kept"
+        assert pi["leafId"] == "b"
