@@ -5,4 +5,4 @@
 
 # The one place the version lives: pyproject.toml reads it at build time, `seance --version` at
 # run time (so a source checkout on PYTHONPATH reports its own version, not an installed one's).
-__version__ = "0.7.14"
+__version__ = "0.7.15"
