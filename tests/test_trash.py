@@ -62,6 +62,18 @@ def at_rest(folder: Path) -> None:
         os.utime(path, (hour_ago, hour_ago))
 
 
+def no_hard_links_beside_the_sessions(monkeypatch) -> None:
+    """link(2) refused with EPERM outside the Trash, as on a FAT stick or a network share."""
+    crossing = trash_module.os.link
+
+    def link(source, destination, **kwargs):
+        if "Trash" not in str(source) and "Trash" not in str(destination):
+            raise PermissionError(errno.EPERM, "Operation not permitted")
+        return crossing(source, destination, **kwargs)
+
+    monkeypatch.setattr(trash_module.os, "link", link)
+
+
 def across_filesystems(monkeypatch) -> None:
     """Moves between the sessions and the Trash fail with EXDEV, as between two filesystems."""
     real_rename = os.rename
@@ -236,14 +248,7 @@ def test_undo_onto_a_filesystem_without_hard_links(home, monkeypatch) -> None:
     its copy back with a hard link, failed with "Operation not permitted"."""
     session = make_session(home / "s", text="payload")
     across_filesystems(monkeypatch)
-    crossing = trash_module.os.link
-
-    def link(source, destination, **kwargs):
-        if "Trash" not in str(source) and "Trash" not in str(destination):
-            raise PermissionError(errno.EPERM, "Operation not permitted")
-        return crossing(source, destination, **kwargs)
-
-    monkeypatch.setattr(trash_module.os, "link", link)
+    no_hard_links_beside_the_sessions(monkeypatch)
     receipt = trash_session(session)
     assert not session.exists()
     assert undo(receipt) == [session]
@@ -262,14 +267,7 @@ def test_undo_onto_a_filesystem_without_hard_links_keeps_pi_s_line_at_the_claime
     content = session.read_bytes()
     line = b'{"type":"message","id":"m2","parentId":"m1"}\n'
     across_filesystems(monkeypatch)
-    crossing = trash_module.os.link
-
-    def link(source, destination, **kwargs):
-        if "Trash" not in str(source) and "Trash" not in str(destination):
-            raise PermissionError(errno.EPERM, "Operation not permitted")
-        return crossing(source, destination, **kwargs)
-
-    monkeypatch.setattr(trash_module.os, "link", link)
+    no_hard_links_beside_the_sessions(monkeypatch)
     receipt = trash_session(session)
     real_replace = os.replace
 
@@ -675,12 +673,6 @@ def test_a_failed_move_put_back_onto_a_filesystem_without_hard_links_keeps_pi_s_
     content = session.read_bytes()
     line = b'{"type":"message","id":"m2","parentId":"m1"}\n'
     commit_refused_after(monkeypatch, lambda: None)
-    crossing = trash_module.os.link
-
-    def link(source, destination, **kwargs):
-        if "Trash" not in str(source) and "Trash" not in str(destination):
-            raise PermissionError(errno.EPERM, "Operation not permitted")
-        return crossing(source, destination, **kwargs)
 
     def pi_appends_first(real):
         def move(source, destination, **kwargs):
@@ -691,7 +683,7 @@ def test_a_failed_move_put_back_onto_a_filesystem_without_hard_links_keeps_pi_s_
 
         return move
 
-    monkeypatch.setattr(trash_module.os, "link", link)
+    no_hard_links_beside_the_sessions(monkeypatch)
     monkeypatch.setattr(os, "rename", pi_appends_first(os.rename))
     monkeypatch.setattr(os, "replace", pi_appends_first(os.replace))
     with pytest.raises(OSError, match="Read-only"):
