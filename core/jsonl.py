@@ -179,11 +179,11 @@ def _trailing_space(read: Read, size: int) -> bytes:
         length *= 4
 
 
-def _bounds(read: Read, size: int, *, ends: bool = True) -> tuple[int, int] | None:
+def _bounds(read: Read, size: int, *, ends: bool = True, head: bytes = b"") -> tuple[int, int] | None:
     """`content_bounds` over `read`; `ends=False`: the data is a file's prefix (its end unknown)."""
     if not size:
         return None
-    leading = b"" if read(1, 0) == b"{" else _leading_space(read, size)
+    leading = b"" if (head[:1] or read(1, 0)) == b"{" else _leading_space(read, size)
     if len(leading) == size:  # nothing but whitespace: no line to cut
         return None
     trailing = _trailing_space(read, size) if ends else b""
@@ -192,17 +192,18 @@ def _bounds(read: Read, size: int, *, ends: bool = True) -> tuple[int, int] | No
     return None
 
 
-def content_bounds(descriptor: int, size: int) -> tuple[int, int] | None:
+def content_bounds(descriptor: int, size: int, head: bytes = b"") -> tuple[int, int] | None:
     """The byte range pi's `content.trim()` keeps of a file of `size` bytes, or None when the
     trim changes nothing a JSON parser would not skip anyway (whitespace at the ends that is
     only " \t\r\n": the usual file, which starts with `{` and ends with a newline).
 
-    One small read at each end; a longer run of whitespace is read on until it ends."""
+    One small read at each end (`head`: the file's first bytes, when the caller read them
+    already); a longer run of whitespace is read on until it ends."""
 
     def read(length: int, offset: int) -> bytes:
         return os.pread(descriptor, length, offset)
 
-    return _bounds(read, size)
+    return _bounds(read, size, head=head)
 
 
 def data_bounds(data: bytes, *, whole: bool) -> tuple[int, int] | None:

@@ -559,9 +559,10 @@ def scan_file(
         continued = state is not None and can_continue(state, descriptor, info.st_size)
         state = state.copy() if continued and state is not None else MetaState()
         start = state.offset
-        if start == 0 and os.pread(descriptor, 3, 0) == _BOM:  # Node's trim() drops a BOM
+        head = os.pread(descriptor, 3, 0) if start == 0 else b""
+        if head == _BOM:  # Node's trim() drops a BOM
             start = 3
-        bounds = content_bounds(descriptor, info.st_size)  # None for the usual file
+        bounds = content_bounds(descriptor, info.st_size, head)  # None for the usual file
         scanner = _Scanner(state, sink)
         consumed = start  # the end of the last newline-terminated line
         carry = b""  # an unterminated last line

@@ -194,10 +194,11 @@ def _read_records(
     see `read_session`."""
     parsed = Parsed(source, fields, message_kinds, message_facts)
     digest = new_digest() if with_digest else None
-    start = 3 if os.pread(descriptor, 3, 0) == _BOM else 0
+    head = os.pread(descriptor, 3, 0)
+    start = 3 if head == _BOM else 0
     if start and digest is not None:
         digest.update(_BOM)
-    parsed.bounds = content_bounds(descriptor, stat.st_size)
+    parsed.bounds = content_bounds(descriptor, stat.st_size, head)
     content = False
     for block in line_blocks(descriptor, start, digest=digest, block_size=_SESSION_BLOCK, keepends=True):
         if block.oversized:
